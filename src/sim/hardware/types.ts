@@ -1,0 +1,80 @@
+/** Data types with a dense peak on a GPU. */
+export type Dtype = 'fp32' | 'tf32' | 'fp16' | 'bf16' | 'fp8';
+
+/** One GPU model. Every figure cites its datasheet or benchmark in the preset that sets it. */
+export interface GpuSpec {
+  name: string;
+  /** Dense (no sparsity) peak per dtype in TFLOP/s; absent where the GPU has no such path. */
+  peakTflops: Partial<Record<Dtype, number>>;
+  /** Fraction of the dense peak that large, well-shaped GEMMs reach with cuBLAS (per dtype). */
+  gemmCeiling: Partial<Record<Dtype, number>>;
+  memoryBytes: number;
+  hbmBandwidthGBps: number;
+  /** Fraction of HBM bandwidth a streaming (elementwise) kernel reaches. */
+  hbmEfficiency: number;
+  smCount: number;
+  /** NVLink bandwidth per GPU, one direction, all links together (0 for PCIe-only cards). */
+  nvlinkBandwidthGBps: number;
+  pcieGen: 3 | 4 | 5;
+  /** Host-side cost of launching one kernel, in ns. */
+  kernelLaunchNs: number;
+  source: string;
+}
+
+/** How the GPUs inside a node talk to each other. */
+export type IntraNodeFabric = 'nvswitch' | 'nvlink-mesh' | 'pcie';
+
+/** One server. */
+export interface NodeSpec {
+  name: string;
+  gpu: GpuSpec;
+  gpusPerNode: number;
+  intra: IntraNodeFabric;
+  /** NVLink bandwidth per GPU one direction as NCCL can use it (nominal × efficiency). 0 when `intra` is pcie. */
+  nvlinkBandwidthGBps: number;
+  nvlinkLatencyNs: number;
+  /** NVLink SHARP (in-switch reduction) is available: third-generation NVSwitch and later. */
+  nvls: boolean;
+  /** For `nvlink-mesh`: the pairs of GPUs joined by NVLink and how many links each pair has. */
+  nvlinkMesh?: { a: number; b: number; links: number }[];
+  /** Per-direction bandwidth of one PCIe x16 link as achieved by DMA, GB/s. */
+  pcieBandwidthGBps: number;
+  pcieLatencyNs: number;
+  /** GPUs behind each PCIe switch; the switches hang off the CPU root complexes. */
+  gpusPerPcieSwitch: number;
+  /** Bandwidth between the two CPU sockets (UPI / xGMI), one direction, GB/s. */
+  interSocketBandwidthGBps: number;
+  /** Network interfaces for the scale-out fabric. */
+  nicsPerNode: number;
+  /** Host-side Adam throughput for optimizer offload (parameters per second). */
+  hostAdamParamsPerS: number;
+  source: string;
+}
+
+export type FabricKind = 'infiniband' | 'ethernet';
+
+/** The scale-out network between nodes: a two-level fat tree (leaf and spine). */
+export interface NetworkSpec {
+  fabric: FabricKind;
+  /** Line rate of one NIC port, Gb/s (HDR 200, NDR 400, RoCE 25/100/400). */
+  linkGbps: number;
+  /** Fraction of the line rate a large transfer reaches (protocol overhead, NCCL proxy). */
+  linkEfficiency: number;
+  /** One-way latency through a NIC and one switch, ns. */
+  linkLatencyNs: number;
+  /** Each GPU's traffic goes to its own NIC on its own leaf switch (rail-optimised). */
+  railOptimized: boolean;
+  /** Leaf uplink : downlink bandwidth is 1 : oversubscription (1 = non-blocking). */
+  oversubscription: number;
+  /** Nodes under one leaf switch (per rail when rail-optimised). */
+  nodesPerLeaf: number;
+  source: string;
+}
+
+export interface ClusterSpec {
+  name: string;
+  node: NodeSpec;
+  nodes: number;
+  /** NIC count is `node.nicsPerNode`; the network describes the ports and the switches. */
+  network: NetworkSpec;
+}
