@@ -20,27 +20,32 @@ const SLOT_BITS = 22;
 const SLOT_LIMIT = 1 << SLOT_BITS;
 
 export class EventQueue {
-  private timeNs: Float64Array;
+  // Heap arrays, indexed by heap position: the keys sit next to each other so sifting reads no slots.
+  private hTime: Float64Array;
+  private hSeq: Float64Array;
+  private hSlot: Int32Array;
+  // Slot arrays, indexed by slot: what an event carries.
   private seq: Float64Array;
   private arg: Float64Array;
   private cancelled: Uint8Array;
   private target: (EventTarget | undefined)[];
-  private heap: Int32Array;
   private freeSlots: Int32Array;
   private freeCount = 0;
   private slotsUsed = 0;
   private heapSize = 0;
   private nextSeq = 0;
   private liveCount = 0;
+  private poppedTimeNs = 0;
 
   constructor(initialCapacity = 1024) {
     const cap = Math.max(16, initialCapacity);
-    this.timeNs = new Float64Array(cap);
+    this.hTime = new Float64Array(cap);
+    this.hSeq = new Float64Array(cap);
+    this.hSlot = new Int32Array(cap);
     this.seq = new Float64Array(cap);
     this.arg = new Float64Array(cap);
     this.cancelled = new Uint8Array(cap);
     this.target = new Array(cap);
-    this.heap = new Int32Array(cap);
     this.freeSlots = new Int32Array(cap);
   }
 
@@ -53,12 +58,11 @@ export class EventQueue {
   push(timeNs: number, target: EventTarget, arg = 0): EventHandle {
     const slot = this.allocSlot();
     const s = this.nextSeq++;
-    this.timeNs[slot] = timeNs;
     this.seq[slot] = s;
     this.arg[slot] = arg;
     this.cancelled[slot] = 0;
     this.target[slot] = target;
-    this.siftUp(this.heapSize++, slot);
+    this.siftUp(this.heapSize++, timeNs, s, slot);
     this.liveCount++;
     return s * SLOT_LIMIT + slot;
   }
@@ -76,23 +80,25 @@ export class EventQueue {
   /** Time of the next live event, or Infinity when none is left. */
   peekTimeNs(): number {
     this.dropCancelledTop();
-    return this.heapSize > 0 ? this.timeNs[this.heap[0]] : Infinity;
+    return this.heapSize > 0 ? this.hTime[0] : Infinity;
   }
 
   /**
-   * Removes the next live event no later than `untilNs` and returns its slot; read it with `slotTarget`, `slotArg`, `slotTime`
-   * before the next push. Returns -1 when there is none.
+   * Removes the next live event no later than `untilNs` and returns its slot; read it with
+   * `slotArg` and `takeSlotTarget` (and `lastPoppedTimeNs`) before the next push. Returns -1 when there is none.
    */
   popSlotUntil(untilNs = Infinity): number {
     this.dropCancelledTop();
-    if (this.heapSize === 0 || this.timeNs[this.heap[0]] > untilNs) return -1;
+    if (this.heapSize === 0 || this.hTime[0] > untilNs) return -1;
+    this.poppedTimeNs = this.hTime[0];
     const slot = this.removeTop();
     this.liveCount--;
     return slot;
   }
 
-  slotTimeNs(slot: number): number {
-    return this.timeNs[slot];
+  /** Time of the event most recently popped. */
+  get lastPoppedTimeNs(): number {
+    return this.poppedTimeNs;
   }
 
   slotArg(slot: number): number {
@@ -108,7 +114,7 @@ export class EventQueue {
   }
 
   private dropCancelledTop(): void {
-    while (this.heapSize > 0 && this.cancelled[this.heap[0]]) {
+    while (this.heapSize > 0 && this.cancelled[this.hSlot[0]]) {
       const slot = this.removeTop();
       this.target[slot] = undefined;
       this.freeSlots[this.freeCount++] = slot;
@@ -116,72 +122,88 @@ export class EventQueue {
   }
 
   private removeTop(): number {
-    const top = this.heap[0];
-    const last = this.heap[--this.heapSize];
-    if (this.heapSize > 0) this.siftDown(0, last);
+    const top = this.hSlot[0];
+    const last = --this.heapSize;
+    if (last > 0) this.siftDown(this.hTime[last], this.hSeq[last], this.hSlot[last]);
     return top;
   }
 
   private allocSlot(): number {
     if (this.freeCount > 0) return this.freeSlots[--this.freeCount];
-    if (this.slotsUsed === this.timeNs.length) this.grow();
+    if (this.slotsUsed === this.seq.length) this.grow();
     if (this.slotsUsed >= SLOT_LIMIT) throw new Error(`event queue holds more than ${SLOT_LIMIT} events`);
     return this.slotsUsed++;
   }
 
   private grow(): void {
-    const cap = this.timeNs.length * 2;
-    const f = (a: Float64Array) => {
+    const cap = this.seq.length * 2;
+    const f64 = (a: Float64Array) => {
       const b = new Float64Array(cap);
       b.set(a);
       return b;
     };
-    this.timeNs = f(this.timeNs);
-    this.seq = f(this.seq);
-    this.arg = f(this.arg);
+    const i32 = (a: Int32Array) => {
+      const b = new Int32Array(cap);
+      b.set(a);
+      return b;
+    };
+    this.hTime = f64(this.hTime);
+    this.hSeq = f64(this.hSeq);
+    this.hSlot = i32(this.hSlot);
+    this.seq = f64(this.seq);
+    this.arg = f64(this.arg);
     const c = new Uint8Array(cap);
     c.set(this.cancelled);
     this.cancelled = c;
-    const h = new Int32Array(cap);
-    h.set(this.heap);
-    this.heap = h;
-    const fr = new Int32Array(cap);
-    fr.set(this.freeSlots);
-    this.freeSlots = fr;
+    this.freeSlots = i32(this.freeSlots);
     this.target.length = cap;
   }
 
-  /** True when slot a must pop before slot b. */
-  private before(a: number, b: number): boolean {
-    const ta = this.timeNs[a];
-    const tb = this.timeNs[b];
-    return ta < tb || (ta === tb && this.seq[a] < this.seq[b]);
-  }
-
-  private siftUp(pos: number, slot: number): void {
-    const heap = this.heap;
+  private siftUp(pos: number, t: number, s: number, slot: number): void {
+    const hTime = this.hTime;
+    const hSeq = this.hSeq;
+    const hSlot = this.hSlot;
     while (pos > 0) {
-      const parentPos = (pos - 1) >> 1;
-      const parent = heap[parentPos];
-      if (!this.before(slot, parent)) break;
-      heap[pos] = parent;
-      pos = parentPos;
+      const p = (pos - 1) >> 1;
+      const pt = hTime[p];
+      if (pt < t || (pt === t && hSeq[p] < s)) break;
+      hTime[pos] = pt;
+      hSeq[pos] = hSeq[p];
+      hSlot[pos] = hSlot[p];
+      pos = p;
     }
-    heap[pos] = slot;
+    hTime[pos] = t;
+    hSeq[pos] = s;
+    hSlot[pos] = slot;
   }
 
-  private siftDown(pos: number, slot: number): void {
-    const heap = this.heap;
+  /** Places (t, s, slot) starting from the root, moving smaller children up. */
+  private siftDown(t: number, s: number, slot: number): void {
+    const hTime = this.hTime;
+    const hSeq = this.hSeq;
+    const hSlot = this.hSlot;
     const n = this.heapSize;
+    let pos = 0;
     for (;;) {
-      let child = 2 * pos + 1;
-      if (child >= n) break;
-      const right = child + 1;
-      if (right < n && this.before(heap[right], heap[child])) child = right;
-      if (!this.before(heap[child], slot)) break;
-      heap[pos] = heap[child];
-      pos = child;
+      let c = 2 * pos + 1;
+      if (c >= n) break;
+      let ct = hTime[c];
+      const r = c + 1;
+      if (r < n) {
+        const rt = hTime[r];
+        if (rt < ct || (rt === ct && hSeq[r] < hSeq[c])) {
+          c = r;
+          ct = rt;
+        }
+      }
+      if (t < ct || (t === ct && s < hSeq[c])) break;
+      hTime[pos] = ct;
+      hSeq[pos] = hSeq[c];
+      hSlot[pos] = hSlot[c];
+      pos = c;
     }
-    heap[pos] = slot;
+    hTime[pos] = t;
+    hSeq[pos] = s;
+    hSlot[pos] = slot;
   }
 }

@@ -48,7 +48,7 @@ export class Simulator {
     for (;;) {
       const slot = q.popSlotUntil(untilNs);
       if (slot < 0) break;
-      this.nowNs = q.slotTimeNs(slot);
+      this.nowNs = q.lastPoppedTimeNs;
       const arg = q.slotArg(slot);
       const target = q.takeSlotTarget(slot);
       this.fired++;

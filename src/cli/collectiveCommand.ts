@@ -1,0 +1,88 @@
+import { Option, type Command } from 'commander';
+import { buildTopology } from '../sim/network/topology.js';
+import { collectiveSweep, sweepSizes } from '../sim/collectives/sweep.js';
+import { ALGORITHMS, COLLECTIVE_OPS, PROTOCOLS, type Algorithm, type CollectiveOp, type Protocol } from '../sim/collectives/types.js';
+import { resolveClusterSection } from '../scenario/resolve.js';
+import { parseBytes, parsePositiveInt } from './units.js';
+import { UsageError } from './usageError.js';
+import type { Output } from './output.js';
+
+interface CollectiveOptions {
+  cluster: string;
+  nodes: string;
+  gpus?: string;
+  network?: string;
+  op: CollectiveOp;
+  minBytes: string;
+  maxBytes: string;
+  stepFactor: string;
+  algorithm: Algorithm | 'auto';
+  protocol: Protocol | 'auto';
+  mode: 'aggregated' | 'step';
+  json?: boolean;
+}
+
+function formatRow(cols: (string | number)[], widths: number[]): string {
+  return cols.map((c, i) => String(c).padStart(widths[i])).join(' ');
+}
+
+export function registerCollective(program: Command, io: Output): void {
+  program
+    .command('collective')
+    .description('predict a collective over a cluster at doubling sizes, in the layout of nccl-tests')
+    .requiredOption('--cluster <preset>', 'node preset, e.g. dgx-a100-80gb (see `clustersim presets`)')
+    .option('--nodes <n>', 'number of nodes', '1')
+    .option('--gpus <n>', 'GPUs taking part (default: all GPUs of all nodes)')
+    .option('--network <preset>', 'scale-out network preset (default: the node preset\'s usual one)')
+    .addOption(new Option('--op <op>', 'collective').choices(COLLECTIVE_OPS as string[]).default('all_reduce'))
+    .option('--min-bytes <size>', 'smallest size: bytes or with a unit (8, 32768, 1MiB)', '8')
+    .option('--max-bytes <size>', 'largest size (8GiB)', '128MiB')
+    .option('--step-factor <f>', 'size multiplier between rows (nccl-tests -f)', '2')
+    .addOption(new Option('--algorithm <a>', 'force an all-reduce algorithm').choices(['auto', ...ALGORITHMS]).default('auto'))
+    .addOption(new Option('--protocol <p>', 'force a protocol').choices(['auto', ...PROTOCOLS]).default('auto'))
+    .addOption(new Option('--mode <m>', 'flows per ring step (step) or per collective (aggregated)').choices(['aggregated', 'step']).default('aggregated'))
+    .option('--json', 'print an array of { bytes, timeUs, algbwGBps, busbwGBps, algorithm }')
+    .addHelpText(
+      'after',
+      `
+Examples:
+  $ clustersim collective --cluster dgx-a100-80gb --nodes 1 --op all_reduce --min-bytes 8 --max-bytes 8GiB
+  $ clustersim collective --cluster dgx-h100 --nodes 4 --op all_gather --max-bytes 1GiB --json`,
+    )
+    .action((opts: CollectiveOptions) => {
+      const minBytes = parseBytes(opts.minBytes, '--min-bytes');
+      const maxBytes = parseBytes(opts.maxBytes, '--max-bytes');
+      if (maxBytes < minBytes) throw new UsageError(`--max-bytes (${maxBytes}) is smaller than --min-bytes (${minBytes})`);
+      const factor = parsePositiveInt(opts.stepFactor, '--step-factor');
+      if (factor < 2) throw new UsageError('--step-factor: must be at least 2');
+      const nodes = parsePositiveInt(opts.nodes, '--nodes');
+      const cluster = resolveClusterSection({ preset: opts.cluster, nodes, ...(opts.network ? { network: opts.network } : {}) }, 'command line');
+      const total = nodes * cluster.node.gpusPerNode;
+      const gpus = opts.gpus === undefined ? total : parsePositiveInt(opts.gpus, '--gpus');
+      if (gpus > total) throw new UsageError(`--gpus: ${gpus} is more than the ${total} GPUs of ${nodes} × ${opts.cluster}`);
+      if (opts.op === 'send_recv' && gpus !== 2) throw new UsageError('--op send_recv: needs --gpus 2 (sender and receiver)');
+      const group = opts.op === 'send_recv' && nodes > 1 ? [0, cluster.node.gpusPerNode] : [...Array(gpus).keys()];
+      const topology = buildTopology(cluster);
+      const rows = collectiveSweep(topology, opts.op, group, sweepSizes(minBytes, maxBytes, factor), {
+        mode: opts.mode,
+        allReduceAlgorithm: opts.algorithm,
+        protocol: opts.protocol,
+      });
+      if (opts.json) {
+        io.out(JSON.stringify(rows, null, 2));
+        return;
+      }
+      const w = [12, 12, 6, 6, 10, 9, 9, 14];
+      const lines = [
+        `# clustersim collective: ${opts.op} over ${group.length} GPUs, ${cluster.name}, ${cluster.network.linkGbps} Gb/s ${cluster.network.fabric} (predicted, ${opts.mode} flows)`,
+        '#',
+        formatRow(['#      size', 'count', 'type', 'redop', 'time', 'algbw', 'busbw', 'algorithm'], w),
+        formatRow(['#       (B)', '(elements)', '', '', '(us)', '(GB/s)', '(GB/s)', ''], w),
+        ...rows.map((r) =>
+          formatRow([r.bytes, Math.floor(r.bytes / 4), 'float', opts.op === 'all_reduce' || opts.op === 'reduce_scatter' ? 'sum' : 'none', r.timeUs.toFixed(2), r.algbwGBps.toFixed(2), r.busbwGBps.toFixed(2), `${r.algorithm}/${r.protocol}`], w),
+        ),
+        `# Avg bus bandwidth    : ${(rows.reduce((a, r) => a + r.busbwGBps, 0) / rows.length).toFixed(3)}`,
+      ];
+      io.out(lines.join('\n'));
+    });
+}

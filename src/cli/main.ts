@@ -1,0 +1,64 @@
+import { Command, CommanderError } from 'commander';
+import { ScenarioError } from '../sim/errors.js';
+import { VERSION } from '../version.js';
+import { processOutput, type Output } from './output.js';
+import { UsageError } from './usageError.js';
+import { registerSimulate } from './simulateCommand.js';
+import { registerCollective } from './collectiveCommand.js';
+import { registerPresets } from './presetsCommand.js';
+
+/** Exit codes: 0 ok, 1 internal error, 2 bad input (scenario or usage). */
+export const EXIT_BAD_INPUT = 2;
+
+export function buildProgram(io: Output): Command {
+  const program = new Command();
+  program
+    .name('clustersim')
+    .description('Predict how distributed deep-learning training behaves on a GPU cluster, before renting it.')
+    .version(VERSION)
+    .showHelpAfterError('(run with --help for usage)')
+    .configureOutput({ writeOut: (s) => io.out(s), writeErr: (s) => io.err(s) })
+    .exitOverride();
+  registerSimulate(program, io);
+  registerCollective(program, io);
+  registerPresets(program, io);
+  for (const c of program.commands) c.exitOverride().configureOutput({ writeOut: (s) => io.out(s), writeErr: (s) => io.err(s) });
+  program.addHelpText(
+    'after',
+    `
+Examples:
+  $ clustersim simulate scenarios/bert-large-ddp-2node.yaml
+  $ clustersim simulate scenarios/llama2-7b-ddp-16node.yaml --json
+  $ clustersim collective --cluster dgx-a100-80gb --nodes 1 --op all_reduce --min-bytes 8 --max-bytes 8GiB
+  $ clustersim presets`,
+  );
+  return program;
+}
+
+/** Runs the CLI; returns the exit code instead of exiting, so tests can call it. */
+export async function runCli(argv: string[], io: Output = processOutput): Promise<number> {
+  const program = buildProgram(io);
+  try {
+    await program.parseAsync(argv);
+    return 0;
+  } catch (err) {
+    if (err instanceof CommanderError) {
+      if (err.code === 'commander.helpDisplayed' || err.code === 'commander.version' || err.code === 'commander.help') return 0;
+      return EXIT_BAD_INPUT;
+    }
+    if (err instanceof ScenarioError || err instanceof UsageError) {
+      io.err(`clustersim: ${err.message}`);
+      return EXIT_BAD_INPUT;
+    }
+    const e = err as Error;
+    io.err(`clustersim: internal error: ${e?.message ?? String(err)}`);
+    if (process.env.CLUSTERSIM_DEBUG) io.err(e?.stack ?? '');
+    else io.err('(set CLUSTERSIM_DEBUG=1 to see where; please report it)');
+    return 1;
+  }
+}
+
+/** Entry point used by bin/clustersim.js. */
+export async function main(argv: string[]): Promise<void> {
+  process.exitCode = await runCli(argv);
+}

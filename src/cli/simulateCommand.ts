@@ -1,0 +1,65 @@
+import type { Command } from 'commander';
+import { simulateStep, type StepResult } from '../sim/simulateStep.js';
+import { VERSION } from '../version.js';
+import { formatBytes, formatSeconds } from './units.js';
+import { collect, scenarioFromFile } from './scenarioInput.js';
+import type { Output } from './output.js';
+
+/** The `--json` document of `simulate`: the result plus the version that made it. */
+export function simulateJson(result: StepResult): Record<string, unknown> {
+  return { version: VERSION, ...result };
+}
+
+function pct(part: number, whole: number): string {
+  return `${((100 * part) / whole).toFixed(1)}%`;
+}
+
+/** The human-readable summary of one simulated step. */
+export function formatStepSummary(r: StepResult, scenario: { clusterName: string; modelName: string }): string {
+  const m = r.memory;
+  const lines = [
+    `${r.name}: ${scenario.modelName} on ${scenario.clusterName} (${r.gpus} GPUs), seed ${r.seed}`,
+    '',
+    `  step time           ${formatSeconds(r.stepTimeS)}`,
+    `  throughput          ${r.samplesPerS.toFixed(1)} samples/s, ${Math.round(r.tokensPerS).toLocaleString('en-US')} tokens/s`,
+    `  per GPU             ${r.tflopsPerGpu.toFixed(1)} TFLOP/s model, ${r.hardwareTflopsPerGpu.toFixed(1)} TFLOP/s hardware`,
+    `  MFU                 ${(100 * r.mfu).toFixed(1)}%`,
+    '',
+    `  memory per GPU      ${formatBytes(m.peakBytesPerGpu)} of ${formatBytes(m.capacityBytes)}: ${m.fits ? 'fits' : `OOM, short by ${formatBytes(m.shortfallBytes)}`}`,
+    `    weights ${formatBytes(m.breakdown.weightsBytes)}, gradients ${formatBytes(m.breakdown.gradientsBytes)}, optimizer ${formatBytes(m.breakdown.optimizerBytes)},`,
+    `    activations ${formatBytes(m.breakdown.activationsBytes)}, buffers ${formatBytes(m.breakdown.buffersBytes)}, runtime reserve ${formatBytes(m.breakdown.reserveBytes)}`,
+    '',
+    '  where the time went (mean over GPUs)',
+    `    compute                ${formatSeconds(r.breakdown.computeS).padStart(10)}  ${pct(r.breakdown.computeS, r.stepTimeS)}`,
+    `    exposed communication  ${formatSeconds(r.breakdown.exposedCommS).padStart(10)}  ${pct(r.breakdown.exposedCommS, r.stepTimeS)}`,
+    `    idle                   ${formatSeconds(r.breakdown.idleS).padStart(10)}  ${pct(r.breakdown.idleS, r.stepTimeS)}`,
+    `    (communication busy ${formatSeconds(r.breakdown.commS)}, ${pct(r.breakdown.commS - r.breakdown.exposedCommS, Math.max(r.breakdown.commS, 1e-30))} of it hidden behind compute)`,
+    '',
+    `  ${r.microBatchesPerStep} micro-batch(es) per step; ${r.buckets.count} gradient buckets of ${formatBytes(r.buckets.meanBytes)} on average` +
+      (r.gradientAllReduce ? `; all-reduce: ${r.gradientAllReduce.algorithm}/${r.gradientAllReduce.protocol}` : ''),
+  ];
+  return lines.join('\n');
+}
+
+export function registerSimulate(program: Command, io: Output): void {
+  program
+    .command('simulate')
+    .description('simulate one training step of a scenario and summarise it')
+    .argument('<scenario>', 'scenario file (YAML or JSON)')
+    .option('--set <path=value>', 'override a scenario field (repeatable), e.g. --set parallel.ddp.bucketMB=5', collect, [])
+    .option('--json', 'print the result as one JSON object')
+    .addHelpText(
+      'after',
+      `
+Examples:
+  $ clustersim simulate scenarios/bert-large-ddp-2node.yaml
+  $ clustersim simulate scenarios/llama2-7b-ddp-16node.yaml --json
+  $ clustersim simulate scenarios/bert-large-ddp-2node.yaml --set parallel.ddp.bucketMB=5 --set comm.mode=step`,
+    )
+    .action((file: string, opts: { set: string[]; json?: boolean }) => {
+      const scenario = scenarioFromFile(file, opts.set);
+      const { result } = simulateStep(scenario);
+      if (opts.json) io.out(JSON.stringify(simulateJson(result), null, 2));
+      else io.out(formatStepSummary(result, { clusterName: scenario.cluster.name, modelName: scenario.model.name }));
+    });
+}

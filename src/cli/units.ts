@@ -1,0 +1,44 @@
+import { UsageError } from './usageError.js';
+
+const BINARY: Record<string, number> = { '': 1, b: 1, k: 1024, kib: 1024, m: 1024 ** 2, mib: 1024 ** 2, g: 1024 ** 3, gib: 1024 ** 3, t: 1024 ** 4, tib: 1024 ** 4 };
+const DECIMAL: Record<string, number> = { kb: 1e3, mb: 1e6, gb: 1e9, tb: 1e12 };
+
+/**
+ * Parses a size: plain bytes (`32768`) or a number with a unit. K/M/G/T and KiB/MiB/GiB/TiB are
+ * powers of 1024 (as nccl-tests reads `-b 8 -e 8G`); KB/MB/GB/TB are powers of 1000.
+ */
+export function parseBytes(text: string, option: string): number {
+  const m = /^\s*(\d+(?:\.\d+)?)\s*([a-zA-Z]*)\s*$/.exec(text);
+  const unit = m ? m[2].toLowerCase() : '';
+  const scale = m ? (BINARY[unit] ?? DECIMAL[unit]) : undefined;
+  if (!m || scale === undefined) {
+    throw new UsageError(`${option}: '${text}' is not a size; use bytes (32768) or a number with a unit: K, M, G (×1024), KiB, MiB, GiB, or KB, MB, GB (×1000)`);
+  }
+  const bytes = Math.round(Number(m[1]) * scale);
+  if (bytes <= 0) throw new UsageError(`${option}: must be at least 1 byte, got '${text}'`);
+  return bytes;
+}
+
+/** Formats bytes with a binary unit, as nccl-tests users read them. */
+export function formatBytes(bytes: number): string {
+  const units = ['B', 'KiB', 'MiB', 'GiB', 'TiB'];
+  let v = bytes;
+  let i = 0;
+  while (Math.abs(v) >= 1024 && i < units.length - 1) {
+    v /= 1024;
+    i++;
+  }
+  return i === 0 ? `${v} B` : `${v.toFixed(v >= 100 ? 0 : v >= 10 ? 1 : 2)} ${units[i]}`;
+}
+
+/** Formats seconds with a unit that keeps 3–4 significant digits. */
+export function formatSeconds(s: number): string {
+  if (s >= 1) return `${s.toFixed(3)} s`;
+  if (s >= 1e-3) return `${(s * 1e3).toFixed(2)} ms`;
+  return `${(s * 1e6).toFixed(1)} µs`;
+}
+
+export function parsePositiveInt(text: string, option: string): number {
+  if (!/^\d+$/.test(text.trim()) || Number(text) < 1) throw new UsageError(`${option}: expected a whole number ≥ 1, got '${text}'`);
+  return Number(text);
+}

@@ -1,0 +1,17 @@
+/**
+ * The scale-out network each node preset ships with, used when a scenario names a node preset and
+ * no network: DGX A100 has 8× HDR 200 Gb/s compute NICs, DGX H100 and HGX H200 8× NDR 400 Gb/s (their
+ * datasheets); DGX-1 has 4× EDR 100 Gb/s InfiniBand; a generic PCIe server is assumed on 100 Gb/s RoCE.
+ */
+const DEFAULT_NETWORK: Record<string, string> = {
+  'dgx-1-v100': 'ib-edr',
+  'dgx-a100-80gb': 'ib-hdr',
+  'dgx-a100-40gb': 'ib-hdr',
+  'dgx-h100': 'ib-ndr',
+  'hgx-h200': 'ib-ndr',
+  'pcie-8gpu': 'roce-100',
+};
+
+export function defaultNetworkFor(nodePresetName: string): string {
+  return DEFAULT_NETWORK[nodePresetName] ?? 'ib-hdr';
+}

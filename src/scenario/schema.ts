@@ -1,0 +1,141 @@
+import { z } from 'zod';
+
+/**
+ * The scenario file's shape (YAML or JSON). Field names here are the contract with users; every
+ * problem found is reported with its path. Presets give defaults; inline fields override them.
+ */
+
+const positiveInt = z.number().int().positive();
+const positive = z.number().positive();
+const fraction = z.number().gt(0).lte(1);
+
+const gpuInline = z
+  .object({
+    preset: z.string(),
+    name: z.string(),
+    peakTflops: z.object({ fp32: positive, tf32: positive, fp16: positive, bf16: positive, fp8: positive }).partial().strict(),
+    gemmCeiling: z.object({ fp32: fraction, tf32: fraction, fp16: fraction, bf16: fraction, fp8: fraction }).partial().strict(),
+    memoryGiB: positive,
+    hbmBandwidthGBps: positive,
+    hbmEfficiency: fraction,
+    smCount: positiveInt,
+    nvlinkBandwidthGBps: z.number().nonnegative(),
+    pcieGen: z.union([z.literal(3), z.literal(4), z.literal(5)]),
+    kernelLaunchNs: z.number().nonnegative(),
+  })
+  .partial()
+  .strict();
+
+const nodeInline = z
+  .object({
+    preset: z.string(),
+    gpusPerNode: positiveInt,
+    intra: z.enum(['nvswitch', 'nvlink-mesh', 'pcie']),
+    nvlinkBandwidthGBps: z.number().nonnegative(),
+    nvlinkLatencyNs: z.number().nonnegative(),
+    nvls: z.boolean(),
+    pcieBandwidthGBps: positive,
+    pcieLatencyNs: z.number().nonnegative(),
+    gpusPerPcieSwitch: positiveInt,
+    interSocketBandwidthGBps: positive,
+    nicsPerNode: positiveInt,
+    hostAdamParamsPerS: positive,
+  })
+  .partial()
+  .strict();
+
+const networkInline = z
+  .object({
+    preset: z.string(),
+    fabric: z.enum(['infiniband', 'ethernet']),
+    linkGbps: positive,
+    linkEfficiency: fraction,
+    linkLatencyNs: z.number().nonnegative(),
+    railOptimized: z.boolean(),
+    oversubscription: z.number().gte(1),
+    nodesPerLeaf: positiveInt,
+  })
+  .partial()
+  .strict();
+
+export const clusterSchema = z
+  .object({
+    /** A node preset (`dgx-a100-80gb`); it brings its usual network unless `network` says otherwise. */
+    preset: z.string().optional(),
+    nodes: positiveInt.default(1),
+    gpu: z.union([z.string(), gpuInline]).optional(),
+    node: nodeInline.optional(),
+    network: z.union([z.string(), networkInline]).optional(),
+  })
+  .strict();
+
+export const modelSchema = z
+  .object({
+    preset: z.string().optional(),
+    /** Path to a Hugging Face config.json, relative to the scenario file. */
+    hfConfig: z.string().optional(),
+    name: z.string().optional(),
+    arch: z.enum(['gpt', 'llama', 'bert', 'mlp']).optional(),
+    layers: positiveInt.optional(),
+    hidden: positiveInt.optional(),
+    heads: positiveInt.optional(),
+    kvHeads: positiveInt.optional(),
+    ffnHidden: positiveInt.optional(),
+    seqLen: positiveInt.optional(),
+    vocab: positiveInt.optional(),
+    tiedEmbeddings: z.boolean().optional(),
+    mlpSizes: z.array(positiveInt).min(2).optional(),
+  })
+  .strict();
+
+export const trainingSchema = z
+  .object({
+    globalBatch: positiveInt,
+    microBatch: positiveInt.default(1),
+    precision: z.enum(['bf16', 'fp16', 'fp32', 'tf32']).default('bf16'),
+    optimizer: z.enum(['adam', 'sgd']).default('adam'),
+    flashAttention: z.boolean().default(true),
+    /** Overrides the model's sequence length. */
+    seqLen: positiveInt.optional(),
+  })
+  .strict();
+
+export const parallelSchema = z
+  .object({
+    dp: positiveInt.optional(),
+    ddp: z
+      .object({
+        bucketMB: positive.default(25),
+        firstBucketMB: positive.default(1),
+        overlap: z.boolean().default(true),
+      })
+      .strict()
+      .default({}),
+  })
+  .strict()
+  .default({});
+
+export const commSchema = z
+  .object({
+    algorithm: z.enum(['auto', 'ring', 'tree', 'hierarchical', 'nvls']).default('auto'),
+    protocol: z.enum(['auto', 'LL', 'LL128', 'Simple']).default('auto'),
+    mode: z.enum(['aggregated', 'step']).default('aggregated'),
+  })
+  .strict()
+  .default({});
+
+export const scenarioSchema = z
+  .object({
+    name: z.string().optional(),
+    description: z.string().optional(),
+    seed: z.number().int().nonnegative().default(1),
+    cluster: clusterSchema,
+    model: modelSchema,
+    training: trainingSchema,
+    parallel: parallelSchema,
+    comm: commSchema,
+  })
+  .strict();
+
+/** A scenario as written, after defaults. */
+export type ScenarioInput = z.infer<typeof scenarioSchema>;

@@ -1,0 +1,168 @@
+import { Simulator } from '../engine/simulator.js';
+import { FlowNetwork } from '../network/flowNetwork.js';
+import type { Topology } from '../network/types.js';
+import { CollectiveRun, type CollectiveListener, type FlowStarter } from './collectiveRun.js';
+import { groupLayout } from './groupLayout.js';
+import { gpuGeneration, llMaxBusBandwidthGBps, protocolEfficiency, ringSimplePlateauFactor, type GpuGeneration } from './ncclTuning.js';
+import { phaseLatenciesNs, phasesFor, planShape, type PlanShape } from './plans.js';
+import type { Algorithm, CollectiveMode, CollectiveOp, Phase, Protocol } from './types.js';
+
+/** Settings a scenario can give for collectives. */
+export interface CollectiveConfig {
+  mode: CollectiveMode;
+  /** Force an algorithm for all-reduce (others fall back to ring where it does not apply). */
+  allReduceAlgorithm: Algorithm | 'auto';
+  protocol: Protocol | 'auto';
+}
+
+export const DEFAULT_COLLECTIVE_CONFIG: CollectiveConfig = { mode: 'aggregated', allReduceAlgorithm: 'auto', protocol: 'auto' };
+
+/** The algorithm and protocol chosen for one call, with the idle-network time predicted for it. */
+export interface CollectiveChoice {
+  algorithm: Algorithm;
+  protocol: Protocol;
+  predictedNs: number;
+}
+
+interface GroupInfo {
+  shapes: Map<string, PlanShape>;
+  nsPerByte: Map<string, number>;
+  nodes: number;
+  maxPerNode: number;
+}
+
+/** Algorithms NCCL would consider for this op and group (tuning.cc / enqueue.cc). */
+export function candidateAlgorithms(topology: Topology, op: CollectiveOp, nodes: number, ranks: number): Algorithm[] {
+  if (op !== 'all_reduce') return ['ring'];
+  const list: Algorithm[] = ['ring'];
+  if (nodes > 1) list.push('tree');
+  const node = topology.cluster.node;
+  if (nodes === 1 && node.nvls && node.intra === 'nvswitch' && ranks > 2) list.push('nvls');
+  return list;
+}
+
+/**
+ * Turns collective calls into flows on the shared network, choosing algorithm and protocol as NCCL
+ * does: the candidate with the lowest latency + size / bandwidth, where bandwidth is what the
+ * candidate reaches on the idle simulated topology.
+ */
+export class CollectiveService {
+  private readonly groups = new WeakMap<ArrayLike<number>, GroupInfo>();
+  private readonly generation: GpuGeneration;
+
+  constructor(
+    private readonly topology: Topology,
+    private readonly config: CollectiveConfig = DEFAULT_COLLECTIVE_CONFIG,
+  ) {
+    this.generation = gpuGeneration(topology.cluster.node.gpu.name);
+  }
+
+  /** Picks algorithm and protocol for `bytes` over `group` (an array the caller reuses for the same group). */
+  choose(op: CollectiveOp, group: ArrayLike<number>, bytes: number): CollectiveChoice {
+    const info = this.info(group);
+    const forced = op === 'all_reduce' && this.config.allReduceAlgorithm !== 'auto' ? this.config.allReduceAlgorithm : undefined;
+    const algorithms = forced ? [forced] : candidateAlgorithms(this.topology, op, info.nodes, group.length);
+    let best: CollectiveChoice | undefined;
+    for (const algorithm of algorithms) {
+      for (const protocol of this.protocols(algorithm)) {
+        const predictedNs = this.predictNs(op, algorithm, protocol, group, bytes);
+        if (!best || predictedNs < best.predictedNs) best = { algorithm, protocol, predictedNs };
+      }
+    }
+    return best as CollectiveChoice;
+  }
+
+  /** Idle-network time of one algorithm/protocol for `bytes`, in ns. */
+  predictNs(op: CollectiveOp, algorithm: Algorithm, protocol: Protocol, group: ArrayLike<number>, bytes: number): number {
+    const shape = this.shape(op, algorithm, group);
+    const latency = phaseLatenciesNs(shape, protocol).reduce((a, b) => a + b, 0) * this.latencyFactor(op, algorithm, protocol, group, shape, bytes);
+    return latency + bytes * this.nsPerByte(op, algorithm, protocol, group, shape);
+  }
+
+  /** Time of one call on the idle network, simulated flow by flow (latency included), in ns. */
+  simulateIdleNs(op: CollectiveOp, group: ArrayLike<number>, bytes: number, choice = this.choose(op, group, bytes)): number {
+    return runPhasesIdleNs(this.topology, this.phases(op, group, bytes, choice), bytes);
+  }
+
+  /** Runnable phases of a call with the chosen (or given) algorithm and protocol. */
+  phases(op: CollectiveOp, group: ArrayLike<number>, bytes: number, choice = this.choose(op, group, bytes)): Phase[] {
+    const shape = this.shape(op, choice.algorithm, group);
+    const { efficiency, capGBps } = this.protocolLimits(choice.algorithm, choice.protocol, group, shape);
+    const factor = this.latencyFactor(op, choice.algorithm, choice.protocol, group, shape, bytes);
+    return phasesFor(shape, choice.protocol, factor, efficiency, capGBps, this.config.mode);
+  }
+
+  /** Starts a collective on the shared network; `listener.onCollectiveDone(tag)` fires at its end. */
+  run(sim: Simulator, net: FlowStarter, op: CollectiveOp, group: ArrayLike<number>, bytes: number, listener: CollectiveListener, tag: number): CollectiveChoice {
+    const choice = this.choose(op, group, bytes);
+    new CollectiveRun(sim, net, this.phases(op, group, bytes, choice), bytes, listener, tag).start();
+    return choice;
+  }
+
+  private protocols(algorithm: Algorithm): Protocol[] {
+    if (algorithm === 'nvls' || algorithm === 'hierarchical') return ['Simple'];
+    if (this.config.protocol !== 'auto') return [this.config.protocol];
+    return ['LL', 'LL128', 'Simple'];
+  }
+
+  private protocolLimits(algorithm: Algorithm, protocol: Protocol, group: ArrayLike<number>, shape: PlanShape): { efficiency: number; capGBps: number } {
+    const info = this.info(group);
+    let efficiency = protocolEfficiency(protocol, info.maxPerNode);
+    // tuning.cc: tree bandwidth is taken at 92% of the ring's before protocol factors.
+    if (algorithm === 'tree') efficiency *= 0.92;
+    const capGBps = protocol === 'LL' ? llMaxBusBandwidthGBps(this.generation, info.nodes) / shape.channels : Infinity;
+    return { efficiency, capGBps };
+  }
+
+  private latencyFactor(op: CollectiveOp, algorithm: Algorithm, protocol: Protocol, group: ArrayLike<number>, shape: PlanShape, bytes: number): number {
+    const info = this.info(group);
+    const plateau = op === 'all_reduce' && algorithm === 'ring' && protocol === 'Simple' && info.nodes > 1 && bytes / (shape.channels * group.length) >= 64;
+    return plateau ? ringSimplePlateauFactor(this.generation) : 1;
+  }
+
+  private info(group: ArrayLike<number>): GroupInfo {
+    let info = this.groups.get(group);
+    if (!info) {
+      const layout = groupLayout(group, this.topology.cluster.node.gpusPerNode);
+      info = { shapes: new Map(), nsPerByte: new Map(), nodes: layout.nodes.length, maxPerNode: layout.maxPerNode };
+      this.groups.set(group, info);
+    }
+    return info;
+  }
+
+  private shape(op: CollectiveOp, algorithm: Algorithm, group: ArrayLike<number>): PlanShape {
+    const info = this.info(group);
+    const key = `${op}/${algorithm}`;
+    let shape = info.shapes.get(key);
+    if (!shape) {
+      shape = planShape(this.topology, op, algorithm, group);
+      info.shapes.set(key, shape);
+    }
+    return shape;
+  }
+
+  /** Transfer time per byte on the idle network (no latency), measured by running the flows once. */
+  private nsPerByte(op: CollectiveOp, algorithm: Algorithm, protocol: Protocol, group: ArrayLike<number>, shape: PlanShape): number {
+    const info = this.info(group);
+    const key = `${op}/${algorithm}/${protocol}`;
+    let v = info.nsPerByte.get(key);
+    if (v === undefined) {
+      const probeBytes = 1 << 30;
+      const { efficiency, capGBps } = this.protocolLimits(algorithm, protocol, group, shape);
+      const phases = phasesFor(shape, protocol, 0, efficiency, capGBps, 'aggregated');
+      v = runPhasesIdleNs(this.topology, phases, probeBytes) / probeBytes;
+      info.nsPerByte.set(key, v);
+    }
+    return v;
+  }
+}
+
+/** Runs phases alone on a fresh, idle copy of the network and returns the time taken, in ns. */
+export function runPhasesIdleNs(topology: Topology, phases: Phase[], bytes: number): number {
+  const sim = new Simulator();
+  const net = new FlowNetwork(sim, topology.links.map((l) => l.bandwidthGBps));
+  let doneAt = -1;
+  new CollectiveRun(sim, net, phases, bytes, { onCollectiveDone: () => (doneAt = sim.now) }, 0).start();
+  sim.run();
+  return doneAt;
+}

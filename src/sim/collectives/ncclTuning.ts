@@ -1,0 +1,114 @@
+import type { CollectiveOp, Protocol } from './types.js';
+
+/**
+ * NCCL's own cost model constants, read from NCCL's `src/graph/tuning.cc` (tags v2.19.3-1 to
+ * v2.23.4-1). NCCL uses them to pick an algorithm and protocol; we use them for the latency part of
+ * a collective, while bandwidth comes from the flows on the simulated links.
+ */
+
+/** Which hardware a hop crosses, as tuning.cc classifies it. */
+export type HopKind = 'nvlink' | 'pci' | 'net';
+
+const PROTO_INDEX: Record<Protocol, number> = { LL: 0, LL128: 1, Simple: 2 };
+
+/** baseLat[algorithm][protocol] in µs (tuning.cc, v2.23.4: Tree Simple 8.4, Ring LL 6.6 / LL128 14 / Simple 8.4). */
+const BASE_LAT_US: Record<'ring' | 'tree' | 'nvls', number[]> = {
+  tree: [6.8, 14.0, 8.4],
+  ring: [6.6, 14.0, 8.4],
+  nvls: [0, 0, 0],
+};
+
+/** hwLat[hw][algorithm][protocol] in µs (tuning.cc, v2.23.4). NVLS is Simple only. */
+const HW_LAT_US: Record<HopKind, Record<'ring' | 'tree' | 'nvls', number[]>> = {
+  nvlink: { tree: [0.6, 1.25, 4.0], ring: [0.6, 1.9, 3.4], nvls: [0, 0, 25] },
+  pci: { tree: [1.0, 1.9, 4.0], ring: [1.0, 2.5, 5.7], nvls: [0, 0, 0] },
+  net: { tree: [5.0, 8.5, 14], ring: [2.7, 4.0, 14.0], nvls: [0, 0, 18] },
+};
+
+export function baseLatencyUs(algorithm: 'ring' | 'tree' | 'nvls', protocol: Protocol): number {
+  return BASE_LAT_US[algorithm][PROTO_INDEX[protocol]];
+}
+
+export function hopLatencyUs(hop: HopKind, algorithm: 'ring' | 'tree' | 'nvls', protocol: Protocol): number {
+  return HW_LAT_US[hop][algorithm][PROTO_INDEX[protocol]];
+}
+
+/**
+ * Fraction of a link's bandwidth that carries payload under each protocol (tuning.cc): LL sends a
+ * 4-byte flag with every 4 bytes of data (0.5); LL128 keeps 120 of every 128 bytes (NCCL uses 0.92
+ * when GPUs per node ≥ 2, 0.7 for one GPU per node before v2.23); Simple carries data only.
+ */
+export function protocolEfficiency(protocol: Protocol, gpusPerNodeInGroup: number): number {
+  if (protocol === 'LL') return 0.5;
+  if (protocol === 'LL128') return gpusPerNodeInGroup >= 2 ? 0.92 : 0.7;
+  return 1;
+}
+
+/** GPU generation, for NCCL's per-architecture bandwidth caps. */
+export type GpuGeneration = 'volta' | 'ampere' | 'hopper';
+
+/**
+ * llMaxBws (GB/s): the cap NCCL puts on the LL protocol's bus bandwidth, by GPU generation and by
+ * node count (1, 2, more) — tuning.cc v2.21–v2.23.
+ */
+const LL_MAX_BUS_GBPS: Record<GpuGeneration, [number, number, number]> = {
+  volta: [39.0, 39.0, 20.4],
+  ampere: [87.7, 22.5, 19.0],
+  hopper: [141.0, 45.0, 35.0],
+};
+
+export function llMaxBusBandwidthGBps(gen: GpuGeneration, nodes: number): number {
+  const row = LL_MAX_BUS_GBPS[gen];
+  return nodes <= 1 ? row[0] : nodes === 2 ? row[1] : row[2];
+}
+
+/** Guesses the generation from a GPU name (V100 → volta, A100/A800 → ampere, H100/H200/H800 → hopper). */
+export function gpuGeneration(gpuName: string): GpuGeneration {
+  const n = gpuName.toLowerCase();
+  if (n.includes('v100')) return 'volta';
+  if (n.includes('h100') || n.includes('h200') || n.includes('h800') || n.includes('h20')) return 'hopper';
+  return 'ampere';
+}
+
+/** Shape of a collective for the latency formulas. */
+export interface LatencyShape {
+  op: CollectiveOp;
+  ranks: number;
+  nodes: number;
+  /** Hop kind inside a node (NVLink or PCIe). */
+  intraHop: HopKind;
+}
+
+/**
+ * Total latency term of one collective in µs, composed as NCCL's tuning.cc does (v2.23.4):
+ * ring: base + (nsteps − nInter)·intra + nInter·inter, nsteps = 2(n−1) for all-reduce and n−1 for
+ * all-gather / reduce-scatter / broadcast, nInter = 2(nodes−1) or nodes−1;
+ * tree (all-reduce): base + 2·((ranks/nodes − 1)·intra + log2(nodes)·inter);
+ * nvls: intra (+ inter across nodes).
+ */
+export function collectiveLatencyUs(algorithm: 'ring' | 'tree' | 'nvls', protocol: Protocol, s: LatencyShape): number {
+  const n = s.ranks;
+  if (n <= 1) return 0;
+  if (algorithm === 'nvls') {
+    return hopLatencyUs('nvlink', 'nvls', protocol) + (s.nodes > 1 ? hopLatencyUs('net', 'nvls', protocol) : 0);
+  }
+  const intra = hopLatencyUs(s.intraHop, algorithm, protocol);
+  const inter = hopLatencyUs('net', algorithm, protocol);
+  const base = baseLatencyUs(algorithm, protocol);
+  if (algorithm === 'tree') {
+    const perNode = n / s.nodes;
+    return base + 2 * ((perNode - 1) * intra + Math.log2(s.nodes) * inter);
+  }
+  const allReduce = s.op === 'all_reduce';
+  const nsteps = allReduce ? 2 * (n - 1) : n - 1;
+  const nInter = s.nodes > 1 ? (allReduce ? 2 * (s.nodes - 1) : s.nodes - 1) : 0;
+  return base + (nsteps - nInter) * intra + nInter * inter;
+}
+
+/**
+ * tuning.cc multiplies the latency of a multi-node Simple ring all-reduce by 1.4 on sm80 and newer
+ * (1.9 before) once each channel's chunk per rank is at least 64 bytes: the "plateau" of the pipelined ring.
+ */
+export function ringSimplePlateauFactor(gen: GpuGeneration): number {
+  return gen === 'volta' ? 1.9 : 1.4;
+}

@@ -1,0 +1,237 @@
+import type { Topology } from '../network/types.js';
+import type { Algorithm, CollectiveMode, CollectiveOp, Phase, Protocol } from './types.js';
+import { collectiveLatencyUs, type HopKind, type LatencyShape } from './ncclTuning.js';
+import { groupLayout, type GroupLayout } from './groupLayout.js';
+import { nodeRings } from './meshRing.js';
+
+/** A plan before it is given a size: phases with per-flow byte fractions and no latency yet. */
+export interface PlanShape {
+  phases: PhaseShape[];
+  /** Channels the plan spreads over (for per-channel protocol caps). */
+  channels: number;
+}
+
+export interface PhaseShape {
+  routes: Int32Array[];
+  byteFraction: Float64Array;
+  /** Number of ring steps the phase stands for (step mode runs them one by one). */
+  steps: number;
+  /** The NCCL latency formula this phase pays before its flows start. */
+  latency: PhaseLatency;
+}
+
+/** Which latency formula of ncclTuning a phase pays. */
+export interface PhaseLatency {
+  algorithm: 'ring' | 'tree' | 'nvls';
+  shape: LatencyShape;
+}
+
+class PhaseBuilder {
+  readonly routes: Int32Array[] = [];
+  readonly fractions: number[] = [];
+  constructor(private readonly topology: Topology) {}
+  add(src: number, dst: number, channel: number, fraction: number): void {
+    if (src === dst || fraction <= 0) return;
+    this.routes.push(this.topology.route(src, dst, channel));
+    this.fractions.push(fraction);
+  }
+  addRoute(route: Int32Array, fraction: number): void {
+    this.routes.push(route);
+    this.fractions.push(fraction);
+  }
+  build(steps: number, latency: PhaseLatency): PhaseShape {
+    return { routes: this.routes, byteFraction: Float64Array.from(this.fractions), steps, latency };
+  }
+}
+
+/**
+ * Channels a collective over this layout uses: one per NIC across nodes; inside one node, each ring
+ * the node offers run in both directions.
+ */
+export function channelCount(topology: Topology, layout: GroupLayout): number {
+  if (layout.nodes.length > 1) return Math.max(1, topology.cluster.node.nicsPerNode);
+  return 2 * nodeRings(topology.cluster.node, layout.members[0]).length;
+}
+
+function intraHop(topology: Topology): HopKind {
+  return topology.cluster.node.intra === 'pcie' ? 'pci' : 'nvlink';
+}
+
+function latencyOf(topology: Topology, algorithm: PhaseLatency['algorithm'], op: CollectiveOp, layout: GroupLayout): PhaseLatency {
+  let ranks = 0;
+  for (const m of layout.members) ranks += m.length;
+  return { algorithm, shape: { op, ranks, nodes: layout.nodes.length, intraHop: intraHop(topology) } };
+}
+
+/** The ring that channel `c` follows over the layout (see DESIGN §5). */
+function channelRing(topology: Topology, layout: GroupLayout, c: number): number[] {
+  const order: number[] = [];
+  const reverse = layout.nodes.length === 1 && c % 2 === 1;
+  const single = layout.nodes.length === 1;
+  for (const members of layout.members) {
+    const rings = nodeRings(topology.cluster.node, members);
+    const m = rings[(single ? Math.floor(c / 2) : c) % rings.length];
+    const k = m.length;
+    const r = (single ? Math.floor(c / (2 * rings.length)) : c) % k;
+    for (let i = 0; i < k; i++) order.push(reverse ? m[(r - i + k) % k] : m[(i + r) % k]);
+  }
+  return order;
+}
+
+function ringPhase(topology: Topology, layout: GroupLayout, op: CollectiveOp, perEdgeFraction: number, steps: number, openRing = false): PhaseShape {
+  const channels = channelCount(topology, layout);
+  const b = new PhaseBuilder(topology);
+  for (let c = 0; c < channels; c++) {
+    const ring = channelRing(topology, layout, c);
+    const n = ring.length;
+    for (let i = 0; i < (openRing ? n - 1 : n); i++) b.add(ring[i], ring[(i + 1) % n], c, perEdgeFraction / channels);
+  }
+  return b.build(steps, latencyOf(topology, 'ring', op, layout));
+}
+
+/** Ring all-reduce / all-gather / reduce-scatter / broadcast (Patarasuk & Yuan 2009; NCCL). */
+function ringShape(topology: Topology, op: CollectiveOp, group: ArrayLike<number>): PlanShape {
+  const layout = groupLayout(group, topology.cluster.node.gpusPerNode);
+  const n = group.length;
+  const channels = channelCount(topology, layout);
+  if (op === 'all_reduce') return { phases: [ringPhase(topology, layout, op, (2 * (n - 1)) / n, 2 * (n - 1))], channels };
+  if (op === 'broadcast') return { phases: [ringPhase(topology, layout, op, 1, 1, true)], channels };
+  return { phases: [ringPhase(topology, layout, op, (n - 1) / n, n - 1)], channels };
+}
+
+/**
+ * NCCL's double binary tree (Sanders et al. 2009): each channel carries its share of the buffer up a
+ * chain inside each node and a binary tree across nodes (reduce) and back down (broadcast), both
+ * pipelined, so up and down flows run together. Even channels use one tree, odd channels the
+ * mirrored one, so a node that is interior in one tree is a leaf in the other.
+ */
+function treeShape(topology: Topology, group: ArrayLike<number>): PlanShape {
+  const layout = groupLayout(group, topology.cluster.node.gpusPerNode);
+  const channels = channelCount(topology, layout);
+  const nn = layout.nodes.length;
+  const b = new PhaseBuilder(topology);
+  for (let c = 0; c < channels; c++) {
+    const f = 1 / channels;
+    const roots: number[] = [];
+    for (const m of layout.members) {
+      const k = m.length;
+      const chain = [...Array(k).keys()].map((i) => m[(i + c) % k]);
+      roots.push(chain[0]);
+      for (let i = 0; i + 1 < k; i++) {
+        b.add(chain[i + 1], chain[i], c, f);
+        b.add(chain[i], chain[i + 1], c, f);
+      }
+    }
+    for (let i = 1; i < nn; i++) {
+      const parent = (i - 1) >> 1;
+      const child = c % 2 === 0 ? i : nn - 1 - i;
+      const par = c % 2 === 0 ? parent : nn - 1 - parent;
+      b.add(roots[child], roots[par], c, f);
+      b.add(roots[par], roots[child], c, f);
+    }
+  }
+  return { phases: [b.build(1, latencyOf(topology, 'tree', 'all_reduce', layout))], channels };
+}
+
+/** Intra-node reduce-scatter, inter-node all-reduce per local rank, intra-node all-gather. */
+function hierarchicalShape(topology: Topology, group: ArrayLike<number>): PlanShape {
+  const layout = groupLayout(group, topology.cluster.node.gpusPerNode);
+  const k = layout.maxPerNode;
+  const nn = layout.nodes.length;
+  for (const m of layout.members) {
+    if (m.length !== k) throw new RangeError('hierarchical all-reduce needs the same number of group members on every node');
+  }
+  const phases: PhaseShape[] = [];
+  const local = (m: number[]): GroupLayout => ({ nodes: [0], members: [m], maxPerNode: m.length });
+  if (k > 1) {
+    const rs = new PhaseBuilder(topology);
+    for (const m of layout.members) {
+      const ph = ringPhase(topology, local(m), 'reduce_scatter', (k - 1) / k, k - 1);
+      ph.routes.forEach((r, i) => rs.addRoute(r, ph.byteFraction[i]));
+    }
+    phases.push(rs.build(k - 1, latencyOf(topology, 'ring', 'reduce_scatter', local(layout.members[0]))));
+  }
+  if (nn > 1) {
+    const ar = new PhaseBuilder(topology);
+    for (let j = 0; j < k; j++) {
+      const ring = layout.members.map((m) => m[j]);
+      for (let i = 0; i < nn; i++) ar.add(ring[i], ring[(i + 1) % nn], j, ((2 * (nn - 1)) / nn) / k);
+    }
+    const across: GroupLayout = { nodes: layout.nodes, members: layout.nodes.map((_, i) => [layout.members[i][0]]), maxPerNode: 1 };
+    phases.push(ar.build(2 * (nn - 1), latencyOf(topology, 'ring', 'all_reduce', across)));
+  }
+  if (k > 1) {
+    const rs = phases[0];
+    const ag = latencyOf(topology, 'ring', 'all_gather', local(layout.members[0]));
+    phases.push({ ...rs, byteFraction: Float64Array.from(rs.byteFraction), latency: ag });
+  }
+  return { phases, channels: k };
+}
+
+/**
+ * NVLink SHARP (third-generation NVSwitch): each GPU pushes its buffer into the switch, which
+ * reduces and multicasts the result back, so every GPU sends and receives the buffer once.
+ * `efficiency` is the fraction of the NVLink bandwidth that NVLS reaches.
+ */
+function nvlsShape(topology: Topology, group: ArrayLike<number>, efficiency: number): PlanShape {
+  const b = new PhaseBuilder(topology);
+  const n = group.length;
+  for (let i = 0; i < n; i++) {
+    const g = group[i];
+    const other = group[(i + 1) % n];
+    const out = topology.route(g, other, 0);
+    const inn = topology.route(other, g, 0);
+    b.addRoute(out.subarray(0, 1), 1 / efficiency);
+    b.addRoute(inn.subarray(inn.length - 1), 1 / efficiency);
+  }
+  const layout = groupLayout(group, topology.cluster.node.gpusPerNode);
+  return { phases: [b.build(1, latencyOf(topology, 'nvls', 'all_reduce', layout))], channels: 1 };
+}
+
+/** One transfer from group[0] to group[1]; the channel picks the NIC next to the sender. */
+function sendRecvShape(topology: Topology, group: ArrayLike<number>): PlanShape {
+  if (group.length !== 2) throw new RangeError('send_recv needs a group of exactly two ranks: [sender, receiver]');
+  const b = new PhaseBuilder(topology);
+  const gpn = topology.cluster.node.gpusPerNode;
+  b.add(group[0], group[1], group[0] % gpn, 1);
+  const layout = groupLayout(group, gpn);
+  return { phases: [b.build(1, latencyOf(topology, 'ring', 'send_recv', layout))], channels: 1 };
+}
+
+/** Fraction of NVLink bandwidth NVLS all-reduce reaches: 8×H100 algbw ≈ 274 GB/s against ≈ 365 GB/s ring busbw (nccl#1455). */
+export const NVLS_EFFICIENCY = 0.75;
+
+/** Builds the size-independent shape of a collective. */
+export function planShape(topology: Topology, op: CollectiveOp, algorithm: Algorithm, group: ArrayLike<number>): PlanShape {
+  if (op === 'send_recv') return sendRecvShape(topology, group);
+  switch (algorithm) {
+    case 'ring':
+      return ringShape(topology, op, group);
+    case 'tree':
+      return treeShape(topology, group);
+    case 'hierarchical':
+      return hierarchicalShape(topology, group);
+    case 'nvls':
+      return nvlsShape(topology, group, NVLS_EFFICIENCY);
+  }
+}
+
+/** Latency of each phase of a shape under a protocol, in ns. */
+export function phaseLatenciesNs(shape: PlanShape, protocol: Protocol): number[] {
+  return shape.phases.map((p) => collectiveLatencyUs(p.latency.algorithm, protocol, p.latency.shape) * 1e3);
+}
+
+/**
+ * Turns a shape into runnable phases: each phase pays its latency (× `latencyFactor`), and its flows
+ * carry their fraction of the buffer divided by the protocol's efficiency, capped per flow. In step
+ * mode a phase of s ring steps runs s times with 1/s of the bytes and of the latency each time.
+ */
+export function phasesFor(shape: PlanShape, protocol: Protocol, latencyFactor: number, efficiency: number, rateCapGBps: number, mode: CollectiveMode): Phase[] {
+  const latencies = phaseLatenciesNs(shape, protocol);
+  return shape.phases.map((p, k) => {
+    const repeat = mode === 'step' && p.steps > 1 ? p.steps : 1;
+    const byteFraction = new Float64Array(p.byteFraction.length);
+    for (let i = 0; i < byteFraction.length; i++) byteFraction[i] = p.byteFraction[i] / efficiency / repeat;
+    return { latencyNs: (latencies[k] * latencyFactor) / repeat, routes: p.routes, byteFraction, rateCapGBps, repeat };
+  });
+}

@@ -1,0 +1,138 @@
+import type { GpuSpec } from './types.js';
+
+/**
+ * GPU presets. Peaks are dense (no 2:4 sparsity) datasheet figures in TFLOP/s; memory sizes are the totals
+ * nvidia-smi reports, in bytes. Figures marked "estimate" have no direct measurement behind them yet:
+ * calibration (DESIGN.md §8) replaces them with measured values.
+ *
+ * Shared sources:
+ * - gemmCeiling: Stas Bekman, "Maximum Achievable Matmul FLOPS" (MAMF) table, ml-engineering,
+ *   compute/accelerator/README.md (BF16 matmul, best shape from a brute-force search): A100 SXM 267.9/312 = 85.9%,
+ *   A100 PCIe 256.4/312 = 82.2%, H100 SXM 792.1/989 = 80.1%, GH200 821.0/989 = 83.0%.
+ * - kernelLaunchNs: host-side launch of one kernel is a few µs (a cuLaunchKernel dispatch path of ~5 µs
+ *   measured on B200, dogacel.github.io 2026-03-14; a Python-issued op measured at 4.2 µs on a Hopper card in a
+ *   public benchmark report). Estimate; the calibration's launch-latency microbenchmark replaces it.
+ */
+
+const MiB = 1024 * 1024;
+
+const MAMF = 'ml-engineering MAMF table (github.com/stas00/ml-engineering compute/accelerator/README.md)';
+const LAUNCH = 'launch overhead ~4-5 µs: estimate from published dispatch measurements, calibrate';
+
+/** NVIDIA Tesla V100 SXM2 32 GB (Volta, DGX-1V). No TF32/BF16 path: absent. */
+export const V100_SXM2_32GB: GpuSpec = {
+  name: 'v100-sxm2-32gb',
+  peakTflops: { fp32: 15.7, fp16: 125 },
+  // No MAMF row for V100; cuBLAS HGEMM is commonly reported near 100 TFLOP/s (0.8 of 125). Estimate.
+  gemmCeiling: { fp32: 0.9, fp16: 0.8 },
+  memoryBytes: 32768 * MiB,
+  hbmBandwidthGBps: 900,
+  // Jia et al., "Dissecting the NVIDIA Volta GPU Architecture via Microbenchmarking" (arXiv:1804.06826):
+  // 750 GB/s measured global-memory bandwidth of 900 → 0.83.
+  hbmEfficiency: 0.83,
+  smCount: 80,
+  // 6 NVLink2 links × 25 GB/s per direction (V100 datasheet: 300 GB/s total, both directions).
+  nvlinkBandwidthGBps: 150,
+  pcieGen: 3,
+  kernelLaunchNs: 5000,
+  source:
+    'NVIDIA Tesla V100 datasheet (SXM2: 15.7 FP32, 125 tensor TFLOP/s, 900 GB/s HBM2, NVLink 300 GB/s); ' +
+    'Volta whitepaper (80 SMs); Jia et al. 2018 arXiv:1804.06826 (750 GB/s measured); ' +
+    `gemmCeiling fp16 0.8 estimate (uncertain); ${LAUNCH}`,
+};
+
+const A100_PEAKS = { fp32: 19.5, tf32: 156, fp16: 312, bf16: 312 };
+// bf16/fp16 from MAMF (85.9% A100 SXM). TF32 and FP32 ceilings are estimates (uncertain).
+const A100_SXM_CEILING = { fp32: 0.9, tf32: 0.8, fp16: 0.859, bf16: 0.859 };
+
+/** NVIDIA A100 SXM4 40 GB (Ampere, DGX A100 first edition). */
+export const A100_SXM4_40GB: GpuSpec = {
+  name: 'a100-sxm4-40gb',
+  peakTflops: { ...A100_PEAKS },
+  gemmCeiling: { ...A100_SXM_CEILING },
+  memoryBytes: 40960 * MiB,
+  hbmBandwidthGBps: 1555,
+  // STREAM-like kernels reach ~0.85-0.9 of peak on A100 (estimate, uncertain).
+  hbmEfficiency: 0.88,
+  smCount: 108,
+  // 12 NVLink3 links × 25 GB/s per direction (600 GB/s total).
+  nvlinkBandwidthGBps: 300,
+  pcieGen: 4,
+  kernelLaunchNs: 4500,
+  source:
+    'NVIDIA A100 datasheet (19.5 FP32, 156 TF32, 312 FP16/BF16 dense TFLOP/s; 40GB HBM2 1,555 GB/s; NVLink 600 GB/s); ' +
+    `Ampere GA100 whitepaper (108 SMs); ${MAMF} bf16 0.859; hbmEfficiency 0.88 estimate; ${LAUNCH}`,
+};
+
+/** NVIDIA A100 SXM4 80 GB (HBM2e). Same compute as the 40 GB part. */
+export const A100_SXM4_80GB: GpuSpec = {
+  ...A100_SXM4_40GB,
+  name: 'a100-sxm4-80gb',
+  peakTflops: { ...A100_PEAKS },
+  gemmCeiling: { ...A100_SXM_CEILING },
+  memoryBytes: 81920 * MiB,
+  hbmBandwidthGBps: 2039,
+  hbmEfficiency: 0.88,
+  source:
+    'NVIDIA A100 datasheet (80GB SXM: HBM2e 2,039 GB/s; peaks as 40GB); ' +
+    `${MAMF} A100 SXM bf16 267.9/312 = 0.859; hbmEfficiency 0.88 estimate; ${LAUNCH}`,
+};
+
+/** NVIDIA H100 SXM5 80 GB (Hopper, DGX H100). */
+export const H100_SXM5_80GB: GpuSpec = {
+  name: 'h100-sxm5-80gb',
+  peakTflops: { fp32: 66.9, tf32: 494.7, fp16: 989.4, bf16: 989.4, fp8: 1978.9 },
+  // bf16/fp16 0.801 from MAMF; fp8/tf32/fp32 estimates (uncertain): FP8 GEMMs sit lower than BF16 relative to peak.
+  gemmCeiling: { fp32: 0.85, tf32: 0.75, fp16: 0.801, bf16: 0.801, fp8: 0.7 },
+  memoryBytes: 81559 * MiB,
+  hbmBandwidthGBps: 3350,
+  // A Hopper-class card's 4 GiB device copy measured 90.6% of peak in a public benchmark report; 0.9.
+  hbmEfficiency: 0.9,
+  smCount: 132,
+  // 18 NVLink4 links × 25 GB/s per direction (900 GB/s total).
+  nvlinkBandwidthGBps: 450,
+  pcieGen: 5,
+  kernelLaunchNs: 4000,
+  source:
+    'NVIDIA H100 Tensor Core GPU datasheet and Hopper whitepaper (SXM5: 66.9 FP32, 494.7 TF32, 989.4 FP16/BF16, ' +
+    '1,978.9 FP8 dense TFLOP/s; 132 SMs; HBM3 3.35 TB/s; NVLink 900 GB/s); ' +
+    `${MAMF} H100 SXM bf16 792.1/989 = 0.801; fp8 0.7, tf32 0.75 estimates; ${LAUNCH}`,
+};
+
+/** NVIDIA H200 SXM 141 GB (Hopper with HBM3e). Same compute as H100 SXM5. */
+export const H200_SXM_141GB: GpuSpec = {
+  ...H100_SXM5_80GB,
+  name: 'h200-sxm-141gb',
+  peakTflops: { ...H100_SXM5_80GB.peakTflops },
+  // No H200 MAMF row; GH200 (same GH100 die, HBM3e) measured 821.0/989 = 0.83. Uncertain for H200 at 700 W.
+  gemmCeiling: { fp32: 0.85, tf32: 0.75, fp16: 0.83, bf16: 0.83, fp8: 0.7 },
+  memoryBytes: 143771 * MiB,
+  hbmBandwidthGBps: 4800,
+  hbmEfficiency: 0.9,
+  source:
+    'NVIDIA H200 datasheet (141 GB HBM3e, 4.8 TB/s; compute as H100 SXM: 989 BF16 dense TFLOP/s; NVLink 900 GB/s); ' +
+    `${MAMF} GH200 0.83 used as proxy (uncertain); ${LAUNCH}`,
+};
+
+/** NVIDIA A100 PCIe 40 GB: the card for the PCIe-only server (no NVLink bridge assumed). */
+export const A100_PCIE_40GB: GpuSpec = {
+  ...A100_SXM4_40GB,
+  name: 'a100-pcie-40gb',
+  peakTflops: { ...A100_PEAKS },
+  // MAMF A100 PCIe 256.4/312 = 0.822 (the 250 W card cannot hold boost clock under full tensor load).
+  gemmCeiling: { fp32: 0.88, tf32: 0.78, fp16: 0.822, bf16: 0.822 },
+  nvlinkBandwidthGBps: 0,
+  source:
+    'NVIDIA A100 PCIe datasheet (40GB HBM2 1,555 GB/s, same dense peaks as SXM, 250 W, PCIe Gen4 x16); ' +
+    `${MAMF} A100 PCIe bf16 0.822; no NVLink bridge modelled; ${LAUNCH}`,
+};
+
+/** All GPU presets by name. */
+export const GPU_PRESETS: Readonly<Record<string, GpuSpec>> = Object.freeze({
+  [V100_SXM2_32GB.name]: V100_SXM2_32GB,
+  [A100_SXM4_40GB.name]: A100_SXM4_40GB,
+  [A100_SXM4_80GB.name]: A100_SXM4_80GB,
+  [H100_SXM5_80GB.name]: H100_SXM5_80GB,
+  [H200_SXM_141GB.name]: H200_SXM_141GB,
+  [A100_PCIE_40GB.name]: A100_PCIE_40GB,
+});

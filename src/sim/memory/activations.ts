@@ -1,0 +1,176 @@
+import { hasDropout, isGatedMlp, mlpSizesOf, type ModelSpec } from '../workload/model.js';
+import type { RecomputeMode } from '../workload/ops.js';
+
+/**
+ * Activation memory, after Korthikanti et al., "Reducing Activation Recomputation in Large Transformer
+ * Models" (2022), §4. Their count for a GPT layer, in bytes with 16-bit activations and 1-byte dropout
+ * masks, is s·b·h·(34 + 5·a·s/h):
+ *   attention 11·sbh + 5·as²b: QKV input 2, Q and K 4, V 2, proj input 2, dropout mask 1 (× sbh);
+ *     softmax output 2, its dropout mask 1, dropout output 2 (× as²b)
+ *   MLP 19·sbh: fc1 input 2, GELU input 8, fc2 input 8, dropout mask 1
+ *   norms 4·sbh: two LayerNorm inputs.
+ * We derive the same items from the model so that GQA (smaller K, V), SwiGLU (Megatron's fused
+ * bias-SwiGLU keeps the 2f-wide fc1 output and recomputes silu) and models without dropout (Llama) are
+ * counted as they are; for a GPT model (MHA, f = 4h, dropout) the result equals the paper's formula.
+ * Flash attention's saved log-sum-exp (4·a·s·b bytes, < 0.1%) is omitted.
+ */
+export interface ActivationShape {
+  microBatch: number;
+  seqLen: number;
+  tp: number;
+  sequenceParallel: boolean;
+  recompute: RecomputeMode;
+  flashAttention: boolean;
+  /** Bytes per stored activation element: 2 for fp16/bf16 (default), 4 for fp32 training. */
+  bytesPerElement?: number;
+  /** For `mlp` models: which linear layer (default: the mean over layers). */
+  layerIndex?: number;
+}
+
+/** Per-layer coefficients in units of s·b·h bytes (attention term in units of a·s²·b bytes). */
+interface LayerTerms {
+  /** Held whole on every TP rank unless sequence parallelism splits it. */
+  replicated: number;
+  /** Split by tensor parallelism. */
+  split: number;
+  /** The s×s attention matrices (unfused attention only), split by TP. */
+  attention: number;
+}
+
+function layerTerms(model: ModelSpec, e: number): LayerTerms {
+  const { hidden: h, heads: a, kvHeads: kv, ffnHidden: f } = model;
+  const dropout = hasDropout(model);
+  const masks = dropout ? 2 : 0; // attention-output and MLP-output dropout masks, 1 byte each
+  const replicated = 2 * e /* two norm inputs */ + e /* QKV input */ + e /* fc1 input */ + masks;
+  const qkv = e * (1 + (2 * kv) / a);
+  const projInput = e;
+  const mlp = isGatedMlp(model) ? 3 * e * (f / h) : 2 * e * (f / h);
+  const attention = dropout ? 2 * e + 1 : e; // softmax output (+ mask and dropout output)
+  return { replicated, split: qkv + projInput + mlp, attention };
+}
+
+/** Activation bytes of one `mlp` linear layer: its input (for wgrad) and, between layers, the ReLU output. */
+function mlpLayerBytes(model: ModelSpec, shape: ActivationShape, i: number): number {
+  const sizes = mlpSizesOf(model);
+  const e = shape.bytesPerElement ?? 2;
+  const rows = shape.microBatch * shape.seqLen;
+  const last = i === sizes.length - 2;
+  return rows * e * (sizes[i] + (last ? 0 : sizes[i + 1]));
+}
+
+/**
+ * Activation bytes one transformer layer keeps for its backward, per micro-batch, on one rank.
+ * - no recompute: s·b·h·(R/t_sp + S/t) + A·a·s²·b/t, where R, S, A are the replicated, TP-split and
+ *   attention-matrix terms (GPT: R = 10, S = 24, A = 5, giving 34 + 5as/h without parallelism);
+ *   t_sp = t with sequence parallelism, else 1; A is 0 with flash attention.
+ * - selective: the attention-matrix term is recomputed, so it drops.
+ * - full: only the layer input, e·s·b·h (÷ t with sequence parallelism).
+ */
+export function activationBytesPerLayer(model: ModelSpec, shape: ActivationShape): number {
+  if (model.arch === 'mlp') {
+    const n = model.layers;
+    if (shape.layerIndex !== undefined) return mlpLayerBytes(model, shape, shape.layerIndex);
+    let sum = 0;
+    for (let i = 0; i < n; i++) sum += mlpLayerBytes(model, shape, i);
+    return sum / n;
+  }
+  const e = shape.bytesPerElement ?? 2;
+  const { seqLen: s, microBatch: b, tp: t } = shape;
+  const h = model.hidden;
+  const sbh = s * b * h;
+  const tsp = shape.sequenceParallel ? t : 1;
+  if (shape.recompute === 'full') return (e * sbh) / tsp;
+  const terms = layerTerms(model, e);
+  let bytes = sbh * (terms.replicated / tsp + terms.split / t);
+  if (shape.recompute === 'none' && !shape.flashAttention) {
+    bytes += (terms.attention * model.heads * s * s * b) / t;
+  }
+  return bytes;
+}
+
+/**
+ * Extra activation bytes of the embedding per micro-batch: the embedding dropout mask (GPT, BERT) and
+ * BERT's embedding LayerNorm input; ÷ t with sequence parallelism (Korthikanti et al. §4.3).
+ */
+export function embeddingActivationBytes(model: ModelSpec, shape: ActivationShape): number {
+  if (model.arch === 'mlp') return 0;
+  const e = shape.bytesPerElement ?? 2;
+  const sbh = shape.seqLen * shape.microBatch * model.hidden;
+  const tsp = shape.sequenceParallel ? shape.tp : 1;
+  const mask = hasDropout(model) ? 1 : 0;
+  const norm = model.arch === 'bert' ? e : 0;
+  return (sbh * (mask + norm)) / tsp;
+}
+
+/**
+ * Activation bytes of the output side per micro-batch: final-norm input and LM-head input (÷ t with
+ * sequence parallelism), and the fp32 logits/probabilities the cross-entropy keeps, 4·s·b·V/t
+ * (Korthikanti et al. §4.3). BERT's MLM transform adds its dense, GELU and LayerNorm inputs.
+ */
+export function headActivationBytes(model: ModelSpec, shape: ActivationShape): number {
+  const rows = shape.seqLen * shape.microBatch;
+  if (model.arch === 'mlp') {
+    const sizes = mlpSizesOf(model);
+    return 4 * rows * sizes[sizes.length - 1];
+  }
+  const e = shape.bytesPerElement ?? 2;
+  const sbh = rows * model.hidden;
+  const tsp = shape.sequenceParallel ? shape.tp : 1;
+  const logits = (4 * rows * model.vocab) / shape.tp;
+  const mlmTransform = model.arch === 'bert' ? 3 * e * sbh : 0;
+  return (2 * e * sbh) / tsp + mlmTransform + logits;
+}
+
+/** What a rank (one pipeline stage) holds. */
+export interface StageActivationOptions {
+  /** Transformer layers on this rank. */
+  layers: number;
+  /** Micro-batches whose activations are alive at the peak (1F1B stage 0 of p stages: p). Default 1. */
+  microBatchesInFlight?: number;
+  /** The stage holds the embedding (first pipeline stage). */
+  firstStage?: boolean;
+  /** The stage holds the final norm, LM head and loss (last pipeline stage). */
+  lastStage?: boolean;
+}
+
+/**
+ * Peak activation bytes on one rank: (layers × per-layer + embedding/head parts) × micro-batches in
+ * flight, plus the working set of the one layer being recomputed (full: its whole non-recompute
+ * activations; selective without flash: its attention matrices). The loss part is counted for one
+ * micro-batch: it is freed by that micro-batch's backward, which starts right after its forward.
+ */
+export function activationBytesPerRank(model: ModelSpec, shape: ActivationShape, opts: StageActivationOptions): number {
+  const inFlight = opts.microBatchesInFlight ?? 1;
+  if (model.arch === 'mlp') {
+    let sum = 0;
+    for (let i = 0; i < model.layers; i++) sum += mlpLayerBytes(model, shape, i);
+    return sum * inFlight + (opts.lastStage ? headActivationBytes(model, shape) : 0);
+  }
+  let perMicroBatch = opts.layers * activationBytesPerLayer(model, shape);
+  if (opts.firstStage) perMicroBatch += embeddingActivationBytes(model, shape);
+  let total = perMicroBatch * inFlight;
+  if (opts.lastStage) total += headActivationBytes(model, shape);
+  if (opts.layers > 0 && shape.recompute !== 'none') {
+    const full = activationBytesPerLayer(model, { ...shape, recompute: 'none' });
+    const kept = activationBytesPerLayer(model, shape);
+    total += full - kept;
+  }
+  return total;
+}
+
+/**
+ * Korthikanti et al.'s closed forms for a GPT layer, in bytes (16-bit activations), as printed:
+ * no parallelism sbh(34 + 5as/h); TP sbh(10 + 24/t + 5as/(ht)); TP + SP sbh(34/t + 5as/(ht));
+ * selective recompute drops the 5as/h term; full recompute 2sbh (÷ t with SP); flash attention also drops
+ * the 5as/h term. A reference for tests and reports; `activationBytesPerLayer` is what the simulator uses.
+ */
+export function korthikantiBytesPerLayer(
+  s: number, b: number, h: number, a: number,
+  opts: { tp: number; sequenceParallel: boolean; recompute: RecomputeMode; flashAttention: boolean },
+): number {
+  const t = opts.tp;
+  if (opts.recompute === 'full') return (2 * s * b * h) / (opts.sequenceParallel ? t : 1);
+  const attention = opts.recompute === 'selective' || opts.flashAttention ? 0 : (5 * a * s) / (h * t);
+  const linear = opts.sequenceParallel ? 34 / t : 10 + 24 / t;
+  return s * b * h * (linear + attention);
+}

@@ -1,0 +1,151 @@
+import { MiB } from '../engine/units.js';
+import { largestLayerParameters, type ModelSpec } from '../workload/model.js';
+
+export {
+  activationBytesPerLayer, activationBytesPerRank, embeddingActivationBytes, headActivationBytes,
+  korthikantiBytesPerLayer, type ActivationShape, type StageActivationOptions,
+} from './activations.js';
+
+/** Per-GPU memory account (DESIGN.md §7). */
+
+export type Precision = 'mixed' | 'fp32';
+export type OptimizerKind = 'adam' | 'sgd';
+export type ZeroStage = 0 | 1 | 2 | 3;
+/**
+ * `zero-paper`: the model-state formulas of Rajbhandari et al., "ZeRO" (SC20) §5.
+ * `deepspeed`: what DeepSpeed allocates per its own estimator (docs `memory.rst`,
+ * `estimate_zero2_model_states_mem_needs` / `estimate_zero3_…`): an fp32 gradient partition in stages 1–2
+ * (4P + 16P/N) and 18P/N + 4·(largest layer) in stage 3. Applies to mixed-precision Adam only.
+ */
+export type MemoryAccounting = 'zero-paper' | 'deepspeed';
+
+/** Bytes per parameter of each model-state part, before sharding. */
+export interface StateBytesPerParam {
+  weights: number;
+  gradients: number;
+  optimizer: number;
+}
+
+/**
+ * Model-state bytes per parameter. Mixed-precision Adam (Micikevicius et al. 2018; ZeRO §3.1): 16-bit
+ * weights 2 + 16-bit gradients 2 + fp32 master weights, momentum and variance 4 + 4 + 4 = 16.
+ * fp32 Adam: 4 + 4 + 8 (m, v). SGD with momentum keeps one buffer (4), plus the fp32 master when mixed.
+ */
+export const STATE_BYTES_PER_PARAM: Record<Precision, Record<OptimizerKind, StateBytesPerParam>> = {
+  mixed: { adam: { weights: 2, gradients: 2, optimizer: 12 }, sgd: { weights: 2, gradients: 2, optimizer: 8 } },
+  fp32: { adam: { weights: 4, gradients: 4, optimizer: 8 }, sgd: { weights: 4, gradients: 4, optimizer: 4 } },
+};
+
+/**
+ * Memory a training process holds before any tensor of the model (CUDA context and runtime
+ * workspaces), per GPU:
+ * - CUDA context with the PyTorch, cuBLAS and NCCL kernels loaded lazily (CUDA ≥ 11.7 lazy loading):
+ *   ~512 MiB, the order PyTorch users observe on A100/H100 (more with eager module loading);
+ * - cuBLAS(Lt) workspaces: 32 MiB per handle/stream on Hopper (NVIDIA cuBLAS docs, cublasSetWorkspace;
+ *   PyTorch PR #120925), 4 streams → 128 MiB;
+ * - NCCL: NCCL_BUFFSIZE is 4 MiB per channel per peer (NCCL environment-variable docs); a ring on 32
+ *   channels with 2 peers is 256 MiB per communicator; DP + TP (+ PP) → 512 MiB.
+ * The caching allocator's fragmentation is not included.
+ */
+export const CUDA_CONTEXT_BYTES = 512 * MiB;
+export const CUBLAS_WORKSPACE_BYTES = 128 * MiB;
+export const NCCL_BUFFER_BYTES = 512 * MiB;
+export const RUNTIME_RESERVE_BYTES = CUDA_CONTEXT_BYTES + CUBLAS_WORKSPACE_BYTES + NCCL_BUFFER_BYTES;
+
+/** Communication buckets held at once: one being filled by backward while the previous one is reduced. */
+export const BUCKETS_IN_FLIGHT = 2;
+
+export interface MemoryInput {
+  model: ModelSpec;
+  /** Parameters this rank holds after tensor and pipeline splitting, before ZeRO sharding (P). */
+  paramsPerRank: number;
+  /** Data-parallel degree N, over which ZeRO shards. */
+  dp: number;
+  zero: ZeroStage;
+  precision: Precision;
+  optimizer: OptimizerKind;
+  /** Peak activation bytes on this rank (see `activationBytesPerRank`). */
+  activationBytes: number;
+  /** Size of one gradient communication bucket (DDP `bucket_cap_mb`, DeepSpeed `reduce_bucket_size`). */
+  bucketBytes: number;
+  /** Tensor-parallel degree, to size the largest layer's shard for ZeRO-3 (default 1). */
+  tp?: number;
+  /** ZeRO-3: parameters of the largest layer, whole (default: from the model). */
+  largestLayerParams?: number;
+  /** ZeRO-Offload: optimizer state and fp32 master weights live in host memory. */
+  offloadOptimizer?: boolean;
+  /**
+   * PyTorch DDP with `gradient_as_bucket_view=False` (its default) copies gradients into separate
+   * flat buckets, another gradient-sized buffer. Default false (bucket views, as Megatron and FSDP do).
+   */
+  ddpBucketCopy?: boolean;
+  accounting?: MemoryAccounting;
+  /** Runtime reserve (default {@link RUNTIME_RESERVE_BYTES}). */
+  reserveBytes?: number;
+}
+
+export interface MemoryBreakdown {
+  weightsBytes: number;
+  gradientsBytes: number;
+  optimizerBytes: number;
+  activationsBytes: number;
+  /** Communication buckets and, for ZeRO-3, the gathered (current + prefetched) layer. */
+  buffersBytes: number;
+  reserveBytes: number;
+  totalBytes: number;
+}
+
+/**
+ * Memory per GPU. Model states with N = dp ranks (ZeRO, Rajbhandari et al. 2020, §5.1; mixed Adam):
+ * stage 0: 16P; stage 1: 4P + 12P/N; stage 2: 2P + 14P/N; stage 3: 16P/N. ZeRO-3 also holds the
+ * gathered 16-bit parameters of the layer being computed and of the one prefetched.
+ */
+export function memoryPerGpu(input: MemoryInput): MemoryBreakdown {
+  const P = input.paramsPerRank;
+  const N = input.dp;
+  const per = STATE_BYTES_PER_PARAM[input.precision][input.optimizer];
+  const deepspeed = input.accounting === 'deepspeed' && input.precision === 'mixed' && input.optimizer === 'adam';
+  const z = input.zero;
+
+  let weightsBytes = z >= 3 ? (per.weights * P) / N : per.weights * P;
+  let gradientsBytes = z >= 2 ? (per.gradients * P) / N : per.gradients * P;
+  let optimizerBytes = z >= 1 ? (per.optimizer * P) / N : per.optimizer * P;
+
+  const largest = (input.largestLayerParams ?? largestLayerParameters(input.model)) / (input.tp ?? 1);
+  let gathered = 0;
+  if (z === 3) gathered = 2 * per.weights * Math.min(largest, P);
+
+  if (deepspeed && z >= 1) {
+    if (z <= 2) {
+      // 4P + 16P/N: full 16-bit weights and gradients, fp32 gradient partition 4P/N, optimizer 12P/N.
+      weightsBytes = 2 * P;
+      gradientsBytes = 2 * P + (4 * P) / N;
+    } else {
+      // 18P/N + 4·largest layer (its 16-bit parameters and gradients gathered).
+      gradientsBytes = (4 * P) / N;
+      gathered = 4 * Math.min(largest, P);
+    }
+    optimizerBytes = (12 * P) / N;
+  }
+  if (input.offloadOptimizer) optimizerBytes = 0;
+
+  let buffersBytes = BUCKETS_IN_FLIGHT * input.bucketBytes + gathered;
+  if (input.ddpBucketCopy && z === 0) buffersBytes += per.gradients * P;
+
+  const activationsBytes = input.activationBytes;
+  const reserveBytes = input.reserveBytes ?? RUNTIME_RESERVE_BYTES;
+  return {
+    weightsBytes,
+    gradientsBytes,
+    optimizerBytes,
+    activationsBytes,
+    buffersBytes,
+    reserveBytes,
+    totalBytes: weightsBytes + gradientsBytes + optimizerBytes + activationsBytes + buffersBytes + reserveBytes,
+  };
+}
+
+/** Model-state bytes (weights + gradients + optimizer) of a breakdown. */
+export function modelStateBytes(m: MemoryBreakdown): number {
+  return m.weightsBytes + m.gradientsBytes + m.optimizerBytes;
+}

@@ -1,0 +1,31 @@
+import type { ParamTensor } from '../workload/model.js';
+
+/** One DDP gradient bucket: the tensors whose gradients it holds and its size. */
+export interface GradBucket {
+  index: number;
+  tensors: string[];
+  bytes: number;
+}
+
+/**
+ * PyTorch DDP's bucket assignment (Reducer, `compute_bucket_assignment_by_size`): tensors in reverse
+ * registration order — the order their gradients become ready in backward — are packed into a
+ * bucket until it reaches its size limit; the first bucket's limit is small (1 MiB by default) so
+ * communication starts early, the others use `bucket_cap_mb`. A tensor larger than the limit gets a
+ * bucket of its own (buckets are closed after crossing the limit, never split a tensor).
+ */
+export function assignBuckets(tensors: readonly ParamTensor[], bytesPerElement: number, firstBucketBytes: number, bucketBytes: number): GradBucket[] {
+  const buckets: GradBucket[] = [];
+  let current: GradBucket = { index: 0, tensors: [], bytes: 0 };
+  for (let i = tensors.length - 1; i >= 0; i--) {
+    current.tensors.push(tensors[i].name);
+    current.bytes += tensors[i].elements * bytesPerElement;
+    const limit = buckets.length === 0 ? firstBucketBytes : bucketBytes;
+    if (current.bytes >= limit) {
+      buckets.push(current);
+      current = { index: buckets.length, tensors: [], bytes: 0 };
+    }
+  }
+  if (current.tensors.length > 0) buckets.push(current);
+  return buckets;
+}

@@ -1,0 +1,112 @@
+import type { Simulator, EventTarget } from '../engine/simulator.js';
+import type { CollectiveListener, FlowStarter } from '../collectives/collectiveRun.js';
+import type { CollectiveService } from '../collectives/collectiveService.js';
+import { streamIndex, type Program } from './types.js';
+import type { Trace } from './trace.js';
+
+/** A task that waits forever means the program is malformed (a cycle, or stream orders that cross). */
+export class DeadlockError extends Error {
+  constructor(readonly stuckTasks: number[], labels: string[]) {
+    super(`the step program cannot finish: ${stuckTasks.length} task(s) never became ready, e.g. ${labels.slice(0, 3).join('; ')}`);
+  }
+}
+
+/**
+ * Runs a program on the event engine. A task starts when all its dependencies are done and it is at
+ * the head of the stream of every rank it occupies (streams run in program order, like CUDA
+ * streams). Local tasks take their duration; collectives become flows on the shared network.
+ */
+export class ProgramExecutor implements EventTarget, CollectiveListener {
+  private readonly queues: Int32Array[];
+  private readonly head: Int32Array;
+  private readonly pendingDeps: Int32Array;
+  private readonly arrivals: Int32Array;
+  private readonly dependents: Int32Array[];
+  private readonly startNs: Float64Array;
+  private readonly endNs: Float64Array;
+  private done = 0;
+
+  constructor(
+    private readonly program: Program,
+    private readonly sim: Simulator,
+    private readonly net: FlowStarter,
+    private readonly collectives: CollectiveService,
+  ) {
+    const tasks = program.tasks;
+    const n = tasks.length;
+    const queueLists: number[][] = Array.from({ length: program.rankCount * 3 }, () => []);
+    const depCount = new Int32Array(n);
+    this.pendingDeps = new Int32Array(n);
+    for (const t of tasks) {
+      const s = streamIndex(t.stream);
+      for (const r of t.ranks) queueLists[r * 3 + s].push(t.id);
+      this.pendingDeps[t.id] = t.deps.length;
+      for (const d of t.deps) depCount[d]++;
+    }
+    const dependents: Int32Array[] = tasks.map((t) => new Int32Array(depCount[t.id]));
+    const fill = new Int32Array(n);
+    for (const t of tasks) for (const d of t.deps) dependents[d][fill[d]++] = t.id;
+    this.dependents = dependents;
+    this.queues = queueLists.map((q) => Int32Array.from(q));
+    this.head = new Int32Array(this.queues.length);
+    this.arrivals = new Int32Array(n);
+    this.startNs = new Float64Array(n).fill(-1);
+    this.endNs = new Float64Array(n).fill(-1);
+  }
+
+  /** Runs the whole program and returns its trace. */
+  run(): Trace {
+    for (let q = 0; q < this.queues.length; q++) if (this.queues[q].length > 0) this.arrive(this.queues[q][0]);
+    this.sim.run();
+    const tasks = this.program.tasks;
+    if (this.done < tasks.length) {
+      const stuck = tasks.filter((t) => this.endNs[t.id] < 0).map((t) => t.id);
+      throw new DeadlockError(stuck, stuck.map((id) => tasks[id].label));
+    }
+    let makespanNs = 0;
+    for (let i = 0; i < tasks.length; i++) if (this.endNs[i] > makespanNs) makespanNs = this.endNs[i];
+    return { program: this.program, startNs: this.startNs, endNs: this.endNs, makespanNs };
+  }
+
+  /** A local task has run its duration. */
+  onEvent(taskId: number): void {
+    this.complete(taskId);
+  }
+
+  onCollectiveDone(taskId: number): void {
+    this.complete(taskId);
+  }
+
+  private arrive(id: number): void {
+    const t = this.program.tasks[id];
+    if (++this.arrivals[id] === t.ranks.length && this.pendingDeps[id] === 0) this.start(id);
+  }
+
+  private start(id: number): void {
+    const t = this.program.tasks[id];
+    this.startNs[id] = this.sim.now;
+    if (t.collective) {
+      const c = t.collective;
+      this.collectives.run(this.sim, this.net, c.op, c.group, c.bytes, this, id);
+    } else {
+      this.sim.schedule(t.durationNs, this, id);
+    }
+  }
+
+  private complete(id: number): void {
+    const t = this.program.tasks[id];
+    this.endNs[id] = this.sim.now;
+    this.done++;
+    const s = streamIndex(t.stream);
+    for (const r of t.ranks) {
+      const q = r * 3 + s;
+      const next = ++this.head[q];
+      if (next < this.queues[q].length) this.arrive(this.queues[q][next]);
+    }
+    const deps = this.dependents[id];
+    for (let i = 0; i < deps.length; i++) {
+      const d = deps[i];
+      if (--this.pendingDeps[d] === 0 && this.arrivals[d] === this.program.tasks[d].ranks.length) this.start(d);
+    }
+  }
+}

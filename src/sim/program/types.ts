@@ -1,0 +1,80 @@
+import type { CollectiveOp } from '../collectives/types.js';
+
+/** The streams of a GPU, as CUDA streams: work on one stream runs in program order. */
+export type StreamKind = 'compute' | 'comm' | 'copy';
+
+export const STREAMS: readonly StreamKind[] = ['compute', 'comm', 'copy'];
+
+export function streamIndex(s: StreamKind): number {
+  return s === 'compute' ? 0 : s === 'comm' ? 1 : 2;
+}
+
+/** What a task does, for breakdowns and the colours of a timeline. */
+export type TaskKind =
+  | 'forward'
+  | 'backward'
+  | 'recompute'
+  | 'optimizer'
+  | 'dp-allreduce'
+  | 'dp-reducescatter'
+  | 'dp-allgather'
+  | 'tp-collective'
+  | 'pp-send'
+  | 'zero-gather'
+  | 'h2d'
+  | 'd2h'
+  | 'other';
+
+export function isCommunication(kind: TaskKind): boolean {
+  return kind !== 'forward' && kind !== 'backward' && kind !== 'recompute' && kind !== 'optimizer' && kind !== 'other';
+}
+
+/** A collective (or point-to-point transfer) that a task performs over a group of ranks. */
+export interface CollectiveWork {
+  op: CollectiveOp;
+  /** Global GPU ranks taking part, in the group's rank order. Reuse one array per group: caches key on it. */
+  group: readonly number[];
+  /** Buffer size as nccl-tests counts it: the whole buffer for all-reduce, the gathered output for all-gather. */
+  bytes: number;
+}
+
+/**
+ * One unit of work in the step program. A local task runs on one rank's stream; a collective task
+ * sits on the comm stream of every rank in its group and starts when all of them reach it.
+ */
+export interface Task {
+  id: number;
+  kind: TaskKind;
+  label: string;
+  stream: StreamKind;
+  /** The ranks whose stream this task occupies. */
+  ranks: readonly number[];
+  /** Tasks that must finish first (like CUDA events between streams). */
+  deps: number[];
+  /** For local tasks: how long it runs, ns. */
+  durationNs: number;
+  collective?: CollectiveWork;
+  /** Micro-batch index, or -1. */
+  microBatch: number;
+}
+
+/** A step as per-rank task graphs. Tasks are kept in the order they were added, which is stream order. */
+export class Program {
+  readonly tasks: Task[] = [];
+
+  constructor(readonly rankCount: number) {}
+
+  /** Adds a task running `durationNs` on one rank's stream. Returns its id. */
+  local(rank: number, stream: StreamKind, kind: TaskKind, label: string, durationNs: number, deps: number[] = [], microBatch = -1): number {
+    const id = this.tasks.length;
+    this.tasks.push({ id, kind, label, stream, ranks: [rank], deps, durationNs, microBatch });
+    return id;
+  }
+
+  /** Adds a collective over `work.group` on their comm streams. Returns its id. */
+  collective(kind: TaskKind, label: string, work: CollectiveWork, deps: number[] = [], microBatch = -1): number {
+    const id = this.tasks.length;
+    this.tasks.push({ id, kind, label, stream: 'comm', ranks: work.group, deps, durationNs: 0, collective: work, microBatch });
+    return id;
+  }
+}

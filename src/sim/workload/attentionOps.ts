@@ -1,0 +1,91 @@
+import type { LayerContext } from './layerContext.js';
+import { elementwiseOp, gemmOp, type Op, type Stage } from './ops.js';
+
+/** The attention core of one layer, and the ops selective recompute re-runs. */
+export interface AttentionStage extends Stage {
+  /** Forward ops of the core (QKᵀ, softmax, dropout, ·V); re-run by selective recompute. */
+  core: Op[];
+}
+
+/**
+ * Flash-style attention (Dao 2022/2023): one fused kernel, no s×s matrix in HBM. Forward reads Q, K, V
+ * and writes O and the fp32 log-sum-exp; backward reads Q, K, V, O, dO and the log-sum-exp and writes
+ * dQ, dK, dV. FLOPs by convention: 4·b·s²·(a/t)·d forward (QKᵀ and P·V), twice that backward (the
+ * kernel really does 2.5× because it recomputes P; kernelTime's efficiency absorbs the difference).
+ */
+function flashAttention(c: LayerContext): AttentionStage {
+  const bh = c.b * c.headsPerRank;
+  const d = c.headDim;
+  const qkvPerToken = (c.headsPerRank + 2 * c.kvHeadsPerRank) * d * c.e;
+  const oPerToken = c.headsPerRank * d * c.e;
+  const lsePerToken = c.headsPerRank * 4;
+  const fwdFlops = 4 * bh * c.s * c.s * d;
+  const shape = { batchHeads: bh, seqLen: c.s, headDim: d, causal: c.causal };
+  const fwd: Op = {
+    name: 'attn.core',
+    kind: 'attention',
+    flops: fwdFlops,
+    bytes: c.tokens * (qkvPerToken + oPerToken + lsePerToken),
+    attention: { ...shape, backward: false },
+  };
+  const bwd: Op = {
+    name: 'attn.core.bwd',
+    kind: 'attention',
+    flops: 2 * fwdFlops,
+    bytes: c.tokens * (2 * qkvPerToken + 2 * oPerToken + lsePerToken),
+    attention: { ...shape, backward: true },
+  };
+  return { forward: [fwd], backward: [bwd], core: [fwd] };
+}
+
+/**
+ * Unfused attention as Megatron's non-flash path runs it: batched QKᵀ writing the s×s scores, fused
+ * scale-mask-softmax, dropout on the probabilities (1-byte mask), batched P·V. GQA's K/V are expanded
+ * to all query heads, so the GEMM shapes are those of multi-head attention.
+ */
+function unfusedAttention(c: LayerContext): AttentionStage {
+  const batch = c.b * c.headsPerRank;
+  const s = c.s;
+  const d = c.headDim;
+  const n = batch * s * s;
+  const scores = gemmOp('attn.scores', s, s, d, batch, c.dtype);
+  const softmax = elementwiseOp('attn.softmax', n, 5, 2 * n * c.e);
+  const context = gemmOp('attn.context', s, d, s, batch, c.dtype);
+  const core: Op[] = [scores, softmax];
+  const backward: Op[] = [
+    gemmOp('attn.context.dgrad', s, s, d, batch, c.dtype), // dP = dO·Vᵀ
+    gemmOp('attn.context.vgrad', s, d, s, batch, c.dtype), // dV = Pᵀ·dO
+  ];
+  if (c.dropout) {
+    core.push(elementwiseOp('attn.dropout', n, 2, 2 * n * c.e + n));
+    backward.push(elementwiseOp('attn.dropout.bwd', n, 1, 2 * n * c.e + n));
+  }
+  core.push(context);
+  backward.push(
+    elementwiseOp('attn.softmax.bwd', n, 4, 3 * n * c.e),
+    gemmOp('attn.scores.qgrad', s, d, s, batch, c.dtype), // dQ = dS·K
+    gemmOp('attn.scores.kgrad', s, d, s, batch, c.dtype), // dK = dSᵀ·Q
+  );
+  return { forward: [...core], backward, core };
+}
+
+/** Rotary position embedding on Q and K (Llama): ≈ 3 FLOPs per element, read + write. */
+function rotary(c: LayerContext): Stage {
+  const n = c.tokens * (c.headsPerRank + c.kvHeadsPerRank) * c.headDim;
+  return {
+    forward: [elementwiseOp('rope', n, 3, 2 * n * c.e)],
+    backward: [elementwiseOp('rope.bwd', n, 3, 2 * n * c.e)],
+  };
+}
+
+/** The attention core for this model and shape (rotary embedding included for Llama). */
+export function attentionStage(c: LayerContext): AttentionStage {
+  const core = c.flash ? flashAttention(c) : unfusedAttention(c);
+  if (c.model.arch !== 'llama') return core;
+  const rope = rotary(c);
+  return {
+    forward: [...rope.forward, ...core.forward],
+    backward: [...core.backward, ...rope.backward],
+    core: core.core,
+  };
+}

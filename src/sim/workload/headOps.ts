@@ -1,0 +1,104 @@
+import { activationStage, normStage, type LayerContext } from './layerContext.js';
+import { assembleBlock, elementwiseOp, gemmOp, linearStage, type Block, type Stage } from './ops.js';
+
+/**
+ * Embedding lookup (vocab-parallel with TP: each rank gathers the rows it owns and the partial results
+ * are all-reduced, or reduce-scattered under sequence parallelism — collectives are not ours).
+ * Backward scatter-adds dY into the table gradient, which is zero-filled first (V/t × h writes).
+ */
+function wordEmbedding(c: LayerContext, weight: string): Stage {
+  const n = c.tokens * c.h;
+  const table = c.vocabPerRank * c.h;
+  return {
+    forward: [elementwiseOp('embed.lookup', n, 0, 2 * n * c.e + c.tokens * 8)],
+    backward: [elementwiseOp('embed.wgrad', n, 1, table * c.e + 3 * n * c.e + c.tokens * 8, [weight])],
+  };
+}
+
+/** Adds learned position (and token-type) embeddings; their gradient is a sum over the batch. */
+function positionEmbedding(c: LayerContext, params: string[]): Stage {
+  const n = c.spTokens * c.h;
+  return {
+    forward: [elementwiseOp('embed.position', n, 1, 3 * n * c.e)],
+    backward: [elementwiseOp('embed.position.wgrad', n, 1, n * c.e + c.s * c.h * c.e, params)],
+  };
+}
+
+/** Embedding dropout (GPT, BERT): 1-byte mask. */
+function embeddingDropout(c: LayerContext): Stage {
+  const n = c.spTokens * c.h;
+  return {
+    forward: [elementwiseOp('embed.dropout', n, 2, 2 * n * c.e + n)],
+    backward: [elementwiseOp('embed.dropout.bwd', n, 1, 2 * n * c.e + n)],
+  };
+}
+
+/** Block −1: token embedding, plus positions, norm and dropout where the architecture has them. */
+export function embeddingBlock(c: LayerContext): Block {
+  const arch = c.model.arch;
+  let stages: Stage[];
+  if (arch === 'llama') {
+    stages = [wordEmbedding(c, 'model.embed_tokens.weight')];
+  } else if (arch === 'bert') {
+    const p = 'bert.embeddings.';
+    stages = [
+      wordEmbedding(c, p + 'word_embeddings.weight'),
+      positionEmbedding(c, [p + 'position_embeddings.weight', p + 'token_type_embeddings.weight']),
+      normStage('embed.norm', c, [p + 'LayerNorm.weight', p + 'LayerNorm.bias']),
+      embeddingDropout(c),
+    ];
+  } else {
+    stages = [
+      wordEmbedding(c, 'transformer.wte.weight'),
+      positionEmbedding(c, ['transformer.wpe.weight']),
+      embeddingDropout(c),
+    ];
+  }
+  return assembleBlock('embedding', -1, stages);
+}
+
+/**
+ * Cross-entropy over the vocab-parallel logits (T × V/t per rank). As implemented (HF upcasts the logits;
+ * Megatron's vocab-parallel loss works in fp32): reads the logits, writes an fp32 copy and keeps fp32
+ * probabilities for the backward, which reads them and writes dLogits.
+ */
+function lossStage(c: LayerContext): Stage {
+  const n = c.tokens * c.vocabPerRank;
+  return {
+    forward: [elementwiseOp('loss', n, 5, n * (c.e + 8))],
+    backward: [elementwiseOp('loss.bwd', n, 2, n * (4 + c.e))],
+  };
+}
+
+/** Block `layers`: final norm (or BERT's MLM transform), LM head / MLM decoder, loss. */
+export function headBlock(c: LayerContext): Block {
+  const m = c.model;
+  const T = c.tokens;
+  const stages: Stage[] = [];
+  let headParams: string[];
+  if (m.arch === 'bert') {
+    const p = 'cls.predictions.';
+    // The MLM transform (dense h×h, GELU, LayerNorm) is replicated across TP ranks.
+    stages.push(
+      linearStage('mlm.transform', T, c.h, c.h, c.dtype, [p + 'transform.dense.weight', p + 'transform.dense.bias']),
+      activationStage(c, T, c.h),
+      normStage('mlm.norm', c, [p + 'transform.LayerNorm.weight', p + 'transform.LayerNorm.bias'], T),
+    );
+    headParams = m.tiedEmbeddings ? [p + 'bias'] : [p + 'decoder.weight', p + 'bias'];
+  } else {
+    const normParams = m.arch === 'llama' ? ['model.norm.weight'] : ['transformer.ln_f.weight', 'transformer.ln_f.bias'];
+    stages.push(normStage('final_norm', c, normParams));
+    // Tied: the LM head's weight gradient lands in the embedding table, complete only after the
+    // embedding's backward, so it is listed there.
+    headParams = m.tiedEmbeddings ? [] : ['lm_head.weight'];
+  }
+  stages.push({
+    forward: [gemmOp('lm_head', T, c.vocabPerRank, c.h, 1, c.dtype)],
+    backward: [
+      gemmOp('lm_head.dgrad', T, c.h, c.vocabPerRank, 1, c.dtype),
+      gemmOp('lm_head.wgrad', c.h, c.vocabPerRank, T, 1, c.dtype, headParams),
+    ],
+  });
+  stages.push(lossStage(c));
+  return assembleBlock('head', m.layers, stages);
+}

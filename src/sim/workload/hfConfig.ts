@@ -1,0 +1,111 @@
+import { ScenarioError } from '../errors.js';
+import type { ModelArch, ModelSpec } from './model.js';
+
+/**
+ * Reading a Hugging Face `config.json` into a {@link ModelSpec}. The caller reads the file (nothing in
+ * `src/sim` touches the file system) and passes the parsed JSON plus the path for error messages.
+ *
+ * Field names per `transformers` configuration classes: LlamaConfig / MistralConfig / GPTNeoXConfig /
+ * BertConfig use `num_hidden_layers`, `hidden_size`, `num_attention_heads`, `intermediate_size`,
+ * `max_position_embeddings`; GPT2Config uses `n_layer`, `n_embd`, `n_head`, `n_inner` (null → 4·n_embd)
+ * and `n_positions`.
+ */
+
+/** Supported `model_type` values and the architecture each maps to. */
+const MODEL_TYPES: Record<string, ModelArch> = {
+  llama: 'llama',
+  mistral: 'llama', // Same block as Llama (RMSNorm, SwiGLU, GQA); sliding-window attention is ignored.
+  gpt2: 'gpt',
+  // GPT-NeoX uses rotary positions (no learned position table), a parallel residual and an untied
+  // `embed_out`; mapped to `gpt`, so the parameter count carries a spurious seqLen·hidden position table.
+  gpt_neox: 'gpt',
+  bert: 'bert',
+};
+
+/** `tie_word_embeddings` defaults of each configuration class when the field is absent. */
+const TIE_DEFAULTS: Record<string, boolean> = {
+  llama: false,
+  mistral: false,
+  gpt2: true,
+  gpt_neox: false,
+  bert: true,
+};
+
+type Json = Record<string, unknown>;
+
+function fail(sourcePath: string, message: string): never {
+  throw new ScenarioError(sourcePath, message);
+}
+
+/** First of `keys` present (not null/undefined) in `cfg`, as a positive integer. */
+function intField(cfg: Json, keys: string[], sourcePath: string, fallback?: number): number {
+  for (const key of keys) {
+    const v = cfg[key];
+    if (v === undefined || v === null) continue;
+    if (typeof v !== 'number' || !Number.isInteger(v) || v <= 0) {
+      fail(sourcePath, `field '${key}' is ${JSON.stringify(v)}; expected a positive integer`);
+    }
+    return v;
+  }
+  if (fallback !== undefined) return fallback;
+  const alt = keys.length > 1 ? ` (or ${keys.slice(1).map((k) => `'${k}'`).join(', ')})` : '';
+  return fail(sourcePath, `missing field '${keys[0]}'${alt}; expected a positive integer`);
+}
+
+/** Last path component without extension, or the parent folder for `…/config.json`. */
+function nameFromPath(sourcePath: string): string {
+  const parts = sourcePath.split(/[\\/]/).filter((p) => p.length > 0);
+  let last = parts[parts.length - 1] ?? 'hf-model';
+  if (last === 'config.json' && parts.length > 1) last = parts[parts.length - 2];
+  return last.replace(/\.json$/i, '');
+}
+
+/**
+ * Builds a model from a parsed Hugging Face `config.json`.
+ *
+ * `seqLen` is the maximum position count (`max_position_embeddings` / `n_positions`), which is an upper
+ * bound on the training sequence: scenarios usually set a shorter one.
+ * @param json the parsed file content
+ * @param sourcePath where it came from, used as the error path
+ * @throws ScenarioError naming the missing or invalid field
+ */
+export function modelFromHfConfig(json: unknown, sourcePath: string): ModelSpec {
+  if (typeof json !== 'object' || json === null || Array.isArray(json)) {
+    fail(sourcePath, 'expected a JSON object (a Hugging Face config.json)');
+  }
+  const cfg = json as Json;
+  const modelType = cfg['model_type'];
+  if (typeof modelType !== 'string') {
+    fail(sourcePath, `missing field 'model_type'; expected one of: ${Object.keys(MODEL_TYPES).join(', ')}`);
+  }
+  const arch = MODEL_TYPES[modelType];
+  if (!arch) {
+    fail(sourcePath, `model_type '${modelType}' is not supported; expected one of: ${Object.keys(MODEL_TYPES).join(', ')}`);
+  }
+
+  const layers = intField(cfg, ['num_hidden_layers', 'n_layer'], sourcePath);
+  const hidden = intField(cfg, ['hidden_size', 'n_embd'], sourcePath);
+  const heads = intField(cfg, ['num_attention_heads', 'n_head'], sourcePath);
+  const kvHeads = intField(cfg, ['num_key_value_heads'], sourcePath, heads);
+  // GPT-2 leaves n_inner null and uses 4·n_embd; the other families must state the width.
+  const ffnHidden = intField(cfg, ['intermediate_size', 'n_inner'], sourcePath, arch === 'gpt' ? 4 * hidden : undefined);
+  const seqLen = intField(cfg, ['max_position_embeddings', 'n_positions'], sourcePath);
+  const vocab = intField(cfg, ['vocab_size'], sourcePath);
+
+  const tie = cfg['tie_word_embeddings'];
+  if (tie !== undefined && typeof tie !== 'boolean') {
+    fail(sourcePath, `field 'tie_word_embeddings' is ${JSON.stringify(tie)}; expected true or false`);
+  }
+  const tiedEmbeddings = typeof tie === 'boolean' ? tie : TIE_DEFAULTS[modelType];
+
+  if (hidden % heads !== 0) {
+    fail(sourcePath, `hidden size ${hidden} is not a multiple of the attention heads (${heads})`);
+  }
+  if (heads % kvHeads !== 0) {
+    fail(sourcePath, `num_key_value_heads (${kvHeads}) does not divide num_attention_heads (${heads})`);
+  }
+
+  const nameField = cfg['_name_or_path'];
+  const name = typeof nameField === 'string' && nameField.length > 0 ? nameField : nameFromPath(sourcePath);
+  return { name, arch, layers, hidden, heads, kvHeads, ffnHidden, seqLen, vocab, tiedEmbeddings };
+}

@@ -1,0 +1,159 @@
+import { ScenarioError } from '../errors.js';
+import type { Dtype, GpuSpec } from '../hardware/types.js';
+import type { AttentionShape, Op } from './ops.js';
+
+/**
+ * Default kernel-time model (DESIGN.md §6): time = max(FLOPs / (peak × efficiency),
+ * bytes / (HBM bandwidth × hbmEfficiency)) + launch overhead. Calibration replaces the efficiency curves.
+ */
+
+/**
+ * Output tile of a cuBLAS/CUTLASS tensor-core GEMM, m × n. 16-bit (and fp8) kernels commonly use
+ * 128×128 CTA tiles (CUTLASS's default tensor-op tile for Ampere/Hopper). With 4-byte operands each
+ * k-slice of A and B costs twice the shared memory and registers, so to keep the same pipeline depth the
+ * kernels halve the output tile: we use 128×64 for fp32/tf32. A modelling choice, not a measured table.
+ */
+export function gemmTile(dtype: Dtype): { m: number; n: number } {
+  return dtype === 'fp32' || dtype === 'tf32' ? { m: 128, n: 64 } : { m: 128, n: 128 };
+}
+
+/**
+ * k at which the small-k factor k / (k + K) is one half. Each output tile pays a fixed prologue (filling
+ * the shared-memory pipeline) and epilogue (writing C) worth about one 32-deep main-loop step; an
+ * assumption for the default curve, to be replaced by calibration.
+ */
+export const GEMM_SMALL_K_HALF = 32;
+
+/** Ceiling used when the GPU spec gives none for the dtype (typical cuBLAS large-GEMM fraction). */
+export const DEFAULT_GEMM_CEILING = 0.7;
+
+/** cuBLAS splits k across CTAs when there are too few output tiles to fill the SMs; never below this k. */
+export const SPLIT_K_MIN_K = 256;
+
+/**
+ * Flash attention forward efficiency, fraction of the dtype's dense peak. FlashAttention-2 (Dao 2023,
+ * arXiv 2307.08691) reaches 50–73% of A100 peak forward; FlashAttention-3 (Shah et al. 2024) ~75% of
+ * H100 fp16 peak, while FA2 on H100 stays nearer 35%. We take 0.6; calibration replaces it.
+ */
+export const FLASH_FWD_EFFICIENCY = 0.6;
+
+/**
+ * Flash attention backward efficiency against the conventional 2× forward FLOPs. FA2 reports a lower
+ * fraction backward than forward, and its backward really executes 2.5× the forward FLOPs (it recomputes
+ * the probabilities), so the convention-relative figure is lower still: 0.45.
+ */
+export const FLASH_BWD_EFFICIENCY = 0.45;
+
+/** Query (forward) / key (backward) block length of a flash kernel's work unit (FA2 uses 64–128). */
+export const FLASH_BLOCK = 128;
+
+function peakFlopsPerNs(gpu: GpuSpec, dtype: Dtype): number {
+  const tflops = gpu.peakTflops[dtype];
+  if (tflops === undefined || tflops <= 0) {
+    throw new ScenarioError('training.dtype', `${gpu.name} has no dense ${dtype} peak`);
+  }
+  return tflops * 1e3; // 1 TFLOP/s = 1e12 FLOP / 1e9 ns
+}
+
+/** Fraction of the SMs busy over all waves when `units` equal work units run one per SM. */
+export function waveEfficiency(units: number, smCount: number): number {
+  if (units <= 0) return 1;
+  const waves = Math.ceil(units / smCount);
+  return units / (waves * smCount);
+}
+
+/**
+ * Fraction of the dense peak a GEMM C[m×n] = A[m×k]·B[k×n] (× batch) reaches: the GPU's ceiling for
+ * the dtype × tile quantisation (useful share of the padded tiles) × wave quantisation (tiles over the
+ * SMs, with split-k when there are fewer tiles than SMs) × a small-k factor.
+ */
+export function gemmEfficiency(m: number, n: number, k: number, gpu: GpuSpec, dtype: Dtype, batch = 1): number {
+  const tile = gemmTile(dtype);
+  const tm = Math.ceil(m / tile.m);
+  const tn = Math.ceil(n / tile.n);
+  const tileEff = (m * n) / (tm * tile.m * tn * tile.n);
+  const tiles = tm * tn * batch;
+  let split = 1;
+  if (tiles < gpu.smCount) {
+    split = Math.max(1, Math.min(Math.floor(gpu.smCount / tiles), Math.floor(k / SPLIT_K_MIN_K)));
+  }
+  const kPerCta = k / split;
+  const kEff = kPerCta / (kPerCta + GEMM_SMALL_K_HALF);
+  const ceiling = gpu.gemmCeiling[dtype] ?? DEFAULT_GEMM_CEILING;
+  return ceiling * tileEff * waveEfficiency(tiles * split, gpu.smCount) * kEff;
+}
+
+/**
+ * Fraction of the dense peak a flash-attention kernel reaches: the forward or backward base figure ×
+ * wave quantisation over its work units (batch × heads × sequence blocks, as FA2 parallelises).
+ */
+export function attentionEfficiency(shape: AttentionShape, gpu: GpuSpec): number {
+  const units = shape.batchHeads * Math.ceil(shape.seqLen / FLASH_BLOCK);
+  const base = shape.backward ? FLASH_BWD_EFFICIENCY : FLASH_FWD_EFFICIENCY;
+  return base * waveEfficiency(units, gpu.smCount);
+}
+
+/** Share of the conventional (full s×s) FLOPs a causal flash kernel executes: the blocks on or below the diagonal. */
+export function causalWorkFraction(seqLen: number): number {
+  const blocks = Math.ceil(seqLen / FLASH_BLOCK);
+  return (blocks + 1) / (2 * blocks);
+}
+
+/**
+ * Time of one op on one GPU in integer nanoseconds.
+ * GEMMs run on tensor cores at `gemmEfficiency`; flash attention at `attentionEfficiency` (causal kernels
+ * execute only the unmasked half); elementwise and optimizer ops compute on the CUDA cores (fp32 peak)
+ * and are normally bound by HBM. The `dtype` asked for is used as is (fp32 is not silently run as tf32).
+ * @throws ScenarioError when the GPU has no peak for `dtype`
+ */
+export function opTimeNs(op: Op, gpu: GpuSpec, dtype: Dtype): number {
+  let computeNs = 0;
+  if (op.flops > 0) {
+    if (op.kind === 'gemm') {
+      // Without a shape, assume a large well-shaped GEMM (the ceiling).
+      const g = op.gemm;
+      const eff = g ? gemmEfficiency(g.m, g.n, g.k, gpu, dtype, g.batch) : gpu.gemmCeiling[dtype] ?? DEFAULT_GEMM_CEILING;
+      computeNs = op.flops / (peakFlopsPerNs(gpu, dtype) * eff);
+    } else if (op.kind === 'attention') {
+      const a = op.attention;
+      const executed = a?.causal ? op.flops * causalWorkFraction(a.seqLen) : op.flops;
+      const eff = a ? attentionEfficiency(a, gpu) : FLASH_FWD_EFFICIENCY;
+      computeNs = executed / (peakFlopsPerNs(gpu, dtype) * eff);
+    } else {
+      const vectorPeak = gpu.peakTflops.fp32 !== undefined ? peakFlopsPerNs(gpu, 'fp32') : peakFlopsPerNs(gpu, dtype);
+      computeNs = op.flops / vectorPeak;
+    }
+  }
+  // 1 GB/s is 1 byte/ns.
+  const memoryNs = op.bytes / (gpu.hbmBandwidthGBps * gpu.hbmEfficiency);
+  return Math.round(Math.max(computeNs, memoryNs) + gpu.kernelLaunchNs);
+}
+
+/**
+ * HBM bytes per parameter of a fused mixed-precision Adam step (Apex/PyTorch multi-tensor apply):
+ * reads fp32 master weight, m, v (4 + 4 + 4) and the 16-bit gradient (2); writes master, m, v
+ * (4 + 4 + 4) and the 16-bit weight copy (2). Megatron keeps fp32 main gradients, which would read 4.
+ */
+export const ADAM_MIXED_BYTES_PER_PARAM = 28;
+/** fp32 Adam: reads w, g, m, v (16), writes w, m, v (12). */
+export const ADAM_FP32_BYTES_PER_PARAM = 28;
+/** SGD with momentum: reads w (fp32 master), g, buffer; writes w, buffer (+ 16-bit copy when mixed): 20 either way. */
+export const SGD_BYTES_PER_PARAM = 20;
+/** Adam arithmetic per parameter: two moment updates, bias correction, sqrt, divide, decay, update (≈ 15). */
+export const ADAM_FLOPS_PER_PARAM = 15;
+/** SGD with momentum and weight decay (≈ 5). */
+export const SGD_FLOPS_PER_PARAM = 5;
+
+/** One fused optimizer step over `params` parameters (the shard this rank updates). */
+export function optimizerOp(
+  params: number,
+  opts: { optimizer?: 'adam' | 'sgd'; precision?: 'mixed' | 'fp32' } = {},
+): Op {
+  const optimizer = opts.optimizer ?? 'adam';
+  const precision = opts.precision ?? 'mixed';
+  const bytesPerParam = optimizer === 'sgd'
+    ? SGD_BYTES_PER_PARAM
+    : precision === 'mixed' ? ADAM_MIXED_BYTES_PER_PARAM : ADAM_FP32_BYTES_PER_PARAM;
+  const flopsPerParam = optimizer === 'sgd' ? SGD_FLOPS_PER_PARAM : ADAM_FLOPS_PER_PARAM;
+  return { name: `optimizer.${optimizer}`, kind: 'optimizer', flops: params * flopsPerParam, bytes: params * bytesPerParam };
+}

@@ -1,0 +1,235 @@
+/**
+ * Model descriptions and their trainable tensors.
+ *
+ * Tensor names and registration order follow the Hugging Face implementations (`transformers`:
+ * `GPT2LMHeadModel`, `LlamaForCausalLM`, `BertForMaskedLM`), because `nn.Module.parameters()` yields
+ * tensors in registration order and PyTorch DDP packs gradient buckets in the reverse of that order
+ * (DESIGN.md §7).
+ */
+
+/** Architecture family: decides norms, biases, MLP shape, position embeddings and masking. */
+export type ModelArch = 'gpt' | 'llama' | 'bert' | 'mlp';
+
+/** One model. Plain, read-only data. */
+export interface ModelSpec {
+  name: string;
+  /**
+   * `gpt`: pre-LN LayerNorm with biases, learned positions, GELU 2-matrix MLP, causal.
+   * `llama`: pre-LN RMSNorm, no biases, rotary positions, SwiGLU 3-matrix MLP, GQA, causal, no dropout.
+   * `bert`: post-LN encoder, bidirectional, learned positions + token types, MLM head.
+   * `mlp`: a stack of linear layers given by `mlpSizes`.
+   */
+  arch: ModelArch;
+  /** Transformer layers (for `mlp`: number of linear layers, `mlpSizes.length - 1`). */
+  layers: number;
+  /** Model width h (for `mlp`: the input width). */
+  hidden: number;
+  /** Attention (query) heads a. */
+  heads: number;
+  /** Key/value heads; < heads means grouped-query attention. */
+  kvHeads: number;
+  /** Inner width of the MLP (per matrix; SwiGLU has two such input matrices). */
+  ffnHidden: number;
+  /** Sequence length the model is trained with (the default for a step). */
+  seqLen: number;
+  /** Vocabulary size V (for `mlp`: number of output classes). */
+  vocab: number;
+  /** The output (LM head / MLM decoder) weight is the input embedding matrix. */
+  tiedEmbeddings: boolean;
+  /** For `mlp` only: layer widths from input to output, e.g. [1024, 512, 10]. */
+  mlpSizes?: number[];
+}
+
+/** One trainable tensor, as `nn.Module.parameters()` yields it. */
+export interface ParamTensor {
+  name: string;
+  /** Number of elements of the whole (unsharded) tensor. */
+  elements: number;
+  /** −1 for embeddings, 0…layers−1 for transformer layers, `layers` for the final norm / head. */
+  layer: number;
+  /**
+   * Megatron tensor parallelism splits this tensor over the TP ranks (column- or row-parallel
+   * weights, column-parallel biases, vocab-parallel embeddings); otherwise every TP rank holds it
+   * whole (norms, row-parallel biases, position embeddings).
+   */
+  tpSharded: boolean;
+}
+
+/** Width of one attention head, h/a. */
+export function headDim(model: ModelSpec): number {
+  return model.hidden / model.heads;
+}
+
+/** Output width of the fused QKV projection: h + 2·kv·d (equals 3h without GQA). */
+export function qkvWidth(model: ModelSpec): number {
+  return model.hidden + 2 * model.kvHeads * headDim(model);
+}
+
+/** Whether the architecture uses a gated (SwiGLU, 3-matrix) MLP. */
+export function isGatedMlp(model: ModelSpec): boolean {
+  return model.arch === 'llama';
+}
+
+/** Whether the architecture has dropout layers (Llama recipes train with dropout 0, HF has none). */
+export function hasDropout(model: ModelSpec): boolean {
+  return model.arch === 'gpt' || model.arch === 'bert';
+}
+
+/** Whether attention is causal (decoder) rather than bidirectional (encoder). */
+export function isCausal(model: ModelSpec): boolean {
+  return model.arch !== 'bert';
+}
+
+type Push = (name: string, elements: number, layer: number, tpSharded: boolean) => void;
+
+function gptTensors(m: ModelSpec, push: Push): void {
+  const h = m.hidden;
+  const qkv = qkvWidth(m);
+  // GPT2Model registers wte, wpe, h[...], ln_f; Conv1D registers weight then bias.
+  push('transformer.wte.weight', m.vocab * h, -1, true);
+  push('transformer.wpe.weight', m.seqLen * h, -1, false);
+  for (let i = 0; i < m.layers; i++) {
+    const p = `transformer.h.${i}.`;
+    push(p + 'ln_1.weight', h, i, false);
+    push(p + 'ln_1.bias', h, i, false);
+    push(p + 'attn.c_attn.weight', h * qkv, i, true);
+    push(p + 'attn.c_attn.bias', qkv, i, true);
+    push(p + 'attn.c_proj.weight', h * h, i, true);
+    push(p + 'attn.c_proj.bias', h, i, false);
+    push(p + 'ln_2.weight', h, i, false);
+    push(p + 'ln_2.bias', h, i, false);
+    push(p + 'mlp.c_fc.weight', h * m.ffnHidden, i, true);
+    push(p + 'mlp.c_fc.bias', m.ffnHidden, i, true);
+    push(p + 'mlp.c_proj.weight', m.ffnHidden * h, i, true);
+    push(p + 'mlp.c_proj.bias', h, i, false);
+  }
+  push('transformer.ln_f.weight', h, m.layers, false);
+  push('transformer.ln_f.bias', h, m.layers, false);
+  if (!m.tiedEmbeddings) push('lm_head.weight', m.vocab * h, m.layers, true);
+}
+
+function llamaTensors(m: ModelSpec, push: Push): void {
+  const h = m.hidden;
+  const kv = m.kvHeads * headDim(m);
+  push('model.embed_tokens.weight', m.vocab * h, -1, true);
+  for (let i = 0; i < m.layers; i++) {
+    const p = `model.layers.${i}.`;
+    // LlamaDecoderLayer.__init__ registers self_attn, mlp, input_layernorm, post_attention_layernorm.
+    push(p + 'self_attn.q_proj.weight', h * h, i, true);
+    push(p + 'self_attn.k_proj.weight', h * kv, i, true);
+    push(p + 'self_attn.v_proj.weight', h * kv, i, true);
+    push(p + 'self_attn.o_proj.weight', h * h, i, true);
+    push(p + 'mlp.gate_proj.weight', h * m.ffnHidden, i, true);
+    push(p + 'mlp.up_proj.weight', h * m.ffnHidden, i, true);
+    push(p + 'mlp.down_proj.weight', m.ffnHidden * h, i, true);
+    push(p + 'input_layernorm.weight', h, i, false);
+    push(p + 'post_attention_layernorm.weight', h, i, false);
+  }
+  push('model.norm.weight', h, m.layers, false);
+  if (!m.tiedEmbeddings) push('lm_head.weight', m.vocab * h, m.layers, true);
+}
+
+function bertTensors(m: ModelSpec, push: Push): void {
+  const h = m.hidden;
+  const f = m.ffnHidden;
+  const kv = m.kvHeads * headDim(m);
+  // BertForMaskedLM: embeddings, encoder, MLM head. No pooler and no next-sentence head (RoBERTa-style
+  // MLM-only pre-training); BertForPreTraining would add 1.05M (pooler) + 2k (NSP) for bert-large.
+  push('bert.embeddings.word_embeddings.weight', m.vocab * h, -1, true);
+  push('bert.embeddings.position_embeddings.weight', m.seqLen * h, -1, false);
+  push('bert.embeddings.token_type_embeddings.weight', 2 * h, -1, false);
+  push('bert.embeddings.LayerNorm.weight', h, -1, false);
+  push('bert.embeddings.LayerNorm.bias', h, -1, false);
+  for (let i = 0; i < m.layers; i++) {
+    const p = `bert.encoder.layer.${i}.`;
+    push(p + 'attention.self.query.weight', h * h, i, true);
+    push(p + 'attention.self.query.bias', h, i, true);
+    push(p + 'attention.self.key.weight', h * kv, i, true);
+    push(p + 'attention.self.key.bias', kv, i, true);
+    push(p + 'attention.self.value.weight', h * kv, i, true);
+    push(p + 'attention.self.value.bias', kv, i, true);
+    push(p + 'attention.output.dense.weight', h * h, i, true);
+    push(p + 'attention.output.dense.bias', h, i, false);
+    push(p + 'attention.output.LayerNorm.weight', h, i, false);
+    push(p + 'attention.output.LayerNorm.bias', h, i, false);
+    push(p + 'intermediate.dense.weight', h * f, i, true);
+    push(p + 'intermediate.dense.bias', f, i, true);
+    push(p + 'output.dense.weight', f * h, i, true);
+    push(p + 'output.dense.bias', h, i, false);
+    push(p + 'output.LayerNorm.weight', h, i, false);
+    push(p + 'output.LayerNorm.bias', h, i, false);
+  }
+  const head = 'cls.predictions.';
+  push(head + 'transform.dense.weight', h * h, m.layers, false);
+  push(head + 'transform.dense.bias', h, m.layers, false);
+  push(head + 'transform.LayerNorm.weight', h, m.layers, false);
+  push(head + 'transform.LayerNorm.bias', h, m.layers, false);
+  if (!m.tiedEmbeddings) push(head + 'decoder.weight', m.vocab * h, m.layers, true);
+  push(head + 'bias', m.vocab, m.layers, true);
+}
+
+function mlpTensors(m: ModelSpec, push: Push): void {
+  const sizes = mlpSizesOf(m);
+  for (let i = 0; i + 1 < sizes.length; i++) {
+    push(`layers.${i}.weight`, sizes[i] * sizes[i + 1], i, true);
+    push(`layers.${i}.bias`, sizes[i + 1], i, i % 2 === 0);
+  }
+}
+
+/** Layer widths of an `mlp` model, input first; falls back to [hidden, ffnHidden, vocab]. */
+export function mlpSizesOf(model: ModelSpec): number[] {
+  return model.mlpSizes && model.mlpSizes.length >= 2
+    ? model.mlpSizes
+    : [model.hidden, model.ffnHidden, model.vocab];
+}
+
+/** The trainable tensors in registration order (the order `nn.Module.parameters()` yields them). */
+export function parameterTensors(model: ModelSpec): ParamTensor[] {
+  const out: ParamTensor[] = [];
+  const push: Push = (name, elements, layer, tpSharded) => out.push({ name, elements, layer, tpSharded });
+  switch (model.arch) {
+    case 'gpt':
+      gptTensors(model, push);
+      break;
+    case 'llama':
+      llamaTensors(model, push);
+      break;
+    case 'bert':
+      bertTensors(model, push);
+      break;
+    case 'mlp':
+      mlpTensors(model, push);
+      break;
+  }
+  return out;
+}
+
+/** Total number of trainable parameters. */
+export function parameterCount(model: ModelSpec): number {
+  let n = 0;
+  for (const t of parameterTensors(model)) n += t.elements;
+  return n;
+}
+
+/** Elements of `tensor` held by one of `tp` tensor-parallel ranks (Megatron split). */
+export function elementsPerTpRank(tensor: ParamTensor, tp: number): number {
+  return tensor.tpSharded ? tensor.elements / tp : tensor.elements;
+}
+
+/** Parameters held by one TP rank for the given layers (all layers, embeddings and head by default). */
+export function parametersPerTpRank(model: ModelSpec, tp: number, layerFilter?: (layer: number) => boolean): number {
+  let n = 0;
+  for (const t of parameterTensors(model)) {
+    if (!layerFilter || layerFilter(t.layer)) n += elementsPerTpRank(t, tp);
+  }
+  return n;
+}
+
+/** Parameters of the largest single layer (embedding, transformer layer or head), whole. */
+export function largestLayerParameters(model: ModelSpec): number {
+  const perLayer = new Map<number, number>();
+  for (const t of parameterTensors(model)) perLayer.set(t.layer, (perLayer.get(t.layer) ?? 0) + t.elements);
+  let max = 0;
+  for (const v of perLayer.values()) max = Math.max(max, v);
+  return max;
+}

@@ -1,0 +1,82 @@
+import { UnknownPresetError } from '../errors.js';
+import type { ModelSpec } from './model.js';
+
+/** A GPT-3-style decoder (GELU MLP of 4h, tied embeddings, GPT-2 BPE vocabulary of 50257, context 2048). */
+function gpt3(name: string, layers: number, hidden: number, heads: number): ModelSpec {
+  return {
+    name, arch: 'gpt', layers, hidden, heads, kvHeads: heads, ffnHidden: 4 * hidden,
+    seqLen: 2048, vocab: 50257, tiedEmbeddings: true,
+  };
+}
+
+/**
+ * The GPT models of Narayanan et al., "Efficient Large-Scale Language Model Training on GPU Clusters
+ * Using Megatron-LM" (SC21), Table 1: vocabulary 51200, sequence 2048. The table also gives the
+ * measured TFLOP/s per A100, which makes these the natural validation targets.
+ */
+function megatronGpt(name: string, layers: number, hidden: number, heads: number): ModelSpec {
+  return { ...gpt3(name, layers, hidden, heads), vocab: 51200 };
+}
+
+function llama(
+  name: string, layers: number, hidden: number, heads: number, kvHeads: number,
+  ffnHidden: number, seqLen: number, vocab: number,
+): ModelSpec {
+  return { name, arch: 'llama', layers, hidden, heads, kvHeads, ffnHidden, seqLen, vocab, tiedEmbeddings: false };
+}
+
+const PRESETS: readonly ModelSpec[] = [
+  // Brown et al., "Language Models are Few-Shot Learners" (2020), Table 2.1. The table lists GPT-3 XL
+  // with 24 heads of 128 (= 3072 ≠ d_model 2048) and GPT-3 13B with d_model 5140; we use 16 heads
+  // (as GPT-Neo 1.3B does) and 5120 = 40 × 128 so that heads divide the width.
+  gpt3('gpt3-1.3b', 24, 2048, 16),
+  gpt3('gpt3-2.7b', 32, 2560, 32),
+  gpt3('gpt3-6.7b', 32, 4096, 32),
+  gpt3('gpt3-13b', 40, 5120, 40),
+  gpt3('gpt3-175b', 96, 12288, 96),
+  megatronGpt('megatron-gpt-1.7b', 24, 2304, 24),
+  megatronGpt('megatron-gpt-18.4b', 40, 6144, 48),
+  megatronGpt('megatron-gpt-145.6b', 80, 12288, 96),
+  megatronGpt('megatron-gpt-1t', 128, 25600, 160),
+  // Touvron et al., "Llama 2" (2023), Table 1 (context 4096); widths from the HF configs
+  // meta-llama/Llama-2-{7b,13b,70b}-hf/config.json (vocab 32000, untied lm_head).
+  llama('llama2-7b', 32, 4096, 32, 32, 11008, 4096, 32000),
+  llama('llama2-13b', 40, 5120, 40, 40, 13824, 4096, 32000),
+  llama('llama2-70b', 80, 8192, 64, 8, 28672, 4096, 32000),
+  // Llama Team, "The Llama 3 Herd of Models" (2024), Table 3 (FFN 14336 / 28672 / 53248; 8 KV heads;
+  // pre-training context 8192); vocab 128256 from meta-llama/Meta-Llama-3-8B and Llama-3.1-405B configs.
+  llama('llama3-8b', 32, 4096, 32, 8, 14336, 8192, 128256),
+  llama('llama3-70b', 80, 8192, 64, 8, 28672, 8192, 128256),
+  llama('llama3-405b', 126, 16384, 128, 8, 53248, 8192, 128256),
+  // Devlin et al., "BERT" (2019): BERT-Large L=24, H=1024, A=16, FFN 4H, 512 positions;
+  // HF bert-large-uncased config: vocab 30522, MLM decoder tied to the word embeddings.
+  {
+    name: 'bert-large', arch: 'bert', layers: 24, hidden: 1024, heads: 16, kvHeads: 16, ffnHidden: 4096,
+    seqLen: 512, vocab: 30522, tiedEmbeddings: true,
+  },
+  // A small classifier for quick tests: 1024 → 512 → 10 (ReLU between).
+  {
+    name: 'mlp-small', arch: 'mlp', layers: 2, hidden: 1024, heads: 1, kvHeads: 1, ffnHidden: 512,
+    seqLen: 1, vocab: 10, tiedEmbeddings: false, mlpSizes: [1024, 512, 10],
+  },
+];
+
+/** Names accepted by {@link modelPreset}. */
+export const MODEL_PRESET_NAMES: readonly string[] = PRESETS.map((p) => p.name);
+
+/**
+ * The model preset called `name` (a fresh copy).
+ * @throws UnknownPresetError listing the allowed names.
+ */
+export function modelPreset(name: string, path = 'model'): ModelSpec {
+  const found = PRESETS.find((p) => p.name === name);
+  if (!found) throw new UnknownPresetError('model', name, MODEL_PRESET_NAMES, path);
+  const copy: ModelSpec = { ...found };
+  if (found.mlpSizes) copy.mlpSizes = [...found.mlpSizes];
+  return copy;
+}
+
+/** Names accepted by {@link modelPreset} (function form, like the hardware presets' `gpuPresetNames`). */
+export function modelPresetNames(): string[] {
+  return [...MODEL_PRESET_NAMES];
+}

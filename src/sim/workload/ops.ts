@@ -1,0 +1,157 @@
+import type { Dtype } from '../hardware/types.js';
+
+/**
+ * The unit of work the compiler places on a compute stream: one kernel (or one fused group of
+ * kernels) of one micro-batch on one rank, with its FLOPs and HBM traffic.
+ */
+
+export type OpKind = 'gemm' | 'attention' | 'elementwise' | 'optimizer';
+
+/** C[m×n] = A[m×k]·B[k×n], `batch` times (batched GEMM for unfused attention, 1 otherwise). */
+export interface GemmShape {
+  m: number;
+  n: number;
+  k: number;
+  batch: number;
+}
+
+/** A fused (flash-style) attention kernel, per rank. */
+export interface AttentionShape {
+  /** Independent (batch × query head) problems: b·a/t. */
+  batchHeads: number;
+  seqLen: number;
+  headDim: number;
+  /** Causal masking: flash kernels skip the fully masked tiles, executing about half of `flops`. */
+  causal: boolean;
+  backward: boolean;
+}
+
+export interface Op {
+  /** Short name inside its block: `qkv`, `qkv.dgrad`, `attn.core`, `recompute.fc1`, … */
+  name: string;
+  kind: OpKind;
+  /**
+   * Floating-point operations by the usual counting convention (2 per multiply-add, full s×s for
+   * attention scores even when causal, backward = 2× forward), so sums match Megatron's closed form.
+   */
+  flops: number;
+  /** HBM bytes read + written. */
+  bytes: number;
+  gemm?: GemmShape;
+  attention?: AttentionShape;
+  /** Trainable tensors whose gradients are complete when this (backward) op finishes. */
+  gradParams?: string[];
+}
+
+/** A group of ops that belong together: the embedding, one transformer layer, or the head + loss. */
+export interface Block {
+  name: string;
+  /** −1 for embeddings, 0…layers−1 for transformer layers, `layers` for the final norm / head. */
+  layer: number;
+  forward: Op[];
+  /** In execution order (the reverse of forward), recompute ops first. */
+  backward: Op[];
+}
+
+export type RecomputeMode = 'none' | 'selective' | 'full';
+
+/** What one micro-batch looks like on one rank. */
+export interface MicroBatchShape {
+  microBatch: number;
+  seqLen: number;
+  dtype: Dtype;
+  /** Tensor-parallel degree t (Megatron split). */
+  tp: number;
+  /** Megatron sequence parallelism: norms, dropout and residuals work on s/t tokens. */
+  sequenceParallel: boolean;
+  flashAttention: boolean;
+  recompute: RecomputeMode;
+}
+
+/** Bytes of one element stored in `dtype` (tf32 is stored as fp32). */
+export function dtypeBytes(dtype: Dtype): number {
+  switch (dtype) {
+    case 'fp32':
+    case 'tf32':
+      return 4;
+    case 'fp16':
+    case 'bf16':
+      return 2;
+    case 'fp8':
+      return 1;
+  }
+}
+
+/**
+ * Bytes of one stored activation element. FP8 training (Transformer Engine) runs the GEMMs in FP8 but
+ * keeps activations, norms and residuals in BF16, so fp8 counts 2.
+ */
+export function activationElementBytes(dtype: Dtype): number {
+  return dtype === 'fp8' ? 2 : dtypeBytes(dtype);
+}
+
+/** A GEMM op: 2·m·n·k·batch FLOPs; reads A and B in `dtype`, writes C as an activation. */
+export function gemmOp(name: string, m: number, n: number, k: number, batch: number, dtype: Dtype, gradParams?: string[]): Op {
+  const inB = dtypeBytes(dtype);
+  const outB = activationElementBytes(dtype);
+  const op: Op = {
+    name,
+    kind: 'gemm',
+    flops: 2 * m * n * k * batch,
+    bytes: batch * ((m * k + k * n) * inB + m * n * outB),
+    gemm: { m, n, k, batch },
+  };
+  if (gradParams && gradParams.length > 0) op.gradParams = gradParams;
+  return op;
+}
+
+/** A memory-bound op over `elements` values with `flopsPerElement` and the given HBM traffic. */
+export function elementwiseOp(name: string, elements: number, flopsPerElement: number, bytes: number, gradParams?: string[]): Op {
+  const op: Op = { name, kind: 'elementwise', flops: elements * flopsPerElement, bytes };
+  if (gradParams && gradParams.length > 0) op.gradParams = gradParams;
+  return op;
+}
+
+/** Forward op(s) of one stage of a block and the backward ops that undo it, in execution order. */
+export interface Stage {
+  forward: Op[];
+  backward: Op[];
+}
+
+/**
+ * A linear layer Y[T×out] = X[T×in]·W[in×out] (+ bias): forward GEMM, then dgrad (dX = dY·Wᵀ) and
+ * wgrad (dW = Xᵀ·dY, which completes `params`). Backward is 2× forward FLOPs. `needInputGrad` false
+ * drops the dgrad (first layer of a model whose input is data).
+ */
+export function linearStage(
+  name: string, tokens: number, inF: number, outF: number, dtype: Dtype, params: string[], needInputGrad = true,
+): Stage {
+  const backward: Op[] = [];
+  // Megatron computes dgrad first so the TP all-reduce of dX overlaps the wgrad GEMM.
+  if (needInputGrad) backward.push(gemmOp(`${name}.dgrad`, tokens, inF, outF, 1, dtype));
+  backward.push(gemmOp(`${name}.wgrad`, inF, outF, tokens, 1, dtype, params));
+  return { forward: [gemmOp(name, tokens, outF, inF, 1, dtype)], backward };
+}
+
+/** Concatenates stages into a block: forward in order, backward in reverse stage order. */
+export function assembleBlock(name: string, layer: number, stages: Stage[], recompute: Op[] = []): Block {
+  const forward: Op[] = [];
+  for (const s of stages) forward.push(...s.forward);
+  const backward: Op[] = recompute.map((op) => {
+    const copy: Op = { ...op, name: `recompute.${op.name}` };
+    delete copy.gradParams;
+    return copy;
+  });
+  for (let i = stages.length - 1; i >= 0; i--) backward.push(...stages[i].backward);
+  return { name, layer, forward, backward };
+}
+
+/** Sum of `flops` over the forward and backward ops of `blocks`. */
+export function blocksFlops(blocks: readonly Block[]): number {
+  let f = 0;
+  for (const b of blocks) {
+    for (const op of b.forward) f += op.flops;
+    for (const op of b.backward) f += op.flops;
+  }
+  return f;
+}

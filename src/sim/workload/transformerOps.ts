@@ -1,0 +1,112 @@
+import { attentionStage } from './attentionOps.js';
+import { embeddingBlock, headBlock } from './headOps.js';
+import { activationStage, layerContext, normStage, residualStage, type LayerContext } from './layerContext.js';
+import { buildMlpBlocks } from './mlpOps.js';
+import type { ModelSpec } from './model.js';
+import { assembleBlock, linearStage, type Block, type MicroBatchShape, type Op, type Stage } from './ops.js';
+
+export type { Block, GemmShape, AttentionShape, MicroBatchShape, Op, OpKind, RecomputeMode } from './ops.js';
+
+/** Tensor names of one layer's parameter groups, matching `parameterTensors`. */
+interface LayerParams {
+  ln1: string[];
+  qkv: string[];
+  proj: string[];
+  ln2: string[];
+  fc1: string[];
+  fc2: string[];
+}
+
+function layerParams(model: ModelSpec, i: number): LayerParams {
+  const wb = (p: string): string[] => [`${p}.weight`, `${p}.bias`];
+  switch (model.arch) {
+    case 'llama': {
+      const p = `model.layers.${i}.`;
+      return {
+        ln1: [p + 'input_layernorm.weight'],
+        qkv: ['q_proj', 'k_proj', 'v_proj'].map((n) => `${p}self_attn.${n}.weight`),
+        proj: [p + 'self_attn.o_proj.weight'],
+        ln2: [p + 'post_attention_layernorm.weight'],
+        fc1: [p + 'mlp.gate_proj.weight', p + 'mlp.up_proj.weight'],
+        fc2: [p + 'mlp.down_proj.weight'],
+      };
+    }
+    case 'bert': {
+      const p = `bert.encoder.layer.${i}.`;
+      return {
+        ln1: wb(p + 'attention.output.LayerNorm'),
+        qkv: [...wb(p + 'attention.self.query'), ...wb(p + 'attention.self.key'), ...wb(p + 'attention.self.value')],
+        proj: wb(p + 'attention.output.dense'),
+        ln2: wb(p + 'output.LayerNorm'),
+        fc1: wb(p + 'intermediate.dense'),
+        fc2: wb(p + 'output.dense'),
+      };
+    }
+    default: {
+      const p = `transformer.h.${i}.`;
+      return {
+        ln1: wb(p + 'ln_1'),
+        qkv: wb(p + 'attn.c_attn'),
+        proj: wb(p + 'attn.c_proj'),
+        ln2: wb(p + 'ln_2'),
+        fc1: wb(p + 'mlp.c_fc'),
+        fc2: wb(p + 'mlp.c_proj'),
+      };
+    }
+  }
+}
+
+/**
+ * One transformer layer on one TP rank, Megatron's split (Shoeybi et al. 2019): QKV and fc1
+ * column-parallel (output width ÷ t), proj and fc2 row-parallel (input width ÷ t). Pre-LN for GPT and
+ * Llama; post-LN for BERT (Devlin et al. 2019): norm after each residual add.
+ */
+function transformerLayer(c: LayerContext, i: number, recompute: MicroBatchShape['recompute']): Block {
+  const m = c.model;
+  const names = layerParams(m, i);
+  const T = c.tokens;
+  const qkvOut = (c.headsPerRank + 2 * c.kvHeadsPerRank) * c.headDim;
+  const attnWidth = c.headsPerRank * c.headDim;
+  const fc1Out = (c.gated ? 2 : 1) * c.ffnPerRank; // SwiGLU's gate and up as one fused GEMM (Megatron)
+
+  const qkv = linearStage('qkv', T, c.h, qkvOut, c.dtype, names.qkv);
+  const attn = attentionStage(c);
+  const proj = linearStage('proj', T, attnWidth, c.h, c.dtype, names.proj);
+  const res1 = residualStage('residual1', c);
+  const fc1 = linearStage('fc1', T, c.h, fc1Out, c.dtype, names.fc1);
+  const act = activationStage(c);
+  const fc2 = linearStage('fc2', T, c.ffnPerRank, c.h, c.dtype, names.fc2);
+  const res2 = residualStage('residual2', c);
+  const ln1 = normStage('ln1', c, names.ln1);
+  const ln2 = normStage('ln2', c, names.ln2);
+
+  const stages: Stage[] = m.arch === 'bert'
+    ? [qkv, attn, proj, res1, ln1, fc1, act, fc2, res2, ln2]
+    : [ln1, qkv, attn, proj, res1, ln2, fc1, act, fc2, res2];
+
+  let again: Op[] = [];
+  if (recompute === 'full') {
+    // Korthikanti et al. 2022 §4: full recompute keeps only the layer input and re-runs the whole
+    // forward at the start of the layer's backward.
+    for (const s of stages) again.push(...s.forward);
+  } else if (recompute === 'selective') {
+    // Selective recompute re-runs only the attention core (QKᵀ, softmax, dropout, ·V).
+    again = attn.core;
+  }
+  return assembleBlock(`layer.${i}`, i, stages, again);
+}
+
+/**
+ * The work of one micro-batch on one rank, block by block: embedding (layer −1), each transformer
+ * layer, final norm + LM head + loss (layer `model.layers`). For `mlp` models: one block per linear.
+ * Every trainable tensor appears exactly once in some backward op's `gradParams`.
+ * @throws ScenarioError when t does not divide the heads or a size is invalid
+ */
+export function buildBlocks(model: ModelSpec, shape: MicroBatchShape): Block[] {
+  if (model.arch === 'mlp') return buildMlpBlocks(model, shape);
+  const c = layerContext(model, shape);
+  const blocks: Block[] = [embeddingBlock(c)];
+  for (let i = 0; i < model.layers; i++) blocks.push(transformerLayer(c, i, shape.recompute));
+  blocks.push(headBlock(c));
+  return blocks;
+}
