@@ -11,8 +11,15 @@ export class InvalidScenarioError extends ScenarioError {
   readonly problems: Problem[];
 
   constructor(source: string, problems: Problem[]) {
-    super('', `${source}: ${problems.length} problem(s):\n` + problems.map((p) => `  ${p.path || '(top level)'}: ${p.message}`).join('\n'));
+    super('', `${source}: ${problems.length} ${problems.length === 1 ? 'problem' : 'problems'}:\n` + problems.map((p) => `  ${p.path || '(top level)'}: ${p.message}`).join('\n'));
     this.name = 'InvalidScenarioError';
     this.problems = problems;
   }
+}
+
+/** A `ScenarioError` as a problem: its path, and its message without the path in front. */
+export function problemOf(err: ScenarioError): Problem {
+  if (err instanceof InvalidScenarioError) throw new Error('problemOf: an InvalidScenarioError holds several problems; use .problems');
+  const prefix = `${err.path}: `;
+  return { path: err.path, message: err.path && err.message.startsWith(prefix) ? err.message.slice(prefix.length) : err.message };
 }

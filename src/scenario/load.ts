@@ -12,6 +12,13 @@ export interface RawScenario {
   baseDir: string;
 }
 
+/** ` at line L, column C: what` from a YAML parse error, without the source excerpt the parser appends. */
+function yamlProblem(err: YAMLParseError): string {
+  const at = err.linePos ? ` at line ${err.linePos[0].line}, column ${err.linePos[0].col}` : '';
+  const what = err.message.split('\n')[0].replace(/ at line \d+, column \d+:?\s*$/, '');
+  return `${at}: ${what}`;
+}
+
 /** Reads a YAML or JSON file (YAML is a superset of JSON). */
 export function readStructuredFile(path: string, what: string): unknown {
   let text: string;
@@ -19,24 +26,23 @@ export function readStructuredFile(path: string, what: string): unknown {
     text = readFileSync(path, 'utf8');
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
-    const why = code === 'ENOENT' ? 'no such file' : code === 'EISDIR' ? 'it is a folder' : code ?? String(err);
-    throw new ScenarioError('', `cannot read ${what} '${path}': ${why}`);
+    const why = code === 'ENOENT' ? 'no such file' : code === 'EISDIR' ? 'it is a folder, not a file' : code === 'EACCES' ? 'permission denied' : code ?? String(err);
+    const full = resolve(path);
+    throw new ScenarioError('', `cannot read ${what} '${path}'${full !== path ? ` (${full})` : ''}: ${why}`);
   }
   try {
     return parse(text);
   } catch (err) {
-    if (err instanceof YAMLParseError) {
-      const at = err.linePos ? ` at line ${err.linePos[0].line}, column ${err.linePos[0].col}` : '';
-      throw new ScenarioError('', `${what} '${path}' is not valid YAML/JSON${at}: ${err.message.split('\n')[0]}`);
-    }
+    if (err instanceof YAMLParseError) throw new ScenarioError('', `${what} '${path}' is not valid YAML/JSON${yamlProblem(err)}`);
     throw err;
   }
 }
 
 export function loadScenarioFile(path: string): RawScenario {
   const raw = readStructuredFile(path, 'scenario file');
-  if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) {
-    throw new ScenarioError('', `scenario file '${path}' must hold a mapping of fields (cluster, model, training, ...), not ${raw === null ? 'nothing' : Array.isArray(raw) ? 'a list' : typeof raw}`);
+  if (raw === null || raw === undefined || typeof raw !== 'object' || Array.isArray(raw)) {
+    const found = raw === null || raw === undefined ? 'it is empty' : Array.isArray(raw) ? 'it holds a list' : `it holds the ${typeof raw} ${JSON.stringify(raw)}`;
+    throw new ScenarioError('', `scenario file '${path}' must hold a mapping of fields (cluster, model, training, and optionally name, description, seed, parallel, comm), but ${found}`);
   }
   return { raw, source: path, baseDir: dirname(resolve(path)) };
 }
@@ -49,15 +55,26 @@ export function applyOverrides(raw: unknown, sets: readonly string[]): unknown {
   const root = structuredClone(raw) as Record<string, unknown>;
   for (const s of sets) {
     const eq = s.indexOf('=');
-    if (eq <= 0) throw new ScenarioError('', `--set '${s}' must look like path=value, e.g. parallel.ddp.bucketMB=5`);
-    const path = s.slice(0, eq).trim();
-    const value: unknown = parse(s.slice(eq + 1));
-    const keys = path.split('.');
+    const path = eq < 0 ? '' : s.slice(0, eq).trim();
+    const keys = path.split('.').map((k) => k.trim());
+    if (eq < 0 || keys.some((k) => k === '')) {
+      throw new ScenarioError('', `--set '${s}': expected path=value with a dotted field path, e.g. --set parallel.ddp.bucketMB=5 or --set cluster.preset=dgx-h100`);
+    }
+    let value: unknown;
+    try {
+      value = parse(s.slice(eq + 1));
+    } catch (err) {
+      if (err instanceof YAMLParseError) throw new ScenarioError('', `--set '${s}': the value '${s.slice(eq + 1)}' is not valid YAML${yamlProblem(err)}; quote it to set text`);
+      throw err;
+    }
     let obj = root;
     for (let i = 0; i < keys.length - 1; i++) {
       const next = obj[keys[i]];
       if (next === undefined || next === null) obj[keys[i]] = {};
-      else if (typeof next !== 'object' || Array.isArray(next)) throw new ScenarioError(path, `--set cannot go inside '${keys.slice(0, i + 1).join('.')}', which is not a mapping`);
+      else if (typeof next !== 'object' || Array.isArray(next)) {
+        const at = keys.slice(0, i + 1).join('.');
+        throw new ScenarioError('', `--set '${s}': '${at}' is ${JSON.stringify(next)}, not a mapping, so it has no field '${keys[i + 1]}'`);
+      }
       obj = obj[keys[i]] as Record<string, unknown>;
     }
     obj[keys[keys.length - 1]] = value;

@@ -7,9 +7,9 @@ import { modelPreset } from '../sim/workload/modelPresets.js';
 import { modelFromHfConfig } from '../sim/workload/hfConfig.js';
 import { ScenarioError } from '../sim/errors.js';
 import { GiB } from '../sim/engine/units.js';
-import { clusterSchema, scenarioSchema, type ScenarioInput } from './schema.js';
-import { InvalidScenarioError, type Problem } from './errors.js';
-import { zodProblems } from './zodProblems.js';
+import { clusterSchema, modelSchema, scenarioSchema, type ScenarioInput } from './schema.js';
+import { InvalidScenarioError, problemOf, type Problem } from './errors.js';
+import { expectation, zodProblems } from './zodProblems.js';
 import { defaultNetworkFor } from './defaultNetworks.js';
 import { resolve as resolvePath } from 'node:path';
 import { readStructuredFile } from './load.js';
@@ -45,7 +45,7 @@ function resolveGpu(input: ScenarioInput['cluster']['gpu'], base: GpuSpec): GpuS
 
 function resolveCluster(c: ScenarioInput['cluster']): ClusterSpec {
   const nodeName = c.node?.preset ?? c.preset;
-  if (!nodeName) throw new ScenarioError('cluster.preset', `is required: name a node preset (${nodePresetNames().join(', ')}) and override its fields inline`);
+  if (!nodeName) throw new ScenarioError('cluster.preset', `is required: name a node preset (one of: ${nodePresetNames().join(', ')}) and override its fields inline under cluster.node, cluster.gpu, cluster.network`);
   const baseNode = nodePreset(nodeName, c.node?.preset ? 'cluster.node.preset' : 'cluster.preset');
   const node: NodeSpec = withOverrides(baseNode, c.node);
   node.gpu = resolveGpu(c.gpu, baseNode.gpu);
@@ -59,17 +59,36 @@ function resolveCluster(c: ScenarioInput['cluster']): ClusterSpec {
   return { name: `${c.nodes}× ${node.name}`, node, nodes: c.nodes, network };
 }
 
-function resolveModel(m: ScenarioInput['model'], baseDir: string): ModelSpec {
+/** Reads a Hugging Face config.json named in the scenario; every problem with it is reported at `model.hfConfig`. */
+function modelFromHfFile(hfConfig: string, baseDir: string): ModelSpec {
+  const full = resolvePath(baseDir, hfConfig);
+  try {
+    return modelFromHfConfig(readStructuredFile(full, 'Hugging Face config'), hfConfig);
+  } catch (err) {
+    if (err instanceof ScenarioError) {
+      const msg = err.path === hfConfig ? `'${hfConfig}': ${problemOf(err).message}` : err.message;
+      throw new ScenarioError('model.hfConfig', `${msg} (paths are relative to the scenario file's folder, ${baseDir})`.replace(/ \(paths are .*$/, full === hfConfig ? '' : '$&'));
+    }
+    throw err;
+  }
+}
+
+function resolveModel(m: ScenarioInput['model'], baseDir: string, source: string): ModelSpec {
   const { preset, hfConfig, ...inline } = m;
   if (preset && hfConfig) throw new ScenarioError('model', 'give either preset or hfConfig, not both');
   let base: ModelSpec | undefined;
   if (preset) base = modelPreset(preset, 'model.preset');
-  else if (hfConfig) base = modelFromHfConfig(readStructuredFile(resolvePath(baseDir, hfConfig), 'Hugging Face config'), hfConfig);
+  else if (hfConfig) base = modelFromHfFile(hfConfig, baseDir);
   if (base) return withOverrides(base, inline);
-  const missing = (['arch', 'layers', 'hidden', 'seqLen', 'vocab'] as const).filter((k) => inline[k] === undefined);
-  if (inline.arch !== 'mlp' && inline.heads === undefined) missing.push('heads' as never);
-  if (inline.arch === 'mlp' && inline.mlpSizes === undefined) missing.push('mlpSizes' as never);
-  if (missing.length > 0) throw new InvalidScenarioError('model', missing.map((k) => ({ path: `model.${k}`, message: 'is required when the model has no preset or hfConfig' })));
+  const missing: (keyof typeof inline)[] = (['arch', 'layers', 'hidden', 'seqLen', 'vocab'] as const).filter((k) => inline[k] === undefined);
+  if (inline.arch !== 'mlp' && inline.heads === undefined) missing.push('heads');
+  if (inline.arch === 'mlp' && inline.mlpSizes === undefined) missing.push('mlpSizes');
+  if (missing.length > 0) {
+    throw new InvalidScenarioError(
+      source,
+      missing.map((k) => ({ path: `model.${k}`, message: `is required when the model has no preset or hfConfig; expected ${expectation(modelSchema.shape[k])}` })),
+    );
+  }
   const arch = inline.arch!;
   const heads = inline.heads ?? 1;
   const hidden = inline.hidden!;

@@ -6,12 +6,13 @@ import { z } from 'zod';
  */
 
 const positiveInt = z.number().int().positive();
-const positive = z.number().positive();
+// finite(): YAML's `.inf` is a number too, and no size or rate here may be infinite.
+const positive = z.number().positive().finite();
 const fraction = z.number().gt(0).lte(1);
 
 const gpuInline = z
   .object({
-    preset: z.string(),
+    preset: z.string().describe('a GPU preset name (`clustersim presets` lists them)'),
     name: z.string(),
     peakTflops: z.object({ fp32: positive, tf32: positive, fp16: positive, bf16: positive, fp8: positive }).partial().strict(),
     gemmCeiling: z.object({ fp32: fraction, tf32: fraction, fp16: fraction, bf16: fraction, fp8: fraction }).partial().strict(),
@@ -19,23 +20,23 @@ const gpuInline = z
     hbmBandwidthGBps: positive,
     hbmEfficiency: fraction,
     smCount: positiveInt,
-    nvlinkBandwidthGBps: z.number().nonnegative(),
+    nvlinkBandwidthGBps: z.number().nonnegative().finite(),
     pcieGen: z.union([z.literal(3), z.literal(4), z.literal(5)]),
-    kernelLaunchNs: z.number().nonnegative(),
+    kernelLaunchNs: z.number().nonnegative().finite(),
   })
   .partial()
   .strict();
 
 const nodeInline = z
   .object({
-    preset: z.string(),
+    preset: z.string().describe('a node preset name (`clustersim presets` lists them)'),
     gpusPerNode: positiveInt,
     intra: z.enum(['nvswitch', 'nvlink-mesh', 'pcie']),
-    nvlinkBandwidthGBps: z.number().nonnegative(),
-    nvlinkLatencyNs: z.number().nonnegative(),
+    nvlinkBandwidthGBps: z.number().nonnegative().finite(),
+    nvlinkLatencyNs: z.number().nonnegative().finite(),
     nvls: z.boolean(),
     pcieBandwidthGBps: positive,
-    pcieLatencyNs: z.number().nonnegative(),
+    pcieLatencyNs: z.number().nonnegative().finite(),
     gpusPerPcieSwitch: positiveInt,
     interSocketBandwidthGBps: positive,
     nicsPerNode: positiveInt,
@@ -46,13 +47,13 @@ const nodeInline = z
 
 const networkInline = z
   .object({
-    preset: z.string(),
+    preset: z.string().describe('a network preset name (`clustersim presets` lists them)'),
     fabric: z.enum(['infiniband', 'ethernet']),
     linkGbps: positive,
     linkEfficiency: fraction,
-    linkLatencyNs: z.number().nonnegative(),
+    linkLatencyNs: z.number().nonnegative().finite(),
     railOptimized: z.boolean(),
-    oversubscription: z.number().gte(1),
+    oversubscription: z.number().gte(1).finite(),
     nodesPerLeaf: positiveInt,
   })
   .partial()
@@ -61,19 +62,19 @@ const networkInline = z
 export const clusterSchema = z
   .object({
     /** A node preset (`dgx-a100-80gb`); it brings its usual network unless `network` says otherwise. */
-    preset: z.string().optional(),
+    preset: z.string().describe('a node preset name (`clustersim presets` lists them)').optional(),
     nodes: positiveInt.default(1),
-    gpu: z.union([z.string(), gpuInline]).optional(),
+    gpu: z.union([z.string(), gpuInline]).describe(`a GPU preset name or a mapping with fields ${Object.keys(gpuInline.shape).join(', ')}`).optional(),
     node: nodeInline.optional(),
-    network: z.union([z.string(), networkInline]).optional(),
+    network: z.union([z.string(), networkInline]).describe(`a network preset name or a mapping with fields ${Object.keys(networkInline.shape).join(', ')}`).optional(),
   })
   .strict();
 
 export const modelSchema = z
   .object({
-    preset: z.string().optional(),
+    preset: z.string().describe('a model preset name (`clustersim presets` lists them)').optional(),
     /** Path to a Hugging Face config.json, relative to the scenario file. */
-    hfConfig: z.string().optional(),
+    hfConfig: z.string().describe('the path of a Hugging Face config.json, relative to the scenario file').optional(),
     name: z.string().optional(),
     arch: z.enum(['gpt', 'llama', 'bert', 'mlp']).optional(),
     layers: positiveInt.optional(),

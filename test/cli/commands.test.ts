@@ -1,0 +1,90 @@
+import { readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { cli } from '../helpers/cli.js';
+import { VERSION } from '../../src/version.js';
+
+describe('clustersim simulate', () => {
+  it('prints a summary with step time, throughput, MFU, memory verdict and the time breakdown', async () => {
+    const { code, out } = await cli('simulate', 'scenarios/bert-large-ddp-2node.yaml');
+    expect(code).toBe(0);
+    for (const s of ['step time', 'samples/s', 'tokens/s', 'TFLOP/s', 'MFU', 'memory per GPU', 'fits', 'compute', 'exposed communication', 'idle']) expect(out).toContain(s);
+  });
+
+  it('prints one JSON object with the documented fields, consistent with each other', async () => {
+    const { code, out } = await cli('simulate', 'scenarios/bert-large-ddp-2node.yaml', '--json');
+    expect(code).toBe(0);
+    const r = JSON.parse(out);
+    for (const k of ['stepTimeS', 'samplesPerS', 'tokensPerS', 'tflopsPerGpu', 'hardwareTflopsPerGpu', 'mfu', 'gpus', 'seed', 'version']) expect(r).toHaveProperty(k);
+    for (const k of ['peakBytesPerGpu', 'capacityBytes', 'fits', 'breakdown']) expect(r.memory).toHaveProperty(k);
+    for (const k of ['computeS', 'exposedCommS', 'idleS']) expect(r.breakdown).toHaveProperty(k);
+    expect(r.version).toBe(VERSION);
+    expect(r.gpus).toBe(16);
+    expect(r.samplesPerS).toBeCloseTo(256 / r.stepTimeS, 6);
+    expect(r.tokensPerS).toBeCloseTo((256 * 512) / r.stepTimeS, 3);
+    // MFU = model TFLOP/s per GPU over the bf16 dense peak of an A100 (312).
+    expect(r.mfu).toBeCloseTo(r.tflopsPerGpu / 312, 9);
+    expect(r.memory.capacityBytes).toBe(80 * 2 ** 30);
+  });
+
+  it('gives byte-identical JSON for the same scenario and seed', async () => {
+    const a = await cli('simulate', 'scenarios/llama2-7b-ddp-16node.yaml', '--json');
+    const b = await cli('simulate', 'scenarios/llama2-7b-ddp-16node.yaml', '--json');
+    expect(a.out).toBe(b.out);
+    expect(JSON.parse(a.out).seed).toBe(1);
+  });
+
+  it('applies --set overrides', async () => {
+    const base = JSON.parse((await cli('simulate', 'scenarios/bert-large-ddp-2node.yaml', '--json')).out);
+    const more = JSON.parse((await cli('simulate', 'scenarios/bert-large-ddp-2node.yaml', '--json', '--set', 'parallel.ddp.bucketMB=5', '--set', 'seed=7')).out);
+    expect(more.seed).toBe(7);
+    expect(more.buckets.count).toBeGreaterThan(base.buckets.count);
+  });
+
+  it('reports a setup that does not fit as OOM with the shortfall, exit code 0', async () => {
+    const { code, out } = await cli('simulate', 'scenarios/llama2-7b-ddp-16node.yaml', '--set', 'cluster.preset=dgx-a100-80gb', '--json');
+    expect(code).toBe(0);
+    const r = JSON.parse(out);
+    expect(r.memory.fits).toBe(false);
+    expect(r.memory.shortfallBytes).toBeCloseTo(r.memory.peakBytesPerGpu - r.memory.capacityBytes, 0);
+  });
+});
+
+describe('clustersim collective', () => {
+  it('prints an nccl-tests style table with doubling sizes from --min-bytes to --max-bytes', async () => {
+    const { code, out } = await cli('collective', '--cluster', 'dgx-a100-80gb', '--nodes', '1', '--op', 'all_reduce', '--min-bytes', '8', '--max-bytes', '8GiB');
+    expect(code).toBe(0);
+    expect(out).toMatch(/size\s+count\s+type\s+redop\s+time\s+algbw\s+busbw/);
+    const rows = out.split('\n').filter((l) => /^\s+\d/.test(l));
+    expect(rows.length).toBe(31); // 8 B … 8 GiB: 2^3 … 2^33
+    expect(rows[0].trim().split(/\s+/)[0]).toBe('8');
+    expect(rows[30].trim().split(/\s+/)[0]).toBe(String(8 * 2 ** 30));
+  });
+
+  it('prints JSON rows { bytes, timeUs, algbwGBps, busbwGBps, algorithm } with --json', async () => {
+    const { out } = await cli('collective', '--cluster', 'dgx-h100', '--nodes', '2', '--min-bytes', '1MiB', '--max-bytes', '4MiB', '--json');
+    const rows = JSON.parse(out);
+    expect(rows.map((r: { bytes: number }) => r.bytes)).toEqual([2 ** 20, 2 ** 21, 2 ** 22]);
+    for (const r of rows) {
+      expect(r.algbwGBps).toBeCloseTo(r.bytes / (r.timeUs * 1e3), 9);
+      expect(r.busbwGBps).toBeCloseTo((r.algbwGBps * 2 * 15) / 16, 9);
+      expect(typeof r.algorithm).toBe('string');
+    }
+  });
+});
+
+describe('clustersim presets', () => {
+  it('lists the required GPU, node, network and model presets', async () => {
+    const { code, out } = await cli('presets', '--json');
+    expect(code).toBe(0);
+    const c = JSON.parse(out);
+    const names = (xs: { name: string }[]) => xs.map((x) => x.name);
+    expect(names(c.gpus)).toEqual(expect.arrayContaining(['v100-sxm2-32gb', 'a100-sxm4-40gb', 'a100-sxm4-80gb', 'h100-sxm5-80gb', 'h200-sxm-141gb']));
+    expect(names(c.nodes)).toEqual(expect.arrayContaining(['dgx-1-v100', 'dgx-a100-80gb', 'dgx-h100', 'hgx-h200', 'pcie-8gpu']));
+    expect(names(c.networks)).toEqual(expect.arrayContaining(['ib-hdr', 'ib-ndr', 'roce-25', 'roce-100', 'roce-400']));
+    expect(names(c.models)).toEqual(expect.arrayContaining(['gpt3-175b', 'llama2-7b', 'llama2-13b', 'llama2-70b', 'llama3-8b', 'llama3-70b', 'llama3-405b', 'bert-large', 'mlp-small']));
+  });
+
+  it('keeps the version in step with package.json', () => {
+    expect(JSON.parse(readFileSync('package.json', 'utf8')).version).toBe(VERSION);
+  });
+});

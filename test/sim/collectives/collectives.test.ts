@@ -1,0 +1,158 @@
+import { describe, expect, it } from 'vitest';
+import { buildTopology } from '../../../src/sim/network/topology.js';
+import { CollectiveService } from '../../../src/sim/collectives/collectiveService.js';
+import { collectiveSweep, sweepSizes } from '../../../src/sim/collectives/sweep.js';
+import { busBandwidthFactor } from '../../../src/sim/collectives/busBandwidth.js';
+import type { Algorithm, CollectiveOp } from '../../../src/sim/collectives/types.js';
+import { presetCluster } from '../../helpers/clusters.js';
+
+const GiB = 2 ** 30;
+const MiB = 2 ** 20;
+const range = (n: number) => [...Array(n).keys()];
+
+function service(node: string, nodes: number, algorithm: Algorithm | 'auto' = 'auto', mode: 'aggregated' | 'step' = 'aggregated', protocol: 'auto' | 'Simple' = 'auto') {
+  const topology = buildTopology(presetCluster(node, nodes));
+  return { topology, svc: new CollectiveService(topology, { mode, allReduceAlgorithm: algorithm, protocol }) };
+}
+
+describe('ring all-reduce on an idle ring', () => {
+  it('takes base + 2(N−1)·α + 2(N−1)/N·S/B, with NCCL\'s Simple-protocol α over NVLink', () => {
+    // NCCL tuning.cc (v2.23): ring Simple baseLat 8.4 µs, NVLink hwLat 3.4 µs per step.
+    const B = 230; // dgx-a100-80gb nvlinkBandwidthGBps, bytes/ns
+    for (const N of [2, 4, 8]) {
+      const { svc } = service('dgx-a100-80gb', 1, 'ring', 'aggregated', 'Simple');
+      const group = range(N);
+      for (const S of [1 * MiB, 256 * MiB, 1 * GiB]) {
+        const expectedNs = (8.4 + 2 * (N - 1) * 3.4) * 1e3 + ((2 * (N - 1)) / N) * (S / B);
+        const ns = svc.simulateIdleNs('all_reduce', group, S, { algorithm: 'ring', protocol: 'Simple', predictedNs: 0 });
+        expect(Math.abs(ns - expectedNs)).toBeLessThanOrEqual(2 + expectedNs * 1e-9);
+      }
+    }
+  });
+
+  it('is predicted by the selection model exactly as the flows then run it', () => {
+    const { svc } = service('dgx-a100-80gb', 2);
+    const group = range(16);
+    for (const S of [4096, 8 * MiB, 512 * MiB]) {
+      const choice = svc.choose('all_reduce', group, S);
+      expect(svc.simulateIdleNs('all_reduce', group, S, choice)).toBeCloseTo(choice.predictedNs, -1);
+    }
+  });
+});
+
+describe('step-by-step and aggregated collectives', () => {
+  const cases: [string, number, CollectiveOp, Algorithm][] = [
+    ['dgx-a100-80gb', 1, 'all_reduce', 'ring'],
+    ['dgx-a100-80gb', 4, 'all_reduce', 'ring'],
+    ['dgx-a100-80gb', 4, 'all_reduce', 'hierarchical'],
+    ['dgx-a100-80gb', 2, 'all_gather', 'ring'],
+    ['dgx-a100-80gb', 2, 'reduce_scatter', 'ring'],
+    ['pcie-8gpu', 2, 'all_reduce', 'ring'],
+    ['dgx-1-v100', 1, 'all_reduce', 'ring'],
+  ];
+  for (const [node, nodes, op, algorithm] of cases) {
+    it(`agree within 1% on an idle network: ${op}/${algorithm} on ${nodes}× ${node}`, () => {
+      const group = range(nodes * 8);
+      for (const S of [64 * 1024, 64 * MiB]) {
+        const agg = service(node, nodes, algorithm, 'aggregated').svc;
+        const step = service(node, nodes, algorithm, 'step').svc;
+        const choice = agg.choose(op, group, S);
+        const a = agg.simulateIdleNs(op, group, S, choice);
+        const s = step.simulateIdleNs(op, group, S, choice);
+        expect(Math.abs(s - a) / a).toBeLessThan(0.01);
+      }
+    });
+  }
+});
+
+describe('bus bandwidth of the presets against published nccl-tests results', () => {
+  const busbwAt = (node: string, nodes: number, S: number, algorithm: Algorithm | 'auto' = 'auto', overrides = {}) => {
+    const topology = buildTopology(presetCluster(node, nodes, overrides));
+    const [row] = collectiveSweep(topology, 'all_reduce', range(nodes * topology.cluster.node.gpusPerNode), [S], { mode: 'aggregated', allReduceAlgorithm: algorithm, protocol: 'auto' });
+    return row.busbwGBps;
+  };
+
+  it('8× A100 NVSwitch: 231.6 GB/s at 8 GB (Azure ND A100 v4, NCCL 2.18.5), within 5%', () => {
+    expect(busbwAt('dgx-a100-80gb', 1, 8 * GiB)).toBeGreaterThan(231.6 * 0.95);
+    expect(busbwAt('dgx-a100-80gb', 1, 8 * GiB)).toBeLessThan(231.6 * 1.05);
+  });
+
+  it('8× H100 with NVLS: ≈480 GB/s; ring only: ≈370 GB/s (NVIDIA/nccl#1455, nccl-tests#212), within 5%', () => {
+    const nvls = busbwAt('dgx-h100', 1, 8 * GiB);
+    expect(nvls).toBeGreaterThan(480 * 0.95);
+    expect(nvls).toBeLessThan(480 * 1.05);
+    const ring = busbwAt('dgx-h100', 1, 8 * GiB, 'ring');
+    expect(ring).toBeGreaterThan(370 * 0.95);
+    expect(ring).toBeLessThan(370 * 1.05);
+  });
+
+  it('DGX A100 nodes with 8× HDR: ≈192 GB/s across nodes (NVIDIA, quoted in nccl#1576), within 7%', () => {
+    const bw = busbwAt('dgx-a100-80gb', 4, 4 * GiB, 'ring');
+    expect(bw).toBeGreaterThan(192 * 0.93);
+    expect(bw).toBeLessThan(192 * 1.07);
+  });
+
+  it('2 HGX A100 nodes with 4× HDR: 86–91 GB/s (nccl-tests#100, #175), within 10%', () => {
+    const bw = busbwAt('dgx-a100-80gb', 2, 4 * GiB, 'ring', { nicsPerNode: 4 });
+    expect(bw).toBeGreaterThan(86 * 0.9);
+    expect(bw).toBeLessThan(91 * 1.1);
+  });
+});
+
+describe('small messages', () => {
+  it('fall off to a latency floor instead of a flat bandwidth line', () => {
+    const { topology } = service('dgx-a100-80gb', 1);
+    const rows = collectiveSweep(topology, 'all_reduce', range(8), sweepSizes(8, 8 * GiB), { mode: 'aggregated', allReduceAlgorithm: 'auto', protocol: 'auto' });
+    const small = rows[0];
+    const large = rows[rows.length - 1];
+    expect(small.busbwGBps).toBeLessThan(0.001 * large.busbwGBps);
+    // Published 8-GPU small all-reduce times are 10–45 µs (nccl-tests#123, Azure ND A100 v4).
+    expect(small.timeUs).toBeGreaterThan(5);
+    expect(small.timeUs).toBeLessThan(60);
+    for (let i = 1; i < rows.length; i++) expect(rows[i].timeUs).toBeGreaterThanOrEqual(rows[i - 1].timeUs);
+    for (let i = 1; i < rows.length; i++) expect(rows[i].busbwGBps).toBeGreaterThanOrEqual(rows[i - 1].busbwGBps * 0.999);
+  });
+
+  it('switch from LL to LL128 to Simple as size grows, as NCCL does', () => {
+    const { svc } = service('dgx-a100-80gb', 1);
+    expect(svc.choose('all_reduce', range(8), 8).protocol).toBe('LL');
+    expect(svc.choose('all_reduce', range(8), 4 * GiB).protocol).toBe('Simple');
+  });
+});
+
+describe('collective properties', () => {
+  it('is never slower when every link gets faster', () => {
+    for (const scale of [1, 1.5, 3]) {
+      const base = presetCluster('dgx-a100-80gb', 2);
+      const faster = presetCluster('dgx-a100-80gb', 2, { nvlinkBandwidthGBps: 230 * scale, pcieBandwidthGBps: 24 * scale }, { linkGbps: 200 * scale });
+      for (const op of ['all_reduce', 'all_gather', 'broadcast'] as CollectiveOp[]) {
+        const t0 = collectiveSweep(buildTopology(base), op, range(16), [64 * MiB], { mode: 'aggregated', allReduceAlgorithm: 'auto', protocol: 'auto' })[0].timeUs;
+        const t1 = collectiveSweep(buildTopology(faster), op, range(16), [64 * MiB], { mode: 'aggregated', allReduceAlgorithm: 'auto', protocol: 'auto' })[0].timeUs;
+        expect(t1).toBeLessThanOrEqual(t0 * (1 + 1e-9));
+      }
+    }
+  });
+
+  it('reports bus bandwidth with the nccl-tests factors', () => {
+    expect(busBandwidthFactor('all_reduce', 8)).toBeCloseTo(14 / 8);
+    expect(busBandwidthFactor('all_gather', 8)).toBeCloseTo(7 / 8);
+    expect(busBandwidthFactor('reduce_scatter', 4)).toBeCloseTo(3 / 4);
+    expect(busBandwidthFactor('broadcast', 8)).toBe(1);
+  });
+
+  it('moves a bigger all-gather in proportionally more time at large sizes', () => {
+    const { topology } = service('dgx-h100', 2);
+    const [a, b] = collectiveSweep(topology, 'all_gather', range(16), [1 * GiB, 2 * GiB], { mode: 'aggregated', allReduceAlgorithm: 'auto', protocol: 'auto' });
+    expect(b.timeUs / a.timeUs).toBeGreaterThan(1.95);
+    expect(b.timeUs / a.timeUs).toBeLessThan(2.05);
+  });
+
+  it('sends point to point at the bottleneck of the route: NIC line rate × efficiency across nodes', () => {
+    const { topology, svc } = service('dgx-a100-80gb', 2);
+    const S = 1 * GiB;
+    const ns = svc.simulateIdleNs('send_recv', [0, 8], S, { algorithm: 'ring', protocol: 'Simple', predictedNs: 0 });
+    const nic = topology.cluster.network.linkGbps / 8 * topology.cluster.network.linkEfficiency;
+    expect(S / ns).toBeGreaterThan(nic * 0.98);
+    expect(S / ns).toBeLessThan(nic * 1.0001);
+  });
+});
