@@ -3,6 +3,7 @@ import { buildTopology } from '../sim/network/topology.js';
 import { collectiveSweep, sweepSizes } from '../sim/collectives/sweep.js';
 import { ALGORITHMS, COLLECTIVE_OPS, PROTOCOLS, type Algorithm, type CollectiveOp, type Protocol } from '../sim/collectives/types.js';
 import { resolveClusterSection } from '../scenario/resolve.js';
+import { networkPreset, nodePreset } from '../sim/hardware/presets.js';
 import { parseBytes, parsePositiveInt } from './units.js';
 import { UsageError } from './usageError.js';
 import type { Output } from './output.js';
@@ -56,6 +57,9 @@ Examples:
       const factor = parsePositiveInt(opts.stepFactor, '--step-factor');
       if (factor < 2) throw new UsageError('--step-factor: must be at least 2');
       const nodes = parsePositiveInt(opts.nodes, '--nodes');
+      // Checked here so that the message names the option, not the scenario field it stands for.
+      nodePreset(opts.cluster, '--cluster');
+      if (opts.network) networkPreset(opts.network, '--network');
       const cluster = resolveClusterSection({ preset: opts.cluster, nodes, ...(opts.network ? { network: opts.network } : {}) }, 'command line');
       const total = nodes * cluster.node.gpusPerNode;
       const gpus = opts.gpus === undefined ? total : parsePositiveInt(opts.gpus, '--gpus');

@@ -43,19 +43,37 @@ function resolveGpu(input: ScenarioInput['cluster']['gpu'], base: GpuSpec): GpuS
   return gpu;
 }
 
-function resolveCluster(c: ScenarioInput['cluster']): ClusterSpec {
+/**
+ * Runs `f`; a `ScenarioError` it throws becomes problems in `problems` and the result is undefined,
+ * so independent parts of a scenario are all checked before anything is reported.
+ */
+function attempt<T>(problems: Problem[], f: () => T): T | undefined {
+  try {
+    return f();
+  } catch (err) {
+    if (err instanceof InvalidScenarioError) problems.push(...err.problems);
+    else if (err instanceof ScenarioError) problems.push(problemOf(err));
+    else throw err;
+    return undefined;
+  }
+}
+
+function resolveCluster(c: ScenarioInput['cluster'], source: string): ClusterSpec {
   const nodeName = c.node?.preset ?? c.preset;
   if (!nodeName) throw new ScenarioError('cluster.preset', `is required: name a node preset (one of: ${nodePresetNames().join(', ')}) and override its fields inline under cluster.node, cluster.gpu, cluster.network`);
-  const baseNode = nodePreset(nodeName, c.node?.preset ? 'cluster.node.preset' : 'cluster.preset');
+  const problems: Problem[] = [];
+  const baseNode = attempt(problems, () => nodePreset(nodeName, c.node?.preset ? 'cluster.node.preset' : 'cluster.preset'));
+  // With an unknown node there is no GPU to start from, but a GPU preset named in full can still be checked.
+  const gpu = attempt(problems, () => (baseNode ? resolveGpu(c.gpu, baseNode.gpu) : typeof c.gpu === 'string' ? gpuPreset(c.gpu, 'cluster.gpu') : c.gpu?.preset ? gpuPreset(c.gpu.preset, 'cluster.gpu.preset') : undefined));
+  const network = attempt(problems, (): NetworkSpec => {
+    if (typeof c.network === 'string') return networkPreset(c.network, 'cluster.network');
+    const netName = c.network?.preset ?? defaultNetworkFor(nodeName);
+    return withOverrides(networkPreset(netName, 'cluster.network.preset'), c.network);
+  });
+  if (!baseNode || !gpu || !network) throw new InvalidScenarioError(source, problems);
   const node: NodeSpec = withOverrides(baseNode, c.node);
-  node.gpu = resolveGpu(c.gpu, baseNode.gpu);
-  let network: NetworkSpec;
-  if (typeof c.network === 'string') network = networkPreset(c.network, 'cluster.network');
-  else {
-    const netName = c.network?.preset ?? defaultNetworkFor(baseNode.name);
-    network = withOverrides(networkPreset(netName, 'cluster.network.preset'), c.network);
-  }
-  if (node.intra === 'pcie' && node.nvls) throw new ScenarioError('cluster.node.nvls', 'NVLink SHARP needs an NVSwitch node (intra: nvswitch)');
+  node.gpu = gpu;
+  if (node.intra === 'pcie' && node.nvls) throw new ScenarioError('cluster.node.nvls', 'NVLink SHARP needs an NVSwitch node (intra: nvswitch); set it to false or use an NVSwitch node preset');
   return { name: `${c.nodes}× ${node.name}`, node, nodes: c.nodes, network };
 }
 
@@ -66,8 +84,10 @@ function modelFromHfFile(hfConfig: string, baseDir: string): ModelSpec {
     return modelFromHfConfig(readStructuredFile(full, 'Hugging Face config'), hfConfig);
   } catch (err) {
     if (err instanceof ScenarioError) {
-      const msg = err.path === hfConfig ? `'${hfConfig}': ${problemOf(err).message}` : err.message;
-      throw new ScenarioError('model.hfConfig', `${msg} (paths are relative to the scenario file's folder, ${baseDir})`.replace(/ \(paths are .*$/, full === hfConfig ? '' : '$&'));
+      // Errors about the file's content carry its path as theirs; read errors have no path.
+      if (err.path === hfConfig) throw new ScenarioError('model.hfConfig', `'${hfConfig}': ${problemOf(err).message}`);
+      const hint = full === hfConfig ? '' : ` (a relative hfConfig is looked up from the scenario file's folder, ${baseDir})`;
+      throw new ScenarioError('model.hfConfig', err.message + hint);
     }
     throw err;
   }
@@ -119,8 +139,11 @@ function checkModel(model: ModelSpec): Problem[] {
 /** Validates and resolves a `cluster:` section on its own (for commands that need no model). */
 export function resolveClusterSection(raw: unknown, source: string): ClusterSpec {
   const parsed = clusterSchema.safeParse(raw);
-  if (!parsed.success) throw new InvalidScenarioError(source, zodProblems(parsed.error, 'cluster'));
-  return resolveCluster(parsed.data);
+  if (!parsed.success) throw new InvalidScenarioError(source, zodProblems(parsed.error, 'cluster', { schema: clusterSchema, input: raw }));
+  const problems: Problem[] = [];
+  const cluster = attempt(problems, () => resolveCluster(parsed.data, source));
+  if (!cluster) throw new InvalidScenarioError(source, problems);
+  return cluster;
 }
 
 /**
@@ -132,23 +155,34 @@ export function resolveScenario(raw: unknown, source: string, baseDir: string): 
   try {
     input = scenarioSchema.parse(raw);
   } catch (err) {
-    if (err instanceof ZodError) throw new InvalidScenarioError(source, zodProblems(err));
+    if (err instanceof ZodError) throw new InvalidScenarioError(source, zodProblems(err, '', { schema: scenarioSchema, input: raw }));
     throw err;
   }
-  const cluster = resolveCluster(input.cluster);
-  const model = resolveModel(input.model, baseDir);
-  const problems = checkModel(model);
+  // Cluster and model are looked up independently, so a scenario with two bad presets hears of both.
+  const problems: Problem[] = [];
+  const cluster = attempt(problems, () => resolveCluster(input.cluster, source));
+  const model = attempt(problems, () => resolveModel(input.model, baseDir, source));
+  if (!cluster || !model) throw new InvalidScenarioError(source, problems);
+  problems.push(...checkModel(model));
   const gpus = cluster.nodes * cluster.node.gpusPerNode;
   const dp = input.parallel.dp ?? gpus;
-  if (dp !== gpus) problems.push({ path: 'parallel.dp', message: `${dp} does not match the cluster's ${gpus} GPUs (${cluster.nodes} nodes × ${cluster.node.gpusPerNode}); data parallelism must use every GPU` });
+  if (dp !== gpus) {
+    problems.push({ path: 'parallel.dp', message: `${dp} does not match the cluster's ${gpus} GPUs (${cluster.nodes} nodes × ${cluster.node.gpusPerNode}); data parallelism must use every GPU, so set ${gpus} or leave it out` });
+  }
   const t = input.training;
-  if (t.globalBatch % (t.microBatch * dp) !== 0) {
-    problems.push({ path: 'training.globalBatch', message: `${t.globalBatch} is not divisible by microBatch × dp = ${t.microBatch} × ${dp} = ${t.microBatch * dp}` });
+  const unit = t.microBatch * dp;
+  if (t.globalBatch % unit !== 0) {
+    const below = Math.floor(t.globalBatch / unit) * unit;
+    const nearest = below > 0 ? `${below} or ${below + unit}` : `${unit}`;
+    problems.push({
+      path: 'training.globalBatch',
+      message: `${t.globalBatch} is not divisible by microBatch × dp = ${t.microBatch} × ${dp} = ${unit}; use a multiple of ${unit} (e.g. ${nearest}) or change training.microBatch`,
+    });
   }
   if (problems.length > 0) throw new InvalidScenarioError(source, problems);
   const seqLen = t.seqLen ?? model.seqLen;
   return {
-    name: input.name ?? source.replace(/^.*\//, '').replace(/\.(ya?ml|json)$/, ''),
+    name: input.name ?? source.replace(/^.*[\\/]/, '').replace(/\.(ya?ml|json)$/, ''),
     seed: input.seed,
     cluster,
     model: { ...model, seqLen },

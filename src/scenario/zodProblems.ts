@@ -206,7 +206,9 @@ function drafts(issue: ZodIssue, prefix: string, ctx: Context): Draft[] {
     case 'too_big':
     case 'not_finite':
       if (issue.code !== 'not_finite' && issue.type === 'array') {
-        return [{ path, message: `needs ${issue.code === 'too_small' ? 'at least' : 'at most'} ${issue.code === 'too_small' ? issue.minimum : issue.maximum} entries${expected ? ` (expected ${expected})` : ''}` }];
+        const found = valueAt(ctx.input, issue.path);
+        if (expected && Array.isArray(found)) return [{ path, message: `expected ${expected}, got a list of ${found.length}` }];
+        return [{ path, message: `needs ${issue.code === 'too_small' ? 'at least' : 'at most'} ${issue.code === 'too_small' ? issue.minimum : issue.maximum} entries` }];
       }
       if (expected) return [{ path, message: `expected ${expected}, got ${got}` }];
       if (issue.code === 'too_small' && issue.type === 'number') return [{ path, message: `must be ${issue.inclusive ? '≥' : '>'} ${issue.minimum}` }];

@@ -1,5 +1,6 @@
 import type { EventTarget, Simulator } from '../engine/simulator.js';
 import type { FlowListener } from './types.js';
+import { MinHeap, resized } from './minHeap.js';
 
 /** Flow ids carry the slot in their low 22 bits and a reuse generation above, like event handles. */
 const SLOT_LIMIT = 1 << 22;
@@ -340,64 +341,5 @@ export class FlowNetwork implements EventTarget {
     this.newRate = f64(this.newRate);
     [this.flowEpoch, this.frozenEpoch, this.comp, this.freeSlots] = [i32(this.flowEpoch), i32(this.frozenEpoch), i32(this.comp), i32(this.freeSlots)];
     this.cap = cap;
-  }
-}
-
-/** Copies `from` into the (larger) `to` and returns `to`. */
-function resized<T extends { set(array: ArrayLike<number>): void }>(from: ArrayLike<number>, to: T): T {
-  to.set(from);
-  return to;
-}
-
-/** Binary min-heap of (key, id) pairs in typed arrays, reused across solves. */
-class MinHeap {
-  private keys = new Float64Array(256);
-  private ids = new Int32Array(256);
-  size = 0;
-
-  clear(): void {
-    this.size = 0;
-  }
-
-  topKey(): number {
-    return this.keys[0];
-  }
-
-  push(key: number, id: number): void {
-    if (this.size === this.keys.length) {
-      this.keys = resized(this.keys, new Float64Array(this.size * 2));
-      this.ids = resized(this.ids, new Int32Array(this.size * 2));
-    }
-    let p = this.size++;
-    while (p > 0) {
-      const parent = (p - 1) >> 1;
-      if (this.keys[parent] <= key) break;
-      this.keys[p] = this.keys[parent];
-      this.ids[p] = this.ids[parent];
-      p = parent;
-    }
-    this.keys[p] = key;
-    this.ids[p] = id;
-  }
-
-  /** Removes the minimum and returns its id. */
-  pop(): number {
-    const top = this.ids[0];
-    const n = --this.size;
-    const key = this.keys[n];
-    const id = this.ids[n];
-    let p = 0;
-    for (;;) {
-      let c = 2 * p + 1;
-      if (c >= n) break;
-      if (c + 1 < n && this.keys[c + 1] < this.keys[c]) c++;
-      if (this.keys[c] >= key) break;
-      this.keys[p] = this.keys[c];
-      this.ids[p] = this.ids[c];
-      p = c;
-    }
-    this.keys[p] = key;
-    this.ids[p] = id;
-    return top;
   }
 }

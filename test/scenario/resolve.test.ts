@@ -1,0 +1,239 @@
+import { copyFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { applyOverrides, loadScenarioFile } from '../../src/scenario/load.js';
+import { resolveClusterSection, resolveScenario, type Scenario } from '../../src/scenario/resolve.js';
+import { InvalidScenarioError } from '../../src/scenario/errors.js';
+import { ScenarioError } from '../../src/sim/errors.js';
+import { gpuPreset, networkPreset, nodePreset } from '../../src/sim/hardware/presets.js';
+import { modelPreset } from '../../src/sim/workload/modelPresets.js';
+import { GiB } from '../../src/sim/engine/units.js';
+
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+const LLAMA_CONFIG = join(ROOT, 'scenarios/models/llama2-7b.config.json');
+
+/** A small valid scenario: BERT-Large on 2 DGX A100 (80 GB) nodes. */
+function base(): Record<string, unknown> {
+  return {
+    cluster: { preset: 'dgx-a100-80gb', nodes: 2 },
+    model: { preset: 'bert-large' },
+    training: { globalBatch: 64 },
+  };
+}
+
+function resolved(raw: unknown, baseDir = ROOT): Scenario {
+  return resolveScenario(raw, 'test.yaml', baseDir);
+}
+
+/** The problems an invalid scenario is rejected with. */
+function problems(raw: unknown, baseDir = ROOT): { path: string; message: string }[] {
+  try {
+    resolved(raw, baseDir);
+  } catch (err) {
+    if (err instanceof InvalidScenarioError) return err.problems;
+    throw err;
+  }
+  throw new Error('expected the scenario to be rejected');
+}
+
+let dir: string;
+
+beforeAll(() => {
+  dir = mkdtempSync(join(tmpdir(), 'clustersim-resolve-'));
+});
+
+afterAll(() => {
+  rmSync(dir, { recursive: true, force: true });
+});
+
+describe('--set overrides', () => {
+  it('reads values as YAML, so numbers, booleans, lists and quoted text come out typed', () => {
+    const raw = applyOverrides(base(), [
+      'parallel.ddp.bucketMB=5',
+      'parallel.ddp.overlap=false',
+      'comm.mode=step',
+      'model.mlpSizes=[1024, 512, 10]',
+      'name="123"',
+      'training.globalBatch = 128',
+    ]) as Record<string, Record<string, unknown>>;
+    expect(raw.parallel).toEqual({ ddp: { bucketMB: 5, overlap: false } });
+    expect(raw.comm).toEqual({ mode: 'step' });
+    expect(raw.model.mlpSizes).toEqual([1024, 512, 10]);
+    expect(raw.name).toBe('123');
+    expect(raw.training.globalBatch).toBe(128);
+  });
+
+  it('creates missing sections on the way down and keeps their siblings', () => {
+    const raw = applyOverrides(base(), ['parallel.ddp.firstBucketMB=2', 'cluster.node.nicsPerNode=4']) as Record<string, Record<string, unknown>>;
+    expect(raw.parallel).toEqual({ ddp: { firstBucketMB: 2 } });
+    expect(raw.cluster).toEqual({ preset: 'dgx-a100-80gb', nodes: 2, node: { nicsPerNode: 4 } });
+  });
+
+  it('leaves the scenario it was given untouched', () => {
+    const original = base();
+    applyOverrides(original, ['training.globalBatch=8', 'parallel.dp=16']);
+    expect(original).toEqual(base());
+  });
+
+  it('applies later overrides over earlier ones', () => {
+    const raw = applyOverrides(base(), ['training.microBatch=2', 'training.microBatch=4']) as Record<string, Record<string, unknown>>;
+    expect(raw.training.microBatch).toBe(4);
+  });
+
+  it('overrides a preset, and the resolved scenario uses the new one', () => {
+    const s = resolved(applyOverrides(base(), ['cluster.preset=dgx-h100', 'parallel.ddp.bucketMB=5']));
+    expect(s.cluster.node.name).toBe('dgx-h100');
+    expect(s.cluster.network).toEqual(networkPreset('ib-ndr'));
+    expect(s.parallel.ddp).toEqual({ bucketMB: 5, firstBucketMB: 1, overlap: true });
+  });
+
+  it('rejects a malformed override with a ScenarioError naming it', () => {
+    expect(() => applyOverrides(base(), ['nodes'])).toThrow(/--set 'nodes': expected path=value/);
+    expect(() => applyOverrides(base(), ['training.globalBatch.x=1'])).toThrow(ScenarioError);
+    expect(() => applyOverrides(base(), ['model.mlpSizes=[1'])).toThrow(/is not valid YAML/);
+  });
+});
+
+describe('defaults', () => {
+  it('uses every GPU for data parallelism when dp is not given', () => {
+    const s = resolved(base());
+    expect(s.parallel.dp).toBe(16);
+    expect(resolved({ ...base(), cluster: { preset: 'hgx-h200', nodes: 3 }, training: { globalBatch: 24 } }).parallel.dp).toBe(24);
+  });
+
+  it('gives DDP 25 MB buckets, a 1 MB first bucket and overlap', () => {
+    expect(resolved(base()).parallel.ddp).toEqual({ bucketMB: 25, firstBucketMB: 1, overlap: true });
+    expect(resolved({ ...base(), parallel: { ddp: { bucketMB: 50 } } }).parallel.ddp).toEqual({ bucketMB: 50, firstBucketMB: 1, overlap: true });
+  });
+
+  it('fills training, comm, seed, node count and name', () => {
+    const s = resolved({ ...base(), cluster: { preset: 'dgx-a100-80gb' }, training: { globalBatch: 8 } });
+    expect(s.training).toMatchObject({ globalBatch: 8, microBatch: 1, precision: 'bf16', optimizer: 'adam', flashAttention: true, seqLen: 512 });
+    expect(s.comm).toEqual({ algorithm: 'auto', protocol: 'auto', mode: 'aggregated' });
+    expect(s.seed).toBe(1);
+    expect(s.cluster.nodes).toBe(1);
+    expect(s.name).toBe('test');
+  });
+
+  it("brings the node preset's usual network when none is named", () => {
+    expect(resolved(base()).cluster.network).toEqual(networkPreset('ib-hdr'));
+    expect(resolved({ ...base(), cluster: { preset: 'pcie-8gpu' }, training: { globalBatch: 8 } }).cluster.network).toEqual(networkPreset('roce-100'));
+  });
+
+  it('takes the sequence length from the model unless training sets one', () => {
+    expect(resolved(base()).model.seqLen).toBe(modelPreset('bert-large').seqLen);
+    const s = resolved({ ...base(), training: { globalBatch: 64, seqLen: 128 } });
+    expect(s.training.seqLen).toBe(128);
+    expect(s.model.seqLen).toBe(128);
+  });
+});
+
+describe('inline overrides on presets', () => {
+  it('overrides one node field and keeps the rest of the preset', () => {
+    const s = resolved({ ...base(), cluster: { preset: 'dgx-a100-80gb', nodes: 2, node: { nicsPerNode: 4 } } });
+    const preset = nodePreset('dgx-a100-80gb');
+    expect(s.cluster.node.nicsPerNode).toBe(4);
+    expect(s.cluster.node.gpusPerNode).toBe(preset.gpusPerNode);
+    expect(s.cluster.node.nvlinkBandwidthGBps).toBe(preset.nvlinkBandwidthGBps);
+    expect(s.cluster.node.gpu).toEqual(preset.gpu);
+  });
+
+  it('overrides the GPU memory in GiB and marks the GPU as modified', () => {
+    const s = resolved({ ...base(), cluster: { preset: 'dgx-a100-80gb', nodes: 2, gpu: { memoryGiB: 40 } } });
+    const gpu = gpuPreset('a100-sxm4-80gb');
+    expect(s.cluster.node.gpu.memoryBytes).toBe(40 * GiB);
+    expect(s.cluster.node.gpu.peakTflops).toEqual(gpu.peakTflops);
+    expect(s.cluster.node.gpu.hbmBandwidthGBps).toBe(gpu.hbmBandwidthGBps);
+    expect(s.cluster.node.gpu.name).toBe('a100-sxm4-80gb (modified)');
+  });
+
+  it('merges partial peak TFLOP/s into the preset ones', () => {
+    const s = resolved({ ...base(), cluster: { preset: 'dgx-a100-80gb', nodes: 2, gpu: { peakTflops: { bf16: 100 } } } });
+    expect(s.cluster.node.gpu.peakTflops).toEqual({ ...gpuPreset('a100-sxm4-80gb').peakTflops, bf16: 100 });
+  });
+
+  it('swaps the GPU of a node for another preset by name', () => {
+    const s = resolved({ ...base(), cluster: { preset: 'dgx-a100-80gb', nodes: 2, gpu: 'a100-sxm4-40gb' } });
+    expect(s.cluster.node.gpu).toEqual(gpuPreset('a100-sxm4-40gb'));
+  });
+
+  it('overrides one network field on the default network', () => {
+    const s = resolved({ ...base(), cluster: { preset: 'dgx-a100-80gb', nodes: 2, network: { linkGbps: 100 } } });
+    expect(s.cluster.network).toEqual({ ...networkPreset('ib-hdr'), linkGbps: 100 });
+  });
+
+  it('overrides a model preset field', () => {
+    const s = resolved({ ...base(), model: { preset: 'llama2-7b', layers: 4 }, training: { globalBatch: 16 } });
+    expect(s.model).toEqual({ ...modelPreset('llama2-7b'), layers: 4 });
+  });
+
+  it('resolves a cluster section on its own, as collective does', () => {
+    const c = resolveClusterSection({ preset: 'dgx-h100', nodes: 4, network: 'roce-400' }, 'command line');
+    expect(c.nodes).toBe(4);
+    expect(c.network).toEqual(networkPreset('roce-400'));
+    expect(() => resolveClusterSection({ preset: 'dgx-h100', nodes: 0 }, 'command line')).toThrow(/cluster\.nodes: expected a whole number > 0, got 0/);
+  });
+});
+
+describe('inline models without a preset', () => {
+  it('builds a transformer from its fields, with kvHeads, ffnHidden and tied embeddings defaulted', () => {
+    const s = resolved({ ...base(), model: { arch: 'gpt', layers: 4, hidden: 256, heads: 8, seqLen: 128, vocab: 1000 } });
+    expect(s.model).toEqual({ name: 'custom-gpt', arch: 'gpt', layers: 4, hidden: 256, heads: 8, kvHeads: 8, ffnHidden: 1024, seqLen: 128, vocab: 1000, tiedEmbeddings: true, mlpSizes: undefined });
+    expect(resolved({ ...base(), model: { arch: 'llama', layers: 2, hidden: 256, heads: 8, seqLen: 128, vocab: 1000 } }).model.tiedEmbeddings).toBe(false);
+  });
+
+  it('lists every required field that is missing, each with what it must be', () => {
+    const p = problems({ ...base(), model: { arch: 'llama', hidden: 256 } });
+    expect(p.map((x) => x.path)).toEqual(['model.layers', 'model.seqLen', 'model.vocab', 'model.heads']);
+    for (const x of p) expect(x.message).toBe('is required when the model has no preset or hfConfig; expected a whole number > 0');
+  });
+
+  it('asks an empty model for its architecture with the allowed ones', () => {
+    const p = problems({ ...base(), model: {} });
+    expect(p).toContainEqual({ path: 'model.arch', message: "is required when the model has no preset or hfConfig; expected one of 'gpt', 'llama', 'bert', 'mlp'" });
+    expect(p.map((x) => x.path)).toEqual(['model.arch', 'model.layers', 'model.hidden', 'model.seqLen', 'model.vocab', 'model.heads']);
+  });
+
+  it('asks an MLP for its layer sizes instead of heads', () => {
+    const p = problems({ ...base(), model: { arch: 'mlp', layers: 2, hidden: 1024, seqLen: 1, vocab: 10 } });
+    expect(p.map((x) => x.path)).toEqual(['model.mlpSizes']);
+    expect(p[0].message).toContain('expected a list of at least 2 entries, each a whole number > 0');
+  });
+
+  it('rejects a preset together with an hfConfig', () => {
+    expect(problems({ ...base(), model: { preset: 'llama2-7b', hfConfig: 'x.json' } })).toEqual([{ path: 'model', message: 'give either preset or hfConfig, not both' }]);
+  });
+});
+
+describe('hfConfig', () => {
+  const llama2Fields = (m: Scenario['model']) => ({ arch: m.arch, layers: m.layers, hidden: m.hidden, heads: m.heads, kvHeads: m.kvHeads, ffnHidden: m.ffnHidden, seqLen: m.seqLen, vocab: m.vocab, tiedEmbeddings: m.tiedEmbeddings });
+
+  it('reads the config relative to the folder it is given, giving the same model as the preset', () => {
+    const s = resolved({ ...base(), model: { hfConfig: 'models/llama2-7b.config.json' }, training: { globalBatch: 16 } }, join(ROOT, 'scenarios'));
+    expect(llama2Fields(s.model)).toEqual(llama2Fields(modelPreset('llama2-7b')));
+  });
+
+  it('resolves a relative hfConfig from the scenario file, not from the working directory', () => {
+    const sub = join(dir, 'project');
+    mkdirSync(join(sub, 'models'), { recursive: true });
+    copyFileSync(LLAMA_CONFIG, join(sub, 'models', 'llama2-7b.config.json'));
+    const path = join(sub, 'llama.yaml');
+    writeFileSync(path, 'cluster: { preset: hgx-h200, nodes: 2 }\nmodel: { hfConfig: models/llama2-7b.config.json, seqLen: 2048 }\ntraining: { globalBatch: 16 }\n');
+    const file = loadScenarioFile(path);
+    expect(file.baseDir).toBe(dirname(path));
+    expect(process.cwd()).not.toBe(sub);
+    const s = resolveScenario(file.raw, file.source, file.baseDir);
+    expect(llama2Fields(s.model)).toEqual({ ...llama2Fields(modelPreset('llama2-7b')), seqLen: 2048 });
+    expect(s.name).toBe('llama');
+  });
+
+  it('reports an hfConfig that is not there at model.hfConfig, with the folder it looked in', () => {
+    const p = problems({ ...base(), model: { hfConfig: 'models/llama2-7b.config.json' } }, dir);
+    expect(p).toHaveLength(1);
+    expect(p[0].path).toBe('model.hfConfig');
+    expect(p[0].message).toContain(`cannot read Hugging Face config '${join(dir, 'models/llama2-7b.config.json')}': no such file`);
+    expect(p[0].message).toContain(`scenario file's folder, ${dir}`);
+  });
+});
