@@ -189,5 +189,6 @@ export function resolveScenario(raw: unknown, source: string, baseDir: string): 
     training: { ...t, seqLen },
     parallel: { dp, ddp: input.parallel.ddp },
     comm: input.comm,
+    noise: input.noise,
   };
 }

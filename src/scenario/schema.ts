@@ -125,6 +125,18 @@ export const commSchema = z
   .strict()
   .default({});
 
+/** Run-to-run variation, drawn from the scenario seed. */
+export const noiseSchema = z
+  .object({
+    /**
+     * Relative standard deviation of each compute task's duration, drawn independently per rank and
+     * task (stragglers: a collective waits for its slowest member). 0 = every rank identical.
+     */
+    computeJitter: z.number().min(0).max(0.5).default(0),
+  })
+  .strict()
+  .default({});
+
 export const scenarioSchema = z
   .object({
     name: z.string().optional(),
@@ -135,6 +147,7 @@ export const scenarioSchema = z
     training: trainingSchema,
     parallel: parallelSchema,
     comm: commSchema,
+    noise: noiseSchema,
   })
   .strict();
 

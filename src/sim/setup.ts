@@ -40,4 +40,11 @@ export interface StepSetup {
   training: TrainingSetup;
   parallel: { dp: number; ddp: DdpSetup };
   comm: CommSetup;
+  noise: NoiseSetup;
+}
+
+/** Run-to-run variation; all of it is drawn from seeded streams (DESIGN §4). */
+export interface NoiseSetup {
+  /** Relative standard deviation of each compute task's duration, per rank and task; 0 for none. */
+  computeJitter: number;
 }

@@ -14,3 +14,18 @@ export function randomStream(seed: number, label: string): RandomStream {
   const rng = seedrandom(`${seed}:${label}`);
   return { next: () => rng() };
 }
+
+/** A standard normal draw (Box–Muller), truncated to ±3 so a factor 1 + σ·z stays positive for σ ≤ 0.3. */
+export function standardNormal(rng: RandomStream): number {
+  const u = Math.max(rng.next(), 1e-12);
+  const v = rng.next();
+  const z = Math.sqrt(-2 * Math.log(u)) * Math.cos(2 * Math.PI * v);
+  return Math.max(-3, Math.min(3, z));
+}
+
+/** Multiplies durations by 1 + σ·z (z standard normal), never below 5% of the original. */
+export function jitterer(seed: number, label: string, sigma: number): (durationNs: number) => number {
+  if (sigma <= 0) return (d) => d;
+  const rng = randomStream(seed, label);
+  return (d) => Math.round(d * Math.max(0.05, 1 + sigma * standardNormal(rng)));
+}

@@ -1,4 +1,5 @@
 import { MiB } from '../engine/units.js';
+import { jitterer } from '../engine/random.js';
 import type { Dtype } from '../hardware/types.js';
 import { Program } from '../program/types.js';
 import type { StepSetup } from '../setup.js';
@@ -29,7 +30,9 @@ export function computeDtype(precision: StepSetup['training']['precision']): Dty
  * backward of its micro-batches on the compute stream; during the last micro-batch's backward
  * (earlier ones run under `no_sync`), each gradient bucket's all-reduce is queued on the comm
  * stream once every rank has produced all its gradients (or after the whole backward when
- * `overlap` is off); the optimizer step waits for the last bucket.
+ * `overlap` is off); the optimizer step waits for the last bucket. With `noise.computeJitter`, each
+ * rank's compute tasks are stretched or shrunk by draws from that rank's own seeded stream, in
+ * program order, so a seed always gives the same step.
  */
 export function compileDdpStep(setup: StepSetup): DdpStepInfo {
   const { model, training, parallel, cluster } = setup;
@@ -63,13 +66,14 @@ export function compileDdpStep(setup: StepSetup): DdpStepInfo {
   const group = [...Array(dp).keys()];
   const lastBackward: number[][] = [];
   for (let r = 0; r < dp; r++) {
+    const jitter = jitterer(setup.seed, `compute-jitter/rank-${r}`, setup.noise.computeJitter);
     let ids: number[] = [];
     for (let m = 0; m < microBatches; m++) {
-      for (const b of blocks) program.local(r, 'compute', 'forward', `fwd ${b.name} mb${m}`, b.forwardNs, [], m);
+      for (const b of blocks) program.local(r, 'compute', 'forward', `fwd ${b.name} mb${m}`, jitter(b.forwardNs), [], m);
       ids = [];
       for (let b = blocks.length - 1; b >= 0; b--) {
         for (const seg of blocks[b].backward) {
-          ids.push(program.local(r, 'compute', seg.recompute ? 'recompute' : 'backward', `bwd ${blocks[b].name} mb${m}`, seg.durationNs, [], m));
+          ids.push(program.local(r, 'compute', seg.recompute ? 'recompute' : 'backward', `bwd ${blocks[b].name} mb${m}`, jitter(seg.durationNs), [], m));
         }
       }
     }

@@ -112,3 +112,22 @@ describe('DDP training step', () => {
     for (let i = 1; i < dep0.length; i++) expect(dep0[i]).toBeGreaterThanOrEqual(dep0[i - 1]);
   });
 });
+
+describe('DDP with compute jitter (stragglers)', () => {
+  const jittered = (seed: number, computeJitter: number) =>
+    scenarioOf({ seed, cluster: { preset: 'dgx-a100-80gb', nodes: 2 }, model: { preset: 'bert-large' }, training: { globalBatch: 128, microBatch: 8 }, noise: { computeJitter } });
+
+  it('gives the same step for the same seed and a different one for another seed', () => {
+    const a = simulateStep(jittered(1, 0.05)).result.stepTimeS;
+    expect(simulateStep(jittered(1, 0.05)).result.stepTimeS).toBe(a);
+    expect(simulateStep(jittered(2, 0.05)).result.stepTimeS).not.toBe(a);
+  });
+
+  it('makes ranks wait for the slowest one: idle time appears and the step is slower than without jitter', () => {
+    const calm = simulateStep(jittered(1, 0)).result;
+    const noisy = simulateStep(jittered(1, 0.1)).result;
+    expect(calm.breakdown.idleS).toBeLessThan(1e-6);
+    expect(noisy.breakdown.idleS).toBeGreaterThan(0);
+    expect(noisy.stepTimeS).toBeGreaterThan(calm.stepTimeS);
+  });
+});
