@@ -21,7 +21,6 @@ export interface Scenario extends StepSetup {
   cluster: ClusterSpec;
   model: ModelSpec;
   training: ScenarioInput['training'] & { seqLen: number };
-  parallel: { dp: number; ddp: ScenarioInput['parallel']['ddp'] };
   comm: ScenarioInput['comm'];
 }
 
@@ -146,6 +145,29 @@ export function resolveClusterSection(raw: unknown, source: string): ClusterSpec
   return cluster;
 }
 
+/** Checks that tp × pp × dp uses the cluster and that the split suits the model and the frameworks. */
+function checkParallel(par: ScenarioInput['parallel'], dp: number, gpus: number, nodes: number, perNode: number, model: ModelSpec): Problem[] {
+  const problems: Problem[] = [];
+  const used = par.tp * par.pp * dp;
+  if (used !== gpus) {
+    const given = par.dp === undefined ? `tp × pp = ${par.tp} × ${par.pp} does not divide` : `tp × pp × dp = ${par.tp} × ${par.pp} × ${dp} = ${used} does not match`;
+    const fix = par.dp !== undefined && gpus % (par.tp * par.pp) === 0 ? `; set dp to ${gpus / (par.tp * par.pp)} or leave it out` : '';
+    problems.push({ path: par.dp === undefined ? 'parallel' : 'parallel.dp', message: `${given} the cluster's ${gpus} GPUs (${nodes} nodes × ${perNode})${fix}` });
+  }
+  if (model.arch !== 'mlp' && model.heads % par.tp !== 0) problems.push({ path: 'parallel.tp', message: `${par.tp} does not divide heads (${model.heads})` });
+  if (model.arch !== 'mlp' && model.ffnHidden % par.tp !== 0) problems.push({ path: 'parallel.tp', message: `${par.tp} does not divide the FFN width (${model.ffnHidden})` });
+  if (par.pp > 1 && par.schedule === 'interleaved' && par.virtualStages < 2) problems.push({ path: 'parallel.virtualStages', message: 'the interleaved schedule needs virtualStages ≥ 2' });
+  if (par.pp > 1 && !par.layersPerStage && model.layers % (par.pp * (par.schedule === 'interleaved' ? par.virtualStages : 1)) !== 0) {
+    const chunks = par.pp * (par.schedule === 'interleaved' ? par.virtualStages : 1);
+    problems.push({ path: 'parallel.pp', message: `${model.layers} layers do not split evenly over ${chunks} model chunks (pp × virtualStages); give parallel.layersPerStage or change pp` });
+  }
+  if (par.pp > model.layers) problems.push({ path: 'parallel.pp', message: `${par.pp} stages is more than the model's ${model.layers} layers` });
+  if (par.zero >= 2 && par.pp > 1) problems.push({ path: 'parallel.zero', message: `ZeRO-${par.zero} cannot be combined with pipeline parallelism (DeepSpeed supports pipelines with ZeRO-1 only); use zero 0 or 1, or pp 1` });
+  if (par.offload === 'cpu' && par.zero === 0) problems.push({ path: 'parallel.offload', message: 'CPU offload of the optimizer needs ZeRO (zero ≥ 1), as in DeepSpeed' });
+  if (par.sequenceParallel && par.tp === 1) problems.push({ path: 'parallel.sequenceParallel', message: 'needs tp > 1' });
+  return problems;
+}
+
 /**
  * Validates a raw scenario and looks up its presets. Throws `InvalidScenarioError` listing every
  * schema problem, or a `ScenarioError` for the first semantic one.
@@ -165,10 +187,10 @@ export function resolveScenario(raw: unknown, source: string, baseDir: string): 
   if (!cluster || !model) throw new InvalidScenarioError(source, problems);
   problems.push(...checkModel(model));
   const gpus = cluster.nodes * cluster.node.gpusPerNode;
-  const dp = input.parallel.dp ?? gpus;
-  if (dp !== gpus) {
-    problems.push({ path: 'parallel.dp', message: `${dp} does not match the cluster's ${gpus} GPUs (${cluster.nodes} nodes × ${cluster.node.gpusPerNode}); data parallelism must use every GPU, so set ${gpus} or leave it out` });
-  }
+  const par = input.parallel;
+  const split = par.tp * par.pp;
+  const dp = par.dp ?? Math.max(1, Math.floor(gpus / split));
+  problems.push(...checkParallel(par, dp, gpus, cluster.nodes, cluster.node.gpusPerNode, model));
   const t = input.training;
   const unit = t.microBatch * dp;
   if (t.globalBatch % unit !== 0) {
@@ -179,6 +201,10 @@ export function resolveScenario(raw: unknown, source: string, baseDir: string): 
       message: `${t.globalBatch} is not divisible by microBatch × dp = ${t.microBatch} × ${dp} = ${unit}; use a multiple of ${unit} (e.g. ${nearest}) or change training.microBatch`,
     });
   }
+  const microBatches = t.globalBatch / unit;
+  if (par.pp > 1 && par.schedule === 'interleaved' && Number.isInteger(microBatches) && microBatches % par.pp !== 0) {
+    problems.push({ path: 'training.globalBatch', message: `the interleaved schedule needs the micro-batches per step (${microBatches}) to be a multiple of pp (${par.pp}), as Megatron requires` });
+  }
   if (problems.length > 0) throw new InvalidScenarioError(source, problems);
   const seqLen = t.seqLen ?? model.seqLen;
   return {
@@ -187,7 +213,7 @@ export function resolveScenario(raw: unknown, source: string, baseDir: string): 
     cluster,
     model: { ...model, seqLen },
     training: { ...t, seqLen },
-    parallel: { dp, ddp: input.parallel.ddp },
+    parallel: { ...par, dp, schedule: par.pp > 1 ? par.schedule : '1f1b', virtualStages: par.pp > 1 && par.schedule === 'interleaved' ? par.virtualStages : 1 },
     comm: input.comm,
     noise: input.noise,
   };

@@ -103,7 +103,29 @@ export const trainingSchema = z
 
 export const parallelSchema = z
   .object({
+    /** Tensor-parallel size (Megatron); heads, KV heads and FFN are split over it. */
+    tp: positiveInt.default(1),
+    /** Pipeline-parallel size (stages). */
+    pp: positiveInt.default(1),
+    /** Data-parallel size; defaults to GPUs / (tp × pp). */
     dp: positiveInt.optional(),
+    schedule: z.enum(['gpipe', '1f1b', 'interleaved']).default('1f1b'),
+    virtualStages: positiveInt.default(1),
+    sequenceParallel: z.boolean().default(false),
+    tpStyle: z.enum(['megatron', 'allgather']).default('megatron'),
+    recompute: z.enum(['none', 'selective', 'full']).default('none'),
+    zero: z.union([z.literal(0), z.literal(1), z.literal(2), z.literal(3)]).default(0),
+    offload: z.enum(['none', 'cpu']).default('none'),
+    /** Rank order over the grid, fastest first (Megatron: tp, then dp, then pp). */
+    placement: z.enum(['tp-dp-pp', 'tp-pp-dp']).default('tp-dp-pp'),
+    layersPerStage: z.array(positiveInt).min(1).optional(),
+    zeroConfig: z
+      .object({
+        reduceBucketMB: positive.default(500),
+        overlapComm: z.boolean().default(true),
+      })
+      .strict()
+      .default({}),
     ddp: z
       .object({
         bucketMB: positive.default(25),

@@ -1,6 +1,10 @@
 import type { ClusterSpec } from './hardware/types.js';
 import type { ModelSpec } from './workload/model.js';
 import type { Algorithm, CollectiveMode, Protocol } from './collectives/types.js';
+import type { PipelineSchedule } from './parallel/schedules.js';
+import type { TpStyle } from './parallel/tpSync.js';
+import type { Placement } from './parallel/layout.js';
+import type { RecomputeMode } from './workload/ops.js';
 
 /** Numeric format of training: mixed precision with bf16/fp16 compute, or plain fp32/tf32. */
 export type TrainingPrecision = 'bf16' | 'fp16' | 'fp32' | 'tf32';
@@ -25,6 +29,34 @@ export interface DdpSetup {
   overlap: boolean;
 }
 
+/** DeepSpeed ZeRO communication settings (`zero_optimization` in ds_config). */
+export interface ZeroSetup {
+  /** Gradient reduce-scatter bucket (`reduce_bucket_size`), MiB. */
+  reduceBucketMB: number;
+  /** Reduce gradients while backward runs (`overlap_comm`). */
+  overlapComm: boolean;
+}
+
+/** How the model is split over the GPUs: tp × pp × dp = GPUs. */
+export interface ParallelSetup {
+  tp: number;
+  pp: number;
+  dp: number;
+  schedule: PipelineSchedule;
+  /** Model chunks per pipeline stage (interleaved schedule). */
+  virtualStages: number;
+  sequenceParallel: boolean;
+  tpStyle: TpStyle;
+  recompute: RecomputeMode;
+  zero: 0 | 1 | 2 | 3;
+  offload: 'none' | 'cpu';
+  placement: Placement;
+  /** Uneven pipeline split: transformer layers per stage. */
+  layersPerStage?: number[];
+  ddp: DdpSetup;
+  zeroConfig: ZeroSetup;
+}
+
 export interface CommSetup {
   algorithm: Algorithm | 'auto';
   protocol: Protocol | 'auto';
@@ -38,7 +70,7 @@ export interface StepSetup {
   cluster: ClusterSpec;
   model: ModelSpec;
   training: TrainingSetup;
-  parallel: { dp: number; ddp: DdpSetup };
+  parallel: ParallelSetup;
   comm: CommSetup;
   noise: NoiseSetup;
 }

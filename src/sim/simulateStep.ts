@@ -5,19 +5,27 @@ import { FlowNetwork } from './network/flowNetwork.js';
 import { CollectiveService } from './collectives/collectiveService.js';
 import { ProgramExecutor } from './program/executor.js';
 import type { Trace } from './program/trace.js';
-import { compileDdpStep, computeDtype, type DdpStepInfo } from './parallel/ddpStep.js';
+import { compileStep, precisionInfo, type StepPlan } from './parallel/stepCompiler.js';
 import { meanBreakdown, rankBreakdowns } from './stats/breakdown.js';
 import { memoryPerGpu, type MemoryBreakdown } from './memory/memory.js';
 import { activationBytesPerRank } from './memory/activations.js';
 import { modelFlopsPerStep, hardwareFlopsPerStep } from './workload/flops.js';
+import { parameterCount } from './workload/model.js';
 import type { StepSetup } from './setup.js';
 import type { Topology } from './network/types.js';
 
-/** The result of simulating one training step; `toJson` in the CLI prints it. */
+/** Memory of one rank of one pipeline stage. */
+export interface StageMemory extends MemoryBreakdown {
+  stage: number;
+  fits: boolean;
+}
+
+/** The result of simulating one training step; `--json` prints it. */
 export interface StepResult {
   name: string;
   seed: number;
   gpus: number;
+  parallel: { tp: number; pp: number; dp: number; schedule: string; virtualStages: number; zero: number; recompute: string; sequenceParallel: boolean };
   stepTimeS: number;
   samplesPerS: number;
   tokensPerS: number;
@@ -28,77 +36,113 @@ export interface StepResult {
   /** Model FLOPs utilisation against the dense peak of the compute dtype. */
   mfu: number;
   memory: {
+    /** The fullest rank's total (the stage that decides whether the job fits). */
     peakBytesPerGpu: number;
     capacityBytes: number;
     fits: boolean;
-    /** How much is missing when it does not fit (0 when it fits). */
+    /** How much is missing on the fullest rank when it does not fit (0 when it fits). */
     shortfallBytes: number;
+    /** Breakdown of the fullest rank. */
     breakdown: MemoryBreakdown;
+    perStage: StageMemory[];
   };
-  /** Mean over ranks; computeS + exposedCommS + idleS = stepTimeS. */
-  breakdown: { computeS: number; exposedCommS: number; idleS: number; commS: number };
+  /**
+   * Mean over ranks; computeS + exposedCommS + bubbleS + idleS = stepTimeS. `bubbleS` is idle time
+   * between a rank's first and last forward/backward work when there is a pipeline (0 otherwise).
+   */
+  breakdown: { computeS: number; exposedCommS: number; bubbleS: number; idleS: number; commS: number };
   modelParams: number;
   microBatchesPerStep: number;
   buckets: { count: number; meanBytes: number };
   /** How the DP gradient all-reduce was carried out (algorithm/protocol of the largest bucket). */
   gradientAllReduce?: { algorithm: string; protocol: string };
   eventsFired: number;
+  /** Things the user should know about how the split lands on the hardware. */
+  notes: string[];
+}
+
+/** Remarks on placement: TP groups that leave the node, pipeline stages that share a node, etc. */
+function placementNotes(setup: StepSetup): string[] {
+  const notes: string[] = [];
+  const par = setup.parallel;
+  const perNode = setup.cluster.node.gpusPerNode;
+  if (par.tp > perNode) {
+    notes.push(`tp ${par.tp} exceeds the ${perNode} GPUs of a node: tensor-parallel collectives cross the NICs (${setup.cluster.network.linkGbps} Gb/s ${setup.cluster.network.fabric}) on the critical path`);
+  } else if (par.placement === 'tp-dp-pp' && perNode % par.tp !== 0) {
+    notes.push(`tp ${par.tp} does not divide the ${perNode} GPUs of a node: some TP groups straddle two nodes`);
+  }
+  if (setup.cluster.node.intra === 'pcie' && par.tp > 1) notes.push(`tensor parallelism over PCIe (no NVLink in ${setup.cluster.node.name}): every layer waits for its all-reduces over PCIe`);
+  return notes;
 }
 
 /** What a step simulation leaves behind for reports. */
 export interface StepRun {
   result: StepResult;
   trace: Trace;
-  info: DdpStepInfo;
+  plan: StepPlan;
   topology: Topology;
 }
 
-function memoryOf(setup: StepSetup, info: DdpStepInfo): MemoryBreakdown {
+function stageMemory(setup: StepSetup, plan: StepPlan): StageMemory[] {
   const t = setup.training;
-  const mixed = t.precision === 'bf16' || t.precision === 'fp16';
-  const activationBytes = activationBytesPerRank(
-    setup.model,
-    { microBatch: t.microBatch, seqLen: t.seqLen, tp: 1, sequenceParallel: false, recompute: 'none', flashAttention: t.flashAttention, bytesPerElement: mixed ? 2 : 4 },
-    { layers: setup.model.arch === 'mlp' ? 0 : setup.model.layers, firstStage: true, lastStage: true },
-  );
-  return memoryPerGpu({
-    model: setup.model,
-    paramsPerRank: info.paramsPerRank,
-    dp: setup.parallel.dp,
-    zero: 0,
-    precision: mixed ? 'mixed' : 'fp32',
-    optimizer: t.optimizer,
-    activationBytes,
-    bucketBytes: setup.parallel.ddp.bucketMB * MiB,
-    // PyTorch DDP's default gradient_as_bucket_view=False keeps a second, flat copy of the gradients.
-    ddpBucketCopy: true,
+  const par = setup.parallel;
+  const { mixed, elementBytes } = precisionInfo(t.precision);
+  return plan.stages.map((st) => {
+    const layers = st.chunks[0].filter((b) => b.layer >= 0 && b.layer < setup.model.layers).length;
+    const activationBytes = activationBytesPerRank(
+      setup.model,
+      { microBatch: t.microBatch, seqLen: t.seqLen, tp: par.tp, sequenceParallel: par.sequenceParallel, recompute: par.recompute, flashAttention: t.flashAttention, bytesPerElement: elementBytes },
+      { layers: setup.model.arch === 'mlp' ? 0 : layers, microBatchesInFlight: st.peakInFlight, firstStage: st.stage === 0, lastStage: st.stage === par.pp - 1 },
+    );
+    const m = memoryPerGpu({
+      model: setup.model,
+      paramsPerRank: st.gradients.paramsPerRank,
+      dp: par.dp,
+      zero: par.zero,
+      precision: mixed ? 'mixed' : 'fp32',
+      optimizer: t.optimizer,
+      activationBytes,
+      bucketBytes: (par.zero >= 2 ? par.zeroConfig.reduceBucketMB : par.ddp.bucketMB) * MiB,
+      tp: par.tp,
+      offloadOptimizer: par.offload === 'cpu',
+      // PyTorch DDP's default gradient_as_bucket_view=False keeps a second, flat copy of the gradients.
+      ddpBucketCopy: par.tp === 1 && par.pp === 1 && par.zero === 0,
+    });
+    return { ...m, stage: st.stage, fits: m.totalBytes <= setup.cluster.node.gpu.memoryBytes };
   });
 }
 
-/** Simulates one data-parallel training step, event by event. */
+/** Simulates one training step, event by event. */
 export function simulateStep(setup: StepSetup): StepRun {
   const topology = buildTopology(setup.cluster);
-  const info = compileDdpStep(setup);
+  const plan = compileStep(setup);
   const sim = new Simulator();
   const net = new FlowNetwork(sim, topology.links.map((l) => l.bandwidthGBps));
   const collectives = new CollectiveService(topology, { mode: setup.comm.mode, allReduceAlgorithm: setup.comm.algorithm, protocol: setup.comm.protocol });
-  const trace = new ProgramExecutor(info.program, sim, net, collectives).run();
+  const trace = new ProgramExecutor(plan.program, sim, net, collectives).run();
 
-  const gpus = setup.parallel.dp;
+  const par = setup.parallel;
+  const gpus = plan.layout.world;
   const stepTimeS = trace.makespanNs / 1e9;
   const t = setup.training;
   const modelFlops = modelFlopsPerStep(setup.model, t.globalBatch, t.seqLen);
-  const hardwareFlops = hardwareFlopsPerStep(setup.model, t.globalBatch, t.seqLen, 'none');
-  const peak = setup.cluster.node.gpu.peakTflops[computeDtype(t.precision)] ?? NaN;
+  const hardwareFlops = hardwareFlopsPerStep(setup.model, t.globalBatch, t.seqLen, par.recompute);
+  const peak = setup.cluster.node.gpu.peakTflops[precisionInfo(t.precision).dtype] ?? NaN;
   const mean = meanBreakdown(rankBreakdowns(trace));
-  const memory = memoryOf(setup, info);
+  const bubbleNs = par.pp > 1 ? mean.windowIdleNs : 0;
+  const perStage = stageMemory(setup, plan);
+  const fullest = perStage.reduce((a, b) => (b.totalBytes > a.totalBytes ? b : a), perStage[0]);
   const capacityBytes = setup.cluster.node.gpu.memoryBytes;
-  const largest = info.buckets.reduce((a, b) => (b.bytes > a.bytes ? b : a), info.buckets[0]);
-  const choice = gpus > 1 && largest ? collectives.choose('all_reduce', info.program.tasks.find((x) => x.collective)!.collective!.group, largest.bytes) : undefined;
+  const buckets = plan.stages.flatMap((s) => s.gradients.buckets);
+  const largest = buckets.reduce((a, b) => (b.bytes > a.bytes ? b : a), buckets[0]);
+  const dpGroup = plan.layout.dpGroup(0, 0);
+  const choice = par.dp > 1 && largest ? collectives.choose(par.zero === 0 ? 'all_reduce' : 'reduce_scatter', dpGroup, largest.bytes) : undefined;
+  const { stage: _s, fits: _f, ...breakdown } = fullest;
   const result: StepResult = {
     name: setup.name,
     seed: setup.seed,
     gpus,
+    parallel: { tp: par.tp, pp: par.pp, dp: par.dp, schedule: par.schedule, virtualStages: par.virtualStages, zero: par.zero, recompute: par.recompute, sequenceParallel: par.sequenceParallel },
     stepTimeS,
     samplesPerS: t.globalBatch / stepTimeS,
     tokensPerS: (t.globalBatch * t.seqLen) / stepTimeS,
@@ -106,18 +150,26 @@ export function simulateStep(setup: StepSetup): StepRun {
     hardwareTflopsPerGpu: hardwareFlops / stepTimeS / gpus / 1e12,
     mfu: modelFlops / stepTimeS / gpus / 1e12 / peak,
     memory: {
-      peakBytesPerGpu: memory.totalBytes,
+      peakBytesPerGpu: fullest.totalBytes,
       capacityBytes,
-      fits: memory.totalBytes <= capacityBytes,
-      shortfallBytes: Math.max(0, memory.totalBytes - capacityBytes),
-      breakdown: memory,
+      fits: fullest.totalBytes <= capacityBytes,
+      shortfallBytes: Math.max(0, fullest.totalBytes - capacityBytes),
+      breakdown,
+      perStage,
     },
-    breakdown: { computeS: mean.computeNs / 1e9, exposedCommS: mean.exposedCommNs / 1e9, idleS: mean.idleNs / 1e9, commS: mean.commNs / 1e9 },
-    modelParams: info.paramsPerRank,
-    microBatchesPerStep: info.microBatchesPerStep,
-    buckets: { count: info.buckets.length, meanBytes: info.buckets.reduce((a, b) => a + b.bytes, 0) / Math.max(1, info.buckets.length) },
+    breakdown: {
+      computeS: mean.computeNs / 1e9,
+      exposedCommS: mean.exposedCommNs / 1e9,
+      bubbleS: bubbleNs / 1e9,
+      idleS: (mean.idleNs - bubbleNs) / 1e9,
+      commS: mean.commNs / 1e9,
+    },
+    modelParams: parameterCount(setup.model),
+    microBatchesPerStep: plan.microBatchesPerStep,
+    buckets: { count: buckets.length, meanBytes: buckets.reduce((a, b) => a + b.bytes, 0) / Math.max(1, buckets.length) },
     gradientAllReduce: choice ? { algorithm: choice.algorithm, protocol: choice.protocol } : undefined,
     eventsFired: sim.eventsFired,
+    notes: placementNotes(setup),
   };
-  return { result, trace, info, topology };
+  return { result, trace, plan, topology };
 }

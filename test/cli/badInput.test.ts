@@ -195,7 +195,7 @@ describe('bad input: batch arithmetic', () => {
 
   it('reports a dp that does not use every GPU', async () => {
     const r = await cli('simulate', scenario({ parallel: 'parallel: { dp: 8 }' }));
-    expectBadInput(r, "parallel.dp: 8 does not match the cluster's 16 GPUs (2 nodes × 8)", 'set 16 or leave it out');
+    expectBadInput(r, "parallel.dp: tp × pp × dp = 1 × 1 × 8 = 8 does not match the cluster's 16 GPUs (2 nodes × 8)", 'set dp to 16 or leave it out');
   });
 
   it('reports heads that do not divide the hidden size', async () => {

@@ -18,7 +18,32 @@ export interface GpuSpec {
   pcieGen: 3 | 4 | 5;
   /** Host-side cost of launching one kernel, in ns. */
   kernelLaunchNs: number;
+  /**
+   * GEMM timing calibrated on this GPU (`clustersim calibrate`, DESIGN.md §8), per dtype. Where present it replaces
+   * the default efficiency curve for that dtype; absent, nothing changes.
+   */
+  measuredGemm?: Partial<Record<Dtype, MeasuredGemm>>;
   source: string;
+}
+
+/**
+ * A calibrated GEMM model: output tiles of tileM × tileN run in waves over `units` parallel units (SMs, or CPU
+ * threads), each tile costing time ∝ (k per tile + smallKHalf); a full wave of full tiles runs at ceilingTflops.
+ * Time in ns = 2·tileM·tileN·units·waves·(kPerTile + smallKHalf) / (ceilingTflops·1e3) × correction, where the
+ * correction interpolates measured/model ratios at the measured shapes (absent: 1).
+ */
+export interface MeasuredGemm {
+  tileM: number;
+  tileN: number;
+  units: number;
+  /** Split-k (as cuBLAS does when tiles are fewer than units) never cuts k below this; 0: no split-k. */
+  splitKMinK: number;
+  /** Fitted throughput of whole waves of full tiles, TFLOP/s. */
+  ceilingTflops: number;
+  /** Fitted fixed cost of a tile, expressed as extra k (elements). */
+  smallKHalf: number;
+  /** Ratio measured / model at measured shapes, interpolated in log-shape space. */
+  corrections?: { m: number; n: number; k: number; ratio: number }[];
 }
 
 /** How the GPUs inside a node talk to each other. */

@@ -1,7 +1,7 @@
 import type { Simulator, EventTarget } from '../engine/simulator.js';
 import type { CollectiveListener, FlowStarter } from '../collectives/collectiveRun.js';
 import type { CollectiveService } from '../collectives/collectiveService.js';
-import { streamIndex, type Program } from './types.js';
+import { STREAMS, streamIndex, type Program } from './types.js';
 import type { Trace } from './trace.js';
 
 /** A task that waits forever means the program is malformed (a cycle, or stream orders that cross). */
@@ -34,12 +34,12 @@ export class ProgramExecutor implements EventTarget, CollectiveListener {
   ) {
     const tasks = program.tasks;
     const n = tasks.length;
-    const queueLists: number[][] = Array.from({ length: program.rankCount * 3 }, () => []);
+    const queueLists: number[][] = Array.from({ length: program.rankCount * STREAMS.length }, () => []);
     const depCount = new Int32Array(n);
     this.pendingDeps = new Int32Array(n);
     for (const t of tasks) {
       const s = streamIndex(t.stream);
-      for (const r of t.ranks) queueLists[r * 3 + s].push(t.id);
+      if (t.ordered) for (const r of t.ranks) queueLists[r * STREAMS.length + s].push(t.id);
       this.pendingDeps[t.id] = t.deps.length;
       for (const d of t.deps) depCount[d]++;
     }
@@ -57,6 +57,7 @@ export class ProgramExecutor implements EventTarget, CollectiveListener {
   /** Runs the whole program and returns its trace. */
   run(): Trace {
     for (let q = 0; q < this.queues.length; q++) if (this.queues[q].length > 0) this.arrive(this.queues[q][0]);
+    for (const t of this.program.tasks) if (!t.ordered && t.deps.length === 0) this.start(t.id);
     this.sim.run();
     const tasks = this.program.tasks;
     if (this.done < tasks.length) {
@@ -78,8 +79,13 @@ export class ProgramExecutor implements EventTarget, CollectiveListener {
   }
 
   private arrive(id: number): void {
+    if (++this.arrivals[id] === this.arrivalsNeeded(id) && this.pendingDeps[id] === 0) this.start(id);
+  }
+
+  /** Ranks whose stream must reach the task before it can start (none for unordered tasks). */
+  private arrivalsNeeded(id: number): number {
     const t = this.program.tasks[id];
-    if (++this.arrivals[id] === t.ranks.length && this.pendingDeps[id] === 0) this.start(id);
+    return t.ordered ? t.ranks.length : 0;
   }
 
   private start(id: number): void {
@@ -97,16 +103,18 @@ export class ProgramExecutor implements EventTarget, CollectiveListener {
     const t = this.program.tasks[id];
     this.endNs[id] = this.sim.now;
     this.done++;
-    const s = streamIndex(t.stream);
-    for (const r of t.ranks) {
-      const q = r * 3 + s;
-      const next = ++this.head[q];
-      if (next < this.queues[q].length) this.arrive(this.queues[q][next]);
+    if (t.ordered) {
+      const s = streamIndex(t.stream);
+      for (const r of t.ranks) {
+        const q = r * STREAMS.length + s;
+        const next = ++this.head[q];
+        if (next < this.queues[q].length) this.arrive(this.queues[q][next]);
+      }
     }
     const deps = this.dependents[id];
     for (let i = 0; i < deps.length; i++) {
       const d = deps[i];
-      if (--this.pendingDeps[d] === 0 && this.arrivals[d] === this.program.tasks[d].ranks.length) this.start(d);
+      if (--this.pendingDeps[d] === 0 && this.arrivals[d] === this.arrivalsNeeded(d)) this.start(d);
     }
   }
 }

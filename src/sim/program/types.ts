@@ -1,12 +1,29 @@
 import type { CollectiveOp } from '../collectives/types.js';
 
-/** The streams of a GPU, as CUDA streams: work on one stream runs in program order. */
-export type StreamKind = 'compute' | 'comm' | 'copy';
+/**
+ * The streams of a GPU, as CUDA streams: work on one stream runs in program order. `compute` also
+ * carries blocking collectives (Megatron issues TP all-reduces on the compute stream); `comm` is the
+ * data-parallel communicator's stream (gradient buckets, ZeRO gathers); `tp` carries TP collectives
+ * that overlap compute; `pp` carries pipeline sends, which are not ordered among themselves; `copy`
+ * is host↔device copies (and host work of optimizer offload).
+ */
+export type StreamKind = 'compute' | 'comm' | 'tp' | 'pp' | 'copy';
 
-export const STREAMS: readonly StreamKind[] = ['compute', 'comm', 'copy'];
+export const STREAMS: readonly StreamKind[] = ['compute', 'comm', 'tp', 'pp', 'copy'];
 
 export function streamIndex(s: StreamKind): number {
-  return s === 'compute' ? 0 : s === 'comm' ? 1 : 2;
+  switch (s) {
+    case 'compute':
+      return 0;
+    case 'comm':
+      return 1;
+    case 'tp':
+      return 2;
+    case 'pp':
+      return 3;
+    case 'copy':
+      return 4;
+  }
 }
 
 /** What a task does, for breakdowns and the colours of a timeline. */
@@ -56,6 +73,8 @@ export interface Task {
   collective?: CollectiveWork;
   /** Micro-batch index, or -1. */
   microBatch: number;
+  /** False for tasks that occupy no stream order (pipeline sends): they start as soon as their deps are done. */
+  ordered: boolean;
 }
 
 /** A step as per-rank task graphs. Tasks are kept in the order they were added, which is stream order. */
@@ -67,14 +86,22 @@ export class Program {
   /** Adds a task running `durationNs` on one rank's stream. Returns its id. */
   local(rank: number, stream: StreamKind, kind: TaskKind, label: string, durationNs: number, deps: number[] = [], microBatch = -1): number {
     const id = this.tasks.length;
-    this.tasks.push({ id, kind, label, stream, ranks: [rank], deps, durationNs, microBatch });
+    this.tasks.push({ id, kind, label, stream, ranks: [rank], deps, durationNs, microBatch, ordered: true });
     return id;
   }
 
-  /** Adds a collective over `work.group` on their comm streams. Returns its id. */
-  collective(kind: TaskKind, label: string, work: CollectiveWork, deps: number[] = [], microBatch = -1): number {
+  /** Adds a collective over `work.group` on their `stream` (the DP comm stream by default). Returns its id. */
+  collective(kind: TaskKind, label: string, work: CollectiveWork, deps: number[] = [], microBatch = -1, stream: StreamKind = 'comm'): number {
     const id = this.tasks.length;
-    this.tasks.push({ id, kind, label, stream: 'comm', ranks: work.group, deps, durationNs: 0, collective: work, microBatch });
+    this.tasks.push({ id, kind, label, stream, ranks: work.group, deps, durationNs: 0, collective: work, microBatch, ordered: true });
+    return id;
+  }
+
+  /** Adds a point-to-point transfer that starts as soon as `deps` are done (shown on both ranks' pp lane). */
+  transfer(kind: TaskKind, label: string, src: number, dst: number, bytes: number, deps: number[], microBatch = -1): number {
+    const id = this.tasks.length;
+    const group = [src, dst];
+    this.tasks.push({ id, kind, label, stream: 'pp', ranks: group, deps, durationNs: 0, collective: { op: 'send_recv', group, bytes }, microBatch, ordered: false });
     return id;
   }
 }

@@ -5,14 +5,34 @@ import type { Trace } from '../program/trace.js';
 export interface RankBreakdown {
   rank: number;
   computeNs: number;
-  /** Communication busy time (comm stream), overlapped or not. */
+  /** Time some communication of this rank was in flight (union over its streams). */
   commNs: number;
-  /** Communication time during which the compute stream was idle. */
+  /** Communication time during which the compute stream was not computing. */
   exposedCommNs: number;
   idleNs: number;
+  /**
+   * Idle time from the start of the step until the last forward/backward work of any rank ends: in a
+   * pipeline this is the bubble (filling, draining, waiting for other stages).
+   */
+  windowIdleNs: number;
 }
 
-/** Length of the union of sorted, non-overlapping interval list a minus its overlap with list b. */
+/** Merges intervals (any order, may overlap) into a sorted disjoint union. */
+function union(starts: number[], ends: number[]): [number[], number[]] {
+  const order = starts.map((_, i) => i).sort((a, b) => starts[a] - starts[b] || ends[a] - ends[b]);
+  const s: number[] = [];
+  const e: number[] = [];
+  for (const i of order) {
+    if (s.length > 0 && starts[i] <= e[e.length - 1]) e[e.length - 1] = Math.max(e[e.length - 1], ends[i]);
+    else {
+      s.push(starts[i]);
+      e.push(ends[i]);
+    }
+  }
+  return [s, e];
+}
+
+/** Length of sorted disjoint intervals a minus their overlap with sorted disjoint intervals b. */
 function measureOutside(aStart: number[], aEnd: number[], bStart: number[], bEnd: number[]): number {
   let total = 0;
   let j = 0;
@@ -34,25 +54,32 @@ function measureOutside(aStart: number[], aEnd: number[], bStart: number[], bEnd
   return total;
 }
 
-/**
- * Per-rank breakdown derived from the trace alone. Streams run their tasks in order, so each stream's
- * spans are already sorted and disjoint.
- */
+/** Total length of sorted disjoint intervals clipped to [lo, hi]. */
+function lengthWithin(s: number[], e: number[], lo: number, hi: number): number {
+  let t = 0;
+  for (let i = 0; i < s.length; i++) t += Math.max(0, Math.min(e[i], hi) - Math.max(s[i], lo));
+  return t;
+}
+
+/** Per-rank breakdown derived from the trace alone. */
 export function rankBreakdowns(trace: Trace): RankBreakdown[] {
   const n = trace.program.rankCount;
   const cs: number[][] = Array.from({ length: n }, () => []);
   const ce: number[][] = Array.from({ length: n }, () => []);
   const ms: number[][] = Array.from({ length: n }, () => []);
   const me: number[][] = Array.from({ length: n }, () => []);
+  let passesEnd = 0;
   for (const t of trace.program.tasks) {
     const s = trace.startNs[t.id];
     const e = trace.endNs[t.id];
-    const onCompute = streamIndex(t.stream) === 0;
     const comm = isCommunication(t.kind);
+    const onCompute = streamIndex(t.stream) === 0 && !comm;
+    const passWork = t.kind === 'forward' || t.kind === 'backward' || t.kind === 'recompute';
     for (const r of t.ranks) {
-      if (onCompute && !comm) {
+      if (onCompute) {
         cs[r].push(s);
         ce[r].push(e);
+        if (passWork && e > passesEnd) passesEnd = e;
       } else if (comm) {
         ms[r].push(s);
         me[r].push(e);
@@ -61,25 +88,28 @@ export function rankBreakdowns(trace: Trace): RankBreakdown[] {
   }
   const out: RankBreakdown[] = [];
   for (let r = 0; r < n; r++) {
-    let computeNs = 0;
-    for (let i = 0; i < cs[r].length; i++) computeNs += ce[r][i] - cs[r][i];
-    let commNs = 0;
-    for (let i = 0; i < ms[r].length; i++) commNs += me[r][i] - ms[r][i];
-    const exposedCommNs = measureOutside(ms[r], me[r], cs[r], ce[r]);
-    out.push({ rank: r, computeNs, commNs, exposedCommNs, idleNs: trace.makespanNs - computeNs - exposedCommNs });
+    const [c0, c1] = union(cs[r], ce[r]);
+    const [m0, m1] = union(ms[r], me[r]);
+    const computeNs = lengthWithin(c0, c1, -Infinity, Infinity);
+    const commNs = lengthWithin(m0, m1, -Infinity, Infinity);
+    const exposedCommNs = measureOutside(m0, m1, c0, c1);
+    const [x0, x1] = union([...c0, ...m0], [...c1, ...m1]);
+    const windowIdleNs = Math.max(0, passesEnd - lengthWithin(x0, x1, 0, passesEnd));
+    out.push({ rank: r, computeNs, commNs, exposedCommNs, idleNs: trace.makespanNs - computeNs - exposedCommNs, windowIdleNs });
   }
   return out;
 }
 
 /** Mean of each field over ranks. */
 export function meanBreakdown(rows: readonly RankBreakdown[]): Omit<RankBreakdown, 'rank'> {
-  const sum = { computeNs: 0, commNs: 0, exposedCommNs: 0, idleNs: 0 };
+  const sum = { computeNs: 0, commNs: 0, exposedCommNs: 0, idleNs: 0, windowIdleNs: 0 };
   for (const r of rows) {
     sum.computeNs += r.computeNs;
     sum.commNs += r.commNs;
     sum.exposedCommNs += r.exposedCommNs;
     sum.idleNs += r.idleNs;
+    sum.windowIdleNs += r.windowIdleNs;
   }
   const n = Math.max(1, rows.length);
-  return { computeNs: sum.computeNs / n, commNs: sum.commNs / n, exposedCommNs: sum.exposedCommNs / n, idleNs: sum.idleNs / n };
+  return { computeNs: sum.computeNs / n, commNs: sum.commNs / n, exposedCommNs: sum.exposedCommNs / n, idleNs: sum.idleNs / n, windowIdleNs: sum.windowIdleNs / n };
 }

@@ -1,6 +1,6 @@
 import { ScenarioError } from '../errors.js';
-import type { Dtype, GpuSpec } from '../hardware/types.js';
-import type { AttentionShape, Op } from './ops.js';
+import type { Dtype, GpuSpec, MeasuredGemm } from '../hardware/types.js';
+import type { AttentionShape, GemmShape, Op } from './ops.js';
 
 /**
  * Default kernel-time model (DESIGN.md §6): time = max(FLOPs / (peak × efficiency),
@@ -84,6 +84,44 @@ export function gemmEfficiency(m: number, n: number, k: number, gpu: GpuSpec, dt
 }
 
 /**
+ * Waves of output tiles and the k each tile covers under a calibrated model: tiles = ⌈m/tileM⌉·⌈n/tileN⌉·batch,
+ * split over k (as in `gemmEfficiency`) when they are fewer than the units, then run in waves over the units.
+ */
+export function measuredGemmWaves(g: GemmShape, mg: MeasuredGemm): { waves: number; kPerTile: number } {
+  const tiles = Math.ceil(g.m / mg.tileM) * Math.ceil(g.n / mg.tileN) * g.batch;
+  let split = 1;
+  if (mg.splitKMinK > 0 && tiles < mg.units) split = Math.max(1, Math.min(Math.floor(mg.units / tiles), Math.floor(g.k / mg.splitKMinK)));
+  return { waves: Math.ceil((tiles * split) / mg.units), kPerTile: g.k / split };
+}
+
+/** Weight of the prior "no correction" in `gemmCorrection`, as much as one measured shape an octave away. */
+export const GEMM_CORRECTION_PRIOR = 1;
+
+/**
+ * Measured/model ratio at shape `g`, interpolated from the calibration points by inverse-distance weighting in
+ * log2(m, n, k) space (weight 1 / (d² + 0.05)², so the nearest shapes dominate) and shrunk towards 1 far from them.
+ */
+export function gemmCorrection(g: GemmShape, points: MeasuredGemm['corrections']): number {
+  if (!points || points.length === 0) return 1;
+  let weights = GEMM_CORRECTION_PRIOR;
+  let sum = 0;
+  for (const p of points) {
+    const d2 = Math.log2(g.m / p.m) ** 2 + Math.log2(g.n / p.n) ** 2 + Math.log2(g.k / p.k) ** 2;
+    const w = 1 / (d2 + 0.05) ** 2;
+    weights += w;
+    sum += w * Math.log2(p.ratio);
+  }
+  return 2 ** (sum / weights);
+}
+
+/** Time of one GEMM under a calibrated model, in ns, launch overhead not included. */
+export function measuredGemmNs(g: GemmShape, mg: MeasuredGemm): number {
+  const { waves, kPerTile } = measuredGemmWaves(g, mg);
+  const flopPerNs = mg.ceilingTflops * 1e3;
+  return ((2 * mg.tileM * mg.tileN * mg.units * waves * (kPerTile + mg.smallKHalf)) / flopPerNs) * gemmCorrection(g, mg.corrections);
+}
+
+/**
  * Fraction of the dense peak a flash-attention kernel reaches: the forward or backward base figure ×
  * wave quantisation over its work units (batch × heads × sequence blocks, as FA2 parallelises).
  */
@@ -110,8 +148,11 @@ export function opTimeNs(op: Op, gpu: GpuSpec, dtype: Dtype): number {
   let computeNs = 0;
   if (op.flops > 0) {
     if (op.kind === 'gemm') {
-      // Without a shape, assume a large well-shaped GEMM (the ceiling).
       const g = op.gemm;
+      // A calibrated model measured the whole kernel (memory traffic included), so it is not max-ed with HBM time.
+      const mg = gpu.measuredGemm?.[dtype];
+      if (mg) return Math.round((g ? measuredGemmNs(g, mg) : op.flops / (mg.ceilingTflops * 1e3)) + gpu.kernelLaunchNs);
+      // Without a shape, assume a large well-shaped GEMM (the ceiling).
       const eff = g ? gemmEfficiency(g.m, g.n, g.k, gpu, dtype, g.batch) : gpu.gemmCeiling[dtype] ?? DEFAULT_GEMM_CEILING;
       computeNs = op.flops / (peakFlopsPerNs(gpu, dtype) * eff);
     } else if (op.kind === 'attention') {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { simulateStep } from '../../../src/sim/simulateStep.js';
 import { assignBuckets } from '../../../src/sim/parallel/buckets.js';
-import { compileDdpStep } from '../../../src/sim/parallel/ddpStep.js';
+import { compileStep } from '../../../src/sim/parallel/stepCompiler.js';
 import { parameterTensors } from '../../../src/sim/workload/model.js';
 import { modelPreset } from '../../../src/sim/workload/modelPresets.js';
 import { scenarioOf } from '../../helpers/scenario.js';
@@ -73,20 +73,20 @@ describe('DDP training step', () => {
 
   it('communicates only in the last micro-batch under gradient accumulation (no_sync)', () => {
     const s = scenarioOf({ cluster: { preset: 'dgx-a100-80gb', nodes: 1 }, model: { preset: 'bert-large' }, training: { globalBatch: 128, microBatch: 4 } });
-    const { trace, info } = simulateStep(s);
-    expect(info.microBatchesPerStep).toBe(4);
-    const tasks = info.program.tasks;
+    const { trace, plan } = simulateStep(s);
+    expect(plan.microBatchesPerStep).toBe(4);
+    const tasks = plan.program.tasks;
     const comm = tasks.filter((t) => t.collective);
-    expect(comm.length).toBe(info.buckets.length);
+    expect(comm.length).toBe(plan.stages[0].gradients.buckets.length);
     const lastForwardStart = Math.min(...tasks.filter((t) => t.kind === 'forward' && t.microBatch === 3).map((t) => trace.startNs[t.id]));
     for (const c of comm) expect(trace.startNs[c.id]).toBeGreaterThan(lastForwardStart);
   });
 
   it('has no communication on one GPU: the step is the sum of its kernels and the optimizer', () => {
     const s = scenarioOf({ cluster: { preset: 'dgx-a100-80gb', nodes: 1, node: { gpusPerNode: 1, nicsPerNode: 1 } }, model: { preset: 'mlp-small' }, training: { globalBatch: 64, microBatch: 64 } });
-    const { result, info } = simulateStep(s);
-    const sum = info.program.tasks.reduce((a, t) => a + t.durationNs, 0);
-    expect(info.program.tasks.some((t) => t.collective)).toBe(false);
+    const { result, plan } = simulateStep(s);
+    const sum = plan.program.tasks.reduce((a, t) => a + t.durationNs, 0);
+    expect(plan.program.tasks.some((t) => t.collective)).toBe(false);
     expect(result.stepTimeS).toBeCloseTo(sum / 1e9, 12);
     expect(result.breakdown.exposedCommS).toBe(0);
   });
@@ -104,9 +104,9 @@ describe('DDP training step', () => {
   });
 
   it('queues bucket all-reduces in bucket order behind the backward op that completes each bucket', () => {
-    const info = compileDdpStep(bert());
-    const comm = info.program.tasks.filter((t) => t.collective);
-    expect(comm.map((t) => t.collective!.bytes)).toEqual(info.buckets.map((b) => b.bytes));
+    const plan = compileStep(bert());
+    const comm = plan.program.tasks.filter((t) => t.collective);
+    expect(comm.map((t) => t.collective!.bytes)).toEqual(plan.stages[0].gradients.buckets.map((b) => b.bytes));
     // Later buckets depend on later (or the same) backward tasks of rank 0.
     const dep0 = comm.map((t) => t.deps[0]);
     for (let i = 1; i < dep0.length; i++) expect(dep0[i]).toBeGreaterThanOrEqual(dep0[i - 1]);

@@ -1,0 +1,151 @@
+import { MiB } from '../engine/units.js';
+import type { Program } from '../program/types.js';
+import type { StepSetup } from '../setup.js';
+import { elementsPerTpRank, parameterTensors, type ParamTensor } from '../workload/model.js';
+import { opTimeNs, optimizerOp } from '../workload/kernelTime.js';
+import type { Block } from '../workload/ops.js';
+import { assignBuckets, type GradBucket } from './buckets.js';
+import type { ParallelLayout } from './layout.js';
+import type { PassKey, PassRecord, StagePlan } from './stepCompiler.js';
+
+/** Gradient bookkeeping of one pipeline stage (the same for every TP rank). */
+export interface StageGradients {
+  buckets: GradBucket[];
+  /** Parameters one rank of this stage holds (after TP, before ZeRO sharding). */
+  paramsPerRank: number;
+  /** TP collectives still outstanding after the last pass; the optimizer waits for them. */
+  pendingTp?: number[];
+}
+
+function stageTensors(model: StepSetup['model'], st: StagePlan, pp: number): { tensors: ParamTensor[]; vsOf: Map<string, number> } {
+  const names = new Map<string, number>();
+  st.chunks.forEach((blocks, c) => {
+    for (const b of blocks) for (const op of b.backward) for (const t of op.gradParams ?? []) names.set(t, c * pp + st.stage);
+  });
+  return { tensors: parameterTensors(model).filter((t) => names.has(t.name)), vsOf: names };
+}
+
+/**
+ * Adds, for one pipeline stage, the data-parallel gradient reduction and the optimizer step:
+ * ZeRO 0 (PyTorch DDP / Megatron): all-reduce of gradient buckets, in the last micro-batch's
+ * backward when `ddp.overlap`, else after it; ZeRO 1: the same with reduce-scatter, then the
+ * optimizer on a 1/dp shard and an all-gather of the updated weights; ZeRO 2: reduce-scatter of
+ * buckets in every micro-batch (DeepSpeed reduces at each micro-step) with `overlapComm`; ZeRO 3:
+ * also gathers each block's weights before its forward and backward (one block ahead) and
+ * reduce-scatters its gradients right after its backward. CPU offload copies the gradient shard to
+ * the host, runs Adam there and copies the weights back.
+ */
+export function addGradientReduction(program: Program, setup: StepSetup, layout: ParallelLayout, st: StagePlan, passes: Map<string, PassRecord>, key: PassKey): void {
+  const par = setup.parallel;
+  const { tp, pp, dp } = layout;
+  const mixed = setup.training.precision === 'bf16' || setup.training.precision === 'fp16';
+  const gradBytes = mixed ? 2 : 4;
+  const m = setup.training.globalBatch / (setup.training.microBatch * dp);
+  const { tensors, vsOf } = stageTensors(setup.model, st, pp);
+  const paramsPerRank = tensors.reduce((a, t) => a + elementsPerTpRank(t, tp), 0);
+  const sharded = tensors.map((t) => ({ ...t, elements: elementsPerTpRank(t, tp) }));
+  const zero = par.zero;
+  const buckets = zero >= 2
+    ? assignBuckets(sharded, gradBytes, par.zeroConfig.reduceBucketMB * MiB, par.zeroConfig.reduceBucketMB * MiB)
+    : assignBuckets(sharded, gradBytes, par.ddp.firstBucketMB * MiB, par.ddp.bucketMB * MiB);
+  st.gradients.buckets = buckets;
+  st.gradients.paramsPerRank = paramsPerRank;
+  const overlap = zero === 0 ? par.ddp.overlap : par.zeroConfig.overlapComm;
+  const lastMb = (t: number, d: number) => {
+    let last = -1;
+    for (let c = 0; c < st.chunks.length; c++) {
+      const rec = passes.get(key(d, c * pp + st.stage, m - 1, 'B'))!;
+      last = Math.max(last, rec.last[t]);
+    }
+    return last;
+  };
+
+  for (let t = 0; t < tp; t++) {
+    const group = layout.dpGroup(t, st.stage);
+    const replicas = [...Array(dp).keys()];
+    let lastComm = -1;
+    if (dp > 1 && zero === 3) lastComm = addZero3(program, layout, passes, key, t, m, gradBytes, new Map(tensors.map((x) => [x.name, x])));
+    else if (dp > 1) {
+      const rounds = zero === 2 ? [...Array(m).keys()] : [m - 1];
+      for (const mb of rounds) {
+        for (const bk of buckets) {
+          const deps = replicas.map((d) => {
+            if (!overlap) return mb === m - 1 ? lastMb(t, d) : lastOfPass(passes, key, d, st, pp, mb, t);
+            const lastTensor = bk.tensors[bk.tensors.length - 1];
+            const rec = passes.get(key(d, vsOf.get(lastTensor)!, mb, 'B'))!;
+            return rec.gradTask![t].get(lastTensor) ?? rec.last[t];
+          });
+          const op = zero === 0 ? 'all_reduce' : 'reduce_scatter';
+          lastComm = program.collective(zero === 0 ? 'dp-allreduce' : 'dp-reducescatter', `${op.replace('_', '-')} bucket ${bk.index} mb${mb} (${(bk.bytes / MiB).toFixed(1)} MiB)`, { op, group, bytes: bk.bytes }, deps, mb);
+        }
+      }
+    }
+    const shard = zero >= 1 ? paramsPerRank / dp : paramsPerRank;
+    const optimizerIds: number[] = [];
+    for (const d of replicas) {
+      const rank = layout.rank(t, d, st.stage);
+      const deps = [...(lastComm >= 0 ? [lastComm] : []), ...(st.gradients.pendingTp ?? [])];
+      if (par.offload === 'cpu') {
+        const pcie = setup.cluster.node.pcieBandwidthGBps;
+        const d2h = program.local(rank, 'copy', 'd2h', 'gradient shard to host', (shard * gradBytes) / pcie + setup.cluster.node.pcieLatencyNs, deps);
+        const host = program.local(rank, 'copy', 'other', 'host Adam (CPU offload)', (shard / setup.cluster.node.hostAdamParamsPerS) * 1e9, [d2h]);
+        optimizerIds.push(program.local(rank, 'copy', 'h2d', 'weights back to GPU', (shard * 2) / pcie + setup.cluster.node.pcieLatencyNs, [host]));
+      } else {
+        const ns = opTimeNs(optimizerOp(shard, { optimizer: setup.training.optimizer, precision: mixed ? 'mixed' : 'fp32' }), setup.cluster.node.gpu, 'fp32');
+        optimizerIds.push(program.local(rank, 'compute', 'optimizer', 'optimizer step', ns, deps));
+      }
+    }
+    if (dp > 1 && (zero === 1 || zero === 2)) {
+      program.collective('dp-allgather', 'all-gather updated weights', { op: 'all_gather', group, bytes: paramsPerRank * (mixed ? 2 : 4) }, optimizerIds);
+    }
+  }
+}
+
+function lastOfPass(passes: Map<string, PassRecord>, key: PassKey, d: number, st: StagePlan, pp: number, mb: number, t: number): number {
+  let last = -1;
+  for (let c = 0; c < st.chunks.length; c++) last = Math.max(last, passes.get(key(d, c * pp + st.stage, mb, 'B'))!.last[t]);
+  return last;
+}
+
+function blockParams(block: Block, tp: number, all: Map<string, ParamTensor>): number {
+  let n = 0;
+  for (const op of block.backward) for (const name of op.gradParams ?? []) n += elementsPerTpRank(all.get(name)!, tp);
+  return n;
+}
+
+/**
+ * ZeRO-3 (DeepSpeed): before each block's forward and backward its weights are all-gathered over the
+ * DP group, one block ahead (the gather for block i + 1 is queued before block i's gradient
+ * reduce-scatter and may start once block i has started); after a block's backward its gradients are
+ * reduce-scattered. Pipeline parallelism is excluded (pp = 1), so all passes belong to virtual stage 0.
+ * Returns the last communication task.
+ */
+function addZero3(program: Program, layout: ParallelLayout, passes: Map<string, PassRecord>, key: PassKey, t: number, m: number, gradBytes: number, all: Map<string, ParamTensor>): number {
+  const group = layout.dpGroup(t, 0);
+  let last = -1;
+  for (let mb = 0; mb < m; mb++) {
+    for (const kind of ['F', 'B'] as const) {
+      const recs = [...Array(layout.dp).keys()].map((d) => passes.get(key(d, 0, mb, kind))!);
+      const blocks = recs[0].blocks;
+      const gathered = new Set<number>();
+      const gather = (i: number) => {
+        if (i >= blocks.length || gathered.has(i)) return;
+        gathered.add(i);
+        const params = blockParams(blocks[i].block, layout.tp, all);
+        if (params === 0) return;
+        const deps = i > 0 ? recs.map((r) => r.blocks[i - 1].first[t]) : [];
+        last = program.collective('zero-gather', `all-gather weights ${blocks[i].block.name} mb${mb}`, { op: 'all_gather', group, bytes: params * 2 }, deps, mb);
+        for (const r of recs) program.tasks[r.blocks[i].first[t]].deps.push(last);
+      };
+      for (let i = 0; i < blocks.length; i++) {
+        gather(i);
+        gather(i + 1);
+        const params = blockParams(blocks[i].block, layout.tp, all);
+        if (kind === 'B' && params > 0) {
+          last = program.collective('dp-reducescatter', `reduce-scatter gradients ${blocks[i].block.name} mb${mb}`, { op: 'reduce_scatter', group, bytes: params * gradBytes }, recs.map((r) => r.blocks[i].last[t]), mb);
+        }
+      }
+    }
+  }
+  return last;
+}

@@ -1,0 +1,80 @@
+import { ScenarioError } from '../errors.js';
+
+/** How ranks are numbered over the (tp, dp, pp) grid; the first letter varies fastest. */
+export type Placement = 'tp-dp-pp' | 'tp-pp-dp';
+
+/** The parallel grid: which GPU holds which tensor / data / pipeline index, and the groups. */
+export class ParallelLayout {
+  readonly world: number;
+  private readonly tpGroups = new Map<number, number[]>();
+  private readonly dpGroups = new Map<number, number[]>();
+
+  constructor(
+    readonly tp: number,
+    readonly dp: number,
+    readonly pp: number,
+    readonly placement: Placement = 'tp-dp-pp',
+  ) {
+    this.world = tp * dp * pp;
+  }
+
+  /**
+   * Global GPU rank of grid point (t, d, p). Megatron's default order: TP fastest (so a TP group sits
+   * inside a node when it fits), then DP, then PP.
+   */
+  rank(t: number, d: number, p: number): number {
+    return this.placement === 'tp-dp-pp' ? (p * this.dp + d) * this.tp + t : (d * this.pp + p) * this.tp + t;
+  }
+
+  coords(rank: number): { t: number; d: number; p: number } {
+    const t = rank % this.tp;
+    const rest = Math.floor(rank / this.tp);
+    if (this.placement === 'tp-dp-pp') return { t, d: rest % this.dp, p: Math.floor(rest / this.dp) };
+    return { t, p: rest % this.pp, d: Math.floor(rest / this.pp) };
+  }
+
+  /** The TP group of (d, p), in TP order; the same array every time (collective caches key on it). */
+  tpGroup(d: number, p: number): readonly number[] {
+    const key = p * this.dp + d;
+    let g = this.tpGroups.get(key);
+    if (!g) this.tpGroups.set(key, (g = Array.from({ length: this.tp }, (_, t) => this.rank(t, d, p))));
+    return g;
+  }
+
+  /** The DP group of (t, p), in DP order; the same array every time. */
+  dpGroup(t: number, p: number): readonly number[] {
+    const key = p * this.tp + t;
+    let g = this.dpGroups.get(key);
+    if (!g) this.dpGroups.set(key, (g = Array.from({ length: this.dp }, (_, d) => this.rank(t, d, p))));
+    return g;
+  }
+}
+
+/**
+ * Transformer layers of each virtual pipeline stage (pp × v of them; chunk c of stage s is virtual
+ * stage c·pp + s, as Megatron interleaves). Layers are split evenly unless `layersPerStage` is given
+ * (one count per stage, v = 1 only).
+ */
+export function splitLayers(layers: number, pp: number, v: number, layersPerStage?: readonly number[]): number[][] {
+  const virtual = pp * v;
+  let counts: number[];
+  if (layersPerStage) {
+    if (v !== 1) throw new ScenarioError('parallel.layersPerStage', 'uneven splits are supported with virtualStages 1 only');
+    if (layersPerStage.length !== pp) throw new ScenarioError('parallel.layersPerStage', `needs one count per pipeline stage (${pp}), got ${layersPerStage.length}`);
+    const sum = layersPerStage.reduce((a, b) => a + b, 0);
+    if (sum !== layers) throw new ScenarioError('parallel.layersPerStage', `adds up to ${sum}, but the model has ${layers} layers`);
+    counts = [...layersPerStage];
+  } else {
+    if (layers % virtual !== 0) {
+      throw new ScenarioError(v > 1 ? 'parallel.virtualStages' : 'parallel.pp', `${layers} layers do not split evenly over pp × virtualStages = ${pp} × ${v} = ${virtual} model chunks; give parallel.layersPerStage or change pp`);
+    }
+    counts = new Array<number>(virtual).fill(layers / virtual);
+  }
+  const out: number[][] = [];
+  let next = 0;
+  for (const c of counts) {
+    out.push(Array.from({ length: c }, (_, i) => next + i));
+    next += c;
+  }
+  return out;
+}

@@ -1,0 +1,95 @@
+/** Pipeline schedules: the order in which one stage runs forward and backward passes of micro-batches. */
+export type PipelineSchedule = 'gpipe' | '1f1b' | 'interleaved';
+
+/** One pass of one micro-batch through one model chunk on one stage. */
+export interface PipeOp {
+  kind: 'F' | 'B';
+  microBatch: number;
+  /** Model chunk on this stage (0 unless interleaved). */
+  chunk: number;
+}
+
+/**
+ * GPipe (Huang et al. 2019): all forwards, then all backwards, as Megatron runs it with
+ * `num_warmup_microbatches = m` (backwards in micro-batch order).
+ */
+function gpipe(m: number): PipeOp[] {
+  const ops: PipeOp[] = [];
+  for (let i = 0; i < m; i++) ops.push({ kind: 'F', microBatch: i, chunk: 0 });
+  for (let i = 0; i < m; i++) ops.push({ kind: 'B', microBatch: i, chunk: 0 });
+  return ops;
+}
+
+/**
+ * 1F1B / PipeDream-Flush (Narayanan et al. 2021; Megatron `forward_backward_pipelining_without_interleaving`):
+ * stage s runs min(p − s − 1, m) warm-up forwards, then alternates one forward and one backward,
+ * then drains the remaining backwards.
+ */
+function oneFOneB(p: number, s: number, m: number): PipeOp[] {
+  const warmup = Math.min(p - s - 1, m);
+  const ops: PipeOp[] = [];
+  let f = 0;
+  let b = 0;
+  for (; f < warmup; f++) ops.push({ kind: 'F', microBatch: f, chunk: 0 });
+  while (f < m) {
+    ops.push({ kind: 'F', microBatch: f++, chunk: 0 });
+    ops.push({ kind: 'B', microBatch: b++, chunk: 0 });
+  }
+  while (b < m) ops.push({ kind: 'B', microBatch: b++, chunk: 0 });
+  return ops;
+}
+
+/**
+ * Interleaved 1F1B (Narayanan et al., SC21 §2.2; Megatron `forward_backward_pipelining_with_interleaving`):
+ * each stage holds v model chunks; micro-batches go through the chunks in groups of p. Forward k runs
+ * chunk ⌊(k mod pv)/p⌋ on micro-batch ⌊k/pv⌋·p + k mod p; backward k runs the chunks in reverse.
+ * Warm-up is (p − s − 1)·2 + (v − 1)·p forwards. Needs m to be a multiple of p.
+ */
+function interleaved(p: number, s: number, m: number, v: number): PipeOp[] {
+  const total = m * v;
+  const at = (k: number, backward: boolean): PipeOp => {
+    const inGroup = k % (p * v);
+    const c = Math.floor(inGroup / p);
+    return { kind: backward ? 'B' : 'F', microBatch: Math.floor(k / (p * v)) * p + (k % p), chunk: backward ? v - 1 - c : c };
+  };
+  const warmup = Math.min((p - s - 1) * 2 + (v - 1) * p, total);
+  const ops: PipeOp[] = [];
+  let f = 0;
+  let b = 0;
+  for (; f < warmup; f++) ops.push(at(f, false));
+  while (f < total) {
+    ops.push(at(f++, false));
+    ops.push(at(b++, true));
+  }
+  while (b < total) ops.push(at(b++, true));
+  return ops;
+}
+
+/** The op sequence of stage `s` of `p` for `m` micro-batches and `v` chunks per stage. */
+export function stageSchedule(schedule: PipelineSchedule, p: number, s: number, m: number, v = 1): PipeOp[] {
+  if (p === 1) return interleavedOrPlain(schedule, m, v);
+  if (schedule === 'gpipe') return gpipe(m);
+  if (schedule === '1f1b') return oneFOneB(p, s, m);
+  return interleaved(p, s, m, v);
+}
+
+/** Without a pipeline each micro-batch runs forward then backward (gradient accumulation). */
+function interleavedOrPlain(_schedule: PipelineSchedule, m: number, v: number): PipeOp[] {
+  const ops: PipeOp[] = [];
+  for (let i = 0; i < m; i++) {
+    for (let c = 0; c < v; c++) ops.push({ kind: 'F', microBatch: i, chunk: c });
+    for (let c = v - 1; c >= 0; c--) ops.push({ kind: 'B', microBatch: i, chunk: c });
+  }
+  return ops;
+}
+
+/** Largest number of (micro-batch, chunk) forward passes whose backward has not run yet, over the schedule. */
+export function peakInFlight(ops: readonly PipeOp[]): number {
+  let live = 0;
+  let peak = 0;
+  for (const op of ops) {
+    live += op.kind === 'F' ? 1 : -1;
+    peak = Math.max(peak, live);
+  }
+  return peak;
+}

@@ -1,0 +1,181 @@
+import { Program, type StreamKind } from '../program/types.js';
+import type { StepSetup } from '../setup.js';
+import type { Block } from '../workload/ops.js';
+import { buildBlocks } from '../workload/transformerOps.js';
+import { jitterer } from '../engine/random.js';
+import { ParallelLayout, splitLayers } from './layout.js';
+import { peakInFlight, stageSchedule, type PipeOp } from './schedules.js';
+import { tpSyncPoints, type TpSync } from './tpSync.js';
+import { passTemplate, type PassTemplate } from './blockTemplate.js';
+import { addGradientReduction, type StageGradients } from './gradReduction.js';
+
+/** What the compiler produced besides the program, for reports, memory and tests. */
+export interface StepPlan {
+  program: Program;
+  layout: ParallelLayout;
+  microBatchesPerStep: number;
+  /** Per pipeline stage: its blocks (all chunks), schedule and peak passes in flight. */
+  stages: StagePlan[];
+}
+
+export interface StagePlan {
+  stage: number;
+  /** Blocks of each chunk of this stage (chunk c is virtual stage c·pp + stage). */
+  chunks: Block[][];
+  schedule: PipeOp[];
+  /** Most (micro-batch, chunk) forwards alive at once: sets activation memory. */
+  peakInFlight: number;
+  gradients: StageGradients;
+}
+
+/** Compute dtype and bytes per activation element for a training precision. */
+export function precisionInfo(precision: StepSetup['training']['precision']) {
+  const mixed = precision === 'bf16' || precision === 'fp16';
+  return { dtype: precision, mixed, elementBytes: mixed ? 2 : 4 };
+}
+
+/** The tasks one pass (F or B of one micro-batch through one model chunk) became, per TP rank. */
+export interface PassRecord {
+  first: number[];
+  last: number[];
+  /** Per block in execution order: its first and last compute task per TP rank. */
+  blocks: { block: Block; first: number[]; last: number[] }[];
+  /** Per TP rank: tensor name → the compute task completing its gradient (backward passes). */
+  gradTask?: Map<string, number>[];
+}
+
+/** Key of a pass: data-parallel replica, virtual stage, micro-batch, direction. */
+export type PassKey = (d: number, vs: number, mb: number, kind: 'F' | 'B') => string;
+
+/**
+ * Compiles one training step for any tp × pp × dp split into per-rank task graphs: each pipeline
+ * stage runs its schedule of forward/backward passes over its model chunks; inside a pass, TP
+ * collectives sit between compute segments (blocking on the compute stream, or overlapping the next
+ * GEMM on the TP stream); activations and their gradients move between stages by point-to-point
+ * transfers; gradients are reduced over the DP group (DDP buckets or ZeRO), then the optimizer runs.
+ */
+export function compileStep(setup: StepSetup): StepPlan {
+  const { model, training, parallel: par, cluster } = setup;
+  const { tp, pp, dp } = par;
+  const v = par.virtualStages;
+  const layout = new ParallelLayout(tp, dp, pp, par.placement);
+  const gpu = cluster.node.gpu;
+  const { dtype, elementBytes } = precisionInfo(training.precision);
+  const m = training.globalBatch / (training.microBatch * dp);
+  const tokens = training.microBatch * training.seqLen;
+  const blocks = buildBlocks(model, { microBatch: training.microBatch, seqLen: training.seqLen, dtype, tp, sequenceParallel: par.sequenceParallel, flashAttention: training.flashAttention, recompute: par.recompute });
+  const layerBlocks = blocks.filter((b) => b.layer >= 0 && b.layer < model.layers);
+  const virtualStages = splitLayers(model.arch === 'mlp' ? layerBlocks.length : model.layers, pp, v, par.layersPerStage);
+  const chunkBlocks: Block[][] = virtualStages.map((layers, vs) => {
+    const list = layers.map((l) => layerBlocks[l]);
+    if (vs === 0) list.unshift(...blocks.filter((b) => b.layer < 0));
+    if (vs === virtualStages.length - 1) list.push(...blocks.filter((b) => b.layer >= model.layers));
+    return list;
+  });
+  const tpCtx = { model, tp, sequenceParallel: par.sequenceParallel, style: par.tpStyle, tokens, elementBytes };
+  const templates = new Map<Block, { F: PassTemplate; B: PassTemplate }>();
+  for (const b of blocks) {
+    templates.set(b, {
+      F: passTemplate(b.forward, tpSyncPoints(b.forward.map((o) => o.name), tpCtx), 'forward', gpu, dtype),
+      B: passTemplate(b.backward, tpSyncPoints(b.backward.map((o) => o.name), tpCtx), 'backward', gpu, dtype),
+    });
+  }
+
+  const program = new Program(layout.world);
+  const passes = new Map<string, PassRecord>();
+  const key = (d: number, vs: number, mb: number, kind: 'F' | 'B') => `${d}/${vs}/${mb}/${kind}`;
+  const stages: StagePlan[] = [];
+  for (let s = 0; s < pp; s++) {
+    const schedule = stageSchedule(par.schedule, pp, s, m, v);
+    const chunks = Array.from({ length: v }, (_, c) => chunkBlocks[c * pp + s]);
+    stages.push({ stage: s, chunks, schedule, peakInFlight: peakInFlight(schedule), gradients: { buckets: [], paramsPerRank: 0 } });
+    for (let d = 0; d < dp; d++) {
+      const group = layout.tpGroup(d, s);
+      const jitter = group.map((r) => jitterer(setup.seed, `compute-jitter/rank-${r}`, setup.noise.computeJitter));
+      let carry: number[] = [];
+      const lastCompute: number[] = [];
+      for (const op of schedule) {
+        const vs = op.chunk * pp + s;
+        const rec: PassRecord = { first: [], last: [], blocks: [], gradTask: op.kind === 'B' ? group.map(() => new Map()) : undefined };
+        const list = op.kind === 'F' ? chunkBlocks[vs] : [...chunkBlocks[vs]].reverse();
+        for (const b of list) {
+          const t = templates.get(b)![op.kind];
+          const entry = { block: b, first: [] as number[], last: [] as number[] };
+          carry = instantiatePass(program, t, group, op, carry, rec, lastCompute, jitter, `${op.kind === 'F' ? 'fwd' : 'bwd'} ${b.name} mb${op.microBatch}`, entry);
+          rec.blocks.push(entry);
+        }
+        passes.set(key(d, vs, op.microBatch, op.kind), rec);
+      }
+      // Whatever TP collective is still outstanding at the end is waited for by the optimizer.
+      if (carry.length > 0) stages[s].gradients.pendingTp = [...(stages[s].gradients.pendingTp ?? []), ...carry];
+    }
+  }
+
+  addPipelineTransfers(program, layout, passes, key, m, v, tokens * model.hidden * elementBytes / (tp > 1 ? tp : 1));
+  for (const st of stages) addGradientReduction(program, setup, layout, st, passes, key);
+  return { program, layout, microBatchesPerStep: m, stages };
+}
+
+/**
+ * Instantiates one pass of one block on every rank of a TP group (`lastCompute` tracks each rank's
+ * latest compute task across passes); returns the TP collectives still to wait for.
+ */
+function instantiatePass(program: Program, t: PassTemplate, group: readonly number[], op: PipeOp, carry: number[], rec: PassRecord, lastCompute: number[], jitter: ((d: number) => number)[], label: string, entry: { first: number[]; last: number[] }): number[] {
+  const issued = new Map<TpSync, number>();
+  let waiting = carry;
+  const issue = (syncs: readonly TpSync[]) => {
+    for (const sync of syncs) {
+      const deps = group.map((_, i) => lastCompute[i]).filter((x): x is number => x !== undefined);
+      const stream: StreamKind = sync.neededBy > sync.afterOp + 1 ? 'tp' : 'compute';
+      issued.set(sync, program.collective('tp-collective', sync.label, { op: sync.op, group, bytes: sync.bytes }, deps, op.microBatch, stream));
+    }
+  };
+  for (const seg of t.segments) {
+    issue(seg.issueBefore);
+    const deps = [...waiting, ...seg.waitFor.map((s) => issued.get(s)!).filter((x) => x !== undefined)];
+    waiting = [];
+    for (const s of seg.waitFor) issued.delete(s);
+    group.forEach((rank, i) => {
+      const id = program.local(rank, 'compute', seg.kind, label, jitter[i](seg.durationNs), [...deps], op.microBatch);
+      if (rec.first[i] === undefined) rec.first[i] = id;
+      if (entry.first[i] === undefined) entry.first[i] = id;
+      rec.last[i] = id;
+      entry.last[i] = id;
+      lastCompute[i] = id;
+      if (rec.gradTask) for (const tensor of seg.gradTensors) rec.gradTask[i].set(tensor, id);
+    });
+  }
+  issue(t.issueAfter);
+  return [...waiting, ...issued.values()];
+}
+
+/**
+ * Point-to-point transfers between consecutive virtual stages: the forward of virtual stage k for a
+ * micro-batch needs the activations of stage k − 1; its backward needs the gradients from stage
+ * k + 1. Each TP rank sends its 1/t share (Megatron's scatter/gather optimisation).
+ */
+function addPipelineTransfers(program: Program, layout: ParallelLayout, passes: Map<string, PassRecord>, key: PassKey, m: number, v: number, bytes: number): void {
+  const pp = layout.pp;
+  const V = pp * v;
+  if (V === 1) return;
+  for (let d = 0; d < layout.dp; d++) {
+    for (let mb = 0; mb < m; mb++) {
+      for (let vs = 0; vs < V; vs++) {
+        for (const kind of ['F', 'B'] as const) {
+          const from = kind === 'F' ? vs - 1 : vs + 1;
+          if (from < 0 || from >= V) continue;
+          const src = passes.get(key(d, from, mb, kind))!;
+          const dst = passes.get(key(d, vs, mb, kind))!;
+          // Every TP rank of the receiving stage needs all shards (they are all-gathered there).
+          for (let t = 0; t < layout.tp; t++) {
+            const a = layout.rank(t, d, from % pp);
+            const b = layout.rank(t, d, vs % pp);
+            const label = `${kind === 'F' ? 'activations' : 'gradients'} mb${mb} stage ${from % pp}→${vs % pp}`;
+            const x = program.transfer('pp-send', label, a, b, bytes, [src.last[t]], mb);
+            for (let u = 0; u < layout.tp; u++) program.tasks[dst.first[u]].deps.push(x);
+          }
+        }
+      }
+    }
+  }
+}

@@ -1,0 +1,85 @@
+import type { CollectiveOp } from '../collectives/types.js';
+import type { ModelSpec } from '../workload/model.js';
+
+/** `megatron`: column- then row-parallel linears; `allgather`: every linear's output shards gathered. */
+export type TpStyle = 'megatron' | 'allgather';
+
+/**
+ * A tensor-parallel collective inside a block. It is issued right after op `afterOp` (−1: before the
+ * first op) and must be done before op `neededBy` starts (Megatron overlaps some backward
+ * collectives with the weight-gradient GEMM that follows).
+ */
+export interface TpSync {
+  op: CollectiveOp;
+  bytes: number;
+  afterOp: number;
+  neededBy: number;
+  label: string;
+}
+
+export interface TpContext {
+  model: ModelSpec;
+  tp: number;
+  sequenceParallel: boolean;
+  style: TpStyle;
+  /** Tokens of one micro-batch (b·s). */
+  tokens: number;
+  /** Bytes of one activation element (2 in mixed precision). */
+  elementBytes: number;
+}
+
+function width(ctx: TpContext, linear: string): { in: number; out: number } {
+  const m = ctx.model;
+  const h = m.hidden;
+  const kvWidth = (m.kvHeads * h) / m.heads;
+  const gated = m.arch === 'llama';
+  switch (linear) {
+    case 'qkv':
+      return { in: h, out: h + 2 * kvWidth };
+    case 'fc1':
+      return { in: h, out: gated ? 2 * m.ffnHidden : m.ffnHidden };
+    case 'fc2':
+      return { in: m.ffnHidden, out: h };
+    default:
+      return { in: h, out: h };
+  }
+}
+
+/**
+ * Where the TP collectives of one block's op list go (Shoeybi et al. 2019; Korthikanti et al. 2022 for
+ * sequence parallelism; Megatron's `LinearWithGradAccumulationAndAsyncCommunication` for the overlap).
+ * `names` are the op names in execution order; recomputed forward ops carry a `recompute.` prefix and
+ * get the same collectives as the forward.
+ */
+export function tpSyncPoints(names: readonly string[], ctx: TpContext): TpSync[] {
+  if (ctx.tp <= 1) return [];
+  const out: TpSync[] = [];
+  const full = (w: number) => ctx.tokens * w * ctx.elementBytes;
+  const h = ctx.model.hidden;
+  const sp = ctx.sequenceParallel;
+  names.forEach((raw, i) => {
+    const name = raw.startsWith('recompute.') ? raw.slice('recompute.'.length) : raw;
+    const blocking = (op: CollectiveOp, bytes: number, label: string, after = i) => out.push({ op, bytes, afterOp: after, neededBy: after + 1, label });
+    const overlapped = (op: CollectiveOp, bytes: number, label: string) => out.push({ op, bytes, afterOp: i, neededBy: i + 2, label });
+    if (ctx.style === 'allgather') {
+      if (['qkv', 'proj', 'fc1', 'fc2', 'lm_head'].includes(name)) blocking('all_gather', full(name === 'lm_head' ? ctx.model.vocab : width(ctx, name).out), `TP all-gather ${name}`);
+      if (['qkv.dgrad', 'proj.dgrad', 'fc1.dgrad', 'fc2.dgrad', 'lm_head.dgrad'].includes(name)) {
+        const lin = name.replace('.dgrad', '');
+        blocking('all_reduce', full(lin === 'lm_head' ? h : width(ctx, lin).in), `TP all-reduce ${name}`);
+      }
+      if (name === 'embed.lookup') blocking('all_reduce', full(h), 'TP all-reduce embedding');
+      return;
+    }
+    // Megatron: row-parallel outputs (proj, fc2) and the vocab-parallel embedding are reduced; with
+    // SP the reduction is a reduce-scatter and column-parallel inputs are all-gathered first.
+    if (name === 'proj' || name === 'fc2' || name === 'embed.lookup') blocking(sp ? 'reduce_scatter' : 'all_reduce', full(h), `TP ${sp ? 'reduce-scatter' : 'all-reduce'} ${name}`);
+    if (sp && (name === 'qkv' || name === 'fc1' || name === 'lm_head')) blocking('all_gather', full(h), `TP all-gather before ${name}`, i - 1);
+    if (name === 'qkv.dgrad' || name === 'fc1.dgrad' || name === 'lm_head.dgrad') {
+      // The input gradient of a column-parallel linear is reduced while its weight gradient is computed.
+      overlapped(sp ? 'reduce_scatter' : 'all_reduce', full(h), `TP ${sp ? 'reduce-scatter' : 'all-reduce'} ${name}`);
+      if (sp) out.push({ op: 'all_gather', bytes: full(h), afterOp: i - 1, neededBy: i + 1, label: `TP all-gather input for ${name.replace('.dgrad', '.wgrad')}` });
+    }
+    if (sp && (name === 'proj.dgrad' || name === 'fc2.dgrad')) blocking('all_gather', full(h), `TP all-gather grad before ${name}`, i - 1);
+  });
+  return out.sort((a, b) => a.afterOp - b.afterOp);
+}

@@ -1,0 +1,168 @@
+import { describe, expect, it } from 'vitest';
+import { EventQueue, type EventHandle } from '../../../src/sim/engine/eventQueue.js';
+import { randomStream, type RandomStream } from '../../../src/sim/engine/random.js';
+
+const target = { onEvent: () => {} };
+
+/** Reference queue: an array kept sorted by (time, sequence), with cancelled events removed at once. */
+class Reference {
+  private items: { t: number; seq: number; id: number }[] = [];
+  private seq = 0;
+  push(t: number, id: number): void {
+    const e = { t, seq: this.seq++, id };
+    let lo = 0;
+    let hi = this.items.length;
+    while (lo < hi) {
+      const m = (lo + hi) >> 1;
+      if (this.items[m].t <= t) lo = m + 1;
+      else hi = m;
+    }
+    this.items.splice(lo, 0, e);
+  }
+  cancel(id: number): void {
+    const i = this.items.findIndex((e) => e.id === id);
+    if (i >= 0) this.items.splice(i, 1);
+  }
+  pop(until: number): { t: number; id: number } | undefined {
+    if (this.items.length === 0 || this.items[0].t > until) return undefined;
+    return this.items.shift();
+  }
+  get size(): number {
+    return this.items.length;
+  }
+}
+
+type Delay = (rng: RandomStream) => number;
+
+const delays: Record<string, Delay> = {
+  'uniform, many ties': (r) => Math.floor(r.next() * 8),
+  'uniform wide': (r) => 1 + Math.floor(r.next() * 1_000_000),
+  exponential: (r) => Math.floor(-Math.log(1 - r.next()) * 1000),
+  'bimodal tiny and huge': (r) => (r.next() < 0.9 ? Math.floor(r.next() * 3) : Math.floor(r.next() * 2 ** 40)),
+  'mostly zero': (r) => (r.next() < 0.95 ? 0 : Math.floor(r.next() * 100)),
+  'powers of two': (r) => 2 ** Math.floor(r.next() * 41),
+};
+
+/**
+ * Drives the queue and the reference with the same random operations: pushes at now + delay, pops bounded
+ * by a random `until`, cancels of pending and of already-fired events, and compares every pop.
+ */
+function compare(seed: number, delay: Delay, steps: number, startBurst: number): void {
+  const rng = randomStream(seed, 'event-queue-test');
+  const q = new EventQueue(4);
+  const ref = new Reference();
+  const handles: EventHandle[] = [];
+  const firedHandles: EventHandle[] = [];
+  let now = 0;
+  let id = 0;
+  const push = (t: number) => {
+    expect(t).toBeLessThan(2 ** 53); // times are exact integers below 2^53
+    handles[id] = q.push(t, target, id);
+    ref.push(t, id);
+    id++;
+  };
+  for (let i = 0; i < startBurst; i++) push(now + delay(rng));
+  for (let step = 0; step < steps; step++) {
+    const op = rng.next();
+    if (op < 0.45) {
+      push(now + delay(rng));
+    } else if (op < 0.5 && id > 0) {
+      const victim = Math.floor(rng.next() * id);
+      q.cancel(handles[victim]);
+      ref.cancel(victim);
+    } else if (op < 0.52 && firedHandles.length > 0) {
+      q.cancel(firedHandles[Math.floor(rng.next() * firedHandles.length)]); // must be a no-op
+    } else {
+      const until = rng.next() < 0.2 ? now + delay(rng) : Infinity;
+      const slot = q.popSlotUntil(until);
+      const want = ref.pop(until);
+      if (want === undefined) {
+        expect(slot).toBe(-1);
+        continue;
+      }
+      expect(slot).toBeGreaterThanOrEqual(0);
+      const got = q.slotArg(slot);
+      expect([q.lastPoppedTimeNs, got]).toEqual([want.t, want.id]);
+      q.takeSlotTarget(slot);
+      firedHandles.push(handles[got]);
+      now = want.t;
+    }
+    expect(q.size).toBe(ref.size);
+  }
+  for (;;) {
+    const slot = q.popSlotUntil();
+    const want = ref.pop(Infinity);
+    if (want === undefined) {
+      expect(slot).toBe(-1);
+      break;
+    }
+    expect([q.lastPoppedTimeNs, q.slotArg(slot)]).toEqual([want.t, want.id]);
+    q.takeSlotTarget(slot);
+  }
+  expect(q.size).toBe(0);
+}
+
+describe('event queue (ladder)', () => {
+  for (const [name, delay] of Object.entries(delays)) {
+    it(`pops like a sort by (time, sequence): ${name}`, () => {
+      for (let seed = 1; seed <= 3; seed++) compare(seed, delay, 6000, seed === 1 ? 0 : 3000);
+    });
+  }
+
+  it('keeps push order among many simultaneous events while earlier ones are inserted', () => {
+    const q = new EventQueue();
+    const ref = new Reference();
+    let id = 0;
+    for (let i = 0; i < 2000; i++) {
+      q.push(1000, target, id);
+      ref.push(1000, id++);
+    }
+    expect(q.peekTimeNs()).toBe(1000); // the 2000 events now sit in the bottom
+    const rng = randomStream(7, 'spill');
+    for (let i = 0; i < 3000; i++) {
+      const t = 1000 - 1 - Math.floor(rng.next() * 999); // before them: spills the bottom into a rung
+      q.push(t, target, id);
+      ref.push(t, id++);
+      q.push(1000, target, id);
+      ref.push(1000, id++);
+    }
+    const popped: number[] = [];
+    const want: number[] = [];
+    for (let slot = q.popSlotUntil(); slot >= 0; slot = q.popSlotUntil()) {
+      popped.push(q.slotArg(slot));
+      q.takeSlotTarget(slot);
+      want.push(ref.pop(Infinity)!.id);
+    }
+    expect(popped).toEqual(want);
+  });
+
+  it('handles times near 2^53', () => {
+    const q = new EventQueue();
+    const times = [2 ** 53 - 1, 0, 2 ** 53 - 2, 2 ** 52 + 1, 2 ** 52, 1, 2 ** 53 - 1, 3];
+    times.forEach((t, i) => q.push(t, target, i));
+    const popped: number[] = [];
+    for (let slot = q.popSlotUntil(); slot >= 0; slot = q.popSlotUntil()) {
+      popped.push(q.slotArg(slot));
+      q.takeSlotTarget(slot);
+    }
+    const want = times.map((t, i) => ({ t, i })).sort((a, b) => a.t - b.t || a.i - b.i);
+    expect(popped).toEqual(want.map((w) => w.i));
+  });
+
+  it('drops cancelled events from peek and size, and can be reused after emptying', () => {
+    const q = new EventQueue();
+    const a = q.push(5, target, 1);
+    q.push(9, target, 2);
+    q.cancel(a);
+    q.cancel(a);
+    expect(q.size).toBe(1);
+    expect(q.peekTimeNs()).toBe(9);
+    expect(q.popSlotUntil(8)).toBe(-1);
+    const s = q.popSlotUntil(9);
+    expect(q.slotArg(s)).toBe(2);
+    q.takeSlotTarget(s);
+    expect(q.peekTimeNs()).toBe(Infinity);
+    q.push(3, target, 3);
+    expect(q.slotArg(q.popSlotUntil())).toBe(3);
+  });
+});
