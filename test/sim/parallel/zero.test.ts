@@ -1,0 +1,94 @@
+import { describe, expect, it } from 'vitest';
+import { simulateStep } from '../../../src/sim/simulateStep.js';
+import { scenarioOf } from '../../helpers/scenario.js';
+import { memoryPerGpu } from '../../../src/sim/memory/memory.js';
+
+const MiB = 2 ** 20;
+
+function llama(parallel: Record<string, unknown>, microBatches = 1) {
+  return scenarioOf({
+    cluster: { preset: 'dgx-a100-80gb', nodes: 1 },
+    model: { preset: 'llama2-7b', seqLen: 1024 },
+    training: { globalBatch: 8 * microBatches, microBatch: 1 },
+    parallel,
+  });
+}
+
+describe('ZeRO', () => {
+  it('shards model state as the ZeRO paper says: 16P, 4P + 12P/N, 2P + 14P/N, 16P/N bytes', () => {
+    const P = simulateStep(llama({ zero: 0 })).plan.stages[0].gradients.paramsPerRank;
+    const N = 8;
+    const state = (zero: number) => {
+      const m = simulateStep(llama({ zero })).result.memory.perStage[0];
+      return m.weightsBytes + m.gradientsBytes + m.optimizerBytes;
+    };
+    expect(state(0)).toBeCloseTo(16 * P, -3);
+    expect(state(1)).toBeCloseTo(4 * P + (12 * P) / N, -3);
+    expect(state(2)).toBeCloseTo(2 * P + (14 * P) / N, -3);
+    expect(state(3)).toBeCloseTo((16 * P) / N, -3);
+  });
+
+  it('uses less memory at each stage, and less again with CPU offload', () => {
+    const peak = (p: Record<string, unknown>) => simulateStep(llama(p)).result.memory.peakBytesPerGpu;
+    const [z0, z1, z2, z3, off] = [peak({ zero: 0 }), peak({ zero: 1 }), peak({ zero: 2 }), peak({ zero: 3 }), peak({ zero: 3, offload: 'cpu' })];
+    expect(z1).toBeLessThan(z0);
+    expect(z2).toBeLessThan(z1);
+    expect(z3).toBeLessThan(z2);
+    expect(off).toBeLessThan(z3);
+  });
+
+  it('ZeRO-1 and 2 reduce-scatter gradients and all-gather the updated weights once', () => {
+    for (const zero of [1, 2]) {
+      const { plan } = simulateStep(llama({ zero }));
+      const tasks = plan.program.tasks;
+      const buckets = plan.stages[0].gradients.buckets;
+      expect(tasks.filter((t) => t.kind === 'dp-reducescatter').length).toBe(buckets.length);
+      expect(tasks.filter((t) => t.kind === 'dp-allreduce').length).toBe(0);
+      const gathers = tasks.filter((t) => t.kind === 'dp-allgather');
+      expect(gathers.length).toBe(1);
+      expect(gathers[0].collective!.bytes).toBe(plan.stages[0].gradients.paramsPerRank * 2);
+    }
+  });
+
+  it('ZeRO-2 reduce-scatters in every micro-batch, with reduce_bucket_size buckets', () => {
+    const { plan } = simulateStep(llama({ zero: 2, zeroConfig: { reduceBucketMB: 200 } }, 3));
+    const buckets = plan.stages[0].gradients.buckets;
+    for (const b of buckets.slice(0, -1)) expect(b.bytes).toBeGreaterThanOrEqual(200 * MiB);
+    expect(plan.program.tasks.filter((t) => t.kind === 'dp-reducescatter').length).toBe(3 * buckets.length);
+  });
+
+  it('ZeRO-3 gathers each block\'s weights before its forward and backward, and reduce-scatters after backward', () => {
+    const { plan } = simulateStep(llama({ zero: 3 }));
+    const blocks = plan.stages[0].chunks[0].length; // embedding, 32 layers, head
+    const tasks = plan.program.tasks;
+    expect(tasks.filter((t) => t.kind === 'zero-gather').length).toBe(2 * blocks);
+    expect(tasks.filter((t) => t.kind === 'dp-reducescatter').length).toBe(blocks);
+  });
+
+  it('ZeRO-3 costs more communication than ZeRO-2, which hides most of it on NVSwitch', () => {
+    const z2 = simulateStep(llama({ zero: 2 })).result;
+    const z3 = simulateStep(llama({ zero: 3 })).result;
+    expect(z3.breakdown.commS).toBeGreaterThan(z2.breakdown.commS * 1.3);
+    expect(z3.stepTimeS).toBeGreaterThanOrEqual(z2.stepTimeS);
+  });
+
+  it('CPU offload runs the optimizer on the host: copies over PCIe and host Adam time appear', () => {
+    const { plan, result } = simulateStep(llama({ zero: 2, offload: 'cpu' }));
+    const tasks = plan.program.tasks;
+    expect(tasks.some((t) => t.kind === 'd2h')).toBe(true);
+    expect(tasks.some((t) => t.kind === 'h2d')).toBe(true);
+    expect(tasks.some((t) => t.kind === 'optimizer')).toBe(false);
+    expect(result.memory.perStage[0].optimizerBytes).toBe(0);
+  });
+
+  it('matches the memory account for the shard a rank holds', () => {
+    const run = simulateStep(llama({ zero: 1 }));
+    const m = run.result.memory.perStage[0];
+    const expected = memoryPerGpu({ model: llama({}).model, paramsPerRank: run.plan.stages[0].gradients.paramsPerRank, dp: 8, zero: 1, precision: 'mixed', optimizer: 'adam', activationBytes: m.activationsBytes, bucketBytes: 25 * MiB, tp: 1 });
+    expect(m.totalBytes).toBeCloseTo(expected.totalBytes, -3);
+  });
+
+  it('refuses ZeRO-2/3 with pipeline parallelism, as DeepSpeed does', () => {
+    expect(() => scenarioOf({ cluster: { preset: 'dgx-a100-80gb', nodes: 1 }, model: { preset: 'llama2-7b' }, training: { globalBatch: 8, microBatch: 1 }, parallel: { pp: 2, zero: 2 } })).toThrow(/parallel.zero/);
+  });
+});
