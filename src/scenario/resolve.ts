@@ -216,5 +216,7 @@ export function resolveScenario(raw: unknown, source: string, baseDir: string): 
     parallel: { ...par, dp, schedule: par.pp > 1 ? par.schedule : '1f1b', virtualStages: par.pp > 1 && par.schedule === 'interleaved' ? par.virtualStages : 1 },
     comm: input.comm,
     noise: input.noise,
+    // Jitter makes replicas differ, so there is no symmetry to use.
+    fidelity: input.noise.computeJitter > 0 ? 'full' : input.simulation.fidelity,
   };
 }

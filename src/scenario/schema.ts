@@ -159,6 +159,15 @@ export const noiseSchema = z
   .strict()
   .default({});
 
+/** How the simulator trades detail for speed. */
+export const simulationSchema = z
+  .object({
+    /** symmetric: one data-parallel replica simulated, the others as shadow traffic; full: every rank. */
+    fidelity: z.enum(['symmetric', 'full']).default('symmetric'),
+  })
+  .strict()
+  .default({});
+
 export const scenarioSchema = z
   .object({
     name: z.string().optional(),
@@ -170,6 +179,7 @@ export const scenarioSchema = z
     parallel: parallelSchema,
     comm: commSchema,
     noise: noiseSchema,
+    simulation: simulationSchema,
   })
   .strict();
 

@@ -73,6 +73,12 @@ export interface StepSetup {
   parallel: ParallelSetup;
   comm: CommSetup;
   noise: NoiseSetup;
+  /**
+   * `symmetric` simulates one data-parallel replica (all its TP and PP ranks) and runs the other
+   * replicas' communication as shadow flows, so shared links still see all traffic; `full` simulates
+   * every rank.
+   */
+  fidelity: 'symmetric' | 'full';
 }
 
 /** Run-to-run variation; all of it is drawn from seeded streams (DESIGN §4). */

@@ -1,5 +1,4 @@
 import { Simulator } from './engine/simulator.js';
-import { MiB } from './engine/units.js';
 import { buildTopology } from './network/topology.js';
 import { FlowNetwork } from './network/flowNetwork.js';
 import { CollectiveService } from './collectives/collectiveService.js';
@@ -7,18 +6,14 @@ import { ProgramExecutor } from './program/executor.js';
 import type { Trace } from './program/trace.js';
 import { compileStep, precisionInfo, type StepPlan } from './parallel/stepCompiler.js';
 import { meanBreakdown, rankBreakdowns } from './stats/breakdown.js';
-import { memoryPerGpu, type MemoryBreakdown } from './memory/memory.js';
-import { activationBytesPerRank } from './memory/activations.js';
+import type { MemoryBreakdown } from './memory/memory.js';
+import { stageMemories, type StageMemory } from './memory/stageMemory.js';
 import { modelFlopsPerStep, hardwareFlopsPerStep } from './workload/flops.js';
 import { parameterCount } from './workload/model.js';
 import type { StepSetup } from './setup.js';
 import type { Topology } from './network/types.js';
 
-/** Memory of one rank of one pipeline stage. */
-export interface StageMemory extends MemoryBreakdown {
-  stage: number;
-  fits: boolean;
-}
+export type { StageMemory } from './memory/stageMemory.js';
 
 /** The result of simulating one training step; `--json` prints it. */
 export interface StepResult {
@@ -83,35 +78,6 @@ export interface StepRun {
   topology: Topology;
 }
 
-function stageMemory(setup: StepSetup, plan: StepPlan): StageMemory[] {
-  const t = setup.training;
-  const par = setup.parallel;
-  const { mixed, elementBytes } = precisionInfo(t.precision);
-  return plan.stages.map((st) => {
-    const layers = st.chunks[0].filter((b) => b.layer >= 0 && b.layer < setup.model.layers).length;
-    const activationBytes = activationBytesPerRank(
-      setup.model,
-      { microBatch: t.microBatch, seqLen: t.seqLen, tp: par.tp, sequenceParallel: par.sequenceParallel, recompute: par.recompute, flashAttention: t.flashAttention, bytesPerElement: elementBytes },
-      { layers: setup.model.arch === 'mlp' ? 0 : layers, microBatchesInFlight: st.peakInFlight, firstStage: st.stage === 0, lastStage: st.stage === par.pp - 1 },
-    );
-    const m = memoryPerGpu({
-      model: setup.model,
-      paramsPerRank: st.gradients.paramsPerRank,
-      dp: par.dp,
-      zero: par.zero,
-      precision: mixed ? 'mixed' : 'fp32',
-      optimizer: t.optimizer,
-      activationBytes,
-      bucketBytes: (par.zero >= 2 ? par.zeroConfig.reduceBucketMB : par.ddp.bucketMB) * MiB,
-      tp: par.tp,
-      offloadOptimizer: par.offload === 'cpu',
-      // PyTorch DDP's default gradient_as_bucket_view=False keeps a second, flat copy of the gradients.
-      ddpBucketCopy: par.tp === 1 && par.pp === 1 && par.zero === 0,
-    });
-    return { ...m, stage: st.stage, fits: m.totalBytes <= setup.cluster.node.gpu.memoryBytes };
-  });
-}
-
 /** Simulates one training step, event by event. */
 export function simulateStep(setup: StepSetup): StepRun {
   const topology = buildTopology(setup.cluster);
@@ -130,14 +96,14 @@ export function simulateStep(setup: StepSetup): StepRun {
   const peak = setup.cluster.node.gpu.peakTflops[precisionInfo(t.precision).dtype] ?? NaN;
   const mean = meanBreakdown(rankBreakdowns(trace));
   const bubbleNs = par.pp > 1 ? mean.windowIdleNs : 0;
-  const perStage = stageMemory(setup, plan);
+  const perStage = stageMemories(setup);
   const fullest = perStage.reduce((a, b) => (b.totalBytes > a.totalBytes ? b : a), perStage[0]);
   const capacityBytes = setup.cluster.node.gpu.memoryBytes;
   const buckets = plan.stages.flatMap((s) => s.gradients.buckets);
   const largest = buckets.reduce((a, b) => (b.bytes > a.bytes ? b : a), buckets[0]);
   const dpGroup = plan.layout.dpGroup(0, 0);
   const choice = par.dp > 1 && largest ? collectives.choose(par.zero === 0 ? 'all_reduce' : 'reduce_scatter', dpGroup, largest.bytes) : undefined;
-  const { stage: _s, fits: _f, ...breakdown } = fullest;
+  const { stage: _s, fits: _f, layers: _l, paramsPerRank: _p, passesInFlight: _i, ...breakdown } = fullest;
   const result: StepResult = {
     name: setup.name,
     seed: setup.seed,

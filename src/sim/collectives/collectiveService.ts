@@ -92,10 +92,15 @@ export class CollectiveService {
     return phasesFor(shape, choice.protocol, factor, efficiency, capGBps, this.config.mode);
   }
 
-  /** Starts a collective on the shared network; `listener.onCollectiveDone(tag)` fires at its end. */
-  run(sim: Simulator, net: FlowStarter, op: CollectiveOp, group: ArrayLike<number>, bytes: number, listener: CollectiveListener, tag: number): CollectiveChoice {
+  /**
+   * Starts a collective on the shared network; `listener.onCollectiveDone(tag)` fires at its end.
+   * `shadowGroups` run the same collective at the same time for groups nobody waits on (the
+   * replicas symmetric mode does not simulate), so links they share carry all the traffic.
+   */
+  run(sim: Simulator, net: FlowStarter, op: CollectiveOp, group: ArrayLike<number>, bytes: number, listener: CollectiveListener, tag: number, shadowGroups?: readonly ArrayLike<number>[]): CollectiveChoice {
     const choice = this.choose(op, group, bytes);
     new CollectiveRun(sim, net, this.phases(op, group, bytes, choice), bytes, listener, tag).start();
+    if (shadowGroups) for (const g of shadowGroups) new CollectiveRun(sim, net, this.phases(op, g, bytes, choice), bytes, IGNORE, 0).start();
     return choice;
   }
 
@@ -156,6 +161,8 @@ export class CollectiveService {
     return v;
   }
 }
+
+const IGNORE: CollectiveListener = { onCollectiveDone: () => {} };
 
 /** Runs phases alone on a fresh, idle copy of the network and returns the time taken, in ns. */
 export function runPhasesIdleNs(topology: Topology, phases: Phase[], bytes: number): number {

@@ -8,6 +8,7 @@ export class ParallelLayout {
   readonly world: number;
   private readonly tpGroups = new Map<number, number[]>();
   private readonly dpGroups = new Map<number, number[]>();
+  private readonly pairs = new Map<number, number[]>();
 
   constructor(
     readonly tp: number,
@@ -38,6 +39,14 @@ export class ParallelLayout {
     const key = p * this.dp + d;
     let g = this.tpGroups.get(key);
     if (!g) this.tpGroups.set(key, (g = Array.from({ length: this.tp }, (_, t) => this.rank(t, d, p))));
+    return g;
+  }
+
+  /** The pair [a, b] as one array per pair, the same every time (for point-to-point transfers). */
+  pair(a: number, b: number): readonly number[] {
+    const key = a * this.world + b;
+    let g = this.pairs.get(key);
+    if (!g) this.pairs.set(key, (g = [a, b]));
     return g;
   }
 

@@ -81,7 +81,10 @@ export function compileStep(setup: StepSetup): StepPlan {
     });
   }
 
-  const program = new Program(layout.world);
+  const replicas = setup.fidelity === 'full' ? dp : 1;
+  const simulated: number[] = [];
+  for (let r = 0; r < layout.world; r++) if (layout.coords(r).d < replicas) simulated.push(r);
+  const program = new Program(layout.world, simulated);
   const passes = new Map<string, PassRecord>();
   const key = (d: number, vs: number, mb: number, kind: 'F' | 'B') => `${d}/${vs}/${mb}/${kind}`;
   const stages: StagePlan[] = [];
@@ -89,7 +92,8 @@ export function compileStep(setup: StepSetup): StepPlan {
     const schedule = stageSchedule(par.schedule, pp, s, m, v);
     const chunks = Array.from({ length: v }, (_, c) => chunkBlocks[c * pp + s]);
     stages.push({ stage: s, chunks, schedule, peakInFlight: peakInFlight(schedule), gradients: { buckets: [], paramsPerRank: 0 } });
-    for (let d = 0; d < dp; d++) {
+    const tpShadows = Array.from({ length: dp - replicas }, (_, i) => layout.tpGroup(replicas + i, s));
+    for (let d = 0; d < replicas; d++) {
       const group = layout.tpGroup(d, s);
       const jitter = group.map((r) => jitterer(setup.seed, `compute-jitter/rank-${r}`, setup.noise.computeJitter));
       let carry: number[] = [];
@@ -101,7 +105,7 @@ export function compileStep(setup: StepSetup): StepPlan {
         for (const b of list) {
           const t = templates.get(b)![op.kind];
           const entry = { block: b, first: [] as number[], last: [] as number[] };
-          carry = instantiatePass(program, t, group, op, carry, rec, lastCompute, jitter, `${op.kind === 'F' ? 'fwd' : 'bwd'} ${b.name} mb${op.microBatch}`, entry);
+          carry = instantiatePass(program, t, group, tpShadows, op, carry, rec, lastCompute, jitter, `${op.kind === 'F' ? 'fwd' : 'bwd'} ${b.name} mb${op.microBatch}`, entry);
           rec.blocks.push(entry);
         }
         passes.set(key(d, vs, op.microBatch, op.kind), rec);
@@ -111,8 +115,8 @@ export function compileStep(setup: StepSetup): StepPlan {
     }
   }
 
-  addPipelineTransfers(program, layout, passes, key, m, v, tokens * model.hidden * elementBytes / (tp > 1 ? tp : 1));
-  for (const st of stages) addGradientReduction(program, setup, layout, st, passes, key);
+  addPipelineTransfers(program, layout, passes, key, m, v, tokens * model.hidden * elementBytes / (tp > 1 ? tp : 1), replicas);
+  for (const st of stages) addGradientReduction(program, setup, layout, st, passes, key, replicas);
   return { program, layout, microBatchesPerStep: m, stages };
 }
 
@@ -120,14 +124,14 @@ export function compileStep(setup: StepSetup): StepPlan {
  * Instantiates one pass of one block on every rank of a TP group (`lastCompute` tracks each rank's
  * latest compute task across passes); returns the TP collectives still to wait for.
  */
-function instantiatePass(program: Program, t: PassTemplate, group: readonly number[], op: PipeOp, carry: number[], rec: PassRecord, lastCompute: number[], jitter: ((d: number) => number)[], label: string, entry: { first: number[]; last: number[] }): number[] {
+function instantiatePass(program: Program, t: PassTemplate, group: readonly number[], shadows: readonly (readonly number[])[], op: PipeOp, carry: number[], rec: PassRecord, lastCompute: number[], jitter: ((d: number) => number)[], label: string, entry: { first: number[]; last: number[] }): number[] {
   const issued = new Map<TpSync, number>();
   let waiting = carry;
   const issue = (syncs: readonly TpSync[]) => {
     for (const sync of syncs) {
       const deps = group.map((_, i) => lastCompute[i]).filter((x): x is number => x !== undefined);
       const stream: StreamKind = sync.neededBy > sync.afterOp + 1 ? 'tp' : 'compute';
-      issued.set(sync, program.collective('tp-collective', sync.label, { op: sync.op, group, bytes: sync.bytes }, deps, op.microBatch, stream));
+      issued.set(sync, program.collective('tp-collective', sync.label, { op: sync.op, group, bytes: sync.bytes, shadowGroups: shadows.length > 0 ? shadows : undefined }, deps, op.microBatch, stream));
     }
   };
   for (const seg of t.segments) {
@@ -154,11 +158,11 @@ function instantiatePass(program: Program, t: PassTemplate, group: readonly numb
  * micro-batch needs the activations of stage k − 1; its backward needs the gradients from stage
  * k + 1. Each TP rank sends its 1/t share (Megatron's scatter/gather optimisation).
  */
-function addPipelineTransfers(program: Program, layout: ParallelLayout, passes: Map<string, PassRecord>, key: PassKey, m: number, v: number, bytes: number): void {
+function addPipelineTransfers(program: Program, layout: ParallelLayout, passes: Map<string, PassRecord>, key: PassKey, m: number, v: number, bytes: number, replicas: number): void {
   const pp = layout.pp;
   const V = pp * v;
   if (V === 1) return;
-  for (let d = 0; d < layout.dp; d++) {
+  for (let d = 0; d < replicas; d++) {
     for (let mb = 0; mb < m; mb++) {
       for (let vs = 0; vs < V; vs++) {
         for (const kind of ['F', 'B'] as const) {
@@ -171,7 +175,9 @@ function addPipelineTransfers(program: Program, layout: ParallelLayout, passes: 
             const a = layout.rank(t, d, from % pp);
             const b = layout.rank(t, d, vs % pp);
             const label = `${kind === 'F' ? 'activations' : 'gradients'} mb${mb} stage ${from % pp}→${vs % pp}`;
-            const x = program.transfer('pp-send', label, a, b, bytes, [src.last[t]], mb);
+            const shadows: (readonly number[])[] = [];
+            for (let e = replicas; e < layout.dp; e++) shadows.push(layout.pair(layout.rank(t, e, from % pp), layout.rank(t, e, vs % pp)));
+            const x = program.transfer('pp-send', label, a, b, bytes, [src.last[t]], mb, shadows.length > 0 ? shadows : undefined);
             for (let u = 0; u < layout.tp; u++) program.tasks[dst.first[u]].deps.push(x);
           }
         }

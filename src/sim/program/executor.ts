@@ -93,7 +93,7 @@ export class ProgramExecutor implements EventTarget, CollectiveListener {
     this.startNs[id] = this.sim.now;
     if (t.collective) {
       const c = t.collective;
-      this.collectives.run(this.sim, this.net, c.op, c.group, c.bytes, this, id);
+      this.collectives.run(this.sim, this.net, c.op, c.group, c.bytes, this, id, c.shadowGroups);
     } else {
       this.sim.schedule(t.durationNs, this, id);
     }

@@ -53,6 +53,12 @@ export interface CollectiveWork {
   group: readonly number[];
   /** Buffer size as nccl-tests counts it: the whole buffer for all-reduce, the gathered output for all-gather. */
   bytes: number;
+  /**
+   * Symmetric mode: the same collective of the data-parallel replicas that are not simulated. Their
+   * flows run on the network at the same time (so shared links see all the traffic) but nobody waits
+   * for them.
+   */
+  shadowGroups?: readonly (readonly number[])[];
 }
 
 /**
@@ -81,7 +87,15 @@ export interface Task {
 export class Program {
   readonly tasks: Task[] = [];
 
-  constructor(readonly rankCount: number) {}
+  /**
+   * @param rankCount GPUs in the job
+   * @param simulatedRanks the ranks whose work is in the program (all of them in full fidelity; one
+   *   representative per data-parallel class in symmetric mode); statistics average over these.
+   */
+  constructor(
+    readonly rankCount: number,
+    readonly simulatedRanks: readonly number[] = Array.from({ length: rankCount }, (_, r) => r),
+  ) {}
 
   /** Adds a task running `durationNs` on one rank's stream. Returns its id. */
   local(rank: number, stream: StreamKind, kind: TaskKind, label: string, durationNs: number, deps: number[] = [], microBatch = -1): number {
@@ -90,18 +104,21 @@ export class Program {
     return id;
   }
 
-  /** Adds a collective over `work.group` on their `stream` (the DP comm stream by default). Returns its id. */
-  collective(kind: TaskKind, label: string, work: CollectiveWork, deps: number[] = [], microBatch = -1, stream: StreamKind = 'comm'): number {
+  /**
+   * Adds a collective over `work.group` on the `stream` (the DP comm stream by default) of `ranks`
+   * (the group itself unless only some of its members are simulated). Returns its id.
+   */
+  collective(kind: TaskKind, label: string, work: CollectiveWork, deps: number[] = [], microBatch = -1, stream: StreamKind = 'comm', ranks: readonly number[] = work.group): number {
     const id = this.tasks.length;
-    this.tasks.push({ id, kind, label, stream, ranks: work.group, deps, durationNs: 0, collective: work, microBatch, ordered: true });
+    this.tasks.push({ id, kind, label, stream, ranks, deps, durationNs: 0, collective: work, microBatch, ordered: true });
     return id;
   }
 
   /** Adds a point-to-point transfer that starts as soon as `deps` are done (shown on both ranks' pp lane). */
-  transfer(kind: TaskKind, label: string, src: number, dst: number, bytes: number, deps: number[], microBatch = -1): number {
+  transfer(kind: TaskKind, label: string, src: number, dst: number, bytes: number, deps: number[], microBatch = -1, shadowGroups?: readonly (readonly number[])[]): number {
     const id = this.tasks.length;
     const group = [src, dst];
-    this.tasks.push({ id, kind, label, stream: 'pp', ranks: group, deps, durationNs: 0, collective: { op: 'send_recv', group, bytes }, microBatch, ordered: false });
+    this.tasks.push({ id, kind, label, stream: 'pp', ranks: group, deps, durationNs: 0, collective: { op: 'send_recv', group, bytes, shadowGroups }, microBatch, ordered: false });
     return id;
   }
 }

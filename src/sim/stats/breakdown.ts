@@ -61,7 +61,7 @@ function lengthWithin(s: number[], e: number[], lo: number, hi: number): number 
   return t;
 }
 
-/** Per-rank breakdown derived from the trace alone. */
+/** Per-rank breakdown of the simulated ranks, derived from the trace alone. */
 export function rankBreakdowns(trace: Trace): RankBreakdown[] {
   const n = trace.program.rankCount;
   const cs: number[][] = Array.from({ length: n }, () => []);
@@ -87,7 +87,7 @@ export function rankBreakdowns(trace: Trace): RankBreakdown[] {
     }
   }
   const out: RankBreakdown[] = [];
-  for (let r = 0; r < n; r++) {
+  for (const r of trace.program.simulatedRanks) {
     const [c0, c1] = union(cs[r], ce[r]);
     const [m0, m1] = union(ms[r], me[r]);
     const computeNs = lengthWithin(c0, c1, -Infinity, Infinity);

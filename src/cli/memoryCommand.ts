@@ -1,0 +1,60 @@
+import type { Command } from 'commander';
+import { stageMemories, type StageMemory } from '../sim/memory/stageMemory.js';
+import { VERSION } from '../version.js';
+import { collect, scenarioFromFile } from './scenarioInput.js';
+import { formatBytes } from './units.js';
+import { table, type Output } from './output.js';
+
+function verdict(m: StageMemory, capacity: number): string {
+  return m.fits ? `fits (${formatBytes(capacity - m.totalBytes)} free)` : `OOM by ${formatBytes(m.totalBytes - capacity)}`;
+}
+
+export function registerMemory(program: Command, io: Output): void {
+  program
+    .command('memory')
+    .description('memory per GPU for each pipeline stage, against capacity, without simulating the step')
+    .argument('<scenario>', 'scenario file (YAML or JSON)')
+    .option('--set <path=value>', 'override a scenario field (repeatable)', collect, [])
+    .option('--json', 'print { capacityBytes, fits, stages: [...] } as JSON')
+    .addHelpText(
+      'after',
+      `
+Examples:
+  $ clustersim memory scenarios/llama2-70b-zero2-8xa100.yaml
+  $ clustersim memory scenarios/gpt3-175b-1024xa100.yaml --set parallel.schedule=1f1b --json`,
+    )
+    .action((file: string, opts: { set: string[]; json?: boolean }) => {
+      const scenario = scenarioFromFile(file, opts.set);
+      const stages = stageMemories(scenario);
+      const capacity = scenario.cluster.node.gpu.memoryBytes;
+      const fits = stages.every((s) => s.fits);
+      if (opts.json) {
+        io.out(JSON.stringify({ version: VERSION, name: scenario.name, capacityBytes: capacity, fits, stages }, null, 2));
+        return;
+      }
+      const p = scenario.parallel;
+      const rows = stages.map((s) => [
+        s.stage,
+        s.layers,
+        `${(s.paramsPerRank / 1e9).toFixed(2)}B`,
+        formatBytes(s.weightsBytes),
+        formatBytes(s.gradientsBytes),
+        formatBytes(s.optimizerBytes),
+        `${formatBytes(s.activationsBytes)} (${s.passesInFlight})`,
+        formatBytes(s.buffersBytes),
+        formatBytes(s.reserveBytes),
+        formatBytes(s.totalBytes),
+        verdict(s, capacity),
+      ]);
+      io.out(
+        [
+          `${scenario.name}: ${scenario.model.name} on ${scenario.cluster.name}, tp ${p.tp} × pp ${p.pp} × dp ${p.dp}` +
+            `${p.zero ? `, ZeRO-${p.zero}` : ''}${p.offload === 'cpu' ? ' + CPU offload' : ''}${p.recompute !== 'none' ? `, ${p.recompute} recompute` : ''}; ${formatBytes(capacity)} per GPU`,
+          '',
+          table(['stage', 'layers', 'params/GPU', 'weights', 'gradients', 'optimizer', 'activations (passes in flight)', 'buffers', 'reserve', 'total', 'verdict'], rows),
+          '',
+          fits ? 'Every stage fits.' : `Does not fit: ${stages.filter((s) => !s.fits).length} of ${stages.length} stage(s) exceed ${formatBytes(capacity)}.`,
+        ].join('\n'),
+      );
+    });
+}

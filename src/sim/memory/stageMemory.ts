@@ -1,0 +1,65 @@
+import { MiB } from '../engine/units.js';
+import { splitLayers } from '../parallel/layout.js';
+import { peakInFlight, stageSchedule } from '../parallel/schedules.js';
+import type { StepSetup } from '../setup.js';
+import { elementsPerTpRank, parameterTensors } from '../workload/model.js';
+import { activationBytesPerRank } from './activations.js';
+import { memoryPerGpu, type MemoryBreakdown } from './memory.js';
+
+/** Memory of one rank of one pipeline stage, with what sets it. */
+export interface StageMemory extends MemoryBreakdown {
+  stage: number;
+  /** Transformer layers this stage holds (all its chunks). */
+  layers: number;
+  /** Parameters one rank of the stage holds after TP, before ZeRO. */
+  paramsPerRank: number;
+  /** Most (micro-batch, chunk) forward passes whose activations are alive at once. */
+  passesInFlight: number;
+  fits: boolean;
+}
+
+/**
+ * Memory per pipeline stage without running the step: weights, gradients and optimizer state of the
+ * stage's parameters (ZeRO-sharded over dp), activations of the passes its schedule keeps alive
+ * (Korthikanti et al. 2022 per layer; 1F1B stage s holds p − s micro-batches, GPipe all of them,
+ * interleaving more), buckets and the runtime reserve.
+ */
+export function stageMemories(setup: StepSetup): StageMemory[] {
+  const { model, training: t, parallel: par } = setup;
+  const mixed = t.precision === 'bf16' || t.precision === 'fp16';
+  const m = t.globalBatch / (t.microBatch * par.dp);
+  const v = par.virtualStages;
+  const mlp = model.arch === 'mlp';
+  const chunks = splitLayers(mlp ? model.layers : model.layers, par.pp, v, par.layersPerStage);
+  const tensors = parameterTensors(model);
+  return Array.from({ length: par.pp }, (_, s) => {
+    const layerSet = new Set<number>();
+    for (let c = 0; c < v; c++) for (const l of chunks[c * par.pp + s]) layerSet.add(l);
+    const first = s === 0;
+    const last = s === par.pp - 1;
+    const holds = (layer: number) => layerSet.has(layer) || (first && layer < 0) || (last && layer >= model.layers);
+    const paramsPerRank = tensors.filter((x) => holds(x.layer)).reduce((a, x) => a + elementsPerTpRank(x, par.tp), 0);
+    const passes = peakInFlight(stageSchedule(par.schedule, par.pp, s, m, v));
+    const layersPerChunk = chunks[s].length;
+    const activationBytes = activationBytesPerRank(
+      model,
+      { microBatch: t.microBatch, seqLen: t.seqLen, tp: par.tp, sequenceParallel: par.sequenceParallel, recompute: par.recompute, flashAttention: t.flashAttention, bytesPerElement: mixed ? 2 : 4 },
+      { layers: mlp ? 0 : layersPerChunk, microBatchesInFlight: passes, firstStage: first, lastStage: last },
+    );
+    const mem = memoryPerGpu({
+      model,
+      paramsPerRank,
+      dp: par.dp,
+      zero: par.zero,
+      precision: mixed ? 'mixed' : 'fp32',
+      optimizer: t.optimizer,
+      activationBytes,
+      bucketBytes: (par.zero >= 2 ? par.zeroConfig.reduceBucketMB : par.ddp.bucketMB) * MiB,
+      tp: par.tp,
+      offloadOptimizer: par.offload === 'cpu',
+      // PyTorch DDP's default gradient_as_bucket_view=False keeps a second, flat copy of the gradients.
+      ddpBucketCopy: par.tp === 1 && par.pp === 1 && par.zero === 0,
+    });
+    return { ...mem, stage: s, layers: layerSet.size, paramsPerRank, passesInFlight: passes, fits: mem.totalBytes <= setup.cluster.node.gpu.memoryBytes };
+  });
+}
