@@ -85,6 +85,7 @@ export function compileStep(setup: StepSetup): StepPlan {
   const simulated: number[] = [];
   for (let r = 0; r < layout.world; r++) if (layout.coords(r).d < replicas) simulated.push(r);
   const program = new Program(layout.world, simulated);
+  const shadowFilter = needsShadow(simulated, cluster.node.gpusPerNode);
   const passes = new Map<string, PassRecord>();
   const key = (d: number, vs: number, mb: number, kind: 'F' | 'B') => `${d}/${vs}/${mb}/${kind}`;
   const stages: StagePlan[] = [];
@@ -92,7 +93,7 @@ export function compileStep(setup: StepSetup): StepPlan {
     const schedule = stageSchedule(par.schedule, pp, s, m, v);
     const chunks = Array.from({ length: v }, (_, c) => chunkBlocks[c * pp + s]);
     stages.push({ stage: s, chunks, schedule, peakInFlight: peakInFlight(schedule), gradients: { buckets: [], paramsPerRank: 0 } });
-    const tpShadows = Array.from({ length: dp - replicas }, (_, i) => layout.tpGroup(replicas + i, s));
+    const tpShadows = Array.from({ length: dp - replicas }, (_, i) => layout.tpGroup(replicas + i, s)).filter(shadowFilter);
     for (let d = 0; d < replicas; d++) {
       const group = layout.tpGroup(d, s);
       const jitter = group.map((r) => jitterer(setup.seed, `compute-jitter/rank-${r}`, setup.noise.computeJitter));
@@ -115,9 +116,22 @@ export function compileStep(setup: StepSetup): StepPlan {
     }
   }
 
-  addPipelineTransfers(program, layout, passes, key, m, v, tokens * model.hidden * elementBytes / (tp > 1 ? tp : 1), replicas);
+  addPipelineTransfers(program, layout, passes, key, m, v, tokens * model.hidden * elementBytes / (tp > 1 ? tp : 1), replicas, shadowFilter);
   for (const st of stages) addGradientReduction(program, setup, layout, st, passes, key, replicas);
   return { program, layout, microBatchesPerStep: m, stages };
+}
+
+/**
+ * Whether a shadow group's traffic can meet simulated traffic: a group inside one node that holds no
+ * simulated rank only uses that node's private links, so its flows change nothing and are skipped.
+ */
+function needsShadow(simulated: readonly number[], gpusPerNode: number): (group: readonly number[]) => boolean {
+  const nodes = new Set(simulated.map((r) => Math.floor(r / gpusPerNode)));
+  return (group) => {
+    const node = Math.floor(group[0] / gpusPerNode);
+    for (let i = 1; i < group.length; i++) if (Math.floor(group[i] / gpusPerNode) !== node) return true;
+    return nodes.has(node);
+  };
 }
 
 /**
@@ -158,7 +172,7 @@ function instantiatePass(program: Program, t: PassTemplate, group: readonly numb
  * micro-batch needs the activations of stage k − 1; its backward needs the gradients from stage
  * k + 1. Each TP rank sends its 1/t share (Megatron's scatter/gather optimisation).
  */
-function addPipelineTransfers(program: Program, layout: ParallelLayout, passes: Map<string, PassRecord>, key: PassKey, m: number, v: number, bytes: number, replicas: number): void {
+function addPipelineTransfers(program: Program, layout: ParallelLayout, passes: Map<string, PassRecord>, key: PassKey, m: number, v: number, bytes: number, replicas: number, shadowFilter: (g: readonly number[]) => boolean): void {
   const pp = layout.pp;
   const V = pp * v;
   if (V === 1) return;
@@ -176,7 +190,10 @@ function addPipelineTransfers(program: Program, layout: ParallelLayout, passes: 
             const b = layout.rank(t, d, vs % pp);
             const label = `${kind === 'F' ? 'activations' : 'gradients'} mb${mb} stage ${from % pp}→${vs % pp}`;
             const shadows: (readonly number[])[] = [];
-            for (let e = replicas; e < layout.dp; e++) shadows.push(layout.pair(layout.rank(t, e, from % pp), layout.rank(t, e, vs % pp)));
+            for (let e = replicas; e < layout.dp; e++) {
+              const g = layout.pair(layout.rank(t, e, from % pp), layout.rank(t, e, vs % pp));
+              if (shadowFilter(g)) shadows.push(g);
+            }
             const x = program.transfer('pp-send', label, a, b, bytes, [src.last[t]], mb, shadows.length > 0 ? shadows : undefined);
             for (let u = 0; u < layout.tp; u++) program.tasks[dst.first[u]].deps.push(x);
           }
