@@ -1,0 +1,81 @@
+/**
+ * The peer measurement set (VIA-Research/vTrain, `data/ground_truth_{single,multi}.csv`, collected with
+ * Megatron-DeepSpeed on A100 nodes; see test/validation/SOURCE.md) turned into scenarios.
+ *
+ * What is known of their setup and how it maps (no constant here is fitted to a row):
+ * - A100 SXM, 8 per node behind NVSwitch (their intra-node all-reduce table peaks near 229 GB/s busbw,
+ *   which is the dgx-a100-80gb preset); memory size is not stated and does not affect time.
+ * - 800 Gb/s of InfiniBand per node: 4 × HDR 200 Gb/s NICs.
+ * - fp16 mixed precision, full activation recomputation, 1F1B, the data-parallel gradient all-reduce
+ *   after backward (not overlapped); Megatron's local DDP reduces its one contiguous gradient buffer,
+ *   so one bucket.
+ * - Megatron's GPT: GELU MLP of 4h, learned positions, vocabulary 50,257 padded to a multiple of
+ *   128 × TP; attention is Megatron's fused softmax, not flash attention (2022-era code).
+ */
+
+export interface VtrainRow {
+  group: 'single' | 'multi';
+  /** Billions of parameters (multi-node file only). */
+  paramsB?: number;
+  gpus: number;
+  globalBatch: number;
+  microBatch: number;
+  hidden: number;
+  heads: number;
+  layers: number;
+  seqLen: number;
+  tp: number;
+  dp: number;
+  pp: number;
+  measuredMs: number;
+}
+
+/** Parses one of the CSV files (UTF-8 with BOM, CRLF). */
+export function parseVtrainCsv(text: string, group: 'single' | 'multi'): VtrainRow[] {
+  const lines = text.replace(/^\uFEFF/, '').split(/\r?\n/).filter((l) => l.trim() !== '');
+  const rows: VtrainRow[] = [];
+  for (const line of lines.slice(1)) {
+    const v = line.split(',').map(Number);
+    const f = group === 'multi' ? v.slice(1) : v;
+    rows.push({
+      group,
+      paramsB: group === 'multi' ? v[0] : undefined,
+      gpus: f[0],
+      globalBatch: f[1],
+      microBatch: f[2],
+      hidden: f[3],
+      heads: f[4],
+      layers: f[5],
+      seqLen: f[6],
+      tp: f[7],
+      dp: f[8],
+      pp: f[9],
+      measuredMs: f[10],
+    });
+  }
+  return rows;
+}
+
+/** Megatron pads the vocabulary to a multiple of `make-vocab-size-divisible-by` (128) × TP. */
+export function paddedVocab(vocab: number, tp: number): number {
+  const unit = 128 * tp;
+  return Math.ceil(vocab / unit) * unit;
+}
+
+/** The scenario (raw, as a file would hold it) that reproduces a row's setup. */
+export function vtrainScenario(row: VtrainRow): Record<string, unknown> {
+  const perNode = Math.min(8, row.gpus);
+  return {
+    name: `vtrain-${row.group}-${row.gpus}gpu-h${row.hidden}-l${row.layers}-tp${row.tp}-pp${row.pp}-dp${row.dp}-mb${row.microBatch}`,
+    cluster: { preset: 'dgx-a100-80gb', nodes: Math.max(1, row.gpus / 8), node: { gpusPerNode: perNode, nicsPerNode: Math.min(4, perNode) } },
+    model: { arch: 'gpt', layers: row.layers, hidden: row.hidden, heads: row.heads, ffnHidden: 4 * row.hidden, seqLen: row.seqLen, vocab: paddedVocab(50257, row.tp), tiedEmbeddings: true },
+    training: { globalBatch: row.globalBatch, microBatch: row.microBatch, precision: 'fp16', optimizer: 'adam', flashAttention: false },
+    parallel: { tp: row.tp, pp: row.pp, dp: row.dp, schedule: '1f1b', recompute: 'full', ddp: { bucketMB: 1e6, overlap: false } },
+  };
+}
+
+/** Mean absolute percentage error. */
+export function mape(pairs: readonly { predicted: number; measured: number }[]): number {
+  if (pairs.length === 0) return NaN;
+  return (100 * pairs.reduce((a, p) => a + Math.abs(p.predicted - p.measured) / p.measured, 0)) / pairs.length;
+}
