@@ -6,6 +6,8 @@ import { ProgramExecutor } from './program/executor.js';
 import type { Trace } from './program/trace.js';
 import { compileStep, precisionInfo, type StepPlan } from './parallel/stepCompiler.js';
 import { meanBreakdown, rankBreakdowns } from './stats/breakdown.js';
+import { exposureByTraffic } from './stats/exposure.js';
+import { diagnose, type Bottleneck } from './stats/bottleneck.js';
 import type { MemoryBreakdown } from './memory/memory.js';
 import { stageMemories, type StageMemory } from './memory/stageMemory.js';
 import { modelFlopsPerStep, hardwareFlopsPerStep } from './workload/flops.js';
@@ -54,6 +56,8 @@ export interface StepResult {
   eventsFired: number;
   /** Things the user should know about how the split lands on the hardware. */
   notes: string[];
+  /** What bounds the step, and exposed communication by traffic and wire. */
+  bottleneck: Bottleneck;
 }
 
 /** Remarks on placement: TP groups that leave the node, pipeline stages that share a node, etc. */
@@ -136,6 +140,11 @@ export function simulateStep(setup: StepSetup): StepRun {
     gradientAllReduce: choice ? { algorithm: choice.algorithm, protocol: choice.protocol } : undefined,
     eventsFired: sim.eventsFired,
     notes: placementNotes(setup),
+    bottleneck: undefined as unknown as Bottleneck,
   };
+  result.bottleneck = diagnose(
+    { ...result.breakdown, stepTimeS, fits: result.memory.fits, shortfallBytes: result.memory.shortfallBytes, capacityBytes },
+    exposureByTraffic(trace, topology),
+  );
   return { result, trace, plan, topology };
 }

@@ -1,0 +1,65 @@
+import { applyOverrides } from '../scenario/load.js';
+import { resolveScenario, type Scenario } from '../scenario/resolve.js';
+import { simulateStep, type StepResult } from '../sim/simulateStep.js';
+
+/** A change to try, as `--set` overrides, and what it gave when simulated. */
+export interface Alternative {
+  label: string;
+  sets: string[];
+  stepTimeS?: number;
+  peakBytesPerGpu?: number;
+  fits?: boolean;
+  /** Why it could not be simulated (the split does not suit the model, say). */
+  error?: string;
+}
+
+/**
+ * The few changes most likely to help, in order of promise, from what bounds the step: keep TP
+ * inside the node; interleave the pipeline or give it more micro-batches; bigger micro-batches when
+ * memory allows; ZeRO-2 instead of ZeRO-3; overlap the gradient reduction; bigger buckets when small
+ * collectives are latency-bound; and, when the job does not fit, recomputation, more ZeRO, offload or
+ * more tensor parallelism.
+ */
+export function candidateChanges(s: Scenario, r: StepResult): { label: string; sets: string[] }[] {
+  const p = s.parallel;
+  const t = s.training;
+  const gpn = s.cluster.node.gpusPerNode;
+  const m = r.microBatchesPerStep;
+  const out: { label: string; sets: string[] }[] = [];
+  const add = (label: string, ...sets: string[]) => out.push({ label, sets });
+  const top = r.bottleneck.exposure[0];
+  if (!r.memory.fits) {
+    if (p.recompute !== 'full') add('full activation recompute', 'parallel.recompute=full');
+    if (p.zero < 3 && p.pp === 1) add(`ZeRO-${p.zero + 1}`, `parallel.zero=${p.zero + 1}`);
+    if (p.zero >= 1 && p.offload === 'none') add('optimizer offload to CPU', 'parallel.offload=cpu');
+    if (p.tp * 2 <= gpn && s.model.heads % (p.tp * 2) === 0 && p.dp % 2 === 0) add(`tp ${p.tp * 2}`, `parallel.tp=${p.tp * 2}`, `parallel.dp=${p.dp / 2}`);
+    if (t.microBatch > 1) add(`micro-batch ${t.microBatch / 2}`, `training.microBatch=${Math.floor(t.microBatch / 2)}`);
+  }
+  if (p.tp > gpn && (p.tp / gpn) * p.pp <= s.model.layers) add(`tp ${gpn} inside the node, pp ${(p.pp * p.tp) / gpn}`, `parallel.tp=${gpn}`, `parallel.pp=${(p.pp * p.tp) / gpn}`);
+  if (p.pp > 1 && p.schedule !== 'interleaved' && m % p.pp === 0 && s.model.layers % (p.pp * 2) === 0) add('interleaved schedule, 2 chunks per stage', 'parallel.schedule=interleaved', 'parallel.virtualStages=2');
+  if (p.pp > 1 && t.microBatch > 1) add(`micro-batch ${t.microBatch / 2} (more micro-batches fill the pipeline)`, `training.microBatch=${Math.floor(t.microBatch / 2)}`);
+  if (r.memory.fits && r.memory.peakBytesPerGpu < 0.6 * r.memory.capacityBytes && t.globalBatch % (2 * t.microBatch * p.dp) === 0) add(`micro-batch ${t.microBatch * 2}`, `training.microBatch=${t.microBatch * 2}`);
+  if (p.zero === 3) add('ZeRO-2 instead of ZeRO-3', 'parallel.zero=2');
+  if (p.zero === 0 && !p.ddp.overlap && p.dp > 1) add('overlap the gradient all-reduce with backward', 'parallel.ddp.overlap=true');
+  if (r.bottleneck.bound === 'latency of small collectives' && p.zero === 0) add(`bucket ${p.ddp.bucketMB * 4} MB`, `parallel.ddp.bucketMB=${p.ddp.bucketMB * 4}`);
+  if (top && top.kind === 'tp-collective' && top.medium !== 'nvlink' && p.tp > 1) add('no tensor parallelism, ZeRO-2 instead', 'parallel.tp=1', `parallel.dp=${p.dp * p.tp}`, 'parallel.zero=2', 'parallel.sequenceParallel=false');
+  if (top && top.kind === 'tp-collective' && p.tp > 1 && !p.sequenceParallel) add('sequence parallelism', 'parallel.sequenceParallel=true');
+  const seen = new Set<string>();
+  return out.filter((c) => !seen.has(c.sets.join(' ')) && seen.add(c.sets.join(' ')));
+}
+
+/** Simulates up to `limit` candidates on top of the scenario's own overrides. */
+export function evaluateAlternatives(raw: unknown, baseSets: readonly string[], source: string, baseDir: string, candidates: { label: string; sets: string[] }[], limit: number): Alternative[] {
+  const out: Alternative[] = [];
+  for (const c of candidates) {
+    if (out.filter((a) => a.stepTimeS !== undefined).length >= limit) break;
+    try {
+      const s = resolveScenario(applyOverrides(raw, [...baseSets, ...c.sets]), source, baseDir);
+      const r = simulateStep(s).result;
+      out.push({ ...c, stepTimeS: r.stepTimeS, peakBytesPerGpu: r.memory.peakBytesPerGpu, fits: r.memory.fits });
+    } catch (err) {
+      out.push({ ...c, error: (err as Error).message.split('\n').slice(-1)[0].trim() });
+    }
+  }
+  return out.filter((a) => a.stepTimeS !== undefined);
+}

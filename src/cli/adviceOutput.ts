@@ -1,0 +1,35 @@
+import { candidateChanges, evaluateAlternatives, type Alternative } from '../advise/alternatives.js';
+import { loadScenarioFile } from '../scenario/load.js';
+import type { Scenario } from '../scenario/resolve.js';
+import type { StepResult } from '../sim/simulateStep.js';
+import { trafficName } from '../sim/stats/bottleneck.js';
+import { formatBytes, formatSeconds } from './units.js';
+import { table } from './output.js';
+
+/** Simulates the most promising changes to a scenario (see `candidateChanges`). */
+export function alternativesFor(file: string, sets: readonly string[], scenario: Scenario, result: StepResult, limit: number): Alternative[] {
+  if (limit <= 0) return [];
+  const f = loadScenarioFile(file);
+  return evaluateAlternatives(f.raw, sets, f.source, f.baseDir, candidateChanges(scenario, result), limit);
+}
+
+/** The bottleneck line, exposed communication by traffic, and the table of alternatives. */
+export function formatAdvice(result: StepResult, alternatives: readonly Alternative[]): string {
+  const b = result.bottleneck;
+  const lines = ['', `  bottleneck: ${b.bound} — ${b.detail}`];
+  const shown = b.exposure.filter((e) => e.exposedS / result.stepTimeS >= 0.005).slice(0, 4);
+  if (shown.length > 0) {
+    lines.push('  exposed communication by traffic:');
+    for (const e of shown) lines.push(`    ${trafficName(e).padEnd(58)} ${formatSeconds(e.exposedS).padStart(10)}  ${((100 * e.exposedS) / result.stepTimeS).toFixed(1)}%`);
+  }
+  if (alternatives.length > 0) {
+    lines.push('', '  what to try (each simulated):');
+    const rows: (string | number)[][] = [['current setup', formatSeconds(result.stepTimeS), '', formatBytes(result.memory.peakBytesPerGpu), result.memory.fits ? 'yes' : 'no', '']];
+    for (const a of alternatives) {
+      const change = ((100 * (a.stepTimeS! - result.stepTimeS)) / result.stepTimeS).toFixed(1);
+      rows.push([a.label, formatSeconds(a.stepTimeS!), `${Number(change) > 0 ? '+' : ''}${change}%`, formatBytes(a.peakBytesPerGpu!), a.fits ? 'yes' : 'no', a.sets.map((s) => `--set ${s}`).join(' ')]);
+    }
+    lines.push(table(['option', 'step time', 'vs now', 'memory/GPU', 'fits', 'how'], rows).split('\n').map((l) => `    ${l}`).join('\n'));
+  }
+  return lines.join('\n');
+}
