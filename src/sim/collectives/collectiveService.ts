@@ -27,6 +27,8 @@ export interface CollectiveChoice {
 interface GroupInfo {
   shapes: Map<string, PlanShape>;
   nsPerByte: Map<string, number>;
+  /** Choices already made for (op, bytes): collectives repeat with the same sizes. */
+  choices: Map<string, CollectiveChoice>;
   nodes: number;
   maxPerNode: number;
 }
@@ -49,6 +51,7 @@ export function candidateAlgorithms(topology: Topology, op: CollectiveOp, nodes:
 export class CollectiveService {
   private readonly groups = new WeakMap<ArrayLike<number>, GroupInfo>();
   private readonly generation: GpuGeneration;
+  private idle?: { sim: Simulator; net: FlowNetwork };
 
   constructor(
     private readonly topology: Topology,
@@ -60,6 +63,9 @@ export class CollectiveService {
   /** Picks algorithm and protocol for `bytes` over `group` (an array the caller reuses for the same group). */
   choose(op: CollectiveOp, group: ArrayLike<number>, bytes: number): CollectiveChoice {
     const info = this.info(group);
+    const cacheKey = `${op}/${bytes}`;
+    const cached = info.choices.get(cacheKey);
+    if (cached) return cached;
     const forced = op === 'all_reduce' && this.config.allReduceAlgorithm !== 'auto' ? this.config.allReduceAlgorithm : undefined;
     const algorithms = forced ? [forced] : candidateAlgorithms(this.topology, op, info.nodes, group.length);
     let best: CollectiveChoice | undefined;
@@ -69,6 +75,7 @@ export class CollectiveService {
         if (!best || predictedNs < best.predictedNs) best = { algorithm, protocol, predictedNs };
       }
     }
+    info.choices.set(cacheKey, best as CollectiveChoice);
     return best as CollectiveChoice;
   }
 
@@ -81,7 +88,24 @@ export class CollectiveService {
 
   /** Time of one call on the idle network, simulated flow by flow (latency included), in ns. */
   simulateIdleNs(op: CollectiveOp, group: ArrayLike<number>, bytes: number, choice = this.choose(op, group, bytes)): number {
-    return runPhasesIdleNs(this.topology, this.phases(op, group, bytes, choice), bytes);
+    return this.runIdle(this.phases(op, group, bytes, choice), bytes);
+  }
+
+  /**
+   * Runs phases alone on this service's private idle network (made once and reused: every probe
+   * leaves it empty again) and returns the time they took, in ns.
+   */
+  private runIdle(phases: Phase[], bytes: number): number {
+    if (!this.idle) {
+      const sim = new Simulator();
+      this.idle = { sim, net: new FlowNetwork(sim, this.topology.links.map((l) => l.bandwidthGBps)) };
+    }
+    const { sim, net } = this.idle;
+    const start = sim.now;
+    let doneAt = -1;
+    new CollectiveRun(sim, net, phases, bytes, { onCollectiveDone: () => (doneAt = sim.now) }, 0).start();
+    sim.run();
+    return doneAt - start;
   }
 
   /** Runnable phases of a call with the chosen (or given) algorithm and protocol. */
@@ -129,7 +153,7 @@ export class CollectiveService {
     let info = this.groups.get(group);
     if (!info) {
       const layout = groupLayout(group, this.topology.cluster.node.gpusPerNode);
-      info = { shapes: new Map(), nsPerByte: new Map(), nodes: layout.nodes.length, maxPerNode: layout.maxPerNode };
+      info = { shapes: new Map(), nsPerByte: new Map(), choices: new Map(), nodes: layout.nodes.length, maxPerNode: layout.maxPerNode };
       this.groups.set(group, info);
     }
     return info;
@@ -155,7 +179,7 @@ export class CollectiveService {
       const probeBytes = 1 << 30;
       const { efficiency, capGBps } = this.protocolLimits(algorithm, protocol, group, shape);
       const phases = phasesFor(shape, protocol, 0, efficiency, capGBps, 'aggregated');
-      v = runPhasesIdleNs(this.topology, phases, probeBytes) / probeBytes;
+      v = this.runIdle(phases, probeBytes) / probeBytes;
       info.nsPerByte.set(key, v);
     }
     return v;
