@@ -42,7 +42,9 @@ export function candidateChanges(s: Scenario, r: StepResult): { label: string; s
   if (p.zero === 3) add('ZeRO-2 instead of ZeRO-3', 'parallel.zero=2');
   if (p.zero === 0 && !p.ddp.overlap && p.dp > 1) add('overlap the gradient all-reduce with backward', 'parallel.ddp.overlap=true');
   if (r.bottleneck.bound === 'latency of small collectives' && p.zero === 0) add(`bucket ${p.ddp.bucketMB * 4} MB`, `parallel.ddp.bucketMB=${p.ddp.bucketMB * 4}`);
-  if (top && top.kind === 'tp-collective' && top.medium !== 'nvlink' && p.tp > 1) add('no tensor parallelism, ZeRO-2 instead', 'parallel.tp=1', `parallel.dp=${p.dp * p.tp}`, 'parallel.zero=2', 'parallel.sequenceParallel=false');
+  if (top && top.kind === 'tp-collective' && top.medium !== 'nvlink' && p.tp > 1 && p.pp === 1) {
+    for (const zero of [2, 3]) add(`no tensor parallelism, ZeRO-${zero} instead`, 'parallel.tp=1', `parallel.dp=${p.dp * p.tp}`, `parallel.zero=${zero}`, 'parallel.sequenceParallel=false');
+  }
   if (top && top.kind === 'tp-collective' && p.tp > 1 && !p.sequenceParallel) add('sequence parallelism', 'parallel.sequenceParallel=true');
   const seen = new Set<string>();
   return out.filter((c) => !seen.has(c.sets.join(' ')) && seen.add(c.sets.join(' ')));

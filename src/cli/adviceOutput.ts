@@ -6,11 +6,14 @@ import { trafficName } from '../sim/stats/bottleneck.js';
 import { formatBytes, formatSeconds } from './units.js';
 import { table } from './output.js';
 
-/** Simulates the most promising changes to a scenario (see `candidateChanges`). */
-export function alternativesFor(file: string, sets: readonly string[], scenario: Scenario, result: StepResult, limit: number): Alternative[] {
+/**
+ * Simulates the most promising changes to a scenario (see `candidateChanges`); `adjust` turns the raw
+ * file into what was simulated (imports and `--set` applied).
+ */
+export function alternativesFor(file: string, adjust: (raw: unknown) => unknown, scenario: Scenario, result: StepResult, limit: number): Alternative[] {
   if (limit <= 0) return [];
   const f = loadScenarioFile(file);
-  return evaluateAlternatives(f.raw, sets, f.source, f.baseDir, candidateChanges(scenario, result), limit);
+  return evaluateAlternatives(adjust(f.raw), [], f.source, f.baseDir, candidateChanges(scenario, result), limit);
 }
 
 /** The bottleneck line, exposed communication by traffic, and the table of alternatives. */

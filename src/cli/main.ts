@@ -6,6 +6,10 @@ import { UsageError } from './usageError.js';
 import { registerSimulate } from './simulateCommand.js';
 import { registerCollective } from './collectiveCommand.js';
 import { registerPresets } from './presetsCommand.js';
+import { registerCalibrate } from './calibrateCommand.js';
+import { registerValidate } from './validateCommand.js';
+import { registerMemory } from './memoryCommand.js';
+import { registerScale } from './scaleCommand.js';
 
 /** Exit codes: 0 ok, 1 internal error, 2 bad input (scenario or usage). */
 export const EXIT_BAD_INPUT = 2;
@@ -22,6 +26,10 @@ export function buildProgram(io: Output): Command {
   registerSimulate(program, io);
   registerCollective(program, io);
   registerPresets(program, io);
+  registerCalibrate(program, io);
+  registerValidate(program, io);
+  registerMemory(program, io);
+  registerScale(program, io);
   for (const c of program.commands) c.exitOverride().configureOutput({ writeOut: (s) => io.out(s), writeErr: (s) => io.err(s) });
   program.addHelpText(
     'after',

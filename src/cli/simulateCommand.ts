@@ -2,9 +2,14 @@ import type { Command } from 'commander';
 import { simulateStep, type StepResult } from '../sim/simulateStep.js';
 import { VERSION } from '../version.js';
 import { formatBytes, formatSeconds } from './units.js';
-import { collect, scenarioFromFile } from './scenarioInput.js';
+import { collect } from './scenarioInput.js';
+import { applyImports, describeImports, scenarioWithImports, type ImportOptions } from '../scenario/importSettings.js';
+import { applyOverrides } from '../scenario/load.js';
 import type { Output } from './output.js';
+import { alternativesFor, formatAdvice } from './adviceOutput.js';
+import { UsageError } from './usageError.js';
 import { addStepFileOptions, writeStepFiles, type StepFileOptions } from './reportFiles.js';
+import { applyProfileOption } from './calibrateCommand.js';
 
 /** The `--json` document of `simulate`: the result plus the version that made it. */
 export function simulateJson(result: StepResult): Record<string, unknown> {
@@ -57,6 +62,10 @@ export function registerSimulate(program: Command, io: Output): void {
     .argument('<scenario>', 'scenario file (YAML or JSON)')
     .option('--set <path=value>', 'override a scenario field (repeatable), e.g. --set parallel.ddp.bucketMB=5', collect, [])
     .option('--json', 'print the result as one JSON object')
+    .option('--megatron-args <args>', 'build the strategy (and model/training where given) from a Megatron-LM command line, as pasted, or @file holding it')
+    .option('--deepspeed-config <ds_config.json>', 'take batch sizes, ZeRO stage, buckets, overlap, offload and precision from a DeepSpeed config')
+    .option('--alternatives <n>', 'simulate up to n promising changes and show them next to the result (0: none)', '3')
+    .option('--profile <profile.json>', 'use the constants `clustersim calibrate` measured, for the GPU and links the profile describes')
     .addHelpText(
       'after',
       `
@@ -64,14 +73,25 @@ Examples:
   $ clustersim simulate scenarios/bert-large-ddp-2node.yaml
   $ clustersim simulate scenarios/llama2-7b-ddp-16node.yaml --json
   $ clustersim simulate scenarios/bert-large-ddp-2node.yaml --set parallel.ddp.bucketMB=5 --set comm.mode=step
+  $ clustersim simulate scenarios/imports/gpt3-175b-a100.yaml --megatron-args "--tensor-model-parallel-size 8 --pipeline-model-parallel-size 16 --sequence-parallel --bf16"
+  $ clustersim simulate scenarios/imports/llama2-7b-a100-1node.yaml --deepspeed-config scenarios/imports/ds_config.json
   $ clustersim simulate scenarios/bert-large-ddp-2node.yaml --timeline step.svg --report step.html --trace step.json --ranks 0,8`,
     );
-  addStepFileOptions(cmd).action((file: string, opts: { set: string[]; json?: boolean } & StepFileOptions) => {
-    const scenario = scenarioFromFile(file, opts.set);
+  addStepFileOptions(cmd).action((file: string, opts: { set: string[]; json?: boolean; profile?: string; alternatives: string } & ImportOptions & StepFileOptions) => {
+    const { scenario: imported, imports } = scenarioWithImports(file, opts, opts.set, (w) => io.err(`clustersim: warning: ${w}`));
+    const scenario = applyProfileOption(imported, opts.profile, io);
     const run = simulateStep(scenario);
     const { result } = run;
-    if (opts.json) io.out(JSON.stringify(simulateJson(result), null, 2));
-    else io.out(formatStepSummary(result, { clusterName: scenario.cluster.name, modelName: scenario.model.name }));
+    const adjust = (raw: unknown) => applyOverrides(applyImports(raw, imports), opts.set);
+    const alternatives = alternativesFor(file, adjust, scenario, result, parseCount(opts.alternatives, '--alternatives'));
+    if (opts.json) io.out(JSON.stringify({ ...simulateJson(result), alternatives }, null, 2));
+    else io.out([formatStepSummary(result, { clusterName: scenario.cluster.name, modelName: scenario.model.name }), formatAdvice(result, alternatives), ...describeImports(imports, opts.set)].join('\n'));
     writeStepFiles(scenario, run, opts, io);
   });
+}
+
+/** Parses a count option (0 or more). */
+function parseCount(text: string, option: string): number {
+  if (!/^\d+$/.test(text.trim())) throw new UsageError(`${option}: expected a whole number ≥ 0, got '${text}'`);
+  return Number(text);
 }

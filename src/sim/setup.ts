@@ -5,6 +5,7 @@ import type { PipelineSchedule } from './parallel/schedules.js';
 import type { TpStyle } from './parallel/tpSync.js';
 import type { Placement } from './parallel/layout.js';
 import type { RecomputeMode } from './workload/ops.js';
+import type { FrameworkSpec } from './workload/framework.js';
 
 /** Numeric format of training: mixed precision with bf16/fp16 compute, or plain fp32/tf32. */
 export type TrainingPrecision = 'bf16' | 'fp16' | 'fp32' | 'tf32';
@@ -73,6 +74,12 @@ export interface StepSetup {
   parallel: ParallelSetup;
   comm: CommSetup;
   noise: NoiseSetup;
+  /**
+   * The training framework, when its host-side cost is modelled (workload/framework.ts): every kernel then
+   * waits for the host to issue it, and the framework's own kernel sequence is used. Absent: kernels
+   * carry their launch overhead and the host is never the bottleneck.
+   */
+  framework?: FrameworkSpec;
   /**
    * `symmetric` simulates one data-parallel replica (all its TP and PP ranks) and runs the other
    * replicas' communication as shadow flows, so shared links still see all traffic; `full` simulates

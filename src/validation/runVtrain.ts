@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { resolveScenario } from '../scenario/resolve.js';
 import { simulateStep } from '../sim/simulateStep.js';
-import { mape, parseVtrainCsv, vtrainScenario, type VtrainRow } from './vtrain.js';
+import { mape, parseVtrainCsv, vtrainSetup, type VtrainRow } from './vtrain.js';
 
 /**
  * `npm run validate`: predicts every row of the peer measurement set and prints the mean absolute
@@ -30,7 +30,7 @@ const outcomes: Outcome[] = [];
 const t0 = Date.now();
 rows.forEach((row, i) => {
   if (process.stderr.isTTY) process.stderr.write(`\rrow ${i + 1}/${rows.length}`);
-  const s = resolveScenario(vtrainScenario(row), 'vtrain', '.');
+  const s = vtrainSetup(row, resolveScenario);
   const predictedMs = simulateStep(s).result.stepTimeS * 1e3;
   outcomes.push({ row, predictedMs, errorPct: (100 * (predictedMs - row.measuredMs)) / row.measuredMs });
 });

@@ -13,6 +13,9 @@
  *   128 × TP; attention is Megatron's fused softmax, not flash attention (2022-era code).
  */
 
+import type { StepSetup } from '../sim/setup.js';
+import { MEGATRON_DEEPSPEED } from '../sim/workload/framework.js';
+
 export interface VtrainRow {
   group: 'single' | 'multi';
   /** Billions of parameters (multi-node file only). */
@@ -72,6 +75,14 @@ export function vtrainScenario(row: VtrainRow): Record<string, unknown> {
     training: { globalBatch: row.globalBatch, microBatch: row.microBatch, precision: 'fp16', optimizer: 'adam', flashAttention: false },
     parallel: { tp: row.tp, pp: row.pp, dp: row.dp, schedule: '1f1b', recompute: 'full', ddp: { bucketMB: 1e6, overlap: false } },
   };
+}
+
+/**
+ * The step setup of a row: its scenario resolved, with the framework the measurements were taken with
+ * (Megatron-DeepSpeed on PyTorch eager, framework.ts) so that host costs and its kernel sequence are modelled.
+ */
+export function vtrainSetup(row: VtrainRow, resolve: (raw: Record<string, unknown>, name: string, dir: string) => StepSetup): StepSetup {
+  return { ...resolve(vtrainScenario(row), 'vtrain', '.'), framework: MEGATRON_DEEPSPEED };
 }
 
 /** Mean absolute percentage error. */

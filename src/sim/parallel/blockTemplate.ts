@@ -15,6 +15,17 @@ export interface Segment {
   issueBefore: TpSync[];
   /** TP collectives this segment must wait for. */
   waitFor: TpSync[];
+  /** Host time to issue this segment's ops (and the collectives issued right before it), ns. */
+  hostNs: number;
+  /**
+   * Host time, from when the host starts issuing this segment, before which the segment may not start
+   * on the GPU so that none of its kernels starts before it was issued: max over ops j of (host time to
+   * issue ops 0..j) − (GPU time of ops 0..j−1). With the segment starting at max(GPU free, host start +
+   * lead) and running its GPU time, it ends exactly when the op-by-op host/GPU pipeline would.
+   */
+  hostLeadNs: number;
+  /** The host waits for the GPU to drain before issuing this segment (a blocking copy in its first op). */
+  syncBefore: boolean;
 }
 
 /** One pass (forward or backward) through one block, cut into segments around TP collectives. */
@@ -22,16 +33,26 @@ export interface PassTemplate {
   segments: Segment[];
   /** Collectives issued after the last segment; whatever runs next waits for them. */
   issueAfter: TpSync[];
+  /** Whether the ops carry host costs (a framework is modelled): the compiler then adds host tasks. */
+  hostModelled: boolean;
+  /** Host time of the collectives in `issueAfter`, ns. */
+  hostAfterNs: number;
 }
 
 /**
  * Cuts a pass's ops into compute segments: at every TP collective's issue and need point, after every
- * op that completes gradients (so gradient buckets can start on time), and where recompute starts or
- * stops. Op times come from the GPU model.
+ * op that completes gradients (so gradient buckets can start on time), where recompute starts or
+ * stops, and before every op at which the host waits for the GPU. Op times come from the GPU model;
+ * when ops carry host costs (`Op.hostNs`) the launch overhead is the host's, not the kernel's, and
+ * each TP collective costs the host `collectiveHostNs`.
  */
-export function passTemplate(ops: readonly Op[], syncs: readonly TpSync[], kind: 'forward' | 'backward', gpu: GpuSpec, dtype: Dtype): PassTemplate {
+export function passTemplate(ops: readonly Op[], syncs: readonly TpSync[], kind: 'forward' | 'backward', gpu: GpuSpec, dtype: Dtype, collectiveHostNs = 0): PassTemplate {
   const n = ops.length;
+  const hostModelled = ops.some((op) => op.hostNs !== undefined);
   const cuts = new Set<number>([0, n]);
+  ops.forEach((op, i) => {
+    if (op.hostSync) cuts.add(i);
+  });
   for (const s of syncs) {
     cuts.add(Math.max(0, Math.min(n, s.afterOp + 1)));
     cuts.add(Math.max(0, Math.min(n, s.neededBy)));
@@ -50,8 +71,14 @@ export function passTemplate(ops: readonly Op[], syncs: readonly TpSync[], kind:
     let durationNs = 0;
     let flops = 0;
     const gradTensors: string[] = [];
+    const issueBefore = syncs.filter((s) => Math.max(0, s.afterOp + 1) === start);
+    let hostNs = hostModelled ? issueBefore.length * collectiveHostNs : 0;
+    let hostLeadNs = 0;
     for (let i = start; i < end; i++) {
-      durationNs += opTimeNs(ops[i], gpu, dtype);
+      const gpuNs = opTimeNs(ops[i], gpu, dtype, { launch: ops[i].hostNs === undefined });
+      hostNs += ops[i].hostNs ?? 0;
+      hostLeadNs = Math.max(hostLeadNs, hostNs - durationNs);
+      durationNs += gpuNs;
       flops += ops[i].flops;
       if (ops[i].gradParams) gradTensors.push(...ops[i].gradParams!);
     }
@@ -60,9 +87,13 @@ export function passTemplate(ops: readonly Op[], syncs: readonly TpSync[], kind:
       durationNs,
       flops,
       gradTensors,
-      issueBefore: syncs.filter((s) => Math.max(0, s.afterOp + 1) === start),
+      issueBefore,
       waitFor: syncs.filter((s) => s.neededBy === start),
+      hostNs,
+      hostLeadNs,
+      syncBefore: ops[start].hostSync === true,
     });
   }
-  return { segments, issueAfter: syncs.filter((s) => s.afterOp + 1 >= n) };
+  const issueAfter = syncs.filter((s) => s.afterOp + 1 >= n);
+  return { segments, issueAfter, hostModelled, hostAfterNs: hostModelled ? issueAfter.length * collectiveHostNs : 0 };
 }

@@ -63,7 +63,7 @@ export function compileStep(setup: StepSetup): StepPlan {
   const { dtype, elementBytes } = precisionInfo(training.precision);
   const m = training.globalBatch / (training.microBatch * dp);
   const tokens = training.microBatch * training.seqLen;
-  const blocks = buildBlocks(model, { microBatch: training.microBatch, seqLen: training.seqLen, dtype, tp, sequenceParallel: par.sequenceParallel, flashAttention: training.flashAttention, recompute: par.recompute });
+  const blocks = buildBlocks(model, { microBatch: training.microBatch, seqLen: training.seqLen, dtype, tp, sequenceParallel: par.sequenceParallel, flashAttention: training.flashAttention, recompute: par.recompute, framework: setup.framework });
   const layerBlocks = blocks.filter((b) => b.layer >= 0 && b.layer < model.layers);
   const virtualStages = splitLayers(model.arch === 'mlp' ? layerBlocks.length : model.layers, pp, v, par.layersPerStage);
   const chunkBlocks: Block[][] = virtualStages.map((layers, vs) => {
@@ -73,11 +73,12 @@ export function compileStep(setup: StepSetup): StepPlan {
     return list;
   });
   const tpCtx = { model, tp, sequenceParallel: par.sequenceParallel, style: par.tpStyle, tokens, elementBytes };
+  const collHostNs = setup.framework?.hostOpNs ?? 0;
   const templates = new Map<Block, { F: PassTemplate; B: PassTemplate }>();
   for (const b of blocks) {
     templates.set(b, {
-      F: passTemplate(b.forward, tpSyncPoints(b.forward.map((o) => o.name), tpCtx), 'forward', gpu, dtype),
-      B: passTemplate(b.backward, tpSyncPoints(b.backward.map((o) => o.name), tpCtx), 'backward', gpu, dtype),
+      F: passTemplate(b.forward, tpSyncPoints(b.forward.map((o) => o.name), tpCtx), 'forward', gpu, dtype, collHostNs),
+      B: passTemplate(b.backward, tpSyncPoints(b.backward.map((o) => o.name), tpCtx), 'backward', gpu, dtype, collHostNs),
     });
   }
 
@@ -99,6 +100,7 @@ export function compileStep(setup: StepSetup): StepPlan {
       const jitter = group.map((r) => jitterer(setup.seed, `compute-jitter/rank-${r}`, setup.noise.computeJitter));
       let carry: number[] = [];
       const lastCompute: number[] = [];
+      const hostCarry: number[] = group.map(() => 0);
       for (const op of schedule) {
         const vs = op.chunk * pp + s;
         const rec: PassRecord = { first: [], last: [], blocks: [], gradTask: op.kind === 'B' ? group.map(() => new Map()) : undefined };
@@ -106,7 +108,7 @@ export function compileStep(setup: StepSetup): StepPlan {
         for (const b of list) {
           const t = templates.get(b)![op.kind];
           const entry = { block: b, first: [] as number[], last: [] as number[] };
-          carry = instantiatePass(program, t, group, tpShadows, op, carry, rec, lastCompute, jitter, `${op.kind === 'F' ? 'fwd' : 'bwd'} ${b.name} mb${op.microBatch}`, entry);
+          carry = instantiatePass(program, t, group, tpShadows, op, carry, rec, lastCompute, hostCarry, jitter, `${op.kind === 'F' ? 'fwd' : 'bwd'} ${b.name} mb${op.microBatch}`, entry);
           rec.blocks.push(entry);
         }
         passes.set(key(d, vs, op.microBatch, op.kind), rec);
@@ -137,8 +139,13 @@ function needsShadow(simulated: readonly number[], gpusPerNode: number): (group:
 /**
  * Instantiates one pass of one block on every rank of a TP group (`lastCompute` tracks each rank's
  * latest compute task across passes); returns the TP collectives still to wait for.
+ * When the template models host costs, each segment also gets a task on the rank's host stream: it
+ * runs the host work left over from the previous segment plus this segment's lead (blockTemplate), and
+ * the segment's compute task waits for it; host work past the lead carries to the next segment
+ * (`hostCarry`). A segment whose first op blocks the host first finishes the carried work, then waits
+ * for the rank's last compute task.
  */
-function instantiatePass(program: Program, t: PassTemplate, group: readonly number[], shadows: readonly (readonly number[])[], op: PipeOp, carry: number[], rec: PassRecord, lastCompute: number[], jitter: ((d: number) => number)[], label: string, entry: { first: number[]; last: number[] }): number[] {
+function instantiatePass(program: Program, t: PassTemplate, group: readonly number[], shadows: readonly (readonly number[])[], op: PipeOp, carry: number[], rec: PassRecord, lastCompute: number[], hostCarry: number[], jitter: ((d: number) => number)[], label: string, entry: { first: number[]; last: number[] }): number[] {
   const issued = new Map<TpSync, number>();
   let waiting = carry;
   const issue = (syncs: readonly TpSync[]) => {
@@ -154,7 +161,19 @@ function instantiatePass(program: Program, t: PassTemplate, group: readonly numb
     waiting = [];
     for (const s of seg.waitFor) issued.delete(s);
     group.forEach((rank, i) => {
-      const id = program.local(rank, 'compute', seg.kind, label, jitter[i](seg.durationNs), [...deps], op.microBatch);
+      const own = [...deps];
+      if (t.hostModelled) {
+        const hostDeps: number[] = [];
+        if (seg.syncBefore && lastCompute[i] !== undefined) {
+          if (hostCarry[i] > 0) program.local(rank, 'host', 'other', `host: ${label}`, Math.round(hostCarry[i]), [], op.microBatch);
+          hostCarry[i] = 0;
+          hostDeps.push(lastCompute[i]);
+        }
+        const hostNs = Math.round(hostCarry[i] + seg.hostLeadNs);
+        if (hostNs > 0 || hostDeps.length > 0) own.push(program.local(rank, 'host', 'other', `host: ${label}`, hostNs, hostDeps, op.microBatch));
+        hostCarry[i] = seg.hostNs - seg.hostLeadNs;
+      }
+      const id = program.local(rank, 'compute', seg.kind, label, jitter[i](seg.durationNs), own, op.microBatch);
       if (rec.first[i] === undefined) rec.first[i] = id;
       if (entry.first[i] === undefined) entry.first[i] = id;
       rec.last[i] = id;
@@ -164,6 +183,7 @@ function instantiatePass(program: Program, t: PassTemplate, group: readonly numb
     });
   }
   issue(t.issueAfter);
+  if (t.hostModelled) for (let i = 0; i < hostCarry.length; i++) hostCarry[i] += t.hostAfterNs;
   return [...waiting, ...issued.values()];
 }
 

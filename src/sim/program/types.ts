@@ -5,11 +5,12 @@ import type { CollectiveOp } from '../collectives/types.js';
  * carries blocking collectives (Megatron issues TP all-reduces on the compute stream); `comm` is the
  * data-parallel communicator's stream (gradient buckets, ZeRO gathers); `tp` carries TP collectives
  * that overlap compute; `pp` carries pipeline sends, which are not ordered among themselves; `copy`
- * is host↔device copies (and host work of optimizer offload).
+ * is host↔device copies (and host work of optimizer offload); `host` is the CPU thread that issues the
+ * kernels when the framework's host cost is modelled (a kernel waits for its host task).
  */
-export type StreamKind = 'compute' | 'comm' | 'tp' | 'pp' | 'copy';
+export type StreamKind = 'compute' | 'comm' | 'tp' | 'pp' | 'copy' | 'host';
 
-export const STREAMS: readonly StreamKind[] = ['compute', 'comm', 'tp', 'pp', 'copy'];
+export const STREAMS: readonly StreamKind[] = ['compute', 'comm', 'tp', 'pp', 'copy', 'host'];
 
 export function streamIndex(s: StreamKind): number {
   switch (s) {
@@ -23,6 +24,8 @@ export function streamIndex(s: StreamKind): number {
       return 3;
     case 'copy':
       return 4;
+    case 'host':
+      return 5;
   }
 }
 

@@ -142,16 +142,19 @@ export function causalWorkFraction(seqLen: number): number {
  * GEMMs run on tensor cores at `gemmEfficiency`; flash attention at `attentionEfficiency` (causal kernels
  * execute only the unmasked half); elementwise and optimizer ops compute on the CUDA cores (fp32 peak)
  * and are normally bound by HBM. The `dtype` asked for is used as is (fp32 is not silently run as tf32).
+ * `launch: false` leaves out the launch overhead, for ops whose host issue cost is modelled separately
+ * (`Op.hostNs`: the host pays the launch; the GPU runs back-to-back kernels without it).
  * @throws ScenarioError when the GPU has no peak for `dtype`
  */
-export function opTimeNs(op: Op, gpu: GpuSpec, dtype: Dtype): number {
+export function opTimeNs(op: Op, gpu: GpuSpec, dtype: Dtype, opts: { launch?: boolean } = {}): number {
+  const launchNs = opts.launch === false ? 0 : gpu.kernelLaunchNs;
   let computeNs = 0;
   if (op.flops > 0) {
     if (op.kind === 'gemm') {
       const g = op.gemm;
       // A calibrated model measured the whole kernel (memory traffic included), so it is not max-ed with HBM time.
       const mg = gpu.measuredGemm?.[dtype];
-      if (mg) return Math.round((g ? measuredGemmNs(g, mg) : op.flops / (mg.ceilingTflops * 1e3)) + gpu.kernelLaunchNs);
+      if (mg) return Math.round((g ? measuredGemmNs(g, mg) : op.flops / (mg.ceilingTflops * 1e3)) + launchNs);
       // Without a shape, assume a large well-shaped GEMM (the ceiling).
       const eff = g ? gemmEfficiency(g.m, g.n, g.k, gpu, dtype, g.batch) : gpu.gemmCeiling[dtype] ?? DEFAULT_GEMM_CEILING;
       computeNs = op.flops / (peakFlopsPerNs(gpu, dtype) * eff);
@@ -167,7 +170,7 @@ export function opTimeNs(op: Op, gpu: GpuSpec, dtype: Dtype): number {
   }
   // 1 GB/s is 1 byte/ns.
   const memoryNs = op.bytes / (gpu.hbmBandwidthGBps * gpu.hbmEfficiency);
-  return Math.round(Math.max(computeNs, memoryNs) + gpu.kernelLaunchNs);
+  return Math.round(Math.max(computeNs, memoryNs) + launchNs);
 }
 
 /**

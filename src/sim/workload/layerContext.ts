@@ -1,6 +1,7 @@
 import { ScenarioError } from '../errors.js';
 import type { Dtype } from '../hardware/types.js';
 import { hasDropout, headDim, isCausal, isGatedMlp, type ModelSpec } from './model.js';
+import type { FrameworkSpec } from './framework.js';
 import { activationElementBytes, elementwiseOp, type MicroBatchShape, type Stage } from './ops.js';
 
 /** Per-rank sizes shared by the block builders. */
@@ -34,6 +35,8 @@ export interface LayerContext {
   dropout: boolean;
   gated: boolean;
   layerNorm: boolean;
+  /** The framework whose kernel sequence and host costs the builders emit (absent: generic ops). */
+  fw?: FrameworkSpec;
 }
 
 /**
@@ -71,6 +74,7 @@ export function layerContext(model: ModelSpec, shape: MicroBatchShape): LayerCon
     dropout: hasDropout(model),
     gated: isGatedMlp(model),
     layerNorm: model.arch !== 'llama',
+    fw: shape.framework,
   };
 }
 

@@ -1,4 +1,5 @@
 import type { Dtype } from '../hardware/types.js';
+import type { FrameworkSpec } from './framework.js';
 
 /**
  * The unit of work the compiler places on a compute stream: one kernel (or one fused group of
@@ -41,6 +42,13 @@ export interface Op {
   attention?: AttentionShape;
   /** Trainable tensors whose gradients are complete when this (backward) op finishes. */
   gradParams?: string[];
+  /**
+   * Host time to issue this op (all the framework calls it stands for), ns; set only when a framework
+   * is modelled (`MicroBatchShape.framework`). The op's kernel cannot start before the host has issued it.
+   */
+  hostNs?: number;
+  /** The host waits for the GPU's compute stream to drain before issuing this op (a blocking copy). */
+  hostSync?: boolean;
 }
 
 /** A group of ops that belong together: the embedding, one transformer layer, or the head + loss. */
@@ -66,6 +74,8 @@ export interface MicroBatchShape {
   sequenceParallel: boolean;
   flashAttention: boolean;
   recompute: RecomputeMode;
+  /** The training framework's host costs and code paths (framework.ts); absent: framework-agnostic ops. */
+  framework?: FrameworkSpec;
 }
 
 /** Bytes of one element stored in `dtype` (tf32 is stored as fp32). */

@@ -1,6 +1,7 @@
 import { attentionStage } from './attentionOps.js';
 import { embeddingBlock, headBlock } from './headOps.js';
 import { activationStage, layerContext, normStage, residualStage, type LayerContext } from './layerContext.js';
+import { megatronGptEdges, megatronGptLayer } from './megatronOps.js';
 import { buildMlpBlocks } from './mlpOps.js';
 import type { ModelSpec } from './model.js';
 import { assembleBlock, linearStage, type Block, type MicroBatchShape, type Op, type Stage } from './ops.js';
@@ -64,6 +65,7 @@ function layerParams(model: ModelSpec, i: number): LayerParams {
 function transformerLayer(c: LayerContext, i: number, recompute: MicroBatchShape['recompute']): Block {
   const m = c.model;
   const names = layerParams(m, i);
+  if (c.fw && m.arch === 'gpt') return megatronGptLayer(c, i, names, recompute);
   const T = c.tokens;
   const qkvOut = (c.headsPerRank + 2 * c.kvHeadsPerRank) * c.headDim;
   const attnWidth = c.headsPerRank * c.headDim;
@@ -105,8 +107,10 @@ function transformerLayer(c: LayerContext, i: number, recompute: MicroBatchShape
 export function buildBlocks(model: ModelSpec, shape: MicroBatchShape): Block[] {
   if (model.arch === 'mlp') return buildMlpBlocks(model, shape);
   const c = layerContext(model, shape);
-  const blocks: Block[] = [embeddingBlock(c)];
+  const megatron = c.fw !== undefined && model.arch === 'gpt';
+  const edge = (b: Block) => (megatron ? megatronGptEdges(b, c) : b);
+  const blocks: Block[] = [edge(embeddingBlock(c))];
   for (let i = 0; i < model.layers; i++) blocks.push(transformerLayer(c, i, shape.recompute));
-  blocks.push(headBlock(c));
+  blocks.push(edge(headBlock(c)));
   return blocks;
 }

@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# Calibrates and validates clustersim with the CUDA backend on a GPU machine without Node.js, writing
+# everything under $OUT/calibration. Needs .gpu/ from scripts/gpu/prepare-bundle.sh (carry ".gpu").
+# Run from the project root on the GPU machine:
+#   bash scripts/gpu/run-calibration.sh            # full plan (about 2-4 minutes of measurements on 8 GPUs)
+#   bash scripts/gpu/run-calibration.sh --quick    # small plan, for a first check
+# An interrupted calibration leaves its measurement log in $OUT/calibration/measurements.jsonl; copy it to
+# reports/calibration/h200/measurements.jsonl before the next run and it is resumed instead of restarted.
+set -uo pipefail
+quick=""
+[[ "${1:-}" == "--quick" ]] && quick="--quick"
+out="${OUT:-/tmp/clustersim-out}/calibration"
+mkdir -p "$out"
+
+# shellcheck disable=SC1091
+source .gpu/enter.sh >"$out/machine.txt" 2>&1
+cat "$out/machine.txt"
+app=/tmp/clustersim-app
+rm -rf "$app" && mkdir -p "$app"
+python3 -c 'import sys, tarfile; tarfile.open(sys.argv[1]).extractall(sys.argv[2])' .gpu/app.tar.xz "$app" || { echo "cannot unpack .gpu/app.tar.xz" >&2; exit 1; }
+cli=(node "$app/bin/clustersim.js")
+{ nvidia-smi; nvidia-smi topo -m; } > "$out/nvidia-smi.txt" 2>&1 || true
+env | grep -E '^(NCCL_|CUDA_VISIBLE_DEVICES|LD_LIBRARY_PATH)' > "$out/env.txt" || true
+
+resume=()
+if [[ -s reports/calibration/h200/measurements.jsonl && ! -s "$out/measurements.jsonl" ]]; then
+  cp reports/calibration/h200/measurements.jsonl "$out/measurements.jsonl"
+fi
+[[ -s "$out/measurements.jsonl" ]] && resume=(--resume)
+
+echo "== calibrate $quick ${resume[*]}"
+timeout "${CALIBRATE_TIMEOUT_S:-420}" "${cli[@]}" calibrate --backend cuda $quick "${resume[@]}" \
+  --out "$out/profile.json" --log "$out/measurements.jsonl" >"$out/calibrate.txt" 2>"$out/calibrate.stderr.txt"
+echo "calibrate exit status $?"
+cat "$out/calibrate.txt"; tail -n 30 "$out/calibrate.stderr.txt"
+[[ -s "$out/profile.json" ]] || { echo "no profile: see $out/calibrate.stderr.txt; the log keeps what was measured"; exit 1; }
+
+echo "== validate $quick"
+timeout "${VALIDATE_TIMEOUT_S:-240}" "${cli[@]}" validate --profile "$out/profile.json" $quick \
+  --out "$out/validate.json" >"$out/validate.txt" 2>"$out/validate.stderr.txt"
+echo "validate exit status $?"
+cat "$out/validate.txt"; tail -n 10 "$out/validate.stderr.txt"

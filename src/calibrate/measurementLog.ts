@@ -1,0 +1,106 @@
+import { appendFileSync, existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import type { MachineInfo } from './backends.js';
+import { FitError, summarise } from './stats.js';
+import type { BackendKind, MeasurementRecord, PlannedItem, RawResult } from './types.js';
+
+/**
+ * The measurement log: JSON lines, a header first, then one line per measurement, appended (and so on disk)
+ * the moment it is taken. An interrupted calibration loses at most the measurement in flight; `--resume`
+ * reads the log and skips every id it already holds.
+ */
+
+export const LOG_SCHEMA = 'clustersim.calibration-log';
+export const LOG_SCHEMA_VERSION = 1;
+
+export interface LogHeader {
+  type: 'header';
+  schema: typeof LOG_SCHEMA;
+  schemaVersion: number;
+  backend: BackendKind;
+  quick: boolean;
+  machine: MachineInfo;
+  startedAt: string;
+}
+
+/** A log problem the user can fix (wrong file, mismatched resume); the CLI reports it as bad input. */
+export class LogError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'LogError';
+  }
+}
+
+/** Checks a raw native result and turns it into a log record. */
+export function toRecord(planned: PlannedItem, raw: RawResult, takenAt = new Date().toISOString()): MeasurementRecord {
+  if (!raw || !Array.isArray(raw.samplesS)) throw new FitError(`${planned.id}: the backend returned no samples`);
+  const record: MeasurementRecord = { type: 'measurement', id: planned.id, group: planned.group, item: planned.item, samplesS: raw.samplesS, summary: summarise(raw.samplesS), takenAt };
+  if (raw.extra && Object.keys(raw.extra).length > 0) record.extra = raw.extra;
+  if (raw.notes && Object.keys(raw.notes).length > 0) record.notes = raw.notes;
+  return record;
+}
+
+export interface ParsedLog {
+  header?: LogHeader;
+  records: MeasurementRecord[];
+  /** Lines that could not be read (a line cut short by an interruption), 1-based. */
+  badLines: number[];
+}
+
+/** Parses a log's text; later records for the same id replace earlier ones. */
+export function parseLog(text: string): ParsedLog {
+  const byId = new Map<string, MeasurementRecord>();
+  const badLines: number[] = [];
+  let header: LogHeader | undefined;
+  text.split('\n').forEach((line, i) => {
+    if (line.trim() === '') return;
+    let v: unknown;
+    try {
+      v = JSON.parse(line);
+    } catch {
+      badLines.push(i + 1);
+      return;
+    }
+    const o = v as { type?: string };
+    if (o.type === 'header' && (v as LogHeader).schema === LOG_SCHEMA) header = v as LogHeader;
+    else if (o.type === 'measurement' && typeof (v as MeasurementRecord).id === 'string' && Array.isArray((v as MeasurementRecord).samplesS)) {
+      const r = v as MeasurementRecord;
+      try {
+        byId.set(r.id, { ...r, summary: summarise(r.samplesS) });
+      } catch {
+        badLines.push(i + 1);
+      }
+    } else badLines.push(i + 1);
+  });
+  return { header, records: [...byId.values()], badLines };
+}
+
+/** Appends records to a log file. */
+export class MeasurementLog {
+  private constructor(readonly path: string) {}
+
+  /** Starts a new log; refuses to overwrite one that holds measurements (use `resume` or delete it). */
+  static create(path: string, header: Omit<LogHeader, 'type' | 'schema' | 'schemaVersion'>): MeasurementLog {
+    if (existsSync(path) && statSync(path).size > 0) {
+      throw new LogError(`${path} already holds measurements: pass --resume to continue that calibration, or delete the file to start over`);
+    }
+    const full: LogHeader = { type: 'header', schema: LOG_SCHEMA, schemaVersion: LOG_SCHEMA_VERSION, ...header };
+    writeFileSync(path, `${JSON.stringify(full)}\n`);
+    return new MeasurementLog(path);
+  }
+
+  /** Reopens a log for `--resume`; it must exist and come from the same backend and mode. */
+  static resume(path: string, expected: { backend: BackendKind; quick: boolean }): { log: MeasurementLog; parsed: ParsedLog } {
+    if (!existsSync(path)) throw new LogError(`--resume: ${path} does not exist; run without --resume to start a calibration`);
+    const parsed = parseLog(readFileSync(path, 'utf8'));
+    const h = parsed.header;
+    if (!h) throw new LogError(`--resume: ${path} is not a clustersim measurement log (no header line)`);
+    if (h.schemaVersion !== LOG_SCHEMA_VERSION) throw new LogError(`--resume: ${path} has log schema version ${h.schemaVersion}, this version writes ${LOG_SCHEMA_VERSION}; start over`);
+    if (h.backend !== expected.backend) throw new LogError(`--resume: ${path} was measured with the ${h.backend} backend, not ${expected.backend}; pass --backend ${h.backend}`);
+    if (h.quick !== expected.quick) throw new LogError(`--resume: ${path} was a ${h.quick ? '--quick' : 'full'} calibration; ${h.quick ? 'add' : 'drop'} --quick`);
+    return { log: new MeasurementLog(path), parsed };
+  }
+
+  append(record: MeasurementRecord): void {
+    appendFileSync(this.path, `${JSON.stringify(record)}\n`);
+  }
+}

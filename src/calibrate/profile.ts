@@ -1,0 +1,145 @@
+import { readFileSync, writeFileSync } from 'node:fs';
+import { z } from 'zod';
+import type { MachineInfo } from './backends.js';
+import type { AlphaBetaFit } from './fitAlphaBeta.js';
+import type { GemmFit } from './fitGemm.js';
+import type { Dtype } from '../sim/hardware/types.js';
+import type { BackendKind, MeasuredCollective } from './types.js';
+
+/**
+ * The calibration profile (`calibrate --out profile.json`): the machine, a summary of every measurement, how
+ * noisy they were, and the fitted constants `simulate --profile` and `validate` use. Versioned; read back
+ * through a schema so a hand-edited or foreign file gets a message naming the field.
+ */
+
+export const PROFILE_SCHEMA = 'clustersim.profile';
+export const PROFILE_SCHEMA_VERSION = 1;
+
+export interface CollectiveFit extends AlphaBetaFit {
+  op: MeasuredCollective;
+  ranks: number;
+  /** nccl-tests bus bandwidth of the fitted line: algbw × 2(n−1)/n (all-reduce) or × (n−1)/n. */
+  busBandwidthGBps: number;
+}
+
+export interface ProfileFit {
+  /** Per-kernel overhead on a stream of back-to-back launches (cuda) or one pool dispatch (cpu), seconds. */
+  launchS: number;
+  /** cuda: time of the launch call on the host alone, seconds. */
+  launchHostS?: number;
+  /** Bytes read + written per second by a streaming kernel (device copy, or memcpy on the CPU), GB/s. */
+  memoryBandwidthGBps: number;
+  /** α–β per copy direction: h2h (cpu); d2d, h2d-pinned, d2h-pinned, h2d-pageable, d2h-pageable (cuda). */
+  copies: Record<string, AlphaBetaFit>;
+  gemm: Partial<Record<Dtype, GemmFit>>;
+  collectives: CollectiveFit[];
+  /** Backward GEMMs alone, gradient copies alone, and both overlapped (one step), seconds. */
+  overlap?: { computeS: number; copyS: number; bothS: number; slowdownPct: number };
+}
+
+export interface ProfileMeasurement {
+  id: string;
+  group: string;
+  medianS: number;
+  minS: number;
+  maxS: number;
+  spreadPct: number;
+  samples: number;
+}
+
+export interface Profile {
+  schema: typeof PROFILE_SCHEMA;
+  schemaVersion: number;
+  createdAt: string;
+  tool: { name: string; version: string };
+  backend: BackendKind;
+  quick: boolean;
+  /** What the constants describe: the GPU model (or CPU), how many, and the matching preset if any. */
+  device: { name: string; count: number; gpuPreset?: string };
+  machine: MachineInfo;
+  noise: { medianSpreadPct: number; p90SpreadPct: number; worstSpreadPct: number };
+  measurements: ProfileMeasurement[];
+  fit: ProfileFit;
+}
+
+/** A profile file that is missing, unreadable or not a valid profile. */
+export class ProfileError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'ProfileError';
+  }
+}
+
+const positive = z.number().positive().finite();
+const nonNegative = z.number().nonnegative().finite();
+const residualsSchema = z.object({ medianPct: nonNegative, worstPct: nonNegative, rmsPct: nonNegative });
+const alphaBetaSchema = z.object({ latencyS: nonNegative, bandwidthGBps: positive, points: z.number().int().positive(), minBytes: positive, maxBytes: positive, residuals: residualsSchema });
+const gemmSchema = z.object({
+  tileM: z.number().int().positive(),
+  tileN: z.number().int().positive(),
+  units: z.number().int().positive(),
+  splitKMinK: z.number().int().nonnegative(),
+  ceilingTflops: positive,
+  smallKHalf: nonNegative,
+  corrections: z.array(z.object({ m: positive, n: positive, k: positive, ratio: positive })).optional(),
+  points: z.number().int().positive(),
+  residuals: residualsSchema,
+  leaveOneOutPct: z.object({ model: nonNegative, corrected: nonNegative }),
+});
+const dtypeSchema = z.enum(['fp32', 'tf32', 'fp16', 'bf16', 'fp8']);
+
+export const profileSchema = z.object({
+  schema: z.literal(PROFILE_SCHEMA),
+  schemaVersion: z.literal(PROFILE_SCHEMA_VERSION),
+  createdAt: z.string(),
+  tool: z.object({ name: z.string(), version: z.string() }),
+  backend: z.enum(['cpu', 'cuda']),
+  quick: z.boolean(),
+  device: z.object({ name: z.string(), count: z.number().int().positive(), gpuPreset: z.string().optional() }),
+  machine: z.object({ hostname: z.string(), os: z.string(), arch: z.string(), node: z.string(), cpu: z.object({ model: z.string(), logicalCores: z.number() }).passthrough() }).passthrough(),
+  noise: z.object({ medianSpreadPct: nonNegative, p90SpreadPct: nonNegative, worstSpreadPct: nonNegative }),
+  measurements: z.array(z.object({ id: z.string(), group: z.string(), medianS: positive, minS: positive, maxS: positive, spreadPct: nonNegative, samples: z.number().int().positive() })),
+  fit: z.object({
+    launchS: nonNegative,
+    launchHostS: nonNegative.optional(),
+    memoryBandwidthGBps: positive,
+    copies: z.record(alphaBetaSchema),
+    gemm: z.record(dtypeSchema, gemmSchema),
+    collectives: z.array(alphaBetaSchema.extend({ op: z.enum(['all_reduce', 'all_gather', 'reduce_scatter']), ranks: z.number().int().min(2), busBandwidthGBps: positive })),
+    overlap: z.object({ computeS: positive, copyS: positive, bothS: positive, slowdownPct: z.number().finite() }).optional(),
+  }),
+});
+
+/** Checks a parsed JSON value against the schema; problems are listed as `path: message`. */
+export function parseProfile(value: unknown, source: string): Profile {
+  const header = value as { schema?: unknown; schemaVersion?: unknown } | null;
+  if (header && header.schema === PROFILE_SCHEMA && header.schemaVersion !== PROFILE_SCHEMA_VERSION) {
+    throw new ProfileError(`${source}: profile schema version ${String(header.schemaVersion)} is not supported (this version reads ${PROFILE_SCHEMA_VERSION}); calibrate again`);
+  }
+  const r = profileSchema.safeParse(value);
+  if (!r.success) {
+    const problems = r.error.issues.slice(0, 6).map((i) => `  ${i.path.join('.') || '(top)'}: ${i.message}`);
+    throw new ProfileError(`${source} is not a valid clustersim profile:\n${problems.join('\n')}`);
+  }
+  return r.data as unknown as Profile;
+}
+
+export function readProfile(path: string): Profile {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (err) {
+    throw new ProfileError(`cannot read profile ${path}: ${(err as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : (err as Error).message}`);
+  }
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (err) {
+    throw new ProfileError(`${path} is not JSON: ${(err as Error).message}`);
+  }
+  return parseProfile(value, path);
+}
+
+export function writeProfile(path: string, profile: Profile): void {
+  writeFileSync(path, `${JSON.stringify(profile, null, 2)}\n`);
+}

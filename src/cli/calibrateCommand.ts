@@ -1,0 +1,191 @@
+import { Option, type Command } from 'commander';
+import cliProgress from 'cli-progress';
+import { openBackend, BackendUnavailableError } from '../calibrate/backends.js';
+import { calibrate } from '../calibrate/calibrateRun.js';
+import { LogError } from '../calibrate/measurementLog.js';
+import { NativeUnavailableError } from '../calibrate/native.js';
+import { ProfileError, readProfile, type Profile } from '../calibrate/profile.js';
+import { profileCluster } from '../calibrate/applyProfile.js';
+import type { ClusterSpec } from '../sim/hardware/types.js';
+import { FitError } from '../calibrate/stats.js';
+import { VERSION } from '../version.js';
+import { processOutput, table, type Output } from './output.js';
+import { formatSeconds, parsePositiveInt } from './units.js';
+import { UsageError } from './usageError.js';
+
+/** Progress on stderr: a bar when stderr is a terminal, otherwise one line per group of measurements. */
+export interface Progress {
+  update(done: number, total: number, label?: string, group?: string): void;
+  stop(): void;
+}
+
+export function progressReporter(io: Output, what: string): Progress {
+  if (io === processOutput && process.stderr.isTTY) {
+    const bar = new cliProgress.SingleBar(
+      { format: `${what} {bar} {value}/{total} | ETA {eta_formatted} | {label}`, stream: process.stderr, hideCursor: true, clearOnComplete: true, etaBuffer: 20 },
+      cliProgress.Presets.shades_classic,
+    );
+    let started = false;
+    return {
+      update(done, total, label = '') {
+        if (!started) bar.start(total, done, { label });
+        started = true;
+        bar.update(done, { label });
+      },
+      stop: () => bar.stop(),
+    };
+  }
+  let lastGroup = '';
+  return {
+    update(done, total, _label, group) {
+      if (group && group !== lastGroup) io.err(`${what}: ${group} (${done}/${total} done)`);
+      lastGroup = group ?? lastGroup;
+    },
+    stop: () => {},
+  };
+}
+
+/** Library errors the user can act on become usage errors: a message, exit code 2, no stack trace. */
+export function asUsageError(err: unknown): unknown {
+  if (err instanceof NativeUnavailableError || err instanceof BackendUnavailableError || err instanceof LogError || err instanceof ProfileError || err instanceof FitError) {
+    return new UsageError(err.message);
+  }
+  return err;
+}
+
+/** Aborts `controller` on the first Ctrl-C (the measurement in flight finishes); returns the remover. */
+export function onInterrupt(io: Output, controller: AbortController, what: string): () => void {
+  const handler = () => {
+    if (controller.signal.aborted) process.exit(130);
+    io.err(`\n${what}: stopping after the measurement in flight (Ctrl-C again to quit at once)`);
+    controller.abort();
+  };
+  process.on('SIGINT', handler);
+  return () => process.off('SIGINT', handler);
+}
+
+/**
+ * `simulate --profile`: the scenario with the profile's measured constants in place of its preset's for the GPU
+ * and links the profile describes; what was replaced is listed on stderr.
+ */
+export function applyProfileOption<T extends { cluster: ClusterSpec }>(scenario: T, path: string | undefined, io: Output): T {
+  if (!path) return scenario;
+  try {
+    const profile = readProfile(path);
+    const gpuName = scenario.cluster.node.gpu.name;
+    const preset = profile.device.gpuPreset;
+    if (profile.backend === 'cuda' && preset !== gpuName) {
+      io.err(`clustersim: note: ${path} was measured on ${profile.device.name}${preset ? ` (${preset})` : ''}; the scenario's GPU is ${gpuName}, whose constants it replaces all the same`);
+    }
+    const { cluster, applied } = profileCluster(profile, scenario.cluster);
+    io.err(`clustersim: profile ${path}: ${applied.join('; ')}`);
+    return { ...scenario, cluster };
+  } catch (err) {
+    throw asUsageError(err);
+  }
+}
+
+/** The human-readable summary of a profile's fitted constants. */
+export function formatProfile(p: Profile): string {
+  const f = p.fit;
+  const lines = [
+    `${p.backend} calibration of ${p.device.count} × ${p.device.name}${p.device.gpuPreset ? ` (preset ${p.device.gpuPreset})` : ''}${p.quick ? ', quick' : ''}`,
+    `  launch overhead     ${formatSeconds(f.launchS)}${f.launchHostS !== undefined ? ` (host call ${formatSeconds(f.launchHostS)})` : ''}`,
+    `  memory bandwidth    ${f.memoryBandwidthGBps.toFixed(1)} GB/s (read + write, streaming)`,
+    ...(p.backend === 'cpu'
+      ? [`  clock               ${p.machine.cpuClock === 'wall' ? 'wall clock for everything' : "single-threaded work on its thread's CPU clock, the rest on the wall clock"}; ${p.machine.computeThreads ?? 1} compute thread(s)`]
+      : []),
+    '',
+    table(
+      ['GEMM dtype', 'TFLOP/s (full waves)', 'tile', 'units', 'small-k half', 'median err %', 'worst err %'],
+      Object.entries(f.gemm).map(([d, g]) => [d, g!.ceilingTflops.toPrecision(4), `${g!.tileM}×${g!.tileN}`, g!.units, g!.smallKHalf.toFixed(1), g!.residuals.medianPct.toFixed(1), g!.residuals.worstPct.toFixed(1)]),
+    ),
+    '',
+    table(
+      ['transfer', 'latency', 'bandwidth GB/s', 'bus GB/s', 'sizes', 'median err %', 'worst err %'],
+      [
+        ...Object.entries(f.copies).map(([k, c]) => [`copy ${k}`, formatSeconds(c.latencyS), c.bandwidthGBps.toFixed(2), '-', `${c.points}`, c.residuals.medianPct.toFixed(1), c.residuals.worstPct.toFixed(1)]),
+        ...f.collectives.map((c) => [`${c.op} ×${c.ranks}`, formatSeconds(c.latencyS), c.bandwidthGBps.toFixed(2), c.busBandwidthGBps.toFixed(2), `${c.points}`, c.residuals.medianPct.toFixed(1), c.residuals.worstPct.toFixed(1)]),
+      ],
+    ),
+  ];
+  if (f.overlap) lines.push('', `  overlap: compute ${formatSeconds(f.overlap.computeS)}, copies ${formatSeconds(f.overlap.copyS)}, both ${formatSeconds(f.overlap.bothS)} (${f.overlap.slowdownPct.toFixed(1)}% over the longer alone)`);
+  lines.push('', `  noise: spread (max − min)/median of repeats: median ${p.noise.medianSpreadPct.toFixed(1)}%, p90 ${p.noise.p90SpreadPct.toFixed(1)}%, worst ${p.noise.worstSpreadPct.toFixed(1)}% over ${p.measurements.length} measurements`);
+  return lines.join('\n');
+}
+
+interface CalibrateOptions {
+  backend: 'auto' | 'cuda' | 'cpu';
+  quick?: boolean;
+  out: string;
+  log?: string;
+  resume?: boolean;
+  threads?: string;
+  wallClock?: boolean;
+  json?: boolean;
+}
+
+/** profile.json → profile.measurements.jsonl (next to it). */
+export function defaultLogPath(out: string): string {
+  return `${out.replace(/\.json$/i, '')}.measurements.jsonl`;
+}
+
+export function registerCalibrate(program: Command, io: Output): void {
+  program
+    .command('calibrate')
+    .description('measure this machine (GEMMs, copies, launches, collectives) and fit a profile for simulate --profile')
+    .addOption(new Option('--backend <b>', 'cuda (GPUs through dlopen-ed CUDA libraries), cpu, or auto (cuda if usable)').choices(['auto', 'cuda', 'cpu']).default('auto'))
+    .option('--quick', 'a small plan (about a minute on a CPU); enough for tests and a first look')
+    .requiredOption('--out <profile.json>', 'where to write the profile')
+    .option('--log <file.jsonl>', 'measurement log, appended as measurements are taken (default: next to --out)')
+    .option('--resume', 'continue an interrupted calibration from its log')
+    .option('--threads <n>', 'cpu backend: GEMM threads (default: all cores but one, left for the copy thread)')
+    .option('--wall-clock', 'cpu backend: time single-threaded work by the wall clock too (default: its thread\'s CPU clock)')
+    .option('--json', 'print the profile as JSON instead of a summary')
+    .addHelpText(
+      'after',
+      `
+Measurements are appended to the log as they are taken; Ctrl-C stops after the one in flight and
+--resume picks up where it stopped. The profile records the machine, every measurement summary and
+the fitted constants (schema clustersim.profile, version 1).
+
+Examples:
+  $ clustersim calibrate --backend cpu --quick --out cpu-profile.json
+  $ clustersim calibrate --backend cuda --out h200.json
+  $ clustersim calibrate --backend cuda --out h200.json --resume`,
+    )
+    .action(async (opts: CalibrateOptions) => {
+      const threads = opts.threads === undefined ? undefined : parsePositiveInt(opts.threads, '--threads');
+      if (threads !== undefined && opts.backend === 'cuda') throw new UsageError('--threads applies to the cpu backend only');
+      const controller = new AbortController();
+      const progress = progressReporter(io, 'calibrate');
+      const removeHandler = onInterrupt(io, controller, 'calibrate');
+      const logPath = opts.log ?? defaultLogPath(opts.out);
+      try {
+        const backend = openBackend(opts.backend, { threads, clock: opts.wallClock ? 'wall' : 'auto', warn: (s) => io.err(`clustersim: ${s}`) });
+        io.err(`calibrate: ${backend.kind} backend; log ${logPath}`);
+        const r = await calibrate({
+          backend,
+          quick: !!opts.quick,
+          outPath: opts.out,
+          logPath,
+          resume: !!opts.resume,
+          toolVersion: VERSION,
+          signal: controller.signal,
+          onProgress: (p) => progress.update(p.done, p.total, p.next?.id, p.next?.group),
+        });
+        progress.stop();
+        for (const w of r.warnings) io.err(`clustersim: warning: ${w}`);
+        if (r.interrupted || !r.profile) {
+          io.err(`calibrate: interrupted; ${r.measured} new measurement(s) saved in ${logPath}. Run the same command with --resume to continue.`);
+          throw new UsageError('calibration interrupted');
+        }
+        io.out(opts.json ? JSON.stringify(r.profile, null, 2) : `${formatProfile(r.profile)}\n\n  profile ${opts.out}, log ${logPath} (${r.measured} measured now, ${r.resumed} from the log)`);
+      } catch (err) {
+        progress.stop();
+        throw asUsageError(err);
+      } finally {
+        removeHandler();
+      }
+    });
+}

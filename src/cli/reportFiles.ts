@@ -1,0 +1,95 @@
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { dirname } from 'node:path';
+import type { Command } from 'commander';
+import type { StepRun } from '../sim/simulateStep.js';
+import type { Scenario } from '../scenario/resolve.js';
+import { VERSION } from '../version.js';
+import { formatBytes } from './units.js';
+import { UsageError } from './usageError.js';
+import type { Output } from './output.js';
+import { defaultRanks, parseRankList, parseStreamList, pipelineStageRanks, RankNotSimulatedError, RankSelectionError, simulatedRanks, usedStreams } from '../report/ranks.js';
+import { simulateReportHtml, stepMemorySvg, stepTimelineSvg, type StepView } from '../report/reports.js';
+import type { ScenarioLabel } from '../report/summary.js';
+import { chromeTraceJson, toChromeTrace } from '../report/chromeTrace.js';
+
+/** Options that turn a simulated step into files. */
+export interface StepFileOptions {
+  timeline?: string;
+  report?: string;
+  trace?: string;
+  memoryChart?: string;
+  ranks?: string;
+  streams?: string;
+}
+
+/** Most ranks a timeline draws; a trace takes any number. */
+export const TIMELINE_MAX_RANKS = 64;
+
+/** Writes a report file (creating its folder), and says so on stderr so that stdout stays as it was. */
+export function writeReportFile(path: string, text: string, io: Output): void {
+  try {
+    mkdirSync(dirname(path), { recursive: true });
+    writeFileSync(path, text);
+  } catch (err) {
+    throw new UsageError(`cannot write '${path}': ${(err as NodeJS.ErrnoException).code ?? String(err)}`);
+  }
+  io.err(`wrote ${path} (${formatBytes(Buffer.byteLength(text))})`);
+}
+
+function selection<T>(option: string, f: () => T): T {
+  try {
+    return f();
+  } catch (err) {
+    if (err instanceof RankNotSimulatedError) throw new UsageError(`${option}: ${err.message}; --set simulation.fidelity=full simulates every rank`);
+    if (err instanceof RankSelectionError) throw new UsageError(`${option}: ${err.message}`);
+    throw err;
+  }
+}
+
+/** How reports name a scenario. */
+export function labelOf(scenario: Scenario): ScenarioLabel {
+  return { name: scenario.name, modelName: scenario.model.name, clusterName: scenario.cluster.name, gpusPerNode: scenario.cluster.node.gpusPerNode };
+}
+
+/**
+ * What the timeline of a run shows: `--ranks` (default: rank 0, one rank per pipeline stage, the slowest
+ * rank and a rank on the last node) and `--streams` (default: the streams that have work).
+ */
+export function stepView(scenario: Scenario, run: Pick<StepRun, 'trace' | 'result'>, opts: StepFileOptions): StepView {
+  const gpusPerNode = scenario.cluster.node.gpusPerNode;
+  const rankCount = run.trace.program.rankCount;
+  const ranks = opts.ranks
+    ? selection('--ranks', () => parseRankList(opts.ranks!, rankCount, simulatedRanks(run.trace)))
+    : defaultRanks({ trace: run.trace, gpusPerNode, stages: pipelineStageRanks(scenario.parallel) });
+  const streams = opts.streams ? selection('--streams', () => parseStreamList(opts.streams!)) : usedStreams(run.trace);
+  return { label: labelOf(scenario), trace: run.trace, result: run.result, ranks, streams };
+}
+
+/** Writes the files `--timeline`, `--report`, `--trace` and `--memory-chart` ask for. */
+export function writeStepFiles(scenario: Scenario, run: Pick<StepRun, 'trace' | 'result'>, opts: StepFileOptions, io: Output): void {
+  if (opts.memoryChart) writeReportFile(opts.memoryChart, stepMemorySvg({ label: labelOf(scenario), result: run.result }), io);
+  if (!opts.timeline && !opts.report && !opts.trace) return;
+  const view = stepView(scenario, run, opts);
+  if ((opts.timeline || opts.report) && view.ranks.length > TIMELINE_MAX_RANKS) {
+    throw new UsageError(`--ranks: a timeline shows at most ${TIMELINE_MAX_RANKS} ranks (${view.ranks.length} asked); pick fewer, or use --trace for all of them`);
+  }
+  const timeline = opts.timeline || opts.report ? stepTimelineSvg(view) : '';
+  if (opts.timeline) writeReportFile(opts.timeline, timeline, io);
+  if (opts.report) writeReportFile(opts.report, simulateReportHtml(view, `clustersim ${VERSION} simulate`, timeline), io);
+  if (opts.trace) {
+    const ranks = opts.ranks ? view.ranks : undefined;
+    const meta = { scenario: scenario.name, seed: run.result.seed, version: VERSION, stepTimeS: run.result.stepTimeS };
+    writeReportFile(opts.trace, chromeTraceJson(toChromeTrace({ trace: run.trace, ranks, gpusPerNode: scenario.cluster.node.gpusPerNode, meta })), io);
+  }
+}
+
+/** Adds `--timeline`, `--report`, `--trace`, `--memory-chart`, `--ranks` and `--streams` to a command. */
+export function addStepFileOptions(cmd: Command): Command {
+  return cmd
+    .option('--timeline <file.svg>', 'write an SVG timeline: one lane per rank and stream, bars by task kind')
+    .option('--report <file.html>', 'write a self-contained HTML report (summary, timeline, memory chart)')
+    .option('--trace <file.json>', 'write a Chrome/Perfetto trace (Trace Event Format; every simulated rank unless --ranks)')
+    .option('--memory-chart <file.svg>', 'write an SVG chart of memory per GPU (per pipeline stage) against capacity')
+    .option('--ranks <list>', 'ranks for the timeline and trace, e.g. 0-15 or 0,8,120 (default: rank 0, one per pipeline stage, the slowest, one on the last node)')
+    .option('--streams <list>', 'streams for the timeline, e.g. compute,comm (default: those with work)');
+}

@@ -1,0 +1,120 @@
+import { Option, type Command } from 'commander';
+import cliProgress from 'cli-progress';
+import { loadScenarioFile } from '../scenario/load.js';
+import { scaleSweep, type ScaleMode, type ScaleSeries } from '../sweep/scale.js';
+import { parseGpuCounts } from '../sweep/scaleMath.js';
+import { SCALE_TABLE_HEADER, scaleCsv, scaleTableRows } from '../report/scaleTable.js';
+import { scaleReportHtml, scalingSvg, type ScaleView } from '../report/reports.js';
+import { VERSION } from '../version.js';
+import { collect, scenarioFromFile } from './scenarioInput.js';
+import { stepView, writeReportFile } from './reportFiles.js';
+import { processOutput, type Output } from './output.js';
+import { UsageError } from './usageError.js';
+
+interface ScaleOptions {
+  gpus?: string;
+  mode: ScaleMode;
+  set: string[];
+  csv?: string;
+  svg?: string;
+  report?: string;
+  json?: boolean;
+  compare?: string[];
+}
+
+/** Aligns text cells in columns: all right-aligned except the last (the note), two spaces apart. */
+function alignColumns(header: readonly string[], rows: readonly (readonly string[])[]): string {
+  const all = [header, ...rows];
+  const widths = header.map((_, c) => Math.max(...all.map((r) => r[c].length)));
+  return all.map((r) => r.map((cell, c) => (c === r.length - 1 ? cell : cell.padStart(widths[c]))).join('  ').trimEnd()).join('\n');
+}
+
+/** The printed table of one scenario's sweep. */
+export function formatScaleSeries(s: ScaleSeries): string {
+  const fixed = s.mode === 'strong' ? 'global batch fixed' : 'batch per replica fixed';
+  const grid = s.tp > 1 || s.pp > 1 ? `, tp ${s.tp} × pp ${s.pp} fixed, dp grows` : '';
+  return `${s.name}: ${s.mode} scaling (${fixed}${grid})\n\n${alignColumns(SCALE_TABLE_HEADER, scaleTableRows(s.rows))}`;
+}
+
+/** The `--json` document of `scale`. */
+export function scaleJson(mode: ScaleMode, series: readonly ScaleSeries[]): Record<string, unknown> {
+  return { version: VERSION, mode, series: series.map((s) => ({ name: s.name, source: s.source, tp: s.tp, pp: s.pp, rows: s.rows })) };
+}
+
+/** Default GPU counts: doubling from one node up to the scenario's own size (at least two sizes). */
+function defaultGpuCounts(file: string, sets: readonly string[]): number[] {
+  const s = scenarioFromFile(file, sets);
+  const perNode = s.cluster.node.gpusPerNode;
+  const total = s.cluster.nodes * perNode;
+  const out: number[] = [];
+  for (let g = perNode; g <= Math.max(total, 2 * perNode); g *= 2) out.push(g);
+  return out;
+}
+
+/** A progress bar on stderr, only when stderr is a terminal (so piped and `--json` output stays clean). */
+function progressBar(io: Output, total: number): { tick: (label: string) => void; stop: () => void } {
+  if (io !== processOutput || !process.stderr.isTTY) return { tick: () => {}, stop: () => {} };
+  const bar = new cliProgress.SingleBar(
+    { stream: process.stderr, format: 'scale {bar} {value}/{total} runs | done: {label}', hideCursor: true, clearOnComplete: true },
+    cliProgress.Presets.shades_classic,
+  );
+  bar.start(total, 0, { label: '' });
+  return { tick: (label) => bar.increment(1, { label }), stop: () => bar.stop() };
+}
+
+export function registerScale(program: Command, io: Output): void {
+  program
+    .command('scale')
+    .description('simulate a scenario at several GPU counts and show how it scales (table, CSV, JSON, SVG chart, HTML report)')
+    .argument('<scenario>', 'scenario file (YAML or JSON)')
+    .option('--gpus <list>', 'GPU counts: 8,16,32 or a doubling range 8..1024 (default: one node up to the scenario\'s size)')
+    .addOption(new Option('--mode <mode>', 'strong: keep the global batch; weak: keep the batch per data-parallel replica').choices(['strong', 'weak']).default('strong'))
+    .option('--set <path=value>', 'override a scenario field before scaling (repeatable; applies to --compare files too)', collect, [])
+    .option('--compare <files...>', 'more scenarios to sweep and overlay on the same chart')
+    .option('--csv <file.csv>', 'write the rows of every scenario as CSV')
+    .option('--svg <file.svg>', 'write the scaling chart (throughput and efficiency against GPUs)')
+    .option('--report <file.html>', 'write a self-contained HTML report (curves, tables, timeline and memory of the largest size)')
+    .option('--json', 'print { version, mode, series: [{ name, rows }] } instead of tables')
+    .addHelpText(
+      'after',
+      `
+Sizes that cannot be built (not whole nodes, a batch that does not divide) are rows with a reason;
+sizes that do not fit in memory are simulated and marked OOM.
+
+Examples:
+  $ clustersim scale scenarios/llama2-7b-ddp-16node.yaml --gpus 8..1024 --mode weak
+  $ clustersim scale scenarios/bert-large-ddp-2node.yaml --gpus 8,16,32 --csv scale.csv --svg scale.svg
+  $ clustersim scale a.yaml --compare b.yaml c.yaml --gpus 16..256 --report scale.html`,
+    )
+    .action((file: string, opts: ScaleOptions) => {
+      let gpus: number[];
+      try {
+        gpus = opts.gpus === undefined ? defaultGpuCounts(file, opts.set) : parseGpuCounts(opts.gpus);
+      } catch (err) {
+        if (err instanceof RangeError) throw new UsageError(`--gpus: ${err.message}`);
+        throw err;
+      }
+      const files = [file, ...(opts.compare ?? [])];
+      const loaded = files.map((f) => loadScenarioFile(f));
+      const progress = progressBar(io, files.length * gpus.length);
+      let series: ScaleSeries[];
+      try {
+        series = loaded.map((raw) => scaleSweep(raw, gpus, { mode: opts.mode, sets: opts.set, onProgress: (g) => progress.tick(`${raw.source} at ${g} GPUs`) }));
+      } finally {
+        progress.stop();
+      }
+
+      if (opts.json) io.out(JSON.stringify(scaleJson(opts.mode, series), null, 2));
+      else io.out(series.map(formatScaleSeries).join('\n\n'));
+
+      const view: ScaleView = { mode: opts.mode, series };
+      const chart = opts.svg || opts.report ? scalingSvg(view) : '';
+      if (opts.csv) writeReportFile(opts.csv, scaleCsv(series), io);
+      if (opts.svg) writeReportFile(opts.svg, chart, io);
+      if (opts.report) {
+        const big = series[0].largest;
+        if (big) view.largest = stepView(big.scenario, big.run, {});
+        writeReportFile(opts.report, scaleReportHtml(view, `clustersim ${VERSION} scale --mode ${opts.mode}`, chart), io);
+      }
+    });
+}

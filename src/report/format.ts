@@ -1,0 +1,53 @@
+/** Number formatting for reports (kept here so that `src/report` does not reach up into `src/cli`). */
+
+/** Bytes with a binary unit (B, KiB, MiB, GiB, TiB), 3 significant digits. */
+export function bytesText(bytes: number): string {
+  const units = ['B', 'KiB', 'MiB', 'GiB', 'TiB'];
+  let v = bytes;
+  let i = 0;
+  while (Math.abs(v) >= 1024 && i < units.length - 1) {
+    v /= 1024;
+    i++;
+  }
+  return i === 0 ? `${Math.round(v)} B` : `${v.toFixed(v >= 100 ? 0 : v >= 10 ? 1 : 2)} ${units[i]}`;
+}
+
+/** A time unit for an axis or a label: its name and how many nanoseconds it holds. */
+export interface TimeUnit {
+  name: 'ns' | 'µs' | 'ms' | 's';
+  ns: number;
+}
+
+/**
+ * The unit in which `spanNs` reads as 1 … 999 (ns, µs, ms) or as seconds from 1 s up, so that
+ * axis ticks come out as short round numbers (0, 20, 40 … ms rather than 0, 20000000 … ns).
+ */
+export function timeUnitFor(spanNs: number): TimeUnit {
+  if (spanNs >= 1e9) return { name: 's', ns: 1e9 };
+  if (spanNs >= 1e6) return { name: 'ms', ns: 1e6 };
+  if (spanNs >= 1e3) return { name: 'µs', ns: 1e3 };
+  return { name: 'ns', ns: 1 };
+}
+
+/** A duration in ns, in the unit that gives 3–4 significant digits (`106.81 ms`, `687.6 µs`). */
+export function durationText(ns: number): string {
+  const u = timeUnitFor(Math.abs(ns));
+  const v = ns / u.ns;
+  const digits = u.name === 'ns' ? 0 : Math.abs(v) >= 100 ? 1 : 2;
+  return `${v.toFixed(digits)} ${u.name}`;
+}
+
+/** A fraction (0.531) as a percentage (`53.1%`). */
+export function percentText(fraction: number, digits = 1): string {
+  return `${(100 * fraction).toFixed(digits)}%`;
+}
+
+/** A large count with thousands separators (`1,227,119`). */
+export function countText(n: number, digits = 0): string {
+  return n.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits });
+}
+
+/** Escapes text for HTML/XML content and attribute values. */
+export function escapeXml(text: string): string {
+  return text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
+}

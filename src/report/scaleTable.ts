@@ -1,0 +1,48 @@
+import type { ScaleRow } from '../sweep/scaleMath.js';
+import { bytesText, countText, durationText, percentText } from './format.js';
+
+/** Column headers of the scaling table, as printed and in the HTML report. */
+export const SCALE_TABLE_HEADER = ['GPUs', 'nodes', 'dp', 'global batch', 'step time', 'samples/s', 'speedup', 'efficiency', 'exposed comm', 'memory/GPU', 'fits', 'note'];
+
+/** The scaling table's cells as text, one row per GPU count; infeasible rows show their reason. */
+export function scaleTableRows(rows: readonly ScaleRow[]): string[][] {
+  const opt = (v: number | undefined, f: (v: number) => string) => (v === undefined ? '-' : f(v));
+  return rows.map((r) => [
+    String(r.gpus),
+    opt(r.nodes, String),
+    opt(r.dp, String),
+    opt(r.globalBatch, String),
+    opt(r.stepTimeS, (s) => durationText(s * 1e9)),
+    opt(r.samplesPerS, (v) => countText(v, 1)),
+    opt(r.speedup, (v) => `${v.toFixed(2)}x`),
+    opt(r.efficiency, (v) => percentText(v)),
+    opt(r.exposedCommShare, (v) => percentText(v)),
+    opt(r.memoryBytesPerGpu, bytesText),
+    r.status === 'infeasible' ? '-' : r.fits ? 'yes' : 'OOM',
+    r.reason ?? (r.status === 'oom' && r.memoryBytesPerGpu !== undefined && r.capacityBytes !== undefined ? `short by ${bytesText(r.memoryBytesPerGpu - r.capacityBytes)}` : ''),
+  ]);
+}
+
+/** Columns of the CSV file: plain numbers in SI units (seconds, bytes, fractions), one row per scenario and GPU count. */
+export const SCALE_CSV_COLUMNS = [
+  'scenario', 'mode', 'gpus', 'status', 'nodes', 'dp', 'global_batch', 'step_time_s', 'samples_per_s', 'tokens_per_s',
+  'speedup', 'efficiency', 'exposed_comm_share', 'mfu', 'memory_bytes_per_gpu', 'capacity_bytes', 'fits', 'reason',
+] as const;
+
+function csvCell(v: string | number | boolean | undefined): string {
+  if (v === undefined) return '';
+  const s = String(v);
+  return /[",\n\r]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s;
+}
+
+/** A CSV document (RFC 4180, header first) of the rows of several scenarios. */
+export function scaleCsv(series: readonly { name: string; mode: string; rows: readonly ScaleRow[] }[]): string {
+  const lines: string[] = [SCALE_CSV_COLUMNS.join(',')];
+  for (const s of series) {
+    for (const r of s.rows) {
+      const cells = [s.name, s.mode, r.gpus, r.status, r.nodes, r.dp, r.globalBatch, r.stepTimeS, r.samplesPerS, r.tokensPerS, r.speedup, r.efficiency, r.exposedCommShare, r.mfu, r.memoryBytesPerGpu, r.capacityBytes, r.fits, r.reason];
+      lines.push(cells.map(csvCell).join(','));
+    }
+  }
+  return `${lines.join('\n')}\n`;
+}

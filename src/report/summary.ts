@@ -1,0 +1,79 @@
+import type { StepResult } from '../sim/simulateStep.js';
+import { bytesText, countText, durationText, percentText } from './format.js';
+
+/** What a report says about the scenario besides the simulation result. */
+export interface ScenarioLabel {
+  /** Scenario name (`bert-large-ddp-2node`). */
+  name: string;
+  modelName: string;
+  clusterName: string;
+  gpusPerNode: number;
+}
+
+/** `bert-large-ddp-2node: bert-large on 2× dgx-a100-80gb (16 GPUs)` */
+export function titleOf(label: ScenarioLabel, r: StepResult): string {
+  return `${label.name}: ${label.modelName} on ${label.clusterName} (${r.gpus} GPUs)`;
+}
+
+/** `10.5 GiB of 80.0 GiB, fits` or `… OOM, short by 3.2 GiB` */
+export function memoryVerdict(r: StepResult): string {
+  const m = r.memory;
+  return `${bytesText(m.peakBytesPerGpu)} of ${bytesText(m.capacityBytes)}, ${m.fits ? 'fits' : `OOM, short by ${bytesText(m.shortfallBytes)}`}`;
+}
+
+/** Pipeline bubble time, s, when the simulator reports it (0 otherwise). */
+function bubbleS(r: StepResult): number {
+  const b = (r.breakdown as { bubbleS?: unknown }).bubbleS;
+  return typeof b === 'number' ? b : 0;
+}
+
+/** `tp 2 × pp 4 × dp 2 (1f1b)` when the result says how the model is split, else undefined. */
+function splitText(r: StepResult): string | undefined {
+  const p = (r as { parallel?: { tp?: unknown; pp?: unknown; dp?: unknown; schedule?: unknown; zero?: unknown } }).parallel;
+  if (!p || typeof p.tp !== 'number' || typeof p.pp !== 'number' || typeof p.dp !== 'number') return undefined;
+  const extra = [p.pp > 1 && typeof p.schedule === 'string' ? p.schedule : '', typeof p.zero === 'number' && p.zero > 0 ? `ZeRO-${p.zero}` : ''].filter((x) => x);
+  return `tp ${p.tp} × pp ${p.pp} × dp ${p.dp}${extra.length ? ` (${extra.join(', ')})` : ''}`;
+}
+
+/** The key figures in one line, for chart subtitles. */
+export function keyFiguresLine(r: StepResult): string {
+  const bubble = bubbleS(r);
+  return [
+    `step ${durationText(r.stepTimeS * 1e9)}`,
+    `${countText(r.samplesPerS, 1)} samples/s`,
+    `MFU ${percentText(r.mfu)}`,
+    `exposed comm ${percentText(r.breakdown.exposedCommS / r.stepTimeS)}`,
+    ...(bubble > 0 ? [`bubble ${percentText(bubble / r.stepTimeS)}`] : []),
+    `memory ${memoryVerdict(r)}`,
+  ].join(' · ');
+}
+
+/** The summary table of one step: [what, value] rows. */
+export function summaryRows(label: ScenarioLabel, r: StepResult): [string, string][] {
+  const share = (s: number) => `${durationText(s * 1e9)} (${percentText(s / r.stepTimeS)})`;
+  return [
+    ['scenario', label.name],
+    ['model', `${label.modelName}, ${r.modelParams >= 1e9 ? `${(r.modelParams / 1e9).toFixed(2)} B` : `${(r.modelParams / 1e6).toFixed(1)} M`} parameters`],
+    ['cluster', `${label.clusterName}, ${r.gpus} GPUs`],
+    ...(splitText(r) ? [['parallelism', splitText(r)!] as [string, string]] : []),
+    ['seed', String(r.seed)],
+    ['step time', durationText(r.stepTimeS * 1e9)],
+    ['throughput', `${countText(r.samplesPerS, 1)} samples/s, ${countText(r.tokensPerS)} tokens/s`],
+    ['per GPU', `${r.tflopsPerGpu.toFixed(1)} TFLOP/s model, ${r.hardwareTflopsPerGpu.toFixed(1)} TFLOP/s hardware`],
+    ['MFU', percentText(r.mfu)],
+    ['memory per GPU', memoryVerdict(r)],
+    ['compute', share(r.breakdown.computeS)],
+    ['exposed communication', share(r.breakdown.exposedCommS)],
+    ...(bubbleS(r) > 0 ? [['pipeline bubble', share(bubbleS(r))] as [string, string]] : []),
+    ['idle', share(r.breakdown.idleS)],
+    ['communication busy', `${durationText(r.breakdown.commS * 1e9)} (${percentText(r.breakdown.commS > 0 ? 1 - r.breakdown.exposedCommS / r.breakdown.commS : 0)} hidden behind compute)`],
+    ['micro-batches per step', String(r.microBatchesPerStep)],
+    ['gradient buckets', `${r.buckets.count} of ${bytesText(r.buckets.meanBytes)} on average` + (r.gradientAllReduce ? `, ${r.gradientAllReduce.algorithm}/${r.gradientAllReduce.protocol}` : '')],
+  ];
+}
+
+/** The simulator's notes on how the split lands on the hardware, if it gives any. */
+function notesOf(r: StepResult): string[] {
+  const n = (r as { notes?: unknown }).notes;
+  return Array.isArray(n) ? n.filter((x): x is string => typeof x === 'string') : [];
+}

@@ -1,0 +1,260 @@
+import { ScenarioError } from '../sim/errors.js';
+import { MiB } from '../sim/engine/units.js';
+import type { TrainingPrecision } from '../sim/setup.js';
+import { ImportCollector, type ImportResult } from './importResult.js';
+import { MegatronArgs, NOT_MODELLED, SOURCE } from './importMegatronFlags.js';
+
+/**
+ * Reading the command-line arguments of a Megatron-LM run (`pretrain_gpt.py …`) into scenario
+ * overrides. Flag names, defaults and derived values follow `megatron/training/arguments.py`
+ * (`_add_network_size_args`, `_add_training_args`, `_add_distributed_args`, `validate_args`) and
+ * `megatron/core/distributed/distributed_data_parallel_config.py`.
+ *
+ * The parallel strategy is built in full (a Megatron run that does not say `--sequence-parallel`
+ * runs without it, so the scenario's own value would be wrong); model and training fields are set
+ * only where the arguments give them.
+ */
+
+/** What the importer knows about the scenario it will be applied to (all optional). */
+export interface MegatronContext {
+  /** GPUs in the scenario's cluster: gives the data-parallel size Megatron would derive. */
+  gpus?: number;
+  /** The scenario model's layer count, for `--num-layers-per-virtual-pipeline-stage` without `--num-layers`. */
+  layers?: number;
+  /** The scenario's precision, used when the arguments give neither `--fp16` nor `--bf16`. */
+  precision?: TrainingPrecision;
+}
+
+/**
+ * Builds scenario overrides from a Megatron-LM argument list as pasted from a launch script
+ * (`--flag value` or `--flag=value`, quotes, backslash-newline continuations, `#` comments, and
+ * an optional launcher prefix such as `torchrun … pretrain_gpt.py`).
+ * @throws ScenarioError naming the flag: a missing value, a non-numeric size, an unknown choice,
+ *   `--fp16` with `--bf16`, or virtual-pipeline sizes that do not divide the layers
+ */
+export function importMegatronArgs(text: string, context: MegatronContext = {}): ImportResult {
+  const a = new MegatronArgs(text);
+  const c = new ImportCollector();
+  const has = (f: string) => a.has(f);
+  const int = (f: string) => a.int(f);
+  const flagText = (f: string) => a.shown(f);
+
+  if (has('fp16') && has('bf16')) throw new ScenarioError('', `${SOURCE}: --fp16 and --bf16 were both given; Megatron accepts one of them`);
+  const precision: TrainingPrecision | undefined = has('bf16') ? 'bf16' : has('fp16') ? 'fp16' : undefined;
+
+  // Parallel sizes. Megatron derives the data-parallel size from the world size: world / (tp × pp).
+  const tp = int('tensor-model-parallel-size');
+  const pp = int('pipeline-model-parallel-size');
+  const dpGiven = int('data-parallel-size');
+  const tpv = tp ?? 1;
+  const ppv = pp ?? 1;
+  c.set('parallel.tp', tpv, tp ? flagText('tensor-model-parallel-size') : 'Megatron default', !tp);
+  c.set('parallel.pp', ppv, pp ? flagText('pipeline-model-parallel-size') : 'Megatron default', !pp);
+  if (dpGiven) c.set('parallel.dp', dpGiven, flagText('data-parallel-size'));
+  else c.set('parallel.dp', undefined, 'Megatron derives it: GPUs / (tp × pp)', true);
+  const gpus = context.gpus;
+  const dp = dpGiven ?? (gpus && gpus % (tpv * ppv) === 0 ? gpus / (tpv * ppv) : undefined);
+
+  const layers = int('num-layers');
+  importVirtualStages(c, a, ppv, layers ?? context.layers);
+  c.set('parallel.layersPerStage', undefined, 'Megatron splits layers evenly', true);
+  c.set('parallel.sequenceParallel', has('sequence-parallel'), has('sequence-parallel') ? '--sequence-parallel' : 'Megatron default', !has('sequence-parallel'));
+  c.set('parallel.tpStyle', 'megatron', 'Megatron', true);
+  c.set('parallel.placement', 'tp-dp-pp', 'Megatron rank order', true);
+  importRecompute(c, a, layers ?? context.layers, ppv);
+
+  // Megatron's distributed optimizer shards the optimizer state over DP ranks: ZeRO-1 (DESIGN §7).
+  const distOpt = has('use-distributed-optimizer');
+  c.set('parallel.zero', distOpt ? 1 : 0, distOpt ? '--use-distributed-optimizer' : 'Megatron default', !distOpt);
+  const offload = has('optimizer-cpu-offload');
+  c.set('parallel.offload', offload ? 'cpu' : 'none', offload ? '--optimizer-cpu-offload' : 'Megatron default', !offload);
+  const overlap = has('overlap-grad-reduce');
+  const overlapFrom = overlap ? '--overlap-grad-reduce' : 'Megatron default';
+  c.set('parallel.ddp.overlap', overlap, overlapFrom, !overlap);
+  // The step compiler reads ZeRO-1's overlap from zeroConfig.overlapComm.
+  if (distOpt) c.set('parallel.zeroConfig.overlapComm', overlap, overlapFrom, !overlap);
+  importBuckets(c, a, dp, precision ?? context.precision, overlap);
+  if (precision === 'bf16' && !has('grad-reduce-in-bf16')) {
+    c.warn('with --bf16 Megatron accumulates and reduces gradients in fp32 (accumulate_allreduce_grads_in_fp32); the simulation reduces 2-byte gradients, so its data-parallel gradient traffic is half of Megatron\'s');
+  }
+
+  importModel(c, a, tpv);
+  importTraining(c, a, dp, precision);
+
+  for (const [name, values] of a.notModelled) {
+    if ((name === 'context-parallel-size' || name === 'expert-model-parallel-size') && values.join(' ') === '1') continue;
+    c.warn(`--${name}${values.length ? ` ${values.join(' ')}` : ''}: not modelled; ${NOT_MODELLED[name]}`);
+  }
+  if (a.unknown.length > 0) c.warn(`unknown Megatron flags, ignored: ${a.unknown.join(' ')}`);
+  const vars = a.stray.filter((w) => w.includes('$'));
+  const others = a.stray.filter((w) => !w.includes('$'));
+  if (vars.length > 0) c.warn(`shell variables are not expanded, so the flags they hold were not read: ${vars.join(' ')}`);
+  if (others.length > 0) c.warn(`words that belong to no flag, ignored: ${others.join(' ')}`);
+  if (a.stoppedAt) c.warn(`stopped reading at '${a.stoppedAt}' (the rest is another command or a redirection)`);
+  if (a.values.size === 0) c.warn('none of the Megatron flags clustersim reads were found; the parallel strategy is Megatron\'s default (tp 1, pp 1, no sequence parallel, no recompute)');
+  return c.result(SOURCE);
+}
+
+function importVirtualStages(c: ImportCollector, a: MegatronArgs, pp: number, layers: number | undefined): void {
+  const int = (f: string) => a.int(f);
+  const flagText = (f: string) => a.shown(f);
+  const perStage = int('num-layers-per-virtual-pipeline-stage');
+  const vpp = int('virtual-pipeline-model-parallel-size');
+  let v = vpp;
+  let from = vpp ? flagText('virtual-pipeline-model-parallel-size') : '';
+  if (perStage) {
+    // validate_args: virtual_pipeline_model_parallel_size = (num_layers // pp) // num_layers_per_virtual_pipeline_stage.
+    if (layers === undefined) throw new ScenarioError('', `${SOURCE}: --num-layers-per-virtual-pipeline-stage needs --num-layers (or a model with a layer count in the scenario) to give the number of model chunks`);
+    if (layers % pp !== 0 || (layers / pp) % perStage !== 0) {
+      throw new ScenarioError('', `${SOURCE}: --num-layers-per-virtual-pipeline-stage ${perStage} does not divide the ${layers / pp} layers per pipeline stage (${layers} layers / --pipeline-model-parallel-size ${pp})`);
+    }
+    const derived = layers / pp / perStage;
+    if (vpp !== undefined && vpp !== derived) {
+      throw new ScenarioError('', `${SOURCE}: --virtual-pipeline-model-parallel-size ${vpp} disagrees with --num-layers-per-virtual-pipeline-stage ${perStage} (${layers} layers / pp ${pp} / ${perStage} = ${derived} chunks); give one of them`);
+    }
+    v = derived;
+    from = `${flagText('num-layers-per-virtual-pipeline-stage')}: ${layers} layers / pp ${pp} / ${perStage}`;
+  }
+  if (v !== undefined && pp === 1) {
+    c.warn(`${from}: ignored, the interleaved schedule needs --pipeline-model-parallel-size > 1`);
+    v = undefined;
+  }
+  const interleaved = v !== undefined && v > 1;
+  c.set('parallel.schedule', interleaved ? 'interleaved' : '1f1b', interleaved ? from : 'Megatron default', !interleaved);
+  c.set('parallel.virtualStages', interleaved ? v! : 1, interleaved ? from : 'Megatron default', !interleaved);
+}
+
+function importRecompute(c: ImportCollector, a: MegatronArgs, layers: number | undefined, pp: number): void {
+  let granularity = a.pick('recompute-granularity');
+  let from = granularity ? a.shown('recompute-granularity') : 'Megatron default';
+  // validate_args: --recompute-activations is shorthand for --recompute-granularity selective.
+  if (a.has('recompute-activations')) {
+    granularity = 'selective';
+    from = '--recompute-activations';
+  }
+  c.set('parallel.recompute', granularity ?? 'none', from, granularity === undefined);
+  const method = a.pick('recompute-method');
+  const n = a.int('recompute-num-layers');
+  if (granularity === 'full' && method === 'block') {
+    const perStage = layers !== undefined ? layers / pp : undefined;
+    if (perStage === undefined || n === undefined || n < perStage) {
+      c.warn(`--recompute-method block${n ? ` --recompute-num-layers ${n}` : ''}: Megatron recomputes only the first ${n ?? 'N'} layers of each pipeline stage; simulated as full recompute of every layer (recompute time overestimated, activation memory underestimated)`);
+    }
+  } else if (granularity === 'full' && method === 'uniform' && n !== undefined && n > 1) {
+    c.warn(`--recompute-method uniform --recompute-num-layers ${n}: Megatron checkpoints one input per ${n} layers; simulated as one per layer (activation memory slightly overestimated)`);
+  } else if (granularity !== 'full' && (method !== undefined || n !== undefined)) {
+    c.warn(`--recompute-method/--recompute-num-layers apply to full recompute only; ignored with ${granularity ? `${granularity} recompute` : 'no recompute'}`);
+  }
+  if (a.has('distribute-saved-activations')) c.warn('--distribute-saved-activations: not modelled; the recompute checkpoints are counted whole on every tensor-parallel rank');
+}
+
+/**
+ * DDP buckets: `--ddp-bucket-size` parameters, default max(40M, 1M × dp) (DistributedDataParallelConfig.bucket_size).
+ * Megatron buckets have no small first bucket. Converted to MiB at the simulation's gradient width
+ * (2 bytes in mixed precision) so a bucket holds as many parameters as Megatron's.
+ */
+function importBuckets(c: ImportCollector, a: MegatronArgs, dp: number | undefined, precision: TrainingPrecision | undefined, overlap: boolean): void {
+  const given = a.int('ddp-bucket-size');
+  const params = given ?? Math.max(40_000_000, 1_000_000 * (dp ?? 1));
+  const gradBytes = precision === 'fp32' || precision === 'tf32' ? 4 : 2;
+  const mib = Number(((params * gradBytes) / MiB).toFixed(3));
+  const from = given ? `${a.shown('ddp-bucket-size')} parameters × ${gradBytes} B` : `Megatron default: max(40M, 1M × dp${dp ? ` ${dp}` : ''}) parameters × ${gradBytes} B`;
+  c.set('parallel.ddp.bucketMB', mib, from, !given);
+  c.set('parallel.ddp.firstBucketMB', mib, `${from} (no small first bucket)`, !given);
+  if (!overlap) {
+    c.warn('without --overlap-grad-reduce Megatron reduces all gradients in one bucket after backward; simulated as its buckets reduced one after another after backward');
+  }
+}
+
+function importModel(c: ImportCollector, a: MegatronArgs, tp: number): void {
+  const has = (f: string) => a.has(f);
+  const int = (f: string) => a.int(f);
+  const pick = (f: string) => a.pick(f);
+  const flagText = (f: string) => a.shown(f);
+  const layers = int('num-layers');
+  const hidden = int('hidden-size');
+  const heads = int('num-attention-heads');
+  const swiglu = has('swiglu');
+  const rms = pick('normalization') === 'RMSNorm';
+  if (layers) c.set('model.layers', layers, flagText('num-layers'));
+  if (hidden) c.set('model.hidden', hidden, flagText('hidden-size'));
+  if (heads) c.set('model.heads', heads, flagText('num-attention-heads'));
+  const describesModel = layers !== undefined || hidden !== undefined || heads !== undefined;
+  if (describesModel || swiglu || has('normalization')) {
+    const llama = swiglu || rms;
+    const from = [swiglu ? '--swiglu' : '', rms ? '--normalization RMSNorm' : ''].filter(Boolean).join(' ') || 'Megatron default: LayerNorm, GeLU MLP';
+    c.set('model.arch', llama ? 'llama' : 'gpt', from, !llama);
+    if (swiglu !== rms) c.warn(`${swiglu ? '--swiglu without --normalization RMSNorm' : '--normalization RMSNorm without --swiglu'}: simulated as the llama architecture, which has both (RMSNorm, SwiGLU, no biases, rotary positions)`);
+    if (!llama && has('disable-bias-linear')) c.warn('--disable-bias-linear: the gpt architecture keeps its linear biases (a few parameters per layer)');
+  }
+  if (describesModel || has('untie-embeddings-and-output-weights')) {
+    const untied = has('untie-embeddings-and-output-weights');
+    c.set('model.tiedEmbeddings', !untied, untied ? '--untie-embeddings-and-output-weights' : 'Megatron default: shared embeddings', !untied);
+  }
+  // --num-query-groups counts only with --group-query-attention (default 1 group then).
+  const groups = int('num-query-groups');
+  if (has('group-query-attention')) c.set('model.kvHeads', groups ?? 1, groups ? `--group-query-attention ${flagText('num-query-groups')}` : '--group-query-attention (Megatron default: 1 group)', !groups);
+  else {
+    if (groups) c.warn(`--num-query-groups ${groups} without --group-query-attention: ignored, as Megatron does`);
+    if (heads) c.set('model.kvHeads', heads, 'no --group-query-attention: one KV head per attention head', true);
+  }
+  const ffn = int('ffn-hidden-size');
+  if (ffn) c.set('model.ffnHidden', ffn, flagText('ffn-hidden-size'));
+  else if (hidden) {
+    // validate_args: 4h, or for SwiGLU int(4h·2/3 / 64)·64 so the 3-matrix MLP has about as many parameters.
+    const value = swiglu ? Math.floor((4 * hidden * 2) / 3 / 64) * 64 : 4 * hidden;
+    c.set('model.ffnHidden', value, swiglu ? 'Megatron default for --swiglu: int(4h·2/3 / 64)·64' : 'Megatron default: 4 × hidden', true);
+  }
+  const kv = int('kv-channels');
+  if (kv && hidden && heads && kv !== hidden / heads) c.warn(`--kv-channels ${kv}: not modelled; the head width is taken as hidden / heads = ${hidden / heads}`);
+  importVocab(c, a, tp);
+  const seq = int('seq-length');
+  const maxPos = int('max-position-embeddings');
+  if (seq && maxPos && maxPos < seq) throw new ScenarioError('', `${SOURCE}: --max-position-embeddings ${maxPos} is smaller than --seq-length ${seq}`);
+  if (seq) c.set('training.seqLen', seq, flagText('seq-length'));
+  if (maxPos || seq) c.set('model.seqLen', maxPos ?? seq!, maxPos ? flagText('max-position-embeddings') : flagText('seq-length'));
+}
+
+/** Megatron pads the vocabulary to a multiple of make-vocab-size-divisible-by × tp (`_vocab_size_with_padding`). */
+function importVocab(c: ImportCollector, a: MegatronArgs, tp: number): void {
+  const int = (f: string) => a.int(f);
+  const padded = int('padded-vocab-size');
+  if (padded) {
+    c.set('model.vocab', padded, `--padded-vocab-size ${padded}`);
+    return;
+  }
+  const divisor = (int('make-vocab-size-divisible-by') ?? 128) * tp;
+  const pad = (v: number) => Math.ceil(v / divisor) * divisor;
+  const given = int('vocab-size');
+  const tokenizer = a.values.get('tokenizer-type');
+  // Tokenizers with a fixed vocabulary: GPT-2 BPE (50257 tokens; Megatron's GPT examples pass its vocab and merge files) and Llama 2's SentencePiece model (32000).
+  const known: Record<string, number> = { GPT2BPETokenizer: 50257, Llama2Tokenizer: 32000 };
+  let size: number | undefined;
+  let from = '';
+  if (given) [size, from] = [given, `--vocab-size ${given}`];
+  else if (tokenizer && known[tokenizer]) [size, from] = [known[tokenizer], `--tokenizer-type ${tokenizer} (${known[tokenizer]} tokens)`];
+  else if (!tokenizer && a.has('merge-file')) [size, from] = [50257, '--merge-file: GPT-2 BPE (50257 tokens)'];
+  else if (tokenizer) c.warn(`--tokenizer-type ${tokenizer}: its vocabulary size is not known here; the scenario's vocab is kept (give --vocab-size or --padded-vocab-size)`);
+  if (size === undefined) return;
+  c.set('model.vocab', pad(size), `${from}, padded to a multiple of ${divisor / tp} × tp ${tp}`);
+}
+
+function importTraining(c: ImportCollector, a: MegatronArgs, dp: number | undefined, precision: TrainingPrecision | undefined): void {
+  const int = (f: string) => a.int(f);
+  const pick = (f: string) => a.pick(f);
+  const flagText = (f: string) => a.shown(f);
+  const micro = int('micro-batch-size');
+  const global = int('global-batch-size');
+  if (micro) c.set('training.microBatch', micro, flagText('micro-batch-size'));
+  if (global) c.set('training.globalBatch', global, flagText('global-batch-size'));
+  else if (micro && dp) c.set('training.globalBatch', micro * dp, `Megatron default: --micro-batch-size ${micro} × dp ${dp}`, true);
+  else if (micro) c.warn('--micro-batch-size without --global-batch-size: Megatron uses micro × dp, but dp is not known here; the scenario\'s globalBatch is kept');
+  if (precision) c.set('training.precision', precision, `--${precision}`);
+  else if (a.values.size > 0) c.warn('neither --fp16 nor --bf16: Megatron would train in fp32; the scenario\'s precision is kept');
+  const backend = pick('attention-backend');
+  if (a.has('use-flash-attn')) c.set('training.flashAttention', true, '--use-flash-attn');
+  else if (backend === 'flash' || backend === 'fused') c.set('training.flashAttention', true, flagText('attention-backend'));
+  else if (backend === 'unfused' || backend === 'local') c.set('training.flashAttention', false, flagText('attention-backend'));
+  const optimizer = pick('optimizer');
+  if (optimizer) c.set('training.optimizer', optimizer, flagText('optimizer'));
+}

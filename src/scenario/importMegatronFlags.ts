@@ -1,0 +1,204 @@
+import { ScenarioError } from '../sim/errors.js';
+import { shellWords } from './importShellWords.js';
+
+/**
+ * The Megatron-LM flags `--megatron-args` knows, and reading an argument list into them. Names and
+ * kinds follow `megatron/training/arguments.py`; the last occurrence of a flag wins, as with argparse.
+ */
+
+export const SOURCE = '--megatron-args';
+
+/** What a flag takes: nothing (`store_true`), a positive integer, one of some words, or any text. */
+type FlagKind = { kind: 'bool' } | { kind: 'int' } | { kind: 'choice'; choices: readonly string[] } | { kind: 'text' };
+
+const BOOL: FlagKind = { kind: 'bool' };
+const INT: FlagKind = { kind: 'int' };
+const TEXT: FlagKind = { kind: 'text' };
+const choice = (...choices: string[]): FlagKind => ({ kind: 'choice', choices });
+
+/** Flags read into the scenario. */
+export const FLAGS: Readonly<Record<string, FlagKind>> = {
+  'tensor-model-parallel-size': INT,
+  'pipeline-model-parallel-size': INT,
+  'num-layers-per-virtual-pipeline-stage': INT,
+  'virtual-pipeline-model-parallel-size': INT,
+  'data-parallel-size': INT,
+  'num-layers': INT,
+  'hidden-size': INT,
+  'num-attention-heads': INT,
+  'group-query-attention': BOOL,
+  'num-query-groups': INT,
+  'ffn-hidden-size': INT,
+  'kv-channels': INT,
+  'seq-length': INT,
+  'max-position-embeddings': INT,
+  'micro-batch-size': INT,
+  'global-batch-size': INT,
+  'sequence-parallel': BOOL,
+  'recompute-granularity': choice('full', 'selective'),
+  'recompute-activations': BOOL,
+  'recompute-method': choice('uniform', 'block'),
+  'recompute-num-layers': INT,
+  'distribute-saved-activations': BOOL,
+  'use-distributed-optimizer': BOOL,
+  'optimizer-cpu-offload': BOOL,
+  'overlap-grad-reduce': BOOL,
+  'ddp-bucket-size': INT,
+  'grad-reduce-in-bf16': BOOL,
+  'accumulate-allreduce-grads-in-fp32': BOOL,
+  fp16: BOOL,
+  bf16: BOOL,
+  swiglu: BOOL,
+  normalization: choice('LayerNorm', 'RMSNorm'),
+  'untie-embeddings-and-output-weights': BOOL,
+  'padded-vocab-size': INT,
+  'vocab-size': INT,
+  'make-vocab-size-divisible-by': INT,
+  'tokenizer-type': TEXT,
+  'merge-file': TEXT,
+  'use-flash-attn': BOOL,
+  'attention-backend': choice('auto', 'flash', 'fused', 'unfused', 'local'),
+  optimizer: choice('adam', 'sgd'),
+  'disable-bias-linear': BOOL,
+};
+
+/** Flags that change performance but are not modelled: accepted with a warning (any values). */
+export const NOT_MODELLED: Readonly<Record<string, string>> = {
+  'overlap-param-gather': 'the all-gather of updated weights is simulated after the optimizer step, not overlapped with the next forward',
+  'tp-comm-overlap': 'tensor-parallel communication is simulated on the critical path, without userbuffer overlap',
+  'context-parallel-size': 'context parallelism is not modelled (the data-parallel size is derived as if it were 1)',
+  'expert-model-parallel-size': 'mixture-of-experts is not modelled',
+  'num-experts': 'mixture-of-experts is not modelled; the model is simulated dense',
+  'fp8-format': 'FP8 GEMMs are not modelled; the step runs at the --bf16/--fp16 precision',
+  'decoder-first-pipeline-num-layers': 'layers are split evenly over the stages (set parallel.layersPerStage for an uneven split)',
+  'decoder-last-pipeline-num-layers': 'layers are split evenly over the stages (set parallel.layersPerStage for an uneven split)',
+  'rampup-batch-size': 'the step is simulated at the full --global-batch-size (after the ramp-up)',
+  deepspeed_config: 'pass the DeepSpeed config file to clustersim with --deepspeed-config',
+  deepspeed: 'Megatron-DeepSpeed: pass the DeepSpeed config file to clustersim with --deepspeed-config',
+  'zero-stage': 'Megatron-DeepSpeed: pass the DeepSpeed config file to clustersim with --deepspeed-config (its zero_optimization.stage is read)',
+};
+
+/** Flags with no effect on one step's time or memory (data, schedule of the learning rate, logging): accepted silently. */
+const NO_EFFECT = new Set(
+  (
+    'train-iters train-samples lr min-lr lr-decay-style lr-decay-iters lr-decay-samples lr-warmup-fraction lr-warmup-iters ' +
+    'lr-warmup-samples lr-warmup-init weight-decay start-weight-decay end-weight-decay weight-decay-incr-style adam-beta1 ' +
+    'adam-beta2 adam-eps sgd-momentum init-method-std clip-grad seed data-path train-data-path valid-data-path test-data-path ' +
+    'data-cache-path split vocab-file tokenizer-model log-interval save-interval eval-interval eval-iters save load ' +
+    'tensorboard-dir tensorboard-log-interval wandb-project wandb-exp-name wandb-save-dir distributed-backend ' +
+    'distributed-timeout-minutes hidden-dropout attention-dropout use-mcore-models use-legacy-models transformer-impl ' +
+    'position-embedding-type rotary-base rotary-percent use-rotary-position-embeddings no-position-embedding add-bias-linear ' +
+    'no-masked-softmax-fusion no-bias-gelu-fusion no-bias-swiglu-fusion no-bias-dropout-fusion no-gradient-accumulation-fusion ' +
+    'no-async-tensor-model-parallel-allreduce apply-query-key-layer-scaling attention-softmax-in-fp32 loss-scale ' +
+    'initial-loss-scale min-loss-scale loss-scale-window hysteresis log-params-norm log-num-zeros-in-grad log-throughput ' +
+    'log-timers-to-tensorboard log-validation-ppl-to-tensorboard log-memory-to-tensorboard timing-log-level exit-interval ' +
+    'exit-duration-in-mins ckpt-format no-load-optim no-load-rng no-save-optim no-save-rng finetune dataloader-type num-workers ' +
+    'mock-data eod-mask-loss reset-position-ids reset-attention-mask no-persist-layer-norm norm-epsilon layernorm-epsilon ' +
+    'use-checkpoint-args async-save use-dist-ckpt ckpt-fully-parallel-save ckpt-fully-parallel-load ' +
+    'check-for-nan-in-loss-and-grad manual-gc manual-gc-interval bias-gelu-fusion bias-dropout-fusion masked-softmax-fusion ' +
+    'use-cpu-initialization data-impl no-create-attention-mask-in-dataloader qk-layernorm'
+  ).split(' '),
+);
+
+function isFlag(word: string): boolean {
+  return /^--?[A-Za-z]/.test(word);
+}
+
+function expected(spec: FlagKind): string {
+  if (spec.kind === 'int') return ' (a positive whole number)';
+  if (spec.kind === 'choice') return ` (one of: ${spec.choices.join(', ')})`;
+  return '';
+}
+
+/** Words up to and including the training script (`torchrun … pretrain_gpt.py`) are the launcher's. */
+function dropLauncher(words: string[]): string[] {
+  const script = words.findIndex((w) => !isFlag(w) && /\.py$/.test(w));
+  return script >= 0 ? words.slice(script + 1) : words;
+}
+
+/** A Megatron-LM argument list, read: the known flags with their values, and what was left over. */
+export class MegatronArgs {
+  /** Known flag (without dashes) → value (`''` for a boolean flag). */
+  readonly values = new Map<string, string>();
+  /** Unknown flags, as written (`--my-flag`). */
+  readonly unknown: string[] = [];
+  /** Flags that are known but not modelled, with the values that followed them. */
+  readonly notModelled = new Map<string, string[]>();
+  /** Words that belong to no flag (unexpanded `${ARGS[@]}`, a stray word). */
+  readonly stray: string[] = [];
+  /** Where reading stopped (a pipe, `;`, a redirection), if it did. */
+  readonly stoppedAt?: string;
+
+  /**
+   * @throws ScenarioError for a known flag without its value, a boolean flag given `=value`, or an
+   *   unterminated quote
+   */
+  constructor(text: string) {
+    const { words, stoppedAt } = shellWords(text, SOURCE);
+    this.stoppedAt = stoppedAt;
+    this.read(dropLauncher(words));
+  }
+
+  private read(words: string[]): void {
+    let i = 0;
+    while (i < words.length) {
+      const word = words[i++];
+      if (!isFlag(word)) {
+        this.stray.push(word);
+        continue;
+      }
+      const eq = word.indexOf('=');
+      const name = (eq < 0 ? word : word.slice(0, eq)).replace(/^--?/, '');
+      const inline = eq < 0 ? undefined : word.slice(eq + 1);
+      const spec = FLAGS[name];
+      if (spec?.kind === 'bool') {
+        if (inline !== undefined) throw new ScenarioError('', `${SOURCE}: --${name} takes no value, but was given '${inline}'`);
+        this.values.set(name, '');
+      } else if (spec) {
+        let value = inline;
+        if (value === undefined) {
+          if (i >= words.length || isFlag(words[i])) throw new ScenarioError('', `${SOURCE}: --${name} needs a value${expected(spec)}`);
+          value = words[i++];
+        }
+        this.values.set(name, value);
+      } else {
+        // Unknown and not-modelled flags take whatever values follow them (argparse nargs vary: --data-path a b, --rampup-batch-size 16 16 5859375).
+        const values = inline === undefined ? [] : [inline];
+        while (i < words.length && !isFlag(words[i])) values.push(words[i++]);
+        if (name in NOT_MODELLED) this.notModelled.set(name, values);
+        else if (!NO_EFFECT.has(name) && !this.unknown.includes(`--${name}`)) this.unknown.push(`--${name}`);
+      }
+    }
+  }
+
+  has(flag: string): boolean {
+    return this.values.has(flag);
+  }
+
+  /** The flag's value as a positive whole number. @throws ScenarioError naming the flag when it is not one */
+  int(flag: string): number | undefined {
+    const v = this.values.get(flag);
+    if (v === undefined) return undefined;
+    if (!/^\d+$/.test(v) || Number(v) <= 0) {
+      const hint = v.includes('$') ? ' (shell variables are not expanded: paste the command as it ran, e.g. from the job log)' : '';
+      throw new ScenarioError('', `${SOURCE}: --${flag} is '${v}'; expected a positive whole number${hint}`);
+    }
+    return Number(v);
+  }
+
+  /** The flag's value, checked against its choices. @throws ScenarioError naming the flag and the choices */
+  pick(flag: string): string | undefined {
+    const v = this.values.get(flag);
+    const spec = FLAGS[flag];
+    if (v !== undefined && spec?.kind === 'choice' && !spec.choices.includes(v)) {
+      throw new ScenarioError('', `${SOURCE}: --${flag} is '${v}'; expected one of: ${spec.choices.join(', ')}`);
+    }
+    return v;
+  }
+
+  /** The flag as written, with its value (`--tensor-model-parallel-size 8`), for "where it came from". */
+  shown(flag: string): string {
+    const v = this.values.get(flag);
+    return v ? `--${flag} ${v}` : `--${flag}`;
+  }
+}

@@ -1,0 +1,231 @@
+import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { ScenarioError } from '../sim/errors.js';
+import type { TrainingPrecision } from '../sim/setup.js';
+import { modelPreset } from '../sim/workload/modelPresets.js';
+import { applyOverrides, loadScenarioFile } from './load.js';
+import { resolveClusterSection, resolveScenario, type Scenario } from './resolve.js';
+import { InvalidScenarioError, type Problem } from './errors.js';
+import { importMegatronArgs, type MegatronContext } from './importMegatron.js';
+import { importDeepSpeedConfig, type DeepSpeedContext } from './importDeepSpeed.js';
+import { yamlScalar, type ImportedField, type ImportResult } from './importResult.js';
+
+/**
+ * Applying imported framework settings to a scenario: the file, then `--megatron-args`, then
+ * `--deepspeed-config`, then `--set`, then the usual validation. Also reads the inputs (a file for
+ * the DeepSpeed config, `@file` or the text itself for the Megatron arguments) and describes what
+ * was taken, for the summary.
+ */
+
+/** The import options of a command. */
+export interface ImportOptions {
+  /** Megatron-LM arguments as pasted, or `@path` of a file that holds them. */
+  megatronArgs?: string;
+  /** Path of a DeepSpeed ds_config.json. */
+  deepspeedConfig?: string;
+}
+
+/** A resolved scenario and the imports that went into it. */
+export interface ScenarioWithImports {
+  scenario: Scenario;
+  imports: ImportResult[];
+}
+
+function readText(path: string, what: string): string {
+  try {
+    return readFileSync(path, 'utf8');
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    const why = code === 'ENOENT' ? 'no such file' : code === 'EISDIR' ? 'it is a folder, not a file' : code === 'EACCES' ? 'permission denied' : code ?? String(err);
+    const full = resolve(path);
+    throw new ScenarioError('', `cannot read ${what} '${path}'${full !== path ? ` (${full})` : ''}: ${why}`);
+  }
+}
+
+type Raw = Record<string, unknown>;
+
+function get(raw: unknown, path: string): unknown {
+  let obj = raw;
+  for (const k of path.split('.')) {
+    if (obj === null || typeof obj !== 'object' || Array.isArray(obj)) return undefined;
+    obj = (obj as Raw)[k];
+  }
+  return obj;
+}
+
+function remove(raw: unknown, path: string): void {
+  const keys = path.split('.');
+  const parent = get(raw, keys.slice(0, -1).join('.'));
+  if (parent && typeof parent === 'object' && !Array.isArray(parent)) delete (parent as Raw)[keys[keys.length - 1]];
+}
+
+/** Applies imported fields to a raw scenario (a copy): values through the same path as `--set`, removals by deleting. */
+export function applyImports(raw: unknown, imports: readonly ImportResult[]): unknown {
+  let out = structuredClone(raw);
+  for (const imp of imports) {
+    for (const f of imp.fields) {
+      if (f.value === undefined) remove(out, f.path);
+      else out = applyOverrides(out, [`${f.path}=${yamlScalar(f.value)}`]);
+    }
+  }
+  return out;
+}
+
+const num = (v: unknown): number | undefined => (typeof v === 'number' && Number.isInteger(v) && v > 0 ? v : undefined);
+const PRECISIONS: readonly string[] = ['bf16', 'fp16', 'fp32', 'tf32'];
+
+/** GPUs of a raw scenario's cluster, or undefined when the cluster section is not valid (resolution reports that). */
+function gpusOf(raw: unknown, source: string): number | undefined {
+  try {
+    const cluster = resolveClusterSection(get(raw, 'cluster'), source);
+    return cluster.nodes * cluster.node.gpusPerNode;
+  } catch (err) {
+    if (err instanceof ScenarioError) return undefined;
+    throw err;
+  }
+}
+
+function precisionOf(raw: unknown): TrainingPrecision {
+  const p = get(raw, 'training.precision');
+  return typeof p === 'string' && PRECISIONS.includes(p) ? (p as TrainingPrecision) : 'bf16';
+}
+
+function megatronContext(raw: unknown, source: string): MegatronContext {
+  let layers = num(get(raw, 'model.layers'));
+  const preset = get(raw, 'model.preset');
+  if (layers === undefined && typeof preset === 'string') {
+    try {
+      layers = modelPreset(preset).layers;
+    } catch (err) {
+      if (!(err instanceof ScenarioError)) throw err;
+    }
+  }
+  return { gpus: gpusOf(raw, source), layers, precision: precisionOf(raw) };
+}
+
+function deepSpeedContext(raw: unknown, source: string): DeepSpeedContext {
+  const precision = precisionOf(raw);
+  const given = num(get(raw, 'parallel.dp'));
+  if (given) return { dp: given, dpFrom: 'parallel.dp', precision };
+  const gpus = gpusOf(raw, source);
+  const tp = num(get(raw, 'parallel.tp')) ?? 1;
+  const pp = num(get(raw, 'parallel.pp')) ?? 1;
+  if (gpus === undefined || gpus % (tp * pp) !== 0) return { precision };
+  return { dp: gpus / (tp * pp), dpFrom: `${gpus} GPUs / (tp ${tp} × pp ${pp})`, precision };
+}
+
+/** True when `--set` names this field, a field inside it, or a mapping that holds it. */
+function setBy(path: string, sets: readonly string[]): boolean {
+  return sets.some((s) => {
+    const p = s.slice(0, Math.max(0, s.indexOf('='))).trim();
+    return p === path || path.startsWith(`${p}.`) || p.startsWith(`${path}.`);
+  });
+}
+
+/**
+ * A later import does not undo an earlier one's explicit value with a mere default (DeepSpeed's
+ * stage 0 when the config has no zero_optimization does not cancel `--use-distributed-optimizer`);
+ * two explicit values that differ are reported, and the later one wins.
+ */
+function merge(earlier: ImportResult[], next: ImportResult): ImportResult {
+  const fields: ImportedField[] = [];
+  const warnings = [...next.warnings];
+  for (const f of next.fields) {
+    const prev = earlier.flatMap((e) => e.fields.filter((x) => x.path === f.path).map((x) => ({ x, source: e.source }))).pop();
+    if (prev && !prev.x.byDefault && f.byDefault) continue;
+    if (prev && !prev.x.byDefault && !f.byDefault && prev.x.value !== f.value) {
+      warnings.push(`${f.path}: ${prev.source} gives ${String(prev.x.value)} (${prev.x.from}), ${next.source} gives ${String(f.value)} (${f.from}); using ${String(f.value)}`);
+    }
+    fields.push(f);
+  }
+  return { source: next.source, fields, warnings };
+}
+
+/** Notes, on each problem about a field an import set, where its value came from. */
+function annotate(err: InvalidScenarioError, source: string, imports: readonly ImportResult[], sets: readonly string[]): InvalidScenarioError {
+  const problems: Problem[] = err.problems.map((p) => {
+    const paths = p.path === 'parallel' ? ['parallel.tp', 'parallel.pp'] : [p.path];
+    const origins = imports.flatMap((imp) => imp.fields.filter((f) => paths.includes(f.path) && f.value !== undefined && !setBy(f.path, sets)).map((f) => `${f.path} ${String(f.value)} from ${imp.source}: ${f.from}`));
+    return origins.length > 0 ? { path: p.path, message: `${p.message} [${origins.join('; ')}]` } : p;
+  });
+  return new InvalidScenarioError(source, problems);
+}
+
+/**
+ * Reads a scenario file and applies the imports and `--set` overrides, in that order, then validates.
+ * Without imports this is the same as reading the file with `--set`.
+ * @param warn called with each import warning (prefixed by its option) as soon as it is known, so
+ *   the warnings reach the user even when the scenario is then rejected
+ * @throws ScenarioError for unreadable or malformed imports and every scenario problem
+ */
+export function scenarioWithImports(path: string, options: ImportOptions, sets: readonly string[] = [], warn: (message: string) => void = () => {}): ScenarioWithImports {
+  const file = loadScenarioFile(path);
+  const imports: ImportResult[] = [];
+  const add = (result: ImportResult) => {
+    const base = applyImports(file.raw, imports);
+    const merged = merge(imports, result);
+    // A removal of a field the scenario does not have is no news.
+    merged.fields = merged.fields.filter((f) => f.value !== undefined || get(base, f.path) !== undefined);
+    imports.push(merged);
+    for (const w of importWarnings([merged])) warn(w);
+  };
+  if (options.megatronArgs !== undefined) {
+    const arg = options.megatronArgs;
+    const text = arg.startsWith('@') ? readText(arg.slice(1), 'Megatron arguments file') : arg;
+    add(importMegatronArgs(text, megatronContext(applyOverrides(file.raw, sets), file.source)));
+  }
+  if (options.deepspeedConfig !== undefined) {
+    const text = readText(options.deepspeedConfig, 'DeepSpeed config');
+    const context = deepSpeedContext(applyOverrides(applyImports(file.raw, imports), sets), file.source);
+    add(importDeepSpeedConfig(text, options.deepspeedConfig, context));
+  }
+  const raw = applyOverrides(applyImports(file.raw, imports), sets);
+  try {
+    return { scenario: resolveScenario(raw, file.source, file.baseDir), imports };
+  } catch (err) {
+    if (err instanceof InvalidScenarioError && imports.length > 0) throw annotate(err, file.source, imports, sets);
+    throw err;
+  }
+}
+
+/** All warnings of the imports, each prefixed by its option. */
+export function importWarnings(imports: readonly ImportResult[]): string[] {
+  return imports.flatMap((imp) => imp.warnings.map((w) => `${imp.source}: ${w}`));
+}
+
+/**
+ * Lines for the summary: which scenario fields each import set, grouped by section; `*` marks the
+ * framework's default where the input was silent, and fields that `--set` overrode are marked so.
+ */
+export function describeImports(imports: readonly ImportResult[], sets: readonly string[] = []): string[] {
+  const lines: string[] = [];
+  for (const imp of imports) {
+    if (imp.fields.length === 0) continue;
+    const framework = imp.source === '--megatron-args' ? 'Megatron' : 'DeepSpeed';
+    lines.push('', `  taken from ${imp.source} (* = ${framework}'s default where the input is silent):`);
+    const sections = new Map<string, string[]>(['model', 'training', 'parallel'].map((s) => [s, []]));
+    for (const f of imp.fields) {
+      const [section, ...rest] = f.path.split('.');
+      const value = f.value === undefined ? 'derived' : String(f.value);
+      const item = `${rest.join('.')} ${value}${f.byDefault ? '*' : ''}${setBy(f.path, sets) ? ' (overridden by --set)' : ''}`;
+      sections.set(section, [...(sections.get(section) ?? []), item]);
+    }
+    for (const [section, items] of sections) if (items.length > 0) lines.push(...wrap(`    ${section.padEnd(9)} `, items, 110));
+  }
+  return lines;
+}
+
+function wrap(head: string, items: string[], width: number): string[] {
+  const out: string[] = [];
+  let line = head;
+  for (const [i, item] of items.entries()) {
+    const piece = item + (i < items.length - 1 ? ',' : '');
+    if (line.length + piece.length + 1 > width && line.trim().length > 0 && line !== head) {
+      out.push(line.trimEnd());
+      line = ' '.repeat(head.length);
+    }
+    line += (line.endsWith(' ') ? '' : ' ') + piece;
+  }
+  out.push(line.trimEnd());
+  return out;
+}

@@ -1,0 +1,71 @@
+/**
+ * The training framework as the host CPU sees it. In PyTorch eager mode every op is issued by the host
+ * (Python → dispatcher → autograd → cudaLaunchKernel) and the GPU runs it later; a kernel cannot start
+ * before the host has issued it. When kernels are short the GPU waits for the host ("framework-bound",
+ * Fernandez et al., "The Framework Tax", EMNLP 2023). Some framework code also makes the host wait for
+ * the GPU (a blocking copy is a cudaStreamSynchronize), which stops the host from running ahead.
+ *
+ * A `FrameworkSpec` carries the per-op host cost and the framework's code-path facts that change the
+ * kernels or the host/GPU overlap. Block builders use it to annotate ops (`Op.hostNs`, `Op.hostSync`)
+ * and to emit the framework's real kernel sequence; the step compiler turns the annotations into host
+ * tasks that gate the compute stream. Without a framework, ops carry no host cost and the kernel launch
+ * overhead stays folded into each kernel's GPU time (the older, framework-agnostic model).
+ */
+export interface FrameworkSpec {
+  name: string;
+  /**
+   * Host time to issue one eager op, ns: Python binding, dispatcher, autograd bookkeeping and the
+   * CUDA launch. Backward autograd nodes and collective calls are charged the same per call.
+   */
+  hostOpNs: number;
+  /**
+   * Megatron-DeepSpeed's `ParallelTransformerLayer.forward` creates `moe_loss` and `mlp_bias` with
+   * `torch.tensor(0.0, device=...)` before the MLP in every layer (since its MoE support, June 2022). A
+   * Python scalar sent to a CUDA device goes through `tensor.to(device, non_blocking=False)`, i.e.
+   * `memcpy_and_sync` = cudaMemcpyAsync + cudaStreamSynchronize (PyTorch `tensor_new.cpp`,
+   * `Copy.cu`): the host waits for the GPU to drain once per layer forward, recompute included.
+   */
+  layerForwardSync: boolean;
+  /**
+   * Megatron's fused scale-mask-softmax is used only when `FusedScaleMaskSoftmax.is_kernel_available`
+   * holds: fp16/bf16, 16 < sk ≤ this limit, sq and sk multiples of 4, and (causal) b·np a multiple of
+   * batch_per_block (4 for sk > 128: 128 threads / 32-lane warps, one row per warp). Otherwise the
+   * torch fallback runs: float(), ×scale, masked_fill_, softmax, half() — five fp32 passes.
+   */
+  fusedSoftmaxMaxSeq: number;
+  /** Vocab-parallel cross-entropy on `logits.float()` (Megatron without `--fp16-lm-cross-entropy`). */
+  fp32CrossEntropy: boolean;
+  source: string;
+}
+
+/**
+ * Host cost of one eager op. PyTorch's operator micro-benchmark (benchmarks/operator_benchmark) reports
+ * `addmm_M1_N1_K1_cuda`, eager, "Forward Execution Time (us): 16.095" (posted in pytorch/pytorch pull
+ * request #38421, 2020). At M = N = K = 1 the kernel itself is negligible, so the figure is the host-side
+ * cost of issuing one op from Python on a CUDA device. A published benchmark, not a fit; the real figure
+ * depends on the host CPU and PyTorch version (calibrate to replace it).
+ */
+export const PYTORCH_EAGER_OP_NS = 16_000;
+
+/**
+ * Megatron-DeepSpeed (microsoft/Megatron-DeepSpeed, 2023) on PyTorch eager with DeepSpeed's engine:
+ * the framework of the vTrain measurement set.
+ */
+export const MEGATRON_DEEPSPEED: FrameworkSpec = {
+  name: 'megatron-deepspeed',
+  hostOpNs: PYTORCH_EAGER_OP_NS,
+  layerForwardSync: true,
+  fusedSoftmaxMaxSeq: 4096,
+  fp32CrossEntropy: true,
+  source:
+    'microsoft/Megatron-DeepSpeed megatron/model/transformer.py (torch.tensor(0.0, device=...) in ParallelTransformerLayer.forward; ' +
+    'CoreAttention: baddbmm, FusedScaleMaskSoftmax, RNG-tracker fork + dropout, bmm, permute().contiguous()), ' +
+    'megatron/model/fused_softmax.py is_kernel_available, megatron/core/tensor_parallel/cross_entropy.py; ' +
+    'deepspeed/runtime/activation_checkpointing/checkpointing.py (RNG save/restore, nested autograd.backward); ' +
+    'host op cost: PyTorch operator benchmark addmm_M1_N1_K1_cuda 16.1 µs (pytorch/pytorch#38421)',
+};
+
+/** Host ns of `calls` framework calls. */
+export function hostCost(fw: FrameworkSpec, calls: number): number {
+  return calls * fw.hostOpNs;
+}

@@ -1,0 +1,68 @@
+/** One GPU count of a scaling sweep. Rows that could not be simulated carry only `gpus`, `status` and `reason`. */
+export interface ScaleRow {
+  gpus: number;
+  /** `ok`: simulated and fits; `oom`: simulated but does not fit in GPU memory; `infeasible`: not simulated. */
+  status: 'ok' | 'oom' | 'infeasible';
+  /** Why a row is infeasible (`not divisible: …`, a scenario problem). */
+  reason?: string;
+  nodes?: number;
+  /** Data-parallel degree at this size (GPUs / (tp × pp)). */
+  dp?: number;
+  /** Sequences per step at this size. */
+  globalBatch?: number;
+  stepTimeS?: number;
+  samplesPerS?: number;
+  tokensPerS?: number;
+  /** Throughput over the throughput of the base row (the smallest simulated size). */
+  speedup?: number;
+  /** Speedup over the ideal (linear) speedup, GPUs / base GPUs: 1 is perfect scaling. */
+  efficiency?: number;
+  /** Exposed communication time over step time (mean over ranks). */
+  exposedCommShare?: number;
+  mfu?: number;
+  /** Peak memory per GPU, bytes. */
+  memoryBytesPerGpu?: number;
+  capacityBytes?: number;
+  fits?: boolean;
+}
+
+/** A simulated row: one that has a throughput. */
+export function isSimulated(row: ScaleRow): row is ScaleRow & Required<Pick<ScaleRow, 'samplesPerS' | 'stepTimeS' | 'memoryBytesPerGpu'>> {
+  return row.status !== 'infeasible' && row.samplesPerS !== undefined;
+}
+
+/**
+ * Fills in speedup and efficiency against the first simulated row (the base). Throughput is the measure
+ * in both modes: with strong scaling the batch is fixed, so the throughput ratio is the step-time ratio
+ * t_base / t; with weak scaling the batch grows with the GPUs and only throughput is comparable.
+ * Efficiency = speedup / (GPUs / base GPUs).
+ */
+export function withScaling(rows: readonly ScaleRow[]): ScaleRow[] {
+  const base = rows.find(isSimulated);
+  return rows.map((r) => {
+    if (!base || !isSimulated(r)) return { ...r };
+    const speedup = r.samplesPerS / base.samplesPerS;
+    return { ...r, speedup, efficiency: speedup / (r.gpus / base.gpus) };
+  });
+}
+
+/**
+ * Reads a GPU-count list: `8,16,32`, or a doubling range `8..1024` (8, 16, …, 1024), or a mix. Returns
+ * sorted distinct counts; throws `RangeError` with a message for anything else.
+ */
+export function parseGpuCounts(text: string): number[] {
+  const out = new Set<number>();
+  for (const part of text.split(',').map((p) => p.trim()).filter((p) => p !== '')) {
+    const range = /^(\d+)\s*\.\.\s*(\d+)$/.exec(part);
+    if (range) {
+      const [a, b] = [Number(range[1]), Number(range[2])];
+      if (a < 1 || b < a) throw new RangeError(`'${part}': a range runs from a count ≥ 1 up to a larger one, e.g. 8..1024`);
+      for (let g = a; g <= b; g *= 2) out.add(g);
+      continue;
+    }
+    if (!/^\d+$/.test(part) || Number(part) < 1) throw new RangeError(`'${part}' is not a GPU count; write e.g. 8,16,32 or 8..1024 (doubling)`);
+    out.add(Number(part));
+  }
+  if (out.size === 0) throw new RangeError('name at least one GPU count, e.g. 8,16,32');
+  return [...out].sort((a, b) => a - b);
+}

@@ -1,0 +1,97 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { writeProfile } from '../../src/calibrate/profile.js';
+import { summariseCases } from '../../src/calibrate/validateRun.js';
+import { defaultLogPath } from '../../src/cli/calibrateCommand.js';
+import { formatValidation, parsePercent } from '../../src/cli/validateCommand.js';
+import { cli } from '../helpers/cli.js';
+import { syntheticProfile } from './fixtures.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'clustersim-cli-'));
+
+describe('calibrate and validate: argument validation', () => {
+  it('calibrate needs --out and a known backend', async () => {
+    expect((await cli('calibrate')).code).toBe(2);
+    const r = await cli('calibrate', '--backend', 'tpu', '--out', join(dir, 'x.json'));
+    expect(r.code).toBe(2);
+    expect(r.err).toMatch(/--backend.*Allowed choices are auto, cuda, cpu/);
+  });
+
+  it('calibrate checks --threads', async () => {
+    expect((await cli('calibrate', '--backend', 'cpu', '--threads', '0', '--out', join(dir, 'x.json'))).err).toMatch(/--threads: expected a whole number ≥ 1, got '0'/);
+    expect((await cli('calibrate', '--backend', 'cuda', '--threads', '2', '--out', join(dir, 'x.json'))).err).toMatch(/--threads applies to the cpu backend only/);
+  });
+
+  it('calibrate --resume without a log says how to start', async () => {
+    const r = await cli('calibrate', '--backend', 'cpu', '--quick', '--resume', '--out', join(dir, 'none.json'));
+    expect(r.code).toBe(2);
+    expect(r.err).toMatch(/--resume: .*none.measurements.jsonl does not exist; run without --resume/);
+  });
+
+  it('validate needs a readable profile and a sensible --max-error', async () => {
+    expect((await cli('validate')).code).toBe(2);
+    const missing = await cli('validate', '--profile', join(dir, 'missing.json'));
+    expect(missing.code).toBe(2);
+    expect(missing.err).toMatch(/cannot read profile .*missing.json: no such file/);
+    writeFileSync(join(dir, 'junk.json'), '{"schema":"clustersim.profile","schemaVersion":1}');
+    expect((await cli('validate', '--profile', join(dir, 'junk.json'))).err).toMatch(/is not a valid clustersim profile/);
+    const bad = await cli('validate', '--profile', join(dir, 'junk.json'), '--max-error', 'ten');
+    expect(bad.err).toMatch(/--max-error: expected a percentage greater than 0/);
+    expect(parsePercent('15%', '--max-error')).toBe(15);
+    expect(parsePercent(' 2.5 ', '--max-error')).toBe(2.5);
+  });
+
+  it('puts the log next to the profile by default', () => {
+    expect(defaultLogPath('out/h200.json')).toBe('out/h200.measurements.jsonl');
+    expect(defaultLogPath('p')).toBe('p.measurements.jsonl');
+  });
+});
+
+describe('simulate --profile', () => {
+  it('replaces the GPU and link constants the profile describes and says so on stderr', async () => {
+    const path = join(dir, 'a100.json');
+    writeProfile(path, syntheticProfile({ backend: 'cuda', device: 'NVIDIA A100-SXM4-80GB', gpuPreset: 'a100-sxm4-80gb' }));
+    const base = await cli('simulate', 'scenarios/bert-large-ddp-2node.yaml', '--json');
+    const withProfile = await cli('simulate', 'scenarios/bert-large-ddp-2node.yaml', '--json', '--profile', path, '--set', 'training.precision=fp32');
+    expect(withProfile.code).toBe(0);
+    expect(withProfile.err).toMatch(/profile .*a100.json: gemm fp32: measured model.*kernel launch overhead.*intra-node link bandwidth 230 →/);
+    expect(JSON.parse(withProfile.out).stepTimeS).not.toBe(JSON.parse(base.out).stepTimeS);
+  });
+
+  it('notes a profile measured on another GPU than the scenario names', async () => {
+    const path = join(dir, 'h200.json');
+    writeProfile(path, syntheticProfile({ backend: 'cuda', device: 'NVIDIA H200', gpuPreset: 'h200-sxm-141gb' }));
+    const r = await cli('simulate', 'scenarios/bert-large-ddp-2node.yaml', '--profile', path, '--set', 'training.precision=fp32');
+    expect(r.code).toBe(0);
+    expect(r.err).toMatch(/measured on NVIDIA H200 \(h200-sxm-141gb\); the scenario's GPU is a100-sxm4-80gb/);
+  });
+
+  it('reports a bad profile as bad input', async () => {
+    const r = await cli('simulate', 'scenarios/bert-large-ddp-2node.yaml', '--profile', join(dir, 'nope.json'));
+    expect(r.code).toBe(2);
+    expect(r.err).toMatch(/cannot read profile/);
+  });
+});
+
+describe('validation output', () => {
+  const cases = [
+    { name: 'gemm a', kind: 'gemm' as const, predictedS: 1.1e-3, measuredS: 1e-3, errorPct: 10, spreadPct: 2 },
+    { name: 'copy b', kind: 'copy' as const, predictedS: 0.95e-3, measuredS: 1e-3, errorPct: -5, spreadPct: 8 },
+    { name: 'chain c', kind: 'chain' as const, predictedS: 2e-3, measuredS: 2e-3, errorPct: 0, spreadPct: 4 },
+  ];
+
+  it('summarises |error| by median and worst, with the noise', () => {
+    const s = summariseCases(cases, { backend: 'cpu', device: 'x' });
+    expect(s).toEqual(expect.objectContaining({ cases: 3, medianErrorPct: 5, worstErrorPct: 10, worstCase: 'gemm a', medianSpreadPct: 4, worstSpreadPct: 8 }));
+  });
+
+  it('prints predicted, measured and signed error per case, then median and worst', () => {
+    const text = formatValidation(cases, summariseCases(cases, { backend: 'cpu', device: 'x', skipped: [{ name: 'y', reason: 'why' }] }));
+    expect(text).toMatch(/gemm a\s+1.10 ms\s+1.00 ms\s+\+10.0%\s+2.0%/);
+    expect(text).toMatch(/copy b\s+950.0 µs\s+1.00 ms\s+-5.0%/);
+    expect(text).toMatch(/3 cases: median \|error\| 5.0%, worst 10.0% \(gemm a\)/);
+    expect(text).toContain('skipped y: why');
+  });
+});

@@ -1,0 +1,88 @@
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { LogError, MeasurementLog, parseLog, toRecord } from '../../src/calibrate/measurementLog.js';
+import { parseProfile, PROFILE_SCHEMA_VERSION, ProfileError, readProfile, writeProfile } from '../../src/calibrate/profile.js';
+import { FitError } from '../../src/calibrate/stats.js';
+import type { PlannedItem } from '../../src/calibrate/types.js';
+import { syntheticProfile } from './fixtures.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'clustersim-profile-'));
+
+describe('the profile schema', () => {
+  it('accepts a profile and reads back what was written', () => {
+    const p = syntheticProfile();
+    const path = join(dir, 'p.json');
+    writeProfile(path, p);
+    expect(readProfile(path)).toEqual(p);
+    expect(p.schemaVersion).toBe(PROFILE_SCHEMA_VERSION);
+  });
+
+  it('records the machine, every measurement summary, the noise and the fitted constants', () => {
+    const p = syntheticProfile();
+    for (const k of ['schema', 'schemaVersion', 'createdAt', 'tool', 'backend', 'device', 'machine', 'noise', 'measurements', 'fit']) expect(p).toHaveProperty(k);
+    for (const k of ['launchS', 'memoryBandwidthGBps', 'copies', 'gemm', 'collectives']) expect(p.fit).toHaveProperty(k);
+    expect(p.measurements[0]).toEqual(expect.objectContaining({ id: 'launch', medianS: expect.any(Number), spreadPct: expect.any(Number), samples: 5 }));
+  });
+
+  it('names the fields that are wrong', () => {
+    const p = syntheticProfile() as unknown as Record<string, any>;
+    p.fit.launchS = -1;
+    p.backend = 'tpu';
+    expect(() => parseProfile(p, 'x.json')).toThrow(/x.json is not a valid clustersim profile:[\s\S]*backend[\s\S]*fit.launchS/);
+  });
+
+  it('tells apart a newer schema version and a file that is not a profile', () => {
+    expect(() => parseProfile({ ...syntheticProfile(), schemaVersion: 99 }, 'x.json')).toThrow(/schema version 99 is not supported/);
+    expect(() => parseProfile({ hello: 1 }, 'x.json')).toThrow(/not a valid clustersim profile[\s\S]*schema/);
+    writeFileSync(join(dir, 'bad.json'), '{ nope');
+    expect(() => readProfile(join(dir, 'bad.json'))).toThrow(/is not JSON/);
+    expect(() => readProfile(join(dir, 'missing.json'))).toThrow(ProfileError);
+    expect(() => readProfile(join(dir, 'missing.json'))).toThrow(/no such file/);
+  });
+});
+
+describe('the measurement log', () => {
+  const planned: PlannedItem = { id: 'copy/h2h/1024', group: 'copy h2h', item: { kind: 'copy', direction: 'h2h', pinned: true, bytes: 1024, warmup: 1, repeats: 3, inner: 1 } };
+  const machine = syntheticProfile().machine;
+
+  it('turns a native result into a record and rejects malformed results', () => {
+    const r = toRecord(planned, { samplesS: [2e-6, 1e-6, 3e-6], extra: { hostLaunchS: 1e-6 }, notes: {} });
+    expect(r.summary.medianS).toBe(2e-6);
+    expect(r.extra).toEqual({ hostLaunchS: 1e-6 });
+    expect(r.notes).toBeUndefined();
+    expect(() => toRecord(planned, { samplesS: [], extra: {}, notes: {} })).toThrow(FitError);
+    expect(() => toRecord(planned, { samplesS: [0], extra: {}, notes: {} })).toThrow(/invalid time/);
+    expect(() => toRecord(planned, {} as never)).toThrow(/no samples/);
+  });
+
+  it('appends records as they are taken and resumes from them', () => {
+    const path = join(dir, 'log.jsonl');
+    const log = MeasurementLog.create(path, { backend: 'cpu', quick: true, machine, startedAt: 'now' });
+    log.append(toRecord(planned, { samplesS: [1e-6], extra: {}, notes: {} }));
+    expect(readFileSync(path, 'utf8').trim().split('\n')).toHaveLength(2);
+    const { parsed } = MeasurementLog.resume(path, { backend: 'cpu', quick: true });
+    expect(parsed.header?.backend).toBe('cpu');
+    expect(parsed.records.map((r) => r.id)).toEqual([planned.id]);
+  });
+
+  it('refuses to overwrite a log and checks a resumed one matches', () => {
+    const path = join(dir, 'log2.jsonl');
+    MeasurementLog.create(path, { backend: 'cpu', quick: true, machine, startedAt: 'now' });
+    expect(() => MeasurementLog.create(path, { backend: 'cpu', quick: true, machine, startedAt: 'now' })).toThrow(/already holds measurements: pass --resume/);
+    expect(() => MeasurementLog.resume(path, { backend: 'cuda', quick: true })).toThrow(/measured with the cpu backend, not cuda; pass --backend cpu/);
+    expect(() => MeasurementLog.resume(path, { backend: 'cpu', quick: false })).toThrow(/was a --quick calibration; add --quick/);
+    expect(() => MeasurementLog.resume(join(dir, 'none.jsonl'), { backend: 'cpu', quick: true })).toThrow(LogError);
+    writeFileSync(join(dir, 'other.jsonl'), '{"a":1}\n');
+    expect(() => MeasurementLog.resume(join(dir, 'other.jsonl'), { backend: 'cpu', quick: true })).toThrow(/not a clustersim measurement log/);
+  });
+
+  it('skips a line cut short by an interruption and keeps the latest record per id', () => {
+    const rec = (s: number) => JSON.stringify(toRecord(planned, { samplesS: [s], extra: {}, notes: {} }));
+    const parsed = parseLog(`${rec(1e-6)}\n${rec(2e-6)}\n{"type":"measurem`);
+    expect(parsed.records).toHaveLength(1);
+    expect(parsed.records[0].summary.medianS).toBe(2e-6);
+    expect(parsed.badLines).toEqual([3]);
+  });
+});

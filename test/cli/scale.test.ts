@@ -1,0 +1,88 @@
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { cli } from '../helpers/cli.js';
+import { SCALE_CSV_COLUMNS } from '../../src/report/scaleTable.js';
+
+const BERT = 'scenarios/bert-large-ddp-2node.yaml';
+
+async function scaleJson(...args: string[]) {
+  const r = await cli('scale', BERT, '--json', ...args);
+  expect(r.code).toBe(0);
+  return JSON.parse(r.out) as { mode: string; series: { name: string; rows: Record<string, unknown>[] }[] };
+}
+
+describe('clustersim scale', () => {
+  it('keeps the global batch in strong scaling and reports efficiency against linear', async () => {
+    const doc = await scaleJson('--gpus', '8,16,32');
+    expect(doc.mode).toBe('strong');
+    const rows = doc.series[0].rows as { gpus: number; globalBatch: number; dp: number; nodes: number; samplesPerS: number; speedup: number; efficiency: number; stepTimeS: number }[];
+    expect(rows.map((r) => [r.gpus, r.nodes, r.dp, r.globalBatch])).toEqual([[8, 1, 8, 256], [16, 2, 16, 256], [32, 4, 32, 256]]);
+    expect(rows[0].speedup).toBe(1);
+    for (const r of rows) {
+      expect(r.speedup).toBeCloseTo(r.samplesPerS / rows[0].samplesPerS, 12);
+      // Fixed batch: the throughput ratio is the step-time ratio.
+      expect(r.speedup).toBeCloseTo(rows[0].stepTimeS / r.stepTimeS, 9);
+      expect(r.efficiency).toBeCloseTo(r.speedup / (r.gpus / 8), 12);
+      expect(r.efficiency).toBeLessThan(1.05);
+    }
+  });
+
+  it('keeps the batch per replica in weak scaling (16 sequences per GPU for this scenario)', async () => {
+    const doc = await scaleJson('--gpus', '8,16,32', '--mode', 'weak');
+    const rows = doc.series[0].rows as { gpus: number; globalBatch: number; stepTimeS: number }[];
+    expect(rows.map((r) => r.globalBatch)).toEqual([128, 256, 512]);
+    // The same work per GPU: step time changes only by communication.
+    expect(Math.abs(rows[2].stepTimeS / rows[0].stepTimeS - 1)).toBeLessThan(0.2);
+  });
+
+  it('reports sizes that cannot be built as rows with a reason, not as a failure', async () => {
+    const doc = await scaleJson('--gpus', '4,12,16,64');
+    const rows = doc.series[0].rows as { gpus: number; status: string; reason?: string; nodes?: number }[];
+    expect(rows[0]).toMatchObject({ gpus: 4, status: 'ok', nodes: 1 });
+    expect(rows[1]).toMatchObject({ gpus: 12, status: 'infeasible' });
+    expect(rows[1].reason).toMatch(/not whole nodes/);
+    expect(rows[2].status).toBe('ok');
+    expect(rows[3]).toMatchObject({ gpus: 64, status: 'infeasible' });
+    expect(rows[3].reason).toMatch(/^not divisible: global batch 256 over microBatch × dp = 8 × 64/);
+  });
+
+  it('prints a table with the documented columns', async () => {
+    const { code, out } = await cli('scale', BERT, '--gpus', '8,16,64');
+    expect(code).toBe(0);
+    expect(out).toMatch(/GPUs\s+nodes\s+dp\s+global batch\s+step time\s+samples\/s\s+speedup\s+efficiency\s+exposed comm\s+memory\/GPU\s+fits\s+note/);
+    expect(out).toMatch(/^\s+8\s+1\s+8\s+256\s.*1\.00x\s+100\.0%.*yes/m);
+    expect(out).toMatch(/^\s+64\s.*not divisible/m);
+  });
+
+  it('writes CSV, an SVG chart and an HTML report, and overlays --compare scenarios', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'clustersim-scale-'));
+    const [csv, svg, html] = ['s.csv', 's.svg', 's.html'].map((f) => join(dir, f));
+    const r = await cli('scale', BERT, '--gpus', '8,16', '--csv', csv, '--svg', svg, '--report', html, '--compare', BERT, '--set', 'seed=3');
+    expect(r.code).toBe(0);
+    expect(r.out.match(/strong scaling/g)).toHaveLength(2);
+    const lines = readFileSync(csv, 'utf8').trimEnd().split('\n');
+    expect(lines[0].split(',')).toEqual([...SCALE_CSV_COLUMNS]);
+    expect(lines).toHaveLength(1 + 2 * 2);
+    const chart = readFileSync(svg, 'utf8');
+    expect(chart.match(/class="series"/g)).toHaveLength(2);
+    const page = readFileSync(html, 'utf8');
+    for (const s of ['scaling-chart', 'class="timeline"', 'memory-chart', '<table']) expect(page).toContain(s);
+    expect(r.err).toContain(`wrote ${csv}`);
+    // No progress bar when stderr is not a terminal: only the "wrote" lines.
+    expect(r.err.trim().split('\n').every((l) => l.startsWith('wrote '))).toBe(true);
+  });
+
+  it('rejects a bad --gpus list with exit code 2', async () => {
+    const r = await cli('scale', BERT, '--gpus', '8,lots');
+    expect(r.code).toBe(2);
+    expect(r.err).toContain("--gpus: 'lots' is not a GPU count");
+  });
+
+  it('rejects a scenario that is itself invalid with exit code 2', async () => {
+    const r = await cli('scale', BERT, '--gpus', '8', '--set', 'cluster.preset=nope');
+    expect(r.code).toBe(2);
+    expect(r.err).toMatch(/unknown node preset 'nope'/);
+  });
+});

@@ -1,0 +1,71 @@
+import { describe, expect, it } from 'vitest';
+import { readFileSync } from 'node:fs';
+import { cli } from '../helpers/cli.js';
+import { scenarioWithImports } from '../../src/scenario/importSettings.js';
+
+/**
+ * A Megatron-LM GPT-3 175B launch as people paste it (after examples/gpt3/train_gpt3_175b_distributed.sh,
+ * with the SC21 split: TP 8, PP 16, interleaved with 2 layers per virtual stage, sequence parallel, bf16).
+ */
+const PASTED = `torchrun --nproc_per_node 8 --nnodes 128 --node_rank $NODE_RANK pretrain_gpt.py \\
+    --tensor-model-parallel-size 8 \\
+    --pipeline-model-parallel-size 16 \\
+    --num-layers-per-virtual-pipeline-stage 2 \\
+    --sequence-parallel \\
+    --use-distributed-optimizer --overlap-grad-reduce \\
+    --num-layers 96 --hidden-size 12288 --num-attention-heads 96 \\
+    --seq-length 2048 --max-position-embeddings 2048 \\
+    --micro-batch-size 1 --global-batch-size 1536 \\
+    --recompute-activations --use-flash-attn --bf16 \\
+    --attention-backend=flash --no-such-megatron-flag 1 \\
+    --lr 6.0e-5 --min-lr 6.0e-6 --weight-decay 0.1 --clip-grad 1.0 \\
+    --data-path "$DATA_PATH" --vocab-file gpt2-vocab.json --merge-file gpt2-merges.txt --split 949,50,1`;
+
+describe('clustersim simulate --megatron-args / --deepspeed-config', () => {
+  it('builds the TP 8 × PP 16 × DP 8 interleaved split from a pasted GPT-3 175B Megatron command line and lists what it took', async () => {
+    // --set comes after the import: 128 sequences (16 micro-batches per pipeline) keep the test quick.
+    const { code, out, err } = await cli('simulate', 'scenarios/imports/gpt3-175b-a100.yaml', '--megatron-args', PASTED, '--set', 'training.globalBatch=128');
+    expect(err).toMatch(/warning: --megatron-args: unknown Megatron flags, ignored: --no-such-megatron-flag/);
+    expect(code).toBe(0);
+    expect(out).toContain('gpt3-175b on 128× dgx-a100-80gb (1024 GPUs)');
+    expect(out).toMatch(/split\s+tp 8 × pp 16 × dp 8, interleaved \(3 chunks\/stage\), ZeRO-1, sequence parallel, selective recompute/);
+    expect(out).toContain('16 micro-batch(es) per step');
+    expect(out).toContain("taken from --megatron-args (* = Megatron's default where the input is silent):");
+    expect(out).toMatch(/parallel\s+tp 8, pp 16, schedule interleaved, virtualStages 3, sequenceParallel true/);
+    expect(out).toMatch(/globalBatch 1536 \(overridden by --set\)/);
+    expect(out).toMatch(/vocab 51200/);
+  }, 120_000);
+
+  it('turns a DeepSpeed config with ZeRO-3 and CPU offload into zero 3 / offload cpu', async () => {
+    const { code, out } = await cli('simulate', 'scenarios/imports/llama2-7b-a100-1node.yaml', '--deepspeed-config', 'scenarios/imports/ds_config.json', '--json');
+    expect(code).toBe(0);
+    const r = JSON.parse(out);
+    expect(r.parallel).toMatchObject({ zero: 3, tp: 1, pp: 1, dp: 8 });
+    expect(r.microBatchesPerStep).toBe(4); // 64 = 2 per GPU × 4 accumulation steps × dp 8
+    expect(r.memory.breakdown.optimizerBytes).toBe(0); // offload cpu: the optimizer state lives on the host
+    const summary = await cli('simulate', 'scenarios/imports/llama2-7b-a100-1node.yaml', '--deepspeed-config', 'scenarios/imports/ds_config.json');
+    expect(summary.out).toMatch(/taken from --deepspeed-config[^\n]*\n(.*\n)*\s+parallel\s+zero 3, offload cpu/);
+    // Not in the JSON document: it stays the simulation result.
+    expect(out).not.toContain('taken from');
+  });
+
+  it('reads the arguments from a file with @file, the same as pasted', () => {
+    const fromFile = scenarioWithImports('scenarios/imports/gpt3-175b-a100.yaml', { megatronArgs: '@scenarios/imports/megatron-args.txt' });
+    const pasted = scenarioWithImports('scenarios/imports/gpt3-175b-a100.yaml', { megatronArgs: readFileSync('scenarios/imports/megatron-args.txt', 'utf8') });
+    expect(fromFile.scenario).toEqual(pasted.scenario);
+    expect(fromFile.scenario.parallel).toMatchObject({ tp: 8, pp: 16, dp: 8, schedule: 'interleaved', virtualStages: 3, sequenceParallel: true, zero: 1, recompute: 'selective' });
+    expect(fromFile.scenario.training).toMatchObject({ globalBatch: 1536, microBatch: 1, precision: 'bf16' });
+  });
+
+  it('exits with code 2 and names the flag or field on bad input', async () => {
+    const missing = await cli('simulate', 'scenarios/imports/gpt3-175b-a100.yaml', '--megatron-args', '--tensor-model-parallel-size 8 --pipeline-model-parallel-size');
+    expect(missing.code).toBe(2);
+    expect(missing.err).toMatch(/--megatron-args: --pipeline-model-parallel-size needs a value/);
+    const badTp = await cli('simulate', 'scenarios/imports/gpt3-175b-a100.yaml', '--megatron-args', '--tensor-model-parallel-size 5');
+    expect(badTp.code).toBe(2);
+    expect(badTp.err).toMatch(/parallel.tp: 5 does not divide heads \(96\) \[parallel.tp 5 from --megatron-args: --tensor-model-parallel-size 5\]/);
+    const noFile = await cli('simulate', 'scenarios/imports/llama2-7b-a100-1node.yaml', '--deepspeed-config', 'scenarios/imports/missing.json');
+    expect(noFile.code).toBe(2);
+    expect(noFile.err).toMatch(/cannot read DeepSpeed config 'scenarios\/imports\/missing.json'/);
+  });
+});

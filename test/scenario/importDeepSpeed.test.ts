@@ -1,0 +1,163 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { importDeepSpeedConfig } from '../../src/scenario/importDeepSpeed.js';
+import { scenarioWithImports } from '../../src/scenario/importSettings.js';
+import type { ImportResult } from '../../src/scenario/importResult.js';
+import { ScenarioError } from '../../src/sim/errors.js';
+import { MiB } from '../../src/sim/engine/units.js';
+
+function fieldsOf(r: ImportResult): Record<string, unknown> {
+  return Object.fromEntries(r.fields.map((f) => [f.path, f.value]));
+}
+
+function ds(config: unknown, context = {}): ImportResult {
+  return importDeepSpeedConfig(JSON.stringify(config), 'ds_config.json', context);
+}
+
+function errorOf(f: () => unknown): ScenarioError {
+  try {
+    f();
+  } catch (err) {
+    if (err instanceof ScenarioError) return err;
+    throw err;
+  }
+  throw new Error('expected a ScenarioError');
+}
+
+const ZERO3_OFFLOAD = {
+  train_batch_size: 64,
+  train_micro_batch_size_per_gpu: 2,
+  gradient_accumulation_steps: 4,
+  bf16: { enabled: true },
+  optimizer: { type: 'AdamW', params: { lr: 3e-4 } },
+  zero_optimization: { stage: 3, overlap_comm: true, contiguous_gradients: true, reduce_bucket_size: 5e7, stage3_prefetch_bucket_size: 5e7, offload_optimizer: { device: 'cpu', pin_memory: true } },
+  gradient_clipping: 1.0,
+};
+
+describe('importDeepSpeedConfig', () => {
+  it('reads ZeRO-3 with CPU offload: zero 3, offload cpu, overlap, the reduce bucket in MiB, bf16, Adam and the batch', () => {
+    const r = ds(ZERO3_OFFLOAD, { dp: 8 });
+    expect(fieldsOf(r)).toEqual({
+      'training.precision': 'bf16',
+      'parallel.zero': 3,
+      'parallel.offload': 'cpu',
+      // reduce_bucket_size counts elements: 5e7 bf16 gradients.
+      'parallel.zeroConfig.reduceBucketMB': Number(((5e7 * 2) / MiB).toFixed(3)),
+      'parallel.zeroConfig.overlapComm': true,
+      'training.microBatch': 2,
+      'training.globalBatch': 64,
+      'training.optimizer': 'adam',
+    });
+    expect(r.warnings).toEqual([]);
+  });
+
+  it("uses DeepSpeed's defaults where the config is silent: stage 0 reduces after backward; overlap_comm is off below stage 3 and on at stage 3", () => {
+    expect(fieldsOf(ds({ train_batch_size: 16 }, { dp: 16 }))).toMatchObject({ 'parallel.zero': 0, 'parallel.offload': 'none', 'parallel.ddp.overlap': false, 'training.microBatch': 1 });
+    expect(fieldsOf(ds({ zero_optimization: { stage: 2 } }))).toMatchObject({ 'parallel.zero': 2, 'parallel.zeroConfig.overlapComm': false, 'parallel.zeroConfig.reduceBucketMB': Number(((5e8 * 2) / MiB).toFixed(3)) });
+    expect(fieldsOf(ds({ zero_optimization: { stage: 3 } }))['parallel.zeroConfig.overlapComm']).toBe(true);
+    const r = ds({ zero_optimization: { stage: 2 } });
+    expect(r.fields.find((f) => f.path === 'parallel.zeroConfig.overlapComm')?.byDefault).toBe(true);
+  });
+
+  it('packs stage-1 gradients into DDP buckets of reduce_bucket_size, converted at 4 bytes per element in fp32', () => {
+    const f = fieldsOf(ds({ zero_optimization: { stage: 1, reduce_bucket_size: 2.5e7 } }, { precision: 'fp32' }));
+    expect(f['parallel.ddp.bucketMB']).toBeCloseTo((2.5e7 * 4) / MiB, 3);
+    expect(f['parallel.ddp.firstBucketMB']).toBe(f['parallel.ddp.bucketMB']);
+    expect(f['parallel.zeroConfig.reduceBucketMB']).toBe(f['parallel.ddp.bucketMB']);
+  });
+
+  it('derives the missing batch size from the other two and the data-parallel size, as DeepSpeed does', () => {
+    expect(fieldsOf(ds({ train_batch_size: 256, gradient_accumulation_steps: 4 }, { dp: 16 }))['training.microBatch']).toBe(4);
+    expect(fieldsOf(ds({ train_micro_batch_size_per_gpu: 2, gradient_accumulation_steps: 4 }, { dp: 16 }))['training.globalBatch']).toBe(128);
+    expect(fieldsOf(ds({ train_micro_batch_size_per_gpu: 2 }, { dp: 16 }))['training.globalBatch']).toBe(32);
+  });
+
+  it('rejects batch sizes that disagree with the scenario\'s data-parallel size, naming the fields', () => {
+    const err = errorOf(() => ds({ train_batch_size: 96, train_micro_batch_size_per_gpu: 2, gradient_accumulation_steps: 4 }, { dp: 8, dpFrom: '8 GPUs / (tp 1 × pp 1)' }));
+    expect(err.message).toBe(
+      "--deepspeed-config 'ds_config.json': train_batch_size 96 ≠ train_micro_batch_size_per_gpu 2 × gradient_accumulation_steps 4 × dp 8 (8 GPUs / (tp 1 × pp 1)) = 64; make the three agree for this cluster (DeepSpeed checks the same)",
+    );
+    expect(errorOf(() => ds({ train_batch_size: 100, train_micro_batch_size_per_gpu: 4 }, { dp: 8 })).message).toMatch(/train_batch_size 100 is not a multiple of train_micro_batch_size_per_gpu 4 × dp 8 = 32/);
+    expect(errorOf(() => ds({ gradient_accumulation_steps: 4 }, { dp: 8 })).message).toMatch(/gradient_accumulation_steps is given without train_batch_size or train_micro_batch_size_per_gpu/);
+  });
+
+  it('leaves fields set to "auto" (Hugging Face Trainer) as the scenario has them, and says which', () => {
+    const r = ds(
+      {
+        train_batch_size: 'auto',
+        train_micro_batch_size_per_gpu: 'auto',
+        gradient_accumulation_steps: 'auto',
+        fp16: { enabled: 'auto' },
+        bf16: { enabled: 'auto' },
+        zero_optimization: { stage: 2, overlap_comm: 'auto', reduce_bucket_size: 'auto', allgather_bucket_size: 'auto' },
+      },
+      { dp: 8 },
+    );
+    expect(fieldsOf(r)).toEqual({ 'parallel.zero': 2, 'parallel.offload': 'none' });
+    expect(r.warnings.join('\n')).toMatch(/"auto" .* leaves the scenario's value: fp16.enabled, bf16.enabled, .*zero_optimization.reduce_bucket_size.*train_batch_size/);
+  });
+
+  it('reads fp16, and rejects fp16 and bf16 both enabled', () => {
+    expect(fieldsOf(ds({ fp16: { enabled: true, loss_scale: 0 } }))['training.precision']).toBe('fp16');
+    expect(errorOf(() => ds({ fp16: { enabled: true }, bf16: { enabled: true } })).message).toMatch(/fp16.enabled and bf16.enabled are both true/);
+  });
+
+  it('rejects malformed JSON with its line and column, and wrong values naming the field', () => {
+    const bad = errorOf(() => importDeepSpeedConfig('{\n  "train_batch_size": 64,\n}', 'ds.json'));
+    expect(bad.message).toMatch(/^--deepspeed-config 'ds.json': not valid JSON at line 3, column 1/);
+    expect(errorOf(() => importDeepSpeedConfig('[1, 2]', 'ds.json')).message).toMatch(/expected a JSON object/);
+    expect(errorOf(() => ds({ zero_optimization: { stage: 4 } })).message).toMatch(/zero_optimization.stage is 4; expected 0, 1, 2 or 3/);
+    expect(errorOf(() => ds({ zero_optimization: { stage: 'auto' } })).message).toMatch(/zero_optimization.stage is "auto"; expected 0, 1, 2 or 3/);
+    expect(errorOf(() => ds({ train_batch_size: '64' })).message).toMatch(/train_batch_size is "64"; expected a positive whole number or "auto"/);
+    expect(errorOf(() => ds({ zero_optimization: { stage: 2, reduce_bucket_size: 'big' } })).message).toMatch(/zero_optimization.reduce_bucket_size is "big"/);
+    expect(errorOf(() => ds({ zero_optimization: { stage: 3, overlap_comm: 'yes' } })).message).toMatch(/zero_optimization.overlap_comm is "yes"; expected true, false or "auto"/);
+    expect(errorOf(() => ds({ zero_optimization: { stage: 3, offload_optimizer: { device: 'nvme' } } })).message).toMatch(/offload_optimizer.device is "nvme"; only "cpu" and "none" are modelled/);
+    expect(errorOf(() => ds({ zero_optimization: 2 })).message).toMatch(/zero_optimization is 2; expected a mapping/);
+  });
+
+  it('warns about unknown fields and settings it does not model, without failing', () => {
+    const r = ds({ zero_optimization: { stage: 3, offload_param: { device: 'cpu' }, zero_quantized_weights: true, mystery: 1 }, activation_checkpointing: { partition_activations: true }, something_new: {} });
+    const w = r.warnings.join('\n');
+    expect(w).toMatch(/offload_param: parameter offload is not modelled/);
+    expect(w).toMatch(/zero_quantized_weights: not modelled/);
+    expect(w).toMatch(/unknown zero_optimization fields, ignored: mystery/);
+    expect(w).toMatch(/activation_checkpointing: not modelled/);
+    expect(w).toMatch(/unknown DeepSpeed fields, ignored: something_new/);
+  });
+});
+
+describe('scenarioWithImports with a DeepSpeed config', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'clustersim-ds-'));
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+  const scenario = join(dir, 'scenario.yaml');
+  writeFileSync(scenario, 'cluster: { preset: dgx-a100-80gb, nodes: 2 }\nmodel: { preset: bert-large }\ntraining: { globalBatch: 256, microBatch: 8 }\nparallel: { ddp: { bucketMB: 25 } }\n');
+  const config = (c: unknown) => {
+    const p = join(dir, `ds-${Math.random().toString(36).slice(2)}.json`);
+    writeFileSync(p, JSON.stringify(c));
+    return p;
+  };
+
+  it('checks the batch against the cluster: 2 nodes of 8 GPUs give dp 16', () => {
+    const ok = scenarioWithImports(scenario, { deepspeedConfig: config({ train_batch_size: 512, train_micro_batch_size_per_gpu: 4, gradient_accumulation_steps: 8, zero_optimization: { stage: 2 } }) });
+    expect(ok.scenario.training).toMatchObject({ globalBatch: 512, microBatch: 4 });
+    expect(ok.scenario.parallel).toMatchObject({ zero: 2, dp: 16 });
+    expect(() => scenarioWithImports(scenario, { deepspeedConfig: config({ train_batch_size: 512, train_micro_batch_size_per_gpu: 4, gradient_accumulation_steps: 4 }) })).toThrow(/× dp 16 \(16 GPUs \/ \(tp 1 × pp 1\)\) = 256/);
+  });
+
+  it('applies --set after the config, so --set wins', () => {
+    const r = scenarioWithImports(scenario, { deepspeedConfig: config({ zero_optimization: { stage: 2 } }) }, ['parallel.zero=1']);
+    expect(r.scenario.parallel.zero).toBe(1);
+  });
+
+  it('reports a missing config file as bad input', () => {
+    expect(() => scenarioWithImports(scenario, { deepspeedConfig: join(dir, 'nope.json') })).toThrow(/cannot read DeepSpeed config .*no such file/);
+  });
+
+  it('keeps an explicit Megatron setting when the DeepSpeed config only has a default for it', () => {
+    const r = scenarioWithImports(scenario, { megatronArgs: '--use-distributed-optimizer --overlap-grad-reduce --bf16', deepspeedConfig: config({ train_micro_batch_size_per_gpu: 8 }) });
+    expect(r.scenario.parallel.zero).toBe(1);
+    expect(r.scenario.training.globalBatch).toBe(128);
+  });
+});

@@ -1,0 +1,223 @@
+import { describe, expect, it } from 'vitest';
+import { importMegatronArgs } from '../../src/scenario/importMegatron.js';
+import { shellWords } from '../../src/scenario/importShellWords.js';
+import { toSetArgs, type ImportResult } from '../../src/scenario/importResult.js';
+import { applyOverrides } from '../../src/scenario/load.js';
+import { resolveScenario } from '../../src/scenario/resolve.js';
+import { ScenarioError } from '../../src/sim/errors.js';
+import { MiB } from '../../src/sim/engine/units.js';
+
+/** GPT-3 175B as Megatron-LM trains it (SC21 Table 1), pasted from a launch script. */
+const GPT3_175B = `
+torchrun --nproc_per_node 8 --nnodes 128 --master_addr $MASTER_ADDR pretrain_gpt.py \\
+    --tensor-model-parallel-size 8 \\
+    --pipeline-model-parallel-size 16 \\
+    --num-layers-per-virtual-pipeline-stage 2 \\
+    --sequence-parallel \\
+    --use-distributed-optimizer \\
+    --overlap-grad-reduce \\
+    --num-layers 96 --hidden-size 12288 --num-attention-heads 96 \\
+    --seq-length 2048 --max-position-embeddings 2048 \\
+    --micro-batch-size 1 --global-batch-size 1536 \\
+    --rampup-batch-size 16 16 5859375 \\
+    --recompute-activations \\
+    --use-flash-attn \\
+    --bf16 \\
+    --lr 6.0e-5 --min-lr 6.0e-6 --lr-decay-style cosine   # learning rate: no effect on a step
+    --data-path "$DATA_PATH" --vocab-file gpt2-vocab.json --merge-file gpt2-merges.txt --split 949,50,1 \\
+    --save '/checkpoints/gpt3 175b' 2>&1 | tee train.log
+`;
+
+/** The fields of an import as a path → value map. */
+function fieldsOf(r: ImportResult): Record<string, unknown> {
+  return Object.fromEntries(r.fields.map((f) => [f.path, f.value]));
+}
+
+function errorOf(f: () => unknown): ScenarioError {
+  try {
+    f();
+  } catch (err) {
+    if (err instanceof ScenarioError) return err;
+    throw err;
+  }
+  throw new Error('expected a ScenarioError');
+}
+
+describe('importMegatronArgs', () => {
+  it('reads a pasted GPT-3 175B launch script into the interleaved TP 8 × PP 16 strategy, the model and the batch', () => {
+    const r = importMegatronArgs(GPT3_175B, { gpus: 1024 });
+    expect(fieldsOf(r)).toMatchObject({
+      'parallel.tp': 8,
+      'parallel.pp': 16,
+      'parallel.schedule': 'interleaved',
+      'parallel.virtualStages': 3, // 96 layers / pp 16 / 2 layers per virtual stage
+      'parallel.sequenceParallel': true,
+      'parallel.recompute': 'selective',
+      'parallel.zero': 1,
+      'parallel.offload': 'none',
+      'parallel.ddp.overlap': true,
+      'parallel.zeroConfig.overlapComm': true,
+      'model.arch': 'gpt',
+      'model.layers': 96,
+      'model.hidden': 12288,
+      'model.heads': 96,
+      'model.kvHeads': 96,
+      'model.ffnHidden': 4 * 12288,
+      'model.tiedEmbeddings': true,
+      'model.vocab': 51200, // GPT-2 BPE 50257 padded to a multiple of 128 × tp 8
+      'model.seqLen': 2048,
+      'training.seqLen': 2048,
+      'training.microBatch': 1,
+      'training.globalBatch': 1536,
+      'training.precision': 'bf16',
+      'training.flashAttention': true,
+    });
+    // Megatron derives dp from the world size, so a dp the scenario gave is dropped.
+    expect(r.fields.find((f) => f.path === 'parallel.dp')).toMatchObject({ value: undefined, byDefault: true });
+    expect(r.warnings.join('\n')).toMatch(/--rampup-batch-size 16 16 5859375: not modelled/);
+    expect(r.warnings.join('\n')).not.toMatch(/unknown Megatron flags/);
+  });
+
+  it('gives overrides that resolve, with the scenario file, to tp 8 × pp 16 × dp 8 on 1,024 GPUs', () => {
+    const file = { cluster: { preset: 'dgx-a100-80gb', nodes: 128 }, model: { preset: 'gpt3-175b' }, training: { globalBatch: 64 }, parallel: { dp: 1024 } };
+    const r = importMegatronArgs(GPT3_175B, { gpus: 1024 });
+    const raw = applyOverrides(file, toSetArgs(r.fields)) as { parallel: Record<string, unknown> };
+    delete raw.parallel.dp; // the removal the import asks for
+    const s = resolveScenario(raw, 'gpt3.yaml', process.cwd());
+    expect([s.parallel.tp, s.parallel.pp, s.parallel.dp]).toEqual([8, 16, 8]);
+    expect(s.parallel.schedule).toBe('interleaved');
+    expect(s.parallel.virtualStages).toBe(3);
+    expect(s.training.globalBatch / (s.training.microBatch * s.parallel.dp)).toBe(192);
+  });
+
+  it('reads --flag=value the same as --flag value', () => {
+    const spaced = fieldsOf(importMegatronArgs('--tensor-model-parallel-size 4 --num-layers 32 --recompute-granularity full'));
+    const joined = fieldsOf(importMegatronArgs('--tensor-model-parallel-size=4 --num-layers=32 --recompute-granularity=full'));
+    expect(joined).toEqual(spaced);
+    expect(spaced['parallel.tp']).toBe(4);
+    expect(spaced['parallel.recompute']).toBe('full');
+  });
+
+  it('takes --virtual-pipeline-model-parallel-size as the number of chunks, and rejects one that disagrees with the layers per virtual stage', () => {
+    expect(fieldsOf(importMegatronArgs('--pipeline-model-parallel-size 4 --virtual-pipeline-model-parallel-size 2'))).toMatchObject({ 'parallel.schedule': 'interleaved', 'parallel.virtualStages': 2 });
+    const err = errorOf(() => importMegatronArgs('--num-layers 96 --pipeline-model-parallel-size 16 --num-layers-per-virtual-pipeline-stage 2 --virtual-pipeline-model-parallel-size 2'));
+    expect(err.message).toMatch(/--virtual-pipeline-model-parallel-size 2 disagrees with --num-layers-per-virtual-pipeline-stage 2/);
+    expect(errorOf(() => importMegatronArgs('--num-layers 96 --pipeline-model-parallel-size 16 --num-layers-per-virtual-pipeline-stage 4')).message).toMatch(/does not divide the 6 layers per pipeline stage/);
+  });
+
+  it('uses the scenario model\'s layer count for --num-layers-per-virtual-pipeline-stage when the arguments omit --num-layers', () => {
+    expect(fieldsOf(importMegatronArgs('--pipeline-model-parallel-size 8 --num-layers-per-virtual-pipeline-stage 2', { layers: 80 }))['parallel.virtualStages']).toBe(5);
+    expect(errorOf(() => importMegatronArgs('--pipeline-model-parallel-size 8 --num-layers-per-virtual-pipeline-stage 2')).message).toMatch(/needs --num-layers/);
+  });
+
+  it("sets Megatron's defaults for the strategy where the arguments are silent (no overlap, no sequence parallel, no recompute, plain DDP)", () => {
+    const r = importMegatronArgs('--tensor-model-parallel-size 2 --micro-batch-size 4', { gpus: 16 });
+    expect(fieldsOf(r)).toMatchObject({
+      'parallel.pp': 1,
+      'parallel.schedule': '1f1b',
+      'parallel.virtualStages': 1,
+      'parallel.sequenceParallel': false,
+      'parallel.recompute': 'none',
+      'parallel.zero': 0,
+      'parallel.ddp.overlap': false,
+      // --global-batch-size defaults to micro × dp = 4 × 16 / 2.
+      'training.globalBatch': 32,
+    });
+    expect(r.fields.find((f) => f.path === 'parallel.ddp.overlap')?.byDefault).toBe(true);
+    expect(r.fields.some((f) => f.path.startsWith('model.'))).toBe(false);
+    expect(r.fields.some((f) => f.path === 'training.precision')).toBe(false);
+    expect(r.warnings.join('\n')).toMatch(/neither --fp16 nor --bf16/);
+  });
+
+  it('sizes DDP buckets as Megatron does: --ddp-bucket-size parameters, default max(40M, 1M × dp), with no small first bucket', () => {
+    const byDefault = fieldsOf(importMegatronArgs('--tensor-model-parallel-size 8 --overlap-grad-reduce --bf16', { gpus: 1024 }));
+    expect(byDefault['parallel.ddp.bucketMB']).toBeCloseTo((128e6 * 2) / MiB, 2); // dp 128 → 128M parameters
+    expect(byDefault['parallel.ddp.firstBucketMB']).toBe(byDefault['parallel.ddp.bucketMB']);
+    const given = fieldsOf(importMegatronArgs('--ddp-bucket-size 10000000 --fp16'));
+    expect(given['parallel.ddp.bucketMB']).toBeCloseTo((10e6 * 2) / MiB, 2);
+  });
+
+  it('reads recompute flags: --recompute-activations is selective; full with the block method is approximated, with a warning', () => {
+    expect(fieldsOf(importMegatronArgs('--recompute-activations'))['parallel.recompute']).toBe('selective');
+    const block = importMegatronArgs('--num-layers 96 --pipeline-model-parallel-size 8 --recompute-granularity full --recompute-method block --recompute-num-layers 4');
+    expect(fieldsOf(block)['parallel.recompute']).toBe('full');
+    expect(block.warnings.join('\n')).toMatch(/recomputes only the first 4 layers of each pipeline stage; simulated as full recompute/);
+    const uniform = importMegatronArgs('--recompute-granularity full --recompute-method uniform --recompute-num-layers 2');
+    expect(uniform.warnings.join('\n')).toMatch(/one input per 2 layers/);
+    expect(errorOf(() => importMegatronArgs('--recompute-granularity partial')).message).toMatch(/--recompute-granularity is 'partial'; expected one of: full, selective/);
+  });
+
+  it('reads a Llama-style model: SwiGLU and RMSNorm make the llama architecture, with GQA, untied embeddings and the padded vocabulary', () => {
+    const r = importMegatronArgs(
+      '--num-layers 32 --hidden-size 4096 --num-attention-heads 32 --group-query-attention --num-query-groups 8 ' +
+        '--swiglu --normalization RMSNorm --untie-embeddings-and-output-weights --disable-bias-linear --position-embedding-type rope ' +
+        '--tokenizer-type Llama2Tokenizer --tensor-model-parallel-size 2 --seq-length 4096 --max-position-embeddings 4096',
+    );
+    expect(fieldsOf(r)).toMatchObject({
+      'model.arch': 'llama',
+      'model.kvHeads': 8,
+      'model.tiedEmbeddings': false,
+      'model.ffnHidden': 10880, // int(4h·2/3 / 64)·64 for h = 4096
+      'model.vocab': 32000, // already a multiple of 128 × tp 2
+    });
+    expect(r.warnings.join('\n')).not.toMatch(/unknown/);
+    expect(fieldsOf(importMegatronArgs('--swiglu --num-layers 2'))['model.arch']).toBe('llama');
+    expect(importMegatronArgs('--swiglu --num-layers 2').warnings.join('\n')).toMatch(/--swiglu without --normalization RMSNorm/);
+  });
+
+  it('ignores --num-query-groups without --group-query-attention, as Megatron does', () => {
+    const r = importMegatronArgs('--num-attention-heads 32 --num-query-groups 8');
+    expect(fieldsOf(r)['model.kvHeads']).toBe(32);
+    expect(r.warnings.join('\n')).toMatch(/--num-query-groups 8 without --group-query-attention: ignored/);
+  });
+
+  it('takes --padded-vocab-size as it is and pads --vocab-size', () => {
+    expect(fieldsOf(importMegatronArgs('--padded-vocab-size 50304'))['model.vocab']).toBe(50304);
+    expect(fieldsOf(importMegatronArgs('--vocab-size 50257 --tensor-model-parallel-size 4'))['model.vocab']).toBe(50688);
+  });
+
+  it('reads --data-parallel-size and --optimizer when given', () => {
+    expect(fieldsOf(importMegatronArgs('--data-parallel-size 4 --optimizer sgd'))).toMatchObject({ 'parallel.dp': 4, 'training.optimizer': 'sgd' });
+  });
+
+  it('lists unknown flags in a warning instead of failing, and reads the flags around them', () => {
+    const r = importMegatronArgs('--tensor-model-parallel-size 2 --my-custom-flag 3 4 --another-one --pipeline-model-parallel-size 2 --overlap-param-gather');
+    expect(fieldsOf(r)).toMatchObject({ 'parallel.tp': 2, 'parallel.pp': 2 });
+    expect(r.warnings).toContain('unknown Megatron flags, ignored: --my-custom-flag --another-one');
+    expect(r.warnings.join('\n')).toMatch(/--overlap-param-gather: not modelled/);
+  });
+
+  it('warns about shell variables it cannot expand and about what follows a pipe', () => {
+    const r = importMegatronArgs('python pretrain_gpt.py ${GPT_ARGS[@]} --tensor-model-parallel-size 2 | tee log');
+    expect(r.warnings.join('\n')).toMatch(/shell variables are not expanded, so the flags they hold were not read: \$\{GPT_ARGS\[@\]\}/);
+    expect(r.warnings.join('\n')).toMatch(/stopped reading at '\|'/);
+  });
+
+  it('rejects bad input with a message naming the flag', () => {
+    expect(errorOf(() => importMegatronArgs('--num-layers --hidden-size 1024')).message).toBe('--megatron-args: --num-layers needs a value (a positive whole number)');
+    expect(errorOf(() => importMegatronArgs('--hidden-size')).message).toMatch(/--hidden-size needs a value/);
+    expect(errorOf(() => importMegatronArgs('--micro-batch-size two')).message).toMatch(/--micro-batch-size is 'two'; expected a positive whole number/);
+    expect(errorOf(() => importMegatronArgs('--micro-batch-size 0')).message).toMatch(/--micro-batch-size is '0'/);
+    expect(errorOf(() => importMegatronArgs('--tensor-model-parallel-size $TP')).message).toMatch(/shell variables are not expanded/);
+    expect(errorOf(() => importMegatronArgs('--fp16 --bf16')).message).toMatch(/--fp16 and --bf16 were both given/);
+    expect(errorOf(() => importMegatronArgs('--sequence-parallel=true')).message).toMatch(/--sequence-parallel takes no value/);
+    expect(errorOf(() => importMegatronArgs('--seq-length 4096 --max-position-embeddings 2048')).message).toMatch(/--max-position-embeddings 2048 is smaller than --seq-length 4096/);
+    expect(errorOf(() => importMegatronArgs('--data-path "unterminated')).message).toMatch(/unterminated " quote/);
+  });
+});
+
+describe('shellWords', () => {
+  it('splits as a shell does: quotes, backslash-newline continuations (also CRLF), escapes and comments', () => {
+    const text = `a "b c" 'd "e"' f\\ g \\\n  h \\\r\n i # comment here\n "x\\"y" --k=$V`;
+    expect(shellWords(text, 'test').words).toEqual(['a', 'b c', 'd "e"', 'f g', 'h', 'i', 'x"y', '--k=$V']);
+  });
+
+  it('stops at a pipe or a redirection, dropping a file-descriptor number', () => {
+    expect(shellWords('--a 1 2>&1 | tee log', 'test')).toEqual({ words: ['--a', '1'], stoppedAt: '>' });
+    expect(shellWords('--a 1; echo done', 'test')).toEqual({ words: ['--a', '1'], stoppedAt: ';' });
+  });
+
+  it('rejects an unterminated quote', () => {
+    expect(() => shellWords("--save '/tmp/x", 'test')).toThrow(/unterminated ' quote/);
+  });
+});
