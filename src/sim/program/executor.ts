@@ -21,7 +21,9 @@ export class ProgramExecutor implements EventTarget, CollectiveListener {
   private readonly head: Int32Array;
   private readonly pendingDeps: Int32Array;
   private readonly arrivals: Int32Array;
-  private readonly dependents: Int32Array[];
+  /** Dependents of task i are depList[depStart[i] .. depStart[i + 1]) (one flat array, not one per task). */
+  private readonly depStart: Int32Array;
+  private readonly depList: Int32Array;
   private readonly startNs: Float64Array;
   private readonly endNs: Float64Array;
   private done = 0;
@@ -43,10 +45,11 @@ export class ProgramExecutor implements EventTarget, CollectiveListener {
       this.pendingDeps[t.id] = t.deps.length;
       for (const d of t.deps) depCount[d]++;
     }
-    const dependents: Int32Array[] = tasks.map((t) => new Int32Array(depCount[t.id]));
-    const fill = new Int32Array(n);
-    for (const t of tasks) for (const d of t.deps) dependents[d][fill[d]++] = t.id;
-    this.dependents = dependents;
+    this.depStart = new Int32Array(n + 1);
+    for (let i = 0; i < n; i++) this.depStart[i + 1] = this.depStart[i] + depCount[i];
+    this.depList = new Int32Array(this.depStart[n]);
+    const fill = this.depStart.slice(0, n);
+    for (const t of tasks) for (const d of t.deps) this.depList[fill[d]++] = t.id;
     this.queues = queueLists.map((q) => Int32Array.from(q));
     this.head = new Int32Array(this.queues.length);
     this.arrivals = new Int32Array(n);
@@ -111,9 +114,9 @@ export class ProgramExecutor implements EventTarget, CollectiveListener {
         if (next < this.queues[q].length) this.arrive(this.queues[q][next]);
       }
     }
-    const deps = this.dependents[id];
-    for (let i = 0; i < deps.length; i++) {
-      const d = deps[i];
+    const end = this.depStart[id + 1];
+    for (let i = this.depStart[id]; i < end; i++) {
+      const d = this.depList[i];
       if (--this.pendingDeps[d] === 0 && this.arrivals[d] === this.arrivalsNeeded(d)) this.start(d);
     }
   }
