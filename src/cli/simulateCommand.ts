@@ -1,4 +1,4 @@
-import type { Command } from 'commander';
+import { Option, type Command } from 'commander';
 import { simulateStep, type StepResult } from '../sim/simulateStep.js';
 import { VERSION } from '../version.js';
 import { formatBytes, formatSeconds } from './units.js';
@@ -28,6 +28,7 @@ export function formatStepSummary(r: StepResult, scenario: { clusterName: string
     `  split               tp ${r.parallel.tp} × pp ${r.parallel.pp} × dp ${r.parallel.dp}` +
       (r.parallel.pp > 1 ? `, ${r.parallel.schedule}${r.parallel.virtualStages > 1 ? ` (${r.parallel.virtualStages} chunks/stage)` : ''}` : '') +
       (r.parallel.zero > 0 ? `, ZeRO-${r.parallel.zero}` : '') +
+      (r.parallel.offload === 'cpu' ? ' + CPU offload' : '') +
       (r.parallel.sequenceParallel ? ', sequence parallel' : '') +
       (r.parallel.recompute !== 'none' ? `, ${r.parallel.recompute} recompute` : ''),
     '',
@@ -64,6 +65,7 @@ export function registerSimulate(program: Command, io: Output): void {
     .option('--json', 'print the result as one JSON object')
     .option('--megatron-args <args>', 'build the strategy (and model/training where given) from a Megatron-LM command line, as pasted, or @file holding it')
     .option('--deepspeed-config <ds_config.json>', 'take batch sizes, ZeRO stage, buckets, overlap, offload and precision from a DeepSpeed config')
+    .addOption(new Option('--fidelity <f>', 'symmetric: one data-parallel replica simulated, the rest as shadow traffic; full: every rank').choices(['symmetric', 'full']))
     .option('--alternatives <n>', 'simulate up to n promising changes and show them next to the result (0: none)', '3')
     .option('--profile <profile.json>', 'use the constants `clustersim calibrate` measured, for the GPU and links the profile describes')
     .addHelpText(
@@ -77,12 +79,13 @@ Examples:
   $ clustersim simulate scenarios/imports/llama2-7b-a100-1node.yaml --deepspeed-config scenarios/imports/ds_config.json
   $ clustersim simulate scenarios/bert-large-ddp-2node.yaml --timeline step.svg --report step.html --trace step.json --ranks 0,8`,
     );
-  addStepFileOptions(cmd).action((file: string, opts: { set: string[]; json?: boolean; profile?: string; alternatives: string } & ImportOptions & StepFileOptions) => {
-    const { scenario: imported, imports } = scenarioWithImports(file, opts, opts.set, (w) => io.err(`clustersim: warning: ${w}`));
+  addStepFileOptions(cmd).action((file: string, opts: { set: string[]; json?: boolean; profile?: string; alternatives: string; fidelity?: string } & ImportOptions & StepFileOptions) => {
+    const sets = opts.fidelity ? [...opts.set, `simulation.fidelity=${opts.fidelity}`] : opts.set;
+    const { scenario: imported, imports } = scenarioWithImports(file, opts, sets, (w) => io.err(`clustersim: warning: ${w}`));
     const scenario = applyProfileOption(imported, opts.profile, io);
     const run = simulateStep(scenario);
     const { result } = run;
-    const adjust = (raw: unknown) => applyOverrides(applyImports(raw, imports), opts.set);
+    const adjust = (raw: unknown) => applyOverrides(applyImports(raw, imports), sets);
     const alternatives = alternativesFor(file, adjust, scenario, result, parseCount(opts.alternatives, '--alternatives'));
     if (opts.json) io.out(JSON.stringify({ ...simulateJson(result), alternatives }, null, 2));
     else io.out([formatStepSummary(result, { clusterName: scenario.cluster.name, modelName: scenario.model.name }), formatAdvice(result, alternatives), ...describeImports(imports, opts.set)].join('\n'));
