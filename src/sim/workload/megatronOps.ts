@@ -168,6 +168,9 @@ function megatronAttention(c: LayerContext, fw: FrameworkSpec, host: (op: Op, ca
  *   gather, all-reduce, exp, sum, all-reduce, log − predicted, divide; then the loss-mask average):
  *   23 calls. Its fp32 passes move 38 bytes per logit forward (float() r2 w4, max r4, sub r4 w4, exp r4
  *   w4, sum r4, div r4 w4) and 14 backward (×grad r4 w4, back to half r4 w2).
+ * - module calls and autograd Functions as in a layer: the embedding modules (3 + position + dropout),
+ *   the final LayerNorm (module + Function, Python backward), copy_to before the logits, the
+ *   cross-entropy Function (forward and backward).
  */
 export function megatronGptEdges(block: Block, c: LayerContext): Block {
   const fw = c.fw as FrameworkSpec;
@@ -182,19 +185,19 @@ export function megatronGptEdges(block: Block, c: LayerContext): Block {
   const nLogits = c.tokens * c.vocabPerRank;
   const map = (op: Op): Op => {
     switch (op.name) {
-      case 'embed.lookup': return set(op, 10 + (c.tp > 1 ? 8 + coll : 1), 0, true);
-      case 'embed.position': return set(op, 2);
-      case 'embed.dropout': return set(op, 2, 2 * nH * e);
+      case 'embed.lookup': return set(op, 10 + 3 + (c.tp > 1 ? 8 + coll : 1), 0, true);
+      case 'embed.position': return set(op, 2 + 1);
+      case 'embed.dropout': return set(op, 2 + 1, 2 * nH * e);
       case 'embed.dropout.bwd': return set(op, 2, 2 * nH * e);
       case 'embed.position.wgrad': return set(op, 1 + 5 + 1);
       case 'embed.wgrad': return set(op, 5 + 1 + (c.tp > 1 ? 1 : 0));
-      case 'final_norm': return set(op, 2, 2 * nH * e);
-      case 'final_norm.bwd': return set(op, 6, 2 * nH * e);
-      case 'lm_head': return set(op, 1);
-      case 'lm_head.dgrad': return set(op, 1 + coll);
+      case 'final_norm': return set(op, 2 + 2, 2 * nH * e);
+      case 'final_norm.bwd': return set(op, 6 + 1, 2 * nH * e);
+      case 'lm_head': return set(op, 1 + 1);
+      case 'lm_head.dgrad': return set(op, 1 + coll + 1);
       case 'lm_head.wgrad': return set(op, 2);
-      case 'loss': return fw.fp32CrossEntropy ? set({ ...op, bytes: 38 * nLogits }, 23) : set(op, 23);
-      case 'loss.bwd': return fw.fp32CrossEntropy ? set({ ...op, bytes: 14 * nLogits }, 6) : set(op, 6);
+      case 'loss': return fw.fp32CrossEntropy ? set({ ...op, bytes: 38 * nLogits }, 23 + 1) : set(op, 23 + 1);
+      case 'loss.bwd': return fw.fp32CrossEntropy ? set({ ...op, bytes: 14 * nLogits }, 6 + 1) : set(op, 6 + 1);
       default: return set(op, 1);
     }
   };

@@ -1,0 +1,140 @@
+import { describe, expect, it } from 'vitest';
+import { A100_SXM4_80GB } from '../../../src/sim/hardware/gpus.js';
+import { passTemplate } from '../../../src/sim/parallel/blockTemplate.js';
+import { simulateStep } from '../../../src/sim/simulateStep.js';
+import { MEGATRON_DEEPSPEED, type FrameworkSpec } from '../../../src/sim/workload/framework.js';
+import { opTimeNs } from '../../../src/sim/workload/kernelTime.js';
+import { fusedSoftmaxAvailable } from '../../../src/sim/workload/megatronOps.js';
+import { parameterTensors, type ModelSpec } from '../../../src/sim/workload/model.js';
+import { elementwiseOp, type MicroBatchShape, type Op } from '../../../src/sim/workload/ops.js';
+import { buildBlocks } from '../../../src/sim/workload/transformerOps.js';
+import { scenarioOf } from '../../helpers/scenario.js';
+
+const gpu = A100_SXM4_80GB;
+
+/** A memory-bound op whose GPU time (no launch) is about `us` µs, issued at a host cost of `hostUs`. */
+function op(name: string, us: number, hostUs: number): Op {
+  const bytes = us * 1e3 * gpu.hbmBandwidthGBps * gpu.hbmEfficiency;
+  return { ...elementwiseOp(name, 1, 0, bytes), hostNs: hostUs * 1e3 };
+}
+
+/** Op-by-op host/GPU pipeline from an idle start: kernel i starts at max(issued_i, end_{i−1}). */
+function pipelineEnd(ops: Op[]): number {
+  let host = 0;
+  let end = 0;
+  for (const o of ops) {
+    host += o.hostNs ?? 0;
+    end = Math.max(host, end) + opTimeNs(o, gpu, 'fp16', { launch: false });
+  }
+  return end;
+}
+
+const gpt: ModelSpec = {
+  arch: 'gpt', layers: 2, hidden: 1024, heads: 16, kvHeads: 16, ffnHidden: 4096, seqLen: 1024, vocab: 50304, tiedEmbeddings: true,
+};
+const shape: MicroBatchShape = {
+  microBatch: 1, seqLen: 1024, dtype: 'fp16', tp: 1, sequenceParallel: false, flashAttention: false, recompute: 'full', framework: MEGATRON_DEEPSPEED,
+};
+
+describe('host issue model (framework overhead)', () => {
+  it('gates a segment so that it ends exactly when the op-by-op host/GPU pipeline would', () => {
+    const cases: Op[][] = [
+      [op('a', 5, 20), op('b', 5, 20), op('c', 5, 20)], // host-bound: ends at 60 + 5
+      [op('a', 100, 10), op('b', 100, 10)], // GPU-bound: ends at 10 + 200
+      [op('a', 5, 10), op('b', 200, 10), op('c', 5, 50)], // mixed: the last issue decides
+    ];
+    for (const ops of cases) {
+      const t = passTemplate(ops, [], 'forward', gpu, 'fp16');
+      expect(t.hostModelled).toBe(true);
+      expect(t.segments).toHaveLength(1);
+      const s = t.segments[0];
+      expect(s.hostNs).toBe(ops.reduce((a, o) => a + o.hostNs!, 0));
+      expect(s.hostLeadNs + s.durationNs).toBeCloseTo(pipelineEnd(ops), 0);
+      expect(s.hostLeadNs).toBeGreaterThanOrEqual(ops[0].hostNs!);
+      expect(s.hostLeadNs).toBeLessThanOrEqual(s.hostNs);
+    }
+  });
+
+  it('starts a new segment at an op that blocks the host', () => {
+    const ops = [op('a', 5, 10), { ...op('b', 5, 10), hostSync: true }, op('c', 5, 10)];
+    const t = passTemplate(ops, [], 'forward', gpu, 'fp16');
+    expect(t.segments.map((s) => s.syncBefore)).toEqual([false, true]);
+  });
+
+  it('leaves ops without host costs as before: launch overhead on the GPU, no host tasks', () => {
+    const plain = elementwiseOp('x', 1, 0, 1e6);
+    const t = passTemplate([plain], [], 'forward', gpu, 'fp16');
+    expect(t.hostModelled).toBe(false);
+    expect(t.segments[0].durationNs).toBe(opTimeNs(plain, gpu, 'fp16'));
+    expect(opTimeNs(plain, gpu, 'fp16') - opTimeNs(plain, gpu, 'fp16', { launch: false })).toBe(gpu.kernelLaunchNs);
+  });
+
+  it('is never faster with a costlier host, and is host-bound for a tiny model', () => {
+    const run = (fw: FrameworkSpec | undefined) => {
+      const s = scenarioOf({
+        cluster: { preset: 'dgx-a100-80gb', nodes: 1, node: { gpusPerNode: 1, nicsPerNode: 1 } },
+        model: { arch: 'gpt', layers: 4, hidden: 256, heads: 4, seqLen: 256, vocab: 1024 },
+        training: { globalBatch: 2, microBatch: 1, precision: 'fp16', flashAttention: false },
+        parallel: { recompute: 'full' },
+      });
+      return simulateStep({ ...s, framework: fw }).result.stepTimeS;
+    };
+    const none = run(undefined);
+    const cheap = run({ ...MEGATRON_DEEPSPEED, hostOpNs: 1_000 });
+    const real = run(MEGATRON_DEEPSPEED);
+    const dear = run({ ...MEGATRON_DEEPSPEED, hostOpNs: 32_000 });
+    expect(real).toBeGreaterThan(cheap);
+    expect(dear).toBeGreaterThan(real);
+    // Host-bound: doubling the per-call cost nearly doubles the step.
+    expect(dear / real).toBeGreaterThan(1.8);
+    expect(real).toBeGreaterThan(none);
+  });
+});
+
+describe('Megatron-DeepSpeed GPT layer', () => {
+  it('keeps every trainable tensor exactly once in some backward op', () => {
+    for (const tp of [1, 2]) {
+      const seen = buildBlocks(gpt, { ...shape, tp }).flatMap((b) => b.backward.flatMap((o) => o.gradParams ?? []));
+      expect(seen.sort()).toEqual(parameterTensors(gpt).map((t) => t.name).sort());
+    }
+  });
+
+  it('syncs the host before the MLP in the forward and in the recomputed forward, and nowhere else in a layer', () => {
+    const layer = buildBlocks(gpt, shape).find((b) => b.name === 'layer.0')!;
+    expect(layer.forward.filter((o) => o.hostSync).map((o) => o.name)).toEqual(['fc1']);
+    expect(layer.backward.filter((o) => o.hostSync).map((o) => o.name)).toEqual(['recompute.fc1']);
+  });
+
+  it('charges every op a host cost, in whole framework calls', () => {
+    for (const b of buildBlocks(gpt, { ...shape, tp: 2 })) {
+      for (const o of [...b.forward, ...b.backward]) {
+        expect(o.hostNs, `${b.name} ${o.name}`).toBeGreaterThan(0);
+        expect(Number.isInteger(o.hostNs! / MEGATRON_DEEPSPEED.hostOpNs)).toBe(true);
+      }
+    }
+  });
+
+  it('counts the documented framework calls per layer: 48 forward, 50 recomputed, 58 backward at tp 1', () => {
+    const layer = buildBlocks(gpt, shape).find((b) => b.name === 'layer.0')!;
+    const calls = (ops: Op[]) => ops.reduce((a, o) => a + o.hostNs!, 0) / MEGATRON_DEEPSPEED.hostOpNs;
+    expect(calls(layer.forward)).toBe(48);
+    expect(calls(layer.backward.filter((o) => o.name.startsWith('recompute.')))).toBe(50);
+    expect(calls(layer.backward.filter((o) => !o.name.startsWith('recompute.')))).toBe(58);
+    // Each TP all-reduce is one call more: 2 forward, 2 recomputed, 2 backward.
+    const tp2 = buildBlocks(gpt, { ...shape, tp: 2 }).find((b) => b.name === 'layer.0')!;
+    expect(calls([...tp2.forward, ...tp2.backward]) - calls([...layer.forward, ...layer.backward])).toBe(6);
+  });
+
+  it('falls back to the torch softmax when b·heads per rank is not a multiple of 4 (Megatron is_kernel_available)', () => {
+    expect(fusedSoftmaxAvailable(MEGATRON_DEEPSPEED, 16, 1024)).toBe(true);
+    expect(fusedSoftmaxAvailable(MEGATRON_DEEPSPEED, 2, 1024)).toBe(false);
+    expect(fusedSoftmaxAvailable(MEGATRON_DEEPSPEED, 4, 8192)).toBe(false);
+    const softmax = (tp: number, b: number) => buildBlocks(gpt, { ...shape, tp, microBatch: b }).find((x) => x.name === 'layer.0')!.forward.find((o) => o.name === 'attn.softmax')!;
+    // 16 heads / tp 8 = 2 per rank: one sample falls back (five fp32 passes), two do not.
+    const fallback = softmax(8, 1);
+    const fused = softmax(8, 2);
+    const n = 2 * 1024 * 1024;
+    expect(fallback.bytes / n).toBe(36);
+    expect(fused.bytes / (2 * n)).toBe(4);
+  });
+});
