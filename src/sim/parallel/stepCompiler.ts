@@ -72,7 +72,7 @@ export function compileStep(setup: StepSetup): StepPlan {
     if (vs === virtualStages.length - 1) list.push(...blocks.filter((b) => b.layer >= model.layers));
     return list;
   });
-  const tpCtx = { model, tp, sequenceParallel: par.sequenceParallel, style: par.tpStyle, tokens, elementBytes };
+  const tpCtx = { model, tp, sequenceParallel: par.sequenceParallel, style: par.tpStyle, tokens, elementBytes, asyncGradReduce: setup.framework?.asyncTpGradReduce ?? true };
   const collHostNs = setup.framework?.hostOpNs ?? 0;
   const templates = new Map<Block, { F: PassTemplate; B: PassTemplate }>();
   for (const b of blocks) {

@@ -26,6 +26,8 @@ export interface TpContext {
   tokens: number;
   /** Bytes of one activation element (2 in mixed precision). */
   elementBytes: number;
+  /** Overlap input-gradient all-reduces with the weight-gradient GEMM (Megatron default true). */
+  asyncGradReduce?: boolean;
 }
 
 function width(ctx: TpContext, linear: string): { in: number; out: number } {
@@ -75,8 +77,10 @@ export function tpSyncPoints(names: readonly string[], ctx: TpContext): TpSync[]
     if (name === 'proj' || name === 'fc2' || name === 'embed.lookup') blocking(sp ? 'reduce_scatter' : 'all_reduce', full(h), `TP ${sp ? 'reduce-scatter' : 'all-reduce'} ${name}`);
     if (sp && (name === 'qkv' || name === 'fc1' || name === 'lm_head')) blocking('all_gather', full(h), `TP all-gather before ${name}`, i - 1);
     if (name === 'qkv.dgrad' || name === 'fc1.dgrad' || name === 'lm_head.dgrad') {
-      // The input gradient of a column-parallel linear is reduced while its weight gradient is computed.
-      overlapped(sp ? 'reduce_scatter' : 'all_reduce', full(h), `TP ${sp ? 'reduce-scatter' : 'all-reduce'} ${name}`);
+      // The input gradient of a column-parallel linear is reduced while its weight gradient is computed
+      // (unless the framework turns that off; sequence parallelism's reduce-scatter is always async).
+      if (sp || ctx.asyncGradReduce !== false) overlapped(sp ? 'reduce_scatter' : 'all_reduce', full(h), `TP ${sp ? 'reduce-scatter' : 'all-reduce'} ${name}`);
+      else blocking('all_reduce', full(h), `TP all-reduce ${name}`);
       if (sp) out.push({ op: 'all_gather', bytes: full(h), afterOp: i - 1, neededBy: i + 1, label: `TP all-gather input for ${name.replace('.dgrad', '.wgrad')}` });
     }
     if (sp && (name === 'proj.dgrad' || name === 'fc2.dgrad')) blocking('all_gather', full(h), `TP all-gather grad before ${name}`, i - 1);

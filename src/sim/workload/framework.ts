@@ -35,6 +35,14 @@ export interface FrameworkSpec {
   fusedSoftmaxMaxSeq: number;
   /** Vocab-parallel cross-entropy on `logits.float()` (Megatron without `--fp16-lm-cross-entropy`). */
   fp32CrossEntropy: boolean;
+  /**
+   * Megatron overlaps the all-reduce of a column-parallel linear's input gradient with its weight-gradient
+   * GEMM (`async_tensor_model_parallel_allreduce`). Megatron-DeepSpeed turns it off whenever DeepSpeed
+   * is on ("DeepSpeed seems to be incompatible with async_tensor_model_parallel_allreduce thus
+   * temporarily disabling it", megatron/arguments.py), so the reduction blocks. Sequence parallelism
+   * keeps its own asynchronous reduce-scatter either way.
+   */
+  asyncTpGradReduce: boolean;
   source: string;
 }
 
@@ -57,10 +65,11 @@ export const MEGATRON_DEEPSPEED: FrameworkSpec = {
   layerForwardSync: true,
   fusedSoftmaxMaxSeq: 4096,
   fp32CrossEntropy: true,
+  asyncTpGradReduce: false,
   source:
     'microsoft/Megatron-DeepSpeed megatron/model/transformer.py (torch.tensor(0.0, device=...) in ParallelTransformerLayer.forward; ' +
     'CoreAttention: baddbmm, FusedScaleMaskSoftmax, RNG-tracker fork + dropout, bmm, permute().contiguous()), ' +
-    'megatron/model/fused_softmax.py is_kernel_available, megatron/core/tensor_parallel/cross_entropy.py; ' +
+    'megatron/model/fused_softmax.py is_kernel_available, megatron/arguments.py (async TP all-reduce off with DeepSpeed), megatron/core/tensor_parallel/cross_entropy.py; ' +
     'deepspeed/runtime/activation_checkpointing/checkpointing.py (RNG save/restore, nested autograd.backward); ' +
     'host op cost: PyTorch operator benchmark addmm_M1_N1_K1_cuda 16.1 µs (pytorch/pytorch#38421)',
 };
