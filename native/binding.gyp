@@ -9,6 +9,7 @@
         "src/cpu_gemm.cc",
         "src/cpu_bench.cc",
         "src/cpu_collectives.cc",
+        "src/cpu_program.cc",
         "src/cuda_loader.cc",
         "src/cuda_bench.cc",
         "src/cuda_device.cc",

@@ -92,6 +92,19 @@ Napi::Value CpuInfo(const Napi::CallbackInfo& info) {
   return o;
 }
 
+/** Correctness checks of the CPU kernels on small data (used by the tests), synchronous. */
+Napi::Value CpuCheck(const Napi::CallbackInfo& info) {
+  const Napi::Object o = info[0].As<Napi::Object>();
+  const std::string what = o.Get("what").ToString().Utf8Value();
+  const auto num = [&](const char* k) { return static_cast<int64_t>(o.Get(k).ToNumber().DoubleValue()); };
+  try {
+    if (what == "gemm") return Napi::Number::New(info.Env(), sgemmCheck(static_cast<int>(num("threads")), num("m"), num("n"), num("k")));
+    return Napi::Number::New(info.Env(), cpuCollectiveCheck(what, static_cast<int>(num("ranks")), num("floats")));
+  } catch (const std::exception& e) {
+    throw Napi::Error::New(info.Env(), e.what());
+  }
+}
+
 Napi::Value CudaLoad(const Napi::CallbackInfo& info) {
   if (info.Length() < 1 || !info[0].IsArray()) throw Napi::TypeError::New(info.Env(), "expected an array of library requests");
   return libOutcomesToJs(info.Env(), cudaLoad(libRequestsFromJs(info[0].As<Napi::Array>())));
@@ -114,6 +127,7 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   exports.Set("abiVersion", Napi::Number::New(env, 1));
   exports.Set("cpuInfo", Napi::Function::New(env, CpuInfo));
   exports.Set("runCpu", Napi::Function::New(env, RunCpu));
+  exports.Set("cpuCheck", Napi::Function::New(env, CpuCheck));
   exports.Set("cudaLoad", Napi::Function::New(env, CudaLoad));
   exports.Set("cudaDescribe", Napi::Function::New(env, CudaDescribe));
   exports.Set("runCuda", Napi::Function::New(env, RunCuda));

@@ -4,6 +4,7 @@
 #include <time.h>
 
 #include <algorithm>
+#include <cmath>
 #include <atomic>
 #include <cstring>
 #include <stdexcept>
@@ -16,9 +17,6 @@
 
 namespace csim {
 
-namespace {
-
-/** Fills with pseudo-random values in [-1, 1): real data, not zeros, so no fast path is measured. */
 void fillRandom(std::vector<float>& v, uint32_t seed) {
   uint32_t x = seed * 2654435761u + 1u;
   for (auto& f : v) {
@@ -26,6 +24,8 @@ void fillRandom(std::vector<float>& v, uint32_t seed) {
     f = static_cast<float>(x >> 8) * (2.0f / 16777216.0f) - 1.0f;
   }
 }
+
+namespace {
 
 /**
  * Runs `op` for warm-up, then `repeats` samples of `inner` calls each; a sample is seconds per call, on the clock
@@ -89,57 +89,24 @@ BenchResult copy(const BenchItem& it) {
   return res;
 }
 
-/**
- * A program: GEMMs in order on the compute pool while a copy thread runs the copies, copy j starting once GEMM
- * `after` is done (as a copy stream waits on an event). `run` = compute | copy | both.
- */
-BenchResult program(const BenchItem& it) {
-  GemmDims big;
-  for (const auto& g : it.gemms) {
-    big.m = std::max(big.m, g.m * g.k);
-    big.n = std::max(big.n, g.k * g.n);
-    big.k = std::max(big.k, g.m * g.n);
-  }
-  std::vector<float> a(big.m), b(big.n), c(big.k);
-  fillRandom(a, 3);
-  fillRandom(b, 4);
-  std::vector<std::vector<char>> src, dst;
-  for (const auto& cp : it.copies) {
-    src.emplace_back(cp.bytes, 1);
-    dst.emplace_back(cp.bytes, 0);
-  }
-  const bool doCompute = it.run != "copy", doCopy = it.run != "compute";
-  Pool pool(it.threads);
-  std::atomic<int> done{0};
-  auto once = [&] {
-    done.store(doCompute ? 0 : static_cast<int>(it.gemms.size()), std::memory_order_release);
-    std::thread copier;
-    if (doCopy && !it.copies.empty()) {
-      copier = std::thread([&] {
-        for (size_t j = 0; j < it.copies.size(); j++) {
-          for (int spin = 0; done.load(std::memory_order_acquire) <= it.copies[j].after; spin++) {
-            if (spin < 2000) cpuRelax();
-            else std::this_thread::yield();
-          }
-          std::memcpy(dst[j].data(), src[j].data(), it.copies[j].bytes);
-        }
-      });
-    }
-    if (doCompute) {
-      for (size_t i = 0; i < it.gemms.size(); i++) {
-        const auto& g = it.gemms[i];
-        sgemm(pool, g.m, g.n, g.k, a.data(), b.data(), c.data());
-        done.store(static_cast<int>(i) + 1, std::memory_order_release);
-      }
-    }
-    if (copier.joinable()) copier.join();
-  };
-  BenchResult res;
-  res.samplesS = timeSamples(it, once, it.threads == 1 && !(doCopy && !it.copies.empty()));
-  return res;
-}
-
 }  // namespace
+
+double sgemmCheck(int threads, int64_t m, int64_t n, int64_t k) {
+  std::vector<float> a(m * k), b(k * n), c(m * n);
+  fillRandom(a, 11);
+  fillRandom(b, 12);
+  Pool pool(threads);
+  sgemm(pool, m, n, k, a.data(), b.data(), c.data());
+  double worst = 0;
+  for (int64_t i = 0; i < m; i++) {
+    for (int64_t j = 0; j < n; j++) {
+      double ref = 0;
+      for (int64_t p = 0; p < k; p++) ref += static_cast<double>(a[i * k + p]) * b[p * n + j];
+      worst = std::max(worst, std::abs(ref - c[i * n + j]) / std::max<int64_t>(1, k));
+    }
+  }
+  return worst;
+}
 
 double threadCpuS() {
   timespec t;
@@ -152,7 +119,7 @@ BenchResult runCpu(const BenchItem& it) {
   if (it.kind == "gemm") return gemm(it);
   if (it.kind == "launch") return launch(it);
   if (it.kind == "copy") return copy(it);
-  if (it.kind == "program") return program(it);
+  if (it.kind == "program") return runCpuProgram(it);
   if (it.kind == "collective") return runCpuCollective(it);
   throw std::invalid_argument("unknown measurement kind '" + it.kind + "'");
 }

@@ -18,6 +18,9 @@ constexpr int kTileN = 128;
 /** C = A·B with row-major A (m×k), B (k×n), C (m×n), over all workers of `pool`. */
 void sgemm(Pool& pool, int64_t m, int64_t n, int64_t k, const float* a, const float* b, float* c);
 
+/** Largest |C − reference| / (k · max|A|·max|B|) of sgemm against a plain triple loop on random data (tests). */
+double sgemmCheck(int threads, int64_t m, int64_t n, int64_t k);
+
 /** Which micro-kernel the running CPU uses: "avx2-fma" or "generic". */
 const char* sgemmIsa();
 

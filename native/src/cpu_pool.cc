@@ -3,8 +3,14 @@
 namespace csim {
 
 namespace {
-/** Spins before a waiter sleeps: about tens of microseconds, enough to catch back-to-back launches. */
+/** Spins before a pool worker sleeps: about a millisecond, enough to catch back-to-back launches. */
 constexpr int kSpins = 20000;
+/**
+ * Spins before a barrier waiter starts yielding: a few microseconds. A partner that is running arrives within
+ * that; one the OS has descheduled may take a time slice, better spent yielding than burning the CPU (and, with
+ * the thread clock, better not counted as work).
+ */
+constexpr int kBarrierSpins = 256;
 }  // namespace
 
 Pool::Pool(int threads) {
@@ -70,7 +76,7 @@ void Barrier::wait() {
     return;
   }
   for (int spin = 0; sense_.load(std::memory_order_acquire) == sense; spin++) {
-    if (spin < kSpins) cpuRelax();
+    if (spin < kBarrierSpins) cpuRelax();
     else std::this_thread::yield();
   }
 }

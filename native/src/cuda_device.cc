@@ -36,12 +36,14 @@ DeviceState& useDevice(int index) {
   cudaCheck(c.cudaGetDeviceCount(&count), "cudaGetDeviceCount");
   if (index < 0 || index >= count) throw std::invalid_argument("device " + std::to_string(index) + " does not exist");
   cudaCheck(c.cudaSetDevice(index), "cudaSetDevice");
+  // Binds the device's primary context to this thread (libuv may run each measurement on another thread, and
+  // before CUDA 12 cudaSetDevice alone does not), which the driver-API kernel launch needs.
+  cudaCheck(c.cudaFree(nullptr), "cudaFree(0) (context)");
   auto it = g_devices.find(index);
   if (it != g_devices.end()) return it->second;
   if (!c.cublasCreate) throw std::runtime_error("libcublas is not loaded, so no GPU work can run");
   DeviceState& d = g_devices[index];
   d.index = index;
-  cudaCheck(c.cudaFree(nullptr), "cudaFree(0) (context creation)");
   cudaCheck(c.cudaStreamCreateWithFlags(&d.compute, kNonBlocking), "cudaStreamCreateWithFlags");
   cudaCheck(c.cudaStreamCreateWithFlags(&d.copy, kNonBlocking), "cudaStreamCreateWithFlags");
   cudaCheck(c.cudaEventCreate(&d.start), "cudaEventCreate");

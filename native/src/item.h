@@ -70,5 +70,10 @@ double threadCpuS();
 
 BenchResult runCpu(const BenchItem& item);
 BenchResult runCpuCollective(const BenchItem& item);
+BenchResult runCpuProgram(const BenchItem& item);
+/** Runs one collective on known data and returns the largest deviation from the exact result (tests). */
+double cpuCollectiveCheck(const std::string& op, int ranks, int64_t floats);
+/** Fills with pseudo-random values in [-1, 1): real data, not zeros, so no fast path is measured. */
+void fillRandom(std::vector<float>& v, uint32_t seed);
 
 }  // namespace csim

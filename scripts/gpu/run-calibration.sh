@@ -2,7 +2,7 @@
 # Calibrates and validates clustersim with the CUDA backend on a GPU machine without Node.js, writing
 # everything under $OUT/calibration. Needs .gpu/ from scripts/gpu/prepare-bundle.sh (carry ".gpu").
 # Run from the project root on the GPU machine:
-#   bash scripts/gpu/run-calibration.sh            # full plan (about 2-4 minutes of measurements on 8 GPUs)
+#   bash scripts/gpu/run-calibration.sh            # full plan (a few minutes of measurements)
 #   bash scripts/gpu/run-calibration.sh --quick    # small plan, for a first check
 # An interrupted calibration leaves its measurement log in $OUT/calibration/measurements.jsonl; copy it to
 # reports/calibration/h200/measurements.jsonl before the next run and it is resumed instead of restarted.

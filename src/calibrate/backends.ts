@@ -60,9 +60,10 @@ function baseMachine(cpu: CpuInfo): MachineInfo {
   return { hostname: hostname(), os: `${platform()} ${release()}`, arch: arch(), node: process.version, cpu: rest };
 }
 
-/** The clock the CPU backend times `item` with (see CpuClockMode). */
+/** The clock the CPU backend times `item` with (see CpuClockMode); an item may ask for the wall clock itself. */
 export function cpuClockFor(item: BenchItem, threads: number, mode: CpuClockMode): 'wall' | 'thread' {
   if (mode === 'wall') return 'wall';
+  if (item.clock) return item.clock;
   switch (item.kind) {
     case 'copy':
       return 'thread';
@@ -70,9 +71,11 @@ export function cpuClockFor(item: BenchItem, threads: number, mode: CpuClockMode
     case 'launch':
       return threads === 1 ? 'thread' : 'wall';
     case 'program':
-      return threads === 1 && (item.run === 'compute' || item.copies.length === 0) ? 'thread' : 'wall';
+      // With copies: the critical path of the ops' thread CPU times (native/src/cpu_program.cc).
+      return threads === 1 ? 'thread' : 'wall';
     case 'collective':
-      return 'wall';
+      // Each rank's own CPU time, the slowest rank's per sample (native/src/cpu_collectives.cc).
+      return 'thread';
   }
 }
 

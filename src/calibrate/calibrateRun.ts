@@ -5,7 +5,7 @@ import { fitProfile, noiseOf, type FitContext } from './fit.js';
 import { MeasurementLog, toRecord } from './measurementLog.js';
 import { calibrationPlan } from './plan.js';
 import { PROFILE_SCHEMA, PROFILE_SCHEMA_VERSION, writeProfile, type Profile } from './profile.js';
-import type { MeasurementRecord, PlannedItem } from './types.js';
+import { statisticFor, type MeasurementRecord, type PlannedItem } from './types.js';
 
 /**
  * Runs a calibration: every planned measurement not already in the log is taken (off the main thread, by the
@@ -96,7 +96,8 @@ export async function calibrate(o: CalibrateOptions): Promise<CalibrateResult> {
   }
   o.onProgress?.({ done, total: plan.length });
   const records = plan.map((p) => have.get(p.id)).filter((r): r is MeasurementRecord => r !== undefined);
-  const { fit, warnings: fitWarnings } = fitProfile(records, { gemmLayout: gemmLayoutFor(o.backend) });
+  const statistic = statisticFor(o.backend.kind);
+  const { fit, warnings: fitWarnings } = fitProfile(records, { gemmLayout: gemmLayoutFor(o.backend), statistic });
   const profile: Profile = {
     schema: PROFILE_SCHEMA,
     schemaVersion: PROFILE_SCHEMA_VERSION,
@@ -104,6 +105,7 @@ export async function calibrate(o: CalibrateOptions): Promise<CalibrateResult> {
     tool: { name: 'clustersim', version: o.toolVersion },
     backend: o.backend.kind,
     quick: o.quick,
+    statistic,
     device: describedDevice(o.backend),
     machine: o.backend.machine,
     noise: noiseOf(records),

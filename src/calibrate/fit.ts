@@ -3,8 +3,8 @@ import type { Dtype } from '../sim/hardware/types.js';
 import { fitAlphaBeta } from './fitAlphaBeta.js';
 import { fitGemm, type GemmFit, type GemmLayout } from './fitGemm.js';
 import type { CollectiveFit, ProfileFit } from './profile.js';
-import { FitError, median } from './stats.js';
-import type { MeasurementRecord } from './types.js';
+import { FitError, median, valueOf } from './stats.js';
+import type { MeasurementRecord, SampleStatistic } from './types.js';
 
 /**
  * Turns measurements into the constants of a profile: launch overhead (median of the launch samples), α–β per
@@ -16,6 +16,8 @@ import type { MeasurementRecord } from './types.js';
 export interface FitContext {
   /** How GEMMs of `dtype` are tiled and spread on this device (not fitted). */
   gemmLayout(dtype: Dtype): GemmLayout;
+  /** Which value of each measurement to fit (default: the median). */
+  statistic?: SampleStatistic;
 }
 
 /** Key of a copy record: h2h, d2d, h2d-pinned, d2h-pageable, … */
@@ -36,15 +38,17 @@ function groupBy<T>(items: T[], key: (t: T) => string | undefined): Map<string, 
 
 export function fitProfile(records: readonly MeasurementRecord[], ctx: FitContext): { fit: ProfileFit; warnings: string[] } {
   const warnings: string[] = [];
+  const statistic = ctx.statistic ?? 'median';
+  const t = (r: MeasurementRecord) => valueOf(r.summary, statistic);
   const launch = records.find((r) => r.item.kind === 'launch');
   if (!launch) throw new FitError('no launch-overhead measurement to fit (the log has no "launch" record)');
-  const launchS = launch.summary.medianS;
+  const launchS = t(launch);
 
   const copies: ProfileFit['copies'] = {};
   for (const [key, rs] of groupBy([...records], copyKey)) {
     const item = (r: MeasurementRecord) => r.item as { bytes: number };
     try {
-      copies[key] = fitAlphaBeta(rs.map((r) => ({ bytes: item(r).bytes, seconds: r.summary.medianS })));
+      copies[key] = fitAlphaBeta(rs.map((r) => ({ bytes: item(r).bytes, seconds: t(r) })));
     } catch (err) {
       warnings.push(`copy ${key}: ${(err as Error).message}`);
     }
@@ -58,7 +62,7 @@ export function fitProfile(records: readonly MeasurementRecord[], ctx: FitContex
     const points = rs.map((r) => {
       const it = r.item as { m: number; n: number; k: number };
       // The simulator adds the launch overhead to every kernel, so the model is fitted without it.
-      return { m: it.m, n: it.n, k: it.k, seconds: Math.max(r.summary.medianS - launchS, r.summary.medianS * 0.05) };
+      return { m: it.m, n: it.n, k: it.k, seconds: Math.max(t(r) - launchS, t(r) * 0.05) };
     });
     try {
       gemm[dtype as Dtype] = fitGemm(points, ctx.gemmLayout(dtype as Dtype));
@@ -73,7 +77,7 @@ export function fitProfile(records: readonly MeasurementRecord[], ctx: FitContex
   for (const [key, rs] of byGroup) {
     const it0 = rs[0].item as { op: CollectiveFit['op']; ranks: number };
     try {
-      const ab = fitAlphaBeta(rs.map((r) => ({ bytes: (r.item as { bytes: number }).bytes, seconds: r.summary.medianS })));
+      const ab = fitAlphaBeta(rs.map((r) => ({ bytes: (r.item as { bytes: number }).bytes, seconds: t(r) })));
       collectives.push({ op: it0.op, ranks: it0.ranks, ...ab, busBandwidthGBps: ab.bandwidthGBps * busBandwidthFactor(it0.op, it0.ranks) });
     } catch (err) {
       warnings.push(`collective ${key}: ${(err as Error).message}`);
@@ -83,7 +87,10 @@ export function fitProfile(records: readonly MeasurementRecord[], ctx: FitContex
 
   const fit: ProfileFit = { launchS, memoryBandwidthGBps: 2 * stream.bandwidthGBps, copies, gemm, collectives };
   if (launch.extra?.hostLaunchS !== undefined) fit.launchHostS = launch.extra.hostLaunchS;
-  const ov = (run: string) => records.find((r) => r.id === `overlap/${run}`)?.summary.medianS;
+  const ov = (run: string) => {
+    const r = records.find((x) => x.id === `overlap/${run}`);
+    return r ? t(r) : undefined;
+  };
   const [computeS, copyS, bothS] = [ov('compute'), ov('copy'), ov('both')];
   if (computeS && copyS && bothS) fit.overlap = { computeS, copyS, bothS, slowdownPct: 100 * (bothS / Math.max(computeS, copyS) - 1) };
   return { fit, warnings };

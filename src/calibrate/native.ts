@@ -27,6 +27,11 @@ export interface NativeAddon {
   abiVersion: number;
   cpuInfo(): CpuInfo;
   runCpu(item: BenchItem): Promise<RawResult>;
+  /**
+   * Correctness checks of the CPU kernels (for tests): `gemm` returns max |C − reference| / k against a plain
+   * loop; a collective op returns the largest deviation from the exact result of one run on known data.
+   */
+  cpuCheck(args: { what: 'gemm'; threads: number; m: number; n: number; k: number } | { what: 'all_reduce' | 'all_gather' | 'reduce_scatter'; ranks: number; floats: number }): number;
   cudaLoad(requests: { name: string; paths: string[]; required: boolean }[]): LibOutcome[];
   /** Flat key → value strings: driverVersion, runtimeVersion, device.0.name, … Throws when no GPU is usable. */
   cudaDescribe(): Record<string, string>;

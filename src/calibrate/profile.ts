@@ -4,7 +4,7 @@ import type { MachineInfo } from './backends.js';
 import type { AlphaBetaFit } from './fitAlphaBeta.js';
 import type { GemmFit } from './fitGemm.js';
 import type { Dtype } from '../sim/hardware/types.js';
-import type { BackendKind, MeasuredCollective } from './types.js';
+import type { BackendKind, MeasuredCollective, SampleStatistic } from './types.js';
 
 /**
  * The calibration profile (`calibrate --out profile.json`): the machine, a summary of every measurement, how
@@ -54,6 +54,8 @@ export interface Profile {
   tool: { name: string; version: string };
   backend: BackendKind;
   quick: boolean;
+  /** Which value of each measurement's samples was fitted (validate compares the same one). */
+  statistic: SampleStatistic;
   /** What the constants describe: the GPU model (or CPU), how many, and the matching preset if any. */
   device: { name: string; count: number; gpuPreset?: string };
   machine: MachineInfo;
@@ -95,6 +97,7 @@ export const profileSchema = z.object({
   tool: z.object({ name: z.string(), version: z.string() }),
   backend: z.enum(['cpu', 'cuda']),
   quick: z.boolean(),
+  statistic: z.enum(['median', 'min']),
   device: z.object({ name: z.string(), count: z.number().int().positive(), gpuPreset: z.string().optional() }),
   machine: z.object({ hostname: z.string(), os: z.string(), arch: z.string(), node: z.string(), cpu: z.object({ model: z.string(), logicalCores: z.number() }).passthrough() }).passthrough(),
   noise: z.object({ medianSpreadPct: nonNegative, p90SpreadPct: nonNegative, worstSpreadPct: nonNegative }),

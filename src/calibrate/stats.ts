@@ -1,4 +1,4 @@
-import type { MeasurementSummary } from './types.js';
+import type { MeasurementSummary, SampleStatistic } from './types.js';
 
 /** Small statistics for calibration: robust summaries and weighted linear least squares. */
 
@@ -40,6 +40,11 @@ export function summarise(samplesS: readonly number[]): MeasurementSummary {
   const minS = Math.min(...samplesS);
   const maxS = Math.max(...samplesS);
   return { medianS, minS, maxS, spreadPct: (100 * (maxS - minS)) / medianS, samples: samplesS.length };
+}
+
+/** The value of a summary under `statistic`, seconds. */
+export function valueOf(s: MeasurementSummary, statistic: SampleStatistic): number {
+  return statistic === 'min' ? s.minS : s.medianS;
 }
 
 /** Relative errors of a fit, in percent of the measured value. */

@@ -35,10 +35,11 @@ export interface Repetition {
 }
 
 /**
- * How the CPU backend times work. `auto`: work that runs on one thread (GEMMs and launches with one compute
- * thread, memcpy, GEMM chains) is timed with that thread's CPU clock, so time the OS gives other processes on a
- * shared machine is not counted, as it would not be on a GPU; work on several threads (collectives, copies
- * overlapping compute) with the wall clock. `wall`: everything with the wall clock (a dedicated machine).
+ * How the CPU backend times work. `auto`: with one compute thread, by CPU clocks of the threads doing the work,
+ * so time the OS gives other processes on a shared machine is not counted (as it would not be on a GPU): a GEMM,
+ * launch or memcpy by its thread's clock; a collective by each rank's clock, the slowest rank per sample
+ * (barrier waits count, time descheduled does not); a program (GEMMs with copies overlapping on another thread)
+ * as the critical path through its ops' thread times. `wall`: everything by the wall clock (a dedicated machine).
  */
 export type CpuClockMode = 'auto' | 'wall';
 
@@ -74,7 +75,19 @@ export interface PlannedItem {
   item: BenchItem;
 }
 
-/** A measurement summarised: medians are what the fit uses; spread says how noisy it was. */
+/**
+ * Which value of a measurement's samples stands for it: the median (CUDA, where runs are steady), or the
+ * fastest (CPU backend on a shared machine, where other processes only ever add time: best of N, as timeit
+ * advises). Calibration and validation use the same one.
+ */
+export type SampleStatistic = 'median' | 'min';
+
+/** The statistic a backend's measurements are fitted and compared with. */
+export function statisticFor(backend: BackendKind): SampleStatistic {
+  return backend === 'cpu' ? 'min' : 'median';
+}
+
+/** A measurement summarised; spread says how noisy it was. */
 export interface MeasurementSummary {
   medianS: number;
   minS: number;

@@ -93,7 +93,7 @@ export function formatProfile(p: Profile): string {
     `  launch overhead     ${formatSeconds(f.launchS)}${f.launchHostS !== undefined ? ` (host call ${formatSeconds(f.launchHostS)})` : ''}`,
     `  memory bandwidth    ${f.memoryBandwidthGBps.toFixed(1)} GB/s (read + write, streaming)`,
     ...(p.backend === 'cpu'
-      ? [`  clock               ${p.machine.cpuClock === 'wall' ? 'wall clock for everything' : "single-threaded work on its thread's CPU clock, the rest on the wall clock"}; ${p.machine.computeThreads ?? 1} compute thread(s)`]
+      ? [`  timing              ${p.machine.cpuClock === 'wall' ? 'wall clock for everything' : "each thread's CPU clock, wall clock for copies overlapping compute"}; fastest of the repeats; ${p.machine.computeThreads ?? 1} compute thread(s)`]
       : []),
     '',
     table(

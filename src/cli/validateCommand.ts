@@ -30,13 +30,18 @@ export function parsePercent(text: string, option: string): number {
 export function formatValidation(cases: readonly CaseResult[], s: ValidationSummary): string {
   const sign = (e: number) => `${e >= 0 ? '+' : ''}${e.toFixed(1)}%`;
   const lines = [
-    `held-out workloads on ${s.device} (${s.backend} backend): predicted by the simulator with the profile vs measured`,
+    `held-out workloads on ${s.device} (${s.backend} backend): predicted by the simulator with the profile vs measured (${s.statistic === 'min' ? 'fastest' : 'median'} of the repeats)`,
     '',
     table(['case', 'predicted', 'measured', 'error', 'spread'], cases.map((c) => [c.name, formatSeconds(c.predictedS), formatSeconds(c.measuredS), sign(c.errorPct), `${c.spreadPct.toFixed(1)}%`])),
     '',
     `  ${s.cases} cases: median |error| ${s.medianErrorPct.toFixed(1)}%, worst ${s.worstErrorPct.toFixed(1)}% (${s.worstCase})`,
     `  noise: spread (max − min)/median of each case's repeats: median ${s.medianSpreadPct.toFixed(1)}%, worst ${s.worstSpreadPct.toFixed(1)}%`,
   ];
+  if (s.drift) {
+    const f = (v: number) => (Number.isFinite(v) ? `${v >= 0 ? '+' : ''}${v.toFixed(1)}%` : 'n/a');
+    lines.push(`  drift: calibration measurements retaken now run ${f(s.drift.beforePct)} before and ${f(s.drift.afterPct)} after the cases (${s.drift.anchors.join(', ')})`);
+    if (s.driftAdjustedMedianErrorPct !== undefined) lines.push(`  with that drift taken out of the predictions: median |error| ${s.driftAdjustedMedianErrorPct.toFixed(1)}%`);
+  }
   for (const k of s.skipped) lines.push(`  skipped ${k.name}: ${k.reason}`);
   return lines.join('\n');
 }

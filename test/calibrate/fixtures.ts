@@ -60,6 +60,7 @@ export function syntheticProfile(opts: { backend?: 'cpu' | 'cuda'; device?: stri
     tool: { name: 'clustersim', version: 'test' },
     backend,
     quick: true,
+    statistic: 'median',
     device: { name: opts.device ?? 'Test CPU', count: opts.count ?? 2, ...(opts.gpuPreset ? { gpuPreset: opts.gpuPreset } : {}) },
     machine: { hostname: 'test', os: 'linux', arch: 'x64', node: 'v20', cpu: { model: 'Test CPU', logicalCores: 2, memoryBytes: 8 * 2 ** 30, gemmIsa: 'generic' }, computeThreads: 2 },
     noise: { medianSpreadPct: 1, p90SpreadPct: 2, worstSpreadPct: 3 },

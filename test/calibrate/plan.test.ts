@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { cpuClockFor } from '../../src/calibrate/backends.js';
 import { calibrationPlan, collectiveId, copyId, gemmId, geometric, innerFor, rankCounts } from '../../src/calibrate/plan.js';
 import type { BenchItem } from '../../src/calibrate/types.js';
 import { validationCases } from '../../src/calibrate/validatePlan.js';
@@ -62,5 +63,24 @@ describe('calibration and validation plans', () => {
   it('plans the CPU backend without collectives when only one thread could take part', () => {
     expect(calibrationPlan({ backend: 'cpu', quick: true, maxRanks: 1 }).some((p) => p.item.kind === 'collective')).toBe(false);
     expect(validationCases('cpu', true, 1).some((c) => c.kind === 'collective')).toBe(false);
+  });
+});
+
+describe('how the CPU backend times its work', () => {
+  const rep = { warmup: 1, repeats: 3, inner: 1 };
+  const program = { kind: 'program' as const, dtype: 'fp32' as const, gemms: [{ m: 8, n: 8, k: 8 }], copies: [{ bytes: 64, after: 0 }], direction: 'h2h' as const, run: 'both' as const, ...rep };
+
+  it('uses CPU clocks of the working threads with one compute thread, so other processes do not count', () => {
+    expect(cpuClockFor({ kind: 'gemm', dtype: 'fp32', m: 1, n: 1, k: 1, ...rep }, 1, 'auto')).toBe('thread');
+    expect(cpuClockFor({ kind: 'copy', direction: 'h2h', pinned: true, bytes: 64, ...rep }, 1, 'auto')).toBe('thread');
+    expect(cpuClockFor({ kind: 'collective', op: 'all_reduce', ranks: 2, bytes: 64, ...rep }, 1, 'auto')).toBe('thread');
+    expect(cpuClockFor(program, 1, 'auto')).toBe('thread');
+  });
+
+  it('falls back to the wall clock for GEMMs on several threads, when asked, or for the whole run', () => {
+    expect(cpuClockFor({ kind: 'gemm', dtype: 'fp32', m: 1, n: 1, k: 1, ...rep }, 4, 'auto')).toBe('wall');
+    expect(cpuClockFor(program, 4, 'auto')).toBe('wall');
+    expect(cpuClockFor({ ...program, clock: 'wall' }, 1, 'auto')).toBe('wall');
+    expect(cpuClockFor({ kind: 'copy', direction: 'h2h', pinned: true, bytes: 64, ...rep }, 1, 'wall')).toBe('wall');
   });
 });
