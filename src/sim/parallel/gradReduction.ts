@@ -137,7 +137,7 @@ function addZero3(program: Program, layout: ParallelLayout, passes: Map<string, 
         if (params === 0) return;
         const deps = i > 0 ? recs.map((r) => r.blocks[i - 1].first[t]) : [];
         last = program.collective('zero-gather', `all-gather weights ${blocks[i].block.name} mb${mb}`, { op: 'all_gather', group, bytes: params * 2 }, deps, mb, 'comm', members);
-        for (const r of recs) program.tasks[r.blocks[i].first[t]].deps.push(last);
+        for (const r of recs) program.addDep(r.blocks[i].first[t], last);
       };
       for (let i = 0; i < blocks.length; i++) {
         gather(i);

@@ -161,7 +161,7 @@ function instantiatePass(program: Program, t: PassTemplate, group: readonly numb
     waiting = [];
     for (const s of seg.waitFor) issued.delete(s);
     group.forEach((rank, i) => {
-      const own = [...deps];
+      const own = deps.length === 0 && !t.hostModelled ? deps : [...deps];
       if (t.hostModelled) {
         const hostDeps: number[] = [];
         if (seg.syncBefore && lastCompute[i] !== undefined) {
@@ -215,7 +215,7 @@ function addPipelineTransfers(program: Program, layout: ParallelLayout, passes: 
               if (shadowFilter(g)) shadows.push(g);
             }
             const x = program.transfer('pp-send', label, a, b, bytes, [src.last[t]], mb, shadows.length > 0 ? shadows : undefined);
-            for (let u = 0; u < layout.tp; u++) program.tasks[dst.first[u]].deps.push(x);
+            for (let u = 0; u < layout.tp; u++) program.addDep(dst.first[u], x);
           }
         }
       }

@@ -87,8 +87,13 @@ export interface Task {
 }
 
 /** A step as per-rank task graphs. Tasks are kept in the order they were added, which is stream order. */
+/** The shared "no dependencies" list; `addDep` replaces it instead of mutating it. */
+const NO_DEPS: number[] = [];
+
 export class Program {
   readonly tasks: Task[] = [];
+  /** One `[rank]` array per rank, shared by that rank's local tasks (a million tasks, a million arrays otherwise). */
+  private readonly single: (readonly number[])[] = [];
 
   /**
    * @param rankCount GPUs in the job
@@ -103,8 +108,16 @@ export class Program {
   /** Adds a task running `durationNs` on one rank's stream. Returns its id. */
   local(rank: number, stream: StreamKind, kind: TaskKind, label: string, durationNs: number, deps: number[] = [], microBatch = -1): number {
     const id = this.tasks.length;
-    this.tasks.push({ id, kind, label, stream, ranks: [rank], deps, durationNs, microBatch, ordered: true });
+    const ranks = (this.single[rank] ??= [rank]);
+    this.tasks.push({ id, kind, label, stream, ranks, deps: deps.length === 0 ? NO_DEPS : deps, durationNs, microBatch, ordered: true });
     return id;
+  }
+
+  /** Makes task `id` also wait for task `dep` (after it was added). */
+  addDep(id: number, dep: number): void {
+    const t = this.tasks[id];
+    if (t.deps === NO_DEPS) t.deps = [dep];
+    else t.deps.push(dep);
   }
 
   /**
