@@ -1,4 +1,21 @@
 #!/usr/bin/env node
+// Simulating tens of thousands of GPUs can need more than Node's default heap (about 4 GiB): when the
+// limit is below three quarters of the machine's memory (capped at 32 GiB), run again with a larger one.
+import { spawnSync } from 'node:child_process';
+import { totalmem } from 'node:os';
+import { getHeapStatistics } from 'node:v8';
+
+const wantMiB = Math.min(32 * 1024, Math.floor((totalmem() * 0.75) / 2 ** 20));
+const haveMiB = getHeapStatistics().heap_size_limit / 2 ** 20;
+if (!process.env.CLUSTERSIM_NO_RESPAWN && haveMiB < wantMiB * 0.9) {
+  const child = spawnSync(process.execPath, [`--max-old-space-size=${wantMiB}`, ...process.execArgv, ...process.argv.slice(1)], {
+    stdio: 'inherit',
+    env: { ...process.env, CLUSTERSIM_NO_RESPAWN: '1' },
+  });
+  if (child.signal) process.kill(process.pid, child.signal);
+  process.exit(child.status ?? 1);
+}
+
 import('../dist/cli/main.js').then((m) => m.main(process.argv)).catch((err) => {
   process.stderr.write(`clustersim: ${err && err.message ? err.message : err}\n`);
   process.exitCode = 1;

@@ -1,4 +1,5 @@
 import { execFileSync } from 'node:child_process';
+import { totalmem } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { BENCH_CASES, type CaseResult } from './cases.js';
 
@@ -30,23 +31,34 @@ function fmt(v: number, unit: string): string {
 }
 
 const rows: Row[] = [];
+const failed = new Map<string, string>();
 for (const [name, c] of Object.entries(BENCH_CASES)) {
   if (only && !only.includes(name)) continue;
   const runs: (CaseResult & { maxRssBytes: number })[] = [];
   for (let i = 0; i < repeat; i++) {
     if (process.stderr.isTTY) process.stderr.write(`\r${name}: run ${i + 1}/${repeat}   `);
-    runs.push(JSON.parse(execFileSync(process.execPath, [caseScript, name], { encoding: 'utf8', maxBuffer: 1 << 20 })));
+    // Large cases need more than Node's default heap, as the CLI gives itself (bin/clustersim.js).
+    const heapMiB = Math.min(32 * 1024, Math.floor((totalmem() * 0.75) / 2 ** 20));
+    try {
+      runs.push(JSON.parse(execFileSync(process.execPath, [`--max-old-space-size=${heapMiB}`, caseScript, name], { encoding: 'utf8', maxBuffer: 1 << 20, stdio: ['ignore', 'pipe', 'pipe'] })));
+    } catch (err) {
+      const text = String((err as { stderr?: string }).stderr ?? err);
+      failed.set(name, /heap out of memory/.test(text) ? 'ran out of memory' : text.split('\n').find((l) => l.trim() !== '') ?? 'failed');
+      break;
+    }
   }
+  if (runs.length === 0) continue;
   const values = runs.map((r) => r.value);
   rows.push({ name, title: c.title, unit: runs[0].unit, median: median(values), min: Math.min(...values), max: Math.max(...values), events: runs[0].events, maxRssMiB: median(runs.map((r) => r.maxRssBytes)) / 2 ** 20 });
 }
 if (process.stderr.isTTY) process.stderr.write('\r\x1b[K');
 if (json) {
-  process.stdout.write(JSON.stringify({ repeat, node: process.version, rows }, null, 2) + '\n');
+  process.stdout.write(JSON.stringify({ repeat, node: process.version, rows, failed: Object.fromEntries(failed) }, null, 2) + '\n');
 } else {
   const header = ['case', 'median', 'min', 'max', 'unit', 'events', 'peak RSS MiB'];
   const body = rows.map((r) => [r.title, fmt(r.median, r.unit), fmt(r.min, r.unit), fmt(r.max, r.unit), r.unit, r.events?.toLocaleString('en-US') ?? '', r.maxRssMiB.toFixed(0)]);
   const widths = header.map((h, i) => Math.max(h.length, ...body.map((b) => b[i].length)));
   const line = (cells: string[]) => cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join('  ');
   process.stdout.write(`clustersim bench (${repeat} runs per case, node ${process.version})\n${line(header)}\n${body.map(line).join('\n')}\n`);
+  for (const [name, why] of failed) process.stdout.write(`${BENCH_CASES[name].title}: ${why}\n`);
 }
