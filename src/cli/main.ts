@@ -10,6 +10,7 @@ import { registerCalibrate } from './calibrateCommand.js';
 import { registerValidate } from './validateCommand.js';
 import { registerMemory } from './memoryCommand.js';
 import { registerScale } from './scaleCommand.js';
+import { registerMerge } from './mergeCommand.js';
 
 /** Exit codes: 0 ok, 1 internal error, 2 bad input (scenario or usage). */
 export const EXIT_BAD_INPUT = 2;
@@ -30,6 +31,7 @@ export function buildProgram(io: Output): Command {
   registerValidate(program, io);
   registerMemory(program, io);
   registerScale(program, io);
+  registerMerge(program, io);
   for (const c of program.commands) c.exitOverride().configureOutput({ writeOut: (s) => io.out(s), writeErr: (s) => io.err(s) });
   program.addHelpText(
     'after',

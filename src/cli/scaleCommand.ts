@@ -1,8 +1,12 @@
 import { Option, type Command } from 'commander';
 import cliProgress from 'cli-progress';
 import { loadScenarioFile } from '../scenario/load.js';
-import { scaleSweep, type ScaleMode, type ScaleSeries } from '../sweep/scale.js';
+import { planSeries, type ScaleMode, type ScaleSeries } from '../sweep/scale.js';
 import { parseGpuCounts } from '../sweep/scaleMath.js';
+import { parseShard, ShardSyntaxError, type Shard } from '../sweep/grid.js';
+import { defaultJobs } from '../sweep/pool.js';
+import { recordLines } from '../sweep/records.js';
+import { runScaleShard, runScaleSweep } from '../sweep/sweep.js';
 import { SCALE_TABLE_HEADER, scaleCsv, scaleTableRows } from '../report/scaleTable.js';
 import { scaleReportHtml, scalingSvg, type ScaleView } from '../report/reports.js';
 import { VERSION } from '../version.js';
@@ -20,6 +24,27 @@ interface ScaleOptions {
   report?: string;
   json?: boolean;
   compare?: string[];
+  jobs?: string;
+  shard?: string;
+  out?: string;
+}
+
+/** Reads `--jobs`: a whole number of threads ≥ 1. */
+export function parseJobs(text: string | undefined): number {
+  if (text === undefined) return defaultJobs();
+  if (!/^\s*\d+\s*$/.test(text) || Number(text) < 1) throw new UsageError(`--jobs: '${text}' is not a number of threads; give a whole number ≥ 1 (1 runs the sweep in one thread; default: one per core, ${defaultJobs()} here)`);
+  return Number(text);
+}
+
+/** Reads `--shard i/N`, or nothing. */
+function shardOption(text: string | undefined): Shard | undefined {
+  if (text === undefined) return undefined;
+  try {
+    return parseShard(text);
+  } catch (err) {
+    if (err instanceof ShardSyntaxError) throw new UsageError(`--shard: ${err.message}`);
+    throw err;
+  }
 }
 
 /** Aligns text cells in columns: all right-aligned except the last (the note), two spaces apart. */
@@ -75,18 +100,28 @@ export function registerScale(program: Command, io: Output): void {
     .option('--svg <file.svg>', 'write the scaling chart (throughput and efficiency against GPUs)')
     .option('--report <file.html>', 'write a self-contained HTML report (curves, tables, timeline and memory of the largest size)')
     .option('--json', 'print { version, mode, series: [{ name, rows }] } instead of tables')
+    .option('--jobs <n>', `threads to simulate on, the main one and n − 1 workers (default: one per core, ${defaultJobs()} here; 1: no workers)`)
+    .option('--shard <i/N>', 'run only part i of N (1 ≤ i ≤ N; points dealt round-robin) and print its results as JSON lines for clustersim merge')
+    .option('--out <file.jsonl>', 'with --shard: write the JSON lines to this file instead of stdout')
     .addHelpText(
       'after',
       `
 Sizes that cannot be built (not whole nodes, a batch that does not divide) are rows with a reason;
-sizes that do not fit in memory are simulated and marked OOM.
+sizes that do not fit in memory are simulated and marked OOM. The sizes run in parallel, one thread
+per core; the output is the same as with --jobs 1.
+
+A sweep too large for one machine can be split: --shard i/N runs part i of N (the points, scenario by
+scenario and GPU count by GPU count, dealt round-robin) and writes one JSON line per point; clustersim
+merge joins the parts into the same table, JSON, CSV or chart as one run.
 
 Examples:
   $ clustersim scale scenarios/llama2-7b-ddp-16node.yaml --gpus 8..1024 --mode weak
   $ clustersim scale scenarios/bert-large-ddp-2node.yaml --gpus 8,16,32 --csv scale.csv --svg scale.svg
-  $ clustersim scale a.yaml --compare b.yaml c.yaml --gpus 16..256 --report scale.html`,
+  $ clustersim scale a.yaml --compare b.yaml c.yaml --gpus 16..256 --report scale.html
+  $ clustersim scale a.yaml --gpus 8..8192 --shard $SLURM_ARRAY_TASK_ID/$SLURM_ARRAY_TASK_COUNT --out part-$SLURM_ARRAY_TASK_ID.jsonl
+  $ clustersim merge part-*.jsonl --csv scale.csv`,
     )
-    .action((file: string, opts: ScaleOptions) => {
+    .action(async (file: string, opts: ScaleOptions) => {
       let gpus: number[];
       try {
         gpus = opts.gpus === undefined ? defaultGpuCounts(file, opts.set) : parseGpuCounts(opts.gpus);
@@ -94,27 +129,64 @@ Examples:
         if (err instanceof RangeError) throw new UsageError(`--gpus: ${err.message}`);
         throw err;
       }
+      const jobs = parseJobs(opts.jobs);
+      const shard = shardOption(opts.shard);
+      if (shard) {
+        const outputs = (['json', 'csv', 'svg', 'report'] as const).filter((o) => opts[o]).map((o) => `--${o}`);
+        if (outputs.length > 0) throw new UsageError(`${outputs.join(', ')}: a part (--shard) writes JSON lines only; give ${outputs.join(', ')} to clustersim merge once all parts are done`);
+      } else if (opts.out !== undefined) {
+        throw new UsageError('--out: only with --shard (it names the JSON-lines file of the part); use --json, --csv, --svg or --report for a whole sweep');
+      }
       const files = [file, ...(opts.compare ?? [])];
-      const loaded = files.map((f) => loadScenarioFile(f));
-      const progress = progressBar(io, files.length * gpus.length);
+      // Every scenario is checked before anything runs, so a bad --compare file fails at once.
+      const plans = files.map((f) => planSeries(loadScenarioFile(f), opts.mode, opts.set));
+      const label = (series: number, g: number) => `${plans[series].source} at ${g} GPUs`;
+
+      if (shard) {
+        const total = plans.length * gpus.length;
+        const progress = progressBar(io, Math.ceil(Math.max(0, total - shard.index + 1) / shard.count));
+        let part: Awaited<ReturnType<typeof runScaleShard>>;
+        try {
+          part = await runScaleShard(plans, gpus, opts.mode, shard, { jobs, onPoint: (p) => progress.tick(label(p.series, p.gpus)) });
+        } finally {
+          progress.stop();
+        }
+        const text = recordLines(part.records);
+        if (opts.out !== undefined) writeReportFile(opts.out, text, io);
+        else if (text !== '') io.out(text);
+        if (part.records.length === 0) io.err(`part ${shard.index}/${shard.count} holds no points (the sweep has ${part.points}); merge accepts its empty output`);
+        return;
+      }
+
+      const progress = progressBar(io, plans.length * gpus.length);
       let series: ScaleSeries[];
       try {
-        series = loaded.map((raw) => scaleSweep(raw, gpus, { mode: opts.mode, sets: opts.set, onProgress: (g) => progress.tick(`${raw.source} at ${g} GPUs`) }));
+        ({ series } = await runScaleSweep(plans, gpus, { jobs, keepLargest: opts.report !== undefined, onPoint: (p) => progress.tick(label(p.series, p.gpus)) }));
       } finally {
         progress.stop();
       }
-
-      if (opts.json) io.out(JSON.stringify(scaleJson(opts.mode, series), null, 2));
-      else io.out(series.map(formatScaleSeries).join('\n\n'));
-
-      const view: ScaleView = { mode: opts.mode, series };
-      const chart = opts.svg || opts.report ? scalingSvg(view) : '';
-      if (opts.csv) writeReportFile(opts.csv, scaleCsv(series), io);
-      if (opts.svg) writeReportFile(opts.svg, chart, io);
-      if (opts.report) {
-        const big = series[0].largest;
-        if (big) view.largest = stepView(big.scenario, big.run, {});
-        writeReportFile(opts.report, scaleReportHtml(view, `clustersim ${VERSION} scale --mode ${opts.mode}`, chart), io);
-      }
+      writeScaleOutputs(series, opts.mode, opts, io, `clustersim ${VERSION} scale --mode ${opts.mode}`);
     });
+}
+
+/** Prints the tables (or `--json`) and writes `--csv`, `--svg` and `--report`: the same for `scale` and `merge`. */
+export function writeScaleOutputs(
+  series: ScaleSeries[],
+  mode: ScaleMode,
+  opts: { json?: boolean; csv?: string; svg?: string; report?: string },
+  io: Output,
+  generator: string,
+): void {
+  if (opts.json) io.out(JSON.stringify(scaleJson(mode, series), null, 2));
+  else io.out(series.map(formatScaleSeries).join('\n\n'));
+
+  const view: ScaleView = { mode, series };
+  const chart = opts.svg || opts.report ? scalingSvg(view) : '';
+  if (opts.csv) writeReportFile(opts.csv, scaleCsv(series), io);
+  if (opts.svg) writeReportFile(opts.svg, chart, io);
+  if (opts.report) {
+    const big = series[0].largest;
+    if (big) view.largest = stepView(big.scenario, big.run, {});
+    writeReportFile(opts.report, scaleReportHtml(view, generator, chart), io);
+  }
 }

@@ -29,6 +29,37 @@ export interface ScaleSeries {
   largest?: { gpus: number; scenario: Scenario; run: StepRun };
 }
 
+/**
+ * Everything needed to simulate one scenario at any GPU count: plain data (structured-clonable), so a
+ * worker thread can take it once and then simulate points from a GPU count alone.
+ */
+export interface SeriesPlan {
+  name: string;
+  /** The file's path as given. */
+  source: string;
+  /** Folder of the file, where relative paths inside the scenario start. */
+  baseDir: string;
+  mode: ScaleMode;
+  /** The scenario as read, with `--set` applied. */
+  raw: Record<string, unknown>;
+  tp: number;
+  pp: number;
+  gpusPerNode: number;
+  nicsPerNode: number;
+  /** The scenario's own global batch (sequences) and micro-batch. */
+  globalBatch: number;
+  microBatch: number;
+  /** Sequences per data-parallel replica at the scenario's own size (kept in weak scaling). */
+  perReplicaBatch: number;
+}
+
+/** One simulated (or refused) point; `scenario` and `run` only when it was simulated. */
+export interface PointOutcome {
+  row: ScaleRow;
+  scenario?: Scenario;
+  run?: StepRun;
+}
+
 /** One line from a scenario error: an `InvalidScenarioError`'s problems joined, without the file name. */
 function reasonOf(err: ScenarioError): string {
   if (err instanceof InvalidScenarioError) return err.problems.map((p) => (p.path ? `${p.path}: ${p.message}` : p.message)).join('; ');
@@ -40,67 +71,104 @@ function positiveIntOr(value: unknown, fallback: number): number {
 }
 
 /**
- * Simulates a scenario at each GPU count. The scenario is changed at the raw level, as a user would edit
- * the file: `cluster.nodes` = GPUs / GPUs per node (below one node, a node with that many GPUs and at
- * most as many NICs), `parallel.dp` = GPUs / (tp × pp), and for weak scaling `training.globalBatch` =
- * the original batch per replica × dp. A size that cannot be built (not whole nodes, a batch that does
- * not divide, any scenario problem) becomes an infeasible row with its reason; one that does not fit in
- * memory is simulated and marked `oom`. Throws only if the scenario itself (at its own size) is invalid.
+ * Reads what a sweep of this scenario holds fixed. Throws the scenario's `ScenarioError` if the scenario
+ * itself (at its own size, with the overrides) is invalid.
  */
-export function scaleSweep(file: RawScenario, gpuCounts: readonly number[], options: ScaleOptions): ScaleSeries {
-  const raw = applyOverrides(file.raw, options.sets ?? []) as Record<string, unknown>;
+export function planSeries(file: RawScenario, mode: ScaleMode, sets: readonly string[] = []): SeriesPlan {
+  const raw = applyOverrides(file.raw, sets) as Record<string, unknown>;
   const base = resolveScenario(raw, file.source, file.baseDir);
   const parallel = (raw.parallel ?? {}) as Record<string, unknown>;
-  const tp = positiveIntOr(parallel.tp, 1);
-  const pp = positiveIntOr(parallel.pp, 1);
-  const perNode = base.cluster.node.gpusPerNode;
-  const nics = base.cluster.node.nicsPerNode;
-  const perReplicaBatch = base.training.globalBatch / base.parallel.dp;
-  const microBatch = base.training.microBatch;
+  return {
+    name: base.name,
+    source: file.source,
+    baseDir: file.baseDir,
+    mode,
+    raw,
+    tp: positiveIntOr(parallel.tp, 1),
+    pp: positiveIntOr(parallel.pp, 1),
+    gpusPerNode: base.cluster.node.gpusPerNode,
+    nicsPerNode: base.cluster.node.nicsPerNode,
+    globalBatch: base.training.globalBatch,
+    microBatch: base.training.microBatch,
+    perReplicaBatch: base.training.globalBatch / base.parallel.dp,
+  };
+}
+
+/**
+ * Simulates the scenario of `plan` at `gpus` GPUs. The scenario is changed at the raw level, as a user
+ * would edit the file: `cluster.nodes` = GPUs / GPUs per node (below one node, a node with that many GPUs
+ * and at most as many NICs), `parallel.dp` = GPUs / (tp × pp), and for weak scaling
+ * `training.globalBatch` = the original batch per replica × dp. A size that cannot be built (not whole
+ * nodes, a batch that does not divide, any scenario problem) becomes an infeasible row with its reason;
+ * one that does not fit in memory is simulated and marked `oom`. The row has no speedup or efficiency
+ * yet: those need the whole series (`withScaling`). A pure function of (plan, gpus), so a point gives the
+ * same row in any thread, process or machine.
+ */
+export function simulatePoint(plan: SeriesPlan, gpus: number): PointOutcome {
+  const { tp, pp, gpusPerNode: perNode } = plan;
+  if (gpus % (tp * pp) !== 0) return { row: { gpus, status: 'infeasible', reason: `not divisible: ${gpus} GPUs do not split into tp × pp = ${tp} × ${pp} groups` } };
+  if (gpus > perNode && gpus % perNode !== 0) return { row: { gpus, status: 'infeasible', reason: `not whole nodes: ${gpus} GPUs over nodes of ${perNode}` } };
+  const dp = gpus / (tp * pp);
+  const nodes = Math.max(1, gpus / perNode);
+  const globalBatch = plan.mode === 'weak' ? plan.perReplicaBatch * dp : plan.globalBatch;
+  if (globalBatch % (plan.microBatch * dp) !== 0) {
+    return { row: { gpus, nodes, dp, globalBatch, status: 'infeasible', reason: `not divisible: global batch ${globalBatch} over microBatch × dp = ${plan.microBatch} × ${dp}` } };
+  }
+  const sets = [`cluster.nodes=${nodes}`, `parallel.dp=${dp}`, `training.globalBatch=${globalBatch}`];
+  if (gpus < perNode) sets.push(`cluster.node.gpusPerNode=${gpus}`, `cluster.node.nicsPerNode=${Math.min(plan.nicsPerNode, gpus)}`);
+  let scenario: Scenario;
+  let run: StepRun;
+  try {
+    scenario = resolveScenario(applyOverrides(plan.raw, sets), plan.source, plan.baseDir);
+    run = simulateStep(scenario);
+  } catch (err) {
+    if (err instanceof ScenarioError) return { row: { gpus, nodes, dp, globalBatch, status: 'infeasible', reason: reasonOf(err) } };
+    throw err;
+  }
+  const r = run.result;
+  const row: ScaleRow = {
+    gpus,
+    status: r.memory.fits ? 'ok' : 'oom',
+    nodes,
+    dp,
+    globalBatch,
+    stepTimeS: r.stepTimeS,
+    samplesPerS: r.samplesPerS,
+    tokensPerS: r.tokensPerS,
+    exposedCommShare: r.breakdown.exposedCommS / r.stepTimeS,
+    mfu: r.mfu,
+    memoryBytesPerGpu: r.memory.peakBytesPerGpu,
+    capacityBytes: r.memory.capacityBytes,
+    fits: r.memory.fits,
+  };
+  return { row, scenario, run };
+}
+
+/** A series from its plan and its rows in GPU-count order (speedup and efficiency filled in here). */
+export function assembleSeries(plan: SeriesPlan, rows: readonly ScaleRow[]): ScaleSeries {
+  return { name: plan.name, source: plan.source, mode: plan.mode, tp: plan.tp, pp: plan.pp, rows: withScaling(rows) };
+}
+
+/** The GPU count of the largest simulated row (`ok` or `oom`) of a series: the one the report draws. */
+export function largestSimulatedGpus(rows: readonly ScaleRow[]): number | undefined {
+  for (let i = rows.length - 1; i >= 0; i--) if (rows[i].status !== 'infeasible') return rows[i].gpus;
+  return undefined;
+}
+
+/**
+ * Simulates a scenario at each GPU count, in this thread, one after another (the reference that
+ * threaded and sharded sweeps must reproduce exactly). Keeps the largest simulated run for the report.
+ * Throws only if the scenario itself (at its own size) is invalid.
+ */
+export function scaleSweep(file: RawScenario, gpuCounts: readonly number[], options: ScaleOptions): ScaleSeries {
+  const plan = planSeries(file, options.mode, options.sets ?? []);
   const rows: ScaleRow[] = [];
   let largest: ScaleSeries['largest'];
-
   for (const gpus of gpuCounts) {
-    const row = ((): ScaleRow => {
-      if (gpus % (tp * pp) !== 0) return { gpus, status: 'infeasible', reason: `not divisible: ${gpus} GPUs do not split into tp × pp = ${tp} × ${pp} groups` };
-      if (gpus > perNode && gpus % perNode !== 0) return { gpus, status: 'infeasible', reason: `not whole nodes: ${gpus} GPUs over nodes of ${perNode}` };
-      const dp = gpus / (tp * pp);
-      const nodes = Math.max(1, gpus / perNode);
-      const globalBatch = options.mode === 'weak' ? perReplicaBatch * dp : base.training.globalBatch;
-      if (globalBatch % (microBatch * dp) !== 0) {
-        return { gpus, nodes, dp, globalBatch, status: 'infeasible', reason: `not divisible: global batch ${globalBatch} over microBatch × dp = ${microBatch} × ${dp}` };
-      }
-      const sets = [`cluster.nodes=${nodes}`, `parallel.dp=${dp}`, `training.globalBatch=${globalBatch}`];
-      if (gpus < perNode) sets.push(`cluster.node.gpusPerNode=${gpus}`, `cluster.node.nicsPerNode=${Math.min(nics, gpus)}`);
-      let scenario: Scenario;
-      let run: StepRun;
-      try {
-        scenario = resolveScenario(applyOverrides(raw, sets), file.source, file.baseDir);
-        run = simulateStep(scenario);
-      } catch (err) {
-        if (err instanceof ScenarioError) return { gpus, nodes, dp, globalBatch, status: 'infeasible', reason: reasonOf(err) };
-        throw err;
-      }
-      const r = run.result;
-      largest = { gpus, scenario, run };
-      return {
-        gpus,
-        status: r.memory.fits ? 'ok' : 'oom',
-        nodes,
-        dp,
-        globalBatch,
-        stepTimeS: r.stepTimeS,
-        samplesPerS: r.samplesPerS,
-        tokensPerS: r.tokensPerS,
-        exposedCommShare: r.breakdown.exposedCommS / r.stepTimeS,
-        mfu: r.mfu,
-        memoryBytesPerGpu: r.memory.peakBytesPerGpu,
-        capacityBytes: r.memory.capacityBytes,
-        fits: r.memory.fits,
-      };
-    })();
+    const { row, scenario, run } = simulatePoint(plan, gpus);
+    if (scenario && run) largest = { gpus, scenario, run };
     rows.push(row);
     options.onProgress?.(gpus);
   }
-  return { name: base.name, source: file.source, mode: options.mode, tp, pp, rows: withScaling(rows), largest };
+  return { ...assembleSeries(plan, rows), largest };
 }
