@@ -1,3 +1,4 @@
+import { bytesText } from '../report/format.js';
 import { UsageError } from './usageError.js';
 
 const BINARY: Record<string, number> = { '': 1, b: 1, k: 1024, kib: 1024, m: 1024 ** 2, mib: 1024 ** 2, g: 1024 ** 3, gib: 1024 ** 3, t: 1024 ** 4, tib: 1024 ** 4 };
@@ -19,17 +20,8 @@ export function parseBytes(text: string, option: string): number {
   return bytes;
 }
 
-/** Formats bytes with a binary unit, as nccl-tests users read them. */
-export function formatBytes(bytes: number): string {
-  const units = ['B', 'KiB', 'MiB', 'GiB', 'TiB'];
-  let v = bytes;
-  let i = 0;
-  while (Math.abs(v) >= 1024 && i < units.length - 1) {
-    v /= 1024;
-    i++;
-  }
-  return i === 0 ? `${v} B` : `${v.toFixed(v >= 100 ? 0 : v >= 10 ? 1 : 2)} ${units[i]}`;
-}
+/** Formats bytes with a binary unit, as nccl-tests users read them (the reports' formatter). */
+export const formatBytes = bytesText;
 
 /** Formats seconds with a unit that keeps 3–4 significant digits. */
 export function formatSeconds(s: number): string {
