@@ -8,13 +8,14 @@
  * when it reaches the front. A handle carries its slot's generation, so cancelling an event that already
  * fired is a no-op even after its slot is reused.
  *
- * This class holds only the hot paths (filing into the top or rung 0, popping the bottom's front), small
- * enough for V8 to inline into Simulator; everything else is in LadderBase.
+ * This class holds only the hot paths (filing into the top or rung 0, popping the bottom's front), kept
+ * small so that V8 inlines them into Simulator; everything else is in LadderBase.
  */
 
-import { L, LadderBase, type EventTarget } from './ladderBase.js';
+import { L, type EventTarget } from './bottom.js';
+import { LadderBase } from './ladderBase.js';
 
-export type { EventTarget } from './ladderBase.js';
+export type { EventTarget } from './bottom.js';
 
 /** Opaque handle for cancelling one scheduled event. */
 export type EventHandle = number;
@@ -29,9 +30,20 @@ export class EventQueue extends LadderBase {
     return this.liveCount;
   }
 
+  /** Time of the event most recently popped. */
+  get lastPoppedTimeNs(): number {
+    return this.poppedTimeNs;
+  }
+
+  /** `arg` of the event most recently popped. */
+  get lastPoppedArg(): number {
+    return this.poppedArg;
+  }
+
   /** Schedules `target.onEvent(arg)` at absolute time `timeNs` (integer nanoseconds). */
   push(timeNs: number, target: EventTarget, arg = 0): EventHandle {
-    const slot = this.freeCount > 0 ? this.freeSlots[--this.freeCount] : this.newSlot();
+    if (this.freeCount === 0) this.addSlots();
+    const slot = this.freeSlots[--this.freeCount];
     const rec = this.rec;
     const k = L.REC * slot;
     rec[k] = timeNs;
@@ -39,16 +51,25 @@ export class EventQueue extends LadderBase {
     this.target[slot] = target;
     this.liveCount++;
     if (timeNs >= this.topStart) {
-      this.topSlots[this.topCount++] = slot;
+      if (timeNs > this.topMax) {
+        if (timeNs >= L.FAR) return this.pushFar(slot); // not an exact integer: kept apart, sorted
+        this.topMax = timeNs;
+      }
+      const n = 2 * this.topCount++;
+      this.top[n] = timeNs;
+      this.top[n + 1] = slot;
       if (timeNs < this.topMin) this.topMin = timeNs;
-      if (timeNs > this.topMax) this.topMax = timeNs;
-    } else if (timeNs >= this.rCurStart[0] && this.depth > 0) {
-      // Rung 0, whose buckets start the pool: the common case below the top. Prepend to the bucket's list.
+    } else if (timeNs >= this.r0Lo) {
+      // Rung 0, whose buckets start the pool: the common case below the top (see Bottom.addToBucket).
       const pool = this.pool;
-      const i = L.W * Math.floor((timeNs - this.rStart[0]) / this.rWidth[0]);
-      this.reci[2 * k + L.NEXT] = pool[i];
-      pool[i] = slot;
-      pool[i + 1]++;
+      const i = L.W * (((timeNs - this.r0Start) * this.r0Inv) | 0); // in [0, buckets): `| 0` floors
+      const c = pool[i]++;
+      if (c < L.INLINE) {
+        pool[i + 2 + c] = slot;
+      } else {
+        this.reci[2 * k + L.NEXT] = pool[i + 1];
+        pool[i + 1] = slot;
+      }
     } else {
       this.insertBelowTop(slot);
     }
@@ -59,7 +80,7 @@ export class EventQueue extends LadderBase {
   cancel(handle: EventHandle): void {
     const slot = handle % L.SLOT_LIMIT;
     const g = (handle - slot) / L.SLOT_LIMIT;
-    if (slot >= 0 && slot < this.slotsUsed && this.rec[L.REC * slot + 2] === g && this.target[slot] !== null) {
+    if (slot >= 0 && slot < this.capacity && this.rec[L.REC * slot + 2] === g && this.target[slot] !== null) {
       this.target[slot] = null;
       this.liveCount--;
     }
@@ -68,6 +89,34 @@ export class EventQueue extends LadderBase {
   /** Time of the next live event, or Infinity when none is left. */
   peekTimeNs(): number {
     return this.front() ? this.bTime[this.bHead] : Infinity;
+  }
+
+  /**
+   * Removes the next live event if it is no later than `untilNs` and returns its target, with its time and
+   * arg in `lastPoppedTimeNs` and `lastPoppedArg`; returns null when there is none.
+   */
+  popUntil(untilNs: number): EventTarget | null {
+    let h = this.bHead;
+    if (h === this.bEnd || this.target[this.bSlot[h]] === null) {
+      if (!this.front()) return null;
+      h = this.bHead;
+    }
+    const t = this.bTime[h];
+    if (t > untilNs) return null;
+    const slot = this.bSlot[h];
+    this.bHead = h + 1;
+    this.liveCount--;
+    this.poppedTimeNs = t;
+    const rec = this.rec;
+    const k = L.REC * slot;
+    this.poppedArg = rec[k + 1];
+    const target = this.target[slot];
+    // Free the slot (as freeSlot does).
+    this.target[slot] = null;
+    const g = rec[k + 2];
+    rec[k + 2] = g < 0x7fffffff ? g + 1 : 0;
+    this.freeSlots[this.freeCount++] = slot;
+    return target;
   }
 
   /**
@@ -82,15 +131,10 @@ export class EventQueue extends LadderBase {
     }
     const t = this.bTime[h];
     if (t > untilNs) return -1;
-    this.poppedTimeNs = t;
     this.bHead = h + 1;
     this.liveCount--;
+    this.poppedTimeNs = t;
     return this.bSlot[h];
-  }
-
-  /** Time of the event most recently popped. */
-  get lastPoppedTimeNs(): number {
-    return this.poppedTimeNs;
   }
 
   slotArg(slot: number): number {
@@ -99,8 +143,8 @@ export class EventQueue extends LadderBase {
 
   /** Returns the slot's target and frees the slot. */
   takeSlotTarget(slot: number): EventTarget {
-    const t = this.target[slot] as EventTarget;
+    const target = this.target[slot] as EventTarget;
     this.freeSlot(slot);
-    return t;
+    return target;
   }
 }

@@ -1,43 +1,36 @@
 /**
- * State and slow paths of the ladder queue behind EventQueue (Tang, Goh & Thng, "Ladder Queue", 2005).
- * EventQueue (eventQueue.ts) holds the hot paths; keep them small so V8 inlines them into the caller.
+ * State and slow paths of the ladder queue behind EventQueue (after Tang, Goh & Thng, "Ladder Queue",
+ * ACM TOMACS 2005). EventQueue (eventQueue.ts) holds the hot paths, kept small so that V8 inlines them.
  *
- * Three tiers hold disjoint ranges of time:
- *   - top: an unsorted list of the events at or after `topStart` (0 while there is no rung);
- *   - rungs: levels of time buckets, each an unsorted list. Rung 0 covers [its start, topStart); each deeper
- *     rung covers the one bucket of the rung above that was split because it held too many events. A rung's
- *     buckets before its current one are spent; an event goes into the shallowest rung whose current bucket
- *     starts at or before its time;
- *   - bottom: a sorted array of the next events (every event before the deepest rung's current bucket).
- * No sequence number is stored. Bucket lists are singly linked through the slots, newest first (a push
- * prepends, touching only the bucket and the event's own record); moves keep that order and sorts are stable,
- * so among events of equal time the order is always push order. Times and bucket widths are integers below 2^53, so
- * `floor((t - start) / width)` is exact. Functions here take no floating-point arguments, which a call that
- * V8 does not inline would box. An event's numbers share one 32-byte record, so a cold event costs one
- * cache miss rather than one per array.
+ * Tiers holding disjoint ranges of time, earliest last:
+ *   - top: the events at or after `topStart` (0 while there is no rung), unsorted, in push order;
+ *   - rungs: levels of time buckets. Rung 0 covers [its start, topStart); each deeper rung covers the one
+ *     bucket of the rung above that was split because it held too many events. A rung's buckets before
+ *     its current one are spent; an event goes into the shallowest rung whose current bucket starts at or
+ *     before its time;
+ *   - bottom (bottom.ts): a sorted array of the next events, all before the deepest rung's current bucket.
+ * Events at 2^53 ns or later wait in the far list (bottom.ts) until everything else is gone.
+ * When the bottom runs dry, the deepest rung's next buckets are sorted into it; the top becomes a new rung 0
+ * once the rungs are spent. Each event is so touched O(1) times on average, where a heap does O(log n) work.
+ *
+ * No sequence number is stored: every move keeps push order and every sort is stable, so among events of
+ * equal time the order is always push order. Times are integers below 2^53 and bucket widths powers of
+ * two, so the bucket index `floor((t - start) * (1 / width))` is exact (`| 0` floors it: it is below 2^31).
+ * Methods called every few events take no floating-point arguments, which a call that V8 does not inline
+ * would box (allocate).
  */
 
-/** Receives an event when it fires. `arg` is the number given when the event was scheduled. */
-export interface EventTarget {
-  onEvent(arg: number): void;
-}
+import { Bottom, L, type EventTarget } from './bottom.js';
 
-/** Layout constants (a const enum, so that tsc writes them into the code as literals). */
-export const enum L {
-  /** Slots are addressed with 22 bits in a handle; the rest of the handle is the slot's generation. */
-  SLOT_LIMIT = 4194304,
-  /** Doubles per slot record: [time, arg, generation, next]; `next` is read through the int32 view at 8s + 6. */
-  REC = 4,
-  NEXT = 6,
-  /** Words per bucket in the pool: head slot of its list, count (-1 marks the sentinel after a rung). */
-  W = 2,
-}
-/** Deepest ladder; a split divides a bucket's width by at least SPLIT_OVER / LOAD, so 2^53 needs < 16. */
+/** Deepest ladder; a split divides a bucket's width by at least 8, so 2^53 needs fewer than 18. */
 const MAX_RUNGS = 32;
-/** A bucket holding more events than this is split into a new rung rather than sorted. */
+/** A bucket holding more events than this is sorted by counting or split into a new rung. */
 const SPLIT_OVER = 48;
 /** Events per bucket aimed at when a rung is made. */
-const LOAD = 4;
+const LOAD = 2;
+/** Rung 0 spans up to this many times the top's span, as long as it has at most REACH_BUCKETS buckets. */
+const TOP_REACH = 4;
+const REACH_BUCKETS = 1 << 14;
 /** The most buckets one rung may have. */
 const MAX_BUCKETS = 1 << 20;
 /** A refill moves buckets into the bottom until it holds this many events. */
@@ -45,66 +38,49 @@ const REFILL_MIN = 8;
 /** A bottom this large that would take an insertion far from its end is spilled into a new rung. */
 const BOTTOM_SPILL = 256;
 
-export class LadderBase {
-  // Slot records (see L.REC) and targets; `target` is null once the event is cancelled or its slot freed.
-  protected rec: Float64Array;
-  protected reci: Int32Array;
-  protected target: (EventTarget | null)[];
-  protected freeSlots: Int32Array;
-  protected freeCount = 0;
-  protected slotsUsed = 0;
-  protected liveCount = 0;
-  protected poppedTimeNs = 0;
-  // Top: slots in push order (as many places as there are slots).
-  protected topStart = 0;
-  protected topSlots: Int32Array;
+/** The smallest power of two at or above x (1 for x <= 1). */
+function pow2AtLeast(x: number): number {
+  if (x <= 1) return 1;
+  let w = 2 ** Math.ceil(Math.log2(x));
+  if (w / 2 >= x) w /= 2;
+  return w < x ? 2 * w : w;
+}
+
+export class LadderBase extends Bottom {
+  // Top: [time, slot] pairs in push order (as many places as there are slots).
+  protected topStart = -0; // -0: see Bottom.poppedTimeNs
+  protected top: Float64Array;
   protected topCount = 0;
   protected topMin = Infinity;
   protected topMax = -Infinity;
-  // Rungs: per-rung parameters, buckets in a pool used as a stack.
+  // Rungs: per-rung parameters; their buckets are in the pool (bottom.ts), used as a stack.
   protected depth = 0;
   protected readonly rStart = new Float64Array(MAX_RUNGS);
   protected readonly rWidth = new Float64Array(MAX_RUNGS);
+  /** 1 / width: widths are powers of two, so `(t - start) * inv` is exact and needs no division. */
+  protected readonly rInv = new Float64Array(MAX_RUNGS);
   /** Start time of the rung's current bucket. */
   protected readonly rCurStart = new Float64Array(MAX_RUNGS);
   protected readonly rCur = new Int32Array(MAX_RUNGS);
   protected readonly rBase = new Int32Array(MAX_RUNGS);
   protected readonly rEnd = new Int32Array(MAX_RUNGS);
-  protected pool = new Int32Array(L.W * 1024);
-  private scratch = new Int32Array(64);
-  // Bottom: events sorted by (time, push order) in [bHead, bEnd).
-  protected bTime = new Float64Array(64);
-  protected bSlot = new Int32Array(64);
-  protected bHead = 0;
-  protected bEnd = 0;
+  // Rung 0's start, 1 / width and current bucket start, as plain fields for push (lo is Infinity without rungs).
+  protected r0Start = -0;
+  protected r0Inv = 0.5;
+  protected r0Lo = Infinity;
 
   constructor(initialCapacity: number) {
-    const cap = Math.max(16, initialCapacity);
-    this.rec = new Float64Array(L.REC * cap);
-    this.reci = new Int32Array(this.rec.buffer);
-    this.target = new Array<EventTarget | null>(cap).fill(null);
-    this.freeSlots = new Int32Array(cap);
-    this.topSlots = new Int32Array(cap);
+    super();
+    this.top = new Float64Array(0);
+    this.addSlots(Math.max(16, initialCapacity));
   }
 
-  protected newSlot(): number {
-    if (this.slotsUsed === this.freeSlots.length) this.grow();
-    if (this.slotsUsed >= L.SLOT_LIMIT) throw new Error(`event queue holds more than ${L.SLOT_LIMIT} events`);
-    return this.slotsUsed++;
-  }
-
-  protected freeSlot(slot: number): void {
-    this.target[slot] = null;
-    const g = this.rec[L.REC * slot + 2];
-    this.rec[L.REC * slot + 2] = g < 0x7fffffff ? g + 1 : 0;
-    this.freeSlots[this.freeCount++] = slot;
-  }
-
-  /** Prepends a slot to the list of the bucket at pool word `i`. */
-  private prepend(i: number, slot: number): void {
-    this.reci[2 * L.REC * slot + L.NEXT] = this.pool[i];
-    this.pool[i] = slot;
-    this.pool[i + 1]++;
+  /** Grows the slot arrays to `cap` slots (double when called with no argument) and frees the new ones. */
+  protected override addSlots(cap = 2 * this.capacity): void {
+    super.addSlots(cap);
+    const top = new Float64Array(2 * cap);
+    top.set(this.top);
+    this.top = top;
   }
 
   /** Files an event before topStart into the shallowest rung that covers it, else into the bottom. */
@@ -112,7 +88,7 @@ export class LadderBase {
     const t = this.rec[L.REC * slot];
     for (let r = 0; r < this.depth; r++) {
       if (t >= this.rCurStart[r]) {
-        this.prepend(L.W * (this.rBase[r] + Math.floor((t - this.rStart[r]) / this.rWidth[r])), slot);
+        this.addToBucket(L.W * (this.rBase[r] + (((t - this.rStart[r]) * this.rInv[r]) | 0)), slot);
         return;
       }
     }
@@ -121,26 +97,16 @@ export class LadderBase {
       // Many later events would shift: turn the bottom into a rung covering it, then file the event there.
       const lo = Math.min(t, this.bTime[this.bHead]);
       const span = this.rCurStart[this.depth - 1] - lo;
-      const width = Math.ceil(span / Math.min(Math.ceil(n / LOAD), MAX_BUCKETS));
+      const width = pow2AtLeast(span / Math.min(Math.ceil(n / LOAD), MAX_BUCKETS));
       const base = this.newRung(lo, width, Math.ceil(span / width));
       for (let k = this.bHead; k < this.bEnd; k++) {
-        this.prepend(L.W * (base + Math.floor((this.bTime[k] - lo) / width)), this.bSlot[k]);
+        this.addToBucket(L.W * (base + Math.floor((this.bTime[k] - lo) / width)), this.bSlot[k]);
       }
       this.bHead = this.bEnd = 0;
-      this.prepend(L.W * (base + Math.floor((t - lo) / width)), slot);
+      this.addToBucket(L.W * (base + Math.floor((t - lo) / width)), slot);
       return;
     }
-    if (this.bEnd === this.bTime.length) this.makeBottomRoom(1);
-    const bTime = this.bTime;
-    const bSlot = this.bSlot;
-    let i = this.bEnd++;
-    while (i > this.bHead && bTime[i - 1] > t) {
-      bTime[i] = bTime[i - 1];
-      bSlot[i] = bSlot[i - 1];
-      i--;
-    }
-    bTime[i] = t;
-    bSlot[i] = slot;
+    this.insertIntoBottom(slot);
   }
 
   /** Drops cancelled events and refills the bottom until a live event is at its front; false when empty. */
@@ -160,34 +126,43 @@ export class LadderBase {
   private refill(): boolean {
     this.bHead = this.bEnd = 0;
     for (;;) {
-      if (this.depth === 0 && !this.spawnFromTop()) return false;
+      if (this.depth === 0 && !this.spawnFromTop()) {
+        if (this.farCount === 0) return false;
+        // Only far events are left: they become the bottom, and until it drains every push sorts into it.
+        this.drainFar();
+        this.topStart = Infinity;
+        return true;
+      }
       const pool = this.pool; // newRung may replace it
       const r = this.depth - 1;
       let i = L.W * (this.rBase[r] + this.rCur[r]);
-      while (pool[i + 1] === 0) i += L.W;
-      const count = pool[i + 1];
+      while (pool[i] === 0) i += L.W;
+      const count = pool[i];
       const b = i / L.W - this.rBase[r];
       const width = this.rWidth[r];
       const bucketStart = this.rStart[r] + b * width;
-      this.rCur[r] = b;
-      this.rCurStart[r] = bucketStart;
+      this.setCurrent(r, b);
       if (count < 0) {
         // The rung is spent: drop it, unless the bottom has events (it then bounds them).
         if (this.bEnd > 0) return true;
-        pool[i + 1] = 0;
+        pool[i] = 0;
         this.depth = r;
+        if (r === 0) this.r0Lo = Infinity;
         continue;
       }
-      const split = count > SPLIT_OVER && width > 1 && this.depth < MAX_RUNGS;
-      if (split && this.bEnd > 0) return true;
-      pool[i + 1] = 0;
-      this.rCur[r] = b + 1;
-      this.rCurStart[r] = bucketStart + width;
-      if (split) {
-        this.splitBucket(pool[i], count, bucketStart, width);
+      const large = count > SPLIT_OVER && width > 1;
+      if (large && this.bEnd > 0) return true;
+      pool[i] = 0;
+      this.setCurrent(r, b + 1);
+      if (large && width <= 4 * count) {
+        this.countingSort(i, count, bucketStart, width); // few distinct times: beats insertion sort and a split
+        return true;
+      }
+      if (large && this.depth < MAX_RUNGS) {
+        this.splitBucket(i, count, b, r);
         continue;
       }
-      this.appendBucketToBottom(pool[i], count);
+      this.appendBucketToBottom(i, count);
       if (this.bEnd >= REFILL_MIN) return true;
     }
   }
@@ -200,117 +175,60 @@ export class LadderBase {
       return false;
     }
     const min = this.topMin;
-    const nb = Math.min(Math.ceil(count / LOAD), MAX_BUCKETS);
-    const width = Math.floor((this.topMax - min) / nb) + 1;
-    this.topStart = min + nb * width;
+    const width = pow2AtLeast((this.topMax - min + 1) / Math.min(Math.ceil(count / LOAD), MAX_BUCKETS));
+    // While its buckets fit in a cache, rung 0 reaches past the top's span, so that more later pushes land
+    // in it directly (and the push's branch between top and rung 0 is predictable).
+    const need = Math.floor((this.topMax - min) / width) + 1;
+    const nb = Math.max(need, Math.min(TOP_REACH * need, REACH_BUCKETS));
+    this.topStart = Math.min(min + nb * width, L.FAR); // far events never enter the ladder
     this.newRung(min, width, nb);
     this.topCount = 0;
     this.topMin = Infinity;
     this.topMax = -Infinity;
-    const rec = this.rec;
-    const reci = this.reci;
-    const pool = this.pool;
-    const top = this.topSlots;
-    for (let k = 0; k < count; k++) {
-      const s = top[k];
-      const i = L.W * Math.floor((rec[L.REC * s] - min) / width);
-      reci[2 * L.REC * s + L.NEXT] = pool[i];
-      pool[i] = s;
-      pool[i + 1]++;
-    }
+    const inv = 1 / width;
+    const top = this.top;
+    for (let k = 0; k < 2 * count; k += 2) this.addToBucket(L.W * (((top[k] - min) * inv) | 0), top[k + 1]);
     return true;
   }
 
-  /** Moves a bucket's list into a new rung below the deepest. */
-  private splitBucket(head: number, count: number, start: number, width: number): void {
-    if (this.scratch.length < count) this.scratch = new Int32Array(2 * count);
-    const list = this.scratch;
-    for (let n = 0, s = head; n < count; n++, s = this.reci[2 * L.REC * s + L.NEXT]) list[n] = s;
-    const w = Math.ceil(width / Math.min(Math.ceil(count / LOAD), MAX_BUCKETS));
-    const base = this.newRung(start, w, Math.ceil(width / w));
-    for (let n = count - 1; n >= 0; n--) {
-      const s = list[n]; // oldest first, so the new lists are newest first again
-      this.prepend(L.W * (base + Math.floor((this.rec[L.REC * s] - start) / w)), s);
+  /** Moves the events of bucket `b` of rung `r` (at pool word `i`) into a new rung below the deepest. */
+  private splitBucket(i: number, count: number, b: number, r: number): void {
+    const width = this.rWidth[r];
+    const start = this.rStart[r] + b * width;
+    const list = this.gatherBucket(i, count);
+    const w = pow2AtLeast(width / Math.min(Math.ceil(count / LOAD), MAX_BUCKETS));
+    const base = this.newRung(start, w, width / w);
+    const inv = 1 / w;
+    for (let n = 0; n < count; n++) {
+      const s = list[n];
+      this.addToBucket(L.W * (base + (((this.rec[L.REC * s] - start) * inv) | 0)), s);
     }
   }
 
-  /** Appends a bucket's events (all later than the bottom's) to the bottom, sorted stably by time. */
-  private appendBucketToBottom(head: number, count: number): void {
-    if (this.bEnd + count > this.bTime.length) this.makeBottomRoom(count);
-    const bTime = this.bTime;
-    const bSlot = this.bSlot;
-    const rec = this.rec;
-    const reci = this.reci;
-    const end = this.bEnd + count;
-    // The list is newest first: each event goes before every placed event of equal or later time.
-    let start = end;
-    for (let n = 0, s = head; n < count; n++, s = reci[2 * L.REC * s + L.NEXT]) {
-      const t = rec[L.REC * s];
-      let m = --start;
-      while (m + 1 < end && bTime[m + 1] < t) {
-        bTime[m] = bTime[m + 1];
-        bSlot[m] = bSlot[m + 1];
-        m++;
-      }
-      bTime[m] = t;
-      bSlot[m] = s;
-    }
-    this.bEnd = end;
-  }
-
-  /** Pushes an empty rung of `buckets` buckets below the deepest; returns its base bucket in the pool. */
+  /** Pushes an empty rung of `buckets` buckets below the deepest; returns its first bucket in the pool. */
   private newRung(start: number, width: number, buckets: number): number {
     const r = this.depth++;
     const base = r === 0 ? 0 : this.rEnd[r - 1] + 1;
-    const need = L.W * (base + buckets + 1);
-    if (need > this.pool.length) {
-      let cap = this.pool.length * 2;
-      while (cap < need) cap *= 2;
-      const p = new Int32Array(cap);
-      p.set(this.pool.subarray(0, L.W * base));
-      this.pool = p;
-    }
-    this.pool[L.W * (base + buckets) + 1] = -1; // sentinel: stops the scan for the next bucket
+    this.reservePool(L.W * (base + buckets + 1));
+    this.pool[L.W * (base + buckets)] = -1; // sentinel: stops the scan for the next bucket
     this.rStart[r] = start;
     this.rWidth[r] = width;
-    this.rCurStart[r] = start;
-    this.rCur[r] = 0;
+    this.rInv[r] = 1 / width;
     this.rBase[r] = base;
     this.rEnd[r] = base + buckets;
+    if (r === 0) {
+      this.r0Start = start;
+      this.r0Inv = 1 / width;
+    }
+    this.setCurrent(r, 0);
     return base;
   }
 
-  private makeBottomRoom(extra: number): void {
-    const n = this.bEnd - this.bHead;
-    let cap = this.bTime.length;
-    while (cap < n + extra) cap *= 2;
-    if (cap === this.bTime.length) {
-      this.bTime.copyWithin(0, this.bHead, this.bEnd);
-      this.bSlot.copyWithin(0, this.bHead, this.bEnd);
-    } else {
-      const t = new Float64Array(cap);
-      t.set(this.bTime.subarray(this.bHead, this.bEnd));
-      const s = new Int32Array(cap);
-      s.set(this.bSlot.subarray(this.bHead, this.bEnd));
-      this.bTime = t;
-      this.bSlot = s;
-    }
-    this.bHead = 0;
-    this.bEnd = n;
-  }
-
-  private grow(): void {
-    const cap = this.freeSlots.length * 2;
-    const rec = new Float64Array(L.REC * cap);
-    rec.set(this.rec);
-    this.rec = rec;
-    this.reci = new Int32Array(rec.buffer);
-    const free = new Int32Array(cap);
-    free.set(this.freeSlots);
-    this.freeSlots = free;
-    const top = new Int32Array(cap);
-    top.set(this.topSlots);
-    this.topSlots = top;
-    for (let i = this.target.length; i < cap; i++) this.target.push(null);
+  /** Makes bucket `b` the current bucket of rung `r`. */
+  private setCurrent(r: number, b: number): void {
+    const start = this.rStart[r] + b * this.rWidth[r];
+    this.rCur[r] = b;
+    this.rCurStart[r] = start;
+    if (r === 0) this.r0Lo = start;
   }
 }

@@ -8,8 +8,14 @@ export type { EventHandle, EventTarget } from './eventQueue.js';
  */
 export class Simulator {
   private readonly queue = new EventQueue();
-  private nowNs = 0;
+  // Starts as a double (then 0) so that V8 keeps a double field: a field that starts as a small integer
+  // changes the object's hidden class when times pass 2^31, throwing away optimized code mid-run.
+  private nowNs = 0.5;
   private fired = 0;
+
+  constructor() {
+    this.nowNs = 0;
+  }
 
   /** Current simulated time in nanoseconds. */
   get now(): number {
@@ -46,13 +52,11 @@ export class Simulator {
   run(untilNs = Infinity): number {
     const q = this.queue;
     for (;;) {
-      const slot = q.popSlotUntil(untilNs);
-      if (slot < 0) break;
+      const target = q.popUntil(untilNs);
+      if (target === null) break;
       this.nowNs = q.lastPoppedTimeNs;
-      const arg = q.slotArg(slot);
-      const target = q.takeSlotTarget(slot);
       this.fired++;
-      target.onEvent(arg);
+      target.onEvent(q.lastPoppedArg);
     }
     return this.nowNs;
   }

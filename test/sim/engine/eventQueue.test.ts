@@ -136,6 +136,63 @@ describe('event queue (ladder)', () => {
     expect(popped).toEqual(want);
   });
 
+  it('sorts a crowded bucket with few distinct times, and splits a crowded wide one', () => {
+    const rng = randomStream(11, 'crowded');
+    const q = new EventQueue();
+    const ref = new Reference();
+    let id = 0;
+    const push = (t: number) => {
+      q.push(t, target, id);
+      ref.push(t, id++);
+    };
+    push(1e9); // stretches rung 0 so that everything below lands in its first bucket
+    for (let i = 0; i < 5000; i++) push(Math.floor(rng.next() * 100));
+    for (let i = 0; i < 3000; i++) push(200 + Math.floor(rng.next() * 1e6));
+    const popped: number[] = [];
+    const want: number[] = [];
+    for (let slot = q.popSlotUntil(); slot >= 0; slot = q.popSlotUntil()) {
+      popped.push(q.slotArg(slot));
+      q.takeSlotTarget(slot);
+      want.push(ref.pop(Infinity)!.id);
+      if (popped.length % 7 === 0) push(q.lastPoppedTimeNs + Math.floor(rng.next() * 50)); // ties with the crowd
+    }
+    expect(popped).toEqual(want);
+  });
+
+  it('keeps times at or beyond 2^53, and Infinity, in order after all others', () => {
+    const q = new EventQueue();
+    const ref = new Reference();
+    const times = [Infinity, 2 ** 60, 5, 2 ** 53, Infinity, 2 ** 60, 2 ** 53 - 1, 7, 2 ** 70, 5];
+    const handles = times.map((t, i) => {
+      ref.push(t, i);
+      return q.push(t, target, i);
+    });
+    q.cancel(handles[5]);
+    ref.cancel(5);
+    const popped: number[] = [];
+    const want: number[] = [];
+    let pushedLate = false;
+    for (let slot = q.popSlotUntil(); slot >= 0; slot = q.popSlotUntil()) {
+      popped.push(q.slotArg(slot));
+      want.push(ref.pop(Infinity)!.id);
+      const t = q.lastPoppedTimeNs;
+      q.takeSlotTarget(slot);
+      if (t === 2 ** 53 && !pushedLate) {
+        // pushed while the far events are the bottom: they sort in among them
+        pushedLate = true;
+        for (const [dt, id] of [[4, 100], [0, 101], [2 ** 62, 102]]) {
+          q.push(t + dt, target, id);
+          ref.push(t + dt, id);
+        }
+      }
+    }
+    expect(popped).toEqual(want);
+    expect(q.size).toBe(0);
+    q.push(3, target, 200); // and the ladder works again afterwards
+    q.push(1, target, 201);
+    expect(q.slotArg(q.popSlotUntil())).toBe(201);
+  });
+
   it('handles times near 2^53', () => {
     const q = new EventQueue();
     const times = [2 ** 53 - 1, 0, 2 ** 53 - 2, 2 ** 52 + 1, 2 ** 52, 1, 2 ** 53 - 1, 3];
@@ -164,5 +221,19 @@ describe('event queue (ladder)', () => {
     expect(q.peekTimeNs()).toBe(Infinity);
     q.push(3, target, 3);
     expect(q.slotArg(q.popSlotUntil())).toBe(3);
+  });
+
+  it('pops a target with its time and arg through popUntil', () => {
+    const q = new EventQueue();
+    const other = { onEvent: () => {} };
+    q.push(4, target, 7);
+    q.push(4, other, 8);
+    expect(q.popUntil(3)).toBe(null);
+    expect(q.popUntil(4)).toBe(target);
+    expect([q.lastPoppedTimeNs, q.lastPoppedArg]).toEqual([4, 7]);
+    expect(q.popUntil(Infinity)).toBe(other);
+    expect(q.lastPoppedArg).toBe(8);
+    expect(q.popUntil(Infinity)).toBe(null);
+    expect(q.size).toBe(0);
   });
 });
