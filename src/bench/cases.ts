@@ -4,6 +4,9 @@ import { resolveScenario } from '../scenario/resolve.js';
 import { buildTopology } from '../sim/network/topology.js';
 import { CollectiveService } from '../sim/collectives/collectiveService.js';
 import { resolveClusterSection } from '../scenario/resolve.js';
+import { loadScenarioFile } from '../scenario/load.js';
+import { execFileSync } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
 
 /** What one benchmark case measured in one process. */
 export interface CaseResult {
@@ -25,6 +28,25 @@ function stepCase(raw: Record<string, unknown>): () => CaseResult {
   return () => {
     const { result, wallS } = timed(() => simulateStep(resolveScenario(raw, 'bench', '.')));
     return { value: wallS, unit: 's', events: result.result.eventsFired };
+  };
+}
+
+/** Repository root (this file is dist/bench/cases.js). */
+const repoRoot = fileURLToPath(new URL('../../', import.meta.url));
+
+/** Times one step of a bundled scenario file. */
+function scenarioFileCase(file: string): () => CaseResult {
+  return () => {
+    const { raw } = loadScenarioFile(repoRoot + file);
+    return stepCase(raw as Record<string, unknown>)();
+  };
+}
+
+/** Times a whole CLI command as a user runs it (process start-up and worker threads included). */
+function cliCase(args: string[]): () => CaseResult {
+  return () => {
+    const { wallS } = timed(() => execFileSync(process.execPath, [repoRoot + 'bin/clustersim.js', ...args], { cwd: repoRoot, stdio: ['ignore', 'ignore', 'inherit'] }));
+    return { value: wallS, unit: 's' };
   };
 }
 
@@ -75,5 +97,13 @@ export const BENCH_CASES: Record<string, { title: string; run: () => CaseResult 
       training: { globalBatch: 3072, microBatch: 1 },
       parallel: { tp: 8, pp: 64, schedule: 'interleaved', virtualStages: 2, recompute: 'full' },
     }),
+  },
+  'llama3-405b-16384': {
+    title: 'Llama-3-405B, 16,384 H100, TP 8 PP 16 DP 128, seq 8192',
+    run: scenarioFileCase('scenarios/llama3-405b-16384xh100.yaml'),
+  },
+  'scale-70b-8-8192': {
+    title: 'clustersim scale, Llama-2-70B TP 8, 8..8192 GPUs (11 points)',
+    run: cliCase(['scale', 'scenarios/llama2-70b-tp8-scale.yaml', '--gpus', '8..8192', '--mode', 'weak', '--json']),
   },
 };
