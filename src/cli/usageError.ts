@@ -5,3 +5,14 @@ export class UsageError extends Error {
     this.name = 'UsageError';
   }
 }
+
+/**
+ * A check the user asked for did not pass (for example `validate --max-error`): the input was fine, so it
+ * is not exit code 2; scripts and CI see exit code 3. The message is printed without a stack trace.
+ */
+export class CheckFailedError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'CheckFailedError';
+  }
+}

@@ -1,4 +1,4 @@
-import { CommanderError, type Command } from 'commander';
+import type { Command } from 'commander';
 import { writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { openCpuBackend, openCudaBackend } from '../calibrate/backends.js';
@@ -8,7 +8,7 @@ import { runValidation, type CaseResult, type ValidationSummary } from '../calib
 import { asUsageError, onInterrupt, progressReporter } from './calibrateCommand.js';
 import { table, type Output } from './output.js';
 import { formatSeconds } from './units.js';
-import { UsageError } from './usageError.js';
+import { CheckFailedError, UsageError } from './usageError.js';
 
 interface ValidateOptions {
   profile: string;
@@ -62,7 +62,7 @@ The cases use sizes and shapes the calibration did not measure: off-grid GEMMs, 
 GEMM chains of real transformer layers, a backward pass whose gradient copies overlap compute, and
 copy and collective sizes between the fitted ones. It runs on the profile's backend (cuda or cpu).
 error = (predicted − measured) / measured; spread = (max − min) / median of the repeats.
-With --max-error the exit status is 2 when the median |error| is above the limit.
+With --max-error the exit status is 3 when the median |error| is above the limit (2 is bad input).
 
 Examples:
   $ clustersim validate --profile cpu-profile.json --quick
@@ -95,8 +95,7 @@ Examples:
       if (interrupted) throw new UsageError('validation interrupted; the cases above ran');
       if (cases.length === 0) throw new UsageError('no validation case could run');
       if (maxError !== undefined && !(summary.medianErrorPct <= maxError)) {
-        io.err(`clustersim: median |error| ${summary.medianErrorPct.toFixed(1)}% is above --max-error ${maxError}%`);
-        throw new CommanderError(2, 'clustersim.validate.maxError', 'validation error above --max-error');
+        throw new CheckFailedError(`median |error| ${summary.medianErrorPct.toFixed(1)}% is above --max-error ${maxError}%`);
       }
     });
 }

@@ -41,7 +41,7 @@ describe.skipIf(skip)('the CPU backend end to end (--quick)', () => {
   it('validates held-out workloads, prints each case as JSON with a summary, and fails above --max-error', async () => {
     // A limit no real measurement meets, so one run shows both the report and the failing exit status.
     const r = await cli('validate', '--profile', out, '--quick', '--json', '--max-error', '0.000001');
-    expect(r.code).toBe(2);
+    expect(r.code).toBe(3);
     expect(r.err).toMatch(/median \|error\| .* is above --max-error 0.000001%/);
     const { cases, summary } = JSON.parse(r.out);
     expect(cases.length).toBeGreaterThanOrEqual(10);
