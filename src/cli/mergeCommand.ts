@@ -43,7 +43,7 @@ Examples:
   $ clustersim scale a.yaml --gpus 8..8192 --shard 2/2 --out part-2.jsonl   # on another
   $ clustersim merge part-*.jsonl --csv scale.csv --svg scale.svg`,
     )
-    .action((files: string[], opts: MergeOptions) => {
+    .action(async (files: string[], opts: MergeOptions) => {
       let merged;
       try {
         merged = mergeParts(files.map(readPart));
@@ -51,6 +51,6 @@ Examples:
         if (err instanceof MergeError) throw new UsageError(err.message);
         throw err;
       }
-      writeScaleOutputs(merged.series, merged.mode, opts, io, `clustersim ${VERSION} merge`);
+      await writeScaleOutputs(merged.series, merged.mode, opts, io, `clustersim ${VERSION} merge`);
     });
 }

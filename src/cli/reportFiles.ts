@@ -8,9 +8,8 @@ import { formatBytes } from './units.js';
 import { UsageError } from './usageError.js';
 import type { Output } from './output.js';
 import { defaultRanks, parseRankList, parseStreamList, pipelineStageRanks, RankNotSimulatedError, RankSelectionError, simulatedRanks, usedStreams } from '../report/ranks.js';
-import { simulateReportHtml, stepMemorySvg, stepTimelineSvg, type StepView } from '../report/reports.js';
+import type { StepView } from '../report/reports.js';
 import type { ScenarioLabel } from '../report/summary.js';
-import { chromeTraceJson, toChromeTrace } from '../report/chromeTrace.js';
 
 /** Options that turn a simulated step into files. */
 export interface StepFileOptions {
@@ -65,8 +64,18 @@ export function stepView(scenario: Scenario, run: Pick<StepRun, 'trace' | 'resul
   return { label: labelOf(scenario), trace: run.trace, result: run.result, ranks, streams };
 }
 
+/**
+ * The report renderers (d3 + jsdom) take about a second to load, so they are imported only when a file
+ * is asked for, keeping plain `simulate` and `--json` quick to start.
+ */
+export function loadReports(): Promise<typeof import('../report/reports.js')> {
+  return import('../report/reports.js');
+}
+
 /** Writes the files `--timeline`, `--report`, `--trace` and `--memory-chart` ask for. */
-export function writeStepFiles(scenario: Scenario, run: Pick<StepRun, 'trace' | 'result'>, opts: StepFileOptions, io: Output): void {
+export async function writeStepFiles(scenario: Scenario, run: Pick<StepRun, 'trace' | 'result'>, opts: StepFileOptions, io: Output): Promise<void> {
+  if (!opts.memoryChart && !opts.timeline && !opts.report && !opts.trace) return;
+  const { simulateReportHtml, stepMemorySvg, stepTimelineSvg } = await loadReports();
   if (opts.memoryChart) writeReportFile(opts.memoryChart, stepMemorySvg({ label: labelOf(scenario), result: run.result }), io);
   if (!opts.timeline && !opts.report && !opts.trace) return;
   const view = stepView(scenario, run, opts);
@@ -77,6 +86,7 @@ export function writeStepFiles(scenario: Scenario, run: Pick<StepRun, 'trace' | 
   if (opts.timeline) writeReportFile(opts.timeline, timeline, io);
   if (opts.report) writeReportFile(opts.report, simulateReportHtml(view, `clustersim ${VERSION} simulate`, timeline), io);
   if (opts.trace) {
+    const { chromeTraceJson, toChromeTrace } = await import('../report/chromeTrace.js');
     const ranks = opts.ranks ? view.ranks : undefined;
     const meta = { scenario: scenario.name, seed: run.result.seed, version: VERSION, stepTimeS: run.result.stepTimeS };
     writeReportFile(opts.trace, chromeTraceJson(toChromeTrace({ trace: run.trace, ranks, gpusPerNode: scenario.cluster.node.gpusPerNode, meta })), io);

@@ -8,10 +8,10 @@ import { defaultJobs } from '../sweep/pool.js';
 import { recordLines } from '../sweep/records.js';
 import { runScaleShard, runScaleSweep } from '../sweep/sweep.js';
 import { SCALE_TABLE_HEADER, scaleCsv, scaleTableRows } from '../report/scaleTable.js';
-import { scaleReportHtml, scalingSvg, type ScaleView } from '../report/reports.js';
+import type { ScaleView } from '../report/reports.js';
 import { VERSION } from '../version.js';
 import { collect, scenarioFromFile } from './scenarioInput.js';
-import { stepView, writeReportFile } from './reportFiles.js';
+import { loadReports, stepView, writeReportFile } from './reportFiles.js';
 import { processOutput, type Output } from './output.js';
 import { UsageError } from './usageError.js';
 
@@ -165,21 +165,23 @@ Examples:
       } finally {
         progress.stop();
       }
-      writeScaleOutputs(series, opts.mode, opts, io, `clustersim ${VERSION} scale --mode ${opts.mode}`);
+      await writeScaleOutputs(series, opts.mode, opts, io, `clustersim ${VERSION} scale --mode ${opts.mode}`);
     });
 }
 
 /** Prints the tables (or `--json`) and writes `--csv`, `--svg` and `--report`: the same for `scale` and `merge`. */
-export function writeScaleOutputs(
+export async function writeScaleOutputs(
   series: ScaleSeries[],
   mode: ScaleMode,
   opts: { json?: boolean; csv?: string; svg?: string; report?: string },
   io: Output,
   generator: string,
-): void {
+): Promise<void> {
   if (opts.json) io.out(JSON.stringify(scaleJson(mode, series), null, 2));
   else io.out(series.map(formatScaleSeries).join('\n\n'));
 
+  if (!opts.csv && !opts.svg && !opts.report) return;
+  const { scaleReportHtml, scalingSvg } = await loadReports();
   const view: ScaleView = { mode, series };
   const chart = opts.svg || opts.report ? scalingSvg(view) : '';
   if (opts.csv) writeReportFile(opts.csv, scaleCsv(series), io);

@@ -79,7 +79,7 @@ Examples:
   $ clustersim simulate scenarios/imports/llama2-7b-a100-1node.yaml --deepspeed-config scenarios/imports/ds_config.json
   $ clustersim simulate scenarios/bert-large-ddp-2node.yaml --timeline step.svg --report step.html --trace step.json --ranks 0,8`,
     );
-  addStepFileOptions(cmd).action((file: string, opts: { set: string[]; json?: boolean; profile?: string; alternatives: string; fidelity?: string } & ImportOptions & StepFileOptions) => {
+  addStepFileOptions(cmd).action(async (file: string, opts: { set: string[]; json?: boolean; profile?: string; alternatives: string; fidelity?: string } & ImportOptions & StepFileOptions) => {
     const sets = opts.fidelity ? [...opts.set, `simulation.fidelity=${opts.fidelity}`] : opts.set;
     const { scenario: imported, imports } = scenarioWithImports(file, opts, sets, (w) => io.err(`clustersim: warning: ${w}`));
     const scenario = applyProfileOption(imported, opts.profile, io);
@@ -89,7 +89,7 @@ Examples:
     const alternatives = alternativesFor(file, adjust, scenario, result, parseCount(opts.alternatives, '--alternatives'));
     if (opts.json) io.out(JSON.stringify({ ...simulateJson(result), alternatives }, null, 2));
     else io.out([formatStepSummary(result, { clusterName: scenario.cluster.name, modelName: scenario.model.name }), formatAdvice(result, alternatives), ...describeImports(imports, opts.set)].join('\n'));
-    writeStepFiles(scenario, run, opts, io);
+    await writeStepFiles(scenario, run, opts, io);
   });
 }
 
