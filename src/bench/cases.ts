@@ -7,6 +7,7 @@ import { resolveClusterSection } from '../scenario/resolve.js';
 import { loadScenarioFile } from '../scenario/load.js';
 import { execFileSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import { GROWTH_CASES } from './growth.js';
 
 /** What one benchmark case measured in one process. */
 export interface CaseResult {
@@ -106,4 +107,5 @@ export const BENCH_CASES: Record<string, { title: string; run: () => CaseResult 
     title: 'clustersim scale, Llama-2-70B TP 8, 8..8192 GPUs (11 points)',
     run: cliCase(['scale', 'scenarios/llama2-70b-tp8-scale.yaml', '--gpus', '8..8192', '--mode', 'weak', '--json']),
   },
+  ...Object.fromEntries(Object.entries(GROWTH_CASES).map(([name, g]) => [name, { title: g.title, run: stepCase(g.raw) }])),
 };

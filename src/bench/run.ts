@@ -2,18 +2,40 @@ import { execFileSync } from 'node:child_process';
 import { totalmem } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { BENCH_CASES, type CaseResult } from './cases.js';
+import { GROWTH_CASES, logLogSlope, type GrowthSeries } from './growth.js';
 
 /**
  * `npm run bench`: runs each case in a fresh process several times (so peak memory is per case) and
- * prints the median, minimum and maximum. Options: `--repeat N` (default 5), `--only a,b`, `--json`.
+ * prints the median, minimum and maximum. Options: `--repeat N` (default 5), `--only a,b`, `--growth`, `--json`.
  */
 const args = process.argv.slice(2);
+if (args.includes('--help') || args.includes('-h')) {
+  process.stdout.write(`usage: npm run bench -- [--repeat N] [--only case,case] [--growth] [--json]
+
+Runs each case in a fresh process N times (default 5) and prints median, min, max and peak RSS.
+  --only      run these cases: ${Object.keys(BENCH_CASES).filter((n) => !(n in GROWTH_CASES)).join(', ')}
+  --growth    run the growth cases (${Object.keys(GROWTH_CASES).join(', ')})
+              and print how wall time and peak memory grow with GPUs and micro-batches (exponent b of x^b)
+  --json      print the rows as JSON
+
+examples:
+  npm run bench -- --repeat 5 --only hold-1e3,ring-step-256
+  npm run bench -- --repeat 1 --growth
+`);
+  process.exit(0);
+}
 const opt = (name: string) => {
   const i = args.indexOf(name);
   return i >= 0 ? args[i + 1] : undefined;
 };
 const repeat = Number(opt('--repeat') ?? 5);
-const only = opt('--only')?.split(',');
+const growth = args.includes('--growth');
+const only = growth ? Object.keys(GROWTH_CASES) : opt('--only')?.split(',');
+const unknown = only?.filter((n) => !(n in BENCH_CASES)) ?? [];
+if (unknown.length > 0) {
+  process.stderr.write(`bench: unknown case ${unknown.join(', ')}; run with --help for the list\n`);
+  process.exit(2);
+}
 const json = args.includes('--json');
 const caseScript = fileURLToPath(new URL('./case.js', import.meta.url));
 
@@ -61,4 +83,19 @@ if (json) {
   const line = (cells: string[]) => cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join('  ');
   process.stdout.write(`clustersim bench (${repeat} runs per case, node ${process.version})\n${line(header)}\n${body.map(line).join('\n')}\n`);
   for (const [name, why] of failed) process.stdout.write(`${BENCH_CASES[name].title}: ${why}\n`);
+  if (growth) process.stdout.write(growthLines(rows));
+}
+
+/** `wall ∝ x^b, peak RSS ∝ x^b` for each growth series that has at least two measured points. */
+function growthLines(measured: readonly Row[]): string {
+  const label: Record<GrowthSeries, string> = { gpus: 'GPUs', microBatches: 'micro-batches per replica' };
+  let text = '';
+  for (const series of ['gpus', 'microBatches'] as const) {
+    const pts = measured.flatMap((r) => (GROWTH_CASES[r.name]?.series === series ? [{ x: GROWTH_CASES[r.name].x, wall: r.median, rss: r.maxRssMiB }] : []));
+    if (pts.length < 2) continue;
+    const wallB = logLogSlope(pts.map((p) => ({ x: p.x, y: p.wall })));
+    const rssB = logLogSlope(pts.map((p) => ({ x: p.x, y: p.rss })));
+    text += `growth with ${label[series]} (${pts[0].x}..${pts[pts.length - 1].x}): wall ∝ x^${wallB.toFixed(2)}, peak RSS ∝ x^${rssB.toFixed(2)}\n`;
+  }
+  return text;
 }
