@@ -5,6 +5,7 @@ import { gpuPreset, networkPreset, nodePreset, nodePresetNames } from '../sim/ha
 import type { ModelSpec } from '../sim/workload/model.js';
 import { modelPreset } from '../sim/workload/modelPresets.js';
 import { modelFromHfConfig } from '../sim/workload/hfConfig.js';
+import { frameworkByName } from '../sim/workload/framework.js';
 import { ScenarioError } from '../sim/errors.js';
 import { GiB } from '../sim/engine/units.js';
 import { clusterSchema, modelSchema, scenarioSchema, type ScenarioInput } from './schema.js';
@@ -216,6 +217,7 @@ export function resolveScenario(raw: unknown, source: string, baseDir: string): 
     parallel: { ...par, dp, schedule: par.pp > 1 ? par.schedule : '1f1b', virtualStages: par.pp > 1 && par.schedule === 'interleaved' ? par.virtualStages : 1 },
     comm: input.comm,
     noise: input.noise,
+    framework: frameworkByName(t.framework),
     // Jitter makes replicas differ, so there is no symmetry to use.
     fidelity: input.noise.computeJitter > 0 ? 'full' : input.simulation.fidelity,
   };

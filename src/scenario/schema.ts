@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { FRAMEWORK_NAMES } from '../sim/workload/framework.js';
 
 /**
  * The scenario file's shape (YAML or JSON). Field names here are the contract with users; every
@@ -96,6 +97,12 @@ export const trainingSchema = z
     precision: z.enum(['bf16', 'fp16', 'fp32', 'tf32']).default('bf16'),
     optimizer: z.enum(['adam', 'sgd']).default('adam'),
     flashAttention: z.boolean().default(true),
+    /**
+     * The training framework whose host-side costs and kernel sequence are modelled
+     * (src/sim/workload/framework.ts). `none`: framework-agnostic GPU model, launch overhead folded into
+     * each kernel. `megatron-deepspeed`: Megatron-DeepSpeed on PyTorch eager (host issue model).
+     */
+    framework: z.enum(FRAMEWORK_NAMES).default('none'),
     /** Overrides the model's sequence length. */
     seqLen: positiveInt.optional(),
   })

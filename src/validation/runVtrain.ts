@@ -3,11 +3,13 @@ import { fileURLToPath } from 'node:url';
 import { resolveScenario } from '../scenario/resolve.js';
 import { simulateStep } from '../sim/simulateStep.js';
 import { mape, parseVtrainCsv, vtrainSetup, type VtrainRow } from './vtrain.js';
+import { decompositionLines } from './decompositionReport.js';
 
 /**
  * `npm run validate`: predicts every row of the peer measurement set and prints the mean absolute
  * percentage error overall, per set and per (model size, GPU count) group, and the worst rows.
- * Options: `--only single|multi`, `--limit N` (first N rows of each set), `--json`.
+ * Options: `--only single|multi`, `--limit N` (first N rows of each set), `--json`, `--decompose` (adds the
+ * split of measured and predicted times into per-layer, per-micro-batch and per-step parts, decompose.ts).
  */
 const args = process.argv.slice(2);
 const opt = (name: string) => (args.includes(name) ? args[args.indexOf(name) + 1] : undefined);
@@ -66,5 +68,6 @@ if (args.includes('--json')) {
     'worst rows',
     ...summary.worst.map((o) => `  ${o.row.group} ${o.row.gpus} GPUs h${o.row.hidden} l${o.row.layers} tp${o.row.tp} pp${o.row.pp} dp${o.row.dp} mb${o.row.microBatch} gb${o.row.globalBatch}: measured ${f(o.row.measuredMs)} ms, predicted ${f(o.predictedMs)} ms (${f(o.errorPct)}%)`),
   ];
+  if (args.includes('--decompose')) lines.push('', ...decompositionLines(outcomes));
   process.stdout.write(lines.join('\n') + '\n');
 }

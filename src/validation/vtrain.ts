@@ -14,7 +14,6 @@
  */
 
 import type { StepSetup } from '../sim/setup.js';
-import { MEGATRON_DEEPSPEED } from '../sim/workload/framework.js';
 
 export interface VtrainRow {
   group: 'single' | 'multi';
@@ -72,17 +71,18 @@ export function vtrainScenario(row: VtrainRow): Record<string, unknown> {
     name: `vtrain-${row.group}-${row.gpus}gpu-h${row.hidden}-l${row.layers}-tp${row.tp}-pp${row.pp}-dp${row.dp}-mb${row.microBatch}`,
     cluster: { preset: 'dgx-a100-80gb', nodes: Math.max(1, row.gpus / 8), node: { gpusPerNode: perNode, nicsPerNode: Math.min(4, perNode) } },
     model: { arch: 'gpt', layers: row.layers, hidden: row.hidden, heads: row.heads, ffnHidden: 4 * row.hidden, seqLen: row.seqLen, vocab: paddedVocab(50257, row.tp), tiedEmbeddings: true },
-    training: { globalBatch: row.globalBatch, microBatch: row.microBatch, precision: 'fp16', optimizer: 'adam', flashAttention: false },
+    training: { globalBatch: row.globalBatch, microBatch: row.microBatch, precision: 'fp16', optimizer: 'adam', flashAttention: false, framework: 'megatron-deepspeed' },
     parallel: { tp: row.tp, pp: row.pp, dp: row.dp, schedule: '1f1b', recompute: 'full', ddp: { bucketMB: 1e6, overlap: false } },
   };
 }
 
 /**
- * The step setup of a row: its scenario resolved, with the framework the measurements were taken with
- * (Megatron-DeepSpeed on PyTorch eager, framework.ts) so that host costs and its kernel sequence are modelled.
+ * The step setup of a row: its scenario resolved. The scenario selects the framework the measurements were
+ * taken with (`training.framework: megatron-deepspeed`, framework.ts) so that host costs and its kernel
+ * sequence are modelled.
  */
 export function vtrainSetup(row: VtrainRow, resolve: (raw: Record<string, unknown>, name: string, dir: string) => StepSetup): StepSetup {
-  return { ...resolve(vtrainScenario(row), 'vtrain', '.'), framework: MEGATRON_DEEPSPEED };
+  return resolve(vtrainScenario(row), 'vtrain', '.');
 }
 
 /** Mean absolute percentage error. */

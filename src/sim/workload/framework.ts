@@ -74,6 +74,20 @@ export const MEGATRON_DEEPSPEED: FrameworkSpec = {
     'host op cost: PyTorch operator benchmark addmm_M1_N1_K1_cuda 16.1 µs (pytorch/pytorch#38421)',
 };
 
+/** Names a scenario may give in `training.framework`; `none` is the framework-agnostic model. */
+export const FRAMEWORK_NAMES = ['none', 'megatron-deepspeed'] as const;
+export type FrameworkName = (typeof FRAMEWORK_NAMES)[number];
+
+/** The framework model of a scenario's `training.framework`, or undefined for `none`. */
+export function frameworkByName(name: FrameworkName): FrameworkSpec | undefined {
+  switch (name) {
+    case 'none':
+      return undefined;
+    case 'megatron-deepspeed':
+      return MEGATRON_DEEPSPEED;
+  }
+}
+
 /** Host ns of `calls` framework calls. */
 export function hostCost(fw: FrameworkSpec, calls: number): number {
   return calls * fw.hostOpNs;

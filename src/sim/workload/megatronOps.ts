@@ -171,7 +171,22 @@ function megatronAttention(c: LayerContext, fw: FrameworkSpec, host: (op: Op, ca
  * - module calls and autograd Functions as in a layer: the embedding modules (3 + position + dropout),
  *   the final LayerNorm (module + Function, Python backward), copy_to before the logits, the
  *   cross-entropy Function (forward and backward).
+ * - DeepSpeed's pipeline engine runs every micro-batch as instructions (deepspeed/runtime/pipe/engine.py; Megatron-
+ *   DeepSpeed trains GPTModelPipe through it even at pp 1), each with tensor work of its own (`PIPE_ENGINE_CALLS`).
  */
+/**
+ * Framework calls of DeepSpeed's PipelineEngine per micro-batch, outside the model (deepspeed/runtime/pipe/engine.py,
+ * 2023; DeepSpeedEngine.backward in engine.py; FP16_Optimizer.backward in runtime/fp16/fused_optimizer.py):
+ * - first stage: `_exec_load_micro_batch` takes the next batch from the data iterator (1) and moves each of the three
+ *   inputs (tokens, position ids, attention mask) with `x.clone().detach().to(device)` (3 × 3); `_exec_forward_pass`
+ *   clones the three inputs again (3) and enters `DeepSpeedEngine.forward` (1): 14.
+ * - last stage: the labels and loss mask, `clone().detach().to(device)` (2 × 3); after the loss, `loss.detach()` into
+ *   `fwd_outputs` and `total_loss += loss.detach()` (3); in `_exec_backward_pass`, `DeepSpeedEngine.backward` scales
+ *   the loss by the accumulation steps (`loss.float()`, divide: 2), `FP16_Optimizer.backward` multiplies it by the loss
+ *   scale (`loss.float() * cur_scale`: 2) and calls `scaled_loss.backward()` (1).
+ */
+export const PIPE_ENGINE_CALLS = { firstStageForward: 14, lastStageForward: 6 + 3, lastStageBackward: 5 } as const;
+
 export function megatronGptEdges(block: Block, c: LayerContext): Block {
   const fw = c.fw as FrameworkSpec;
   const e = c.e;
@@ -185,7 +200,7 @@ export function megatronGptEdges(block: Block, c: LayerContext): Block {
   const nLogits = c.tokens * c.vocabPerRank;
   const map = (op: Op): Op => {
     switch (op.name) {
-      case 'embed.lookup': return set(op, 10 + 3 + (c.tp > 1 ? 8 + coll : 1), 0, true);
+      case 'embed.lookup': return set(op, PIPE_ENGINE_CALLS.firstStageForward + 10 + 3 + (c.tp > 1 ? 8 + coll : 1), 0, true);
       case 'embed.position': return set(op, 2 + 1);
       case 'embed.dropout': return set(op, 2 + 1, 2 * nH * e);
       case 'embed.dropout.bwd': return set(op, 2, 2 * nH * e);
@@ -196,8 +211,8 @@ export function megatronGptEdges(block: Block, c: LayerContext): Block {
       case 'lm_head': return set(op, 1 + 1);
       case 'lm_head.dgrad': return set(op, 1 + coll + 1);
       case 'lm_head.wgrad': return set(op, 2);
-      case 'loss': return fw.fp32CrossEntropy ? set({ ...op, bytes: 38 * nLogits }, 23 + 1) : set(op, 23 + 1);
-      case 'loss.bwd': return fw.fp32CrossEntropy ? set({ ...op, bytes: 14 * nLogits }, 6 + 1) : set(op, 6 + 1);
+      case 'loss': return set(fw.fp32CrossEntropy ? { ...op, bytes: 38 * nLogits } : op, 23 + 1 + PIPE_ENGINE_CALLS.lastStageForward);
+      case 'loss.bwd': return set(fw.fp32CrossEntropy ? { ...op, bytes: 14 * nLogits } : op, 6 + 1 + PIPE_ENGINE_CALLS.lastStageBackward);
       default: return set(op, 1);
     }
   };

@@ -125,6 +125,17 @@ describe('Megatron-DeepSpeed GPT layer', () => {
     expect(calls([...tp2.forward, ...tp2.backward]) - calls([...layer.forward, ...layer.backward])).toBe(6);
   });
 
+  it("charges DeepSpeed's pipeline-engine work per micro-batch: 14 calls on the first stage, 9 + 5 on the last", () => {
+    const ops = buildBlocks(gpt, shape).flatMap((b) => [...b.forward, ...b.backward]);
+    const calls = (name: string) => ops.find((o) => o.name === name)!.hostNs! / MEGATRON_DEEPSPEED.hostOpNs;
+    // get_batch_pipe 10 + embedding modules 3 + F.embedding 1 (tp 1) + engine: next(iter) 1, 3 inputs × clone/detach/to 3, 3 clones, forward 1.
+    expect(calls('embed.lookup')).toBe(10 + 3 + 1 + (1 + 9 + 3 + 1));
+    // cross-entropy 23 + Function 1 + engine: labels and loss mask × 3, loss.detach() and total_loss += (3).
+    expect(calls('loss')).toBe(23 + 1 + (6 + 3));
+    // backward of the loss 6 + Function 1 + engine: loss.float() / GAS (2), loss.float() × scale (2), backward() (1).
+    expect(calls('loss.bwd')).toBe(6 + 1 + (2 + 2 + 1));
+  });
+
   it('falls back to the torch softmax when b·heads per rank is not a multiple of 4 (Megatron is_kernel_available)', () => {
     expect(fusedSoftmaxAvailable(MEGATRON_DEEPSPEED, 16, 1024)).toBe(true);
     expect(fusedSoftmaxAvailable(MEGATRON_DEEPSPEED, 2, 1024)).toBe(false);

@@ -1,0 +1,40 @@
+import { fitStepParts, type TimedRun } from './decompose.js';
+import type { VtrainRow } from './vtrain.js';
+
+/**
+ * The `--decompose` table of `npm run validate`: for the single-node rows without pipeline parallelism, grouped by
+ * (hidden, tp, micro-batch), the per-layer, per-micro-batch and per-step parts (decompose.ts) of the measured and of
+ * the predicted times. Each (hidden, tp, dp, micro-batch) family is fitted on its own (it has 12–24 layers and 1–16
+ * micro-batches); the table averages the families of a group.
+ */
+export function decompositionLines(outcomes: readonly { row: VtrainRow; predictedMs: number }[]): string[] {
+  const families = new Map<string, { row: VtrainRow; predictedMs: number }[]>();
+  for (const o of outcomes) {
+    const r = o.row;
+    if (r.group !== 'single' || r.pp !== 1) continue;
+    const k = `${r.hidden}/${r.tp}/${r.dp}/${r.microBatch}`;
+    families.set(k, [...(families.get(k) ?? []), o]);
+  }
+  const groups = new Map<string, number[][]>();
+  for (const os of families.values()) {
+    const runs = (pick: (o: { row: VtrainRow; predictedMs: number }) => number): TimedRun[] =>
+      os.map((o) => ({ layers: o.row.layers, microBatches: o.row.globalBatch / (o.row.microBatch * o.row.dp), timeMs: pick(o) }));
+    const m = fitStepParts(runs((o) => o.row.measuredMs));
+    const p = fitStepParts(runs((o) => o.predictedMs));
+    if (!m || !p) continue;
+    const r = os[0].row;
+    const k = `h${r.hidden} tp${r.tp} mb${r.microBatch}`;
+    const v = [m.perLayerMicroBatchMs, p.perLayerMicroBatchMs, m.perMicroBatchMs, p.perMicroBatchMs, m.perStepMs(24), p.perStepMs(24)];
+    groups.set(k, [...(groups.get(k) ?? []), v]);
+  }
+  const f = (x: number) => x.toFixed(2).padStart(7);
+  const lines = [
+    'decomposition, single node, pp 1: ms measured / predicted (T = a·L·n + b·n + c0 + c1·L, fitted per (h, tp, dp, mb))',
+    '  group                 a per layer·micro-batch   b per micro-batch    per step at L = 24',
+  ];
+  for (const [k, vs] of [...groups.entries()].sort()) {
+    const mean = vs[0].map((_, i) => vs.reduce((s, v) => s + v[i], 0) / vs.length);
+    lines.push(`  ${k.padEnd(20)} ${f(mean[0])} / ${f(mean[1])}     ${f(mean[2])} / ${f(mean[3])}    ${f(mean[4])} / ${f(mean[5])}`);
+  }
+  return lines;
+}

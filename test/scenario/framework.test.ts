@@ -1,0 +1,55 @@
+import { describe, expect, it } from 'vitest';
+import { resolveScenario } from '../../src/scenario/resolve.js';
+import { InvalidScenarioError } from '../../src/scenario/errors.js';
+import { MEGATRON_DEEPSPEED } from '../../src/sim/workload/framework.js';
+import { simulateStep } from '../../src/sim/simulateStep.js';
+import { vtrainScenario, vtrainSetup } from '../../src/validation/vtrain.js';
+
+/** A small GPT on one DGX A100 (80 GB) node, host-bound at micro-batch 1. */
+function base(training: Record<string, unknown> = {}): Record<string, unknown> {
+  return {
+    cluster: { preset: 'dgx-a100-80gb', nodes: 1, node: { gpusPerNode: 2 } },
+    model: { arch: 'gpt', layers: 2, hidden: 1024, heads: 16, seqLen: 1024, vocab: 50304 },
+    training: { globalBatch: 4, precision: 'fp16', flashAttention: false, ...training },
+    parallel: { tp: 1, dp: 2, recompute: 'full' },
+  };
+}
+
+describe('training.framework', () => {
+  it('defaults to none: no framework model on the setup', () => {
+    const s = resolveScenario(base(), 'test.yaml', '.');
+    expect(s.training.framework).toBe('none');
+    expect(s.framework).toBeUndefined();
+  });
+
+  it('selects the Megatron-DeepSpeed framework model', () => {
+    const s = resolveScenario(base({ framework: 'megatron-deepspeed' }), 'test.yaml', '.');
+    expect(s.framework).toBe(MEGATRON_DEEPSPEED);
+  });
+
+  it('rejects an unknown framework at training.framework, listing the allowed ones', () => {
+    let problems: { path: string; message: string }[] = [];
+    try {
+      resolveScenario(base({ framework: 'megatron' }), 'test.yaml', '.');
+    } catch (err) {
+      if (!(err instanceof InvalidScenarioError)) throw err;
+      problems = err.problems;
+    }
+    expect(problems).toHaveLength(1);
+    expect(problems[0].path).toBe('training.framework');
+    expect(problems[0].message).toContain("'none'");
+    expect(problems[0].message).toContain("'megatron-deepspeed'");
+  });
+
+  it('changes the prediction: at micro-batch 1 the host issue model makes the step slower', () => {
+    const none = simulateStep(resolveScenario(base(), 'test.yaml', '.')).result.stepTimeS;
+    const mds = simulateStep(resolveScenario(base({ framework: 'megatron-deepspeed' }), 'test.yaml', '.')).result.stepTimeS;
+    expect(mds).toBeGreaterThan(none);
+  });
+
+  it('is how the validation harness selects the framework of the measurement set', () => {
+    const row = { group: 'single' as const, gpus: 2, globalBatch: 4, microBatch: 1, hidden: 1024, heads: 16, layers: 2, seqLen: 1024, tp: 1, dp: 2, pp: 1, measuredMs: 1 };
+    expect((vtrainScenario(row).training as Record<string, unknown>).framework).toBe('megatron-deepspeed');
+    expect(vtrainSetup(row, resolveScenario).framework).toBe(MEGATRON_DEEPSPEED);
+  });
+});
