@@ -51,12 +51,15 @@ function cliCase(args: string[]): () => CaseResult {
   };
 }
 
-/** Ring all-reduce of `bytes` over every GPU of `nodes` DGX A100 nodes, each ring step its own flows. */
-function ringStepCase(nodes: number, bytes: number): () => CaseResult {
+/**
+ * Ring all-reduce of `bytes` over every GPU of `nodes` DGX A100 nodes, each ring step its own flows;
+ * `skipRepeats` false simulates every step instead of skipping the identical ones.
+ */
+function ringStepCase(nodes: number, bytes: number, skipRepeats = true): () => CaseResult {
   return () => {
     const { result, wallS } = timed(() => {
       const topology = buildTopology(resolveClusterSection({ preset: 'dgx-a100-80gb', nodes }, 'bench'));
-      const svc = new CollectiveService(topology, { mode: 'step', allReduceAlgorithm: 'ring', protocol: 'Simple' });
+      const svc = new CollectiveService(topology, { mode: 'step', allReduceAlgorithm: 'ring', protocol: 'Simple', skipRepeats });
       const group = Array.from({ length: topology.gpuCount }, (_, i) => i);
       return svc.simulateIdleNs('all_reduce', group, bytes, { algorithm: 'ring', protocol: 'Simple', predictedNs: 0 });
     });
@@ -74,6 +77,7 @@ export const BENCH_CASES: Record<string, { title: string; run: () => CaseResult 
   'hold-1e6': { title: 'engine hold model, 1e6 pending events', run: () => ({ value: holdModelEventsPerS(1e6, 4e6), unit: 'events/s' }) },
   'ring-step-256': { title: 'ring all-reduce 1 GiB, step-by-step, 256 GPUs', run: ringStepCase(32, GiB) },
   'ring-step-1024': { title: 'ring all-reduce 1 GiB, step-by-step, 1,024 GPUs', run: ringStepCase(128, GiB) },
+  'ring-step-1024-noskip': { title: 'ring all-reduce 1 GiB, every step simulated, 1,024 GPUs', run: ringStepCase(128, GiB, false) },
   'ddp-llama2-7b-64': {
     title: 'DDP step, llama2-7b, 64 GPUs (8 dgx-a100-80gb)',
     run: stepCase({ cluster: { preset: 'dgx-a100-80gb', nodes: 8 }, model: { preset: 'llama2-7b' }, training: { globalBatch: 64, microBatch: 1 } }),

@@ -7,19 +7,47 @@ export interface FlowStarter {
   startFlow(links: Int32Array, bytes: number, listener: FlowListener, tag: number, rateCapGBps?: number): number;
 }
 
+/** What skipping identical repetitions needs besides starting flows (FlowNetwork implements it). */
+export interface RepeatableNetwork extends FlowStarter {
+  /** Flows started and not yet done. */
+  readonly activeFlowCount: number;
+  /** Flows started since the network was made. */
+  readonly flowsStarted: number;
+  /** Counts `bytes` as delivered on every link of `links`, as a finished flow would have. */
+  creditBytes(links: Int32Array, bytes: number): void;
+}
+
 export interface CollectiveListener {
   onCollectiveDone(tag: number): void;
+}
+
+function isRepeatable(net: FlowStarter): net is RepeatableNetwork {
+  return typeof (net as Partial<RepeatableNetwork>).creditBytes === 'function';
 }
 
 /**
  * Runs the phases of one collective on the shared network: each phase waits its latency, then
  * starts its flows; when the last flow of the last repetition of the last phase is done, the
  * listener is told.
+ *
+ * Repetitions of a phase (the steps of a ring in step mode) are identical, and the flow model is
+ * deterministic and shift-invariant: a repetition that starts on an empty network and sees no other
+ * flow start takes exactly as long as the previous one that did the same. So once one repetition ran
+ * alone, the next ones are skipped in a single event for as long as the engine has nothing else pending,
+ * and their bytes are credited to the links. The last repetition of a phase always runs for real.
  */
 export class CollectiveRun implements EventTarget, FlowListener {
   private phase = 0;
   private rep = 0;
   private outstanding = 0;
+  private readonly repeatable?: RepeatableNetwork;
+  /** Start time of the running repetition and whether it started on an empty network. */
+  private repStartNs = 0;
+  private repAlone = false;
+  /** `flowsStarted` just after this repetition started its flows: unchanged at its end if none joined. */
+  private startedMark = 0;
+  /** Duration of the last repetition of this phase that ran alone, in ns; -1 when there is none. */
+  private aloneRepNs = -1;
 
   constructor(
     private readonly sim: Simulator,
@@ -28,7 +56,11 @@ export class CollectiveRun implements EventTarget, FlowListener {
     private readonly bytes: number,
     private readonly listener: CollectiveListener,
     private readonly tag: number,
-  ) {}
+    /** Skip identical repetitions (exact; off only to measure or check the step-by-step path). */
+    skipRepeats = true,
+  ) {
+    if (skipRepeats && isRepeatable(net)) this.repeatable = net;
+  }
 
   start(): void {
     if (this.phases.length === 0) {
@@ -50,13 +82,45 @@ export class CollectiveRun implements EventTarget, FlowListener {
       this.advance();
       return;
     }
+    const net = this.repeatable;
+    if (net !== undefined && this.aloneRepNs >= 0 && net.activeFlowCount === 0 && this.skip(net, p)) return;
+    this.repStartNs = this.sim.now;
+    this.repAlone = net !== undefined && net.activeFlowCount === 0;
     for (let i = 0; i < p.routes.length; i++) {
       this.net.startFlow(p.routes[i], p.byteFraction[i] * this.bytes, this, 0, p.rateCapGBps);
     }
+    if (net !== undefined) this.startedMark = net.flowsStarted;
   }
 
   onFlowDone(): void {
-    if (--this.outstanding === 0) this.advance();
+    if (--this.outstanding > 0) return;
+    const net = this.repeatable;
+    this.aloneRepNs = net !== undefined && this.repAlone && net.flowsStarted === this.startedMark ? this.sim.now - this.repStartNs : -1;
+    this.advance();
+  }
+
+  /**
+   * Skips as many repetitions (this one included, the phase's last excluded) as end before the engine's
+   * next pending event: nothing can disturb them, so each takes `aloneRepNs` plus the latency wait, as
+   * the one measured did. Returns false when not even one can be skipped.
+   */
+  private skip(net: RepeatableNetwork, p: Phase): boolean {
+    const left = p.repeat - this.rep - 1;
+    if (left <= 0) return false;
+    // The wait between repetitions is scheduled with the latency rounded up to whole ns.
+    const periodNs = this.aloneRepNs + (p.latencyNs > 0 ? Math.ceil(p.latencyNs) : 0);
+    const quietNs = this.sim.nextEventTimeNs() - this.sim.now;
+    let k = left;
+    if (periodNs > 0) {
+      if (quietNs < k * periodNs) k = Math.floor(quietNs / periodNs);
+    } else if (quietNs <= 0) {
+      k = 0;
+    }
+    if (k <= 0) return false;
+    for (let i = 0; i < p.routes.length; i++) net.creditBytes(p.routes[i], k * p.byteFraction[i] * this.bytes);
+    this.rep += k;
+    this.sim.schedule(k * periodNs, this, 0);
+    return true;
   }
 
   private advance(): void {
@@ -65,6 +129,7 @@ export class CollectiveRun implements EventTarget, FlowListener {
       return;
     }
     this.rep = 0;
+    this.aloneRepNs = -1;
     if (++this.phase < this.phases.length) {
       this.sim.schedule(this.phases[this.phase].latencyNs, this, 0);
       return;

@@ -13,6 +13,11 @@ export interface CollectiveConfig {
   /** Force an algorithm for all-reduce (others fall back to ring where it does not apply). */
   allReduceAlgorithm: Algorithm | 'auto';
   protocol: Protocol | 'auto';
+  /**
+   * Skip identical ring steps in step mode instead of simulating each (exact: see CollectiveRun); on
+   * unless false. Off only to measure or check the step-by-step path itself.
+   */
+  skipRepeats?: boolean;
 }
 
 export const DEFAULT_COLLECTIVE_CONFIG: CollectiveConfig = { mode: 'aggregated', allReduceAlgorithm: 'auto', protocol: 'auto' };
@@ -29,6 +34,8 @@ interface GroupInfo {
   nsPerByte: Map<string, number>;
   /** Choices already made for (op, bytes): collectives repeat with the same sizes. */
   choices: Map<string, CollectiveChoice>;
+  /** Phases already built for (op, bytes, algorithm, protocol), shared by every run of that call. */
+  phases: Map<string, Phase[]>;
   nodes: number;
   maxPerNode: number;
 }
@@ -103,17 +110,27 @@ export class CollectiveService {
     const { sim, net } = this.idle;
     const start = sim.now;
     let doneAt = -1;
-    new CollectiveRun(sim, net, phases, bytes, { onCollectiveDone: () => (doneAt = sim.now) }, 0).start();
+    new CollectiveRun(sim, net, phases, bytes, { onCollectiveDone: () => (doneAt = sim.now) }, 0, this.skipRepeats).start();
     sim.run();
     return doneAt - start;
   }
 
-  /** Runnable phases of a call with the chosen (or given) algorithm and protocol. */
+  /**
+   * Runnable phases of a call with the chosen (or given) algorithm and protocol. Built once per distinct
+   * call and then shared (a step makes the same calls thousands of times): do not modify them.
+   */
   phases(op: CollectiveOp, group: ArrayLike<number>, bytes: number, choice = this.choose(op, group, bytes)): Phase[] {
-    const shape = this.shape(op, choice.algorithm, group);
-    const { efficiency, capGBps } = this.protocolLimits(choice.algorithm, choice.protocol, group, shape);
-    const factor = this.latencyFactor(op, choice.algorithm, choice.protocol, group, shape, bytes);
-    return phasesFor(shape, choice.protocol, factor, efficiency, capGBps, this.config.mode);
+    const info = this.info(group);
+    const key = `${op}/${bytes}/${choice.algorithm}/${choice.protocol}`;
+    let phases = info.phases.get(key);
+    if (!phases) {
+      const shape = this.shape(op, choice.algorithm, group);
+      const { efficiency, capGBps } = this.protocolLimits(choice.algorithm, choice.protocol, group, shape);
+      const factor = this.latencyFactor(op, choice.algorithm, choice.protocol, group, shape, bytes);
+      phases = phasesFor(shape, choice.protocol, factor, efficiency, capGBps, this.config.mode);
+      info.phases.set(key, phases);
+    }
+    return phases;
   }
 
   /**
@@ -123,9 +140,13 @@ export class CollectiveService {
    */
   run(sim: Simulator, net: FlowStarter, op: CollectiveOp, group: ArrayLike<number>, bytes: number, listener: CollectiveListener, tag: number, shadowGroups?: readonly ArrayLike<number>[]): CollectiveChoice {
     const choice = this.choose(op, group, bytes);
-    new CollectiveRun(sim, net, this.phases(op, group, bytes, choice), bytes, listener, tag).start();
-    if (shadowGroups) for (const g of shadowGroups) new CollectiveRun(sim, net, this.phases(op, g, bytes, choice), bytes, IGNORE, 0).start();
+    new CollectiveRun(sim, net, this.phases(op, group, bytes, choice), bytes, listener, tag, this.skipRepeats).start();
+    if (shadowGroups) for (const g of shadowGroups) new CollectiveRun(sim, net, this.phases(op, g, bytes, choice), bytes, IGNORE, 0, this.skipRepeats).start();
     return choice;
+  }
+
+  private get skipRepeats(): boolean {
+    return this.config.skipRepeats !== false;
   }
 
   private protocols(algorithm: Algorithm): Protocol[] {
@@ -153,7 +174,7 @@ export class CollectiveService {
     let info = this.groups.get(group);
     if (!info) {
       const layout = groupLayout(group, this.topology.cluster.node.gpusPerNode);
-      info = { shapes: new Map(), nsPerByte: new Map(), choices: new Map(), nodes: layout.nodes.length, maxPerNode: layout.maxPerNode };
+      info = { shapes: new Map(), nsPerByte: new Map(), choices: new Map(), phases: new Map(), nodes: layout.nodes.length, maxPerNode: layout.maxPerNode };
       this.groups.set(group, info);
     }
     return info;

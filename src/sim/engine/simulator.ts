@@ -12,6 +12,8 @@ export class Simulator {
   // changes the object's hidden class when times pass 2^31, throwing away optimized code mid-run.
   private nowNs = 0.5;
   private fired = 0;
+  /** `untilNs` of the run in progress (Infinity outside run): no event beyond it fires in this run. */
+  private runUntilNs = Infinity;
 
   constructor() {
     this.nowNs = 0;
@@ -44,6 +46,16 @@ export class Simulator {
     return this.queue.push(t, target, arg);
   }
 
+  /**
+   * Time of the earliest pending event, or the end of the run in progress if that is sooner; Infinity when
+   * neither. Nothing else happens before it, which lets a component skip ahead over work it knows is
+   * undisturbed (CollectiveRun's identical repetitions).
+   */
+  nextEventTimeNs(): number {
+    const t = this.queue.peekTimeNs();
+    return t < this.runUntilNs ? t : this.runUntilNs;
+  }
+
   cancel(handle: EventHandle): void {
     this.queue.cancel(handle);
   }
@@ -51,6 +63,7 @@ export class Simulator {
   /** Runs events until none is left, or until the next one is later than `untilNs`. Returns the final time. */
   run(untilNs = Infinity): number {
     const q = this.queue;
+    this.runUntilNs = untilNs;
     for (;;) {
       const target = q.popUntil(untilNs);
       if (target === null) break;
@@ -58,6 +71,7 @@ export class Simulator {
       this.fired++;
       target.onEvent(q.lastPoppedArg);
     }
+    this.runUntilNs = Infinity;
     return this.nowNs;
   }
 }
