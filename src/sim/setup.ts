@@ -81,9 +81,11 @@ export interface StepSetup {
    */
   framework?: FrameworkSpec;
   /**
-   * `symmetric` simulates one data-parallel replica (all its TP and PP ranks) and runs the other
-   * replicas' communication as shadow flows, so shared links still see all traffic; `full` simulates
-   * every rank.
+   * `symmetric` simulates one data-parallel replica and, in it, one rank per tensor-parallel group
+   * (one rank per pipeline stage): the ranks of a TP group run the same kernels and meet at every TP
+   * collective. The communication of the ranks left out (other replicas, other TP ranks: pipeline
+   * sends, gradient reduction) runs as shadow flows, so shared links still see all traffic; `full`
+   * simulates every rank. Both need the same work on every rank (no compute jitter).
    */
   fidelity: 'symmetric' | 'full';
 }

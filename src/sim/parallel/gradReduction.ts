@@ -35,7 +35,7 @@ function stageTensors(model: StepSetup['model'], st: StagePlan, pp: number): { t
  * reduce-scatters its gradients right after its backward. CPU offload copies the gradient shard to
  * the host, runs Adam there and copies the weights back.
  */
-export function addGradientReduction(program: Program, setup: StepSetup, layout: ParallelLayout, st: StagePlan, passes: Map<string, PassRecord>, key: PassKey, simulatedReplicas: number): void {
+export function addGradientReduction(program: Program, setup: StepSetup, layout: ParallelLayout, st: StagePlan, passes: Map<string, PassRecord>, key: PassKey, simulatedReplicas: number, simulatedTp = layout.tp, shadowFilter: (g: readonly number[]) => boolean = () => true): void {
   const par = setup.parallel;
   const { tp, pp, dp } = layout;
   const mixed = setup.training.precision === 'bf16' || setup.training.precision === 'fp16';
@@ -60,13 +60,16 @@ export function addGradientReduction(program: Program, setup: StepSetup, layout:
     return last;
   };
 
-  for (let t = 0; t < tp; t++) {
+  for (let t = 0; t < simulatedTp; t++) {
     const group = layout.dpGroup(t, st.stage);
     // Symmetric mode simulates only the first replicas; collectives still move the whole group's data.
     const replicas = [...Array(simulatedReplicas).keys()];
     const members = group.slice(0, simulatedReplicas);
+    // ... and one TP rank: the DP groups of the other TP ranks reduce alongside, as shadows.
+    const shadows = t === 0 ? Array.from({ length: tp - simulatedTp }, (_, i) => layout.dpGroup(simulatedTp + i, st.stage)).filter(shadowFilter) : [];
+    const shadowGroups = shadows.length > 0 ? shadows : undefined;
     let lastComm = -1;
-    if (dp > 1 && zero === 3) lastComm = addZero3(program, layout, passes, key, t, m, gradBytes, new Map(tensors.map((x) => [x.name, x])), replicas, members);
+    if (dp > 1 && zero === 3) lastComm = addZero3(program, layout, passes, key, t, m, gradBytes, new Map(tensors.map((x) => [x.name, x])), replicas, members, shadowGroups);
     else if (dp > 1) {
       const rounds = zero === 2 ? [...Array(m).keys()] : [m - 1];
       for (const mb of rounds) {
@@ -78,7 +81,7 @@ export function addGradientReduction(program: Program, setup: StepSetup, layout:
             return rec.gradTask![t].get(lastTensor) ?? rec.last[t];
           });
           const op = zero === 0 ? 'all_reduce' : 'reduce_scatter';
-          lastComm = program.collective(zero === 0 ? 'dp-allreduce' : 'dp-reducescatter', `${op.replace('_', '-')} bucket ${bk.index} mb${mb} (${(bk.bytes / MiB).toFixed(1)} MiB)`, { op, group, bytes: bk.bytes }, deps, mb, 'comm', members);
+          lastComm = program.collective(zero === 0 ? 'dp-allreduce' : 'dp-reducescatter', `${op.replace('_', '-')} bucket ${bk.index} mb${mb} (${(bk.bytes / MiB).toFixed(1)} MiB)`, { op, group, bytes: bk.bytes, shadowGroups }, deps, mb, 'comm', members);
         }
       }
     }
@@ -98,7 +101,7 @@ export function addGradientReduction(program: Program, setup: StepSetup, layout:
       }
     }
     if (dp > 1 && (zero === 1 || zero === 2)) {
-      program.collective('dp-allgather', 'all-gather updated weights', { op: 'all_gather', group, bytes: paramsPerRank * (mixed ? 2 : 4) }, optimizerIds, -1, 'comm', members);
+      program.collective('dp-allgather', 'all-gather updated weights', { op: 'all_gather', group, bytes: paramsPerRank * (mixed ? 2 : 4), shadowGroups }, optimizerIds, -1, 'comm', members);
     }
   }
 }
@@ -122,7 +125,7 @@ function blockParams(block: Block, tp: number, all: Map<string, ParamTensor>): n
  * reduce-scattered. Pipeline parallelism is excluded (pp = 1), so all passes belong to virtual stage 0.
  * Returns the last communication task.
  */
-function addZero3(program: Program, layout: ParallelLayout, passes: Map<string, PassRecord>, key: PassKey, t: number, m: number, gradBytes: number, all: Map<string, ParamTensor>, replicas: number[], members: readonly number[]): number {
+function addZero3(program: Program, layout: ParallelLayout, passes: Map<string, PassRecord>, key: PassKey, t: number, m: number, gradBytes: number, all: Map<string, ParamTensor>, replicas: number[], members: readonly number[], shadowGroups?: readonly (readonly number[])[]): number {
   const group = layout.dpGroup(t, 0);
   let last = -1;
   for (let mb = 0; mb < m; mb++) {
@@ -136,7 +139,7 @@ function addZero3(program: Program, layout: ParallelLayout, passes: Map<string, 
         const params = blockParams(blocks[i].block, layout.tp, all);
         if (params === 0) return;
         const deps = i > 0 ? recs.map((r) => r.blocks[i - 1].first[t]) : [];
-        last = program.collective('zero-gather', `all-gather weights ${blocks[i].block.name} mb${mb}`, { op: 'all_gather', group, bytes: params * 2 }, deps, mb, 'comm', members);
+        last = program.collective('zero-gather', `all-gather weights ${blocks[i].block.name} mb${mb}`, { op: 'all_gather', group, bytes: params * 2, shadowGroups }, deps, mb, 'comm', members);
         for (const r of recs) program.addDep(r.blocks[i].first[t], last);
       };
       for (let i = 0; i < blocks.length; i++) {
@@ -144,7 +147,7 @@ function addZero3(program: Program, layout: ParallelLayout, passes: Map<string, 
         gather(i + 1);
         const params = blockParams(blocks[i].block, layout.tp, all);
         if (kind === 'B' && params > 0) {
-          last = program.collective('dp-reducescatter', `reduce-scatter gradients ${blocks[i].block.name} mb${mb}`, { op: 'reduce_scatter', group, bytes: params * gradBytes }, recs.map((r) => r.blocks[i].last[t]), mb, 'comm', members);
+          last = program.collective('dp-reducescatter', `reduce-scatter gradients ${blocks[i].block.name} mb${mb}`, { op: 'reduce_scatter', group, bytes: params * gradBytes, shadowGroups }, recs.map((r) => r.blocks[i].last[t]), mb, 'comm', members);
         }
       }
     }

@@ -82,9 +82,17 @@ export function compileStep(setup: StepSetup): StepPlan {
     });
   }
 
+  // Symmetric mode simulates one data-parallel replica and, in it, one rank per TP group: the ranks of
+  // a TP group run the same kernels and meet at every TP collective, so they move in lockstep. The
+  // others' traffic (pipeline sends, gradient reduction) still runs, as shadow flows.
   const replicas = setup.fidelity === 'full' ? dp : 1;
+  // (Jittered kernels would break the lockstep; scenarios then run in full fidelity anyway.)
+  const tpSim = setup.fidelity === 'full' || setup.noise.computeJitter > 0 ? tp : 1;
   const simulated: number[] = [];
-  for (let r = 0; r < layout.world; r++) if (layout.coords(r).d < replicas) simulated.push(r);
+  for (let r = 0; r < layout.world; r++) {
+    const c = layout.coords(r);
+    if (c.d < replicas && c.t < tpSim) simulated.push(r);
+  }
   const program = new Program(layout.world, simulated);
   const shadowFilter = needsShadow(simulated, cluster.node.gpusPerNode);
   const passes = new Map<string, PassRecord>();
@@ -97,18 +105,19 @@ export function compileStep(setup: StepSetup): StepPlan {
     const tpShadows = Array.from({ length: dp - replicas }, (_, i) => layout.tpGroup(replicas + i, s)).filter(shadowFilter);
     for (let d = 0; d < replicas; d++) {
       const group = layout.tpGroup(d, s);
-      const jitter = group.map((r) => jitterer(setup.seed, `compute-jitter/rank-${r}`, setup.noise.computeJitter));
+      const members = tpSim === tp ? group : group.slice(0, tpSim);
+      const jitter = members.map((r) => jitterer(setup.seed, `compute-jitter/rank-${r}`, setup.noise.computeJitter));
       let carry: number[] = [];
       const lastCompute: number[] = [];
-      const hostCarry: number[] = group.map(() => 0);
+      const hostCarry: number[] = members.map(() => 0);
       for (const op of schedule) {
         const vs = op.chunk * pp + s;
-        const rec: PassRecord = { first: [], last: [], blocks: [], gradTask: op.kind === 'B' ? group.map(() => new Map()) : undefined };
+        const rec: PassRecord = { first: [], last: [], blocks: [], gradTask: op.kind === 'B' ? members.map(() => new Map()) : undefined };
         const list = op.kind === 'F' ? chunkBlocks[vs] : [...chunkBlocks[vs]].reverse();
         for (const b of list) {
           const t = templates.get(b)![op.kind];
           const entry = { block: b, first: [] as number[], last: [] as number[] };
-          carry = instantiatePass(program, t, group, tpShadows, op, carry, rec, lastCompute, hostCarry, jitter, `${op.kind === 'F' ? 'fwd' : 'bwd'} ${b.name} mb${op.microBatch}`, entry);
+          carry = instantiatePass(program, t, group, members, tpShadows, op, carry, rec, lastCompute, hostCarry, jitter, `${op.kind === 'F' ? 'fwd' : 'bwd'} ${b.name} mb${op.microBatch}`, entry);
           rec.blocks.push(entry);
         }
         passes.set(key(d, vs, op.microBatch, op.kind), rec);
@@ -118,8 +127,8 @@ export function compileStep(setup: StepSetup): StepPlan {
     }
   }
 
-  addPipelineTransfers(program, layout, passes, key, m, v, tokens * model.hidden * elementBytes / (tp > 1 ? tp : 1), replicas, shadowFilter);
-  for (const st of stages) addGradientReduction(program, setup, layout, st, passes, key, replicas);
+  addPipelineTransfers(program, layout, passes, key, m, v, tokens * model.hidden * elementBytes / (tp > 1 ? tp : 1), replicas, tpSim, shadowFilter);
+  for (const st of stages) addGradientReduction(program, setup, layout, st, passes, key, replicas, tpSim, shadowFilter);
   return { program, layout, microBatchesPerStep: m, stages };
 }
 
@@ -137,22 +146,23 @@ function needsShadow(simulated: readonly number[], gpusPerNode: number): (group:
 }
 
 /**
- * Instantiates one pass of one block on every rank of a TP group (`lastCompute` tracks each rank's
- * latest compute task across passes); returns the TP collectives still to wait for.
+ * Instantiates one pass of one block on the simulated `members` of a TP group (`lastCompute` tracks
+ * each member's latest compute task across passes); returns the TP collectives still to wait for. The
+ * collectives move the whole group's data; they occupy the members' streams.
  * When the template models host costs, each segment also gets a task on the rank's host stream: it
  * runs the host work left over from the previous segment plus this segment's lead (blockTemplate), and
  * the segment's compute task waits for it; host work past the lead carries to the next segment
  * (`hostCarry`). A segment whose first op blocks the host first finishes the carried work, then waits
  * for the rank's last compute task.
  */
-function instantiatePass(program: Program, t: PassTemplate, group: readonly number[], shadows: readonly (readonly number[])[], op: PipeOp, carry: number[], rec: PassRecord, lastCompute: number[], hostCarry: number[], jitter: ((d: number) => number)[], label: string, entry: { first: number[]; last: number[] }): number[] {
+function instantiatePass(program: Program, t: PassTemplate, group: readonly number[], members: readonly number[], shadows: readonly (readonly number[])[], op: PipeOp, carry: number[], rec: PassRecord, lastCompute: number[], hostCarry: number[], jitter: ((d: number) => number)[], label: string, entry: { first: number[]; last: number[] }): number[] {
   const issued = new Map<TpSync, number>();
   let waiting = carry;
   const issue = (syncs: readonly TpSync[]) => {
     for (const sync of syncs) {
-      const deps = group.map((_, i) => lastCompute[i]).filter((x): x is number => x !== undefined);
+      const deps = members.map((_, i) => lastCompute[i]).filter((x): x is number => x !== undefined);
       const stream: StreamKind = sync.neededBy > sync.afterOp + 1 ? 'tp' : 'compute';
-      issued.set(sync, program.collective('tp-collective', sync.label, { op: sync.op, group, bytes: sync.bytes, shadowGroups: shadows.length > 0 ? shadows : undefined }, deps, op.microBatch, stream));
+      issued.set(sync, program.collective('tp-collective', sync.label, { op: sync.op, group, bytes: sync.bytes, shadowGroups: shadows.length > 0 ? shadows : undefined }, deps, op.microBatch, stream, members));
     }
   };
   for (const seg of t.segments) {
@@ -160,7 +170,7 @@ function instantiatePass(program: Program, t: PassTemplate, group: readonly numb
     const deps = [...waiting, ...seg.waitFor.map((s) => issued.get(s)!).filter((x) => x !== undefined)];
     waiting = [];
     for (const s of seg.waitFor) issued.delete(s);
-    group.forEach((rank, i) => {
+    members.forEach((rank, i) => {
       const own = deps.length === 0 && !t.hostModelled ? deps : [...deps];
       if (t.hostModelled) {
         const hostDeps: number[] = [];
@@ -192,10 +202,12 @@ function instantiatePass(program: Program, t: PassTemplate, group: readonly numb
  * micro-batch needs the activations of stage k − 1; its backward needs the gradients from stage
  * k + 1. Each TP rank sends its 1/t share (Megatron's scatter/gather optimisation).
  */
-function addPipelineTransfers(program: Program, layout: ParallelLayout, passes: Map<string, PassRecord>, key: PassKey, m: number, v: number, bytes: number, replicas: number, shadowFilter: (g: readonly number[]) => boolean): void {
+function addPipelineTransfers(program: Program, layout: ParallelLayout, passes: Map<string, PassRecord>, key: PassKey, m: number, v: number, bytes: number, replicas: number, tpSim: number, shadowFilter: (g: readonly number[]) => boolean): void {
   const pp = layout.pp;
   const V = pp * v;
   if (V === 1) return;
+  // One shadow list per (TP rank, from, to): collective plans are cached on the list's identity.
+  const shadowLists = new Map<number, (readonly number[])[]>();
   for (let d = 0; d < replicas; d++) {
     for (let mb = 0; mb < m; mb++) {
       for (let vs = 0; vs < V; vs++) {
@@ -205,17 +217,31 @@ function addPipelineTransfers(program: Program, layout: ParallelLayout, passes: 
           const src = passes.get(key(d, from, mb, kind))!;
           const dst = passes.get(key(d, vs, mb, kind))!;
           // Every TP rank of the receiving stage needs all shards (they are all-gathered there).
-          for (let t = 0; t < layout.tp; t++) {
+          for (let t = 0; t < tpSim; t++) {
             const a = layout.rank(t, d, from % pp);
             const b = layout.rank(t, d, vs % pp);
             const label = `${kind === 'F' ? 'activations' : 'gradients'} mb${mb} stage ${from % pp}→${vs % pp}`;
-            const shadows: (readonly number[])[] = [];
-            for (let e = replicas; e < layout.dp; e++) {
-              const g = layout.pair(layout.rank(t, e, from % pp), layout.rank(t, e, vs % pp));
-              if (shadowFilter(g)) shadows.push(g);
+            const sKey = ((d * layout.tp + t) * pp + (from % pp)) * pp + (vs % pp);
+            let shadows = shadowLists.get(sKey);
+            if (!shadows) {
+              shadows = [];
+              for (let e = replicas; e < layout.dp; e++) {
+                const g = layout.pair(layout.rank(t, e, from % pp), layout.rank(t, e, vs % pp));
+                if (shadowFilter(g)) shadows.push(g);
+              }
+              // The TP ranks that are not simulated send their shards alongside (replica d and the others).
+              if (t === 0) {
+                for (let u = tpSim; u < layout.tp; u++) {
+                  for (const e of [d, ...Array.from({ length: layout.dp - replicas }, (_, i) => replicas + i)]) {
+                    const g = layout.pair(layout.rank(u, e, from % pp), layout.rank(u, e, vs % pp));
+                    if (shadowFilter(g)) shadows.push(g);
+                  }
+                }
+              }
+              shadowLists.set(sKey, shadows);
             }
             const x = program.transfer('pp-send', label, a, b, bytes, [src.last[t]], mb, shadows.length > 0 ? shadows : undefined);
-            for (let u = 0; u < layout.tp; u++) program.addDep(dst.first[u], x);
+            for (let u = 0; u < tpSim; u++) program.addDep(dst.first[u], x);
           }
         }
       }

@@ -1,8 +1,24 @@
 import type { Simulator, EventTarget } from '../engine/simulator.js';
-import type { CollectiveListener, FlowStarter } from '../collectives/collectiveRun.js';
+import { CollectiveRun, type CollectiveListener, type FlowStarter } from '../collectives/collectiveRun.js';
 import type { CollectiveService } from '../collectives/collectiveService.js';
 import { STREAMS, streamIndex, type Program } from './types.js';
 import type { Trace } from './trace.js';
+import { CollectivePlans } from './collectivePlans.js';
+import { IdleWindows } from './idleWindows.js';
+import { StreamBounds } from './streamBounds.js';
+
+export { IdleOverlap } from './idleWindows.js';
+
+export interface ExecutorOptions {
+  /**
+   * Run a collective as one timed event of its idle-network time when no other flow can cross its
+   * links meanwhile (`IdleWindows`), and leave out shadow flows on links nobody else uses. Throws
+   * `IdleOverlap` if a flow ever meets such a call (a bug; the caller then runs with flows only).
+   */
+  idleCollectives?: boolean;
+}
+
+const IGNORE: CollectiveListener = { onCollectiveDone: () => {} };
 
 /** A task that waits forever means the program is malformed (a cycle, or stream orders that cross). */
 export class DeadlockError extends Error {
@@ -14,7 +30,8 @@ export class DeadlockError extends Error {
 /**
  * Runs a program on the event engine. A task starts when all its dependencies are done and it is at
  * the head of the stream of every rank it occupies (streams run in program order, like CUDA
- * streams). Local tasks take their duration; collectives become flows on the shared network.
+ * streams). Local tasks take their duration; collectives become flows on the shared network (or,
+ * with `idleCollectives`, one timed event where nothing else can share their links).
  */
 export class ProgramExecutor implements EventTarget, CollectiveListener {
   private readonly queues: Int32Array[];
@@ -27,13 +44,20 @@ export class ProgramExecutor implements EventTarget, CollectiveListener {
   private readonly startNs: Float64Array;
   private readonly endNs: Float64Array;
   private done = 0;
+  private readonly plans: CollectivePlans;
+  /** Set when collectives may run on idle-network time. */
+  private readonly windows?: IdleWindows;
+  /** Per task: 1 when it runs as a timed event of its idle-network time. */
+  private readonly ranIdle: Uint8Array;
 
   constructor(
     private readonly program: Program,
     private readonly sim: Simulator,
     private readonly net: FlowStarter,
-    private readonly collectives: CollectiveService,
+    collectives: CollectiveService,
+    options: ExecutorOptions = {},
   ) {
+    this.plans = new CollectivePlans(program, collectives);
     const tasks = program.tasks;
     const n = tasks.length;
     const queueLists: number[][] = Array.from({ length: program.rankCount * STREAMS.length }, () => []);
@@ -55,6 +79,8 @@ export class ProgramExecutor implements EventTarget, CollectiveListener {
     this.arrivals = new Int32Array(n);
     this.startNs = new Float64Array(n).fill(-1);
     this.endNs = new Float64Array(n).fill(-1);
+    this.ranIdle = new Uint8Array(n);
+    if (options.idleCollectives) this.windows = new IdleWindows(program, this.plans, this.startNs, this.endNs, new StreamBounds(program, this.queues, this.head));
   }
 
   /** Runs the whole program and returns its trace. */
@@ -72,7 +98,7 @@ export class ProgramExecutor implements EventTarget, CollectiveListener {
     return { program: this.program, startNs: this.startNs, endNs: this.endNs, makespanNs };
   }
 
-  /** A local task has run its duration. */
+  /** A local task has run its duration (or a private collective its idle-network time). */
   onEvent(taskId: number): void {
     this.complete(taskId);
   }
@@ -94,9 +120,23 @@ export class ProgramExecutor implements EventTarget, CollectiveListener {
   private start(id: number): void {
     const t = this.program.tasks[id];
     this.startNs[id] = this.sim.now;
-    if (t.collective) {
-      const c = t.collective;
-      this.collectives.run(this.sim, this.net, c.op, c.group, c.bytes, this, id, c.shadowGroups);
+    const plan = this.plans.primary[id];
+    if (plan) {
+      if (this.windows && this.windows.start(id, this.sim.now, () => this.plans.idleNs(plan))) {
+        this.ranIdle[id] = 1;
+        this.sim.schedule(this.plans.idleNs(plan), this, id);
+      } else {
+        new CollectiveRun(this.sim, this.net, plan.phases, plan.bytes, this, id).start();
+      }
+      const shadows = this.plans.shadows[id];
+      if (shadows) {
+        for (const sh of shadows) {
+          // A shadow on private links meets no flow anybody waits for: it can be left out.
+          if (this.windows && this.plans.privateGroup[sh.groupId] === 1) continue;
+          if (this.windows) this.windows.runStarted(sh.index);
+          new CollectiveRun(this.sim, this.net, sh.phases, sh.bytes, this.windows ?? IGNORE, sh.index).start();
+        }
+      }
     } else {
       this.sim.schedule(t.durationNs, this, id);
     }
@@ -106,6 +146,7 @@ export class ProgramExecutor implements EventTarget, CollectiveListener {
     const t = this.program.tasks[id];
     this.endNs[id] = this.sim.now;
     this.done++;
+    if (this.windows && t.collective) this.windows.completed(id, this.ranIdle[id] === 1);
     if (t.ordered) {
       const s = streamIndex(t.stream);
       for (const r of t.ranks) {

@@ -94,6 +94,7 @@ export class Program {
   readonly tasks: Task[] = [];
   /** One `[rank]` array per rank, shared by that rank's local tasks (a million tasks, a million arrays otherwise). */
   private readonly single: (readonly number[])[] = [];
+  private readonly pairs = new Map<number, readonly number[]>();
 
   /**
    * @param rankCount GPUs in the job
@@ -133,7 +134,10 @@ export class Program {
   /** Adds a point-to-point transfer that starts as soon as `deps` are done (shown on both ranks' pp lane). */
   transfer(kind: TaskKind, label: string, src: number, dst: number, bytes: number, deps: number[], microBatch = -1, shadowGroups?: readonly (readonly number[])[]): number {
     const id = this.tasks.length;
-    const group = [src, dst];
+    // One array per pair: collective plans and caches key on the group array.
+    const pairKey = src * this.rankCount + dst;
+    let group = this.pairs.get(pairKey);
+    if (!group) this.pairs.set(pairKey, (group = [src, dst]));
     this.tasks.push({ id, kind, label, stream: 'pp', ranks: group, deps, durationNs: 0, collective: { op: 'send_recv', group, bytes, shadowGroups }, microBatch, ordered: false });
     return id;
   }

@@ -29,57 +29,72 @@ function mediumOf(t: Task, topology: Topology): ExposureRow['medium'] {
  * the communication spans in flight at that moment.
  */
 export function exposureByTraffic(trace: Trace, topology: Topology): ExposureRow[] {
-  const ranks = trace.program.simulatedRanks;
-  const compute = new Map<number, [number, number][]>();
-  const comm = new Map<number, Task[]>();
-  for (const r of ranks) {
-    compute.set(r, []);
-    comm.set(r, []);
-  }
-  for (const t of trace.program.tasks) {
+  const { program, startNs, endNs } = trace;
+  const ranks = program.simulatedRanks;
+  // Per simulated rank (by slot): its compute task ids and communication task ids.
+  const slot = new Int32Array(program.rankCount).fill(-1);
+  ranks.forEach((r, i) => (slot[r] = i));
+  const compute: number[][] = ranks.map(() => []);
+  const comm: number[][] = ranks.map(() => []);
+  for (const t of program.tasks) {
     const c = isCommunication(t.kind);
+    const onCompute = !c && streamIndex(t.stream) === 0;
+    if (!onCompute && !(c && t.collective)) continue;
     for (const r of t.ranks) {
-      if (!compute.has(r)) continue;
-      if (c && t.collective) comm.get(r)!.push(t);
-      else if (!c && streamIndex(t.stream) === 0) compute.get(r)!.push([trace.startNs[t.id], trace.endNs[t.id]]);
+      const s = slot[r];
+      if (s < 0) continue;
+      (onCompute ? compute : comm)[s].push(t.id);
     }
   }
-  const totals = new Map<string, { kind: TaskKind; medium: ExposureRow['medium']; ns: number; smallNs: number }>();
-  for (const r of ranks) {
-    const busy = [...compute.get(r)!].sort((x, y) => x[0] - y[0]);
-    const spans = comm.get(r)!;
-    // Sweep the span boundaries in time order, keeping the set of spans in flight.
-    const events: [number, number, Task][] = [];
-    for (const t of spans) {
-      events.push([trace.startNs[t.id], 1, t]);
-      events.push([trace.endNs[t.id], -1, t]);
-    }
-    events.sort((x, y) => x[0] - y[0] || x[1] - y[1]);
-    const active = new Set<Task>();
+  // Traffic rows by (kind, medium), created in the order they first get time (as ties sort by it).
+  const mediums = new Map<readonly number[], ExposureRow['medium']>();
+  type Row = { kind: TaskKind; medium: ExposureRow['medium']; ns: number; smallNs: number };
+  const rows = new Map<string, Row>();
+  const rowOf: (Row | undefined)[] = new Array(program.tasks.length).fill(undefined);
+  const row = (id: number): Row => {
+    let r = rowOf[id];
+    if (r) return r;
+    const t = program.tasks[id];
+    let medium = mediums.get(t.collective!.group);
+    if (!medium) mediums.set(t.collective!.group, (medium = mediumOf(t, topology)));
+    const key = `${t.kind}/${medium}`;
+    r = rows.get(key);
+    if (!r) rows.set(key, (r = { kind: t.kind, medium, ns: 0, smallNs: 0 }));
+    rowOf[id] = r;
+    return r;
+  };
+  for (let s = 0; s < ranks.length; s++) {
+    const busy = compute[s].sort((x, y) => startNs[x] - startNs[y]);
+    const spans = comm[s];
+    // Sweep the span boundaries in time order (ends before starts at one instant), keeping the spans
+    // in flight. Event k < n is the start of spans[k], k >= n the end of spans[k - n].
+    const n = spans.length;
+    const order = Array.from({ length: 2 * n }, (_, k) => k);
+    const at = (k: number) => (k < n ? startNs[spans[k]] : endNs[spans[k - n]]);
+    order.sort((x, y) => at(x) - at(y) || (x < n ? 1 : -1) - (y < n ? 1 : -1));
+    const active = new Set<number>();
     let bi = 0;
-    for (let i = 0; i < events.length; i++) {
-      const [at, delta, t] = events[i];
-      if (delta > 0) active.add(t);
-      else active.delete(t);
-      const next = i + 1 < events.length ? events[i + 1][0] : at;
-      if (next <= at || active.size === 0) continue;
-      // Idle part of [at, next): subtract the compute intervals that overlap it.
-      let idle = next - at;
-      while (bi < busy.length && busy[bi][1] <= at) bi++;
-      for (let k = bi; k < busy.length && busy[k][0] < next; k++) idle -= Math.max(0, Math.min(next, busy[k][1]) - Math.max(at, busy[k][0]));
+    for (let i = 0; i < order.length; i++) {
+      const k = order[i];
+      const now = at(k);
+      if (k < n) active.add(spans[k]);
+      else active.delete(spans[k - n]);
+      const next = i + 1 < order.length ? at(order[i + 1]) : now;
+      if (next <= now || active.size === 0) continue;
+      // Idle part of [now, next): subtract the compute intervals that overlap it.
+      let idle = next - now;
+      while (bi < busy.length && endNs[busy[bi]] <= now) bi++;
+      for (let j = bi; j < busy.length && startNs[busy[j]] < next; j++) idle -= Math.max(0, Math.min(next, endNs[busy[j]]) - Math.max(now, startNs[busy[j]]));
       if (idle <= 0) continue;
       const share = idle / active.size;
-      for (const x of active) {
-        const medium = mediumOf(x, topology);
-        const key = `${x.kind}/${medium}`;
-        const row = totals.get(key) ?? { kind: x.kind, medium, ns: 0, smallNs: 0 };
-        row.ns += share;
-        if (x.collective!.bytes < SMALL_BYTES) row.smallNs += share;
-        totals.set(key, row);
+      for (const id of active) {
+        const r = row(id);
+        r.ns += share;
+        if (program.tasks[id].collective!.bytes < SMALL_BYTES) r.smallNs += share;
       }
     }
   }
-  return [...totals.values()]
+  return [...rows.values()]
     .map((r) => ({ kind: r.kind, medium: r.medium, exposedS: r.ns / ranks.length / 1e9, smallShare: r.ns > 0 ? r.smallNs / r.ns : 0 }))
     .sort((x, y) => y.exposedS - x.exposedS);
 }
