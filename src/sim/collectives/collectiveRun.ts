@@ -4,7 +4,8 @@ import type { Phase } from './types.js';
 
 /** What the flow layer must offer a running collective (FlowNetwork implements it). */
 export interface FlowStarter {
-  startFlow(links: Int32Array, bytes: number, listener: FlowListener, tag: number, rateCapGBps?: number): number;
+  /** `multiplicity` m starts m identical flows as one, done once (see FlowNetwork.startFlow). */
+  startFlow(links: Int32Array, bytes: number, listener: FlowListener, tag: number, rateCapGBps?: number, multiplicity?: number): number;
 }
 
 /** What skipping identical repetitions needs besides starting flows (FlowNetwork implements it). */
@@ -77,6 +78,7 @@ export class CollectiveRun implements EventTarget, FlowListener {
       return;
     }
     const p = this.phases[this.phase];
+    // One per entry: an entry of count m runs as one flow of multiplicity m, done once.
     this.outstanding = p.routes.length;
     if (this.outstanding === 0) {
       this.advance();
@@ -86,8 +88,9 @@ export class CollectiveRun implements EventTarget, FlowListener {
     if (net !== undefined && this.aloneRepNs >= 0 && net.activeFlowCount === 0 && this.skip(net, p)) return;
     this.repStartNs = this.sim.now;
     this.repAlone = net !== undefined && net.activeFlowCount === 0;
+    const count = p.count;
     for (let i = 0; i < p.routes.length; i++) {
-      this.net.startFlow(p.routes[i], p.byteFraction[i] * this.bytes, this, 0, p.rateCapGBps);
+      this.net.startFlow(p.routes[i], p.byteFraction[i] * this.bytes, this, 0, p.rateCapGBps, count === undefined ? 1 : count[i]);
     }
     if (net !== undefined) this.startedMark = net.flowsStarted;
   }
@@ -117,7 +120,8 @@ export class CollectiveRun implements EventTarget, FlowListener {
       k = 0;
     }
     if (k <= 0) return false;
-    for (let i = 0; i < p.routes.length; i++) net.creditBytes(p.routes[i], k * p.byteFraction[i] * this.bytes);
+    const count = p.count;
+    for (let i = 0; i < p.routes.length; i++) net.creditBytes(p.routes[i], k * (count === undefined ? 1 : count[i]) * p.byteFraction[i] * this.bytes);
     this.rep += k;
     this.sim.schedule(k * periodNs, this, 0);
     return true;

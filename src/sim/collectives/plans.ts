@@ -14,6 +14,8 @@ export interface PlanShape {
 export interface PhaseShape {
   routes: Int32Array[];
   byteFraction: Float64Array;
+  /** Identical flows each entry stands for (see `Phase.count`). */
+  count: Int32Array;
   /** Number of ring steps the phase stands for (step mode runs them one by one). */
   steps: number;
   /** The NCCL latency formula this phase pays before its flows start. */
@@ -26,21 +28,37 @@ export interface PhaseLatency {
   shape: LatencyShape;
 }
 
+/**
+ * Collects a phase's flows, merging those with the same links and the same byte fraction into one entry
+ * with a count: they start together with the same cap, so max-min fairness gives them one rate and one
+ * finish time, and the network runs them as one flow of that multiplicity. On NVSwitch nodes this folds
+ * the channels of a ring hop inside a node (the route does not depend on the channel there) into one.
+ */
 class PhaseBuilder {
-  readonly routes: Int32Array[] = [];
-  readonly fractions: number[] = [];
+  private readonly routes: Int32Array[] = [];
+  private readonly fractions: number[] = [];
+  private readonly counts: number[] = [];
+  /** Entry index by links and fraction. */
+  private readonly index = new Map<string, number>();
   constructor(private readonly topology: Topology) {}
   add(src: number, dst: number, channel: number, fraction: number): void {
     if (src === dst || fraction <= 0) return;
-    this.routes.push(this.topology.route(src, dst, channel));
-    this.fractions.push(fraction);
+    this.addRoute(this.topology.route(src, dst, channel), fraction);
   }
-  addRoute(route: Int32Array, fraction: number): void {
+  addRoute(route: Int32Array, fraction: number, count = 1): void {
+    const key = `${route.join(',')}|${fraction}`;
+    const at = this.index.get(key);
+    if (at !== undefined) {
+      this.counts[at] += count;
+      return;
+    }
+    this.index.set(key, this.routes.length);
     this.routes.push(route);
     this.fractions.push(fraction);
+    this.counts.push(count);
   }
   build(steps: number, latency: PhaseLatency): PhaseShape {
-    return { routes: this.routes, byteFraction: Float64Array.from(this.fractions), steps, latency };
+    return { routes: this.routes, byteFraction: Float64Array.from(this.fractions), count: Int32Array.from(this.counts), steps, latency };
   }
 }
 
@@ -147,7 +165,7 @@ function hierarchicalShape(topology: Topology, group: ArrayLike<number>): PlanSh
     const rs = new PhaseBuilder(topology);
     for (const m of layout.members) {
       const ph = ringPhase(topology, local(m), 'reduce_scatter', (k - 1) / k, k - 1);
-      ph.routes.forEach((r, i) => rs.addRoute(r, ph.byteFraction[i]));
+      ph.routes.forEach((r, i) => rs.addRoute(r, ph.byteFraction[i], ph.count[i]));
     }
     phases.push(rs.build(k - 1, latencyOf(topology, 'ring', 'reduce_scatter', local(layout.members[0]))));
   }
@@ -232,6 +250,6 @@ export function phasesFor(shape: PlanShape, protocol: Protocol, latencyFactor: n
     const repeat = mode === 'step' && p.steps > 1 ? p.steps : 1;
     const byteFraction = new Float64Array(p.byteFraction.length);
     for (let i = 0; i < byteFraction.length; i++) byteFraction[i] = p.byteFraction[i] / efficiency / repeat;
-    return { latencyNs: (latencies[k] * latencyFactor) / repeat, routes: p.routes, byteFraction, rateCapGBps, repeat };
+    return { latencyNs: (latencies[k] * latencyFactor) / repeat, routes: p.routes, byteFraction, count: p.count, rateCapGBps, repeat };
   });
 }

@@ -29,6 +29,11 @@ export interface Phase {
   routes: Int32Array[];
   /** Bytes each flow moves per run of the phase, as a fraction of the collective's size. */
   byteFraction: Float64Array;
+  /**
+   * How many identical flows (same links, same fraction) entry i stands for, started as one flow of that
+   * multiplicity (see FlowNetwork.startFlow); 1 each when absent.
+   */
+  count?: Int32Array;
   /** Per-flow rate limit (GB/s) from the protocol, Infinity when none. */
   rateCapGBps: number;
   repeat: number;

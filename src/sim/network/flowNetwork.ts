@@ -27,12 +27,12 @@ export class FlowNetwork extends IncrementalRates implements EventTarget {
     this.sim = sim;
   }
 
-  /** Flows started and not yet reported done. */
+  /** Flows started and not yet reported done (a flow of multiplicity m counts once). */
   get activeFlowCount(): number {
     return this.active;
   }
 
-  /** Flows started since the network was made. */
+  /** Flows started since the network was made (a flow of multiplicity m counts once). */
   get flowsStarted(): number {
     return this.started;
   }
@@ -51,13 +51,18 @@ export class FlowNetwork extends IncrementalRates implements EventTarget {
    * Starts a flow of `bytes` over `links` (in order; copied).
    * `listener.onFlowDone(tag)` is called from an engine event when the last byte is delivered (integer ns,
    * rounded up); an empty route or 0 bytes completes at the current time, still through an event.
+   * `multiplicity` m > 1 starts m identical flows (same route, bytes and cap, starting now) as one: max-min
+   * fairness gives them one rate and one finish time, so they cost one flow to solve, weigh m times on each
+   * link, deliver m × `bytes`, and call the listener once. `rateOf` is then the rate of each of them.
    * Returns the flow id.
    */
-  startFlow(links: Int32Array, bytes: number, listener: FlowListener, tag: number, rateCapGBps = Infinity): number {
+  startFlow(links: Int32Array, bytes: number, listener: FlowListener, tag: number, rateCapGBps = Infinity, multiplicity = 1): number {
     if (!(bytes >= 0) || !Number.isFinite(bytes)) throw new RangeError(`flow bytes must be finite and >= 0, got ${bytes}`);
     if (!(rateCapGBps > 0)) throw new RangeError(`flow rate cap must be > 0, got ${rateCapGBps}`);
+    if (!Number.isInteger(multiplicity) || multiplicity < 1 || multiplicity > 0x7fffffff) throw new RangeError(`flow multiplicity must be an integer >= 1, got ${multiplicity}`);
     const f = this.allocSlot();
     this.gen[f]++;
+    this.mult[f] = multiplicity;
     this.listeners[f] = listener;
     this.tag[f] = tag;
     this.active++;
@@ -93,7 +98,7 @@ export class FlowNetwork extends IncrementalRates implements EventTarget {
     const end = this.linkBase[linkId] + this.linkCount[linkId];
     for (let i = this.linkBase[linkId]; i < end; i++) {
       const f = this.pool[i];
-      if (now > this.lastNs[f]) total += Math.min(this.remaining[f], this.rate[f] * (now - this.lastNs[f]));
+      if (now > this.lastNs[f]) total += this.mult[f] * Math.min(this.remaining[f], this.rate[f] * (now - this.lastNs[f]));
     }
     return total;
   }
@@ -148,8 +153,9 @@ export class FlowNetwork extends IncrementalRates implements EventTarget {
     if (dt > 0 && this.rate[f] > 0) {
       const d = Math.min(this.remaining[f], this.rate[f] * dt);
       this.remaining[f] -= d;
+      const onLinks = this.mult[f] * d;
       const end = f * this.stride + this.routeLen[f];
-      for (let i = f * this.stride; i < end; i++) this.delivered[this.route[i]] += d;
+      for (let i = f * this.stride; i < end; i++) this.delivered[this.route[i]] += onLinks;
     }
     this.lastNs[f] = now;
   }

@@ -24,6 +24,11 @@ export class FlowTable {
   protected readonly linkBase: Int32Array;
   protected readonly linkCount: Int32Array;
   private readonly linkRoom: Int32Array;
+  /**
+   * Per link, the flows it carries counted with their multiplicity (what max-min sharing divides its
+   * capacity among); equals `linkCount` when every flow has multiplicity 1.
+   */
+  protected readonly linkMult: Int32Array;
   /** Links whose set of flows changed since the last solve, and a mark per link for them. */
   protected readonly dirty: Int32Array;
   protected readonly dirtyMark: Uint8Array;
@@ -39,6 +44,12 @@ export class FlowTable {
   /** Current rate in bytes/ns; Infinity for a flow that only crosses links of infinite capacity. */
   protected rate = new Float64Array(0);
   protected rateCap = new Float64Array(0);
+  /**
+   * How many identical flows (same route, start, bytes and cap) this one stands for: under max-min
+   * fairness they always share one rate and one finish time, so they are solved as one flow that counts
+   * `mult` times on each of its links. Its `rate` and `remaining` are per flow.
+   */
+  protected mult = new Int32Array(0);
   /** Time up to which `remaining` is brought. */
   protected lastNs = new Float64Array(0);
   protected handle = new Float64Array(0);
@@ -74,6 +85,7 @@ export class FlowTable {
     this.linkBase = new Int32Array(L);
     this.linkCount = new Int32Array(L);
     this.linkRoom = new Int32Array(L);
+    this.linkMult = new Int32Array(L);
     this.dirty = new Int32Array(L);
     this.dirtyMark = new Uint8Array(L);
     this.grow(64);
@@ -95,7 +107,7 @@ export class FlowTable {
     this.freeSlots[this.freeCount++] = f;
   }
 
-  /** Puts flow f on each link of `links` and marks them dirty. */
+  /** Puts flow f (its `mult` set) on each link of `links` and marks them dirty. */
   protected attach(f: number, links: Int32Array): void {
     if (links.length > this.stride) this.widen(links.length);
     const base = f * this.stride;
@@ -106,6 +118,7 @@ export class FlowTable {
       if (n === this.linkRoom[l]) this.moveList(l, Math.max(4, 2 * n));
       this.pool[this.linkBase[l] + n] = f;
       this.linkCount[l] = n + 1;
+      this.linkMult[l] += this.mult[f];
       this.route[base + k] = l;
       this.pos[base + k] = n;
       this.markDirty(l);
@@ -120,6 +133,7 @@ export class FlowTable {
       const l = this.route[i];
       const base = this.linkBase[l];
       const n = --this.linkCount[l];
+      this.linkMult[l] -= this.mult[f];
       const last = this.pool[base + n];
       const at = this.pos[i];
       if (last !== f) {
@@ -157,7 +171,7 @@ export class FlowTable {
     [this.rateCap, this.lastNs, this.handle, this.tag] = [f64(this.rateCap), f64(this.lastNs), f64(this.handle), f64(this.tag)];
     this.newRate = f64(this.newRate);
     [this.flowEpoch, this.frozenEpoch, this.comp, this.freeSlots] = [i32(this.flowEpoch), i32(this.frozenEpoch), i32(this.comp), i32(this.freeSlots)];
-    [this.joined, this.joinRound, this.routeLen] = [i32(this.joined), i32(this.joinRound), i32(this.routeLen)];
+    [this.joined, this.joinRound, this.routeLen, this.mult] = [i32(this.joined), i32(this.joinRound), i32(this.routeLen), i32(this.mult)];
     this.route = resized(this.route, new Int32Array(cap * this.stride));
     this.pos = resized(this.pos, new Int32Array(cap * this.stride));
     this.cap = cap;

@@ -44,12 +44,16 @@ export class IncrementalRates extends MaxMinSolver {
   protected noteLeave(f: number, lastBytes: number): void {
     const r = this.rate[f];
     if (!(r < Infinity)) this.unboundedLeft = true;
+    // A flow of multiplicity m is m flows: m times the bytes and the load.
+    const m = this.mult[f];
+    const bytes = m * lastBytes;
+    const used = m * r;
     const end = f * this.stride + this.routeLen[f];
     for (let k = f * this.stride; k < end; k++) {
       const l = this.route[k];
-      this.delivered[l] += lastBytes;
+      this.delivered[l] += bytes;
       this.leftRound[l] = this.round;
-      this.load[l] -= r;
+      this.load[l] -= used;
       // An emptied link starts afresh, so rounding in its load does not build up over a run.
       if (this.linkCount[l] === 1) this.load[l] = this.maxRate[l] = 0;
     }
@@ -114,23 +118,27 @@ export class IncrementalRates extends MaxMinSolver {
     const epoch = ++this.epoch;
     const heap = this.heap;
     heap.clear();
-    // Count the new flows per link (checking each link has spare capacity), then list them per link.
+    // Count the new flows per link (checking each link has spare capacity), then list them per link:
+    // `onTopEnd` first counts a link's list entries, `unfrozen` its flows with their multiplicity.
     let nLinks = 0;
     let total = 0;
     for (let j = 0; j < this.joinedCount; j++) {
       const f = this.joined[j];
+      const m = this.mult[f];
       const end = f * this.stride + this.routeLen[f];
       total += this.routeLen[f];
       for (let k = f * this.stride; k < end; k++) {
         const l = this.route[k];
         if (this.linkEpoch[l] === epoch) {
-          this.unfrozen[l]++;
+          this.unfrozen[l] += m;
+          this.onTopEnd[l]++;
           continue;
         }
         this.linkEpoch[l] = epoch;
         if (!(this.capacity[l] - this.load[l] > 0)) return false;
         this.stack[nLinks++] = l;
-        this.unfrozen[l] = 1;
+        this.unfrozen[l] = m;
+        this.onTopEnd[l] = 1;
         this.fastestOld[l] = this.maxRate[l];
       }
       if (this.rateCap[f] < Infinity) heap.append(this.rateCap[f], -(f + 1));
@@ -139,8 +147,9 @@ export class IncrementalRates extends MaxMinSolver {
     let at = 0;
     for (let i = 0; i < nLinks; i++) {
       const l = this.stack[i];
+      const entries = this.onTopEnd[l];
       this.onTopStart[l] = this.onTopEnd[l] = at;
-      at += this.unfrozen[l];
+      at += entries;
       heap.append((this.capacity[l] - this.load[l]) / this.unfrozen[l], l);
     }
     for (let j = 0; j < this.joinedCount; j++) {

@@ -6,10 +6,10 @@ import { MinHeap } from './minHeap.js';
  * connected component (links ↔ flows) around the dirty links.
  *
  * Water-filling on a heap: all unfrozen flows rise at a common level t; link l saturates at
- * t_l = (capacity − rate of its frozen flows) / (its unfrozen flows). Freezing a flow at level t ≤ t_l can
- * only raise t_l of its other links, so heap keys are kept as lower bounds and corrected when they reach the
- * top (see fill). Rate caps are one more heap entry per capped flow. Cost: O(F·path + L·log L) for F flows
- * and L links in the component.
+ * t_l = (capacity − rate of its frozen flows) / (its unfrozen flows), every flow counted with its
+ * multiplicity (FlowTable.mult). Freezing a flow at level t ≤ t_l can only raise t_l of its other links,
+ * so heap keys are kept as lower bounds and corrected when they reach the top (see fill). Rate caps are
+ * one more heap entry per capped flow. Cost: O(F·path + L·log L) for F flows and L links in the component.
  *
  * Besides the rates it leaves, per link, what the incremental check (IncrementalRates) builds on: `load`,
  * the sum of its flows' rates, and `satLevel`, the level at which it saturated (the largest rate on it),
@@ -72,12 +72,12 @@ export class MaxMinSolver extends FlowTable {
     while (top > 0) {
       const l = this.stack[--top];
       const n = this.linkCount[l];
-      this.unfrozen[l] = n;
+      this.unfrozen[l] = this.linkMult[l];
       this.load[l] = 0;
       this.maxRate[l] = 0;
       this.satLevel[l] = -1;
       if (n === 0) continue;
-      heap.append(this.capacity[l] / n, l);
+      heap.append(this.capacity[l] / this.linkMult[l], l);
       const end = this.linkBase[l] + n;
       for (let i = this.linkBase[l]; i < end; i++) {
         const f = this.pool[i];
@@ -166,15 +166,18 @@ export class MaxMinSolver extends FlowTable {
     return left === 0;
   }
 
+  /** Freezes flow f at `level`; it weighs on its links as its `mult` flows at that rate. */
   private freeze(f: number, level: number, epoch: number): void {
     this.frozenEpoch[f] = epoch;
     this.newRate[f] = level;
+    const m = this.mult[f];
+    const used = m * level;
     const end = f * this.stride + this.routeLen[f];
     for (let k = f * this.stride; k < end; k++) {
       const l = this.route[k];
-      this.load[l] += level;
+      this.load[l] += used;
       if (level > this.maxRate[l]) this.maxRate[l] = level;
-      this.unfrozen[l]--;
+      this.unfrozen[l] -= m;
     }
   }
 }

@@ -151,3 +151,96 @@ describe('long routes', () => {
     expect(r.checks).toBeGreaterThan(0);
   });
 });
+
+describe('flows of multiplicity m', () => {
+  /** Flows as groups: group g is `m[g]` identical copies of `flows[g]`. */
+  function run(caps: number[], flows: Flow[], m: number[], merged: boolean, stops: number[]) {
+    const sim = new Simulator();
+    const net = new FlowNetwork(sim, caps);
+    const ids: number[][] = flows.map(() => []);
+    const doneNs: number[][] = flows.map(() => []);
+    const listener = { onFlowDone: (g: number) => doneNs[g].push(sim.now) };
+    flows.forEach((f, g) =>
+      sim.schedule(f.startNs, {
+        onEvent: () => {
+          const links = Int32Array.from(f.links);
+          if (merged) ids[g].push(net.startFlow(links, f.bytes, listener, g, f.cap, m[g]));
+          else for (let k = 0; k < m[g]; k++) ids[g].push(net.startFlow(links, f.bytes, listener, g, f.cap));
+        },
+      }),
+    );
+    const rates: number[][] = [];
+    const delivered: number[][] = [];
+    for (const t of stops) {
+      sim.run(t);
+      rates.push(flows.map((_, g) => net.rateOf(ids[g][0] ?? -1)));
+      delivered.push(caps.map((_, l) => net.bytesDelivered(l)));
+      // Every copy of a group runs at the one rate.
+      if (!merged) ids.forEach((list) => list.forEach((id) => expect(net.rateOf(id)).toBe(net.rateOf(list[0]))));
+    }
+    sim.run();
+    rates.push([]);
+    delivered.push(caps.map((_, l) => net.bytesDelivered(l)));
+    return { rates, delivered, doneNs, flowsStarted: net.flowsStarted };
+  }
+
+  it('get the rates, finish times and per-link bytes of m separate identical flows, on random workloads', () => {
+    const rng = randomStream(7, 'multiplicity');
+    let merges = 0;
+    for (let trial = 0; trial < 25; trial++) {
+      const { caps, flows } = randomWorkload(rng, 10, 24);
+      const m = flows.map(() => (rng.next() < 0.5 ? 1 : 2 + Math.floor(rng.next() * 7)));
+      merges += m.filter((x) => x > 1).length;
+      const stops = [...new Set(flows.flatMap((f) => [f.startNs, f.startNs + 500, f.startNs + 2500]))].sort((a, b) => a - b);
+      const sep = run(caps, flows, m, false, stops);
+      const one = run(caps, flows, m, true, stops);
+      expect(one.flowsStarted).toBe(flows.length);
+      // Rates: each group's one flow against its copies, and against textbook max-min over all copies.
+      stops.forEach((t, s) => {
+        const live = flows.map((_, g) => g).filter((g) => sep.rates[s][g] > 0);
+        const expanded = live.flatMap((g) => Array.from({ length: m[g] }, () => flows[g]));
+        const want = referenceRates(caps, expanded);
+        let at = 0;
+        for (const g of live) {
+          expect(one.rates[s][g]).toBeCloseTo(sep.rates[s][g], 9);
+          expect(one.rates[s][g]).toBeCloseTo(want[at], 9);
+          at += m[g];
+        }
+        expect(one.rates[s].filter((r) => r > 0).length).toBe(live.length);
+      });
+      one.delivered.forEach((row, s) => row.forEach((bytes, l) => expect(bytes).toBeCloseTo(sep.delivered[s][l], 3)));
+      // At the end every link carried m × bytes of each group crossing it.
+      caps.forEach((_, l) => {
+        const want = flows.reduce((sum, f, g) => sum + (f.links.includes(l) ? m[g] * f.bytes : 0), 0);
+        expect(one.delivered[stops.length][l]).toBeCloseTo(want, 3);
+      });
+      flows.forEach((_, g) => {
+        expect(one.doneNs[g].length).toBe(1);
+        expect(sep.doneNs[g].length).toBe(m[g]);
+        for (const t of sep.doneNs[g]) expect(Math.abs(t - one.doneNs[g][0])).toBeLessThanOrEqual(1);
+      });
+    }
+    expect(merges).toBeGreaterThan(100);
+  });
+
+  it('share a link as m flows: 3 copies and 1 other flow on a 4 B/ns link get 1 B/ns each', () => {
+    const sim = new Simulator();
+    const net = new FlowNetwork(sim, [4, 100]);
+    const at = new Map<number, number>();
+    const listener = { onFlowDone: (tag: number) => at.set(tag, sim.now) };
+    const a = net.startFlow(Int32Array.of(0, 1), 1000, listener, 0, Infinity, 3);
+    const b = net.startFlow(Int32Array.of(0), 3000, listener, 1);
+    sim.run(0);
+    expect([net.rateOf(a), net.rateOf(b)]).toEqual([1, 1]);
+    sim.run();
+    // A ends at 1000 ns (3000 B over l0 and l1); B then has l0 alone: 2000 B at 4 B/ns, 500 ns more.
+    expect([at.get(0), at.get(1)]).toEqual([1000, 1500]);
+    expect([net.bytesDelivered(0), net.bytesDelivered(1)]).toEqual([6000, 3000]);
+  });
+
+  it('must be a whole number of at least 1', () => {
+    const net = new FlowNetwork(new Simulator(), [1]);
+    const noop = { onFlowDone: () => {} };
+    for (const m of [0, -1, 1.5, NaN]) expect(() => net.startFlow(Int32Array.of(0), 1, noop, 0, Infinity, m)).toThrow(RangeError);
+  });
+});
