@@ -61,7 +61,7 @@ export class CollectiveService {
   private idle?: { sim: Simulator; net: FlowNetwork };
 
   constructor(
-    private readonly topology: Topology,
+    readonly topology: Topology,
     private readonly config: CollectiveConfig = DEFAULT_COLLECTIVE_CONFIG,
   ) {
     this.generation = gpuGeneration(topology.cluster.node.gpu.name);

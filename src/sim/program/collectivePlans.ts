@@ -1,6 +1,10 @@
 import type { CollectiveChoice, CollectiveService } from '../collectives/collectiveService.js';
 import type { CollectiveOp, Phase } from '../collectives/types.js';
 import type { Program } from './types.js';
+import { Simulator } from '../engine/simulator.js';
+import { FlowNetwork } from '../network/flowNetwork.js';
+import { CollectiveRun } from '../collectives/collectiveRun.js';
+import type { Topology } from '../network/types.js';
 
 /** One distinct collective call (group, op, bytes, algorithm): its flows and the links they use. */
 export interface CollectivePlanEntry {
@@ -34,6 +38,8 @@ export class CollectivePlans {
   readonly primary: (CollectivePlanEntry | undefined)[];
   /** Per collective task id with shadow groups: the plans of its shadows. */
   readonly shadows: (CollectivePlanEntry[] | undefined)[];
+  /** Per collective task id with shadow groups: the shadows that run as flows (those not on private links). */
+  readonly runShadows: (CollectivePlanEntry[] | undefined)[];
   /** Per group id: 1 when the group's links carry no other group's flows. */
   readonly privateGroup: Uint8Array;
   /** Every distinct call, once. */
@@ -44,6 +50,8 @@ export class CollectivePlans {
   private readonly byGroup = new Map<readonly number[], Map<CollectiveChoice, CollectivePlanEntry>>();
   private readonly groupIds = new Map<readonly number[], number>();
   private readonly marks = new LinkMarks();
+  private readonly composites = new Map<CollectivePlanEntry, Map<CollectivePlanEntry[], { ownNs: number; allNs: number }>>();
+  private idle?: { sim: Simulator; net: FlowNetwork };
   private readonly shadowLists = new Map<readonly (readonly number[])[], Map<CollectivePlanEntry, CollectivePlanEntry[]>>();
 
   constructor(
@@ -63,6 +71,47 @@ export class CollectivePlans {
     this.privateGroup = this.findPrivateGroups();
     // Unordered transfers of one pair may well overlap each other; keep them as flows from the start.
     for (const t of program.tasks) if (!t.ordered && t.collective) this.privateGroup[this.primary[t.id]!.groupId] = 0;
+    // A shadow on private links meets no flow anybody waits for: it can be left out.
+    this.runShadows = new Array(n);
+    const kept = new Map<CollectivePlanEntry[], CollectivePlanEntry[] | undefined>();
+    for (let i = 0; i < n; i++) {
+      const sh = this.shadows[i];
+      if (!sh) continue;
+      if (!kept.has(sh)) {
+        const list = sh.filter((e) => this.privateGroup[e.groupId] === 0);
+        kept.set(sh, list.length > 0 ? list : undefined);
+      }
+      this.runShadows[i] = kept.get(sh);
+    }
+  }
+
+  /**
+   * Idle-network times of a call run together with its shadows (as the executor starts them: the call,
+   * then each shadow, at one instant): when the call itself is done and when the last shadow is, ns.
+   * Simulated once per distinct (call, shadows).
+   */
+  compositeNs(e: CollectivePlanEntry, shadows: CollectivePlanEntry[]): { ownNs: number; allNs: number } {
+    let byShadows = this.composites.get(e);
+    if (!byShadows) this.composites.set(e, (byShadows = new Map()));
+    let r = byShadows.get(shadows);
+    if (!r) {
+      // Same flow model and links as the run: the service's topology.
+      this.idle ??= (() => {
+        const sim = new Simulator();
+        const topology: Topology = this.collectives.topology;
+        return { sim, net: new FlowNetwork(sim, topology.links.map((l) => l.bandwidthGBps)) };
+      })();
+      const { sim, net } = this.idle;
+      const start = sim.now;
+      let ownAt = -1;
+      let allAt = start;
+      new CollectiveRun(sim, net, e.phases, e.bytes, { onCollectiveDone: () => (ownAt = sim.now) }, 0).start();
+      for (const sh of shadows) new CollectiveRun(sim, net, sh.phases, sh.bytes, { onCollectiveDone: () => (allAt = Math.max(allAt, sim.now)) }, 0).start();
+      sim.run();
+      r = { ownNs: ownAt - start, allNs: Math.max(ownAt, allAt) - start };
+      byShadows.set(shadows, r);
+    }
+    return r;
   }
 
   /** Idle-network time of a planned call, ns (simulated once per distinct call). */

@@ -4,7 +4,7 @@ import type { CollectiveService } from '../collectives/collectiveService.js';
 import { STREAMS, streamIndex, type Program } from './types.js';
 import type { Trace } from './trace.js';
 import { CollectivePlans } from './collectivePlans.js';
-import { IdleWindows } from './idleWindows.js';
+import { IdleWindows, Start } from './idleWindows.js';
 import { StreamBounds } from './streamBounds.js';
 
 export { IdleOverlap } from './idleWindows.js';
@@ -47,6 +47,10 @@ export class ProgramExecutor implements EventTarget, CollectiveListener {
   private readonly plans: CollectivePlans;
   /** Set when collectives may run on idle-network time. */
   private readonly windows?: IdleWindows;
+  /** Ends the hold of a call run on idle time whose shadows outlast it. */
+  private readonly releaser?: EventTarget;
+  /** Starts a collective whose start waited for the rest of its instant. */
+  private readonly retrier?: EventTarget;
   /** Per task: 1 when it runs as a timed event of its idle-network time. */
   private readonly ranIdle: Uint8Array;
 
@@ -80,7 +84,12 @@ export class ProgramExecutor implements EventTarget, CollectiveListener {
     this.startNs = new Float64Array(n).fill(-1);
     this.endNs = new Float64Array(n).fill(-1);
     this.ranIdle = new Uint8Array(n);
-    if (options.idleCollectives) this.windows = new IdleWindows(program, this.plans, this.startNs, this.endNs, new StreamBounds(program, this.queues, this.head));
+    if (options.idleCollectives) {
+      const windows = new IdleWindows(program, this.plans, this.startNs, this.endNs, new StreamBounds(program, this.queues, this.head));
+      this.windows = windows;
+      this.releaser = { onEvent: (id: number) => windows.release(id) };
+      this.retrier = { onEvent: (id: number) => this.startCollective(id, false) };
+    }
   }
 
   /** Runs the whole program and returns its trace. */
@@ -96,6 +105,11 @@ export class ProgramExecutor implements EventTarget, CollectiveListener {
     let makespanNs = 0;
     for (let i = 0; i < tasks.length; i++) if (this.endNs[i] > makespanNs) makespanNs = this.endNs[i];
     return { program: this.program, startNs: this.startNs, endNs: this.endNs, makespanNs };
+  }
+
+  /** Whether collective `id` ran as one timed event of its idle-network time (with its shadows), after `run`. */
+  ranOnIdleTime(id: number): boolean {
+    return this.ranIdle[id] === 1;
   }
 
   /** A local task has run its duration (or a private collective its idle-network time). */
@@ -121,24 +135,33 @@ export class ProgramExecutor implements EventTarget, CollectiveListener {
     const t = this.program.tasks[id];
     this.startNs[id] = this.sim.now;
     const plan = this.plans.primary[id];
-    if (plan) {
-      if (this.windows && this.windows.start(id, this.sim.now, () => this.plans.idleNs(plan))) {
-        this.ranIdle[id] = 1;
-        this.sim.schedule(this.plans.idleNs(plan), this, id);
-      } else {
-        new CollectiveRun(this.sim, this.net, plan.phases, plan.bytes, this, id).start();
-      }
-      const shadows = this.plans.shadows[id];
-      if (shadows) {
-        for (const sh of shadows) {
-          // A shadow on private links meets no flow anybody waits for: it can be left out.
-          if (this.windows && this.plans.privateGroup[sh.groupId] === 1) continue;
-          if (this.windows) this.windows.runStarted(sh.index);
-          new CollectiveRun(this.sim, this.net, sh.phases, sh.bytes, this.windows ?? IGNORE, sh.index).start();
-        }
-      }
-    } else {
-      this.sim.schedule(t.durationNs, this, id);
+    if (plan) this.startCollective(id, true);
+    else this.sim.schedule(t.durationNs, this, id);
+  }
+
+  /** Starts collective `id` (its start time set); `mayWait`: it may first let this instant's other events run. */
+  private startCollective(id: number, mayWait: boolean): void {
+    const plan = this.plans.primary[id]!;
+    const windows = this.windows;
+    const how = windows ? windows.start(id, this.sim.now, mayWait) : Start.Flows;
+    if (how === Start.Wait) {
+      this.sim.schedule(0, this.retrier!, id);
+      return;
+    }
+    if (windows && how === Start.Idle) {
+      // Its shadows run on idle time with it: no flows at all.
+      this.ranIdle[id] = 1;
+      this.sim.schedule(windows.idleNs(id), this, id);
+      const holdNs = windows.holdsPastEnd(id);
+      if (holdNs >= 0) this.sim.schedule(holdNs, this.releaser!, id);
+      return;
+    }
+    new CollectiveRun(this.sim, this.net, plan.phases, plan.bytes, this, id).start();
+    // A shadow on private links meets no flow anybody waits for: with `windows` it is left out.
+    const shadows = windows ? this.plans.runShadows[id] : this.plans.shadows[id];
+    for (const sh of shadows ?? []) {
+      if (windows) windows.runStarted(sh.index);
+      new CollectiveRun(this.sim, this.net, sh.phases, sh.bytes, windows ?? IGNORE, sh.index).start();
     }
   }
 

@@ -10,17 +10,22 @@ import type { CollectiveListener } from '../collectives/collectiveRun.js';
  * the last micro-batch enters the node over them), so the check is made per call, against the tasks
  * that could put flows on those links ("touching" tasks):
  *
- * - no flows crossing those links are in flight (shadow flows included: they may outlive their task),
- *   nor do the call's own shadow flows cross them, and
+ * - no flows crossing those links are in flight (shadow flows included: they may outlive their task), and
  * - for each stream queue of touching tasks, the next one cannot start before the call would end: it
  *   waits for the tasks ahead of it in its stream and for all its dependencies, and a task that has
  *   not ended ends no earlier than its stream allows (`StreamBounds`). Later tasks of a queue start
  *   after its head.
  *
+ * A call with shadows (symmetric mode) is checked with them as one unit: its links are those of the
+ * call and of every shadow that runs as flows, over the groups of all of them, and it holds them until
+ * the last shadow would be done on an idle network (`CollectivePlans.compositeNs`); the call itself
+ * ends when its own flows would. Shadows that cross each other's links are fine: they start together
+ * in both runs.
+ *
  * A group whose links unordered tasks (pipeline sends) touch is never run this way.
  */
 export class IdleWindows implements CollectiveListener {
-  /** Candidate groups touched by task i: touchGroup[touchStart[i] .. touchStart[i + 1]); touchQueue: that group's queue holding i. */
+  /** Watched groups touched by task i: touchGroup[touchStart[i] .. touchStart[i + 1]); touchQueue: that group's queue holding i. */
   private readonly touchStart: Int32Array;
   private readonly touchGroup: Int32Array;
   private readonly touchQueue: Int32Array;
@@ -28,12 +33,15 @@ export class IdleWindows implements CollectiveListener {
   private readonly queues: { ids: Int32Array; pos: number }[][];
   /** Per group: runs (a task's own flows, or one of its shadows') now in flight that cross its links. */
   private readonly running: Int32Array;
-  /** Per plan entry (by `index`): the candidate groups its flows cross. */
+  /** Per plan entry (by `index`): the watched groups its flows cross. */
   private readonly runTouch: Int32Array[];
   private readonly idleRunning: Int32Array;
   private readonly candidate: Uint8Array;
-  /** Per task: 1 when its shadows cross its own group's links. */
-  private readonly shadowed: Uint8Array;
+  /** Per task run on idle time: its idle-network time, and how long it holds its links (its shadows may end later). */
+  private readonly ownNs: Float64Array;
+  private readonly holdNs: Float64Array;
+  /** Per task: 1 while its start waits for the end of the current instant (`Start.Wait`). */
+  private readonly waiting: Uint8Array;
 
   constructor(
     private readonly program: Program,
@@ -43,69 +51,73 @@ export class IdleWindows implements CollectiveListener {
     private readonly bounds: StreamBounds,
   ) {
     const groups = plans.privateGroup.length;
-    // Candidates: groups with calls of their own; which of them own each link.
-    let linkCount = 0;
-    for (const e of plans.entries) for (const l of e.links) linkCount = Math.max(linkCount, l + 1);
-    const owners: (number[] | undefined)[] = new Array(linkCount).fill(undefined);
-    const candidate = new Uint8Array(groups);
-    const seen = new Set<CollectivePlanEntry>();
-    for (const e of plans.primary) {
-      if (!e || seen.has(e)) continue;
-      seen.add(e);
-      candidate[e.groupId] = 1;
-      for (const l of e.links) {
-        const list = owners[l];
-        if (!list) owners[l] = [e.groupId];
-        else if (!list.includes(e.groupId)) list.push(e.groupId);
-      }
-    }
-    const NONE: number[] = [];
-    const linkOwners = { get: (l: number) => owners[l] ?? NONE };
-    // Groups each task's flows (its own and its shadows') cross, once per distinct (call, shadows).
     const tasks = program.tasks;
     const n = tasks.length;
-    const touched: number[][] = new Array(n);
-    const memo = new Map<CollectivePlanEntry, Map<CollectivePlanEntry[] | undefined, number[]>>();
-    const scratch = new Set<number>();
-    const crossesOwn = new Map<CollectivePlanEntry[], Set<number>>();
-    this.shadowed = new Uint8Array(n);
+    // The calls that run as flows: every task's own, and its shadows not on private links.
+    const used = new Set<CollectivePlanEntry>();
+    const seenLists = new Set<CollectivePlanEntry[]>();
+    let linkCount = 0;
+    const use = (e: CollectivePlanEntry) => {
+      if (used.has(e)) return;
+      used.add(e);
+      for (const l of e.links) if (l >= linkCount) linkCount = l + 1;
+    };
     for (let i = 0; i < n; i++) {
       const p = plans.primary[i];
       if (!p) continue;
-      const sh = plans.shadows[i];
+      use(p);
+      const sh = plans.runShadows[i];
+      if (sh && !seenLists.has(sh)) {
+        seenLists.add(sh);
+        for (const e of sh) use(e);
+      }
+    }
+    // Links of unordered transfers (and their shadows): these may overlap each other and start in any
+    // order, so no group using such a link is watched.
+    const unordered = new Uint8Array(linkCount);
+    for (let i = 0; i < n; i++) {
+      const p = plans.primary[i];
+      if (!p || tasks[i].ordered) continue;
+      for (const l of p.links) unordered[l] = 1;
+      for (const e of plans.runShadows[i] ?? []) for (const l of e.links) unordered[l] = 1;
+    }
+    const candidate = new Uint8Array(groups);
+    for (const e of used) candidate[e.groupId] = 1;
+    for (const e of used) for (const l of e.links) if (unordered[l] === 1) candidate[e.groupId] = 0;
+    this.candidate = candidate;
+    // Which watched groups use each link (each group once: its calls are taken together).
+    const owners: (number[] | undefined)[] = new Array(linkCount).fill(undefined);
+    const stamp = new Int32Array(linkCount).fill(-1);
+    const byGroup = [...used].filter((e) => candidate[e.groupId] === 1).sort((x, y) => x.groupId - y.groupId);
+    for (const e of byGroup) {
+      for (const l of e.links) {
+        if (stamp[l] === e.groupId) continue;
+        stamp[l] = e.groupId;
+        const list = owners[l];
+        if (!list) owners[l] = [e.groupId];
+        else list.push(e.groupId);
+      }
+    }
+    const NONE: number[] = [];
+    const linkOwners = (l: number) => owners[l] ?? NONE;
+    // Watched groups each ordered task's flows (its own and its shadows') cross, once per distinct (call, shadows).
+    const touched: number[][] = new Array(n);
+    const memo = new Map<CollectivePlanEntry, Map<CollectivePlanEntry[] | undefined, number[]>>();
+    const scratch = new Set<number>();
+    for (let i = 0; i < n; i++) {
+      const p = plans.primary[i];
+      if (!p || !tasks[i].ordered) continue;
+      const sh = plans.runShadows[i];
       let byShadows = memo.get(p);
       if (!byShadows) memo.set(p, (byShadows = new Map()));
       let list = byShadows.get(sh);
       if (!list) {
         scratch.clear();
-        for (const l of p.links) for (const g of linkOwners.get(l) ?? []) scratch.add(g);
-        for (const e of sh ?? []) for (const l of e.links) for (const g of linkOwners.get(l) ?? []) scratch.add(g);
+        for (const l of p.links) for (const g of linkOwners(l)) scratch.add(g);
+        for (const e of sh ?? []) for (const l of e.links) for (const g of linkOwners(l)) scratch.add(g);
         byShadows.set(sh, (list = [...scratch]));
       }
-      if (sh) {
-        // A call whose own shadows cross its group's links never sees an idle network.
-        let groupsOfShadows = crossesOwn.get(sh);
-        if (!groupsOfShadows) {
-          groupsOfShadows = new Set();
-          for (const e of sh) for (const l of e.links) for (const g of linkOwners.get(l) ?? []) groupsOfShadows.add(g);
-          crossesOwn.set(sh, groupsOfShadows);
-        }
-        if (groupsOfShadows.has(p.groupId)) this.shadowed[i] = 1;
-      }
-      if (list.length === 0) continue;
-      touched[i] = list;
-      // Unordered transfers of one pair may overlap each other and start in any order.
-      if (!tasks[i].ordered) for (const g of list) candidate[g] = 0;
-    }
-    this.candidate = candidate;
-    // Only groups that may run on idle time need watching.
-    const kept = new Map<number[], number[]>();
-    for (let i = 0; i < n; i++) {
-      const list = touched[i];
-      if (!list) continue;
-      let k = kept.get(list);
-      if (!k) kept.set(list, (k = list.filter((g) => candidate[g] === 1)));
-      touched[i] = k;
+      if (list.length > 0) touched[i] = list;
     }
     const queueKeys: Map<number, number>[] = Array.from({ length: groups }, () => new Map());
     const queueLists: number[][][] = Array.from({ length: groups }, () => []);
@@ -131,53 +143,103 @@ export class IdleWindows implements CollectiveListener {
     this.queues = queueLists.map((qs) => qs.map((ids) => ({ ids: Int32Array.from(ids), pos: 0 })));
     this.running = new Int32Array(groups);
     this.idleRunning = new Int32Array(groups);
-    // Candidate groups each distinct call's own flows cross (a run holds these while it is in flight).
+    this.ownNs = new Float64Array(n);
+    this.holdNs = new Float64Array(n);
+    this.waiting = new Uint8Array(n);
+    // Watched groups each distinct call's own flows cross (a run holds these while it is in flight).
     this.runTouch = plans.entries.map((e) => {
       scratch.clear();
-      for (const l of e.links) for (const g of linkOwners.get(l)) if (candidate[g] === 1) scratch.add(g);
+      for (const l of e.links) if (l < linkCount) for (const g of linkOwners(l)) scratch.add(g);
       return Int32Array.from(scratch);
     });
   }
 
   /**
-   * Called as collective `id` starts at `nowNs`; returns whether it runs as a timed event of `idleNs`
-   * (then `completed` must follow). Throws when a flow would meet a call running on idle time, which
-   * the checks rule out: it means a bug, and the caller's fallback runs everything as flows.
+   * Called as collective `id` starts at `nowNs`; returns how it runs. `Idle`: it ends after
+   * `idleNs(id)`, no flows of its shadows start, and `holdsPastEnd(id)` says when (after its start)
+   * `release(id)` must be called if not at its end (`completed` does that). `Wait` (only when
+   * `mayWait`): it could run on idle time but for runs still counted in flight, which may end at this
+   * very instant: call again, without `mayWait`, after the other events of this instant. Throws when a
+   * flow would meet a call running on idle time, which the checks rule out: it means a bug, and the
+   * caller's fallback runs everything as flows.
    */
-  start(id: number, nowNs: number, idleNs: () => number): boolean {
+  start(id: number, nowNs: number, mayWait = false): Start {
     const a = this.touchStart[id];
     const b = this.touchStart[id + 1];
     for (let k = a; k < b; k++) if (this.idleRunning[this.touchGroup[k]] > 0) throw new IdleOverlap();
-    const own = this.plans.primary[id]!.groupId;
-    let idle = this.candidate[own] === 1 && this.running[own] === 0 && this.shadowed[id] === 0;
+    const p = this.plans.primary[id]!;
+    const sh = this.plans.runShadows[id];
+    let idle = this.candidate[p.groupId] === 1;
+    for (let s = 0; idle && sh && s < sh.length; s++) idle = this.candidate[sh[s].groupId] === 1;
+    let busy = false;
     if (idle) {
-      // The call's links are among its group's: nothing that crosses those may start before it ends
-      // (one ns past the end, so a flow starting as the call ends never meets it on the event queue).
-      const endNs = nowNs + Math.ceil(idleNs()) + 1;
-      let ownQueue = -1;
-      for (let k = a; k < b; k++) if (this.touchGroup[k] === own) ownQueue = this.touchQueue[k];
-      const qs = this.queues[own];
-      for (let q = 0; q < qs.length && idle; q++) {
-        if (q === ownQueue) continue;
-        const queue = qs[q];
-        if (queue.pos < queue.ids.length && this.earliestStartNs(queue.ids[queue.pos], nowNs, endNs) < endNs) idle = false;
-      }
+      busy = this.running[p.groupId] > 0;
+      for (let s = 0; !busy && sh && s < sh.length; s++) busy = this.running[sh[s].groupId] > 0;
     }
+    if (idle && !(busy && !mayWait)) {
+      let ownNs: number;
+      let allNs: number;
+      if (sh) ({ ownNs, allNs } = this.plans.compositeNs(p, sh));
+      else ownNs = allNs = this.plans.idleNs(p);
+      // Nothing that crosses those links may start before the window ends (one ns past it, so a flow
+      // starting as it ends never meets it on the event queue). Tasks queued after this one in its
+      // stream start once it has ended.
+      const endNs = nowNs + Math.ceil(allNs) + 1;
+      const holdsPast = allNs > ownNs;
+      idle = this.quietUntil(p.groupId, id, a, b, nowNs, endNs, holdsPast);
+      for (let s = 0; idle && sh && s < sh.length; s++) idle = this.quietUntil(sh[s].groupId, id, a, b, nowNs, endNs, holdsPast);
+      this.ownNs[id] = ownNs;
+      this.holdNs[id] = allNs;
+    }
+    if (idle && busy && mayWait) {
+      // Runs ending at this very instant (a call's shadows end with it) are still counted: look again
+      // once the other events of this instant have run. Until then the call counts as starting now.
+      this.waiting[id] = 1;
+      return Start.Wait;
+    }
+    this.waiting[id] = 0;
+    if (busy) idle = false;
     for (let k = a; k < b; k++) {
       // Tasks of a queue start in its order; the cursor passes every one that has started.
       const queue = this.queues[this.touchGroup[k]][this.touchQueue[k]];
       while (queue.pos < queue.ids.length && this.startNs[queue.ids[queue.pos]] >= 0) queue.pos++;
     }
-    this.runStarted(this.plans.primary[id]!.index);
-    if (idle) this.idleRunning[own]++;
-    return idle;
+    this.runStarted(p.index);
+    if (idle) {
+      this.idleRunning[p.groupId]++;
+      for (const e of sh ?? []) {
+        this.runStarted(e.index);
+        this.idleRunning[e.groupId]++;
+      }
+    }
+    return idle ? Start.Idle : Start.Flows;
+  }
+
+  /** Idle-network time of call `id`, which `start` ran on idle time. */
+  idleNs(id: number): number {
+    return this.ownNs[id];
+  }
+
+  /** Until when, after its start, call `id` (run on idle time) holds its links: past its end when its shadows outlast it. */
+  holdsPastEnd(id: number): number {
+    return this.holdNs[id] > this.ownNs[id] ? this.holdNs[id] : -1;
   }
 
   /** Called as collective `id` ends; `idle` as `start` returned. */
   completed(id: number, idle: boolean): void {
-    const e = this.plans.primary[id]!;
-    this.runEnded(e.index);
-    if (idle) this.idleRunning[e.groupId]--;
+    if (!idle) this.runEnded(this.plans.primary[id]!.index);
+    else if (this.holdNs[id] <= this.ownNs[id]) this.release(id);
+  }
+
+  /** Call `id`, run on idle time, and its shadows are done with their links. */
+  release(id: number): void {
+    const p = this.plans.primary[id]!;
+    this.runEnded(p.index);
+    this.idleRunning[p.groupId]--;
+    for (const e of this.plans.runShadows[id] ?? []) {
+      this.runEnded(e.index);
+      this.idleRunning[e.groupId]--;
+    }
   }
 
   /** A run of plan entry `index` put its flows on the network (the task's own, or a shadow's). */
@@ -196,8 +258,29 @@ export class IdleWindows implements CollectiveListener {
     for (let k = 0; k < gs.length; k++) this.running[gs[k]]--;
   }
 
+  /**
+   * Whether no task touching group `g` can start before `endNs`, call `id` (touching groups
+   * touchGroup[a .. b)) starting at `nowNs`; `holdsPast`: it holds its links past its own end.
+   */
+  private quietUntil(g: number, id: number, a: number, b: number, nowNs: number, endNs: number, holdsPast: boolean): boolean {
+    let ownQueue = -1;
+    for (let k = a; k < b; k++) if (this.touchGroup[k] === g) ownQueue = this.touchQueue[k];
+    const qs = this.queues[g];
+    for (let q = 0; q < qs.length; q++) {
+      const { ids, pos } = qs[q];
+      let j = pos;
+      while (j < ids.length && (ids[j] === id || (this.startNs[ids[j]] >= 0 && this.waiting[ids[j]] === 0))) j++;
+      if (j >= ids.length) continue;
+      // Tasks after this call in its own stream wait for it to end.
+      if (q === ownQueue && !holdsPast) continue;
+      if (this.earliestStartNs(ids[j], nowNs, endNs) < endNs) return false;
+    }
+    return true;
+  }
+
   /** A lower bound on when not-started task `x` can start (stops early once it reaches `enoughNs`). */
   private earliestStartNs(x: number, nowNs: number, enoughNs: number): number {
+    if (this.waiting[x] === 1) return nowNs;
     // x is a collective (duration 0 in the bounds): its own stream bound is a bound on its start.
     let t = this.bounds.notStartedEndNs(x, nowNs);
     if (t >= enoughNs) return t;
@@ -213,6 +296,10 @@ export class IdleWindows implements CollectiveListener {
     return t;
   }
 }
+
+/** How a collective starts: as flows, on idle time, or after the other events of this instant (`mayWait`). */
+export const Start = { Flows: 0, Idle: 1, Wait: 2 } as const;
+export type Start = (typeof Start)[keyof typeof Start];
 
 /** A flow met a collective running on idle time (the checks should make this impossible). */
 export class IdleOverlap extends Error {
