@@ -61,18 +61,24 @@ export class ParallelLayout {
 
 /**
  * Transformer layers of each virtual pipeline stage (pp × v of them; chunk c of stage s is virtual
- * stage c·pp + s, as Megatron interleaves). Layers are split evenly unless `layersPerStage` is given
- * (one count per stage, v = 1 only).
+ * stage c·pp + s, as Megatron interleaves). Layers are split evenly unless `layersPerStage` is given:
+ * one count per stage; with v > 1 chunks, each stage's layers are dealt over its v chunks as evenly as
+ * they go, earlier chunks taking the remainder (the Llama 3 run took one layer off the first and the last
+ * of 16 interleaved stages: Llama Team 2024, §3.3.2).
  */
 export function splitLayers(layers: number, pp: number, v: number, layersPerStage?: readonly number[]): number[][] {
   const virtual = pp * v;
   let counts: number[];
   if (layersPerStage) {
-    if (v !== 1) throw new ScenarioError('parallel.layersPerStage', 'uneven splits are supported with virtualStages 1 only');
     if (layersPerStage.length !== pp) throw new ScenarioError('parallel.layersPerStage', `needs one count per pipeline stage (${pp}), got ${layersPerStage.length}`);
     const sum = layersPerStage.reduce((a, b) => a + b, 0);
     if (sum !== layers) throw new ScenarioError('parallel.layersPerStage', `adds up to ${sum}, but the model has ${layers} layers`);
-    counts = [...layersPerStage];
+    const short = layersPerStage.findIndex((n) => n < v);
+    if (short >= 0) throw new ScenarioError('parallel.layersPerStage', `stage ${short} has ${layersPerStage[short]} layers, fewer than its ${v} model chunks (virtualStages); each chunk needs at least one`);
+    counts = new Array<number>(virtual);
+    layersPerStage.forEach((n, stage) => {
+      for (let c = 0; c < v; c++) counts[c * pp + stage] = Math.floor(n / v) + (c < n % v ? 1 : 0);
+    });
   } else {
     if (layers % virtual !== 0) {
       throw new ScenarioError(v > 1 ? 'parallel.virtualStages' : 'parallel.pp', `${layers} layers do not split evenly over pp × virtualStages = ${pp} × ${v} = ${virtual} model chunks; give parallel.layersPerStage or change pp`);
