@@ -129,7 +129,11 @@ export function memoryPerGpu(input: MemoryInput): MemoryBreakdown {
   }
   if (input.offloadOptimizer) optimizerBytes = 0;
 
-  let buffersBytes = BUCKETS_IN_FLIGHT * input.bucketBytes + gathered;
+  // A bucket holds at most all of the rank's gradients, and there are only as many buckets as that fills.
+  const gradientBytesToReduce = per.gradients * P;
+  const bucketBytes = Math.min(input.bucketBytes, gradientBytesToReduce);
+  const bucketsHeld = bucketBytes > 0 ? Math.min(BUCKETS_IN_FLIGHT, Math.ceil(gradientBytesToReduce / bucketBytes)) : 0;
+  let buffersBytes = bucketsHeld * bucketBytes + gathered;
   if (input.ddpBucketCopy && z === 0) buffersBytes += per.gradients * P;
 
   const activationsBytes = input.activationBytes;

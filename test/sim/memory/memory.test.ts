@@ -69,6 +69,14 @@ describe('memoryPerGpu', () => {
     expect(m.buffersBytes).toBe(2 * 25 * 2 ** 20 + 2 * 2 * (largestLayerParameters(model) / 2));
   });
 
+  it('holds no more bucket memory than the gradients fill: one bucket of all of them when the cap is larger', () => {
+    // 1e9 parameters: 2 GB of 16-bit gradients. A 1 TB cap is one 2 GB bucket; a 1.5 GB cap is two
+    // buckets in flight (1.5 GB each); a 25 MB cap keeps two 25 MB buckets.
+    expect(memoryPerGpu(input({ paramsPerRank: 1e9, bucketBytes: 1e12 })).buffersBytes).toBe(2e9);
+    expect(memoryPerGpu(input({ paramsPerRank: 1e9, bucketBytes: 1.5e9 })).buffersBytes).toBe(3e9);
+    expect(memoryPerGpu(input({ paramsPerRank: 1e9, bucketBytes: 25e6 })).buffersBytes).toBe(50e6);
+  });
+
   it('drops the optimizer state from the GPU with offload and counts the DDP bucket copy when asked', () => {
     expect(memoryPerGpu(input({ offloadOptimizer: true })).optimizerBytes).toBe(0);
     expect(memoryPerGpu(input({ ddpBucketCopy: true })).buffersBytes).toBe(2 * P);
