@@ -4,18 +4,18 @@ import { resolveScenario } from '../scenario/resolve.js';
 import { simulateStep } from '../sim/simulateStep.js';
 import { mape, parseVtrainCsv, vtrainSetup, type VtrainRow } from './vtrain.js';
 import { decompositionLines } from './decompositionReport.js';
+import { runMegatronSc21 } from './runMegatronSc21.js';
 
 /**
  * `npm run validate`: predicts every row of the peer measurement set and prints the mean absolute
  * percentage error overall, per set and per (model size, GPU count) group, and the worst rows.
  * Options: `--only single|multi`, `--limit N` (first N rows of each set), `--json`, `--decompose` (adds the
  * split of measured and predicted times into per-layer, per-micro-batch and per-step parts, decompose.ts).
+ * `--set megatron-sc21` runs the second, published set instead (Table 1 of Narayanan et al., SC21;
+ * runMegatronSc21.ts). The default set is `vtrain`.
  */
 const args = process.argv.slice(2);
 const opt = (name: string) => (args.includes(name) ? args[args.indexOf(name) + 1] : undefined);
-const only = opt('--only');
-const limit = Number(opt('--limit') ?? Infinity);
-const dataDir = fileURLToPath(new URL('../../test/validation/', import.meta.url));
 
 interface Outcome {
   row: VtrainRow;
@@ -23,51 +23,65 @@ interface Outcome {
   errorPct: number;
 }
 
-const rows: VtrainRow[] = [];
-for (const group of ['single', 'multi'] as const) {
-  if (only && only !== group) continue;
-  rows.push(...parseVtrainCsv(readFileSync(`${dataDir}vtrain-${group}-node.csv`, 'utf8'), group).slice(0, limit));
-}
-const outcomes: Outcome[] = [];
-const t0 = Date.now();
-rows.forEach((row, i) => {
-  if (process.stderr.isTTY) process.stderr.write(`\rrow ${i + 1}/${rows.length}`);
-  const s = vtrainSetup(row, resolveScenario);
-  const predictedMs = simulateStep(s).result.stepTimeS * 1e3;
-  outcomes.push({ row, predictedMs, errorPct: (100 * (predictedMs - row.measuredMs)) / row.measuredMs });
-});
-if (process.stderr.isTTY) process.stderr.write('\r\x1b[K');
+function runVtrainSet(): void {
+  const only = opt('--only');
+  const limit = Number(opt('--limit') ?? Infinity);
+  const dataDir = fileURLToPath(new URL('../../test/validation/', import.meta.url));
 
-const pairs = (xs: Outcome[]) => xs.map((o) => ({ predicted: o.predictedMs, measured: o.row.measuredMs }));
-const byGroup = new Map<string, Outcome[]>();
-for (const o of outcomes) {
-  const size = o.row.paramsB !== undefined ? `${o.row.paramsB}B` : `h${o.row.hidden} l${o.row.layers}`;
-  const k = `${o.row.group} ${size} ${o.row.gpus} GPUs`;
-  byGroup.set(k, [...(byGroup.get(k) ?? []), o]);
+  const rows: VtrainRow[] = [];
+  for (const group of ['single', 'multi'] as const) {
+    if (only && only !== group) continue;
+    rows.push(...parseVtrainCsv(readFileSync(`${dataDir}vtrain-${group}-node.csv`, 'utf8'), group).slice(0, limit));
+  }
+  const outcomes: Outcome[] = [];
+  const t0 = Date.now();
+  rows.forEach((row, i) => {
+    if (process.stderr.isTTY) process.stderr.write(`\rrow ${i + 1}/${rows.length}`);
+    const s = vtrainSetup(row, resolveScenario);
+    const predictedMs = simulateStep(s).result.stepTimeS * 1e3;
+    outcomes.push({ row, predictedMs, errorPct: (100 * (predictedMs - row.measuredMs)) / row.measuredMs });
+  });
+  if (process.stderr.isTTY) process.stderr.write('\r\x1b[K');
+
+  const pairs = (xs: Outcome[]) => xs.map((o) => ({ predicted: o.predictedMs, measured: o.row.measuredMs }));
+  const byGroup = new Map<string, Outcome[]>();
+  for (const o of outcomes) {
+    const size = o.row.paramsB !== undefined ? `${o.row.paramsB}B` : `h${o.row.hidden} l${o.row.layers}`;
+    const k = `${o.row.group} ${size} ${o.row.gpus} GPUs`;
+    byGroup.set(k, [...(byGroup.get(k) ?? []), o]);
+  }
+  const summary = {
+    rows: outcomes.length,
+    wallS: (Date.now() - t0) / 1e3,
+    mapePct: { all: mape(pairs(outcomes)), single: mape(pairs(outcomes.filter((o) => o.row.group === 'single'))), multi: mape(pairs(outcomes.filter((o) => o.row.group === 'multi'))) },
+    meanSignedErrorPct: outcomes.reduce((a, o) => a + o.errorPct, 0) / outcomes.length,
+    groups: [...byGroup.entries()].map(([name, os]) => ({ name, rows: os.length, mapePct: mape(pairs(os)), meanSignedErrorPct: os.reduce((a, o) => a + o.errorPct, 0) / os.length })),
+    worst: [...outcomes].sort((a, b) => Math.abs(b.errorPct) - Math.abs(a.errorPct)).slice(0, 10),
+  };
+  if (args.includes('--json')) {
+    process.stdout.write(JSON.stringify(summary, null, 2) + '\n');
+  } else {
+    const f = (x: number) => x.toFixed(2);
+    const lines = [
+      `vTrain measurement set: ${summary.rows} rows predicted in ${summary.wallS.toFixed(1)} s`,
+      `MAPE: all ${f(summary.mapePct.all)}%, single-node ${f(summary.mapePct.single)}%, multi-node ${f(summary.mapePct.multi)}% (vTrain reports 8.37% and 14.73% for its own simulator)`,
+      `mean signed error ${f(summary.meanSignedErrorPct)}% (negative: predictions too fast)`,
+      '',
+      'per group (set, model, GPUs): rows, MAPE, mean signed error',
+      ...summary.groups.map((g) => `  ${g.name.padEnd(34)} ${String(g.rows).padStart(4)}  ${f(g.mapePct).padStart(7)}%  ${f(g.meanSignedErrorPct).padStart(8)}%`),
+      '',
+      'worst rows',
+      ...summary.worst.map((o) => `  ${o.row.group} ${o.row.gpus} GPUs h${o.row.hidden} l${o.row.layers} tp${o.row.tp} pp${o.row.pp} dp${o.row.dp} mb${o.row.microBatch} gb${o.row.globalBatch}: measured ${f(o.row.measuredMs)} ms, predicted ${f(o.predictedMs)} ms (${f(o.errorPct)}%)`),
+    ];
+    if (args.includes('--decompose')) lines.push('', ...decompositionLines(outcomes));
+    process.stdout.write(lines.join('\n') + '\n');
+  }
 }
-const summary = {
-  rows: outcomes.length,
-  wallS: (Date.now() - t0) / 1e3,
-  mapePct: { all: mape(pairs(outcomes)), single: mape(pairs(outcomes.filter((o) => o.row.group === 'single'))), multi: mape(pairs(outcomes.filter((o) => o.row.group === 'multi'))) },
-  meanSignedErrorPct: outcomes.reduce((a, o) => a + o.errorPct, 0) / outcomes.length,
-  groups: [...byGroup.entries()].map(([name, os]) => ({ name, rows: os.length, mapePct: mape(pairs(os)), meanSignedErrorPct: os.reduce((a, o) => a + o.errorPct, 0) / os.length })),
-  worst: [...outcomes].sort((a, b) => Math.abs(b.errorPct) - Math.abs(a.errorPct)).slice(0, 10),
-};
-if (args.includes('--json')) {
-  process.stdout.write(JSON.stringify(summary, null, 2) + '\n');
-} else {
-  const f = (x: number) => x.toFixed(2);
-  const lines = [
-    `vTrain measurement set: ${summary.rows} rows predicted in ${summary.wallS.toFixed(1)} s`,
-    `MAPE: all ${f(summary.mapePct.all)}%, single-node ${f(summary.mapePct.single)}%, multi-node ${f(summary.mapePct.multi)}% (vTrain reports 8.37% and 14.73% for its own simulator)`,
-    `mean signed error ${f(summary.meanSignedErrorPct)}% (negative: predictions too fast)`,
-    '',
-    'per group (set, model, GPUs): rows, MAPE, mean signed error',
-    ...summary.groups.map((g) => `  ${g.name.padEnd(34)} ${String(g.rows).padStart(4)}  ${f(g.mapePct).padStart(7)}%  ${f(g.meanSignedErrorPct).padStart(8)}%`),
-    '',
-    'worst rows',
-    ...summary.worst.map((o) => `  ${o.row.group} ${o.row.gpus} GPUs h${o.row.hidden} l${o.row.layers} tp${o.row.tp} pp${o.row.pp} dp${o.row.dp} mb${o.row.microBatch} gb${o.row.globalBatch}: measured ${f(o.row.measuredMs)} ms, predicted ${f(o.predictedMs)} ms (${f(o.errorPct)}%)`),
-  ];
-  if (args.includes('--decompose')) lines.push('', ...decompositionLines(outcomes));
-  process.stdout.write(lines.join('\n') + '\n');
+
+const set = opt('--set') ?? 'vtrain';
+if (set === 'megatron-sc21') runMegatronSc21(args);
+else if (set === 'vtrain') runVtrainSet();
+else {
+  process.stderr.write(`unknown --set ${set} (vtrain | megatron-sc21)\n`);
+  process.exitCode = 2;
 }

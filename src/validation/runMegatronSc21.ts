@@ -1,0 +1,51 @@
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { resolveScenario } from '../scenario/resolve.js';
+import { simulateStep } from '../sim/simulateStep.js';
+import { mape } from './vtrain.js';
+import { achievedTflopsPerGpu, megatronSc21Setup, parseMegatronSc21Csv, virtualStagesFor } from './megatronSc21.js';
+
+/**
+ * `node dist/validation/runVtrain.js --set megatron-sc21` (or `npm run validate -- --set megatron-sc21`):
+ * predicts every row of Table 1 of Narayanan et al. (SC21) and compares the achieved teraFLOP/s per GPU, computed
+ * with the paper's Eq. 3 from the predicted step time, with the published value. Options: `--limit N`, `--json`.
+ */
+export function runMegatronSc21(args: readonly string[]): void {
+  const opt = (name: string) => (args.includes(name) ? args[args.indexOf(name) + 1] : undefined);
+  const limit = Number(opt('--limit') ?? Infinity);
+  const file = fileURLToPath(new URL('../../test/validation/megatron-sc21-table1.csv', import.meta.url));
+  const table = parseMegatronSc21Csv(readFileSync(file, 'utf8'));
+  const rows = table.rows.slice(0, limit);
+  const t0 = Date.now();
+  const outcomes = rows.map((row, i) => {
+    if (process.stderr.isTTY) process.stderr.write(`\rrow ${i + 1}/${rows.length}`);
+    const stepTimeS = simulateStep(megatronSc21Setup(row, resolveScenario)).result.stepTimeS;
+    const predicted = achievedTflopsPerGpu(row, stepTimeS);
+    return { row, virtualStages: virtualStagesFor(row), stepTimeS, predictedTflops: predicted, publishedTflops: row.tflopsPerGpu, errorPct: (100 * (predicted - row.tflopsPerGpu)) / row.tflopsPerGpu };
+  });
+  if (process.stderr.isTTY) process.stderr.write('\r\x1b[K');
+  const summary = {
+    source: table.source,
+    rows: outcomes.length,
+    wallS: (Date.now() - t0) / 1e3,
+    mapePct: mape(outcomes.map((o) => ({ predicted: o.predictedTflops, measured: o.publishedTflops }))),
+    meanSignedErrorPct: outcomes.reduce((a, o) => a + o.errorPct, 0) / outcomes.length,
+    outcomes,
+  };
+  if (args.includes('--json')) {
+    process.stdout.write(JSON.stringify(summary, null, 2) + '\n');
+    return;
+  }
+  const f = (x: number, d = 1) => x.toFixed(d);
+  const lines = [
+    `Megatron-LM SC21 Table 1 (weak scaling): ${summary.rows} rows predicted in ${f(summary.wallS)} s`,
+    ...table.source.map((s) => `  ${s}`),
+    '',
+    '  params     GPUs  tp  pp  v   dp  batch  pred. step s  pred. TFLOP/s  published  error',
+    ...outcomes.map((o) =>
+      `  ${(f(o.row.paramsB) + 'B').padStart(7)} ${String(o.row.gpus).padStart(6)} ${String(o.row.tp).padStart(3)} ${String(o.row.pp).padStart(3)} ${String(o.virtualStages).padStart(2)} ${String(o.row.gpus / (o.row.tp * o.row.pp)).padStart(4)} ${String(o.row.batch).padStart(6)} ${f(o.stepTimeS, 2).padStart(13)} ${f(o.predictedTflops).padStart(14)} ${f(o.publishedTflops, 0).padStart(10)} ${(f(o.errorPct) + '%').padStart(7)}`),
+    '',
+    `MAPE ${f(summary.mapePct, 2)}% of TFLOP/s per GPU; mean signed error ${f(summary.meanSignedErrorPct, 2)}% (positive: predicted faster than published)`,
+  ];
+  process.stdout.write(lines.join('\n') + '\n');
+}
