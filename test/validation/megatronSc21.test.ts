@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
+import { resolveScenario } from '../../src/scenario/resolve.js';
 import { megatronFlopsPerIteration, megatronSc21Scenario, parseMegatronSc21Csv, virtualStagesFor } from '../../src/validation/megatronSc21.js';
 
 const csv = readFileSync(fileURLToPath(new URL('./megatron-sc21-table1.csv', import.meta.url)), 'utf8');
@@ -35,6 +36,8 @@ describe('Megatron-LM SC21 Table 1 set', () => {
       const v = virtualStagesFor(r);
       expect(r.layers % (r.pp * v)).toBe(0);
       if (r.pp > 1) expect(v).toBeGreaterThanOrEqual(2);
+      // And the scenario passes the same validation a user's file does.
+      expect(() => resolveScenario(megatronSc21Scenario(r), 'megatron-sc21', '.')).not.toThrow();
     }
   });
 });

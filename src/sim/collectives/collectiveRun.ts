@@ -42,11 +42,13 @@ export class CollectiveRun implements EventTarget, FlowListener {
   private rep = 0;
   private outstanding = 0;
   private readonly repeatable?: RepeatableNetwork;
-  /** Start time of the running repetition and whether it started on an empty network. */
+  /** Start time of the running repetition. */
   private repStartNs = 0;
-  private repAlone = false;
-  /** `flowsStarted` just after this repetition started its flows: unchanged at its end if none joined. */
-  private startedMark = 0;
+  /**
+   * `flowsStarted` just after this repetition started its flows on an empty network (unchanged at its end
+   * if none joined); -1 when it did not start alone.
+   */
+  private startedMark = -1;
   /** Duration of the last repetition of this phase that ran alone, in ns; -1 when there is none. */
   private aloneRepNs = -1;
 
@@ -85,20 +87,19 @@ export class CollectiveRun implements EventTarget, FlowListener {
       return;
     }
     const net = this.repeatable;
-    if (net !== undefined && this.aloneRepNs >= 0 && net.activeFlowCount === 0 && this.skip(net, p)) return;
+    const alone = net !== undefined && net.activeFlowCount === 0;
+    if (alone && this.aloneRepNs >= 0 && this.skip(net, p)) return;
     this.repStartNs = this.sim.now;
-    this.repAlone = net !== undefined && net.activeFlowCount === 0;
-    const count = p.count;
     for (let i = 0; i < p.routes.length; i++) {
-      this.net.startFlow(p.routes[i], p.byteFraction[i] * this.bytes, this, 0, p.rateCapGBps, count === undefined ? 1 : count[i]);
+      this.net.startFlow(p.routes[i], p.byteFraction[i] * this.bytes, this, 0, p.rateCapGBps, p.count[i]);
     }
-    if (net !== undefined) this.startedMark = net.flowsStarted;
+    if (net !== undefined) this.startedMark = alone ? net.flowsStarted : -1;
   }
 
   onFlowDone(): void {
     if (--this.outstanding > 0) return;
     const net = this.repeatable;
-    this.aloneRepNs = net !== undefined && this.repAlone && net.flowsStarted === this.startedMark ? this.sim.now - this.repStartNs : -1;
+    this.aloneRepNs = net !== undefined && net.flowsStarted === this.startedMark ? this.sim.now - this.repStartNs : -1;
     this.advance();
   }
 
@@ -120,8 +121,7 @@ export class CollectiveRun implements EventTarget, FlowListener {
       k = 0;
     }
     if (k <= 0) return false;
-    const count = p.count;
-    for (let i = 0; i < p.routes.length; i++) net.creditBytes(p.routes[i], k * (count === undefined ? 1 : count[i]) * p.byteFraction[i] * this.bytes);
+    for (let i = 0; i < p.routes.length; i++) net.creditBytes(p.routes[i], k * p.count[i] * p.byteFraction[i] * this.bytes);
     this.rep += k;
     this.sim.schedule(k * periodNs, this, 0);
     return true;

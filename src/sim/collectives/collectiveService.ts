@@ -1,7 +1,7 @@
 import { Simulator } from '../engine/simulator.js';
 import { FlowNetwork } from '../network/flowNetwork.js';
 import type { Topology } from '../network/types.js';
-import { CollectiveRun, type CollectiveListener, type FlowStarter } from './collectiveRun.js';
+import { CollectiveRun } from './collectiveRun.js';
 import { groupLayout } from './groupLayout.js';
 import { gpuGeneration, llMaxBusBandwidthGBps, protocolEfficiency, ringSimplePlateauFactor, type GpuGeneration } from './ncclTuning.js';
 import { phaseLatenciesNs, phasesFor, planShape, type PlanShape } from './plans.js';
@@ -133,19 +133,8 @@ export class CollectiveService {
     return phases;
   }
 
-  /**
-   * Starts a collective on the shared network; `listener.onCollectiveDone(tag)` fires at its end.
-   * `shadowGroups` run the same collective at the same time for groups nobody waits on (the
-   * replicas symmetric mode does not simulate), so links they share carry all the traffic.
-   */
-  run(sim: Simulator, net: FlowStarter, op: CollectiveOp, group: ArrayLike<number>, bytes: number, listener: CollectiveListener, tag: number, shadowGroups?: readonly ArrayLike<number>[]): CollectiveChoice {
-    const choice = this.choose(op, group, bytes);
-    new CollectiveRun(sim, net, this.phases(op, group, bytes, choice), bytes, listener, tag, this.skipRepeats).start();
-    if (shadowGroups) for (const g of shadowGroups) new CollectiveRun(sim, net, this.phases(op, g, bytes, choice), bytes, IGNORE, 0, this.skipRepeats).start();
-    return choice;
-  }
-
-  private get skipRepeats(): boolean {
+  /** Whether runs of this service's collectives skip identical repetitions (CollectiveRun's `skipRepeats`). */
+  get skipRepeats(): boolean {
     return this.config.skipRepeats !== false;
   }
 
@@ -206,8 +195,6 @@ export class CollectiveService {
     return v;
   }
 }
-
-const IGNORE: CollectiveListener = { onCollectiveDone: () => {} };
 
 /** Runs phases alone on a fresh, idle copy of the network and returns the time taken, in ns. */
 export function runPhasesIdleNs(topology: Topology, phases: Phase[], bytes: number): number {

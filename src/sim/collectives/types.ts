@@ -31,9 +31,9 @@ export interface Phase {
   byteFraction: Float64Array;
   /**
    * How many identical flows (same links, same fraction) entry i stands for, started as one flow of that
-   * multiplicity (see FlowNetwork.startFlow); 1 each when absent.
+   * multiplicity (see FlowNetwork.startFlow).
    */
-  count?: Int32Array;
+  count: Int32Array;
   /** Per-flow rate limit (GB/s) from the protocol, Infinity when none. */
   rateCapGBps: number;
   repeat: number;

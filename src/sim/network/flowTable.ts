@@ -162,7 +162,7 @@ export class FlowTable {
     this.dirtyCount = 0;
   }
 
-  /** Grows the per-flow arrays to `cap` slots; subclasses with per-flow arrays of their own extend it. */
+  /** Grows every per-flow array (the solver's too) to `cap` slots. */
   protected grow(cap: number): void {
     const f64 = (a: Float64Array) => resized(a, new Float64Array(cap));
     const i32 = (a: Int32Array) => resized(a, new Int32Array(cap));

@@ -34,20 +34,6 @@ export class MinHeap {
     for (let p = (this.size >> 1) - 1; p >= 0; p--) this.siftDown(p, this.keys[p], this.ids[p], this.size);
   }
 
-  push(key: number, id: number): void {
-    if (this.size === this.keys.length) this.grow();
-    let p = this.size++;
-    while (p > 0) {
-      const parent = (p - 1) >> 1;
-      if (this.keys[parent] <= key) break;
-      this.keys[p] = this.keys[parent];
-      this.ids[p] = this.ids[parent];
-      p = parent;
-    }
-    this.keys[p] = key;
-    this.ids[p] = id;
-  }
-
   /** Removes the minimum and returns its id. */
   pop(): number {
     const top = this.ids[0];

@@ -52,12 +52,15 @@ export class CollectivePlans {
   private readonly marks = new LinkMarks();
   private readonly composites = new Map<CollectivePlanEntry, Map<CollectivePlanEntry[], { ownNs: number; allNs: number }>>();
   private idle?: { sim: Simulator; net: FlowNetwork };
+  /** The service's setting, followed by every run of these plans. */
+  readonly skipRepeats: boolean;
   private readonly shadowLists = new Map<readonly (readonly number[])[], Map<CollectivePlanEntry, CollectivePlanEntry[]>>();
 
   constructor(
     program: Program,
     private readonly collectives: CollectiveService,
   ) {
+    this.skipRepeats = collectives.skipRepeats;
     const n = program.tasks.length;
     this.primary = new Array(n);
     this.shadows = new Array(n);
@@ -105,8 +108,8 @@ export class CollectivePlans {
       const start = sim.now;
       let ownAt = -1;
       let allAt = start;
-      new CollectiveRun(sim, net, e.phases, e.bytes, { onCollectiveDone: () => (ownAt = sim.now) }, 0).start();
-      for (const sh of shadows) new CollectiveRun(sim, net, sh.phases, sh.bytes, { onCollectiveDone: () => (allAt = Math.max(allAt, sim.now)) }, 0).start();
+      new CollectiveRun(sim, net, e.phases, e.bytes, { onCollectiveDone: () => (ownAt = sim.now) }, 0, this.skipRepeats).start();
+      for (const sh of shadows) new CollectiveRun(sim, net, sh.phases, sh.bytes, { onCollectiveDone: () => (allAt = Math.max(allAt, sim.now)) }, 0, this.skipRepeats).start();
       sim.run();
       r = { ownNs: ownAt - start, allNs: Math.max(ownAt, allAt) - start };
       byShadows.set(shadows, r);

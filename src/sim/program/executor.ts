@@ -156,12 +156,12 @@ export class ProgramExecutor implements EventTarget, CollectiveListener {
       if (holdNs >= 0) this.sim.schedule(holdNs, this.releaser!, id);
       return;
     }
-    new CollectiveRun(this.sim, this.net, plan.phases, plan.bytes, this, id).start();
+    new CollectiveRun(this.sim, this.net, plan.phases, plan.bytes, this, id, this.plans.skipRepeats).start();
     // A shadow on private links meets no flow anybody waits for: with `windows` it is left out.
     const shadows = windows ? this.plans.runShadows[id] : this.plans.shadows[id];
     for (const sh of shadows ?? []) {
       if (windows) windows.runStarted(sh.index);
-      new CollectiveRun(this.sim, this.net, sh.phases, sh.bytes, windows ?? IGNORE, sh.index).start();
+      new CollectiveRun(this.sim, this.net, sh.phases, sh.bytes, windows ?? IGNORE, sh.index, this.plans.skipRepeats).start();
     }
   }
 

@@ -120,6 +120,9 @@ describe('skipping identical repetitions of a collective phase', () => {
     const on = new CollectiveService(topology, { mode: 'step', allReduceAlgorithm: 'ring', protocol: 'Simple' });
     const off = new CollectiveService(topology, { mode: 'step', allReduceAlgorithm: 'ring', protocol: 'Simple', skipRepeats: false });
     expect(on.simulateIdleNs('all_reduce', group, bytes, choice)).toBe(off.simulateIdleNs('all_reduce', group, bytes, choice));
+    // What every run of the service's collectives (the step executor's included) is given.
+    expect(on.skipRepeats).toBe(true);
+    expect(off.skipRepeats).toBe(false);
   });
 });
 

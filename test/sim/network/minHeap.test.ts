@@ -3,7 +3,7 @@ import { MinHeap } from '../../../src/sim/network/minHeap.js';
 import { randomStream } from '../../../src/sim/engine/random.js';
 
 describe('MinHeap', () => {
-  it('pops in key order after build, push and raiseTop, as a sorted list does', () => {
+  it('pops in key order after build and raiseTop, as a sorted list does', () => {
     const rng = randomStream(5, 'heap');
     for (let trial = 0; trial < 20; trial++) {
       const heap = new MinHeap();
@@ -16,7 +16,6 @@ describe('MinHeap', () => {
       }
       heap.build();
       const popped: number[] = [];
-      let nextId = n;
       while (heap.size > 0) {
         const r = rng.next();
         if (r < 0.3) {
@@ -25,10 +24,6 @@ describe('MinHeap', () => {
           const id = heap.topId();
           heap.raiseTop(key);
           ref.find((e) => e[1] === id)![0] = key;
-        } else if (r < 0.4) {
-          const key = Math.floor(rng.next() * 80);
-          heap.push(key, nextId);
-          ref.push([key, nextId++]);
         } else {
           const key = heap.topKey();
           const min = Math.min(...ref.map((e) => e[0]));
