@@ -52,6 +52,8 @@ function fmt(v: number, unit: string): string {
   return v >= 1 ? v.toFixed(2) : v.toFixed(3);
 }
 
+// Large cases need more than Node's default heap, as the CLI gives itself (bin/clustersim.js).
+const heapMiB = Math.min(32 * 1024, Math.floor((totalmem() * 0.75) / 2 ** 20));
 const rows: Row[] = [];
 const failed = new Map<string, string>();
 for (const [name, c] of Object.entries(BENCH_CASES)) {
@@ -59,8 +61,6 @@ for (const [name, c] of Object.entries(BENCH_CASES)) {
   const runs: (CaseResult & { maxRssBytes: number })[] = [];
   for (let i = 0; i < repeat; i++) {
     if (process.stderr.isTTY) process.stderr.write(`\r${name}: run ${i + 1}/${repeat}   `);
-    // Large cases need more than Node's default heap, as the CLI gives itself (bin/clustersim.js).
-    const heapMiB = Math.min(32 * 1024, Math.floor((totalmem() * 0.75) / 2 ** 20));
     try {
       runs.push(JSON.parse(execFileSync(process.execPath, [`--max-old-space-size=${heapMiB}`, caseScript, name], { encoding: 'utf8', maxBuffer: 1 << 20, stdio: ['ignore', 'pipe', 'pipe'] })));
     } catch (err) {

@@ -2,7 +2,8 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { resolveScenario } from '../scenario/resolve.js';
 import { simulateStep } from '../sim/simulateStep.js';
-import { mape } from './vtrain.js';
+import { table as formatTable } from '../cli/output.js';
+import { mape, meanSignedErrorPct } from './vtrain.js';
 import { achievedTflopsPerGpu, megatronSc21Setup, parseMegatronSc21Csv, virtualStagesFor } from './megatronSc21.js';
 
 /**
@@ -29,7 +30,7 @@ export function runMegatronSc21(args: readonly string[]): void {
     rows: outcomes.length,
     wallS: (Date.now() - t0) / 1e3,
     mapePct: mape(outcomes.map((o) => ({ predicted: o.predictedTflops, measured: o.publishedTflops }))),
-    meanSignedErrorPct: outcomes.reduce((a, o) => a + o.errorPct, 0) / outcomes.length,
+    meanSignedErrorPct: meanSignedErrorPct(outcomes),
     outcomes,
   };
   if (args.includes('--json')) {
@@ -41,9 +42,10 @@ export function runMegatronSc21(args: readonly string[]): void {
     `Megatron-LM SC21 Table 1 (weak scaling): ${summary.rows} rows predicted in ${f(summary.wallS)} s`,
     ...table.source.map((s) => `  ${s}`),
     '',
-    '  params     GPUs  tp  pp  v   dp  batch  pred. step s  pred. TFLOP/s  published  error',
-    ...outcomes.map((o) =>
-      `  ${(f(o.row.paramsB) + 'B').padStart(7)} ${String(o.row.gpus).padStart(6)} ${String(o.row.tp).padStart(3)} ${String(o.row.pp).padStart(3)} ${String(o.virtualStages).padStart(2)} ${String(o.row.gpus / (o.row.tp * o.row.pp)).padStart(4)} ${String(o.row.batch).padStart(6)} ${f(o.stepTimeS, 2).padStart(13)} ${f(o.predictedTflops).padStart(14)} ${f(o.publishedTflops, 0).padStart(10)} ${(f(o.errorPct) + '%').padStart(7)}`),
+    formatTable(
+      ['params B', 'GPUs', 'tp', 'pp', 'v', 'dp', 'batch', 'pred. step s', 'pred. TFLOP/s', 'published', 'error'],
+      outcomes.map((o) => [f(o.row.paramsB), o.row.gpus, o.row.tp, o.row.pp, o.virtualStages, o.row.gpus / (o.row.tp * o.row.pp), o.row.batch, f(o.stepTimeS, 2), f(o.predictedTflops), f(o.publishedTflops, 0), `${f(o.errorPct)}%`]),
+    ).replace(/^/gm, '  '),
     '',
     `MAPE ${f(summary.mapePct, 2)}% of TFLOP/s per GPU; mean signed error ${f(summary.meanSignedErrorPct, 2)}% (positive: predicted faster than published)`,
   ];

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { resolveScenario } from '../scenario/resolve.js';
 import { simulateStep } from '../sim/simulateStep.js';
-import { mape, parseVtrainCsv, vtrainSetup, type VtrainRow } from './vtrain.js';
+import { mape, meanSignedErrorPct, parseVtrainCsv, vtrainSetup, type VtrainRow } from './vtrain.js';
 import { decompositionLines } from './decompositionReport.js';
 import { runMegatronSc21 } from './runMegatronSc21.js';
 
@@ -54,8 +54,8 @@ function runVtrainSet(): void {
     rows: outcomes.length,
     wallS: (Date.now() - t0) / 1e3,
     mapePct: { all: mape(pairs(outcomes)), single: mape(pairs(outcomes.filter((o) => o.row.group === 'single'))), multi: mape(pairs(outcomes.filter((o) => o.row.group === 'multi'))) },
-    meanSignedErrorPct: outcomes.reduce((a, o) => a + o.errorPct, 0) / outcomes.length,
-    groups: [...byGroup.entries()].map(([name, os]) => ({ name, rows: os.length, mapePct: mape(pairs(os)), meanSignedErrorPct: os.reduce((a, o) => a + o.errorPct, 0) / os.length })),
+    meanSignedErrorPct: meanSignedErrorPct(outcomes),
+    groups: [...byGroup.entries()].map(([name, os]) => ({ name, rows: os.length, mapePct: mape(pairs(os)), meanSignedErrorPct: meanSignedErrorPct(os) })),
     worst: [...outcomes].sort((a, b) => Math.abs(b.errorPct) - Math.abs(a.errorPct)).slice(0, 10),
   };
   if (args.includes('--json')) {

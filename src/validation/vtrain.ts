@@ -90,3 +90,8 @@ export function mape(pairs: readonly { predicted: number; measured: number }[]):
   if (pairs.length === 0) return NaN;
   return (100 * pairs.reduce((a, p) => a + Math.abs(p.predicted - p.measured) / p.measured, 0)) / pairs.length;
 }
+
+/** Mean of signed errors in percent (the bias that MAPE hides). */
+export function meanSignedErrorPct(items: readonly { errorPct: number }[]): number {
+  return items.reduce((a, o) => a + o.errorPct, 0) / items.length;
+}

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { Simulator } from '../../../src/sim/engine/simulator.js';
 import { randomStream, type RandomStream } from '../../../src/sim/engine/random.js';
 import { FlowNetwork } from '../../../src/sim/network/flowNetwork.js';
+import { referenceRates } from './maxMinReference.js';
 
 /** Records when each tagged flow finished. */
 class Done {
@@ -32,27 +33,6 @@ function runFlows(capacities: number[], flows: Spec[]): { finish: number[]; net:
   });
   sim.run();
   return { finish: flows.map((_, i) => done.at.get(i) as number), net, sim };
-}
-
-/** Reference max-min by textbook progressive filling, written independently: O(n²), no heap. */
-function naiveMaxMin(capacities: number[], flows: Spec[]): number[] {
-  const rate = flows.map(() => -1);
-  const capLeft = capacities.slice();
-  for (;;) {
-    const open = flows.map((_, i) => i).filter((i) => rate[i] < 0);
-    if (open.length === 0) return rate;
-    let best = Infinity;
-    for (let l = 0; l < capacities.length; l++) {
-      const n = open.filter((i) => flows[i].links.includes(l)).length;
-      if (n > 0) best = Math.min(best, capLeft[l] / n);
-    }
-    for (const i of open) best = Math.min(best, flows[i].cap ?? Infinity);
-    for (const i of open) {
-      const onBottleneck = flows[i].links.some((l) => Math.abs(capLeft[l] / open.filter((j) => flows[j].links.includes(l)).length - best) < 1e-12);
-      if (onBottleneck || (flows[i].cap ?? Infinity) <= best) rate[i] = best;
-    }
-    for (const i of open) if (rate[i] >= 0) for (const l of flows[i].links) capLeft[l] -= rate[i];
-  }
 }
 
 function randomCase(rng: RandomStream, nLinks: number, nFlows: number): { caps: number[]; flows: Spec[] } {
@@ -147,7 +127,7 @@ describe('flow network', () => {
       const done = new Done(sim);
       const ids = flows.map((f, i) => net.startFlow(Int32Array.from(f.links), f.bytes, done, i, f.cap));
       sim.run(0);
-      const want = naiveMaxMin(caps, flows);
+      const want = referenceRates(caps, flows);
       ids.forEach((id, i) => expect(net.rateOf(id)).toBeCloseTo(want[i], 9));
     }
   });
@@ -215,7 +195,7 @@ describe('flow network', () => {
       let t = 0;
       while (open.length > 0) {
         const sub = open.map((i) => flows[i]);
-        const r = naiveMaxMin(caps, sub);
+        const r = referenceRates(caps, sub);
         const dt = Math.min(...open.map((i, k) => rem[i] / r[k]));
         t += dt;
         open.forEach((i, k) => (rem[i] -= r[k] * dt));

@@ -2,34 +2,13 @@ import { describe, expect, it } from 'vitest';
 import { Simulator } from '../../../src/sim/engine/simulator.js';
 import { randomStream, type RandomStream } from '../../../src/sim/engine/random.js';
 import { FlowNetwork } from '../../../src/sim/network/flowNetwork.js';
+import { referenceRates } from './maxMinReference.js';
 
 interface Flow {
   links: number[];
   bytes: number;
   cap: number;
   startNs: number;
-}
-
-/**
- * Textbook max-min fairness, written independently of the solver: repeatedly find the smallest fair
- * share over links and caps, and fix every flow that share binds. O(n²·L), fine for small cases.
- */
-function referenceRates(capacities: number[], flows: Flow[]): number[] {
-  const rate = flows.map(() => -1);
-  const capLeft = capacities.slice();
-  for (;;) {
-    const open = flows.map((_, i) => i).filter((i) => rate[i] < 0);
-    if (open.length === 0) return rate;
-    const users = capacities.map((_, l) => open.filter((i) => flows[i].links.includes(l)).length);
-    let level = Infinity;
-    for (let l = 0; l < capacities.length; l++) if (users[l] > 0) level = Math.min(level, capLeft[l] / users[l]);
-    for (const i of open) level = Math.min(level, flows[i].cap);
-    const fixed = open.filter((i) => flows[i].cap <= level * (1 + 1e-12) || flows[i].links.some((l) => users[l] > 0 && capLeft[l] / users[l] <= level * (1 + 1e-12)));
-    for (const i of fixed) {
-      rate[i] = level;
-      for (const l of flows[i].links) capLeft[l] -= level;
-    }
-  }
 }
 
 /**
