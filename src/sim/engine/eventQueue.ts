@@ -118,33 +118,4 @@ export class EventQueue extends LadderBase {
     this.freeSlots[this.freeCount++] = slot;
     return target;
   }
-
-  /**
-   * Removes the next live event no later than `untilNs` and returns its slot; read it with
-   * `slotArg` and `takeSlotTarget` (and `lastPoppedTimeNs`) before the next push. Returns -1 when there is none.
-   */
-  popSlotUntil(untilNs = Infinity): number {
-    let h = this.bHead;
-    if (h === this.bEnd || this.target[this.bSlot[h]] === null) {
-      if (!this.front()) return -1;
-      h = this.bHead;
-    }
-    const t = this.bTime[h];
-    if (t > untilNs) return -1;
-    this.bHead = h + 1;
-    this.liveCount--;
-    this.poppedTimeNs = t;
-    return this.bSlot[h];
-  }
-
-  slotArg(slot: number): number {
-    return this.rec[L.REC * slot + 1];
-  }
-
-  /** Returns the slot's target and frees the slot. */
-  takeSlotTarget(slot: number): EventTarget {
-    const target = this.target[slot] as EventTarget;
-    this.freeSlot(slot);
-    return target;
-  }
 }

@@ -74,30 +74,28 @@ function compare(seed: number, delay: Delay, steps: number, startBurst: number):
       q.cancel(firedHandles[Math.floor(rng.next() * firedHandles.length)]); // must be a no-op
     } else {
       const until = rng.next() < 0.2 ? now + delay(rng) : Infinity;
-      const slot = q.popSlotUntil(until);
+      const popped = q.popUntil(until);
       const want = ref.pop(until);
       if (want === undefined) {
-        expect(slot).toBe(-1);
+        expect(popped).toBeNull();
         continue;
       }
-      expect(slot).toBeGreaterThanOrEqual(0);
-      const got = q.slotArg(slot);
+      expect(popped).toBe(target);
+      const got = q.lastPoppedArg;
       expect([q.lastPoppedTimeNs, got]).toEqual([want.t, want.id]);
-      q.takeSlotTarget(slot);
       firedHandles.push(handles[got]);
       now = want.t;
     }
     expect(q.size).toBe(ref.size);
   }
   for (;;) {
-    const slot = q.popSlotUntil();
+    const popped = q.popUntil(Infinity);
     const want = ref.pop(Infinity);
     if (want === undefined) {
-      expect(slot).toBe(-1);
+      expect(popped).toBeNull();
       break;
     }
-    expect([q.lastPoppedTimeNs, q.slotArg(slot)]).toEqual([want.t, want.id]);
-    q.takeSlotTarget(slot);
+    expect([q.lastPoppedTimeNs, q.lastPoppedArg]).toEqual([want.t, want.id]);
   }
   expect(q.size).toBe(0);
 }
@@ -128,9 +126,8 @@ describe('event queue (ladder)', () => {
     }
     const popped: number[] = [];
     const want: number[] = [];
-    for (let slot = q.popSlotUntil(); slot >= 0; slot = q.popSlotUntil()) {
-      popped.push(q.slotArg(slot));
-      q.takeSlotTarget(slot);
+    while (q.popUntil(Infinity) !== null) {
+      popped.push(q.lastPoppedArg);
       want.push(ref.pop(Infinity)!.id);
     }
     expect(popped).toEqual(want);
@@ -150,9 +147,8 @@ describe('event queue (ladder)', () => {
     for (let i = 0; i < 3000; i++) push(200 + Math.floor(rng.next() * 1e6));
     const popped: number[] = [];
     const want: number[] = [];
-    for (let slot = q.popSlotUntil(); slot >= 0; slot = q.popSlotUntil()) {
-      popped.push(q.slotArg(slot));
-      q.takeSlotTarget(slot);
+    while (q.popUntil(Infinity) !== null) {
+      popped.push(q.lastPoppedArg);
       want.push(ref.pop(Infinity)!.id);
       if (popped.length % 7 === 0) push(q.lastPoppedTimeNs + Math.floor(rng.next() * 50)); // ties with the crowd
     }
@@ -172,11 +168,10 @@ describe('event queue (ladder)', () => {
     const popped: number[] = [];
     const want: number[] = [];
     let pushedLate = false;
-    for (let slot = q.popSlotUntil(); slot >= 0; slot = q.popSlotUntil()) {
-      popped.push(q.slotArg(slot));
+    while (q.popUntil(Infinity) !== null) {
+      popped.push(q.lastPoppedArg);
       want.push(ref.pop(Infinity)!.id);
       const t = q.lastPoppedTimeNs;
-      q.takeSlotTarget(slot);
       if (t === 2 ** 53 && !pushedLate) {
         // pushed while the far events are the bottom: they sort in among them
         pushedLate = true;
@@ -190,7 +185,8 @@ describe('event queue (ladder)', () => {
     expect(q.size).toBe(0);
     q.push(3, target, 200); // and the ladder works again afterwards
     q.push(1, target, 201);
-    expect(q.slotArg(q.popSlotUntil())).toBe(201);
+    q.popUntil(Infinity);
+    expect(q.lastPoppedArg).toBe(201);
   });
 
   it('handles times near 2^53', () => {
@@ -198,9 +194,8 @@ describe('event queue (ladder)', () => {
     const times = [2 ** 53 - 1, 0, 2 ** 53 - 2, 2 ** 52 + 1, 2 ** 52, 1, 2 ** 53 - 1, 3];
     times.forEach((t, i) => q.push(t, target, i));
     const popped: number[] = [];
-    for (let slot = q.popSlotUntil(); slot >= 0; slot = q.popSlotUntil()) {
-      popped.push(q.slotArg(slot));
-      q.takeSlotTarget(slot);
+    while (q.popUntil(Infinity) !== null) {
+      popped.push(q.lastPoppedArg);
     }
     const want = times.map((t, i) => ({ t, i })).sort((a, b) => a.t - b.t || a.i - b.i);
     expect(popped).toEqual(want.map((w) => w.i));
@@ -214,13 +209,13 @@ describe('event queue (ladder)', () => {
     q.cancel(a);
     expect(q.size).toBe(1);
     expect(q.peekTimeNs()).toBe(9);
-    expect(q.popSlotUntil(8)).toBe(-1);
-    const s = q.popSlotUntil(9);
-    expect(q.slotArg(s)).toBe(2);
-    q.takeSlotTarget(s);
+    expect(q.popUntil(8)).toBeNull();
+    expect(q.popUntil(9)).toBe(target);
+    expect(q.lastPoppedArg).toBe(2);
     expect(q.peekTimeNs()).toBe(Infinity);
     q.push(3, target, 3);
-    expect(q.slotArg(q.popSlotUntil())).toBe(3);
+    q.popUntil(Infinity);
+    expect(q.lastPoppedArg).toBe(3);
   });
 
   it('pops a target with its time and arg through popUntil', () => {

@@ -87,12 +87,7 @@ describe('event engine', () => {
     }
     pushed.sort((a, b) => a.t - b.t || a.i - b.i);
     const popped: number[] = [];
-    for (;;) {
-      const slot = q.popSlotUntil();
-      if (slot < 0) break;
-      popped.push(q.slotArg(slot));
-      q.takeSlotTarget(slot);
-    }
+    while (q.popUntil(Infinity) !== null) popped.push(q.lastPoppedArg);
     expect(popped).toEqual(pushed.map((p) => p.i));
   });
 
