@@ -61,7 +61,7 @@ export class CollectiveService {
   private idle?: { sim: Simulator; net: FlowNetwork };
 
   constructor(
-    readonly topology: Topology,
+    private readonly topology: Topology,
     private readonly config: CollectiveConfig = DEFAULT_COLLECTIVE_CONFIG,
   ) {
     this.generation = gpuGeneration(topology.cluster.node.gpu.name);
@@ -98,21 +98,31 @@ export class CollectiveService {
     return this.runIdle(this.phases(op, group, bytes, choice), bytes);
   }
 
-  /**
-   * Runs phases alone on this service's private idle network (made once and reused: every probe
-   * leaves it empty again) and returns the time they took, in ns.
-   */
+  /** Runs phases alone on this service's private idle network and returns the time they took, in ns. */
   private runIdle(phases: Phase[], bytes: number): number {
+    return this.simulateIdleTogetherNs([{ phases, bytes }]).firstNs;
+  }
+
+  /**
+   * Runs several calls' phases started at one instant (in the order given) on this service's private idle
+   * network (made once and reused: every probe leaves it empty again): when the first call is done and
+   * when the last of all is, in ns from their start.
+   */
+  simulateIdleTogetherNs(runs: readonly { phases: Phase[]; bytes: number }[]): { firstNs: number; lastNs: number } {
     if (!this.idle) {
       const sim = new Simulator();
       this.idle = { sim, net: new FlowNetwork(sim, this.topology.links.map((l) => l.bandwidthGBps)) };
     }
     const { sim, net } = this.idle;
     const start = sim.now;
-    let doneAt = -1;
-    new CollectiveRun(sim, net, phases, bytes, { onCollectiveDone: () => (doneAt = sim.now) }, 0, this.skipRepeats).start();
+    let firstAt = -1;
+    let lastAt = start;
+    runs.forEach((r, i) => {
+      const listener = { onCollectiveDone: () => (i === 0 ? (firstAt = sim.now) : (lastAt = Math.max(lastAt, sim.now))) };
+      new CollectiveRun(sim, net, r.phases, r.bytes, listener, 0, this.skipRepeats).start();
+    });
     sim.run();
-    return doneAt - start;
+    return { firstNs: firstAt - start, lastNs: Math.max(firstAt, lastAt) - start };
   }
 
   /**

@@ -1,10 +1,6 @@
 import type { CollectiveChoice, CollectiveService } from '../collectives/collectiveService.js';
 import type { CollectiveOp, Phase } from '../collectives/types.js';
 import type { Program } from './types.js';
-import { Simulator } from '../engine/simulator.js';
-import { FlowNetwork } from '../network/flowNetwork.js';
-import { CollectiveRun } from '../collectives/collectiveRun.js';
-import type { Topology } from '../network/types.js';
 
 /** One distinct collective call (group, op, bytes, algorithm): its flows and the links they use. */
 export interface CollectivePlanEntry {
@@ -51,7 +47,6 @@ export class CollectivePlans {
   private readonly groupIds = new Map<readonly number[], number>();
   private readonly marks = new LinkMarks();
   private readonly composites = new Map<CollectivePlanEntry, Map<CollectivePlanEntry[], { ownNs: number; allNs: number }>>();
-  private idle?: { sim: Simulator; net: FlowNetwork };
   /** The service's setting, followed by every run of these plans. */
   readonly skipRepeats: boolean;
   private readonly shadowLists = new Map<readonly (readonly number[])[], Map<CollectivePlanEntry, CollectivePlanEntry[]>>();
@@ -98,20 +93,8 @@ export class CollectivePlans {
     if (!byShadows) this.composites.set(e, (byShadows = new Map()));
     let r = byShadows.get(shadows);
     if (!r) {
-      // Same flow model and links as the run: the service's topology.
-      this.idle ??= (() => {
-        const sim = new Simulator();
-        const topology: Topology = this.collectives.topology;
-        return { sim, net: new FlowNetwork(sim, topology.links.map((l) => l.bandwidthGBps)) };
-      })();
-      const { sim, net } = this.idle;
-      const start = sim.now;
-      let ownAt = -1;
-      let allAt = start;
-      new CollectiveRun(sim, net, e.phases, e.bytes, { onCollectiveDone: () => (ownAt = sim.now) }, 0, this.skipRepeats).start();
-      for (const sh of shadows) new CollectiveRun(sim, net, sh.phases, sh.bytes, { onCollectiveDone: () => (allAt = Math.max(allAt, sim.now)) }, 0, this.skipRepeats).start();
-      sim.run();
-      r = { ownNs: ownAt - start, allNs: Math.max(ownAt, allAt) - start };
+      const { firstNs, lastNs } = this.collectives.simulateIdleTogetherNs([e, ...shadows]);
+      r = { ownNs: firstNs, allNs: lastNs };
       byShadows.set(shadows, r);
     }
     return r;
