@@ -240,7 +240,7 @@ function addPipelineTransfers(program: Program, layout: ParallelLayout, passes: 
               }
               shadowLists.set(sKey, shadows);
             }
-            const x = program.transfer('pp-send', label, a, b, bytes, [src.last[t]], mb, shadows.length > 0 ? shadows : undefined);
+            const x = program.transfer('pp-send', label, layout.pair(a, b), bytes, [src.last[t]], mb, shadows.length > 0 ? shadows : undefined);
             for (let u = 0; u < tpSim; u++) program.addDep(dst.first[u], x);
           }
         }

@@ -94,7 +94,6 @@ export class Program {
   readonly tasks: Task[] = [];
   /** One `[rank]` array per rank, shared by that rank's local tasks (a million tasks, a million arrays otherwise). */
   private readonly single: (readonly number[])[] = [];
-  private readonly pairs = new Map<number, readonly number[]>();
 
   /**
    * @param rankCount GPUs in the job
@@ -131,14 +130,13 @@ export class Program {
     return id;
   }
 
-  /** Adds a point-to-point transfer that starts as soon as `deps` are done (shown on both ranks' pp lane). */
-  transfer(kind: TaskKind, label: string, src: number, dst: number, bytes: number, deps: number[], microBatch = -1, shadowGroups?: readonly (readonly number[])[]): number {
+  /**
+   * Adds a point-to-point transfer over `pair` = [src, dst] that starts as soon as `deps` are done (shown on
+   * both ranks' pp lane). Give one array per pair (ParallelLayout.pair): collective plans key on it.
+   */
+  transfer(kind: TaskKind, label: string, pair: readonly number[], bytes: number, deps: number[], microBatch = -1, shadowGroups?: readonly (readonly number[])[]): number {
     const id = this.tasks.length;
-    // One array per pair: collective plans and caches key on the group array.
-    const pairKey = src * this.rankCount + dst;
-    let group = this.pairs.get(pairKey);
-    if (!group) this.pairs.set(pairKey, (group = [src, dst]));
-    this.tasks.push({ id, kind, label, stream: 'pp', ranks: group, deps, durationNs: 0, collective: { op: 'send_recv', group, bytes, shadowGroups }, microBatch, ordered: false });
+    this.tasks.push({ id, kind, label, stream: 'pp', ranks: pair, deps, durationNs: 0, collective: { op: 'send_recv', group: pair, bytes, shadowGroups }, microBatch, ordered: false });
     return id;
   }
 }

@@ -63,7 +63,7 @@ describe('collectives on idle-network time', () => {
     const ar1 = p.collective('tp-collective', 'ar 1', { op: 'all_reduce', group, bytes: 64 << 20 }, [a], 0, 'compute');
     const b = p.local(0, 'compute', 'forward', 'b', 200_000, [], 0);
     const ar2 = p.collective('tp-collective', 'ar 2', { op: 'all_reduce', group, bytes: 32 << 20 }, [a], 0, 'tp');
-    p.transfer('pp-send', 'send', 0, 1, 16 << 20, [b], 0);
+    p.transfer('pp-send', 'send', [0, 1], 16 << 20, [b], 0);
     const ar3 = p.collective('tp-collective', 'ar 3', { op: 'all_reduce', group, bytes: 8 << 20 }, [b], 0, 'compute');
     const { flows, idle } = bothWays(p, topology);
     expect(maxDiffNs(flows.trace, idle.trace)).toBeLessThanOrEqual(4);
