@@ -3,7 +3,7 @@ import { FlowNetwork } from '../network/flowNetwork.js';
 import type { Topology } from '../network/types.js';
 import { CollectiveRun } from './collectiveRun.js';
 import { groupLayout } from './groupLayout.js';
-import { gpuGeneration, llMaxBusBandwidthGBps, protocolEfficiency, ringSimplePlateauFactor, type GpuGeneration } from './ncclTuning.js';
+import { gpuGeneration, llMaxBusBandwidthGBps, protocolEfficiency, ringSimplePlateauFactor, treeCorrectionFactor, treeModelBytesPerNs, type GpuGeneration } from './ncclTuning.js';
 import { phaseLatenciesNs, phasesFor, planShape, type PlanShape } from './plans.js';
 import type { Algorithm, CollectiveMode, CollectiveOp, Phase, Protocol } from './types.js';
 
@@ -86,10 +86,20 @@ export class CollectiveService {
     return best as CollectiveChoice;
   }
 
-  /** Idle-network time of one algorithm/protocol for `bytes`, in ns. */
+  /**
+   * Time of one algorithm/protocol for `bytes` as NCCL's tuner rates it, in ns: the latency terms plus
+   * the bytes at the bandwidth the flows reach on the idle simulated network, except for the tree,
+   * which NCCL rates from the ring's bandwidth with its own factors (treeModelBytesPerNs) whatever the
+   * tree would really reach.
+   */
   predictNs(op: CollectiveOp, algorithm: Algorithm, protocol: Protocol, group: ArrayLike<number>, bytes: number): number {
     const shape = this.shape(op, algorithm, group);
     const latency = phaseLatenciesNs(shape, protocol).reduce((a, b) => a + b, 0) * this.latencyFactor(op, algorithm, protocol, group, shape, bytes);
+    if (algorithm === 'tree' && op === 'all_reduce') {
+      const n = group.length;
+      const ringBusBytesPerNs = (2 * (n - 1)) / n / this.nsPerByte(op, 'ring', 'Simple', group, this.shape(op, 'ring', group));
+      return latency + bytes / treeModelBytesPerNs(protocol, ringBusBytesPerNs, this.info(group).nodes, this.generation, bytes);
+    }
     return latency + bytes * this.nsPerByte(op, algorithm, protocol, group, shape);
   }
 
@@ -135,9 +145,12 @@ export class CollectiveService {
     let phases = info.phases.get(key);
     if (!phases) {
       const shape = this.shape(op, choice.algorithm, group);
-      const { efficiency, capGBps } = this.protocolLimits(choice.algorithm, choice.protocol, group, shape);
+      const limits = this.protocolLimits(choice.algorithm, choice.protocol, group, shape);
+      // tuning.cc's correction for trees at medium sizes is there because real trees reach less than
+      // the model there; the flows carry it too.
+      const efficiency = limits.efficiency * (choice.algorithm === 'tree' ? treeCorrectionFactor(choice.protocol, bytes) : 1);
       const factor = this.latencyFactor(op, choice.algorithm, choice.protocol, group, shape, bytes);
-      phases = phasesFor(shape, choice.protocol, factor, efficiency, capGBps, this.config.mode);
+      phases = phasesFor(shape, choice.protocol, factor, efficiency, limits.capGBps, this.config.mode);
       info.phases.set(key, phases);
     }
     return phases;

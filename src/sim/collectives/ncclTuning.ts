@@ -112,3 +112,36 @@ export function collectiveLatencyUs(algorithm: 'ring' | 'tree' | 'nvls', protoco
 export function ringSimplePlateauFactor(gen: GpuGeneration): number {
   return gen === 'volta' ? 1.9 : 1.4;
 }
+
+/**
+ * treeCorrectionFactor[protocol][log2(bytes / 64)] (tuning.cc, "trees are not perfectly sticking to the
+ * model for medium sizes"): NCCL lowers a tree all-reduce's modelled bandwidth by these factors for
+ * 64 B … 256 MiB; 1 outside that range.
+ */
+const TREE_CORRECTION: number[][] = [
+  [1.0, 1.0, 1.0, 1.0, 0.9, 0.8, 0.7, 0.7, 0.7, 0.7, 0.6, 0.5, 0.4, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0, 1.0, 1.0, 1.0],
+  [1.0, 1.0, 1.0, 1.0, 1.0, 0.9, 0.8, 0.8, 0.8, 0.7, 0.6, 0.6, 0.6, 0.6, 0.6, 0.6, 0.8, 0.9, 0.9, 0.9, 0.9, 1.0, 1.0],
+  [0.9, 0.9, 0.9, 0.9, 0.9, 0.9, 0.9, 0.8, 0.7, 0.6, 0.6, 0.5, 0.5, 0.5, 0.5, 0.6, 0.7, 0.8, 0.7, 0.7, 0.8, 0.9, 0.9],
+];
+
+export function treeCorrectionFactor(protocol: Protocol, bytes: number): number {
+  const logSize = bytes >= 64 ? Math.floor(Math.log2(Math.floor(bytes / 64))) : -1;
+  return logSize >= 0 && logSize < 23 ? TREE_CORRECTION[PROTO_INDEX[protocol]][logSize] : 1;
+}
+
+/**
+ * The all-reduce bandwidth NCCL's tuning model assigns to the tree, in bytes per ns of payload, from the
+ * bus bandwidth `ringBusBytesPerNs` that its ring reaches with the Simple protocol on the same channels
+ * (tuning.cc: both start from nChannels × the graph's bandwidth; the tree then takes 92% of it, ×1/3.8
+ * for LL (capped at llMaxBw), ×120/128 for LL128 across nodes, 7/9 inside one; and converts bus to
+ * algorithm bandwidth by ×0.5, where the ring uses n/(2(n−1)); medium sizes get the correction factor).
+ * NCCL picks its algorithm by this model, not by what the tree really reaches: across two nodes a
+ * double binary tree could carry nearly twice the ring's bandwidth, yet NCCL's model rates it
+ * below the ring for large messages, so large all-reduces run as rings.
+ */
+export function treeModelBytesPerNs(protocol: Protocol, ringBusBytesPerNs: number, nodes: number, gen: GpuGeneration, bytes: number): number {
+  let bus = ringBusBytesPerNs * 0.92;
+  if (protocol === 'LL') bus = Math.min(bus / 3.8, llMaxBusBandwidthGBps(gen, nodes));
+  if (protocol === 'LL128') bus *= nodes === 1 ? 7 / 9 : 120 / 128;
+  return bus * 0.5 * treeCorrectionFactor(protocol, bytes);
+}
