@@ -14,6 +14,8 @@ import { expectation, zodProblems } from './zodProblems.js';
 import { defaultNetworkFor } from './defaultNetworks.js';
 import { resolve as resolvePath } from 'node:path';
 import { readStructuredFile } from './load.js';
+import { resolveMeasuredCollectives } from './measuredCollectives.js';
+import type { MeasuredCollectiveTable } from '../sim/collectives/measuredTable.js';
 
 /** A scenario with every preset looked up: plain data the simulator takes. */
 export interface Scenario extends StepSetup {
@@ -22,7 +24,7 @@ export interface Scenario extends StepSetup {
   cluster: ClusterSpec;
   model: ModelSpec;
   training: ScenarioInput['training'] & { seqLen: number };
-  comm: ScenarioInput['comm'];
+  comm: Omit<ScenarioInput['comm'], 'measured'> & { measured: MeasuredCollectiveTable[] };
 }
 
 function withOverrides<T extends object>(base: T, overrides: Record<string, unknown> | undefined, skip: string[] = ['preset']): T {
@@ -206,7 +208,8 @@ export function resolveScenario(raw: unknown, source: string, baseDir: string): 
   if (par.pp > 1 && par.schedule === 'interleaved' && Number.isInteger(microBatches) && microBatches % par.pp !== 0) {
     problems.push({ path: 'training.globalBatch', message: `the interleaved schedule needs the micro-batches per step (${microBatches}) to be a multiple of pp (${par.pp}), as Megatron requires` });
   }
-  if (problems.length > 0) throw new InvalidScenarioError(source, problems);
+  const measured = attempt(problems, () => resolveMeasuredCollectives(input.comm.measured, baseDir, cluster.node.gpusPerNode));
+  if (problems.length > 0 || !measured) throw new InvalidScenarioError(source, problems);
   const seqLen = t.seqLen ?? model.seqLen;
   return {
     name: input.name ?? source.replace(/^.*[\\/]/, '').replace(/\.(ya?ml|json)$/, ''),
@@ -215,7 +218,7 @@ export function resolveScenario(raw: unknown, source: string, baseDir: string): 
     model: { ...model, seqLen },
     training: { ...t, seqLen },
     parallel: { ...par, dp, schedule: par.pp > 1 ? par.schedule : '1f1b', virtualStages: par.pp > 1 && par.schedule === 'interleaved' ? par.virtualStages : 1 },
-    comm: input.comm,
+    comm: { ...input.comm, measured },
     noise: input.noise,
     framework: frameworkByName(t.framework),
     // Jitter makes replicas differ, so there is no symmetry to use.

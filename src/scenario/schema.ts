@@ -150,6 +150,22 @@ export const commSchema = z
     algorithm: z.enum(['auto', 'ring', 'tree', 'hierarchical', 'nvls']).default('auto'),
     protocol: z.enum(['auto', 'LL', 'LL128', 'Simple']).default('auto'),
     mode: z.enum(['aggregated', 'step']).default('aggregated'),
+    /**
+     * nccl-tests results of this machine: calls of `op` over `ranks` GPUs inside one node take the
+     * measured time (interpolated) instead of the model's; text output of nccl-tests or a CSV with
+     * size(B) and time(ns|us) columns, relative to the scenario file.
+     */
+    measured: z
+      .array(
+        z
+          .object({
+            op: z.enum(['all_reduce', 'all_gather', 'reduce_scatter', 'broadcast']),
+            ranks: z.number().int().min(2),
+            file: z.string().min(1),
+          })
+          .strict(),
+      )
+      .default([]),
   })
   .strict()
   .default({});

@@ -1,6 +1,7 @@
 import type { ClusterSpec } from './hardware/types.js';
 import type { ModelSpec } from './workload/model.js';
 import type { Algorithm, CollectiveMode, Protocol } from './collectives/types.js';
+import type { MeasuredCollectiveTable } from './collectives/measuredTable.js';
 import type { PipelineSchedule } from './parallel/schedules.js';
 import type { TpStyle } from './parallel/tpSync.js';
 import type { Placement } from './parallel/layout.js';
@@ -62,6 +63,8 @@ export interface CommSetup {
   algorithm: Algorithm | 'auto';
   protocol: Protocol | 'auto';
   mode: CollectiveMode;
+  /** Measured collective tables of this machine (nccl-tests), used inside one node. */
+  measured?: readonly MeasuredCollectiveTable[];
 }
 
 /** Everything the simulator needs for one training step: plain, read-only data. */

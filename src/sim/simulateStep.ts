@@ -104,7 +104,7 @@ function execute(plan: StepPlan, topology: Topology, collectives: CollectiveServ
 export function simulateStep(setup: StepSetup): StepRun {
   const topology = buildTopology(setup.cluster);
   const plan = compileStep(setup);
-  const collectives = new CollectiveService(topology, { mode: setup.comm.mode, allReduceAlgorithm: setup.comm.algorithm, protocol: setup.comm.protocol });
+  const collectives = new CollectiveService(topology, { mode: setup.comm.mode, allReduceAlgorithm: setup.comm.algorithm, protocol: setup.comm.protocol, measured: setup.comm.measured });
   const { trace, sim } = execute(plan, topology, collectives);
 
   const par = setup.parallel;

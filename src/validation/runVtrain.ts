@@ -1,8 +1,7 @@
 import { readFileSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import { resolveScenario } from '../scenario/resolve.js';
 import { simulateStep } from '../sim/simulateStep.js';
-import { mape, meanSignedErrorPct, parseVtrainCsv, vtrainSetup, type VtrainRow } from './vtrain.js';
+import { mape, meanSignedErrorPct, parseVtrainCsv, vtrainSetup, VTRAIN_DATA_DIR, type VtrainRow } from './vtrain.js';
 import { decompositionLines } from './decompositionReport.js';
 import { runMegatronSc21 } from './runMegatronSc21.js';
 
@@ -26,7 +25,7 @@ interface Outcome {
 function runVtrainSet(): void {
   const only = opt('--only');
   const limit = Number(opt('--limit') ?? Infinity);
-  const dataDir = fileURLToPath(new URL('../../test/validation/', import.meta.url));
+  const dataDir = VTRAIN_DATA_DIR;
 
   const rows: VtrainRow[] = [];
   for (const group of ['single', 'multi'] as const) {

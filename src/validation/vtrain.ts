@@ -4,7 +4,8 @@
  *
  * What is known of their setup and how it maps (no constant here is fitted to a row):
  * - A100 SXM, 8 per node behind NVSwitch (their intra-node all-reduce table peaks near 229 GB/s busbw,
- *   which is the dgx-a100-80gb preset); memory size is not stated and does not affect time.
+ *   which is the dgx-a100-80gb preset); memory size is not stated and does not affect time. Those
+ *   published nccl-tests tables (2, 4, 8 GPUs) are the node's measured all-reduce (`comm.measured`).
  * - 800 Gb/s of InfiniBand per node: 4 × HDR 200 Gb/s NICs.
  * - fp16 mixed precision, full activation recomputation, 1F1B, the data-parallel gradient all-reduce
  *   after backward (not overlapped); Megatron's local DDP reduces its one contiguous gradient buffer,
@@ -13,6 +14,7 @@
  *   128 × TP; attention is Megatron's fused softmax, not flash attention (2022-era code).
  */
 
+import { fileURLToPath } from 'node:url';
 import type { StepSetup } from '../sim/setup.js';
 
 export interface VtrainRow {
@@ -64,6 +66,12 @@ export function paddedVocab(vocab: number, tp: number): number {
   return Math.ceil(vocab / unit) * unit;
 }
 
+/** GPU counts of the published nccl-tests all-reduce tables of the measurement node (test/validation/SOURCE.md). */
+const VTRAIN_ALLREDUCE_RANKS = [2, 4, 8];
+
+/** The folder of the validation data; the scenarios' measured tables are relative to it. */
+export const VTRAIN_DATA_DIR = fileURLToPath(new URL('../../test/validation/', import.meta.url));
+
 /** The scenario (raw, as a file would hold it) that reproduces a row's setup. */
 export function vtrainScenario(row: VtrainRow): Record<string, unknown> {
   const perNode = Math.min(8, row.gpus);
@@ -73,6 +81,7 @@ export function vtrainScenario(row: VtrainRow): Record<string, unknown> {
     model: { arch: 'gpt', layers: row.layers, hidden: row.hidden, heads: row.heads, ffnHidden: 4 * row.hidden, seqLen: row.seqLen, vocab: paddedVocab(50257, row.tp), tiedEmbeddings: true },
     training: { globalBatch: row.globalBatch, microBatch: row.microBatch, precision: 'fp16', optimizer: 'adam', flashAttention: false, framework: 'megatron-deepspeed' },
     parallel: { tp: row.tp, pp: row.pp, dp: row.dp, schedule: '1f1b', recompute: 'full', ddp: { bucketMB: 1e6, overlap: false } },
+    comm: { measured: VTRAIN_ALLREDUCE_RANKS.filter((n) => n <= perNode).map((n) => ({ op: 'all_reduce', ranks: n, file: `vtrain-a100-allreduce/AR_GPU${n}_1M_1024M_LUT.csv` })) },
   };
 }
 
@@ -82,7 +91,7 @@ export function vtrainScenario(row: VtrainRow): Record<string, unknown> {
  * sequence are modelled.
  */
 export function vtrainSetup(row: VtrainRow, resolve: (raw: Record<string, unknown>, name: string, dir: string) => StepSetup): StepSetup {
-  return resolve(vtrainScenario(row), 'vtrain', '.');
+  return resolve(vtrainScenario(row), 'vtrain', VTRAIN_DATA_DIR);
 }
 
 /** Mean absolute percentage error. */

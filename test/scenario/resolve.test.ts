@@ -111,7 +111,7 @@ describe('defaults', () => {
   it('fills training, comm, seed, node count and name', () => {
     const s = resolved({ ...base(), cluster: { preset: 'dgx-a100-80gb' }, training: { globalBatch: 8 } });
     expect(s.training).toMatchObject({ globalBatch: 8, microBatch: 1, precision: 'bf16', optimizer: 'adam', flashAttention: true, seqLen: 512 });
-    expect(s.comm).toEqual({ algorithm: 'auto', protocol: 'auto', mode: 'aggregated' });
+    expect(s.comm).toEqual({ algorithm: 'auto', protocol: 'auto', mode: 'aggregated', measured: [] });
     expect(s.seed).toBe(1);
     expect(s.cluster.nodes).toBe(1);
     expect(s.name).toBe('test');
@@ -235,5 +235,28 @@ describe('hfConfig', () => {
     expect(p[0].path).toBe('model.hfConfig');
     expect(p[0].message).toContain(`cannot read Hugging Face config '${join(dir, 'models/llama2-7b.config.json')}': no such file`);
     expect(p[0].message).toContain(`scenario file's folder, ${dir}`);
+  });
+});
+
+describe('comm.measured (nccl-tests tables of the machine)', () => {
+  let dir: string;
+  beforeAll(() => {
+    dir = mkdtempSync(join(tmpdir(), 'clustersim-measured-'));
+    writeFileSync(join(dir, 'ar8.txt'), '#  size count type redop root time algbw busbw #wrong\n 1048576 262144 float sum -1 92.79 11.30 19.78 0\n 2097152 524288 float sum -1 93.25 22.49 39.36 0\n');
+  });
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('reads each table relative to the scenario folder', () => {
+    const s = resolved({ ...base(), comm: { measured: [{ op: 'all_reduce', ranks: 8, file: 'ar8.txt' }] } }, dir);
+    expect(s.comm.measured).toEqual([{ op: 'all_reduce', ranks: 8, source: 'ar8.txt', points: [{ bytes: 1048576, timeNs: 92790 }, { bytes: 2097152, timeNs: 93250 }] }]);
+  });
+
+  it('reports a missing file and a group larger than a node at the entry', () => {
+    const p = problems({ ...base(), comm: { measured: [{ op: 'all_reduce', ranks: 8, file: 'nope.txt' }, { op: 'all_reduce', ranks: 16, file: 'ar8.txt' }] } }, dir);
+    expect(p).toHaveLength(1); // the first entry stops the list
+    expect(p[0].path).toBe('comm.measured.0.file');
+    expect(p[0].message).toContain("cannot read 'nope.txt'");
+    const q = problems({ ...base(), comm: { measured: [{ op: 'all_reduce', ranks: 16, file: 'ar8.txt' }] } }, dir);
+    expect(q).toEqual([{ path: 'comm.measured.0.ranks', message: '16 GPUs do not fit in one node of 8: a measured table describes a collective inside one node' }]);
   });
 });

@@ -3,6 +3,7 @@ import { FlowNetwork } from '../network/flowNetwork.js';
 import type { Topology } from '../network/types.js';
 import { CollectiveRun } from './collectiveRun.js';
 import { groupLayout } from './groupLayout.js';
+import { findTable, tableTimeNs, type MeasuredCollectiveTable } from './measuredTable.js';
 import { gpuGeneration, llMaxBusBandwidthGBps, protocolEfficiency, ringSimplePlateauFactor, treeCorrectionFactor, treeModelBytesPerNs, type GpuGeneration } from './ncclTuning.js';
 import { phaseLatenciesNs, phasesFor, planShape, type PlanShape } from './plans.js';
 import type { Algorithm, CollectiveMode, CollectiveOp, Phase, Protocol } from './types.js';
@@ -18,6 +19,11 @@ export interface CollectiveConfig {
    * unless false. Off only to measure or check the step-by-step path itself.
    */
   skipRepeats?: boolean;
+  /**
+   * Measured collectives (nccl-tests tables) of this machine: calls of a table's op over its number of
+   * GPUs, all in one node, take the table's time on an idle network (measuredTable.ts).
+   */
+  measured?: readonly MeasuredCollectiveTable[];
 }
 
 export const DEFAULT_COLLECTIVE_CONFIG: CollectiveConfig = { mode: 'aggregated', allReduceAlgorithm: 'auto', protocol: 'auto' };
@@ -148,12 +154,39 @@ export class CollectiveService {
       const limits = this.protocolLimits(choice.algorithm, choice.protocol, group, shape);
       // tuning.cc's correction for trees at medium sizes is there because real trees reach less than
       // the model there; the flows carry it too.
-      const efficiency = limits.efficiency * (choice.algorithm === 'tree' ? treeCorrectionFactor(choice.protocol, bytes) : 1);
-      const factor = this.latencyFactor(op, choice.algorithm, choice.protocol, group, shape, bytes);
+      let efficiency = limits.efficiency * (choice.algorithm === 'tree' ? treeCorrectionFactor(choice.protocol, bytes) : 1);
+      let factor = this.latencyFactor(op, choice.algorithm, choice.protocol, group, shape, bytes);
+      const measuredNs = this.measuredNs(op, group, bytes);
+      if (measuredNs !== undefined) {
+        // Meet the measured idle time: the latency terms take what the flows' transfer leaves, or, where
+        // the transfer alone is already slower than measured, the flows run faster and pay no latency.
+        const transferNs = bytes * this.nsPerByte(op, choice.algorithm, choice.protocol, group, shape);
+        const latencyNs = phaseLatenciesNs(shape, choice.protocol).reduce((a, b) => a + b, 0);
+        if (measuredNs >= transferNs && latencyNs > 0) factor = (measuredNs - transferNs) / latencyNs;
+        else {
+          factor = 0;
+          efficiency *= transferNs / measuredNs;
+        }
+      }
       phases = phasesFor(shape, choice.protocol, factor, efficiency, limits.capGBps, this.config.mode);
       info.phases.set(key, phases);
     }
     return phases;
+  }
+
+  /**
+   * The idle time of a call by the measured table for its op and group size, when the group lies in one
+   * node and such a table was given; below the table's smallest size, the model's own time scaled to meet
+   * the table there. Undefined when no table applies.
+   */
+  private measuredNs(op: CollectiveOp, group: ArrayLike<number>, bytes: number): number | undefined {
+    const table = findTable(this.config.measured, op, group.length);
+    if (!table || this.info(group).nodes !== 1) return undefined;
+    const t = tableTimeNs(table, bytes);
+    if (t !== undefined) return t;
+    // Inside one node the candidates (ring, NVLS) are predicted exactly as their flows run.
+    const first = table.points[0];
+    return (this.choose(op, group, bytes).predictedNs * first.timeNs) / this.choose(op, group, first.bytes).predictedNs;
   }
 
   /** Whether runs of this service's collectives skip identical repetitions (CollectiveRun's `skipRepeats`). */

@@ -1,0 +1,62 @@
+import type { MeasuredCollectiveTable } from '../sim/collectives/measuredTable.js';
+import type { CollectiveOp } from '../sim/collectives/types.js';
+
+/**
+ * Reads measured collective times from the two layouts people have them in:
+ * - the text nccl-tests prints (`all_reduce_perf -b 8 -e 8G -f 2`): rows of size, count, type, redop,
+ *   root (newer versions), then the out-of-place time in µs, algbw, busbw, …; lines starting with `#`
+ *   are headers;
+ * - a CSV whose header names the size column `size(B)` (or `size`) and a time column `time(ns)` or
+ *   `time(us)` (the layout vTrain publishes its nccl-tests tables in); the first time column is taken
+ *   (nccl-tests' out-of-place run).
+ * Returns the points sorted by size (a size measured twice keeps its first time), or throws an Error
+ * saying which line is wrong.
+ */
+export function parseCollectiveTable(text: string, op: CollectiveOp, ranks: number, source: string): MeasuredCollectiveTable {
+  const lines = text.replace(/^\uFEFF/, '').split(/\r?\n/);
+  const firstData = lines.find((l) => l.trim() !== '' && !l.trimStart().startsWith('#')) ?? '';
+  const points = firstData.includes(',') && /[a-z]/i.test(firstData) ? parseCsv(lines, source) : parseNcclTestsText(lines, source);
+  if (points.length === 0) throw new Error(`${source}: no measurements found (expected nccl-tests output or a CSV with size(B) and time(ns) or time(us) columns)`);
+  const seen = new Set<number>();
+  const unique = points.filter((p) => (seen.has(p.bytes) ? false : (seen.add(p.bytes), true)));
+  unique.sort((a, b) => a.bytes - b.bytes);
+  return { op, ranks, points: unique, source };
+}
+
+type Point = { bytes: number; timeNs: number };
+
+function checkedPoint(bytes: number, timeNs: number, where: string): Point {
+  if (!(bytes > 0) || !(timeNs > 0)) throw new Error(`${where}: size and time must be positive numbers (got size ${bytes}, time ${timeNs} ns)`);
+  return { bytes, timeNs };
+}
+
+function parseCsv(lines: string[], source: string): Point[] {
+  const headerAt = lines.findIndex((l) => l.trim() !== '');
+  const header = lines[headerAt].split(',').map((h) => h.trim().toLowerCase());
+  const sizeCol = header.findIndex((h) => h === 'size(b)' || h === 'size');
+  const timeCol = header.findIndex((h) => h === 'time(ns)' || h === 'time(us)');
+  if (sizeCol < 0 || timeCol < 0) throw new Error(`${source}: the CSV header needs a size(B) column and a time(ns) or time(us) column (found: ${header.join(', ')})`);
+  const scale = header[timeCol] === 'time(us)' ? 1e3 : 1;
+  const out: Point[] = [];
+  lines.forEach((line, i) => {
+    if (i <= headerAt || line.trim() === '') return;
+    const cells = line.split(',');
+    out.push(checkedPoint(Number(cells[sizeCol]), Number(cells[timeCol]) * scale, `${source} line ${i + 1}`));
+  });
+  return out;
+}
+
+function parseNcclTestsText(lines: string[], source: string): Point[] {
+  // Newer nccl-tests print a root column after redop (-1 for all-reduce); the header says which.
+  const hasRoot = lines.some((l) => l.trimStart().startsWith('#') && /\bredop\s+root\b/.test(l));
+  const out: Point[] = [];
+  lines.forEach((line, i) => {
+    const t = line.trim();
+    if (t === '' || t.startsWith('#')) return;
+    const f = t.split(/\s+/);
+    if (!/^\d+$/.test(f[0]) || !/^\d+$/.test(f[1])) return; // not a result row (banner, "Out of bounds values", …)
+    const timeIndex = 4 + (hasRoot ? 1 : 0);
+    out.push(checkedPoint(Number(f[0]), Number(f[timeIndex]) * 1e3, `${source} line ${i + 1}`));
+  });
+  return out;
+}

@@ -1,0 +1,95 @@
+import { describe, expect, it } from 'vitest';
+import { buildTopology } from '../../../src/sim/network/topology.js';
+import { CollectiveService } from '../../../src/sim/collectives/collectiveService.js';
+import { tableTimeNs, type MeasuredCollectiveTable } from '../../../src/sim/collectives/measuredTable.js';
+import { parseCollectiveTable } from '../../../src/scenario/ncclTestsTable.js';
+import { presetCluster } from '../../helpers/clusters.js';
+
+const MiB = 2 ** 20;
+const range = (n: number) => [...Array(n).keys()];
+
+/** A made-up 8-GPU all-reduce table: 100 µs at 1 MiB, 150 µs at 2 MiB, 1,000 µs at 64 MiB. */
+const table: MeasuredCollectiveTable = {
+  op: 'all_reduce',
+  ranks: 8,
+  points: [
+    { bytes: 1 * MiB, timeNs: 100e3 },
+    { bytes: 2 * MiB, timeNs: 150e3 },
+    { bytes: 64 * MiB, timeNs: 1000e3 },
+  ],
+  source: 'test',
+};
+
+describe('a measured collective table', () => {
+  it('interpolates linearly between sizes and keeps the last algorithm bandwidth beyond them', () => {
+    expect(tableTimeNs(table, 1 * MiB)).toBe(100e3);
+    expect(tableTimeNs(table, 1.5 * MiB)).toBeCloseTo(125e3, 6);
+    expect(tableTimeNs(table, 33 * MiB)).toBeCloseTo(150e3 + (850e3 * 31) / 62, 6);
+    expect(tableTimeNs(table, 128 * MiB)).toBeCloseTo(2000e3, 6);
+    expect(tableTimeNs(table, 512 * 1024)).toBeUndefined();
+  });
+
+  it('reads nccl-tests output (with and without the root column) and CSV tables in ns or µs', () => {
+    const withRoot = [
+      '#  size  count  type  redop  root  time  algbw  busbw #wrong  time  algbw  busbw #wrong',
+      '#   (B) (elements)                 (us)  (GB/s) (GB/s)         (us)  (GB/s) (GB/s)',
+      '  2097152  524288  float  sum  -1  93.25  22.49  39.36  0  92.97  22.56  39.47  0',
+      '  1048576  262144  float  sum  -1  92.79  11.30  19.78  0  92.15  11.38  19.91  0',
+      '# Out of bounds values : 0 OK',
+    ].join('\n');
+    expect(parseCollectiveTable(withRoot, 'all_reduce', 8, 'a').points).toEqual([
+      { bytes: 1048576, timeNs: 92790 },
+      { bytes: 2097152, timeNs: 93250 },
+    ]);
+    const noRoot = '#  size  count  type  redop  time  algbw  busbw  error\n 1048576 262144 float sum 50.00 20.97 36.70 0e+00\n';
+    expect(parseCollectiveTable(noRoot, 'all_reduce', 8, 'b').points).toEqual([{ bytes: 1048576, timeNs: 50000 }]);
+    const csvNs = '\uFEFFsize(B),count,type,time(ns),busbw(GB/s),time(ns),busbw(GB/s)\r\n1048576,262144,float,44210,23.72,45100,23.25\r\n';
+    expect(parseCollectiveTable(csvNs, 'all_reduce', 2, 'c').points).toEqual([{ bytes: 1048576, timeNs: 44210 }]);
+    expect(parseCollectiveTable('size,time(us)\n4096,12.5\n', 'all_gather', 4, 'd').points).toEqual([{ bytes: 4096, timeNs: 12500 }]);
+  });
+
+  it('says what is wrong with a file it cannot use', () => {
+    expect(() => parseCollectiveTable('size,latency\n4096,12\n', 'all_reduce', 8, 'x.csv')).toThrow(/x\.csv: the CSV header needs a size\(B\) column and a time\(ns\) or time\(us\) column/);
+    expect(() => parseCollectiveTable('# nothing here\n', 'all_reduce', 8, 'y.txt')).toThrow(/y\.txt: no measurements found/);
+    expect(() => parseCollectiveTable('size(B),time(ns)\n4096,-3\n', 'all_reduce', 8, 'z.csv')).toThrow(/z\.csv line 2: size and time must be positive/);
+  });
+});
+
+describe('the collective service with a measured table', () => {
+  const topology = buildTopology(presetCluster('dgx-a100-80gb', 2));
+  const plain = new CollectiveService(topology);
+  const measured = new CollectiveService(topology, { mode: 'aggregated', allReduceAlgorithm: 'auto', protocol: 'auto', measured: [table] });
+  const node0 = range(8);
+
+  it('takes the table\'s time on an idle node, at and between measured sizes and beyond them', () => {
+    for (const bytes of [1 * MiB, 1.5 * MiB, 2 * MiB, 40 * MiB, 256 * MiB]) {
+      expect(measured.simulateIdleNs('all_reduce', node0, bytes)).toBeCloseTo(tableTimeNs(table, bytes)!, -1);
+    }
+  });
+
+  it('in step mode too (within the event times\' rounding to whole ns per ring step)', () => {
+    const step = new CollectiveService(topology, { mode: 'step', allReduceAlgorithm: 'auto', protocol: 'auto', measured: [table] });
+    const expected = tableTimeNs(table, 40 * MiB)!;
+    expect(Math.abs(step.simulateIdleNs('all_reduce', node0, 40 * MiB) - expected)).toBeLessThan(expected * 1e-4);
+  });
+
+  it('scales the model to meet the table below its smallest size', () => {
+    const bytes = 256 * 1024;
+    const expected = (plain.simulateIdleNs('all_reduce', node0, bytes) * 100e3) / plain.simulateIdleNs('all_reduce', node0, 1 * MiB);
+    expect(measured.simulateIdleNs('all_reduce', node0, bytes)).toBeCloseTo(expected, -1);
+  });
+
+  it('leaves other group sizes, other ops and groups across nodes to the model', () => {
+    expect(measured.simulateIdleNs('all_reduce', range(4), 8 * MiB)).toBe(plain.simulateIdleNs('all_reduce', range(4), 8 * MiB));
+    expect(measured.simulateIdleNs('all_gather', node0, 8 * MiB)).toBe(plain.simulateIdleNs('all_gather', node0, 8 * MiB));
+    const across = [0, 1, 2, 3, 8, 9, 10, 11];
+    expect(measured.simulateIdleNs('all_reduce', across, 8 * MiB)).toBe(plain.simulateIdleNs('all_reduce', across, 8 * MiB));
+  });
+
+  it('still shares the links: two calls on the same node at once take longer than one alone', () => {
+    const bytes = 64 * MiB;
+    const phases = measured.phases('all_reduce', node0, bytes);
+    const { lastNs } = measured.simulateIdleTogetherNs([{ phases, bytes }, { phases, bytes }]);
+    expect(lastNs).toBeGreaterThan(1.5 * measured.simulateIdleNs('all_reduce', node0, bytes));
+  });
+});
