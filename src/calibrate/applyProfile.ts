@@ -3,6 +3,9 @@ import { IB_NDR } from '../sim/hardware/networks.js';
 import type { ClusterSpec, Dtype, GpuSpec, MeasuredGemm, NodeSpec } from '../sim/hardware/types.js';
 import type { GemmFit } from './fitGemm.js';
 import type { CollectiveFit, Profile } from './profile.js';
+import type { MeasuredCollectiveTable } from '../sim/collectives/measuredTable.js';
+import { MEASURED_COLLECTIVES, type MeasuredCollective } from './types.js';
+import { valueOf } from './stats.js';
 
 /**
  * Builds the simulator's hardware specs from a profile: the measured constants replace the preset's for what
@@ -143,4 +146,28 @@ export function measuredGroupCluster(profile: Profile, ranks: number, busBandwid
     source: calibratedNote(profile),
   };
   return { name: node.name, node, nodes: 1, network: IB_NDR };
+}
+
+/**
+ * The profile's collective measurements as measured tables (`comm.measured`): one per op and group size,
+ * each size at the statistic the fit used. `simulate --profile` then times calls of those ops and group sizes
+ * inside one node by the machine's own measurements, as a nccl-tests table would.
+ */
+export function profileCollectiveTables(profile: Profile, source = 'profile'): MeasuredCollectiveTable[] {
+  const byKey = new Map<string, MeasuredCollectiveTable & { points: { bytes: number; timeNs: number }[] }>();
+  for (const m of profile.measurements) {
+    const [kind, op, ranksText, bytesText] = m.id.split('/');
+    if (kind !== 'collective' || !MEASURED_COLLECTIVES.includes(op as MeasuredCollective)) continue;
+    const ranks = Number(ranksText);
+    const bytes = Number(bytesText);
+    const timeNs = valueOf(m, profile.statistic) * 1e9;
+    if (!(ranks >= 2 && bytes > 0 && timeNs > 0)) continue;
+    const key = `${op}/${ranks}`;
+    let t = byKey.get(key);
+    if (!t) byKey.set(key, (t = { op: op as MeasuredCollective, ranks, points: [], source: `${source} (${profile.device.name}, ${profile.createdAt})` }));
+    t.points.push({ bytes, timeNs });
+  }
+  const tables = [...byKey.values()];
+  for (const t of tables) t.points.sort((a, b) => a.bytes - b.bytes);
+  return tables;
 }

@@ -5,7 +5,8 @@ import { calibrate } from '../calibrate/calibrateRun.js';
 import { LogError } from '../calibrate/measurementLog.js';
 import { NativeUnavailableError } from '../calibrate/native.js';
 import { ProfileError, readProfile, type Profile } from '../calibrate/profile.js';
-import { profileCluster } from '../calibrate/applyProfile.js';
+import { profileCluster, profileCollectiveTables } from '../calibrate/applyProfile.js';
+import type { CommSetup } from '../sim/setup.js';
 import type { ClusterSpec } from '../sim/hardware/types.js';
 import { FitError } from '../calibrate/stats.js';
 import { VERSION } from '../version.js';
@@ -68,7 +69,7 @@ export function onInterrupt(io: Output, controller: AbortController, what: strin
  * `simulate --profile`: the scenario with the profile's measured constants in place of its preset's for the GPU
  * and links the profile describes; what was replaced is listed on stderr.
  */
-export function applyProfileOption<T extends { cluster: ClusterSpec }>(scenario: T, path: string | undefined, io: Output): T {
+export function applyProfileOption<T extends { cluster: ClusterSpec; comm: CommSetup }>(scenario: T, path: string | undefined, io: Output): T {
   if (!path) return scenario;
   try {
     const profile = readProfile(path);
@@ -78,8 +79,12 @@ export function applyProfileOption<T extends { cluster: ClusterSpec }>(scenario:
       io.err(`clustersim: note: ${path} was measured on ${profile.device.name}${preset ? ` (${preset})` : ''}; the scenario's GPU is ${gpuName}, whose constants it replaces all the same`);
     }
     const { cluster, applied } = profileCluster(profile, scenario.cluster);
+    // The scenario's own tables win over the profile's for the same op and group size.
+    const own = scenario.comm.measured ?? [];
+    const added = profileCollectiveTables(profile, path).filter((t) => t.ranks <= cluster.node.gpusPerNode && !own.some((o) => o.op === t.op && o.ranks === t.ranks));
+    if (added.length > 0) applied.push(`measured collectives inside a node: ${added.map((t) => `${t.op} ×${t.ranks} (${t.points.length} sizes)`).join(', ')}`);
     io.err(`clustersim: profile ${path}: ${applied.join('; ')}`);
-    return { ...scenario, cluster };
+    return { ...scenario, cluster, comm: { ...scenario.comm, measured: [...own, ...added] } };
   } catch (err) {
     throw asUsageError(err);
   }

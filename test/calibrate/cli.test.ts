@@ -57,6 +57,7 @@ describe('simulate --profile', () => {
     const withProfile = await cli('simulate', 'scenarios/bert-large-ddp-2node.yaml', '--json', '--profile', path, '--set', 'training.precision=fp32');
     expect(withProfile.code).toBe(0);
     expect(withProfile.err).toMatch(/profile .*a100.json: gemm fp32: measured model.*kernel launch overhead.*intra-node link bandwidth 230 →/);
+    expect(withProfile.err).toMatch(/measured collectives inside a node: all_reduce ×2 \(\d+ sizes\), all_gather ×2 \(\d+ sizes\)/);
     expect(JSON.parse(withProfile.out).stepTimeS).not.toBe(JSON.parse(base.out).stepTimeS);
   });
 
