@@ -6,6 +6,7 @@ import { resolveClusterSection } from '../scenario/resolve.js';
 import { networkPreset, nodePreset } from '../sim/hardware/presets.js';
 import { parseBytes, parsePositiveInt } from './units.js';
 import { UsageError } from './usageError.js';
+import { compareRows, comparisonSummary, formatComparison, readComparison } from './collectiveCompare.js';
 import type { Output } from './output.js';
 
 interface CollectiveOptions {
@@ -20,6 +21,7 @@ interface CollectiveOptions {
   algorithm: Algorithm | 'auto';
   protocol: Protocol | 'auto';
   mode: 'aggregated' | 'step';
+  compare?: string;
   json?: boolean;
 }
 
@@ -42,13 +44,15 @@ export function registerCollective(program: Command, io: Output): void {
     .addOption(new Option('--algorithm <a>', 'force an all-reduce algorithm').choices(['auto', ...ALGORITHMS]).default('auto'))
     .addOption(new Option('--protocol <p>', 'force a protocol').choices(['auto', ...PROTOCOLS]).default('auto'))
     .addOption(new Option('--mode <m>', 'flows per ring step (step) or per collective (aggregated)').choices(['aggregated', 'step']).default('aggregated'))
-    .option('--json', 'print an array of { bytes, timeUs, algbwGBps, busbwGBps, algorithm }')
+    .option('--compare <file>', 'nccl-tests output (or a CSV with size(B) and time(ns|us) columns) of the same op and GPU count: predict at its sizes and print the error')
+    .option('--json', 'print an array of { bytes, timeUs, algbwGBps, busbwGBps, algorithm } (with --compare: { rows with measuredUs and errorPct, summary })')
     .addHelpText(
       'after',
       `
 Examples:
   $ clustersim collective --cluster dgx-a100-80gb --nodes 1 --op all_reduce --min-bytes 8 --max-bytes 8GiB
-  $ clustersim collective --cluster dgx-h100 --nodes 4 --op all_gather --max-bytes 1GiB --json`,
+  $ clustersim collective --cluster dgx-h100 --nodes 4 --op all_gather --max-bytes 1GiB --json
+  $ clustersim collective --cluster dgx-a100-80gb --gpus 8 --compare all_reduce_perf.txt   # model vs your nccl-tests`,
     )
     .action((opts: CollectiveOptions) => {
       const minBytes = parseBytes(opts.minBytes, '--min-bytes');
@@ -67,11 +71,20 @@ Examples:
       if (opts.op === 'send_recv' && gpus !== 2) throw new UsageError('--op send_recv: needs --gpus 2 (sender and receiver)');
       const group = opts.op === 'send_recv' && nodes > 1 ? [0, cluster.node.gpusPerNode] : [...Array(gpus).keys()];
       const topology = buildTopology(cluster);
-      const rows = collectiveSweep(topology, opts.op, group, sweepSizes(minBytes, maxBytes, factor), {
+      const measured = opts.compare ? readComparison(opts.compare, opts.op, group.length) : undefined;
+      const sizes = measured ? measured.map((p) => p.bytes) : sweepSizes(minBytes, maxBytes, factor);
+      const rows = collectiveSweep(topology, opts.op, group, sizes, {
         mode: opts.mode,
         allReduceAlgorithm: opts.algorithm,
         protocol: opts.protocol,
       });
+      if (measured) {
+        const compared = compareRows(rows, measured);
+        const summary = comparisonSummary(compared);
+        if (opts.json) io.out(JSON.stringify({ rows: compared, summary }, null, 2));
+        else io.out(formatComparison(compared, summary, `${opts.op} over ${group.length} GPUs, ${cluster.name}: predicted vs ${opts.compare}`));
+        return;
+      }
       if (opts.json) {
         io.out(JSON.stringify(rows, null, 2));
         return;

@@ -72,6 +72,37 @@ describe('clustersim collective', () => {
   });
 });
 
+describe('clustersim collective --compare', () => {
+  const table = 'test/validation/vtrain-a100-allreduce/AR_GPU8_1M_1024M_LUT.csv';
+
+  it('predicts at the measured sizes and reports each error and the median and worst', async () => {
+    const { code, out } = await cli('collective', '--cluster', 'dgx-a100-80gb', '--gpus', '8', '--compare', table, '--json');
+    expect(code).toBe(0);
+    const { rows, summary } = JSON.parse(out);
+    const lines = readFileSync(table, 'utf8').replace(/^\uFEFF/, '').trim().split(/\r?\n/).slice(1);
+    expect(rows).toHaveLength(lines.length);
+    rows.forEach((r: { bytes: number; measuredUs: number; timeUs: number; errorPct: number }, i: number) => {
+      const [bytes, , , timeNs] = lines[i].split(',').map(Number);
+      expect(r.bytes).toBe(bytes);
+      expect(r.measuredUs).toBeCloseTo(timeNs / 1e3, 9);
+      expect(r.errorPct).toBeCloseTo((100 * (r.timeUs - r.measuredUs)) / r.measuredUs, 9);
+    });
+    const abs = rows.map((r: { errorPct: number }) => Math.abs(r.errorPct)).sort((a: number, b: number) => a - b);
+    expect(summary.worstAbsErrorPct).toBe(abs[abs.length - 1]);
+    expect(summary.medianAbsErrorPct).toBeCloseTo((abs[abs.length / 2 - 1] + abs[abs.length / 2]) / 2, 9);
+  });
+
+  it('prints the comparison as a table, and says which file it cannot use', async () => {
+    const { code, out } = await cli('collective', '--cluster', 'dgx-a100-80gb', '--gpus', '8', '--compare', table);
+    expect(code).toBe(0);
+    expect(out).toMatch(/measured \(us\)\s+predicted \(us\)\s+error %/);
+    expect(out).toMatch(/# median \|error\| [\d.]+%, worst [\d.]+% at \d+ B/);
+    const missing = await cli('collective', '--cluster', 'dgx-a100-80gb', '--compare', 'nope.txt');
+    expect(missing.code).toBe(2);
+    expect(missing.err).toMatch(/--compare: cannot read 'nope.txt': no such file/);
+  });
+});
+
 describe('clustersim presets', () => {
   it('lists the required GPU, node, network and model presets', async () => {
     const { code, out } = await cli('presets', '--json');
