@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { median } from '../calibrate/stats.js';
+import { fileErrorReason } from '../fileErrors.js';
 import { parseCollectiveTable } from '../scenario/ncclTestsTable.js';
 import type { SweepRow } from '../sim/collectives/sweep.js';
 import type { CollectiveOp } from '../sim/collectives/types.js';
@@ -18,8 +19,7 @@ export function readComparison(path: string, op: CollectiveOp, ranks: number): {
   try {
     text = readFileSync(path, 'utf8');
   } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code;
-    throw new UsageError(`--compare: cannot read '${path}': ${code === 'ENOENT' ? 'no such file' : code ?? String(err)}`);
+    throw new UsageError(`--compare: cannot read '${path}': ${fileErrorReason(err)}`);
   }
   try {
     return [...parseCollectiveTable(text, op, ranks, path).points];

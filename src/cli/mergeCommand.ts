@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import { fileErrorReason } from '../fileErrors.js';
 import type { Command } from 'commander';
 import { MergeError, mergeParts, type PartText } from '../sweep/merge.js';
 import { VERSION } from '../version.js';
@@ -16,8 +17,7 @@ function readPart(file: string): PartText {
   try {
     return { file, text: readFileSync(file, 'utf8') };
   } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code;
-    const why = code === 'ENOENT' ? 'no such file' : code === 'EISDIR' ? 'it is a folder, not a file' : code === 'EACCES' ? 'permission denied' : code ?? String(err);
+    const why = fileErrorReason(err);
     throw new UsageError(`cannot read part '${file}': ${why}`);
   }
 }

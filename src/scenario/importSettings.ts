@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import { fileErrorReason } from '../fileErrors.js';
 import { resolve } from 'node:path';
 import { ScenarioError } from '../sim/errors.js';
 import type { TrainingPrecision } from '../sim/setup.js';
@@ -35,8 +36,7 @@ function readText(path: string, what: string): string {
   try {
     return readFileSync(path, 'utf8');
   } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code;
-    const why = code === 'ENOENT' ? 'no such file' : code === 'EISDIR' ? 'it is a folder, not a file' : code === 'EACCES' ? 'permission denied' : code ?? String(err);
+    const why = fileErrorReason(err);
     const full = resolve(path);
     throw new ScenarioError('', `cannot read ${what} '${path}'${full !== path ? ` (${full})` : ''}: ${why}`);
   }

@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import { fileErrorReason } from '../fileErrors.js';
 import { dirname, resolve } from 'node:path';
 import { parse, YAMLParseError } from 'yaml';
 import { ScenarioError } from '../sim/errors.js';
@@ -25,8 +26,7 @@ export function readStructuredFile(path: string, what: string): unknown {
   try {
     text = readFileSync(path, 'utf8');
   } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code;
-    const why = code === 'ENOENT' ? 'no such file' : code === 'EISDIR' ? 'it is a folder, not a file' : code === 'EACCES' ? 'permission denied' : code ?? String(err);
+    const why = fileErrorReason(err);
     const full = resolve(path);
     throw new ScenarioError('', `cannot read ${what} '${path}'${full !== path ? ` (${full})` : ''}: ${why}`);
   }

@@ -8,14 +8,16 @@ import type { CollectiveOp } from '../sim/collectives/types.js';
  *   are headers;
  * - a CSV whose header names the size column `size(B)` (or `size`) and a time column `time(ns)` or
  *   `time(us)` (the layout vTrain publishes its nccl-tests tables in); the first time column is taken
- *   (nccl-tests' out-of-place run).
+ *   (nccl-tests' out-of-place run); `#` lines are comments.
  * Returns the points sorted by size (a size measured twice keeps its first time), or throws an Error
  * saying which line is wrong.
  */
 export function parseCollectiveTable(text: string, op: CollectiveOp, ranks: number, source: string): MeasuredCollectiveTable {
   const lines = text.replace(/^\uFEFF/, '').split(/\r?\n/);
-  const firstData = lines.find((l) => l.trim() !== '' && !l.trimStart().startsWith('#')) ?? '';
-  const points = firstData.includes(',') && /[a-z]/i.test(firstData) ? parseCsv(lines, source) : parseNcclTestsText(lines, source);
+  // A CSV has a header line naming its size column; nccl-tests output (even with NCCL_DEBUG lines, which
+  // hold commas) has none.
+  const headerAt = lines.findIndex((l) => !isComment(l) && l.split(',').some((c) => SIZE_HEADERS.includes(c.trim().toLowerCase())));
+  const points = headerAt >= 0 ? parseCsv(lines, headerAt, source) : parseNcclTestsText(lines, source);
   if (points.length === 0) throw new Error(`${source}: no measurements found (expected nccl-tests output or a CSV with size(B) and time(ns) or time(us) columns)`);
   const seen = new Set<number>();
   const unique = points.filter((p) => (seen.has(p.bytes) ? false : (seen.add(p.bytes), true)));
@@ -30,16 +32,23 @@ function checkedPoint(bytes: number, timeNs: number, where: string): Point {
   return { bytes, timeNs };
 }
 
-function parseCsv(lines: string[], source: string): Point[] {
-  const headerAt = lines.findIndex((l) => l.trim() !== '');
+const SIZE_HEADERS = ['size(b)', 'size'];
+
+/** Blank lines and `#` comments (nccl-tests headers and summary lines) carry no measurement. */
+function isComment(line: string): boolean {
+  const t = line.trim();
+  return t === '' || t.startsWith('#');
+}
+
+function parseCsv(lines: string[], headerAt: number, source: string): Point[] {
   const header = lines[headerAt].split(',').map((h) => h.trim().toLowerCase());
-  const sizeCol = header.findIndex((h) => h === 'size(b)' || h === 'size');
+  const sizeCol = header.findIndex((h) => SIZE_HEADERS.includes(h));
   const timeCol = header.findIndex((h) => h === 'time(ns)' || h === 'time(us)');
-  if (sizeCol < 0 || timeCol < 0) throw new Error(`${source}: the CSV header needs a size(B) column and a time(ns) or time(us) column (found: ${header.join(', ')})`);
+  if (timeCol < 0) throw new Error(`${source}: the CSV header needs a time(ns) or time(us) column next to ${header[sizeCol]} (found: ${header.join(', ')})`);
   const scale = header[timeCol] === 'time(us)' ? 1e3 : 1;
   const out: Point[] = [];
   lines.forEach((line, i) => {
-    if (i <= headerAt || line.trim() === '') return;
+    if (i <= headerAt || isComment(line)) return;
     const cells = line.split(',');
     out.push(checkedPoint(Number(cells[sizeCol]), Number(cells[timeCol]) * scale, `${source} line ${i + 1}`));
   });
@@ -47,14 +56,16 @@ function parseCsv(lines: string[], source: string): Point[] {
 }
 
 function parseNcclTestsText(lines: string[], source: string): Point[] {
-  // Newer nccl-tests print a root column after redop (-1 for all-reduce); the header says which.
-  const hasRoot = lines.some((l) => l.trimStart().startsWith('#') && /\bredop\s+root\b/.test(l));
+  // Newer nccl-tests print a root column after redop (-1 for all-reduce): the header says so, or, for rows
+  // pasted without it, the field count (13 with root: size count type redop root, then time algbw busbw
+  // #wrong out of place and in place; 12 without).
+  const header = lines.find((l) => l.trimStart().startsWith('#') && /\bredop\b/.test(l));
   const out: Point[] = [];
   lines.forEach((line, i) => {
-    const t = line.trim();
-    if (t === '' || t.startsWith('#')) return;
-    const f = t.split(/\s+/);
-    if (!/^\d+$/.test(f[0]) || !/^\d+$/.test(f[1])) return; // not a result row (banner, "Out of bounds values", …)
+    if (isComment(line)) return;
+    const f = line.trim().split(/\s+/);
+    if (!/^\d+$/.test(f[0]) || !/^\d+$/.test(f[1])) return; // not a result row (banner, NCCL INFO, …)
+    const hasRoot = header ? /\bredop\s+root\b/.test(header) : f.length >= 13;
     const timeIndex = 4 + (hasRoot ? 1 : 0);
     out.push(checkedPoint(Number(f[0]), Number(f[timeIndex]) * 1e3, `${source} line ${i + 1}`));
   });

@@ -208,7 +208,7 @@ export function resolveScenario(raw: unknown, source: string, baseDir: string): 
   if (par.pp > 1 && par.schedule === 'interleaved' && Number.isInteger(microBatches) && microBatches % par.pp !== 0) {
     problems.push({ path: 'training.globalBatch', message: `the interleaved schedule needs the micro-batches per step (${microBatches}) to be a multiple of pp (${par.pp}), as Megatron requires` });
   }
-  const measured = attempt(problems, () => resolveMeasuredCollectives(input.comm.measured, baseDir, cluster.node.gpusPerNode));
+  const measured = attempt(problems, () => resolveMeasuredCollectives(input.comm.measured, baseDir, cluster.node, source));
   if (problems.length > 0 || !measured) throw new InvalidScenarioError(source, problems);
   const seqLen = t.seqLen ?? model.seqLen;
   return {

@@ -81,7 +81,7 @@ export function vtrainScenario(row: VtrainRow): Record<string, unknown> {
     model: { arch: 'gpt', layers: row.layers, hidden: row.hidden, heads: row.heads, ffnHidden: 4 * row.hidden, seqLen: row.seqLen, vocab: paddedVocab(50257, row.tp), tiedEmbeddings: true },
     training: { globalBatch: row.globalBatch, microBatch: row.microBatch, precision: 'fp16', optimizer: 'adam', flashAttention: false, framework: 'megatron-deepspeed' },
     parallel: { tp: row.tp, pp: row.pp, dp: row.dp, schedule: '1f1b', recompute: 'full', ddp: { bucketMB: 1e6, overlap: false } },
-    comm: { measured: VTRAIN_ALLREDUCE_RANKS.filter((n) => n <= perNode).map((n) => ({ op: 'all_reduce', ranks: n, file: `vtrain-a100-allreduce/AR_GPU${n}_1M_1024M_LUT.csv` })) },
+    comm: { measured: VTRAIN_ALLREDUCE_RANKS.map((n) => ({ op: 'all_reduce', ranks: n, file: `vtrain-a100-allreduce/AR_GPU${n}_1M_1024M_LUT.csv` })) },
   };
 }
 

@@ -2,6 +2,9 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { cli } from '../helpers/cli.js';
 import { VERSION } from '../../src/version.js';
+import { buildTopology } from '../../src/sim/network/topology.js';
+import { collectiveSweep } from '../../src/sim/collectives/sweep.js';
+import { presetCluster } from '../helpers/clusters.js';
 
 describe('clustersim simulate', () => {
   it('prints a summary with step time, throughput, MFU, memory verdict and the time breakdown', async () => {
@@ -87,6 +90,9 @@ describe('clustersim collective --compare', () => {
       expect(r.measuredUs).toBeCloseTo(timeNs / 1e3, 9);
       expect(r.errorPct).toBeCloseTo((100 * (r.timeUs - r.measuredUs)) / r.measuredUs, 9);
     });
+    // The predictions are the model's own (not taken from the file): the same as a plain sweep at those sizes.
+    const plain = collectiveSweep(buildTopology(presetCluster('dgx-a100-80gb', 1)), 'all_reduce', [...Array(8).keys()], rows.map((r: { bytes: number }) => r.bytes), { mode: 'aggregated', allReduceAlgorithm: 'auto', protocol: 'auto' });
+    rows.forEach((r: { timeUs: number }, i: number) => expect(r.timeUs).toBeCloseTo(plain[i].timeUs, 6));
     const abs = rows.map((r: { errorPct: number }) => Math.abs(r.errorPct)).sort((a: number, b: number) => a - b);
     expect(summary.worstAbsErrorPct).toBe(abs[abs.length - 1]);
     expect(summary.medianAbsErrorPct).toBeCloseTo((abs[abs.length / 2 - 1] + abs[abs.length / 2]) / 2, 9);

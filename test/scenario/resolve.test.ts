@@ -251,12 +251,24 @@ describe('comm.measured (nccl-tests tables of the machine)', () => {
     expect(s.comm.measured).toEqual([{ op: 'all_reduce', ranks: 8, source: 'ar8.txt', points: [{ bytes: 1048576, timeNs: 92790 }, { bytes: 2097152, timeNs: 93250 }] }]);
   });
 
-  it('reports a missing file and a group larger than a node at the entry', () => {
-    const p = problems({ ...base(), comm: { measured: [{ op: 'all_reduce', ranks: 8, file: 'nope.txt' }, { op: 'all_reduce', ranks: 16, file: 'ar8.txt' }] } }, dir);
-    expect(p).toHaveLength(1); // the first entry stops the list
-    expect(p[0].path).toBe('comm.measured.0.file');
+  it('reports every bad entry at its path: a missing file, times that cannot be real (µs labelled ns)', () => {
+    writeFileSync(join(dir, 'units.csv'), 'size(B),time(ns)\n1048576,92.79\n');
+    const p = problems({ ...base(), comm: { measured: [{ op: 'all_reduce', ranks: 8, file: 'nope.txt' }, { op: 'all_reduce', ranks: 8, file: 'units.csv' }] } }, dir);
+    expect(p.map((x) => x.path)).toEqual(['comm.measured.0.file', 'comm.measured.1.file']);
     expect(p[0].message).toContain("cannot read 'nope.txt'");
-    const q = problems({ ...base(), comm: { measured: [{ op: 'all_reduce', ranks: 16, file: 'ar8.txt' }] } }, dir);
-    expect(q).toEqual([{ path: 'comm.measured.0.ranks', message: '16 GPUs do not fit in one node of 8: a measured table describes a collective inside one node' }]);
+    expect(p[1].message).toMatch(/'units\.csv': 1048576 B in 92\.79 ns is \d+ GB\/s of bus bandwidth, more than 1\.5× the node's 230 GB\/s links; are the times in µs but labelled ns\?/);
+  });
+
+  it('keeps a table larger than the node (it then never applies), so sweeps can go below a node', () => {
+    const s = resolved({ ...base(), cluster: { preset: 'dgx-a100-80gb', nodes: 1, node: { gpusPerNode: 4 } }, training: { globalBatch: 64 }, comm: { measured: [{ op: 'all_reduce', ranks: 8, file: 'ar8.txt' }] } }, dir);
+    expect(s.comm.measured.map((t) => t.ranks)).toEqual([8]);
+  });
+
+  it('reads an edited file again', () => {
+    const raw = { ...base(), comm: { measured: [{ op: 'all_reduce', ranks: 8, file: 'edit.txt' }] } };
+    writeFileSync(join(dir, 'edit.txt'), ' 1048576 262144 float sum -1 92.79 11.30 19.78 0 92.15 11.38 19.91 0\n');
+    expect(resolved(raw, dir).comm.measured[0].points[0].timeNs).toBe(92790);
+    writeFileSync(join(dir, 'edit.txt'), ' 1048576 262144 float sum -1 192.79 5.44 9.52 0 192.15 5.46 9.55 0\n');
+    expect(resolved(raw, dir).comm.measured[0].points[0].timeNs).toBe(192790);
   });
 });

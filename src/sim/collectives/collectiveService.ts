@@ -1,6 +1,7 @@
 import { Simulator } from '../engine/simulator.js';
 import { FlowNetwork } from '../network/flowNetwork.js';
 import type { Topology } from '../network/types.js';
+import { busBandwidthFactor } from './busBandwidth.js';
 import { CollectiveRun } from './collectiveRun.js';
 import { groupLayout } from './groupLayout.js';
 import { findTable, tableTimeNs, type MeasuredCollectiveTable } from './measuredTable.js';
@@ -100,10 +101,9 @@ export class CollectiveService {
    */
   predictNs(op: CollectiveOp, algorithm: Algorithm, protocol: Protocol, group: ArrayLike<number>, bytes: number): number {
     const shape = this.shape(op, algorithm, group);
-    const latency = phaseLatenciesNs(shape, protocol).reduce((a, b) => a + b, 0) * this.latencyFactor(op, algorithm, protocol, group, shape, bytes);
+    const latency = latencySumNs(shape, protocol) * this.latencyFactor(op, algorithm, protocol, group, shape, bytes);
     if (algorithm === 'tree' && op === 'all_reduce') {
-      const n = group.length;
-      const ringBusBytesPerNs = (2 * (n - 1)) / n / this.nsPerByte(op, 'ring', 'Simple', group, this.shape(op, 'ring', group));
+      const ringBusBytesPerNs = busBandwidthFactor(op, group.length) / this.nsPerByte(op, 'ring', 'Simple', group, this.shape(op, 'ring', group));
       return latency + bytes / treeModelBytesPerNs(protocol, ringBusBytesPerNs, this.info(group).nodes, this.generation, bytes);
     }
     return latency + bytes * this.nsPerByte(op, algorithm, protocol, group, shape);
@@ -160,8 +160,9 @@ export class CollectiveService {
       if (measuredNs !== undefined) {
         // Meet the measured idle time: the latency terms take what the flows' transfer leaves, or, where
         // the transfer alone is already slower than measured, the flows run faster and pay no latency.
-        const transferNs = bytes * this.nsPerByte(op, choice.algorithm, choice.protocol, group, shape);
-        const latencyNs = phaseLatenciesNs(shape, choice.protocol).reduce((a, b) => a + b, 0);
+        // nsPerByte was probed at the protocol's efficiency alone: rescale to the one these flows carry.
+        const transferNs = (bytes * this.nsPerByte(op, choice.algorithm, choice.protocol, group, shape) * limits.efficiency) / efficiency;
+        const latencyNs = latencySumNs(shape, choice.protocol);
         if (measuredNs >= transferNs && latencyNs > 0) factor = (measuredNs - transferNs) / latencyNs;
         else {
           factor = 0;
@@ -184,7 +185,8 @@ export class CollectiveService {
     if (!table || this.info(group).nodes !== 1) return undefined;
     const t = tableTimeNs(table, bytes);
     if (t !== undefined) return t;
-    // Inside one node the candidates (ring, NVLS) are predicted exactly as their flows run.
+    // Inside one node the automatic candidates (ring, NVLS) are predicted exactly as their flows run; a
+    // forced tree is rated by NCCL's model, close enough to scale below the table.
     const first = table.points[0];
     return (this.choose(op, group, bytes).predictedNs * first.timeNs) / this.choose(op, group, first.bytes).predictedNs;
   }
@@ -250,6 +252,11 @@ export class CollectiveService {
     }
     return v;
   }
+}
+
+/** The latency terms of all of a plan's phases together, ns. */
+function latencySumNs(shape: PlanShape, protocol: Protocol): number {
+  return phaseLatenciesNs(shape, protocol).reduce((a, b) => a + b, 0);
 }
 
 /** Runs phases alone on a fresh, idle copy of the network and returns the time taken, in ns. */

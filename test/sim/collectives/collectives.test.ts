@@ -48,8 +48,15 @@ describe('algorithm choice across nodes, as NCCL\'s tuner makes it', () => {
     expect(treeModelBytesPerNs('Simple', 100, 2, 'ampere', GiB)).toBeCloseTo(46, 9);
     expect(treeModelBytesPerNs('LL128', 100, 4, 'ampere', GiB)).toBeCloseTo((92 * 120) / 128 / 2, 9);
     expect(treeModelBytesPerNs('LL', 100, 4, 'ampere', GiB)).toBeCloseTo(19.0 / 2, 9); // 92/3.8 > llMaxBw 19
-    // 1 MiB = 64 B · 2^14: the Simple row's factor at index 14 is 0.5.
+    // Index log2(bytes >> 6), as tuning.cc's log2i: 1 MiB = 64 B · 2^14 → Simple row index 14 = 0.5.
     expect(treeCorrectionFactor('Simple', MiB)).toBe(0.5);
+    // Boundaries where the rows change (off-by-one or swapped rows would fail here).
+    expect(treeCorrectionFactor('LL128', 4095)).toBe(0.9); // index 5
+    expect(treeCorrectionFactor('LL128', 4096)).toBe(0.8); // index 6
+    expect(treeCorrectionFactor('LL', 63)).toBe(1);
+    expect(treeCorrectionFactor('LL', 64 * 16)).toBe(0.9); // index 4
+    expect(treeCorrectionFactor('Simple', 2 ** 28)).toBe(0.9); // index 22, the last corrected
+    expect(treeCorrectionFactor('Simple', 2 ** 29)).toBe(1);
     expect(treeCorrectionFactor('Simple', GiB)).toBe(1);
   });
 

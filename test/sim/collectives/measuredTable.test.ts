@@ -48,8 +48,23 @@ describe('a measured collective table', () => {
     expect(parseCollectiveTable('size,time(us)\n4096,12.5\n', 'all_gather', 4, 'd').points).toEqual([{ bytes: 4096, timeNs: 12500 }]);
   });
 
+  it('reads nccl-tests output with NCCL_DEBUG lines (commas and all), rows pasted without their header, and CSV comments', () => {
+    const log = [
+      '# nThread 1 nGpus 8 minBytes 1048576 maxBytes 2097152 step: 2(factor) warmup iters: 5 iters: 20',
+      'host:1:1 [0] NCCL INFO 24 coll channels, 0 collnet channels, 0 nvls channels, 32 p2p channels, 32 p2p channels per peer',
+      '#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong',
+      '     1048576        262144     float     sum      -1    92.79   11.30   19.78      0    92.15   11.38   19.91      0',
+      '# Avg bus bandwidth    : 19.78',
+    ].join('\n');
+    expect(parseCollectiveTable(log, 'all_reduce', 8, 'log').points).toEqual([{ bytes: 1048576, timeNs: 92790 }]);
+    // Without a header: 13 fields mean a root column, 12 mean none. Times of 10 ms and more have no decimals.
+    expect(parseCollectiveTable('  268435456  67108864  float  sum  -1  12345  21.74  38.05  0  12340  21.75  38.07  0\n', 'all_reduce', 8, 'r').points).toEqual([{ bytes: 268435456, timeNs: 12345000 }]);
+    expect(parseCollectiveTable('  268435456  67108864  float  sum  12345  21.74  38.05  0  12340  21.75  38.07  0\n', 'all_reduce', 8, 's').points).toEqual([{ bytes: 268435456, timeNs: 12345000 }]);
+    expect(parseCollectiveTable('# measured on node 7\nsize(B),time(us)\n4096,12.5\n# end\n', 'all_reduce', 8, 'c').points).toEqual([{ bytes: 4096, timeNs: 12500 }]);
+  });
+
   it('says what is wrong with a file it cannot use', () => {
-    expect(() => parseCollectiveTable('size,latency\n4096,12\n', 'all_reduce', 8, 'x.csv')).toThrow(/x\.csv: the CSV header needs a size\(B\) column and a time\(ns\) or time\(us\) column/);
+    expect(() => parseCollectiveTable('size,latency\n4096,12\n', 'all_reduce', 8, 'x.csv')).toThrow(/x\.csv: the CSV header needs a time\(ns\) or time\(us\) column next to size/);
     expect(() => parseCollectiveTable('# nothing here\n', 'all_reduce', 8, 'y.txt')).toThrow(/y\.txt: no measurements found/);
     expect(() => parseCollectiveTable('size(B),time(ns)\n4096,-3\n', 'all_reduce', 8, 'z.csv')).toThrow(/z\.csv line 2: size and time must be positive/);
   });
@@ -77,6 +92,11 @@ describe('the collective service with a measured table', () => {
     const bytes = 256 * 1024;
     const expected = (plain.simulateIdleNs('all_reduce', node0, bytes) * 100e3) / plain.simulateIdleNs('all_reduce', node0, 1 * MiB);
     expect(measured.simulateIdleNs('all_reduce', node0, bytes)).toBeCloseTo(expected, -1);
+  });
+
+  it('meets the table with a forced tree too (its flows carry the medium-size correction)', () => {
+    const tree = new CollectiveService(topology, { mode: 'aggregated', allReduceAlgorithm: 'tree', protocol: 'auto', measured: [table] });
+    for (const bytes of [1 * MiB, 1.5 * MiB, 40 * MiB]) expect(tree.simulateIdleNs('all_reduce', node0, bytes)).toBeCloseTo(tableTimeNs(table, bytes)!, -1);
   });
 
   it('leaves other group sizes, other ops and groups across nodes to the model', () => {
