@@ -22,6 +22,14 @@ cli=(node "$app/bin/clustersim.js")
 { nvidia-smi; nvidia-smi topo -m; } > "$out/nvidia-smi.txt" 2>&1 || true
 env | grep -E '^(NCCL_|CUDA_VISIBLE_DEVICES|LD_LIBRARY_PATH)' > "$out/env.txt" || true
 
+# The host cost of one eager PyTorch call on this host (training.hostOpUs); a few seconds, needs PyTorch.
+echo "== host cost of an eager PyTorch call"
+if timeout 120 python3 scripts/measure-host-op.py --json >"$out/host-op.json" 2>"$out/host-op.stderr.txt"; then
+  cat "$out/host-op.json"
+else
+  echo "host-op measurement failed:"; cat "$out/host-op.stderr.txt"
+fi
+
 resume=()
 if [[ -s reports/calibration/h200/measurements.jsonl && ! -s "$out/measurements.jsonl" ]]; then
   cp reports/calibration/h200/measurements.jsonl "$out/measurements.jsonl"

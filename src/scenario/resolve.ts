@@ -5,7 +5,7 @@ import { gpuPreset, networkPreset, nodePreset, nodePresetNames } from '../sim/ha
 import type { ModelSpec } from '../sim/workload/model.js';
 import { modelPreset } from '../sim/workload/modelPresets.js';
 import { modelFromHfConfig } from '../sim/workload/hfConfig.js';
-import { frameworkByName } from '../sim/workload/framework.js';
+import { frameworkByName, type FrameworkSpec } from '../sim/workload/framework.js';
 import { ScenarioError } from '../sim/errors.js';
 import { GiB } from '../sim/engine/units.js';
 import { clusterSchema, modelSchema, scenarioSchema, type ScenarioInput } from './schema.js';
@@ -16,6 +16,12 @@ import { resolve as resolvePath } from 'node:path';
 import { readStructuredFile } from './load.js';
 import { resolveMeasuredCollectives } from './measuredCollectives.js';
 import type { MeasuredCollectiveTable } from '../sim/collectives/measuredTable.js';
+
+/** The framework with the scenario's measured host cost per call, when it gives one. */
+function withHostOpCost(fw: FrameworkSpec | undefined, hostOpUs: number | undefined): FrameworkSpec | undefined {
+  if (!fw || hostOpUs === undefined) return fw;
+  return { ...fw, hostOpNs: hostOpUs * 1e3, source: `${fw.source}; host cost per call ${hostOpUs} µs from the scenario (training.hostOpUs)` };
+}
 
 /** A scenario with every preset looked up: plain data the simulator takes. */
 export interface Scenario extends StepSetup {
@@ -204,6 +210,9 @@ export function resolveScenario(raw: unknown, source: string, baseDir: string): 
       message: `${t.globalBatch} is not divisible by microBatch × dp = ${t.microBatch} × ${dp} = ${unit}; use a multiple of ${unit} (e.g. ${nearest}) or change training.microBatch`,
     });
   }
+  if (t.hostOpUs !== undefined && t.framework === 'none') {
+    problems.push({ path: 'training.hostOpUs', message: "sets the host cost of a framework call, but training.framework is 'none' (no host is modelled); set training.framework (e.g. megatron-deepspeed) or leave hostOpUs out" });
+  }
   const microBatches = t.globalBatch / unit;
   if (par.pp > 1 && par.schedule === 'interleaved' && Number.isInteger(microBatches) && microBatches % par.pp !== 0) {
     problems.push({ path: 'training.globalBatch', message: `the interleaved schedule needs the micro-batches per step (${microBatches}) to be a multiple of pp (${par.pp}), as Megatron requires` });
@@ -220,7 +229,7 @@ export function resolveScenario(raw: unknown, source: string, baseDir: string): 
     parallel: { ...par, dp, schedule: par.pp > 1 ? par.schedule : '1f1b', virtualStages: par.pp > 1 && par.schedule === 'interleaved' ? par.virtualStages : 1 },
     comm: { ...input.comm, measured },
     noise: input.noise,
-    framework: frameworkByName(t.framework),
+    framework: withHostOpCost(frameworkByName(t.framework), t.hostOpUs),
     // Jitter makes replicas differ, so there is no symmetry to use.
     fidelity: input.noise.computeJitter > 0 ? 'full' : input.simulation.fidelity,
   };

@@ -103,6 +103,11 @@ export const trainingSchema = z
      * each kernel. `megatron-deepspeed`: Megatron-DeepSpeed on PyTorch eager (host issue model).
      */
     framework: z.enum(FRAMEWORK_NAMES).default('none'),
+    /**
+     * Host time to issue one framework call on the training host, µs, in place of the framework's cited
+     * figure (16.1 µs); measure it with `python3 scripts/measure-host-op.py` on that host. Needs a framework.
+     */
+    hostOpUs: z.number().positive().max(10_000).optional(),
     /** Overrides the model's sequence length. */
     seqLen: positiveInt.optional(),
   })

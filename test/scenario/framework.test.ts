@@ -53,3 +53,27 @@ describe('training.framework', () => {
     expect(vtrainSetup(row, resolveScenario).framework).toBe(MEGATRON_DEEPSPEED);
   });
 });
+
+describe('training.hostOpUs (the host cost of a framework call, measured on the training host)', () => {
+  it('replaces the cited 16.1 µs per call, and a host-bound step scales with it', () => {
+    const at = (us: number | undefined) => resolveScenario(base({ framework: 'megatron-deepspeed', ...(us === undefined ? {} : { hostOpUs: us }) }), 'test.yaml', '.');
+    expect(at(20).framework?.hostOpNs).toBe(20_000);
+    expect(at(undefined).framework?.hostOpNs).toBe(MEGATRON_DEEPSPEED.hostOpNs);
+    expect(at(20).framework?.source).toContain('training.hostOpUs');
+    // Host-bound (micro-batch 1, hidden 1024): a dearer call makes the step slower, a cheaper one faster.
+    const t = (us: number) => simulateStep(at(us)).result.stepTimeS;
+    expect(t(24)).toBeGreaterThan(t(16));
+    expect(t(8)).toBeLessThan(t(16));
+  });
+
+  it('needs a framework: with framework none it says what to do', () => {
+    let problems: { path: string; message: string }[] = [];
+    try {
+      resolveScenario(base({ hostOpUs: 20 }), 'test.yaml', '.');
+    } catch (err) {
+      if (!(err instanceof InvalidScenarioError)) throw err;
+      problems = err.problems;
+    }
+    expect(problems).toEqual([{ path: 'training.hostOpUs', message: expect.stringContaining("training.framework is 'none'") }]);
+  });
+});
