@@ -17,6 +17,7 @@ export function parseCollectiveTable(text: string, op: CollectiveOp, ranks: numb
   // A CSV has a header line naming its size column; nccl-tests output (even with NCCL_DEBUG lines, which
   // hold commas) has none.
   const headerAt = lines.findIndex((l) => !isComment(l) && l.split(',').some((c) => SIZE_HEADERS.includes(c.trim().toLowerCase())));
+  if (headerAt < 0) checkRankCount(lines, ranks, source);
   const points = headerAt >= 0 ? parseCsv(lines, headerAt, source) : parseNcclTestsText(lines, source);
   if (points.length === 0) throw new Error(`${source}: no measurements found (expected nccl-tests output or a CSV with size(B) and time(ns) or time(us) columns)`);
   const seen = new Set<number>();
@@ -53,6 +54,17 @@ function parseCsv(lines: string[], headerAt: number, source: string): Point[] {
     out.push(checkedPoint(Number(cells[sizeCol]), Number(cells[timeCol]) * scale, `${source} line ${i + 1}`));
   });
   return out;
+}
+
+/**
+ * nccl-tests lists every rank it ran on (`#  Rank  0 Group  0 Pid … device  0 [0x07] NVIDIA A100…`); when those
+ * lines are there, their count must be the GPU count the table is declared for.
+ */
+function checkRankCount(lines: string[], ranks: number, source: string): void {
+  const listed = lines.filter((l) => /^#\s*Rank\s+\d+\b/.test(l.trim())).length;
+  if (listed > 0 && listed !== ranks) {
+    throw new Error(`${source}: the nccl-tests output lists ${listed} ranks ('# Rank' lines), but the table is declared for ${ranks} GPUs`);
+  }
 }
 
 function parseNcclTestsText(lines: string[], source: string): Point[] {

@@ -63,6 +63,17 @@ describe('a measured collective table', () => {
     expect(parseCollectiveTable('# measured on node 7\nsize(B),time(us)\n4096,12.5\n# end\n', 'all_reduce', 8, 'c').points).toEqual([{ bytes: 4096, timeNs: 12500 }]);
   });
 
+  it('checks the GPU count against the ranks nccl-tests lists', () => {
+    const out = [
+      '#  Rank  0 Group  0 Pid 1 on host device  0 [0x07] NVIDIA A100-SXM4-80GB',
+      '#  Rank  1 Group  0 Pid 1 on host device  1 [0x0b] NVIDIA A100-SXM4-80GB',
+      '#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong',
+      '     1048576        262144     float     sum      -1    44.21   23.72   23.72      0    45.10   23.25   23.25      0',
+    ].join('\n');
+    expect(parseCollectiveTable(out, 'all_reduce', 2, 'two').points).toHaveLength(1);
+    expect(() => parseCollectiveTable(out, 'all_reduce', 8, 'two')).toThrow(/two: the nccl-tests output lists 2 ranks \('# Rank' lines\), but the table is declared for 8 GPUs/);
+  });
+
   it('says what is wrong with a file it cannot use', () => {
     expect(() => parseCollectiveTable('size,latency\n4096,12\n', 'all_reduce', 8, 'x.csv')).toThrow(/x\.csv: the CSV header needs a time\(ns\) or time\(us\) column next to size/);
     expect(() => parseCollectiveTable('# nothing here\n', 'all_reduce', 8, 'y.txt')).toThrow(/y\.txt: no measurements found/);
