@@ -4,6 +4,7 @@ import { resolveScenario } from '../scenario/resolve.js';
 import { simulateStep } from '../sim/simulateStep.js';
 import { table as formatTable } from '../cli/output.js';
 import { mape, meanSignedErrorPct } from './vtrain.js';
+import type { ValidateOptions } from './validateArgs.js';
 import { achievedTflopsPerGpu, megatronSc21Setup, parseMegatronSc21Csv, virtualStagesFor } from './megatronSc21.js';
 
 /**
@@ -11,9 +12,8 @@ import { achievedTflopsPerGpu, megatronSc21Setup, parseMegatronSc21Csv, virtualS
  * predicts every row of Table 1 of Narayanan et al. (SC21) and compares the achieved teraFLOP/s per GPU, computed
  * with the paper's Eq. 3 from the predicted step time, with the published value. Options: `--limit N`, `--json`.
  */
-export function runMegatronSc21(args: readonly string[]): void {
-  const opt = (name: string) => (args.includes(name) ? args[args.indexOf(name) + 1] : undefined);
-  const limit = Number(opt('--limit') ?? Infinity);
+export function runMegatronSc21(options: Pick<ValidateOptions, 'limit' | 'json'>): void {
+  const { limit } = options;
   const file = fileURLToPath(new URL('../../test/validation/megatron-sc21-table1.csv', import.meta.url));
   const table = parseMegatronSc21Csv(readFileSync(file, 'utf8'));
   const rows = table.rows.slice(0, limit);
@@ -33,7 +33,7 @@ export function runMegatronSc21(args: readonly string[]): void {
     meanSignedErrorPct: meanSignedErrorPct(outcomes),
     outcomes,
   };
-  if (args.includes('--json')) {
+  if (options.json) {
     process.stdout.write(JSON.stringify(summary, null, 2) + '\n');
     return;
   }

@@ -4,17 +4,21 @@ import { simulateStep } from '../sim/simulateStep.js';
 import { mape, meanSignedErrorPct, parseVtrainCsv, vtrainSetup, VTRAIN_DATA_DIR, type VtrainRow } from './vtrain.js';
 import { decompositionLines } from './decompositionReport.js';
 import { runMegatronSc21 } from './runMegatronSc21.js';
+import { parseValidateArgs, VALIDATE_USAGE, type ValidateOptions } from './validateArgs.js';
 
 /**
  * `npm run validate`: predicts every row of the peer measurement set and prints the mean absolute
- * percentage error overall, per set and per (model size, GPU count) group, and the worst rows.
- * Options: `--only single|multi`, `--limit N` (first N rows of each set), `--json`, `--decompose` (adds the
- * split of measured and predicted times into per-layer, per-micro-batch and per-step parts, decompose.ts).
- * `--set megatron-sc21` runs the second, published set instead (Table 1 of Narayanan et al., SC21;
- * runMegatronSc21.ts). The default set is `vtrain`.
+ * percentage error overall, per set and per (model size, GPU count) group, and the worst rows; `--set
+ * megatron-sc21` runs the second, published set instead (runMegatronSc21.ts). Options and their checks:
+ * validateArgs.ts (`--help`).
  */
-const args = process.argv.slice(2);
-const opt = (name: string) => (args.includes(name) ? args[args.indexOf(name) + 1] : undefined);
+let options: ValidateOptions;
+try {
+  options = parseValidateArgs(process.argv.slice(2));
+} catch (err) {
+  process.stderr.write(`validate: ${(err as Error).message}\n\n${VALIDATE_USAGE}\n`);
+  process.exit(2);
+}
 
 interface Outcome {
   row: VtrainRow;
@@ -23,8 +27,7 @@ interface Outcome {
 }
 
 function runVtrainSet(): void {
-  const only = opt('--only');
-  const limit = Number(opt('--limit') ?? Infinity);
+  const { only, limit } = options;
   const dataDir = VTRAIN_DATA_DIR;
 
   const rows: VtrainRow[] = [];
@@ -57,13 +60,13 @@ function runVtrainSet(): void {
     groups: [...byGroup.entries()].map(([name, os]) => ({ name, rows: os.length, mapePct: mape(pairs(os)), meanSignedErrorPct: meanSignedErrorPct(os) })),
     worst: [...outcomes].sort((a, b) => Math.abs(b.errorPct) - Math.abs(a.errorPct)).slice(0, 10),
   };
-  if (args.includes('--json')) {
+  if (options.json) {
     process.stdout.write(JSON.stringify(summary, null, 2) + '\n');
   } else {
     const f = (x: number) => x.toFixed(2);
     const lines = [
       `vTrain measurement set: ${summary.rows} rows predicted in ${summary.wallS.toFixed(1)} s`,
-      `MAPE: all ${f(summary.mapePct.all)}%, single-node ${f(summary.mapePct.single)}%, multi-node ${f(summary.mapePct.multi)}% (vTrain reports 8.37% and 14.73% for its own simulator)`,
+      `MAPE: all ${f(summary.mapePct.all)}%${Number.isNaN(summary.mapePct.single) ? '' : `, single-node ${f(summary.mapePct.single)}%`}${Number.isNaN(summary.mapePct.multi) ? '' : `, multi-node ${f(summary.mapePct.multi)}%`} (vTrain reports 8.37% and 14.73% for its own simulator)`,
       `mean signed error ${f(summary.meanSignedErrorPct)}% (negative: predictions too fast)`,
       '',
       'per group (set, model, GPUs): rows, MAPE, mean signed error',
@@ -72,15 +75,11 @@ function runVtrainSet(): void {
       'worst rows',
       ...summary.worst.map((o) => `  ${o.row.group} ${o.row.gpus} GPUs h${o.row.hidden} l${o.row.layers} tp${o.row.tp} pp${o.row.pp} dp${o.row.dp} mb${o.row.microBatch} gb${o.row.globalBatch}: measured ${f(o.row.measuredMs)} ms, predicted ${f(o.predictedMs)} ms (${f(o.errorPct)}%)`),
     ];
-    if (args.includes('--decompose')) lines.push('', ...decompositionLines(outcomes));
+    if (options.decompose) lines.push('', ...decompositionLines(outcomes));
     process.stdout.write(lines.join('\n') + '\n');
   }
 }
 
-const set = opt('--set') ?? 'vtrain';
-if (set === 'megatron-sc21') runMegatronSc21(args);
-else if (set === 'vtrain') runVtrainSet();
-else {
-  process.stderr.write(`unknown --set ${set} (vtrain | megatron-sc21)\n`);
-  process.exitCode = 2;
-}
+if (options.help) process.stdout.write(VALIDATE_USAGE + '\n');
+else if (options.set === 'megatron-sc21') runMegatronSc21(options);
+else runVtrainSet();

@@ -1,0 +1,55 @@
+import { parseArgs } from 'node:util';
+
+/** Options of `npm run validate` (dist/validation/runVtrain.js). */
+export interface ValidateOptions {
+  set: 'vtrain' | 'megatron-sc21';
+  only?: 'single' | 'multi';
+  /** First N rows of each set (Infinity: all). */
+  limit: number;
+  json: boolean;
+  decompose: boolean;
+  help: boolean;
+}
+
+export const VALIDATE_USAGE = `Usage: npm run validate -- [options]
+
+Predicts every row of a published measurement set and prints the error of the predictions.
+
+Options:
+  --set <name>      vtrain (default: 1,549 Megatron-DeepSpeed steps on A100, vTrain MICRO'24)
+                    | megatron-sc21 (Table 1 of Narayanan et al. SC21, TFLOP/s per GPU)
+  --only <group>    vtrain set only: single | multi
+  --limit <n>       the first n rows of each set
+  --decompose       vtrain set: split measured and predicted times into per-layer, per-micro-batch
+                    and per-step parts (pp-1 families)
+  --json            one JSON object
+  -h, --help        this text
+
+Examples:
+  npm run validate
+  npm run validate -- --only single --decompose
+  npm run validate -- --set megatron-sc21 --json`;
+
+/** Parses and checks the options; throws an Error whose message says what is wrong and what is allowed. */
+export function parseValidateArgs(argv: readonly string[]): ValidateOptions {
+  const { values } = parseArgs({
+    args: [...argv],
+    strict: true,
+    options: {
+      set: { type: 'string', default: 'vtrain' },
+      only: { type: 'string' },
+      limit: { type: 'string' },
+      json: { type: 'boolean', default: false },
+      decompose: { type: 'boolean', default: false },
+      help: { type: 'boolean', short: 'h', default: false },
+    },
+  });
+  if (values.set !== 'vtrain' && values.set !== 'megatron-sc21') throw new Error(`--set: unknown set '${values.set}' (vtrain | megatron-sc21)`);
+  if (values.only !== undefined && values.only !== 'single' && values.only !== 'multi') throw new Error(`--only: '${values.only}' is not a group (single | multi)`);
+  let limit = Infinity;
+  if (values.limit !== undefined) {
+    limit = Number(values.limit);
+    if (!Number.isInteger(limit) || limit < 1) throw new Error(`--limit: expected a whole number ≥ 1, got '${values.limit}'`);
+  }
+  return { set: values.set, only: values.only as ValidateOptions['only'], limit, json: values.json, decompose: values.decompose, help: values.help };
+}

@@ -1,0 +1,21 @@
+import { describe, expect, it } from 'vitest';
+import { parseValidateArgs } from '../../src/validation/validateArgs.js';
+
+describe('npm run validate options', () => {
+  it('defaults to the whole vTrain set as text', () => {
+    expect(parseValidateArgs([])).toEqual({ set: 'vtrain', only: undefined, limit: Infinity, json: false, decompose: false, help: false });
+  });
+
+  it('reads each option', () => {
+    expect(parseValidateArgs(['--set', 'megatron-sc21', '--limit', '3', '--json'])).toMatchObject({ set: 'megatron-sc21', limit: 3, json: true });
+    expect(parseValidateArgs(['--only', 'single', '--decompose'])).toMatchObject({ only: 'single', decompose: true });
+    expect(parseValidateArgs(['-h']).help).toBe(true);
+  });
+
+  it('says what is wrong and what is allowed', () => {
+    expect(() => parseValidateArgs(['--set', 'mlperf'])).toThrow("--set: unknown set 'mlperf' (vtrain | megatron-sc21)");
+    expect(() => parseValidateArgs(['--only', 'both'])).toThrow("--only: 'both' is not a group (single | multi)");
+    expect(() => parseValidateArgs(['--limit', '0'])).toThrow("--limit: expected a whole number ≥ 1, got '0'");
+    expect(() => parseValidateArgs(['--frobnicate'])).toThrow(/Unknown option '--frobnicate'/);
+  });
+});
