@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Measure the host cost of one eager PyTorch call on this machine: the `training.hostOpUs` of a clustersim
 scenario (the figure clustersim otherwise takes from PyTorch's operator benchmark, 16.1 us for
-`addmm_M1_N1_K1_cuda`, pytorch/pytorch#38421).
+`addmm_M1_N1_K1_cuda`, pytorch/pytorch#38421), and on a GPU the host cost of one torch.distributed
+all-reduce call, `training.hostCollectiveUs` (otherwise 89 us, pytorch/pytorch#138773).
 
 Run it on the training host, with the PyTorch the training uses:
 
@@ -16,7 +17,9 @@ device synchronise at the end. It also reports, for context, the same call with 
 
 import argparse
 import json
+import os
 import platform
+import socket
 import statistics
 import sys
 import time
@@ -50,6 +53,29 @@ def timed_loop(fn, calls, repeats, sync):
         host.append((t1 - t0) / calls * 1e6)
         synced.append((t2 - t0) / calls * 1e6)
     return statistics.median(host), statistics.median(synced), (max(host) - min(host)) / statistics.median(host) * 100
+
+
+def measure_collective(torch, device, calls, repeats, sync):
+    """Host time of one torch.distributed.all_reduce (c10d -> NCCL) on a one-rank group: training.hostCollectiveUs."""
+    import torch.distributed as dist
+
+    if device != "cuda":
+        return None, "needs CUDA and NCCL"
+    if not dist.is_available() or not dist.is_nccl_available():
+        return None, "this PyTorch has no NCCL backend"
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    os.environ.setdefault("MASTER_ADDR", "127.0.0.1")
+    os.environ.setdefault("MASTER_PORT", str(port))
+    try:
+        dist.init_process_group("nccl", rank=0, world_size=1)
+        t = torch.ones(1, device="cuda")
+        host_us = timed_loop(lambda: dist.all_reduce(t), calls, repeats, sync)[0]
+        dist.destroy_process_group()
+        return host_us, "torch.distributed.all_reduce of one element, one-rank NCCL group"
+    except Exception as err:  # a broken NCCL setup should not lose the other figures
+        return None, f"failed: {err}"
 
 
 def main():
@@ -90,9 +116,12 @@ def main():
     both = timed_loop(chain_backward, chains, args.repeats, sync)[0]
     results["backward_per_node"] = ((both - fwd_only) / depth, None, None)
 
+    coll_us, coll_note = measure_collective(torch, device, max(100, args.calls // 10), args.repeats, sync)
     host_us, synced_us, spread = results["addmm"]
     out = {
         "hostOpUs": round(host_us, 2),
+        "hostCollectiveUs": None if coll_us is None else round(coll_us, 2),
+        "collectiveNote": coll_note,
         "device": device,
         "deviceName": torch.cuda.get_device_name(0) if device == "cuda" else platform.processor() or platform.machine(),
         "torch": torch.__version__,
@@ -116,10 +145,13 @@ def main():
     print(f"  addmm 1x1, autograd recording:                {out['context']['addmmAutogradUs']:.2f} us")
     print(f"  nn.Linear(1, 1) module call:                  {out['context']['linearModuleUs']:.2f} us")
     print(f"  backward, per autograd node:                  {out['context']['backwardPerNodeUs']:.2f} us")
+    coll = "n/a" if coll_us is None else f"{coll_us:.2f} us"
+    print(f"  torch.distributed.all_reduce call:            {coll}   <- training.hostCollectiveUs ({coll_note})")
     print(f"  spread of the repeats: {spread:.1f}%; {'host-bound, as intended' if out['hostBound'] else 'NOT host-bound: the device was slower than the host, the figure is an upper bound'}")
     if device == "cpu":
         print("  note: measured on CPU tensors; the CUDA issue cost (a kernel launch per call) is higher. Run it on the GPU host.")
-    print(f"\nuse it:  clustersim simulate <scenario> --set training.hostOpUs={host_us:.1f}")
+    extra = "" if coll_us is None else f" --set training.hostCollectiveUs={coll_us:.1f}"
+    print(f"\nuse it:  clustersim simulate <scenario> --set training.hostOpUs={host_us:.1f}{extra}")
 
 
 if __name__ == "__main__":

@@ -17,10 +17,15 @@ import { readStructuredFile } from './load.js';
 import { resolveMeasuredCollectives } from './measuredCollectives.js';
 import type { MeasuredCollectiveTable } from '../sim/collectives/measuredTable.js';
 
-/** The framework with the scenario's measured host cost per call, when it gives one. */
-function withHostOpCost(fw: FrameworkSpec | undefined, hostOpUs: number | undefined): FrameworkSpec | undefined {
-  if (!fw || hostOpUs === undefined) return fw;
-  return { ...fw, hostOpNs: hostOpUs * 1e3, source: `${fw.source}; host cost per call ${hostOpUs} µs from the scenario (training.hostOpUs)` };
+/** The framework with the scenario's measured host costs per call and per collective call, where it gives them. */
+function withHostCosts(fw: FrameworkSpec | undefined, hostOpUs: number | undefined, hostCollectiveUs: number | undefined): FrameworkSpec | undefined {
+  if (!fw) return fw;
+  let out = fw;
+  if (hostOpUs !== undefined) out = { ...out, hostOpNs: hostOpUs * 1e3, source: `${out.source}; host cost per call ${hostOpUs} µs from the scenario (training.hostOpUs)` };
+  if (hostCollectiveUs !== undefined) {
+    out = { ...out, hostCollectiveNs: hostCollectiveUs * 1e3, source: `${out.source}; host cost per collective call ${hostCollectiveUs} µs from the scenario (training.hostCollectiveUs)` };
+  }
+  return out;
 }
 
 /** A scenario with every preset looked up: plain data the simulator takes. */
@@ -210,8 +215,10 @@ export function resolveScenario(raw: unknown, source: string, baseDir: string): 
       message: `${t.globalBatch} is not divisible by microBatch × dp = ${t.microBatch} × ${dp} = ${unit}; use a multiple of ${unit} (e.g. ${nearest}) or change training.microBatch`,
     });
   }
-  if (t.hostOpUs !== undefined && t.framework === 'none') {
-    problems.push({ path: 'training.hostOpUs', message: "sets the host cost of a framework call, but training.framework is 'none' (no host is modelled); set training.framework (e.g. megatron-deepspeed) or leave hostOpUs out" });
+  for (const field of ['hostOpUs', 'hostCollectiveUs'] as const) {
+    if (t[field] !== undefined && t.framework === 'none') {
+      problems.push({ path: `training.${field}`, message: `sets a host cost of the framework, but training.framework is 'none' (no host is modelled); set training.framework (e.g. megatron-deepspeed) or leave ${field} out` });
+    }
   }
   const microBatches = t.globalBatch / unit;
   if (par.pp > 1 && par.schedule === 'interleaved' && Number.isInteger(microBatches) && microBatches % par.pp !== 0) {
@@ -229,7 +236,7 @@ export function resolveScenario(raw: unknown, source: string, baseDir: string): 
     parallel: { ...par, dp, schedule: par.pp > 1 ? par.schedule : '1f1b', virtualStages: par.pp > 1 && par.schedule === 'interleaved' ? par.virtualStages : 1 },
     comm: { ...input.comm, measured },
     noise: input.noise,
-    framework: withHostOpCost(frameworkByName(t.framework), t.hostOpUs),
+    framework: withHostCosts(frameworkByName(t.framework), t.hostOpUs, t.hostCollectiveUs),
     // Jitter makes replicas differ, so there is no symmetry to use.
     fidelity: input.noise.computeJitter > 0 ? 'full' : input.simulation.fidelity,
   };

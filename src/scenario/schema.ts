@@ -108,6 +108,8 @@ export const trainingSchema = z
      * figure (16.1 µs); measure it with `python3 scripts/measure-host-op.py` on that host. Needs a framework.
      */
     hostOpUs: z.number().positive().max(10_000).optional(),
+    /** Host time of one `torch.distributed` collective call, µs (default 89, pytorch/pytorch#138773); the same script measures it. */
+    hostCollectiveUs: z.number().positive().max(100_000).optional(),
     /** Overrides the model's sequence length. */
     seqLen: positiveInt.optional(),
   })

@@ -66,6 +66,15 @@ describe('training.hostOpUs (the host cost of a framework call, measured on the 
     expect(t(8)).toBeLessThan(t(16));
   });
 
+  it('training.hostCollectiveUs replaces the cited 89 µs per collective call; a tp-2 host-bound step scales with it', () => {
+    const at = (us: number) => resolveScenario({ ...base({ framework: 'megatron-deepspeed', hostCollectiveUs: us }), parallel: { tp: 2, dp: 1, recompute: 'full' } }, 'test.yaml', '.');
+    expect(at(40).framework?.hostCollectiveNs).toBe(40_000);
+    expect(at(40).framework?.hostOpNs).toBe(MEGATRON_DEEPSPEED.hostOpNs);
+    const t = (us: number) => simulateStep(at(us)).result.stepTimeS;
+    expect(t(150)).toBeGreaterThan(t(89));
+    expect(t(20)).toBeLessThan(t(89));
+  });
+
   it('needs a framework: with framework none it says what to do', () => {
     let problems: { path: string; message: string }[] = [];
     try {
@@ -75,5 +84,12 @@ describe('training.hostOpUs (the host cost of a framework call, measured on the 
       problems = err.problems;
     }
     expect(problems).toEqual([{ path: 'training.hostOpUs', message: expect.stringContaining("training.framework is 'none'") }]);
+    try {
+      resolveScenario(base({ hostCollectiveUs: 50 }), 'test.yaml', '.');
+      throw new Error('expected a problem');
+    } catch (err) {
+      if (!(err instanceof InvalidScenarioError)) throw err;
+      expect(err.problems.map((p) => p.path)).toEqual(['training.hostCollectiveUs']);
+    }
   });
 });

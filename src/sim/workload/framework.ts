@@ -19,6 +19,12 @@ export interface FrameworkSpec {
    */
   hostOpNs: number;
   /**
+   * Host time of one `torch.distributed` collective call (c10d → ProcessGroupNCCL: work object, CUDA
+   * events and stream waits, NCCL enqueue), ns. Charged for every collective the framework issues from
+   * Python, even on a group of one rank.
+   */
+  hostCollectiveNs: number;
+  /**
    * Megatron-DeepSpeed's `ParallelTransformerLayer.forward` creates `moe_loss` and `mlp_bias` with
    * `torch.tensor(0.0, device=...)` before the MLP in every layer (since its MoE support, June 2022). A
    * Python scalar sent to a CUDA device goes through `tensor.to(device, non_blocking=False)`, i.e.
@@ -56,12 +62,21 @@ export interface FrameworkSpec {
 export const PYTORCH_EAGER_OP_NS = 16_000;
 
 /**
+ * Host cost of one c10d collective call: `torch.distributed.all_reduce`, "c10d time 89us" in the table of
+ * pytorch/pytorch#138773 (torch 2.4, CPU-side time from the profiler; all_gather 131 µs with the output
+ * allocation, reduce_scatter 122 µs; the host hardware is not stated). The only published figure for this
+ * quantity we know of; it is not fitted (calibrate to replace it).
+ */
+export const PYTORCH_C10D_COLLECTIVE_NS = 89_000;
+
+/**
  * Megatron-DeepSpeed (microsoft/Megatron-DeepSpeed, 2023) on PyTorch eager with DeepSpeed's engine:
  * the framework of the vTrain measurement set.
  */
 export const MEGATRON_DEEPSPEED: FrameworkSpec = {
   name: 'megatron-deepspeed',
   hostOpNs: PYTORCH_EAGER_OP_NS,
+  hostCollectiveNs: PYTORCH_C10D_COLLECTIVE_NS,
   layerForwardSync: true,
   fusedSoftmaxMaxSeq: 4096,
   fp32CrossEntropy: true,
@@ -71,7 +86,8 @@ export const MEGATRON_DEEPSPEED: FrameworkSpec = {
     'CoreAttention: baddbmm, FusedScaleMaskSoftmax, RNG-tracker fork + dropout, bmm, permute().contiguous()), ' +
     'megatron/model/fused_softmax.py is_kernel_available, megatron/arguments.py (async TP all-reduce off with DeepSpeed), megatron/core/tensor_parallel/cross_entropy.py; ' +
     'deepspeed/runtime/activation_checkpointing/checkpointing.py (RNG save/restore, nested autograd.backward); ' +
-    'host op cost: PyTorch operator benchmark addmm_M1_N1_K1_cuda 16.1 µs (pytorch/pytorch#38421)',
+    'host op cost: PyTorch operator benchmark addmm_M1_N1_K1_cuda 16.1 µs (pytorch/pytorch#38421); ' +
+    'collective call: c10d all_reduce 89 µs CPU-side (pytorch/pytorch#138773)',
 };
 
 /** Names a scenario may give in `training.framework`; `none` is the framework-agnostic model. */
@@ -88,7 +104,7 @@ export function frameworkByName(name: FrameworkName): FrameworkSpec | undefined 
   }
 }
 
-/** Host ns of `calls` framework calls. */
-export function hostCost(fw: FrameworkSpec, calls: number): number {
-  return calls * fw.hostOpNs;
+/** Host ns of `calls` framework calls and `collectives` c10d collective calls. */
+export function hostCost(fw: FrameworkSpec, calls: number, collectives = 0): number {
+  return calls * fw.hostOpNs + collectives * fw.hostCollectiveNs;
 }

@@ -8,7 +8,8 @@ import { assembleBlock, elementwiseOp, linearStage, type Block, type Op, type Re
  * checkpointing) runs it: its real kernel sequence and the host calls behind each kernel.
  *
  * Host calls per op are counted from the framework source (one call = one eager op, autograd node or
- * collective issued from Python; see framework.ts for the cost of one call). The counts:
+ * collective issued from Python; see framework.ts for the cost of one call, and of one c10d collective call,
+ * which is charged apart). The counts:
  * - LayerNorm (apex `FusedLayerNormAffineFunction`): 1 kernel forward; backward 3 kernels
  *   (cuComputePartGradGammaBeta, cuComputeGradGammaBeta, cuComputeGradInput), 2 AccumulateGrad and the
  *   residual-gradient add where the layer input has two consumers: 6.
@@ -36,8 +37,8 @@ export function megatronGptLayer(c: LayerContext, i: number, names: Record<'ln1'
   const coll = c.tp > 1 ? 1 : 0;
   const qkvOut = (c.headsPerRank + 2 * c.kvHeadsPerRank) * c.headDim;
   const attnWidth = c.headsPerRank * c.headDim;
-  const host = (op: Op, calls: number, sync = false): Op => {
-    op.hostNs = hostCost(fw, calls);
+  const host = (op: Op, calls: number, sync = false, collectives = 0): Op => {
+    op.hostNs = hostCost(fw, calls, collectives);
     if (sync) op.hostSync = true;
     return op;
   };
@@ -54,7 +55,7 @@ export function megatronGptLayer(c: LayerContext, i: number, names: Record<'ln1'
     // the linear's autograd Function; backward: both Functions' Python backward.
     forward: [host(qkvLin.forward[0], 1 + 4), host(elementwiseOp('qkv.bias', nQkv, 1, 2 * nQkv * e + qkvOut * e), 1)],
     backward: [
-      host(qkvLin.backward[0], 1 + coll + 2),
+      host(qkvLin.backward[0], 1 + 2, false, coll),
       host(elementwiseOp('qkv.bgrad', nQkv, 1, nQkv * e + qkvOut * e), 1),
       host(qkvLin.backward[1], 4),
     ],
@@ -64,7 +65,7 @@ export function megatronGptLayer(c: LayerContext, i: number, names: Record<'ln1'
 
   const projLin = linearStage('proj', T, attnWidth, c.h, c.dtype, names.proj);
   // + RowParallelLinear module, the linear's Function and reduce_from_tensor_model_parallel_region.
-  host(projLin.forward[0], 1 + coll + 3);
+  host(projLin.forward[0], 1 + 3, false, coll);
   host(projLin.backward[0], 1 + 2);
   host(projLin.backward[1], 2);
 
@@ -84,7 +85,7 @@ export function megatronGptLayer(c: LayerContext, i: number, names: Record<'ln1'
   const fc1 = linearStage('fc1', T, c.h, c.ffnPerRank, c.dtype, names.fc1);
   // + ParallelMLP and ColumnParallelLinear modules, copy_to region and the linear's Function.
   host(fc1.forward[0], 1 + 2 + 4, fw.layerForwardSync);
-  host(fc1.backward[0], 1 + coll + 2);
+  host(fc1.backward[0], 1 + 2, false, coll);
   host(fc1.backward[1], 2);
 
   const act = activationStage(c);
@@ -93,7 +94,7 @@ export function megatronGptLayer(c: LayerContext, i: number, names: Record<'ln1'
   act.backward[0] = host({ ...act.backward[0], bytes: act.backward[0].bytes + nF * e }, 3 + 1);
 
   const fc2 = linearStage('fc2', T, c.ffnPerRank, c.h, c.dtype, names.fc2);
-  host(fc2.forward[0], 1 + coll + 3);
+  host(fc2.forward[0], 1 + 3, false, coll);
   host(fc2.backward[0], 1 + 2);
   host(fc2.backward[1], 2);
 
@@ -192,15 +193,16 @@ export function megatronGptEdges(block: Block, c: LayerContext): Block {
   const e = c.e;
   const nH = c.tokens * c.h;
   const coll = c.tp > 1 ? 1 : 0;
-  const set = (op: Op, calls: number, extraBytes = 0, sync = false): Op => {
-    const out: Op = { ...op, bytes: op.bytes + extraBytes, hostNs: hostCost(fw, calls) };
+  const set = (op: Op, calls: number, extraBytes = 0, sync = false, collectives = 0): Op => {
+    const out: Op = { ...op, bytes: op.bytes + extraBytes, hostNs: hostCost(fw, calls, collectives) };
     if (sync) out.hostSync = true;
     return out;
   };
   const nLogits = c.tokens * c.vocabPerRank;
   const map = (op: Op): Op => {
     switch (op.name) {
-      case 'embed.lookup': return set(op, PIPE_ENGINE_CALLS.firstStageForward + 10 + 3 + (c.tp > 1 ? 8 + coll : 1), 0, true);
+      // get_batch_pipe's 10 calls include broadcast_data's two broadcasts over the TP group (any size).
+      case 'embed.lookup': return set(op, PIPE_ENGINE_CALLS.firstStageForward + 10 - 2 + 3 + (c.tp > 1 ? 8 : 1), 0, true, 2 + coll);
       case 'embed.position': return set(op, 2 + 1);
       case 'embed.dropout': return set(op, 2 + 1, 2 * nH * e);
       case 'embed.dropout.bwd': return set(op, 2, 2 * nH * e);
@@ -209,9 +211,11 @@ export function megatronGptEdges(block: Block, c: LayerContext): Block {
       case 'final_norm': return set(op, 2 + 2, 2 * nH * e);
       case 'final_norm.bwd': return set(op, 6 + 1, 2 * nH * e);
       case 'lm_head': return set(op, 1 + 1);
-      case 'lm_head.dgrad': return set(op, 1 + coll + 1);
+      case 'lm_head.dgrad': return set(op, 1 + 1, 0, false, coll);
       case 'lm_head.wgrad': return set(op, 2);
-      case 'loss': return set(fw.fp32CrossEntropy ? { ...op, bytes: 38 * nLogits } : op, 23 + 1 + PIPE_ENGINE_CALLS.lastStageForward);
+      // The cross-entropy's 23 calls include its three all-reduces (max, target logit, sum of exp), issued
+      // on the TP group whatever its size.
+      case 'loss': return set(fw.fp32CrossEntropy ? { ...op, bytes: 38 * nLogits } : op, 23 - 3 + 1 + PIPE_ENGINE_CALLS.lastStageForward, 0, false, 3);
       case 'loss.bwd': return set(fw.fp32CrossEntropy ? { ...op, bytes: 14 * nLogits } : op, 6 + 1 + PIPE_ENGINE_CALLS.lastStageBackward);
       default: return set(op, 1);
     }

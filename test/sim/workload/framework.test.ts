@@ -105,35 +105,61 @@ describe('Megatron-DeepSpeed GPT layer', () => {
     expect(layer.backward.filter((o) => o.hostSync).map((o) => o.name)).toEqual(['recompute.fc1']);
   });
 
+  /**
+   * Counting framework: a plain call costs 1 ns and a c10d collective call 1,000 ns, so an op's host time
+   * reads as collectives × 1000 + plain calls.
+   */
+  const counting: FrameworkSpec = { ...MEGATRON_DEEPSPEED, hostOpNs: 1, hostCollectiveNs: 1000 };
+  const countShape = { ...shape, framework: counting };
+  const plain = (ops: Op[]) => ops.reduce((a, o) => a + (o.hostNs! % 1000), 0);
+  const colls = (ops: Op[]) => ops.reduce((a, o) => a + Math.floor(o.hostNs! / 1000), 0);
+
   it('charges every op a host cost, in whole framework calls', () => {
-    for (const b of buildBlocks(gpt, { ...shape, tp: 2 })) {
+    for (const b of buildBlocks(gpt, { ...countShape, tp: 2 })) {
       for (const o of [...b.forward, ...b.backward]) {
         expect(o.hostNs, `${b.name} ${o.name}`).toBeGreaterThan(0);
-        expect(Number.isInteger(o.hostNs! / MEGATRON_DEEPSPEED.hostOpNs)).toBe(true);
+        expect(Number.isInteger(o.hostNs!)).toBe(true);
       }
     }
   });
 
   it('counts the documented framework calls per layer: 48 forward, 50 recomputed, 58 backward at tp 1', () => {
-    const layer = buildBlocks(gpt, shape).find((b) => b.name === 'layer.0')!;
-    const calls = (ops: Op[]) => ops.reduce((a, o) => a + o.hostNs!, 0) / MEGATRON_DEEPSPEED.hostOpNs;
-    expect(calls(layer.forward)).toBe(48);
-    expect(calls(layer.backward.filter((o) => o.name.startsWith('recompute.')))).toBe(50);
-    expect(calls(layer.backward.filter((o) => !o.name.startsWith('recompute.')))).toBe(58);
-    // Each TP all-reduce is one call more: 2 forward, 2 recomputed, 2 backward.
-    const tp2 = buildBlocks(gpt, { ...shape, tp: 2 }).find((b) => b.name === 'layer.0')!;
-    expect(calls([...tp2.forward, ...tp2.backward]) - calls([...layer.forward, ...layer.backward])).toBe(6);
+    const layer = buildBlocks(gpt, countShape).find((b) => b.name === 'layer.0')!;
+    const recomputed = layer.backward.filter((o) => o.name.startsWith('recompute.'));
+    const backward = layer.backward.filter((o) => !o.name.startsWith('recompute.'));
+    expect(plain(layer.forward)).toBe(48);
+    expect(plain(recomputed)).toBe(50);
+    expect(plain(backward)).toBe(58);
+    expect(colls([...layer.forward, ...layer.backward])).toBe(0);
+    // With TP each layer issues six c10d all-reduces (2 forward, 2 recomputed, 2 backward), charged as
+    // collective calls; the plain calls stay the same.
+    const tp2 = buildBlocks(gpt, { ...countShape, tp: 2 }).find((b) => b.name === 'layer.0')!;
+    expect(colls(tp2.forward)).toBe(2);
+    expect(colls(tp2.backward.filter((o) => o.name.startsWith('recompute.')))).toBe(2);
+    expect(colls(tp2.backward.filter((o) => !o.name.startsWith('recompute.')))).toBe(2);
+    expect(plain([...tp2.forward, ...tp2.backward])).toBe(48 + 50 + 58);
+  });
+
+  it('charges a collective call at the cited c10d figure (89 µs, pytorch/pytorch#138773), apart from plain calls', () => {
+    expect(MEGATRON_DEEPSPEED.hostCollectiveNs).toBe(89_000);
+    const at = (tp: number) => buildBlocks(gpt, { ...shape, tp }).find((b) => b.name === 'layer.0')!;
+    const total = (b: ReturnType<typeof at>) => [...b.forward, ...b.backward].reduce((a, o) => a + o.hostNs!, 0);
+    expect(total(at(2)) - total(at(1))).toBe(6 * 89_000);
   });
 
   it("charges DeepSpeed's pipeline-engine work per micro-batch: 14 calls on the first stage, 9 + 5 on the last", () => {
-    const ops = buildBlocks(gpt, shape).flatMap((b) => [...b.forward, ...b.backward]);
-    const calls = (name: string) => ops.find((o) => o.name === name)!.hostNs! / MEGATRON_DEEPSPEED.hostOpNs;
-    // get_batch_pipe 10 + embedding modules 3 + F.embedding 1 (tp 1) + engine: next(iter) 1, 3 inputs × clone/detach/to 3, 3 clones, forward 1.
-    expect(calls('embed.lookup')).toBe(10 + 3 + 1 + (1 + 9 + 3 + 1));
-    // cross-entropy 23 + Function 1 + engine: labels and loss mask × 3, loss.detach() and total_loss += (3).
-    expect(calls('loss')).toBe(23 + 1 + (6 + 3));
+    const ops = buildBlocks(gpt, countShape).flatMap((b) => [...b.forward, ...b.backward]);
+    const op = (name: string) => [ops.find((o) => o.name === name)!];
+    // get_batch_pipe 10 (2 of them broadcast_data's broadcasts) + embedding modules 3 + F.embedding 1 (tp 1)
+    // + engine: next(iter) 1, 3 inputs × clone/detach/to 3, 3 clones, forward 1.
+    expect(plain(op('embed.lookup'))).toBe(10 - 2 + 3 + 1 + (1 + 9 + 3 + 1));
+    expect(colls(op('embed.lookup'))).toBe(2);
+    // cross-entropy 23 (3 of them its all-reduces) + Function 1 + engine: labels and loss mask × 3,
+    // loss.detach() and total_loss += (3).
+    expect(plain(op('loss'))).toBe(23 - 3 + 1 + (6 + 3));
+    expect(colls(op('loss'))).toBe(3);
     // backward of the loss 6 + Function 1 + engine: loss.float() / GAS (2), loss.float() × scale (2), backward() (1).
-    expect(calls('loss.bwd')).toBe(6 + 1 + (2 + 2 + 1));
+    expect(plain(op('loss.bwd'))).toBe(6 + 1 + (2 + 2 + 1));
   });
 
   it('falls back to the torch softmax when b·heads per rank is not a multiple of 4 (Megatron is_kernel_available)', () => {
