@@ -1,5 +1,6 @@
 import type { LayerContext } from './layerContext.js';
 import { elementwiseOp, gemmOp, type Op, type Stage } from './ops.js';
+import { UNFUSED_SCORE_PASS_FACTOR } from './kernelTime.js';
 
 /** The attention core of one layer, and the ops selective recompute re-runs. */
 export interface AttentionStage extends Stage {
@@ -48,13 +49,15 @@ function unfusedAttention(c: LayerContext): AttentionStage {
   const s = c.s;
   const d = c.headDim;
   const n = batch * s * s;
-  const scores = gemmOp('attn.scores', s, s, d, batch, c.dtype);
-  const softmax = elementwiseOp('attn.softmax', n, 5, 2 * n * c.e);
-  const context = gemmOp('attn.context', s, d, s, batch, c.dtype);
+  // The passes over the score matrix other than dropout stream less well than plain kernels (kernelTime.ts).
+  const pass = (op: Op): Op => ({ ...op, bandwidthFactor: UNFUSED_SCORE_PASS_FACTOR });
+  const scores = pass(gemmOp('attn.scores', s, s, d, batch, c.dtype));
+  const softmax = pass(elementwiseOp('attn.softmax', n, 5, 2 * n * c.e));
+  const context = pass(gemmOp('attn.context', s, d, s, batch, c.dtype));
   const core: Op[] = [scores, softmax];
   const backward: Op[] = [
-    gemmOp('attn.context.dgrad', s, s, d, batch, c.dtype), // dP = dO·Vᵀ
-    gemmOp('attn.context.vgrad', s, d, s, batch, c.dtype), // dV = Pᵀ·dO
+    pass(gemmOp('attn.context.dgrad', s, s, d, batch, c.dtype)), // dP = dO·Vᵀ
+    pass(gemmOp('attn.context.vgrad', s, d, s, batch, c.dtype)), // dV = Pᵀ·dO
   ];
   if (c.dropout) {
     core.push(elementwiseOp('attn.dropout', n, 2, 2 * n * c.e + n));
@@ -62,9 +65,9 @@ function unfusedAttention(c: LayerContext): AttentionStage {
   }
   core.push(context);
   backward.push(
-    elementwiseOp('attn.softmax.bwd', n, 4, 3 * n * c.e),
-    gemmOp('attn.scores.qgrad', s, d, s, batch, c.dtype), // dQ = dS·K
-    gemmOp('attn.scores.kgrad', s, d, s, batch, c.dtype), // dK = dSᵀ·Q
+    pass(elementwiseOp('attn.softmax.bwd', n, 4, 3 * n * c.e)),
+    pass(gemmOp('attn.scores.qgrad', s, d, s, batch, c.dtype)), // dQ = dS·K
+    pass(gemmOp('attn.scores.kgrad', s, d, s, batch, c.dtype)), // dK = dSᵀ·Q
   );
   return { forward: [...core], backward, core };
 }

@@ -44,6 +44,18 @@ export const FLASH_FWD_EFFICIENCY = 0.6;
  */
 export const FLASH_BWD_EFFICIENCY = 0.45;
 
+/**
+ * Unfused attention's passes over the s×s score matrix — the softmax forward and backward and the batched
+ * GEMMs that write or read it (QKᵀ, P·V and their gradients) — stream at this fraction of the GPU's
+ * streaming-kernel bandwidth. From the FlashAttention paper (Dao et al. 2022, arXiv 2205.14135, Appendix
+ * E.6, Tables 18–20: A100-SXM4-40GB, batch 16, 8 heads of dimension 64, fp16, average of 100 runs): standard
+ * attention without dropout or mask takes 13.21 ms (Megatron) / 13.22 ms (PyTorch) forward + backward at
+ * sequence 2048, where these passes at the streaming bandwidth would take 8.93 ms: 0.68. Dropout on the same
+ * matrix is not slowed (Tables 15–17 add 2.3 ms forward and 1.9 ms backward for it, what its bytes take at
+ * the streaming bandwidth). Checked against the other tables in the tests.
+ */
+export const UNFUSED_SCORE_PASS_FACTOR = 0.68;
+
 /** Query (forward) / key (backward) block length of a flash kernel's work unit (FA2 uses 64–128). */
 export const FLASH_BLOCK = 128;
 
@@ -169,7 +181,7 @@ export function opTimeNs(op: Op, gpu: GpuSpec, dtype: Dtype, opts: { launch?: bo
     }
   }
   // 1 GB/s is 1 byte/ns.
-  const memoryNs = op.bytes / (gpu.hbmBandwidthGBps * gpu.hbmEfficiency);
+  const memoryNs = op.bytes / (gpu.hbmBandwidthGBps * gpu.hbmEfficiency * (op.bandwidthFactor ?? 1));
   return Math.round(Math.max(computeNs, memoryNs) + launchNs);
 }
 

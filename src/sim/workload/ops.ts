@@ -38,6 +38,11 @@ export interface Op {
   flops: number;
   /** HBM bytes read + written. */
   bytes: number;
+  /**
+   * Fraction of the GPU's streaming-kernel bandwidth (peak × hbmEfficiency) this kernel's memory traffic
+   * reaches; 1 when absent. Below 1 for kernels measured to stream less well (kernelTime.ts).
+   */
+  bandwidthFactor?: number;
   gemm?: GemmShape;
   attention?: AttentionShape;
   /** Trainable tensors whose gradients are complete when this (backward) op finishes. */
