@@ -18,15 +18,9 @@
  */
 
 import type { StepSetup } from '../sim/setup.js';
+import { gptShapeOf, parseCommentedCsv, type PublishedGptShape } from './commentedCsv.js';
 
-export interface MegatronSc21Row {
-  paramsB: number;
-  heads: number;
-  hidden: number;
-  layers: number;
-  tp: number;
-  pp: number;
-  gpus: number;
+export interface MegatronSc21Row extends PublishedGptShape {
   batch: number;
   /** Published achieved teraFLOP/s per GPU (Eq. 3 FLOPs / measured time / GPUs). */
   tflopsPerGpu: number;
@@ -45,32 +39,15 @@ export interface MegatronSc21Table {
 
 /** Parses test/validation/megatron-sc21-table1.csv: `#` comment lines (source), a header, then one row per model. */
 export function parseMegatronSc21Csv(text: string): MegatronSc21Table {
-  const lines = text.split(/\r?\n/).filter((l) => l.trim() !== '');
-  const source = lines.filter((l) => l.startsWith('#')).map((l) => l.replace(/^#\s*/, ''));
-  const data = lines.filter((l) => !l.startsWith('#'));
-  const header = data[0].split(',').map((s) => s.trim());
-  const col = (name: string) => {
-    const i = header.indexOf(name);
-    if (i < 0) throw new Error(`megatron-sc21 table: no column ${name}`);
-    return i;
-  };
-  const rows = data.slice(1).map((line) => {
-    const v = line.split(',').map(Number);
-    return {
-      paramsB: v[col('params_b')],
-      heads: v[col('heads')],
-      hidden: v[col('hidden')],
-      layers: v[col('layers')],
-      tp: v[col('tp')],
-      pp: v[col('pp')],
-      gpus: v[col('gpus')],
-      batch: v[col('batch')],
-      tflopsPerGpu: v[col('tflops_per_gpu')],
-      pctPeak: v[col('pct_peak')],
-      aggregatePflops: v[col('aggregate_pflops')],
-    };
-  });
-  return { source, rows };
+  const t = parseCommentedCsv(text, 'megatron-sc21 table');
+  const rows = t.rows.map((v) => ({
+    ...gptShapeOf(t, v),
+    batch: v[t.col('batch')],
+    tflopsPerGpu: v[t.col('tflops_per_gpu')],
+    pctPeak: v[t.col('pct_peak')],
+    aggregatePflops: v[t.col('aggregate_pflops')],
+  }));
+  return { source: t.source, rows };
 }
 
 /**

@@ -3,7 +3,7 @@ import { fileURLToPath } from 'node:url';
 import { resolveScenario } from '../scenario/resolve.js';
 import { simulateStep } from '../sim/simulateStep.js';
 import { table as formatTable } from '../cli/output.js';
-import { mape, meanSignedErrorPct } from './vtrain.js';
+import { setSummary } from './setSummary.js';
 import type { ValidateOptions } from './validateArgs.js';
 import { achievedTflopsPerGpu, megatronSc21Setup, parseMegatronSc21Csv, virtualStagesFor } from './megatronSc21.js';
 
@@ -25,14 +25,7 @@ export function runMegatronSc21(options: Pick<ValidateOptions, 'limit' | 'json'>
     return { row, virtualStages: virtualStagesFor(row), stepTimeS, predictedTflops: predicted, publishedTflops: row.tflopsPerGpu, errorPct: (100 * (predicted - row.tflopsPerGpu)) / row.tflopsPerGpu };
   });
   if (process.stderr.isTTY) process.stderr.write('\r\x1b[K');
-  const summary = {
-    source: table.source,
-    rows: outcomes.length,
-    wallS: (Date.now() - t0) / 1e3,
-    mapePct: mape(outcomes.map((o) => ({ predicted: o.predictedTflops, measured: o.publishedTflops }))),
-    meanSignedErrorPct: meanSignedErrorPct(outcomes),
-    outcomes,
-  };
+  const summary = setSummary(table.source, t0, outcomes, (o) => ({ predicted: o.predictedTflops, measured: o.publishedTflops }));
   if (options.json) {
     process.stdout.write(JSON.stringify(summary, null, 2) + '\n');
     return;

@@ -4,6 +4,7 @@ import { simulateStep } from '../sim/simulateStep.js';
 import { mape, meanSignedErrorPct, parseVtrainCsv, vtrainSetup, VTRAIN_DATA_DIR, type VtrainRow } from './vtrain.js';
 import { decompositionLines } from './decompositionReport.js';
 import { runMegatronSc21 } from './runMegatronSc21.js';
+import { runMegatronSp22 } from './runMegatronSp22.js';
 import { parseValidateArgs, VALIDATE_USAGE, type ValidateOptions } from './validateArgs.js';
 
 /**
@@ -82,4 +83,5 @@ function runVtrainSet(): void {
 
 if (options.help) process.stdout.write(VALIDATE_USAGE + '\n');
 else if (options.set === 'megatron-sc21') runMegatronSc21(options);
+else if (options.set === 'megatron-sp22') runMegatronSp22(options);
 else runVtrainSet();

@@ -2,7 +2,7 @@ import { parseArgs } from 'node:util';
 
 /** Options of `npm run validate` (dist/validation/runVtrain.js). */
 export interface ValidateOptions {
-  set: 'vtrain' | 'megatron-sc21';
+  set: 'vtrain' | 'megatron-sc21' | 'megatron-sp22';
   only?: 'single' | 'multi';
   /** First N rows of each set (Infinity: all). */
   limit: number;
@@ -18,6 +18,8 @@ Predicts every row of a published measurement set and prints the error of the pr
 Options:
   --set <name>      vtrain (default: 1,549 Megatron-DeepSpeed steps on A100, vTrain MICRO'24)
                     | megatron-sc21 (Table 1 of Narayanan et al. SC21, TFLOP/s per GPU)
+                    | megatron-sp22 (Table 5 of Korthikanti et al. 2022: iteration time, full
+                      recompute vs sequence parallelism + selective recompute)
   --only <group>    vtrain set only: single | multi
   --limit <n>       the first n rows of each set
   --decompose       vtrain set: split measured and predicted times into per-layer, per-micro-batch
@@ -28,7 +30,8 @@ Options:
 Examples:
   npm run validate
   npm run validate -- --only single --decompose
-  npm run validate -- --set megatron-sc21 --json`;
+  npm run validate -- --set megatron-sc21 --json
+  npm run validate -- --set megatron-sp22`;
 
 /** Parses and checks the options; throws an Error whose message says what is wrong and what is allowed. */
 export function parseValidateArgs(argv: readonly string[]): ValidateOptions {
@@ -44,12 +47,13 @@ export function parseValidateArgs(argv: readonly string[]): ValidateOptions {
       help: { type: 'boolean', short: 'h', default: false },
     },
   });
-  if (values.set !== 'vtrain' && values.set !== 'megatron-sc21') throw new Error(`--set: unknown set '${values.set}' (vtrain | megatron-sc21)`);
+  const sets = ['vtrain', 'megatron-sc21', 'megatron-sp22'];
+  if (!sets.includes(values.set)) throw new Error(`--set: unknown set '${values.set}' (${sets.join(' | ')})`);
   if (values.only !== undefined && values.only !== 'single' && values.only !== 'multi') throw new Error(`--only: '${values.only}' is not a group (single | multi)`);
   let limit = Infinity;
   if (values.limit !== undefined) {
     limit = Number(values.limit);
     if (!Number.isInteger(limit) || limit < 1) throw new Error(`--limit: expected a whole number ≥ 1, got '${values.limit}'`);
   }
-  return { set: values.set, only: values.only as ValidateOptions['only'], limit, json: values.json, decompose: values.decompose, help: values.help };
+  return { set: values.set as ValidateOptions['set'], only: values.only as ValidateOptions['only'], limit, json: values.json, decompose: values.decompose, help: values.help };
 }
