@@ -14,6 +14,7 @@ interface CollectiveOptions {
   nodes: string;
   gpus?: string;
   network?: string;
+  nicsPerNode?: string;
   op: CollectiveOp;
   minBytes: string;
   maxBytes: string;
@@ -37,6 +38,7 @@ export function registerCollective(program: Command, io: Output): void {
     .option('--nodes <n>', 'number of nodes', '1')
     .option('--gpus <n>', 'GPUs taking part (default: all GPUs of all nodes)')
     .option('--network <preset>', 'scale-out network preset (default: the node preset\'s usual one)')
+    .option('--nics-per-node <n>', 'NICs per node, in place of the node preset\'s (e.g. 4 for 4 × HDR on an 8-GPU node)')
     .addOption(new Option('--op <op>', 'collective').choices(COLLECTIVE_OPS as string[]).default('all_reduce'))
     .option('--min-bytes <size>', 'smallest size: bytes or with a unit (8, 32768, 1MiB)', '8')
     .option('--max-bytes <size>', 'largest size (8GiB)', '128MiB')
@@ -52,6 +54,7 @@ export function registerCollective(program: Command, io: Output): void {
 Examples:
   $ clustersim collective --cluster dgx-a100-80gb --nodes 1 --op all_reduce --min-bytes 8 --max-bytes 8GiB
   $ clustersim collective --cluster dgx-h100 --nodes 4 --op all_gather --max-bytes 1GiB --json
+  $ clustersim collective --cluster dgx-a100-80gb --nodes 2 --nics-per-node 4 --min-bytes 1MiB --max-bytes 4GiB
   $ clustersim collective --cluster dgx-a100-80gb --gpus 8 --compare all_reduce_perf.txt   # model vs your nccl-tests`,
     )
     .action((opts: CollectiveOptions) => {
@@ -64,7 +67,8 @@ Examples:
       // Checked here so that the message names the option, not the scenario field it stands for.
       nodePreset(opts.cluster, '--cluster');
       if (opts.network) networkPreset(opts.network, '--network');
-      const cluster = resolveClusterSection({ preset: opts.cluster, nodes, ...(opts.network ? { network: opts.network } : {}) }, 'command line');
+      const nics = opts.nicsPerNode === undefined ? undefined : parsePositiveInt(opts.nicsPerNode, '--nics-per-node');
+      const cluster = resolveClusterSection({ preset: opts.cluster, nodes, ...(opts.network ? { network: opts.network } : {}), ...(nics ? { node: { nicsPerNode: nics } } : {}) }, 'command line');
       const total = nodes * cluster.node.gpusPerNode;
       const gpus = opts.gpus === undefined ? total : parsePositiveInt(opts.gpus, '--gpus');
       if (gpus > total) throw new UsageError(`--gpus: ${gpus} is more than the ${total} GPUs of ${nodes} × ${opts.cluster}`);

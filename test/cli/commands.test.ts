@@ -75,6 +75,19 @@ describe('clustersim collective', () => {
   });
 });
 
+describe('clustersim collective --nics-per-node', () => {
+  it('overrides the node preset\'s NICs: 2 HGX A100 nodes with 4 × HDR reach the published 86–91 GB/s (within 10%)', async () => {
+    const { code, out } = await cli('collective', '--cluster', 'dgx-a100-80gb', '--nodes', '2', '--nics-per-node', '4', '--min-bytes', '4GiB', '--max-bytes', '4GiB', '--json');
+    expect(code).toBe(0);
+    const [row] = JSON.parse(out);
+    expect(row.busbwGBps).toBeGreaterThan(86 * 0.9);
+    expect(row.busbwGBps).toBeLessThan(91 * 1.1);
+    const bad = await cli('collective', '--cluster', 'dgx-a100-80gb', '--nics-per-node', '0');
+    expect(bad.code).toBe(2);
+    expect(bad.err).toMatch(/--nics-per-node: expected a whole number ≥ 1, got '0'/);
+  });
+});
+
 describe('clustersim collective --compare', () => {
   const table = 'test/validation/vtrain-a100-allreduce/AR_GPU8_1M_1024M_LUT.csv';
 
