@@ -6,6 +6,7 @@ import type { CollectiveFit, Profile } from './profile.js';
 import type { MeasuredCollectiveTable } from '../sim/collectives/measuredTable.js';
 import { MEASURED_COLLECTIVES, type MeasuredCollective } from './types.js';
 import { valueOf } from './stats.js';
+import { parseCollectiveId } from './plan.js';
 
 /**
  * Builds the simulator's hardware specs from a profile: the measured constants replace the preset's for what
@@ -156,10 +157,9 @@ export function measuredGroupCluster(profile: Profile, ranks: number, busBandwid
 export function profileCollectiveTables(profile: Profile, source = 'profile'): MeasuredCollectiveTable[] {
   const byKey = new Map<string, MeasuredCollectiveTable & { points: { bytes: number; timeNs: number }[] }>();
   for (const m of profile.measurements) {
-    const [kind, op, ranksText, bytesText] = m.id.split('/');
-    if (kind !== 'collective' || !MEASURED_COLLECTIVES.includes(op as MeasuredCollective)) continue;
-    const ranks = Number(ranksText);
-    const bytes = Number(bytesText);
+    const id = parseCollectiveId(m.id);
+    if (!id || !MEASURED_COLLECTIVES.includes(id.op as MeasuredCollective)) continue;
+    const { op, ranks, bytes } = id;
     const timeNs = valueOf(m, profile.statistic) * 1e9;
     if (!(ranks >= 2 && bytes > 0 && timeNs > 0)) continue;
     const key = `${op}/${ranks}`;

@@ -55,6 +55,12 @@ export function collectiveId(op: string, ranks: number, bytes: number): string {
   return `collective/${op}/${ranks}/${bytes}`;
 }
 
+/** The op, group size and bytes of a `collectiveId`, or undefined for any other measurement id. */
+export function parseCollectiveId(id: string): { op: string; ranks: number; bytes: number } | undefined {
+  const [kind, op, ranks, bytes] = id.split('/');
+  return kind === 'collective' ? { op, ranks: Number(ranks), bytes: Number(bytes) } : undefined;
+}
+
 function gemmItems(backend: BackendKind, dtype: Dtype, shapes: GemmDims[], repeats: number, group: string): PlannedItem[] {
   const guess = GUESS_FLOPS[backend][dtype] ?? 1e12;
   return shapes.map((d) => {

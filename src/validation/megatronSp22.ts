@@ -71,3 +71,32 @@ export function megatronSp22Scenario(row: MegatronSp22Row, config: Sp22Config): 
 export function megatronSp22Setup(row: MegatronSp22Row, config: Sp22Config, resolve: (raw: Record<string, unknown>, name: string, dir: string) => StepSetup): StepSetup {
   return resolve(megatronSp22Scenario(row, config), 'megatron-sp22', '.');
 }
+
+/**
+ * Table 4 of the same paper: forward + backward time of one transformer layer of the 22B model (TP 8,
+ * micro-batch 4), ms, for each technique.
+ */
+export const TABLE4_LAYER_MS = { none: 19.6, sp: 19.0, full: 27.2, selective: 20.9, 'selective+sp': 20.3 } as const;
+export type Table4Experiment = keyof typeof TABLE4_LAYER_MS;
+const TABLE4_SETTINGS: Record<Table4Experiment, { recompute: 'none' | 'full' | 'selective'; sequenceParallel: boolean }> = {
+  none: { recompute: 'none', sequenceParallel: false },
+  sp: { recompute: 'none', sequenceParallel: true },
+  full: { recompute: 'full', sequenceParallel: false },
+  selective: { recompute: 'selective', sequenceParallel: false },
+  'selective+sp': { recompute: 'selective', sequenceParallel: true },
+};
+
+/**
+ * One layer's predicted time for each Table 4 experiment: a step of three layers minus a step of two of the
+ * 22B row (one micro-batch of 4, as in Table 3). It includes the layer's share of the optimizer step, which
+ * Table 4 does not.
+ */
+export function table4LayerMs(row22b: MegatronSp22Row, simulateMs: (setup: StepSetup) => number, resolve: (raw: Record<string, unknown>, name: string, dir: string) => StepSetup): Record<Table4Experiment, number> {
+  const stepMs = (layers: number, e: Table4Experiment) => {
+    const raw = megatronSp22Scenario({ ...row22b, layers }, 'full-recompute');
+    return simulateMs(resolve({ ...raw, parallel: { ...(raw.parallel as object), ...TABLE4_SETTINGS[e] } }, 'megatron-sp22-table4', '.'));
+  };
+  const out = {} as Record<Table4Experiment, number>;
+  for (const e of Object.keys(TABLE4_SETTINGS) as Table4Experiment[]) out[e] = stepMs(3, e) - stepMs(2, e);
+  return out;
+}

@@ -40,7 +40,7 @@ function runVtrainSet(): void {
   const t0 = Date.now();
   rows.forEach((row, i) => {
     if (process.stderr.isTTY) process.stderr.write(`\rrow ${i + 1}/${rows.length}`);
-    const s = vtrainSetup(row, resolveScenario);
+    const s = vtrainSetup(row, resolveScenario, options.hostOpUs);
     const predictedMs = simulateStep(s).result.stepTimeS * 1e3;
     outcomes.push({ row, predictedMs, errorPct: (100 * (predictedMs - row.measuredMs)) / row.measuredMs });
   });
@@ -66,7 +66,7 @@ function runVtrainSet(): void {
   } else {
     const f = (x: number) => x.toFixed(2);
     const lines = [
-      `vTrain measurement set: ${summary.rows} rows predicted in ${summary.wallS.toFixed(1)} s`,
+      `vTrain measurement set: ${summary.rows} rows predicted in ${summary.wallS.toFixed(1)} s${options.hostOpUs === undefined ? '' : ` (sensitivity run: training.hostOpUs = ${options.hostOpUs} µs)`}`,
       `MAPE: all ${f(summary.mapePct.all)}%${Number.isNaN(summary.mapePct.single) ? '' : `, single-node ${f(summary.mapePct.single)}%`}${Number.isNaN(summary.mapePct.multi) ? '' : `, multi-node ${f(summary.mapePct.multi)}%`} (vTrain reports 8.37% and 14.73% for its own simulator)`,
       `mean signed error ${f(summary.meanSignedErrorPct)}% (negative: predictions too fast)`,
       '',

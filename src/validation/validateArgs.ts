@@ -8,6 +8,8 @@ export interface ValidateOptions {
   limit: number;
   json: boolean;
   decompose: boolean;
+  /** vtrain set: host cost per framework call, µs, in place of the cited one (a sensitivity run). */
+  hostOpUs?: number;
   help: boolean;
 }
 
@@ -22,6 +24,8 @@ Options:
                       recompute vs sequence parallelism + selective recompute)
   --only <group>    vtrain set only: single | multi
   --limit <n>       the first n rows of each set
+  --host-op-us <us> vtrain set: host cost of one framework call (training.hostOpUs) in place of the
+                    cited 16.1 µs, to see how much the result hangs on it (not a fitted value)
   --decompose       vtrain set: split measured and predicted times into per-layer, per-micro-batch
                     and per-step parts (pp-1 families)
   --json            one JSON object
@@ -30,6 +34,7 @@ Options:
 Examples:
   npm run validate
   npm run validate -- --only single --decompose
+  npm run validate -- --host-op-us 18
   npm run validate -- --set megatron-sc21 --json
   npm run validate -- --set megatron-sp22`;
 
@@ -42,6 +47,7 @@ export function parseValidateArgs(argv: readonly string[]): ValidateOptions {
       set: { type: 'string', default: 'vtrain' },
       only: { type: 'string' },
       limit: { type: 'string' },
+      'host-op-us': { type: 'string' },
       json: { type: 'boolean', default: false },
       decompose: { type: 'boolean', default: false },
       help: { type: 'boolean', short: 'h', default: false },
@@ -55,5 +61,10 @@ export function parseValidateArgs(argv: readonly string[]): ValidateOptions {
     limit = Number(values.limit);
     if (!Number.isInteger(limit) || limit < 1) throw new Error(`--limit: expected a whole number ≥ 1, got '${values.limit}'`);
   }
-  return { set: values.set as ValidateOptions['set'], only: values.only as ValidateOptions['only'], limit, json: values.json, decompose: values.decompose, help: values.help };
+  let hostOpUs: number | undefined;
+  if (values['host-op-us'] !== undefined) {
+    hostOpUs = Number(values['host-op-us']);
+    if (!(hostOpUs > 0 && hostOpUs <= 10_000)) throw new Error(`--host-op-us: expected µs > 0 (at most 10000), got '${values['host-op-us']}'`);
+  }
+  return { hostOpUs, set: values.set as ValidateOptions['set'], only: values.only as ValidateOptions['only'], limit, json: values.json, decompose: values.decompose, help: values.help };
 }

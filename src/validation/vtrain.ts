@@ -72,14 +72,17 @@ const VTRAIN_ALLREDUCE_RANKS = [2, 4, 8];
 /** The folder of the validation data; the scenarios' measured tables are relative to it. */
 export const VTRAIN_DATA_DIR = fileURLToPath(new URL('../../test/validation/', import.meta.url));
 
-/** The scenario (raw, as a file would hold it) that reproduces a row's setup. */
-export function vtrainScenario(row: VtrainRow): Record<string, unknown> {
+/**
+ * The scenario (raw, as a file would hold it) that reproduces a row's setup; `hostOpUs` sets the host cost per
+ * framework call (a sensitivity run, `npm run validate -- --host-op-us X`), otherwise the framework's cited one.
+ */
+export function vtrainScenario(row: VtrainRow, hostOpUs?: number): Record<string, unknown> {
   const perNode = Math.min(8, row.gpus);
   return {
     name: `vtrain-${row.group}-${row.gpus}gpu-h${row.hidden}-l${row.layers}-tp${row.tp}-pp${row.pp}-dp${row.dp}-mb${row.microBatch}`,
     cluster: { preset: 'dgx-a100-80gb', nodes: Math.max(1, row.gpus / 8), node: { gpusPerNode: perNode, nicsPerNode: Math.min(4, perNode) } },
     model: { arch: 'gpt', layers: row.layers, hidden: row.hidden, heads: row.heads, ffnHidden: 4 * row.hidden, seqLen: row.seqLen, vocab: paddedVocab(50257, row.tp), tiedEmbeddings: true },
-    training: { globalBatch: row.globalBatch, microBatch: row.microBatch, precision: 'fp16', optimizer: 'adam', flashAttention: false, framework: 'megatron-deepspeed' },
+    training: { globalBatch: row.globalBatch, microBatch: row.microBatch, precision: 'fp16', optimizer: 'adam', flashAttention: false, framework: 'megatron-deepspeed', ...(hostOpUs === undefined ? {} : { hostOpUs }) },
     parallel: { tp: row.tp, pp: row.pp, dp: row.dp, schedule: '1f1b', recompute: 'full', ddp: { bucketMB: 1e6, overlap: false } },
     comm: { measured: VTRAIN_ALLREDUCE_RANKS.map((n) => ({ op: 'all_reduce', ranks: n, file: `vtrain-a100-allreduce/AR_GPU${n}_1M_1024M_LUT.csv` })) },
   };
@@ -90,8 +93,8 @@ export function vtrainScenario(row: VtrainRow): Record<string, unknown> {
  * taken with (`training.framework: megatron-deepspeed`, framework.ts) so that host costs and its kernel
  * sequence are modelled.
  */
-export function vtrainSetup(row: VtrainRow, resolve: (raw: Record<string, unknown>, name: string, dir: string) => StepSetup): StepSetup {
-  return resolve(vtrainScenario(row), 'vtrain', VTRAIN_DATA_DIR);
+export function vtrainSetup(row: VtrainRow, resolve: (raw: Record<string, unknown>, name: string, dir: string) => StepSetup, hostOpUs?: number): StepSetup {
+  return resolve(vtrainScenario(row, hostOpUs), 'vtrain', VTRAIN_DATA_DIR);
 }
 
 /** Mean absolute percentage error. */

@@ -3,7 +3,7 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { resolveScenario } from '../../src/scenario/resolve.js';
 import { simulateStep } from '../../src/sim/simulateStep.js';
-import { megatronSp22Scenario, megatronSp22Setup, parseMegatronSp22Csv, publishedIterationS, SP22_CONFIGS } from '../../src/validation/megatronSp22.js';
+import { megatronSp22Scenario, megatronSp22Setup, parseMegatronSp22Csv, publishedIterationS, SP22_CONFIGS, table4LayerMs, TABLE4_LAYER_MS, type Table4Experiment } from '../../src/validation/megatronSp22.js';
 
 const csv = readFileSync(fileURLToPath(new URL('./megatron-sp22-table5.csv', import.meta.url)), 'utf8');
 const table = parseMegatronSp22Csv(csv);
@@ -44,26 +44,11 @@ describe('Korthikanti et al. 2022 Table 5 set', () => {
   });
 
   it("times one 22B layer as Table 4 does, and each technique's overhead against no recomputation within 2.5 points", () => {
-    // Table 4 (combined forward + backward of one transformer layer of the 22B model, TP 8, micro-batch 4, ms).
-    const published = { none: 19.6, sp: 19.0, full: 27.2, selective: 20.9, 'selective+sp': 20.3 };
-    const configs = {
-      none: { recompute: 'none', sequenceParallel: false },
-      sp: { recompute: 'none', sequenceParallel: true },
-      full: { recompute: 'full', sequenceParallel: false },
-      selective: { recompute: 'selective', sequenceParallel: false },
-      'selective+sp': { recompute: 'selective', sequenceParallel: true },
-    } as const;
-    const r = table.rows[0];
-    // One layer's time: a step of three layers minus a step of two (one micro-batch of 4, as in Table 3); it
-    // includes the layer's share of the optimizer step, which Table 4 does not, so the times are upper bounds.
-    const stepMs = (layers: number, c: (typeof configs)[keyof typeof configs]) => {
-      const raw = megatronSp22Scenario({ ...r, layers }, 'full-recompute');
-      return simulateStep(resolveScenario({ ...raw, parallel: { ...(raw.parallel as object), ...c } }, 'table4', '.')).result.stepTimeS * 1e3;
-    };
-    const layerMs = Object.fromEntries(Object.entries(configs).map(([k, c]) => [k, stepMs(3, c) - stepMs(2, c)])) as Record<keyof typeof configs, number>;
-    for (const k of Object.keys(configs) as (keyof typeof configs)[]) {
+    const layerMs = table4LayerMs(table.rows[0], (setup) => simulateStep(setup).result.stepTimeS * 1e3, resolveScenario);
+    const published = TABLE4_LAYER_MS;
+    for (const k of Object.keys(published) as Table4Experiment[]) {
       expect(Math.abs(layerMs[k] - published[k]) / published[k]).toBeLessThan(0.1);
-      const overhead = (x: Record<keyof typeof configs, number>) => 100 * (x[k] / x.none - 1);
+      const overhead = (x: Record<Table4Experiment, number>) => 100 * (x[k] / x.none - 1);
       expect(Math.abs(overhead(layerMs) - overhead(published))).toBeLessThan(2.5);
     }
   });

@@ -3,13 +3,14 @@ import { parseValidateArgs } from '../../src/validation/validateArgs.js';
 
 describe('npm run validate options', () => {
   it('defaults to the whole vTrain set as text', () => {
-    expect(parseValidateArgs([])).toEqual({ set: 'vtrain', only: undefined, limit: Infinity, json: false, decompose: false, help: false });
+    expect(parseValidateArgs([])).toEqual({ hostOpUs: undefined, set: 'vtrain', only: undefined, limit: Infinity, json: false, decompose: false, help: false });
   });
 
   it('reads each option', () => {
     expect(parseValidateArgs(['--set', 'megatron-sc21', '--limit', '3', '--json'])).toMatchObject({ set: 'megatron-sc21', limit: 3, json: true });
     expect(parseValidateArgs(['--only', 'single', '--decompose'])).toMatchObject({ only: 'single', decompose: true });
     expect(parseValidateArgs(['-h']).help).toBe(true);
+    expect(parseValidateArgs(['--host-op-us', '18']).hostOpUs).toBe(18);
   });
 
   it('says what is wrong and what is allowed', () => {
@@ -18,5 +19,6 @@ describe('npm run validate options', () => {
     expect(() => parseValidateArgs(['--only', 'both'])).toThrow("--only: 'both' is not a group (single | multi)");
     expect(() => parseValidateArgs(['--limit', '0'])).toThrow("--limit: expected a whole number ≥ 1, got '0'");
     expect(() => parseValidateArgs(['--frobnicate'])).toThrow(/Unknown option '--frobnicate'/);
+    expect(() => parseValidateArgs(['--host-op-us', '0'])).toThrow("--host-op-us: expected µs > 0 (at most 10000), got '0'");
   });
 });

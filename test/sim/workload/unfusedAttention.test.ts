@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { GPU_PRESETS } from '../../../src/sim/hardware/gpus.js';
-import { opTimeNs } from '../../../src/sim/workload/kernelTime.js';
+import { opTimeNs, UNFUSED_SCORE_PASS_FACTOR } from '../../../src/sim/workload/kernelTime.js';
 import type { ModelSpec } from '../../../src/sim/workload/model.js';
 import type { Op } from '../../../src/sim/workload/ops.js';
 import { buildBlocks } from '../../../src/sim/workload/transformerOps.js';
@@ -18,16 +18,24 @@ const gpu = GPU_PRESETS['a100-sxm4-40gb'];
 const core = ['attn.scores', 'attn.softmax', 'attn.context', 'attn.context.dgrad', 'attn.context.vgrad', 'attn.softmax.bwd', 'attn.scores.qgrad', 'attn.scores.kgrad'];
 const dropout = ['attn.dropout', 'attn.dropout.bwd'];
 
-function attentionMs(seqLen: number, withDropout: boolean): { forward: number; backward: number } {
+function attentionMs(seqLen: number, withDropout: boolean, streaming = false): { forward: number; backward: number } {
   const model: ModelSpec = { arch: 'gpt', layers: 1, hidden: 512, heads: 8, kvHeads: 8, ffnHidden: 2048, seqLen, vocab: 1024, tiedEmbeddings: true };
   const blocks = buildBlocks(model, { microBatch: 16, seqLen, dtype: 'fp16', tp: 1, sequenceParallel: false, flashAttention: false, recompute: 'none' });
   const layer = blocks.find((b) => b.name === 'layer.0')!;
   const names = withDropout ? [...core, ...dropout] : core;
-  const ms = (ops: Op[]) => ops.filter((o) => names.includes(o.name)).reduce((a, o) => a + opTimeNs(o, gpu, 'fp16', { launch: false }), 0) / 1e6;
+  // `streaming`: every pass at the plain-kernel bandwidth (the factor left out), as in the factor's derivation.
+  const time = (o: Op) => opTimeNs(streaming ? { ...o, bandwidthFactor: undefined } : o, gpu, 'fp16', { launch: false });
+  const ms = (ops: Op[]) => ops.filter((o) => names.includes(o.name)).reduce((a, o) => a + time(o), 0) / 1e6;
   return { forward: ms(layer.forward), backward: ms(layer.backward) };
 }
 
 describe('unfused attention against published A100 measurements', () => {
+  it('derives the score-pass factor: the passes at full streaming bandwidth (8.93 ms) over the measured 13.21 ms at s 2048', () => {
+    const t = attentionMs(2048, false, true);
+    expect(t.forward + t.backward).toBeCloseTo(8.93, 2);
+    expect(UNFUSED_SCORE_PASS_FACTOR).toBeCloseTo((t.forward + t.backward) / 13.21, 2);
+  });
+
   const cases: [number, boolean, number, number, number][] = [
     // seq, dropout, forward, backward, both (ms, Megatron column)
     [2048, false, 4.28, 8.86, 13.21],
