@@ -1,6 +1,8 @@
 import { applyOverrides } from '../scenario/load.js';
 import { resolveScenario, type Scenario } from '../scenario/resolve.js';
 import { simulateStep, type StepResult } from '../sim/simulateStep.js';
+import { precisionInfo } from '../sim/parallel/stepCompiler.js';
+import { gemmMisaligned } from '../sim/workload/kernelTime.js';
 
 /** A change to try, as `--set` overrides, and what it gave when simulated. */
 export interface Alternative {
@@ -18,7 +20,8 @@ export interface Alternative {
  * inside the node; interleave the pipeline or give it more micro-batches; bigger micro-batches when
  * memory allows; ZeRO-2 instead of ZeRO-3; overlap the gradient reduction; bigger buckets when small
  * collectives are latency-bound; and, when the job does not fit, recomputation, more ZeRO, offload or
- * more tensor parallelism.
+ * more tensor parallelism. A vocabulary whose per-rank share misses the tensor-core alignment is padded first
+ * (to a multiple of 64 × tp, as nanoGPT and Netflix's post-training framework pad): it costs nothing.
  */
 export function candidateChanges(s: Scenario, r: StepResult): { label: string; sets: string[] }[] {
   const p = s.parallel;
@@ -28,6 +31,11 @@ export function candidateChanges(s: Scenario, r: StepResult): { label: string; s
   const out: { label: string; sets: string[] }[] = [];
   const add = (label: string, ...sets: string[]) => out.push({ label, sets });
   const top = r.bottleneck.exposure[0];
+  const vocabPerRank = s.model.vocab / p.tp;
+  if (s.model.arch !== 'mlp' && gemmMisaligned({ m: 8, n: vocabPerRank, k: 8, batch: 1 }, precisionInfo(t.precision).dtype)) {
+    const padded = Math.ceil(s.model.vocab / (64 * p.tp)) * 64 * p.tp;
+    add(`vocabulary padded to ${padded} (aligned LM-head GEMMs)`, `model.vocab=${padded}`);
+  }
   if (!r.memory.fits) {
     if (p.recompute !== 'full') add('full activation recompute', 'parallel.recompute=full');
     if (p.zero < 3 && p.pp === 1) add(`ZeRO-${p.zero + 1}`, `parallel.zero=${p.zero + 1}`);

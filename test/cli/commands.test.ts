@@ -50,6 +50,17 @@ describe('clustersim simulate', () => {
     expect(r.memory.fits).toBe(false);
     expect(r.memory.shortfallBytes).toBeCloseTo(r.memory.peakBytesPerGpu - r.memory.capacityBytes, 0);
   });
+
+  it('names the bottleneck and simulates what to try, in the summary and in --json', async () => {
+    const text = await cli('simulate', 'scenarios/bert-large-ddp-2node.yaml');
+    expect(text.out).toContain('bottleneck: compute');
+    expect(text.out).toMatch(/vocabulary padded to 30528 \(aligned LM-head GEMMs\)\s+[\d.]+ ms\s+-\d+\.\d%.*--set model\.vocab=30528/);
+    const j = JSON.parse((await cli('simulate', 'scenarios/bert-large-ddp-2node.yaml', '--json', '--alternatives', '1')).out);
+    expect(j.alternatives).toHaveLength(1);
+    expect(j.alternatives[0]).toMatchObject({ label: 'vocabulary padded to 30528 (aligned LM-head GEMMs)', sets: ['model.vocab=30528'], fits: true });
+    expect(j.alternatives[0].stepTimeS).toBeLessThan(j.stepTimeS);
+    expect(JSON.parse((await cli('simulate', 'scenarios/bert-large-ddp-2node.yaml', '--json', '--alternatives', '0')).out).alternatives).toEqual([]);
+  });
 });
 
 describe('clustersim collective', () => {

@@ -56,6 +56,37 @@ export const FLASH_BWD_EFFICIENCY = 0.45;
  */
 export const UNFUSED_SCORE_PASS_FACTOR = 0.68;
 
+/**
+ * Tensor-core GEMM kernels read and write their operands 16 bytes at a time; cuBLAS's fast kernels need every
+ * matrix dimension that can be a leading dimension to be a multiple of 16 bytes (8 fp16/bf16 elements, 4 tf32,
+ * 16 fp8; cuBLAS documentation, "Tensor Core Usage" alignment rules, and NVIDIA's Matrix Multiplication
+ * Background guide, "Tensor Core Requirements").
+ */
+export const TENSOR_OP_ALIGNMENT_BYTES = 16;
+
+/**
+ * How much longer a tensor-core GEMM takes when one of its dimensions is not so aligned and cuBLAS falls back to
+ * a narrower-access kernel: Netflix measured its language-model head three times slower with vocabulary sizes
+ * off the boundary (128003-style sizes; "Scaling LLM Post-Training at Netflix", Netflix Technology Blog,
+ * 2026-02-13: "tripling that layer's execution time"), the cliff behind nanoGPT padding GPT-2's 50257 to 50304.
+ * One factor for any misalignment: no source separates 2-, 4- and 8-byte alignment.
+ */
+export const MISALIGNED_GEMM_SLOWDOWN = 3;
+
+/** Dtypes whose GEMMs run on tensor cores (fp32 runs on the CUDA cores, where alignment matters little). */
+const TENSOR_CORE_DTYPES: readonly Dtype[] = ['fp16', 'bf16', 'tf32', 'fp8'];
+
+/**
+ * Whether a GEMM of this shape misses the tensor-core alignment: an integer m, n or k that is not a multiple of
+ * 16 bytes of `dtype`. Non-integer dimensions (a model divided by a parallel degree that a framework would pad)
+ * count as aligned.
+ */
+export function gemmMisaligned(g: GemmShape, dtype: Dtype): boolean {
+  if (!TENSOR_CORE_DTYPES.includes(dtype)) return false;
+  const unit = TENSOR_OP_ALIGNMENT_BYTES / (dtype === 'fp8' ? 1 : dtype === 'tf32' ? 4 : 2);
+  return [g.m, g.n, g.k].some((x) => Number.isInteger(x) && x % unit !== 0);
+}
+
 /** Query (forward) / key (backward) block length of a flash kernel's work unit (FA2 uses 64–128). */
 export const FLASH_BLOCK = 128;
 
@@ -166,10 +197,11 @@ export function opTimeNs(op: Op, gpu: GpuSpec, dtype: Dtype, opts: { launch?: bo
       const g = op.gemm;
       // A calibrated model measured the whole kernel (memory traffic included), so it is not max-ed with HBM time.
       const mg = gpu.measuredGemm?.[dtype];
-      if (mg) return Math.round((g ? measuredGemmNs(g, mg) : op.flops / (mg.ceilingTflops * 1e3)) + launchNs);
+      const slowdown = g && gemmMisaligned(g, dtype) ? MISALIGNED_GEMM_SLOWDOWN : 1;
+      if (mg) return Math.round((g ? measuredGemmNs(g, mg) * slowdown : op.flops / (mg.ceilingTflops * 1e3)) + launchNs);
       // Without a shape, assume a large well-shaped GEMM (the ceiling).
       const eff = g ? gemmEfficiency(g.m, g.n, g.k, gpu, dtype, g.batch) : gpu.gemmCeiling[dtype] ?? DEFAULT_GEMM_CEILING;
-      computeNs = op.flops / (peakFlopsPerNs(gpu, dtype) * eff);
+      computeNs = (op.flops / (peakFlopsPerNs(gpu, dtype) * eff)) * slowdown;
     } else if (op.kind === 'attention') {
       const a = op.attention;
       const executed = a?.causal ? op.flops * causalWorkFraction(a.seqLen) : op.flops;

@@ -1,7 +1,10 @@
 import { UnknownPresetError } from '../errors.js';
 import type { ModelSpec } from './model.js';
 
-/** A GPT-3-style decoder (GELU MLP of 4h, tied embeddings, GPT-2 BPE vocabulary of 50257, context 2048). */
+/**
+ * A GPT-3-style decoder (GELU MLP of 4h, tied embeddings, GPT-2 BPE vocabulary of 50257, context 2048). Unpadded,
+ * its LM head is a misaligned GEMM at tp 1 (kernelTime.ts); frameworks pad it (Megatron to 128 × tp).
+ */
 function gpt3(name: string, layers: number, hidden: number, heads: number): ModelSpec {
   return {
     name, arch: 'gpt', layers, hidden, heads, kvHeads: heads, ffnHidden: 4 * hidden,
@@ -49,7 +52,8 @@ const PRESETS: readonly ModelSpec[] = [
   llama('llama3-70b', 80, 8192, 64, 8, 28672, 8192, 128256),
   llama('llama3-405b', 126, 16384, 128, 8, 53248, 8192, 128256),
   // Devlin et al., "BERT" (2019): BERT-Large L=24, H=1024, A=16, FFN 4H, 512 positions;
-  // HF bert-large-uncased config: vocab 30522, MLM decoder tied to the word embeddings.
+  // HF bert-large-uncased config: vocab 30522, MLM decoder tied to the word embeddings. 30522 is not a multiple
+  // of 8, so the decoder GEMMs take cuBLAS's slow path (kernelTime.ts); NVIDIA's own BERT pads it to 30528.
   {
     name: 'bert-large', arch: 'bert', layers: 24, hidden: 1024, heads: 16, kvHeads: 16, ffnHidden: 4096,
     seqLen: 512, vocab: 30522, tiedEmbeddings: true,

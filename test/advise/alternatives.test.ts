@@ -1,0 +1,65 @@
+import { describe, expect, it } from 'vitest';
+import { candidateChanges, evaluateAlternatives } from '../../src/advise/alternatives.js';
+import { simulateStep } from '../../src/sim/simulateStep.js';
+import { scenarioOf } from '../helpers/scenario.js';
+
+/** Candidates for a raw scenario, and the raw scenario to simulate them on. */
+function candidates(raw: Record<string, unknown>) {
+  const s = scenarioOf(raw);
+  return { raw, s, r: simulateStep(s).result, list: candidateChanges(s, simulateStep(s).result) };
+}
+
+const gpt = { arch: 'gpt', layers: 8, hidden: 2048, heads: 16, ffnHidden: 8192, seqLen: 1024, vocab: 51200, tiedEmbeddings: true };
+
+describe('what to try: candidate changes from what bounds the step', () => {
+  it('pads a vocabulary that misses the tensor-core alignment, first, and the padded run is faster', () => {
+    const raw = { name: 'bert', cluster: { preset: 'dgx-a100-80gb', nodes: 1 }, model: { preset: 'bert-large' }, training: { globalBatch: 64, microBatch: 8, precision: 'bf16' }, parallel: { dp: 8 } };
+    const { s, r, list } = candidates(raw);
+    expect(list[0]).toEqual({ label: 'vocabulary padded to 30528 (aligned LM-head GEMMs)', sets: ['model.vocab=30528'] });
+    const [padded] = evaluateAlternatives(raw, [], 'test', process.cwd(), list.slice(0, 1), 1);
+    expect(padded.stepTimeS!).toBeLessThan(r.stepTimeS);
+    expect(s.model.vocab).toBe(30522);
+  });
+
+  it('offers no padding when the vocabulary per rank is aligned (Llama-2: 32000) or the model has none', () => {
+    const llama = candidates({ name: 'l', cluster: { preset: 'dgx-a100-80gb', nodes: 1 }, model: { preset: 'llama2-7b' }, training: { globalBatch: 16, microBatch: 1, precision: 'bf16' }, parallel: { tp: 2, dp: 4 } });
+    expect(llama.list.some((c) => c.sets.some((x) => x.startsWith('model.vocab')))).toBe(false);
+  });
+
+  it('keeps tensor parallelism inside the node when it spans nodes, and the simulated alternative is faster', () => {
+    const raw = { name: 'tp16', cluster: { preset: 'dgx-a100-80gb', nodes: 2 }, model: gpt, training: { globalBatch: 16, microBatch: 2, precision: 'bf16' }, parallel: { tp: 16 } };
+    const { r, list } = candidates(raw);
+    const inside = list.find((c) => c.label === 'tp 8 inside the node, pp 2');
+    expect(inside?.sets).toEqual(['parallel.tp=8', 'parallel.pp=2']);
+    const [alt] = evaluateAlternatives(raw, [], 'test', process.cwd(), [inside!], 1);
+    expect(alt.stepTimeS!).toBeLessThan(r.stepTimeS);
+  });
+
+  it('suggests ZeRO-2 for ZeRO-3, and interleaving for a 1F1B pipeline whose micro-batches allow it', () => {
+    const z3 = candidates({ name: 'z3', cluster: { preset: 'pcie-8gpu', nodes: 1, gpu: 'a100-sxm4-80gb' }, model: gpt, training: { globalBatch: 16, microBatch: 2, precision: 'bf16' }, parallel: { zero: 3 } });
+    expect(z3.list.map((c) => c.label)).toContain('ZeRO-2 instead of ZeRO-3');
+    const pp = candidates({ name: 'pp', cluster: { preset: 'dgx-a100-80gb', nodes: 1 }, model: gpt, training: { globalBatch: 16, microBatch: 2, precision: 'bf16' }, parallel: { pp: 2, dp: 4, schedule: '1f1b' } });
+    expect(pp.list.find((c) => c.label.startsWith('interleaved'))?.sets).toEqual(['parallel.schedule=interleaved', 'parallel.virtualStages=2']);
+  });
+
+  it('when the job does not fit, tries memory savers first (recompute before anything else)', () => {
+    const big = { ...gpt, layers: 48, hidden: 8192, heads: 64, ffnHidden: 32768 };
+    const { r, list } = candidates({ name: 'oom', cluster: { preset: 'dgx-a100-80gb', nodes: 1 }, model: big, training: { globalBatch: 8, microBatch: 1, precision: 'bf16' }, parallel: { dp: 8 } });
+    expect(r.memory.fits).toBe(false);
+    expect(list[0]).toEqual({ label: 'full activation recompute', sets: ['parallel.recompute=full'] });
+    expect(list.map((c) => c.label)).toContain('ZeRO-1');
+  });
+
+  it('skips candidates that cannot be built (they do not count towards the limit) and stops at the limit', () => {
+    const raw = { name: 'b', cluster: { preset: 'dgx-a100-80gb', nodes: 1 }, model: gpt, training: { globalBatch: 16, microBatch: 2, precision: 'bf16' }, parallel: { dp: 8 } };
+    const list = [
+      { label: 'tp 3', sets: ['parallel.tp=3'] }, // 16 heads over 3 ranks
+      { label: 'mb 4', sets: ['training.microBatch=4'] }, // 2 samples per replica
+      { label: 'mb 1', sets: ['training.microBatch=1'] },
+      { label: 'zero 1', sets: ['parallel.zero=1'] },
+      { label: 'zero 2', sets: ['parallel.zero=2'] },
+    ];
+    expect(evaluateAlternatives(raw, [], 'test', process.cwd(), list, 1).map((a) => a.label)).toEqual(['mb 1']);
+    expect(evaluateAlternatives(raw, [], 'test', process.cwd(), list, 2).map((a) => a.label)).toEqual(['mb 1', 'zero 1']);
+  });
+});

@@ -1,0 +1,46 @@
+import { describe, expect, it } from 'vitest';
+import { diagnose, trafficName, type StepShares } from '../../../src/sim/stats/bottleneck.js';
+import type { ExposureRow } from '../../../src/sim/stats/exposure.js';
+
+const step = (over: Partial<StepShares>): StepShares => ({
+  stepTimeS: 1, computeS: 0.9, exposedCommS: 0.05, bubbleS: 0.03, idleS: 0.02, fits: true, shortfallBytes: 0, capacityBytes: 80 * 2 ** 30, ...over,
+});
+const row = (over: Partial<ExposureRow>): ExposureRow => ({ kind: 'tp-collective', medium: 'network', exposedS: 0.3, smallShare: 0, ...over });
+
+describe('diagnose: what bounds the step', () => {
+  it('memory first: a job that does not fit is memory-bound by its shortfall over capacity', () => {
+    const b = diagnose(step({ fits: false, shortfallBytes: 8 * 2 ** 30, exposedCommS: 0.5 }), []);
+    expect(b.bound).toBe('memory');
+    expect(b.share).toBeCloseTo(0.1, 12);
+    expect(b.detail).toBe('does not fit: 8.0 GiB short per GPU');
+  });
+
+  it('compute when no waiting takes 10% of the step, with the compute share', () => {
+    const b = diagnose(step({ computeS: 0.92, exposedCommS: 0.099 }), []);
+    expect(b.bound).toBe('compute');
+    expect(b.share).toBeCloseTo(0.92, 12);
+  });
+
+  it('names the exposed traffic and its wire with its share of the step', () => {
+    const b = diagnose(step({ stepTimeS: 2, exposedCommS: 0.6, bubbleS: 0.3 }), [row({ exposedS: 0.5 }), row({ kind: 'dp-allreduce', exposedS: 0.1 })]);
+    expect(b.bound).toBe('exposed communication');
+    expect(b.share).toBeCloseTo(0.3, 12);
+    expect(b.detail).toBe('tensor-parallel collectives over the network (25.0% of the step)');
+  });
+
+  it('calls it latency of small collectives when most of the top traffic is in collectives under 1 MiB', () => {
+    const b = diagnose(step({ exposedCommS: 0.4 }), [row({ kind: 'dp-allreduce', medium: 'nvlink', exposedS: 0.4, smallShare: 0.8 })]);
+    expect(b.bound).toBe('latency of small collectives');
+    expect(b.detail).toContain('mostly collectives under 1 MiB');
+  });
+
+  it('pipeline bubble or idle time when either is the largest wait', () => {
+    expect(diagnose(step({ bubbleS: 0.25, exposedCommS: 0.2 }), [row({})]).bound).toBe('pipeline bubble');
+    expect(diagnose(step({ idleS: 0.3 }), []).bound).toBe('idle (load imbalance)');
+  });
+
+  it('names traffic rows for people', () => {
+    expect(trafficName(row({ kind: 'zero-gather', medium: 'pcie' }))).toBe('ZeRO-3 weight gathers over PCIe');
+    expect(trafficName(row({ kind: 'dp-allreduce', medium: 'nvlink' }))).toBe('data-parallel gradient all-reduce over NVLink');
+  });
+});

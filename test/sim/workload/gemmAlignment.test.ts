@@ -1,0 +1,54 @@
+import { describe, expect, it } from 'vitest';
+import type { GpuSpec } from '../../../src/sim/hardware/types.js';
+import { gemmEfficiency, gemmMisaligned, MISALIGNED_GEMM_SLOWDOWN, opTimeNs } from '../../../src/sim/workload/kernelTime.js';
+import { gemmOp } from '../../../src/sim/workload/ops.js';
+
+/** An A100-SXM-like fixture (datasheet dense peaks); the ceilings are test values. */
+const gpu: GpuSpec = {
+  name: 'test-a100',
+  peakTflops: { fp32: 19.5, tf32: 156, bf16: 312, fp16: 312 },
+  gemmCeiling: { bf16: 0.86, fp16: 0.86, tf32: 0.8, fp32: 0.9 },
+  memoryBytes: 80e9,
+  hbmBandwidthGBps: 2039,
+  hbmEfficiency: 0.88,
+  smCount: 108,
+  nvlinkBandwidthGBps: 300,
+  pcieGen: 4,
+  kernelLaunchNs: 0,
+  source: 'test fixture',
+};
+
+describe('tensor-core alignment of GEMM dimensions', () => {
+  it('asks for 16 bytes: 8 fp16/bf16 elements, 4 tf32, 16 fp8; fp32 (CUDA cores) never misaligned', () => {
+    const shape = (n: number) => ({ m: 4096, n, k: 2048, batch: 1 });
+    expect(gemmMisaligned(shape(50304), 'fp16')).toBe(false);
+    expect(gemmMisaligned(shape(50257), 'fp16')).toBe(true);
+    expect(gemmMisaligned(shape(12564), 'bf16')).toBe(true); // a multiple of 4, not of 8
+    expect(gemmMisaligned(shape(12564), 'tf32')).toBe(false);
+    expect(gemmMisaligned(shape(25128), 'fp8')).toBe(true); // 8 but not 16
+    expect(gemmMisaligned(shape(50257), 'fp32')).toBe(false);
+    // Every dimension counts (each can be a leading dimension): k in the dgrad, m in the wgrad.
+    expect(gemmMisaligned({ m: 4096, n: 2048, k: 50257, batch: 1 }, 'fp16')).toBe(true);
+    expect(gemmMisaligned({ m: 50257, n: 2048, k: 4096, batch: 1 }, 'fp16')).toBe(true);
+    // A per-rank width that is not a whole number is a model split a framework would pad: not flagged.
+    expect(gemmMisaligned(shape(50257 / 8), 'fp16')).toBe(false);
+  });
+
+  it('charges the cited slowdown on the compute time of a misaligned GEMM, and nothing on an aligned one', () => {
+    const flopsNs = (n: number) => (2 * 4096 * n * 2048) / (312e3 * gemmEfficiency(4096, n, 2048, gpu, 'fp16'));
+    for (const n of [50304, 25216]) expect(opTimeNs(gemmOp('lm_head', 4096, n, 2048, 1, 'fp16'), gpu, 'fp16')).toBe(Math.round(flopsNs(n)));
+    for (const n of [50257, 25129]) expect(opTimeNs(gemmOp('lm_head', 4096, n, 2048, 1, 'fp16'), gpu, 'fp16')).toBe(Math.round(MISALIGNED_GEMM_SLOWDOWN * flopsNs(n)));
+    // Netflix's language-model head: one vocabulary off the boundary triples the layer's time.
+    const ratio = opTimeNs(gemmOp('lm_head', 4096, 50257, 2048, 1, 'bf16'), gpu, 'bf16') / opTimeNs(gemmOp('lm_head', 4096, 50304, 2048, 1, 'bf16'), gpu, 'bf16');
+    expect(ratio).toBeGreaterThan(2.9);
+    expect(ratio).toBeLessThan(3.1);
+  });
+
+  it('applies to a calibrated GEMM model too (its grid measures aligned shapes)', () => {
+    const calibrated: GpuSpec = { ...gpu, measuredGemm: { fp16: { tileM: 128, tileN: 128, units: 108, splitKMinK: 256, ceilingTflops: 250, smallKHalf: 32 } } };
+    const aligned = opTimeNs(gemmOp('g', 4096, 50304, 2048, 1, 'fp16'), calibrated, 'fp16');
+    const misaligned = opTimeNs(gemmOp('g', 4096, 50297, 2048, 1, 'fp16'), calibrated, 'fp16');
+    // Same tile count (50297 and 50304 both need 393 tiles of 128), so only the slowdown separates them.
+    expect(misaligned / aligned).toBeCloseTo(MISALIGNED_GEMM_SLOWDOWN, 6);
+  });
+});
