@@ -40,7 +40,7 @@ function runVtrainSet(): void {
   const t0 = Date.now();
   rows.forEach((row, i) => {
     if (process.stderr.isTTY) process.stderr.write(`\rrow ${i + 1}/${rows.length}`);
-    const s = vtrainSetup(row, resolveScenario, options.hostOpUs);
+    const s = vtrainSetup(row, resolveScenario, { hostOpUs: options.hostOpUs, vocab: options.vocab });
     const predictedMs = simulateStep(s).result.stepTimeS * 1e3;
     outcomes.push({ row, predictedMs, errorPct: (100 * (predictedMs - row.measuredMs)) / row.measuredMs });
   });
@@ -56,6 +56,7 @@ function runVtrainSet(): void {
   const summary = {
     rows: outcomes.length,
     wallS: (Date.now() - t0) / 1e3,
+    vocab: options.vocab,
     mapePct: { all: mape(pairs(outcomes)), single: mape(pairs(outcomes.filter((o) => o.row.group === 'single'))), multi: mape(pairs(outcomes.filter((o) => o.row.group === 'multi'))) },
     meanSignedErrorPct: meanSignedErrorPct(outcomes),
     groups: [...byGroup.entries()].map(([name, os]) => ({ name, rows: os.length, mapePct: mape(pairs(os)), meanSignedErrorPct: meanSignedErrorPct(os) })),
@@ -66,7 +67,7 @@ function runVtrainSet(): void {
   } else {
     const f = (x: number) => x.toFixed(2);
     const lines = [
-      `vTrain measurement set: ${summary.rows} rows predicted in ${summary.wallS.toFixed(1)} s${options.hostOpUs === undefined ? '' : ` (sensitivity run: training.hostOpUs = ${options.hostOpUs} µs)`}`,
+      `vTrain measurement set: ${summary.rows} rows predicted in ${summary.wallS.toFixed(1)} s${options.hostOpUs === undefined ? '' : ` (sensitivity run: training.hostOpUs = ${options.hostOpUs} µs)`}${options.vocab === 'peer' ? '' : `, vocabulary split ${options.vocab}`}`,
       `MAPE: all ${f(summary.mapePct.all)}%${Number.isNaN(summary.mapePct.single) ? '' : `, single-node ${f(summary.mapePct.single)}%`}${Number.isNaN(summary.mapePct.multi) ? '' : `, multi-node ${f(summary.mapePct.multi)}%`} (vTrain reports 8.37% and 14.73% for its own simulator)`,
       `mean signed error ${f(summary.meanSignedErrorPct)}% (negative: predictions too fast)`,
       '',

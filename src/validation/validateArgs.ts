@@ -1,4 +1,5 @@
 import { parseArgs } from 'node:util';
+import { VTRAIN_VOCABS, type VtrainVocab } from './vtrain.js';
 
 /** Options of `npm run validate` (dist/validation/runVtrain.js). */
 export interface ValidateOptions {
@@ -10,6 +11,8 @@ export interface ValidateOptions {
   decompose: boolean;
   /** vtrain set: host cost per framework call, µs, in place of the cited one (a sensitivity run). */
   hostOpUs?: number;
+  /** vtrain set: how the vocabulary is split over tensor-parallel ranks. */
+  vocab: VtrainVocab;
   help: boolean;
 }
 
@@ -26,6 +29,8 @@ Options:
   --limit <n>       the first n rows of each set
   --host-op-us <us> vtrain set: host cost of one framework call (training.hostOpUs) in place of the
                     cited 16.1 µs, to see how much the result hangs on it (not a fitted value)
+  --vocab <split>   vtrain set: peer (default: 50257 // tp rows per rank, as the peer's own model
+                    definition splits it) | megatron-padded (a multiple of 128 × tp, Megatron's default)
   --decompose       vtrain set: split measured and predicted times into per-layer, per-micro-batch
                     and per-step parts (pp-1 families)
   --json            one JSON object
@@ -35,6 +40,7 @@ Examples:
   npm run validate
   npm run validate -- --only single --decompose
   npm run validate -- --host-op-us 18
+  npm run validate -- --only single --vocab megatron-padded --decompose
   npm run validate -- --set megatron-sc21 --json
   npm run validate -- --set megatron-sp22`;
 
@@ -48,6 +54,7 @@ export function parseValidateArgs(argv: readonly string[]): ValidateOptions {
       only: { type: 'string' },
       limit: { type: 'string' },
       'host-op-us': { type: 'string' },
+      vocab: { type: 'string', default: 'peer' },
       json: { type: 'boolean', default: false },
       decompose: { type: 'boolean', default: false },
       help: { type: 'boolean', short: 'h', default: false },
@@ -66,5 +73,6 @@ export function parseValidateArgs(argv: readonly string[]): ValidateOptions {
     hostOpUs = Number(values['host-op-us']);
     if (!(hostOpUs > 0 && hostOpUs <= 10_000)) throw new Error(`--host-op-us: expected µs > 0 (at most 10000), got '${values['host-op-us']}'`);
   }
-  return { hostOpUs, set: values.set as ValidateOptions['set'], only: values.only as ValidateOptions['only'], limit, json: values.json, decompose: values.decompose, help: values.help };
+  if (!VTRAIN_VOCABS.includes(values.vocab as VtrainVocab)) throw new Error(`--vocab: unknown split '${values.vocab}' (${VTRAIN_VOCABS.join(' | ')})`);
+  return { hostOpUs, vocab: values.vocab as VtrainVocab, set: values.set as ValidateOptions['set'], only: values.only as ValidateOptions['only'], limit, json: values.json, decompose: values.decompose, help: values.help };
 }

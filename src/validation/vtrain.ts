@@ -10,8 +10,8 @@
  * - fp16 mixed precision, full activation recomputation, 1F1B, the data-parallel gradient all-reduce
  *   after backward (not overlapped); Megatron's local DDP reduces its one contiguous gradient buffer,
  *   so one bucket.
- * - Megatron's GPT: GELU MLP of 4h, learned positions, vocabulary 50,257 padded to a multiple of
- *   128 × TP; attention is Megatron's fused softmax, not flash attention (2022-era code).
+ * - Megatron's GPT: GELU MLP of 4h, learned positions; the vocabulary per TP rank as the peer's own model
+ *   shards it (`VtrainVocab`); attention is Megatron's fused softmax, not flash attention (2022-era code).
  */
 
 import { fileURLToPath } from 'node:url';
@@ -66,22 +66,50 @@ export function paddedVocab(vocab: number, tp: number): number {
   return Math.ceil(vocab / unit) * unit;
 }
 
+/** GPT-2's BPE vocabulary, which both Megatron-DeepSpeed's GPT and the peer's own model definition use. */
+export const GPT2_VOCAB = 50257;
+
+/**
+ * How each tensor-parallel rank's share of the vocabulary is taken:
+ * - `peer` (default): as the peer repository's own GPT definition shards it, `vocab_size // tp` rows per rank
+ *   with vocab_size = 50,257 (src/model/gpt_modeling.py `nn.Embedding(vocab_size // world_size, ...)`, the same
+ *   in src/predictor.py's parameter list): 50,257 rows at tp 1 (odd), 25,128 at tp 2 (a multiple of 8),
+ *   12,564 at tp 4 and 6,282 at tp 8. Unaligned LM-head GEMMs run on cuBLAS's slow path (kernelTime.ts).
+ * - `megatron-padded`: Megatron's default padding to a multiple of 128 × tp (every rank aligned).
+ * The measurements choose between them (reports/validation/LOG.md, change 8): with the padded vocabulary the
+ * per-micro-batch residual is +100% at tp 1, within 5% at tp 2, +45–50% at tp 4 and 8, the pattern of the
+ * peer's per-rank alignment, and its size is what the cited slowdown predicts.
+ */
+export type VtrainVocab = 'peer' | 'megatron-padded';
+export const VTRAIN_VOCABS: readonly VtrainVocab[] = ['peer', 'megatron-padded'];
+
+/** The model's whole vocabulary (tp × the rows each rank holds) under a vocabulary choice. */
+export function vtrainVocab(tp: number, vocab: VtrainVocab): number {
+  return vocab === 'peer' ? tp * Math.floor(GPT2_VOCAB / tp) : paddedVocab(GPT2_VOCAB, tp);
+}
+
+/** Options of a row's scenario: sensitivity runs of `npm run validate`. */
+export interface VtrainScenarioOptions {
+  /** Host cost per framework call, µs (`--host-op-us`); absent: the framework's cited one. */
+  hostOpUs?: number;
+  /** Per-rank vocabulary (`--vocab`); absent: `peer`. */
+  vocab?: VtrainVocab;
+}
+
 /** GPU counts of the published nccl-tests all-reduce tables of the measurement node (test/validation/SOURCE.md). */
 const VTRAIN_ALLREDUCE_RANKS = [2, 4, 8];
 
 /** The folder of the validation data; the scenarios' measured tables are relative to it. */
 export const VTRAIN_DATA_DIR = fileURLToPath(new URL('../../test/validation/', import.meta.url));
 
-/**
- * The scenario (raw, as a file would hold it) that reproduces a row's setup; `hostOpUs` sets the host cost per
- * framework call (a sensitivity run, `npm run validate -- --host-op-us X`), otherwise the framework's cited one.
- */
-export function vtrainScenario(row: VtrainRow, hostOpUs?: number): Record<string, unknown> {
+/** The scenario (raw, as a file would hold it) that reproduces a row's setup. */
+export function vtrainScenario(row: VtrainRow, opts: VtrainScenarioOptions = {}): Record<string, unknown> {
+  const { hostOpUs } = opts;
   const perNode = Math.min(8, row.gpus);
   return {
     name: `vtrain-${row.group}-${row.gpus}gpu-h${row.hidden}-l${row.layers}-tp${row.tp}-pp${row.pp}-dp${row.dp}-mb${row.microBatch}`,
     cluster: { preset: 'dgx-a100-80gb', nodes: Math.max(1, row.gpus / 8), node: { gpusPerNode: perNode, nicsPerNode: Math.min(4, perNode) } },
-    model: { arch: 'gpt', layers: row.layers, hidden: row.hidden, heads: row.heads, ffnHidden: 4 * row.hidden, seqLen: row.seqLen, vocab: paddedVocab(50257, row.tp), tiedEmbeddings: true },
+    model: { arch: 'gpt', layers: row.layers, hidden: row.hidden, heads: row.heads, ffnHidden: 4 * row.hidden, seqLen: row.seqLen, vocab: vtrainVocab(row.tp, opts.vocab ?? 'peer'), tiedEmbeddings: true },
     training: { globalBatch: row.globalBatch, microBatch: row.microBatch, precision: 'fp16', optimizer: 'adam', flashAttention: false, framework: 'megatron-deepspeed', ...(hostOpUs === undefined ? {} : { hostOpUs }) },
     parallel: { tp: row.tp, pp: row.pp, dp: row.dp, schedule: '1f1b', recompute: 'full', ddp: { bucketMB: 1e6, overlap: false } },
     comm: { measured: VTRAIN_ALLREDUCE_RANKS.map((n) => ({ op: 'all_reduce', ranks: n, file: `vtrain-a100-allreduce/AR_GPU${n}_1M_1024M_LUT.csv` })) },
@@ -93,8 +121,8 @@ export function vtrainScenario(row: VtrainRow, hostOpUs?: number): Record<string
  * taken with (`training.framework: megatron-deepspeed`, framework.ts) so that host costs and its kernel
  * sequence are modelled.
  */
-export function vtrainSetup(row: VtrainRow, resolve: (raw: Record<string, unknown>, name: string, dir: string) => StepSetup, hostOpUs?: number): StepSetup {
-  return resolve(vtrainScenario(row, hostOpUs), 'vtrain', VTRAIN_DATA_DIR);
+export function vtrainSetup(row: VtrainRow, resolve: (raw: Record<string, unknown>, name: string, dir: string) => StepSetup, opts: VtrainScenarioOptions = {}): StepSetup {
+  return resolve(vtrainScenario(row, opts), 'vtrain', VTRAIN_DATA_DIR);
 }
 
 /** Mean absolute percentage error. */

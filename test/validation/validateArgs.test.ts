@@ -3,7 +3,7 @@ import { parseValidateArgs } from '../../src/validation/validateArgs.js';
 
 describe('npm run validate options', () => {
   it('defaults to the whole vTrain set as text', () => {
-    expect(parseValidateArgs([])).toEqual({ hostOpUs: undefined, set: 'vtrain', only: undefined, limit: Infinity, json: false, decompose: false, help: false });
+    expect(parseValidateArgs([])).toEqual({ hostOpUs: undefined, vocab: 'peer', set: 'vtrain', only: undefined, limit: Infinity, json: false, decompose: false, help: false });
   });
 
   it('reads each option', () => {
@@ -11,6 +11,7 @@ describe('npm run validate options', () => {
     expect(parseValidateArgs(['--only', 'single', '--decompose'])).toMatchObject({ only: 'single', decompose: true });
     expect(parseValidateArgs(['-h']).help).toBe(true);
     expect(parseValidateArgs(['--host-op-us', '18']).hostOpUs).toBe(18);
+    expect(parseValidateArgs(['--vocab', 'megatron-padded']).vocab).toBe('megatron-padded');
   });
 
   it('says what is wrong and what is allowed', () => {
@@ -19,6 +20,7 @@ describe('npm run validate options', () => {
     expect(() => parseValidateArgs(['--only', 'both'])).toThrow("--only: 'both' is not a group (single | multi)");
     expect(() => parseValidateArgs(['--limit', '0'])).toThrow("--limit: expected a whole number ≥ 1, got '0'");
     expect(() => parseValidateArgs(['--frobnicate'])).toThrow(/Unknown option '--frobnicate'/);
+    expect(() => parseValidateArgs(['--vocab', 'padded'])).toThrow("--vocab: unknown split 'padded' (peer | megatron-padded)");
     expect(() => parseValidateArgs(['--host-op-us', '0'])).toThrow("--host-op-us: expected µs > 0 (at most 10000), got '0'");
   });
 });
