@@ -16,8 +16,8 @@ import { assembleBlock, elementwiseOp, linearStage, type Block, type Op, type Re
  * - Column/row-parallel linear (`LinearWithGradAccumulationAndAsyncCommunication`): forward `matmul`
  *   (+ `output + bias` for QKV, whose bias is not skipped); backward dgrad `matmul`, wgrad `matmul` +
  *   AccumulateGrad, and for QKV the bias `sum(dim=0)` + AccumulateGrad. A TP all-reduce is one call more.
- * - CoreAttention (unfused): `baddbmm`; fused softmax (`torch.tensor([scale])` + kernel: 2) or the torch
- *   fallback (5 ops); RNG-tracker fork (get/set of the CUDA RNG state: 2) + dropout; `bmm`;
+ * - CoreAttention (unfused): `baddbmm`; fused causal softmax (`torch.tensor([scale])` + kernel: 2; it reads
+ *   only the lower triangle of the scores) or the torch fallback (5 ops); RNG-tracker fork (get/set of the CUDA RNG state: 2) + dropout; `bmm`;
  *   `permute(2,0,1,3).contiguous()` (a copy). Backward: two `bmm` per batched GEMM, the `baddbmm`
  *   ones each followed by the ×alpha multiply, and `cat` of the q/k/v gradients (split backward).
  * - bias-dropout-add (TorchScript, `bias.expand_as` + fused kernel: 2); backward: fused kernel, the bias
@@ -130,12 +130,16 @@ function megatronAttention(c: LayerContext, fw: FrameworkSpec, host: (op: Op, ca
   }
   const n = c.b * c.headsPerRank * c.s * c.s;
   const fused = fusedSoftmaxAvailable(fw, c.b * c.headsPerRank, c.s);
+  // GPT's fused kernel is the causal one (scaled_upper_triang_masked_softmax.h): row r reads only its first r + 1
+  // scores (`local_seq = blockIdx.x + 1`) and writes zeros past them; backward reads the gradient and the output
+  // on that triangle and writes whole rows. On average a row reads this share of its elements.
+  const causalRead = (c.s + 1) / (2 * c.s);
   const core: Op[] = [];
   for (const op of base.core) {
     if (op.name === 'attn.softmax' && !fused) {
       // float() r2 w4, ×scale r4 w4, masked_fill_ r4 w4, softmax r4 w4, half() r4 w2.
       core.push(host({ ...op, flops: 6 * n, bytes: 36 * n }, 5 + 1));
-    } else if (op.name === 'attn.softmax') core.push(host(op, 2 + 2));
+    } else if (op.name === 'attn.softmax') core.push(host({ ...op, bytes: n * e * (causalRead + 1) }, 2 + 2));
     else if (op.name === 'attn.dropout') core.push(host(op, 1 + 2 + 1));
     else if (op.name === 'attn.scores') core.push(host(op, 1 + 1));
     else core.push(host(op, 1));
@@ -147,7 +151,7 @@ function megatronAttention(c: LayerContext, fw: FrameworkSpec, host: (op: Op, ca
     if (op.name === 'attn.softmax.bwd' && !fused) {
       // Backward of half() r2 w4, softmax r4 r4 w4, masked_fill r4 r1 w4, ×scale r4 w4, float() r4 w2.
       backward.push(host({ ...op, flops: 6 * n, bytes: 43 * n }, 5));
-    } else if (op.name === 'attn.softmax.bwd') backward.push(host(op, 1 + 1));
+    } else if (op.name === 'attn.softmax.bwd') backward.push(host({ ...op, bytes: n * e * (2 * causalRead + 1) }, 1 + 1));
     else if (op.name.startsWith('attn.scores.')) backward.push(host(op, 2));
     else backward.push(host(op, 1));
   }

@@ -172,6 +172,15 @@ describe('Megatron-DeepSpeed GPT layer', () => {
     const fused = softmax(8, 2);
     const n = 2 * 1024 * 1024;
     expect(fallback.bytes / n).toBe(36);
-    expect(fused.bytes / (2 * n)).toBe(4);
+    // The causal fused kernel reads row r's first r + 1 scores and writes the whole row (2 bytes each).
+    const lowerTriangle = (1024 + 1) / (2 * 1024);
+    expect(fused.bytes / (2 * n)).toBeCloseTo(2 * (lowerTriangle + 1), 12);
+  });
+
+  it("charges the causal fused softmax's backward the gradient and output on the lower triangle and whole-row writes", () => {
+    const layer = buildBlocks(gpt, { ...shape, tp: 2, microBatch: 2 }).find((x) => x.name === 'layer.0')!;
+    const bwd = layer.backward.find((o) => o.name === 'attn.softmax.bwd')!;
+    const n = 2 * (gpt.heads / 2) * 1024 * 1024;
+    expect(bwd.bytes / n).toBeCloseTo(2 * (2 * ((1024 + 1) / (2 * 1024)) + 1), 12);
   });
 });
