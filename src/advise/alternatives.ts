@@ -32,7 +32,7 @@ export function candidateChanges(s: Scenario, r: StepResult): { label: string; s
   const add = (label: string, ...sets: string[]) => out.push({ label, sets });
   const top = r.bottleneck.exposure[0];
   const vocabPerRank = s.model.vocab / p.tp;
-  if (s.model.arch !== 'mlp' && gemmMisaligned({ m: 8, n: vocabPerRank, k: 8, batch: 1 }, precisionInfo(t.precision).dtype)) {
+  if (s.model.arch !== 'mlp' && gemmMisaligned({ m: 8, n: vocabPerRank, k: 8 }, precisionInfo(t.precision).dtype)) {
     const padded = Math.ceil(s.model.vocab / (64 * p.tp)) * 64 * p.tp;
     add(`vocabulary padded to ${padded} (aligned LM-head GEMMs)`, `model.vocab=${padded}`);
   }

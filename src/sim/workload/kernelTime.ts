@@ -81,7 +81,7 @@ const TENSOR_CORE_DTYPES: readonly Dtype[] = ['fp16', 'bf16', 'tf32', 'fp8'];
  * 16 bytes of `dtype`. Non-integer dimensions (a model divided by a parallel degree that a framework would pad)
  * count as aligned.
  */
-export function gemmMisaligned(g: GemmShape, dtype: Dtype): boolean {
+export function gemmMisaligned(g: Pick<GemmShape, 'm' | 'n' | 'k'>, dtype: Dtype): boolean {
   if (!TENSOR_CORE_DTYPES.includes(dtype)) return false;
   const unit = TENSOR_OP_ALIGNMENT_BYTES / (dtype === 'fp8' ? 1 : dtype === 'tf32' ? 4 : 2);
   return [g.m, g.n, g.k].some((x) => Number.isInteger(x) && x % unit !== 0);
