@@ -2,6 +2,7 @@ import { Program, type StreamKind } from '../program/types.js';
 import type { StepSetup } from '../setup.js';
 import type { Block } from '../workload/ops.js';
 import { buildBlocks } from '../workload/transformerOps.js';
+import { hostCost, type FrameworkSpec } from '../workload/framework.js';
 import { jitterer } from '../engine/random.js';
 import { ParallelLayout, splitLayers } from './layout.js';
 import { peakInFlight, stageSchedule, type PipeOp } from './schedules.js';
@@ -38,6 +39,11 @@ export function precisionInfo(precision: StepSetup['training']['precision']) {
 export interface PassRecord {
   first: number[];
   last: number[];
+  /**
+   * Per TP rank: the host task that follows the host's wait for the GPU at the start of a forward pass
+   * (`FrameworkSpec.forwardPassSync`); the activations this pass receives gate it too.
+   */
+  firstHost?: number[];
   /** Per block in execution order: its first and last compute task per TP rank. */
   blocks: { block: Block; first: number[]; last: number[] }[];
   /** Per TP rank: tensor name → the compute task completing its gradient (backward passes). */
@@ -74,6 +80,7 @@ export function compileStep(setup: StepSetup): StepPlan {
   });
   const tpCtx = { model, tp, sequenceParallel: par.sequenceParallel, style: par.tpStyle, tokens, elementBytes, asyncGradReduce: setup.framework?.asyncTpGradReduce ?? true };
   const collHostNs = setup.framework?.hostOpNs ?? 0;
+  const fw = setup.framework;
   const templates = new Map<Block, { F: PassTemplate; B: PassTemplate }>();
   for (const b of blocks) {
     templates.set(b, {
@@ -114,10 +121,11 @@ export function compileStep(setup: StepSetup): StepPlan {
         const vs = op.chunk * pp + s;
         const rec: PassRecord = { first: [], last: [], blocks: [], gradTask: op.kind === 'B' ? members.map(() => new Map()) : undefined };
         const list = op.kind === 'F' ? chunkBlocks[vs] : [...chunkBlocks[vs]].reverse();
+        const start = op.kind === 'F' ? forwardPassStart(fw, vs, virtualStages.length) : undefined;
         for (const b of list) {
           const t = templates.get(b)![op.kind];
           const entry = { block: b, first: [] as number[], last: [] as number[] };
-          carry = instantiatePass(program, t, group, members, tpShadows, op, carry, rec, lastCompute, hostCarry, jitter, `${op.kind === 'F' ? 'fwd' : 'bwd'} ${b.name} mb${op.microBatch}`, entry);
+          carry = instantiatePass(program, t, group, members, tpShadows, op, carry, rec, lastCompute, hostCarry, jitter, `${op.kind === 'F' ? 'fwd' : 'bwd'} ${b.name} mb${op.microBatch}`, entry, b === list[0] ? start : undefined);
           rec.blocks.push(entry);
         }
         passes.set(key(d, vs, op.microBatch, op.kind), rec);
@@ -155,7 +163,7 @@ function needsShadow(simulated: readonly number[], gpusPerNode: number): (group:
  * (`hostCarry`). A segment whose first op blocks the host first finishes the carried work, then waits
  * for the rank's last compute task.
  */
-function instantiatePass(program: Program, t: PassTemplate, group: readonly number[], members: readonly number[], shadows: readonly (readonly number[])[], op: PipeOp, carry: number[], rec: PassRecord, lastCompute: number[], hostCarry: number[], jitter: ((d: number) => number)[], label: string, entry: { first: number[]; last: number[] }): number[] {
+function instantiatePass(program: Program, t: PassTemplate, group: readonly number[], members: readonly number[], shadows: readonly (readonly number[])[], op: PipeOp, carry: number[], rec: PassRecord, lastCompute: number[], hostCarry: number[], jitter: ((d: number) => number)[], label: string, entry: { first: number[]; last: number[] }, start?: PassStart): number[] {
   const issued = new Map<TpSync, number>();
   let waiting = carry;
   const issue = (syncs: readonly TpSync[]) => {
@@ -165,22 +173,27 @@ function instantiatePass(program: Program, t: PassTemplate, group: readonly numb
       issued.set(sync, program.collective('tp-collective', sync.label, { op: sync.op, group, bytes: sync.bytes, shadowGroups: shadows.length > 0 ? shadows : undefined }, deps, op.microBatch, stream, members));
     }
   };
-  for (const seg of t.segments) {
+  t.segments.forEach((seg, k) => {
     issue(seg.issueBefore);
     const deps = [...waiting, ...seg.waitFor.map((s) => issued.get(s)!).filter((x) => x !== undefined)];
     waiting = [];
     for (const s of seg.waitFor) issued.delete(s);
+    const passSync = k === 0 && start !== undefined;
     members.forEach((rank, i) => {
       const own = deps.length === 0 && !t.hostModelled ? deps : [...deps];
       if (t.hostModelled) {
         const hostDeps: number[] = [];
-        if (seg.syncBefore && lastCompute[i] !== undefined) {
+        if ((seg.syncBefore || passSync) && lastCompute[i] !== undefined) {
           if (hostCarry[i] > 0) program.local(rank, 'host', 'other', `host: ${label}`, Math.round(hostCarry[i]), [], op.microBatch);
           hostCarry[i] = 0;
           hostDeps.push(lastCompute[i]);
         }
-        const hostNs = Math.round(hostCarry[i] + seg.hostLeadNs);
-        if (hostNs > 0 || hostDeps.length > 0) own.push(program.local(rank, 'host', 'other', `host: ${label}`, hostNs, hostDeps, op.microBatch));
+        const hostNs = Math.round(hostCarry[i] + seg.hostLeadNs + (passSync ? start.hostNs : 0));
+        if (hostNs > 0 || hostDeps.length > 0 || passSync) {
+          const hostId = program.local(rank, 'host', 'other', `host: ${label}`, hostNs, hostDeps, op.microBatch);
+          own.push(hostId);
+          if (passSync) (rec.firstHost ??= [])[i] = hostId;
+        }
         hostCarry[i] = seg.hostNs - seg.hostLeadNs;
       }
       const id = program.local(rank, 'compute', seg.kind, label, jitter[i](seg.durationNs), own, op.microBatch);
@@ -191,10 +204,27 @@ function instantiatePass(program: Program, t: PassTemplate, group: readonly numb
       lastCompute[i] = id;
       if (rec.gradTask) for (const tensor of seg.gradTensors) rec.gradTask[i].set(tensor, id);
     });
-  }
+  });
   issue(t.issueAfter);
   if (t.hostModelled) for (let i = 0; i < hostCarry.length; i++) hostCarry[i] += t.hostAfterNs;
   return [...waiting, ...issued.values()];
+}
+
+/** What the host does at the start of a forward pass, before its first op: wait for the GPU, and extra host work. */
+interface PassStart {
+  hostNs: number;
+}
+
+/**
+ * The framework's work at the start of a forward pass through virtual stage `vs` of `stages`: DeepSpeed's
+ * synchronized throughput timer on every stage (`forwardPassSync`), and on a last stage that does not also hold
+ * the embedding, its own `get_batch_pipe` for the labels (`lastStageLoadsBatch`: `next(data_iterator)` and 9
+ * calls, 2 of them broadcast_data's broadcasts; its blocking copies are the same wait for the GPU).
+ */
+function forwardPassStart(fw: FrameworkSpec | undefined, vs: number, stages: number): PassStart | undefined {
+  if (!fw?.forwardPassSync) return undefined;
+  const ownLoad = fw.lastStageLoadsBatch && vs === stages - 1 && vs > 0;
+  return { hostNs: ownLoad ? hostCost(fw, 1 + 10 - 2, 2) : 0 };
 }
 
 /**
@@ -241,7 +271,11 @@ function addPipelineTransfers(program: Program, layout: ParallelLayout, passes: 
               shadowLists.set(sKey, shadows);
             }
             const x = program.transfer('pp-send', label, layout.pair(a, b), bytes, [src.last[t]], mb, shadows.length > 0 ? shadows : undefined);
-            for (let u = 0; u < tpSim; u++) program.addDep(dst.first[u], x);
+            for (let u = 0; u < tpSim; u++) {
+              program.addDep(dst.first[u], x);
+              // A host that waits for its GPU before a forward also waits for the activations it receives.
+              if (dst.firstHost?.[u] !== undefined) program.addDep(dst.firstHost[u], x);
+            }
           }
         }
       }

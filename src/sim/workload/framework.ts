@@ -49,6 +49,27 @@ export interface FrameworkSpec {
    * keeps its own asynchronous reduce-scatter either way.
    */
   asyncTpGradReduce: boolean;
+  /**
+   * DeepSpeed's `DeepSpeedEngine.backward` keeps the loss of every micro-batch but the last of a step for its
+   * monitor with `self.losses.append(loss.mean().item())` (added in #3428, v0.9.3, May 2023; removed in #5135,
+   * v0.14): a blocking device-to-host copy on the stage that computes the loss, before `scaled_loss.backward()`.
+   * Modelled on every micro-batch (one more per step than the source, out of tens).
+   */
+  lossItemSync: boolean;
+  /**
+   * DeepSpeed's `PipelineEngine._exec_forward_pass` starts its `ThroughputTimer` first, and the timer
+   * synchronizes the device (`synchronized` is on by default; deepspeed/utils/timer.py): before issuing a
+   * forward, every stage's host waits for its GPU, including the activations it has just received. Pipelined
+   * stages therefore issue a forward only after its input has arrived.
+   */
+  forwardPassSync: boolean;
+  /**
+   * DeepSpeed's `_exec_load_micro_batch` runs on the last pipeline stage too: it takes the batch from its own
+   * data iterator through Megatron's `get_batch_pipe` (broadcast_data's two broadcasts over the TP group and
+   * its blocking copies, the masks and position ids: 10 calls, a host sync) to get the labels. At pp 1 that is
+   * the first stage's load; with a pipeline the last stage pays it again.
+   */
+  lastStageLoadsBatch: boolean;
   source: string;
 }
 
@@ -81,13 +102,17 @@ export const MEGATRON_DEEPSPEED: FrameworkSpec = {
   fusedSoftmaxMaxSeq: 4096,
   fp32CrossEntropy: true,
   asyncTpGradReduce: false,
+  lossItemSync: true,
+  forwardPassSync: true,
+  lastStageLoadsBatch: true,
   source:
     'microsoft/Megatron-DeepSpeed megatron/model/transformer.py (torch.tensor(0.0, device=...) in ParallelTransformerLayer.forward; ' +
     'CoreAttention: baddbmm, FusedScaleMaskSoftmax, RNG-tracker fork + dropout, bmm, permute().contiguous()), ' +
     'megatron/model/fused_softmax.py is_kernel_available, megatron/arguments.py (async TP all-reduce off with DeepSpeed), megatron/core/tensor_parallel/cross_entropy.py; ' +
     'deepspeed/runtime/activation_checkpointing/checkpointing.py (RNG save/restore, nested autograd.backward); ' +
     'host op cost: PyTorch operator benchmark addmm_M1_N1_K1_cuda 16.1 µs (pytorch/pytorch#38421); ' +
-    'collective call: c10d all_reduce 89 µs CPU-side (pytorch/pytorch#138773)',
+    'collective call: c10d all_reduce 89 µs CPU-side (pytorch/pytorch#138773); ' +
+    'deepspeed/runtime/engine.py backward (loss.mean().item(), v0.9.3-v0.13), runtime/pipe/engine.py (_exec_forward_pass ThroughputTimer, _exec_load_micro_batch on the last stage), utils/timer.py',
 };
 
 /** Names a scenario may give in `training.framework`; `none` is the framework-agnostic model. */

@@ -220,7 +220,8 @@ export function megatronGptEdges(block: Block, c: LayerContext): Block {
       // The cross-entropy's 23 calls include its three all-reduces (max, target logit, sum of exp), issued
       // on the TP group whatever its size.
       case 'loss': return set(fw.fp32CrossEntropy ? { ...op, bytes: 38 * nLogits } : op, 23 - 3 + 1 + PIPE_ENGINE_CALLS.lastStageForward, 0, false, 3);
-      case 'loss.bwd': return set(fw.fp32CrossEntropy ? { ...op, bytes: 14 * nLogits } : op, 6 + 1 + PIPE_ENGINE_CALLS.lastStageBackward);
+      // DeepSpeedEngine.backward's `loss.mean().item()` (2 calls and a host sync) comes first when modelled.
+      case 'loss.bwd': return set(fw.fp32CrossEntropy ? { ...op, bytes: 14 * nLogits } : op, 6 + 1 + PIPE_ENGINE_CALLS.lastStageBackward + (fw.lossItemSync ? 2 : 0), 0, fw.lossItemSync);
       default: return set(op, 1);
     }
   };

@@ -147,7 +147,7 @@ describe('Megatron-DeepSpeed GPT layer', () => {
     expect(total(at(2)) - total(at(1))).toBe(6 * 89_000);
   });
 
-  it("charges DeepSpeed's pipeline-engine work per micro-batch: 14 calls on the first stage, 9 + 5 on the last", () => {
+  it("charges DeepSpeed's pipeline-engine work per micro-batch: 14 calls on the first stage, 9 + 5 + 2 on the last", () => {
     const ops = buildBlocks(gpt, countShape).flatMap((b) => [...b.forward, ...b.backward]);
     const op = (name: string) => [ops.find((o) => o.name === name)!];
     // get_batch_pipe 10 (2 of them broadcast_data's broadcasts) + embedding modules 3 + F.embedding 1 (tp 1)
@@ -159,7 +159,9 @@ describe('Megatron-DeepSpeed GPT layer', () => {
     expect(plain(op('loss'))).toBe(23 - 3 + 1 + (6 + 3));
     expect(colls(op('loss'))).toBe(3);
     // backward of the loss 6 + Function 1 + engine: loss.float() / GAS (2), loss.float() × scale (2), backward() (1).
-    expect(plain(op('loss.bwd'))).toBe(6 + 1 + (2 + 2 + 1));
+    expect(plain(op('loss.bwd'))).toBe(6 + 1 + (2 + 2 + 1) + 2);
+    // DeepSpeedEngine.backward's loss.mean().item() (2 calls) blocks the host before the backward is issued.
+    expect(op('loss.bwd')[0].hostSync).toBe(true);
   });
 
   it('falls back to the torch softmax when b·heads per rank is not a multiple of 4 (Megatron is_kernel_available)', () => {
@@ -182,5 +184,41 @@ describe('Megatron-DeepSpeed GPT layer', () => {
     const bwd = layer.backward.find((o) => o.name === 'attn.softmax.bwd')!;
     const n = 2 * (gpt.heads / 2) * 1024 * 1024;
     expect(bwd.bytes / n).toBeCloseTo(2 * (2 * ((1024 + 1) / (2 * 1024)) + 1), 12);
+  });
+});
+
+describe('DeepSpeed pipeline engine around a pipelined Megatron-DeepSpeed step', () => {
+  /** A small host-bound GPT on 2 pipeline stages in one node, run through Megatron-DeepSpeed. */
+  function pipelined(pp: number, framework: Partial<FrameworkSpec> = {}) {
+    const s = scenarioOf({
+      cluster: { preset: 'dgx-a100-80gb', nodes: 1, node: { gpusPerNode: 2, nicsPerNode: 1 } },
+      model: { arch: 'gpt', layers: 4, hidden: 1024, heads: 16, seqLen: 1024, vocab: 50304 },
+      training: { globalBatch: 4, microBatch: 1, precision: 'fp16', flashAttention: false, framework: 'megatron-deepspeed' },
+      parallel: { pp, dp: 2 / pp, schedule: '1f1b', recompute: 'full', ddp: { bucketMB: 1e6, overlap: false } },
+    });
+    return { ...s, framework: { ...s.framework!, ...framework } };
+  }
+
+  it('the second stage issues each forward only after its activations arrived (synchronized throughput timer)', () => {
+    const { trace } = simulateStep(pipelined(2));
+    const tasks = trace.program.tasks;
+    const arrivals = tasks.filter((t) => t.kind === 'pp-send' && t.label.startsWith('activations'));
+    expect(arrivals.length).toBe(4);
+    for (const a of arrivals) {
+      const mb = a.microBatch;
+      // The first host task of stage 1's forward of this micro-batch (layers 2–3 sit on stage 1).
+      const host = tasks.find((t) => t.stream === 'host' && t.ranks[0] === 1 && t.microBatch === mb && t.label === `host: fwd layer.2 mb${mb}`)!;
+      expect(trace.startNs[host.id]).toBeGreaterThanOrEqual(trace.endNs[a.id]);
+    }
+  });
+
+  it('each of these costs time and none is free: timer sync, the last stage loading its own batch, the loss .item()', () => {
+    const t = (pp: number, f: Partial<FrameworkSpec> = {}) => simulateStep(pipelined(pp, f)).result.stepTimeS;
+    const all = t(2);
+    expect(t(2, { forwardPassSync: false, lastStageLoadsBatch: false })).toBeLessThan(all);
+    expect(t(2, { lastStageLoadsBatch: false })).toBeLessThan(all);
+    expect(t(2, { lossItemSync: false })).toBeLessThan(all);
+    // At pp 1 the only stage loads the batch once, for the embedding (the first stage's load).
+    expect(t(1, { lastStageLoadsBatch: false })).toBe(t(1));
   });
 });
