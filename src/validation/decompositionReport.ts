@@ -2,17 +2,18 @@ import { fitStepParts, type TimedRun } from './decompose.js';
 import type { VtrainRow } from './vtrain.js';
 
 /**
- * The `--decompose` table of `npm run validate`: for the single-node rows without pipeline parallelism, grouped by
- * (hidden, tp, micro-batch), the per-layer, per-micro-batch and per-step parts (decompose.ts) of the measured and of
- * the predicted times. Each (hidden, tp, dp, micro-batch) family is fitted on its own (it has 12–24 layers and 1–16
- * micro-batches); the table averages the families of a group.
+ * The `--decompose` table of `npm run validate`: for the single-node rows, grouped by (hidden, tp, pp, micro-batch),
+ * the per-layer, per-micro-batch and per-step parts (decompose.ts) of the measured and of the predicted times. Each
+ * (hidden, tp, pp, dp, micro-batch) family is fitted on its own (it has 12–24 layers and 1–16 micro-batches); the
+ * table averages the families of a group. A 1F1B pipeline's time has the same form: a and b are then the slowest
+ * stage's share per micro-batch, and the per-step part also holds the pipeline's fill and drain.
  */
 export function decompositionLines(outcomes: readonly { row: VtrainRow; predictedMs: number }[]): string[] {
   const families = new Map<string, { row: VtrainRow; predictedMs: number }[]>();
   for (const o of outcomes) {
     const r = o.row;
-    if (r.group !== 'single' || r.pp !== 1) continue;
-    const k = `${r.hidden}/${r.tp}/${r.dp}/${r.microBatch}`;
+    if (r.group !== 'single') continue;
+    const k = `${r.hidden}/${r.tp}/${r.pp}/${r.dp}/${r.microBatch}`;
     families.set(k, [...(families.get(k) ?? []), o]);
   }
   const groups = new Map<string, number[][]>();
@@ -23,13 +24,14 @@ export function decompositionLines(outcomes: readonly { row: VtrainRow; predicte
     const p = fitStepParts(runs((o) => o.predictedMs));
     if (!m || !p) continue;
     const r = os[0].row;
-    const k = `h${r.hidden} tp${r.tp} mb${r.microBatch}`;
+    const k = `h${r.hidden} tp${r.tp}${r.pp > 1 ? ` pp${r.pp}` : ''} mb${r.microBatch}`;
     const v = [m.perLayerMicroBatchMs, p.perLayerMicroBatchMs, m.perMicroBatchMs, p.perMicroBatchMs, m.perStepMs(24), p.perStepMs(24)];
     groups.set(k, [...(groups.get(k) ?? []), v]);
   }
   const f = (x: number) => x.toFixed(2).padStart(7);
   const lines = [
-    'decomposition, single node, pp 1: ms measured / predicted (T = a·L·n + b·n + c0 + c1·L, fitted per (h, tp, dp, mb))',
+    'decomposition, single node: ms measured / predicted (T = a·L·n + b·n + c0 + c1·L, fitted per (h, tp, pp, dp, mb);',
+    '  with pp > 1, a and b are the slowest stage\'s per micro-batch and the per-step part holds the pipeline fill)',
     '  group                 a per layer·micro-batch   b per micro-batch    per step at L = 24',
   ];
   for (const [k, vs] of [...groups.entries()].sort()) {
