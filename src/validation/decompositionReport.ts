@@ -1,4 +1,4 @@
-import { fitStepParts, type TimedRun } from './decompose.js';
+import { fitStepParts, type StepParts, type TimedRun } from './decompose.js';
 import type { VtrainRow } from './vtrain.js';
 
 /**
@@ -17,12 +17,19 @@ export function decompositionLines(outcomes: readonly { row: VtrainRow; predicte
     families.set(k, [...(families.get(k) ?? []), o]);
   }
   const groups = new Map<string, number[][]>();
+  // How exactly each family's times follow the four-part form: mean |fit − time| / time over the fitted rows.
+  const residual = { measured: 0, predicted: 0, rows: 0 };
+  const misfit = (runs: TimedRun[], parts: StepParts) =>
+    runs.reduce((a, r) => a + Math.abs(parts.perLayerMicroBatchMs * r.layers * r.microBatches + parts.perMicroBatchMs * r.microBatches + parts.perStepMs(r.layers) - r.timeMs) / r.timeMs, 0);
   for (const os of families.values()) {
     const runs = (pick: (o: { row: VtrainRow; predictedMs: number }) => number): TimedRun[] =>
       os.map((o) => ({ layers: o.row.layers, microBatches: o.row.globalBatch / (o.row.microBatch * o.row.dp), timeMs: pick(o) }));
     const m = fitStepParts(runs((o) => o.row.measuredMs));
     const p = fitStepParts(runs((o) => o.predictedMs));
     if (!m || !p) continue;
+    residual.measured += misfit(runs((o) => o.row.measuredMs), m);
+    residual.predicted += misfit(runs((o) => o.predictedMs), p);
+    residual.rows += os.length;
     const r = os[0].row;
     const k = `h${r.hidden} tp${r.tp}${r.pp > 1 ? ` pp${r.pp}` : ''} mb${r.microBatch}`;
     const v = [m.perLayerMicroBatchMs, p.perLayerMicroBatchMs, m.perMicroBatchMs, p.perMicroBatchMs, m.perStepMs(24), p.perStepMs(24)];
@@ -38,5 +45,7 @@ export function decompositionLines(outcomes: readonly { row: VtrainRow; predicte
     const mean = vs[0].map((_, i) => vs.reduce((s, v) => s + v[i], 0) / vs.length);
     lines.push(`  ${k.padEnd(20)} ${f(mean[0])} / ${f(mean[1])}     ${f(mean[2])} / ${f(mean[3])}    ${f(mean[4])} / ${f(mean[5])}`);
   }
+  const pct = (x: number) => ((100 * x) / Math.max(1, residual.rows)).toFixed(3);
+  lines.push(`  the four-part form fits each family's measured times within ${pct(residual.measured)}% and its predicted times within ${pct(residual.predicted)}% (mean |residual|, ${residual.rows} rows)`);
   return lines;
 }

@@ -29,10 +29,11 @@ Options:
   --limit <n>       the first n rows of each set
   --host-op-us <us> vtrain set: host cost of one framework call (training.hostOpUs) in place of the
                     cited 16.1 µs, to see how much the result hangs on it (not a fitted value)
-  --vocab <split>   vtrain set: peer (default: 50257 // tp rows per rank, as the peer's own model
-                    definition splits it) | megatron-padded (a multiple of 128 × tp, Megatron's default)
+  --vocab <split>   vtrain set: peer (default, a hypothesis: 50257 // tp rows per rank, as the peer's
+                    own profiling model splits it) | megatron-padded (a multiple of 128 × tp, what
+                    Megatron-DeepSpeed does)
   --decompose       vtrain set: split measured and predicted times into per-layer, per-micro-batch
-                    and per-step parts (pp-1 families)
+                    and per-step parts (per family; with pipelines, the slowest stage's)
   --json            one JSON object
   -h, --help        this text
 

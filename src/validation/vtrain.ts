@@ -71,14 +71,16 @@ export const GPT2_VOCAB = 50257;
 
 /**
  * How each tensor-parallel rank's share of the vocabulary is taken:
- * - `peer` (default): as the peer repository's own GPT definition shards it, `vocab_size // tp` rows per rank
- *   with vocab_size = 50,257 (src/model/gpt_modeling.py `nn.Embedding(vocab_size // world_size, ...)`, the same
- *   in src/predictor.py's parameter list): 50,257 rows at tp 1 (odd), 25,128 at tp 2 (a multiple of 8),
- *   12,564 at tp 4 and 6,282 at tp 8. Unaligned LM-head GEMMs run on cuBLAS's slow path (kernelTime.ts).
- * - `megatron-padded`: Megatron's default padding to a multiple of 128 × tp (every rank aligned).
- * The measurements choose between them (reports/validation/LOG.md, change 8): with the padded vocabulary the
- * per-micro-batch residual is +100% at tp 1, within 5% at tp 2, +45–50% at tp 4 and 8, the pattern of the
- * peer's per-rank alignment, and its size is what the cited slowdown predicts.
+ * - `peer` (default, a hypothesis): as the peer repository's own (profiling) GPT definition shards it,
+ *   `vocab_size // tp` rows per rank with vocab_size = 50,257 (src/model/gpt_modeling.py
+ *   `nn.Embedding(vocab_size // world_size, ...)`, the same in src/predictor.py's parameter list): 50,257 rows at
+ *   tp 1 (odd), 25,128 at tp 2 (a multiple of 8), 12,564 at tp 4 and 6,282 at tp 8. Unaligned LM-head GEMMs run
+ *   on cuBLAS's slow path (kernelTime.ts).
+ * - `megatron-padded`: Megatron's default padding to a multiple of 128 × tp (every rank aligned), what the
+ *   measured system (Megatron-DeepSpeed) does.
+ * The measured per-micro-batch times follow the first one's alignment pattern, which the second cannot produce,
+ * and the published times are exact sums of per-part measurements, so a part profiled on the peer's model can be
+ * in them (reports/validation/LOG.md, session 5); both figures are reported.
  */
 export type VtrainVocab = 'peer' | 'megatron-padded';
 export const VTRAIN_VOCABS: readonly VtrainVocab[] = ['peer', 'megatron-padded'];

@@ -3,6 +3,7 @@ import type { StepSetup } from '../setup.js';
 import type { Block } from '../workload/ops.js';
 import { buildBlocks } from '../workload/transformerOps.js';
 import { hostCost, type FrameworkSpec } from '../workload/framework.js';
+import { GET_BATCH_PIPE_CALLS } from '../workload/megatronOps.js';
 import { jitterer } from '../engine/random.js';
 import { ParallelLayout, splitLayers } from './layout.js';
 import { peakInFlight, stageSchedule, type PipeOp } from './schedules.js';
@@ -40,8 +41,8 @@ export interface PassRecord {
   first: number[];
   last: number[];
   /**
-   * Per TP rank: the host task that follows the host's wait for the GPU at the start of a forward pass
-   * (`FrameworkSpec.forwardPassSync`); the activations this pass receives gate it too.
+   * Per TP rank: the host task that follows the host's wait for the GPU at the start of a pass (`passStart`);
+   * the activations or gradients this pass receives gate it too.
    */
   firstHost?: number[];
   /** Per block in execution order: its first and last compute task per TP rank. */
@@ -121,7 +122,7 @@ export function compileStep(setup: StepSetup): StepPlan {
         const vs = op.chunk * pp + s;
         const rec: PassRecord = { first: [], last: [], blocks: [], gradTask: op.kind === 'B' ? members.map(() => new Map()) : undefined };
         const list = op.kind === 'F' ? chunkBlocks[vs] : [...chunkBlocks[vs]].reverse();
-        const start = op.kind === 'F' ? forwardPassStart(fw, vs, virtualStages.length) : undefined;
+        const start = passStart(fw, op.kind, vs, virtualStages.length, tp);
         for (const b of list) {
           const t = templates.get(b)![op.kind];
           const entry = { block: b, first: [] as number[], last: [] as number[] };
@@ -210,21 +211,26 @@ function instantiatePass(program: Program, t: PassTemplate, group: readonly numb
   return [...waiting, ...issued.values()];
 }
 
-/** What the host does at the start of a forward pass, before its first op: wait for the GPU, and extra host work. */
+/** What the host does at the start of a pass, before its first op: wait for the GPU and the data received, then `hostNs` of work. */
 interface PassStart {
   hostNs: number;
 }
 
 /**
- * The framework's work at the start of a forward pass through virtual stage `vs` of `stages`: DeepSpeed's
- * synchronized throughput timer on every stage (`forwardPassSync`), and on a last stage that does not also hold
- * the embedding, its own `get_batch_pipe` for the labels (`lastStageLoadsBatch`: `next(data_iterator)` and 9
- * calls, 2 of them broadcast_data's broadcasts; its blocking copies are the same wait for the GPU).
+ * The framework's host wait at the start of a pass through virtual stage `vs` of `stages` (kind F or B):
+ * DeepSpeed's partitioned pipeline tensors with TP (`partitionedPipeSync`: a non-first stage waits for the
+ * activations before a forward, a non-last stage for the gradients before a backward), and a last stage that
+ * does not also hold the embedding loading its own batch before each forward (`lastStageLoadsBatch`:
+ * `next(data_iterator)` and `get_batch_pipe`, whose blocking copies queue behind the activations' receive).
+ * The load's host work is put after the wait, though its first calls precede its first blocking copy: an upper
+ * bound by a few calls.
  */
-function forwardPassStart(fw: FrameworkSpec | undefined, vs: number, stages: number): PassStart | undefined {
-  if (!fw?.forwardPassSync) return undefined;
-  const ownLoad = fw.lastStageLoadsBatch && vs === stages - 1 && vs > 0;
-  return { hostNs: ownLoad ? hostCost(fw, 1 + 10 - 2, 2) : 0 };
+function passStart(fw: FrameworkSpec | undefined, kind: 'F' | 'B', vs: number, stages: number, tp: number): PassStart | undefined {
+  if (!fw || stages === 1) return undefined;
+  const partitioned = fw.partitionedPipeSync && tp > 1 && (kind === 'F' ? vs > 0 : vs < stages - 1);
+  const ownLoad = fw.lastStageLoadsBatch && kind === 'F' && vs === stages - 1;
+  if (!partitioned && !ownLoad) return undefined;
+  return { hostNs: ownLoad ? hostCost(fw, 1 + GET_BATCH_PIPE_CALLS.plain, GET_BATCH_PIPE_CALLS.collectives) : 0 };
 }
 
 /**
@@ -273,7 +279,7 @@ function addPipelineTransfers(program: Program, layout: ParallelLayout, passes: 
             const x = program.transfer('pp-send', label, layout.pair(a, b), bytes, [src.last[t]], mb, shadows.length > 0 ? shadows : undefined);
             for (let u = 0; u < tpSim; u++) {
               program.addDep(dst.first[u], x);
-              // A host that waits for its GPU before a forward also waits for the activations it receives.
+              // A host that waits for its GPU at the start of a pass also waits for what the pass receives.
               if (dst.firstHost?.[u] !== undefined) program.addDep(dst.firstHost[u], x);
             }
           }

@@ -50,24 +50,27 @@ export interface FrameworkSpec {
    */
   asyncTpGradReduce: boolean;
   /**
-   * DeepSpeed's `DeepSpeedEngine.backward` keeps the loss of every micro-batch but the last of a step for its
-   * monitor with `self.losses.append(loss.mean().item())` (added in #3428, v0.9.3, May 2023; removed in #5135,
-   * v0.14): a blocking device-to-host copy on the stage that computes the loss, before `scaled_loss.backward()`.
-   * Modelled on every micro-batch (one more per step than the source, out of tens).
+   * DeepSpeed's `DeepSpeedEngine.backward` reads the loss of every micro-batch for its monitor with
+   * `loss.mean().item()` (#3428: `self.losses.append(...)` on all but the last micro-batch of a step in v0.9.3 to
+   * v0.10.0, `self.losses += ...` on every micro-batch from v0.10.1; #5135 removed it in v0.13.3): a blocking
+   * device-to-host copy on the stage that computes the loss, before `scaled_loss.backward()`. Modelled on every
+   * micro-batch.
    */
   lossItemSync: boolean;
   /**
-   * DeepSpeed's `PipelineEngine._exec_forward_pass` starts its `ThroughputTimer` first, and the timer
-   * synchronizes the device (`synchronized` is on by default; deepspeed/utils/timer.py): before issuing a
-   * forward, every stage's host waits for its GPU, including the activations it has just received. Pipelined
-   * stages therefore issue a forward only after its input has arrived.
+   * With tensor parallelism DeepSpeed's pipeline engine splits the activations and gradients it sends over the TP
+   * ranks (`is_pipe_partitioned` = `is_grad_partitioned` = model parallel, runtime/pipe/engine.py), and rebuilding
+   * them (`PartitionedTensor.from_meta`, runtime/utils.py) reads the received meta tensor with `.tolist()`, a
+   * blocking copy: a non-first stage's host waits for the received activations before it issues a forward, a
+   * non-last stage's host for the received gradients before a backward.
    */
-  forwardPassSync: boolean;
+  partitionedPipeSync: boolean;
   /**
    * DeepSpeed's `_exec_load_micro_batch` runs on the last pipeline stage too: it takes the batch from its own
-   * data iterator through Megatron's `get_batch_pipe` (broadcast_data's two broadcasts over the TP group and
-   * its blocking copies, the masks and position ids: 10 calls, a host sync) to get the labels. At pp 1 that is
-   * the first stage's load; with a pipeline the last stage pays it again.
+   * data iterator through Megatron's `get_batch_pipe` to get the labels (broadcast_data's two broadcasts over the
+   * TP group, its blocking copies, the masks and position ids: 10 calls). At pp 1 that is the first stage's load;
+   * with a pipeline the last stage pays it again. Its schedule issues the activations' receive first
+   * (`TrainSchedule`: RecvActivation, then LoadMicroBatch), so the blocking copies wait for the activations.
    */
   lastStageLoadsBatch: boolean;
   source: string;
@@ -103,7 +106,7 @@ export const MEGATRON_DEEPSPEED: FrameworkSpec = {
   fp32CrossEntropy: true,
   asyncTpGradReduce: false,
   lossItemSync: true,
-  forwardPassSync: true,
+  partitionedPipeSync: true,
   lastStageLoadsBatch: true,
   source:
     'microsoft/Megatron-DeepSpeed megatron/model/transformer.py (torch.tensor(0.0, device=...) in ParallelTransformerLayer.forward; ' +
@@ -112,7 +115,7 @@ export const MEGATRON_DEEPSPEED: FrameworkSpec = {
     'deepspeed/runtime/activation_checkpointing/checkpointing.py (RNG save/restore, nested autograd.backward); ' +
     'host op cost: PyTorch operator benchmark addmm_M1_N1_K1_cuda 16.1 µs (pytorch/pytorch#38421); ' +
     'collective call: c10d all_reduce 89 µs CPU-side (pytorch/pytorch#138773); ' +
-    'deepspeed/runtime/engine.py backward (loss.mean().item(), v0.9.3-v0.13), runtime/pipe/engine.py (_exec_forward_pass ThroughputTimer, _exec_load_micro_batch on the last stage), utils/timer.py',
+    'deepspeed/runtime/engine.py backward (loss.mean().item(), v0.9.3-v0.13.2), runtime/pipe/engine.py (PartitionedTensor.from_meta in _exec_forward_pass / _exec_backward_pass, _exec_load_micro_batch on the last stage), runtime/pipe/schedule.py TrainSchedule',
 };
 
 /** Names a scenario may give in `training.framework`; `none` is the framework-agnostic model. */

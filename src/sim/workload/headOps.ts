@@ -92,11 +92,13 @@ export function headBlock(c: LayerContext): Block {
     // embedding's backward, so it is listed there.
     headParams = m.tiedEmbeddings ? [] : ['lm_head.weight'];
   }
+  // The head's leading dimensions are the hidden size and the vocabulary per rank (never the token count).
+  const lead = [c.h, c.vocabPerRank];
   stages.push({
-    forward: [gemmOp('lm_head', T, c.vocabPerRank, c.h, 1, c.dtype)],
+    forward: [gemmOp('lm_head', T, c.vocabPerRank, c.h, 1, c.dtype, undefined, lead)],
     backward: [
-      gemmOp('lm_head.dgrad', T, c.h, c.vocabPerRank, 1, c.dtype),
-      gemmOp('lm_head.wgrad', c.h, c.vocabPerRank, T, 1, c.dtype, headParams),
+      gemmOp('lm_head.dgrad', T, c.h, c.vocabPerRank, 1, c.dtype, undefined, lead),
+      gemmOp('lm_head.wgrad', c.h, c.vocabPerRank, T, 1, c.dtype, headParams, lead),
     ],
   });
   stages.push(lossStage(c));

@@ -77,14 +77,16 @@ export const MISALIGNED_GEMM_SLOWDOWN = 3;
 const TENSOR_CORE_DTYPES: readonly Dtype[] = ['fp16', 'bf16', 'tf32', 'fp8'];
 
 /**
- * Whether a GEMM of this shape misses the tensor-core alignment: an integer m, n or k that is not a multiple of
- * 16 bytes of `dtype`. Non-integer dimensions (a model divided by a parallel degree that a framework would pad)
- * count as aligned.
+ * Whether a GEMM of this shape misses the tensor-core alignment: an integer leading dimension (`leadingDims`, or m,
+ * n and k when the shape does not say) that is not a multiple of 16 bytes of `dtype`. Non-integer dimensions (a
+ * model divided by a parallel degree that a framework would pad) count as aligned. A scenario's `model.vocab` is
+ * taken as given: `--megatron-args` pads it as Megatron does, a Hugging Face model (GPT-2's 50257, BERT's 30522)
+ * is not padded.
  */
-export function gemmMisaligned(g: Pick<GemmShape, 'm' | 'n' | 'k'>, dtype: Dtype): boolean {
+export function gemmMisaligned(g: Pick<GemmShape, 'm' | 'n' | 'k' | 'leadingDims'>, dtype: Dtype): boolean {
   if (!TENSOR_CORE_DTYPES.includes(dtype)) return false;
   const unit = TENSOR_OP_ALIGNMENT_BYTES / (dtype === 'fp8' ? 1 : dtype === 'tf32' ? 4 : 2);
-  return [g.m, g.n, g.k].some((x) => Number.isInteger(x) && x % unit !== 0);
+  return (g.leadingDims ?? [g.m, g.n, g.k]).some((x) => Number.isInteger(x) && x % unit !== 0);
 }
 
 /** Query (forward) / key (backward) block length of a flash kernel's work unit (FA2 uses 64–128). */

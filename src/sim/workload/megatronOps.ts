@@ -192,6 +192,13 @@ function megatronAttention(c: LayerContext, fw: FrameworkSpec, host: (op: Op, ca
  */
 export const PIPE_ENGINE_CALLS = { firstStageForward: 14, lastStageForward: 6 + 3, lastStageBackward: 5 } as const;
 
+/**
+ * Megatron's `get_batch_pipe` (pretrain_gpt.py): `broadcast_data` of the token batch over the TP group (sizes and
+ * data: two broadcasts, with blocking copies), the causal mask `tril(ones)`, `< 0.5`, the loss mask and the position
+ * ids: 10 calls, 2 of them collectives. The first stage runs it for every micro-batch, a pipelined last stage too.
+ */
+export const GET_BATCH_PIPE_CALLS = { plain: 8, collectives: 2 } as const;
+
 export function megatronGptEdges(block: Block, c: LayerContext): Block {
   const fw = c.fw as FrameworkSpec;
   const e = c.e;
@@ -206,7 +213,7 @@ export function megatronGptEdges(block: Block, c: LayerContext): Block {
   const map = (op: Op): Op => {
     switch (op.name) {
       // get_batch_pipe's 10 calls include broadcast_data's two broadcasts over the TP group (any size).
-      case 'embed.lookup': return set(op, PIPE_ENGINE_CALLS.firstStageForward + 10 - 2 + 3 + (c.tp > 1 ? 8 : 1), 0, true, 2 + coll);
+      case 'embed.lookup': return set(op, PIPE_ENGINE_CALLS.firstStageForward + GET_BATCH_PIPE_CALLS.plain + 3 + (c.tp > 1 ? 8 : 1), 0, true, GET_BATCH_PIPE_CALLS.collectives + coll);
       case 'embed.position': return set(op, 2 + 1);
       case 'embed.dropout': return set(op, 2 + 1, 2 * nH * e);
       case 'embed.dropout.bwd': return set(op, 2, 2 * nH * e);

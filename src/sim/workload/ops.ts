@@ -14,6 +14,12 @@ export interface GemmShape {
   n: number;
   k: number;
   batch: number;
+  /**
+   * The widths that are leading dimensions of the operands in memory (cuBLAS's lda/ldb/ldc), which the
+   * tensor-core alignment applies to (kernelTime.ts `gemmMisaligned`); absent: m, n and k. A linear layer's are
+   * its input and output features: the token count is never one (PyTorch passes it as cuBLAS's n, op N).
+   */
+  leadingDims?: number[];
 }
 
 /** A fused (flash-style) attention kernel, per rank. */
@@ -106,7 +112,7 @@ export function activationElementBytes(dtype: Dtype): number {
 }
 
 /** A GEMM op: 2·m·n·k·batch FLOPs; reads A and B in `dtype`, writes C as an activation. */
-export function gemmOp(name: string, m: number, n: number, k: number, batch: number, dtype: Dtype, gradParams?: string[]): Op {
+export function gemmOp(name: string, m: number, n: number, k: number, batch: number, dtype: Dtype, gradParams?: string[], leadingDims?: number[]): Op {
   const inB = dtypeBytes(dtype);
   const outB = activationElementBytes(dtype);
   const op: Op = {
@@ -114,7 +120,7 @@ export function gemmOp(name: string, m: number, n: number, k: number, batch: num
     kind: 'gemm',
     flops: 2 * m * n * k * batch,
     bytes: batch * ((m * k + k * n) * inB + m * n * outB),
-    gemm: { m, n, k, batch },
+    gemm: leadingDims ? { m, n, k, batch, leadingDims } : { m, n, k, batch },
   };
   if (gradParams && gradParams.length > 0) op.gradParams = gradParams;
   return op;
@@ -142,10 +148,11 @@ export function linearStage(
   name: string, tokens: number, inF: number, outF: number, dtype: Dtype, params: string[], needInputGrad = true,
 ): Stage {
   const backward: Op[] = [];
+  const lead = [inF, outF];
   // Megatron computes dgrad first so the TP all-reduce of dX overlaps the wgrad GEMM.
-  if (needInputGrad) backward.push(gemmOp(`${name}.dgrad`, tokens, inF, outF, 1, dtype));
-  backward.push(gemmOp(`${name}.wgrad`, inF, outF, tokens, 1, dtype, params));
-  return { forward: [gemmOp(name, tokens, outF, inF, 1, dtype)], backward };
+  if (needInputGrad) backward.push(gemmOp(`${name}.dgrad`, tokens, inF, outF, 1, dtype, undefined, lead));
+  backward.push(gemmOp(`${name}.wgrad`, inF, outF, tokens, 1, dtype, params, lead));
+  return { forward: [gemmOp(name, tokens, outF, inF, 1, dtype, undefined, lead)], backward };
 }
 
 /** Concatenates stages into a block: forward in order, backward in reverse stage order. */

@@ -188,37 +188,52 @@ describe('Megatron-DeepSpeed GPT layer', () => {
 });
 
 describe('DeepSpeed pipeline engine around a pipelined Megatron-DeepSpeed step', () => {
-  /** A small host-bound GPT on 2 pipeline stages in one node, run through Megatron-DeepSpeed. */
-  function pipelined(pp: number, framework: Partial<FrameworkSpec> = {}) {
+  /** A small host-bound GPT on 2 pipeline stages (× tp) in one node, run through Megatron-DeepSpeed. */
+  function pipelined(pp: number, tp = 1, framework: Partial<FrameworkSpec> = {}) {
+    const gpus = 2 * tp;
     const s = scenarioOf({
-      cluster: { preset: 'dgx-a100-80gb', nodes: 1, node: { gpusPerNode: 2, nicsPerNode: 1 } },
+      cluster: { preset: 'dgx-a100-80gb', nodes: 1, node: { gpusPerNode: gpus, nicsPerNode: 1 } },
       model: { arch: 'gpt', layers: 4, hidden: 1024, heads: 16, seqLen: 1024, vocab: 50304 },
       training: { globalBatch: 4, microBatch: 1, precision: 'fp16', flashAttention: false, framework: 'megatron-deepspeed' },
-      parallel: { pp, dp: 2 / pp, schedule: '1f1b', recompute: 'full', ddp: { bucketMB: 1e6, overlap: false } },
+      parallel: { tp, pp, dp: gpus / (tp * pp), schedule: '1f1b', recompute: 'full', ddp: { bucketMB: 1e6, overlap: false } },
     });
     return { ...s, framework: { ...s.framework!, ...framework } };
   }
 
-  it('the second stage issues each forward only after its activations arrived (synchronized throughput timer)', () => {
-    const { trace } = simulateStep(pipelined(2));
+  /** For each transfer of `what`, how long after it ended the receiving rank's host started the pass (ns). */
+  function hostAfterArrival(setup: ReturnType<typeof pipelined>, what: 'activations' | 'gradients', rank: number, firstBlock: string): number[] {
+    const { trace } = simulateStep(setup);
     const tasks = trace.program.tasks;
-    const arrivals = tasks.filter((t) => t.kind === 'pp-send' && t.label.startsWith('activations'));
-    expect(arrivals.length).toBe(4);
-    for (const a of arrivals) {
-      const mb = a.microBatch;
-      // The first host task of stage 1's forward of this micro-batch (layers 2–3 sit on stage 1).
-      const host = tasks.find((t) => t.stream === 'host' && t.ranks[0] === 1 && t.microBatch === mb && t.label === `host: fwd layer.2 mb${mb}`)!;
-      expect(trace.startNs[host.id]).toBeGreaterThanOrEqual(trace.endNs[a.id]);
-    }
+    return tasks
+      .filter((t) => t.kind === 'pp-send' && t.label.startsWith(what) && t.collective!.group[1] === rank)
+      .map((a) => {
+        const pass = `host: ${what === 'activations' ? 'fwd' : 'bwd'} ${firstBlock} mb${a.microBatch}`;
+        const host = tasks.find((t) => t.stream === 'host' && t.ranks[0] === rank && t.label === pass)!;
+        return trace.startNs[host.id] - trace.endNs[a.id];
+      });
+  }
+
+  it('the last stage loads its own batch behind the activations: it issues no forward before they arrive', () => {
+    const waits = hostAfterArrival(pipelined(2), 'activations', 1, 'layer.2');
+    expect(waits.length).toBe(4);
+    for (const w of waits) expect(w).toBeGreaterThanOrEqual(0);
+    // Without the last stage's load nothing holds its host back: it issues ahead of the data.
+    expect(Math.min(...hostAfterArrival(pipelined(2, 1, { lastStageLoadsBatch: false }), 'activations', 1, 'layer.2'))).toBeLessThan(0);
   });
 
-  it('each of these costs time and none is free: timer sync, the last stage loading its own batch, the loss .item()', () => {
-    const t = (pp: number, f: Partial<FrameworkSpec> = {}) => simulateStep(pipelined(pp, f)).result.stepTimeS;
-    const all = t(2);
-    expect(t(2, { forwardPassSync: false, lastStageLoadsBatch: false })).toBeLessThan(all);
-    expect(t(2, { lastStageLoadsBatch: false })).toBeLessThan(all);
-    expect(t(2, { lossItemSync: false })).toBeLessThan(all);
-    // At pp 1 the only stage loads the batch once, for the embedding (the first stage's load).
-    expect(t(1, { lastStageLoadsBatch: false })).toBe(t(1));
+  it('with TP, partitioned pipeline tensors make the first stage wait for the received gradients before a backward', () => {
+    // Ranks: tp fastest, then pp; stage 0 (ranks 0–1) holds the embedding and layers 0–1, so its backward opens at layer.1.
+    const waits = hostAfterArrival(pipelined(2, 2), 'gradients', 0, 'layer.1');
+    expect(waits.length).toBe(4);
+    for (const w of waits) expect(w).toBeGreaterThanOrEqual(0);
+    expect(Math.min(...hostAfterArrival(pipelined(2, 2, { partitionedPipeSync: false }), 'gradients', 0, 'layer.1'))).toBeLessThan(0);
+  });
+
+  it('each costs time, and none of them applies without a pipeline', () => {
+    const t = (pp: number, tp: number, f: Partial<FrameworkSpec> = {}) => simulateStep(pipelined(pp, tp, f)).result.stepTimeS;
+    expect(t(2, 1, { lastStageLoadsBatch: false })).toBeLessThan(t(2, 1));
+    expect(t(2, 2, { partitionedPipeSync: false })).toBeLessThan(t(2, 2));
+    expect(t(2, 1, { lossItemSync: false })).toBeLessThan(t(2, 1));
+    expect(t(1, 1, { lastStageLoadsBatch: false, partitionedPipeSync: false })).toBe(t(1, 1));
   });
 });

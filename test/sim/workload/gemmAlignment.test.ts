@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { GpuSpec } from '../../../src/sim/hardware/types.js';
 import { gemmEfficiency, gemmMisaligned, MISALIGNED_GEMM_SLOWDOWN, opTimeNs } from '../../../src/sim/workload/kernelTime.js';
-import { gemmOp } from '../../../src/sim/workload/ops.js';
+import { gemmOp, linearStage } from '../../../src/sim/workload/ops.js';
 
 /** An A100-SXM-like fixture (datasheet dense peaks); the ceilings are test values. */
 const gpu: GpuSpec = {
@@ -42,6 +42,21 @@ describe('tensor-core alignment of GEMM dimensions', () => {
     const ratio = opTimeNs(gemmOp('lm_head', 4096, 50257, 2048, 1, 'bf16'), gpu, 'bf16') / opTimeNs(gemmOp('lm_head', 4096, 50304, 2048, 1, 'bf16'), gpu, 'bf16');
     expect(ratio).toBeGreaterThan(2.9);
     expect(ratio).toBeLessThan(3.1);
+  });
+
+  it("checks a linear layer's features, not its token count (never a leading dimension in PyTorch's cuBLAS calls)", () => {
+    const misaligned = (tokens: number, inF: number, outF: number) => {
+      const st = linearStage('fc', tokens, inF, outF, 'bf16', ['fc.weight']);
+      return [...st.forward, ...st.backward].map((op) => gemmMisaligned(op.gemm!, 'bf16'));
+    };
+    expect(misaligned(1020 * 3, 1024, 4096)).toEqual([false, false, false]);
+    expect(misaligned(4096, 1022, 4096)).toEqual([true, true, true]);
+    // Unfused attention's scores are s × s: there the sequence length is a leading dimension.
+    expect(gemmMisaligned(gemmOp('attn.scores', 1020, 1020, 64, 16, 'bf16').gemm!, 'bf16')).toBe(true);
+    // So a model over 1020 tokens costs about 1020/1024 of one over 1024 in its linear layers, not 3×.
+    const time = (tokens: number) => opTimeNs(linearStage('fc', tokens, 4096, 4096, 'bf16', []).forward[0], gpu, 'bf16');
+    expect(time(1020 * 8) / time(1024 * 8)).toBeGreaterThan(0.95);
+    expect(time(1020 * 8) / time(1024 * 8)).toBeLessThan(1.01);
   });
 
   it('applies to a calibrated GEMM model too (its grid measures aligned shapes)', () => {

@@ -78,10 +78,11 @@ describe('buildBlocks', () => {
     const l = layer(buildBlocks(m, { ...base, tp: 8 }));
     const op = (n: string): Op => l.forward.find((o) => o.name === n)!;
     const T = base.microBatch * base.seqLen;
-    expect(op('qkv').gemm).toEqual({ m: T, n: (8 + 2 * 1) * 128, k: 8192, batch: 1 });
-    expect(op('proj').gemm).toEqual({ m: T, n: 8192, k: 1024, batch: 1 });
-    expect(op('fc1').gemm).toEqual({ m: T, n: (2 * 28672) / 8, k: 8192, batch: 1 });
-    expect(op('fc2').gemm).toEqual({ m: T, n: 8192, k: 28672 / 8, batch: 1 });
+    // Shapes, and the leading dimensions (the weight's in and out features) that the alignment rule checks.
+    expect(op('qkv').gemm).toEqual({ m: T, n: (8 + 2 * 1) * 128, k: 8192, batch: 1, leadingDims: [8192, (8 + 2 * 1) * 128] });
+    expect(op('proj').gemm).toEqual({ m: T, n: 8192, k: 1024, batch: 1, leadingDims: [1024, 8192] });
+    expect(op('fc1').gemm).toEqual({ m: T, n: (2 * 28672) / 8, k: 8192, batch: 1, leadingDims: [8192, (2 * 28672) / 8] });
+    expect(op('fc2').gemm).toEqual({ m: T, n: 8192, k: 28672 / 8, batch: 1, leadingDims: [28672 / 8, 8192] });
     expect(l.forward.map((o) => o.name)).toContain('swiglu');
     expect(l.forward.map((o) => o.name)).toContain('rope');
     expect(op('attn.core').attention).toMatchObject({ batchHeads: 2 * 8, headDim: 128, causal: true });
