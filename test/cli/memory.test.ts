@@ -1,0 +1,42 @@
+import { describe, expect, it } from 'vitest';
+import { cli } from '../helpers/cli.js';
+
+interface StageJson {
+  stage: number; layers: number; paramsPerRank: number; passesInFlight: number; fits: boolean;
+  weightsBytes: number; gradientsBytes: number; optimizerBytes: number; activationsBytes: number; buffersBytes: number; reserveBytes: number; totalBytes: number;
+}
+
+describe('clustersim memory', () => {
+  it('prints one row per pipeline stage with every part, the total against capacity and the verdict', async () => {
+    const { code, out } = await cli('memory', 'scenarios/llama2-70b-zero2-8xa100.yaml');
+    expect(code).toBe(0);
+    for (const s of ['stage', 'layers', 'params/GPU', 'weights', 'gradients', 'optimizer', 'activations', 'buffers', 'reserve', 'total', 'verdict']) expect(out).toContain(s);
+    expect(out).toMatch(/OOM by \d+ GiB/);
+    expect(out).toContain('Does not fit: 1 of 1 stage(s) exceed 80.0 GiB.');
+  });
+
+  it('follows the mixed-precision Adam account with ZeRO-2 over 8 ranks: 2P weights, 2P/8 gradients, 12P/8 optimizer', async () => {
+    const j = JSON.parse((await cli('memory', 'scenarios/llama2-70b-zero2-8xa100.yaml', '--json')).out);
+    const [s] = j.stages as StageJson[];
+    expect(j.fits).toBe(false);
+    expect(s.weightsBytes).toBe(2 * s.paramsPerRank);
+    expect(s.gradientsBytes).toBeCloseTo((2 * s.paramsPerRank) / 8, -3);
+    expect(s.optimizerBytes).toBeCloseTo((12 * s.paramsPerRank) / 8, -3);
+  });
+
+  it('gives every stage of a pipeline its own account, and simulate --json carries the same per stage', async () => {
+    const file = 'scenarios/gpt3-175b-1024xa100.yaml';
+    const mem = JSON.parse((await cli('memory', file, '--json')).out);
+    const stages = mem.stages as StageJson[];
+    expect(stages.map((s) => s.stage)).toEqual([0, 1, 2, 3, 4, 5, 6, 7]);
+    for (const s of stages) {
+      expect(s.totalBytes).toBe(s.weightsBytes + s.gradientsBytes + s.optimizerBytes + s.activationsBytes + s.buffersBytes + s.reserveBytes);
+      expect(s.fits).toBe(s.totalBytes <= mem.capacityBytes);
+    }
+    // The embedding makes the first stage the heaviest in weights; interleaved 1F1B keeps the most passes in flight there.
+    expect(stages[0].weightsBytes).toBeGreaterThan(stages[1].weightsBytes);
+    for (let i = 1; i < stages.length; i++) expect(stages[i].passesInFlight).toBeLessThan(stages[i - 1].passesInFlight);
+    const sim = JSON.parse((await cli('simulate', file, '--json', '--alternatives', '0')).out);
+    expect(sim.memory.perStage).toEqual(stages);
+  });
+});
