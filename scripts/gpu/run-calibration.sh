@@ -30,6 +30,14 @@ else
   echo "host-op measurement failed:"; cat "$out/host-op.stderr.txt"
 fi
 
+# The LM head's misaligned-GEMM slowdown by alignment (MISALIGNED_GEMM_SLOWDOWN), a few seconds, needs PyTorch.
+echo "== misaligned LM-head GEMMs"
+if timeout 60 python3 scripts/measure-gemm-alignment.py --json >"$out/gemm-alignment.json" 2>"$out/gemm-alignment.stderr.txt"; then
+  python3 -c 'import json,sys; print("slowdown by alignment:", json.load(open(sys.argv[1]))["slowdownByAlignment"])' "$out/gemm-alignment.json"
+else
+  echo "gemm-alignment measurement failed:"; cat "$out/gemm-alignment.stderr.txt"
+fi
+
 resume=()
 if [[ -s reports/calibration/h200/measurements.jsonl && ! -s "$out/measurements.jsonl" ]]; then
   cp reports/calibration/h200/measurements.jsonl "$out/measurements.jsonl"
