@@ -9,6 +9,12 @@
 set -uo pipefail
 quick=""
 [[ "${1:-}" == "--quick" ]] && quick="--quick"
+# The whole script stays inside RUN_BUDGET_S (default 540 s, under the device tool's 600 s per call), so that it
+# ends and writes what it has before the call is cut: calibrate gets what is left after the short measurements
+# minus VALIDATE_RESERVE_S (default 150) for validate, and at most CALIBRATE_TIMEOUT_S / VALIDATE_TIMEOUT_S.
+deadline=$((SECONDS + ${RUN_BUDGET_S:-540}))
+left() { echo $((deadline - SECONDS)); }
+cap() { local a=$1 b=$2; (( a < b )) && echo "$a" || echo "$b"; }
 out="${OUT:-/tmp/clustersim-out}/calibration"
 mkdir -p "$out"
 
@@ -45,14 +51,20 @@ fi
 [[ -s "$out/measurements.jsonl" ]] && resume=(--resume)
 
 echo "== calibrate $quick ${resume[*]}"
-timeout "${CALIBRATE_TIMEOUT_S:-420}" "${cli[@]}" calibrate --backend cuda $quick "${resume[@]}" \
+calibrate_s=$(cap "${CALIBRATE_TIMEOUT_S:-420}" $(( $(left) - ${VALIDATE_RESERVE_S:-150} )))
+(( calibrate_s < ${MIN_CALIBRATE_S:-30} )) && { echo "only $(left) s left of RUN_BUDGET_S: not enough to calibrate"; exit 1; }
+echo "calibrate gets at most $calibrate_s s ($(left) s left of the budget)"
+timeout "$calibrate_s" "${cli[@]}" calibrate --backend cuda $quick "${resume[@]}" \
   --out "$out/profile.json" --log "$out/measurements.jsonl" >"$out/calibrate.txt" 2>"$out/calibrate.stderr.txt"
 echo "calibrate exit status $?"
 cat "$out/calibrate.txt"; tail -n 30 "$out/calibrate.stderr.txt"
 [[ -s "$out/profile.json" ]] || { echo "no profile: see $out/calibrate.stderr.txt; the log keeps what was measured"; exit 1; }
 
 echo "== validate $quick"
-timeout "${VALIDATE_TIMEOUT_S:-240}" "${cli[@]}" validate --profile "$out/profile.json" $quick \
+validate_s=$(cap "${VALIDATE_TIMEOUT_S:-240}" $(( $(left) - 5 )))
+(( validate_s < 10 )) && { echo "only $(left) s left of RUN_BUDGET_S: no time to validate; the profile is kept"; exit 1; }
+echo "validate gets at most $validate_s s"
+timeout "$validate_s" "${cli[@]}" validate --profile "$out/profile.json" $quick \
   --out "$out/validate.json" >"$out/validate.txt" 2>"$out/validate.stderr.txt"
 echo "validate exit status $?"
 cat "$out/validate.txt"; tail -n 10 "$out/validate.stderr.txt"
