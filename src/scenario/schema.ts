@@ -110,6 +110,12 @@ export const trainingSchema = z
     hostOpUs: z.number().positive().max(10_000).optional(),
     /** Host time of one `torch.distributed` collective call, µs (default 89, pytorch/pytorch#138773); the same script measures it. */
     hostCollectiveUs: z.number().positive().max(100_000).optional(),
+    /**
+     * The framework pads the vocabulary to a multiple of this × tp, as Megatron's `--make-vocab-size-divisible-by`
+     * does (default 128 with `framework: megatron-deepspeed`, 1, no padding, otherwise). An unpadded vocabulary
+     * off the tensor-core alignment makes the LM head's GEMMs slow (kernelTime.ts).
+     */
+    vocabDivisibleBy: positiveInt.optional(),
     /** Overrides the model's sequence length. */
     seqLen: positiveInt.optional(),
   })

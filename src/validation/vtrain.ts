@@ -112,7 +112,8 @@ export function vtrainScenario(row: VtrainRow, opts: VtrainScenarioOptions = {})
     name: `vtrain-${row.group}-${row.gpus}gpu-h${row.hidden}-l${row.layers}-tp${row.tp}-pp${row.pp}-dp${row.dp}-mb${row.microBatch}`,
     cluster: { preset: 'dgx-a100-80gb', nodes: Math.max(1, row.gpus / 8), node: { gpusPerNode: perNode, nicsPerNode: Math.min(4, perNode) } },
     model: { arch: 'gpt', layers: row.layers, hidden: row.hidden, heads: row.heads, ffnHidden: 4 * row.hidden, seqLen: row.seqLen, vocab: vtrainVocab(row.tp, opts.vocab ?? 'peer'), tiedEmbeddings: true },
-    training: { globalBatch: row.globalBatch, microBatch: row.microBatch, precision: 'fp16', optimizer: 'adam', flashAttention: false, framework: 'megatron-deepspeed', ...(hostOpUs === undefined ? {} : { hostOpUs }) },
+    // The split is given whole (`vtrainVocab`): the framework's own padding is off.
+    training: { globalBatch: row.globalBatch, microBatch: row.microBatch, precision: 'fp16', optimizer: 'adam', flashAttention: false, framework: 'megatron-deepspeed', vocabDivisibleBy: 1, ...(hostOpUs === undefined ? {} : { hostOpUs }) },
     parallel: { tp: row.tp, pp: row.pp, dp: row.dp, schedule: '1f1b', recompute: 'full', ddp: { bucketMB: 1e6, overlap: false } },
     comm: { measured: VTRAIN_ALLREDUCE_RANKS.map((n) => ({ op: 'all_reduce', ranks: n, file: `vtrain-a100-allreduce/AR_GPU${n}_1M_1024M_LUT.csv` })) },
   };

@@ -93,3 +93,44 @@ describe('training.hostOpUs (the host cost of a framework call, measured on the 
     }
   });
 });
+
+describe('training.vocabDivisibleBy: the framework pads the vocabulary', () => {
+  const vocab = (training: Record<string, unknown>, tp = 1, v = 50257) => {
+    const raw = base(training);
+    (raw.model as Record<string, unknown>).vocab = v;
+    (raw.parallel as Record<string, unknown>).tp = tp;
+    (raw.parallel as Record<string, unknown>).dp = 2 / tp;
+    return resolveScenario(raw, 'test.yaml', '.').model.vocab;
+  };
+
+  it('pads to a multiple of 128 × tp with Megatron-DeepSpeed, as Megatron does (_vocab_size_with_padding)', () => {
+    expect(vocab({ framework: 'megatron-deepspeed' })).toBe(50304);
+    expect(vocab({ framework: 'megatron-deepspeed' }, 2)).toBe(50432);
+    expect(vocab({ framework: 'megatron-deepspeed' }, 1, 50304)).toBe(50304);
+  });
+
+  it('leaves it as given without a framework or with 1, and takes any other multiple', () => {
+    expect(vocab({})).toBe(50257);
+    expect(vocab({ framework: 'megatron-deepspeed', vocabDivisibleBy: 1 })).toBe(50257);
+    expect(vocab({ vocabDivisibleBy: 64 })).toBe(50304);
+    expect(vocab({ vocabDivisibleBy: 64 }, 2)).toBe(50304);
+  });
+
+  it('rejects a divisor that is not a whole number ≥ 1, at its path', () => {
+    let path = '';
+    try {
+      vocab({ vocabDivisibleBy: 0 });
+    } catch (err) {
+      if (!(err instanceof InvalidScenarioError)) throw err;
+      path = err.problems[0].path;
+    }
+    expect(path).toBe('training.vocabDivisibleBy');
+  });
+
+  it('so a Megatron-DeepSpeed GPT with GPT-2 vocabulary does not pay the misaligned LM head', () => {
+    const raw = (training: Record<string, unknown>) => ({ ...base(training), model: { arch: 'gpt', layers: 2, hidden: 1024, heads: 16, seqLen: 1024, vocab: 50257 } });
+    const padded = simulateStep(resolveScenario(raw({ framework: 'megatron-deepspeed', microBatch: 2 }), 'test.yaml', '.')).result.stepTimeS;
+    const unpadded = simulateStep(resolveScenario(raw({ framework: 'megatron-deepspeed', microBatch: 2, vocabDivisibleBy: 1 }), 'test.yaml', '.')).result.stepTimeS;
+    expect(unpadded).toBeGreaterThan(padded);
+  });
+});

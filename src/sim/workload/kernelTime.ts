@@ -79,9 +79,9 @@ const TENSOR_CORE_DTYPES: readonly Dtype[] = ['fp16', 'bf16', 'tf32', 'fp8'];
 /**
  * Whether a GEMM of this shape misses the tensor-core alignment: an integer leading dimension (`leadingDims`, or m,
  * n and k when the shape does not say) that is not a multiple of 16 bytes of `dtype`. Non-integer dimensions (a
- * model divided by a parallel degree that a framework would pad) count as aligned. A scenario's `model.vocab` is
- * taken as given: `--megatron-args` pads it as Megatron does, a Hugging Face model (GPT-2's 50257, BERT's 30522)
- * is not padded.
+ * model divided by a parallel degree that a framework would pad) count as aligned. The vocabulary is padded where
+ * the framework pads it (`training.vocabDivisibleBy`, 128 with Megatron-DeepSpeed, and `--megatron-args`); a
+ * Hugging Face model without a framework (GPT-2's 50257, BERT's 30522) is not.
  */
 export function gemmMisaligned(g: Pick<GemmShape, 'm' | 'n' | 'k' | 'leadingDims'>, dtype: Dtype): boolean {
   if (!TENSOR_CORE_DTYPES.includes(dtype)) return false;
