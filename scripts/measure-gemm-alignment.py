@@ -20,8 +20,9 @@ import argparse
 import json
 import platform
 import statistics
-import sys
 import time
+
+from torch_device import torch_and_device
 
 # (aligned neighbour, misaligned widths): GPT-2's vocabulary split over 1, 2, 4 and 8 ranks, unpadded and padded.
 WIDTH_GROUPS = [
@@ -94,15 +95,7 @@ def head_times(torch, device, dtype, tokens, hidden, width, repeats, clock):
 
 def main():
     args = parse_args()
-    try:
-        import torch
-    except ImportError:
-        sys.exit("measure-gemm-alignment: PyTorch is not installed for this Python (pip install torch, or run it on the GPU host)")
-    device = args.device
-    if device == "auto":
-        device = "cuda" if torch.cuda.is_available() else "cpu"
-    if device == "cuda" and not torch.cuda.is_available():
-        sys.exit("measure-gemm-alignment: --device cuda, but torch.cuda.is_available() is False (no GPU or no CUDA build of PyTorch)")
+    torch, device = torch_and_device("measure-gemm-alignment", args.device, "on the GPU host")
     dtype = {"fp16": torch.float16, "bf16": torch.bfloat16}[args.dtype]
     if device == "cpu" and dtype == torch.float16:
         dtype = torch.float32  # CPU half matmul is slow or missing in older builds; the check is of the script, not of the CPU

@@ -21,8 +21,9 @@ import os
 import platform
 import socket
 import statistics
-import sys
 import time
+
+from torch_device import torch_and_device
 
 
 def parse_args():
@@ -80,15 +81,7 @@ def measure_collective(torch, device, calls, repeats, sync):
 
 def main():
     args = parse_args()
-    try:
-        import torch
-    except ImportError:
-        sys.exit("measure-host-op: PyTorch is not installed for this Python (pip install torch, or run it where the training runs)")
-    device = args.device
-    if device == "auto":
-        device = "cuda" if torch.cuda.is_available() else "cpu"
-    if device == "cuda" and not torch.cuda.is_available():
-        sys.exit("measure-host-op: --device cuda, but torch.cuda.is_available() is False (no GPU or no CUDA build of PyTorch)")
+    torch, device = torch_and_device("measure-host-op", args.device, "where the training runs")
     sync = torch.cuda.synchronize if device == "cuda" else (lambda: None)
 
     a, b, c = (torch.ones(1, 1, device=device) for _ in range(3))

@@ -2,7 +2,8 @@ import { applyOverrides } from '../scenario/load.js';
 import { resolveScenario, type Scenario } from '../scenario/resolve.js';
 import { simulateStep, type StepResult } from '../sim/simulateStep.js';
 import { precisionInfo } from '../sim/parallel/stepCompiler.js';
-import { gemmMisaligned } from '../sim/workload/kernelTime.js';
+import { padVocab } from '../sim/workload/framework.js';
+import { dimMisaligned } from '../sim/workload/kernelTime.js';
 
 /** A change to try, as `--set` overrides, and what it gave when simulated. */
 export interface Alternative {
@@ -31,9 +32,8 @@ export function candidateChanges(s: Scenario, r: StepResult): { label: string; s
   const out: { label: string; sets: string[] }[] = [];
   const add = (label: string, ...sets: string[]) => out.push({ label, sets });
   const top = r.bottleneck.exposure[0];
-  const vocabPerRank = s.model.vocab / p.tp;
-  if (s.model.arch !== 'mlp' && gemmMisaligned({ m: 8, n: vocabPerRank, k: 8 }, precisionInfo(t.precision).dtype)) {
-    const padded = Math.ceil(s.model.vocab / (64 * p.tp)) * 64 * p.tp;
+  if (s.model.arch !== 'mlp' && dimMisaligned(s.model.vocab / p.tp, precisionInfo(t.precision).dtype)) {
+    const padded = padVocab(s.model.vocab, p.tp, 64);
     add(`vocabulary padded to ${padded} (aligned LM-head GEMMs)`, `model.vocab=${padded}`);
   }
   if (!r.memory.fits) {

@@ -1,4 +1,5 @@
 import { ScenarioError } from '../sim/errors.js';
+import { MEGATRON_VOCAB_DIVISIBLE_BY, padVocab } from '../sim/workload/framework.js';
 import { MiB } from '../sim/engine/units.js';
 import type { TrainingPrecision } from '../sim/setup.js';
 import { ImportCollector, type ImportResult } from './importResult.js';
@@ -223,8 +224,7 @@ function importVocab(c: ImportCollector, a: MegatronArgs, tp: number): void {
     c.set('model.vocab', padded, `--padded-vocab-size ${padded}`);
     return;
   }
-  const divisor = (int('make-vocab-size-divisible-by') ?? 128) * tp;
-  const pad = (v: number) => Math.ceil(v / divisor) * divisor;
+  const divisibleBy = int('make-vocab-size-divisible-by') ?? MEGATRON_VOCAB_DIVISIBLE_BY;
   const given = int('vocab-size');
   const tokenizer = a.values.get('tokenizer-type');
   // Tokenizers with a fixed vocabulary: GPT-2 BPE (50257 tokens; Megatron's GPT examples pass its vocab and merge files) and Llama 2's SentencePiece model (32000).
@@ -236,7 +236,7 @@ function importVocab(c: ImportCollector, a: MegatronArgs, tp: number): void {
   else if (!tokenizer && a.has('merge-file')) [size, from] = [50257, '--merge-file: GPT-2 BPE (50257 tokens)'];
   else if (tokenizer) c.warn(`--tokenizer-type ${tokenizer}: its vocabulary size is not known here; the scenario's vocab is kept (give --vocab-size or --padded-vocab-size)`);
   if (size === undefined) return;
-  c.set('model.vocab', pad(size), `${from}, padded to a multiple of ${divisor / tp} × tp ${tp}`);
+  c.set('model.vocab', padVocab(size, tp, divisibleBy), `${from}, padded to a multiple of ${divisibleBy} × tp ${tp}`);
 }
 
 function importTraining(c: ImportCollector, a: MegatronArgs, dp: number | undefined, precision: TrainingPrecision | undefined): void {

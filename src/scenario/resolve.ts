@@ -5,7 +5,7 @@ import { gpuPreset, networkPreset, nodePreset, nodePresetNames } from '../sim/ha
 import type { ModelSpec } from '../sim/workload/model.js';
 import { modelPreset } from '../sim/workload/modelPresets.js';
 import { modelFromHfConfig } from '../sim/workload/hfConfig.js';
-import { frameworkByName, type FrameworkSpec } from '../sim/workload/framework.js';
+import { frameworkByName, MEGATRON_VOCAB_DIVISIBLE_BY, padVocab, type FrameworkSpec } from '../sim/workload/framework.js';
 import { ScenarioError } from '../sim/errors.js';
 import { GiB } from '../sim/engine/units.js';
 import { clusterSchema, modelSchema, scenarioSchema, type ScenarioInput } from './schema.js';
@@ -18,14 +18,9 @@ import { resolveMeasuredCollectives } from './measuredCollectives.js';
 import type { MeasuredCollectiveTable } from '../sim/collectives/measuredTable.js';
 
 /** The framework with the scenario's measured host costs per call and per collective call, where it gives them. */
-/** Megatron's default `--make-vocab-size-divisible-by`. */
-const MEGATRON_VOCAB_DIVISIBLE_BY = 128;
-
-/** The vocabulary as the framework pads it: up to a multiple of `divisibleBy` × tp (Megatron's `_vocab_size_with_padding`). */
-function paddedVocab(model: ModelSpec, tp: number, divisibleBy: number): number {
-  if (model.arch === 'mlp' || divisibleBy <= 1) return model.vocab;
-  const unit = divisibleBy * tp;
-  return Math.ceil(model.vocab / unit) * unit;
+/** The vocabulary as the framework pads it (`training.vocabDivisibleBy`); an MLP has none. */
+function frameworkVocab(model: ModelSpec, tp: number, divisibleBy: number): number {
+  return model.arch === 'mlp' || divisibleBy <= 1 ? model.vocab : padVocab(model.vocab, tp, divisibleBy);
 }
 
 function withHostCosts(fw: FrameworkSpec | undefined, hostOpUs: number | undefined, hostCollectiveUs: number | undefined): FrameworkSpec | undefined {
@@ -241,7 +236,7 @@ export function resolveScenario(raw: unknown, source: string, baseDir: string): 
     name: input.name ?? source.replace(/^.*[\\/]/, '').replace(/\.(ya?ml|json)$/, ''),
     seed: input.seed,
     cluster,
-    model: { ...model, seqLen, vocab: paddedVocab(model, par.tp, t.vocabDivisibleBy ?? (t.framework === 'megatron-deepspeed' ? MEGATRON_VOCAB_DIVISIBLE_BY : 1)) },
+    model: { ...model, seqLen, vocab: frameworkVocab(model, par.tp, t.vocabDivisibleBy ?? (t.framework === 'megatron-deepspeed' ? MEGATRON_VOCAB_DIVISIBLE_BY : 1)) },
     training: { ...t, seqLen },
     parallel: { ...par, dp, schedule: par.pp > 1 ? par.schedule : '1f1b', virtualStages: par.pp > 1 && par.schedule === 'interleaved' ? par.virtualStages : 1 },
     comm: { ...input.comm, measured },

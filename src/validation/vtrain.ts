@@ -16,6 +16,7 @@
 
 import { fileURLToPath } from 'node:url';
 import type { StepSetup } from '../sim/setup.js';
+import { padVocab } from '../sim/workload/framework.js';
 
 export interface VtrainRow {
   group: 'single' | 'multi';
@@ -60,12 +61,6 @@ export function parseVtrainCsv(text: string, group: 'single' | 'multi'): VtrainR
   return rows;
 }
 
-/** Megatron pads the vocabulary to a multiple of `make-vocab-size-divisible-by` (128) × TP. */
-export function paddedVocab(vocab: number, tp: number): number {
-  const unit = 128 * tp;
-  return Math.ceil(vocab / unit) * unit;
-}
-
 /** GPT-2's BPE vocabulary, which both Megatron-DeepSpeed's GPT and the peer's own model definition use. */
 export const GPT2_VOCAB = 50257;
 
@@ -87,7 +82,7 @@ export const VTRAIN_VOCABS: readonly VtrainVocab[] = ['peer', 'megatron-padded']
 
 /** The model's whole vocabulary (tp × the rows each rank holds) under a vocabulary choice. */
 export function vtrainVocab(tp: number, vocab: VtrainVocab): number {
-  return vocab === 'peer' ? tp * Math.floor(GPT2_VOCAB / tp) : paddedVocab(GPT2_VOCAB, tp);
+  return vocab === 'peer' ? tp * Math.floor(GPT2_VOCAB / tp) : padVocab(GPT2_VOCAB, tp);
 }
 
 /** Options of a row's scenario: sensitivity runs of `npm run validate`. */

@@ -12,7 +12,7 @@ import { describe, expect, it } from 'vitest';
 function workspace(): string {
   const dir = mkdtempSync(join(tmpdir(), 'gpu-run-'));
   mkdirSync(join(dir, 'scripts/gpu'), { recursive: true });
-  for (const f of ['scripts/gpu/run-calibration.sh', 'scripts/measure-host-op.py', 'scripts/measure-gemm-alignment.py']) cpSync(f, join(dir, f));
+  for (const f of ['scripts/gpu/run-calibration.sh', 'scripts/measure-host-op.py', 'scripts/measure-gemm-alignment.py', 'scripts/torch_device.py']) cpSync(f, join(dir, f));
   mkdirSync(join(dir, '.gpu'));
   writeFileSync(join(dir, '.gpu/enter.sh'), 'echo "stand-in machine"\n');
   const app = join(dir, 'app');

@@ -164,7 +164,7 @@ function needsShadow(simulated: readonly number[], gpusPerNode: number): (group:
  * (`hostCarry`). A segment whose first op blocks the host first finishes the carried work, then waits
  * for the rank's last compute task.
  */
-function instantiatePass(program: Program, t: PassTemplate, group: readonly number[], members: readonly number[], shadows: readonly (readonly number[])[], op: PipeOp, carry: number[], rec: PassRecord, lastCompute: number[], hostCarry: number[], jitter: ((d: number) => number)[], label: string, entry: { first: number[]; last: number[] }, start?: PassStart): number[] {
+function instantiatePass(program: Program, t: PassTemplate, group: readonly number[], members: readonly number[], shadows: readonly (readonly number[])[], op: PipeOp, carry: number[], rec: PassRecord, lastCompute: number[], hostCarry: number[], jitter: ((d: number) => number)[], label: string, entry: { first: number[]; last: number[] }, startHostNs?: number): number[] {
   const issued = new Map<TpSync, number>();
   let waiting = carry;
   const issue = (syncs: readonly TpSync[]) => {
@@ -179,7 +179,7 @@ function instantiatePass(program: Program, t: PassTemplate, group: readonly numb
     const deps = [...waiting, ...seg.waitFor.map((s) => issued.get(s)!).filter((x) => x !== undefined)];
     waiting = [];
     for (const s of seg.waitFor) issued.delete(s);
-    const passSync = k === 0 && start !== undefined;
+    const passSync = k === 0 && startHostNs !== undefined;
     members.forEach((rank, i) => {
       const own = deps.length === 0 && !t.hostModelled ? deps : [...deps];
       if (t.hostModelled) {
@@ -189,7 +189,7 @@ function instantiatePass(program: Program, t: PassTemplate, group: readonly numb
           hostCarry[i] = 0;
           hostDeps.push(lastCompute[i]);
         }
-        const hostNs = Math.round(hostCarry[i] + seg.hostLeadNs + (passSync ? start.hostNs : 0));
+        const hostNs = Math.round(hostCarry[i] + seg.hostLeadNs + (passSync ? startHostNs : 0));
         if (hostNs > 0 || hostDeps.length > 0 || passSync) {
           const hostId = program.local(rank, 'host', 'other', `host: ${label}`, hostNs, hostDeps, op.microBatch);
           own.push(hostId);
@@ -211,26 +211,22 @@ function instantiatePass(program: Program, t: PassTemplate, group: readonly numb
   return [...waiting, ...issued.values()];
 }
 
-/** What the host does at the start of a pass, before its first op: wait for the GPU and the data received, then `hostNs` of work. */
-interface PassStart {
-  hostNs: number;
-}
-
 /**
  * The framework's host wait at the start of a pass through virtual stage `vs` of `stages` (kind F or B):
  * DeepSpeed's partitioned pipeline tensors with TP (`partitionedPipeSync`: a non-first stage waits for the
  * activations before a forward, a non-last stage for the gradients before a backward), and a last stage that
  * does not also hold the embedding loading its own batch before each forward (`lastStageLoadsBatch`:
  * `next(data_iterator)` and `get_batch_pipe`, whose blocking copies queue behind the activations' receive).
- * The load's host work is put after the wait, though its first calls precede its first blocking copy: an upper
- * bound by a few calls.
+ * Returns the host ns of work after the wait (the load's), or undefined when the host does not wait. The load's
+ * host work is put after the wait, though its first calls precede its first blocking copy: an upper bound by a
+ * few calls.
  */
-function passStart(fw: FrameworkSpec | undefined, kind: 'F' | 'B', vs: number, stages: number, tp: number): PassStart | undefined {
+function passStart(fw: FrameworkSpec | undefined, kind: 'F' | 'B', vs: number, stages: number, tp: number): number | undefined {
   if (!fw || stages === 1) return undefined;
   const partitioned = fw.partitionedPipeSync && tp > 1 && (kind === 'F' ? vs > 0 : vs < stages - 1);
   const ownLoad = fw.lastStageLoadsBatch && kind === 'F' && vs === stages - 1;
   if (!partitioned && !ownLoad) return undefined;
-  return { hostNs: ownLoad ? hostCost(fw, 1 + GET_BATCH_PIPE_CALLS.plain, GET_BATCH_PIPE_CALLS.collectives) : 0 };
+  return ownLoad ? hostCost(fw, 1 + GET_BATCH_PIPE_CALLS.plain, GET_BATCH_PIPE_CALLS.collectives) : 0;
 }
 
 /**

@@ -132,6 +132,15 @@ export function frameworkByName(name: FrameworkName): FrameworkSpec | undefined 
   }
 }
 
+/** Megatron's default `--make-vocab-size-divisible-by`. */
+export const MEGATRON_VOCAB_DIVISIBLE_BY = 128;
+
+/** A vocabulary padded as Megatron pads it (`_vocab_size_with_padding`): up to a multiple of `divisibleBy` × tp. */
+export function padVocab(vocab: number, tp: number, divisibleBy = MEGATRON_VOCAB_DIVISIBLE_BY): number {
+  const unit = divisibleBy * tp;
+  return Math.ceil(vocab / unit) * unit;
+}
+
 /** Host ns of `calls` framework calls and `collectives` c10d collective calls. */
 export function hostCost(fw: FrameworkSpec, calls: number, collectives = 0): number {
   return calls * fw.hostOpNs + collectives * fw.hostCollectiveNs;

@@ -84,9 +84,13 @@ const TENSOR_CORE_DTYPES: readonly Dtype[] = ['fp16', 'bf16', 'tf32', 'fp8'];
  * Hugging Face model without a framework (GPT-2's 50257, BERT's 30522) is not.
  */
 export function gemmMisaligned(g: Pick<GemmShape, 'm' | 'n' | 'k' | 'leadingDims'>, dtype: Dtype): boolean {
-  if (!TENSOR_CORE_DTYPES.includes(dtype)) return false;
-  const unit = TENSOR_OP_ALIGNMENT_BYTES / (dtype === 'fp8' ? 1 : dtype === 'tf32' ? 4 : 2);
-  return (g.leadingDims ?? [g.m, g.n, g.k]).some((x) => Number.isInteger(x) && x % unit !== 0);
+  return (g.leadingDims ?? [g.m, g.n, g.k]).some((x) => dimMisaligned(x, dtype));
+}
+
+/** Whether one integer leading dimension of a tensor-core GEMM misses the 16-byte alignment (`gemmMisaligned`). */
+export function dimMisaligned(width: number, dtype: Dtype): boolean {
+  if (!TENSOR_CORE_DTYPES.includes(dtype) || !Number.isInteger(width)) return false;
+  return width % (TENSOR_OP_ALIGNMENT_BYTES / (dtype === 'fp8' ? 1 : dtype === 'tf32' ? 4 : 2)) !== 0;
 }
 
 /** Query (forward) / key (backward) block length of a flash kernel's work unit (FA2 uses 64–128). */

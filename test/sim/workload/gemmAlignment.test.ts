@@ -1,22 +1,11 @@
 import { describe, expect, it } from 'vitest';
+import { A100_SXM4_80GB } from '../../../src/sim/hardware/gpus.js';
 import type { GpuSpec } from '../../../src/sim/hardware/types.js';
 import { gemmEfficiency, gemmMisaligned, MISALIGNED_GEMM_SLOWDOWN, opTimeNs } from '../../../src/sim/workload/kernelTime.js';
 import { gemmOp, linearStage } from '../../../src/sim/workload/ops.js';
 
-/** An A100-SXM-like fixture (datasheet dense peaks); the ceilings are test values. */
-const gpu: GpuSpec = {
-  name: 'test-a100',
-  peakTflops: { fp32: 19.5, tf32: 156, bf16: 312, fp16: 312 },
-  gemmCeiling: { bf16: 0.86, fp16: 0.86, tf32: 0.8, fp32: 0.9 },
-  memoryBytes: 80e9,
-  hbmBandwidthGBps: 2039,
-  hbmEfficiency: 0.88,
-  smCount: 108,
-  nvlinkBandwidthGBps: 300,
-  pcieGen: 4,
-  kernelLaunchNs: 0,
-  source: 'test fixture',
-};
+/** The A100 preset without launch overhead, so a GEMM's time is its compute time alone. */
+const gpu: GpuSpec = { ...A100_SXM4_80GB, kernelLaunchNs: 0 };
 
 describe('tensor-core alignment of GEMM dimensions', () => {
   it('asks for 16 bytes: 8 fp16/bf16 elements, 4 tf32, 16 fp8; fp32 (CUDA cores) never misaligned', () => {
