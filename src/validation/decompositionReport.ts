@@ -1,6 +1,86 @@
 import { fitStepParts, type StepParts, type TimedRun } from './decompose.js';
 import type { VtrainRow } from './vtrain.js';
 
+type Outcome = { row: VtrainRow; predictedMs: number };
+
+/** Which part of a row's time `partSwaps` replaces with the measured one. */
+const PARTS = ['perLayer', 'perMicroBatch', 'perStep'] as const;
+type Part = (typeof PARTS)[number];
+
+/** What the parts say about the error of a set of rows (single-node, the families the four-part form fits). */
+export interface PartAttribution {
+  rows: number;
+  /** MAPE of the predictions as they are, over all single-node rows. */
+  mapePct: number;
+  /** MAPE with one part of each fitted row's prediction replaced by the measured part (the others as predicted). */
+  withMeasuredPartPct: Record<Part, number>;
+  /** Distinct (hidden, tp, micro-batch) per-layer times behind the fitted rows. */
+  layerTimes: number;
+  /** Largest relative spread of a·pp over the (dp, pp) families of one (hidden, tp, micro-batch). */
+  layerTimeSpreadPct: number;
+}
+
+const microBatches = (r: VtrainRow) => r.globalBatch / (r.microBatch * r.dp);
+const runs = (os: readonly Outcome[], pick: (o: Outcome) => number): TimedRun[] =>
+  os.map((o) => ({ layers: o.row.layers, microBatches: microBatches(o.row), timeMs: pick(o) }));
+const partMs = (p: StepParts, part: Part, r: VtrainRow): number => {
+  const n = microBatches(r);
+  if (part === 'perLayer') return p.perLayerMicroBatchMs * r.layers * n;
+  if (part === 'perMicroBatch') return p.perMicroBatchMs * n;
+  return p.perStepMs(r.layers);
+};
+
+function singleNodeFamilies(outcomes: readonly Outcome[]): Outcome[][] {
+  const families = new Map<string, Outcome[]>();
+  for (const o of outcomes) {
+    const r = o.row;
+    if (r.group !== 'single') continue;
+    const k = `${r.hidden}/${r.tp}/${r.pp}/${r.dp}/${r.microBatch}`;
+    families.set(k, [...(families.get(k) ?? []), o]);
+  }
+  return [...families.values()];
+}
+
+/**
+ * How much of the single-node error each part carries: the MAPE with one part of every fitted row taken from the
+ * measured fit instead of the predicted one (rows of families too small to fit keep their own error), and how many
+ * distinct per-layer times the measured rows rest on (a × pp, compared across each (hidden, tp, micro-batch)'s
+ * data- and pipeline-parallel families).
+ */
+export function attributeError(outcomes: readonly Outcome[]): PartAttribution {
+  const sums = { mape: 0, perLayer: 0, perMicroBatch: 0, perStep: 0 };
+  let rows = 0;
+  const layerTimes = new Map<string, number[]>();
+  const pct = (ms: number, r: VtrainRow) => (100 * Math.abs(ms - r.measuredMs)) / r.measuredMs;
+  for (const os of singleNodeFamilies(outcomes)) {
+    const m = fitStepParts(runs(os, (o) => o.row.measuredMs));
+    const p = fitStepParts(runs(os, (o) => o.predictedMs));
+    for (const o of os) {
+      const own = pct(o.predictedMs, o.row);
+      sums.mape += own;
+      for (const part of PARTS) sums[part] += m && p ? pct(o.predictedMs - partMs(p, part, o.row) + partMs(m, part, o.row), o.row) : own;
+      rows++;
+    }
+    if (!m) continue;
+    const r = os[0].row;
+    const k = `${r.hidden}/${r.tp}/${r.microBatch}`;
+    layerTimes.set(k, [...(layerTimes.get(k) ?? []), m.perLayerMicroBatchMs * r.pp]);
+  }
+  let spread = 0;
+  for (const as of layerTimes.values()) {
+    const mean = as.reduce((s, a) => s + a, 0) / as.length;
+    for (const a of as) spread = Math.max(spread, Math.abs(a / mean - 1));
+  }
+  const mean = (x: number) => x / Math.max(1, rows);
+  return {
+    rows,
+    mapePct: mean(sums.mape),
+    withMeasuredPartPct: { perLayer: mean(sums.perLayer), perMicroBatch: mean(sums.perMicroBatch), perStep: mean(sums.perStep) },
+    layerTimes: layerTimes.size,
+    layerTimeSpreadPct: 100 * spread,
+  };
+}
+
 /**
  * The `--decompose` table of `npm run validate`: for the single-node rows, grouped by (hidden, tp, pp, micro-batch),
  * the per-layer, per-micro-batch and per-step parts (decompose.ts) of the measured and of the predicted times. Each
@@ -8,27 +88,18 @@ import type { VtrainRow } from './vtrain.js';
  * table averages the families of a group. A 1F1B pipeline's time has the same form: a and b are then the slowest
  * stage's share per micro-batch, and the per-step part also holds the pipeline's fill and drain.
  */
-export function decompositionLines(outcomes: readonly { row: VtrainRow; predictedMs: number }[]): string[] {
-  const families = new Map<string, { row: VtrainRow; predictedMs: number }[]>();
-  for (const o of outcomes) {
-    const r = o.row;
-    if (r.group !== 'single') continue;
-    const k = `${r.hidden}/${r.tp}/${r.pp}/${r.dp}/${r.microBatch}`;
-    families.set(k, [...(families.get(k) ?? []), o]);
-  }
+export function decompositionLines(outcomes: readonly Outcome[]): string[] {
   const groups = new Map<string, number[][]>();
   // How exactly each family's times follow the four-part form: mean |fit − time| / time over the fitted rows.
   const residual = { measured: 0, predicted: 0, rows: 0 };
-  const misfit = (runs: TimedRun[], parts: StepParts) =>
-    runs.reduce((a, r) => a + Math.abs(parts.perLayerMicroBatchMs * r.layers * r.microBatches + parts.perMicroBatchMs * r.microBatches + parts.perStepMs(r.layers) - r.timeMs) / r.timeMs, 0);
-  for (const os of families.values()) {
-    const runs = (pick: (o: { row: VtrainRow; predictedMs: number }) => number): TimedRun[] =>
-      os.map((o) => ({ layers: o.row.layers, microBatches: o.row.globalBatch / (o.row.microBatch * o.row.dp), timeMs: pick(o) }));
-    const m = fitStepParts(runs((o) => o.row.measuredMs));
-    const p = fitStepParts(runs((o) => o.predictedMs));
+  const misfit = (rs: TimedRun[], parts: StepParts) =>
+    rs.reduce((a, r) => a + Math.abs(parts.perLayerMicroBatchMs * r.layers * r.microBatches + parts.perMicroBatchMs * r.microBatches + parts.perStepMs(r.layers) - r.timeMs) / r.timeMs, 0);
+  for (const os of singleNodeFamilies(outcomes)) {
+    const m = fitStepParts(runs(os, (o) => o.row.measuredMs));
+    const p = fitStepParts(runs(os, (o) => o.predictedMs));
     if (!m || !p) continue;
-    residual.measured += misfit(runs((o) => o.row.measuredMs), m);
-    residual.predicted += misfit(runs((o) => o.predictedMs), p);
+    residual.measured += misfit(runs(os, (o) => o.row.measuredMs), m);
+    residual.predicted += misfit(runs(os, (o) => o.predictedMs), p);
     residual.rows += os.length;
     const r = os[0].row;
     const k = `h${r.hidden} tp${r.tp}${r.pp > 1 ? ` pp${r.pp}` : ''} mb${r.microBatch}`;
@@ -47,5 +118,12 @@ export function decompositionLines(outcomes: readonly { row: VtrainRow; predicte
   }
   const pct = (x: number) => ((100 * x) / Math.max(1, residual.rows)).toFixed(3);
   lines.push(`  the four-part form fits each family's measured times within ${pct(residual.measured)}% and its predicted times within ${pct(residual.predicted)}% (mean |residual|, ${residual.rows} rows)`);
+  const at = attributeError(outcomes);
+  const p2 = (x: number) => `${x.toFixed(2)}%`;
+  lines.push(
+    `  which part carries the error: MAPE ${p2(at.mapePct)} over ${at.rows} rows; with the measured part in place of the predicted one,`,
+    `    per layer·micro-batch ${p2(at.withMeasuredPartPct.perLayer)}, per micro-batch ${p2(at.withMeasuredPartPct.perMicroBatch)}, per step ${p2(at.withMeasuredPartPct.perStep)}`,
+    `  the measured rows rest on ${at.layerTimes} per-layer times, one per (h, tp, mb): a × pp agrees across each one's dp and pp families within ${at.layerTimeSpreadPct.toFixed(3)}%`,
+  );
   return lines;
 }
