@@ -1,4 +1,5 @@
 import type { Command } from 'commander';
+import { hostMemoryPerNode, type HostMemory } from '../sim/memory/hostMemory.js';
 import { stageMemories, type StageMemory } from '../sim/memory/stageMemory.js';
 import { VERSION } from '../version.js';
 import { collect, scenarioFromFile } from './scenarioInput.js';
@@ -9,18 +10,25 @@ function verdict(m: StageMemory, capacity: number): string {
   return m.fits ? `fits (${formatBytes(capacity - m.totalBytes)} free)` : `OOM by ${formatBytes(m.totalBytes - capacity)}`;
 }
 
+function hostLine(h: HostMemory): string {
+  const what = `Host memory for CPU offload (optimizer state and fp32 gradients): ${formatBytes(h.bytesPerNode)} on the fullest node`;
+  if (h.capacityBytes === undefined) return `${what}; the node's host memory is not stated (give cluster.node.hostMemoryGiB to check it).`;
+  return `${what} of ${formatBytes(h.capacityBytes)}: ${h.fits ? `fits (${formatBytes(h.capacityBytes - h.bytesPerNode)} free)` : `does not fit, short by ${formatBytes(h.shortfallBytes)}`}.`;
+}
+
 export function registerMemory(program: Command, io: Output): void {
   program
     .command('memory')
     .description('memory per GPU for each pipeline stage, against capacity, without simulating the step')
     .argument('<scenario>', 'scenario file (YAML or JSON)')
     .option('--set <path=value>', 'override a scenario field (repeatable)', collect, [])
-    .option('--json', 'print { capacityBytes, fits, stages: [...] } as JSON')
+    .option('--json', 'print { capacityBytes, fits, shortfallBytes, stages: [...], host } as JSON')
     .addHelpText(
       'after',
       `
 Examples:
   $ clustersim memory scenarios/llama2-70b-zero2-8xa100.yaml
+  $ clustersim memory scenarios/llama2-70b-zero2-8xa100.yaml --set parallel.zero=3 --set parallel.offload=cpu
   $ clustersim memory scenarios/gpt3-175b-1024xa100.yaml --set parallel.schedule=1f1b --json`,
     )
     .action((file: string, opts: { set: string[]; json?: boolean }) => {
@@ -28,15 +36,19 @@ Examples:
       const stages = stageMemories(scenario);
       const capacity = scenario.cluster.node.gpu.memoryBytes;
       const fits = stages.every((s) => s.fits);
+      const host = hostMemoryPerNode(scenario, stages);
+      const shortfallBytes = Math.max(...stages.map((s) => s.shortfallBytes));
       if (opts.json) {
-        io.out(JSON.stringify({ version: VERSION, name: scenario.name, capacityBytes: capacity, fits, stages }, null, 2));
+        io.out(JSON.stringify({ version: VERSION, name: scenario.name, capacityBytes: capacity, fits, shortfallBytes, stages, host }, null, 2));
         return;
       }
       const p = scenario.parallel;
+      // Parameters each GPU keeps between steps: ZeRO-3 shards them over dp as well.
+      const paramsHeld = (s: StageMemory) => (p.zero === 3 ? s.paramsPerRank / p.dp : s.paramsPerRank);
       const rows = stages.map((s) => [
         s.stage,
         s.layers,
-        `${(s.paramsPerRank / 1e9).toFixed(2)}B`,
+        `${(paramsHeld(s) / 1e9).toFixed(2)}B`,
         formatBytes(s.weightsBytes),
         formatBytes(s.gradientsBytes),
         formatBytes(s.optimizerBytes),
@@ -54,6 +66,7 @@ Examples:
           table(['stage', 'layers', 'params/GPU', 'weights', 'gradients', 'optimizer', 'activations (passes in flight)', 'buffers', 'reserve', 'total', 'verdict'], rows),
           '',
           fits ? 'Every stage fits.' : `Does not fit: ${stages.filter((s) => !s.fits).length} of ${stages.length} stage(s) exceed ${formatBytes(capacity)}.`,
+          ...(host ? [hostLine(host)] : []),
         ].join('\n'),
       );
     });

@@ -10,6 +10,7 @@ import { alternativesFor, formatAdvice } from './adviceOutput.js';
 import { UsageError } from './usageError.js';
 import { addStepFileOptions, writeStepFiles, type StepFileOptions } from './reportFiles.js';
 import { applyProfileOption } from './calibrateCommand.js';
+import { hostMemoryVerdict } from '../report/summary.js';
 
 /** The `--json` document of `simulate`: the result plus the version that made it. */
 export function simulateJson(result: StepResult): Record<string, unknown> {
@@ -41,6 +42,7 @@ export function formatStepSummary(r: StepResult, scenario: { clusterName: string
     `    weights ${formatBytes(m.breakdown.weightsBytes)}, gradients ${formatBytes(m.breakdown.gradientsBytes)}, optimizer ${formatBytes(m.breakdown.optimizerBytes)},`,
     `    activations ${formatBytes(m.breakdown.activationsBytes)}, buffers ${formatBytes(m.breakdown.buffersBytes)}, runtime reserve ${formatBytes(m.breakdown.reserveBytes)}`,
     ...(m.perStage.length > 1 ? [`    per stage: ${m.perStage.map((s) => `${s.stage}: ${formatBytes(s.totalBytes)}${s.fits ? '' : ' OOM'}`).join(', ')}`] : []),
+    ...(hostMemoryVerdict(r) ? [`  host memory         ${hostMemoryVerdict(r)} (CPU offload: optimizer state, fp32 gradients)`] : []),
     '',
     '  where the time went (mean over GPUs)',
     `    compute                ${formatSeconds(r.breakdown.computeS).padStart(10)}  ${pct(r.breakdown.computeS, r.stepTimeS)}`,

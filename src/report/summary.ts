@@ -21,6 +21,14 @@ export function memoryVerdict(r: StepResult): string {
   return `${bytesText(m.peakBytesPerGpu)} of ${bytesText(m.capacityBytes)}, ${m.fits ? 'fits' : `OOM, short by ${bytesText(m.shortfallBytes)}`}`;
 }
 
+/** `1.1 TiB of 2.0 TiB per node, fits` for optimizer offload's host memory, undefined without offload. */
+export function hostMemoryVerdict(r: StepResult): string | undefined {
+  const h = (r.memory as { host?: StepResult['memory']['host'] }).host;
+  if (!h) return undefined;
+  if (h.capacityBytes === undefined) return `${bytesText(h.bytesPerNode)} per node (the node's host memory is not stated: cluster.node.hostMemoryGiB)`;
+  return `${bytesText(h.bytesPerNode)} of ${bytesText(h.capacityBytes)} per node, ${h.fits ? 'fits' : `does not fit, short by ${bytesText(h.shortfallBytes)}`}`;
+}
+
 /** Pipeline bubble time, s, when the simulator reports it (0 otherwise). */
 function bubbleS(r: StepResult): number {
   const b = (r.breakdown as { bubbleS?: unknown }).bubbleS;
@@ -62,6 +70,7 @@ export function summaryRows(label: ScenarioLabel, r: StepResult): [string, strin
     ['per GPU', `${r.tflopsPerGpu.toFixed(1)} TFLOP/s model, ${r.hardwareTflopsPerGpu.toFixed(1)} TFLOP/s hardware`],
     ['MFU', percentText(r.mfu)],
     ['memory per GPU', memoryVerdict(r)],
+    ...(hostMemoryVerdict(r) ? [['host memory (offload)', hostMemoryVerdict(r)!] as [string, string]] : []),
     ['compute', share(r.breakdown.computeS)],
     ['exposed communication', share(r.breakdown.exposedCommS)],
     ...(bubbleS(r) > 0 ? [['pipeline bubble', share(bubbleS(r))] as [string, string]] : []),

@@ -89,7 +89,8 @@ function resolveCluster(c: ScenarioInput['cluster'], source: string): ClusterSpe
     return withOverrides(networkPreset(netName, 'cluster.network.preset'), c.network);
   });
   if (!baseNode || !gpu || !network) throw new InvalidScenarioError(source, problems);
-  const node: NodeSpec = withOverrides(baseNode, c.node);
+  const node: NodeSpec = withOverrides(baseNode, c.node, ['preset', 'hostMemoryGiB']);
+  if (c.node?.hostMemoryGiB !== undefined) node.hostMemoryBytes = c.node.hostMemoryGiB * GiB;
   node.gpu = gpu;
   if (node.intra === 'pcie' && node.nvls) throw new ScenarioError('cluster.node.nvls', 'NVLink SHARP needs an NVSwitch node (intra: nvswitch); set it to false or use an NVSwitch node preset');
   return { name: `${c.nodes}× ${node.name}`, node, nodes: c.nodes, network };

@@ -42,6 +42,7 @@ const nodeInline = z
     interSocketBandwidthGBps: positive,
     nicsPerNode: positiveInt,
     hostAdamParamsPerS: positive,
+    hostMemoryGiB: positive.describe('host (CPU) memory of the node, GiB: where optimizer offload keeps its state'),
   })
   .partial()
   .strict();

@@ -9,6 +9,7 @@ import { meanBreakdown, rankBreakdowns } from './stats/breakdown.js';
 import { exposureByTraffic } from './stats/exposure.js';
 import { diagnose, type Bottleneck } from './stats/bottleneck.js';
 import type { MemoryBreakdown } from './memory/memory.js';
+import { hostMemoryPerNode, type HostMemory } from './memory/hostMemory.js';
 import { stageMemories, type StageMemory } from './memory/stageMemory.js';
 import { modelFlopsPerStep, hardwareFlopsPerStep } from './workload/flops.js';
 import { parameterCount } from './workload/model.js';
@@ -42,6 +43,8 @@ export interface StepResult {
     /** Breakdown of the fullest rank. */
     breakdown: MemoryBreakdown;
     perStage: StageMemory[];
+    /** With optimizer offload: the fullest node's host memory against the node's (`hostMemoryPerNode`). */
+    host?: HostMemory;
   };
   /**
    * Mean over ranks; computeS + exposedCommS + bubbleS + idleS = stepTimeS. `bubbleS` is idle time
@@ -123,7 +126,7 @@ export function simulateStep(setup: StepSetup): StepRun {
   const largest = buckets.reduce((a, b) => (b.bytes > a.bytes ? b : a), buckets[0]);
   const dpGroup = plan.layout.dpGroup(0, 0);
   const choice = par.dp > 1 && largest ? collectives.choose(par.zero === 0 ? 'all_reduce' : 'reduce_scatter', dpGroup, largest.bytes) : undefined;
-  const { stage: _s, fits: _f, layers: _l, paramsPerRank: _p, passesInFlight: _i, ...breakdown } = fullest;
+  const { stage: _s, fits: _f, layers: _l, paramsPerRank: _p, passesInFlight: _i, shortfallBytes: _b, hostBytes: _h, ...breakdown } = fullest;
   const result: StepResult = {
     name: setup.name,
     seed: setup.seed,
@@ -142,6 +145,7 @@ export function simulateStep(setup: StepSetup): StepRun {
       shortfallBytes: Math.max(0, fullest.totalBytes - capacityBytes),
       breakdown,
       perStage,
+      host: hostMemoryPerNode(setup, perStage),
     },
     breakdown: {
       computeS: mean.computeNs / 1e9,

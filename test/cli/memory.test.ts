@@ -24,6 +24,23 @@ describe('clustersim memory', () => {
     expect(s.optimizerBytes).toBeCloseTo((12 * s.paramsPerRank) / 8, -3);
   });
 
+  it('with ZeRO-3 and CPU offload shows the sharded parameters per GPU, the host memory per node, and both shortfalls in --json', async () => {
+    const args = ['memory', 'scenarios/llama2-70b-zero2-8xa100.yaml', '--set', 'parallel.zero=3', '--set', 'parallel.offload=cpu'];
+    const { code, out } = await cli(...args);
+    expect(code).toBe(0);
+    const j = JSON.parse((await cli(...args, '--json')).out);
+    const [s] = j.stages as (StageJson & { shortfallBytes: number; hostBytes: number })[];
+    expect(out).toContain(`${(s.paramsPerRank / 8 / 1e9).toFixed(2)}B`);
+    expect(out).toMatch(/Host memory for CPU offload \(optimizer state and fp32 gradients\): [\d.]+ TiB on the fullest node of 2\.00 TiB: fits/);
+    expect(s.hostBytes).toBeCloseTo((16 * s.paramsPerRank) / 8, -3);
+    expect(j.host.bytesPerNode).toBeCloseTo(8 * s.hostBytes, -3);
+    expect(j.host.fits).toBe(true);
+    expect(j.shortfallBytes).toBe(0);
+    const oom = JSON.parse((await cli('memory', 'scenarios/llama2-70b-zero2-8xa100.yaml', '--json')).out);
+    expect(oom.shortfallBytes).toBe(oom.stages[0].totalBytes - oom.capacityBytes);
+    expect(oom.host).toBeUndefined();
+  });
+
   it('gives every stage of a pipeline its own account, and simulate --json carries the same per stage', async () => {
     const file = 'scenarios/gpt3-175b-1024xa100.yaml';
     const mem = JSON.parse((await cli('memory', file, '--json')).out);

@@ -1,4 +1,5 @@
 import { A100_PCIE_40GB, A100_SXM4_40GB, A100_SXM4_80GB, H100_SXM5_80GB, H200_SXM_141GB, V100_SXM2_32GB } from './gpus.js';
+import { GiB } from '../engine/units.js';
 import type { NodeSpec } from './types.js';
 
 /**
@@ -13,8 +14,26 @@ import type { NodeSpec } from './types.js';
  * PCIe DMA bandwidth per x16 link and direction (estimates, commonly measured with pinned copies):
  * Gen3 ≈ 12 GB/s of 15.75, Gen4 ≈ 24 of 31.5, Gen5 ≈ 50 of 63. Latencies are per GPU→GPU hop; they are
  * estimates (NCCL's own tuning model charges ~0.6 µs per NVLink step and ~1 µs per PCIe step for LL).
- * Host Adam throughput is an estimate for DeepSpeed's CPU-Adam; calibration replaces it.
+ * Host Adam throughput is derived from the host's memory bandwidth (`cpuAdamParamsPerS`); calibration replaces it.
  */
+
+/**
+ * Bytes DeepSpeed's CPU-Adam moves per parameter and step: it loads the fp32 weight, gradient, momentum and variance
+ * (16) and stores the weight, momentum and variance (12) (`Adam_Optimizer::Step_AVX`, csrc/includes/cpu_adam.h).
+ */
+export const CPU_ADAM_BYTES_PER_PARAM = 28;
+
+/** Fraction of the host's peak DRAM bandwidth a streaming loop over all cores reaches: an estimate (uncertain). */
+export const HOST_STREAM_EFFICIENCY = 0.75;
+
+/**
+ * Parameters per second the node's CPU-Adam updates, all its processes together: the update is a stream over the
+ * optimizer state, so it is bound by the host's memory bandwidth (peak, GB/s: channels × transfer rate × 8 bytes
+ * per socket), not by its cores.
+ */
+export function cpuAdamParamsPerS(hostMemoryBandwidthGBps: number): number {
+  return (hostMemoryBandwidthGBps * 1e9 * HOST_STREAM_EFFICIENCY) / CPU_ADAM_BYTES_PER_PARAM;
+}
 
 /** NVLink pairs of the DGX-1 (V100) hybrid cube-mesh: two fully connected quads (0-3, 4-7) plus i↔i+4. */
 const DGX1_MESH: { a: number; b: number; links: number }[] = [
@@ -54,7 +73,9 @@ export const DGX1_V100: NodeSpec = {
   // 2× Xeon E5-2698 v4, 2 QPI links at 9.6 GT/s = 2 × 19.2 GB/s per direction.
   interSocketBandwidthGBps: 38.4,
   nicsPerNode: 4,
-  hostAdamParamsPerS: 1e9,
+  // 2 sockets × 4 channels of DDR4-2400 (19.2 GB/s each) = 153.6 GB/s; 512 GB of DDR4 (DGX-1 datasheet).
+  hostAdamParamsPerS: cpuAdamParamsPerS(153.6),
+  hostMemoryBytes: 512 * GiB,
   source:
     'NVIDIA DGX-1 with Tesla V100 system architecture whitepaper (hybrid cube-mesh, 6 NVLink2 per GPU, 25 GB/s per ' +
     'link and direction; 4× EDR IB; PCIe switches with 2 GPUs + 1 NIC); nvidia-smi topo -m of a DGX-1 (NV1/NV2 ' +
@@ -77,7 +98,10 @@ export const DGX_A100_80GB: NodeSpec = {
   // 2× AMD EPYC 7742 joined by xGMI; ~100 GB/s per direction is an estimate (uncertain).
   interSocketBandwidthGBps: 100,
   nicsPerNode: 8,
-  hostAdamParamsPerS: 4e9,
+  // 2 sockets × 8 channels of DDR4-3200 (25.6 GB/s each) = 409.6 GB/s (EPYC 7742); 2 TB of system memory
+  // (DGX A100 640GB datasheet).
+  hostAdamParamsPerS: cpuAdamParamsPerS(409.6),
+  hostMemoryBytes: 2048 * GiB,
   source:
     'NVIDIA DGX A100 system architecture whitepaper (6 NVSwitch gen2, 600 GB/s NVLink per GPU, 8× ConnectX-6 HDR ' +
     'compute NICs, 4 PCIe Gen4 switches with 2 GPUs + 2 NICs each, 2× EPYC 7742); all_reduce busbw ~230 GB/s on 8 ' +
@@ -89,6 +113,8 @@ export const DGX_A100_40GB: NodeSpec = {
   ...DGX_A100_80GB,
   name: 'dgx-a100-40gb',
   gpu: A100_SXM4_40GB,
+  // 1 TB of system memory in the DGX A100 320GB system.
+  hostMemoryBytes: 1024 * GiB,
   source: `${DGX_A100_80GB.source} GPUs: A100 SXM4 40GB (DGX A100 first edition).`,
 };
 
@@ -109,7 +135,10 @@ export const DGX_H100: NodeSpec = {
   // 2× Xeon Platinum 8480C, 4 UPI links at 16 GT/s = 4 × 32 GB/s per direction (nominal; uncertain).
   interSocketBandwidthGBps: 128,
   nicsPerNode: 8,
-  hostAdamParamsPerS: 5e9,
+  // 2 sockets × 8 channels of DDR5-4800 (38.4 GB/s each) = 614.4 GB/s (Xeon 8480C); 2 TB of system memory
+  // (DGX H100 user guide).
+  hostAdamParamsPerS: cpuAdamParamsPerS(614.4),
+  hostMemoryBytes: 2048 * GiB,
   source:
     'NVIDIA DGX H100 user guide / H100 whitepaper (4 NVSwitch gen3 with NVLink SHARP, 900 GB/s NVLink per GPU, 8× ' +
     'ConnectX-7 NDR 400 Gb/s, PCIe Gen5); 8× H100 all_reduce busbw ring 365-370 GB/s, NVLS 480 GB/s ' +
@@ -146,7 +175,8 @@ export const PCIE_8GPU: NodeSpec = {
   // 2× Xeon (Ice Lake) with 3 UPI links at 11.2 GT/s = 3 × 22.4 GB/s per direction (nominal).
   interSocketBandwidthGBps: 67,
   nicsPerNode: 2,
-  hostAdamParamsPerS: 2e9,
+  // 2 sockets × 8 channels of DDR4-3200 = 409.6 GB/s (Ice Lake); the memory size of a generic server is not stated.
+  hostAdamParamsPerS: cpuAdamParamsPerS(409.6),
   source:
     'Generic 8-GPU PCIe Gen4 server (4 PCIe switches × 2 GPUs, 2 NICs, 2 sockets); A100 PCIe datasheet. On PCIe ' +
     'systems NCCL performance is set by what CPU and memory deliver (S. Jeaugey, NVIDIA/nccl#1639: 28 GB/s busbw ' +

@@ -71,8 +71,13 @@ export interface NodeSpec {
   interSocketBandwidthGBps: number;
   /** Network interfaces for the scale-out fabric. */
   nicsPerNode: number;
-  /** Host-side Adam throughput for optimizer offload (parameters per second). */
+  /**
+   * The node's host-side Adam throughput for optimizer offload, parameters per second, shared by the processes of
+   * all its GPUs (DeepSpeed's CPU-Adam streams the optimizer state through host memory; `cpuAdamParamsPerS`).
+   */
   hostAdamParamsPerS: number;
+  /** Host (CPU) memory of the node, bytes, where optimizer offload keeps its state; undefined when not stated. */
+  hostMemoryBytes?: number;
   source: string;
 }
 

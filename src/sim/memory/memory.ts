@@ -149,6 +149,22 @@ export function memoryPerGpu(input: MemoryInput): MemoryBreakdown {
   };
 }
 
+/** fp32 gradient bytes per parameter that optimizer offload copies to the host for the update. */
+export const OFFLOAD_HOST_GRADIENT_BYTES = 4;
+
+/**
+ * Host bytes one rank's optimizer offload holds (0 without offload): the optimizer state it shards (fp32 master
+ * weights, momentum and variance for mixed Adam: 12 B/param) and the fp32 gradient partition the update reads
+ * (4 B/param), over the ZeRO shard: 16P/N for mixed Adam, which summed over a node is DeepSpeed's own estimate
+ * without its 1.5× buffer factor (`estimate_zero3_model_states_mem_needs`: 16 × params / nodes).
+ */
+export function offloadHostBytes(input: Pick<MemoryInput, 'paramsPerRank' | 'dp' | 'zero' | 'precision' | 'optimizer' | 'offloadOptimizer'>): number {
+  if (!input.offloadOptimizer) return 0;
+  const per = STATE_BYTES_PER_PARAM[input.precision][input.optimizer];
+  const shard = input.zero >= 1 ? input.paramsPerRank / input.dp : input.paramsPerRank;
+  return (per.optimizer + OFFLOAD_HOST_GRADIENT_BYTES) * shard;
+}
+
 /** Model-state bytes (weights + gradients + optimizer) of a breakdown. */
 export function modelStateBytes(m: MemoryBreakdown): number {
   return m.weightsBytes + m.gradientsBytes + m.optimizerBytes;

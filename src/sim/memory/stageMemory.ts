@@ -4,7 +4,7 @@ import { peakInFlight, stageSchedule } from '../parallel/schedules.js';
 import type { StepSetup } from '../setup.js';
 import { elementsPerTpRank, parameterTensors } from '../workload/model.js';
 import { activationBytesPerRank } from './activations.js';
-import { memoryPerGpu, type MemoryBreakdown } from './memory.js';
+import { memoryPerGpu, offloadHostBytes, type MemoryBreakdown } from './memory.js';
 
 /** Memory of one rank of one pipeline stage, with what sets it. */
 export interface StageMemory extends MemoryBreakdown {
@@ -16,6 +16,10 @@ export interface StageMemory extends MemoryBreakdown {
   /** Most (micro-batch, chunk) forward passes whose activations are alive at once. */
   passesInFlight: number;
   fits: boolean;
+  /** GPU memory missing when the stage does not fit (0 when it fits). */
+  shortfallBytes: number;
+  /** Host memory this rank's optimizer offload holds (0 without offload; `offloadHostBytes`). */
+  hostBytes: number;
 }
 
 /**
@@ -46,20 +50,26 @@ export function stageMemories(setup: StepSetup): StageMemory[] {
       { microBatch: t.microBatch, seqLen: t.seqLen, tp: par.tp, sequenceParallel: par.sequenceParallel, recompute: par.recompute, flashAttention: t.flashAttention, bytesPerElement: mixed ? 2 : 4 },
       { layers: mlp ? 0 : layersPerChunk, microBatchesInFlight: passes, firstStage: first, lastStage: last },
     );
+    const state = { paramsPerRank, dp: par.dp, zero: par.zero, precision: mixed ? ('mixed' as const) : ('fp32' as const), optimizer: t.optimizer, offloadOptimizer: par.offload === 'cpu' };
     const mem = memoryPerGpu({
+      ...state,
       model,
-      paramsPerRank,
-      dp: par.dp,
-      zero: par.zero,
-      precision: mixed ? 'mixed' : 'fp32',
-      optimizer: t.optimizer,
       activationBytes,
       bucketBytes: (par.zero >= 2 ? par.zeroConfig.reduceBucketMB : par.ddp.bucketMB) * MiB,
       tp: par.tp,
-      offloadOptimizer: par.offload === 'cpu',
       // PyTorch DDP's default gradient_as_bucket_view=False keeps a second, flat copy of the gradients.
       ddpBucketCopy: par.tp === 1 && par.pp === 1 && par.zero === 0,
     });
-    return { ...mem, stage: s, layers: layerSet.size, paramsPerRank, passesInFlight: passes, fits: mem.totalBytes <= setup.cluster.node.gpu.memoryBytes };
+    const capacity = setup.cluster.node.gpu.memoryBytes;
+    return {
+      ...mem,
+      stage: s,
+      layers: layerSet.size,
+      paramsPerRank,
+      passesInFlight: passes,
+      fits: mem.totalBytes <= capacity,
+      shortfallBytes: Math.max(0, mem.totalBytes - capacity),
+      hostBytes: offloadHostBytes(state),
+    };
   });
 }

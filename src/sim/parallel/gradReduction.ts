@@ -93,7 +93,7 @@ export function addGradientReduction(program: Program, setup: StepSetup, layout:
       if (par.offload === 'cpu') {
         const pcie = setup.cluster.node.pcieBandwidthGBps;
         const d2h = program.local(rank, 'copy', 'd2h', 'gradient shard to host', (shard * gradBytes) / pcie + setup.cluster.node.pcieLatencyNs, deps);
-        const host = program.local(rank, 'copy', 'other', 'host Adam (CPU offload)', (shard / setup.cluster.node.hostAdamParamsPerS) * 1e9, [d2h]);
+        const host = program.local(rank, 'copy', 'other', 'host Adam (CPU offload)', hostAdamNs(shard, setup), [d2h]);
         optimizerIds.push(program.local(rank, 'copy', 'h2d', 'weights back to GPU', (shard * 2) / pcie + setup.cluster.node.pcieLatencyNs, [host]));
       } else {
         const ns = opTimeNs(optimizerOp(shard, { optimizer: setup.training.optimizer, precision: mixed ? 'mixed' : 'fp32' }), setup.cluster.node.gpu, 'fp32');
@@ -104,6 +104,16 @@ export function addGradientReduction(program: Program, setup: StepSetup, layout:
       program.collective('dp-allgather', 'all-gather updated weights', { op: 'all_gather', group, bytes: paramsPerRank * (mixed ? 2 : 4), shadowGroups }, optimizerIds, -1, 'comm', members);
     }
   }
+}
+
+/**
+ * Host time of one rank's CPU-Adam update of `shard` parameters: the node's throughput is shared by the processes of
+ * all its GPUs, which update their shards at the same time (after the same gradient reduction).
+ */
+export function hostAdamNs(shard: number, setup: StepSetup): number {
+  const node = setup.cluster.node;
+  const ranksOnNode = Math.min(node.gpusPerNode, setup.parallel.tp * setup.parallel.pp * setup.parallel.dp);
+  return ((shard * ranksOnNode) / node.hostAdamParamsPerS) * 1e9;
 }
 
 function lastOfPass(passes: Map<string, PassRecord>, key: PassKey, d: number, st: StagePlan, pp: number, mb: number, t: number): number {

@@ -81,6 +81,16 @@ describe('ZeRO', () => {
     expect(result.memory.perStage[0].optimizerBytes).toBe(0);
   });
 
+  it("shares the node's CPU-Adam throughput among its 8 ranks: each rank's update takes shard × 8 / the node's rate", () => {
+    const { plan } = simulateStep(llama({ zero: 2, offload: 'cpu' }));
+    const P = plan.stages[0].gradients.paramsPerRank;
+    const host = plan.program.tasks.filter((t) => t.label === 'host Adam (CPU offload)');
+    expect(host.length).toBeGreaterThan(0);
+    // dgx-a100-80gb: 2 × 8 channels of DDR4-3200 = 409.6 GB/s, 75% of it, 28 bytes per parameter.
+    const nodeParamsPerS = (409.6e9 * 0.75) / 28;
+    for (const t of host) expect(t.durationNs).toBeCloseTo((((P / 8) * 8) / nodeParamsPerS) * 1e9, -3);
+  });
+
   it('matches the memory account for the shard a rank holds', () => {
     const run = simulateStep(llama({ zero: 1 }));
     const m = run.result.memory.perStage[0];
