@@ -5,7 +5,8 @@
 #   bash scripts/gpu/run-calibration.sh            # full plan (a few minutes of measurements)
 #   bash scripts/gpu/run-calibration.sh --quick    # small plan, for a first check
 # An interrupted calibration leaves its measurement log in $OUT/calibration/measurements.jsonl; copy it to
-# reports/calibration/h200/measurements.jsonl before the next run and it is resumed instead of restarted.
+# reports/calibration/h200/resume.jsonl before the next run and it is resumed instead of restarted (calibrate
+# refuses it if the machine, driver or NCCL differ). A complete log committed with a profile is never resumed.
 set -uo pipefail
 quick=""
 [[ "${1:-}" == "--quick" ]] && quick="--quick"
@@ -17,6 +18,11 @@ left() { echo $((deadline - SECONDS)); }
 cap() { local a=$1 b=$2; (( a < b )) && echo "$a" || echo "$b"; }
 out="${OUT:-/tmp/clustersim-out}/calibration"
 mkdir -p "$out"
+# Nothing from an earlier run may pass for this one's results.
+rm -f "$out"/profile.json "$out"/validate.json "$out"/measurements.jsonl "$out"/host-op.json "$out"/gemm-alignment.json
+# Stop a step by SIGINT, which calibrate and validate handle (they keep what they measured and write it), and kill it
+# 15 s later if it is still running.
+stop_after() { timeout -s INT -k 15 "$@"; }
 
 # shellcheck disable=SC1091
 source .gpu/enter.sh >"$out/machine.txt" 2>&1
@@ -30,7 +36,7 @@ env | grep -E '^(NCCL_|CUDA_VISIBLE_DEVICES|LD_LIBRARY_PATH)' > "$out/env.txt" |
 
 # The host cost of one eager PyTorch call on this host (training.hostOpUs); a few seconds, needs PyTorch.
 echo "== host cost of an eager PyTorch call"
-if timeout 120 python3 scripts/measure-host-op.py --json >"$out/host-op.json" 2>"$out/host-op.stderr.txt"; then
+if stop_after 120 python3 scripts/measure-host-op.py --device cuda --json >"$out/host-op.json" 2>"$out/host-op.stderr.txt"; then
   cat "$out/host-op.json"
 else
   echo "host-op measurement failed:"; cat "$out/host-op.stderr.txt"
@@ -38,33 +44,40 @@ fi
 
 # The LM head's misaligned-GEMM slowdown by alignment (MISALIGNED_GEMM_SLOWDOWN), a few seconds, needs PyTorch.
 echo "== misaligned LM-head GEMMs"
-if timeout 60 python3 scripts/measure-gemm-alignment.py --json >"$out/gemm-alignment.json" 2>"$out/gemm-alignment.stderr.txt"; then
+if stop_after 60 python3 scripts/measure-gemm-alignment.py --device cuda --json >"$out/gemm-alignment.json" 2>"$out/gemm-alignment.stderr.txt"; then
   python3 -c 'import json,sys; print("slowdown by alignment:", json.load(open(sys.argv[1]))["slowdownByAlignment"])' "$out/gemm-alignment.json"
 else
   echo "gemm-alignment measurement failed:"; cat "$out/gemm-alignment.stderr.txt"
 fi
 
 resume=()
-if [[ -s reports/calibration/h200/measurements.jsonl && ! -s "$out/measurements.jsonl" ]]; then
-  cp reports/calibration/h200/measurements.jsonl "$out/measurements.jsonl"
+if [[ -s reports/calibration/h200/resume.jsonl ]]; then
+  cp reports/calibration/h200/resume.jsonl "$out/measurements.jsonl"
+  resume=(--resume)
 fi
-[[ -s "$out/measurements.jsonl" ]] && resume=(--resume)
 
 echo "== calibrate $quick ${resume[*]}"
 calibrate_s=$(cap "${CALIBRATE_TIMEOUT_S:-420}" $(( $(left) - ${VALIDATE_RESERVE_S:-150} )))
 (( calibrate_s < ${MIN_CALIBRATE_S:-30} )) && { echo "only $(left) s left of RUN_BUDGET_S: not enough to calibrate"; exit 1; }
 echo "calibrate gets at most $calibrate_s s ($(left) s left of the budget)"
-timeout "$calibrate_s" "${cli[@]}" calibrate --backend cuda $quick "${resume[@]}" \
+stop_after "$calibrate_s" "${cli[@]}" calibrate --backend cuda $quick "${resume[@]}" \
   --out "$out/profile.json" --log "$out/measurements.jsonl" >"$out/calibrate.txt" 2>"$out/calibrate.stderr.txt"
 echo "calibrate exit status $?"
 cat "$out/calibrate.txt"; tail -n 30 "$out/calibrate.stderr.txt"
-[[ -s "$out/profile.json" ]] || { echo "no profile: see $out/calibrate.stderr.txt; the log keeps what was measured"; exit 1; }
+if [[ ! -s "$out/profile.json" ]]; then
+  if [[ -s "$out/measurements.jsonl" ]]; then
+    echo "no profile: see $out/calibrate.stderr.txt; the log keeps what was measured (copy it to reports/calibration/h200/resume.jsonl to resume)"
+  else
+    echo "no profile and no measurements: see $out/calibrate.stderr.txt"
+  fi
+  exit 1
+fi
 
 echo "== validate $quick"
 validate_s=$(cap "${VALIDATE_TIMEOUT_S:-240}" $(( $(left) - 5 )))
 (( validate_s < 10 )) && { echo "only $(left) s left of RUN_BUDGET_S: no time to validate; the profile is kept"; exit 1; }
 echo "validate gets at most $validate_s s"
-timeout "$validate_s" "${cli[@]}" validate --profile "$out/profile.json" $quick \
+stop_after "$validate_s" "${cli[@]}" validate --profile "$out/profile.json" $quick \
   --out "$out/validate.json" >"$out/validate.txt" 2>"$out/validate.stderr.txt"
 echo "validate exit status $?"
 cat "$out/validate.txt"; tail -n 10 "$out/validate.stderr.txt"

@@ -70,7 +70,7 @@ export async function calibrate(o: CalibrateOptions): Promise<CalibrateResult> {
   let log: MeasurementLog;
   const warnings: string[] = [];
   if (o.resume) {
-    const r = MeasurementLog.resume(o.logPath, { backend: o.backend.kind, quick: o.quick });
+    const r = MeasurementLog.resume(o.logPath, { backend: o.backend.kind, quick: o.quick, machine: o.backend.machine });
     log = r.log;
     for (const rec of r.parsed.records) have.set(rec.id, rec);
     if (r.parsed.badLines.length > 0) warnings.push(`${o.logPath}: skipped unreadable line(s) ${r.parsed.badLines.join(', ')} (cut short by an interruption?)`);

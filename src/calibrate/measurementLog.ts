@@ -74,6 +74,28 @@ export function parseLog(text: string): ParsedLog {
   return { header, records: [...byId.values()], badLines };
 }
 
+/**
+ * What makes measurements of two runs incomparable, as `<then>, this run <now>`, or undefined when nothing does: the
+ * GPUs (names, count), the driver and NCCL versions, the CPU model, and for the CPU backend the threads and the clock.
+ */
+export function setupDifference(then: MachineInfo, now: MachineInfo): string | undefined {
+  const gpus = (m: MachineInfo) => (m.cuda ? `${m.cuda.devices.length} × ${[...new Set(m.cuda.devices.map((d) => d.name))].join(' + ') || 'no GPU'}` : undefined);
+  const facts: [string, (m: MachineInfo) => unknown][] = [
+    ['GPUs', gpus],
+    ['driver', (m) => m.cuda?.driverVersion],
+    ['NCCL', (m) => m.cuda?.ncclVersion],
+    ['CPU', (m) => m.cpu.model],
+    ['threads', (m) => m.computeThreads],
+    ['clock', (m) => m.cpuClock],
+  ];
+  for (const [name, of] of facts) {
+    const a = of(then);
+    const b = of(now);
+    if (a !== b) return `${name} ${String(a ?? 'not recorded')}, this run ${String(b ?? 'not recorded')}`;
+  }
+  return undefined;
+}
+
 /** Appends records to a log file. */
 export class MeasurementLog {
   private constructor(readonly path: string) {}
@@ -88,8 +110,11 @@ export class MeasurementLog {
     return new MeasurementLog(path);
   }
 
-  /** Reopens a log for `--resume`; it must exist and come from the same backend and mode. */
-  static resume(path: string, expected: { backend: BackendKind; quick: boolean }): { log: MeasurementLog; parsed: ParsedLog } {
+  /**
+   * Reopens a log for `--resume`; it must exist and come from the same backend, mode and measuring setup (machine,
+   * when `expected.machine` is given: see `setupDifference`).
+   */
+  static resume(path: string, expected: { backend: BackendKind; quick: boolean; machine?: MachineInfo }): { log: MeasurementLog; parsed: ParsedLog } {
     if (!existsSync(path)) throw new LogError(`--resume: ${path} does not exist; run without --resume to start a calibration`);
     const parsed = parseLog(readFileSync(path, 'utf8'));
     const h = parsed.header;
@@ -97,6 +122,8 @@ export class MeasurementLog {
     if (h.schemaVersion !== LOG_SCHEMA_VERSION) throw new LogError(`--resume: ${path} has log schema version ${h.schemaVersion}, this version writes ${LOG_SCHEMA_VERSION}; start over`);
     if (h.backend !== expected.backend) throw new LogError(`--resume: ${path} was measured with the ${h.backend} backend, not ${expected.backend}; pass --backend ${h.backend}`);
     if (h.quick !== expected.quick) throw new LogError(`--resume: ${path} was a ${h.quick ? '--quick' : 'full'} calibration; ${h.quick ? 'add' : 'drop'} --quick`);
+    const differs = expected.machine ? setupDifference(h.machine, expected.machine) : undefined;
+    if (differs) throw new LogError(`--resume: ${path} was measured with ${differs}; measurements taken under different setups cannot be fitted together: resume it with the same setup, or start a new log (--log another.jsonl)`);
     return { log: new MeasurementLog(path), parsed };
   }
 

@@ -36,8 +36,12 @@ if (cmd === 'calibrate') {
   return dir;
 }
 
-function runScript(env: Record<string, string>) {
+function runScript(env: Record<string, string>, files: Record<string, string> = {}) {
   const dir = workspace();
+  for (const [f, text] of Object.entries(files)) {
+    mkdirSync(join(dir, f, '..'), { recursive: true });
+    writeFileSync(join(dir, f), text);
+  }
   const out = join(dir, 'out');
   const t0 = Date.now();
   const r = spawnSync('bash', ['scripts/gpu/run-calibration.sh'], { cwd: dir, encoding: 'utf8', env: { ...process.env, OUT: out, ...env }, timeout: 60_000 });
@@ -64,6 +68,14 @@ describe('scripts/gpu/run-calibration.sh', () => {
     expect(r.wallS).toBeLessThan(12);
     expect(r.status).toBe(1); // no profile: the measurement log is kept for --resume
     expect(r.stdout).toContain('no profile');
+  });
+
+  it('resumes only a log put in reports/calibration/h200/resume.jsonl, never the complete log committed with a profile', () => {
+    const committed = runScript({ RUN_BUDGET_S: '60', VALIDATE_RESERVE_S: '10' }, { 'reports/calibration/h200/measurements.jsonl': '{"type":"header"}\n' });
+    expect(committed.stdout).toMatch(/== calibrate *\n/);
+    const resumed = runScript({ RUN_BUDGET_S: '60', VALIDATE_RESERVE_S: '10' }, { 'reports/calibration/h200/resume.jsonl': '{"type":"header"}\n' });
+    expect(resumed.stdout).toContain('== calibrate  --resume');
+    expect(readFileSync(join(resumed.out, 'measurements.jsonl'), 'utf8')).toBe('{"type":"header"}\n');
   });
 
   it('refuses to start calibrating with less than MIN_CALIBRATE_S (default 30 s) of budget left', () => {

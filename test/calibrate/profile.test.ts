@@ -2,7 +2,7 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { LogError, MeasurementLog, parseLog, toRecord } from '../../src/calibrate/measurementLog.js';
+import { LogError, MeasurementLog, setupDifference, parseLog, toRecord } from '../../src/calibrate/measurementLog.js';
 import { parseProfile, PROFILE_SCHEMA_VERSION, ProfileError, readProfile, writeProfile } from '../../src/calibrate/profile.js';
 import { FitError } from '../../src/calibrate/stats.js';
 import type { PlannedItem } from '../../src/calibrate/types.js';
@@ -74,6 +74,14 @@ describe('the measurement log', () => {
     expect(() => MeasurementLog.resume(path, { backend: 'cuda', quick: true })).toThrow(/measured with the cpu backend, not cuda; pass --backend cpu/);
     expect(() => MeasurementLog.resume(path, { backend: 'cpu', quick: false })).toThrow(/was a --quick calibration; add --quick/);
     expect(() => MeasurementLog.resume(join(dir, 'none.jsonl'), { backend: 'cpu', quick: true })).toThrow(LogError);
+    expect(MeasurementLog.resume(path, { backend: 'cpu', quick: true, machine }).parsed.header?.backend).toBe('cpu');
+    expect(() => MeasurementLog.resume(path, { backend: 'cpu', quick: true, machine: { ...machine, computeThreads: (machine.computeThreads ?? 1) + 1 } })).toThrow(
+      /was measured with threads \d+, this run \d+; .*start a new log \(--log another.jsonl\)/,
+    );
+    const gpu = (name: string, driver: string) => ({ ...machine, cuda: { driverVersion: driver, libraries: {}, devices: [{ name }], ncclEnv: {} } }) as unknown as typeof machine;
+    expect(setupDifference(gpu('NVIDIA H200', '570'), gpu('NVIDIA H200', '570'))).toBeUndefined();
+    expect(setupDifference(gpu('NVIDIA H200', '570'), gpu('NVIDIA H100 80GB HBM3', '570'))).toBe('GPUs 1 × NVIDIA H200, this run 1 × NVIDIA H100 80GB HBM3');
+    expect(setupDifference(gpu('NVIDIA H200', '570'), gpu('NVIDIA H200', '575'))).toBe('driver 570, this run 575');
     writeFileSync(join(dir, 'other.jsonl'), '{"a":1}\n');
     expect(() => MeasurementLog.resume(join(dir, 'other.jsonl'), { backend: 'cpu', quick: true })).toThrow(/not a clustersim measurement log/);
   });
