@@ -1,22 +1,32 @@
 #!/usr/bin/env node
 // Simulating tens of thousands of GPUs can need more than Node's default heap (about 4 GiB): when the
 // limit is below three quarters of the machine's memory (capped at 32 GiB), run again with a larger one.
-import { spawnSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { totalmem } from 'node:os';
 import { getHeapStatistics } from 'node:v8';
 
 const wantMiB = Math.min(32 * 1024, Math.floor((totalmem() * 0.75) / 2 ** 20));
 const haveMiB = getHeapStatistics().heap_size_limit / 2 ** 20;
 if (!process.env.CLUSTERSIM_NO_RESPAWN && haveMiB < wantMiB * 0.9) {
-  const child = spawnSync(process.execPath, [`--max-old-space-size=${wantMiB}`, ...process.execArgv, ...process.argv.slice(1)], {
+  const child = spawn(process.execPath, [`--max-old-space-size=${wantMiB}`, ...process.execArgv, ...process.argv.slice(1)], {
     stdio: 'inherit',
     env: { ...process.env, CLUSTERSIM_NO_RESPAWN: '1' },
   });
-  if (child.signal) process.kill(process.pid, child.signal);
-  process.exit(child.status ?? 1);
+  // This process only waits for the child. Ctrl-C (and `timeout -s INT`) reach the child directly, as it is in the
+  // same process group, and it handles them (a calibration keeps what it measured); so SIGINT is ignored here, and
+  // the signals a supervisor sends to this process alone are passed on.
+  process.on('SIGINT', () => {});
+  for (const sig of ['SIGTERM', 'SIGHUP']) process.on(sig, () => child.kill(sig));
+  child.on('exit', (code, signal) => {
+    if (signal) {
+      process.removeAllListeners(signal);
+      process.kill(process.pid, signal);
+    }
+    process.exit(code ?? 1);
+  });
+} else {
+  import('../dist/cli/main.js').then((m) => m.main(process.argv)).catch((err) => {
+    process.stderr.write(`clustersim: ${err && err.message ? err.message : err}\n`);
+    process.exitCode = 1;
+  });
 }
-
-import('../dist/cli/main.js').then((m) => m.main(process.argv)).catch((err) => {
-  process.stderr.write(`clustersim: ${err && err.message ? err.message : err}\n`);
-  process.exitCode = 1;
-});

@@ -75,5 +75,12 @@ export async function runCli(argv: string[], io: Output = processOutput): Promis
 
 /** Entry point used by bin/clustersim.js. */
 export async function main(argv: string[]): Promise<void> {
+  // A reader that stops early (`clustersim simulate --help | head`) is not an error of ours: stop quietly.
+  for (const stream of [process.stdout, process.stderr]) {
+    stream.on('error', (err: NodeJS.ErrnoException) => {
+      if (err.code === 'EPIPE') process.exit(process.exitCode ?? 0);
+      throw err;
+    });
+  }
   process.exitCode = await runCli(argv);
 }

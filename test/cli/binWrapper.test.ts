@@ -1,0 +1,47 @@
+import { spawn, spawnSync } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+
+/**
+ * bin/clustersim.js runs the CLI again in a child with a larger heap. The wrapper must not return before the child
+ * has finished: Ctrl-C (SIGINT to the whole process group, as a terminal or `timeout -s INT` sends it) reaches the
+ * child, which keeps what it measured, and the wrapper waits for it.
+ */
+describe('bin/clustersim.js', () => {
+  it('on SIGINT to the process group returns only after the interrupted calibration has saved its log', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'wrapper-'));
+    // Force the respawn whatever the machine's memory: an inherited small heap limit is always below the wanted one.
+    const p = spawn(process.execPath, ['--max-old-space-size=256', 'bin/clustersim.js', 'calibrate', '--backend', 'cpu', '--quick', '--out', join(dir, 'p.json')], {
+      detached: true,
+      env: { ...process.env, CLUSTERSIM_NO_RESPAWN: '' },
+    });
+    let err = '';
+    p.stderr.on('data', (d) => (err += d));
+    // Interrupt once it has started measuring.
+    await new Promise<void>((resolve) => {
+      const poll = setInterval(() => {
+        if (/\d+\/\d+/.test(err) || err.includes('done')) {
+          clearInterval(poll);
+          resolve();
+        }
+      }, 100);
+    });
+    // When the wrapper exits, nothing of its process group may still be running.
+    const left = new Promise<string>((resolve) => p.on('exit', () => resolve(spawnSync('pgrep', ['-g', String(p.pid)], { encoding: 'utf8' }).stdout.trim())));
+    const closed = new Promise<number | null>((resolve) => p.on('close', (c) => resolve(c)));
+    process.kill(-p.pid!, 'SIGINT');
+    expect(await left).toBe('');
+    const code = await closed;
+    expect(err).toMatch(/interrupted; \d+ new measurement\(s\) saved in .*p\.measurements\.jsonl/);
+    expect(code).not.toBe(0);
+  }, 60_000);
+
+  it('stops quietly when the reader of its output goes away (| head)', () => {
+    const r = spawnSync('bash', ['-c', 'node bin/clustersim.js simulate --help | head -1; echo "status ${PIPESTATUS[0]}"'], { encoding: 'utf8' });
+    expect(r.stdout).toContain('Usage: clustersim simulate');
+    expect(r.stdout).toContain('status 0');
+    expect(r.stderr).not.toMatch(/EPIPE|Unhandled/);
+  });
+});
