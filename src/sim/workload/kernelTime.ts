@@ -96,10 +96,18 @@ export function dimMisaligned(width: number, dtype: Dtype): boolean {
 /** Query (forward) / key (backward) block length of a flash kernel's work unit (FA2 uses 64–128). */
 export const FLASH_BLOCK = 128;
 
+/** The values of `training.precision`, each also the dtype its GEMMs run in. */
+const PRECISIONS: readonly Dtype[] = ['bf16', 'fp16', 'tf32', 'fp32'];
+
 function peakFlopsPerNs(gpu: GpuSpec, dtype: Dtype): number {
   const tflops = gpu.peakTflops[dtype];
   if (tflops === undefined || tflops <= 0) {
-    throw new ScenarioError('training.dtype', `${gpu.name} has no dense ${dtype} peak`);
+    const runs = PRECISIONS.filter((p) => (gpu.peakTflops[p] ?? 0) > 0);
+    throw new ScenarioError(
+      'training.precision',
+      `${gpu.name} has no dense ${dtype} peak (its spec or calibration profile gives ${runs.join(', ') || 'none'})` +
+        (runs.length > 0 ? `; use one it runs, for example --set training.precision=${runs[0]}` : ''),
+    );
   }
   return tflops * 1e3; // 1 TFLOP/s = 1e12 FLOP / 1e9 ns
 }

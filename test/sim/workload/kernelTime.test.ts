@@ -105,6 +105,14 @@ describe('opTimeNs', () => {
     const v100: GpuSpec = { ...gpu, name: 'v100ish', peakTflops: { fp32: 15.7, fp16: 125 } };
     expect(() => opTimeNs(gemmOp('g', 64, 64, 64, 1, 'bf16'), v100, 'bf16')).toThrow(ScenarioError);
     expect(() => opTimeNs(gemmOp('g', 64, 64, 64, 1, 'bf16'), v100, 'bf16')).toThrow(/no dense bf16 peak/);
+    // It names the scenario field to change and what the GPU does run.
+    let err: ScenarioError | undefined;
+    try {
+      opTimeNs(gemmOp('g', 64, 64, 64, 1, 'bf16'), v100, 'bf16');
+    } catch (e) {
+      err = e as ScenarioError;
+    }
+    expect(err?.message).toMatch(/^training\.precision: v100ish has no dense bf16 peak \(its spec or calibration profile gives fp16, fp32\); use one it runs, for example --set training\.precision=fp16$/);
   });
 
   it('gives a plausible MFU for a Llama 2 7B micro-batch on an H100-like GPU', () => {
