@@ -12,6 +12,7 @@ import { FitError } from '../calibrate/stats.js';
 import { VERSION } from '../version.js';
 import { processOutput, table, type Output } from './output.js';
 import { formatSeconds, parsePositiveInt } from './units.js';
+import { prepareOutputFile } from './outputFile.js';
 import { UsageError } from './usageError.js';
 
 /** Progress on stderr: a bar when stderr is a terminal, otherwise one line per group of measurements. */
@@ -166,6 +167,8 @@ Examples:
       const progress = progressReporter(io, 'calibrate');
       const removeHandler = onInterrupt(io, controller, 'calibrate');
       const logPath = opts.log ?? defaultLogPath(opts.out);
+      prepareOutputFile(opts.out, '--out');
+      prepareOutputFile(logPath, '--log');
       try {
         const backend = openBackend(opts.backend, { threads, clock: opts.wallClock ? 'wall' : 'auto', warn: (s) => io.err(`clustersim: ${s}`) });
         io.err(`calibrate: ${backend.kind} backend; log ${logPath}`);

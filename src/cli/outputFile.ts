@@ -1,0 +1,24 @@
+import { accessSync, constants, existsSync, mkdirSync, statSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { UsageError } from './usageError.js';
+
+/**
+ * Makes sure `path` (given as `flag`) can be written before any long work starts: its folder is created if missing,
+ * and a path that is a folder, or a place this user cannot write, is refused as bad input (exit 2) instead of
+ * failing with a system error after the work is done.
+ */
+export function prepareOutputFile(path: string, flag: string): void {
+  if (existsSync(path) && statSync(path).isDirectory()) throw new UsageError(`${flag} ${path} is a folder; give a file name in it`);
+  const folder = dirname(path);
+  if (existsSync(folder) && !statSync(folder).isDirectory()) throw new UsageError(`${flag} ${path}: ${folder} is a file, not a folder`);
+  try {
+    mkdirSync(folder, { recursive: true });
+  } catch (err) {
+    throw new UsageError(`${flag} ${path}: cannot create the folder ${folder} (${(err as NodeJS.ErrnoException).code ?? String(err)})`);
+  }
+  try {
+    accessSync(existsSync(path) ? path : folder, constants.W_OK);
+  } catch {
+    throw new UsageError(`${flag} ${path}: this user cannot write ${existsSync(path) ? 'the file' : `in ${folder}`} (permission denied)`);
+  }
+}

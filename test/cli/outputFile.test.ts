@@ -1,0 +1,32 @@
+import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { prepareOutputFile } from '../../src/cli/outputFile.js';
+import { UsageError } from '../../src/cli/usageError.js';
+import { cli } from '../helpers/cli.js';
+
+describe('output files of long runs are checked before the work starts', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'outfile-'));
+
+  it('creates a missing folder, refuses a folder given as the file and a folder that cannot be made', () => {
+    prepareOutputFile(join(dir, 'a/b/p.json'), '--out');
+    expect(existsSync(join(dir, 'a/b'))).toBe(true);
+    expect(() => prepareOutputFile(dir, '--out')).toThrow(UsageError);
+    expect(() => prepareOutputFile(dir, '--out')).toThrow(/--out .* is a folder; give a file name in it/);
+    writeFileSync(join(dir, 'plain'), 'x');
+    expect(() => prepareOutputFile(join(dir, 'plain/p.json'), '--log')).toThrow(/--log .*plain\/p\.json: .*plain is a file, not a folder/);
+    expect(() => prepareOutputFile(join(dir, 'plain/deeper/p.json'), '--log')).toThrow(/cannot create the folder .*plain\/deeper \((ENOTDIR|EEXIST)\)/);
+  });
+
+  it('calibrate and validate stop at once, with exit status 2, on an --out they could not write', async () => {
+    const cal = await cli('calibrate', '--backend', 'cpu', '--quick', '--out', dir);
+    expect(cal.code).toBe(2);
+    expect(cal.err).toMatch(/--out .* is a folder/);
+    expect(cal.err).not.toMatch(/calibrate: cpu backend/); // nothing was measured
+    writeFileSync(join(dir, 'profile.json'), '{}');
+    const val = await cli('validate', '--profile', join(dir, 'profile.json'), '--out', join(dir, 'plain/v.json'));
+    expect(val.code).toBe(2);
+    expect(val.err).toMatch(/plain is a file, not a folder/);
+  });
+});
