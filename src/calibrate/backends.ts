@@ -1,5 +1,5 @@
 import { hostname, platform, release, arch } from 'node:os';
-import { CUDA_LIBS, candidatesFor, explainLoadFailure, optionalMissing, searchDirs, type SearchEnv } from './cudaLibs.js';
+import { CPU_BACKEND_HINT, CUDA_LIBS, candidatesFor, explainLoadFailure, optionalMissing, searchDirs, type SearchEnv } from './cudaLibs.js';
 import { loadAddon, type CpuInfo, type NativeAddon } from './native.js';
 import { gatherSearchEnv } from './searchEnv.js';
 import type { BackendKind, BenchItem, CpuClockMode, RawResult } from './types.js';
@@ -110,10 +110,10 @@ export function parseCudaDescription(d: Record<string, string>): { devices: GpuI
 }
 
 /** The CUDA backend: opens the libraries, describes the GPUs; throws BackendUnavailableError saying why not. */
-export function openCudaBackend(addon: NativeAddon = loadAddon(), env: SearchEnv = gatherSearchEnv(), warn: (s: string) => void = () => {}): Backend {
+export function openCudaBackend(addon: NativeAddon = loadAddon(), env: SearchEnv = gatherSearchEnv(), warn: (s: string) => void = () => {}, otherwise = CPU_BACKEND_HINT): Backend {
   const dirs = searchDirs(env);
   const outcomes = addon.cudaLoad(CUDA_LIBS.map((l) => ({ name: l.name, required: l.required, paths: candidatesFor(l, env, dirs).map((c) => c.path) })));
-  if (outcomes.some((o) => o.required && !o.path)) throw new BackendUnavailableError(explainLoadFailure(outcomes, dirs));
+  if (outcomes.some((o) => o.required && !o.path)) throw new BackendUnavailableError(explainLoadFailure(outcomes, dirs, otherwise));
   const libraries = Object.fromEntries(outcomes.filter((o) => o.path).map((o) => [o.name, o.path as string]));
   let description: Record<string, string>;
   try {
@@ -121,11 +121,11 @@ export function openCudaBackend(addon: NativeAddon = loadAddon(), env: SearchEnv
   } catch (err) {
     throw new BackendUnavailableError(
       `the CUDA libraries loaded (libcudart from ${libraries.cudart}), but no GPU is usable: ${(err as Error).message}. ` +
-        'Check that `nvidia-smi` lists a GPU and that CUDA_VISIBLE_DEVICES does not hide it; or run with --backend cpu.',
+        `Check that \`nvidia-smi\` lists a GPU and that CUDA_VISIBLE_DEVICES does not hide it; ${otherwise}.`,
     );
   }
   const { devices, versions } = parseCudaDescription(description);
-  if (devices.length === 0) throw new BackendUnavailableError('the CUDA libraries loaded, but they see no GPU (cudaGetDeviceCount = 0); check nvidia-smi and CUDA_VISIBLE_DEVICES, or run with --backend cpu.');
+  if (devices.length === 0) throw new BackendUnavailableError(`the CUDA libraries loaded, but they see no GPU (cudaGetDeviceCount = 0); check nvidia-smi and CUDA_VISIBLE_DEVICES; ${otherwise}.`);
   for (const line of optionalMissing(outcomes)) warn(line);
   if (devices.length > 1 && !libraries.nccl) warn('without libnccl the collectives between GPUs are not measured');
   return {

@@ -128,13 +128,20 @@ export interface LibOutcome {
   tried: { path: string; error: string }[];
 }
 
+/** What calibrate can do instead of the CUDA backend. */
+export const CPU_BACKEND_HINT = 'or run with --backend cpu';
+
 /**
  * The message for a failed load: which libraries are missing, every path tried with dlopen's reason, which
  * folders were searched, and what to do.
  */
-export function explainLoadFailure(outcomes: readonly LibOutcome[], dirs: readonly SearchDir[]): string {
+export function explainLoadFailure(outcomes: readonly LibOutcome[], dirs: readonly SearchDir[], otherwise = CPU_BACKEND_HINT): string {
   const missing = outcomes.filter((o) => !o.path && o.required);
-  const lines = [`the CUDA backend cannot start: ${missing.map((o) => o.name).join(', ')} could not be loaded.`];
+  const noDriver = outcomes.some((o) => o.name === 'cuda' && !o.path);
+  const lines = [
+    ...(noDriver ? ['no NVIDIA driver here: libcuda.so.1, which comes with the driver, could not be loaded, so there is no GPU to measure.'] : []),
+    `the CUDA backend cannot start: ${missing.map((o) => o.name).join(', ')} could not be loaded.`,
+  ];
   for (const o of missing) {
     const spec = CUDA_LIBS.find((l) => l.name === o.name);
     lines.push(`  lib${o.name} (${spec?.purpose ?? o.name}): tried ${o.tried.length} path(s)`);
@@ -145,8 +152,9 @@ export function explainLoadFailure(outcomes: readonly LibOutcome[], dirs: readon
   lines.push(dirs.length > 0 ? `  folders searched: ${dirs.map((d) => `${d.dir} (${d.source})`).join(', ')}` : '  folders searched: none found (LD_LIBRARY_PATH is empty, no /usr/local/cuda*, no site-packages/nvidia)');
   const hints = [...new Set(missing.map((o) => CUDA_LIBS.find((l) => l.name === o.name)?.installHint).filter(Boolean))];
   lines.push(
-    `  what to do: ${hints.join('; ')}; or add the folder holding the library to LD_LIBRARY_PATH (or CLUSTERSIM_CUDA_LIBS); ` +
-      'or run with --backend cpu.',
+    noDriver
+      ? `  what to do: run on a machine with an NVIDIA GPU and its driver (nvidia-smi lists the GPU); ${otherwise}.`
+      : `  what to do: ${hints.join('; ')}; or add the folder holding the library to LD_LIBRARY_PATH (or CLUSTERSIM_CUDA_LIBS); ${otherwise}.`,
   );
   return lines.join('\n');
 }

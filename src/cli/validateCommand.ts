@@ -80,7 +80,7 @@ Examples:
         const profile = readProfile(opts.profile);
         if (profile.machine.hostname !== hostname()) io.err(`clustersim: note: ${opts.profile} was calibrated on ${profile.machine.hostname}, this is ${hostname()}`);
         const addon = loadAddon();
-        const backend = profile.backend === 'cpu' ? openCpuBackend(addon, profile.machine.computeThreads, profile.machine.cpuClock) : openCudaBackend(addon, undefined, (s) => io.err(`clustersim: ${s}`));
+        const backend = profile.backend === 'cpu' ? openCpuBackend(addon, profile.machine.computeThreads, profile.machine.cpuClock) : openCudaBackend(addon, undefined, (s) => io.err(`clustersim: ${s}`), `${opts.profile} is a CUDA profile: validate it on a machine with the GPUs it was measured on`);
         result = await runValidation({ backend, profile, quick: !!opts.quick, signal: controller.signal, onProgress: (d, t, c) => progress.update(d, t, c?.name, c?.kind) });
         progress.stop();
       } catch (err) {

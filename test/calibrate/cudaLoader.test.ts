@@ -84,6 +84,15 @@ describe('loader failure messages', () => {
     expect(explainLoadFailure(outcomes, [])).toContain('no /usr/local/cuda*');
   });
 
+  it('leads with the missing driver when libcuda is not there either, and says what the command can do instead', () => {
+    const noDriver: LibOutcome[] = [...outcomes, { name: 'cuda', required: false, error: 'not found or not loadable', tried: [] }];
+    const msg = explainLoadFailure(noDriver, [], 'or validate it on the GPU machine');
+    expect(msg.split('\n')[0]).toMatch(/^no NVIDIA driver here: libcuda\.so\.1, .*could not be loaded, so there is no GPU to measure\.$/);
+    expect(msg).toMatch(/what to do: run on a machine with an NVIDIA GPU and its driver .*; or validate it on the GPU machine\.$/);
+    expect(msg).not.toContain('pip install');
+    expect(explainLoadFailure(outcomes, [])).not.toContain('no NVIDIA driver');
+  });
+
   it('lists missing optional libraries as warnings with what they are for', () => {
     expect(optionalMissing(outcomes)).toEqual([expect.stringMatching(/^libnccl not found \(NCCL: collectives.*nvidia-nccl-cu12/)]);
   });
@@ -166,7 +175,7 @@ describe('the native addon on this machine', () => {
     const warnings: string[] = [];
     const b = openBackend('auto', { warn: (w) => warnings.push(w) });
     expect(b.kind).toBe('cpu');
-    expect(warnings[0]).toMatch(/^using the CPU backend: the CUDA (backend cannot start|libraries loaded)/);
+    expect(warnings[0]).toMatch(/^using the CPU backend: (no NVIDIA driver here|the CUDA (backend cannot start|libraries loaded))/);
     expect(() => openBackend('cuda')).toThrow(BackendUnavailableError);
   });
 });
