@@ -1,10 +1,9 @@
-import { applyOverrides, loadScenarioFile } from '../scenario/load.js';
-import { resolveScenario, type Scenario } from '../scenario/resolve.js';
+import { scenarioWithImports } from '../scenario/importSettings.js';
+import type { Scenario } from '../scenario/resolve.js';
 
-/** Reads, overrides (`--set`) and validates a scenario file. */
+/** Reads, overrides (`--set`) and validates a scenario file; a problem with a `--set` value says so. */
 export function scenarioFromFile(path: string, sets: readonly string[] = []): Scenario {
-  const file = loadScenarioFile(path);
-  return resolveScenario(applyOverrides(file.raw, sets), file.source, file.baseDir);
+  return scenarioWithImports(path, {}, sets).scenario;
 }
 
 /** commander collector for repeatable options. */

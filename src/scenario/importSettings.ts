@@ -114,12 +114,17 @@ function deepSpeedContext(raw: unknown, source: string): DeepSpeedContext {
   return { dp: gpus / (tp * pp), dpFrom: `${gpus} GPUs / (tp ${tp} × pp ${pp})`, precision };
 }
 
-/** True when `--set` names this field, a field inside it, or a mapping that holds it. */
-function setBy(path: string, sets: readonly string[]): boolean {
-  return sets.some((s) => {
+/** The `--set` values that name this field, a field inside it, or a mapping that holds it. */
+function setsNaming(path: string, sets: readonly string[]): string[] {
+  return sets.filter((s) => {
     const p = s.slice(0, Math.max(0, s.indexOf('='))).trim();
     return p === path || path.startsWith(`${p}.`) || p.startsWith(`${path}.`);
   });
+}
+
+/** True when `--set` names this field, a field inside it, or a mapping that holds it. */
+function setBy(path: string, sets: readonly string[]): boolean {
+  return setsNaming(path, sets).length > 0;
 }
 
 /**
@@ -141,11 +146,14 @@ function merge(earlier: ImportResult[], next: ImportResult): ImportResult {
   return { source: next.source, fields, warnings };
 }
 
-/** Notes, on each problem about a field an import set, where its value came from. */
+/** Notes, on each problem about a field an import or `--set` gave, where its value came from. */
 function annotate(err: InvalidScenarioError, source: string, imports: readonly ImportResult[], sets: readonly string[]): InvalidScenarioError {
   const problems: Problem[] = err.problems.map((p) => {
     const paths = p.path === 'parallel' ? ['parallel.tp', 'parallel.pp'] : [p.path];
-    const origins = imports.flatMap((imp) => imp.fields.filter((f) => paths.includes(f.path) && f.value !== undefined && !setBy(f.path, sets)).map((f) => `${f.path} ${String(f.value)} from ${imp.source}: ${f.from}`));
+    const origins = [
+      ...imports.flatMap((imp) => imp.fields.filter((f) => paths.includes(f.path) && f.value !== undefined && !setBy(f.path, sets)).map((f) => `${f.path} ${String(f.value)} from ${imp.source}: ${f.from}`)),
+      ...[...new Set(paths.flatMap((path) => setsNaming(path, sets)))].map((s) => `from --set ${s}`),
+    ];
     return origins.length > 0 ? { path: p.path, message: `${p.message} [${origins.join('; ')}]` } : p;
   });
   return new InvalidScenarioError(source, problems);
@@ -183,7 +191,7 @@ export function scenarioWithImports(path: string, options: ImportOptions, sets: 
   try {
     return { scenario: resolveScenario(raw, file.source, file.baseDir), imports };
   } catch (err) {
-    if (err instanceof InvalidScenarioError && imports.length > 0) throw annotate(err, file.source, imports, sets);
+    if (err instanceof InvalidScenarioError && (imports.length > 0 || sets.length > 0)) throw annotate(err, file.source, imports, sets);
     throw err;
   }
 }

@@ -98,6 +98,16 @@ describe('bad input: unknown presets', () => {
     expect(problemLines(r.stderr)).toHaveLength(3);
   });
 
+  it('says which --set gave a value that is refused, in simulate and in memory, and blames the file for its own', async () => {
+    const r = await cli('simulate', scenario(), '--set', 'training.globalBatch=100');
+    expectBadInput(r, 'training.globalBatch: 100 is not divisible by', '[from --set training.globalBatch=100]');
+    const m = await cli('memory', scenario(), '--set', 'parallel.tp=3');
+    expectBadInput(m, 'parallel.tp: 3 does not divide heads', '[from --set parallel.tp=3]');
+    const own = await cli('simulate', scenario({ training: 'training: { globalBatch: 100, microBatch: 8 }' }), '--set', 'seed=2');
+    expectBadInput(own, 'training.globalBatch: 100 is not divisible by');
+    expect(own.stderr).not.toContain('--set');
+  });
+
   it('names the option, not the scenario field, for an unknown preset given to collective', async () => {
     expectBadInput(await cli('collective', '--cluster', 'dgx-zz'), "--cluster: unknown node preset 'dgx-zz'; expected one of: ", 'dgx-a100-80gb');
     expectBadInput(await cli('collective', '--cluster', 'dgx-a100-80gb', '--network', 'ib-xyz'), "--network: unknown network preset 'ib-xyz'; expected one of: ", 'ib-hdr');
