@@ -149,7 +149,9 @@ function merge(earlier: ImportResult[], next: ImportResult): ImportResult {
 /** Notes, on each problem about a field an import or `--set` gave, where its value came from. */
 function annotate(err: InvalidScenarioError, source: string, imports: readonly ImportResult[], sets: readonly string[]): InvalidScenarioError {
   const problems: Problem[] = err.problems.map((p) => {
-    const paths = p.path === 'parallel' ? ['parallel.tp', 'parallel.pp'] : [p.path];
+    // The field at fault, and the fields the message names (pp × virtualStages, change training.microBatch).
+    const named = [...imports.flatMap((imp) => imp.fields.map((f) => f.path)), ...sets.map((x) => x.slice(0, Math.max(0, x.indexOf('='))).trim())].filter((f) => new RegExp(`\\b${f.split('.').pop()}\\b`).test(p.message));
+    const paths = [...new Set([...(p.path === 'parallel' ? ['parallel.tp', 'parallel.pp'] : [p.path]), ...named])];
     const origins = [
       ...imports.flatMap((imp) => imp.fields.filter((f) => paths.includes(f.path) && f.value !== undefined && !setBy(f.path, sets)).map((f) => `${f.path} ${String(f.value)} from ${imp.source}: ${f.from}`)),
       ...[...new Set(paths.flatMap((path) => setsNaming(path, sets)))].map((s) => `from --set ${s}`),

@@ -213,7 +213,9 @@ export function resolveScenario(raw: unknown, source: string, baseDir: string): 
   problems.push(...checkParallel(par, dp, gpus, cluster.nodes, cluster.node.gpusPerNode, model));
   const t = input.training;
   const unit = t.microBatch * dp;
-  if (t.globalBatch % unit !== 0) {
+  // With dp derived from a split that does not divide the GPUs, dp itself is wrong: the split's problem is enough.
+  const dpKnown = par.dp !== undefined || gpus % split === 0;
+  if (dpKnown && t.globalBatch % unit !== 0) {
     const below = Math.floor(t.globalBatch / unit) * unit;
     const nearest = below > 0 ? `${below} or ${below + unit}` : `${unit}`;
     problems.push({

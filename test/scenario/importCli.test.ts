@@ -64,6 +64,11 @@ describe('clustersim simulate --megatron-args / --deepspeed-config', () => {
     const badTp = await cli('simulate', 'scenarios/imports/gpt3-175b-a100.yaml', '--megatron-args', '--tensor-model-parallel-size 5');
     expect(badTp.code).toBe(2);
     expect(badTp.err).toMatch(/parallel.tp: 5 does not divide heads \(96\) \[parallel.tp 5 from --megatron-args: --tensor-model-parallel-size 5\]/);
+    // dp cannot be derived from a split that does not divide the GPUs: no follow-on batch problem built on it.
+    expect(badTp.err).not.toMatch(/training.globalBatch/);
+    const badVirtual = await cli('simulate', 'scenarios/imports/gpt3-175b-a100.yaml', '--megatron-args', '--pipeline-model-parallel-size 16 --virtual-pipeline-model-parallel-size 4');
+    expect(badVirtual.code).toBe(2);
+    expect(badVirtual.err).toMatch(/96 layers do not split evenly over 64 model chunks .*parallel.virtualStages 4 from --megatron-args: --virtual-pipeline-model-parallel-size 4\]/);
     const noFile = await cli('simulate', 'scenarios/imports/llama2-7b-a100-1node.yaml', '--deepspeed-config', 'scenarios/imports/missing.json');
     expect(noFile.code).toBe(2);
     expect(noFile.err).toMatch(/cannot read DeepSpeed config 'scenarios\/imports\/missing.json'/);
