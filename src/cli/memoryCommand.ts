@@ -32,7 +32,7 @@ Examples:
   $ clustersim memory scenarios/gpt3-175b-1024xa100.yaml --set parallel.schedule=1f1b --json`,
     )
     .action((file: string, opts: { set: string[]; json?: boolean }) => {
-      const scenario = scenarioFromFile(file, opts.set);
+      const scenario = scenarioFromFile(file, opts.set, (w) => io.err(`clustersim: warning: ${w}`));
       const stages = stageMemories(scenario);
       const capacity = scenario.cluster.node.gpu.memoryBytes;
       const fits = stages.every((s) => s.fits);

@@ -191,7 +191,9 @@ export function scenarioWithImports(path: string, options: ImportOptions, sets: 
   }
   const raw = applyOverrides(applyImports(file.raw, imports), sets);
   try {
-    return { scenario: resolveScenario(raw, file.source, file.baseDir), imports };
+    const scenario = resolveScenario(raw, file.source, file.baseDir);
+    for (const w of scenario.warnings ?? []) warn(w);
+    return { scenario, imports };
   } catch (err) {
     if (err instanceof InvalidScenarioError && (imports.length > 0 || sets.length > 0)) throw annotate(err, file.source, imports, sets);
     throw err;

@@ -41,6 +41,8 @@ export interface Scenario extends StepSetup {
   model: ModelSpec;
   training: ScenarioInput['training'] & { seqLen: number };
   comm: Omit<ScenarioInput['comm'], 'measured'> & { measured: MeasuredCollectiveTable[] };
+  /** What the user should know about values the scenario left to a default (printed as warnings); absent if none. */
+  warnings?: string[];
 }
 
 function withOverrides<T extends object>(base: T, overrides: Record<string, unknown> | undefined, skip: string[] = ['preset']): T {
@@ -235,7 +237,15 @@ export function resolveScenario(raw: unknown, source: string, baseDir: string): 
   const measured = attempt(problems, () => resolveMeasuredCollectives(input.comm.measured, baseDir, cluster.node, source));
   if (problems.length > 0 || !measured) throw new InvalidScenarioError(source, problems);
   const seqLen = t.seqLen ?? model.seqLen;
+  const warnings: string[] = [];
+  if (t.seqLen === undefined && input.model.hfConfig !== undefined && input.model.seqLen === undefined) {
+    warnings.push(
+      `training.seqLen not given: using the longest sequence ${input.model.hfConfig} allows (max_position_embeddings ${model.seqLen}), ` +
+        'which sets activation memory and step time; give training.seqLen for the length you train with',
+    );
+  }
   return {
+    ...(warnings.length > 0 ? { warnings } : {}),
     name: input.name ?? source.replace(/^.*[\\/]/, '').replace(/\.(ya?ml|json)$/, ''),
     seed: input.seed,
     cluster,

@@ -213,6 +213,10 @@ describe('hfConfig', () => {
   it('reads the config relative to the folder it is given, giving the same model as the preset', () => {
     const s = resolved({ ...base(), model: { hfConfig: 'models/llama2-7b.config.json' }, training: { globalBatch: 16 } }, join(ROOT, 'scenarios'));
     expect(llama2Fields(s.model)).toEqual(llama2Fields(modelPreset('llama2-7b')));
+    // The config's max_position_embeddings stood in for the training length: the scenario says so.
+    expect(s.warnings).toEqual([expect.stringMatching(/^training\.seqLen not given: using the longest sequence models\/llama2-7b\.config\.json allows \(max_position_embeddings 4096\)/)]);
+    const given = resolved({ ...base(), model: { hfConfig: 'models/llama2-7b.config.json' }, training: { globalBatch: 16, seqLen: 2048 } }, join(ROOT, 'scenarios'));
+    expect(given.warnings).toBeUndefined();
   });
 
   it('resolves a relative hfConfig from the scenario file, not from the working directory', () => {
