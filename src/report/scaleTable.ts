@@ -2,7 +2,7 @@ import type { ScaleRow } from '../sweep/scaleMath.js';
 import { bytesText, countText, durationText, percentText } from './format.js';
 
 /** Column headers of the scaling table, as printed and in the HTML report. */
-export const SCALE_TABLE_HEADER = ['GPUs', 'nodes', 'dp', 'global batch', 'step time', 'samples/s', 'speedup', 'efficiency', 'exposed comm', 'memory/GPU', 'fits', 'note'];
+export const SCALE_TABLE_HEADER = ['GPUs', 'nodes', 'dp', 'global batch', 'step time', 'samples/s', 'tokens/s', 'speedup', 'efficiency', 'MFU', 'exposed comm', 'memory/GPU', 'fits', 'note'];
 
 /** The scaling table's cells as text, one row per GPU count; infeasible rows show their reason. */
 export function scaleTableRows(rows: readonly ScaleRow[]): string[][] {
@@ -14,8 +14,10 @@ export function scaleTableRows(rows: readonly ScaleRow[]): string[][] {
     opt(r.globalBatch, String),
     opt(r.stepTimeS, (s) => durationText(s * 1e9)),
     opt(r.samplesPerS, (v) => countText(v, 1)),
+    opt(r.tokensPerS, (v) => countText(v)),
     opt(r.speedup, (v) => `${v.toFixed(2)}x`),
     opt(r.efficiency, (v) => percentText(v)),
+    opt(r.mfu, (v) => percentText(v)),
     opt(r.exposedCommShare, (v) => percentText(v)),
     opt(r.memoryBytesPerGpu, bytesText),
     r.status === 'infeasible' ? '-' : r.fits ? 'yes' : 'OOM',

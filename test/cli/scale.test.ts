@@ -51,7 +51,7 @@ describe('clustersim scale', () => {
   it('prints a table with the documented columns', async () => {
     const { code, out } = await cli('scale', BERT, '--gpus', '8,16,64');
     expect(code).toBe(0);
-    expect(out).toMatch(/GPUs\s+nodes\s+dp\s+global batch\s+step time\s+samples\/s\s+speedup\s+efficiency\s+exposed comm\s+memory\/GPU\s+fits\s+note/);
+    expect(out).toMatch(/GPUs\s+nodes\s+dp\s+global batch\s+step time\s+samples\/s\s+tokens\/s\s+speedup\s+efficiency\s+MFU\s+exposed comm\s+memory\/GPU\s+fits\s+note/);
     expect(out).toMatch(/^\s+8\s+1\s+8\s+256\s.*1\.00x\s+100\.0%.*yes/m);
     expect(out).toMatch(/^\s+64\s.*not divisible/m);
   });

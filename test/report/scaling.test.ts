@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { parseGpuCounts, withScaling, type ScaleRow } from '../../src/sweep/scaleMath.js';
-import { SCALE_CSV_COLUMNS, scaleCsv, scaleTableRows } from '../../src/report/scaleTable.js';
+import { SCALE_CSV_COLUMNS, SCALE_TABLE_HEADER, scaleCsv, scaleTableRows } from '../../src/report/scaleTable.js';
 import { renderScalingChart } from '../../src/report/scalingChart.js';
 import { parseSvg } from './fixtures.js';
 
@@ -35,11 +35,16 @@ describe('scaling table and CSV', () => {
   it('prints a row per size with the reason for infeasible ones and OOM for those that do not fit', () => {
     const cells = scaleTableRows(rows);
     expect(cells[0].slice(0, 1)).toEqual(['8']);
-    expect(cells[1][10]).toBe('OOM');
-    expect(cells[1][11]).toBe('short by 10.0 GiB');
-    expect(cells[0][11]).toBe('');
-    expect(cells[2][4]).toBe('-');
-    expect(cells[2][11]).toContain('not whole nodes');
+    const col = (name: string) => SCALE_TABLE_HEADER.indexOf(name);
+    expect(cells[1][col('fits')]).toBe('OOM');
+    expect(cells[1][col('note')]).toBe('short by 10.0 GiB');
+    expect(cells[0][col('note')]).toBe('');
+    expect(cells[2][col('step time')]).toBe('-');
+    expect(cells[2][col('note')]).toContain('not whole nodes');
+    // Throughput in tokens and MFU, as the CSV has them.
+    expect(cells[0][col('tokens/s')]).toBe('51,200'); // 100 samples/s × 512 tokens
+    expect(cells[0][col('MFU')]).toBe('50.0%');
+    expect(cells[2][col('MFU')]).toBe('-');
   });
 
   it('writes a header with the documented columns and one line per scenario and size, quoting commas', () => {
