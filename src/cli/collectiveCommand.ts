@@ -71,7 +71,10 @@ Examples:
       const cluster = resolveClusterSection({ preset: opts.cluster, nodes, ...(opts.network ? { network: opts.network } : {}), ...(nics ? { node: { nicsPerNode: nics } } : {}) }, 'command line');
       const total = nodes * cluster.node.gpusPerNode;
       const gpus = opts.gpus === undefined ? total : parsePositiveInt(opts.gpus, '--gpus');
-      if (gpus > total) throw new UsageError(`--gpus: ${gpus} is more than the ${total} GPUs of ${nodes} × ${opts.cluster}`);
+      if (gpus > total) {
+        const need = Math.ceil(gpus / cluster.node.gpusPerNode);
+        throw new UsageError(`--gpus: ${gpus} is more than the ${total} GPUs of ${nodes} × ${opts.cluster}; add --nodes ${need} (${cluster.node.gpusPerNode} GPUs per node)`);
+      }
       if (opts.op === 'send_recv' && gpus !== 2) throw new UsageError('--op send_recv: needs --gpus 2 (sender and receiver)');
       const group = opts.op === 'send_recv' && nodes > 1 ? [0, cluster.node.gpusPerNode] : [...Array(gpus).keys()];
       const topology = buildTopology(cluster);
