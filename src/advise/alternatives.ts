@@ -59,10 +59,19 @@ export function candidateChanges(s: Scenario, r: StepResult): { label: string; s
 }
 
 /** Simulates up to `limit` candidates on top of the scenario's own overrides. */
-export function evaluateAlternatives(raw: unknown, baseSets: readonly string[], source: string, baseDir: string, candidates: { label: string; sets: string[] }[], limit: number): Alternative[] {
+export function evaluateAlternatives(
+  raw: unknown,
+  baseSets: readonly string[],
+  source: string,
+  baseDir: string,
+  candidates: { label: string; sets: string[] }[],
+  limit: number,
+  onStart: (label: string) => void = () => {},
+): Alternative[] {
   const out: Alternative[] = [];
   for (const c of candidates) {
     if (out.filter((a) => a.stepTimeS !== undefined).length >= limit) break;
+    onStart(c.label);
     try {
       const s = resolveScenario(applyOverrides(raw, [...baseSets, ...c.sets]), source, baseDir);
       const r = simulateStep(s).result;

@@ -10,10 +10,10 @@ import { table } from './output.js';
  * Simulates the most promising changes to a scenario (see `candidateChanges`); `adjust` turns the raw
  * file into what was simulated (imports and `--set` applied).
  */
-export function alternativesFor(file: string, adjust: (raw: unknown) => unknown, scenario: Scenario, result: StepResult, limit: number): Alternative[] {
+export function alternativesFor(file: string, adjust: (raw: unknown) => unknown, scenario: Scenario, result: StepResult, limit: number, onStart?: (label: string) => void): Alternative[] {
   if (limit <= 0) return [];
   const f = loadScenarioFile(file);
-  return evaluateAlternatives(adjust(f.raw), [], f.source, f.baseDir, candidateChanges(scenario, result), limit);
+  return evaluateAlternatives(adjust(f.raw), [], f.source, f.baseDir, candidateChanges(scenario, result), limit, onStart);
 }
 
 /** The bottleneck line, exposed communication by traffic, and the table of alternatives. */

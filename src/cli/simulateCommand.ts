@@ -5,7 +5,7 @@ import { formatBytes, formatSeconds } from './units.js';
 import { collect } from './scenarioInput.js';
 import { applyImports, describeImports, scenarioWithImports, type ImportOptions } from '../scenario/importSettings.js';
 import { applyOverrides } from '../scenario/load.js';
-import type { Output } from './output.js';
+import { processOutput, type Output } from './output.js';
 import { alternativesFor, formatAdvice } from './adviceOutput.js';
 import { UsageError } from './usageError.js';
 import { addStepFileOptions, writeStepFiles, type StepFileOptions } from './reportFiles.js';
@@ -88,7 +88,9 @@ Examples:
     const run = simulateStep(scenario);
     const { result } = run;
     const adjust = (raw: unknown) => applyOverrides(applyImports(raw, imports), sets);
-    const alternatives = alternativesFor(file, adjust, scenario, result, parseCount(opts.alternatives, '--alternatives'));
+    // Each alternative is a whole simulation again: say which one is running, on a terminal.
+    const showing = io === processOutput && process.stderr.isTTY;
+    const alternatives = alternativesFor(file, adjust, scenario, result, parseCount(opts.alternatives, '--alternatives'), showing ? (label) => io.err(`clustersim: simulating an alternative: ${label} (--alternatives 0 to skip)`) : undefined);
     if (opts.json) io.out(JSON.stringify({ ...simulateJson(result), alternatives }, null, 2));
     else io.out([formatStepSummary(result, { clusterName: scenario.cluster.name, modelName: scenario.model.name }), formatAdvice(result, alternatives), ...describeImports(imports, opts.set)].join('\n'));
     await writeStepFiles(scenario, run, opts, io);

@@ -17,8 +17,10 @@ describe('what to try: candidate changes from what bounds the step', () => {
     const raw = { name: 'bert', cluster: { preset: 'dgx-a100-80gb', nodes: 1 }, model: { preset: 'bert-large' }, training: { globalBatch: 64, microBatch: 8, precision: 'bf16' }, parallel: { dp: 8 } };
     const { s, r, list } = candidates(raw);
     expect(list[0]).toEqual({ label: 'vocabulary padded to 30528 (aligned LM-head GEMMs)', sets: ['model.vocab=30528'] });
-    const [padded] = evaluateAlternatives(raw, [], 'test', process.cwd(), list.slice(0, 1), 1);
+    const started: string[] = [];
+    const [padded] = evaluateAlternatives(raw, [], 'test', process.cwd(), list.slice(0, 1), 1, (label) => started.push(label));
     expect(padded.stepTimeS!).toBeLessThan(r.stepTimeS);
+    expect(started).toEqual([list[0].label]); // each simulation is announced before it runs
     expect(s.model.vocab).toBe(30522);
   });
 
