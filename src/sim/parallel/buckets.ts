@@ -29,3 +29,25 @@ export function assignBuckets(tensors: readonly ParamTensor[], bytesPerElement: 
   if (current.tensors.length > 0) buckets.push(current);
   return buckets;
 }
+
+/**
+ * DeepSpeed ZeRO's reduction buckets (`reduce_independent_p_g_buckets_and_remove_grads` in stage 1–2,
+ * `__add_grad_to_ipg_bucket` in stage 3): a gradient that would take the bucket past `reduce_bucket_size` first
+ * sends the bucket off, then starts the next one; so a bucket stays within the size unless one tensor alone is
+ * larger. Same order as DDP's (reverse registration).
+ */
+export function assignZeroBuckets(tensors: readonly ParamTensor[], bytesPerElement: number, bucketBytes: number): GradBucket[] {
+  const buckets: GradBucket[] = [];
+  let current: GradBucket = { index: 0, tensors: [], bytes: 0 };
+  for (let i = tensors.length - 1; i >= 0; i--) {
+    const bytes = tensors[i].elements * bytesPerElement;
+    if (current.tensors.length > 0 && current.bytes + bytes > bucketBytes) {
+      buckets.push(current);
+      current = { index: buckets.length, tensors: [], bytes: 0 };
+    }
+    current.tensors.push(tensors[i].name);
+    current.bytes += bytes;
+  }
+  if (current.tensors.length > 0) buckets.push(current);
+  return buckets;
+}

@@ -4,7 +4,7 @@ import type { StepSetup } from '../setup.js';
 import { elementsPerTpRank, parameterTensors, type ParamTensor } from '../workload/model.js';
 import { opTimeNs, optimizerOp } from '../workload/kernelTime.js';
 import type { Block } from '../workload/ops.js';
-import { assignBuckets, type GradBucket } from './buckets.js';
+import { assignBuckets, assignZeroBuckets, type GradBucket } from './buckets.js';
 import type { ParallelLayout } from './layout.js';
 import type { PassKey, PassRecord, StagePlan } from './stepCompiler.js';
 
@@ -46,7 +46,7 @@ export function addGradientReduction(program: Program, setup: StepSetup, layout:
   const sharded = tensors.map((t) => ({ ...t, elements: elementsPerTpRank(t, tp) }));
   const zero = par.zero;
   const buckets = zero >= 2
-    ? assignBuckets(sharded, gradBytes, par.zeroConfig.reduceBucketMB * MiB, par.zeroConfig.reduceBucketMB * MiB)
+    ? assignZeroBuckets(sharded, gradBytes, par.zeroConfig.reduceBucketMB * MiB)
     : assignBuckets(sharded, gradBytes, par.ddp.firstBucketMB * MiB, par.ddp.bucketMB * MiB);
   st.gradients.buckets = buckets;
   st.gradients.paramsPerRank = paramsPerRank;
