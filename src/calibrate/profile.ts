@@ -117,7 +117,11 @@ export const profileSchema = z.object({
 export function parseProfile(value: unknown, source: string): Profile {
   const header = value as { schema?: unknown; schemaVersion?: unknown } | null;
   if (header && header.schema === PROFILE_SCHEMA && header.schemaVersion !== PROFILE_SCHEMA_VERSION) {
-    throw new ProfileError(`${source}: profile schema version ${String(header.schemaVersion)} is not supported (this version reads ${PROFILE_SCHEMA_VERSION}); calibrate again`);
+    const newer = typeof header.schemaVersion === 'number' && header.schemaVersion > PROFILE_SCHEMA_VERSION;
+    throw new ProfileError(
+      `${source}: profile schema version ${String(header.schemaVersion)} is not supported (this version of clustersim reads ${PROFILE_SCHEMA_VERSION}); ` +
+        (newer ? 'it was written by a newer clustersim: upgrade clustersim to read it' : 'calibrate again with this version'),
+    );
   }
   const r = profileSchema.safeParse(value);
   if (!r.success) {

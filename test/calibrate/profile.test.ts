@@ -34,7 +34,8 @@ describe('the profile schema', () => {
   });
 
   it('tells apart a newer schema version and a file that is not a profile', () => {
-    expect(() => parseProfile({ ...syntheticProfile(), schemaVersion: 99 }, 'x.json')).toThrow(/schema version 99 is not supported/);
+    expect(() => parseProfile({ ...syntheticProfile(), schemaVersion: 99 }, 'x.json')).toThrow(/schema version 99 is not supported .*written by a newer clustersim: upgrade clustersim to read it/);
+    expect(() => parseProfile({ ...syntheticProfile(), schemaVersion: 0 }, 'x.json')).toThrow(/schema version 0 is not supported .*calibrate again with this version/);
     expect(() => parseProfile({ hello: 1 }, 'x.json')).toThrow(/not a valid clustersim profile[\s\S]*schema/);
     writeFileSync(join(dir, 'bad.json'), '{ nope');
     expect(() => readProfile(join(dir, 'bad.json'))).toThrow(/is not JSON/);
