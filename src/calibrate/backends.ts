@@ -80,9 +80,12 @@ export function cpuClockFor(item: BenchItem, threads: number, mode: CpuClockMode
 }
 
 /** The CPU backend: GEMMs on `computeThreads` threads (default: all cores but one, left to the copy thread). */
-export function openCpuBackend(addon: NativeAddon = loadAddon(), computeThreads?: number, clock: CpuClockMode = 'auto'): Backend {
+export function openCpuBackend(addon: NativeAddon = loadAddon(), computeThreads?: number, clock: CpuClockMode = 'auto', warn: (s: string) => void = () => {}): Backend {
   const cpu = addon.cpuInfo();
   const threads = computeThreads ?? Math.max(1, cpu.logicalCores - 1);
+  if (threads > cpu.logicalCores) {
+    warn(`--threads ${threads} is more than the ${cpu.logicalCores} logical cores here: the threads share cores, so the GEMM rate measured is not that of ${threads} cores`);
+  }
   return {
     kind: 'cpu',
     machine: { ...baseMachine(cpu), computeThreads: threads, cpuClock: clock },
@@ -143,12 +146,12 @@ export function openCudaBackend(addon: NativeAddon = loadAddon(), env: SearchEnv
 export function openBackend(requested: BackendKind | 'auto', opts: { threads?: number; clock?: CpuClockMode; warn?: (s: string) => void } = {}): Backend {
   const warn = opts.warn ?? (() => {});
   const addon = loadAddon();
-  if (requested === 'cpu') return openCpuBackend(addon, opts.threads, opts.clock);
+  if (requested === 'cpu') return openCpuBackend(addon, opts.threads, opts.clock, warn);
   try {
     return openCudaBackend(addon, gatherSearchEnv(), warn);
   } catch (err) {
     if (requested === 'cuda' || !(err instanceof BackendUnavailableError)) throw err;
     warn(`using the CPU backend: ${err.message.split('\n')[0]}`);
-    return openCpuBackend(addon, opts.threads, opts.clock);
+    return openCpuBackend(addon, opts.threads, opts.clock, warn);
   }
 }

@@ -141,7 +141,7 @@ export function registerCalibrate(program: Command, io: Output): void {
     .command('calibrate')
     .description('measure this machine (GEMMs, copies, launches, collectives) and fit a profile for simulate --profile')
     .addOption(new Option('--backend <b>', 'cuda (GPUs through dlopen-ed CUDA libraries), cpu, or auto (cuda if usable)').choices(['auto', 'cuda', 'cpu']).default('auto'))
-    .option('--quick', 'a small plan (about a minute on a CPU); enough for tests and a first look')
+    .option('--quick', 'a small plan (10–60 s on a CPU); enough for tests and a first look')
     .requiredOption('--out <profile.json>', 'where to write the profile')
     .option('--log <file.jsonl>', 'measurement log, appended as measurements are taken (default: next to --out)')
     .option('--resume', 'continue an interrupted calibration from its log')

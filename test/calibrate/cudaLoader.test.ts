@@ -1,6 +1,6 @@
 import { existsSync, readdirSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { BackendUnavailableError, openBackend, openCudaBackend, parseCudaDescription } from '../../src/calibrate/backends.js';
+import { BackendUnavailableError, openBackend, openCpuBackend, openCudaBackend, parseCudaDescription } from '../../src/calibrate/backends.js';
 import { CUDA_LIBS, candidatesFor, explainLoadFailure, fromLoaderCache, optionalMissing, searchDirs, type LibOutcome, type SearchEnv } from '../../src/calibrate/cudaLibs.js';
 import { addonPath, explainAddonFailure, loadAddon, NativeUnavailableError, type NativeAddon } from '../../src/calibrate/native.js';
 
@@ -105,6 +105,16 @@ function fakeAddon(over: Partial<NativeAddon>): NativeAddon {
   };
   return { abiVersion: 1, cpuInfo: () => ({ model: 'cpu', logicalCores: 2, memoryBytes: 1, gemmIsa: 'generic', gemmTile: { m: 96, n: 128 } }), runCpu: none, cudaLoad: none, cudaDescribe: none, runCuda: none, ...over };
 }
+
+describe('opening the CPU backend', () => {
+  it('warns when asked for more GEMM threads than the machine has logical cores, and not otherwise', () => {
+    const warnings: string[] = [];
+    openCpuBackend(fakeAddon({}), 64, 'auto', (w) => warnings.push(w));
+    expect(warnings).toEqual(['--threads 64 is more than the 2 logical cores here: the threads share cores, so the GEMM rate measured is not that of 64 cores']);
+    openCpuBackend(fakeAddon({}), 2, 'auto', (w) => warnings.push(w));
+    expect(warnings).toHaveLength(1);
+  });
+});
 
 describe('opening the CUDA backend', () => {
   const noLibs = (reqs: { name: string; required: boolean }[]) => reqs.map((r) => ({ name: r.name, required: r.required, error: 'not found', tried: [{ path: `lib${r.name}.so`, error: 'cannot open shared object file' }] }));
