@@ -6,6 +6,7 @@ import { MeasurementLog, toRecord } from './measurementLog.js';
 import { calibrationPlan } from './plan.js';
 import { PROFILE_SCHEMA, PROFILE_SCHEMA_VERSION, writeProfile, type Profile } from './profile.js';
 import { statisticFor, type MeasurementRecord, type PlannedItem } from './types.js';
+import { lockLog } from './logLock.js';
 
 /**
  * Runs a calibration: every planned measurement not already in the log is taken (off the main thread, by the
@@ -65,6 +66,15 @@ export function describedDevice(backend: Backend): Profile['device'] {
 }
 
 export async function calibrate(o: CalibrateOptions): Promise<CalibrateResult> {
+  const unlock = lockLog(o.logPath);
+  try {
+    return await calibrateLocked(o);
+  } finally {
+    unlock();
+  }
+}
+
+async function calibrateLocked(o: CalibrateOptions): Promise<CalibrateResult> {
   const plan = calibrationPlan({ backend: o.backend.kind, quick: o.quick, maxRanks: o.backend.maxRanks });
   const have = new Map<string, MeasurementRecord>();
   let log: MeasurementLog;
