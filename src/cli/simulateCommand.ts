@@ -3,7 +3,7 @@ import { simulateStep, type StepResult } from '../sim/simulateStep.js';
 import { VERSION } from '../version.js';
 import { formatBytes, formatSeconds } from './units.js';
 import { collect } from './scenarioInput.js';
-import { applyImports, describeImports, scenarioWithImports, type ImportOptions } from '../scenario/importSettings.js';
+import { applyImports, describeImports, importsJson, scenarioWithImports, type ImportOptions } from '../scenario/importSettings.js';
 import { applyOverrides } from '../scenario/load.js';
 import { processOutput, type Output } from './output.js';
 import { alternativesFor, formatAdvice } from './adviceOutput.js';
@@ -91,7 +91,14 @@ Examples:
     // Each alternative is a whole simulation again: say which one is running, on a terminal.
     const showing = io === processOutput && process.stderr.isTTY;
     const alternatives = alternativesFor(file, adjust, scenario, result, parseCount(opts.alternatives, '--alternatives'), showing ? (label) => io.err(`clustersim: simulating an alternative: ${label} (--alternatives 0 to skip)`) : undefined);
-    if (opts.json) io.out(JSON.stringify({ ...simulateJson(result), alternatives }, null, 2));
+    if (opts.json) {
+      // What the imports set and warned about, and the scenario's own warnings, for scripts (also on stderr).
+      const extra = {
+        ...(imports.length > 0 ? { imports: importsJson(imports, opts.set) } : {}),
+        ...(scenario.warnings ? { warnings: scenario.warnings } : {}),
+      };
+      io.out(JSON.stringify({ ...simulateJson(result), alternatives, ...extra }, null, 2));
+    }
     else io.out([formatStepSummary(result, { clusterName: scenario.cluster.name, modelName: scenario.model.name }), formatAdvice(result, alternatives), ...describeImports(imports, opts.set)].join('\n'));
     await writeStepFiles(scenario, run, opts, io);
   });

@@ -200,6 +200,19 @@ export function scenarioWithImports(path: string, options: ImportOptions, sets: 
   }
 }
 
+/**
+ * The imports for `simulate --json`: per option, each field it set (`value` null where it removed one so the
+ * default applies; `byDefault` for the framework's default; `overriddenBySet` where `--set` had the last word)
+ * and its warnings.
+ */
+export function importsJson(imports: readonly ImportResult[], sets: readonly string[] = []): Record<string, unknown>[] {
+  return imports.map((imp) => ({
+    source: imp.source,
+    fields: imp.fields.map((f) => ({ path: f.path, value: f.value ?? null, from: f.from, byDefault: !!f.byDefault, overriddenBySet: setBy(f.path, sets) })),
+    warnings: imp.warnings,
+  }));
+}
+
 /** All warnings of the imports, each prefixed by its option. */
 export function importWarnings(imports: readonly ImportResult[]): string[] {
   return imports.flatMap((imp) => imp.warnings.map((w) => `${imp.source}: ${w}`));

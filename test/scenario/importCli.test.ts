@@ -45,8 +45,13 @@ describe('clustersim simulate --megatron-args / --deepspeed-config', () => {
     expect(r.memory.breakdown.optimizerBytes).toBe(0); // offload cpu: the optimizer state lives on the host
     const summary = await cli('simulate', 'scenarios/imports/llama2-7b-a100-1node.yaml', '--deepspeed-config', 'scenarios/imports/ds_config.json');
     expect(summary.out).toMatch(/taken from --deepspeed-config[^\n]*\n(.*\n)*\s+parallel\s+zero 3, offload cpu/);
-    // Not in the JSON document: it stays the simulation result.
+    // The JSON document carries what the import set as data, not the summary's text.
     expect(out).not.toContain('taken from');
+    expect(r.imports).toEqual([expect.objectContaining({ source: '--deepspeed-config', warnings: expect.any(Array) })]);
+    expect(r.imports[0].fields).toContainEqual({ path: 'parallel.zero', value: 3, from: 'zero_optimization.stage', byDefault: false, overriddenBySet: false });
+    expect(r.memory.host.fits).toBe(true); // offload: the host memory verdict is there too
+    const plain = JSON.parse((await cli('simulate', 'scenarios/imports/llama2-7b-a100-1node.yaml', '--json', '--alternatives', '0')).out);
+    expect(plain.imports).toBeUndefined();
   });
 
   it('reads the arguments from a file with @file, the same as pasted', () => {
