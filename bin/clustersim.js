@@ -12,11 +12,10 @@ if (!process.env.CLUSTERSIM_NO_RESPAWN && haveMiB < wantMiB * 0.9) {
     stdio: 'inherit',
     env: { ...process.env, CLUSTERSIM_NO_RESPAWN: '1' },
   });
-  // This process only waits for the child. Ctrl-C (and `timeout -s INT`) reach the child directly, as it is in the
-  // same process group, and it handles them (a calibration keeps what it measured); so SIGINT is ignored here, and
-  // the signals a supervisor sends to this process alone are passed on.
-  process.on('SIGINT', () => {});
-  for (const sig of ['SIGTERM', 'SIGHUP']) process.on(sig, () => child.kill(sig));
+  // This process only waits for the child, and passes on the signals that would stop it: the child handles them
+  // (a calibration keeps what it measured). Ctrl-C reaches both processes of the group, so the child may get
+  // SIGINT twice within a moment; it takes that as one Ctrl-C (REPEATED_SIGINT_MS in src/cli/calibrateCommand.ts).
+  for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP']) process.on(sig, () => child.kill(sig));
   child.on('exit', (code, signal) => {
     if (signal) {
       process.removeAllListeners(signal);

@@ -56,9 +56,20 @@ export function asUsageError(err: unknown): unknown {
 }
 
 /** Aborts `controller` on the first Ctrl-C (the measurement in flight finishes); returns the remover. */
+/**
+ * A second SIGINT this soon after the first is the same Ctrl-C arriving twice (from the terminal to the process
+ * group, and passed on by bin/clustersim.js), not a request to quit at once.
+ */
+export const REPEATED_SIGINT_MS = 1000;
+
 export function onInterrupt(io: Output, controller: AbortController, what: string): () => void {
+  let firstAt = 0;
   const handler = () => {
-    if (controller.signal.aborted) process.exit(130);
+    if (controller.signal.aborted) {
+      if (Date.now() - firstAt < REPEATED_SIGINT_MS) return;
+      process.exit(130);
+    }
+    firstAt = Date.now();
     io.err(`\n${what}: stopping after the measurement in flight (Ctrl-C again to quit at once)`);
     controller.abort();
   };

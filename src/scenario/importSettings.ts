@@ -146,11 +146,25 @@ function merge(earlier: ImportResult[], next: ImportResult): ImportResult {
   return { source: next.source, fields, warnings };
 }
 
+/** Field names too general to tie a message to the field that has them. */
+const GENERIC_NAMES = new Set(['preset', 'nodes', 'name', 'enabled']);
+
+/**
+ * Whether a problem's message names the field at `path`: by its whole dotted path, or by its own name when that
+ * is specific enough (a word of 3 or more letters, as in "pp × virtualStages").
+ */
+function namedIn(path: string, message: string): boolean {
+  if (message.includes(path)) return true;
+  const name = path.split('.').pop() ?? '';
+  if (!/^[A-Za-z][A-Za-z0-9]{2,}$/.test(name) || GENERIC_NAMES.has(name)) return false;
+  return new RegExp(`\\b${name}\\b`).test(message);
+}
+
 /** Notes, on each problem about a field an import or `--set` gave, where its value came from. */
 function annotate(err: InvalidScenarioError, source: string, imports: readonly ImportResult[], sets: readonly string[]): InvalidScenarioError {
   const problems: Problem[] = err.problems.map((p) => {
     // The field at fault, and the fields the message names (pp × virtualStages, change training.microBatch).
-    const named = [...imports.flatMap((imp) => imp.fields.map((f) => f.path)), ...sets.map((x) => x.slice(0, Math.max(0, x.indexOf('='))).trim())].filter((f) => new RegExp(`\\b${f.split('.').pop()}\\b`).test(p.message));
+    const named = [...imports.flatMap((imp) => imp.fields.map((f) => f.path)), ...sets.map((x) => x.slice(0, Math.max(0, x.indexOf('='))).trim())].filter((f) => namedIn(f, p.message));
     const paths = [...new Set([...(p.path === 'parallel' ? ['parallel.tp', 'parallel.pp'] : [p.path]), ...named])];
     const origins = [
       ...imports.flatMap((imp) => imp.fields.filter((f) => paths.includes(f.path) && f.value !== undefined && !setBy(f.path, sets)).map((f) => `${f.path} ${String(f.value)} from ${imp.source}: ${f.from}`)),

@@ -103,6 +103,9 @@ describe('bad input: unknown presets', () => {
     expectBadInput(r, 'training.globalBatch: 100 is not divisible by', '[from --set training.globalBatch=100]');
     const m = await cli('memory', scenario(), '--set', 'parallel.tp=3');
     expectBadInput(m, 'parallel.tp: 3 does not divide heads', '[from --set parallel.tp=3]');
+    // Field names with characters special to regular expressions are reported like any unknown field.
+    expectBadInput(await cli('simulate', scenario(), '--set', 'training.x[=1'), 'training.x[: unknown field', '[from --set training.x[=1]');
+    expectBadInput(await cli('simulate', scenario(), '--set', 'training.foo(=1'), 'training.foo(: unknown field');
     const own = await cli('simulate', scenario({ training: 'training: { globalBatch: 100, microBatch: 8 }' }), '--set', 'seed=2');
     expectBadInput(own, 'training.globalBatch: 100 is not divisible by');
     expect(own.stderr).not.toContain('--set');
