@@ -4,6 +4,7 @@ import { simulateStep, type StepResult } from '../sim/simulateStep.js';
 import { precisionInfo } from '../sim/parallel/stepCompiler.js';
 import { padVocab } from '../sim/workload/framework.js';
 import { dimMisaligned } from '../sim/workload/kernelTime.js';
+import { fitsEverywhere } from '../sim/memory/hostMemory.js';
 
 /** A change to try, as `--set` overrides, and what it gave when simulated. */
 export interface Alternative {
@@ -75,7 +76,7 @@ export function evaluateAlternatives(
     try {
       const s = resolveScenario(applyOverrides(raw, [...baseSets, ...c.sets]), source, baseDir);
       const r = simulateStep(s).result;
-      out.push({ ...c, stepTimeS: r.stepTimeS, peakBytesPerGpu: r.memory.peakBytesPerGpu, fits: r.memory.fits });
+      out.push({ ...c, stepTimeS: r.stepTimeS, peakBytesPerGpu: r.memory.peakBytesPerGpu, fits: fitsEverywhere(r.memory) });
     } catch (err) {
       out.push({ ...c, error: (err as Error).message.split('\n').slice(-1)[0].trim() });
     }

@@ -41,7 +41,7 @@ const nodeInline = z
     gpusPerPcieSwitch: positiveInt,
     interSocketBandwidthGBps: positive,
     nicsPerNode: positiveInt,
-    hostAdamParamsPerS: positive,
+    hostAdamParamsPerS: positive.describe("the whole node's CPU-Adam rate for optimizer offload, parameters per second, shared by its GPUs' processes"),
     hostMemoryGiB: positive.describe('host (CPU) memory of the node, GiB: where optimizer offload keeps its state'),
   })
   .partial()

@@ -14,7 +14,8 @@ import type { NodeSpec } from './types.js';
  * PCIe DMA bandwidth per x16 link and direction (estimates, commonly measured with pinned copies):
  * Gen3 ≈ 12 GB/s of 15.75, Gen4 ≈ 24 of 31.5, Gen5 ≈ 50 of 63. Latencies are per GPU→GPU hop; they are
  * estimates (NCCL's own tuning model charges ~0.6 µs per NVLink step and ~1 µs per PCIe step for LL).
- * Host Adam throughput is derived from the host's memory bandwidth (`cpuAdamParamsPerS`); calibration replaces it.
+ * Host Adam throughput is derived from the host's memory bandwidth (`cpuAdamParamsPerS`); a scenario can set its own
+ * (`cluster.node.hostAdamParamsPerS`, the whole node's rate).
  */
 
 /**
@@ -73,8 +74,8 @@ export const DGX1_V100: NodeSpec = {
   // 2× Xeon E5-2698 v4, 2 QPI links at 9.6 GT/s = 2 × 19.2 GB/s per direction.
   interSocketBandwidthGBps: 38.4,
   nicsPerNode: 4,
-  // 2 sockets × 4 channels of DDR4-2400 (19.2 GB/s each) = 153.6 GB/s; 512 GB of DDR4 (DGX-1 datasheet).
-  hostAdamParamsPerS: cpuAdamParamsPerS(153.6),
+  // 2 sockets × 4 channels of DDR4-2133 (17.06 GB/s each) = 136.5 GB/s; 512 GB of 2133 MHz DDR4 (DGX-1 datasheet).
+  hostAdamParamsPerS: cpuAdamParamsPerS(136.5),
   hostMemoryBytes: 512 * GiB,
   source:
     'NVIDIA DGX-1 with Tesla V100 system architecture whitepaper (hybrid cube-mesh, 6 NVLink2 per GPU, 25 GB/s per ' +
@@ -99,7 +100,7 @@ export const DGX_A100_80GB: NodeSpec = {
   interSocketBandwidthGBps: 100,
   nicsPerNode: 8,
   // 2 sockets × 8 channels of DDR4-3200 (25.6 GB/s each) = 409.6 GB/s (EPYC 7742); 2 TB of system memory
-  // (DGX A100 640GB datasheet).
+  // (DGX A100 640GB datasheet). Two DIMMs per channel may run below 3200 MT/s (uncertain).
   hostAdamParamsPerS: cpuAdamParamsPerS(409.6),
   hostMemoryBytes: 2048 * GiB,
   source:
@@ -135,9 +136,9 @@ export const DGX_H100: NodeSpec = {
   // 2× Xeon Platinum 8480C, 4 UPI links at 16 GT/s = 4 × 32 GB/s per direction (nominal; uncertain).
   interSocketBandwidthGBps: 128,
   nicsPerNode: 8,
-  // 2 sockets × 8 channels of DDR5-4800 (38.4 GB/s each) = 614.4 GB/s (Xeon 8480C); 2 TB of system memory
-  // (DGX H100 user guide).
-  hostAdamParamsPerS: cpuAdamParamsPerS(614.4),
+  // 2 sockets × 8 channels of DDR5 = 563.2 GB/s (Xeon 8480C): 2 TB of system memory (DGX H100 user guide) is
+  // 32 DIMMs, two per channel, where Sapphire Rapids runs DDR5 at 4400 MT/s (35.2 GB/s per channel), not 4800.
+  hostAdamParamsPerS: cpuAdamParamsPerS(563.2),
   hostMemoryBytes: 2048 * GiB,
   source:
     'NVIDIA DGX H100 user guide / H100 whitepaper (4 NVSwitch gen3 with NVLink SHARP, 900 GB/s NVLink per GPU, 8× ' +

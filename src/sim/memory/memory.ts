@@ -153,16 +153,20 @@ export function memoryPerGpu(input: MemoryInput): MemoryBreakdown {
 export const OFFLOAD_HOST_GRADIENT_BYTES = 4;
 
 /**
- * Host bytes one rank's optimizer offload holds (0 without offload): the optimizer state it shards (fp32 master
- * weights, momentum and variance for mixed Adam: 12 B/param) and the fp32 gradient partition the update reads
- * (4 B/param), over the ZeRO shard: 16P/N for mixed Adam, which summed over a node is DeepSpeed's own estimate
- * without its 1.5× buffer factor (`estimate_zero3_model_states_mem_needs`: 16 × params / nodes).
+ * Host bytes one rank's optimizer offload holds during training (0 without offload), over its ZeRO shard: the fp32
+ * weights CPU-Adam updates, the optimizer state (momentum and variance for Adam) and the fp32 gradient partition
+ * the update reads: 16P/N for Adam in mixed or fp32 precision. Summed over a node this is DeepSpeed's own estimate
+ * for ZeRO-3 with zero.Init, without its 1.5× buffer factor (`estimate_zero3_model_states_mem_needs`: 16 × params
+ * / nodes). Not counted: the peak while the model is loaded, before it is partitioned (DeepSpeed's ZeRO-2
+ * estimate takes 4 B × params in every process on the node for it), which a loader can avoid.
  */
 export function offloadHostBytes(input: Pick<MemoryInput, 'paramsPerRank' | 'dp' | 'zero' | 'precision' | 'optimizer' | 'offloadOptimizer'>): number {
   if (!input.offloadOptimizer) return 0;
   const per = STATE_BYTES_PER_PARAM[input.precision][input.optimizer];
   const shard = input.zero >= 1 ? input.paramsPerRank / input.dp : input.paramsPerRank;
-  return (per.optimizer + OFFLOAD_HOST_GRADIENT_BYTES) * shard;
+  // Mixed precision counts the fp32 master weights in its optimizer state; in fp32 they are the weights.
+  const fp32Weights = input.precision === 'fp32' ? 4 : 0;
+  return (per.optimizer + fp32Weights + OFFLOAD_HOST_GRADIENT_BYTES) * shard;
 }
 
 /** Model-state bytes (weights + gradients + optimizer) of a breakdown. */

@@ -1,5 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { hostMemoryPerNode } from '../../../src/sim/memory/hostMemory.js';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { loadScenarioFile } from '../../../src/scenario/load.js';
+import { fitsEverywhere, hostMemoryPerNode } from '../../../src/sim/memory/hostMemory.js';
+import { planSeries, simulatePoint } from '../../../src/sweep/scale.js';
 import { offloadHostBytes } from '../../../src/sim/memory/memory.js';
 import { stageMemories } from '../../../src/sim/memory/stageMemory.js';
 import { parameterCount } from '../../../src/sim/workload/model.js';
@@ -22,6 +27,20 @@ describe('host memory under optimizer offload', () => {
     expect(offloadHostBytes({ ...base, zero: 3, offloadOptimizer: true })).toBe((16 * 8e9) / 8);
     expect(offloadHostBytes({ ...base, zero: 1, offloadOptimizer: true })).toBe((16 * 8e9) / 8);
     expect(offloadHostBytes({ ...base, zero: 3, offloadOptimizer: false })).toBe(0);
+    // fp32 training: the fp32 weights CPU-Adam updates are the weights themselves, 4 + 8 (m, v) + 4 (gradient).
+    expect(offloadHostBytes({ ...base, precision: 'fp32', zero: 2, offloadOptimizer: true })).toBe((16 * 8e9) / 8);
+  });
+
+  it('makes a step that fits the GPUs but not the host memory not fit, in the alternatives and in scale', () => {
+    expect(fitsEverywhere({ fits: true })).toBe(true);
+    expect(fitsEverywhere({ fits: true, host: { bytesPerNode: 2, capacityBytes: 1, fits: false, shortfallBytes: 1 } })).toBe(false);
+    expect(fitsEverywhere({ fits: true, host: { bytesPerNode: 2, shortfallBytes: 0 } })).toBe(true); // capacity not stated
+    const dir = mkdtempSync(join(tmpdir(), 'hostmem-'));
+    const file = join(dir, 's.yaml');
+    writeFileSync(file, 'cluster: { preset: dgx-a100-80gb, nodes: 1, node: { hostMemoryGiB: 64 } }\nmodel: { preset: llama2-7b, seqLen: 1024 }\ntraining: { globalBatch: 8, microBatch: 1 }\nparallel: { zero: 3, offload: cpu }\n');
+    const { row } = simulatePoint(planSeries(loadScenarioFile(file), 'strong'), 8);
+    expect(row).toMatchObject({ status: 'oom', fits: false });
+    expect(row.reason).toMatch(/^host memory short by [\d.]+ GiB per node \(CPU offload\)$/);
   });
 
   it("sums a node's ranks to DeepSpeed's estimate without its buffer factor: 16 × params per node with all ranks on one node", () => {
