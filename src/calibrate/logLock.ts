@@ -1,4 +1,4 @@
-import { closeSync, openSync, readFileSync, unlinkSync, writeSync } from 'node:fs';
+import { linkSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
 import { LogError } from './measurementLog.js';
 
 /** Whether a process with this id runs (one of another user counts: it exists). */
@@ -21,9 +21,17 @@ export function lockLog(logPath: string): () => void {
   const lock = `${logPath}.lock`;
   for (let attempt = 0; attempt < 3; attempt++) {
     try {
-      const fd = openSync(lock, 'wx');
-      writeSync(fd, String(process.pid));
-      closeSync(fd);
+      // Written aside and linked into place, so the lock never exists without its process id in it.
+      const mine = `${lock}.${process.pid}`;
+      writeFileSync(mine, String(process.pid));
+      try {
+        linkSync(mine, lock);
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code === 'EEXIST') throw err;
+        writeFileSync(lock, String(process.pid), { flag: 'wx' }); // a file system without hard links
+      } finally {
+        unlinkSync(mine);
+      }
       const release = () => {
         try {
           if (readFileSync(lock, 'utf8') === String(process.pid)) unlinkSync(lock);
