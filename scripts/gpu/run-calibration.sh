@@ -18,8 +18,12 @@ left() { echo $((deadline - SECONDS)); }
 cap() { local a=$1 b=$2; (( a < b )) && echo "$a" || echo "$b"; }
 out="${OUT:-/tmp/clustersim-out}/calibration"
 mkdir -p "$out"
-# Nothing from an earlier run may pass for this one's results.
-rm -f "$out"/profile.json "$out"/validate.json "$out"/measurements.jsonl "$out"/host-op.json "$out"/gemm-alignment.json
+# Nothing from an earlier run may pass for this one's results; an earlier measurement log is kept aside.
+if [[ -s "$out/measurements.jsonl" ]]; then
+  mv "$out/measurements.jsonl" "$out/measurements.prev.jsonl"
+  echo "an earlier run's log is kept as $out/measurements.prev.jsonl (copy it to reports/calibration/h200/resume.jsonl to resume it)"
+fi
+rm -f "$out"/profile.json "$out"/validate.json "$out"/host-op.json "$out"/gemm-alignment.json
 # Stop a step by SIGINT, which calibrate and validate handle (they keep what they measured and write it), and kill it
 # 15 s later if it is still running.
 stop_after() { timeout -s INT -k 15 "$@"; }

@@ -123,7 +123,16 @@ export class MeasurementLog {
     if (h.backend !== expected.backend) throw new LogError(`--resume: ${path} was measured with the ${h.backend} backend, not ${expected.backend}; pass --backend ${h.backend}`);
     if (h.quick !== expected.quick) throw new LogError(`--resume: ${path} was a ${h.quick ? '--quick' : 'full'} calibration; ${h.quick ? 'add' : 'drop'} --quick`);
     const differs = expected.machine ? setupDifference(h.machine, expected.machine) : undefined;
-    if (differs) throw new LogError(`--resume: ${path} was measured with ${differs}; measurements taken under different setups cannot be fitted together: resume it with the same setup, or start a new log (--log another.jsonl)`);
+    if (differs) {
+      const same = [
+        h.machine.computeThreads !== undefined && h.machine.computeThreads !== expected.machine?.computeThreads ? `--threads ${h.machine.computeThreads}` : '',
+        h.machine.cpuClock === 'wall' && expected.machine?.cpuClock !== 'wall' ? '--wall-clock' : '',
+      ].filter((x) => x);
+      throw new LogError(
+        `--resume: ${path} was measured with ${differs}; measurements taken under different setups cannot be fitted together: ` +
+          `resume it with the same setup${same.length > 0 ? ` (${same.join(' ')})` : ''}, or start a new log (--log another.jsonl)`,
+      );
+    }
     return { log: new MeasurementLog(path), parsed };
   }
 

@@ -14,6 +14,7 @@ import { collect, scenarioFromFile } from './scenarioInput.js';
 import { loadReports, stepView, writeReportFile } from './reportFiles.js';
 import { processOutput, type Output } from './output.js';
 import { UsageError } from './usageError.js';
+import type { Scenario } from '../scenario/resolve.js';
 
 interface ScaleOptions {
   gpus?: string;
@@ -67,8 +68,7 @@ export function scaleJson(mode: ScaleMode, series: readonly ScaleSeries[]): Reco
 }
 
 /** Default GPU counts: doubling from one node up to the scenario's own size (at least two sizes). */
-function defaultGpuCounts(file: string, sets: readonly string[]): number[] {
-  const s = scenarioFromFile(file, sets);
+function defaultGpuCounts(s: Scenario): number[] {
   const perNode = s.cluster.node.gpusPerNode;
   const total = s.cluster.nodes * perNode;
   const out: number[] = [];
@@ -123,8 +123,15 @@ Examples:
     )
     .action(async (file: string, opts: ScaleOptions) => {
       let gpus: number[];
+      // Read once as given, for its warnings and the default sizes; with --gpus the file need not be valid at its own size.
+      let asGiven: Scenario | undefined;
       try {
-        gpus = opts.gpus === undefined ? defaultGpuCounts(file, opts.set) : parseGpuCounts(opts.gpus);
+        asGiven = scenarioFromFile(file, opts.set, (w) => io.err(`clustersim: warning: ${w}`));
+      } catch (err) {
+        if (opts.gpus === undefined) throw err;
+      }
+      try {
+        gpus = opts.gpus === undefined ? defaultGpuCounts(asGiven!) : parseGpuCounts(opts.gpus);
       } catch (err) {
         if (err instanceof RangeError) throw new UsageError(`--gpus: ${err.message}`);
         throw err;

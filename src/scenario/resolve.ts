@@ -231,7 +231,7 @@ export function resolveScenario(raw: unknown, source: string, baseDir: string): 
     }
   }
   const microBatches = t.globalBatch / unit;
-  if (par.pp > 1 && par.schedule === 'interleaved' && Number.isInteger(microBatches) && microBatches % par.pp !== 0) {
+  if (dpKnown && par.pp > 1 && par.schedule === 'interleaved' && Number.isInteger(microBatches) && microBatches % par.pp !== 0) {
     problems.push({ path: 'training.globalBatch', message: `the interleaved schedule needs the micro-batches per step (${microBatches}) to be a multiple of pp (${par.pp}), as Megatron requires` });
   }
   const measured = attempt(problems, () => resolveMeasuredCollectives(input.comm.measured, baseDir, cluster.node, source));
@@ -240,7 +240,7 @@ export function resolveScenario(raw: unknown, source: string, baseDir: string): 
   const warnings: string[] = [];
   if (t.seqLen === undefined && input.model.hfConfig !== undefined && input.model.seqLen === undefined) {
     warnings.push(
-      `training.seqLen not given: using the longest sequence ${input.model.hfConfig} allows (max_position_embeddings ${model.seqLen}), ` +
+      `training.seqLen not given: using the longest sequence ${input.model.hfConfig} allows (max_position_embeddings or n_positions, ${model.seqLen}), ` +
         'which sets activation memory and step time; give training.seqLen for the length you train with',
     );
   }

@@ -77,7 +77,7 @@ describe('the measurement log', () => {
     expect(() => MeasurementLog.resume(join(dir, 'none.jsonl'), { backend: 'cpu', quick: true })).toThrow(LogError);
     expect(MeasurementLog.resume(path, { backend: 'cpu', quick: true, machine }).parsed.header?.backend).toBe('cpu');
     expect(() => MeasurementLog.resume(path, { backend: 'cpu', quick: true, machine: { ...machine, computeThreads: (machine.computeThreads ?? 1) + 1 } })).toThrow(
-      /was measured with threads \d+, this run \d+; .*start a new log \(--log another.jsonl\)/,
+      /was measured with threads \d+, this run \d+; .*resume it with the same setup \(--threads \d+\), or start a new log \(--log another.jsonl\)/,
     );
     const gpu = (name: string, driver: string) => ({ ...machine, cuda: { driverVersion: driver, libraries: {}, devices: [{ name }], ncclEnv: {} } }) as unknown as typeof machine;
     expect(setupDifference(gpu('NVIDIA H200', '570'), gpu('NVIDIA H200', '570'))).toBeUndefined();

@@ -207,6 +207,16 @@ describe('inline models without a preset', () => {
   });
 });
 
+describe('a split that does not divide the GPUs', () => {
+  it('is the only problem: nothing is checked against a data-parallel size derived from it', () => {
+    // 16 GPUs over tp 1 × pp 3: no whole dp (5 if rounded down, and 70 / 5 = 14 micro-batches, not a multiple of 3), so
+    // neither the batch nor the interleaved micro-batch count is checked.
+    const p = problems({ ...base(), model: { preset: 'gpt3-1.3b' }, training: { globalBatch: 70, microBatch: 1 }, parallel: { pp: 3, schedule: 'interleaved', virtualStages: 2 } });
+    expect(p.map((x) => x.path)).not.toContain('training.globalBatch');
+    expect(p).toContainEqual(expect.objectContaining({ path: 'parallel', message: expect.stringMatching(/does not divide the cluster's 16 GPUs/) }));
+  });
+});
+
 describe('hfConfig', () => {
   const llama2Fields = (m: Scenario['model']) => ({ arch: m.arch, layers: m.layers, hidden: m.hidden, heads: m.heads, kvHeads: m.kvHeads, ffnHidden: m.ffnHidden, seqLen: m.seqLen, vocab: m.vocab, tiedEmbeddings: m.tiedEmbeddings });
 
@@ -214,7 +224,7 @@ describe('hfConfig', () => {
     const s = resolved({ ...base(), model: { hfConfig: 'models/llama2-7b.config.json' }, training: { globalBatch: 16 } }, join(ROOT, 'scenarios'));
     expect(llama2Fields(s.model)).toEqual(llama2Fields(modelPreset('llama2-7b')));
     // The config's max_position_embeddings stood in for the training length: the scenario says so.
-    expect(s.warnings).toEqual([expect.stringMatching(/^training\.seqLen not given: using the longest sequence models\/llama2-7b\.config\.json allows \(max_position_embeddings 4096\)/)]);
+    expect(s.warnings).toEqual([expect.stringMatching(/^training\.seqLen not given: using the longest sequence models\/llama2-7b\.config\.json allows \(max_position_embeddings or n_positions, 4096\)/)]);
     const given = resolved({ ...base(), model: { hfConfig: 'models/llama2-7b.config.json' }, training: { globalBatch: 16, seqLen: 2048 } }, join(ROOT, 'scenarios'));
     expect(given.warnings).toBeUndefined();
   });
