@@ -163,7 +163,14 @@ export function simulateStep(setup: StepSetup): StepRun {
     bottleneck: undefined as unknown as Bottleneck,
   };
   result.bottleneck = diagnose(
-    { ...result.breakdown, stepTimeS, fits: result.memory.fits, shortfallBytes: result.memory.shortfallBytes, capacityBytes },
+    {
+      ...result.breakdown,
+      stepTimeS,
+      fits: result.memory.fits,
+      shortfallBytes: result.memory.shortfallBytes,
+      capacityBytes,
+      ...(result.memory.host?.fits === false ? { hostShortfall: { shortfallBytes: result.memory.host.shortfallBytes, capacityBytes: result.memory.host.capacityBytes! } } : {}),
+    },
     exposureByTraffic(trace, topology),
   );
   return { result, trace, plan, topology };

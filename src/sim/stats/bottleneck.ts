@@ -38,6 +38,8 @@ export interface StepShares {
   fits: boolean;
   shortfallBytes: number;
   capacityBytes: number;
+  /** With CPU offload, the node's host memory when the offloaded state does not fit in it. */
+  hostShortfall?: { shortfallBytes: number; capacityBytes: number };
 }
 
 /**
@@ -49,6 +51,10 @@ export interface StepShares {
 export function diagnose(s: StepShares, exposure: ExposureRow[]): Bottleneck {
   if (!s.fits) {
     return { bound: 'memory', share: s.shortfallBytes / s.capacityBytes, detail: `does not fit: ${(s.shortfallBytes / 2 ** 30).toFixed(1)} GiB short per GPU`, exposure };
+  }
+  if (s.hostShortfall) {
+    const h = s.hostShortfall;
+    return { bound: 'memory', share: h.shortfallBytes / h.capacityBytes, detail: `the offloaded optimizer state does not fit in host memory: ${(h.shortfallBytes / 2 ** 30).toFixed(1)} GiB short per node`, exposure };
   }
   const candidates: [Bottleneck['bound'], number][] = [
     ['exposed communication', s.exposedCommS],

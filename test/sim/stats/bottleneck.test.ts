@@ -15,6 +15,13 @@ describe('diagnose: what bounds the step', () => {
     expect(b.detail).toBe('does not fit: 8.0 GiB short per GPU');
   });
 
+  it('memory too when the GPUs fit but the offloaded optimizer state does not fit in the host memory', () => {
+    const b = diagnose(step({ hostShortfall: { shortfallBytes: 256 * 2 ** 30, capacityBytes: 1024 * 2 ** 30 }, exposedCommS: 0.5 }), []);
+    expect(b.bound).toBe('memory');
+    expect(b.share).toBeCloseTo(0.25, 12);
+    expect(b.detail).toBe('the offloaded optimizer state does not fit in host memory: 256.0 GiB short per node');
+  });
+
   it('compute when no waiting takes 10% of the step, with the compute share', () => {
     const b = diagnose(step({ computeS: 0.92, exposedCommS: 0.099 }), []);
     expect(b.bound).toBe('compute');
