@@ -15,7 +15,13 @@ import { formatSeconds, parsePositiveInt } from './units.js';
 import { prepareOutputFile } from './outputFile.js';
 import { UsageError } from './usageError.js';
 
-/** Progress on stderr: a bar when stderr is a terminal, otherwise one line per group of measurements. */
+/** Without a terminal, a line at least this often while a group of measurements runs (CI and GPU-run logs). */
+export const PLAIN_PROGRESS_EVERY_MS = 30_000;
+
+/**
+ * Progress on stderr: a bar when stderr is a terminal, otherwise one line per group of measurements and one at
+ * least every `PLAIN_PROGRESS_EVERY_MS` within a long group.
+ */
 export interface Progress {
   update(done: number, total: number, label?: string, group?: string): void;
   stop(): void;
@@ -38,9 +44,14 @@ export function progressReporter(io: Output, what: string): Progress {
     };
   }
   let lastGroup = '';
+  let lastLineAt = Date.now();
   return {
-    update(done, total, _label, group) {
+    update(done, total, label, group) {
+      const now = Date.now();
       if (group && group !== lastGroup) io.err(`${what}: ${group} (${done}/${total} done)`);
+      else if (now - lastLineAt >= PLAIN_PROGRESS_EVERY_MS) io.err(`${what}: ${done}/${total} done${label ? `, next ${label}` : ''}`);
+      else return;
+      lastLineAt = now;
       lastGroup = group ?? lastGroup;
     },
     stop: () => {},
