@@ -143,6 +143,11 @@ describe('clustersim presets', () => {
     expect(names(c.nodes)).toEqual(expect.arrayContaining(['dgx-1-v100', 'dgx-a100-80gb', 'dgx-h100', 'hgx-h200', 'pcie-8gpu']));
     expect(names(c.networks)).toEqual(expect.arrayContaining(['ib-hdr', 'ib-ndr', 'roce-25', 'roce-100', 'roce-400']));
     expect(names(c.models)).toEqual(expect.arrayContaining(['gpt3-175b', 'llama2-7b', 'llama2-13b', 'llama2-70b', 'llama3-8b', 'llama3-70b', 'llama3-405b', 'bert-large', 'mlp-small']));
+    // The host side that optimizer offload uses: a DGX A100 640GB has 2 TB; CPU-Adam at 409.6 GB/s × 0.75 / 28 B.
+    const dgx = c.nodes.find((n: { name: string }) => n.name === 'dgx-a100-80gb');
+    expect(dgx.hostMemoryGiB).toBe(2048);
+    expect(dgx.hostAdamParamsPerS).toBeCloseTo((409.6e9 * 0.75) / 28, -3);
+    expect(c.nodes.find((n: { name: string }) => n.name === 'pcie-8gpu').hostMemoryGiB).toBeNull();
   });
 
   it('keeps the version in step with package.json', () => {
