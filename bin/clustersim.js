@@ -10,11 +10,12 @@ const haveMiB = getHeapStatistics().heap_size_limit / 2 ** 20;
 if (!process.env.CLUSTERSIM_NO_RESPAWN && haveMiB < wantMiB * 0.9) {
   const child = spawn(process.execPath, [`--max-old-space-size=${wantMiB}`, ...process.execArgv, ...process.argv.slice(1)], {
     stdio: 'inherit',
-    env: { ...process.env, CLUSTERSIM_NO_RESPAWN: '1' },
+    env: { ...process.env, CLUSTERSIM_NO_RESPAWN: '1', CLUSTERSIM_WRAPPED: '1' },
   });
   // This process only waits for the child, and passes on the signals that would stop it: the child handles them
   // (a calibration keeps what it measured). Ctrl-C reaches both processes of the group, so the child may get
-  // SIGINT twice within a moment; it takes that as one Ctrl-C (REPEATED_SIGINT_MS in src/cli/calibrateCommand.ts).
+  // SIGINT twice within a moment; it takes that as one Ctrl-C (CLUSTERSIM_WRAPPED, REPEATED_SIGINT_MS in
+  // src/cli/calibrateCommand.ts).
   for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP']) process.on(sig, () => child.kill(sig));
   child.on('exit', (code, signal) => {
     if (signal) {

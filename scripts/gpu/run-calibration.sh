@@ -18,10 +18,16 @@ left() { echo $((deadline - SECONDS)); }
 cap() { local a=$1 b=$2; (( a < b )) && echo "$a" || echo "$b"; }
 out="${OUT:-/tmp/clustersim-out}/calibration"
 mkdir -p "$out"
-# Nothing from an earlier run may pass for this one's results; an earlier measurement log is kept aside.
+# Nothing from an earlier run may pass for this one's results; an earlier measurement log is kept aside, under a
+# name of its own, and offered for resuming only when that run left no profile.
 if [[ -s "$out/measurements.jsonl" ]]; then
-  mv "$out/measurements.jsonl" "$out/measurements.prev.jsonl"
-  echo "an earlier run's log is kept as $out/measurements.prev.jsonl (copy it to reports/calibration/h200/resume.jsonl to resume it)"
+  prev="$out/measurements.prev-$(date -u +%Y%m%dT%H%M%SZ).jsonl"
+  mv "$out/measurements.jsonl" "$prev"
+  if [[ -s "$out/profile.json" ]]; then
+    echo "the earlier complete run's log is kept as $prev"
+  else
+    echo "an earlier interrupted run's log is kept as $prev (copy it to reports/calibration/h200/resume.jsonl to resume it)"
+  fi
 fi
 rm -f "$out"/profile.json "$out"/validate.json "$out"/host-op.json "$out"/gemm-alignment.json
 # Stop a step by SIGINT, which calibrate and validate handle (they keep what they measured and write it), and kill it

@@ -44,6 +44,11 @@ export function candidateChanges(s: Scenario, r: StepResult): { label: string; s
     if (p.tp * 2 <= gpn && s.model.heads % (p.tp * 2) === 0 && p.dp % 2 === 0) add(`tp ${p.tp * 2}`, `parallel.tp=${p.tp * 2}`, `parallel.dp=${p.dp / 2}`);
     if (t.microBatch > 1) add(`micro-batch ${t.microBatch / 2}`, `training.microBatch=${Math.floor(t.microBatch / 2)}`);
   }
+  if (r.memory.host?.fits === false) {
+    // The offloaded state is too big for the host: keep it on the GPUs, or spread it over twice the nodes.
+    add('no optimizer offload (state on the GPUs)', 'parallel.offload=none');
+    if (t.globalBatch % (2 * t.microBatch * p.dp) === 0) add(`twice the nodes (${2 * s.cluster.nodes})`, `cluster.nodes=${2 * s.cluster.nodes}`, `parallel.dp=${2 * p.dp}`);
+  }
   if (p.tp > gpn && (p.tp / gpn) * p.pp <= s.model.layers) add(`tp ${gpn} inside the node, pp ${(p.pp * p.tp) / gpn}`, `parallel.tp=${gpn}`, `parallel.pp=${(p.pp * p.tp) / gpn}`);
   if (p.pp > 1 && p.schedule !== 'interleaved' && m % p.pp === 0 && s.model.layers % (p.pp * 2) === 0) add('interleaved schedule, 2 chunks per stage', 'parallel.schedule=interleaved', 'parallel.virtualStages=2');
   if (p.pp > 1 && t.microBatch > 1) add(`micro-batch ${t.microBatch / 2} (more micro-batches fill the pipeline)`, `training.microBatch=${Math.floor(t.microBatch / 2)}`);

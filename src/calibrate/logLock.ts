@@ -58,6 +58,11 @@ export function lockLog(logPath: string): () => void {
       } catch {
         // taken over by another process in between: try again
       }
+      try {
+        unlinkSync(`${lock}.${holder}`); // and the file it was written from, if it died before removing it
+      } catch {
+        // none
+      }
     }
   }
   throw new LogError(`${logPath}: could not take its lock file ${lock}`);

@@ -124,10 +124,15 @@ export class MeasurementLog {
     if (h.quick !== expected.quick) throw new LogError(`--resume: ${path} was a ${h.quick ? '--quick' : 'full'} calibration; ${h.quick ? 'add' : 'drop'} --quick`);
     const differs = expected.machine ? setupDifference(h.machine, expected.machine) : undefined;
     if (differs) {
-      const same = [
-        h.machine.computeThreads !== undefined && h.machine.computeThreads !== expected.machine?.computeThreads ? `--threads ${h.machine.computeThreads}` : '',
-        h.machine.cpuClock === 'wall' && expected.machine?.cpuClock !== 'wall' ? '--wall-clock' : '',
-      ].filter((x) => x);
+      // Options that would make this run's setup the log's, when nothing else differs.
+      const now = expected.machine!;
+      const sameOptions = setupDifference(h.machine, { ...now, computeThreads: h.machine.computeThreads, cpuClock: h.machine.cpuClock }) === undefined;
+      const same = !sameOptions
+        ? []
+        : [
+            h.machine.computeThreads !== undefined && h.machine.computeThreads !== now.computeThreads ? `--threads ${h.machine.computeThreads}` : '',
+            h.machine.cpuClock !== now.cpuClock ? (h.machine.cpuClock === 'wall' ? 'with --wall-clock' : 'without --wall-clock') : '',
+          ].filter((x) => x);
       throw new LogError(
         `--resume: ${path} was measured with ${differs}; measurements taken under different setups cannot be fitted together: ` +
           `resume it with the same setup${same.length > 0 ? ` (${same.join(' ')})` : ''}, or start a new log (--log another.jsonl)`,

@@ -149,14 +149,17 @@ function merge(earlier: ImportResult[], next: ImportResult): ImportResult {
 /** Field names too general to tie a message to the field that has them. */
 const GENERIC_NAMES = new Set(['preset', 'nodes', 'name', 'enabled']);
 
+/** Short field names the messages use on their own ("multiple of pp (16)", "microBatch × dp"). */
+const SHORT_NAMES = new Set(['tp', 'pp', 'dp']);
+
 /**
  * Whether a problem's message names the field at `path`: by its whole dotted path, or by its own name when that
- * is specific enough (a word of 3 or more letters, as in "pp × virtualStages").
+ * is specific enough (a word of 3 or more letters, as in "pp × virtualStages", or tp, pp, dp).
  */
 function namedIn(path: string, message: string): boolean {
   if (message.includes(path)) return true;
   const name = path.split('.').pop() ?? '';
-  if (!/^[A-Za-z][A-Za-z0-9]{2,}$/.test(name) || GENERIC_NAMES.has(name)) return false;
+  if (!(SHORT_NAMES.has(name) || /^[A-Za-z][A-Za-z0-9]{2,}$/.test(name)) || GENERIC_NAMES.has(name)) return false;
   return new RegExp(`\\b${name}\\b`).test(message);
 }
 

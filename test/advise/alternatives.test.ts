@@ -24,6 +24,21 @@ describe('what to try: candidate changes from what bounds the step', () => {
     expect(s.model.vocab).toBe(30522);
   });
 
+  it('when only the host memory is short under CPU offload: says the step does not fit, and offers the state back on the GPUs or twice the nodes', () => {
+    const raw = { name: 'h', cluster: { preset: 'dgx-a100-80gb', nodes: 1, node: { hostMemoryGiB: 64 } }, model: { preset: 'llama2-7b', seqLen: 1024 }, training: { globalBatch: 16, microBatch: 1 }, parallel: { zero: 3, offload: 'cpu' } };
+    const { r, list } = candidates(raw);
+    expect(r.memory.fits).toBe(true);
+    expect(r.memory.host?.fits).toBe(false);
+    expect(r.bottleneck.bound).toBe('memory'); // simulateStep passes the host shortfall to the diagnosis
+    const wanted = list.filter((c) => c.sets.includes('parallel.offload=none') || c.sets.includes('cluster.nodes=2'));
+    expect(wanted.map((c) => c.label)).toEqual(['no optimizer offload (state on the GPUs)', 'twice the nodes (2)']);
+    const [noOffload, twice] = evaluateAlternatives(raw, [], 'test', process.cwd(), wanted, 2);
+    expect(noOffload.fits).toBe(true);
+    expect(twice.fits).toBe(true); // 64 GiB per node holds half the state
+    const [stillOffloaded] = evaluateAlternatives(raw, [], 'test', process.cwd(), [{ label: 'mb 2', sets: ['training.microBatch=2'] }], 1);
+    expect(stillOffloaded.fits).toBe(false); // GPU memory fits, host memory does not
+  });
+
   it('offers no padding when the vocabulary per rank is aligned (Llama-2: 32000) or the model has none', () => {
     const pads = (raw: Record<string, unknown>) => candidates(raw).list.some((c) => c.sets.some((x) => x.startsWith('model.vocab')));
     expect(pads({ name: 'l', cluster: { preset: 'dgx-a100-80gb', nodes: 1 }, model: { preset: 'llama2-7b' }, training: { globalBatch: 16, microBatch: 1, precision: 'bf16' }, parallel: { tp: 2, dp: 4 } })).toBe(false);

@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -21,8 +21,11 @@ describe('one calibration per measurement log', () => {
     const log = join(dir, 'b.jsonl');
     const gone = spawnSync(process.execPath, ['-e', 'process.stdout.write(String(process.pid))'], { encoding: 'utf8' }).stdout;
     writeFileSync(`${log}.lock`, gone);
+    writeFileSync(`${log}.lock.${gone}`, gone); // killed before it removed the file it linked from
     const release = lockLog(log);
     expect(readFileSync(`${log}.lock`, 'utf8')).toBe(String(process.pid));
+    // Nothing else is left beside the log: not the dead run's file, not the one this lock was written from.
+    expect(readdirSync(dir).filter((f) => f.startsWith('b.jsonl'))).toEqual(['b.jsonl.lock']);
     release();
     expect(existsSync(`${log}.lock`)).toBe(false);
     lockLog(log)(); // free again

@@ -79,6 +79,15 @@ describe('the measurement log', () => {
     expect(() => MeasurementLog.resume(path, { backend: 'cpu', quick: true, machine: { ...machine, computeThreads: (machine.computeThreads ?? 1) + 1 } })).toThrow(
       /was measured with threads \d+, this run \d+; .*resume it with the same setup \(--threads \d+\), or start a new log \(--log another.jsonl\)/,
     );
+    // No option can match a log from another CPU: none is suggested.
+    let other = '';
+    try {
+      MeasurementLog.resume(path, { backend: 'cpu', quick: true, machine: { ...machine, cpu: { ...machine.cpu, model: 'another CPU' }, computeThreads: (machine.computeThreads ?? 1) + 1 } });
+    } catch (err) {
+      other = (err as Error).message;
+    }
+    expect(other).toMatch(/was measured with CPU .*, this run another CPU; .*resume it with the same setup, or start a new log/);
+    expect(other).not.toContain('--threads');
     const gpu = (name: string, driver: string) => ({ ...machine, cuda: { driverVersion: driver, libraries: {}, devices: [{ name }], ncclEnv: {} } }) as unknown as typeof machine;
     expect(setupDifference(gpu('NVIDIA H200', '570'), gpu('NVIDIA H200', '570'))).toBeUndefined();
     expect(setupDifference(gpu('NVIDIA H200', '570'), gpu('NVIDIA H100 80GB HBM3', '570'))).toBe('GPUs 1 × NVIDIA H200, this run 1 × NVIDIA H100 80GB HBM3');

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { PLAIN_PROGRESS_EVERY_MS, progressReporter } from '../../src/cli/calibrateCommand.js';
+import { onInterrupt, PLAIN_PROGRESS_EVERY_MS, progressReporter, REPEATED_SIGINT_MS } from '../../src/cli/calibrateCommand.js';
 
 describe('progress without a terminal', () => {
   afterEach(() => vi.useRealTimers());
@@ -17,5 +17,45 @@ describe('progress without a terminal', () => {
     expect(lines.slice(1)).toEqual(['calibrate: 40/100 done, next gemm/fp32/c']);
     p.update(90, 100, 'copy/h2d', 'copy h2d');
     expect(lines.slice(2)).toEqual(['calibrate: copy h2d (90/100 done)']);
+  });
+});
+
+describe('Ctrl-C during calibrate or validate', () => {
+  afterEach(() => {
+    vi.useRealTimers();
+    vi.restoreAllMocks();
+    delete process.env.CLUSTERSIM_WRAPPED;
+  });
+
+  const run = (wrapped: boolean) => {
+    if (wrapped) process.env.CLUSTERSIM_WRAPPED = '1';
+    vi.useFakeTimers();
+    const exit = vi.spyOn(process, 'exit').mockImplementation((() => undefined) as never);
+    const lines: string[] = [];
+    const controller = new AbortController();
+    const remove = onInterrupt({ out: () => {}, err: (t) => lines.push(t) }, controller, 'calibrate');
+    return { exit, lines, controller, remove };
+  };
+
+  it('under the wrapper takes the copy passed on a moment later as the same Ctrl-C, and a second press as quit', () => {
+    const { exit, lines, controller, remove } = run(true);
+    process.emit('SIGINT');
+    vi.advanceTimersByTime(5);
+    process.emit('SIGINT'); // the wrapper's copy of the same press
+    expect(controller.signal.aborted).toBe(true);
+    expect(lines).toHaveLength(1);
+    expect(exit).not.toHaveBeenCalled();
+    vi.advanceTimersByTime(REPEATED_SIGINT_MS + 100);
+    process.emit('SIGINT'); // a second press
+    expect(exit).toHaveBeenCalledWith(130);
+    remove();
+  });
+
+  it('without the wrapper quits on the second SIGINT however soon it comes', () => {
+    const { exit, remove } = run(false);
+    process.emit('SIGINT');
+    process.emit('SIGINT');
+    expect(exit).toHaveBeenCalledWith(130);
+    remove();
   });
 });

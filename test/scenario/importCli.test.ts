@@ -71,6 +71,9 @@ describe('clustersim simulate --megatron-args / --deepspeed-config', () => {
     expect(badTp.err).toMatch(/parallel.tp: 5 does not divide heads \(96\) \[parallel.tp 5 from --megatron-args: --tensor-model-parallel-size 5\]/);
     // dp cannot be derived from a split that does not divide the GPUs: no follow-on batch problem built on it.
     expect(badTp.err).not.toMatch(/training.globalBatch/);
+    // Short field names in a message (pp) are tied to the flag that gave them.
+    const badBatch = await cli('simulate', 'scenarios/imports/gpt3-175b-a100.yaml', '--megatron-args', '@scenarios/imports/megatron-args.txt', '--set', 'training.globalBatch=1544');
+    expect(badBatch.err).toMatch(/multiple of pp \(16\).*parallel\.pp 16 from --megatron-args: --pipeline-model-parallel-size 16.*from --set training\.globalBatch=1544\]/);
     const badVirtual = await cli('simulate', 'scenarios/imports/gpt3-175b-a100.yaml', '--megatron-args', '--pipeline-model-parallel-size 16 --virtual-pipeline-model-parallel-size 4');
     expect(badVirtual.code).toBe(2);
     expect(badVirtual.err).toMatch(/96 layers do not split evenly over 64 model chunks .*parallel.virtualStages 4 from --megatron-args: --virtual-pipeline-model-parallel-size 4\]/);
