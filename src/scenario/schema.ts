@@ -99,6 +99,12 @@ export const trainingSchema = z
     optimizer: z.enum(['adam', 'sgd']).default('adam'),
     flashAttention: z.boolean().default(true),
     /**
+     * How element-wise work runs: `fused` one kernel per norm, rotary embedding and activation (torch.compile,
+     * Megatron's or Transformer Engine's fused kernels); `eager` Llama's as eager PyTorch issues them (Hugging Face
+     * modeling_llama.py: RMSNorm in fp32 passes, rotate-half rotary embedding, SiLU then multiply).
+     */
+    kernels: z.enum(['fused', 'eager']).default('fused'),
+    /**
      * The training framework whose host-side costs and kernel sequence are modelled
      * (src/sim/workload/framework.ts). `none`: framework-agnostic GPU model, launch overhead folded into
      * each kernel. `megatron-deepspeed`: Megatron-DeepSpeed on PyTorch eager (host issue model).

@@ -20,6 +20,8 @@ export interface TrainingSetup {
   optimizer: 'adam' | 'sgd';
   flashAttention: boolean;
   seqLen: number;
+  /** Element-wise kernels fused (default) or as eager PyTorch issues them (`MicroBatchShape.kernels`). */
+  kernels?: 'fused' | 'eager';
 }
 
 export interface DdpSetup {

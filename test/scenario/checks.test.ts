@@ -22,5 +22,6 @@ describe('scenarios/checks', () => {
     const s = resolveScenario(file.raw, file.source, file.baseDir);
     expect(s.cluster.nodes * s.cluster.node.gpusPerNode).toBe(128);
     expect(s.training.seqLen).toBe(4096);
+    expect(s.training.kernels).toBe('eager'); // IBM ran eager PyTorch
   });
 });

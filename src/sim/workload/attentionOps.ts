@@ -1,6 +1,7 @@
 import type { LayerContext } from './layerContext.js';
 import { elementwiseOp, gemmOp, type Op, type Stage } from './ops.js';
 import { UNFUSED_SCORE_PASS_FACTOR } from './kernelTime.js';
+import { eagerRotary } from './eagerOps.js';
 
 /** The attention core of one layer, and the ops selective recompute re-runs. */
 export interface AttentionStage extends Stage {
@@ -85,7 +86,7 @@ function rotary(c: LayerContext): Stage {
 export function attentionStage(c: LayerContext): AttentionStage {
   const core = c.flash ? flashAttention(c) : unfusedAttention(c);
   if (c.model.arch !== 'llama') return core;
-  const rope = rotary(c);
+  const rope = c.eager ? eagerRotary(c) : rotary(c);
   return {
     forward: [...rope.forward, ...core.forward],
     backward: [...core.backward, ...rope.backward],

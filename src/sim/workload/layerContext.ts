@@ -1,6 +1,7 @@
 import { ScenarioError } from '../errors.js';
 import type { Dtype } from '../hardware/types.js';
 import { hasDropout, headDim, isCausal, isGatedMlp, type ModelSpec } from './model.js';
+import { eagerRmsNorm, eagerSwiglu } from './eagerOps.js';
 import type { FrameworkSpec } from './framework.js';
 import { activationElementBytes, elementwiseOp, type MicroBatchShape, type Stage } from './ops.js';
 
@@ -37,6 +38,8 @@ export interface LayerContext {
   layerNorm: boolean;
   /** The framework whose kernel sequence and host costs the builders emit (absent: generic ops). */
   fw?: FrameworkSpec;
+  /** Element-wise work as eager PyTorch issues it (`MicroBatchShape.kernels`). */
+  eager: boolean;
 }
 
 /**
@@ -75,6 +78,7 @@ export function layerContext(model: ModelSpec, shape: MicroBatchShape): LayerCon
     gated: isGatedMlp(model),
     layerNorm: model.arch !== 'llama',
     fw: shape.framework,
+    eager: shape.kernels === 'eager',
   };
 }
 
@@ -84,6 +88,7 @@ export function layerContext(model: ModelSpec, shape: MicroBatchShape): LayerCon
  * joins, writing dx. Gradients of the norm's weights complete here.
  */
 export function normStage(name: string, c: LayerContext, params: string[], tokens = c.spTokens): Stage {
+  if (c.eager && !c.layerNorm) return eagerRmsNorm(name, c, params, tokens);
   const n = tokens * c.h;
   const fpe = c.layerNorm ? 8 : 4;
   return {
@@ -111,6 +116,7 @@ export function residualStage(name: string, c: LayerContext): Stage {
 /** GELU (tanh form ≈ 8 FLOPs/element) or SwiGLU (silu(gate)·up ≈ 5) on the per-rank MLP width. */
 export function activationStage(c: LayerContext, tokens = c.tokens, width = c.ffnPerRank): Stage {
   const n = tokens * width;
+  if (c.gated && c.eager) return eagerSwiglu(c, tokens, width);
   if (c.gated) {
     return {
       forward: [elementwiseOp('swiglu', n, 5, 3 * n * c.e)],

@@ -87,7 +87,15 @@ export interface MicroBatchShape {
   recompute: RecomputeMode;
   /** The training framework's host costs and code paths (framework.ts); absent: framework-agnostic ops. */
   framework?: FrameworkSpec;
+  /**
+   * How element-wise work runs: `fused` (default) one kernel per norm, rotary embedding and activation, as compiled
+   * or fused-kernel frameworks run them; `eager` Llama's as eager PyTorch modules issue them (eagerOps.ts).
+   */
+  kernels?: KernelMode;
 }
+
+/** See `MicroBatchShape.kernels`. */
+export type KernelMode = 'fused' | 'eager';
 
 /** Bytes of one element stored in `dtype` (tf32 is stored as fp32). */
 export function dtypeBytes(dtype: Dtype): number {

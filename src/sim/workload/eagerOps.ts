@@ -1,0 +1,74 @@
+import type { LayerContext } from './layerContext.js';
+import { elementwiseOp, type Op, type Stage } from './ops.js';
+
+/**
+ * Llama's element-wise work as eager PyTorch runs it, one kernel per tensor op, in the form of Hugging Face
+ * Transformers' `modeling_llama.py` (the form IBM's fms-fsdp and most PyTorch training code share). Compiled code
+ * (torch.compile) and fused-kernel frameworks run each of these as one kernel (layerContext.ts); `training.kernels:
+ * eager` selects these. Bytes per element are read + write of each op, with e the activation element size (2 for
+ * bf16/fp16) and 4 for the fp32 temporaries; per-token reductions are counted, their tiny per-token outputs not.
+ */
+
+/** An op over `n` elements moving `bytesPerElement` bytes each. */
+const pass = (name: string, n: number, bytesPerElement: number, flopsPerElement = 1, params?: string[]): Op =>
+  elementwiseOp(name, n, flopsPerElement, n * bytesPerElement, params);
+
+/**
+ * `LlamaRMSNorm.forward`: x.to(float32); pow(2); mean(-1); + eps; rsqrt; x * rsqrt(·); .to(input dtype);
+ * weight * x. Forward (e = 2): 6 + 8 + 4 + 8 + 6 + 4 = 36 bytes per element (a fused kernel: 4). Backward, by
+ * autograd: the weight multiply (grad·w, and the weight's gradient as a sum of grad·x over tokens), the casts,
+ * x · r (grad·r, and the sum of grad·x for r), the mean's expanded gradient, pow's 2·x·grad, the sum of the two
+ * paths into x, the cast back: 64 bytes per element.
+ */
+export function eagerRmsNorm(name: string, c: LayerContext, params: string[], tokens = c.spTokens): Stage {
+  const n = tokens * c.h;
+  const e = c.e;
+  return {
+    forward: [
+      pass(`${name}.to_fp32`, n, e + 4),
+      pass(`${name}.pow`, n, 8),
+      pass(`${name}.mean`, n, 4),
+      pass(`${name}.mul_rsqrt`, n, 8),
+      pass(`${name}.to_input`, n, 4 + e),
+      pass(`${name}.mul_weight`, n, 2 * e),
+    ],
+    backward: [
+      pass(`${name}.mul_weight.bwd`, n, 4 * e, 2, params),
+      pass(`${name}.to_input.bwd`, n, e + 4),
+      pass(`${name}.mul_rsqrt.bwd`, n, 16, 2),
+      pass(`${name}.mean.bwd`, n, 4),
+      pass(`${name}.pow.bwd`, n, 12, 2),
+      pass(`${name}.grad_sum`, n, 12),
+      pass(`${name}.to_fp32.bwd`, n, 4 + e),
+    ],
+  };
+}
+
+/**
+ * `apply_rotary_pos_emb` on Q and K: q·cos + rotate_half(q)·sin, where rotate_half is cat(−x2, x1) of the two
+ * halves. Per element: the multiply by cos (2e), the negation of one half (e), the concatenation (2e), the multiply
+ * by sin (2e), the add (3e): 10e bytes (a fused kernel: 2e). Backward mirrors it (grad·cos, grad·sin, the
+ * rotation's transpose, the add): 10e.
+ */
+export function eagerRotary(c: LayerContext): Stage {
+  const n = c.tokens * (c.headsPerRank + c.kvHeadsPerRank) * c.headDim;
+  const e = c.e;
+  return {
+    forward: [pass('rope.mul_cos', n, 2 * e), pass('rope.neg_half', n, e), pass('rope.cat', n, 2 * e), pass('rope.mul_sin', n, 2 * e), pass('rope.add', n, 3 * e)],
+    backward: [pass('rope.bwd.mul_cos', n, 2 * e), pass('rope.bwd.mul_sin', n, 2 * e), pass('rope.bwd.rotate', n, 3 * e), pass('rope.bwd.add', n, 3 * e)],
+  };
+}
+
+/**
+ * `LlamaMLP`: act_fn(gate) * up with SiLU: silu (2e per element of the MLP width), then the multiply (3e); a fused
+ * kernel moves 3e. Backward: the multiply's two gradients (3e each; the SiLU output is kept for it) and SiLU's
+ * (3e, recomputing σ from the gate): 9e, against 5e fused.
+ */
+export function eagerSwiglu(c: LayerContext, tokens = c.tokens, width = c.ffnPerRank): Stage {
+  const n = tokens * width;
+  const e = c.e;
+  return {
+    forward: [pass('silu', n, 2 * e, 4), pass('silu_mul_up', n, 3 * e)],
+    backward: [pass('silu_mul_up.bwd_gate', n, 3 * e), pass('silu_mul_up.bwd_up', n, 3 * e), pass('silu.bwd', n, 3 * e, 6)],
+  };
+}
