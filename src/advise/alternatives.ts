@@ -53,6 +53,7 @@ export function candidateChanges(s: Scenario, r: StepResult): { label: string; s
   if (p.pp > 1 && p.schedule !== 'interleaved' && m % p.pp === 0 && s.model.layers % (p.pp * 2) === 0) add('interleaved schedule, 2 chunks per stage', 'parallel.schedule=interleaved', 'parallel.virtualStages=2');
   if (p.pp > 1 && t.microBatch > 1) add(`micro-batch ${t.microBatch / 2} (more micro-batches fill the pipeline)`, `training.microBatch=${Math.floor(t.microBatch / 2)}`);
   if (r.memory.fits && r.memory.peakBytesPerGpu < 0.6 * r.memory.capacityBytes && t.globalBatch % (2 * t.microBatch * p.dp) === 0) add(`micro-batch ${t.microBatch * 2}`, `training.microBatch=${t.microBatch * 2}`);
+  if (t.kernels === 'eager' && s.model.arch === 'llama') add('fused element-wise kernels (torch.compile)', 'training.kernels=fused');
   if (p.zero === 3) add('ZeRO-2 instead of ZeRO-3', 'parallel.zero=2');
   if (p.zero === 0 && !p.ddp.overlap && p.dp > 1) add('overlap the gradient all-reduce with backward', 'parallel.ddp.overlap=true');
   if (r.bottleneck.bound === 'latency of small collectives' && p.zero === 0) add(`bucket ${p.ddp.bucketMB * 4} MB`, `parallel.ddp.bucketMB=${p.ddp.bucketMB * 4}`);

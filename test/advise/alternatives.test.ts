@@ -39,6 +39,16 @@ describe('what to try: candidate changes from what bounds the step', () => {
     expect(stillOffloaded.fits).toBe(false); // GPU memory fits, host memory does not
   });
 
+  it('offers fused element-wise kernels to an eager Llama run, and the simulated step is faster', () => {
+    const raw = { name: 'e', cluster: { preset: 'dgx-a100-80gb', nodes: 1 }, model: { preset: 'llama2-7b', seqLen: 2048 }, training: { globalBatch: 8, microBatch: 1, kernels: 'eager' }, parallel: { zero: 3 } };
+    const { r, list } = candidates(raw);
+    const fused = list.find((c) => c.sets.includes('training.kernels=fused'));
+    expect(fused?.label).toBe('fused element-wise kernels (torch.compile)');
+    const [sim] = evaluateAlternatives(raw, [], 'test', process.cwd(), [fused!], 1);
+    expect(sim.stepTimeS!).toBeLessThan(r.stepTimeS);
+    expect(candidates({ ...raw, training: { globalBatch: 8, microBatch: 1 } }).list.some((c) => c.sets.includes('training.kernels=fused'))).toBe(false);
+  });
+
   it('offers no padding when the vocabulary per rank is aligned (Llama-2: 32000) or the model has none', () => {
     const pads = (raw: Record<string, unknown>) => candidates(raw).list.some((c) => c.sets.some((x) => x.startsWith('model.vocab')));
     expect(pads({ name: 'l', cluster: { preset: 'dgx-a100-80gb', nodes: 1 }, model: { preset: 'llama2-7b' }, training: { globalBatch: 16, microBatch: 1, precision: 'bf16' }, parallel: { tp: 2, dp: 4 } })).toBe(false);
