@@ -25,6 +25,19 @@ export interface ActivationShape {
   bytesPerElement?: number;
   /** For `mlp` models: which linear layer (default: the mean over layers). */
   layerIndex?: number;
+  /** Element-wise work as eager PyTorch runs it (`training.kernels: eager`): Llama keeps more for its backward. */
+  eager?: boolean;
+}
+
+/**
+ * What eager Llama keeps besides the fused kernels' inputs, per layer, in units of s·b·h bytes: each RMSNorm keeps
+ * an fp32 copy of its input (4, for pow's backward) and its normalised output (e, for the weight's gradient) on top
+ * of the input a fused kernel keeps, 4 + e per norm; SwiGLU keeps the SiLU output (e per MLP element, for the
+ * multiply's backward). The rotary embedding's multiplies keep only the cached cos and sin.
+ */
+function eagerExtraTerms(model: ModelSpec, e: number): { replicated: number; split: number } {
+  if (model.arch !== 'llama') return { replicated: 0, split: 0 };
+  return { replicated: 2 * (4 + e), split: isGatedMlp(model) ? e * (model.ffnHidden / model.hidden) : 0 };
 }
 
 /** Per-layer coefficients in units of s·b·h bytes (attention term in units of a·s²·b bytes). */
@@ -81,7 +94,8 @@ export function activationBytesPerLayer(model: ModelSpec, shape: ActivationShape
   const tsp = shape.sequenceParallel ? t : 1;
   if (shape.recompute === 'full') return (e * sbh) / tsp;
   const terms = layerTerms(model, e);
-  let bytes = sbh * (terms.replicated / tsp + terms.split / t);
+  const extra = shape.eager ? eagerExtraTerms(model, e) : { replicated: 0, split: 0 };
+  let bytes = sbh * ((terms.replicated + extra.replicated) / tsp + (terms.split + extra.split) / t);
   if (shape.recompute === 'none' && !shape.flashAttention) {
     bytes += (terms.attention * model.heads * s * s * b) / t;
   }

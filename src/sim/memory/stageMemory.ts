@@ -47,7 +47,7 @@ export function stageMemories(setup: StepSetup): StageMemory[] {
     const layersPerChunk = chunks[s].length;
     const activationBytes = activationBytesPerRank(
       model,
-      { microBatch: t.microBatch, seqLen: t.seqLen, tp: par.tp, sequenceParallel: par.sequenceParallel, recompute: par.recompute, flashAttention: t.flashAttention, bytesPerElement: mixed ? 2 : 4 },
+      { microBatch: t.microBatch, seqLen: t.seqLen, tp: par.tp, sequenceParallel: par.sequenceParallel, recompute: par.recompute, flashAttention: t.flashAttention, bytesPerElement: mixed ? 2 : 4, eager: t.kernels === 'eager' },
       { layers: mlp ? 0 : layersPerChunk, microBatchesInFlight: passes, firstStage: first, lastStage: last },
     );
     const state = { paramsPerRank, dp: par.dp, zero: par.zero, precision: mixed ? ('mixed' as const) : ('fp32' as const), optimizer: t.optimizer, offloadOptimizer: par.offload === 'cpu' };

@@ -15,10 +15,12 @@ const pass = (name: string, n: number, bytesPerElement: number, flopsPerElement 
 
 /**
  * `LlamaRMSNorm.forward`: x.to(float32); pow(2); mean(-1); + eps; rsqrt; x * rsqrt(·); .to(input dtype);
- * weight * x. Forward (e = 2): 6 + 8 + 4 + 8 + 6 + 4 = 36 bytes per element (a fused kernel: 4). Backward, by
- * autograd: the weight multiply (grad·w, and the weight's gradient as a sum of grad·x over tokens), the casts,
- * x · r (grad·r, and the sum of grad·x for r), the mean's expanded gradient, pow's 2·x·grad, the sum of the two
- * paths into x, the cast back: 64 bytes per element.
+ * weight * x. Forward (e = 2): 6 + 8 + 4 + 8 + 6 + 4 = 36 bytes per element (a fused kernel: 4). Backward, as
+ * autograd runs it: the weight multiply (grad·w, 2e; the weight's gradient, grad·x written in full and summed over
+ * tokens, 4e), the cast (6), x · r (grad·r, 8; grad·x in fp32 written and summed per token for r, 16), the mean's
+ * expanded gradient (4), pow's backward as PyTorch runs it (x.pow(1) 8, × 2 8, × grad 12), the sum of the two
+ * paths into x (12), the cast back (6), and the join with the residual gradient that the fused kernel also counts
+ * (3e): 98 bytes per element (fused: 8).
  */
 export function eagerRmsNorm(name: string, c: LayerContext, params: string[], tokens = c.spTokens): Stage {
   const n = tokens * c.h;
@@ -33,13 +35,18 @@ export function eagerRmsNorm(name: string, c: LayerContext, params: string[], to
       pass(`${name}.mul_weight`, n, 2 * e),
     ],
     backward: [
-      pass(`${name}.mul_weight.bwd`, n, 4 * e, 2, params),
+      pass(`${name}.mul_weight.bwd_x`, n, 2 * e),
+      pass(`${name}.mul_weight.bwd_w`, n, 4 * e, 2, params),
       pass(`${name}.to_input.bwd`, n, e + 4),
-      pass(`${name}.mul_rsqrt.bwd`, n, 16, 2),
+      pass(`${name}.mul_rsqrt.bwd_x`, n, 8),
+      pass(`${name}.mul_rsqrt.bwd_r`, n, 16, 2),
       pass(`${name}.mean.bwd`, n, 4),
-      pass(`${name}.pow.bwd`, n, 12, 2),
+      pass(`${name}.pow.bwd.pow1`, n, 8),
+      pass(`${name}.pow.bwd.scale`, n, 8),
+      pass(`${name}.pow.bwd.mul`, n, 12),
       pass(`${name}.grad_sum`, n, 12),
       pass(`${name}.to_fp32.bwd`, n, 4 + e),
+      pass(`${name}.join_residual`, n, 3 * e),
     ],
   };
 }
@@ -47,15 +54,23 @@ export function eagerRmsNorm(name: string, c: LayerContext, params: string[], to
 /**
  * `apply_rotary_pos_emb` on Q and K: q·cos + rotate_half(q)·sin, where rotate_half is cat(−x2, x1) of the two
  * halves. Per element: the multiply by cos (2e), the negation of one half (e), the concatenation (2e), the multiply
- * by sin (2e), the add (3e): 10e bytes (a fused kernel: 2e). Backward mirrors it (grad·cos, grad·sin, the
- * rotation's transpose, the add): 10e.
+ * by sin (2e), the add (3e): 10e bytes (a fused kernel: 2e). Backward: grad·cos (2e), grad·sin (2e), the rotation's
+ * transpose as autograd runs it (each half-slice's gradient zero-filled to full size and copied in, 4e, and the
+ * negation, e), and the two adds that join the input's three gradients (6e): 15e.
  */
 export function eagerRotary(c: LayerContext): Stage {
   const n = c.tokens * (c.headsPerRank + c.kvHeadsPerRank) * c.headDim;
   const e = c.e;
   return {
     forward: [pass('rope.mul_cos', n, 2 * e), pass('rope.neg_half', n, e), pass('rope.cat', n, 2 * e), pass('rope.mul_sin', n, 2 * e), pass('rope.add', n, 3 * e)],
-    backward: [pass('rope.bwd.mul_cos', n, 2 * e), pass('rope.bwd.mul_sin', n, 2 * e), pass('rope.bwd.rotate', n, 3 * e), pass('rope.bwd.add', n, 3 * e)],
+    backward: [
+      pass('rope.bwd.mul_cos', n, 2 * e),
+      pass('rope.bwd.mul_sin', n, 2 * e),
+      pass('rope.bwd.neg_half', n, e),
+      pass('rope.bwd.slices', n, 4 * e),
+      pass('rope.bwd.add', n, 3 * e),
+      pass('rope.bwd.add2', n, 3 * e),
+    ],
   };
 }
 

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { activationBytesPerLayer } from '../../../src/sim/memory/activations.js';
 import { simulateStep } from '../../../src/sim/simulateStep.js';
 import { eagerRmsNorm, eagerRotary, eagerSwiglu } from '../../../src/sim/workload/eagerOps.js';
 import { layerContext } from '../../../src/sim/workload/layerContext.js';
@@ -14,23 +15,34 @@ describe("eager PyTorch's element-wise kernels for Llama (Hugging Face modeling_
   const c = layerContext(modelPreset('llama2-7b'), shape);
   const n = c.tokens * c.h;
 
-  it('RMSNorm: 6 fp32 and bf16 passes forward (36 bytes per element; the per-token rsqrt is not a pass) and 64 bytes backward, against 4 and 8 fused', () => {
+  it('RMSNorm: 6 fp32 and bf16 passes forward (36 bytes per element; the per-token rsqrt is not a pass) and 98 bytes backward (the weight gradient, the three kernels of pow and the residual join included), against 4 and 8 fused', () => {
     const s = eagerRmsNorm('ln', c, ['w']);
     expect(s.forward).toHaveLength(6);
     expect(bytes(s.forward)).toBe(36 * n);
-    expect(bytes(s.backward)).toBe(64 * n);
-    expect(s.backward[0].gradParams).toEqual(['w']); // the weight's gradient completes in the backward
+    expect(bytes(s.backward)).toBe(98 * n);
+    expect(s.backward.filter((o) => o.gradParams).map((o) => o.gradParams)).toEqual([['w']]); // the weight's gradient completes once
   });
 
-  it('rotary embedding on Q and K: 10e bytes per element each way; SwiGLU: 5e forward, 9e backward per MLP element', () => {
+  it('rotary embedding on Q and K: 10e bytes per element forward, 15e backward; SwiGLU: 5e forward, 9e backward per MLP element', () => {
     const qk = c.tokens * (c.headsPerRank + c.kvHeadsPerRank) * c.headDim;
     const r = eagerRotary(c);
     expect(bytes(r.forward)).toBe(10 * 2 * qk);
-    expect(bytes(r.backward)).toBe(10 * 2 * qk);
+    expect(bytes(r.backward)).toBe(15 * 2 * qk);
     const m = c.tokens * c.ffnPerRank;
     const g = eagerSwiglu(c);
     expect(bytes(g.forward)).toBe(5 * 2 * m);
     expect(bytes(g.backward)).toBe(9 * 2 * m);
+  });
+
+  it('keeps more for the backward: per layer (2·(4 + e) + e·f/h)·s·b·h bytes more for Llama, none for GPT or with full recompute', () => {
+    const m = modelPreset('llama2-7b');
+    const a = { microBatch: 2, seqLen: 4096, tp: 1, sequenceParallel: false, recompute: 'none' as const, flashAttention: true };
+    const sbh = 2 * 4096 * m.hidden;
+    const extra = activationBytesPerLayer(m, { ...a, eager: true }) - activationBytesPerLayer(m, a);
+    expect(extra).toBeCloseTo((2 * (4 + 2) + (2 * m.ffnHidden) / m.hidden) * sbh, -3);
+    const gpt = modelPreset('gpt3-1.3b');
+    expect(activationBytesPerLayer(gpt, { ...a, eager: true })).toBe(activationBytesPerLayer(gpt, a));
+    expect(activationBytesPerLayer(m, { ...a, recompute: 'full', eager: true })).toBe(activationBytesPerLayer(m, { ...a, recompute: 'full' }));
   });
 
   it('changes Llama layers only: GPT and BERT keep their kernels', () => {
