@@ -66,7 +66,6 @@ export function asUsageError(err: unknown): unknown {
   return err;
 }
 
-/** Aborts `controller` on the first Ctrl-C (the measurement in flight finishes); returns the remover. */
 /**
  * Under bin/clustersim.js (which sets CLUSTERSIM_WRAPPED), a second SIGINT this soon after the first is the same
  * Ctrl-C arriving twice, from the terminal to the process group and passed on by the wrapper a moment later; a
@@ -74,6 +73,7 @@ export function asUsageError(err: unknown): unknown {
  */
 export const REPEATED_SIGINT_MS = 150;
 
+/** Aborts `controller` on the first Ctrl-C (the measurement in flight finishes); returns the remover. */
 export function onInterrupt(io: Output, controller: AbortController, what: string): () => void {
   const wrapped = process.env.CLUSTERSIM_WRAPPED === '1';
   let lastAt = 0;

@@ -5,7 +5,7 @@ import type { MeasuredCollectiveTable } from './collectives/measuredTable.js';
 import type { PipelineSchedule } from './parallel/schedules.js';
 import type { TpStyle } from './parallel/tpSync.js';
 import type { Placement } from './parallel/layout.js';
-import type { RecomputeMode } from './workload/ops.js';
+import type { KernelMode, RecomputeMode } from './workload/ops.js';
 import type { FrameworkSpec } from './workload/framework.js';
 
 /** Numeric format of training: mixed precision with bf16/fp16 compute, or plain fp32/tf32. */
@@ -21,7 +21,7 @@ export interface TrainingSetup {
   flashAttention: boolean;
   seqLen: number;
   /** Element-wise kernels fused (default) or as eager PyTorch issues them (`MicroBatchShape.kernels`). */
-  kernels?: 'fused' | 'eager';
+  kernels?: KernelMode;
 }
 
 export interface DdpSetup {

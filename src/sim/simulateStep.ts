@@ -163,14 +163,7 @@ export function simulateStep(setup: StepSetup): StepRun {
     bottleneck: undefined as unknown as Bottleneck,
   };
   result.bottleneck = diagnose(
-    {
-      ...result.breakdown,
-      stepTimeS,
-      fits: result.memory.fits,
-      shortfallBytes: result.memory.shortfallBytes,
-      capacityBytes,
-      ...(result.memory.host?.fits === false ? { hostShortfall: { shortfallBytes: result.memory.host.shortfallBytes, capacityBytes: result.memory.host.capacityBytes! } } : {}),
-    },
+    { ...result.breakdown, stepTimeS, fits: result.memory.fits, shortfallBytes: result.memory.shortfallBytes, capacityBytes, host: result.memory.host },
     exposureByTraffic(trace, topology),
   );
   return { result, trace, plan, topology };

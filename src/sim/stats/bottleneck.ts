@@ -1,5 +1,6 @@
 import type { TaskKind } from '../program/types.js';
 import type { ExposureRow } from './exposure.js';
+import type { HostMemory } from '../memory/hostMemory.js';
 
 /** What bounds a step, with its share of the step time. */
 export interface Bottleneck {
@@ -38,8 +39,8 @@ export interface StepShares {
   fits: boolean;
   shortfallBytes: number;
   capacityBytes: number;
-  /** With CPU offload, the node's host memory when the offloaded state does not fit in it. */
-  hostShortfall?: { shortfallBytes: number; capacityBytes: number };
+  /** With CPU offload, the fullest node's host memory (`hostMemoryPerNode`). */
+  host?: HostMemory;
 }
 
 /**
@@ -52,9 +53,9 @@ export function diagnose(s: StepShares, exposure: ExposureRow[]): Bottleneck {
   if (!s.fits) {
     return { bound: 'memory', share: s.shortfallBytes / s.capacityBytes, detail: `does not fit: ${(s.shortfallBytes / 2 ** 30).toFixed(1)} GiB short per GPU`, exposure };
   }
-  if (s.hostShortfall) {
-    const h = s.hostShortfall;
-    return { bound: 'memory', share: h.shortfallBytes / h.capacityBytes, detail: `the offloaded optimizer state does not fit in host memory: ${(h.shortfallBytes / 2 ** 30).toFixed(1)} GiB short per node`, exposure };
+  const h = s.host;
+  if (h?.fits === false) {
+    return { bound: 'memory', share: h.shortfallBytes / h.capacityBytes!, detail: `the offloaded optimizer state does not fit in host memory: ${(h.shortfallBytes / 2 ** 30).toFixed(1)} GiB short per node`, exposure };
   }
   const candidates: [Bottleneck['bound'], number][] = [
     ['exposed communication', s.exposedCommS],

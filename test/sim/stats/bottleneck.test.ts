@@ -16,7 +16,7 @@ describe('diagnose: what bounds the step', () => {
   });
 
   it('memory too when the GPUs fit but the offloaded optimizer state does not fit in the host memory', () => {
-    const b = diagnose(step({ hostShortfall: { shortfallBytes: 256 * 2 ** 30, capacityBytes: 1024 * 2 ** 30 }, exposedCommS: 0.5 }), []);
+    const b = diagnose(step({ host: { bytesPerNode: 1280 * 2 ** 30, capacityBytes: 1024 * 2 ** 30, fits: false, shortfallBytes: 256 * 2 ** 30 }, exposedCommS: 0.5 }), []);
     expect(b.bound).toBe('memory');
     expect(b.share).toBeCloseTo(0.25, 12);
     expect(b.detail).toBe('the offloaded optimizer state does not fit in host memory: 256.0 GiB short per node');
