@@ -123,12 +123,22 @@ Examples:
     )
     .action(async (file: string, opts: ScaleOptions) => {
       let gpus: number[];
-      // Read once as given, for its warnings and the default sizes; with --gpus the file need not be valid at its own size.
+      const files = [file, ...(opts.compare ?? [])];
+      // Each file is read once as given, for its warnings (and the main one for the default sizes); with --gpus a
+      // file need not be valid at its own size. With several files each warning names its file.
+      const warnFor = (f: string) => (w: string) => io.err(`clustersim: warning: ${files.length > 1 ? `${f}: ` : ''}${w}`);
       let asGiven: Scenario | undefined;
       try {
-        asGiven = scenarioFromFile(file, opts.set, (w) => io.err(`clustersim: warning: ${w}`));
+        asGiven = scenarioFromFile(file, opts.set, warnFor(file));
       } catch (err) {
         if (opts.gpus === undefined) throw err;
+      }
+      for (const other of files.slice(1)) {
+        try {
+          scenarioFromFile(other, opts.set, warnFor(other));
+        } catch {
+          // Its errors, if any, are reported below, where every file is checked at the sizes swept.
+        }
       }
       try {
         gpus = opts.gpus === undefined ? defaultGpuCounts(asGiven!) : parseGpuCounts(opts.gpus);
@@ -144,7 +154,6 @@ Examples:
       } else if (opts.out !== undefined) {
         throw new UsageError('--out: only with --shard (it names the JSON-lines file of the part); use --json, --csv, --svg or --report for a whole sweep');
       }
-      const files = [file, ...(opts.compare ?? [])];
       // Every scenario is checked before anything runs, so a bad --compare file fails at once.
       const plans = files.map((f) => planSeries(loadScenarioFile(f), opts.mode, opts.set));
       const label = (series: number, g: number) => `${plans[series].source} at ${g} GPUs`;

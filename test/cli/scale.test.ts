@@ -1,6 +1,6 @@
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { cli } from '../helpers/cli.js';
 import { SCALE_CSV_COLUMNS } from '../../src/report/scaleTable.js';
@@ -72,6 +72,23 @@ describe('clustersim scale', () => {
     expect(r.err).toContain(`wrote ${csv}`);
     // No progress bar when stderr is not a terminal: only the "wrote" lines.
     expect(r.err.trim().split('\n').every((l) => l.startsWith('wrote '))).toBe(true);
+  });
+
+  it('prints the warnings of every scenario swept, --compare files included, each naming its file', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'scale-warn-'));
+    // An HF config without training.seqLen: the config's longest sequence stands in for it, with a warning.
+    const config = resolve('scenarios/models/llama2-7b.config.json');
+    const files = ['a.yaml', 'b.yaml'].map((name, i) => {
+      const f = join(dir, name);
+      writeFileSync(f, `cluster: { preset: hgx-h200, nodes: ${i + 1} }\nmodel: { hfConfig: ${config} }\ntraining: { globalBatch: 16, microBatch: 1 }\n`);
+      return f;
+    });
+    const r = await cli('scale', files[0], '--compare', files[1], '--gpus', '8');
+    expect(r.code).toBe(0);
+    for (const f of files) expect(r.err).toContain(`clustersim: warning: ${f}: training.seqLen not given`);
+    // One file alone: the warning as simulate prints it, without the file name.
+    const single = await cli('scale', files[1], '--gpus', '8');
+    expect(single.err).toMatch(/^clustersim: warning: training\.seqLen not given/m);
   });
 
   it('rejects a bad --gpus list with exit code 2', async () => {
