@@ -11,6 +11,7 @@ import { UsageError } from './usageError.js';
 import { addStepFileOptions, writeStepFiles, type StepFileOptions } from './reportFiles.js';
 import { applyProfileOption } from './calibrateCommand.js';
 import { hostMemoryVerdict } from '../report/summary.js';
+import type { AttentionSummary } from '../sim/workload/attentionKernels.js';
 
 /** The `--json` document of `simulate`: the result plus the version that made it. */
 export function simulateJson(result: StepResult): Record<string, unknown> {
@@ -19,6 +20,12 @@ export function simulateJson(result: StepResult): Record<string, unknown> {
 
 function pct(part: number, whole: number): string {
   return `${((100 * part) / whole).toFixed(1)}%`;
+}
+
+/** The attention kernel and the share of the peak its passes reach. */
+function attentionLine(a: AttentionSummary): string {
+  const fractions = `${Math.round(100 * a.forwardEfficiency)}% / ${Math.round(100 * a.backwardEfficiency)}% of peak forward / backward`;
+  return `${a.label} (${fractions}${a.figures === 'stand-in' ? ", its A100 figures: none published for this GPU" : ''})`;
 }
 
 /** The human-readable summary of one simulated step. */
@@ -32,6 +39,7 @@ export function formatStepSummary(r: StepResult, scenario: { clusterName: string
       (r.parallel.offload === 'cpu' ? ' + CPU offload' : '') +
       (r.parallel.sequenceParallel ? ', sequence parallel' : '') +
       (r.parallel.recompute !== 'none' ? `, ${r.parallel.recompute} recompute` : ''),
+    ...(r.attention ? [`  attention           ${attentionLine(r.attention)}`] : []),
     '',
     `  step time           ${formatSeconds(r.stepTimeS)}`,
     `  throughput          ${r.samplesPerS.toFixed(1)} samples/s, ${Math.round(r.tokensPerS).toLocaleString('en-US')} tokens/s`,

@@ -15,6 +15,7 @@ import { defaultNetworkFor } from './defaultNetworks.js';
 import { resolve as resolvePath } from 'node:path';
 import { readStructuredFile } from './load.js';
 import { resolveMeasuredCollectives } from './measuredCollectives.js';
+import { attentionKernelProblem } from '../sim/workload/attentionKernels.js';
 import type { MeasuredCollectiveTable } from '../sim/collectives/measuredTable.js';
 
 /** The framework with the scenario's measured host costs per call and per collective call, where it gives them. */
@@ -229,6 +230,11 @@ export function resolveScenario(raw: unknown, source: string, baseDir: string): 
     if (t[field] !== undefined && t.framework === 'none') {
       problems.push({ path: `training.${field}`, message: `sets a host cost of the framework, but training.framework is 'none' (no host is modelled); set training.framework (e.g. megatron-deepspeed) or leave ${field} out` });
     }
+  }
+  const kernelProblem = attentionKernelProblem(cluster.node.gpu, t.attentionKernel);
+  if (kernelProblem) problems.push({ path: 'training.attentionKernel', message: kernelProblem });
+  if (t.attentionKernel !== 'auto' && !t.flashAttention) {
+    problems.push({ path: 'training.attentionKernel', message: `${t.attentionKernel} is a fused attention kernel, but training.flashAttention is false (unfused attention); set flashAttention: true or leave attentionKernel out` });
   }
   const microBatches = t.globalBatch / unit;
   if (dpKnown && par.pp > 1 && par.schedule === 'interleaved' && Number.isInteger(microBatches) && microBatches % par.pp !== 0) {

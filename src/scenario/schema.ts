@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { FRAMEWORK_NAMES } from '../sim/workload/framework.js';
+import { ATTENTION_KERNEL_NAMES } from '../sim/workload/attentionKernels.js';
 
 /**
  * The scenario file's shape (YAML or JSON). Field names here are the contract with users; every
@@ -104,6 +105,12 @@ export const trainingSchema = z
      * modeling_llama.py: RMSNorm in fp32 passes, rotate-half rotary embedding, SiLU then multiply).
      */
     kernels: z.enum(['fused', 'eager']).default('fused'),
+    /**
+     * The fused attention kernel when `flashAttention` (src/sim/workload/attentionKernels.ts): `auto`
+     * FlashAttention-2 (what PyTorch's scaled_dot_product_attention runs), `fa3` FlashAttention-3 (Hopper),
+     * `cudnn` cuDNN's fused attention (what Transformer Engine and Megatron-Core run on Hopper).
+     */
+    attentionKernel: z.enum(ATTENTION_KERNEL_NAMES).default('auto'),
     /**
      * The training framework whose host-side costs and kernel sequence are modelled
      * (src/sim/workload/framework.ts). `none`: framework-agnostic GPU model, launch overhead folded into

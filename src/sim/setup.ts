@@ -7,6 +7,7 @@ import type { TpStyle } from './parallel/tpSync.js';
 import type { Placement } from './parallel/layout.js';
 import type { KernelMode, RecomputeMode } from './workload/ops.js';
 import type { FrameworkSpec } from './workload/framework.js';
+import type { AttentionKernelChoice } from './workload/attentionKernels.js';
 
 /** Numeric format of training: mixed precision with bf16/fp16 compute, or plain fp32/tf32. */
 export type TrainingPrecision = 'bf16' | 'fp16' | 'fp32' | 'tf32';
@@ -22,6 +23,8 @@ export interface TrainingSetup {
   seqLen: number;
   /** Element-wise kernels fused (default) or as eager PyTorch issues them (`MicroBatchShape.kernels`). */
   kernels?: KernelMode;
+  /** The fused attention kernel when `flashAttention` (`MicroBatchShape.attentionKernel`); absent: `auto`. */
+  attentionKernel?: AttentionKernelChoice;
 }
 
 export interface DdpSetup {

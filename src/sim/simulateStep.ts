@@ -13,6 +13,7 @@ import { hostMemoryPerNode, type HostMemory } from './memory/hostMemory.js';
 import { stageMemories, type StageMemory } from './memory/stageMemory.js';
 import { modelFlopsPerStep, hardwareFlopsPerStep } from './workload/flops.js';
 import { parameterCount } from './workload/model.js';
+import { attentionSummary, type AttentionSummary } from './workload/attentionKernels.js';
 import type { StepSetup } from './setup.js';
 import type { Topology } from './network/types.js';
 
@@ -57,6 +58,8 @@ export interface StepResult {
   /** How the DP gradient all-reduce was carried out (algorithm/protocol of the largest bucket). */
   gradientAllReduce?: { algorithm: string; protocol: string };
   eventsFired: number;
+  /** The fused attention kernel and its efficiency; absent with unfused attention (`training.flashAttention: false`). */
+  attention?: AttentionSummary;
   /** Things the user should know about how the split lands on the hardware. */
   notes: string[];
   /** What bounds the step, and exposed communication by traffic and wire. */
@@ -159,6 +162,7 @@ export function simulateStep(setup: StepSetup): StepRun {
     buckets: { count: buckets.length, meanBytes: buckets.reduce((a, b) => a + b.bytes, 0) / Math.max(1, buckets.length) },
     gradientAllReduce: choice ? { algorithm: choice.algorithm, protocol: choice.protocol } : undefined,
     eventsFired: sim.eventsFired,
+    ...(t.flashAttention && setup.model.arch !== 'mlp' ? { attention: attentionSummary(setup.cluster.node.gpu, t.attentionKernel) } : {}),
     notes: placementNotes(setup),
     bottleneck: undefined as unknown as Bottleneck,
   };

@@ -165,6 +165,13 @@ describe('importMegatronArgs', () => {
     expect(importMegatronArgs('--swiglu --num-layers 2').warnings.join('\n')).toMatch(/--swiglu without --normalization RMSNorm/);
   });
 
+  it('reads --attention-backend fused as flash attention and says that it is cuDNN\'s kernel, to name on Hopper', () => {
+    const fused = importMegatronArgs('--attention-backend fused');
+    expect(fieldsOf(fused)['training.flashAttention']).toBe(true);
+    expect(fused.warnings.join('\n')).toMatch(/--attention-backend fused runs cuDNN's fused attention: on Hopper add --set training.attentionKernel=cudnn/);
+    expect(importMegatronArgs('--attention-backend flash').warnings.join('\n')).not.toMatch(/cuDNN/);
+  });
+
   it('ignores --num-query-groups without --group-query-attention, as Megatron does', () => {
     const r = importMegatronArgs('--num-attention-heads 32 --num-query-groups 8');
     expect(fieldsOf(r)['model.kvHeads']).toBe(32);

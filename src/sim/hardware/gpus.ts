@@ -1,4 +1,5 @@
 import type { GpuSpec } from './types.js';
+import { A100_ATTENTION, HOPPER_ATTENTION } from '../workload/attentionKernels.js';
 
 /**
  * GPU presets. Peaks are dense (no 2:4 sparsity) datasheet figures in TFLOP/s; memory sizes are the totals
@@ -55,13 +56,15 @@ export const A100_SXM4_40GB: GpuSpec = {
   // STREAM-like kernels reach ~0.85-0.9 of peak on A100 (estimate, uncertain).
   hbmEfficiency: 0.88,
   smCount: 108,
+  attentionKernels: A100_ATTENTION,
   // 12 NVLink3 links × 25 GB/s per direction (600 GB/s total).
   nvlinkBandwidthGBps: 300,
   pcieGen: 4,
   kernelLaunchNs: 4500,
   source:
     'NVIDIA A100 datasheet (19.5 FP32, 156 TF32, 312 FP16/BF16 dense TFLOP/s; 40GB HBM2 1,555 GB/s; NVLink 600 GB/s); ' +
-    `Ampere GA100 whitepaper (108 SMs); ${MAMF} bf16 0.859; hbmEfficiency 0.88 estimate; ${LAUNCH}`,
+    `Ampere GA100 whitepaper (108 SMs); ${MAMF} bf16 0.859; hbmEfficiency 0.88 estimate; ${LAUNCH}; ` +
+    'attention: FlashAttention-2 paper (arXiv 2307.08691) Fig. 4',
 };
 
 /** NVIDIA A100 SXM4 80 GB (HBM2e). Same compute as the 40 GB part. */
@@ -75,7 +78,7 @@ export const A100_SXM4_80GB: GpuSpec = {
   hbmEfficiency: 0.88,
   source:
     'NVIDIA A100 datasheet (80GB SXM: HBM2e 2,039 GB/s; peaks as 40GB); ' +
-    `${MAMF} A100 SXM bf16 267.9/312 = 0.859; hbmEfficiency 0.88 estimate; ${LAUNCH}`,
+    `${MAMF} A100 SXM bf16 267.9/312 = 0.859; hbmEfficiency 0.88 estimate; ${LAUNCH}; attention as 40GB`,
 };
 
 /** NVIDIA H100 SXM5 80 GB (Hopper, DGX H100). */
@@ -89,6 +92,7 @@ export const H100_SXM5_80GB: GpuSpec = {
   // A Hopper-class card's 4 GiB device copy measured 90.6% of peak in a public benchmark report; 0.9.
   hbmEfficiency: 0.9,
   smCount: 132,
+  attentionKernels: HOPPER_ATTENTION,
   // 18 NVLink4 links × 25 GB/s per direction (900 GB/s total).
   nvlinkBandwidthGBps: 450,
   pcieGen: 5,
@@ -96,7 +100,8 @@ export const H100_SXM5_80GB: GpuSpec = {
   source:
     'NVIDIA H100 Tensor Core GPU datasheet and Hopper whitepaper (SXM5: 66.9 FP32, 494.7 TF32, 989.4 FP16/BF16, ' +
     '1,978.9 FP8 dense TFLOP/s; 132 SMs; HBM3 3.35 TB/s; NVLink 900 GB/s); ' +
-    `${MAMF} H100 SXM bf16 792.1/989 = 0.801; fp8 0.7, tf32 0.75 estimates; ${LAUNCH}`,
+    `${MAMF} H100 SXM bf16 792.1/989 = 0.801; fp8 0.7, tf32 0.75 estimates; ${LAUNCH}; ` +
+    'attention: flash-attention README H100 plots, FlashAttention-3 paper (arXiv 2407.08608) Figs. 5-6 (FA2, FA3, cuDNN)',
 };
 
 /** NVIDIA H200 SXM 141 GB (Hopper with HBM3e). Same compute as H100 SXM5. */
@@ -111,7 +116,7 @@ export const H200_SXM_141GB: GpuSpec = {
   hbmEfficiency: 0.9,
   source:
     'NVIDIA H200 datasheet (141 GB HBM3e, 4.8 TB/s; compute as H100 SXM: 989 BF16 dense TFLOP/s; NVLink 900 GB/s); ' +
-    `${MAMF} GH200 0.83 used as proxy (uncertain); ${LAUNCH}`,
+    `${MAMF} GH200 0.83 used as proxy (uncertain); ${LAUNCH}; attention as H100 (flash-attention#1438: FA3 within 5%)`,
 };
 
 /** NVIDIA A100 PCIe 40 GB: the card for the PCIe-only server (no NVLink bridge assumed). */

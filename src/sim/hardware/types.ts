@@ -1,3 +1,5 @@
+import type { AttentionKernel, AttentionKernelEfficiency } from '../workload/attentionKernels.js';
+
 /** Data types with a dense peak on a GPU. */
 export type Dtype = 'fp32' | 'tf32' | 'fp16' | 'bf16' | 'fp8';
 
@@ -23,6 +25,11 @@ export interface GpuSpec {
    * the default efficiency curve for that dtype; absent, nothing changes.
    */
   measuredGemm?: Partial<Record<Dtype, MeasuredGemm>>;
+  /**
+   * Published efficiency of the fused attention kernels that run on this GPU (attentionKernels.ts); absent:
+   * FlashAttention-2's A100 figures stand in for any kernel.
+   */
+  attentionKernels?: Partial<Record<AttentionKernel, AttentionKernelEfficiency>>;
   source: string;
 }
 

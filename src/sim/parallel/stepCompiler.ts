@@ -70,7 +70,7 @@ export function compileStep(setup: StepSetup): StepPlan {
   const { dtype, elementBytes } = precisionInfo(training.precision);
   const m = training.globalBatch / (training.microBatch * dp);
   const tokens = training.microBatch * training.seqLen;
-  const blocks = buildBlocks(model, { microBatch: training.microBatch, seqLen: training.seqLen, dtype, tp, sequenceParallel: par.sequenceParallel, flashAttention: training.flashAttention, recompute: par.recompute, framework: setup.framework, kernels: training.kernels });
+  const blocks = buildBlocks(model, { microBatch: training.microBatch, seqLen: training.seqLen, dtype, tp, sequenceParallel: par.sequenceParallel, flashAttention: training.flashAttention, recompute: par.recompute, framework: setup.framework, kernels: training.kernels, attentionKernel: training.attentionKernel });
   const layerBlocks = blocks.filter((b) => b.layer >= 0 && b.layer < model.layers);
   const virtualStages = splitLayers(model.arch === 'mlp' ? layerBlocks.length : model.layers, pp, v, par.layersPerStage);
   const chunkBlocks: Block[][] = virtualStages.map((layers, vs) => {

@@ -22,7 +22,7 @@ function flashAttention(c: LayerContext): AttentionStage {
   const oPerToken = c.headsPerRank * d * c.e;
   const lsePerToken = c.headsPerRank * 4;
   const fwdFlops = 4 * bh * c.s * c.s * d;
-  const shape = { batchHeads: bh, seqLen: c.s, headDim: d, causal: c.causal };
+  const shape = { batchHeads: bh, seqLen: c.s, headDim: d, causal: c.causal, kernel: c.attentionKernel };
   const fwd: Op = {
     name: 'attn.core',
     kind: 'attention',

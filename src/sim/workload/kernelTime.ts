@@ -1,6 +1,7 @@
 import { ScenarioError } from '../errors.js';
 import type { Dtype, GpuSpec, MeasuredGemm } from '../hardware/types.js';
 import type { AttentionShape, GemmShape, Op } from './ops.js';
+import { attentionKernelEfficiency } from './attentionKernels.js';
 
 /**
  * Default kernel-time model (DESIGN.md §6): time = max(FLOPs / (peak × efficiency),
@@ -29,20 +30,6 @@ export const DEFAULT_GEMM_CEILING = 0.7;
 
 /** cuBLAS splits k across CTAs when there are too few output tiles to fill the SMs; never below this k. */
 export const SPLIT_K_MIN_K = 256;
-
-/**
- * Flash attention forward efficiency, fraction of the dtype's dense peak. FlashAttention-2 (Dao 2023,
- * arXiv 2307.08691) reaches 50–73% of A100 peak forward; FlashAttention-3 (Shah et al. 2024) ~75% of
- * H100 fp16 peak, while FA2 on H100 stays nearer 35%. We take 0.6; calibration replaces it.
- */
-export const FLASH_FWD_EFFICIENCY = 0.6;
-
-/**
- * Flash attention backward efficiency against the conventional 2× forward FLOPs. FA2 reports a lower
- * fraction backward than forward, and its backward really executes 2.5× the forward FLOPs (it recomputes
- * the probabilities), so the convention-relative figure is lower still: 0.45.
- */
-export const FLASH_BWD_EFFICIENCY = 0.45;
 
 /**
  * Unfused attention's passes over the s×s score matrix — the softmax forward and backward and the batched
@@ -179,12 +166,13 @@ export function measuredGemmNs(g: GemmShape, mg: MeasuredGemm): number {
 }
 
 /**
- * Fraction of the dense peak a flash-attention kernel reaches: the forward or backward base figure ×
- * wave quantisation over its work units (batch × heads × sequence blocks, as FA2 parallelises).
+ * Fraction of the dense peak a flash-attention kernel reaches: its published forward or backward figure on this
+ * GPU (attentionKernels.ts; FlashAttention-2 unless the shape names another) × wave quantisation over its work
+ * units (batch × heads × sequence blocks, as FA2 parallelises).
  */
 export function attentionEfficiency(shape: AttentionShape, gpu: GpuSpec): number {
   const units = shape.batchHeads * Math.ceil(shape.seqLen / FLASH_BLOCK);
-  const base = shape.backward ? FLASH_BWD_EFFICIENCY : FLASH_FWD_EFFICIENCY;
+  const base = attentionKernelEfficiency(gpu, shape.kernel ?? 'fa2', shape.backward);
   return base * waveEfficiency(units, gpu.smCount);
 }
 
@@ -219,7 +207,7 @@ export function opTimeNs(op: Op, gpu: GpuSpec, dtype: Dtype, opts: { launch?: bo
     } else if (op.kind === 'attention') {
       const a = op.attention;
       const executed = a?.causal ? op.flops * causalWorkFraction(a.seqLen) : op.flops;
-      const eff = a ? attentionEfficiency(a, gpu) : FLASH_FWD_EFFICIENCY;
+      const eff = a ? attentionEfficiency(a, gpu) : attentionKernelEfficiency(gpu, 'fa2', false);
       computeNs = executed / (peakFlopsPerNs(gpu, dtype) * eff);
     } else {
       const vectorPeak = gpu.peakTflops.fp32 !== undefined ? peakFlopsPerNs(gpu, 'fp32') : peakFlopsPerNs(gpu, dtype);

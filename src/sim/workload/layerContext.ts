@@ -3,6 +3,7 @@ import type { Dtype } from '../hardware/types.js';
 import { hasDropout, headDim, isCausal, isGatedMlp, type ModelSpec } from './model.js';
 import { eagerRmsNorm, eagerSwiglu } from './eagerOps.js';
 import type { FrameworkSpec } from './framework.js';
+import { resolveAttentionKernel, type AttentionKernel } from './attentionKernels.js';
 import { activationElementBytes, elementwiseOp, type MicroBatchShape, type Stage } from './ops.js';
 
 /** Per-rank sizes shared by the block builders. */
@@ -40,6 +41,8 @@ export interface LayerContext {
   fw?: FrameworkSpec;
   /** Element-wise work as eager PyTorch issues it (`MicroBatchShape.kernels`). */
   eager: boolean;
+  /** The fused attention kernel when `flash` (`MicroBatchShape.attentionKernel`). */
+  attentionKernel: AttentionKernel;
 }
 
 /**
@@ -79,6 +82,7 @@ export function layerContext(model: ModelSpec, shape: MicroBatchShape): LayerCon
     layerNorm: model.arch !== 'llama',
     fw: shape.framework,
     eager: shape.kernels === 'eager',
+    attentionKernel: resolveAttentionKernel(shape.attentionKernel),
   };
 }
 

@@ -1,5 +1,6 @@
 import type { Dtype } from '../hardware/types.js';
 import type { FrameworkSpec } from './framework.js';
+import type { AttentionKernel, AttentionKernelChoice } from './attentionKernels.js';
 
 /**
  * The unit of work the compiler places on a compute stream: one kernel (or one fused group of
@@ -31,6 +32,8 @@ export interface AttentionShape {
   /** Causal masking: flash kernels skip the fully masked tiles, executing about half of `flops`. */
   causal: boolean;
   backward: boolean;
+  /** The kernel that runs it (attentionKernels.ts); absent: FlashAttention-2. */
+  kernel?: AttentionKernel;
 }
 
 export interface Op {
@@ -92,6 +95,8 @@ export interface MicroBatchShape {
    * or fused-kernel frameworks run them; `eager` Llama's as eager PyTorch modules issue them (eagerOps.ts).
    */
   kernels?: KernelMode;
+  /** The fused attention kernel when `flashAttention` (attentionKernels.ts); absent: `auto`. */
+  attentionKernel?: AttentionKernelChoice;
 }
 
 /** See `MicroBatchShape.kernels`. */

@@ -1,0 +1,109 @@
+/**
+ * Which fused attention kernel runs, and how close to the GPU's dense peak it gets.
+ *
+ * The figures are the kernels' own published benchmarks, in their own FLOP convention: forward 4·s²·d per
+ * head (halved when causal), backward 2.5× the forward (the kernel recomputes the probabilities). The ops
+ * count the backward as 2× the forward (`ops.ts`), so `attentionKernelEfficiency` scales the backward figure by
+ * 2 / 2.5 to make time = the ops' FLOPs / (peak × efficiency) equal the benchmark's.
+ *
+ * Sources (head dimension 128, causal, sequence 2k–16k, 16k tokens per batch, fp16):
+ * - A100 SXM, FlashAttention-2: Dao 2023 (arXiv 2307.08691) Fig. 4 = flash-attention README
+ *   assets/flash2_a100_fwd_bwd_benchmark.png: forward + backward 155–189 TFLOP/s, 0.50–0.61 of 312; "up to
+ *   73%" forward, "up to 63%" backward (§1, §4). 0.60 forward and 0.5625 backward give 0.57 combined.
+ * - H100 SXM, FlashAttention-2: flash-attention README assets/flash2_h100_fwd_bwd_benchmark.png (forward +
+ *   backward 265–328 TFLOP/s, 0.27–0.33 of 989); Shah et al. 2024 (FlashAttention-3, arXiv 2407.08608) Fig. 5
+ *   (FA2 forward 298–335, 0.30–0.34) and Fig. 6 (FA2 backward, non-causal, 291–322, 0.29–0.33).
+ * - H100 SXM, FlashAttention-3: the same Fig. 5 (forward 521–616, 0.53–0.62) and Fig. 6 (backward, non-causal,
+ *   501–561, 0.51–0.57; no causal backward is published, so 0.52, a little under the non-causal figure).
+ * - H100 SXM, cuDNN fused attention (what Transformer Engine, and so Megatron-Core, runs on Hopper: TE's
+ *   dot_product_attention/utils.py prefers FusedAttention on compute capability 9.0+): the same figures, cuDNN
+ *   forward 484–539 (0.49–0.55), backward non-causal 465–516 (0.47–0.52).
+ * - H200: the H100's (same GH100 compute; flash-attention issue #1438 measured FA3 within 5% of the H100's).
+ * PyTorch's `scaled_dot_product_attention` runs FlashAttention-2 on A100 and H100 in 2.2–2.4 and 2.5.1–2.8 (2.5.0
+ * alone put cuDNN first, reverted by pytorch/pytorch#138522), so `auto` means FlashAttention-2.
+ */
+import type { GpuSpec } from '../hardware/types.js';
+
+/** Kernels a scenario may name in `training.attentionKernel`; `auto` is FlashAttention-2 where it runs. */
+export const ATTENTION_KERNEL_NAMES = ['auto', 'fa2', 'fa3', 'cudnn'] as const;
+export type AttentionKernelChoice = (typeof ATTENTION_KERNEL_NAMES)[number];
+export type AttentionKernel = Exclude<AttentionKernelChoice, 'auto'>;
+
+/** Fractions of the dense 16-bit peak, each pass in its kernel's own FLOP convention (backward = 2.5× forward). */
+export interface AttentionKernelEfficiency {
+  forward: number;
+  backward: number;
+}
+
+/** What the kernels are called in output. */
+export const ATTENTION_KERNEL_LABELS: Record<AttentionKernel, string> = {
+  fa2: 'FlashAttention-2',
+  fa3: 'FlashAttention-3',
+  cudnn: 'cuDNN fused attention',
+};
+
+export const A100_ATTENTION: Partial<Record<AttentionKernel, AttentionKernelEfficiency>> = {
+  fa2: { forward: 0.6, backward: 0.5625 },
+};
+
+export const HOPPER_ATTENTION: Partial<Record<AttentionKernel, AttentionKernelEfficiency>> = {
+  fa2: { forward: 0.33, backward: 0.29 },
+  fa3: { forward: 0.6, backward: 0.52 },
+  cudnn: { forward: 0.53, backward: 0.48 },
+};
+
+/**
+ * For GPUs without published figures (V100, CPU profiles): FlashAttention-2 on A100, the kernel the model was
+ * first built with.
+ */
+export const GENERIC_ATTENTION: AttentionKernelEfficiency = A100_ATTENTION.fa2!;
+
+/** Our ops count the backward as 2× the forward; the benchmarks' kernels execute 2.5×. */
+const BACKWARD_CONVENTION = 2 / 2.5;
+
+/** The kernel `choice` stands for (`auto`: FlashAttention-2, what PyTorch's SDPA runs). */
+export function resolveAttentionKernel(choice: AttentionKernelChoice | undefined): AttentionKernel {
+  return choice === undefined || choice === 'auto' ? 'fa2' : choice;
+}
+
+/** The kernels with published figures on `gpu`; empty when it has none (the generic figure then applies). */
+export function attentionKernelsOf(gpu: GpuSpec): AttentionKernel[] {
+  return Object.keys(gpu.attentionKernels ?? {}) as AttentionKernel[];
+}
+
+/**
+ * Base efficiency (before wave quantisation) of one pass of `kernel` on `gpu`, against the ops' FLOPs.
+ * A GPU without figures uses the generic one for any kernel; scenario checks refuse a kernel a GPU with
+ * figures does not list (`attentionKernelProblem`).
+ */
+export function attentionKernelEfficiency(gpu: GpuSpec, kernel: AttentionKernel, backward: boolean): number {
+  const figures = gpu.attentionKernels?.[kernel] ?? GENERIC_ATTENTION;
+  return backward ? figures.backward * BACKWARD_CONVENTION : figures.forward;
+}
+
+/** Why `choice` cannot run on `gpu`, or undefined when it can. */
+export function attentionKernelProblem(gpu: GpuSpec, choice: AttentionKernelChoice): string | undefined {
+  if (choice === 'auto') return undefined;
+  const known = attentionKernelsOf(gpu);
+  if (known.length === 0 || known.includes(choice)) return undefined;
+  const hopperOnly = choice === 'fa3' ? ' (FlashAttention-3 needs a Hopper GPU)' : '';
+  return `${choice}: no published figures for ${ATTENTION_KERNEL_LABELS[choice]} on ${gpu.name}${hopperOnly}; kernels with figures there: ${['auto', ...known].join(', ')}`;
+}
+
+/** The attention kernel a step runs, as `simulate` reports it. */
+export interface AttentionSummary {
+  kernel: AttentionKernel;
+  label: string;
+  /** Base fractions of the dense peak, each in the kernel's own FLOP convention (before wave quantisation). */
+  forwardEfficiency: number;
+  backwardEfficiency: number;
+  /** Whether the figures are the kernel's own on this GPU, or FlashAttention-2's A100 ones standing in. */
+  figures: 'published' | 'stand-in';
+}
+
+export function attentionSummary(gpu: GpuSpec, choice: AttentionKernelChoice | undefined): AttentionSummary {
+  const kernel = resolveAttentionKernel(choice);
+  const own = gpu.attentionKernels?.[kernel];
+  const f = own ?? GENERIC_ATTENTION;
+  return { kernel, label: ATTENTION_KERNEL_LABELS[kernel], forwardEfficiency: f.forward, backwardEfficiency: f.backward, figures: own ? 'published' : 'stand-in' };
+}
