@@ -16,6 +16,7 @@ import { resolve as resolvePath } from 'node:path';
 import { readStructuredFile } from './load.js';
 import { resolveMeasuredCollectives } from './measuredCollectives.js';
 import { attentionKernelProblem } from '../sim/workload/attentionKernels.js';
+import { simulationLimitProblems } from './simulationLimits.js';
 import type { MeasuredCollectiveTable } from '../sim/collectives/measuredTable.js';
 
 /** The framework with the scenario's measured host costs per call and per collective call, where it gives them. */
@@ -237,6 +238,7 @@ export function resolveScenario(raw: unknown, source: string, baseDir: string): 
     problems.push({ path: 'training.attentionKernel', message: `${t.attentionKernel} is a fused attention kernel, but training.flashAttention is false (unfused attention); set flashAttention: true or leave attentionKernel out` });
   }
   const microBatches = t.globalBatch / unit;
+  problems.push(...simulationLimitProblems(gpus, dpKnown ? microBatches : NaN));
   if (dpKnown && par.pp > 1 && par.schedule === 'interleaved' && Number.isInteger(microBatches) && microBatches % par.pp !== 0) {
     problems.push({ path: 'training.globalBatch', message: `the interleaved schedule needs the micro-batches per step (${microBatches}) to be a multiple of pp (${par.pp}), as Megatron requires` });
   }

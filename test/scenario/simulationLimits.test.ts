@@ -1,0 +1,39 @@
+import { describe, expect, it } from 'vitest';
+import { scenarioOf } from '../helpers/scenario.js';
+import { InvalidScenarioError } from '../../src/scenario/errors.js';
+import { MAX_GPUS, MAX_MICRO_BATCHES_PER_STEP } from '../../src/scenario/simulationLimits.js';
+import { cli } from '../helpers/cli.js';
+
+function problemsOf(raw: Record<string, unknown>) {
+  try {
+    scenarioOf(raw);
+  } catch (err) {
+    if (err instanceof InvalidScenarioError) return err.problems;
+    throw err;
+  }
+  return [];
+}
+
+const base = (nodes: number, globalBatch: number) => ({ name: 'big', cluster: { preset: 'dgx-a100-80gb', nodes }, model: { preset: 'bert-large' }, training: { globalBatch, microBatch: 1 } });
+
+describe('inputs too large to simulate are refused before anything runs', () => {
+  it('more micro-batches per replica than the limit: a problem at training.globalBatch naming the count and what to change', () => {
+    // 8 GPUs, dp 8: a global batch of 8 × (limit + 1) makes limit + 1 micro-batches per replica.
+    const over = problemsOf(base(1, 8 * (MAX_MICRO_BATCHES_PER_STEP + 1)));
+    expect(over).toEqual([{ path: 'training.globalBatch', message: expect.stringMatching(/^makes 10,001 micro-batches per step on each replica .*Raise training\.microBatch/) }]);
+    expect(problemsOf(base(1, 8 * MAX_MICRO_BATCHES_PER_STEP))).toEqual([]);
+  });
+
+  it('more GPUs than the limit: a problem at cluster.nodes', () => {
+    const nodes = MAX_GPUS / 8 + 1;
+    expect(problemsOf(base(nodes, 8 * nodes))).toEqual([{ path: 'cluster.nodes', message: expect.stringMatching(/^262,152 GPUs is more than the 262,144 the simulator takes/) }]);
+    expect(problemsOf(base(MAX_GPUS / 8, MAX_GPUS))).toEqual([]);
+  });
+
+  it('simulate exits 2 at once with the message, no crash, for an absurd batch', async () => {
+    const r = await cli('simulate', 'scenarios/bert-large-ddp-2node.yaml', '--set', 'training.globalBatch=1e12');
+    expect(r.code).toBe(2);
+    expect(r.err).toMatch(/training\.globalBatch: makes [\d,]+ micro-batches per step on each replica/);
+    expect(r.err).not.toMatch(/at .*\.js:\d+/);
+  });
+});
