@@ -1,6 +1,7 @@
 import { Option, type Command } from 'commander';
 import { buildTopology } from '../sim/network/topology.js';
 import { collectiveSweep, sweepSizes } from '../sim/collectives/sweep.js';
+import { nvlsUnavailable } from '../sim/collectives/collectiveService.js';
 import { ALGORITHMS, COLLECTIVE_OPS, PROTOCOLS, type Algorithm, type CollectiveOp, type Protocol } from '../sim/collectives/types.js';
 import { resolveClusterSection } from '../scenario/resolve.js';
 import { networkPreset, nodePreset } from '../sim/hardware/presets.js';
@@ -69,6 +70,8 @@ Examples:
       if (opts.network) networkPreset(opts.network, '--network');
       const nics = opts.nicsPerNode === undefined ? undefined : parsePositiveInt(opts.nicsPerNode, '--nics-per-node');
       const cluster = resolveClusterSection({ preset: opts.cluster, nodes, ...(opts.network ? { network: opts.network } : {}), ...(nics ? { node: { nicsPerNode: nics } } : {}) }, 'command line');
+      const noNvls = opts.algorithm === 'nvls' ? nvlsUnavailable(cluster.node) : undefined;
+      if (noNvls) throw new UsageError(`--algorithm ${noNvls}`);
       const total = nodes * cluster.node.gpusPerNode;
       const gpus = opts.gpus === undefined ? total : parsePositiveInt(opts.gpus, '--gpus');
       if (gpus > total) {

@@ -17,6 +17,7 @@ import { readStructuredFile } from './load.js';
 import { resolveMeasuredCollectives } from './measuredCollectives.js';
 import { attentionKernelProblem } from '../sim/workload/attentionKernels.js';
 import { simulationLimitProblems } from './simulationLimits.js';
+import { nvlsUnavailable } from '../sim/collectives/collectiveService.js';
 import type { MeasuredCollectiveTable } from '../sim/collectives/measuredTable.js';
 
 /** The framework with the scenario's measured host costs per call and per collective call, where it gives them. */
@@ -232,6 +233,8 @@ export function resolveScenario(raw: unknown, source: string, baseDir: string): 
       problems.push({ path: `training.${field}`, message: `sets a host cost of the framework, but training.framework is 'none' (no host is modelled); set training.framework (e.g. megatron-deepspeed) or leave ${field} out` });
     }
   }
+  const noNvls = input.comm.algorithm === 'nvls' ? nvlsUnavailable(cluster.node) : undefined;
+  if (noNvls) problems.push({ path: 'comm.algorithm', message: noNvls });
   const kernelProblem = attentionKernelProblem(cluster.node.gpu, t.attentionKernel);
   if (kernelProblem) problems.push({ path: 'training.attentionKernel', message: kernelProblem });
   if (t.attentionKernel !== 'auto' && !t.flashAttention) {

@@ -1,6 +1,8 @@
 import { Simulator } from '../engine/simulator.js';
 import { FlowNetwork } from '../network/flowNetwork.js';
 import type { Topology } from '../network/types.js';
+import type { NodeSpec } from '../hardware/types.js';
+import { NODE_PRESETS } from '../hardware/nodes.js';
 import { busBandwidthFactor } from './busBandwidth.js';
 import { CollectiveRun } from './collectiveRun.js';
 import { groupLayout } from './groupLayout.js';
@@ -55,6 +57,16 @@ export function candidateAlgorithms(topology: Topology, op: CollectiveOp, nodes:
   const node = topology.cluster.node;
   if (nodes === 1 && node.nvls && node.intra === 'nvswitch' && ranks > 2) list.push('nvls');
   return list;
+}
+
+/**
+ * Why NVLS (NVLink SHARP, in-switch reduction) cannot run on `node`, or undefined when it can: it needs third-generation
+ * NVSwitch (HGX H100/H200 and later), which the node presets mark `nvls`.
+ */
+export function nvlsUnavailable(node: NodeSpec): string | undefined {
+  if (node.nvls && node.intra === 'nvswitch') return undefined;
+  const withNvls = Object.values(NODE_PRESETS).filter((n) => n.nvls).map((n) => n.name);
+  return `nvls needs NVLink SHARP in third-generation NVSwitch, which ${node.name} lacks (nodes with it: ${withNvls.join(', ')}); use ring, tree, hierarchical or auto`;
 }
 
 /**
