@@ -4,7 +4,6 @@ import { simulateStep, type StepResult } from '../sim/simulateStep.js';
 import { precisionInfo } from '../sim/parallel/stepCompiler.js';
 import { padVocab } from '../sim/workload/framework.js';
 import { dimMisaligned } from '../sim/workload/kernelTime.js';
-import { fitsEverywhere } from '../sim/memory/hostMemory.js';
 import { resolveAttentionKernel } from '../sim/workload/attentionKernels.js';
 
 /** A change to try, as `--set` overrides, and what it gave when simulated. */
@@ -38,7 +37,7 @@ export function candidateChanges(s: Scenario, r: StepResult): { label: string; s
     const padded = padVocab(s.model.vocab, p.tp, 64);
     add(`vocabulary padded to ${padded} (aligned LM-head GEMMs)`, `model.vocab=${padded}`);
   }
-  if (!r.memory.fits) {
+  if (!r.memory.gpuFits) {
     if (p.recompute !== 'full') add('full activation recompute', 'parallel.recompute=full');
     if (p.zero < 3 && p.pp === 1) add(`ZeRO-${p.zero + 1}`, `parallel.zero=${p.zero + 1}`);
     if (p.zero >= 1 && p.offload === 'none') add('optimizer offload to CPU', 'parallel.offload=cpu');
@@ -85,7 +84,7 @@ export function evaluateAlternatives(
     try {
       const s = resolveScenario(applyOverrides(raw, [...baseSets, ...c.sets]), source, baseDir);
       const r = simulateStep(s).result;
-      out.push({ ...c, stepTimeS: r.stepTimeS, peakBytesPerGpu: r.memory.peakBytesPerGpu, fits: fitsEverywhere(r.memory) });
+      out.push({ ...c, stepTimeS: r.stepTimeS, peakBytesPerGpu: r.memory.peakBytesPerGpu, fits: r.memory.fits });
     } catch (err) {
       out.push({ ...c, error: (err as Error).message.split('\n').slice(-1)[0].trim() });
     }

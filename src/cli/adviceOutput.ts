@@ -5,7 +5,6 @@ import type { StepResult } from '../sim/simulateStep.js';
 import { trafficName } from '../sim/stats/bottleneck.js';
 import { formatBytes, formatSeconds } from './units.js';
 import { table } from './output.js';
-import { fitsEverywhere } from '../sim/memory/hostMemory.js';
 
 /**
  * Simulates the most promising changes to a scenario (see `candidateChanges`); `adjust` turns the raw
@@ -28,7 +27,7 @@ export function formatAdvice(result: StepResult, alternatives: readonly Alternat
   }
   if (alternatives.length > 0) {
     lines.push('', '  what to try (each simulated):');
-    const rows: (string | number)[][] = [['current setup', formatSeconds(result.stepTimeS), '', formatBytes(result.memory.peakBytesPerGpu), fitsEverywhere(result.memory) ? 'yes' : 'no', '']];
+    const rows: (string | number)[][] = [['current setup', formatSeconds(result.stepTimeS), '', formatBytes(result.memory.peakBytesPerGpu), result.memory.fits ? 'yes' : 'no', '']];
     for (const a of alternatives) {
       const change = ((100 * (a.stepTimeS! - result.stepTimeS)) / result.stepTimeS).toFixed(1);
       rows.push([a.label, formatSeconds(a.stepTimeS!), `${Number(change) > 0 ? '+' : ''}${change}%`, formatBytes(a.peakBytesPerGpu!), a.fits ? 'yes' : 'no', a.sets.map((s) => `--set ${s}`).join(' ')]);

@@ -22,7 +22,7 @@ export function registerMemory(program: Command, io: Output): void {
     .description('memory per GPU for each pipeline stage, against capacity, without simulating the step')
     .argument('<scenario>', 'scenario file (YAML or JSON)')
     .option('--set <path=value>', 'override a scenario field (repeatable)', collect, [])
-    .option('--json', 'print { capacityBytes, fits, shortfallBytes, stages: [...], host } as JSON')
+    .option('--json', 'print { capacityBytes, fits, gpuFits, shortfallBytes, stages: [...], host } as JSON (fits: GPUs and, with CPU offload, hosts)')
     .addHelpText(
       'after',
       `
@@ -35,11 +35,13 @@ Examples:
       const scenario = scenarioFromFile(file, opts.set, (w) => io.err(`clustersim: warning: ${w}`));
       const stages = stageMemories(scenario);
       const capacity = scenario.cluster.node.gpu.memoryBytes;
-      const fits = stages.every((s) => s.fits);
+      const gpuFits = stages.every((s) => s.fits);
       const host = hostMemoryPerNode(scenario, stages);
+      // One verdict for the whole job: the GPUs' memory and, with CPU offload, the hosts'.
+      const fits = gpuFits && host?.fits !== false;
       const shortfallBytes = Math.max(...stages.map((s) => s.shortfallBytes));
       if (opts.json) {
-        io.out(JSON.stringify({ version: VERSION, name: scenario.name, capacityBytes: capacity, fits, shortfallBytes, stages, host }, null, 2));
+        io.out(JSON.stringify({ version: VERSION, name: scenario.name, capacityBytes: capacity, fits, gpuFits, shortfallBytes, stages, host }, null, 2));
         return;
       }
       const p = scenario.parallel;
@@ -65,8 +67,9 @@ Examples:
           '',
           table(['stage', 'layers', 'params/GPU', 'weights', 'gradients', 'optimizer', 'activations (passes in flight)', 'buffers', 'reserve', 'total', 'verdict'], rows),
           '',
-          fits ? 'Every stage fits.' : `Does not fit: ${stages.filter((s) => !s.fits).length} of ${stages.length} stage(s) exceed ${formatBytes(capacity)}.`,
+          gpuFits ? 'Every stage fits on its GPUs.' : `Does not fit: ${stages.filter((s) => !s.fits).length} of ${stages.length} stage(s) exceed ${formatBytes(capacity)}.`,
           ...(host ? [hostLine(host)] : []),
+          ...(gpuFits && !fits ? ['Does not fit: the GPUs hold their share, the hosts do not hold the offloaded state.'] : []),
         ].join('\n'),
       );
     });

@@ -18,7 +18,7 @@ export function titleOf(label: ScenarioLabel, r: StepResult): string {
 /** `10.5 GiB of 80.0 GiB, fits` or `… OOM, short by 3.2 GiB` */
 export function memoryVerdict(r: StepResult): string {
   const m = r.memory;
-  return `${bytesText(m.peakBytesPerGpu)} of ${bytesText(m.capacityBytes)}, ${m.fits ? 'fits' : `OOM, short by ${bytesText(m.shortfallBytes)}`}`;
+  return `${bytesText(m.peakBytesPerGpu)} of ${bytesText(m.capacityBytes)}, ${m.gpuFits ? 'fits' : `OOM, short by ${bytesText(m.shortfallBytes)}`}`;
 }
 
 /** `1.1 TiB of 2.0 TiB per node, fits` for optimizer offload's host memory, undefined without offload. */

@@ -38,7 +38,10 @@ export interface StepResult {
     /** The fullest rank's total (the stage that decides whether the job fits). */
     peakBytesPerGpu: number;
     capacityBytes: number;
+    /** The job fits: every GPU, and with CPU offload every node's host memory (`gpuFits` and `host.fits`). */
     fits: boolean;
+    /** Every GPU holds its share (the host's memory aside). */
+    gpuFits: boolean;
     /** How much is missing on the fullest rank when it does not fit (0 when it fits). */
     shortfallBytes: number;
     /** Breakdown of the fullest rank. */
@@ -130,6 +133,7 @@ export function simulateStep(setup: StepSetup): StepRun {
   const dpGroup = plan.layout.dpGroup(0, 0);
   const choice = par.dp > 1 && largest ? collectives.choose(par.zero === 0 ? 'all_reduce' : 'reduce_scatter', dpGroup, largest.bytes) : undefined;
   const { stage: _s, fits: _f, layers: _l, paramsPerRank: _p, passesInFlight: _i, shortfallBytes: _b, hostBytes: _h, ...breakdown } = fullest;
+  const host = hostMemoryPerNode(setup, perStage);
   const result: StepResult = {
     name: setup.name,
     seed: setup.seed,
@@ -144,11 +148,12 @@ export function simulateStep(setup: StepSetup): StepRun {
     memory: {
       peakBytesPerGpu: fullest.totalBytes,
       capacityBytes,
-      fits: fullest.totalBytes <= capacityBytes,
+      fits: fullest.totalBytes <= capacityBytes && host?.fits !== false,
+      gpuFits: fullest.totalBytes <= capacityBytes,
       shortfallBytes: Math.max(0, fullest.totalBytes - capacityBytes),
       breakdown,
       perStage,
-      host: hostMemoryPerNode(setup, perStage),
+      host,
     },
     breakdown: {
       computeS: mean.computeNs / 1e9,
@@ -167,7 +172,7 @@ export function simulateStep(setup: StepSetup): StepRun {
     bottleneck: undefined as unknown as Bottleneck,
   };
   result.bottleneck = diagnose(
-    { ...result.breakdown, stepTimeS, fits: result.memory.fits, shortfallBytes: result.memory.shortfallBytes, capacityBytes, host: result.memory.host },
+    { ...result.breakdown, stepTimeS, fits: result.memory.gpuFits, shortfallBytes: result.memory.shortfallBytes, capacityBytes, host: result.memory.host },
     exposureByTraffic(trace, topology),
   );
   return { result, trace, plan, topology };

@@ -4,7 +4,6 @@ import { InvalidScenarioError } from '../scenario/errors.js';
 import { ScenarioError } from '../sim/errors.js';
 import { simulateStep, type StepRun } from '../sim/simulateStep.js';
 import { withScaling, type ScaleRow } from './scaleMath.js';
-import { fitsEverywhere } from '../sim/memory/hostMemory.js';
 
 /** Strong scaling keeps the global batch; weak scaling keeps the batch per data-parallel replica. */
 export type ScaleMode = 'strong' | 'weak';
@@ -127,7 +126,7 @@ export function simulatePoint(plan: SeriesPlan, gpus: number): PointOutcome {
     throw err;
   }
   const r = run.result;
-  const fits = fitsEverywhere(r.memory);
+  const fits = r.memory.fits;
   const host = r.memory.host;
   const row: ScaleRow = {
     gpus,
@@ -144,7 +143,7 @@ export function simulatePoint(plan: SeriesPlan, gpus: number): PointOutcome {
     capacityBytes: r.memory.capacityBytes,
     fits,
     // GPU memory that fits with host memory that does not: say which.
-    ...(r.memory.fits && host?.fits === false ? { reason: `host memory short by ${(host.shortfallBytes / 2 ** 30).toFixed(1)} GiB per node (CPU offload)` } : {}),
+    ...(r.memory.gpuFits && host?.fits === false ? { reason: `host memory short by ${(host.shortfallBytes / 2 ** 30).toFixed(1)} GiB per node (CPU offload)` } : {}),
   };
   return { row, scenario, run };
 }

@@ -27,8 +27,9 @@ describe('what to try: candidate changes from what bounds the step', () => {
   it('when only the host memory is short under CPU offload: says the step does not fit, and offers the state back on the GPUs or twice the nodes', () => {
     const raw = { name: 'h', cluster: { preset: 'dgx-a100-80gb', nodes: 1, node: { hostMemoryGiB: 64 } }, model: { preset: 'llama2-7b', seqLen: 1024 }, training: { globalBatch: 16, microBatch: 1 }, parallel: { zero: 3, offload: 'cpu' } };
     const { r, list } = candidates(raw);
-    expect(r.memory.fits).toBe(true);
+    expect(r.memory.gpuFits).toBe(true);
     expect(r.memory.host?.fits).toBe(false);
+    expect(r.memory.fits).toBe(false); // the job's verdict counts the host
     expect(r.bottleneck.bound).toBe('memory'); // simulateStep passes the host shortfall to the diagnosis
     const wanted = list.filter((c) => c.sets.includes('parallel.offload=none') || c.sets.includes('cluster.nodes=2'));
     expect(wanted.map((c) => c.label)).toEqual(['no optimizer offload (state on the GPUs)', 'twice the nodes (2)']);

@@ -34,7 +34,3 @@ export function hostMemoryPerNode(setup: StepSetup, stages: readonly StageMemory
   return { bytesPerNode, capacityBytes, fits: bytesPerNode <= capacityBytes, shortfallBytes: Math.max(0, bytesPerNode - capacityBytes) };
 }
 
-/** Whether a simulated step fits both the GPUs' memory and, with optimizer offload, the nodes' host memory. */
-export function fitsEverywhere(memory: { fits: boolean; host?: HostMemory }): boolean {
-  return memory.fits && memory.host?.fits !== false;
-}

@@ -3,7 +3,8 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadScenarioFile } from '../../../src/scenario/load.js';
-import { fitsEverywhere, hostMemoryPerNode } from '../../../src/sim/memory/hostMemory.js';
+import { hostMemoryPerNode } from '../../../src/sim/memory/hostMemory.js';
+import { cli } from '../../helpers/cli.js';
 import { planSeries, simulatePoint } from '../../../src/sweep/scale.js';
 import { offloadHostBytes } from '../../../src/sim/memory/memory.js';
 import { stageMemories } from '../../../src/sim/memory/stageMemory.js';
@@ -31,16 +32,23 @@ describe('host memory under optimizer offload', () => {
     expect(offloadHostBytes({ ...base, precision: 'fp32', zero: 2, offloadOptimizer: true })).toBe((16 * 8e9) / 8);
   });
 
-  it('makes a step that fits the GPUs but not the host memory not fit, in the alternatives and in scale', () => {
-    expect(fitsEverywhere({ fits: true })).toBe(true);
-    expect(fitsEverywhere({ fits: true, host: { bytesPerNode: 2, capacityBytes: 1, fits: false, shortfallBytes: 1 } })).toBe(false);
-    expect(fitsEverywhere({ fits: true, host: { bytesPerNode: 2, shortfallBytes: 0 } })).toBe(true); // capacity not stated
+  it('makes a step that fits the GPUs but not the host memory not fit, in simulate, memory and scale alike', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'hostmem-'));
     const file = join(dir, 's.yaml');
     writeFileSync(file, 'cluster: { preset: dgx-a100-80gb, nodes: 1, node: { hostMemoryGiB: 64 } }\nmodel: { preset: llama2-7b, seqLen: 1024 }\ntraining: { globalBatch: 8, microBatch: 1 }\nparallel: { zero: 3, offload: cpu }\n');
     const { row } = simulatePoint(planSeries(loadScenarioFile(file), 'strong'), 8);
     expect(row).toMatchObject({ status: 'oom', fits: false });
     expect(row.reason).toMatch(/^host memory short by [\d.]+ GiB per node \(CPU offload\)$/);
+    // One verdict for the job in every command: fits is false, gpuFits says the GPUs alone would hold it.
+    const sim = JSON.parse((await cli('simulate', file, '--json', '--alternatives', '0')).out);
+    expect(sim.memory).toMatchObject({ fits: false, gpuFits: true, shortfallBytes: 0, host: { fits: false } });
+    const mem = await cli('memory', file, '--json');
+    expect(JSON.parse(mem.out)).toMatchObject({ fits: false, gpuFits: true, host: { fits: false } });
+    const text = await cli('memory', file);
+    expect(text.out.trimEnd()).toMatch(/Every stage fits on its GPUs\.\n.*does not fit, short by .*\nDoes not fit: the GPUs hold their share, the hosts do not hold the offloaded state\.$/);
+    // With the capacity not stated, nothing is known to be short: the job fits.
+    writeFileSync(file, 'cluster: { preset: pcie-8gpu, nodes: 1 }\nmodel: { preset: llama2-7b, seqLen: 1024 }\ntraining: { globalBatch: 8, microBatch: 1 }\nparallel: { zero: 3, offload: cpu }\n');
+    expect(JSON.parse((await cli('memory', file, '--json')).out)).toMatchObject({ fits: true, gpuFits: true });
   });
 
   it("sums a node's ranks to DeepSpeed's estimate without its buffer factor: 16 × params per node with all ranks on one node", () => {
