@@ -44,6 +44,7 @@ export function candidateChanges(s: Scenario, r: StepResult): { label: string; s
     if (p.tp * 2 <= gpn && s.model.heads % (p.tp * 2) === 0 && p.dp % 2 === 0) add(`tp ${p.tp * 2}`, `parallel.tp=${p.tp * 2}`, `parallel.dp=${p.dp / 2}`);
     if (t.microBatch > 1) add(`micro-batch ${t.microBatch / 2}`, `training.microBatch=${Math.floor(t.microBatch / 2)}`);
   }
+  if (r.bottleneck.bound === 'optimizer on the host') add('no optimizer offload (state on the GPUs)', 'parallel.offload=none');
   if (r.memory.host?.fits === false) {
     // The offloaded state is too big for the host: keep it on the GPUs, or spread it over twice the nodes.
     add('no optimizer offload (state on the GPUs)', 'parallel.offload=none');

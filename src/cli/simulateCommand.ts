@@ -56,6 +56,7 @@ export function formatStepSummary(r: StepResult, scenario: { clusterName: string
     `    compute                ${formatSeconds(r.breakdown.computeS).padStart(10)}  ${pct(r.breakdown.computeS, r.stepTimeS)}`,
     `    exposed communication  ${formatSeconds(r.breakdown.exposedCommS).padStart(10)}  ${pct(r.breakdown.exposedCommS, r.stepTimeS)}`,
     ...(r.parallel.pp > 1 ? [`    pipeline bubble        ${formatSeconds(r.breakdown.bubbleS).padStart(10)}  ${pct(r.breakdown.bubbleS, r.stepTimeS)}`] : []),
+    ...(r.breakdown.hostOptimizerS > 0 ? [`    optimizer on the host  ${formatSeconds(r.breakdown.hostOptimizerS).padStart(10)}  ${pct(r.breakdown.hostOptimizerS, r.stepTimeS)}`] : []),
     `    idle                   ${formatSeconds(r.breakdown.idleS).padStart(10)}  ${pct(r.breakdown.idleS, r.stepTimeS)}`,
     `    (communication busy ${formatSeconds(r.breakdown.commS)}, ${pct(r.breakdown.commS - r.breakdown.exposedCommS, Math.max(r.breakdown.commS, 1e-30))} of it hidden behind compute)`,
     '',

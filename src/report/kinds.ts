@@ -24,6 +24,7 @@ export const KIND_STYLES: Record<TaskKind, KindStyle> = {
   'zero-gather': { color: '#d4a6c8', label: 'ZeRO parameter gather' },
   h2d: { color: '#8cd17d', label: 'host→device copy' },
   d2h: { color: '#499894', label: 'device→host copy' },
+  'host-optimizer': { color: '#bab0ac', label: 'optimizer on the host (CPU offload)' },
   other: { color: '#79706e', label: 'other' },
 };
 

@@ -74,6 +74,7 @@ export function summaryRows(label: ScenarioLabel, r: StepResult): [string, strin
     ['compute', share(r.breakdown.computeS)],
     ['exposed communication', share(r.breakdown.exposedCommS)],
     ...(bubbleS(r) > 0 ? [['pipeline bubble', share(bubbleS(r))] as [string, string]] : []),
+    ...(r.breakdown.hostOptimizerS > 0 ? [['optimizer on the host (CPU offload)', share(r.breakdown.hostOptimizerS)] as [string, string]] : []),
     ['idle', share(r.breakdown.idleS)],
     ['communication busy', `${durationText(r.breakdown.commS * 1e9)} (${percentText(r.breakdown.commS > 0 ? 1 - r.breakdown.exposedCommS / r.breakdown.commS : 0)} hidden behind compute)`],
     ['micro-batches per step', String(r.microBatchesPerStep)],

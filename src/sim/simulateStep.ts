@@ -51,10 +51,11 @@ export interface StepResult {
     host?: HostMemory;
   };
   /**
-   * Mean over ranks; computeS + exposedCommS + bubbleS + idleS = stepTimeS. `bubbleS` is idle time
+   * Mean over ranks; computeS + exposedCommS + bubbleS + hostOptimizerS + idleS = stepTimeS. `hostOptimizerS` is the
+   * optimizer step on the host (CPU offload) while the GPU neither computes nor communicates. `bubbleS` is idle time
    * between a rank's first and last forward/backward work when there is a pipeline (0 otherwise).
    */
-  breakdown: { computeS: number; exposedCommS: number; bubbleS: number; idleS: number; commS: number };
+  breakdown: { computeS: number; exposedCommS: number; bubbleS: number; hostOptimizerS: number; idleS: number; commS: number };
   modelParams: number;
   microBatchesPerStep: number;
   buckets: { count: number; meanBytes: number };
@@ -159,6 +160,7 @@ export function simulateStep(setup: StepSetup): StepRun {
       computeS: mean.computeNs / 1e9,
       exposedCommS: mean.exposedCommNs / 1e9,
       bubbleS: bubbleNs / 1e9,
+      hostOptimizerS: mean.hostOptimizerNs / 1e9,
       idleS: (mean.idleNs - bubbleNs) / 1e9,
       commS: mean.commNs / 1e9,
     },

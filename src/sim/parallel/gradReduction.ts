@@ -93,7 +93,7 @@ export function addGradientReduction(program: Program, setup: StepSetup, layout:
       if (par.offload === 'cpu') {
         const pcie = setup.cluster.node.pcieBandwidthGBps;
         const d2h = program.local(rank, 'copy', 'd2h', 'gradient shard to host', (shard * gradBytes) / pcie + setup.cluster.node.pcieLatencyNs, deps);
-        const host = program.local(rank, 'copy', 'other', 'host Adam (CPU offload)', hostAdamNs(shard, setup), [d2h]);
+        const host = program.local(rank, 'copy', 'host-optimizer', 'host Adam (CPU offload)', hostAdamNs(shard, setup), [d2h]);
         optimizerIds.push(program.local(rank, 'copy', 'h2d', 'weights back to GPU', (shard * 2) / pcie + setup.cluster.node.pcieLatencyNs, [host]));
       } else {
         const ns = opTimeNs(optimizerOp(shard, { optimizer: setup.training.optimizer, precision: mixed ? 'mixed' : 'fp32' }), setup.cluster.node.gpu, 'fp32');

@@ -43,10 +43,12 @@ export type TaskKind =
   | 'zero-gather'
   | 'h2d'
   | 'd2h'
+  /** The optimizer step on the host CPU (CPU offload): GPU-side it is waiting, neither compute nor communication. */
+  | 'host-optimizer'
   | 'other';
 
 export function isCommunication(kind: TaskKind): boolean {
-  return kind !== 'forward' && kind !== 'backward' && kind !== 'recompute' && kind !== 'optimizer' && kind !== 'other';
+  return kind !== 'forward' && kind !== 'backward' && kind !== 'recompute' && kind !== 'optimizer' && kind !== 'host-optimizer' && kind !== 'other';
 }
 
 /** A collective (or point-to-point transfer) that a task performs over a group of ranks. */

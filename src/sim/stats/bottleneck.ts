@@ -4,7 +4,7 @@ import type { HostMemory } from '../memory/hostMemory.js';
 
 /** What bounds a step, with its share of the step time. */
 export interface Bottleneck {
-  bound: 'memory' | 'compute' | 'exposed communication' | 'latency of small collectives' | 'pipeline bubble' | 'idle (load imbalance)';
+  bound: 'memory' | 'compute' | 'exposed communication' | 'latency of small collectives' | 'pipeline bubble' | 'optimizer on the host' | 'idle (load imbalance)';
   /** Fraction of the step time (for memory: the shortfall as a fraction of capacity). */
   share: number;
   detail: string;
@@ -35,6 +35,8 @@ export interface StepShares {
   computeS: number;
   exposedCommS: number;
   bubbleS: number;
+  /** The optimizer step on the host (CPU offload) while the GPUs wait. */
+  hostOptimizerS: number;
   idleS: number;
   fits: boolean;
   shortfallBytes: number;
@@ -60,6 +62,7 @@ export function diagnose(s: StepShares, exposure: ExposureRow[]): Bottleneck {
   const candidates: [Bottleneck['bound'], number][] = [
     ['exposed communication', s.exposedCommS],
     ['pipeline bubble', s.bubbleS],
+    ['optimizer on the host', s.hostOptimizerS],
     ['idle (load imbalance)', s.idleS],
   ];
   candidates.sort((a, b) => b[1] - a[1]);
@@ -76,6 +79,9 @@ export function diagnose(s: StepShares, exposure: ExposureRow[]): Bottleneck {
       exposure,
     };
   }
-  const detail = bound === 'pipeline bubble' ? 'stages wait for each other while the pipeline fills and drains' : 'ranks wait for slower ranks';
+  const detail =
+    bound === 'pipeline bubble' ? 'stages wait for each other while the pipeline fills and drains'
+    : bound === 'optimizer on the host' ? 'the GPUs wait for the CPU-Adam update of the offloaded optimizer state (cluster.node.hostAdamParamsPerS; more nodes share it, or keep the state on the GPUs)'
+    : 'ranks wait for slower ranks';
   return { bound, share, detail, exposure };
 }

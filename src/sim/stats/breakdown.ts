@@ -1,7 +1,7 @@
 import { isCommunication, streamIndex } from '../program/types.js';
 import type { Trace } from '../program/trace.js';
 
-/** Where one rank's step time went, ns. compute + exposedComm + idle = step time. */
+/** Where one rank's step time went, ns. compute + exposedComm + hostOptimizer + idle = step time. */
 export interface RankBreakdown {
   rank: number;
   computeNs: number;
@@ -9,6 +9,8 @@ export interface RankBreakdown {
   commNs: number;
   /** Communication time during which the compute stream was not computing. */
   exposedCommNs: number;
+  /** Time the optimizer ran on the host (CPU offload) while neither compute nor communication ran on the GPU. */
+  hostOptimizerNs: number;
   idleNs: number;
   /**
    * Idle time from the start of the step until the last forward/backward work of any rank ends: in a
@@ -68,6 +70,8 @@ export function rankBreakdowns(trace: Trace): RankBreakdown[] {
   const ce: number[][] = Array.from({ length: n }, () => []);
   const ms: number[][] = Array.from({ length: n }, () => []);
   const me: number[][] = Array.from({ length: n }, () => []);
+  const hs: number[][] = Array.from({ length: n }, () => []);
+  const he: number[][] = Array.from({ length: n }, () => []);
   let passesEnd = 0;
   for (const t of trace.program.tasks) {
     const s = trace.startNs[t.id];
@@ -83,6 +87,9 @@ export function rankBreakdowns(trace: Trace): RankBreakdown[] {
       } else if (comm) {
         ms[r].push(s);
         me[r].push(e);
+      } else if (t.kind === 'host-optimizer') {
+        hs[r].push(s);
+        he[r].push(e);
       }
     }
   }
@@ -94,22 +101,25 @@ export function rankBreakdowns(trace: Trace): RankBreakdown[] {
     const commNs = lengthWithin(m0, m1, -Infinity, Infinity);
     const exposedCommNs = measureOutside(m0, m1, c0, c1);
     const [x0, x1] = union([...c0, ...m0], [...c1, ...m1]);
+    const [h0, h1] = union(hs[r], he[r]);
+    const hostOptimizerNs = measureOutside(h0, h1, x0, x1);
     const windowIdleNs = Math.max(0, passesEnd - lengthWithin(x0, x1, 0, passesEnd));
-    out.push({ rank: r, computeNs, commNs, exposedCommNs, idleNs: trace.makespanNs - computeNs - exposedCommNs, windowIdleNs });
+    out.push({ rank: r, computeNs, commNs, exposedCommNs, hostOptimizerNs, idleNs: trace.makespanNs - computeNs - exposedCommNs - hostOptimizerNs, windowIdleNs });
   }
   return out;
 }
 
 /** Mean of each field over ranks. */
 export function meanBreakdown(rows: readonly RankBreakdown[]): Omit<RankBreakdown, 'rank'> {
-  const sum = { computeNs: 0, commNs: 0, exposedCommNs: 0, idleNs: 0, windowIdleNs: 0 };
+  const sum = { computeNs: 0, commNs: 0, exposedCommNs: 0, hostOptimizerNs: 0, idleNs: 0, windowIdleNs: 0 };
   for (const r of rows) {
     sum.computeNs += r.computeNs;
     sum.commNs += r.commNs;
     sum.exposedCommNs += r.exposedCommNs;
+    sum.hostOptimizerNs += r.hostOptimizerNs;
     sum.idleNs += r.idleNs;
     sum.windowIdleNs += r.windowIdleNs;
   }
   const n = Math.max(1, rows.length);
-  return { computeNs: sum.computeNs / n, commNs: sum.commNs / n, exposedCommNs: sum.exposedCommNs / n, idleNs: sum.idleNs / n, windowIdleNs: sum.windowIdleNs / n };
+  return { computeNs: sum.computeNs / n, commNs: sum.commNs / n, exposedCommNs: sum.exposedCommNs / n, hostOptimizerNs: sum.hostOptimizerNs / n, idleNs: sum.idleNs / n, windowIdleNs: sum.windowIdleNs / n };
 }

@@ -3,7 +3,7 @@ import { diagnose, trafficName, type StepShares } from '../../../src/sim/stats/b
 import type { ExposureRow } from '../../../src/sim/stats/exposure.js';
 
 const step = (over: Partial<StepShares>): StepShares => ({
-  stepTimeS: 1, computeS: 0.9, exposedCommS: 0.05, bubbleS: 0.03, idleS: 0.02, fits: true, shortfallBytes: 0, capacityBytes: 80 * 2 ** 30, ...over,
+  stepTimeS: 1, computeS: 0.9, exposedCommS: 0.05, bubbleS: 0.03, hostOptimizerS: 0, idleS: 0.02, fits: true, shortfallBytes: 0, capacityBytes: 80 * 2 ** 30, ...over,
 });
 const row = (over: Partial<ExposureRow>): ExposureRow => ({ kind: 'tp-collective', medium: 'network', exposedS: 0.3, smallShare: 0, ...over });
 
@@ -44,6 +44,13 @@ describe('diagnose: what bounds the step', () => {
   it('pipeline bubble or idle time when either is the largest wait', () => {
     expect(diagnose(step({ bubbleS: 0.25, exposedCommS: 0.2 }), [row({})]).bound).toBe('pipeline bubble');
     expect(diagnose(step({ idleS: 0.3 }), []).bound).toBe('idle (load imbalance)');
+  });
+
+  it('the optimizer on the host when the GPUs mostly wait for CPU-Adam, naming the node rate to change', () => {
+    const b = diagnose(step({ computeS: 0.3, hostOptimizerS: 0.6, idleS: 0.05 }), []);
+    expect(b.bound).toBe('optimizer on the host');
+    expect(b.share).toBeCloseTo(0.6, 12);
+    expect(b.detail).toMatch(/CPU-Adam update .*cluster\.node\.hostAdamParamsPerS/);
   });
 
   it('names traffic rows for people', () => {

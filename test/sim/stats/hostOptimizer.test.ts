@@ -1,0 +1,31 @@
+import { describe, expect, it } from 'vitest';
+import { scenarioOf } from '../../helpers/scenario.js';
+import { simulateStep } from '../../../src/sim/simulateStep.js';
+import { hostAdamNs } from '../../../src/sim/parallel/gradReduction.js';
+
+const raw = (parallel: Record<string, unknown>, hostAdamParamsPerS?: number) => ({
+  name: 'offload',
+  cluster: { preset: 'dgx-a100-80gb', nodes: 1, ...(hostAdamParamsPerS ? { node: { hostAdamParamsPerS } } : {}) },
+  model: { preset: 'llama2-7b', seqLen: 1024 },
+  training: { globalBatch: 8, microBatch: 1 },
+  parallel,
+});
+
+describe('the optimizer step on the host (CPU offload) in the time breakdown', () => {
+  it('is its own share of the step, not idle time, and names the bottleneck when it is the largest wait', () => {
+    const s = scenarioOf(raw({ zero: 3, offload: 'cpu' }, 1e8));
+    const r = simulateStep(s).result;
+    const b = r.breakdown;
+    expect(b.computeS + b.exposedCommS + b.bubbleS + b.hostOptimizerS + b.idleS).toBeCloseTo(r.stepTimeS, 9);
+    // Each rank's CPU-Adam over its shard, at the node's rate shared by its 8 ranks, is all exposed: the GPUs wait.
+    const shardParams = r.modelParams / 8;
+    expect(b.hostOptimizerS).toBeCloseTo(hostAdamNs(shardParams, s) / 1e9, 3);
+    expect(b.idleS).toBeLessThan(0.01 * r.stepTimeS);
+    expect(r.bottleneck.bound).toBe('optimizer on the host');
+  });
+
+  it('is zero without offload', () => {
+    const r = simulateStep(scenarioOf(raw({ zero: 3 }))).result;
+    expect(r.breakdown.hostOptimizerS).toBe(0);
+  });
+});
