@@ -32,7 +32,11 @@ Examples:
   $ clustersim memory scenarios/gpt3-175b-1024xa100.yaml --set parallel.schedule=1f1b --json`,
     )
     .action((file: string, opts: { set: string[]; json?: boolean }) => {
-      const scenario = scenarioFromFile(file, opts.set, (w) => io.err(`clustersim: warning: ${w}`));
+      const warnings: string[] = [];
+      const scenario = scenarioFromFile(file, opts.set, (w) => {
+        warnings.push(w);
+        io.err(`clustersim: warning: ${w}`);
+      });
       const stages = stageMemories(scenario);
       const capacity = scenario.cluster.node.gpu.memoryBytes;
       const gpuFits = stages.every((s) => s.fits);
@@ -41,7 +45,7 @@ Examples:
       const fits = gpuFits && host?.fits !== false;
       const shortfallBytes = Math.max(...stages.map((s) => s.shortfallBytes));
       if (opts.json) {
-        io.out(JSON.stringify({ version: VERSION, name: scenario.name, capacityBytes: capacity, fits, gpuFits, shortfallBytes, stages, host }, null, 2));
+        io.out(JSON.stringify({ version: VERSION, name: scenario.name, capacityBytes: capacity, fits, gpuFits, shortfallBytes, stages, host, ...(warnings.length > 0 ? { warnings } : {}) }, null, 2));
         return;
       }
       const p = scenario.parallel;

@@ -89,6 +89,9 @@ describe('clustersim scale', () => {
     // One file alone: the warning as simulate prints it, without the file name.
     const single = await cli('scale', files[1], '--gpus', '8');
     expect(single.err).toMatch(/^clustersim: warning: training\.seqLen not given/m);
+    // memory --json carries them too, as simulate --json does.
+    const memory = JSON.parse((await cli('memory', files[0], '--json')).out);
+    expect(memory.warnings).toEqual([expect.stringMatching(/^training\.seqLen not given/)]);
   });
 
   it('rejects a bad --gpus list with exit code 2', async () => {
