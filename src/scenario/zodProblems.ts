@@ -50,19 +50,27 @@ function fieldsOf(schema: ZodTypeAny): string[] | undefined {
   return undefined;
 }
 
-/** In words, what a schema accepts: `a whole number > 0`, `one of 'bf16', 'fp16'`, `true or false`. */
+/** A number schema in words, with its bounds: `a whole number > 0`, `a number > 0 and ≤ 1`. */
+function numberExpectation(d: Def): string {
+  const checks = d.checks ?? [];
+  const bounds = checks
+    .filter((c) => c.kind === 'min' || c.kind === 'max')
+    .map((c) => `${c.kind === 'min' ? (c.inclusive ? '≥' : '>') : c.inclusive ? '≤' : '<'} ${c.value}`);
+  return `${checks.some((c) => c.kind === 'int') ? 'a whole number' : 'a number'}${bounds.length ? ` ${bounds.join(' and ')}` : ''}`;
+}
+
+/**
+ * In words, what a schema accepts: `a whole number > 0`, `one of 'bf16', 'fp16'`, `true or false`. A described
+ * field gives its description; a described number keeps its bounds in front, since the description says what
+ * the number means but not which values are allowed.
+ */
 export function expectation(schema: ZodTypeAny): string {
   const { inner, description } = unwrap(schema);
-  if (description) return description;
   const d = def(inner);
+  if (description) return d.typeName === 'ZodNumber' ? `${numberExpectation(d)} (${description})` : description;
   switch (d.typeName) {
-    case 'ZodNumber': {
-      const checks = d.checks ?? [];
-      const bounds = checks
-        .filter((c) => c.kind === 'min' || c.kind === 'max')
-        .map((c) => `${c.kind === 'min' ? (c.inclusive ? '≥' : '>') : c.inclusive ? '≤' : '<'} ${c.value}`);
-      return `${checks.some((c) => c.kind === 'int') ? 'a whole number' : 'a number'}${bounds.length ? ` ${bounds.join(' and ')}` : ''}`;
-    }
+    case 'ZodNumber':
+      return numberExpectation(d);
     case 'ZodString':
       return 'text';
     case 'ZodBoolean':

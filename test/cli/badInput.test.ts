@@ -195,6 +195,15 @@ describe('bad input: sizes that must be positive', () => {
     expect(problemLines(r.stderr)).toHaveLength(1);
   });
 
+  it.each([
+    ['cluster.node.hostMemoryGiB', '-5', "host (CPU) memory of the node, GiB: where optimizer offload keeps its state"],
+    ['cluster.node.hostAdamParamsPerS', '0', "the whole node's CPU-Adam rate for optimizer offload, parameters per second, shared by its GPUs' processes"],
+  ])('rejects %s: %s and says it must be > 0 as well as what the field means', async (path, value, meaning) => {
+    const r = await cli('simulate', scenario(), '--set', `${path}=${value}`);
+    expectBadInput(r, `${path}: expected a number > 0 (${meaning}), got ${value}`);
+    expect(problemLines(r.stderr)).toHaveLength(1);
+  });
+
   it('rejects an infinite bucket size', async () => {
     expectBadInput(await cli('simulate', scenario(), '--set', 'parallel.ddp.bucketMB=.inf'), 'parallel.ddp.bucketMB: expected a number > 0, got Infinity');
   });
