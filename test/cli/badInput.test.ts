@@ -111,6 +111,15 @@ describe('bad input: unknown presets', () => {
     expect(own.stderr).not.toContain('--set');
   });
 
+  it('reports a layersPerStage that does not add up like every other problem: under the file name, with its --set', async () => {
+    const path = scenario();
+    const r = await cli('simulate', path, '--set', 'parallel.layersPerStage=[1]');
+    expect(r.stderr).toBe(`clustersim: ${path}: 1 problem:\n  parallel.layersPerStage: adds up to 1, but the model has 24 layers [from --set parallel.layersPerStage=[1]]`);
+    expectBadInput(r);
+    const stages = await cli('simulate', path, '--set', 'parallel.layersPerStage=[12, 12]');
+    expectBadInput(stages, `${path}: 1 problem:`, 'parallel.layersPerStage: needs one count per pipeline stage (1), got 2 [from --set parallel.layersPerStage=[12, 12]]');
+  });
+
   it('names the option, not the scenario field, for an unknown preset given to collective', async () => {
     expectBadInput(await cli('collective', '--cluster', 'dgx-zz'), "--cluster: unknown node preset 'dgx-zz'; expected one of: ", 'dgx-a100-80gb');
     expectBadInput(await cli('collective', '--cluster', 'dgx-a100-80gb', '--network', 'ib-xyz'), "--network: unknown network preset 'ib-xyz'; expected one of: ", 'ib-hdr');
