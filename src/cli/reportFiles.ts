@@ -4,6 +4,7 @@ import type { Command } from 'commander';
 import type { StepRun } from '../sim/simulateStep.js';
 import type { Scenario } from '../scenario/resolve.js';
 import { VERSION } from '../version.js';
+import { fileWriteErrorReason } from '../fileErrors.js';
 import { formatBytes } from './units.js';
 import { UsageError } from './usageError.js';
 import type { Output } from './output.js';
@@ -30,7 +31,7 @@ export function writeReportFile(path: string, text: string, io: Output): void {
     mkdirSync(dirname(path), { recursive: true });
     writeFileSync(path, text);
   } catch (err) {
-    throw new UsageError(`cannot write '${path}': ${(err as NodeJS.ErrnoException).code ?? String(err)}`);
+    throw new UsageError(`cannot write '${path}': ${fileWriteErrorReason(err, path)}`);
   }
   io.err(`wrote ${path} (${formatBytes(Buffer.byteLength(text))})`);
 }
