@@ -174,9 +174,14 @@ function checkParallel(par: ScenarioInput['parallel'], dp: number, gpus: number,
   const problems: Problem[] = [];
   const used = par.tp * par.pp * dp;
   if (used !== gpus) {
-    const given = par.dp === undefined ? `tp × pp = ${par.tp} × ${par.pp} does not divide` : `tp × pp × dp = ${par.tp} × ${par.pp} × ${dp} = ${used} does not match`;
-    const fix = par.dp !== undefined && gpus % (par.tp * par.pp) === 0 ? `; set dp to ${gpus / (par.tp * par.pp)} or leave it out` : '';
-    problems.push({ path: par.dp === undefined ? 'parallel' : 'parallel.dp', message: `${given} the cluster's ${gpus} GPUs (${nodes} nodes × ${perNode})${fix}` });
+    const split = par.tp * par.pp;
+    // A split larger than the cluster cannot be fixed by dp: say it is too big, not that it does not divide.
+    const given =
+      par.dp === undefined
+        ? split > gpus ? `tp × pp = ${par.tp} × ${par.pp} = ${split} exceeds` : `tp × pp = ${par.tp} × ${par.pp} does not divide`
+        : `tp × pp × dp = ${par.tp} × ${par.pp} × ${dp} = ${used} ${used > gpus ? 'exceeds' : 'does not match'}`;
+    const fix = par.dp !== undefined && gpus % split === 0 ? `; set dp to ${gpus / split} or leave it out` : '';
+    problems.push({ path: par.dp === undefined ? 'parallel' : 'parallel.dp', message: `${given} the cluster's ${gpus} GPUs (${nodes} ${nodes === 1 ? 'node' : 'nodes'} × ${perNode})${fix}` });
   }
   if (model.arch !== 'mlp' && model.heads % par.tp !== 0) problems.push({ path: 'parallel.tp', message: `${par.tp} does not divide heads (${model.heads})` });
   if (model.arch !== 'mlp' && model.ffnHidden % par.tp !== 0) problems.push({ path: 'parallel.tp', message: `${par.tp} does not divide the FFN width (${model.ffnHidden})` });

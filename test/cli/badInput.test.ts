@@ -229,6 +229,16 @@ describe('bad input: batch arithmetic', () => {
     expectBadInput(r, "parallel.dp: tp × pp × dp = 1 × 1 × 8 = 8 does not match the cluster's 16 GPUs (2 nodes × 8)", 'set dp to 16 or leave it out');
   });
 
+  it('says a split larger than the cluster exceeds it, and counts one node as one node', async () => {
+    const one = 'cluster: { preset: dgx-a100-80gb, nodes: 1 }';
+    const tp = await cli('simulate', scenario({ cluster: one }), '--set', 'parallel.tp=16');
+    expectBadInput(tp, "parallel: tp × pp = 16 × 1 = 16 exceeds the cluster's 8 GPUs (1 node × 8) [from --set parallel.tp=16]");
+    const dp = await cli('simulate', scenario({ cluster: one, parallel: 'parallel: { dp: 16 }' }));
+    expectBadInput(dp, "parallel.dp: tp × pp × dp = 1 × 1 × 16 = 16 exceeds the cluster's 8 GPUs (1 node × 8); set dp to 8 or leave it out");
+    const odd = await cli('simulate', scenario({ cluster: 'cluster: { preset: dgx-a100-80gb, nodes: 3 }' }), '--set', 'parallel.tp=16');
+    expectBadInput(odd, "parallel: tp × pp = 16 × 1 does not divide the cluster's 24 GPUs (3 nodes × 8)");
+  });
+
   it('reports heads that do not divide the hidden size', async () => {
     const r = await cli('simulate', scenario({ model: 'model: { preset: bert-large, heads: 5 }' }));
     expectBadInput(r, 'model.heads: 5 does not divide hidden (1024)');
