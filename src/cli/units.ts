@@ -30,7 +30,12 @@ export function formatSeconds(s: number): string {
   return `${(s * 1e6).toFixed(1)} µs`;
 }
 
-export function parsePositiveInt(text: string, option: string): number {
-  if (!/^\d+$/.test(text.trim()) || Number(text) < 1) throw new UsageError(`${option}: expected a whole number ≥ 1, got '${text}'`);
+/** Parses a whole number of at least `min`; anything else is refused with the same message, naming the range. */
+export function parseIntAtLeast(text: string, option: string, min: number): number {
+  if (!/^\d+$/.test(text.trim()) || Number(text) < min) throw new UsageError(`${option}: expected a whole number ≥ ${min}, got '${text}'`);
   return Number(text);
+}
+
+export function parsePositiveInt(text: string, option: string): number {
+  return parseIntAtLeast(text, option, 1);
 }

@@ -344,7 +344,9 @@ describe('bad input: collective sizes and numbers', () => {
   it('rejects non-numeric and out-of-range counts', async () => {
     expectBadInput(await cli('collective', '--cluster', 'dgx-a100-80gb', '--nodes', 'two'), "--nodes: expected a whole number ≥ 1, got 'two'");
     expectBadInput(await cli('collective', '--cluster', 'dgx-a100-80gb', '--gpus', '99'), '--gpus: 99 is more than the 8 GPUs of 1 × dgx-a100-80gb; add --nodes 13 (8 GPUs per node)');
-    expectBadInput(await cli('collective', '--cluster', 'dgx-a100-80gb', '--step-factor', '1'), '--step-factor: must be at least 2');
+    for (const factor of ['1', '0.5', 'two']) {
+      expectBadInput(await cli('collective', '--cluster', 'dgx-a100-80gb', '--step-factor', factor), `--step-factor: expected a whole number ≥ 2, got '${factor}'`);
+    }
   });
 });
 
