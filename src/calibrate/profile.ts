@@ -113,10 +113,29 @@ export const profileSchema = z.object({
   }),
 });
 
+/** What a JSON value that should have been a profile holds, in a few words. */
+function foundInstead(value: unknown): string {
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return `a list of ${value.length}`;
+  if (typeof value === 'string') return `the text ${JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}…` : value)}`;
+  if (typeof value !== 'object') return `the ${typeof value} ${String(value)}`;
+  const record = value as Record<string, unknown>;
+  if ('schema' in record) return `an object with "schema": ${JSON.stringify(record.schema)}`;
+  const keys = Object.keys(record);
+  if (keys.length === 0) return 'an empty object';
+  return `an object with the fields ${keys.slice(0, 6).join(', ')}${keys.length > 6 ? `, … (${keys.length} in all)` : ''}, and no "schema"`;
+}
+
 /** Checks a parsed JSON value against the schema; problems are listed as `path: message`. */
 export function parseProfile(value: unknown, source: string): Profile {
   const header = value as { schema?: unknown; schemaVersion?: unknown } | null;
-  if (header && header.schema === PROFILE_SCHEMA && header.schemaVersion !== PROFILE_SCHEMA_VERSION) {
+  if (header === null || typeof header !== 'object' || Array.isArray(header) || header.schema !== PROFILE_SCHEMA) {
+    throw new ProfileError(
+      `${source} is not a clustersim calibration profile: it holds ${foundInstead(value)}, but a profile is a JSON object with "schema": "${PROFILE_SCHEMA}", ` +
+        'the fitted constants of a machine; make one with `clustersim calibrate --out profile.json`',
+    );
+  }
+  if (header.schemaVersion !== PROFILE_SCHEMA_VERSION) {
     const newer = typeof header.schemaVersion === 'number' && header.schemaVersion > PROFILE_SCHEMA_VERSION;
     throw new ProfileError(
       `${source}: profile schema version ${String(header.schemaVersion)} is not supported (this version of clustersim reads ${PROFILE_SCHEMA_VERSION}); ` +

@@ -5,7 +5,7 @@ import { nvlsUnavailable } from '../sim/collectives/collectiveService.js';
 import { ALGORITHMS, COLLECTIVE_OPS, PROTOCOLS, type Algorithm, type CollectiveOp, type Protocol } from '../sim/collectives/types.js';
 import { resolveClusterSection } from '../scenario/resolve.js';
 import { networkPreset, nodePreset } from '../sim/hardware/presets.js';
-import { parseBytes, parsePositiveInt } from './units.js';
+import { parseBytes, parseIntAtLeast, parsePositiveInt } from './units.js';
 import { UsageError } from './usageError.js';
 import { compareRows, comparisonSummary, formatComparison, readComparison } from './collectiveCompare.js';
 import type { Output } from './output.js';
@@ -62,8 +62,7 @@ Examples:
       const minBytes = parseBytes(opts.minBytes, '--min-bytes');
       const maxBytes = parseBytes(opts.maxBytes, '--max-bytes');
       if (maxBytes < minBytes) throw new UsageError(`--max-bytes (${maxBytes}) is smaller than --min-bytes (${minBytes})`);
-      const factor = parsePositiveInt(opts.stepFactor, '--step-factor');
-      if (factor < 2) throw new UsageError('--step-factor: must be at least 2');
+      const factor = parseIntAtLeast(opts.stepFactor, '--step-factor', 2);
       const nodes = parsePositiveInt(opts.nodes, '--nodes');
       // Checked here so that the message names the option, not the scenario field it stands for.
       nodePreset(opts.cluster, '--cluster');

@@ -1,6 +1,7 @@
 import { accessSync, constants, existsSync, mkdirSync, statSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { UsageError } from './usageError.js';
+import { fileWriteErrorReason } from '../fileErrors.js';
 
 /**
  * Makes sure `path` (given as `flag`) can be written before any long work starts: its folder is created if missing,
@@ -14,7 +15,7 @@ export function prepareOutputFile(path: string, flag: string): void {
   try {
     mkdirSync(folder, { recursive: true });
   } catch (err) {
-    throw new UsageError(`${flag} ${path}: cannot create the folder ${folder} (${(err as NodeJS.ErrnoException).code ?? String(err)})`);
+    throw new UsageError(`${flag} ${path}: cannot create the folder ${folder}: ${fileWriteErrorReason(err, folder)}`);
   }
   try {
     accessSync(existsSync(path) ? path : folder, constants.W_OK);

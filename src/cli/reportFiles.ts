@@ -4,6 +4,7 @@ import type { Command } from 'commander';
 import type { StepRun } from '../sim/simulateStep.js';
 import type { Scenario } from '../scenario/resolve.js';
 import { VERSION } from '../version.js';
+import { fileWriteErrorReason } from '../fileErrors.js';
 import { formatBytes } from './units.js';
 import { UsageError } from './usageError.js';
 import type { Output } from './output.js';
@@ -30,7 +31,7 @@ export function writeReportFile(path: string, text: string, io: Output): void {
     mkdirSync(dirname(path), { recursive: true });
     writeFileSync(path, text);
   } catch (err) {
-    throw new UsageError(`cannot write '${path}': ${(err as NodeJS.ErrnoException).code ?? String(err)}`);
+    throw new UsageError(`cannot write '${path}': ${fileWriteErrorReason(err, path)}`);
   }
   io.err(`wrote ${path} (${formatBytes(Buffer.byteLength(text))})`);
 }
@@ -50,6 +51,27 @@ export function labelOf(scenario: Scenario): ScenarioLabel {
   return { name: scenario.name, modelName: scenario.model.name, clusterName: scenario.cluster.name, gpusPerNode: scenario.cluster.node.gpusPerNode };
 }
 
+/** The ranks that exist in a scenario's run: one per GPU (tp × pp × dp uses every GPU of the cluster). */
+function worldSize(scenario: Scenario): number {
+  return scenario.cluster.nodes * scenario.cluster.node.gpusPerNode;
+}
+
+function checkTimelineRankCount(count: number, opts: StepFileOptions): void {
+  if ((opts.timeline || opts.report) && count > TIMELINE_MAX_RANKS) {
+    throw new UsageError(`--ranks: a timeline shows at most ${TIMELINE_MAX_RANKS} ranks (${count} asked); pick fewer, or use --trace for all of them`);
+  }
+}
+
+/**
+ * Refuses a bad `--ranks` or `--streams` before anything is simulated: which ranks exist is known once the
+ * scenario is resolved, so a typo costs no simulation and prints no summary. (Whether a rank was simulated
+ * or mirrored is known only after the run; {@link stepFilesView} checks that.)
+ */
+export function checkStepFileOptions(scenario: Scenario, opts: StepFileOptions): void {
+  if (opts.ranks) checkTimelineRankCount(selection('--ranks', () => parseRankList(opts.ranks!, worldSize(scenario))).length, opts);
+  if (opts.streams) selection('--streams', () => parseStreamList(opts.streams!));
+}
+
 /**
  * What the timeline of a run shows: `--ranks` (default: rank 0, one rank per pipeline stage, the slowest
  * rank and a rank on the last node) and `--streams` (default: the streams that have work).
@@ -65,6 +87,17 @@ export function stepView(scenario: Scenario, run: Pick<StepRun, 'trace' | 'resul
 }
 
 /**
+ * The view the timeline, report and trace files draw, when one of them is asked for; call it before printing
+ * the summary, so that a rank that was not simulated is refused with nothing on stdout.
+ */
+export function stepFilesView(scenario: Scenario, run: Pick<StepRun, 'trace' | 'result'>, opts: StepFileOptions): StepView | undefined {
+  if (!opts.timeline && !opts.report && !opts.trace) return undefined;
+  const view = stepView(scenario, run, opts);
+  checkTimelineRankCount(view.ranks.length, opts);
+  return view;
+}
+
+/**
  * The report renderers (d3 + jsdom) take about a second to load, so they are imported only when a file
  * is asked for, keeping plain `simulate` and `--json` quick to start.
  */
@@ -72,16 +105,12 @@ export function loadReports(): Promise<typeof import('../report/reports.js')> {
   return import('../report/reports.js');
 }
 
-/** Writes the files `--timeline`, `--report`, `--trace` and `--memory-chart` ask for. */
-export async function writeStepFiles(scenario: Scenario, run: Pick<StepRun, 'trace' | 'result'>, opts: StepFileOptions, io: Output): Promise<void> {
-  if (!opts.memoryChart && !opts.timeline && !opts.report && !opts.trace) return;
+/** Writes the files `--timeline`, `--report`, `--trace` and `--memory-chart` ask for; `view` is {@link stepFilesView}'s. */
+export async function writeStepFiles(scenario: Scenario, run: Pick<StepRun, 'trace' | 'result'>, opts: StepFileOptions, view: StepView | undefined, io: Output): Promise<void> {
+  if (!opts.memoryChart && !view) return;
   const { simulateReportHtml, stepMemorySvg, stepTimelineSvg } = await loadReports();
   if (opts.memoryChart) writeReportFile(opts.memoryChart, stepMemorySvg({ label: labelOf(scenario), result: run.result }), io);
-  if (!opts.timeline && !opts.report && !opts.trace) return;
-  const view = stepView(scenario, run, opts);
-  if ((opts.timeline || opts.report) && view.ranks.length > TIMELINE_MAX_RANKS) {
-    throw new UsageError(`--ranks: a timeline shows at most ${TIMELINE_MAX_RANKS} ranks (${view.ranks.length} asked); pick fewer, or use --trace for all of them`);
-  }
+  if (!view) return;
   const timeline = opts.timeline || opts.report ? stepTimelineSvg(view) : '';
   if (opts.timeline) writeReportFile(opts.timeline, timeline, io);
   if (opts.report) writeReportFile(opts.report, simulateReportHtml(view, `clustersim ${VERSION} simulate`, timeline), io);

@@ -8,7 +8,7 @@ import { applyOverrides } from '../scenario/load.js';
 import { processOutput, type Output } from './output.js';
 import { alternativesFor, formatAdvice } from './adviceOutput.js';
 import { UsageError } from './usageError.js';
-import { addStepFileOptions, writeStepFiles, type StepFileOptions } from './reportFiles.js';
+import { addStepFileOptions, checkStepFileOptions, stepFilesView, writeStepFiles, type StepFileOptions } from './reportFiles.js';
 import { applyProfileOption } from './calibrateCommand.js';
 import { hostMemoryVerdict } from '../report/summary.js';
 import type { AttentionSummary } from '../sim/workload/attentionKernels.js';
@@ -94,7 +94,9 @@ Examples:
     const sets = opts.fidelity ? [...opts.set, `simulation.fidelity=${opts.fidelity}`] : opts.set;
     const { scenario: imported, imports } = scenarioWithImports(file, opts, sets, (w) => io.err(`clustersim: warning: ${w}`));
     const scenario = applyProfileOption(imported, opts.profile, io);
+    checkStepFileOptions(scenario, opts);
     const run = simulateStep(scenario);
+    const view = stepFilesView(scenario, run, opts);
     const { result } = run;
     const adjust = (raw: unknown) => applyOverrides(applyImports(raw, imports), sets);
     // Each alternative is a whole simulation again: say which one is running, on a terminal.
@@ -109,7 +111,7 @@ Examples:
       io.out(JSON.stringify({ ...simulateJson(result), alternatives, ...extra }, null, 2));
     }
     else io.out([formatStepSummary(result, { clusterName: scenario.cluster.name, modelName: scenario.model.name }), formatAdvice(result, alternatives), ...describeImports(imports, opts.set)].join('\n'));
-    await writeStepFiles(scenario, run, opts, io);
+    await writeStepFiles(scenario, run, opts, view, io);
   });
 }
 

@@ -23,14 +23,20 @@ export function parseBytes(text: string, option: string): number {
 /** Formats bytes with a binary unit, as nccl-tests users read them (the reports' formatter). */
 export const formatBytes = bytesText;
 
-/** Formats seconds with a unit that keeps 3–4 significant digits. */
+/** Formats seconds with a unit that keeps 3–4 significant digits (ns below a microsecond, so 9.4 ns is not 0.0 µs). */
 export function formatSeconds(s: number): string {
   if (s >= 1) return `${s.toFixed(3)} s`;
   if (s >= 1e-3) return `${(s * 1e3).toFixed(2)} ms`;
-  return `${(s * 1e6).toFixed(1)} µs`;
+  if (s >= 1e-6 || s <= 0) return `${(s * 1e6).toFixed(1)} µs`;
+  return `${(s * 1e9).toFixed(1)} ns`;
+}
+
+/** Parses a whole number of at least `min`; anything else is refused with the same message, naming the range. */
+export function parseIntAtLeast(text: string, option: string, min: number): number {
+  if (!/^\d+$/.test(text.trim()) || Number(text) < min) throw new UsageError(`${option}: expected a whole number ≥ ${min}, got '${text}'`);
+  return Number(text);
 }
 
 export function parsePositiveInt(text: string, option: string): number {
-  if (!/^\d+$/.test(text.trim()) || Number(text) < 1) throw new UsageError(`${option}: expected a whole number ≥ 1, got '${text}'`);
-  return Number(text);
+  return parseIntAtLeast(text, option, 1);
 }

@@ -3,7 +3,7 @@ import { MEGATRON_VOCAB_DIVISIBLE_BY, padVocab } from '../sim/workload/framework
 import { MiB } from '../sim/engine/units.js';
 import type { TrainingPrecision } from '../sim/setup.js';
 import { ImportCollector, type ImportResult } from './importResult.js';
-import { MegatronArgs, NOT_MODELLED, SOURCE } from './importMegatronFlags.js';
+import { MegatronArgs, NOT_MODELLED, SOURCE, unknownFlagShown } from './importMegatronFlags.js';
 
 /**
  * Reading the command-line arguments of a Megatron-LM run (`pretrain_gpt.py …`) into scenario
@@ -86,7 +86,7 @@ export function importMegatronArgs(text: string, context: MegatronContext = {}):
     if ((name === 'context-parallel-size' || name === 'expert-model-parallel-size') && values.join(' ') === '1') continue;
     c.warn(`--${name}${values.length ? ` ${values.join(' ')}` : ''}: not modelled; ${NOT_MODELLED[name]}`);
   }
-  if (a.unknown.length > 0) c.warn(`unknown Megatron flags, ignored: ${a.unknown.join(' ')}`);
+  if (a.unknown.length > 0) c.warn(`unknown Megatron flags, ignored: ${a.unknown.map(unknownFlagShown).join(' ')}`);
   const vars = a.stray.filter((w) => w.includes('$'));
   const others = a.stray.filter((w) => !w.includes('$'));
   if (vars.length > 0) c.warn(`shell variables are not expanded, so the flags they hold were not read: ${vars.join(' ')}`);

@@ -1,5 +1,6 @@
 import { ScenarioError } from '../sim/errors.js';
 import { shellWords } from './importShellWords.js';
+import { closest } from './closestName.js';
 
 /**
  * The Megatron-LM flags `--megatron-args` knows, and reading an argument list into them. Names and
@@ -99,6 +100,15 @@ const NO_EFFECT = new Set(
     'use-cpu-initialization data-impl no-create-attention-mask-in-dataloader qk-layernorm'
   ).split(' '),
 );
+
+/**
+ * An unknown flag as a warning shows it: with the Megatron flag it probably misspells, if one is close
+ * (`--tensor-model-paralel-size (did you mean --tensor-model-parallel-size?)`).
+ */
+export function unknownFlagShown(flag: string): string {
+  const meant = closest(flag.replace(/^--?/, ''), [...Object.keys(FLAGS), ...Object.keys(NOT_MODELLED), ...NO_EFFECT]);
+  return meant ? `${flag} (did you mean --${meant}?)` : flag;
+}
 
 function isFlag(word: string): boolean {
   return /^--?[A-Za-z]/.test(word);

@@ -2,7 +2,7 @@ import { ZodError } from 'zod';
 import type { StepSetup } from '../sim/setup.js';
 import type { ClusterSpec, GpuSpec, NetworkSpec, NodeSpec } from '../sim/hardware/types.js';
 import { gpuPreset, networkPreset, nodePreset, nodePresetNames } from '../sim/hardware/presets.js';
-import type { ModelSpec } from '../sim/workload/model.js';
+import { mlpSizesOf, type ModelSpec } from '../sim/workload/model.js';
 import { modelPreset } from '../sim/workload/modelPresets.js';
 import { modelFromHfConfig } from '../sim/workload/hfConfig.js';
 import { frameworkByName, MEGATRON_VOCAB_DIVISIBLE_BY, padVocab, type FrameworkSpec } from '../sim/workload/framework.js';
@@ -19,6 +19,7 @@ import { attentionKernelProblem } from '../sim/workload/attentionKernels.js';
 import { simulationLimitProblems } from './simulationLimits.js';
 import { nvlsUnavailable } from '../sim/collectives/collectiveService.js';
 import type { MeasuredCollectiveTable } from '../sim/collectives/measuredTable.js';
+import { layersPerStageProblem } from '../sim/parallel/layout.js';
 
 /** The framework with the scenario's measured host costs per call and per collective call, where it gives them. */
 /** The vocabulary as the framework pads it (`training.vocabDivisibleBy`); an MLP has none. */
@@ -175,9 +176,14 @@ function checkParallel(par: ScenarioInput['parallel'], dp: number, gpus: number,
   const problems: Problem[] = [];
   const used = par.tp * par.pp * dp;
   if (used !== gpus) {
-    const given = par.dp === undefined ? `tp × pp = ${par.tp} × ${par.pp} does not divide` : `tp × pp × dp = ${par.tp} × ${par.pp} × ${dp} = ${used} does not match`;
-    const fix = par.dp !== undefined && gpus % (par.tp * par.pp) === 0 ? `; set dp to ${gpus / (par.tp * par.pp)} or leave it out` : '';
-    problems.push({ path: par.dp === undefined ? 'parallel' : 'parallel.dp', message: `${given} the cluster's ${gpus} GPUs (${nodes} nodes × ${perNode})${fix}` });
+    const split = par.tp * par.pp;
+    // A split larger than the cluster cannot be fixed by dp: say it is too big, not that it does not divide.
+    const given =
+      par.dp === undefined
+        ? split > gpus ? `tp × pp = ${par.tp} × ${par.pp} = ${split} exceeds` : `tp × pp = ${par.tp} × ${par.pp} does not divide`
+        : `tp × pp × dp = ${par.tp} × ${par.pp} × ${dp} = ${used} ${used > gpus ? 'exceeds' : 'does not match'}`;
+    const fix = par.dp !== undefined && gpus % split === 0 ? `; set dp to ${gpus / split} or leave it out` : '';
+    problems.push({ path: par.dp === undefined ? 'parallel' : 'parallel.dp', message: `${given} the cluster's ${gpus} GPUs (${nodes} ${nodes === 1 ? 'node' : 'nodes'} × ${perNode})${fix}` });
   }
   if (model.arch !== 'mlp' && model.heads % par.tp !== 0) problems.push({ path: 'parallel.tp', message: `${par.tp} does not divide heads (${model.heads})` });
   if (model.arch !== 'mlp' && model.ffnHidden % par.tp !== 0) problems.push({ path: 'parallel.tp', message: `${par.tp} does not divide the FFN width (${model.ffnHidden})` });
@@ -185,6 +191,13 @@ function checkParallel(par: ScenarioInput['parallel'], dp: number, gpus: number,
   if (par.pp > 1 && !par.layersPerStage && model.layers % (par.pp * (par.schedule === 'interleaved' ? par.virtualStages : 1)) !== 0) {
     const chunks = par.pp * (par.schedule === 'interleaved' ? par.virtualStages : 1);
     problems.push({ path: 'parallel.pp', message: `${model.layers} layers do not split evenly over ${chunks} model chunks (pp × virtualStages); give parallel.layersPerStage or change pp` });
+  }
+  if (par.layersPerStage) {
+    // The layers the pipeline splits, as the step compiler counts them: an MLP's linear layers (at most model.layers).
+    const layers = model.arch === 'mlp' ? Math.min(model.layers, mlpSizesOf(model).length - 1) : model.layers;
+    const v = par.pp > 1 && par.schedule === 'interleaved' ? par.virtualStages : 1;
+    const problem = layersPerStageProblem(layers, par.pp, v, par.layersPerStage);
+    if (problem) problems.push({ path: 'parallel.layersPerStage', message: problem });
   }
   if (par.pp > model.layers) problems.push({ path: 'parallel.pp', message: `${par.pp} stages is more than the model's ${model.layers} layers` });
   if (par.zero >= 2 && par.pp > 1) problems.push({ path: 'parallel.zero', message: `ZeRO-${par.zero} cannot be combined with pipeline parallelism (DeepSpeed supports pipelines with ZeRO-1 only); use zero 0 or 1, or pp 1` });

@@ -1,5 +1,6 @@
 import type { ZodError, ZodIssue, ZodTypeAny } from 'zod';
 import type { Problem } from './errors.js';
+import { closest } from './closestName.js';
 
 /**
  * Turning zod's issues into messages a user can act on: each names the field (dotted path), what is
@@ -49,19 +50,27 @@ function fieldsOf(schema: ZodTypeAny): string[] | undefined {
   return undefined;
 }
 
-/** In words, what a schema accepts: `a whole number > 0`, `one of 'bf16', 'fp16'`, `true or false`. */
+/** A number schema in words, with its bounds: `a whole number > 0`, `a number > 0 and ≤ 1`. */
+function numberExpectation(d: Def): string {
+  const checks = d.checks ?? [];
+  const bounds = checks
+    .filter((c) => c.kind === 'min' || c.kind === 'max')
+    .map((c) => `${c.kind === 'min' ? (c.inclusive ? '≥' : '>') : c.inclusive ? '≤' : '<'} ${c.value}`);
+  return `${checks.some((c) => c.kind === 'int') ? 'a whole number' : 'a number'}${bounds.length ? ` ${bounds.join(' and ')}` : ''}`;
+}
+
+/**
+ * In words, what a schema accepts: `a whole number > 0`, `one of 'bf16', 'fp16'`, `true or false`. A described
+ * field gives its description; a described number keeps its bounds in front, since the description says what
+ * the number means but not which values are allowed.
+ */
 export function expectation(schema: ZodTypeAny): string {
   const { inner, description } = unwrap(schema);
-  if (description) return description;
   const d = def(inner);
+  if (description) return d.typeName === 'ZodNumber' ? `${numberExpectation(d)} (${description})` : description;
   switch (d.typeName) {
-    case 'ZodNumber': {
-      const checks = d.checks ?? [];
-      const bounds = checks
-        .filter((c) => c.kind === 'min' || c.kind === 'max')
-        .map((c) => `${c.kind === 'min' ? (c.inclusive ? '≥' : '>') : c.inclusive ? '≤' : '<'} ${c.value}`);
-      return `${checks.some((c) => c.kind === 'int') ? 'a whole number' : 'a number'}${bounds.length ? ` ${bounds.join(' and ')}` : ''}`;
-    }
+    case 'ZodNumber':
+      return numberExpectation(d);
     case 'ZodString':
       return 'text';
     case 'ZodBoolean':
@@ -126,33 +135,6 @@ export function shown(value: unknown): string {
   if (Array.isArray(value)) return 'a list';
   if (typeof value === 'object') return 'a mapping';
   return String(value);
-}
-
-/** Edit distance, to suggest the field a typo meant. */
-function distance(a: string, b: string): number {
-  const row = Array.from({ length: b.length + 1 }, (_, j) => j);
-  for (let i = 1; i <= a.length; i++) {
-    let prev = row[0];
-    row[0] = i;
-    for (let j = 1; j <= b.length; j++) {
-      const cur = row[j];
-      row[j] = Math.min(row[j] + 1, row[j - 1] + 1, prev + (a[i - 1] === b[j - 1] ? 0 : 1));
-      prev = cur;
-    }
-  }
-  return row[b.length];
-}
-
-/** The allowed name closest to `name`, if it is close enough to be a typo. */
-export function closest(name: string, allowed: readonly string[]): string | undefined {
-  const lower = name.toLowerCase();
-  let best: string | undefined;
-  let bestD = Infinity;
-  for (const a of allowed) {
-    const d = a.toLowerCase() === lower ? 0 : distance(lower, a.toLowerCase());
-    if (d < bestD) [best, bestD] = [a, d];
-  }
-  return best !== undefined && bestD <= Math.max(1, Math.min(3, Math.floor(name.length / 3))) ? best : undefined;
 }
 
 interface Context {

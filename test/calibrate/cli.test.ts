@@ -43,6 +43,18 @@ describe('calibrate and validate: argument validation', () => {
     expect(parsePercent(' 2.5 ', '--max-error')).toBe(2.5);
   });
 
+  it('validate says a JSON file that is not a profile is not one, what it holds and how to make one', async () => {
+    const other = join(dir, 'package.json');
+    writeFileSync(other, JSON.stringify({ name: 'x', version: '1.0.0' }));
+    const r = await cli('validate', '--profile', other);
+    expect(r.code).toBe(2);
+    expect(r.out).toBe('');
+    expect(r.err).toBe(
+      `clustersim: ${other} is not a clustersim calibration profile: it holds an object with the fields name, version, and no "schema", ` +
+        'but a profile is a JSON object with "schema": "clustersim.profile", the fitted constants of a machine; make one with `clustersim calibrate --out profile.json`\n',
+    );
+  });
+
   it('puts the log next to the profile by default', () => {
     expect(defaultLogPath('out/h200.json')).toBe('out/h200.measurements.jsonl');
     expect(defaultLogPath('p')).toBe('p.measurements.jsonl');

@@ -36,7 +36,11 @@ describe('the profile schema', () => {
   it('tells apart a newer schema version and a file that is not a profile', () => {
     expect(() => parseProfile({ ...syntheticProfile(), schemaVersion: 99 }, 'x.json')).toThrow(/schema version 99 is not supported .*written by a newer clustersim: upgrade clustersim to read it/);
     expect(() => parseProfile({ ...syntheticProfile(), schemaVersion: 0 }, 'x.json')).toThrow(/schema version 0 is not supported .*calibrate again with this version/);
-    expect(() => parseProfile({ hello: 1 }, 'x.json')).toThrow(/not a valid clustersim profile[\s\S]*schema/);
+    const notProfile = 'x.json is not a clustersim calibration profile: it holds %s, but a profile is a JSON object with "schema": "clustersim.profile", the fitted constants of a machine; make one with `clustersim calibrate --out profile.json`';
+    expect(() => parseProfile({ hello: 1, world: 2 }, 'x.json')).toThrow(notProfile.replace('%s', 'an object with the fields hello, world, and no "schema"'));
+    expect(() => parseProfile({ schema: 'other.tool', createdAt: 1 }, 'x.json')).toThrow(notProfile.replace('%s', 'an object with "schema": "other.tool"'));
+    expect(() => parseProfile([1, 2], 'x.json')).toThrow(notProfile.replace('%s', 'a list of 2'));
+    expect(() => parseProfile(7, 'x.json')).toThrow(notProfile.replace('%s', 'the number 7'));
     writeFileSync(join(dir, 'bad.json'), '{ nope');
     expect(() => readProfile(join(dir, 'bad.json'))).toThrow(/is not JSON/);
     expect(() => readProfile(join(dir, 'missing.json'))).toThrow(ProfileError);

@@ -111,6 +111,15 @@ describe('bad input: unknown presets', () => {
     expect(own.stderr).not.toContain('--set');
   });
 
+  it('reports a layersPerStage that does not add up like every other problem: under the file name, with its --set', async () => {
+    const path = scenario();
+    const r = await cli('simulate', path, '--set', 'parallel.layersPerStage=[1]');
+    expect(r.stderr).toBe(`clustersim: ${path}: 1 problem:\n  parallel.layersPerStage: adds up to 1, but the model has 24 layers [from --set parallel.layersPerStage=[1]]`);
+    expectBadInput(r);
+    const stages = await cli('simulate', path, '--set', 'parallel.layersPerStage=[12, 12]');
+    expectBadInput(stages, `${path}: 1 problem:`, 'parallel.layersPerStage: needs one count per pipeline stage (1), got 2 [from --set parallel.layersPerStage=[12, 12]]');
+  });
+
   it('names the option, not the scenario field, for an unknown preset given to collective', async () => {
     expectBadInput(await cli('collective', '--cluster', 'dgx-zz'), "--cluster: unknown node preset 'dgx-zz'; expected one of: ", 'dgx-a100-80gb');
     expectBadInput(await cli('collective', '--cluster', 'dgx-a100-80gb', '--network', 'ib-xyz'), "--network: unknown network preset 'ib-xyz'; expected one of: ", 'ib-hdr');
@@ -195,6 +204,15 @@ describe('bad input: sizes that must be positive', () => {
     expect(problemLines(r.stderr)).toHaveLength(1);
   });
 
+  it.each([
+    ['cluster.node.hostMemoryGiB', '-5', "host (CPU) memory of the node, GiB: where optimizer offload keeps its state"],
+    ['cluster.node.hostAdamParamsPerS', '0', "the whole node's CPU-Adam rate for optimizer offload, parameters per second, shared by its GPUs' processes"],
+  ])('rejects %s: %s and says it must be > 0 as well as what the field means', async (path, value, meaning) => {
+    const r = await cli('simulate', scenario(), '--set', `${path}=${value}`);
+    expectBadInput(r, `${path}: expected a number > 0 (${meaning}), got ${value}`);
+    expect(problemLines(r.stderr)).toHaveLength(1);
+  });
+
   it('rejects an infinite bucket size', async () => {
     expectBadInput(await cli('simulate', scenario(), '--set', 'parallel.ddp.bucketMB=.inf'), 'parallel.ddp.bucketMB: expected a number > 0, got Infinity');
   });
@@ -209,6 +227,16 @@ describe('bad input: batch arithmetic', () => {
   it('reports a dp that does not use every GPU', async () => {
     const r = await cli('simulate', scenario({ parallel: 'parallel: { dp: 8 }' }));
     expectBadInput(r, "parallel.dp: tp × pp × dp = 1 × 1 × 8 = 8 does not match the cluster's 16 GPUs (2 nodes × 8)", 'set dp to 16 or leave it out');
+  });
+
+  it('says a split larger than the cluster exceeds it, and counts one node as one node', async () => {
+    const one = 'cluster: { preset: dgx-a100-80gb, nodes: 1 }';
+    const tp = await cli('simulate', scenario({ cluster: one }), '--set', 'parallel.tp=16');
+    expectBadInput(tp, "parallel: tp × pp = 16 × 1 = 16 exceeds the cluster's 8 GPUs (1 node × 8) [from --set parallel.tp=16]");
+    const dp = await cli('simulate', scenario({ cluster: one, parallel: 'parallel: { dp: 16 }' }));
+    expectBadInput(dp, "parallel.dp: tp × pp × dp = 1 × 1 × 16 = 16 exceeds the cluster's 8 GPUs (1 node × 8); set dp to 8 or leave it out");
+    const odd = await cli('simulate', scenario({ cluster: 'cluster: { preset: dgx-a100-80gb, nodes: 3 }' }), '--set', 'parallel.tp=16');
+    expectBadInput(odd, "parallel: tp × pp = 16 × 1 does not divide the cluster's 24 GPUs (3 nodes × 8)");
   });
 
   it('reports heads that do not divide the hidden size', async () => {
@@ -316,7 +344,9 @@ describe('bad input: collective sizes and numbers', () => {
   it('rejects non-numeric and out-of-range counts', async () => {
     expectBadInput(await cli('collective', '--cluster', 'dgx-a100-80gb', '--nodes', 'two'), "--nodes: expected a whole number ≥ 1, got 'two'");
     expectBadInput(await cli('collective', '--cluster', 'dgx-a100-80gb', '--gpus', '99'), '--gpus: 99 is more than the 8 GPUs of 1 × dgx-a100-80gb; add --nodes 13 (8 GPUs per node)');
-    expectBadInput(await cli('collective', '--cluster', 'dgx-a100-80gb', '--step-factor', '1'), '--step-factor: must be at least 2');
+    for (const factor of ['1', '0.5', 'two']) {
+      expectBadInput(await cli('collective', '--cluster', 'dgx-a100-80gb', '--step-factor', factor), `--step-factor: expected a whole number ≥ 2, got '${factor}'`);
+    }
   });
 });
 

@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { prepareOutputFile } from '../../src/cli/outputFile.js';
+import { writeReportFile } from '../../src/cli/reportFiles.js';
 import { UsageError } from '../../src/cli/usageError.js';
 import { cli } from '../helpers/cli.js';
 
@@ -16,7 +17,7 @@ describe('output files of long runs are checked before the work starts', () => {
     expect(() => prepareOutputFile(dir, '--out')).toThrow(/--out .* is a folder; give a file name in it/);
     writeFileSync(join(dir, 'plain'), 'x');
     expect(() => prepareOutputFile(join(dir, 'plain/p.json'), '--log')).toThrow(/--log .*plain\/p\.json: .*plain is a file, not a folder/);
-    expect(() => prepareOutputFile(join(dir, 'plain/deeper/p.json'), '--log')).toThrow(/cannot create the folder .*plain\/deeper \((ENOTDIR|EEXIST)\)/);
+    expect(() => prepareOutputFile(join(dir, 'plain/deeper/p.json'), '--log')).toThrow(/cannot create the folder .*plain\/deeper: a part of the path is a file, not a folder \((ENOTDIR|EEXIST)\)/);
   });
 
   it('calibrate and validate stop at once, with exit status 2, on an --out they could not write', async () => {
@@ -28,5 +29,19 @@ describe('output files of long runs are checked before the work starts', () => {
     const val = await cli('validate', '--profile', join(dir, 'profile.json'), '--out', join(dir, 'plain/v.json'));
     expect(val.code).toBe(2);
     expect(val.err).toMatch(/plain is a file, not a folder/);
+  });
+
+  it('says in words why a report file could not be written, with the system code after them', () => {
+    const io = { out: () => {}, err: () => {} };
+    const write = (path: string) => () => writeReportFile(path, 'x', io);
+    expect(write(dir)).toThrow(`cannot write '${dir}': it is a folder, not a file (EISDIR)`);
+    expect(write(join(dir, 'plain/x.svg'))).toThrow(`cannot write '${join(dir, 'plain/x.svg')}': a part of the path is a file, not a folder (`);
+    expect(write('/proc/x.svg')).toThrow("cannot write '/proc/x.svg': no such file, and /proc does not let one be created (ENOENT)");
+  });
+
+  it('simulate --timeline into a folder that takes no files says so in words, exit status 2', async () => {
+    const r = await cli('simulate', 'scenarios/bert-large-ddp-2node.yaml', '--alternatives', '0', '--timeline', '/proc/x.svg');
+    expect(r.code).toBe(2);
+    expect(r.err).toBe("clustersim: cannot write '/proc/x.svg': no such file, and /proc does not let one be created (ENOENT)\n");
   });
 });

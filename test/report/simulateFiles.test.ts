@@ -60,6 +60,15 @@ describe('clustersim simulate --timeline / --report / --trace', () => {
     const streams = await cli('simulate', BERT, '--timeline', join(dir, 'c.svg'), '--streams', 'nvlink');
     expect(streams.code).toBe(2);
     expect(streams.err).toContain("--streams: unknown stream 'nvlink'");
+    for (const r of [bad, many, streams]) expect(r.out).toBe('');
+  });
+
+  it('refuses a rank that does not exist before simulating: no summary on stdout, no file written', async () => {
+    const r = await cli('simulate', BERT, '--timeline', join(dir, 'e.svg'), '--ranks', '0,99');
+    expect(r.code).toBe(2);
+    expect(r.out).toBe('');
+    expect(r.err).toBe('clustersim: --ranks: rank 99 does not exist: this run has ranks 0-15\n');
+    expect(existsSync(join(dir, 'e.svg'))).toBe(false);
   });
 
   it('shows the simulated ranks only, and says how to see the others, when ranks are mirrored', async () => {
@@ -73,6 +82,7 @@ describe('clustersim simulate --timeline / --report / --trace', () => {
     expect(new Set(events.map((e) => e.pid - 1))).toEqual(new Set([0]));
     const bad = await cli('simulate', BERT, '--timeline', svg, '--ranks', '0,8');
     expect(bad.code).toBe(2);
+    expect(bad.out).toBe('');
     expect(bad.err).toContain('--ranks: rank 8 was not simulated: this run simulated ranks 0, and the others mirror them; --set simulation.fidelity=full simulates every rank');
   });
 });

@@ -194,6 +194,14 @@ describe('importMegatronArgs', () => {
     expect(r.warnings.join('\n')).toMatch(/--overlap-param-gather: not modelled/);
   });
 
+  it('suggests the flag a misspelt one probably meant, still only warning', () => {
+    const r = importMegatronArgs('--tensor-model-paralel-size 4 --pipeline-model-parallel-size 2 --sequence-paralel --my-custom-flag');
+    expect(fieldsOf(r)).toMatchObject({ 'parallel.pp': 2 });
+    expect(r.warnings).toContain(
+      'unknown Megatron flags, ignored: --tensor-model-paralel-size (did you mean --tensor-model-parallel-size?) --sequence-paralel (did you mean --sequence-parallel?) --my-custom-flag',
+    );
+  });
+
   it('warns about shell variables it cannot expand and about what follows a pipe', () => {
     const r = importMegatronArgs('python pretrain_gpt.py ${GPT_ARGS[@]} --tensor-model-parallel-size 2 | tee log');
     expect(r.warnings.join('\n')).toMatch(/shell variables are not expanded, so the flags they hold were not read: \$\{GPT_ARGS\[@\]\}/);

@@ -60,6 +60,19 @@ export class ParallelLayout {
 }
 
 /**
+ * What is wrong with `layersPerStage` as a split of `layers` layers over `pp` stages of `v` model chunks each,
+ * if anything: it needs one count per stage, adding up to the layers, and at least one layer per chunk.
+ */
+export function layersPerStageProblem(layers: number, pp: number, v: number, layersPerStage: readonly number[]): string | undefined {
+  if (layersPerStage.length !== pp) return `needs one count per pipeline stage (${pp}), got ${layersPerStage.length}`;
+  const sum = layersPerStage.reduce((a, b) => a + b, 0);
+  if (sum !== layers) return `adds up to ${sum}, but the model has ${layers} layers`;
+  const short = layersPerStage.findIndex((n) => n < v);
+  if (short >= 0) return `stage ${short} has ${layersPerStage[short]} layers, fewer than its ${v} model chunks (virtualStages); each chunk needs at least one`;
+  return undefined;
+}
+
+/**
  * Transformer layers of each virtual pipeline stage (pp × v of them; chunk c of stage s is virtual
  * stage c·pp + s, as Megatron interleaves). Layers are split evenly unless `layersPerStage` is given:
  * one count per stage; with v > 1 chunks, each stage's layers are dealt over its v chunks as evenly as
@@ -70,11 +83,8 @@ export function splitLayers(layers: number, pp: number, v: number, layersPerStag
   const virtual = pp * v;
   let counts: number[];
   if (layersPerStage) {
-    if (layersPerStage.length !== pp) throw new ScenarioError('parallel.layersPerStage', `needs one count per pipeline stage (${pp}), got ${layersPerStage.length}`);
-    const sum = layersPerStage.reduce((a, b) => a + b, 0);
-    if (sum !== layers) throw new ScenarioError('parallel.layersPerStage', `adds up to ${sum}, but the model has ${layers} layers`);
-    const short = layersPerStage.findIndex((n) => n < v);
-    if (short >= 0) throw new ScenarioError('parallel.layersPerStage', `stage ${short} has ${layersPerStage[short]} layers, fewer than its ${v} model chunks (virtualStages); each chunk needs at least one`);
+    const problem = layersPerStageProblem(layers, pp, v, layersPerStage);
+    if (problem) throw new ScenarioError('parallel.layersPerStage', problem);
     counts = new Array<number>(virtual);
     layersPerStage.forEach((n, stage) => {
       for (let c = 0; c < v; c++) counts[c * pp + stage] = Math.floor(n / v) + (c < n % v ? 1 : 0);

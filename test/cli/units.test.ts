@@ -1,0 +1,25 @@
+import { describe, expect, it } from 'vitest';
+import { formatSeconds } from '../../src/cli/units.js';
+import { formatProfile } from '../../src/cli/calibrateCommand.js';
+import { syntheticProfile } from '../calibrate/fixtures.js';
+
+describe('formatSeconds', () => {
+  it.each([
+    [2.5, '2.500 s'],
+    [0.0125, '12.50 ms'],
+    [3.5e-6, '3.5 µs'],
+    [9.4e-9, '9.4 ns'],
+    [5e-10, '0.5 ns'],
+    [0, '0.0 µs'],
+  ])('writes %s s as %s', (s, text) => {
+    expect(formatSeconds(s)).toBe(text);
+  });
+});
+
+describe('the calibration summary', () => {
+  it('prints a launch overhead below a microsecond in ns, as the CPU backend measures it', () => {
+    const p = syntheticProfile();
+    p.fit.launchS = 9.4e-9;
+    expect(formatProfile(p).split('\n')[1]).toBe('  launch overhead     9.4 ns');
+  });
+});
