@@ -1,4 +1,4 @@
-import { accessSync, constants, existsSync, mkdirSync, statSync } from 'node:fs';
+import { closeSync, existsSync, mkdirSync, openSync, statSync, unlinkSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { UsageError } from './usageError.js';
 import { fileWriteErrorReason } from '../fileErrors.js';
@@ -17,9 +17,13 @@ export function prepareOutputFile(path: string, flag: string): void {
   } catch (err) {
     throw new UsageError(`${flag} ${path}: cannot create the folder ${folder}: ${fileWriteErrorReason(err, folder)}`);
   }
+  // Opening it for appending is the one test that holds for every user (root passes access checks on /proc too);
+  // it changes nothing in a file that exists, and a file made only for the test is removed again.
+  const existed = existsSync(path);
   try {
-    accessSync(existsSync(path) ? path : folder, constants.W_OK);
-  } catch {
-    throw new UsageError(`${flag} ${path}: this user cannot write ${existsSync(path) ? 'the file' : `in ${folder}`} (permission denied)`);
+    closeSync(openSync(path, 'a'));
+    if (!existed) unlinkSync(path);
+  } catch (err) {
+    throw new UsageError(`${flag} ${path}: cannot write it: ${fileWriteErrorReason(err, path)}`);
   }
 }

@@ -8,6 +8,7 @@ import { fileWriteErrorReason } from '../fileErrors.js';
 import { formatBytes } from './units.js';
 import { UsageError } from './usageError.js';
 import type { Output } from './output.js';
+import { prepareOutputFile } from './outputFile.js';
 import { defaultRanks, parseRankList, parseStreamList, pipelineStageRanks, RankNotSimulatedError, RankSelectionError, simulatedRanks, usedStreams } from '../report/ranks.js';
 import type { StepView } from '../report/reports.js';
 import type { ScenarioLabel } from '../report/summary.js';
@@ -62,12 +63,18 @@ function checkTimelineRankCount(count: number, opts: StepFileOptions): void {
   }
 }
 
+/** Checks every output file given, as [path or undefined, its flag], before the work that fills them starts. */
+export function checkOutputFiles(files: [string | undefined, string][]): void {
+  for (const [path, flag] of files) if (path !== undefined) prepareOutputFile(path, flag);
+}
+
 /**
- * Refuses a bad `--ranks` or `--streams` before anything is simulated: which ranks exist is known once the
+ * Refuses bad output paths, and a bad `--ranks` or `--streams`, before anything is simulated: which ranks exist is known once the
  * scenario is resolved, so a typo costs no simulation and prints no summary. (Whether a rank was simulated
  * or mirrored is known only after the run; {@link stepFilesView} checks that.)
  */
 export function checkStepFileOptions(scenario: Scenario, opts: StepFileOptions): void {
+  checkOutputFiles([[opts.timeline, '--timeline'], [opts.report, '--report'], [opts.trace, '--trace'], [opts.memoryChart, '--memory-chart']]);
   if (opts.ranks) checkTimelineRankCount(selection('--ranks', () => parseRankList(opts.ranks!, worldSize(scenario))).length, opts);
   if (opts.streams) selection('--streams', () => parseStreamList(opts.streams!));
 }

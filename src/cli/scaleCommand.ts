@@ -11,7 +11,7 @@ import { SCALE_TABLE_HEADER, scaleCsv, scaleTableRows } from '../report/scaleTab
 import type { ScaleView } from '../report/reports.js';
 import { VERSION } from '../version.js';
 import { collect, scenarioFromFile } from './scenarioInput.js';
-import { loadReports, stepView, writeReportFile } from './reportFiles.js';
+import { checkOutputFiles, loadReports, stepView, writeReportFile } from './reportFiles.js';
 import { processOutput, type Output } from './output.js';
 import { UsageError } from './usageError.js';
 import type { Scenario } from '../scenario/resolve.js';
@@ -154,6 +154,7 @@ Examples:
       } else if (opts.out !== undefined) {
         throw new UsageError('--out: only with --shard (it names the JSON-lines file of the part); use --json, --csv, --svg or --report for a whole sweep');
       }
+      checkOutputFiles([[opts.csv, '--csv'], [opts.svg, '--svg'], [opts.report, '--report'], [opts.out, '--out']]);
       // Every scenario is checked before anything runs, so a bad --compare file fails at once.
       const plans = files.map((f) => planSeries(loadScenarioFile(f), opts.mode, opts.set));
       const label = (series: number, g: number) => `${plans[series].source} at ${g} GPUs`;

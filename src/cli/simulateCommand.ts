@@ -95,13 +95,14 @@ Examples:
     const { scenario: imported, imports } = scenarioWithImports(file, opts, sets, (w) => io.err(`clustersim: warning: ${w}`));
     const scenario = applyProfileOption(imported, opts.profile, io);
     checkStepFileOptions(scenario, opts);
+    const alternativeCount = parseCount(opts.alternatives, '--alternatives');
     const run = simulateStep(scenario);
     const view = stepFilesView(scenario, run, opts);
     const { result } = run;
     const adjust = (raw: unknown) => applyOverrides(applyImports(raw, imports), sets);
     // Each alternative is a whole simulation again: say which one is running, on a terminal.
     const showing = io === processOutput && process.stderr.isTTY;
-    const alternatives = alternativesFor(file, adjust, scenario, result, parseCount(opts.alternatives, '--alternatives'), showing ? (label) => io.err(`clustersim: simulating an alternative: ${label} (--alternatives 0 to skip)`) : undefined);
+    const alternatives = alternativesFor(file, adjust, scenario, result, alternativeCount, showing ? (label) => io.err(`clustersim: simulating an alternative: ${label} (--alternatives 0 to skip)`) : undefined);
     if (opts.json) {
       // What the imports set and warned about, and the scenario's own warnings, for scripts (also on stderr).
       const extra = {

@@ -1,4 +1,4 @@
-import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -39,9 +39,31 @@ describe('output files of long runs are checked before the work starts', () => {
     expect(write('/proc/x.svg')).toThrow("cannot write '/proc/x.svg': no such file, and /proc does not let one be created (ENOENT)");
   });
 
-  it('simulate --timeline into a folder that takes no files says so in words, exit status 2', async () => {
+  it('simulate --timeline and scale --csv into a folder that takes no files: refused before simulating, in words, exit status 2', async () => {
     const r = await cli('simulate', 'scenarios/bert-large-ddp-2node.yaml', '--alternatives', '0', '--timeline', '/proc/x.svg');
     expect(r.code).toBe(2);
-    expect(r.err).toBe("clustersim: cannot write '/proc/x.svg': no such file, and /proc does not let one be created (ENOENT)\n");
+    expect(r.out).toBe(''); // no summary: nothing was simulated
+    expect(r.err).toBe('clustersim: --timeline /proc/x.svg: cannot write it: no such file, and /proc does not let one be created (ENOENT)\n');
+    const s = await cli('scale', 'scenarios/bert-large-ddp-2node.yaml', '--gpus', '8', '--csv', '/proc/x.csv');
+    expect(s.code).toBe(2);
+    expect(s.out).toBe('');
+    expect(s.err).toMatch(/^clustersim: --csv \/proc\/x\.csv: cannot write it: /);
+  });
+
+  it('leaves no file behind from the check, and leaves an existing file as it was', () => {
+    const fresh = join(dir, 'fresh.svg');
+    prepareOutputFile(fresh, '--timeline');
+    expect(existsSync(fresh)).toBe(false);
+    const kept = join(dir, 'kept.svg');
+    writeFileSync(kept, 'old');
+    prepareOutputFile(kept, '--timeline');
+    expect(readFileSync(kept, 'utf8')).toBe('old');
+  });
+
+  it('simulate refuses a bad --alternatives before simulating', async () => {
+    const r = await cli('simulate', 'scenarios/bert-large-ddp-2node.yaml', '--alternatives', 'x');
+    expect(r.code).toBe(2);
+    expect(r.out).toBe('');
+    expect(r.err).toMatch(/--alternatives: expected a whole number ≥ 0, got 'x'/);
   });
 });
