@@ -254,9 +254,9 @@ function importTraining(c: ImportCollector, a: MegatronArgs, dp: number | undefi
   const backend = pick('attention-backend');
   if (a.has('use-flash-attn')) c.set('training.flashAttention', true, '--use-flash-attn');
   else if (backend === 'flash' || backend === 'fused') c.set('training.flashAttention', true, flagText('attention-backend'));
+  else if (backend === 'unfused' || backend === 'local') c.set('training.flashAttention', false, flagText('attention-backend'));
   // Transformer Engine's FusedAttention is cuDNN's kernel; which kernel `auto` picks depends on the GPU (cuDNN on Hopper).
   if (backend === 'fused') c.warn('--attention-backend fused runs cuDNN\'s fused attention: on Hopper add --set training.attentionKernel=cudnn (the scenario keeps FlashAttention-2\'s figures otherwise)');
-  else if (backend === 'unfused' || backend === 'local') c.set('training.flashAttention', false, flagText('attention-backend'));
   const optimizer = pick('optimizer');
   if (optimizer) c.set('training.optimizer', optimizer, flagText('optimizer'));
 }

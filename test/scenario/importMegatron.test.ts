@@ -170,6 +170,9 @@ describe('importMegatronArgs', () => {
     expect(fieldsOf(fused)['training.flashAttention']).toBe(true);
     expect(fused.warnings.join('\n')).toMatch(/--attention-backend fused runs cuDNN's fused attention: on Hopper add --set training.attentionKernel=cudnn/);
     expect(importMegatronArgs('--attention-backend flash').warnings.join('\n')).not.toMatch(/cuDNN/);
+    // --use-flash-attn decides first, as before the warning was added.
+    expect(fieldsOf(importMegatronArgs('--use-flash-attn --attention-backend unfused'))['training.flashAttention']).toBe(true);
+    expect(fieldsOf(importMegatronArgs('--attention-backend unfused'))['training.flashAttention']).toBe(false);
   });
 
   it('ignores --num-query-groups without --group-query-attention, as Megatron does', () => {
