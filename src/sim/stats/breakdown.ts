@@ -103,7 +103,9 @@ export function rankBreakdowns(trace: Trace): RankBreakdown[] {
     const [x0, x1] = union([...c0, ...m0], [...c1, ...m1]);
     const [h0, h1] = union(hs[r], he[r]);
     const hostOptimizerNs = measureOutside(h0, h1, x0, x1);
-    const windowIdleNs = Math.max(0, passesEnd - lengthWithin(x0, x1, 0, passesEnd));
+    // A stage that finishes early may run its host optimizer step while others still work: busy, not bubble.
+    const [b0, b1] = union([...x0, ...h0], [...x1, ...h1]);
+    const windowIdleNs = Math.max(0, passesEnd - lengthWithin(b0, b1, 0, passesEnd));
     out.push({ rank: r, computeNs, commNs, exposedCommNs, hostOptimizerNs, idleNs: trace.makespanNs - computeNs - exposedCommNs - hostOptimizerNs, windowIdleNs });
   }
   return out;

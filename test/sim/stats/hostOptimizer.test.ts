@@ -24,6 +24,21 @@ describe('the optimizer step on the host (CPU offload) in the time breakdown', (
     expect(r.bottleneck.bound).toBe('optimizer on the host');
   });
 
+  it('with a pipeline, a stage that steps on the host while others still work is not also counted as bubble', () => {
+    // ZeRO-1 offload with tp 4 × pp 4 over 2 nodes: stages finish at different times.
+    const s = scenarioOf({
+      name: 'offload-pp',
+      cluster: { preset: 'dgx-a100-80gb', nodes: 2 },
+      model: { preset: 'llama2-13b', seqLen: 1024 },
+      training: { globalBatch: 16, microBatch: 1 },
+      parallel: { tp: 4, pp: 4, zero: 1, offload: 'cpu' },
+    });
+    const b = simulateStep(s).result.breakdown;
+    expect(b.hostOptimizerS).toBeGreaterThan(0);
+    expect(b.idleS).toBeGreaterThanOrEqual(-1e-9);
+    expect(b.bubbleS).toBeGreaterThanOrEqual(0);
+  });
+
   it('is zero without offload', () => {
     const r = simulateStep(scenarioOf(raw({ zero: 3 }))).result;
     expect(r.breakdown.hostOptimizerS).toBe(0);
