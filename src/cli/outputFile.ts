@@ -1,4 +1,4 @@
-import { closeSync, existsSync, mkdirSync, openSync, statSync, unlinkSync } from 'node:fs';
+import { accessSync, closeSync, constants, existsSync, lstatSync, mkdirSync, openSync, statSync, unlinkSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { UsageError } from './usageError.js';
 import { fileWriteErrorReason } from '../fileErrors.js';
@@ -17,13 +17,32 @@ export function prepareOutputFile(path: string, flag: string): void {
   } catch (err) {
     throw new UsageError(`${flag} ${path}: cannot create the folder ${folder}: ${fileWriteErrorReason(err, folder)}`);
   }
-  // Opening it for appending is the one test that holds for every user (root passes access checks on /proc too);
-  // it changes nothing in a file that exists, and a file made only for the test is removed again.
-  const existed = existsSync(path);
+  // Opening the file is the one test that holds for every user (root passes access checks on /proc too). An absent
+  // path is created exclusively ('wx' follows no link and takes no file another process made) and removed again;
+  // an existing regular file is opened for appending, which changes nothing. Anything else (a FIFO a reader waits
+  // on, a device, a link) must not be opened early: the permission check has to do.
+  const kind = pathKind(path);
   try {
-    closeSync(openSync(path, 'a'));
-    if (!existed) unlinkSync(path);
+    if (kind === 'absent') {
+      closeSync(openSync(path, 'wx'));
+      unlinkSync(path);
+    } else if (kind === 'file') {
+      closeSync(openSync(path, 'a'));
+    } else {
+      accessSync(path, constants.W_OK);
+    }
   } catch (err) {
+    // A link to a file not made yet: only the write can tell.
+    if (kind === 'other' && (err as NodeJS.ErrnoException).code === 'ENOENT') return;
     throw new UsageError(`${flag} ${path}: cannot write it: ${fileWriteErrorReason(err, path)}`);
+  }
+}
+
+/** What is at `path` without following a final link: nothing, a regular file, or something else. */
+function pathKind(path: string): 'absent' | 'file' | 'other' {
+  try {
+    return lstatSync(path).isFile() ? 'file' : 'other';
+  } catch {
+    return 'absent';
   }
 }

@@ -1,4 +1,5 @@
-import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { existsSync, lstatSync, mkdtempSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -58,6 +59,18 @@ describe('output files of long runs are checked before the work starts', () => {
     writeFileSync(kept, 'old');
     prepareOutputFile(kept, '--timeline');
     expect(readFileSync(kept, 'utf8')).toBe('old');
+  });
+
+  it('opens nothing but a regular file early: a FIFO is not opened (a reader would take the test for the output), a link is left a link', () => {
+    const fifo = join(dir, 'pipe');
+    execFileSync('mkfifo', [fifo]);
+    prepareOutputFile(fifo, '--memory-chart'); // returns at once: opening a FIFO with no reader would block
+    expect(lstatSync(fifo).isFIFO()).toBe(true);
+    const link = join(dir, 'link.svg');
+    symlinkSync(join(dir, 'target.svg'), link);
+    prepareOutputFile(link, '--timeline');
+    expect(lstatSync(link).isSymbolicLink()).toBe(true);
+    expect(existsSync(join(dir, 'target.svg'))).toBe(false);
   });
 
   it('simulate refuses a bad --alternatives before simulating', async () => {
