@@ -9,6 +9,15 @@ import { simulateStep } from '../../../src/sim/simulateStep.js';
 import { candidateChanges } from '../../../src/advise/alternatives.js';
 import { InvalidScenarioError } from '../../../src/scenario/errors.js';
 
+/** The forward pass alone, TFLOP/s in the benchmark's count (causal: half the square). */
+function forwardTflops(gpu: GpuSpec, kernel: AttentionKernel, seqLen: number): number {
+  const d = 128;
+  const batchHeads = (16384 / seqLen) * 16;
+  const fwdFlops = 4 * batchHeads * seqLen * seqLen * d;
+  const fwd: Op = { name: 'attn.core', kind: 'attention', flops: fwdFlops, bytes: 0, attention: { batchHeads, seqLen, headDim: d, causal: true, kernel, backward: false } };
+  return fwdFlops / 2 / opTimeNs(fwd, gpu, 'fp16', { launch: false }) / 1e3;
+}
+
 /**
  * The kernels' own benchmark: 16k tokens per batch, hidden 2048 (16 heads of 128), causal, fp16; FLOPs counted as
  * the benchmark counts them (forward 4·s²·d per head, halved when causal; backward 2.5× forward). Returns the
@@ -27,33 +36,39 @@ function benchmarkTflops(gpu: GpuSpec, kernel: AttentionKernel, seqLen: number):
 }
 
 describe('fused attention kernels against their published benchmarks (head dim 128, causal, 16k tokens)', () => {
-  // Published forward + backward TFLOP/s at sequence 2k / 4k / 8k / 16k, read from the plots (±5% for reading
-  // them): A100 FlashAttention-2, Dao 2023 Fig. 4: 155 / 173 / 182 / 189; H100 FlashAttention-2, flash-attention
-  // README H100 plot: 265 / 294 / 308 / 328.
+  // Published forward + backward TFLOP/s at sequence 2k / 4k / 8k / 16k, read from the plots: A100 FlashAttention-2,
+  // Dao 2023 Fig. 4: 155 / 173 / 182 / 189; H100 FlashAttention-2, flash-attention README H100 plot: 265 / 294 /
+  // 308 / 328. Each point within 10%: the model holds one efficiency per pass where the kernels' rises with the
+  // sequence (fixed costs per block), and reading the plots adds a few percent.
   const published: [string, GpuSpec, number[]][] = [
     ['A100, FlashAttention-2', A100_SXM4_80GB, [155, 173, 182, 189]],
     ['H100, FlashAttention-2', H100_SXM5_80GB, [265, 294, 308, 328]],
   ];
+  const seqLens = [2048, 4096, 8192, 16384];
   for (const [name, gpu, tflops] of published) {
-    it(`${name}: within the published range over sequences 2k–16k`, () => {
-      const lo = Math.min(...tflops) * 0.95;
-      const hi = Math.max(...tflops) * 1.05;
-      for (const s of [2048, 4096, 8192, 16384]) {
+    it(`${name}: each sequence length within 10% of its published point`, () => {
+      seqLens.forEach((s, i) => {
         const t = benchmarkTflops(gpu, 'fa2', s);
-        expect(t).toBeGreaterThan(lo);
-        expect(t).toBeLessThan(hi);
-      }
+        expect(Math.abs(t / tflops[i] - 1), `${name} at ${s}: ${t.toFixed(0)} TFLOP/s`).toBeLessThan(0.1);
+      });
     });
   }
 
-  it('H100: FlashAttention-3 and cuDNN run faster than FlashAttention-2, FA3 fastest (FlashAttention-3 paper, Figs. 5–6)', () => {
+  it('H100 forward alone: FlashAttention-3 and cuDNN inside their published ranges (FlashAttention-3 paper, Fig. 5)', () => {
+    // Causal, head dim 128, 2k–16k: FA3 521–616 TFLOP/s, cuDNN 484–539 (±5% for reading the plot).
+    const ranges: [AttentionKernel, number, number][] = [['fa3', 521, 616], ['cudnn', 484, 539]];
+    for (const [kernel, lo, hi] of ranges) {
+      for (const s of seqLens) {
+        const t = forwardTflops(H100_SXM5_80GB, kernel, s);
+        expect(t, `${kernel} at ${s}`).toBeGreaterThan(lo * 0.95);
+        expect(t, `${kernel} at ${s}`).toBeLessThan(hi * 1.05);
+      }
+    }
+    // And both well ahead of FlashAttention-2 forward and backward together, FA3 ahead of cuDNN.
     const [fa2, fa3, cudnn] = (['fa2', 'fa3', 'cudnn'] as const).map((k) => benchmarkTflops(H100_SXM5_80GB, k, 8192));
-    expect(fa3).toBeGreaterThan(1.6 * fa2);
+    expect(fa3).toBeGreaterThan(1.5 * fa2);
     expect(cudnn).toBeGreaterThan(1.4 * fa2);
     expect(fa3).toBeGreaterThan(cudnn);
-    // FA3's forward, causal, head dim 128: 521–616 TFLOP/s, 0.53–0.62 of 989.
-    expect(H100_SXM5_80GB.attentionKernels!.fa3!.forward).toBeGreaterThanOrEqual(0.53);
-    expect(H100_SXM5_80GB.attentionKernels!.fa3!.forward).toBeLessThanOrEqual(0.62);
   });
 });
 
@@ -69,7 +84,7 @@ describe('training.attentionKernel in a scenario', () => {
   it('auto is FlashAttention-2; on H100 FA3 makes the step faster and is offered as what to try', () => {
     const auto = simulateStep(scenarioOf(raw('dgx-h100', {}))).result;
     const fa3 = simulateStep(scenarioOf(raw('dgx-h100', { attentionKernel: 'fa3' }))).result;
-    expect(auto.attention).toMatchObject({ kernel: 'fa2', figures: 'published', forwardEfficiency: 0.33 });
+    expect(auto.attention).toMatchObject({ kernel: 'fa2', figures: 'published', forwardEfficiency: 0.34 });
     expect(fa3.attention?.kernel).toBe('fa3');
     expect(fa3.stepTimeS).toBeLessThan(auto.stepTimeS);
     expect(candidateChanges(scenarioOf(raw('dgx-h100', {})), auto)).toContainEqual({ label: 'FlashAttention-3 (Hopper)', sets: ['training.attentionKernel=fa3'] });
@@ -90,6 +105,12 @@ describe('training.attentionKernel in a scenario', () => {
       path: 'training.attentionKernel',
       message: expect.stringMatching(/^fa3: no published figures for FlashAttention-3 on a100-sxm4-80gb \(FlashAttention-3 needs a Hopper GPU\); kernels with figures there: auto, fa2$/),
     });
+    // A GPU without figures of its own (V100) takes FlashAttention-2's A100 figures, and nothing else.
+    expect(problemsOf(raw('dgx-1-v100', { attentionKernel: 'fa3', precision: 'fp16' }))).toContainEqual({
+      path: 'training.attentionKernel',
+      message: expect.stringMatching(/^fa3: no published figures for FlashAttention-3 on v100-sxm2-32gb .*use auto or fa2 \(FlashAttention-2's A100 figures stand in\)$/),
+    });
+    expect(problemsOf(raw('dgx-1-v100', { attentionKernel: 'fa2', precision: 'fp16' })).map((p) => p.path)).not.toContain('training.attentionKernel');
     expect(problemsOf(raw('dgx-h100', { attentionKernel: 'cudnn', flashAttention: false }))).toContainEqual({
       path: 'training.attentionKernel',
       message: expect.stringMatching(/cudnn is a fused attention kernel, but training.flashAttention is false/),
