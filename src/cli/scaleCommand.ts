@@ -62,9 +62,20 @@ export function formatScaleSeries(s: ScaleSeries): string {
   return `${s.name}: ${s.mode} scaling (${fixed}${grid})\n\n${alignColumns(SCALE_TABLE_HEADER, scaleTableRows(s.rows))}`;
 }
 
-/** The `--json` document of `scale`. */
-export function scaleJson(mode: ScaleMode, series: readonly ScaleSeries[]): Record<string, unknown> {
-  return { version: VERSION, mode, series: series.map((s) => ({ name: s.name, source: s.source, tp: s.tp, pp: s.pp, rows: s.rows })) };
+/** A warning a scenario file gave when it was read, and the file. */
+export interface FileWarning {
+  file: string;
+  message: string;
+}
+
+/** The `--json` document of `scale`, with the scenarios' warnings when there are any. */
+export function scaleJson(mode: ScaleMode, series: readonly ScaleSeries[], warnings: readonly FileWarning[] = []): Record<string, unknown> {
+  return {
+    version: VERSION,
+    mode,
+    series: series.map((s) => ({ name: s.name, source: s.source, tp: s.tp, pp: s.pp, rows: s.rows })),
+    ...(warnings.length > 0 ? { warnings } : {}),
+  };
 }
 
 /** Default GPU counts: doubling from one node up to the scenario's own size (at least two sizes). */
@@ -99,7 +110,7 @@ export function registerScale(program: Command, io: Output): void {
     .option('--csv <file.csv>', 'write the rows of every scenario as CSV')
     .option('--svg <file.svg>', 'write the scaling chart (throughput and efficiency against GPUs)')
     .option('--report <file.html>', 'write a self-contained HTML report (curves, tables, timeline and memory of the largest size)')
-    .option('--json', 'print { version, mode, series: [{ name, rows }] } instead of tables')
+    .option('--json', 'print { version, mode, series: [{ name, rows }], warnings? } instead of tables')
     .option('--jobs <n>', `threads to simulate on, the main one and n − 1 workers (default: one per core, ${defaultJobs()} here; 1: no workers)`)
     .option('--shard <i/N>', 'run only part i of N (1 ≤ i ≤ N; points dealt round-robin) and print its results as JSON lines for clustersim merge')
     .option('--out <file.jsonl>', 'with --shard: write the JSON lines to this file instead of stdout')
@@ -126,7 +137,11 @@ Examples:
       const files = [file, ...(opts.compare ?? [])];
       // Each file is read once as given, for its warnings (and the main one for the default sizes); with --gpus a
       // file need not be valid at its own size. With several files each warning names its file.
-      const warnFor = (f: string) => (w: string) => io.err(`clustersim: warning: ${files.length > 1 ? `${f}: ` : ''}${w}`);
+      const warnings: FileWarning[] = [];
+      const warnFor = (f: string) => (w: string) => {
+        warnings.push({ file: f, message: w });
+        io.err(`clustersim: warning: ${files.length > 1 ? `${f}: ` : ''}${w}`);
+      };
       let asGiven: Scenario | undefined;
       try {
         asGiven = scenarioFromFile(file, opts.set, warnFor(file));
@@ -182,7 +197,7 @@ Examples:
       } finally {
         progress.stop();
       }
-      await writeScaleOutputs(series, opts.mode, opts, io, `clustersim ${VERSION} scale --mode ${opts.mode}`);
+      await writeScaleOutputs(series, opts.mode, opts, io, `clustersim ${VERSION} scale --mode ${opts.mode}`, warnings);
     });
 }
 
@@ -193,8 +208,9 @@ export async function writeScaleOutputs(
   opts: { json?: boolean; csv?: string; svg?: string; report?: string },
   io: Output,
   generator: string,
+  warnings: readonly FileWarning[] = [],
 ): Promise<void> {
-  if (opts.json) io.out(JSON.stringify(scaleJson(mode, series), null, 2));
+  if (opts.json) io.out(JSON.stringify(scaleJson(mode, series, warnings), null, 2));
   else io.out(series.map(formatScaleSeries).join('\n\n'));
 
   if (!opts.csv && !opts.svg && !opts.report) return;

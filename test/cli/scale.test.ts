@@ -89,6 +89,9 @@ describe('clustersim scale', () => {
     // One file alone: the warning as simulate prints it, without the file name.
     const single = await cli('scale', files[1], '--gpus', '8');
     expect(single.err).toMatch(/^clustersim: warning: training\.seqLen not given/m);
+    // --json carries them, each with its file.
+    const json = JSON.parse((await cli('scale', files[0], '--compare', files[1], '--gpus', '8', '--json')).out);
+    expect(json.warnings).toEqual(files.map((file) => ({ file, message: expect.stringMatching(/^training\.seqLen not given/) })));
     // memory --json carries them too, as simulate --json does.
     const memory = JSON.parse((await cli('memory', files[0], '--json')).out);
     expect(memory.warnings).toEqual([expect.stringMatching(/^training\.seqLen not given/)]);
