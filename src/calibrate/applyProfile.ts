@@ -121,7 +121,8 @@ export function profileNode(profile: Profile, node: NodeSpec): { node: NodeSpec;
 /** `cluster` with the profile applied to its node. */
 export function profileCluster(profile: Profile, cluster: ClusterSpec): { cluster: ClusterSpec; applied: string[] } {
   const { node, applied } = profileNode(profile, cluster.node);
-  return { cluster: { ...cluster, node }, applied };
+  // The name says whose devices run it: a CPU profile's, or the calibrated GPU's.
+  return { cluster: { ...cluster, name: `${cluster.name} with ${node.gpu.name}`, node }, applied };
 }
 
 /**

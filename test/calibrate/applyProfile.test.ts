@@ -73,6 +73,7 @@ describe('applying a profile', () => {
     expect(cluster.node.nvlinkBandwidthGBps).toBeCloseTo(linkFit(p)!.busBandwidthGBps, 9);
     expect(cluster.node.pcieBandwidthGBps).toBe(50);
     expect(cluster.nodes).toBe(2);
+    expect(cluster.name).toBe('x with h200-sxm-141gb (calibrated)'); // the summary's header says whose devices run it
     expect(applied.some((a) => a.startsWith('intra-node link bandwidth 370 →'))).toBe(true);
     expect(HGX_H200.nvlinkBandwidthGBps).toBe(370);
   });
