@@ -5,7 +5,7 @@ import { nvlsUnavailable } from '../sim/collectives/collectiveService.js';
 import { ALGORITHMS, COLLECTIVE_OPS, PROTOCOLS, type Algorithm, type CollectiveOp, type Protocol } from '../sim/collectives/types.js';
 import { resolveClusterSection } from '../scenario/resolve.js';
 import { networkPreset, nodePreset } from '../sim/hardware/presets.js';
-import { parseBytes, parseIntAtLeast, parsePositiveInt } from './units.js';
+import { formatBytes, parseBytes, parseIntAtLeast, parsePositiveInt } from './units.js';
 import { UsageError } from './usageError.js';
 import { compareRows, comparisonSummary, formatComparison, readComparison } from './collectiveCompare.js';
 import type { Output } from './output.js';
@@ -82,6 +82,10 @@ Examples:
       const topology = buildTopology(cluster);
       const measured = opts.compare ? readComparison(opts.compare, opts.op, group.length) : undefined;
       const sizes = measured ? measured.map((p) => p.bytes) : sweepSizes(minBytes, maxBytes, factor);
+      const tooBig = sizes.filter((b) => b > cluster.node.gpu.memoryBytes);
+      if (tooBig.length > 0) {
+        io.err(`clustersim: warning: ${tooBig.length} of the sizes (from ${formatBytes(tooBig[0])}) exceed the ${formatBytes(cluster.node.gpu.memoryBytes)} of one ${cluster.node.gpu.name}: no GPU could hold the buffer, so those rows are arithmetic only`);
+      }
       const rows = collectiveSweep(topology, opts.op, group, sizes, {
         mode: opts.mode,
         allReduceAlgorithm: opts.algorithm,

@@ -74,6 +74,13 @@ describe('clustersim collective', () => {
     expect(rows[30].trim().split(/\s+/)[0]).toBe(String(8 * 2 ** 30));
   });
 
+  it('warns when a size exceeds one GPU\'s memory, and only then', async () => {
+    const big = await cli('collective', '--cluster', 'dgx-a100-80gb', '--min-bytes', '64GiB', '--max-bytes', '256GiB');
+    expect(big.code).toBe(0);
+    expect(big.err).toBe('clustersim: warning: 2 of the sizes (from 128 GiB) exceed the 80.0 GiB of one a100-sxm4-80gb: no GPU could hold the buffer, so those rows are arithmetic only\n');
+    expect((await cli('collective', '--cluster', 'dgx-a100-80gb', '--min-bytes', '64GiB', '--max-bytes', '64GiB')).err).toBe('');
+  });
+
   it('prints JSON rows { bytes, timeUs, algbwGBps, busbwGBps, algorithm } with --json', async () => {
     const { out } = await cli('collective', '--cluster', 'dgx-h100', '--nodes', '2', '--min-bytes', '1MiB', '--max-bytes', '4MiB', '--json');
     const rows = JSON.parse(out);
