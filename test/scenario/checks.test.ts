@@ -8,20 +8,39 @@ import { resolveScenario } from '../../src/scenario/resolve.js';
 describe('scenarios/checks', () => {
   const dir = 'scenarios/checks';
   const files = readdirSync(dir).filter((f) => f.endsWith('.yaml'));
+  const fms = files.filter((f) => f.startsWith('fms-fsdp-'));
+  const dgxc = files.filter((f) => f.startsWith('dgxc-'));
+  const load = (f: string) => {
+    const file = loadScenarioFile(join(dir, f));
+    return resolveScenario(file.raw, file.source, file.baseDir);
+  };
 
-  it('holds the three fms-fsdp Llama-2 runs', () => {
-    expect(files.sort()).toEqual(['fms-fsdp-llama2-13b.yaml', 'fms-fsdp-llama2-70b.yaml', 'fms-fsdp-llama2-7b.yaml']);
+  it('holds the three fms-fsdp Llama-2 runs on A100 and the two DGX Cloud Nemotron-4 runs on H100', () => {
+    expect(fms.sort()).toEqual(['fms-fsdp-llama2-13b.yaml', 'fms-fsdp-llama2-70b.yaml', 'fms-fsdp-llama2-7b.yaml']);
+    expect(dgxc.sort()).toEqual(['dgxc-nemotron4-15b.yaml', 'dgxc-nemotron4-340b.yaml']);
+    expect(files.length).toBe(5);
   });
 
-  it.each(files)('%s resolves, on 128 GPUs, and states its source, its measurement and its assumptions', (f) => {
+  it.each(files)('%s states its source, its measurement and its assumptions', (f) => {
     const text = readFileSync(join(dir, f), 'utf8');
-    expect(text).toMatch(/foundation-model-stack\/fms-fsdp/);
-    expect(text).toMatch(/measured \d+ tokens\/s per GPU/);
-    expect(text).toMatch(/the network is an assumption/);
-    const file = loadScenarioFile(join(dir, f));
-    const s = resolveScenario(file.raw, file.source, file.baseDir);
+    expect(text).toMatch(/foundation-model-stack\/fms-fsdp|github\.com\/NVIDIA\/dgxc-benchmarking/);
+    expect(text).toMatch(/measured [\d.]+ tokens\/s per GPU/i);
+    expect(text).toMatch(/the network is/);
+    expect(text).toMatch(/An out-of-sample check, not a validation row/);
+  });
+
+  it.each(fms)('%s resolves on 128 A100, 4k context, eager kernels as IBM ran them', (f) => {
+    const s = load(f);
     expect(s.cluster.nodes * s.cluster.node.gpusPerNode).toBe(128);
     expect(s.training.seqLen).toBe(4096);
-    expect(s.training.kernels).toBe('eager'); // IBM ran eager PyTorch
+    expect(s.training.kernels).toBe('eager');
+  });
+
+  it.each(dgxc)('%s resolves on DGX H100 with cuDNN attention (Transformer Engine on Hopper), bf16, 4k context', (f) => {
+    const s = load(f);
+    expect(s.cluster.node.gpu.name).toBe('h100-sxm5-80gb');
+    expect(s.training.attentionKernel).toBe('cudnn');
+    expect(s.training.precision).toBe('bf16');
+    expect(s.training.seqLen).toBe(4096);
   });
 });
