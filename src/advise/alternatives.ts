@@ -77,13 +77,14 @@ export function evaluateAlternatives(
   candidates: { label: string; sets: string[] }[],
   limit: number,
   onStart: (label: string) => void = () => {},
+  prepare: (s: Scenario) => Scenario = (s) => s,
 ): Alternative[] {
   const out: Alternative[] = [];
   for (const c of candidates) {
     if (out.filter((a) => a.stepTimeS !== undefined).length >= limit) break;
     onStart(c.label);
     try {
-      const s = resolveScenario(applyOverrides(raw, [...baseSets, ...c.sets]), source, baseDir);
+      const s = prepare(resolveScenario(applyOverrides(raw, [...baseSets, ...c.sets]), source, baseDir));
       const r = simulateStep(s).result;
       out.push({ ...c, stepTimeS: r.stepTimeS, peakBytesPerGpu: r.memory.peakBytesPerGpu, fits: r.memory.fits });
     } catch (err) {

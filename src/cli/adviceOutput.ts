@@ -10,10 +10,19 @@ import { table } from './output.js';
  * Simulates the most promising changes to a scenario (see `candidateChanges`); `adjust` turns the raw
  * file into what was simulated (imports and `--set` applied).
  */
-export function alternativesFor(file: string, adjust: (raw: unknown) => unknown, scenario: Scenario, result: StepResult, limit: number, onStart?: (label: string) => void): Alternative[] {
+export function alternativesFor(
+  file: string,
+  adjust: (raw: unknown) => unknown,
+  scenario: Scenario,
+  result: StepResult,
+  limit: number,
+  onStart?: (label: string) => void,
+  prepare?: (s: Scenario) => Scenario,
+): Alternative[] {
   if (limit <= 0) return [];
   const f = loadScenarioFile(file);
-  return evaluateAlternatives(adjust(f.raw), [], f.source, f.baseDir, candidateChanges(scenario, result), limit, onStart);
+  // Each alternative runs on what the current setup ran on: `prepare` applies the same --profile.
+  return evaluateAlternatives(adjust(f.raw), [], f.source, f.baseDir, candidateChanges(scenario, result), limit, onStart, prepare);
 }
 
 /** The bottleneck line, exposed communication by traffic, and the table of alternatives. */

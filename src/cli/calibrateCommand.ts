@@ -94,8 +94,30 @@ export function onInterrupt(io: Output, controller: AbortController, what: strin
  * `simulate --profile`: the scenario with the profile's measured constants in place of its preset's for the GPU
  * and links the profile describes; what was replaced is listed on stderr.
  */
-export function applyProfileOption<T extends { cluster: ClusterSpec; comm: CommSetup }>(scenario: T, path: string | undefined, io: Output): T {
-  if (!path) return scenario;
+/** `scenario` with `profile`'s constants in place of its GPU's and links', and what was replaced. */
+export function withProfile<T extends { cluster: ClusterSpec; comm: CommSetup }>(scenario: T, profile: Profile, path: string): { scenario: T; applied: string[] } {
+  const { cluster, applied } = profileCluster(profile, scenario.cluster);
+  // The scenario's own tables win over the profile's for the same op and group size.
+  const own = scenario.comm.measured ?? [];
+  const added = profileCollectiveTables(profile, path).filter((t) => t.ranks <= cluster.node.gpusPerNode && !own.some((o) => o.op === t.op && o.ranks === t.ranks));
+  if (added.length > 0) applied.push(`measured collectives inside a node: ${added.map((t) => `${t.op} ×${t.ranks} (${t.points.length} sizes)`).join(', ')}`);
+  return { scenario: { ...scenario, cluster, comm: { ...scenario.comm, measured: [...own, ...added] } }, applied };
+}
+
+/** What `--profile` did to a scenario: the file, what it replaced, and how to do the same to a variant of it. */
+export interface AppliedProfile<T> {
+  file: string;
+  applied: string[];
+  /** The same profile applied to another scenario (an alternative), silently. */
+  apply: (s: T) => T;
+}
+
+/**
+ * `simulate --profile`: the scenario with the profile's constants, saying on stderr what was replaced, and the
+ * profile for the alternatives to be simulated with too.
+ */
+export function applyProfileOption<T extends { cluster: ClusterSpec; comm: CommSetup }>(scenario: T, path: string | undefined, io: Output): { scenario: T; profile?: AppliedProfile<T> } {
+  if (!path) return { scenario };
   try {
     const profile = readProfile(path);
     const gpuName = scenario.cluster.node.gpu.name;
@@ -103,13 +125,9 @@ export function applyProfileOption<T extends { cluster: ClusterSpec; comm: CommS
     if (profile.backend === 'cuda' && preset !== gpuName) {
       io.err(`clustersim: note: ${path} was measured on ${profile.device.name}${preset ? ` (${preset})` : ''}; the scenario's GPU is ${gpuName}, whose constants it replaces all the same`);
     }
-    const { cluster, applied } = profileCluster(profile, scenario.cluster);
-    // The scenario's own tables win over the profile's for the same op and group size.
-    const own = scenario.comm.measured ?? [];
-    const added = profileCollectiveTables(profile, path).filter((t) => t.ranks <= cluster.node.gpusPerNode && !own.some((o) => o.op === t.op && o.ranks === t.ranks));
-    if (added.length > 0) applied.push(`measured collectives inside a node: ${added.map((t) => `${t.op} ×${t.ranks} (${t.points.length} sizes)`).join(', ')}`);
+    const { scenario: profiled, applied } = withProfile(scenario, profile, path);
     io.err(`clustersim: profile ${path}: ${applied.join('; ')}`);
-    return { ...scenario, cluster, comm: { ...scenario.comm, measured: [...own, ...added] } };
+    return { scenario: profiled, profile: { file: path, applied, apply: (s) => withProfile(s, profile, path).scenario } };
   } catch (err) {
     throw asUsageError(err);
   }

@@ -93,7 +93,7 @@ Examples:
   addStepFileOptions(cmd).action(async (file: string, opts: { set: string[]; json?: boolean; profile?: string; alternatives: string; fidelity?: string } & ImportOptions & StepFileOptions) => {
     const sets = opts.fidelity ? [...opts.set, `simulation.fidelity=${opts.fidelity}`] : opts.set;
     const { scenario: imported, imports } = scenarioWithImports(file, opts, sets, (w) => io.err(`clustersim: warning: ${w}`));
-    const scenario = applyProfileOption(imported, opts.profile, io);
+    const { scenario, profile } = applyProfileOption(imported, opts.profile, io);
     checkStepFileOptions(scenario, opts);
     const alternativeCount = parseCount(opts.alternatives, '--alternatives');
     const run = simulateStep(scenario);
@@ -102,12 +102,14 @@ Examples:
     const adjust = (raw: unknown) => applyOverrides(applyImports(raw, imports), sets);
     // Each alternative is a whole simulation again: say which one is running, on a terminal.
     const showing = io === processOutput && process.stderr.isTTY;
-    const alternatives = alternativesFor(file, adjust, scenario, result, alternativeCount, showing ? (label) => io.err(`clustersim: simulating an alternative: ${label} (--alternatives 0 to skip)`) : undefined);
+    const announce = showing ? (label: string) => io.err(`clustersim: simulating an alternative: ${label} (--alternatives 0 to skip)`) : undefined;
+    const alternatives = alternativesFor(file, adjust, scenario, result, alternativeCount, announce, profile?.apply);
     if (opts.json) {
       // What the imports set and warned about, and the scenario's own warnings, for scripts (also on stderr).
       const extra = {
         ...(imports.length > 0 ? { imports: importsJson(imports, opts.set) } : {}),
         ...(scenario.warnings ? { warnings: scenario.warnings } : {}),
+        ...(profile ? { profile: { file: profile.file, applied: profile.applied } } : {}),
       };
       io.out(JSON.stringify({ ...simulateJson(result), alternatives, ...extra }, null, 2));
     }
