@@ -127,7 +127,14 @@ export function memoryPerGpu(input: MemoryInput): MemoryBreakdown {
     }
     optimizerBytes = (12 * P) / N;
   }
-  if (input.offloadOptimizer) optimizerBytes = 0;
+  if (input.offloadOptimizer) {
+    // The optimizer and the reduced gradient partition live on the host (offloadHostBytes): from ZeRO-2 on, the GPU
+    // keeps only the buckets in flight (DeepSpeed's estimators with cpu_offload: 2P for ZeRO-2, 2P/N + 4·largest layer
+    // for ZeRO-3). ZeRO-1 keeps its full 16-bit gradients until the step.
+    optimizerBytes = 0;
+    if (z >= 2) gradientsBytes = 0;
+    else if (deepspeed) gradientsBytes = 2 * P;
+  }
 
   // A bucket holds at most all of the rank's gradients, and there are only as many buckets as that fills.
   const gradientBytesToReduce = per.gradients * P;
