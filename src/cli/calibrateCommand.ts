@@ -13,7 +13,7 @@ import { VERSION } from '../version.js';
 import { processOutput, table, type Output } from './output.js';
 import { formatSeconds, parsePositiveInt } from './units.js';
 import { prepareOutputFile } from './outputFile.js';
-import { UsageError } from './usageError.js';
+import { InterruptedError, UsageError } from './usageError.js';
 
 /** Without a terminal, a line at least this often while a group of measurements runs (CI and GPU-run logs). */
 export const PLAIN_PROGRESS_EVERY_MS = 30_000;
@@ -228,7 +228,7 @@ Examples:
         for (const w of r.warnings) io.err(`clustersim: warning: ${w}`);
         if (r.interrupted || !r.profile) {
           io.err(`calibrate: interrupted; ${r.measured} new measurement(s) saved in ${logPath}. Run the same command with --resume to continue.`);
-          throw new UsageError('calibration interrupted');
+          throw new InterruptedError('calibration interrupted');
         }
         io.out(opts.json ? JSON.stringify(r.profile, null, 2) : `${formatProfile(r.profile)}\n\n  profile ${opts.out}, log ${logPath} (${r.measured} measured now, ${r.resumed} from the log)`);
       } catch (err) {

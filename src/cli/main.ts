@@ -2,7 +2,7 @@ import { Command, CommanderError } from 'commander';
 import { ScenarioError } from '../sim/errors.js';
 import { VERSION } from '../version.js';
 import { processOutput, type Output } from './output.js';
-import { CheckFailedError, UsageError } from './usageError.js';
+import { CheckFailedError, InterruptedError, UsageError } from './usageError.js';
 import { registerSimulate } from './simulateCommand.js';
 import { registerCollective } from './collectiveCommand.js';
 import { registerPresets } from './presetsCommand.js';
@@ -15,6 +15,8 @@ import { registerMerge } from './mergeCommand.js';
 /** Exit codes: 0 ok, 1 internal error, 2 bad input (scenario or usage), 3 a requested check failed. */
 export const EXIT_BAD_INPUT = 2;
 export const EXIT_CHECK_FAILED = 3;
+/** Stopped by Ctrl-C after keeping its work (128 + SIGINT, what a shell reports). */
+export const EXIT_INTERRUPTED = 130;
 
 export function buildProgram(io: Output): Command {
   const program = new Command();
@@ -56,6 +58,10 @@ export async function runCli(argv: string[], io: Output = processOutput): Promis
     if (err instanceof CommanderError) {
       if (err.code === 'commander.helpDisplayed' || err.code === 'commander.version' || err.code === 'commander.help') return 0;
       return EXIT_BAD_INPUT;
+    }
+    if (err instanceof InterruptedError) {
+      io.err(`clustersim: ${err.message}`);
+      return EXIT_INTERRUPTED;
     }
     if (err instanceof CheckFailedError) {
       io.err(`clustersim: ${err.message}`);

@@ -16,3 +16,14 @@ export class CheckFailedError extends Error {
     this.name = 'CheckFailedError';
   }
 }
+
+/**
+ * The user interrupted a long run (Ctrl-C) and it stopped cleanly, keeping what it had done: exit code 130, the
+ * shell's code for SIGINT, so that scripts and schedulers tell it from bad input (2). Printed without a stack trace.
+ */
+export class InterruptedError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'InterruptedError';
+  }
+}

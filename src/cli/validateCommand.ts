@@ -8,7 +8,7 @@ import { runValidation, type CaseResult, type ValidationSummary } from '../calib
 import { asUsageError, onInterrupt, progressReporter } from './calibrateCommand.js';
 import { table, type Output } from './output.js';
 import { formatSeconds } from './units.js';
-import { CheckFailedError, UsageError } from './usageError.js';
+import { CheckFailedError, InterruptedError, UsageError } from './usageError.js';
 import { prepareOutputFile } from './outputFile.js';
 
 interface ValidateOptions {
@@ -94,7 +94,7 @@ Examples:
       if (opts.out) writeFileSync(opts.out, `${json}\n`);
       if (opts.json) io.out(json);
       else io.out(formatValidation(cases, summary));
-      if (interrupted) throw new UsageError('validation interrupted; the cases above ran');
+      if (interrupted) throw new InterruptedError('validation interrupted; the cases above ran');
       if (cases.length === 0) throw new UsageError('no validation case could run');
       if (maxError !== undefined && !(summary.medianErrorPct <= maxError)) {
         throw new CheckFailedError(`median |error| ${summary.medianErrorPct.toFixed(1)}% is above --max-error ${maxError}%`);
