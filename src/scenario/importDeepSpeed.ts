@@ -23,6 +23,8 @@ export interface DeepSpeedContext {
   dpFrom?: string;
   /** The scenario's precision, used when the config enables neither fp16 nor bf16 (bucket sizes are in elements). */
   precision?: TrainingPrecision;
+  /** The model's hidden size, from which the Hugging Face Trainer fills in `"auto"` bucket sizes. */
+  hidden?: number;
 }
 
 /** DeepSpeed's engine all-reduces stage-0 gradients in buffers of this many elements (`MEMORY_OPT_ALLREDUCE_SIZE`). */
@@ -120,7 +122,9 @@ export function importDeepSpeedConfig(text: string, source: string, context: Dee
   const precision = importPrecision(c, cfg, source, bool, section);
   const effective = precision ?? context.precision;
   const gradBytes = effective === 'fp32' || effective === 'tf32' ? 4 : 2;
-  importZero(c, cfg, source, { posInt, bool, section, auto }, gradBytes);
+  // An "auto" the import fills in as the Trainer would is no longer one the scenario's value stands for.
+  const filled = (field: string) => autos.splice(autos.indexOf(field), 1);
+  importZero(c, cfg, source, { posInt, bool, section, auto, filled }, gradBytes, context.hidden);
   importBatch(c, cfg, source, posInt, context);
   importOptimizer(c, cfg, source, section);
 
@@ -130,7 +134,7 @@ export function importDeepSpeedConfig(text: string, source: string, context: Dee
     else if (!TOP_LEVEL_NO_EFFECT.has(k) && !HANDLED.has(k)) unknown.push(k);
   }
   if (unknown.length > 0) c.warn(`unknown DeepSpeed fields, ignored: ${unknown.join(', ')}`);
-  if (autos.length > 0) c.warn(`"auto" (filled in by the Hugging Face Trainer) leaves the scenario's value: ${autos.join(', ')}`);
+  if (autos.length > 0) c.warn(`"auto" (filled in by the Hugging Face Trainer) leaves the scenario's value, or its default: ${autos.join(', ')}`);
   return c.result(SOURCE);
 }
 
@@ -141,6 +145,8 @@ type Readers = {
   bool: (field: string, v: unknown) => boolean | undefined;
   section: (field: string, v: unknown) => Json | undefined;
   auto: (field: string, v: unknown) => boolean;
+  /** Marks an "auto" field as filled in by the import. */
+  filled?: (field: string) => void;
 };
 
 function importPrecision(c: ImportCollector, cfg: Json, source: string, bool: Readers['bool'], section: Readers['section']): TrainingPrecision | undefined {
@@ -161,7 +167,7 @@ function importPrecision(c: ImportCollector, cfg: Json, source: string, bool: Re
   return fp16 || amp ? 'fp16' : bf16 ? 'bf16' : undefined;
 }
 
-function importZero(c: ImportCollector, cfg: Json, source: string, r: Readers, gradBytes: number): void {
+function importZero(c: ImportCollector, cfg: Json, source: string, r: Readers, gradBytes: number, hidden?: number): void {
   const z = r.section('zero_optimization', cfg.zero_optimization) ?? {};
   const zf = (k: string) => `zero_optimization.${k}`;
   let stage: 0 | 1 | 2 | 3 = 0;
@@ -212,6 +218,11 @@ function importZero(c: ImportCollector, cfg: Json, source: string, r: Readers, g
     if (bucket || overlapGiven !== undefined) c.warn(`${zf('reduce_bucket_size')}/${zf('overlap_comm')}: apply to ZeRO stages 1–3; ignored with stage 0`);
   } else {
     if (!bucketAuto) c.set('parallel.zeroConfig.reduceBucketMB', mib(bucket ?? DEFAULT_BUCKET_ELEMENTS), bucketFrom, !bucket);
+    // The Hugging Face Trainer writes hidden_size² in place of "auto" (transformers' HfTrainerDeepSpeedConfig).
+    else if (hidden !== undefined) {
+      c.set('parallel.zeroConfig.reduceBucketMB', mib(hidden * hidden), `${zf('reduce_bucket_size')} "auto": the Hugging Face Trainer's hidden_size² = ${hidden * hidden} elements × ${gradBytes} B`);
+      r.filled?.(zf('reduce_bucket_size'));
+    }
     if (z.overlap_comm !== 'auto') c.set('parallel.zeroConfig.overlapComm', overlap, overlapFrom, overlapGiven === undefined);
     if (stage === 1 && !bucketAuto) {
       // The step compiler packs stage-1 gradients into the DDP buckets; DeepSpeed has no small first bucket.

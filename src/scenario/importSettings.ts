@@ -103,15 +103,29 @@ function megatronContext(raw: unknown, source: string): MegatronContext {
   return { gpus: gpusOf(raw, source), layers, precision: precisionOf(raw) };
 }
 
+/** The model's hidden size when the raw scenario gives it inline or by preset (an HF config is read later). */
+function hiddenOf(raw: unknown): number | undefined {
+  const inline = num(get(raw, 'model.hidden'));
+  const preset = get(raw, 'model.preset');
+  if (inline !== undefined || typeof preset !== 'string') return inline;
+  try {
+    return modelPreset(preset).hidden;
+  } catch (err) {
+    if (err instanceof ScenarioError) return undefined;
+    throw err;
+  }
+}
+
 function deepSpeedContext(raw: unknown, source: string): DeepSpeedContext {
   const precision = precisionOf(raw);
+  const hidden = hiddenOf(raw);
   const given = num(get(raw, 'parallel.dp'));
-  if (given) return { dp: given, dpFrom: 'parallel.dp', precision };
+  if (given) return { dp: given, dpFrom: 'parallel.dp', precision, hidden };
   const gpus = gpusOf(raw, source);
   const tp = num(get(raw, 'parallel.tp')) ?? 1;
   const pp = num(get(raw, 'parallel.pp')) ?? 1;
-  if (gpus === undefined || gpus % (tp * pp) !== 0) return { precision };
-  return { dp: gpus / (tp * pp), dpFrom: `${gpus} GPUs / (tp ${tp} × pp ${pp})`, precision };
+  if (gpus === undefined || gpus % (tp * pp) !== 0) return { precision, hidden };
+  return { dp: gpus / (tp * pp), dpFrom: `${gpus} GPUs / (tp ${tp} × pp ${pp})`, precision, hidden };
 }
 
 /** The `--set` values that name this field, a field inside it, or a mapping that holds it. */

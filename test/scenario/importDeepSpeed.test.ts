@@ -96,7 +96,14 @@ describe('importDeepSpeedConfig', () => {
       { dp: 8 },
     );
     expect(fieldsOf(r)).toEqual({ 'parallel.zero': 2, 'parallel.offload': 'none' });
-    expect(r.warnings.join('\n')).toMatch(/"auto" .* leaves the scenario's value: fp16.enabled, bf16.enabled, .*zero_optimization.reduce_bucket_size.*train_batch_size/);
+    expect(r.warnings.join('\n')).toMatch(/"auto" .* leaves the scenario's value, or its default: fp16.enabled, bf16.enabled, .*zero_optimization.reduce_bucket_size.*train_batch_size/);
+  });
+
+  it('fills in an "auto" reduce_bucket_size as the Hugging Face Trainer does, hidden_size² elements, when the model is known', () => {
+    const r = ds({ bf16: { enabled: true }, zero_optimization: { stage: 3, reduce_bucket_size: 'auto' } }, { dp: 8, hidden: 4096 });
+    // 4096² elements × 2 bytes = 32 MiB.
+    expect(fieldsOf(r)['parallel.zeroConfig.reduceBucketMB']).toBe(32);
+    expect(r.warnings.join('\n')).not.toMatch(/reduce_bucket_size/);
   });
 
   it('reads fp16, and rejects fp16 and bf16 both enabled', () => {
