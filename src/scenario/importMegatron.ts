@@ -74,10 +74,14 @@ export function importMegatronArgs(text: string, context: MegatronContext = {}):
   c.set('parallel.ddp.overlap', overlap, overlapFrom, !overlap);
   // The step compiler reads ZeRO-1's overlap from zeroConfig.overlapComm.
   if (distOpt) c.set('parallel.zeroConfig.overlapComm', overlap, overlapFrom, !overlap);
-  importBuckets(c, a, dp, precision ?? context.precision, overlap);
-  if (precision === 'bf16' && !has('grad-reduce-in-bf16')) {
-    c.warn('with --bf16 Megatron accumulates and reduces gradients in fp32 (accumulate_allreduce_grads_in_fp32); the simulation reduces 2-byte gradients, so its data-parallel gradient traffic is half of Megatron\'s');
+  // Megatron keeps 16-bit training's gradients in fp32 main_grad buffers with --bf16 (arguments.py sets
+  // accumulate_allreduce_grads_in_fp32), or when asked; --grad-reduce-in-bf16 keeps them in bf16.
+  const fp32Grads = precision !== undefined && !has('grad-reduce-in-bf16') && (precision === 'bf16' || has('accumulate-allreduce-grads-in-fp32'));
+  if (precision !== undefined) {
+    const from = has('grad-reduce-in-bf16') ? '--grad-reduce-in-bf16' : has('accumulate-allreduce-grads-in-fp32') ? '--accumulate-allreduce-grads-in-fp32' : `Megatron default with --${precision}`;
+    c.set('parallel.fp32Gradients', fp32Grads, from, from.startsWith('Megatron default'));
   }
+  importBuckets(c, a, dp, precision ?? context.precision, overlap, fp32Grads);
 
   importModel(c, a, tpv);
   importTraining(c, a, dp, precision);
@@ -154,10 +158,10 @@ function importRecompute(c: ImportCollector, a: MegatronArgs, layers: number | u
  * Megatron buckets have no small first bucket. Converted to MiB at the simulation's gradient width
  * (2 bytes in mixed precision) so a bucket holds as many parameters as Megatron's.
  */
-function importBuckets(c: ImportCollector, a: MegatronArgs, dp: number | undefined, precision: TrainingPrecision | undefined, overlap: boolean): void {
+function importBuckets(c: ImportCollector, a: MegatronArgs, dp: number | undefined, precision: TrainingPrecision | undefined, overlap: boolean, fp32Grads: boolean): void {
   const given = a.int('ddp-bucket-size');
   const params = given ?? Math.max(40_000_000, 1_000_000 * (dp ?? 1));
-  const gradBytes = precision === 'fp32' || precision === 'tf32' ? 4 : 2;
+  const gradBytes = precision === 'fp32' || precision === 'tf32' || fp32Grads ? 4 : 2;
   const mib = Number(((params * gradBytes) / MiB).toFixed(3));
   const from = given ? `${a.shown('ddp-bucket-size')} parameters × ${gradBytes} B` : `Megatron default: max(40M, 1M × dp${dp ? ` ${dp}` : ''}) parameters × ${gradBytes} B`;
   c.set('parallel.ddp.bucketMB', mib, from, !given);

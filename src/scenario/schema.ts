@@ -150,6 +150,12 @@ export const parallelSchema = z
     recompute: z.enum(['none', 'selective', 'full']).default('none'),
     zero: z.union([z.literal(0), z.literal(1), z.literal(2), z.literal(3)]).default(0),
     offload: z.enum(['none', 'cpu']).default('none'),
+    /**
+     * With 16-bit training, gradients accumulated and reduced in fp32: Megatron's main_grad buffers
+     * (--accumulate-allreduce-grads-in-fp32, on by default with --bf16). 4 bytes per parameter of gradient memory
+     * and of data-parallel gradient traffic instead of 2.
+     */
+    fp32Gradients: z.boolean().default(false),
     /** Rank order over the grid, fastest first (Megatron: tp, then dp, then pp). */
     placement: z.enum(['tp-dp-pp', 'tp-pp-dp']).default('tp-dp-pp'),
     layersPerStage: z.array(positiveInt).min(1).optional(),

@@ -57,6 +57,8 @@ export interface ParallelSetup {
   recompute: RecomputeMode;
   zero: 0 | 1 | 2 | 3;
   offload: 'none' | 'cpu';
+  /** 16-bit training with fp32 gradient accumulation and reduction (Megatron's main_grad); absent: false. */
+  fp32Gradients?: boolean;
   placement: Placement;
   /** Uneven pipeline split: transformer layers per stage. */
   layersPerStage?: number[];

@@ -130,11 +130,22 @@ describe('importMegatronArgs', () => {
   });
 
   it('sizes DDP buckets as Megatron does: --ddp-bucket-size parameters, default max(40M, 1M × dp), with no small first bucket', () => {
+    // With --bf16 the buckets are fp32 main_grad buffers: 4 bytes per parameter.
     const byDefault = fieldsOf(importMegatronArgs('--tensor-model-parallel-size 8 --overlap-grad-reduce --bf16', { gpus: 1024 }));
-    expect(byDefault['parallel.ddp.bucketMB']).toBeCloseTo((128e6 * 2) / MiB, 2); // dp 128 → 128M parameters
+    expect(byDefault['parallel.ddp.bucketMB']).toBeCloseTo((128e6 * 4) / MiB, 2); // dp 128 → 128M parameters
     expect(byDefault['parallel.ddp.firstBucketMB']).toBe(byDefault['parallel.ddp.bucketMB']);
     const given = fieldsOf(importMegatronArgs('--ddp-bucket-size 10000000 --fp16'));
     expect(given['parallel.ddp.bucketMB']).toBeCloseTo((10e6 * 2) / MiB, 2);
+    const bf16Reduce = fieldsOf(importMegatronArgs('--ddp-bucket-size 10000000 --bf16 --grad-reduce-in-bf16'));
+    expect(bf16Reduce['parallel.ddp.bucketMB']).toBeCloseTo((10e6 * 2) / MiB, 2);
+  });
+
+  it('keeps gradients in fp32 as Megatron does with --bf16 (main_grad), or with --accumulate-allreduce-grads-in-fp32, not with --grad-reduce-in-bf16', () => {
+    expect(fieldsOf(importMegatronArgs('--bf16'))['parallel.fp32Gradients']).toBe(true);
+    expect(fieldsOf(importMegatronArgs('--fp16'))['parallel.fp32Gradients']).toBe(false);
+    expect(fieldsOf(importMegatronArgs('--fp16 --accumulate-allreduce-grads-in-fp32'))['parallel.fp32Gradients']).toBe(true);
+    expect(fieldsOf(importMegatronArgs('--bf16 --grad-reduce-in-bf16'))['parallel.fp32Gradients']).toBe(false);
+    expect(importMegatronArgs('--bf16').warnings.join('\n')).not.toMatch(/traffic is half/);
   });
 
   it('reads recompute flags: --recompute-activations is selective; full with the block method is approximated, with a warning', () => {

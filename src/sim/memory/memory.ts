@@ -74,6 +74,8 @@ export interface MemoryInput {
   largestLayerParams?: number;
   /** ZeRO-Offload: optimizer state and fp32 master weights live in host memory. */
   offloadOptimizer?: boolean;
+  /** Bytes per gradient element in place of the precision's (4 for Megatron's fp32 main_grad with 16-bit training). */
+  gradientBytesPerParam?: number;
   /**
    * PyTorch DDP with `gradient_as_bucket_view=False` (its default) copies gradients into separate
    * flat buckets, another gradient-sized buffer. Default false (bucket views, as Megatron and FSDP do).
@@ -103,7 +105,8 @@ export interface MemoryBreakdown {
 export function memoryPerGpu(input: MemoryInput): MemoryBreakdown {
   const P = input.paramsPerRank;
   const N = input.dp;
-  const per = STATE_BYTES_PER_PARAM[input.precision][input.optimizer];
+  const states = STATE_BYTES_PER_PARAM[input.precision][input.optimizer];
+  const per = { ...states, gradients: input.gradientBytesPerParam ?? states.gradients };
   const deepspeed = input.accounting === 'deepspeed' && input.precision === 'mixed' && input.optimizer === 'adam';
   const z = input.zero;
 

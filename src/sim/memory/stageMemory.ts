@@ -61,6 +61,7 @@ export function stageMemories(setup: StepSetup): StageMemory[] {
       activationBytes,
       bucketBytes: (par.zero >= 2 ? par.zeroConfig.reduceBucketMB : par.ddp.bucketMB) * MiB,
       tp: par.tp,
+      ...(mixed && par.fp32Gradients ? { gradientBytesPerParam: 4 } : {}),
       // PyTorch DDP's default gradient_as_bucket_view=False keeps a second, flat copy of the gradients.
       ddpBucketCopy: par.tp === 1 && par.pp === 1 && par.zero === 0,
     });

@@ -39,7 +39,8 @@ export function addGradientReduction(program: Program, setup: StepSetup, layout:
   const par = setup.parallel;
   const { tp, pp, dp } = layout;
   const mixed = setup.training.precision === 'bf16' || setup.training.precision === 'fp16';
-  const gradBytes = mixed ? 2 : 4;
+  // Megatron's main_grad buffers keep 16-bit training's gradients in fp32 (parallel.fp32Gradients).
+  const gradBytes = mixed && !par.fp32Gradients ? 2 : 4;
   const m = setup.training.globalBatch / (setup.training.microBatch * dp);
   const { tensors, vsOf } = stageTensors(setup.model, st, pp);
   const paramsPerRank = tensors.reduce((a, t) => a + elementsPerTpRank(t, tp), 0);

@@ -19,3 +19,27 @@ describe('parameters per pipeline stage', () => {
     expect(oneUntied.paramsPerRank - one.paramsPerRank).toBe((51200 * 4096) / 2);
   });
 });
+
+describe('fp32 gradients with 16-bit training (Megatron main_grad)', () => {
+  it('hold 6 + 12/d bytes per parameter with the distributed optimizer, as Megatron documents it (docs/source/api-guide/dist_optimizer.md)', () => {
+    const states = (fp32Gradients: boolean) => {
+      const [s] = stageMemories(scenarioOf({ name: 'g', cluster: { preset: 'dgx-a100-80gb', nodes: 1 }, model: { ...gpt, tiedEmbeddings: false }, training: { globalBatch: 16, microBatch: 1, precision: 'bf16' }, parallel: { zero: 1, fp32Gradients } }));
+      return { perParam: (s.weightsBytes + s.gradientsBytes + s.optimizerBytes) / s.paramsPerRank, grads: s.gradientsBytes / s.paramsPerRank };
+    };
+    // d = 8 data-parallel ranks: 2 (bf16 weights) + 4 (fp32 gradients) + 12/8.
+    expect(states(true).perParam).toBeCloseTo(6 + 12 / 8, 9);
+    expect(states(true).grads).toBe(4);
+    expect(states(false).perParam).toBeCloseTo(4 + 12 / 8, 9);
+  });
+});
+
+describe('fp32 gradients in the step', () => {
+  it('reduce twice the bytes over the data-parallel group', async () => {
+    const { simulateStep } = await import('../../../src/sim/simulateStep.js');
+    const total = (fp32Gradients: boolean) => {
+      const r = simulateStep(scenarioOf({ name: 'g', cluster: { preset: 'dgx-a100-80gb', nodes: 1 }, model: { ...gpt, tiedEmbeddings: false }, training: { globalBatch: 16, microBatch: 1, precision: 'bf16' }, parallel: { fp32Gradients } })).result;
+      return r.buckets.count * r.buckets.meanBytes;
+    };
+    expect(total(true) / total(false)).toBeCloseTo(2, 9);
+  });
+});
