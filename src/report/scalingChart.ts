@@ -87,7 +87,7 @@ export function renderScalingChart(input: ScalingChartInput): string {
   svg.append('g').attr('class', 'axis y').attr('transform', `translate(${left0},0)`).call(d3.axisLeft(yT).ticks(6, '~s') as never);
   svg.append('g').attr('class', 'axis y').attr('transform', `translate(${right0},0)`).call(d3.axisLeft(yE).ticks(6).tickFormat(d3.format('.0%')) as never);
   for (const x0 of [left0, right0]) {
-    svg.append('text').attr('x', x0 + panelW / 2).attr('y', baseY + 38).attr('text-anchor', 'middle').text(`GPUs (log scale; ${input.mode} scaling: ${input.mode === 'strong' ? 'global batch fixed' : 'batch per GPU fixed'})`);
+    svg.append('text').attr('x', x0 + panelW / 2).attr('y', baseY + 38).attr('text-anchor', 'middle').text(`GPUs (log scale; ${input.mode} scaling: ${input.mode === 'strong' ? 'global batch fixed' : 'batch per data-parallel replica fixed'})`);
   }
   svg.append('line').attr('class', 'ideal-efficiency').attr('x1', right0).attr('x2', right0 + panelW).attr('y1', px(yE(1))).attr('y2', px(yE(1))).attr('stroke', '#888').attr('stroke-dasharray', '5 4');
 

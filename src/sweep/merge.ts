@@ -41,8 +41,8 @@ function checkRecord(v: Record<string, unknown>, where: string): PointRecord {
   const total = v.scenarios.length * v.gpuCounts.length;
   if (!isCount(v.point, 0) || v.point >= total) throw bad('point', `a point index from 0 to ${total - 1}`);
   const perSeries = v.gpuCounts.length;
-  if (v.series !== Math.floor(v.point / perSeries)) throw bad('series', `${Math.floor(v.point / perSeries)} for point ${v.point}`);
-  if (v.gpus !== v.gpuCounts[v.point % perSeries]) throw bad('gpus', `${v.gpuCounts[v.point % perSeries]} for point ${v.point}`);
+  if (v.series !== Math.floor(v.point / perSeries)) throw bad('series', `${Math.floor(v.point / perSeries)} for point ${v.point + 1}`);
+  if (v.gpus !== v.gpuCounts[v.point % perSeries]) throw bad('gpus', `${v.gpuCounts[v.point % perSeries]} for point ${v.point + 1}`);
   if (v.source !== v.scenarios[v.series]) throw bad('source', `${JSON.stringify(v.scenarios[v.series])} for series ${v.series}`);
   for (const f of ['tp', 'pp']) if (!isCount(v[f], 1)) throw bad(f, 'a positive whole number');
   const row = v.row;
@@ -84,7 +84,8 @@ function sweepDifference(r: PointRecord, ref: PointRecord): string {
   return `same files, mode and GPU counts, but the scenario contents or --set overrides differ (sweep ${r.sweep}, the other ${ref.sweep})`;
 }
 
-const pointName = (r: Pick<PointRecord, 'point' | 'source' | 'gpus'>) => `point ${r.point} (${r.source} at ${r.gpus} GPUs)`;
+/** A point as the docs count them, from 1 (records hold them from 0). */
+const pointName = (r: Pick<PointRecord, 'point' | 'source' | 'gpus'>) => `point ${r.point + 1} (${r.source} at ${r.gpus} GPUs)`;
 
 /**
  * Joins the parts of a sharded sweep into the series an unsharded run prints. Checks that every line
@@ -96,6 +97,7 @@ export function mergeParts(parts: readonly PartText[]): MergedSweep {
   let ref: { record: PointRecord; where: string } | undefined;
   let byPoint: ({ record: PointRecord; where: string } | undefined)[] = [];
   const shardCounts = new Set<number>();
+  let split: { count: number; where: string; shard: string } | undefined;
   const firstOfSeries = new Map<number, { record: PointRecord; where: string }>();
   for (const part of parts) {
     const lines = part.text.split(/\r?\n/);
@@ -109,6 +111,12 @@ export function mergeParts(parts: readonly PartText[]): MergedSweep {
       } else if (record.sweep !== ref.record.sweep) {
         throw new MergeError(`${where}: belongs to a different sweep than ${ref.where}: ${sweepDifference(record, ref.record)}`);
       }
+      // Parts of one sweep must be cut the same way: --shard i/N with one N.
+      const cut = /^\d+\/(\d+)$/.exec(record.shard);
+      if (cut && split && Number(cut[1]) !== split.count) {
+        throw new MergeError(`${where}: a part of ${cut[1]} (--shard ${record.shard}), but ${split.where} is a part of ${split.count} (--shard ${split.shard}); run every part with the same N in --shard i/N`);
+      }
+      if (cut && !split) split = { count: Number(cut[1]), where, shard: record.shard };
       const seen = byPoint[record.point];
       if (seen) throw new MergeError(`${where}: ${pointName(record)} is already in ${seen.where}; every point must come from exactly one part (was a part given twice?)`);
       const first = firstOfSeries.get(record.series);

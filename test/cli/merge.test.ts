@@ -67,24 +67,31 @@ describe('clustersim merge', () => {
     const r = await cli('merge', path('part-1.jsonl'), path('part-3.jsonl'));
     expect(r.code).toBe(2);
     expect(r.out).toBe('');
-    expect(r.err).toContain(`clustersim: missing 3 of 10 points of the sweep: point 1 (${BERT} at 8 GPUs), part 2/3; point 4 (${BERT} at 32 GPUs), part 2/3; point 7 (${TP8} at 12 GPUs), part 2/3`);
+    expect(r.err).toContain(`clustersim: missing 3 of 10 points of the sweep: point 2 (${BERT} at 8 GPUs), part 2/3; point 5 (${BERT} at 32 GPUs), part 2/3; point 8 (${TP8} at 12 GPUs), part 2/3`);
   });
 
   it('names a point that is cut short from a part (exit 2)', async () => {
     writeFileSync(path('short-3.jsonl'), `${lines('part-3.jsonl').slice(0, 2).join('\n')}\n`);
     const r = await cli('merge', path('part-1.jsonl'), path('part-2.jsonl'), path('short-3.jsonl'));
     expect(r.code).toBe(2);
-    expect(r.err).toContain(`missing 1 of 10 points of the sweep: point 8 (${TP8} at 16 GPUs), part 3/3`);
+    expect(r.err).toContain(`missing 1 of 10 points of the sweep: point 9 (${TP8} at 16 GPUs), part 3/3`);
   });
 
   it('refuses a point given twice, naming both places (exit 2)', async () => {
     writeFileSync(path('dup.jsonl'), `${lines('part-3.jsonl')[1]}\n`);
     const r = await cli('merge', path('part-1.jsonl'), path('part-2.jsonl'), path('part-3.jsonl'), path('dup.jsonl'));
     expect(r.code).toBe(2);
-    expect(r.err).toContain(`${path('dup.jsonl')} line 1: point 5 (${TP8} at 4 GPUs) is already in ${path('part-3.jsonl')} line 2; every point must come from exactly one part`);
+    expect(r.err).toContain(`${path('dup.jsonl')} line 1: point 6 (${TP8} at 4 GPUs) is already in ${path('part-3.jsonl')} line 2; every point must come from exactly one part`);
     const twice = await cli('merge', path('part-1.jsonl'), path('part-2.jsonl'), path('part-3.jsonl'), path('part-2.jsonl'));
     expect(twice.code).toBe(2);
     expect(twice.err).toContain('(was a part given twice?)');
+  });
+
+  it('refuses parts cut with different numbers of parts, naming both (exit 2)', async () => {
+    expect((await cli('scale', ...SWEEP, '--shard', '1/2', '--out', path('half-1.jsonl'))).code).toBe(0);
+    const r = await cli('merge', path('half-1.jsonl'), path('part-2.jsonl'), path('part-3.jsonl'));
+    expect(r.code).toBe(2);
+    expect(r.err).toContain(`${path('part-2.jsonl')} line 1: a part of 3 (--shard 2/3), but ${path('half-1.jsonl')} line 1 is a part of 2 (--shard 1/2); run every part with the same N in --shard i/N`);
   });
 
   it('refuses parts of different sweeps, saying how they differ (exit 2)', async () => {
@@ -104,7 +111,7 @@ describe('clustersim merge', () => {
       [`${good[0]}\n{"point": 3\n`, /bad\.jsonl line 2: not valid JSON/],
       [`${good[0]}\n{"hello": "world"}\n`, /bad\.jsonl line 2: not a point of a clustersim scale sweep \(expected "format": "clustersim-scale-point\/1", found an object without "format"\)/],
       ['[1, 2]\n', /bad\.jsonl line 1: not a point of a clustersim scale sweep .*found a list/],
-      [`${good[0].replace('"gpus":4,"row"', '"gpus":64,"row"')}\n`, /bad\.jsonl line 1: 'gpus' is 64; expected 4 for point 0/],
+      [`${good[0].replace('"gpus":4,"row"', '"gpus":64,"row"')}\n`, /bad\.jsonl line 1: 'gpus' is 64; expected 4 for point 1/],
       [`${good[0].replace('"status":"ok"', '"status":"fine"')}\n`, /bad\.jsonl line 1: 'row\.status' is "fine"; expected 'ok', 'oom' or 'infeasible'/],
       [`${good[0].replace('"point":0', '"point":99')}\n`, /bad\.jsonl line 1: 'point' is 99; expected a point index from 0 to 9/],
       [`${good[0].replace(/"samplesPerS":[^,]+/, '"samplesPerS":"fast"')}\n`, /bad\.jsonl line 1: 'row\.samplesPerS' is "fast"; expected a number/],
