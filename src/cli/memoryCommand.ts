@@ -2,7 +2,8 @@ import type { Command } from 'commander';
 import { hostMemoryPerNode, type HostMemory } from '../sim/memory/hostMemory.js';
 import { stageMemories, type StageMemory } from '../sim/memory/stageMemory.js';
 import { VERSION } from '../version.js';
-import { collect, scenarioFromFile } from './scenarioInput.js';
+import { collect } from './scenarioInput.js';
+import { describeImports, scenarioWithImports, type ImportOptions } from '../scenario/importSettings.js';
 import { formatBytes } from './units.js';
 import { table, type Output } from './output.js';
 
@@ -22,6 +23,8 @@ export function registerMemory(program: Command, io: Output): void {
     .description('memory per GPU for each pipeline stage, against capacity, without simulating the step')
     .argument('<scenario>', 'scenario file (YAML or JSON)')
     .option('--set <path=value>', 'override a scenario field (repeatable)', collect, [])
+    .option('--megatron-args <args>', 'build the strategy (and model/training where given) from a Megatron-LM command line, as pasted, or @file holding it')
+    .option('--deepspeed-config <ds_config.json>', 'take batch sizes, ZeRO stage, buckets, offload and precision from a DeepSpeed config')
     .option('--json', 'print { capacityBytes, fits, gpuFits, shortfallBytes, stages: [...], host } as JSON (fits: GPUs and, with CPU offload, hosts)')
     .addHelpText(
       'after',
@@ -29,11 +32,12 @@ export function registerMemory(program: Command, io: Output): void {
 Examples:
   $ clustersim memory scenarios/llama2-70b-zero2-8xa100.yaml
   $ clustersim memory scenarios/llama2-70b-zero2-8xa100.yaml --set parallel.zero=3 --set parallel.offload=cpu
-  $ clustersim memory scenarios/gpt3-175b-1024xa100.yaml --set parallel.schedule=1f1b --json`,
+  $ clustersim memory scenarios/gpt3-175b-1024xa100.yaml --set parallel.schedule=1f1b --json
+  $ clustersim memory scenarios/imports/llama2-7b-a100-1node.yaml --deepspeed-config scenarios/imports/ds_config.json`,
     )
-    .action((file: string, opts: { set: string[]; json?: boolean }) => {
+    .action((file: string, opts: { set: string[]; json?: boolean } & ImportOptions) => {
       const warnings: string[] = [];
-      const scenario = scenarioFromFile(file, opts.set, (w) => {
+      const { scenario, imports } = scenarioWithImports(file, opts, opts.set, (w) => {
         warnings.push(w);
         io.err(`clustersim: warning: ${w}`);
       });
@@ -74,6 +78,7 @@ Examples:
           gpuFits ? 'Every stage fits on its GPUs.' : `Does not fit: ${stages.filter((s) => !s.fits).length} of ${stages.length} stage(s) exceed ${formatBytes(capacity)}.`,
           ...(host ? [hostLine(host)] : []),
           ...(gpuFits && !fits ? ['Does not fit: the GPUs hold their share, the hosts do not hold the offloaded state.'] : []),
+          ...describeImports(imports, opts.set),
         ].join('\n'),
       );
     });

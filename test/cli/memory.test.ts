@@ -56,4 +56,16 @@ describe('clustersim memory', () => {
     const sim = JSON.parse((await cli('simulate', file, '--json', '--alternatives', '0')).out);
     expect(sim.memory.perStage).toEqual(stages);
   });
+  it('takes --deepspeed-config and --megatron-args as simulate does, and says what they set', async () => {
+    const plain = JSON.parse((await cli('memory', 'scenarios/imports/llama2-7b-a100-1node.yaml', '--json')).out);
+    const r = await cli('memory', 'scenarios/imports/llama2-7b-a100-1node.yaml', '--deepspeed-config', 'scenarios/imports/ds_config.json');
+    expect(r.code).toBe(0);
+    expect(r.out).toMatch(/ZeRO-3 \+ CPU offload/);
+    expect(r.out).toMatch(/taken from --deepspeed-config/);
+    const imported = JSON.parse((await cli('memory', 'scenarios/imports/llama2-7b-a100-1node.yaml', '--deepspeed-config', 'scenarios/imports/ds_config.json', '--json')).out);
+    expect(imported.stages[0].optimizerBytes).toBe(0); // offloaded
+    expect(plain.stages[0].optimizerBytes).toBeGreaterThan(0);
+    const megatron = JSON.parse((await cli('memory', 'scenarios/imports/gpt3-175b-a100.yaml', '--megatron-args', '--tensor-model-parallel-size 8 --pipeline-model-parallel-size 16 --bf16 --micro-batch-size 1 --global-batch-size 128', '--json')).out);
+    expect(megatron.stages).toHaveLength(16);
+  });
 });
