@@ -77,6 +77,8 @@ export function summaryRows(label: ScenarioLabel, r: StepResult): [string, strin
     ...(r.breakdown.hostOptimizerS > 0 ? [['optimizer on the host (CPU offload)', share(r.breakdown.hostOptimizerS)] as [string, string]] : []),
     ['idle', share(r.breakdown.idleS)],
     ['communication busy', `${durationText(r.breakdown.commS * 1e9)} (${percentText(r.breakdown.commS > 0 ? 1 - r.breakdown.exposedCommS / r.breakdown.commS : 0)} hidden behind compute)`],
+    ...(r.bottleneck ? [['bottleneck', `${r.bottleneck.bound} — ${r.bottleneck.detail}`] as [string, string]] : []),
+    ...notesOf(r).map((n) => ['note', n] as [string, string]),
     ['micro-batches per step', String(r.microBatchesPerStep)],
     ['gradient buckets', `${r.buckets.count} of ${bytesText(r.buckets.meanBytes)} on average` + (r.gradientAllReduce ? `, ${r.gradientAllReduce.algorithm}/${r.gradientAllReduce.protocol}` : '')],
   ];

@@ -33,6 +33,16 @@ describe('clustersim simulate --timeline / --report / --trace', () => {
     expect(page).toMatch(/^<!DOCTYPE html>/);
     for (const s of ['step time', 'MFU', 'class="timeline"', 'class="memory-chart"', "default-src 'none'"]) expect(page).toContain(s);
     expect(page).not.toMatch(/<script|<link|src="http|href="http|@import/);
+    // What bounds the step, as the text summary names it.
+    const text = (await cli('simulate', BERT, '--alternatives', '0')).out;
+    const bound = /bottleneck: ([^\n]+)/.exec(text)![1];
+    expect(page).toContain(`<td>bottleneck</td><td>${bound}</td>`);
+  });
+
+  it('carries the simulator\'s notes into the HTML report (TP over PCIe)', async () => {
+    const html = join(dir, 'pcie.html');
+    expect((await cli('simulate', 'scenarios/llama2-13b-tp8-pcie.yaml', '--alternatives', '0', '--report', html)).code).toBe(0);
+    expect(readFileSync(html, 'utf8')).toMatch(/<td>note<\/td><td>tensor parallelism over PCIe/);
   });
 
   it('defaults to rank 0 and a rank on the last node, and to all ranks in the trace', async () => {
