@@ -161,6 +161,13 @@ export function readProfile(path: string): Profile {
   try {
     value = JSON.parse(text);
   } catch (err) {
+    // The measurement log is JSON lines that start with its header: a common mix-up with the profile.
+    if (text.startsWith('{"type":"header","schema":"clustersim.calibration-log"')) {
+      throw new ProfileError(
+        `${path} is the measurement log of a calibration, not its profile: give the file calibrate wrote with --out (profile.json), ` +
+          'or make it from this log with the same calibrate command and --resume',
+      );
+    }
     throw new ProfileError(`${path} is not JSON: ${(err as Error).message}`);
   }
   return parseProfile(value, path);

@@ -45,6 +45,8 @@ describe('the profile schema', () => {
     expect(() => readProfile(join(dir, 'bad.json'))).toThrow(/is not JSON/);
     expect(() => readProfile(join(dir, 'missing.json'))).toThrow(ProfileError);
     expect(() => readProfile(join(dir, 'missing.json'))).toThrow(/no such file/);
+    // The measurement log (JSON lines) given in place of the profile: said so, with what to give instead.
+    expect(() => readProfile('reports/calibration/cpu/measurements.jsonl')).toThrow(/is the measurement log of a calibration, not its profile: give the file calibrate wrote with --out/);
   });
 });
 
