@@ -140,12 +140,17 @@ function treeShape(topology: Topology, group: ArrayLike<number>): PlanShape {
         b.add(chain[i], chain[i + 1], c, f);
       }
     }
-    for (let i = 1; i < nn; i++) {
-      const parent = (i - 1) >> 1;
-      const child = c % 2 === 0 ? i : nn - 1 - i;
-      const par = c % 2 === 0 ? parent : nn - 1 - parent;
-      b.add(roots[child], roots[par], c, f);
-      b.add(roots[par], roots[child], c, f);
+    // NCCL's double binary tree: connectTrees doubles the channels so that every channel (and so every NIC) carries
+    // both trees, each with half its data. A node interior in one tree is a leaf in the other, which evens the load
+    // per NIC; one tree per channel would leave the NICs of interior nodes with three flows of the whole share.
+    for (const mirrored of [false, true]) {
+      for (let i = 1; i < nn; i++) {
+        const parent = (i - 1) >> 1;
+        const child = mirrored ? nn - 1 - i : i;
+        const par = mirrored ? nn - 1 - parent : parent;
+        b.add(roots[child], roots[par], c, f / 2);
+        b.add(roots[par], roots[child], c, f / 2);
+      }
     }
   }
   return { phases: [b.build(1, latencyOf(topology, 'tree', 'all_reduce', layout))], channels };

@@ -109,6 +109,16 @@ describe('bus bandwidth of the presets against published nccl-tests results', ()
     return row.busbwGBps;
   };
 
+  it('the double binary tree across nodes carries both trees on every channel: near the ring, as NCCL rates it (×0.92), not ⅔ of it', () => {
+    // One tree per channel leaves the NICs of a node interior to it with three flows of the channel's whole share.
+    for (const nodes of [8, 16]) {
+      const tree = busbwAt('dgx-a100-80gb', nodes, GiB, 'tree');
+      const ring = busbwAt('dgx-a100-80gb', nodes, GiB, 'ring');
+      expect(tree / ring, `${nodes} nodes`).toBeGreaterThan(0.85);
+      expect(tree / ring, `${nodes} nodes`).toBeLessThan(1.1);
+    }
+  });
+
   it('8× A100 NVSwitch: 231.6 GB/s at 8 GB (Azure ND A100 v4, NCCL 2.18.5), within 5%', () => {
     expect(busbwAt('dgx-a100-80gb', 1, 8 * GiB)).toBeGreaterThan(231.6 * 0.95);
     expect(busbwAt('dgx-a100-80gb', 1, 8 * GiB)).toBeLessThan(231.6 * 1.05);
