@@ -43,7 +43,8 @@ function oneFOneB(p: number, s: number, m: number): PipeOp[] {
  * Interleaved 1F1B (Narayanan et al., SC21 §2.2; Megatron `forward_backward_pipelining_with_interleaving`):
  * each stage holds v model chunks; micro-batches go through the chunks in groups of p. Forward k runs
  * chunk ⌊(k mod pv)/p⌋ on micro-batch ⌊k/pv⌋·p + k mod p; backward k runs the chunks in reverse.
- * Warm-up is (p − s − 1)·2 + (v − 1)·p forwards. Needs m to be a multiple of p.
+ * Warm-up is (p − s − 1)·2 + (v − 1)·p forwards, or every forward when m = p (Megatron's
+ * `all_warmup_microbatches`: with one group of micro-batches there is no steady state). Needs m to be a multiple of p.
  */
 function interleaved(p: number, s: number, m: number, v: number): PipeOp[] {
   const total = m * v;
@@ -52,7 +53,7 @@ function interleaved(p: number, s: number, m: number, v: number): PipeOp[] {
     const c = Math.floor(inGroup / p);
     return { kind: backward ? 'B' : 'F', microBatch: Math.floor(k / (p * v)) * p + (k % p), chunk: backward ? v - 1 - c : c };
   };
-  const warmup = Math.min((p - s - 1) * 2 + (v - 1) * p, total);
+  const warmup = m === p ? total : Math.min((p - s - 1) * 2 + (v - 1) * p, total);
   const ops: PipeOp[] = [];
   let f = 0;
   let b = 0;

@@ -42,6 +42,9 @@ describe('pipeline schedules', () => {
 
   it('keep (p−1)·2 + (v−1)·p + 1 chunk passes in flight on stage 0 when interleaved (Megatron warm-up)', () => {
     expect(peakInFlight(stageSchedule('interleaved', 4, 0, 8, 2))).toBe(3 * 2 + 1 * 4 + 1);
+    // With m = p Megatron runs every forward first (all_warmup_microbatches): all m·v chunk passes in flight, on
+    // every stage, the last one included (the general formula would give it (v − 1)·p + 1).
+    for (let s = 0; s < 4; s++) expect(peakInFlight(stageSchedule('interleaved', 4, s, 4, 2))).toBe(4 * 2);
   });
 });
 
