@@ -45,6 +45,11 @@ export interface PassRecord {
    * the activations or gradients this pass receives gate it too.
    */
   firstHost?: number[];
+  /**
+   * With TP and no sequence parallelism: the all-gather of the 1/t shards this pass received (Megatron's
+   * scatter/gather), on the members' compute streams ahead of the pass; the transfers gate it.
+   */
+  gather?: number;
   /** Per block in execution order: its first and last compute task per TP rank. */
   blocks: { block: Block; first: number[]; last: number[] }[];
   /** Per TP rank: tensor name → the compute task completing its gradient (backward passes). */
@@ -123,6 +128,11 @@ export function compileStep(setup: StepSetup): StepPlan {
         const rec: PassRecord = { first: [], last: [], blocks: [], gradTask: op.kind === 'B' ? members.map(() => new Map()) : undefined };
         const list = op.kind === 'F' ? chunkBlocks[vs] : [...chunkBlocks[vs]].reverse();
         const start = passStart(fw, op.kind, vs, virtualStages.length, tp);
+        // Each TP rank received 1/t of the activations (or gradients); the pass starts with their all-gather.
+        if (tp > 1 && !par.sequenceParallel && (op.kind === 'F' ? vs > 0 : vs < virtualStages.length - 1)) {
+          const what = op.kind === 'F' ? 'activations' : 'gradients';
+          rec.gather = program.collective('tp-collective', `all-gather received ${what} mb${op.microBatch}`, { op: 'all_gather', group, bytes: tokens * model.hidden * elementBytes, shadowGroups: tpShadows.length > 0 ? tpShadows : undefined }, [], op.microBatch, 'compute', members);
+        }
         for (const b of list) {
           const t = templates.get(b)![op.kind];
           const entry = { block: b, first: [] as number[], last: [] as number[] };
@@ -232,7 +242,8 @@ function passStart(fw: FrameworkSpec | undefined, kind: 'F' | 'B', vs: number, s
 /**
  * Point-to-point transfers between consecutive virtual stages: the forward of virtual stage k for a
  * micro-batch needs the activations of stage k − 1; its backward needs the gradients from stage
- * k + 1. Each TP rank sends its 1/t share (Megatron's scatter/gather optimisation).
+ * k + 1. Each TP rank sends its 1/t share (Megatron's scatter/gather optimisation); without sequence
+ * parallelism the receiving pass all-gathers the shares first (`PassRecord.gather`).
  */
 function addPipelineTransfers(program: Program, layout: ParallelLayout, passes: Map<string, PassRecord>, key: PassKey, m: number, v: number, bytes: number, replicas: number, tpSim: number, shadowFilter: (g: readonly number[]) => boolean): void {
   const pp = layout.pp;
@@ -273,6 +284,7 @@ function addPipelineTransfers(program: Program, layout: ParallelLayout, passes: 
               shadowLists.set(sKey, shadows);
             }
             const x = program.transfer('pp-send', label, layout.pair(a, b), bytes, [src.last[t]], mb, shadows.length > 0 ? shadows : undefined);
+            if (dst.gather !== undefined) program.addDep(dst.gather, x);
             for (let u = 0; u < tpSim; u++) {
               program.addDep(dst.first[u], x);
               // A host that waits for its GPU at the start of a pass also waits for what the pass receives.

@@ -94,12 +94,13 @@ describe('pipeline transfers', () => {
   });
 
   it('divide the activation transfer by t with tensor parallelism (scatter/gather optimisation)', () => {
-    const s = scenarioOf({
+    const raw = (parallel: Record<string, unknown>) => ({
       cluster: { preset: 'dgx-a100-80gb', nodes: 1 },
       model: { arch: 'gpt', layers: 8, hidden: 4096, heads: 32, seqLen: 2048, vocab: 128 },
       training: { globalBatch: 4, microBatch: 1 },
-      parallel: { tp: 4, pp: 2 },
+      parallel: { tp: 4, pp: 2, ...parallel },
     });
+    const s = scenarioOf(raw({}));
     const { plan } = simulateStep(s);
     const sends = plan.program.tasks.filter((t) => t.kind === 'pp-send');
     // 4 micro-batches × 2 directions × 4 TP ranks (symmetric mode simulates TP rank 0's; the other
@@ -107,5 +108,17 @@ describe('pipeline transfers', () => {
     const transfers = sends.reduce((n, t) => n + 1 + (t.collective!.shadowGroups?.length ?? 0), 0);
     expect(transfers).toBe(4 * 2 * 4);
     for (const t of sends) expect(t.collective!.bytes).toBe((2048 * 4096 * 2) / 4);
+    // Without sequence parallelism the receiving pass all-gathers the shares over its TP group first: one
+    // all-gather of the whole b·s·h per received pass (stage 1's forwards, stage 0's backwards), after the sends.
+    const gathers = plan.program.tasks.filter((t) => t.label.startsWith('all-gather received'));
+    expect(gathers.length).toBe(4 * 2);
+    for (const g of gathers) {
+      expect(g.collective).toMatchObject({ op: 'all_gather', bytes: 2048 * 4096 * 2 });
+      expect(g.collective!.group).toHaveLength(4);
+      expect(g.deps.some((d) => plan.program.tasks[d].kind === 'pp-send')).toBe(true);
+    }
+    // With sequence parallelism the shards are what the next layer needs: no all-gather.
+    const sp = simulateStep(scenarioOf(raw({ sequenceParallel: true }))).plan;
+    expect(sp.program.tasks.some((t) => t.label.startsWith('all-gather received'))).toBe(false);
   });
 });
