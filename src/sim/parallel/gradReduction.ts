@@ -70,7 +70,7 @@ export function addGradientReduction(program: Program, setup: StepSetup, layout:
     const shadows = t === 0 ? Array.from({ length: tp - simulatedTp }, (_, i) => layout.dpGroup(simulatedTp + i, st.stage)).filter(shadowFilter) : [];
     const shadowGroups = shadows.length > 0 ? shadows : undefined;
     let lastComm = -1;
-    if (dp > 1 && zero === 3) lastComm = addZero3(program, layout, passes, key, t, m, gradBytes, new Map(tensors.map((x) => [x.name, x])), replicas, members, shadowGroups);
+    if (dp > 1 && zero === 3) lastComm = addZero3(program, layout, passes, key, t, m, { weight: mixed ? 2 : 4, gradient: gradBytes }, new Map(tensors.map((x) => [x.name, x])), replicas, members, shadowGroups);
     else if (dp > 1) {
       const rounds = zero === 2 ? [...Array(m).keys()] : [m - 1];
       for (const mb of rounds) {
@@ -136,7 +136,7 @@ function blockParams(block: Block, tp: number, all: Map<string, ParamTensor>): n
  * reduce-scattered. Pipeline parallelism is excluded (pp = 1), so all passes belong to virtual stage 0.
  * Returns the last communication task.
  */
-function addZero3(program: Program, layout: ParallelLayout, passes: Map<string, PassRecord>, key: PassKey, t: number, m: number, gradBytes: number, all: Map<string, ParamTensor>, replicas: number[], members: readonly number[], shadowGroups?: readonly (readonly number[])[]): number {
+function addZero3(program: Program, layout: ParallelLayout, passes: Map<string, PassRecord>, key: PassKey, t: number, m: number, bytes: { weight: number; gradient: number }, all: Map<string, ParamTensor>, replicas: number[], members: readonly number[], shadowGroups?: readonly (readonly number[])[]): number {
   const group = layout.dpGroup(t, 0);
   let last = -1;
   for (let mb = 0; mb < m; mb++) {
@@ -150,7 +150,7 @@ function addZero3(program: Program, layout: ParallelLayout, passes: Map<string, 
         const params = blockParams(blocks[i].block, layout.tp, all);
         if (params === 0) return;
         const deps = i > 0 ? recs.map((r) => r.blocks[i - 1].first[t]) : [];
-        last = program.collective('zero-gather', `all-gather weights ${blocks[i].block.name} mb${mb}`, { op: 'all_gather', group, bytes: params * 2, shadowGroups }, deps, mb, 'comm', members);
+        last = program.collective('zero-gather', `all-gather weights ${blocks[i].block.name} mb${mb}`, { op: 'all_gather', group, bytes: params * bytes.weight, shadowGroups }, deps, mb, 'comm', members);
         for (const r of recs) program.addDep(r.blocks[i].first[t], last);
       };
       for (let i = 0; i < blocks.length; i++) {
@@ -158,7 +158,7 @@ function addZero3(program: Program, layout: ParallelLayout, passes: Map<string, 
         gather(i + 1);
         const params = blockParams(blocks[i].block, layout.tp, all);
         if (kind === 'B' && params > 0) {
-          last = program.collective('dp-reducescatter', `reduce-scatter gradients ${blocks[i].block.name} mb${mb}`, { op: 'reduce_scatter', group, bytes: params * gradBytes, shadowGroups }, recs.map((r) => r.blocks[i].last[t]), mb, 'comm', members);
+          last = program.collective('dp-reducescatter', `reduce-scatter gradients ${blocks[i].block.name} mb${mb}`, { op: 'reduce_scatter', group, bytes: params * bytes.gradient, shadowGroups }, recs.map((r) => r.blocks[i].last[t]), mb, 'comm', members);
         }
       }
     }

@@ -69,6 +69,23 @@ describe('ZeRO', () => {
     const tasks = plan.program.tasks;
     expect(tasks.filter((t) => t.kind === 'zero-gather').length).toBe(2 * blocks);
     expect(tasks.filter((t) => t.kind === 'dp-reducescatter').length).toBe(blocks);
+    // Per micro-batch each weight is gathered twice (forward, backward) in 16 bits and its gradient reduced once.
+    const P = plan.stages[0].gradients.paramsPerRank;
+    const sum = (kind: string) => tasks.filter((t) => t.kind === kind).reduce((a, t) => a + t.collective!.bytes, 0);
+    expect(sum('zero-gather')).toBe(2 * 2 * P);
+    expect(sum('dp-reducescatter')).toBe(2 * P);
+  });
+
+  it('ZeRO-3 in fp32 gathers and reduces 4-byte elements; fp32 gradients with 16-bit weights only the reduction', () => {
+    const bytesOf = (training: Record<string, unknown>, parallel: Record<string, unknown>) => {
+      const s = scenarioOf({ cluster: { preset: 'dgx-a100-80gb', nodes: 1 }, model: { preset: 'llama2-7b', seqLen: 1024 }, training: { globalBatch: 8, microBatch: 1, ...training }, parallel: { zero: 3, ...parallel } });
+      const { plan } = simulateStep(s);
+      const P = plan.stages[0].gradients.paramsPerRank;
+      const sum = (kind: string) => plan.program.tasks.filter((t) => t.kind === kind).reduce((a, t) => a + t.collective!.bytes, 0);
+      return { gather: sum('zero-gather') / (2 * P), reduce: sum('dp-reducescatter') / P };
+    };
+    expect(bytesOf({ precision: 'fp32' }, {})).toEqual({ gather: 4, reduce: 4 });
+    expect(bytesOf({}, { fp32Gradients: true })).toEqual({ gather: 2, reduce: 4 });
   });
 
   it('ZeRO-3 costs more communication than ZeRO-2, which hides most of it on NVSwitch', () => {
