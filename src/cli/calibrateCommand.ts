@@ -90,10 +90,6 @@ export function onInterrupt(io: Output, controller: AbortController, what: strin
   return () => process.off('SIGINT', handler);
 }
 
-/**
- * `simulate --profile`: the scenario with the profile's measured constants in place of its preset's for the GPU
- * and links the profile describes; what was replaced is listed on stderr.
- */
 /** `scenario` with `profile`'s constants in place of its GPU's and links', and what was replaced. */
 export function withProfile<T extends { cluster: ClusterSpec; comm: CommSetup }>(scenario: T, profile: Profile, path: string): { scenario: T; applied: string[] } {
   const { cluster, applied } = profileCluster(profile, scenario.cluster);

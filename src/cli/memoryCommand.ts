@@ -3,7 +3,7 @@ import { hostMemoryPerNode, type HostMemory } from '../sim/memory/hostMemory.js'
 import { stageMemories, type StageMemory } from '../sim/memory/stageMemory.js';
 import { VERSION } from '../version.js';
 import { collect } from './scenarioInput.js';
-import { describeImports, scenarioWithImports, type ImportOptions } from '../scenario/importSettings.js';
+import { describeImports, importsJson, scenarioWithImports, type ImportOptions } from '../scenario/importSettings.js';
 import { formatBytes } from './units.js';
 import { table, type Output } from './output.js';
 
@@ -49,7 +49,7 @@ Examples:
       const fits = gpuFits && host?.fits !== false;
       const shortfallBytes = Math.max(...stages.map((s) => s.shortfallBytes));
       if (opts.json) {
-        io.out(JSON.stringify({ version: VERSION, name: scenario.name, capacityBytes: capacity, fits, gpuFits, shortfallBytes, stages, host, ...(warnings.length > 0 ? { warnings } : {}) }, null, 2));
+        io.out(JSON.stringify({ version: VERSION, name: scenario.name, capacityBytes: capacity, fits, gpuFits, shortfallBytes, stages, host, ...(imports.length > 0 ? { imports: importsJson(imports, opts.set) } : {}), ...(warnings.length > 0 ? { warnings } : {}) }, null, 2));
         return;
       }
       const p = scenario.parallel;

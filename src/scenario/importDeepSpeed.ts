@@ -25,6 +25,8 @@ export interface DeepSpeedContext {
   precision?: TrainingPrecision;
   /** The model's hidden size, from which the Hugging Face Trainer fills in `"auto"` bucket sizes. */
   hidden?: number;
+  /** Whether the scenario so far (file, earlier imports) keeps fp32 gradients, which DeepSpeed's engine does not. */
+  fp32Gradients?: boolean;
 }
 
 /** DeepSpeed's engine all-reduces stage-0 gradients in buffers of this many elements (`MEMORY_OPT_ALLREDUCE_SIZE`). */
@@ -39,7 +41,6 @@ const TOP_LEVEL_NO_EFFECT = new Set([
 ]);
 const TOP_LEVEL_NOT_MODELLED: Readonly<Record<string, string>> = {
   activation_checkpointing: 'whether layers are recomputed depends on the model code; set parallel.recompute',
-  communication_data_type: 'gradients are communicated at the training precision',
   data_types: 'gradients are accumulated and communicated at the training precision',
   pipeline: 'DeepSpeed pipeline engine settings are not read; set parallel.pp and parallel.schedule',
   elasticity: 'the batch is simulated as configured, without elastic resizing',
@@ -121,7 +122,14 @@ export function importDeepSpeedConfig(text: string, source: string, context: Dee
 
   const precision = importPrecision(c, cfg, source, bool, section);
   const effective = precision ?? context.precision;
-  const gradBytes = effective === 'fp32' || effective === 'tf32' ? 4 : 2;
+  // DeepSpeed's engine reduces gradients in the parameters' type unless communication_data_type says fp32; it owns
+  // them, so this also undoes a Megatron import's fp32 main_grad (Megatron-DeepSpeed).
+  const commType = cfg.communication_data_type;
+  const fp32Comm = commType === 'fp32' || commType === 'float32';
+  if (commType !== undefined && typeof commType !== 'string') fail(source, `communication_data_type is ${JSON.stringify(commType)}; expected "fp16", "bf16" or "fp32"`);
+  if (fp32Comm) c.set('parallel.fp32Gradients', true, `communication_data_type ${commType}`);
+  else if (context.fp32Gradients) c.set('parallel.fp32Gradients', false, 'DeepSpeed reduces gradients in the parameters\' type (its engine owns them)');
+  const gradBytes = effective === 'fp32' || effective === 'tf32' || fp32Comm ? 4 : 2;
   // An "auto" the import fills in as the Trainer would is no longer one the scenario's value stands for.
   const filled = (field: string) => autos.splice(autos.indexOf(field), 1);
   importZero(c, cfg, source, { posInt, bool, section, auto, filled }, gradBytes, context.hidden);
@@ -138,7 +146,7 @@ export function importDeepSpeedConfig(text: string, source: string, context: Dee
   return c.result(SOURCE);
 }
 
-const HANDLED = new Set(['train_batch_size', 'train_micro_batch_size_per_gpu', 'gradient_accumulation_steps', 'zero_optimization', 'fp16', 'bf16', 'bfloat16', 'amp', 'optimizer']);
+const HANDLED = new Set(['train_batch_size', 'train_micro_batch_size_per_gpu', 'gradient_accumulation_steps', 'zero_optimization', 'fp16', 'bf16', 'bfloat16', 'amp', 'optimizer', 'communication_data_type']);
 
 type Readers = {
   posInt: (field: string, v: unknown) => number | undefined;
@@ -217,18 +225,21 @@ function importZero(c: ImportCollector, cfg: Json, source: string, r: Readers, g
     c.set('parallel.ddp.firstBucketMB', m, 'DeepSpeed stage 0: no small first bucket', true);
     if (bucket || overlapGiven !== undefined) c.warn(`${zf('reduce_bucket_size')}/${zf('overlap_comm')}: apply to ZeRO stages 1–3; ignored with stage 0`);
   } else {
-    if (!bucketAuto) c.set('parallel.zeroConfig.reduceBucketMB', mib(bucket ?? DEFAULT_BUCKET_ELEMENTS), bucketFrom, !bucket);
     // The Hugging Face Trainer writes hidden_size² in place of "auto" (transformers' HfTrainerDeepSpeedConfig).
-    else if (hidden !== undefined) {
-      c.set('parallel.zeroConfig.reduceBucketMB', mib(hidden * hidden), `${zf('reduce_bucket_size')} "auto": the Hugging Face Trainer's hidden_size² = ${hidden * hidden} elements × ${gradBytes} B`);
-      r.filled?.(zf('reduce_bucket_size'));
+    const filled = bucketAuto && hidden !== undefined;
+    const size = filled
+      ? { mb: mib(hidden * hidden), from: `${zf('reduce_bucket_size')} "auto": the Hugging Face Trainer's hidden_size² = ${hidden * hidden} elements × ${gradBytes} B`, byDefault: false }
+      : { mb: mib(bucket ?? DEFAULT_BUCKET_ELEMENTS), from: bucketFrom, byDefault: !bucket };
+    if (filled) r.filled?.(zf('reduce_bucket_size'));
+    if (!bucketAuto || filled) {
+      c.set('parallel.zeroConfig.reduceBucketMB', size.mb, size.from, size.byDefault);
+      // The step compiler packs stage-1 gradients into the DDP buckets; DeepSpeed has no small first bucket.
+      if (stage === 1) {
+        c.set('parallel.ddp.bucketMB', size.mb, size.from, size.byDefault);
+        c.set('parallel.ddp.firstBucketMB', size.mb, `${size.from} (no small first bucket)`, size.byDefault);
+      }
     }
     if (z.overlap_comm !== 'auto') c.set('parallel.zeroConfig.overlapComm', overlap, overlapFrom, overlapGiven === undefined);
-    if (stage === 1 && !bucketAuto) {
-      // The step compiler packs stage-1 gradients into the DDP buckets; DeepSpeed has no small first bucket.
-      c.set('parallel.ddp.bucketMB', mib(bucket ?? DEFAULT_BUCKET_ELEMENTS), bucketFrom, !bucket);
-      c.set('parallel.ddp.firstBucketMB', mib(bucket ?? DEFAULT_BUCKET_ELEMENTS), `${bucketFrom} (no small first bucket)`, !bucket);
-    }
     if ((stage === 1 || stage === 2) && z.allgather_bucket_size !== undefined) {
       c.warn(`${zf('allgather_bucket_size')}: not modelled; the updated weights are all-gathered in one collective per stage`);
     }

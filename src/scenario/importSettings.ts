@@ -119,13 +119,14 @@ function hiddenOf(raw: unknown): number | undefined {
 function deepSpeedContext(raw: unknown, source: string): DeepSpeedContext {
   const precision = precisionOf(raw);
   const hidden = hiddenOf(raw);
+  const fp32Gradients = get(raw, 'parallel.fp32Gradients') === true;
   const given = num(get(raw, 'parallel.dp'));
-  if (given) return { dp: given, dpFrom: 'parallel.dp', precision, hidden };
+  if (given) return { dp: given, dpFrom: 'parallel.dp', precision, hidden, fp32Gradients };
   const gpus = gpusOf(raw, source);
   const tp = num(get(raw, 'parallel.tp')) ?? 1;
   const pp = num(get(raw, 'parallel.pp')) ?? 1;
-  if (gpus === undefined || gpus % (tp * pp) !== 0) return { precision, hidden };
-  return { dp: gpus / (tp * pp), dpFrom: `${gpus} GPUs / (tp ${tp} × pp ${pp})`, precision, hidden };
+  if (gpus === undefined || gpus % (tp * pp) !== 0) return { precision, hidden, fp32Gradients };
+  return { dp: gpus / (tp * pp), dpFrom: `${gpus} GPUs / (tp ${tp} × pp ${pp})`, precision, hidden, fp32Gradients };
 }
 
 /** The `--set` values that name this field, a field inside it, or a mapping that holds it. */

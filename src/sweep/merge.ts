@@ -96,7 +96,6 @@ const pointName = (r: Pick<PointRecord, 'point' | 'source' | 'gpus'>) => `point 
 export function mergeParts(parts: readonly PartText[]): MergedSweep {
   let ref: { record: PointRecord; where: string } | undefined;
   let byPoint: ({ record: PointRecord; where: string } | undefined)[] = [];
-  const shardCounts = new Set<number>();
   let split: { count: number; where: string; shard: string } | undefined;
   const firstOfSeries = new Map<number, { record: PointRecord; where: string }>();
   for (const part of parts) {
@@ -123,8 +122,6 @@ export function mergeParts(parts: readonly PartText[]): MergedSweep {
       if (first && (first.record.name !== record.name || first.record.tp !== record.tp || first.record.pp !== record.pp)) {
         throw new MergeError(`${where}: scenario ${record.series} is '${record.name}' with tp ${record.tp} × pp ${record.pp}, but ${first.where} says '${first.record.name}' with tp ${first.record.tp} × pp ${first.record.pp}`);
       }
-      const shard = /^\d+\/(\d+)$/.exec(record.shard);
-      if (shard) shardCounts.add(Number(shard[1]));
       byPoint[record.point] = { record, where };
       if (!first) firstOfSeries.set(record.series, { record, where });
     });
@@ -137,7 +134,8 @@ export function mergeParts(parts: readonly PartText[]): MergedSweep {
   const perSeries = head.gpuCounts.length;
   const missing = byPoint.flatMap((e, point) => (e ? [] : [point]));
   if (missing.length > 0) {
-    const count = shardCounts.size === 1 ? [...shardCounts][0] : undefined;
+    // Every part was cut with the same N (checked above), so each missing point has one part it belongs to.
+    const count = split?.count;
     const list = missing.slice(0, 5).map((point) => {
       const name = pointName({ point, source: head.scenarios[Math.floor(point / perSeries)], gpus: head.gpuCounts[point % perSeries] });
       return count ? `${name}, part ${shardOf(point, count)}/${count}` : name;

@@ -64,6 +64,7 @@ describe('clustersim memory', () => {
     expect(r.out).toMatch(/taken from --deepspeed-config/);
     const imported = JSON.parse((await cli('memory', 'scenarios/imports/llama2-7b-a100-1node.yaml', '--deepspeed-config', 'scenarios/imports/ds_config.json', '--json')).out);
     expect(imported.stages[0].optimizerBytes).toBe(0); // offloaded
+    expect(imported.imports).toEqual([expect.objectContaining({ source: '--deepspeed-config' })]); // as simulate --json
     expect(plain.stages[0].optimizerBytes).toBeGreaterThan(0);
     const megatron = JSON.parse((await cli('memory', 'scenarios/imports/gpt3-175b-a100.yaml', '--megatron-args', '--tensor-model-parallel-size 8 --pipeline-model-parallel-size 16 --bf16 --micro-batch-size 1 --global-batch-size 128', '--json')).out);
     expect(megatron.stages).toHaveLength(16);

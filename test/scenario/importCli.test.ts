@@ -36,6 +36,15 @@ describe('clustersim simulate --megatron-args / --deepspeed-config', () => {
     expect(out).toMatch(/vocab 51200/);
   }, 120_000);
 
+  it('Megatron-DeepSpeed (both imports): the DeepSpeed engine reduces 2-byte gradients, so Megatron\'s fp32 main_grad is undone', async () => {
+    const args = ['simulate', 'scenarios/imports/llama2-7b-a100-1node.yaml', '--megatron-args', '--bf16 --micro-batch-size 2 --global-batch-size 64', '--json', '--alternatives', '0'];
+    const megatron = JSON.parse((await cli(...args)).out);
+    const both = JSON.parse((await cli(...args, '--deepspeed-config', 'scenarios/imports/ds_config.json')).out);
+    const field = (r: { imports: { fields: { path: string; value: unknown }[] }[] }) => r.imports.flatMap((i) => i.fields).filter((f) => f.path === 'parallel.fp32Gradients').map((f) => f.value);
+    expect(field(megatron)).toEqual([true]);
+    expect(field(both).at(-1)).toBe(false);
+  });
+
   it('turns a DeepSpeed config with ZeRO-3 and CPU offload into zero 3 / offload cpu', async () => {
     const { code, out } = await cli('simulate', 'scenarios/imports/llama2-7b-a100-1node.yaml', '--deepspeed-config', 'scenarios/imports/ds_config.json', '--json');
     expect(code).toBe(0);

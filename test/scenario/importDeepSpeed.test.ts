@@ -99,6 +99,21 @@ describe('importDeepSpeedConfig', () => {
     expect(r.warnings.join('\n')).toMatch(/"auto" .* leaves the scenario's value, or its default: fp16.enabled, bf16.enabled, .*zero_optimization.reduce_bucket_size.*train_batch_size/);
   });
 
+  it('with ZeRO-1 an "auto" reduce_bucket_size filled in as hidden² sizes the buckets the step packs (the DDP ones)', () => {
+    const r = ds({ bf16: { enabled: true }, zero_optimization: { stage: 1, reduce_bucket_size: 'auto' } }, { dp: 8, hidden: 4096 });
+    expect(fieldsOf(r)).toMatchObject({ 'parallel.ddp.bucketMB': 32, 'parallel.ddp.firstBucketMB': 32, 'parallel.zeroConfig.reduceBucketMB': 32 });
+  });
+
+  it('undoes fp32 gradients an earlier Megatron import set (DeepSpeed\'s engine reduces in the parameters\' type) unless communication_data_type is fp32', () => {
+    expect(fieldsOf(ds({ bf16: { enabled: true }, zero_optimization: { stage: 2 } }, { dp: 8, fp32Gradients: true }))['parallel.fp32Gradients']).toBe(false);
+    // Nothing to undo: not mentioned.
+    expect(fieldsOf(ds({ bf16: { enabled: true }, zero_optimization: { stage: 2 } }, { dp: 8 }))).not.toHaveProperty('parallel.fp32Gradients');
+    // fp32 communication: 4-byte gradients, and the bucket of 5e7 elements holds 4 bytes each.
+    const fp32 = fieldsOf(ds({ bf16: { enabled: true }, communication_data_type: 'fp32', zero_optimization: { stage: 2, reduce_bucket_size: 5e7 } }, { dp: 8 }));
+    expect(fp32['parallel.fp32Gradients']).toBe(true);
+    expect(fp32['parallel.zeroConfig.reduceBucketMB']).toBe(Number(((5e7 * 4) / MiB).toFixed(3)));
+  });
+
   it('fills in an "auto" reduce_bucket_size as the Hugging Face Trainer does, hidden_size² elements, when the model is known', () => {
     const r = ds({ bf16: { enabled: true }, zero_optimization: { stage: 3, reduce_bucket_size: 'auto' } }, { dp: 8, hidden: 4096 });
     // 4096² elements × 2 bytes = 32 MiB.

@@ -36,7 +36,6 @@ describe('the optimizer step on the host (CPU offload) in the time breakdown', (
     const b = simulateStep(s).result.breakdown;
     expect(b.hostOptimizerS).toBeGreaterThan(0);
     expect(b.idleS).toBeGreaterThanOrEqual(-1e-9);
-    expect(b.bubbleS).toBeGreaterThanOrEqual(0);
   });
 
   it('is zero without offload', () => {
