@@ -15,6 +15,17 @@ export interface StageGradients {
   paramsPerRank: number;
   /** TP collectives still outstanding after the last pass; the optimizer waits for them. */
   pendingTp?: number[];
+  /**
+   * Per simulated TP rank, the first stage's last gradient communication and optimizer tasks: with tied embeddings
+   * and a pipeline, the embedding-gradient all-reduce with the last stage comes between them.
+   */
+  tiedEnds?: { done: number[][]; optimizers: number[][] };
+}
+
+/** Megatron's last-stage copy of tied word embeddings (pp > 1): its LM head, the same shape as the embedding. */
+function tiedEmbeddingCopy(model: StepSetup['model']): ParamTensor | undefined {
+  const embedding = parameterTensors(model).find((t) => t.layer < 0 && t.elements === model.vocab * model.hidden);
+  return model.tiedEmbeddings && embedding ? { ...embedding, name: `${embedding.name} (last-stage copy)`, layer: model.layers } : undefined;
 }
 
 function stageTensors(model: StepSetup['model'], st: StagePlan, pp: number): { tensors: ParamTensor[]; vsOf: Map<string, number> } {
@@ -22,7 +33,15 @@ function stageTensors(model: StepSetup['model'], st: StagePlan, pp: number): { t
   st.chunks.forEach((blocks, c) => {
     for (const b of blocks) for (const op of b.backward) for (const t of op.gradParams ?? []) names.set(t, c * pp + st.stage);
   });
-  return { tensors: parameterTensors(model).filter((t) => names.has(t.name)), vsOf: names };
+  const tensors = parameterTensors(model).filter((t) => names.has(t.name));
+  // The last stage's copy of tied embeddings is its own parameter there (its gradient comes from the LM head, in the
+  // last chunk; the pass's end stands for the moment it is complete).
+  const copy = pp > 1 && st.stage === pp - 1 ? tiedEmbeddingCopy(model) : undefined;
+  if (copy) {
+    tensors.push(copy);
+    names.set(copy.name, (st.chunks.length - 1) * pp + st.stage);
+  }
+  return { tensors, vsOf: names };
 }
 
 /**
@@ -35,7 +54,7 @@ function stageTensors(model: StepSetup['model'], st: StagePlan, pp: number): { t
  * reduce-scatters its gradients right after its backward. CPU offload copies the gradient shard to
  * the host, runs Adam there and copies the weights back.
  */
-export function addGradientReduction(program: Program, setup: StepSetup, layout: ParallelLayout, st: StagePlan, passes: Map<string, PassRecord>, key: PassKey, simulatedReplicas: number, simulatedTp = layout.tp, shadowFilter: (g: readonly number[]) => boolean = () => true): void {
+export function addGradientReduction(program: Program, setup: StepSetup, layout: ParallelLayout, st: StagePlan, passes: Map<string, PassRecord>, key: PassKey, simulatedReplicas: number, simulatedTp = layout.tp, shadowFilter: (g: readonly number[]) => boolean = () => true, first?: StageGradients): void {
   const par = setup.parallel;
   const { tp, pp, dp } = layout;
   const mixed = setup.training.precision === 'bf16' || setup.training.precision === 'fp16';
@@ -86,11 +105,29 @@ export function addGradientReduction(program: Program, setup: StepSetup, layout:
         }
       }
     }
+    // Tied embeddings over a pipeline: the first and last stages all-reduce the embedding's gradient after their
+    // data-parallel reduction and before either steps (Megatron's _allreduce_word_embedding_grads). It goes on the
+    // tp stream: on the comm stream the first stage's weight all-gather, made earlier, would sit ahead of it.
+    const tied = pp > 1 && setup.model.tiedEmbeddings ? tiedEmbeddingCopy(setup.model) : undefined;
+    let embeddingSync = -1;
+    if (tied && st.stage === pp - 1 && first?.tiedEnds) {
+      const firstEnds = first.tiedEnds;
+      for (const d of replicas) {
+        const pair = layout.pair(layout.rank(t, d, 0), layout.rank(t, d, pp - 1));
+        const deps = [...firstEnds.done[t], lastComm >= 0 ? lastComm : lastMb(t, d), ...(first.pendingTp ?? [])];
+        const shadowsOf = t === 0
+          ? [...Array.from({ length: dp - replicas.length }, (_, i) => layout.pair(layout.rank(0, replicas.length + i, 0), layout.rank(0, replicas.length + i, pp - 1))),
+            ...Array.from({ length: tp - simulatedTp }, (_, u) => Array.from({ length: dp }, (_, e) => layout.pair(layout.rank(simulatedTp + u, e, 0), layout.rank(simulatedTp + u, e, pp - 1)))).flat()].filter(shadowFilter)
+          : [];
+        embeddingSync = program.collective('dp-allreduce', 'all-reduce tied embedding gradients (first and last stage)', { op: 'all_reduce', group: pair, bytes: elementsPerTpRank(tied, tp) * gradBytes, shadowGroups: shadowsOf.length > 0 ? shadowsOf : undefined }, deps, -1, 'tp', pair);
+        for (const o of firstEnds.optimizers[t]) program.addDep(o, embeddingSync);
+      }
+    }
     const shard = zero >= 1 ? paramsPerRank / dp : paramsPerRank;
     const optimizerIds: number[] = [];
     for (const d of replicas) {
       const rank = layout.rank(t, d, st.stage);
-      const deps = [...(lastComm >= 0 ? [lastComm] : []), ...(st.gradients.pendingTp ?? [])];
+      const deps = [...(lastComm >= 0 ? [lastComm] : []), ...(embeddingSync >= 0 ? [embeddingSync] : []), ...(st.gradients.pendingTp ?? [])];
       if (par.offload === 'cpu') {
         const pcie = setup.cluster.node.pcieBandwidthGBps;
         const d2h = program.local(rank, 'copy', 'd2h', 'gradient shard to host', (shard * gradBytes) / pcie + setup.cluster.node.pcieLatencyNs, deps);
@@ -100,6 +137,11 @@ export function addGradientReduction(program: Program, setup: StepSetup, layout:
         const ns = opTimeNs(optimizerOp(shard, { optimizer: setup.training.optimizer, precision: mixed ? 'mixed' : 'fp32' }), setup.cluster.node.gpu, 'fp32');
         optimizerIds.push(program.local(rank, 'compute', 'optimizer', 'optimizer step', ns, deps));
       }
+    }
+    if (tied && st.stage === 0) {
+      const ends = (st.gradients.tiedEnds ??= { done: [], optimizers: [] });
+      ends.done[t] = lastComm >= 0 ? [lastComm] : replicas.map((d) => lastMb(t, d));
+      ends.optimizers[t] = optimizerIds;
     }
     if (dp > 1 && (zero === 1 || zero === 2)) {
       program.collective('dp-allgather', 'all-gather updated weights', { op: 'all_gather', group, bytes: paramsPerRank * (mixed ? 2 : 4), shadowGroups }, optimizerIds, -1, 'comm', members);

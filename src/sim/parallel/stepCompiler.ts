@@ -147,7 +147,7 @@ export function compileStep(setup: StepSetup): StepPlan {
   }
 
   addPipelineTransfers(program, layout, passes, key, m, v, tokens * model.hidden * elementBytes / (tp > 1 ? tp : 1), replicas, tpSim, shadowFilter);
-  for (const st of stages) addGradientReduction(program, setup, layout, st, passes, key, replicas, tpSim, shadowFilter);
+  for (const st of stages) addGradientReduction(program, setup, layout, st, passes, key, replicas, tpSim, shadowFilter, stages[0].gradients);
   return { program, layout, microBatchesPerStep: m, stages };
 }
 

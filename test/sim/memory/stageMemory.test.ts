@@ -43,3 +43,25 @@ describe('fp32 gradients in the step', () => {
     expect(total(true) / total(false)).toBeCloseTo(2, 9);
   });
 });
+
+describe('tied embeddings over a pipeline, in the step', () => {
+  const tiedRaw = (tiedEmbeddings: boolean, pp: number) => ({ name: 't', cluster: { preset: 'dgx-a100-80gb', nodes: 2 }, model: { ...gpt, vocab: 50304, tiedEmbeddings }, training: { globalBatch: 16, microBatch: 1 }, parallel: { tp: 2, pp, zero: 1 } });
+
+  it('reduce the last stage\'s copy with its gradients, and all-reduce the embedding gradient between the first and last stage', async () => {
+    const { simulateStep } = await import('../../../src/sim/simulateStep.js');
+    const s = scenarioOf(tiedRaw(true, 2));
+    const { plan } = simulateStep(s);
+    // The step reduces what the memory account holds, stage by stage.
+    expect(plan.stages.map((st) => st.gradients.paramsPerRank)).toEqual(stageMemories(s).map((m) => m.paramsPerRank));
+    const syncs = plan.program.tasks.filter((t) => t.label.startsWith('all-reduce tied embedding gradients'));
+    expect(syncs).toHaveLength(1); // symmetric: one simulated TP rank and replica, the others as shadows
+    expect(syncs[0].collective).toMatchObject({ op: 'all_reduce', bytes: ((50304 * 4096) / 2) * 2 });
+    // Both ends' optimizer steps wait for it.
+    const optimizers = plan.program.tasks.filter((t) => t.kind === 'optimizer');
+    expect(optimizers.length).toBe(2);
+    for (const o of optimizers) expect(o.deps).toContain(syncs[0].id);
+    for (const [tied, pp] of [[false, 2], [true, 1]] as const) {
+      expect(simulateStep(scenarioOf(tiedRaw(tied, pp))).plan.program.tasks.some((t) => t.label.startsWith('all-reduce tied embedding'))).toBe(false);
+    }
+  });
+});
