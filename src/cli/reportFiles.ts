@@ -8,6 +8,7 @@ import { fileWriteErrorReason } from '../fileErrors.js';
 import { formatBytes } from './units.js';
 import { UsageError } from './usageError.js';
 import type { Output } from './output.js';
+import type { Alternative } from '../advise/alternatives.js';
 import { prepareOutputFile } from './outputFile.js';
 import { defaultRanks, parseRankList, parseStreamList, pipelineStageRanks, RankNotSimulatedError, RankSelectionError, simulatedRanks, usedStreams } from '../report/ranks.js';
 import type { StepView } from '../report/reports.js';
@@ -113,14 +114,14 @@ export function loadReports(): Promise<typeof import('../report/reports.js')> {
 }
 
 /** Writes the files `--timeline`, `--report`, `--trace` and `--memory-chart` ask for; `view` is {@link stepFilesView}'s. */
-export async function writeStepFiles(scenario: Scenario, run: Pick<StepRun, 'trace' | 'result'>, opts: StepFileOptions, view: StepView | undefined, io: Output): Promise<void> {
+export async function writeStepFiles(scenario: Scenario, run: Pick<StepRun, 'trace' | 'result'>, opts: StepFileOptions, view: StepView | undefined, io: Output, alternatives: readonly Alternative[] = []): Promise<void> {
   if (!opts.memoryChart && !view) return;
   const { simulateReportHtml, stepMemorySvg, stepTimelineSvg } = await loadReports();
   if (opts.memoryChart) writeReportFile(opts.memoryChart, stepMemorySvg({ label: labelOf(scenario), result: run.result }), io);
   if (!view) return;
   const timeline = opts.timeline || opts.report ? stepTimelineSvg(view) : '';
   if (opts.timeline) writeReportFile(opts.timeline, timeline, io);
-  if (opts.report) writeReportFile(opts.report, simulateReportHtml(view, `clustersim ${VERSION} simulate`, timeline), io);
+  if (opts.report) writeReportFile(opts.report, simulateReportHtml(view, `clustersim ${VERSION} simulate`, timeline, alternatives), io);
   if (opts.trace) {
     const { chromeTraceJson, toChromeTrace } = await import('../report/chromeTrace.js');
     const ranks = opts.ranks ? view.ranks : undefined;

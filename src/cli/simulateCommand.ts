@@ -114,7 +114,7 @@ Examples:
       io.out(JSON.stringify({ ...simulateJson(result), alternatives, ...extra }, null, 2));
     }
     else io.out([formatStepSummary(result, { clusterName: scenario.cluster.name, modelName: scenario.model.name }), formatAdvice(result, alternatives), ...describeImports(imports, opts.set)].join('\n'));
-    await writeStepFiles(scenario, run, opts, view, io);
+    await writeStepFiles(scenario, run, opts, view, io, alternatives);
   });
 }
 

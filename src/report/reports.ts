@@ -7,7 +7,8 @@ import { memoryBars, renderMemoryChart } from './memoryChart.js';
 import { renderScalingChart } from './scalingChart.js';
 import { SCALE_TABLE_HEADER, scaleTableRows } from './scaleTable.js';
 import { dataTable, figure, keyValueTable, reportPage, type ReportSection } from './html.js';
-import { summaryRows, titleOf, type ScenarioLabel } from './summary.js';
+import { alternativeRows, summaryRows, titleOf, type ScenarioLabel } from './summary.js';
+import type { Alternative } from '../advise/alternatives.js';
 
 /** One simulated step and how to draw it. */
 export interface StepView {
@@ -39,10 +40,17 @@ function stepSections(v: StepView, timelineSvg?: string): ReportSection[] {
   ];
 }
 
-/** The HTML report of `simulate`: summary table, timeline and memory chart in one self-contained page. */
-export function simulateReportHtml(v: StepView, generator: string, timelineSvg?: string): string {
+/**
+ * The HTML report of `simulate`: summary table, what to try (the alternatives simulate ran, when any), timeline and
+ * memory chart in one self-contained page.
+ */
+export function simulateReportHtml(v: StepView, generator: string, timelineSvg?: string, alternatives: readonly Alternative[] = []): string {
+  const tried = alternatives.some((a) => a.stepTimeS !== undefined)
+    ? [{ heading: 'What to try', caption: 'Each option simulated; add its --set to the command to run it.', html: dataTable(['option', 'step time', 'vs now', 'memory/GPU', 'fits', 'how'], alternativeRows(v.result, alternatives), 'data', true) }]
+    : [];
   return reportPage(titleOf(v.label, v.result), `${generator}, seed ${v.result.seed}`, [
     { heading: 'Summary', html: keyValueTable(summaryRows(v.label, v.result)) },
+    ...tried,
     ...stepSections(v, timelineSvg),
   ]);
 }

@@ -1,4 +1,5 @@
 import type { StepResult } from '../sim/simulateStep.js';
+import type { Alternative } from '../advise/alternatives.js';
 import { bytesText, countText, durationText, percentText } from './format.js';
 
 /** What a report says about the scenario besides the simulation result. */
@@ -82,6 +83,17 @@ export function summaryRows(label: ScenarioLabel, r: StepResult): [string, strin
     ['micro-batches per step', String(r.microBatchesPerStep)],
     ['gradient buckets', `${r.buckets.count} of ${bytesText(r.buckets.meanBytes)} on average` + (r.gradientAllReduce ? `, ${r.gradientAllReduce.algorithm}/${r.gradientAllReduce.protocol}` : '')],
   ];
+}
+
+/** The simulated alternatives as table rows: option, step time, change, memory per GPU, fits, the --set to use. */
+export function alternativeRows(r: StepResult, alternatives: readonly Alternative[]): string[][] {
+  const rows = [['current setup', durationText(r.stepTimeS * 1e9), '', bytesText(r.memory.peakBytesPerGpu), r.memory.fits ? 'yes' : 'no', '']];
+  for (const a of alternatives) {
+    if (a.stepTimeS === undefined) continue;
+    const change = (100 * (a.stepTimeS - r.stepTimeS)) / r.stepTimeS;
+    rows.push([a.label, durationText(a.stepTimeS * 1e9), `${change > 0 ? '+' : ''}${change.toFixed(1)}%`, bytesText(a.peakBytesPerGpu ?? 0), a.fits ? 'yes' : 'no', a.sets.map((s) => `--set ${s}`).join(' ')]);
+  }
+  return rows;
 }
 
 /** The simulator's notes on how the split lands on the hardware, if it gives any. */

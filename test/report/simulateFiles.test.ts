@@ -39,6 +39,19 @@ describe('clustersim simulate --timeline / --report / --trace', () => {
     expect(page).toContain(`<td>bottleneck</td><td>${bound}</td>`);
   });
 
+  it('shows the alternatives simulate ran as a "What to try" table in the HTML report, and none with --alternatives 0', async () => {
+    const html = join(dir, 'try.html');
+    const r = await cli('simulate', BERT, '--report', html, '--json');
+    const first = JSON.parse(r.out).alternatives[0] as { label: string; sets: string[] };
+    const page = readFileSync(html, 'utf8');
+    expect(page).toContain('<h2>What to try</h2>');
+    expect(page).toContain(`<td>${first.label}</td>`);
+    expect(page).toContain(first.sets.map((s) => `--set ${s}`).join(' '));
+    const none = join(dir, 'none.html');
+    await cli('simulate', BERT, '--alternatives', '0', '--report', none);
+    expect(readFileSync(none, 'utf8')).not.toContain('What to try');
+  });
+
   it('carries the simulator\'s notes into the HTML report (TP over PCIe)', async () => {
     const html = join(dir, 'pcie.html');
     expect((await cli('simulate', 'scenarios/llama2-13b-tp8-pcie.yaml', '--alternatives', '0', '--report', html)).code).toBe(0);
