@@ -28,20 +28,23 @@ function tiedEmbeddingCopy(model: StepSetup['model']): ParamTensor | undefined {
   return model.tiedEmbeddings && embedding ? { ...embedding, name: `${embedding.name} (last-stage copy)`, layer: model.layers } : undefined;
 }
 
-function stageTensors(model: StepSetup['model'], st: StagePlan, pp: number): { tensors: ParamTensor[]; vsOf: Map<string, number> } {
+function stageTensors(model: StepSetup['model'], st: StagePlan, pp: number): { tensors: ParamTensor[]; vsOf: Map<string, number>; readyWith: Map<string, string> } {
   const names = new Map<string, number>();
   st.chunks.forEach((blocks, c) => {
     for (const b of blocks) for (const op of b.backward) for (const t of op.gradParams ?? []) names.set(t, c * pp + st.stage);
   });
   const tensors = parameterTensors(model).filter((t) => names.has(t.name));
-  // The last stage's copy of tied embeddings is its own parameter there (its gradient comes from the LM head, in the
-  // last chunk; the pass's end stands for the moment it is complete).
+  const readyWith = new Map<string, string>();
+  // The last stage's copy of tied embeddings is its own parameter there. Its gradient comes from the LM head, in the
+  // last chunk, whose backward ends with the final norm's: that gradient's completion stands for the copy's.
   const copy = pp > 1 && st.stage === pp - 1 ? tiedEmbeddingCopy(model) : undefined;
   if (copy) {
     tensors.push(copy);
     names.set(copy.name, (st.chunks.length - 1) * pp + st.stage);
+    const finalNorm = tensors.find((t) => t.layer === model.layers && t !== copy);
+    if (finalNorm) readyWith.set(copy.name, finalNorm.name);
   }
-  return { tensors, vsOf: names };
+  return { tensors, vsOf: names, readyWith };
 }
 
 /**
@@ -61,7 +64,7 @@ export function addGradientReduction(program: Program, setup: StepSetup, layout:
   // Megatron's main_grad buffers keep 16-bit training's gradients in fp32 (parallel.fp32Gradients).
   const gradBytes = mixed && !par.fp32Gradients ? 2 : 4;
   const m = setup.training.globalBatch / (setup.training.microBatch * dp);
-  const { tensors, vsOf } = stageTensors(setup.model, st, pp);
+  const { tensors, vsOf, readyWith } = stageTensors(setup.model, st, pp);
   const paramsPerRank = tensors.reduce((a, t) => a + elementsPerTpRank(t, tp), 0);
   const sharded = tensors.map((t) => ({ ...t, elements: elementsPerTpRank(t, tp) }));
   const zero = par.zero;
@@ -98,7 +101,7 @@ export function addGradientReduction(program: Program, setup: StepSetup, layout:
             if (!overlap) return mb === m - 1 ? lastMb(t, d) : lastOfPass(passes, key, d, st, pp, mb, t);
             const lastTensor = bk.tensors[bk.tensors.length - 1];
             const rec = passes.get(key(d, vsOf.get(lastTensor)!, mb, 'B'))!;
-            return rec.gradTask![t].get(lastTensor) ?? rec.last[t];
+            return rec.gradTask![t].get(readyWith.get(lastTensor) ?? lastTensor) ?? rec.last[t];
           });
           const op = zero === 0 ? 'all_reduce' : 'reduce_scatter';
           lastComm = program.collective(zero === 0 ? 'dp-allreduce' : 'dp-reducescatter', `${op.replace('_', '-')} bucket ${bk.index} mb${mb} (${(bk.bytes / MiB).toFixed(1)} MiB)`, { op, group, bytes: bk.bytes, shadowGroups }, deps, mb, 'comm', members);
