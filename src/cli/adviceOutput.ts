@@ -5,6 +5,7 @@ import type { StepResult } from '../sim/simulateStep.js';
 import { trafficName } from '../sim/stats/bottleneck.js';
 import { formatBytes, formatSeconds } from './units.js';
 import { table } from './output.js';
+import { ALTERNATIVES_HEADER, alternativeRows } from '../report/summary.js';
 
 /**
  * Simulates the most promising changes to a scenario (see `candidateChanges`); `adjust` turns the raw
@@ -36,12 +37,8 @@ export function formatAdvice(result: StepResult, alternatives: readonly Alternat
   }
   if (alternatives.length > 0) {
     lines.push('', '  what to try (each simulated):');
-    const rows: (string | number)[][] = [['current setup', formatSeconds(result.stepTimeS), '', formatBytes(result.memory.peakBytesPerGpu), result.memory.fits ? 'yes' : 'no', '']];
-    for (const a of alternatives) {
-      const change = ((100 * (a.stepTimeS! - result.stepTimeS)) / result.stepTimeS).toFixed(1);
-      rows.push([a.label, formatSeconds(a.stepTimeS!), `${Number(change) > 0 ? '+' : ''}${change}%`, formatBytes(a.peakBytesPerGpu!), a.fits ? 'yes' : 'no', a.sets.map((s) => `--set ${s}`).join(' ')]);
-    }
-    lines.push(table(['option', 'step time', 'vs now', 'memory/GPU', 'fits', 'how'], rows).split('\n').map((l) => `    ${l}`).join('\n'));
+    const rows = alternativeRows(result, alternatives, { seconds: formatSeconds, bytes: formatBytes });
+    lines.push(table(ALTERNATIVES_HEADER, rows).split('\n').map((l) => `    ${l}`).join('\n'));
   }
   return lines.join('\n');
 }

@@ -7,7 +7,7 @@ import { memoryBars, renderMemoryChart } from './memoryChart.js';
 import { renderScalingChart } from './scalingChart.js';
 import { SCALE_TABLE_HEADER, scaleTableRows } from './scaleTable.js';
 import { dataTable, figure, keyValueTable, reportPage, type ReportSection } from './html.js';
-import { alternativeRows, summaryRows, titleOf, type ScenarioLabel } from './summary.js';
+import { ALTERNATIVES_HEADER, alternativeRows, summaryRows, titleOf, type ScenarioLabel } from './summary.js';
 import type { Alternative } from '../advise/alternatives.js';
 
 /** One simulated step and how to draw it. */
@@ -46,7 +46,7 @@ function stepSections(v: StepView, timelineSvg?: string): ReportSection[] {
  */
 export function simulateReportHtml(v: StepView, generator: string, timelineSvg?: string, alternatives: readonly Alternative[] = []): string {
   const tried = alternatives.some((a) => a.stepTimeS !== undefined)
-    ? [{ heading: 'What to try', caption: 'Each option simulated; add its --set to the command to run it.', html: dataTable(['option', 'step time', 'vs now', 'memory/GPU', 'fits', 'how'], alternativeRows(v.result, alternatives), 'data', true) }]
+    ? [{ heading: 'What to try', caption: 'Each option simulated; add its --set to the command to run it.', html: dataTable(ALTERNATIVES_HEADER, alternativeRows(v.result, alternatives), 'data', true) }]
     : [];
   return reportPage(titleOf(v.label, v.result), `${generator}, seed ${v.result.seed}`, [
     { heading: 'Summary', html: keyValueTable(summaryRows(v.label, v.result)) },

@@ -85,13 +85,23 @@ export function summaryRows(label: ScenarioLabel, r: StepResult): [string, strin
   ];
 }
 
-/** The simulated alternatives as table rows: option, step time, change, memory per GPU, fits, the --set to use. */
-export function alternativeRows(r: StepResult, alternatives: readonly Alternative[]): string[][] {
-  const rows = [['current setup', durationText(r.stepTimeS * 1e9), '', bytesText(r.memory.peakBytesPerGpu), r.memory.fits ? 'yes' : 'no', '']];
+/** The columns of {@link alternativeRows}. */
+export const ALTERNATIVES_HEADER = ['option', 'step time', 'vs now', 'memory/GPU', 'fits', 'how'];
+
+/**
+ * The simulated alternatives as table rows after the current setup's: option, step time, change, memory per GPU,
+ * fits, the --set to use. `units` formats seconds and bytes (the HTML report's by default; the CLI passes its own).
+ */
+export function alternativeRows(
+  r: StepResult,
+  alternatives: readonly Alternative[],
+  units: { seconds: (s: number) => string; bytes: (b: number) => string } = { seconds: (s) => durationText(s * 1e9), bytes: bytesText },
+): string[][] {
+  const rows = [['current setup', units.seconds(r.stepTimeS), '', units.bytes(r.memory.peakBytesPerGpu), r.memory.fits ? 'yes' : 'no', '']];
   for (const a of alternatives) {
     if (a.stepTimeS === undefined) continue;
-    const change = (100 * (a.stepTimeS - r.stepTimeS)) / r.stepTimeS;
-    rows.push([a.label, durationText(a.stepTimeS * 1e9), `${change > 0 ? '+' : ''}${change.toFixed(1)}%`, bytesText(a.peakBytesPerGpu ?? 0), a.fits ? 'yes' : 'no', a.sets.map((s) => `--set ${s}`).join(' ')]);
+    const change = ((100 * (a.stepTimeS - r.stepTimeS)) / r.stepTimeS).toFixed(1);
+    rows.push([a.label, units.seconds(a.stepTimeS), `${Number(change) > 0 ? '+' : ''}${change}%`, units.bytes(a.peakBytesPerGpu ?? 0), a.fits ? 'yes' : 'no', a.sets.map((s) => `--set ${s}`).join(' ')]);
   }
   return rows;
 }

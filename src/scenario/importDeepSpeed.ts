@@ -131,7 +131,8 @@ export function importDeepSpeedConfig(text: string, source: string, context: Dee
   else if (context.fp32Gradients) c.set('parallel.fp32Gradients', false, 'DeepSpeed reduces gradients in the parameters\' type (its engine owns them)');
   const gradBytes = effective === 'fp32' || effective === 'tf32' || fp32Comm ? 4 : 2;
   // An "auto" the import fills in as the Trainer would is no longer one the scenario's value stands for.
-  const filled = (field: string) => autos.splice(autos.indexOf(field), 1);
+  const filledIn = new Set<string>();
+  const filled = (field: string) => filledIn.add(field);
   importZero(c, cfg, source, { posInt, bool, section, auto, filled }, gradBytes, context.hidden);
   importBatch(c, cfg, source, posInt, context);
   importOptimizer(c, cfg, source, section);
@@ -142,7 +143,8 @@ export function importDeepSpeedConfig(text: string, source: string, context: Dee
     else if (!TOP_LEVEL_NO_EFFECT.has(k) && !HANDLED.has(k)) unknown.push(k);
   }
   if (unknown.length > 0) c.warn(`unknown DeepSpeed fields, ignored: ${unknown.join(', ')}`);
-  if (autos.length > 0) c.warn(`"auto" (filled in by the Hugging Face Trainer) leaves the scenario's value, or its default: ${autos.join(', ')}`);
+  const left = autos.filter((f) => !filledIn.has(f));
+  if (left.length > 0) c.warn(`"auto" (filled in by the Hugging Face Trainer) leaves the scenario's value, or its default: ${left.join(', ')}`);
   return c.result(SOURCE);
 }
 
@@ -154,7 +156,7 @@ type Readers = {
   section: (field: string, v: unknown) => Json | undefined;
   auto: (field: string, v: unknown) => boolean;
   /** Marks an "auto" field as filled in by the import. */
-  filled?: (field: string) => void;
+  filled: (field: string) => void;
 };
 
 function importPrecision(c: ImportCollector, cfg: Json, source: string, bool: Readers['bool'], section: Readers['section']): TrainingPrecision | undefined {
@@ -230,7 +232,7 @@ function importZero(c: ImportCollector, cfg: Json, source: string, r: Readers, g
     const size = filled
       ? { mb: mib(hidden * hidden), from: `${zf('reduce_bucket_size')} "auto": the Hugging Face Trainer's hidden_size² = ${hidden * hidden} elements × ${gradBytes} B`, byDefault: false }
       : { mb: mib(bucket ?? DEFAULT_BUCKET_ELEMENTS), from: bucketFrom, byDefault: !bucket };
-    if (filled) r.filled?.(zf('reduce_bucket_size'));
+    if (filled) r.filled(zf('reduce_bucket_size'));
     if (!bucketAuto || filled) {
       c.set('parallel.zeroConfig.reduceBucketMB', size.mb, size.from, size.byDefault);
       // The step compiler packs stage-1 gradients into the DDP buckets; DeepSpeed has no small first bucket.

@@ -90,43 +90,32 @@ function precisionOf(raw: unknown): TrainingPrecision {
   return typeof p === 'string' && PRECISIONS.includes(p) ? (p as TrainingPrecision) : 'bf16';
 }
 
-function megatronContext(raw: unknown, source: string): MegatronContext {
-  let layers = num(get(raw, 'model.layers'));
-  const preset = get(raw, 'model.preset');
-  if (layers === undefined && typeof preset === 'string') {
-    try {
-      layers = modelPreset(preset).layers;
-    } catch (err) {
-      if (!(err instanceof ScenarioError)) throw err;
-    }
-  }
-  return { gpus: gpusOf(raw, source), layers, precision: precisionOf(raw) };
-}
-
-/** The model's hidden size when the raw scenario gives it inline or by preset (an HF config is read later). */
-function hiddenOf(raw: unknown): number | undefined {
-  const inline = num(get(raw, 'model.hidden'));
+/** A size of the raw scenario's model, given inline or by its preset (an HF config is read later); undefined if neither. */
+function modelSize(raw: unknown, field: 'layers' | 'hidden'): number | undefined {
+  const inline = num(get(raw, `model.${field}`));
   const preset = get(raw, 'model.preset');
   if (inline !== undefined || typeof preset !== 'string') return inline;
   try {
-    return modelPreset(preset).hidden;
+    return modelPreset(preset)[field];
   } catch (err) {
     if (err instanceof ScenarioError) return undefined;
     throw err;
   }
 }
 
+function megatronContext(raw: unknown, source: string): MegatronContext {
+  return { gpus: gpusOf(raw, source), layers: modelSize(raw, 'layers'), precision: precisionOf(raw) };
+}
+
 function deepSpeedContext(raw: unknown, source: string): DeepSpeedContext {
-  const precision = precisionOf(raw);
-  const hidden = hiddenOf(raw);
-  const fp32Gradients = get(raw, 'parallel.fp32Gradients') === true;
+  const known = { precision: precisionOf(raw), hidden: modelSize(raw, 'hidden'), fp32Gradients: get(raw, 'parallel.fp32Gradients') === true };
   const given = num(get(raw, 'parallel.dp'));
-  if (given) return { dp: given, dpFrom: 'parallel.dp', precision, hidden, fp32Gradients };
+  if (given) return { ...known, dp: given, dpFrom: 'parallel.dp' };
   const gpus = gpusOf(raw, source);
   const tp = num(get(raw, 'parallel.tp')) ?? 1;
   const pp = num(get(raw, 'parallel.pp')) ?? 1;
-  if (gpus === undefined || gpus % (tp * pp) !== 0) return { precision, hidden, fp32Gradients };
-  return { dp: gpus / (tp * pp), dpFrom: `${gpus} GPUs / (tp ${tp} × pp ${pp})`, precision, hidden, fp32Gradients };
+  if (gpus === undefined || gpus % (tp * pp) !== 0) return known;
+  return { ...known, dp: gpus / (tp * pp), dpFrom: `${gpus} GPUs / (tp ${tp} × pp ${pp})` };
 }
 
 /** The `--set` values that name this field, a field inside it, or a mapping that holds it. */

@@ -2,7 +2,7 @@ import { MiB } from '../engine/units.js';
 import { splitLayers } from '../parallel/layout.js';
 import { peakInFlight, stageSchedule } from '../parallel/schedules.js';
 import type { StepSetup } from '../setup.js';
-import { elementsPerTpRank, parameterTensors } from '../workload/model.js';
+import { elementsPerTpRank, parameterTensors, tiedEmbeddingCopy } from '../workload/model.js';
 import { activationBytesPerRank } from './activations.js';
 import { memoryPerGpu, offloadHostBytes, type MemoryBreakdown } from './memory.js';
 
@@ -36,16 +36,15 @@ export function stageMemories(setup: StepSetup): StageMemory[] {
   const mlp = model.arch === 'mlp';
   const chunks = splitLayers(mlp ? model.layers : model.layers, par.pp, v, par.layersPerStage);
   const tensors = parameterTensors(model);
-  const wordEmbedding = tensors.find((x) => x.layer < 0 && x.elements === model.vocab * model.hidden);
+  const copy = par.pp > 1 ? tiedEmbeddingCopy(model) : undefined;
   return Array.from({ length: par.pp }, (_, s) => {
     const layerSet = new Set<number>();
     for (let c = 0; c < v; c++) for (const l of chunks[c * par.pp + s]) layerSet.add(l);
     const first = s === 0;
     const last = s === par.pp - 1;
     const holds = (layer: number) => layerSet.has(layer) || (first && layer < 0) || (last && layer >= model.layers);
-    // With pp > 1 Megatron's last stage keeps its own copy of tied word embeddings for the LM head (kept equal to
-    // the first stage's by an all-reduce of their gradients), so it holds their states too.
-    const tiedCopy = model.tiedEmbeddings && par.pp > 1 && last && wordEmbedding ? elementsPerTpRank(wordEmbedding, par.tp) : 0;
+    // The last stage holds the states of its copy of tied word embeddings too.
+    const tiedCopy = last && copy ? elementsPerTpRank(copy, par.tp) : 0;
     const paramsPerRank = tensors.filter((x) => holds(x.layer)).reduce((a, x) => a + elementsPerTpRank(x, par.tp), 0) + tiedCopy;
     const passes = peakInFlight(stageSchedule(par.schedule, par.pp, s, m, v));
     const layersPerChunk = chunks[s].length;

@@ -1,7 +1,7 @@
 import { MiB } from '../engine/units.js';
 import type { Program } from '../program/types.js';
 import type { StepSetup } from '../setup.js';
-import { elementsPerTpRank, parameterTensors, type ParamTensor } from '../workload/model.js';
+import { elementsPerTpRank, parameterTensors, tiedEmbeddingCopy, type ParamTensor } from '../workload/model.js';
 import { opTimeNs, optimizerOp } from '../workload/kernelTime.js';
 import type { Block } from '../workload/ops.js';
 import { assignBuckets, assignZeroBuckets, type GradBucket } from './buckets.js';
@@ -20,12 +20,6 @@ export interface StageGradients {
    * and a pipeline, the embedding-gradient all-reduce with the last stage comes between them.
    */
   tiedEnds?: { done: number[][]; optimizers: number[][] };
-}
-
-/** Megatron's last-stage copy of tied word embeddings (pp > 1): its LM head, the same shape as the embedding. */
-function tiedEmbeddingCopy(model: StepSetup['model']): ParamTensor | undefined {
-  const embedding = parameterTensors(model).find((t) => t.layer < 0 && t.elements === model.vocab * model.hidden);
-  return model.tiedEmbeddings && embedding ? { ...embedding, name: `${embedding.name} (last-stage copy)`, layer: model.layers } : undefined;
 }
 
 function stageTensors(model: StepSetup['model'], st: StagePlan, pp: number): { tensors: ParamTensor[]; vsOf: Map<string, number>; readyWith: Map<string, string> } {
@@ -65,6 +59,7 @@ export function addGradientReduction(program: Program, setup: StepSetup, layout:
   const gradBytes = mixed && !par.fp32Gradients ? 2 : 4;
   const m = setup.training.globalBatch / (setup.training.microBatch * dp);
   const { tensors, vsOf, readyWith } = stageTensors(setup.model, st, pp);
+  const tied = pp > 1 ? tiedEmbeddingCopy(setup.model) : undefined;
   const paramsPerRank = tensors.reduce((a, t) => a + elementsPerTpRank(t, tp), 0);
   const sharded = tensors.map((t) => ({ ...t, elements: elementsPerTpRank(t, tp) }));
   const zero = par.zero;
@@ -111,7 +106,6 @@ export function addGradientReduction(program: Program, setup: StepSetup, layout:
     // Tied embeddings over a pipeline: the first and last stages all-reduce the embedding's gradient after their
     // data-parallel reduction and before either steps (Megatron's _allreduce_word_embedding_grads). It goes on the
     // tp stream: on the comm stream the first stage's weight all-gather, made earlier, would sit ahead of it.
-    const tied = pp > 1 && setup.model.tiedEmbeddings ? tiedEmbeddingCopy(setup.model) : undefined;
     let embeddingSync = -1;
     if (tied && st.stage === pp - 1 && first?.tiedEnds) {
       const firstEnds = first.tiedEnds;

@@ -233,3 +233,13 @@ export function largestLayerParameters(model: ModelSpec): number {
   for (const v of perLayer.values()) max = Math.max(max, v);
   return max;
 }
+
+/**
+ * Megatron's last-stage copy of tied word embeddings when there is a pipeline: that stage's LM head, a parameter of
+ * its own with the embedding's shape (kept equal to the first stage's by an all-reduce of their gradients).
+ * Undefined for untied models.
+ */
+export function tiedEmbeddingCopy(model: ModelSpec): ParamTensor | undefined {
+  const embedding = parameterTensors(model).find((t) => t.layer < 0 && t.elements === model.vocab * model.hidden);
+  return model.tiedEmbeddings && embedding ? { ...embedding, name: `${embedding.name} (last-stage copy)`, layer: model.layers } : undefined;
+}
