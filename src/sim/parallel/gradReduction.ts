@@ -106,25 +106,29 @@ export function addGradientReduction(program: Program, setup: StepSetup, layout:
     // Tied embeddings over a pipeline: the first and last stages all-reduce the embedding's gradient after their
     // data-parallel reduction and before either steps (Megatron's _allreduce_word_embedding_grads). It goes on the
     // tp stream: on the comm stream the first stage's weight all-gather, made earlier, would sit ahead of it.
-    let embeddingSync = -1;
+    // One per replica: each pair of ends waits for its own gradients, and gates its own two optimizer steps.
+    const embeddingSyncs: number[] = [];
     if (tied && st.stage === pp - 1 && first?.tiedEnds) {
       const firstEnds = first.tiedEnds;
-      for (const d of replicas) {
-        const pair = layout.pair(layout.rank(t, d, 0), layout.rank(t, d, pp - 1));
+      // The pairs nobody simulates (other replicas, other TP ranks) exchange alongside, as shadows.
+      const ends = (u: number, e: number) => layout.pair(layout.rank(u, e, 0), layout.rank(u, e, pp - 1));
+      const shadowsOf = t === 0
+        ? [...Array.from({ length: dp - replicas.length }, (_, i) => ends(0, replicas.length + i)),
+          ...Array.from({ length: tp - simulatedTp }, (_, u) => Array.from({ length: dp }, (_, e) => ends(simulatedTp + u, e))).flat()].filter(shadowFilter)
+        : [];
+      replicas.forEach((d, i) => {
+        const pair = ends(t, d);
         const deps = [...firstEnds.done[t], lastComm >= 0 ? lastComm : lastMb(t, d), ...(first.pendingTp ?? [])];
-        const shadowsOf = t === 0
-          ? [...Array.from({ length: dp - replicas.length }, (_, i) => layout.pair(layout.rank(0, replicas.length + i, 0), layout.rank(0, replicas.length + i, pp - 1))),
-            ...Array.from({ length: tp - simulatedTp }, (_, u) => Array.from({ length: dp }, (_, e) => layout.pair(layout.rank(simulatedTp + u, e, 0), layout.rank(simulatedTp + u, e, pp - 1)))).flat()].filter(shadowFilter)
-          : [];
-        embeddingSync = program.collective('dp-allreduce', 'all-reduce tied embedding gradients (first and last stage)', { op: 'all_reduce', group: pair, bytes: elementsPerTpRank(tied, tp) * gradBytes, shadowGroups: shadowsOf.length > 0 ? shadowsOf : undefined }, deps, -1, 'tp', pair);
-        for (const o of firstEnds.optimizers[t]) program.addDep(o, embeddingSync);
-      }
+        const sync = program.collective('dp-allreduce', 'all-reduce tied embedding gradients (first and last stage)', { op: 'all_reduce', group: pair, bytes: elementsPerTpRank(tied, tp) * gradBytes, shadowGroups: shadowsOf.length > 0 ? shadowsOf : undefined }, deps, -1, 'tp', pair);
+        program.addDep(firstEnds.optimizers[t][i], sync);
+        embeddingSyncs.push(sync);
+      });
     }
     const shard = zero >= 1 ? paramsPerRank / dp : paramsPerRank;
     const optimizerIds: number[] = [];
-    for (const d of replicas) {
+    replicas.forEach((d, i) => {
       const rank = layout.rank(t, d, st.stage);
-      const deps = [...(lastComm >= 0 ? [lastComm] : []), ...(embeddingSync >= 0 ? [embeddingSync] : []), ...(st.gradients.pendingTp ?? [])];
+      const deps = [...(lastComm >= 0 ? [lastComm] : []), ...(embeddingSyncs.length > 0 ? [embeddingSyncs[i]] : []), ...(st.gradients.pendingTp ?? [])];
       if (par.offload === 'cpu') {
         const pcie = setup.cluster.node.pcieBandwidthGBps;
         const d2h = program.local(rank, 'copy', 'd2h', 'gradient shard to host', (shard * gradBytes) / pcie + setup.cluster.node.pcieLatencyNs, deps);
@@ -134,7 +138,7 @@ export function addGradientReduction(program: Program, setup: StepSetup, layout:
         const ns = opTimeNs(optimizerOp(shard, { optimizer: setup.training.optimizer, precision: mixed ? 'mixed' : 'fp32' }), setup.cluster.node.gpu, 'fp32');
         optimizerIds.push(program.local(rank, 'compute', 'optimizer', 'optimizer step', ns, deps));
       }
-    }
+    });
     if (tied && st.stage === 0) {
       const ends = (st.gradients.tiedEnds ??= { done: [], optimizers: [] });
       ends.done[t] = lastComm >= 0 ? [lastComm] : replicas.map((d) => lastMb(t, d));

@@ -60,6 +60,15 @@ describe('tied embeddings over a pipeline, in the step', () => {
     const optimizers = plan.program.tasks.filter((t) => t.kind === 'optimizer');
     expect(optimizers.length).toBe(2);
     for (const o of optimizers) expect(o.deps).toContain(syncs[0].id);
+    // Every rank simulated: one all-reduce per pair of ends (TP rank × replica), each gating exactly its own two ends.
+    const full = simulateStep(scenarioOf({ ...tiedRaw(true, 2), simulation: { fidelity: 'full' } })).plan.program.tasks;
+    const pairs = full.filter((t) => t.label.startsWith('all-reduce tied embedding gradients'));
+    expect(pairs).toHaveLength(2 * 4); // tp 2 × dp 4
+    for (const o of full.filter((t) => t.kind === 'optimizer')) {
+      const gating = pairs.filter((p) => o.deps.includes(p.id));
+      expect(gating).toHaveLength(1);
+      expect(gating[0].collective!.group).toContain(o.ranks[0]);
+    }
     for (const [tied, pp] of [[false, 2], [true, 1]] as const) {
       expect(simulateStep(scenarioOf(tiedRaw(tied, pp))).plan.program.tasks.some((t) => t.label.startsWith('all-reduce tied embedding'))).toBe(false);
     }
