@@ -70,7 +70,7 @@ Examples:
       ]);
       io.out(
         [
-          `${scenario.name}: ${scenario.model.name} on ${scenario.cluster.name}, tp ${p.tp} × pp ${p.pp} × dp ${p.dp}` +
+          `${scenario.name}: ${scenario.model.name} on ${scenario.cluster.name}, tp ${p.tp}${(p.cp ?? 1) > 1 ? ` × cp ${p.cp}` : ''} × pp ${p.pp} × dp ${p.dp}` +
             `${p.zero ? `, ZeRO-${p.zero}` : ''}${p.offload === 'cpu' ? ' + CPU offload' : ''}${p.recompute !== 'none' ? `, ${p.recompute} recompute` : ''}; ${formatBytes(capacity)} per GPU`,
           '',
           table(['stage', 'layers', 'params/GPU', 'weights', 'gradients', 'optimizer', 'activations (passes in flight)', 'buffers', 'reserve', 'total', 'verdict'], rows),

@@ -58,7 +58,8 @@ function alignColumns(header: readonly string[], rows: readonly (readonly string
 /** The printed table of one scenario's sweep. */
 export function formatScaleSeries(s: ScaleSeries): string {
   const fixed = s.mode === 'strong' ? 'global batch fixed' : 'batch per replica fixed';
-  const grid = s.tp > 1 || s.pp > 1 ? `, tp ${s.tp} × pp ${s.pp} fixed, dp grows` : '';
+  const cp = s.cp ?? 1;
+  const grid = s.tp > 1 || s.pp > 1 || cp > 1 ? `, ${cp > 1 ? `tp ${s.tp} × cp ${cp} × pp ${s.pp}` : `tp ${s.tp} × pp ${s.pp}`} fixed, dp grows` : '';
   return `${s.name}: ${s.mode} scaling (${fixed}${grid})\n\n${alignColumns(SCALE_TABLE_HEADER, scaleTableRows(s.rows))}`;
 }
 

@@ -33,7 +33,7 @@ export function formatStepSummary(r: StepResult, scenario: { clusterName: string
   const m = r.memory;
   const lines = [
     `${r.name}: ${scenario.modelName} on ${scenario.clusterName} (${r.gpus} GPUs), seed ${r.seed}`,
-    `  split               tp ${r.parallel.tp} × pp ${r.parallel.pp} × dp ${r.parallel.dp}` +
+    `  split               tp ${r.parallel.tp}${r.parallel.cp > 1 ? ` × cp ${r.parallel.cp}` : ''} × pp ${r.parallel.pp} × dp ${r.parallel.dp}` +
       (r.parallel.pp > 1 ? `, ${r.parallel.schedule}${r.parallel.virtualStages > 1 ? ` (${r.parallel.virtualStages} chunks/stage)` : ''}` : '') +
       (r.parallel.zero > 0 ? `, ZeRO-${r.parallel.zero}` : '') +
       (r.parallel.offload === 'cpu' ? ' + CPU offload' : '') +

@@ -38,10 +38,10 @@ function bubbleS(r: StepResult): number {
 
 /** `tp 2 × pp 4 × dp 2 (1f1b)` when the result says how the model is split, else undefined. */
 function splitText(r: StepResult): string | undefined {
-  const p = (r as { parallel?: { tp?: unknown; pp?: unknown; dp?: unknown; schedule?: unknown; zero?: unknown } }).parallel;
+  const p = (r as { parallel?: { tp?: unknown; pp?: unknown; dp?: unknown; cp?: unknown; schedule?: unknown; zero?: unknown } }).parallel;
   if (!p || typeof p.tp !== 'number' || typeof p.pp !== 'number' || typeof p.dp !== 'number') return undefined;
   const extra = [p.pp > 1 && typeof p.schedule === 'string' ? p.schedule : '', typeof p.zero === 'number' && p.zero > 0 ? `ZeRO-${p.zero}` : ''].filter((x) => x);
-  return `tp ${p.tp} × pp ${p.pp} × dp ${p.dp}${extra.length ? ` (${extra.join(', ')})` : ''}`;
+  return `tp ${p.tp}${typeof p.cp === 'number' && p.cp > 1 ? ` × cp ${p.cp}` : ''} × pp ${p.pp} × dp ${p.dp}${extra.length ? ` (${extra.join(', ')})` : ''}`;
 }
 
 /** The key figures in one line, for chart subtitles. */

@@ -43,18 +43,22 @@ export function importMegatronArgs(text: string, context: MegatronContext = {}):
   if (has('fp16') && has('bf16')) throw new ScenarioError('', `${SOURCE}: --fp16 and --bf16 were both given; Megatron accepts one of them`);
   const precision: TrainingPrecision | undefined = has('bf16') ? 'bf16' : has('fp16') ? 'fp16' : undefined;
 
-  // Parallel sizes. Megatron derives the data-parallel size from the world size: world / (tp × pp).
+  // Parallel sizes. Megatron derives the data-parallel size from the world size: world / (tp × cp × pp).
   const tp = int('tensor-model-parallel-size');
   const pp = int('pipeline-model-parallel-size');
+  const cp = int('context-parallel-size');
   const dpGiven = int('data-parallel-size');
   const tpv = tp ?? 1;
   const ppv = pp ?? 1;
+  const cpv = cp ?? 1;
   c.set('parallel.tp', tpv, tp ? flagText('tensor-model-parallel-size') : 'Megatron default', !tp);
   c.set('parallel.pp', ppv, pp ? flagText('pipeline-model-parallel-size') : 'Megatron default', !pp);
+  c.set('parallel.cp', cpv, cp ? flagText('context-parallel-size') : 'Megatron default', !cp);
   if (dpGiven) c.set('parallel.dp', dpGiven, flagText('data-parallel-size'));
-  else c.set('parallel.dp', undefined, 'Megatron derives it: GPUs / (tp × pp)', true);
+  else c.set('parallel.dp', undefined, `Megatron derives it: GPUs / (tp × ${cpv > 1 ? 'cp × ' : ''}pp)`, true);
   const gpus = context.gpus;
-  const dp = dpGiven ?? (gpus && gpus % (tpv * ppv) === 0 ? gpus / (tpv * ppv) : undefined);
+  const split = tpv * cpv * ppv;
+  const dp = dpGiven ?? (gpus && gpus % split === 0 ? gpus / split : undefined);
 
   const layers = int('num-layers');
   importVirtualStages(c, a, ppv, layers ?? context.layers);
@@ -87,7 +91,7 @@ export function importMegatronArgs(text: string, context: MegatronContext = {}):
   importTraining(c, a, dp, precision);
 
   for (const [name, values] of a.notModelled) {
-    if ((name === 'context-parallel-size' || name === 'expert-model-parallel-size') && values.join(' ') === '1') continue;
+    if (name === 'expert-model-parallel-size' && values.join(' ') === '1') continue;
     c.warn(`--${name}${values.length ? ` ${values.join(' ')}` : ''}: not modelled; ${NOT_MODELLED[name]}`);
   }
   if (a.unknown.length > 0) c.warn(`unknown Megatron flags, ignored: ${a.unknown.map(unknownFlagShown).join(' ')}`);

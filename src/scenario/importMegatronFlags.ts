@@ -21,6 +21,7 @@ const choice = (...choices: string[]): FlagKind => ({ kind: 'choice', choices })
 export const FLAGS: Readonly<Record<string, FlagKind>> = {
   'tensor-model-parallel-size': INT,
   'pipeline-model-parallel-size': INT,
+  'context-parallel-size': INT,
   'num-layers-per-virtual-pipeline-stage': INT,
   'virtual-pipeline-model-parallel-size': INT,
   'data-parallel-size': INT,
@@ -67,7 +68,6 @@ export const FLAGS: Readonly<Record<string, FlagKind>> = {
 export const NOT_MODELLED: Readonly<Record<string, string>> = {
   'overlap-param-gather': 'the all-gather of updated weights is simulated after the optimizer step, not overlapped with the next forward',
   'tp-comm-overlap': 'tensor-parallel communication is simulated on the critical path, without userbuffer overlap',
-  'context-parallel-size': 'context parallelism is not modelled (the data-parallel size is derived as if it were 1)',
   'expert-model-parallel-size': 'mixture-of-experts is not modelled',
   'num-experts': 'mixture-of-experts is not modelled; the model is simulated dense',
   'fp8-format': 'FP8 GEMMs are not modelled; the step runs at the --bf16/--fp16 precision',

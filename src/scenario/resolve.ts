@@ -171,20 +171,25 @@ export function resolveClusterSection(raw: unknown, source: string): ClusterSpec
   return cluster;
 }
 
-/** Checks that tp × pp × dp uses the cluster and that the split suits the model and the frameworks. */
-function checkParallel(par: ScenarioInput['parallel'], dp: number, gpus: number, nodes: number, perNode: number, model: ModelSpec): Problem[] {
+/** Checks that tp × cp × pp × dp uses the cluster and that the split suits the model and the frameworks. */
+function checkParallel(par: ScenarioInput['parallel'], dp: number, gpus: number, nodes: number, perNode: number, model: ModelSpec, training: ScenarioInput['training']): Problem[] {
   const problems: Problem[] = [];
-  const used = par.tp * par.pp * dp;
+  const cp = par.cp;
+  // cp is named only when it is used, so that the messages of scenarios without it stay as they were.
+  const names = cp > 1 ? 'tp × cp × pp' : 'tp × pp';
+  const values = cp > 1 ? `${par.tp} × ${cp} × ${par.pp}` : `${par.tp} × ${par.pp}`;
+  const used = par.tp * cp * par.pp * dp;
   if (used !== gpus) {
-    const split = par.tp * par.pp;
+    const split = par.tp * cp * par.pp;
     // A split larger than the cluster cannot be fixed by dp: say it is too big, not that it does not divide.
     const given =
       par.dp === undefined
-        ? split > gpus ? `tp × pp = ${par.tp} × ${par.pp} = ${split} exceeds` : `tp × pp = ${par.tp} × ${par.pp} does not divide`
-        : `tp × pp × dp = ${par.tp} × ${par.pp} × ${dp} = ${used} ${used > gpus ? 'exceeds' : 'does not match'}`;
+        ? split > gpus ? `${names} = ${values} = ${split} exceeds` : `${names} = ${values} does not divide`
+        : `${names} × dp = ${values} × ${dp} = ${used} ${used > gpus ? 'exceeds' : 'does not match'}`;
     const fix = par.dp !== undefined && gpus % split === 0 ? `; set dp to ${gpus / split} or leave it out` : '';
     problems.push({ path: par.dp === undefined ? 'parallel' : 'parallel.dp', message: `${given} the cluster's ${gpus} GPUs (${nodes} ${nodes === 1 ? 'node' : 'nodes'} × ${perNode})${fix}` });
   }
+  if (cp > 1) problems.push(...contextParallelProblems(cp, model, training, par.zero));
   if (model.arch !== 'mlp' && model.heads % par.tp !== 0) problems.push({ path: 'parallel.tp', message: `${par.tp} does not divide heads (${model.heads})` });
   if (model.arch !== 'mlp' && model.ffnHidden % par.tp !== 0) problems.push({ path: 'parallel.tp', message: `${par.tp} does not divide the FFN width (${model.ffnHidden})` });
   if (par.pp > 1 && par.schedule === 'interleaved' && par.virtualStages < 2) problems.push({ path: 'parallel.virtualStages', message: 'the interleaved schedule needs virtualStages ≥ 2' });
@@ -203,6 +208,24 @@ function checkParallel(par: ScenarioInput['parallel'], dp: number, gpus: number,
   if (par.zero >= 2 && par.pp > 1) problems.push({ path: 'parallel.zero', message: `ZeRO-${par.zero} cannot be combined with pipeline parallelism (DeepSpeed supports pipelines with ZeRO-1 only); use zero 0 or 1, or pp 1` });
   if (par.offload === 'cpu' && par.zero === 0) problems.push({ path: 'parallel.offload', message: 'CPU offload of the optimizer needs ZeRO (zero ≥ 1), as in DeepSpeed' });
   if (par.sequenceParallel && par.tp === 1) problems.push({ path: 'parallel.sequenceParallel', message: 'needs tp > 1' });
+  return problems;
+}
+
+/**
+ * What stops context parallelism over `cp` ranks, as Megatron runs it (Transformer Engine's ring attention,
+ * `AttnFuncWithCPAndKVP2P`): the sequence is cut into 2·cp chunks so that causal work balances (rank i holds chunks
+ * i and 2·cp − 1 − i), and the attention is the fused kernel's.
+ */
+function contextParallelProblems(cp: number, model: ModelSpec, training: ScenarioInput['training'], zero: number): Problem[] {
+  const problems: Problem[] = [];
+  if (model.arch === 'mlp') return [{ path: 'parallel.cp', message: 'context parallelism splits sequences, and an mlp model has none; use cp 1' }];
+  const seqLen = training.seqLen ?? model.seqLen;
+  if (seqLen % (2 * cp) !== 0) {
+    problems.push({ path: 'parallel.cp', message: `the sequence (${seqLen} tokens) must split into 2 × cp = ${2 * cp} equal chunks (Megatron's causal load balancing); use a cp that divides ${seqLen / 2} or change training.seqLen` });
+  }
+  if (!training.flashAttention) problems.push({ path: 'parallel.cp', message: 'context parallelism runs on fused attention (Transformer Engine); set training.flashAttention: true or use cp 1' });
+  if (training.framework !== 'none') problems.push({ path: 'parallel.cp', message: `training.framework ${training.framework} has no context parallelism (DeepSpeed's sequence parallelism is Ulysses, not modelled); use cp 1 or framework none` });
+  if (zero === 3) problems.push({ path: 'parallel.cp', message: 'ZeRO-3 (DeepSpeed) cannot be combined with Megatron context parallelism; use zero 0–2 or cp 1' });
   return problems;
 }
 
@@ -226,9 +249,9 @@ export function resolveScenario(raw: unknown, source: string, baseDir: string): 
   problems.push(...checkModel(model));
   const gpus = cluster.nodes * cluster.node.gpusPerNode;
   const par = input.parallel;
-  const split = par.tp * par.pp;
+  const split = par.tp * par.cp * par.pp;
   const dp = par.dp ?? Math.max(1, Math.floor(gpus / split));
-  problems.push(...checkParallel(par, dp, gpus, cluster.nodes, cluster.node.gpusPerNode, model));
+  problems.push(...checkParallel(par, dp, gpus, cluster.nodes, cluster.node.gpusPerNode, model, input.training));
   const t = input.training;
   const unit = t.microBatch * dp;
   // With dp derived from a split that does not divide the GPUs, dp itself is wrong: the split's problem is enough.
@@ -275,7 +298,7 @@ export function resolveScenario(raw: unknown, source: string, baseDir: string): 
     cluster,
     model: { ...model, seqLen, vocab: frameworkVocab(model, par.tp, t.vocabDivisibleBy ?? (t.framework === 'megatron-deepspeed' ? MEGATRON_VOCAB_DIVISIBLE_BY : 1)) },
     training: { ...t, seqLen },
-    parallel: { ...par, dp, schedule: par.pp > 1 ? par.schedule : '1f1b', virtualStages: par.pp > 1 && par.schedule === 'interleaved' ? par.virtualStages : 1 },
+    parallel: { ...par, dp, cp: par.cp, schedule: par.pp > 1 ? par.schedule : '1f1b', virtualStages: par.pp > 1 && par.schedule === 'interleaved' ? par.virtualStages : 1 },
     comm: { ...input.comm, measured },
     noise: input.noise,
     framework: withHostCosts(frameworkByName(t.framework), t.hostOpUs, t.hostCollectiveUs),

@@ -141,7 +141,12 @@ export const parallelSchema = z
     tp: positiveInt.default(1),
     /** Pipeline-parallel size (stages). */
     pp: positiveInt.default(1),
-    /** Data-parallel size; defaults to GPUs / (tp × pp). */
+    /**
+     * Context-parallel size (Megatron --context-parallel-size): each sequence is split over cp ranks, which pass
+     * the keys and values round a ring during attention (ring attention); gradients are reduced over dp × cp.
+     */
+    cp: positiveInt.default(1),
+    /** Data-parallel size; defaults to GPUs / (tp × cp × pp). */
     dp: positiveInt.optional(),
     schedule: z.enum(['gpipe', '1f1b', 'interleaved']).default('1f1b'),
     virtualStages: positiveInt.default(1),

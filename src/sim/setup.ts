@@ -49,6 +49,11 @@ export interface ParallelSetup {
   tp: number;
   pp: number;
   dp: number;
+  /**
+   * Context-parallel size: the ranks of one replica that split each sequence (ring attention); absent: 1. The
+   * gradients are reduced over dp × cp ranks.
+   */
+  cp?: number;
   schedule: PipelineSchedule;
   /** Model chunks per pipeline stage (interleaved schedule). */
   virtualStages: number;

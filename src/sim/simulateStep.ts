@@ -24,7 +24,7 @@ export interface StepResult {
   name: string;
   seed: number;
   gpus: number;
-  parallel: { tp: number; pp: number; dp: number; schedule: string; virtualStages: number; zero: number; offload: string; recompute: string; sequenceParallel: boolean; fp32Gradients: boolean };
+  parallel: { tp: number; pp: number; dp: number; cp: number; schedule: string; virtualStages: number; zero: number; offload: string; recompute: string; sequenceParallel: boolean; fp32Gradients: boolean };
   stepTimeS: number;
   samplesPerS: number;
   tokensPerS: number;
@@ -132,14 +132,14 @@ export function simulateStep(setup: StepSetup): StepRun {
   const buckets = plan.stages.flatMap((s) => s.gradients.buckets);
   const largest = buckets.reduce((a, b) => (b.bytes > a.bytes ? b : a), buckets[0]);
   const dpGroup = plan.layout.dpGroup(0, 0);
-  const choice = par.dp > 1 && largest ? collectives.choose(par.zero === 0 ? 'all_reduce' : 'reduce_scatter', dpGroup, largest.bytes) : undefined;
+  const choice = plan.layout.dp > 1 && largest ? collectives.choose(par.zero === 0 ? 'all_reduce' : 'reduce_scatter', dpGroup, largest.bytes) : undefined;
   const { stage: _s, fits: _f, layers: _l, paramsPerRank: _p, passesInFlight: _i, shortfallBytes: _b, hostBytes: _h, ...breakdown } = fullest;
   const host = hostMemoryPerNode(setup, perStage);
   const result: StepResult = {
     name: setup.name,
     seed: setup.seed,
     gpus,
-    parallel: { tp: par.tp, pp: par.pp, dp: par.dp, schedule: par.schedule, virtualStages: par.virtualStages, zero: par.zero, offload: par.offload, recompute: par.recompute, sequenceParallel: par.sequenceParallel, fp32Gradients: par.fp32Gradients ?? false },
+    parallel: { tp: par.tp, pp: par.pp, dp: par.dp, cp: par.cp ?? 1, schedule: par.schedule, virtualStages: par.virtualStages, zero: par.zero, offload: par.offload, recompute: par.recompute, sequenceParallel: par.sequenceParallel, fp32Gradients: par.fp32Gradients ?? false },
     stepTimeS,
     samplesPerS: t.globalBatch / stepTimeS,
     tokensPerS: (t.globalBatch * t.seqLen) / stepTimeS,

@@ -24,6 +24,8 @@ export interface ScaleSeries {
   /** Tensor- and pipeline-parallel sizes held fixed while dp grows. */
   tp: number;
   pp: number;
+  /** Context-parallel size, also fixed; absent: 1. */
+  cp?: number;
   rows: ScaleRow[];
   /** The largest size that was simulated, kept for the report's timeline and memory chart. */
   largest?: { gpus: number; scenario: Scenario; run: StepRun };
@@ -44,6 +46,8 @@ export interface SeriesPlan {
   raw: Record<string, unknown>;
   tp: number;
   pp: number;
+  /** Context-parallel size, held fixed like tp and pp. */
+  cp: number;
   gpusPerNode: number;
   nicsPerNode: number;
   /** The scenario's own global batch (sequences) and micro-batch. */
@@ -86,6 +90,7 @@ export function planSeries(file: RawScenario, mode: ScaleMode, sets: readonly st
     raw,
     tp: positiveIntOr(parallel.tp, 1),
     pp: positiveIntOr(parallel.pp, 1),
+    cp: positiveIntOr(parallel.cp, 1),
     gpusPerNode: base.cluster.node.gpusPerNode,
     nicsPerNode: base.cluster.node.nicsPerNode,
     globalBatch: base.training.globalBatch,
@@ -97,7 +102,7 @@ export function planSeries(file: RawScenario, mode: ScaleMode, sets: readonly st
 /**
  * Simulates the scenario of `plan` at `gpus` GPUs. The scenario is changed at the raw level, as a user
  * would edit the file: `cluster.nodes` = GPUs / GPUs per node (below one node, a node with that many GPUs
- * and at most as many NICs), `parallel.dp` = GPUs / (tp × pp), and for weak scaling
+ * and at most as many NICs), `parallel.dp` = GPUs / (tp × cp × pp), and for weak scaling
  * `training.globalBatch` = the original batch per replica × dp. A size that cannot be built (not whole
  * nodes, a batch that does not divide, any scenario problem) becomes an infeasible row with its reason;
  * one that does not fit in memory is simulated and marked `oom`. The row has no speedup or efficiency
@@ -106,9 +111,12 @@ export function planSeries(file: RawScenario, mode: ScaleMode, sets: readonly st
  */
 export function simulatePoint(plan: SeriesPlan, gpus: number): PointOutcome {
   const { tp, pp, gpusPerNode: perNode } = plan;
-  if (gpus % (tp * pp) !== 0) return { row: { gpus, status: 'infeasible', reason: `not divisible: ${gpus} GPUs do not split into tp × pp = ${tp} × ${pp} groups` } };
+  const cp = plan.cp ?? 1;
+  const group = tp * cp * pp;
+  const groupText = cp > 1 ? `tp × cp × pp = ${tp} × ${cp} × ${pp}` : `tp × pp = ${tp} × ${pp}`;
+  if (gpus % group !== 0) return { row: { gpus, status: 'infeasible', reason: `not divisible: ${gpus} GPUs do not split into ${groupText} groups` } };
   if (gpus > perNode && gpus % perNode !== 0) return { row: { gpus, status: 'infeasible', reason: `not whole nodes: ${gpus} GPUs over nodes of ${perNode}` } };
-  const dp = gpus / (tp * pp);
+  const dp = gpus / group;
   const nodes = Math.max(1, gpus / perNode);
   const globalBatch = plan.mode === 'weak' ? plan.perReplicaBatch * dp : plan.globalBatch;
   if (globalBatch % (plan.microBatch * dp) !== 0) {
@@ -150,7 +158,7 @@ export function simulatePoint(plan: SeriesPlan, gpus: number): PointOutcome {
 
 /** A series from its plan and its rows in GPU-count order (speedup and efficiency filled in here). */
 export function assembleSeries(plan: SeriesPlan, rows: readonly ScaleRow[]): ScaleSeries {
-  return { name: plan.name, source: plan.source, mode: plan.mode, tp: plan.tp, pp: plan.pp, rows: withScaling(rows) };
+  return { name: plan.name, source: plan.source, mode: plan.mode, tp: plan.tp, pp: plan.pp, ...(plan.cp > 1 ? { cp: plan.cp } : {}), rows: withScaling(rows) };
 }
 
 /** The GPU count of the largest simulated row (`ok` or `oom`) of a series: the one the report draws. */

@@ -31,7 +31,7 @@ describe('clustersim simulate --megatron-args / --deepspeed-config', () => {
     expect(out).toMatch(/split\s+tp 8 × pp 16 × dp 8, interleaved \(3 chunks\/stage\), ZeRO-1, sequence parallel, selective recompute/);
     expect(out).toContain('16 micro-batch(es) per step');
     expect(out).toContain("taken from --megatron-args (* = Megatron's default where the input is silent):");
-    expect(out).toMatch(/parallel\s+tp 8, pp 16, schedule interleaved, virtualStages 3, sequenceParallel true/);
+    expect(out).toMatch(/parallel\s+tp 8, pp 16, cp 1\*, schedule interleaved, virtualStages 3, sequenceParallel true/);
     expect(out).toMatch(/globalBatch 1536 \(overridden by --set\)/);
     expect(out).toMatch(/vocab 51200/);
   }, 120_000);

@@ -98,6 +98,15 @@ describe('importMegatronArgs', () => {
     expect(spaced['parallel.recompute']).toBe('full');
   });
 
+  it('reads --context-parallel-size into parallel.cp and derives dp from GPUs / (tp × cp × pp)', () => {
+    const r = importMegatronArgs('--tensor-model-parallel-size 4 --pipeline-model-parallel-size 4 --context-parallel-size 2 --micro-batch-size 1', { gpus: 64 });
+    const f = fieldsOf(r);
+    expect(f['parallel.cp']).toBe(2);
+    expect(f['training.globalBatch']).toBe(2);
+    expect(r.warnings.join('\n')).not.toMatch(/context-parallel/);
+    expect(r.fields.find((x) => x.path === 'parallel.dp')?.from).toMatch(/GPUs \/ \(tp × cp × pp\)/);
+  });
+
   it('takes --virtual-pipeline-model-parallel-size as the number of chunks, and rejects one that disagrees with the layers per virtual stage', () => {
     expect(fieldsOf(importMegatronArgs('--pipeline-model-parallel-size 4 --virtual-pipeline-model-parallel-size 2'))).toMatchObject({ 'parallel.schedule': 'interleaved', 'parallel.virtualStages': 2 });
     const err = errorOf(() => importMegatronArgs('--num-layers 96 --pipeline-model-parallel-size 16 --num-layers-per-virtual-pipeline-stage 2 --virtual-pipeline-model-parallel-size 2'));

@@ -21,7 +21,7 @@ export interface HostMemory {
 export function hostMemoryPerNode(setup: StepSetup, stages: readonly StageMemory[]): HostMemory | undefined {
   const par = setup.parallel;
   if (par.offload !== 'cpu') return undefined;
-  const layout = new ParallelLayout(par.tp, par.dp, par.pp, par.placement);
+  const layout = new ParallelLayout(par.tp, par.dp, par.pp, par.placement, par.cp ?? 1);
   const perNode = setup.cluster.node.gpusPerNode;
   let bytesPerNode = 0;
   for (let first = 0; first < layout.world; first += perNode) {

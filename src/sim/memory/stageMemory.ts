@@ -24,7 +24,7 @@ export interface StageMemory extends MemoryBreakdown {
 
 /**
  * Memory per pipeline stage without running the step: weights, gradients and optimizer state of the
- * stage's parameters (ZeRO-sharded over dp), activations of the passes its schedule keeps alive
+ * stage's parameters (ZeRO-sharded over dp × cp, the ranks that reduce the same gradients), activations of the passes its schedule keeps alive
  * (Korthikanti et al. 2022 per layer; 1F1B stage s holds p − s micro-batches, GPipe all of them,
  * interleaving more), buckets and the runtime reserve.
  */
@@ -32,6 +32,7 @@ export function stageMemories(setup: StepSetup): StageMemory[] {
   const { model, training: t, parallel: par } = setup;
   const mixed = t.precision === 'bf16' || t.precision === 'fp16';
   const m = t.globalBatch / (t.microBatch * par.dp);
+  const cp = par.cp ?? 1;
   const v = par.virtualStages;
   const mlp = model.arch === 'mlp';
   const chunks = splitLayers(mlp ? model.layers : model.layers, par.pp, v, par.layersPerStage);
@@ -48,12 +49,14 @@ export function stageMemories(setup: StepSetup): StageMemory[] {
     const paramsPerRank = tensors.filter((x) => holds(x.layer)).reduce((a, x) => a + elementsPerTpRank(x, par.tp), 0) + tiedCopy;
     const passes = peakInFlight(stageSchedule(par.schedule, par.pp, s, m, v));
     const layersPerChunk = chunks[s].length;
+    // A context-parallel rank keeps the activations of its 1/cp of each sequence (the ring needs fused attention,
+    // so no term grows with s²).
     const activationBytes = activationBytesPerRank(
       model,
-      { microBatch: t.microBatch, seqLen: t.seqLen, tp: par.tp, sequenceParallel: par.sequenceParallel, recompute: par.recompute, flashAttention: t.flashAttention, bytesPerElement: mixed ? 2 : 4, eager: t.kernels === 'eager' },
+      { microBatch: t.microBatch, seqLen: t.seqLen / cp, tp: par.tp, sequenceParallel: par.sequenceParallel, recompute: par.recompute, flashAttention: t.flashAttention, bytesPerElement: mixed ? 2 : 4, eager: t.kernels === 'eager' },
       { layers: mlp ? 0 : layersPerChunk, microBatchesInFlight: passes, firstStage: first, lastStage: last },
     );
-    const state = { paramsPerRank, dp: par.dp, zero: par.zero, precision: mixed ? ('mixed' as const) : ('fp32' as const), optimizer: t.optimizer, offloadOptimizer: par.offload === 'cpu' };
+    const state = { paramsPerRank, dp: par.dp * cp, zero: par.zero, precision: mixed ? ('mixed' as const) : ('fp32' as const), optimizer: t.optimizer, offloadOptimizer: par.offload === 'cpu' };
     const mem = memoryPerGpu({
       ...state,
       model,

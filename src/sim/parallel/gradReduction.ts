@@ -57,7 +57,8 @@ export function addGradientReduction(program: Program, setup: StepSetup, layout:
   const mixed = setup.training.precision === 'bf16' || setup.training.precision === 'fp16';
   // Megatron's main_grad buffers keep 16-bit training's gradients in fp32 (parallel.fp32Gradients).
   const gradBytes = mixed && !par.fp32Gradients ? 2 : 4;
-  const m = setup.training.globalBatch / (setup.training.microBatch * dp);
+  // dp here is the d axis (replicas × context-parallel ranks: all reduce the same gradients); micro-batches go by replica.
+  const m = setup.training.globalBatch / (setup.training.microBatch * setup.parallel.dp);
   const { tensors, vsOf, readyWith } = stageTensors(setup.model, st, pp);
   const tied = pp > 1 ? tiedEmbeddingCopy(setup.model) : undefined;
   const paramsPerRank = tensors.reduce((a, t) => a + elementsPerTpRank(t, tp), 0);
@@ -156,7 +157,7 @@ export function addGradientReduction(program: Program, setup: StepSetup, layout:
  */
 export function hostAdamNs(shard: number, setup: StepSetup): number {
   const node = setup.cluster.node;
-  const ranksOnNode = Math.min(node.gpusPerNode, setup.parallel.tp * setup.parallel.pp * setup.parallel.dp);
+  const ranksOnNode = Math.min(node.gpusPerNode, setup.parallel.tp * setup.parallel.pp * setup.parallel.dp * (setup.parallel.cp ?? 1));
   return ((shard * ranksOnNode) / node.hostAdamParamsPerS) * 1e9;
 }
 

@@ -1,37 +1,71 @@
 import { ScenarioError } from '../errors.js';
 
-/** How ranks are numbered over the (tp, dp, pp) grid; the first letter varies fastest. */
+/**
+ * How ranks are numbered over the (tp, dp, pp) grid; the first letter varies fastest. Context-parallel ranks
+ * always come right after tp, as in Megatron's orders (tp-cp-dp-pp, tp-cp-pp-dp).
+ */
 export type Placement = 'tp-dp-pp' | 'tp-pp-dp';
 
-/** The parallel grid: which GPU holds which tensor / data / pipeline index, and the groups. */
+/**
+ * The parallel grid: which GPU holds which tensor / data / pipeline index, and the groups. The d axis runs over
+ * the dp × cp ranks of a stage that hold the same weights (and reduce their gradients together): d = replica·cp + c,
+ * where c is the rank's place in its context-parallel group. Without context parallelism d is the replica.
+ */
 export class ParallelLayout {
   readonly world: number;
+  /** Size of the d axis: data-parallel replicas × context-parallel ranks. */
+  readonly dp: number;
   private readonly tpGroups = new Map<number, number[]>();
   private readonly dpGroups = new Map<number, number[]>();
+  private readonly cpGroups = new Map<number, number[]>();
   private readonly pairs = new Map<number, number[]>();
 
   constructor(
     readonly tp: number,
-    readonly dp: number,
+    /** Data-parallel replicas. */
+    readonly replicas: number,
     readonly pp: number,
     readonly placement: Placement = 'tp-dp-pp',
+    /** Context-parallel ranks per replica. */
+    readonly cp = 1,
   ) {
-    this.world = tp * dp * pp;
+    this.dp = replicas * cp;
+    this.world = tp * this.dp * pp;
   }
 
   /**
    * Global GPU rank of grid point (t, d, p). Megatron's default order: TP fastest (so a TP group sits
-   * inside a node when it fits), then DP, then PP.
+   * inside a node when it fits), then CP, then DP, then PP.
    */
   rank(t: number, d: number, p: number): number {
-    return this.placement === 'tp-dp-pp' ? (p * this.dp + d) * this.tp + t : (d * this.pp + p) * this.tp + t;
+    if (this.placement === 'tp-dp-pp') return (p * this.dp + d) * this.tp + t;
+    const c = d % this.cp;
+    const replica = (d - c) / this.cp;
+    return ((replica * this.pp + p) * this.cp + c) * this.tp + t;
   }
 
   coords(rank: number): { t: number; d: number; p: number } {
     const t = rank % this.tp;
     const rest = Math.floor(rank / this.tp);
     if (this.placement === 'tp-dp-pp') return { t, d: rest % this.dp, p: Math.floor(rest / this.dp) };
-    return { t, p: rest % this.pp, d: Math.floor(rest / this.pp) };
+    const c = rest % this.cp;
+    const outer = Math.floor(rest / this.cp);
+    return { t, p: outer % this.pp, d: Math.floor(outer / this.pp) * this.cp + c };
+  }
+
+  /** The context-parallel group of grid point (t, d, p), in ring order; the same array every time. */
+  cpGroup(t: number, d: number, p: number): readonly number[] {
+    const base = d - (d % this.cp);
+    const key = (p * this.dp + base) * this.tp + t;
+    let g = this.cpGroups.get(key);
+    if (!g) this.cpGroups.set(key, (g = Array.from({ length: this.cp }, (_, c) => this.rank(t, base + c, p))));
+    return g;
+  }
+
+  /** The rank that (t, d, p) sends its keys and values to in the context-parallel ring. */
+  cpNext(t: number, d: number, p: number): number {
+    const base = d - (d % this.cp);
+    return this.rank(t, base + ((d % this.cp) + 1) % this.cp, p);
   }
 
   /** The TP group of (d, p), in TP order; the same array every time (collective caches key on it). */

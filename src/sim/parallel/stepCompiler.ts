@@ -8,6 +8,7 @@ import { jitterer } from '../engine/random.js';
 import { ParallelLayout, splitLayers } from './layout.js';
 import { peakInFlight, stageSchedule, type PipeOp } from './schedules.js';
 import { tpSyncPoints, type TpSync } from './tpSync.js';
+import { cpSyncPoints } from './contextParallel.js';
 import { passTemplate, type PassTemplate } from './blockTemplate.js';
 import { addGradientReduction, type StageGradients } from './gradReduction.js';
 
@@ -68,14 +69,18 @@ export type PassKey = (d: number, vs: number, mb: number, kind: 'F' | 'B') => st
  */
 export function compileStep(setup: StepSetup): StepPlan {
   const { model, training, parallel: par, cluster } = setup;
-  const { tp, pp, dp } = par;
+  const { tp, pp } = par;
+  const cp = par.cp ?? 1;
   const v = par.virtualStages;
-  const layout = new ParallelLayout(tp, dp, pp, par.placement);
+  const layout = new ParallelLayout(tp, par.dp, pp, par.placement, cp);
+  // The d axis: every rank of a stage that holds the same weights (data-parallel replicas × context-parallel ranks).
+  const dp = layout.dp;
   const gpu = cluster.node.gpu;
   const { dtype, elementBytes } = precisionInfo(training.precision);
-  const m = training.globalBatch / (training.microBatch * dp);
-  const tokens = training.microBatch * training.seqLen;
-  const blocks = buildBlocks(model, { microBatch: training.microBatch, seqLen: training.seqLen, dtype, tp, sequenceParallel: par.sequenceParallel, flashAttention: training.flashAttention, recompute: par.recompute, framework: setup.framework, kernels: training.kernels, attentionKernel: training.attentionKernel });
+  const m = training.globalBatch / (training.microBatch * par.dp);
+  // A context-parallel rank holds 1/cp of each sequence's tokens.
+  const tokens = (training.microBatch * training.seqLen) / cp;
+  const blocks = buildBlocks(model, { microBatch: training.microBatch, seqLen: training.seqLen, cp, dtype, tp, sequenceParallel: par.sequenceParallel, flashAttention: training.flashAttention, recompute: par.recompute, framework: setup.framework, kernels: training.kernels, attentionKernel: training.attentionKernel });
   const layerBlocks = blocks.filter((b) => b.layer >= 0 && b.layer < model.layers);
   const virtualStages = splitLayers(model.arch === 'mlp' ? layerBlocks.length : model.layers, pp, v, par.layersPerStage);
   const chunkBlocks: Block[][] = virtualStages.map((layers, vs) => {
@@ -85,13 +90,15 @@ export function compileStep(setup: StepSetup): StepPlan {
     return list;
   });
   const tpCtx = { model, tp, sequenceParallel: par.sequenceParallel, style: par.tpStyle, tokens, elementBytes, asyncGradReduce: setup.framework?.asyncTpGradReduce ?? true };
+  const cpCtx = { model, cp, tp, tokens, elementBytes };
+  const syncPoints = (names: readonly string[]) => [...tpSyncPoints(names, tpCtx), ...cpSyncPoints(names, cpCtx)].sort((a, b) => a.afterOp - b.afterOp);
   const collHostNs = setup.framework?.hostOpNs ?? 0;
   const fw = setup.framework;
   const templates = new Map<Block, { F: PassTemplate; B: PassTemplate }>();
   for (const b of blocks) {
     templates.set(b, {
-      F: passTemplate(b.forward, tpSyncPoints(b.forward.map((o) => o.name), tpCtx), 'forward', gpu, dtype, collHostNs),
-      B: passTemplate(b.backward, tpSyncPoints(b.backward.map((o) => o.name), tpCtx), 'backward', gpu, dtype, collHostNs),
+      F: passTemplate(b.forward, syncPoints(b.forward.map((o) => o.name)), 'forward', gpu, dtype, collHostNs),
+      B: passTemplate(b.backward, syncPoints(b.backward.map((o) => o.name)), 'backward', gpu, dtype, collHostNs),
     });
   }
 
@@ -119,6 +126,7 @@ export function compileStep(setup: StepSetup): StepPlan {
     for (let d = 0; d < replicas; d++) {
       const group = layout.tpGroup(d, s);
       const members = tpSim === tp ? group : group.slice(0, tpSim);
+      const ring = cp > 1 ? cpRing(layout, d, s, members, new Set(simulated), shadowFilter) : undefined;
       const jitter = members.map((r) => jitterer(setup.seed, `compute-jitter/rank-${r}`, setup.noise.computeJitter));
       let carry: number[] = [];
       const lastCompute: number[] = [];
@@ -136,7 +144,7 @@ export function compileStep(setup: StepSetup): StepPlan {
         for (const b of list) {
           const t = templates.get(b)![op.kind];
           const entry = { block: b, first: [] as number[], last: [] as number[] };
-          carry = instantiatePass(program, t, group, members, tpShadows, op, carry, rec, lastCompute, hostCarry, jitter, `${op.kind === 'F' ? 'fwd' : 'bwd'} ${b.name} mb${op.microBatch}`, entry, b === list[0] ? start : undefined);
+          carry = instantiatePass(program, t, group, members, tpShadows, op, carry, rec, lastCompute, hostCarry, jitter, `${op.kind === 'F' ? 'fwd' : 'bwd'} ${b.name} mb${op.microBatch}`, entry, b === list[0] ? start : undefined, ring);
           rec.blocks.push(entry);
         }
         passes.set(key(d, vs, op.microBatch, op.kind), rec);
@@ -149,6 +157,30 @@ export function compileStep(setup: StepSetup): StepPlan {
   addPipelineTransfers(program, layout, passes, key, m, v, tokens * model.hidden * elementBytes / (tp > 1 ? tp : 1), replicas, tpSim, shadowFilter);
   for (const st of stages) addGradientReduction(program, setup, layout, st, passes, key, replicas, tpSim, shadowFilter, stages[0].gradients);
   return { program, layout, microBatchesPerStep: m, stages };
+}
+
+/**
+ * The context-parallel ring of the simulated `members` (one TP group of grid row d in stage s): each member's send to
+ * its successor, and as shadows the sends of the ring's ranks nobody simulates (the other TP ranks and context-parallel
+ * ranks of this row, in symmetric mode the other replicas too). Shadows are attached to the first simulated row only.
+ */
+function cpRing(layout: ParallelLayout, d: number, s: number, members: readonly number[], simulated: ReadonlySet<number>, shadowFilter: (g: readonly number[]) => boolean): CpRing {
+  const pairs = members.map((rank) => {
+    const c = layout.coords(rank);
+    return layout.pair(rank, layout.cpNext(c.t, c.d, s));
+  });
+  const shadows: (readonly number[])[] = [];
+  if (d === 0) {
+    for (let e = 0; e < layout.dp; e++) {
+      for (let t = 0; t < layout.tp; t++) {
+        const rank = layout.rank(t, e, s);
+        if (simulated.has(rank)) continue;
+        const g = layout.pair(rank, layout.cpNext(t, e, s));
+        if (shadowFilter(g)) shadows.push(g);
+      }
+    }
+  }
+  return { pairs, shadows };
 }
 
 /**
@@ -174,19 +206,25 @@ function needsShadow(simulated: readonly number[], gpusPerNode: number): (group:
  * (`hostCarry`). A segment whose first op blocks the host first finishes the carried work, then waits
  * for the rank's last compute task.
  */
-function instantiatePass(program: Program, t: PassTemplate, group: readonly number[], members: readonly number[], shadows: readonly (readonly number[])[], op: PipeOp, carry: number[], rec: PassRecord, lastCompute: number[], hostCarry: number[], jitter: ((d: number) => number)[], label: string, entry: { first: number[]; last: number[] }, startHostNs?: number): number[] {
-  const issued = new Map<TpSync, number>();
+function instantiatePass(program: Program, t: PassTemplate, group: readonly number[], members: readonly number[], shadows: readonly (readonly number[])[], op: PipeOp, carry: number[], rec: PassRecord, lastCompute: number[], hostCarry: number[], jitter: ((d: number) => number)[], label: string, entry: { first: number[]; last: number[] }, startHostNs?: number, ring?: CpRing): number[] {
+  // A sync's tasks (a TP collective: one; a context-parallel exchange: one send per member): the next op waits for all.
+  const issued = new Map<TpSync, number[]>();
   let waiting = carry;
   const issue = (syncs: readonly TpSync[]) => {
     for (const sync of syncs) {
       const deps = members.map((_, i) => lastCompute[i]).filter((x): x is number => x !== undefined);
+      if (sync.group === 'cp') {
+        // Each member sends its block on to the next rank of its ring; the unsimulated ranks' sends run as shadows.
+        issued.set(sync, members.map((rank, i) => program.collective('cp-exchange', `${sync.label} mb${op.microBatch}`, { op: 'send_recv', group: ring!.pairs[i], bytes: sync.bytes, shadowGroups: i === 0 && ring!.shadows.length > 0 ? ring!.shadows : undefined }, lastCompute[i] !== undefined ? [lastCompute[i]] : [], op.microBatch, 'cp', program.rankList(rank))));
+        continue;
+      }
       const stream: StreamKind = sync.neededBy > sync.afterOp + 1 ? 'tp' : 'compute';
-      issued.set(sync, program.collective('tp-collective', sync.label, { op: sync.op, group, bytes: sync.bytes, shadowGroups: shadows.length > 0 ? shadows : undefined }, deps, op.microBatch, stream, members));
+      issued.set(sync, [program.collective('tp-collective', sync.label, { op: sync.op, group, bytes: sync.bytes, shadowGroups: shadows.length > 0 ? shadows : undefined }, deps, op.microBatch, stream, members)]);
     }
   };
   t.segments.forEach((seg, k) => {
     issue(seg.issueBefore);
-    const deps = [...waiting, ...seg.waitFor.map((s) => issued.get(s)!).filter((x) => x !== undefined)];
+    const deps = [...waiting, ...seg.waitFor.flatMap((s) => issued.get(s) ?? [])];
     waiting = [];
     for (const s of seg.waitFor) issued.delete(s);
     const passSync = k === 0 && startHostNs !== undefined;
@@ -218,7 +256,15 @@ function instantiatePass(program: Program, t: PassTemplate, group: readonly numb
   });
   issue(t.issueAfter);
   if (t.hostModelled) for (let i = 0; i < hostCarry.length; i++) hostCarry[i] += t.hostAfterNs;
-  return [...waiting, ...issued.values()];
+  return [...waiting, ...[...issued.values()].flat()];
+}
+
+/** The context-parallel ring as the simulated members of one TP group see it. */
+interface CpRing {
+  /** Per member: [member, the next rank of its ring] (ParallelLayout.pair). */
+  pairs: readonly (readonly number[])[];
+  /** The same exchange of the ranks not simulated, as shadow flows. */
+  shadows: readonly (readonly number[])[];
 }
 
 /**

@@ -15,6 +15,8 @@ export interface TpSync {
   afterOp: number;
   neededBy: number;
   label: string;
+  /** The group it runs over: the TP group (default), or a send to the next rank of the context-parallel ring. */
+  group?: 'tp' | 'cp';
 }
 
 export interface TpContext {

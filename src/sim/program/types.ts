@@ -8,9 +8,10 @@ import type { CollectiveOp } from '../collectives/types.js';
  * is host↔device copies (and host work of optimizer offload); `host` is the CPU thread that issues the
  * kernels when the framework's host cost is modelled (a kernel waits for its host task).
  */
-export type StreamKind = 'compute' | 'comm' | 'tp' | 'pp' | 'copy' | 'host';
+/** `cp`: the context-parallel ring's key/value exchanges, on their own stream as Transformer Engine issues them. */
+export type StreamKind = 'compute' | 'comm' | 'tp' | 'pp' | 'copy' | 'host' | 'cp';
 
-export const STREAMS: readonly StreamKind[] = ['compute', 'comm', 'tp', 'pp', 'copy', 'host'];
+export const STREAMS: readonly StreamKind[] = ['compute', 'comm', 'tp', 'pp', 'copy', 'host', 'cp'];
 
 export function streamIndex(s: StreamKind): number {
   switch (s) {
@@ -26,6 +27,8 @@ export function streamIndex(s: StreamKind): number {
       return 4;
     case 'host':
       return 5;
+    case 'cp':
+      return 6;
   }
 }
 
@@ -39,6 +42,8 @@ export type TaskKind =
   | 'dp-reducescatter'
   | 'dp-allgather'
   | 'tp-collective'
+  /** One hop of the context-parallel ring: a rank sends its block of keys and values (and, backward, their gradients) on. */
+  | 'cp-exchange'
   | 'pp-send'
   | 'zero-gather'
   | 'h2d'
@@ -108,6 +113,11 @@ export class Program {
   ) {}
 
   /** Adds a task running `durationNs` on one rank's stream. Returns its id. */
+  /** The one-rank list of `rank`, the same array every time (for tasks that occupy one rank's stream). */
+  rankList(rank: number): readonly number[] {
+    return (this.single[rank] ??= [rank]);
+  }
+
   local(rank: number, stream: StreamKind, kind: TaskKind, label: string, durationNs: number, deps: number[] = [], microBatch = -1): number {
     const id = this.tasks.length;
     const ranks = (this.single[rank] ??= [rank]);

@@ -14,6 +14,13 @@ export interface AttentionStage extends Stage {
  * and writes O and the fp32 log-sum-exp; backward reads Q, K, V, O, dO and the log-sum-exp and writes
  * dQ, dK, dV. FLOPs by convention: 4·b·s²·(a/t)·d forward (QKᵀ and P·V), twice that backward (the
  * kernel really does 2.5× because it recomputes P; kernelTime's efficiency absorbs the difference).
+ *
+ * With context parallelism (cp > 1) a rank holds s/cp of the tokens and runs ring attention as Transformer Engine
+ * does (`AttnFuncWithCPAndKVP2P`): cp kernel calls, one per block of keys and values as they come round the ring
+ * (`attn.core.cp0` … `attn.core.cp{cp−1}`; contextParallel.ts places the exchanges between them). Megatron's
+ * load balancing (rank i holds chunks i and 2·cp − 1 − i of 2·cp) gives every rank and every step the same causal
+ * work, 1/cp of the rank's share: each call is charged 1/cp² of the whole sequence's FLOPs, over s/cp query rows.
+ * Each call streams the rank's Q and O and one block of K and V.
  */
 function flashAttention(c: LayerContext): AttentionStage {
   const bh = c.b * c.headsPerRank;
@@ -21,23 +28,25 @@ function flashAttention(c: LayerContext): AttentionStage {
   const qkvPerToken = (c.headsPerRank + 2 * c.kvHeadsPerRank) * d * c.e;
   const oPerToken = c.headsPerRank * d * c.e;
   const lsePerToken = c.headsPerRank * 4;
-  const fwdFlops = 4 * bh * c.s * c.s * d;
-  const shape = { batchHeads: bh, seqLen: c.s, headDim: d, causal: c.causal, kernel: c.attentionKernel };
-  const fwd: Op = {
-    name: 'attn.core',
-    kind: 'attention',
+  const steps = c.cp;
+  const fwdFlops = (4 * bh * c.s * c.s * d) / (steps * steps);
+  const shape = { batchHeads: bh, seqLen: c.s, ...(steps > 1 ? { queryLen: c.s / steps } : {}), headDim: d, causal: c.causal, kernel: c.attentionKernel };
+  const name = (base: string, i: number) => (steps > 1 ? `${base}.cp${i}` : base);
+  const fwd: Op[] = Array.from({ length: steps }, (_, i) => ({
+    name: name('attn.core', i),
+    kind: 'attention' as const,
     flops: fwdFlops,
     bytes: c.tokens * (qkvPerToken + oPerToken + lsePerToken),
     attention: { ...shape, backward: false },
-  };
-  const bwd: Op = {
-    name: 'attn.core.bwd',
-    kind: 'attention',
+  }));
+  const bwd: Op[] = Array.from({ length: steps }, (_, i) => ({
+    name: name('attn.core.bwd', i),
+    kind: 'attention' as const,
     flops: 2 * fwdFlops,
     bytes: c.tokens * (2 * qkvPerToken + 2 * oPerToken + lsePerToken),
     attention: { ...shape, backward: true },
-  };
-  return { forward: [fwd], backward: [bwd], core: [fwd] };
+  }));
+  return { forward: fwd, backward: bwd, core: fwd };
 }
 
 /**

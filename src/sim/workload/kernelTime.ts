@@ -171,7 +171,7 @@ export function measuredGemmNs(g: GemmShape, mg: MeasuredGemm): number {
  * units (batch × heads × sequence blocks, as FA2 parallelises).
  */
 export function attentionEfficiency(shape: AttentionShape, gpu: GpuSpec): number {
-  const units = shape.batchHeads * Math.ceil(shape.seqLen / FLASH_BLOCK);
+  const units = shape.batchHeads * Math.ceil((shape.queryLen ?? shape.seqLen) / FLASH_BLOCK);
   const base = attentionKernelEfficiency(gpu, shape.kernel ?? 'fa2', shape.backward);
   return base * waveEfficiency(units, gpu.smCount);
 }

@@ -14,8 +14,10 @@ export interface LayerContext {
   b: number;
   /** Sequence length s. */
   s: number;
-  /** Tokens per micro-batch, b·s (GEMM rows). */
+  /** Tokens per micro-batch on this rank, b·s/cp (GEMM rows). */
   tokens: number;
+  /** Context-parallel ranks the sequence is split over (1: none). */
+  cp: number;
   /** Tokens a norm / dropout / residual works on: b·s/t with sequence parallelism, else b·s. */
   spTokens: number;
   /** Tensor-parallel degree t. */
@@ -51,19 +53,22 @@ export interface LayerContext {
  */
 export function layerContext(model: ModelSpec, shape: MicroBatchShape): LayerContext {
   const { microBatch: b, seqLen: s, tp } = shape;
-  for (const [key, v] of [['microBatch', b], ['seqLen', s], ['tp', tp]] as const) {
-    if (!Number.isInteger(v) || v < 1) throw new ScenarioError(`training.${key}`, `${v} is not a positive integer`);
+  const cp = shape.cp ?? 1;
+  for (const [path, v] of [['training.microBatch', b], ['training.seqLen', s], ['parallel.tp', tp], ['parallel.cp', cp]] as const) {
+    if (!Number.isInteger(v) || v < 1) throw new ScenarioError(path, `${v} is not a positive integer`);
   }
   if (model.arch !== 'mlp' && model.heads % tp !== 0) {
     throw new ScenarioError('parallel.tp', `${tp} does not divide heads (${model.heads})`);
   }
-  const tokens = b * s;
+  if (cp > 1 && s % (2 * cp) !== 0) throw new ScenarioError('parallel.cp', `the sequence (${s} tokens) does not split into 2 × cp = ${2 * cp} equal chunks`);
+  const tokens = (b * s) / cp;
   return {
     model,
     dtype: shape.dtype,
     b,
     s,
     tokens,
+    cp,
     spTokens: shape.sequenceParallel ? tokens / tp : tokens,
     tp,
     h: model.hidden,

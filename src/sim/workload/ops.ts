@@ -27,7 +27,10 @@ export interface GemmShape {
 export interface AttentionShape {
   /** Independent (batch × query head) problems: b·a/t. */
   batchHeads: number;
+  /** The whole sequence (its length sets the causal share). */
   seqLen: number;
+  /** Query rows one kernel call works on, when fewer than `seqLen` (one step of ring attention: s/cp). */
+  queryLen?: number;
   headDim: number;
   /** Causal masking: flash kernels skip the fully masked tiles, executing about half of `flops`. */
   causal: boolean;
@@ -81,6 +84,8 @@ export type RecomputeMode = 'none' | 'selective' | 'full';
 export interface MicroBatchShape {
   microBatch: number;
   seqLen: number;
+  /** Context-parallel ranks the sequence is split over (ring attention); absent: 1. */
+  cp?: number;
   dtype: Dtype;
   /** Tensor-parallel degree t (Megatron split). */
   tp: number;

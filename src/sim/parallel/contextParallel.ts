@@ -1,0 +1,46 @@
+import type { ModelSpec } from '../workload/model.js';
+import type { TpSync } from './tpSync.js';
+
+export interface CpContext {
+  model: ModelSpec;
+  cp: number;
+  tp: number;
+  /** Tokens of one micro-batch on one rank: b·s/cp. */
+  tokens: number;
+  /** Bytes of one activation element. */
+  elementBytes: number;
+}
+
+/** Bytes of the keys and values one rank holds for one micro-batch: the block that goes round the ring. */
+export function kvBlockBytes(ctx: CpContext): number {
+  const m = ctx.model;
+  const headDim = m.hidden / m.heads;
+  const kvHeadsPerRank = m.kvHeads >= ctx.tp ? m.kvHeads / ctx.tp : 1;
+  return 2 * ctx.tokens * kvHeadsPerRank * headDim * ctx.elementBytes;
+}
+
+/**
+ * The exchanges of ring attention inside one pass (Transformer Engine's `AttnFuncWithCPAndKVP2P`, which Megatron
+ * runs for `--context-parallel-size`): before step i's kernel (`attn.core.cp{i}`, attentionOps.ts) computes with the
+ * block of keys and values it holds, the rank posts the send of that block to the next rank of the ring and the
+ * receive of the next block, so exchange i + 1 runs while kernel i computes and kernel i + 1 waits for it: cp − 1
+ * exchanges per pass. Backward passes the keys and values round again, together with the gradients of the keys and
+ * values accumulated so far: twice the bytes. Each exchange is a send to the ring's next rank (`group: 'cp'`; the
+ * step compiler pairs each rank with its successor).
+ */
+export function cpSyncPoints(names: readonly string[], ctx: CpContext): TpSync[] {
+  if (ctx.cp <= 1) return [];
+  const out: TpSync[] = [];
+  const block = kvBlockBytes(ctx);
+  const at = new Map<string, number>();
+  names.forEach((raw, i) => at.set(raw, i));
+  for (const [base, bytes, what] of [['attn.core', block, 'keys/values'], ['recompute.attn.core', block, 'keys/values'], ['attn.core.bwd', 2 * block, 'keys/values + their gradients']] as const) {
+    for (let i = 1; i < ctx.cp; i++) {
+      const before = at.get(`${base}.cp${i - 1}`);
+      const step = at.get(`${base}.cp${i}`);
+      if (before === undefined || step === undefined) continue;
+      out.push({ op: 'send_recv', bytes, afterOp: before - 1, neededBy: step, label: `CP ring ${what} → step ${i}`, group: 'cp' });
+    }
+  }
+  return out;
+}
