@@ -15,10 +15,10 @@ describe('scenarios/checks', () => {
     return resolveScenario(file.raw, file.source, file.baseDir);
   };
 
-  it('holds the three fms-fsdp Llama-2 runs on A100 and the two DGX Cloud Nemotron-4 runs on H100', () => {
+  it('holds the three fms-fsdp Llama-2 runs on A100 and the four DGX Cloud runs on H100 (Nemotron-4, Llama 3.1 with CP)', () => {
     expect(fms.sort()).toEqual(['fms-fsdp-llama2-13b.yaml', 'fms-fsdp-llama2-70b.yaml', 'fms-fsdp-llama2-7b.yaml']);
-    expect(dgxc.sort()).toEqual(['dgxc-nemotron4-15b.yaml', 'dgxc-nemotron4-340b.yaml']);
-    expect(files.length).toBe(5);
+    expect(dgxc.sort()).toEqual(['dgxc-llama31-70b-cp2.yaml', 'dgxc-llama31-8b-cp2.yaml', 'dgxc-nemotron4-15b.yaml', 'dgxc-nemotron4-340b.yaml']);
+    expect(files.length).toBe(7);
   });
 
   it.each(files)('%s states its source, its measurement and its assumptions', (f) => {
@@ -36,11 +36,13 @@ describe('scenarios/checks', () => {
     expect(s.training.kernels).toBe('eager');
   });
 
-  it.each(dgxc)('%s resolves on DGX H100 with cuDNN attention (Transformer Engine on Hopper), bf16, 4k context', (f) => {
+  it.each(dgxc)('%s resolves on DGX H100 with cuDNN attention (Transformer Engine on Hopper), bf16, 4k context (8k with CP 2)', (f) => {
     const s = load(f);
     expect(s.cluster.node.gpu.name).toBe('h100-sxm5-80gb');
     expect(s.training.attentionKernel).toBe('cudnn');
     expect(s.training.precision).toBe('bf16');
-    expect(s.training.seqLen).toBe(4096);
+    const llama = f.startsWith('dgxc-llama31-');
+    expect(s.training.seqLen).toBe(llama ? 8192 : 4096);
+    expect(s.parallel.cp ?? 1).toBe(llama ? 2 : 1);
   });
 });
