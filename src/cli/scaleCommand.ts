@@ -74,7 +74,7 @@ export function scaleJson(mode: ScaleMode, series: readonly ScaleSeries[], warni
   return {
     version: VERSION,
     mode,
-    series: series.map((s) => ({ name: s.name, source: s.source, tp: s.tp, pp: s.pp, rows: s.rows })),
+    series: series.map((s) => ({ name: s.name, source: s.source, tp: s.tp, pp: s.pp, ...(s.cp !== undefined ? { cp: s.cp } : {}), rows: s.rows })),
     ...(warnings.length > 0 ? { warnings } : {}),
   };
 }

@@ -121,12 +121,14 @@ export function defaultRanks(input: RankChoiceInput): number[] {
 /**
  * The first rank of each pipeline stage, from the parallel grid of a resolved scenario (read loosely, so
  * that scenarios without pipeline fields give none). Ranks are numbered as Megatron does: with placement
- * `tp-dp-pp` (the default) rank = (p·dp + d)·tp + t; with `tp-pp-dp` rank = (d·pp + p)·tp + t.
+ * `tp-dp-pp` (the default) rank = (p·dp + d)·tp + t; with `tp-pp-dp` rank = (d·pp + p)·tp + t; d counts dp × cp ranks.
  */
-export function pipelineStageRanks(parallel: { dp: number; tp?: unknown; pp?: unknown; placement?: unknown }): number[][] {
+export function pipelineStageRanks(parallel: { dp: number; tp?: unknown; pp?: unknown; cp?: unknown; placement?: unknown }): number[][] {
   const tp = typeof parallel.tp === 'number' ? parallel.tp : 1;
   const pp = typeof parallel.pp === 'number' ? parallel.pp : 1;
+  // Context-parallel ranks come right after tp in either order (ParallelLayout).
+  const cp = typeof parallel.cp === 'number' ? parallel.cp : 1;
   if (pp <= 1) return [];
-  const stageStart = (p: number) => (parallel.placement === 'tp-pp-dp' ? p * tp : p * parallel.dp * tp);
+  const stageStart = (p: number) => (parallel.placement === 'tp-pp-dp' ? p * cp * tp : p * parallel.dp * cp * tp);
   return Array.from({ length: pp }, (_, p) => [stageStart(p)]);
 }

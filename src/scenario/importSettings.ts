@@ -114,8 +114,9 @@ function deepSpeedContext(raw: unknown, source: string): DeepSpeedContext {
   const gpus = gpusOf(raw, source);
   const tp = num(get(raw, 'parallel.tp')) ?? 1;
   const pp = num(get(raw, 'parallel.pp')) ?? 1;
-  if (gpus === undefined || gpus % (tp * pp) !== 0) return known;
-  return { ...known, dp: gpus / (tp * pp), dpFrom: `${gpus} GPUs / (tp ${tp} × pp ${pp})` };
+  const cp = num(get(raw, 'parallel.cp')) ?? 1;
+  if (gpus === undefined || gpus % (tp * cp * pp) !== 0) return known;
+  return { ...known, dp: gpus / (tp * cp * pp), dpFrom: `${gpus} GPUs / (tp ${tp} × ${cp > 1 ? `cp ${cp} × ` : ''}pp ${pp})` };
 }
 
 /** The `--set` values that name this field, a field inside it, or a mapping that holds it. */

@@ -24,9 +24,10 @@ export function kvBlockBytes(ctx: CpContext): number {
  * runs for `--context-parallel-size`): before step i's kernel (`attn.core.cp{i}`, attentionOps.ts) computes with the
  * block of keys and values it holds, the rank posts the send of that block to the next rank of the ring and the
  * receive of the next block, so exchange i + 1 runs while kernel i computes and kernel i + 1 waits for it: cp − 1
- * exchanges per pass. Backward passes the keys and values round again, together with the gradients of the keys and
- * values accumulated so far: twice the bytes. Each exchange is a send to the ring's next rank (`group: 'cp'`; the
- * step compiler pairs each rank with its successor).
+ * exchanges per forward. Backward passes the keys and values round the same way, and from step 1 on also the
+ * gradients of the keys and values accumulated so far (2 blocks); after the last step the rank sends on the
+ * gradients it finished, which the layer's backward waits for: 2·(cp − 1) blocks in all. Each exchange is a send to
+ * the ring's next rank (`group: 'cp'`; the step compiler pairs each rank with its successor).
  */
 export function cpSyncPoints(names: readonly string[], ctx: CpContext): TpSync[] {
   if (ctx.cp <= 1) return [];
@@ -34,13 +35,17 @@ export function cpSyncPoints(names: readonly string[], ctx: CpContext): TpSync[]
   const block = kvBlockBytes(ctx);
   const at = new Map<string, number>();
   names.forEach((raw, i) => at.set(raw, i));
-  for (const [base, bytes, what] of [['attn.core', block, 'keys/values'], ['recompute.attn.core', block, 'keys/values'], ['attn.core.bwd', 2 * block, 'keys/values + their gradients']] as const) {
+  for (const base of ['attn.core', 'recompute.attn.core', 'attn.core.bwd'] as const) {
+    const backward = base === 'attn.core.bwd';
     for (let i = 1; i < ctx.cp; i++) {
       const before = at.get(`${base}.cp${i - 1}`);
       const step = at.get(`${base}.cp${i}`);
       if (before === undefined || step === undefined) continue;
-      out.push({ op: 'send_recv', bytes, afterOp: before - 1, neededBy: step, label: `CP ring ${what} → step ${i}`, group: 'cp' });
+      const withGrads = backward && i >= 2;
+      out.push({ op: 'send_recv', bytes: withGrads ? 2 * block : block, afterOp: before - 1, neededBy: step, label: `CP ring keys/values${withGrads ? ' + gradients' : ''} → step ${i}`, group: 'cp' });
     }
+    const last = at.get(`${base}.cp${ctx.cp - 1}`);
+    if (backward && last !== undefined) out.push({ op: 'send_recv', bytes: block, afterOp: last, neededBy: last + 1, label: 'CP ring key/value gradients, last step', group: 'cp' });
   }
   return out;
 }

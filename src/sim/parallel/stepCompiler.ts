@@ -118,6 +118,8 @@ export function compileStep(setup: StepSetup): StepPlan {
   const passes = new Map<string, PassRecord>();
   const key = (d: number, vs: number, mb: number, kind: 'F' | 'B') => `${d}/${vs}/${mb}/${kind}`;
   const stages: StagePlan[] = [];
+  const simulatedSet = new Set(simulated);
+  const ringWaits = new RingWaits(cp);
   for (let s = 0; s < pp; s++) {
     const schedule = stageSchedule(par.schedule, pp, s, m, v);
     const chunks = Array.from({ length: v }, (_, c) => chunkBlocks[c * pp + s]);
@@ -126,7 +128,7 @@ export function compileStep(setup: StepSetup): StepPlan {
     for (let d = 0; d < replicas; d++) {
       const group = layout.tpGroup(d, s);
       const members = tpSim === tp ? group : group.slice(0, tpSim);
-      const ring = cp > 1 ? cpRing(layout, d, s, members, new Set(simulated), shadowFilter) : undefined;
+      const ring = cp > 1 ? cpRing(layout, d, s, members, simulatedSet, shadowFilter, ringWaits) : undefined;
       const jitter = members.map((r) => jitterer(setup.seed, `compute-jitter/rank-${r}`, setup.noise.computeJitter));
       let carry: number[] = [];
       const lastCompute: number[] = [];
@@ -154,6 +156,7 @@ export function compileStep(setup: StepSetup): StepPlan {
     }
   }
 
+  ringWaits.link(program);
   addPipelineTransfers(program, layout, passes, key, m, v, tokens * model.hidden * elementBytes / (tp > 1 ? tp : 1), replicas, tpSim, shadowFilter);
   for (const st of stages) addGradientReduction(program, setup, layout, st, passes, key, replicas, tpSim, shadowFilter, stages[0].gradients);
   return { program, layout, microBatchesPerStep: m, stages };
@@ -164,7 +167,7 @@ export function compileStep(setup: StepSetup): StepPlan {
  * its successor, and as shadows the sends of the ring's ranks nobody simulates (the other TP ranks and context-parallel
  * ranks of this row, in symmetric mode the other replicas too). Shadows are attached to the first simulated row only.
  */
-function cpRing(layout: ParallelLayout, d: number, s: number, members: readonly number[], simulated: ReadonlySet<number>, shadowFilter: (g: readonly number[]) => boolean): CpRing {
+function cpRing(layout: ParallelLayout, d: number, s: number, members: readonly number[], simulated: ReadonlySet<number>, shadowFilter: (g: readonly number[]) => boolean, waits: RingWaits): CpRing {
   const pairs = members.map((rank) => {
     const c = layout.coords(rank);
     return layout.pair(rank, layout.cpNext(c.t, c.d, s));
@@ -180,7 +183,7 @@ function cpRing(layout: ParallelLayout, d: number, s: number, members: readonly 
       }
     }
   }
-  return { pairs, shadows };
+  return { pairs, shadows, waited: (key, sends, consumers) => waits.record(s, d, key, sends, consumers) };
 }
 
 /**
@@ -225,8 +228,10 @@ function instantiatePass(program: Program, t: PassTemplate, group: readonly numb
   t.segments.forEach((seg, k) => {
     issue(seg.issueBefore);
     const deps = [...waiting, ...seg.waitFor.flatMap((s) => issued.get(s) ?? [])];
+    const ringWaits = ring ? seg.waitFor.filter((s) => s.group === 'cp' && issued.has(s)).map((s) => ({ sync: s, sends: issued.get(s)! })) : [];
     waiting = [];
     for (const s of seg.waitFor) issued.delete(s);
+    const segmentTasks: number[] = [];
     const passSync = k === 0 && startHostNs !== undefined;
     members.forEach((rank, i) => {
       const own = deps.length === 0 && !t.hostModelled ? deps : [...deps];
@@ -246,6 +251,7 @@ function instantiatePass(program: Program, t: PassTemplate, group: readonly numb
         hostCarry[i] = seg.hostNs - seg.hostLeadNs;
       }
       const id = program.local(rank, 'compute', seg.kind, label, jitter[i](seg.durationNs), own, op.microBatch);
+      segmentTasks.push(id);
       if (rec.first[i] === undefined) rec.first[i] = id;
       if (entry.first[i] === undefined) entry.first[i] = id;
       rec.last[i] = id;
@@ -253,6 +259,7 @@ function instantiatePass(program: Program, t: PassTemplate, group: readonly numb
       lastCompute[i] = id;
       if (rec.gradTask) for (const tensor of seg.gradTensors) rec.gradTask[i].set(tensor, id);
     });
+    for (const w of ringWaits) ring!.waited(`${op.kind}/${op.chunk}/${op.microBatch}/${label}/${w.sync.label}`, w.sends, segmentTasks);
   });
   issue(t.issueAfter);
   if (t.hostModelled) for (let i = 0; i < hostCarry.length; i++) hostCarry[i] += t.hostAfterNs;
@@ -265,6 +272,34 @@ interface CpRing {
   pairs: readonly (readonly number[])[];
   /** The same exchange of the ranks not simulated, as shadow flows. */
   shadows: readonly (readonly number[])[];
+  /** Notes that the `consumers` (one compute task per member) used the block that `sends` passed on (exchange `key`). */
+  waited(key: string, sends: readonly number[], consumers: readonly number[]): void;
+}
+
+/**
+ * Where a rank's kernel really waits for its predecessor's send. A member's next kernel waits for its own send; when
+ * every rank of a ring is simulated (full fidelity), `link` also makes it wait for the block the previous rank of
+ * the ring sent it, so that ranks that drift apart (compute jitter) meet at every exchange.
+ */
+class RingWaits {
+  private readonly byKey = new Map<string, Map<number, { sends: readonly number[]; consumers: readonly number[] }>>();
+  constructor(private readonly cp: number) {}
+  record(stage: number, d: number, key: string, sends: readonly number[], consumers: readonly number[]): void {
+    const k = `${stage}/${key}`;
+    let m = this.byKey.get(k);
+    if (!m) this.byKey.set(k, (m = new Map()));
+    m.set(d, { sends, consumers });
+  }
+  link(program: Program): void {
+    for (const byD of this.byKey.values()) {
+      for (const [d, mine] of byD) {
+        const c = d % this.cp;
+        const prev = byD.get(d - c + ((c + this.cp - 1) % this.cp));
+        if (!prev || prev === mine) continue;
+        mine.consumers.forEach((task, i) => program.addDep(task, prev.sends[Math.min(i, prev.sends.length - 1)]));
+      }
+    }
+  }
 }
 
 /**

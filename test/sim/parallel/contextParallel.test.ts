@@ -77,25 +77,36 @@ describe('ring attention', () => {
     }
   });
 
-  it('sends cp − 1 key/value blocks per forward and twice the bytes per backward, each to the next rank', () => {
+  it('sends cp − 1 key/value blocks per forward and 2·(cp − 1) blocks per backward, each to the next rank', () => {
     for (const cp of [2, 4]) {
       const s = llama({ cp, dp: 8 / cp }, { layers: 2 });
       const plan = compileStep(s);
       const m = plan.microBatchesPerStep;
       const sends = plan.program.tasks.filter((t) => t.kind === 'cp-exchange');
       // Symmetric mode issues the simulated rank's sends (the others ride along as shadows): per layer and
-      // micro-batch, cp − 1 in the forward and cp − 1 in the backward.
-      expect(sends.length).toBe(2 * 2 * m * (cp - 1));
+      // micro-batch, cp − 1 in the forward and cp in the backward (the last one carries the finished gradients).
+      expect(sends.length).toBe(2 * m * (2 * cp - 1));
       const block = 2 * (S / cp) * KV * (H / HEADS) * 2; // K and V of s/cp tokens, bf16
-      const bytes = sends.map((t) => t.collective!.bytes).sort((a, b) => a - b);
-      expect(bytes[0]).toBe(block);
-      expect(bytes[bytes.length - 1]).toBe(2 * block);
+      const total = sends.reduce((a, t) => a + t.collective!.bytes, 0);
+      expect(total).toBe(2 * m * 3 * (cp - 1) * block);
+      expect(Math.min(...sends.map((t) => t.collective!.bytes))).toBe(block);
       for (const t of sends) {
         const [from, to] = t.collective!.group;
         expect(to).toBe(plan.layout.cpNext(0, plan.layout.coords(from).d, 0));
         // The shadows stand for the sends of every other rank of the node (its ring and the other replicas' rings).
         expect(t.collective!.shadowGroups?.length ?? 0).toBe(8 - 1);
       }
+    }
+  });
+
+  it('in full fidelity, makes a kernel wait for the block its predecessor in the ring sent', () => {
+    const plan = compileStep(scenarioOf({ ...llamaRaw({ cp: 2, dp: 4 }), training: { globalBatch: 4, microBatch: 1, precision: 'bf16', flashAttention: true }, simulation: { fidelity: 'full' }, noise: { computeJitter: 0.1 } }));
+    const tasks = plan.program.tasks;
+    const waiting = tasks.filter((t) => t.kind !== 'cp-exchange' && t.deps.some((d) => tasks[d].kind === 'cp-exchange'));
+    expect(waiting.length).toBeGreaterThan(0);
+    for (const t of waiting) {
+      const received = t.deps.filter((d) => tasks[d].kind === 'cp-exchange' && tasks[d].collective!.group[1] === t.ranks[0]);
+      expect(received.length).toBeGreaterThan(0);
     }
   });
 
