@@ -183,7 +183,7 @@ function cpRing(layout: ParallelLayout, d: number, s: number, members: readonly 
       }
     }
   }
-  return { pairs, shadows, waited: (key, sends, consumers) => waits.record(s, d, key, sends, consumers) };
+  return { pairs, shadows, waited: (label, sync, sends, consumers) => waits.record(s, d, label, sync, sends, consumers) };
 }
 
 /**
@@ -259,7 +259,7 @@ function instantiatePass(program: Program, t: PassTemplate, group: readonly numb
       lastCompute[i] = id;
       if (rec.gradTask) for (const tensor of seg.gradTensors) rec.gradTask[i].set(tensor, id);
     });
-    for (const w of ringWaits) ring!.waited(`${op.kind}/${op.chunk}/${op.microBatch}/${label}/${w.sync.label}`, w.sends, segmentTasks);
+    for (const w of ringWaits) ring!.waited(label, w.sync, w.sends, segmentTasks);
   });
   issue(t.issueAfter);
   if (t.hostModelled) for (let i = 0; i < hostCarry.length; i++) hostCarry[i] += t.hostAfterNs;
@@ -272,8 +272,8 @@ interface CpRing {
   pairs: readonly (readonly number[])[];
   /** The same exchange of the ranks not simulated, as shadow flows. */
   shadows: readonly (readonly number[])[];
-  /** Notes that the `consumers` (one compute task per member) used the block that `sends` passed on (exchange `key`). */
-  waited(key: string, sends: readonly number[], consumers: readonly number[]): void;
+  /** Notes that the `consumers` (one compute task per member) used the block that `sends` passed on (`sync` of pass `label`). */
+  waited(label: string, sync: TpSync, sends: readonly number[], consumers: readonly number[]): void;
 }
 
 /**
@@ -283,9 +283,13 @@ interface CpRing {
  */
 class RingWaits {
   private readonly byKey = new Map<string, Map<number, { sends: readonly number[]; consumers: readonly number[] }>>();
+  /** The exchanges of a template, numbered: one pass holds several with the same label (forward and recompute). */
+  private readonly syncIds = new Map<TpSync, number>();
   constructor(private readonly cp: number) {}
-  record(stage: number, d: number, key: string, sends: readonly number[], consumers: readonly number[]): void {
-    const k = `${stage}/${key}`;
+  record(stage: number, d: number, label: string, sync: TpSync, sends: readonly number[], consumers: readonly number[]): void {
+    let id = this.syncIds.get(sync);
+    if (id === undefined) this.syncIds.set(sync, (id = this.syncIds.size));
+    const k = `${stage}/${label}/${id}`;
     let m = this.byKey.get(k);
     if (!m) this.byKey.set(k, (m = new Map()));
     m.set(d, { sends, consumers });

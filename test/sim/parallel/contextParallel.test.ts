@@ -99,11 +99,13 @@ describe('ring attention', () => {
     }
   });
 
-  it('in full fidelity, makes a kernel wait for the block its predecessor in the ring sent', () => {
-    const plan = compileStep(scenarioOf({ ...llamaRaw({ cp: 2, dp: 4 }), training: { globalBatch: 4, microBatch: 1, precision: 'bf16', flashAttention: true }, simulation: { fidelity: 'full' }, noise: { computeJitter: 0.1 } }));
+  it.each(['none', 'full'])('in full fidelity, makes a kernel wait for the block its predecessor in the ring sent (recompute %s)', (recompute) => {
+    const plan = compileStep(scenarioOf({ ...llamaRaw({ cp: 2, dp: 4, recompute }), training: { globalBatch: 4, microBatch: 1, precision: 'bf16', flashAttention: true }, simulation: { fidelity: 'full' }, noise: { computeJitter: 0.1 } }));
     const tasks = plan.program.tasks;
     const waiting = tasks.filter((t) => t.kind !== 'cp-exchange' && t.deps.some((d) => tasks[d].kind === 'cp-exchange'));
-    expect(waiting.length).toBeGreaterThan(0);
+    // Per rank (8), layer (4) and micro-batch (1): the forward's kernel 1 waits, the backward's kernel 1 and the op
+    // after its last kernel wait, and a recomputed forward's kernel 1 waits too.
+    expect(waiting.length).toBe(8 * 4 * (1 + 2 + (recompute === 'full' ? 1 : 0)));
     for (const t of waiting) {
       const received = t.deps.filter((d) => tasks[d].kind === 'cp-exchange' && tasks[d].collective!.group[1] === t.ranks[0]);
       expect(received.length).toBeGreaterThan(0);
