@@ -2,6 +2,7 @@ import type { Command } from 'commander';
 import { hostMemoryPerNode, type HostMemory } from '../sim/memory/hostMemory.js';
 import { stageMemories, type StageMemory } from '../sim/memory/stageMemory.js';
 import { VERSION } from '../version.js';
+import { parallelSizesText } from '../report/format.js';
 import { collect } from './scenarioInput.js';
 import { describeImports, importsJson, scenarioWithImports, type ImportOptions } from '../scenario/importSettings.js';
 import { formatBytes } from './units.js';
@@ -70,7 +71,7 @@ Examples:
       ]);
       io.out(
         [
-          `${scenario.name}: ${scenario.model.name} on ${scenario.cluster.name}, tp ${p.tp}${(p.cp ?? 1) > 1 ? ` × cp ${p.cp}` : ''} × pp ${p.pp} × dp ${p.dp}` +
+          `${scenario.name}: ${scenario.model.name} on ${scenario.cluster.name}, ${parallelSizesText(p)}` +
             `${p.zero ? `, ZeRO-${p.zero}` : ''}${p.offload === 'cpu' ? ' + CPU offload' : ''}${p.recompute !== 'none' ? `, ${p.recompute} recompute` : ''}; ${formatBytes(capacity)} per GPU`,
           '',
           table(['stage', 'layers', 'params/GPU', 'weights', 'gradients', 'optimizer', 'activations (passes in flight)', 'buffers', 'reserve', 'total', 'verdict'], rows),

@@ -3,6 +3,7 @@ import cliProgress from 'cli-progress';
 import { loadScenarioFile } from '../scenario/load.js';
 import { planSeries, type ScaleMode, type ScaleSeries } from '../sweep/scale.js';
 import { parseGpuCounts } from '../sweep/scaleMath.js';
+import { parallelSizesText } from '../report/format.js';
 import { parseShard, ShardSyntaxError, type Shard } from '../sweep/grid.js';
 import { defaultJobs } from '../sweep/pool.js';
 import { recordLines } from '../sweep/records.js';
@@ -58,8 +59,7 @@ function alignColumns(header: readonly string[], rows: readonly (readonly string
 /** The printed table of one scenario's sweep. */
 export function formatScaleSeries(s: ScaleSeries): string {
   const fixed = s.mode === 'strong' ? 'global batch fixed' : 'batch per replica fixed';
-  const cp = s.cp ?? 1;
-  const grid = s.tp > 1 || s.pp > 1 || cp > 1 ? `, ${cp > 1 ? `tp ${s.tp} × cp ${cp} × pp ${s.pp}` : `tp ${s.tp} × pp ${s.pp}`} fixed, dp grows` : '';
+  const grid = s.tp > 1 || s.pp > 1 || (s.cp ?? 1) > 1 ? `, ${parallelSizesText(s)} fixed, dp grows` : '';
   return `${s.name}: ${s.mode} scaling (${fixed}${grid})\n\n${alignColumns(SCALE_TABLE_HEADER, scaleTableRows(s.rows))}`;
 }
 

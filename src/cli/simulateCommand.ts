@@ -2,6 +2,7 @@ import { Option, type Command } from 'commander';
 import { simulateStep, type StepResult } from '../sim/simulateStep.js';
 import { VERSION } from '../version.js';
 import { formatBytes, formatSeconds } from './units.js';
+import { parallelSizesText } from '../report/format.js';
 import { collect } from './scenarioInput.js';
 import { applyImports, describeImports, importsJson, scenarioWithImports, type ImportOptions } from '../scenario/importSettings.js';
 import { applyOverrides } from '../scenario/load.js';
@@ -33,7 +34,7 @@ export function formatStepSummary(r: StepResult, scenario: { clusterName: string
   const m = r.memory;
   const lines = [
     `${r.name}: ${scenario.modelName} on ${scenario.clusterName} (${r.gpus} GPUs), seed ${r.seed}`,
-    `  split               tp ${r.parallel.tp}${r.parallel.cp > 1 ? ` × cp ${r.parallel.cp}` : ''} × pp ${r.parallel.pp} × dp ${r.parallel.dp}` +
+    `  split               ${parallelSizesText(r.parallel)}` +
       (r.parallel.pp > 1 ? `, ${r.parallel.schedule}${r.parallel.virtualStages > 1 ? ` (${r.parallel.virtualStages} chunks/stage)` : ''}` : '') +
       (r.parallel.zero > 0 ? `, ZeRO-${r.parallel.zero}` : '') +
       (r.parallel.offload === 'cpu' ? ' + CPU offload' : '') +

@@ -51,3 +51,8 @@ export function countText(n: number, digits = 0): string {
 export function escapeXml(text: string): string {
   return text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
 }
+
+/** The parallel sizes as the outputs print them: `tp 2 × cp 2 × pp 4 × dp 2` (cp only when used, dp when given). */
+export function parallelSizesText(p: { tp: number; pp: number; cp?: number; dp?: number }): string {
+  return `tp ${p.tp}${(p.cp ?? 1) > 1 ? ` × cp ${p.cp}` : ''} × pp ${p.pp}${p.dp !== undefined ? ` × dp ${p.dp}` : ''}`;
+}

@@ -1,6 +1,6 @@
 import type { StepResult } from '../sim/simulateStep.js';
 import type { Alternative } from '../advise/alternatives.js';
-import { bytesText, countText, durationText, percentText } from './format.js';
+import { bytesText, countText, durationText, parallelSizesText, percentText } from './format.js';
 
 /** What a report says about the scenario besides the simulation result. */
 export interface ScenarioLabel {
@@ -41,7 +41,7 @@ function splitText(r: StepResult): string | undefined {
   const p = (r as { parallel?: { tp?: unknown; pp?: unknown; dp?: unknown; cp?: unknown; schedule?: unknown; zero?: unknown } }).parallel;
   if (!p || typeof p.tp !== 'number' || typeof p.pp !== 'number' || typeof p.dp !== 'number') return undefined;
   const extra = [p.pp > 1 && typeof p.schedule === 'string' ? p.schedule : '', typeof p.zero === 'number' && p.zero > 0 ? `ZeRO-${p.zero}` : ''].filter((x) => x);
-  return `tp ${p.tp}${typeof p.cp === 'number' && p.cp > 1 ? ` × cp ${p.cp}` : ''} × pp ${p.pp} × dp ${p.dp}${extra.length ? ` (${extra.join(', ')})` : ''}`;
+  return `${parallelSizesText({ tp: p.tp, pp: p.pp, dp: p.dp, cp: typeof p.cp === 'number' ? p.cp : undefined })}${extra.length ? ` (${extra.join(', ')})` : ''}`;
 }
 
 /** The key figures in one line, for chart subtitles. */

@@ -1,4 +1,4 @@
-import type { ModelSpec } from '../workload/model.js';
+import { headDim, kvHeadsPerRank, type ModelSpec } from '../workload/model.js';
 import type { TpSync } from './tpSync.js';
 
 export interface CpContext {
@@ -13,10 +13,7 @@ export interface CpContext {
 
 /** Bytes of the keys and values one rank holds for one micro-batch: the block that goes round the ring. */
 export function kvBlockBytes(ctx: CpContext): number {
-  const m = ctx.model;
-  const headDim = m.hidden / m.heads;
-  const kvHeadsPerRank = m.kvHeads >= ctx.tp ? m.kvHeads / ctx.tp : 1;
-  return 2 * ctx.tokens * kvHeadsPerRank * headDim * ctx.elementBytes;
+  return 2 * ctx.tokens * kvHeadsPerRank(ctx.model, ctx.tp) * headDim(ctx.model) * ctx.elementBytes;
 }
 
 /**

@@ -64,8 +64,7 @@ export class ParallelLayout {
 
   /** The rank that (t, d, p) sends its keys and values to in the context-parallel ring. */
   cpNext(t: number, d: number, p: number): number {
-    const base = d - (d % this.cp);
-    return this.rank(t, base + ((d % this.cp) + 1) % this.cp, p);
+    return this.cpGroup(t, d, p)[((d % this.cp) + 1) % this.cp];
   }
 
   /** The TP group of (d, p), in TP order; the same array every time (collective caches key on it). */

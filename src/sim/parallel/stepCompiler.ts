@@ -119,7 +119,8 @@ export function compileStep(setup: StepSetup): StepPlan {
   const key = (d: number, vs: number, mb: number, kind: 'F' | 'B') => `${d}/${vs}/${mb}/${kind}`;
   const stages: StagePlan[] = [];
   const simulatedSet = new Set(simulated);
-  const ringWaits = new RingWaits(cp);
+  // Only when every rank of a ring is simulated (full fidelity) is there a predecessor's send to wait for.
+  const ringWaits = replicas === layout.dp ? new RingWaits(cp) : undefined;
   for (let s = 0; s < pp; s++) {
     const schedule = stageSchedule(par.schedule, pp, s, m, v);
     const chunks = Array.from({ length: v }, (_, c) => chunkBlocks[c * pp + s]);
@@ -156,7 +157,7 @@ export function compileStep(setup: StepSetup): StepPlan {
     }
   }
 
-  ringWaits.link(program);
+  ringWaits?.link(program);
   addPipelineTransfers(program, layout, passes, key, m, v, tokens * model.hidden * elementBytes / (tp > 1 ? tp : 1), replicas, tpSim, shadowFilter);
   for (const st of stages) addGradientReduction(program, setup, layout, st, passes, key, replicas, tpSim, shadowFilter, stages[0].gradients);
   return { program, layout, microBatchesPerStep: m, stages };
@@ -167,7 +168,7 @@ export function compileStep(setup: StepSetup): StepPlan {
  * its successor, and as shadows the sends of the ring's ranks nobody simulates (the other TP ranks and context-parallel
  * ranks of this row, in symmetric mode the other replicas too). Shadows are attached to the first simulated row only.
  */
-function cpRing(layout: ParallelLayout, d: number, s: number, members: readonly number[], simulated: ReadonlySet<number>, shadowFilter: (g: readonly number[]) => boolean, waits: RingWaits): CpRing {
+function cpRing(layout: ParallelLayout, d: number, s: number, members: readonly number[], simulated: ReadonlySet<number>, shadowFilter: (g: readonly number[]) => boolean, waits?: RingWaits): CpRing {
   const pairs = members.map((rank) => {
     const c = layout.coords(rank);
     return layout.pair(rank, layout.cpNext(c.t, c.d, s));
@@ -183,7 +184,7 @@ function cpRing(layout: ParallelLayout, d: number, s: number, members: readonly 
       }
     }
   }
-  return { pairs, shadows, waited: (label, sync, sends, consumers) => waits.record(s, d, label, sync, sends, consumers) };
+  return { pairs, shadows, ...(waits ? { waited: (label, sync, sends, consumers) => waits.record(s, d, label, sync, sends, consumers) } : {}) };
 }
 
 /**
@@ -228,7 +229,7 @@ function instantiatePass(program: Program, t: PassTemplate, group: readonly numb
   t.segments.forEach((seg, k) => {
     issue(seg.issueBefore);
     const deps = [...waiting, ...seg.waitFor.flatMap((s) => issued.get(s) ?? [])];
-    const ringWaits = ring ? seg.waitFor.filter((s) => s.group === 'cp' && issued.has(s)).map((s) => ({ sync: s, sends: issued.get(s)! })) : [];
+    const received = ring?.waited ? seg.waitFor.filter((s) => s.group === 'cp' && issued.has(s)).map((s) => ({ sync: s, sends: issued.get(s)! })) : [];
     waiting = [];
     for (const s of seg.waitFor) issued.delete(s);
     const segmentTasks: number[] = [];
@@ -259,7 +260,7 @@ function instantiatePass(program: Program, t: PassTemplate, group: readonly numb
       lastCompute[i] = id;
       if (rec.gradTask) for (const tensor of seg.gradTensors) rec.gradTask[i].set(tensor, id);
     });
-    for (const w of ringWaits) ring!.waited(label, w.sync, w.sends, segmentTasks);
+    for (const w of received) ring!.waited!(label, w.sync, w.sends, segmentTasks);
   });
   issue(t.issueAfter);
   if (t.hostModelled) for (let i = 0; i < hostCarry.length; i++) hostCarry[i] += t.hostAfterNs;
@@ -272,8 +273,11 @@ interface CpRing {
   pairs: readonly (readonly number[])[];
   /** The same exchange of the ranks not simulated, as shadow flows. */
   shadows: readonly (readonly number[])[];
-  /** Notes that the `consumers` (one compute task per member) used the block that `sends` passed on (`sync` of pass `label`). */
-  waited(label: string, sync: TpSync, sends: readonly number[], consumers: readonly number[]): void;
+  /**
+   * Notes that the `consumers` (one compute task per member) used the block that `sends` passed on (`sync` of pass
+   * `label`); only when the whole ring is simulated.
+   */
+  waited?(label: string, sync: TpSync, sends: readonly number[], consumers: readonly number[]): void;
 }
 
 /**
@@ -300,7 +304,7 @@ class RingWaits {
         const c = d % this.cp;
         const prev = byD.get(d - c + ((c + this.cp - 1) % this.cp));
         if (!prev || prev === mine) continue;
-        mine.consumers.forEach((task, i) => program.addDep(task, prev.sends[Math.min(i, prev.sends.length - 1)]));
+        mine.consumers.forEach((task, i) => program.addDep(task, prev.sends[i]));
       }
     }
   }

@@ -1,6 +1,6 @@
 import { ScenarioError } from '../errors.js';
 import type { Dtype } from '../hardware/types.js';
-import { hasDropout, headDim, isCausal, isGatedMlp, type ModelSpec } from './model.js';
+import { hasDropout, headDim, isCausal, isGatedMlp, kvHeadsPerRank, type ModelSpec } from './model.js';
 import { eagerRmsNorm, eagerSwiglu } from './eagerOps.js';
 import type { FrameworkSpec } from './framework.js';
 import { resolveAttentionKernel, type AttentionKernel } from './attentionKernels.js';
@@ -73,8 +73,7 @@ export function layerContext(model: ModelSpec, shape: MicroBatchShape): LayerCon
     tp,
     h: model.hidden,
     headsPerRank: model.heads / tp,
-    // Megatron needs kv % t == 0; when t is larger each rank keeps one (replicated) KV head.
-    kvHeadsPerRank: model.kvHeads >= tp ? model.kvHeads / tp : 1,
+    kvHeadsPerRank: kvHeadsPerRank(model, tp),
     headDim: model.arch === 'mlp' ? 0 : headDim(model),
     ffnPerRank: model.ffnHidden / tp,
     // Megatron pads the vocabulary to a multiple of 128·t; we keep V exact (≤ 0.3% of head FLOPs).

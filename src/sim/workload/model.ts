@@ -60,6 +60,11 @@ export function headDim(model: ModelSpec): number {
   return model.hidden / model.heads;
 }
 
+/** KV heads one tensor-parallel rank holds: kv/t, or 1 (replicated) when t exceeds kv (Megatron needs kv % t == 0 otherwise). */
+export function kvHeadsPerRank(model: ModelSpec, tp: number): number {
+  return model.kvHeads >= tp ? model.kvHeads / tp : 1;
+}
+
 /** Output width of the fused QKV projection: h + 2·kv·d (equals 3h without GQA). */
 export function qkvWidth(model: ModelSpec): number {
   return model.hidden + 2 * model.kvHeads * headDim(model);
