@@ -45,6 +45,7 @@ function checkRecord(v: Record<string, unknown>, where: string): PointRecord {
   if (v.gpus !== v.gpuCounts[v.point % perSeries]) throw bad('gpus', `${v.gpuCounts[v.point % perSeries]} for point ${v.point + 1}`);
   if (v.source !== v.scenarios[v.series]) throw bad('source', `${JSON.stringify(v.scenarios[v.series])} for series ${v.series}`);
   for (const f of ['tp', 'pp']) if (!isCount(v[f], 1)) throw bad(f, 'a positive whole number');
+  if (v.cp !== undefined && !isCount(v.cp, 2)) throw bad('cp', 'a whole number of at least 2, or no cp (context parallelism off)');
   const row = v.row;
   if (!isObject(row)) throw bad('row', 'an object');
   if (row.gpus !== v.gpus) throw new MergeError(`${where}: 'row.gpus' is ${JSON.stringify(row.gpus)}; expected ${v.gpus}, the point's GPU count`);
@@ -84,6 +85,9 @@ function sweepDifference(r: PointRecord, ref: PointRecord): string {
   return `same files, mode and GPU counts, but the scenario contents or --set overrides differ (sweep ${r.sweep}, the other ${ref.sweep})`;
 }
 
+/** The sizes a series holds fixed, in words: `tp 8 × pp 2`, or `tp 8 × cp 2 × pp 2` with context parallelism. */
+const splitText = (r: PointRecord) => `tp ${r.tp}${r.cp !== undefined ? ` × cp ${r.cp}` : ''} × pp ${r.pp}`;
+
 /** A point as the docs count them, from 1 (records hold them from 0). */
 const pointName = (r: Pick<PointRecord, 'point' | 'source' | 'gpus'>) => `point ${r.point + 1} (${r.source} at ${r.gpus} GPUs)`;
 
@@ -119,8 +123,8 @@ export function mergeParts(parts: readonly PartText[]): MergedSweep {
       const seen = byPoint[record.point];
       if (seen) throw new MergeError(`${where}: ${pointName(record)} is already in ${seen.where}; every point must come from exactly one part (was a part given twice?)`);
       const first = firstOfSeries.get(record.series);
-      if (first && (first.record.name !== record.name || first.record.tp !== record.tp || first.record.pp !== record.pp)) {
-        throw new MergeError(`${where}: scenario ${record.series} is '${record.name}' with tp ${record.tp} × pp ${record.pp}, but ${first.where} says '${first.record.name}' with tp ${first.record.tp} × pp ${first.record.pp}`);
+      if (first && (first.record.name !== record.name || splitText(first.record) !== splitText(record))) {
+        throw new MergeError(`${where}: scenario ${record.series} is '${record.name}' with ${splitText(record)}, but ${first.where} says '${first.record.name}' with ${splitText(first.record)}`);
       }
       byPoint[record.point] = { record, where };
       if (!first) firstOfSeries.set(record.series, { record, where });
@@ -146,7 +150,8 @@ export function mergeParts(parts: readonly PartText[]): MergedSweep {
   const series: ScaleSeries[] = head.scenarios.map((source, s) => {
     const entries = byPoint.slice(s * perSeries, (s + 1) * perSeries).map((e) => e!.record);
     const rows: ScaleRow[] = entries.map((r) => r.row);
-    return { name: entries[0].name, source, mode: head.mode, tp: entries[0].tp, pp: entries[0].pp, rows: withScaling(rows) };
+    const { name, tp, pp, cp } = entries[0];
+    return { name, source, mode: head.mode, tp, pp, ...(cp !== undefined ? { cp } : {}), rows: withScaling(rows) };
   });
   return { sweep: head.sweep, mode: head.mode, series, points: byPoint.length };
 }

@@ -28,10 +28,12 @@ export interface PointRecord {
   point: number;
   series: number;
   source: string;
-  /** The scenario's name, and the tp and pp the sweep holds fixed, as the table's heading shows them. */
+  /** The scenario's name, and the tp, pp (and cp) the sweep holds fixed, as the table's heading shows them. */
   name: string;
   tp: number;
   pp: number;
+  /** Context-parallel size; written only when above 1, as `scale --json` does. */
+  cp?: number;
   gpus: number;
   row: ScaleRow;
 }
@@ -62,6 +64,7 @@ export function pointRecord(ctx: RecordContext, point: SweepPoint, row: ScaleRow
     name: plan.name,
     tp: plan.tp,
     pp: plan.pp,
+    ...(plan.cp > 1 ? { cp: plan.cp } : {}),
     gpus: point.gpus,
     row,
   };

@@ -55,6 +55,26 @@ describe('clustersim merge', () => {
     expect(readFileSync(path('merged.svg'), 'utf8')).toBe(readFileSync(path('whole.svg'), 'utf8'));
   });
 
+  it('keeps a context-parallel split: the parts carry cp and the merged table says tp × cp × pp, as unsharded', async () => {
+    const CP = ['scenarios/checks/dgxc-llama31-8b-cp2.yaml', '--gpus', '8,16'];
+    const whole = await cli('scale', ...CP);
+    for (const i of [1, 2]) expect((await cli('scale', ...CP, '--shard', `${i}/2`, '--out', path(`cp-${i}.jsonl`))).code).toBe(0);
+    expect(JSON.parse(lines('cp-1.jsonl')[0])).toMatchObject({ tp: 1, pp: 1, cp: 2 });
+    const merged = await cli('merge', path('cp-1.jsonl'), path('cp-2.jsonl'));
+    expect(merged.code).toBe(0);
+    expect(merged.out).toContain('tp 1 × cp 2 × pp 1 fixed, dp grows');
+    expect(merged.out).toBe(whole.out);
+    const json = await cli('merge', path('cp-1.jsonl'), path('cp-2.jsonl'), '--json');
+    expect(JSON.parse(json.out).series[0].cp).toBe(2);
+    // A part whose cp was changed no longer matches its series.
+    writeFileSync(path('cp-bad.jsonl'), lines('cp-2.jsonl').map((l) => JSON.stringify({ ...JSON.parse(l), cp: 4 })).join('\n'));
+    const bad = await cli('merge', path('cp-1.jsonl'), path('cp-bad.jsonl'));
+    expect(bad.code).toBe(2);
+    expect(bad.err).toContain("with tp 1 × cp 4 × pp 1, but");
+    writeFileSync(path('cp-one.jsonl'), lines('cp-2.jsonl').map((l) => JSON.stringify({ ...JSON.parse(l), cp: 1 })).join('\n'));
+    expect((await cli('merge', path('cp-1.jsonl'), path('cp-one.jsonl'))).err).toContain("'cp' is 1; expected a whole number of at least 2");
+  });
+
   it('accepts blank lines and the empty output of a part that got no points', async () => {
     writeFileSync(path('empty.jsonl'), '');
     writeFileSync(path('spaced.jsonl'), `\n${readFileSync(path('part-1.jsonl'), 'utf8')}\n\n`);
