@@ -86,6 +86,10 @@ export function tpSyncPoints(names: readonly string[], ctx: TpContext): TpSync[]
       if (sp) out.push({ op: 'all_gather', bytes: full(h), afterOp: i - 1, neededBy: i + 1, label: `TP all-gather input for ${name.replace('.dgrad', '.wgrad')}` });
     }
     if (sp && (name === 'proj.dgrad' || name === 'fc2.dgrad')) blocking('all_gather', full(h), `TP all-gather grad before ${name}`, i - 1);
+    // The vocab-parallel cross-entropy all-reduces three fp32 values per token over the TP group: the logits' max,
+    // the target's logit and the sum of exponentials (megatron/core/tensor_parallel/cross_entropy.py),
+    // each one needed before the loss goes on. The loss is one op here, so all three sit between the logits and it.
+    if (name === 'loss' && ctx.tp > 1) for (const what of ['max', 'target logit', 'sum of exp']) blocking('all_reduce', ctx.tokens * 4, `TP all-reduce cross-entropy ${what}`, i - 1);
   });
   return out.sort((a, b) => a.afterOp - b.afterOp);
 }

@@ -17,10 +17,17 @@ function gpt(parallel: Record<string, unknown>, nodes = 1, cluster: Record<strin
   });
 }
 
-function tpCollectives(parallel: Record<string, unknown>) {
+function tpTasks(parallel: Record<string, unknown>) {
   const plan = compileStep(gpt(parallel));
   const group = plan.layout.tpGroup(0, 0);
-  return plan.program.tasks.filter((t) => t.kind === 'tp-collective' && t.collective!.group === group).map((t) => t.collective!);
+  return plan.program.tasks.filter((t) => t.kind === 'tp-collective' && t.collective!.group === group);
+}
+
+const isCrossEntropy = (label: string) => label.includes('cross-entropy');
+
+/** The TP collectives of the layers, embedding and LM head (the loss's own all-reduces left out). */
+function tpCollectives(parallel: Record<string, unknown>) {
+  return tpTasks(parallel).filter((t) => !isCrossEntropy(t.label)).map((t) => t.collective!);
 }
 
 describe('rank placement', () => {
@@ -50,6 +57,17 @@ describe('Megatron tensor parallelism', () => {
       expect(x.op).toBe('all_reduce');
       expect(x.bytes).toBe(T * H * 2);
     }
+  });
+
+  it('all-reduces three fp32 values per token for the vocab-parallel cross-entropy, with or without SP', () => {
+    for (const parallel of [{ tp: 2 }, { tp: 2, sequenceParallel: true }, { tp: 2, recompute: 'full' }]) {
+      const ce = tpTasks(parallel).filter((t) => isCrossEntropy(t.label)).map((t) => t.collective!);
+      // One micro-batch per replica here (global batch 8 = micro-batch 2 × dp 4): max, target logit, sum of exp.
+      expect(ce.map((x) => [x.op, x.bytes])).toEqual(Array.from({ length: 3 }, () => ['all_reduce', T * 4]));
+    }
+    // A vocabulary gathered whole on every rank (all-gather style) needs none, nor does tp 1.
+    expect(tpTasks({ tp: 2, tpStyle: 'allgather' }).filter((t) => isCrossEntropy(t.label))).toEqual([]);
+    expect(compileStep(gpt({ tp: 1 })).program.tasks.filter((t) => isCrossEntropy(t.label))).toEqual([]);
   });
 
   it('turns them into all-gather / reduce-scatter pairs with sequence parallelism', () => {
