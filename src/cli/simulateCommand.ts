@@ -23,6 +23,9 @@ function pct(part: number, whole: number): string {
   return `${((100 * part) / whole).toFixed(1)}%`;
 }
 
+/** How the split line names each context-parallel communication type (`parallel.cpCommType`). */
+const CP_COMM_TEXT: Record<string, string> = { p2p: 'ring (p2p)', all_gather: 'key/value all-gather', a2a: 'all-to-all' };
+
 /** The attention kernel and the share of the peak its passes reach. */
 function attentionLine(a: AttentionSummary): string {
   const fractions = `${Math.round(100 * a.forwardEfficiency)}% / ${Math.round(100 * a.backwardEfficiency)}% of peak forward / backward`;
@@ -35,6 +38,7 @@ export function formatStepSummary(r: StepResult, scenario: { clusterName: string
   const lines = [
     `${r.name}: ${scenario.modelName} on ${scenario.clusterName} (${r.gpus} GPUs), seed ${r.seed}`,
     `  split               ${parallelSizesText(r.parallel)}` +
+      (r.parallel.cpCommType ? `, context parallel by ${CP_COMM_TEXT[r.parallel.cpCommType] ?? r.parallel.cpCommType}` : '') +
       (r.parallel.pp > 1 ? `, ${r.parallel.schedule}${r.parallel.virtualStages > 1 ? ` (${r.parallel.virtualStages} chunks/stage)` : ''}` : '') +
       (r.parallel.zero > 0 ? `, ZeRO-${r.parallel.zero}` : '') +
       (r.parallel.offload === 'cpu' ? ' + CPU offload' : '') +

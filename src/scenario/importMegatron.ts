@@ -2,6 +2,7 @@ import { ScenarioError } from '../sim/errors.js';
 import { MEGATRON_VOCAB_DIVISIBLE_BY, padVocab } from '../sim/workload/framework.js';
 import { MiB } from '../sim/engine/units.js';
 import type { TrainingPrecision } from '../sim/setup.js';
+import type { CpCommType } from '../sim/workload/ops.js';
 import { ImportCollector, type ImportResult } from './importResult.js';
 import { MegatronArgs, NOT_MODELLED, SOURCE, unknownFlagShown } from './importMegatronFlags.js';
 
@@ -54,6 +55,7 @@ export function importMegatronArgs(text: string, context: MegatronContext = {}):
   c.set('parallel.tp', tpv, tp ? flagText('tensor-model-parallel-size') : 'Megatron default', !tp);
   c.set('parallel.pp', ppv, pp ? flagText('pipeline-model-parallel-size') : 'Megatron default', !pp);
   c.set('parallel.cp', cpv, cp ? flagText('context-parallel-size') : 'Megatron default', !cp);
+  importCpCommType(c, a, cpv);
   if (dpGiven) c.set('parallel.dp', dpGiven, flagText('data-parallel-size'));
   else c.set('parallel.dp', undefined, `Megatron derives it: GPUs / (tp × ${cpv > 1 ? 'cp × ' : ''}pp)`, true);
   const gpus = context.gpus;
@@ -102,6 +104,34 @@ export function importMegatronArgs(text: string, context: MegatronContext = {}):
   if (a.stoppedAt) c.warn(`stopped reading at '${a.stoppedAt}' (the rest is another command or a redirection)`);
   if (a.values.size === 0) c.warn('none of the Megatron flags clustersim reads were found; the parallel strategy is Megatron\'s default (tp 1, pp 1, no sequence parallel, no recompute)');
   return c.result(SOURCE);
+}
+
+/** Megatron's `--cp-comm-type` values, and the scenario's `parallel.cpCommType` each runs as. */
+const CP_COMM_TYPE_OF: Readonly<Record<string, CpCommType>> = { p2p: 'p2p', all_gather: 'all_gather', allgather: 'all_gather', a2a: 'a2a', 'a2a+p2p': 'p2p' };
+
+/**
+ * `--cp-comm-type` (one value, or one per layer): Transformer Engine's implementation of context parallelism. Megatron's
+ * help spells the gather `allgather`, Transformer Engine accepts `all_gather`; both are read as the all-gather. The
+ * hierarchical `a2a+p2p` is simulated as the ring over all cp ranks, and a per-layer list as its most common value.
+ */
+function importCpCommType(c: ImportCollector, a: MegatronArgs, cp: number): void {
+  const given = a.values.get('cp-comm-type');
+  if (given === undefined) {
+    // Without context parallelism the type means nothing: left out, so the list of what was taken stays short.
+    if (cp > 1) c.set('parallel.cpCommType', 'p2p', 'Megatron default', true);
+    return;
+  }
+  const values = given.split(' ');
+  const wrong = values.find((v) => !(v in CP_COMM_TYPE_OF));
+  if (wrong !== undefined) throw new ScenarioError('', `${SOURCE}: --cp-comm-type has '${wrong}'; expected p2p, all_gather, a2a or a2a+p2p (one, or one per layer)`);
+  const counts = new Map<string, number>();
+  for (const v of values) counts.set(v, (counts.get(v) ?? 0) + 1);
+  const common = [...counts.entries()].sort((x, y) => y[1] - x[1])[0][0];
+  const from = `--cp-comm-type ${values.length > 1 ? `(${common} on ${counts.get(common)} of ${values.length} layers)` : common}`;
+  c.set('parallel.cpCommType', CP_COMM_TYPE_OF[common], from);
+  if (cp === 1) c.warn(`${from}: ignored, context parallelism is off (--context-parallel-size 1)`);
+  if (counts.size > 1) c.warn(`--cp-comm-type ${given}: a type per layer is not modelled; every layer runs ${common}`);
+  if (common === 'a2a+p2p') c.warn('--cp-comm-type a2a+p2p: the hierarchical all-to-all within groups then ring across them is not modelled; simulated as the p2p ring over all cp ranks');
 }
 
 function importVirtualStages(c: ImportCollector, a: MegatronArgs, pp: number, layers: number | undefined): void {

@@ -9,8 +9,11 @@ import { closest } from './closestName.js';
 
 export const SOURCE = '--megatron-args';
 
-/** What a flag takes: nothing (`store_true`), a positive integer, one of some words, or any text. */
-type FlagKind = { kind: 'bool' } | { kind: 'int' } | { kind: 'choice'; choices: readonly string[] } | { kind: 'text' };
+/**
+ * What a flag takes: nothing (`store_true`), a positive integer, one of some words, any text, or one or more words
+ * (argparse `nargs='+'`; kept joined by single spaces).
+ */
+type FlagKind = { kind: 'bool' } | { kind: 'int' } | { kind: 'choice'; choices: readonly string[] } | { kind: 'text' } | { kind: 'words' };
 
 const BOOL: FlagKind = { kind: 'bool' };
 const INT: FlagKind = { kind: 'int' };
@@ -22,6 +25,7 @@ export const FLAGS: Readonly<Record<string, FlagKind>> = {
   'tensor-model-parallel-size': INT,
   'pipeline-model-parallel-size': INT,
   'context-parallel-size': INT,
+  'cp-comm-type': { kind: 'words' },
   'num-layers-per-virtual-pipeline-stage': INT,
   'virtual-pipeline-model-parallel-size': INT,
   'data-parallel-size': INT,
@@ -68,6 +72,7 @@ export const FLAGS: Readonly<Record<string, FlagKind>> = {
 export const NOT_MODELLED: Readonly<Record<string, string>> = {
   'overlap-param-gather': 'the all-gather of updated weights is simulated after the optimizer step, not overlapped with the next forward',
   'tp-comm-overlap': 'tensor-parallel communication is simulated on the critical path, without userbuffer overlap',
+  'hierarchical-context-parallel-sizes': 'only used by --cp-comm-type a2a+p2p, which is simulated as the p2p ring over all cp ranks',
   'expert-model-parallel-size': 'mixture-of-experts is not modelled',
   'num-experts': 'mixture-of-experts is not modelled; the model is simulated dense',
   'fp8-format': 'FP8 GEMMs are not modelled; the step runs at the --bf16/--fp16 precision',
@@ -170,6 +175,8 @@ export class MegatronArgs {
           if (i >= words.length || isFlag(words[i])) throw new ScenarioError('', `${SOURCE}: --${name} needs a value${expected(spec)}`);
           value = words[i++];
         }
+        // nargs='+': the words up to the next flag belong to it too.
+        if (spec.kind === 'words') while (i < words.length && !isFlag(words[i])) value += ` ${words[i++]}`;
         this.values.set(name, value);
       } else {
         // Unknown and not-modelled flags take whatever values follow them (argparse nargs vary: --data-path a b, --rampup-batch-size 16 16 5859375).

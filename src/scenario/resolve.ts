@@ -2,7 +2,8 @@ import { ZodError } from 'zod';
 import type { StepSetup } from '../sim/setup.js';
 import type { ClusterSpec, GpuSpec, NetworkSpec, NodeSpec } from '../sim/hardware/types.js';
 import { gpuPreset, networkPreset, nodePreset, nodePresetNames } from '../sim/hardware/presets.js';
-import { mlpSizesOf, type ModelSpec } from '../sim/workload/model.js';
+import { kvHeadsPerRank, mlpSizesOf, type ModelSpec } from '../sim/workload/model.js';
+import type { CpCommType } from '../sim/workload/ops.js';
 import { modelPreset } from '../sim/workload/modelPresets.js';
 import { modelFromHfConfig } from '../sim/workload/hfConfig.js';
 import { frameworkByName, MEGATRON_VOCAB_DIVISIBLE_BY, padVocab, type FrameworkSpec } from '../sim/workload/framework.js';
@@ -189,7 +190,7 @@ function checkParallel(par: ScenarioInput['parallel'], dp: number, gpus: number,
     const fix = par.dp !== undefined && gpus % split === 0 ? `; set dp to ${gpus / split} or leave it out` : '';
     problems.push({ path: par.dp === undefined ? 'parallel' : 'parallel.dp', message: `${given} the cluster's ${gpus} GPUs (${nodes} ${nodes === 1 ? 'node' : 'nodes'} × ${perNode})${fix}` });
   }
-  if (cp > 1) problems.push(...contextParallelProblems(cp, model, training, par.zero));
+  if (cp > 1) problems.push(...contextParallelProblems(cp, model, training, par.zero, par.tp, par.cpCommType));
   if (model.arch !== 'mlp' && model.heads % par.tp !== 0) problems.push({ path: 'parallel.tp', message: `${par.tp} does not divide heads (${model.heads})` });
   if (model.arch !== 'mlp' && model.ffnHidden % par.tp !== 0) problems.push({ path: 'parallel.tp', message: `${par.tp} does not divide the FFN width (${model.ffnHidden})` });
   if (par.pp > 1 && par.schedule === 'interleaved' && par.virtualStages < 2) problems.push({ path: 'parallel.virtualStages', message: 'the interleaved schedule needs virtualStages ≥ 2' });
@@ -212,11 +213,11 @@ function checkParallel(par: ScenarioInput['parallel'], dp: number, gpus: number,
 }
 
 /**
- * What stops context parallelism over `cp` ranks, as Megatron runs it (Transformer Engine's ring attention,
- * `AttnFuncWithCPAndKVP2P`): the sequence is cut into 2·cp chunks so that causal work balances (rank i holds chunks
- * i and 2·cp − 1 − i), and the attention is the fused kernel's.
+ * What stops context parallelism over `cp` ranks, as Megatron runs it on Transformer Engine: the sequence is cut into
+ * 2·cp chunks so that causal work balances (rank i holds chunks i and 2·cp − 1 − i), the attention is the fused
+ * kernel's, and the all-to-all type (`a2a`) gives each rank 1/cp of its TP rank's query and key/value heads.
  */
-function contextParallelProblems(cp: number, model: ModelSpec, training: ScenarioInput['training'], zero: number): Problem[] {
+function contextParallelProblems(cp: number, model: ModelSpec, training: ScenarioInput['training'], zero: number, tp: number, commType: CpCommType): Problem[] {
   const problems: Problem[] = [];
   if (model.arch === 'mlp') return [{ path: 'parallel.cp', message: 'context parallelism splits sequences, and an mlp model has none; use cp 1' }];
   const seqLen = training.seqLen ?? model.seqLen;
@@ -226,6 +227,15 @@ function contextParallelProblems(cp: number, model: ModelSpec, training: Scenari
   if (!training.flashAttention) problems.push({ path: 'parallel.cp', message: 'context parallelism runs on fused attention (Transformer Engine); set training.flashAttention: true or use cp 1' });
   if (training.framework !== 'none') problems.push({ path: 'parallel.cp', message: `training.framework ${training.framework} has no context parallelism (DeepSpeed's sequence parallelism is Ulysses, not modelled); use cp 1 or framework none` });
   if (zero === 3) problems.push({ path: 'parallel.cp', message: 'ZeRO-3 (DeepSpeed) cannot be combined with Megatron context parallelism; use zero 0–2 or cp 1' });
+  if (commType === 'a2a' && model.heads % tp === 0) {
+    // Transformer Engine's all-to-all gives each rank 1/cp of the query and of the key/value heads of its TP rank.
+    const q = model.heads / tp;
+    const kv = kvHeadsPerRank(model, tp);
+    if (q % cp !== 0 || kv % cp !== 0) {
+      const usable = [...Array(Math.min(q, kv)).keys()].map((i) => i + 1).filter((c) => c > 1 && q % c === 0 && kv % c === 0);
+      problems.push({ path: 'parallel.cpCommType', message: `a2a splits each TP rank's heads over the cp ranks, but ${q} query head(s) and ${kv} key/value head(s) per TP rank do not divide by cp ${cp}; ${usable.length > 0 ? `use cp ${usable.join(' or ')}, ` : ''}use cpCommType p2p or all_gather, or a smaller tp` });
+    }
+  }
   return problems;
 }
 
@@ -298,7 +308,7 @@ export function resolveScenario(raw: unknown, source: string, baseDir: string): 
     cluster,
     model: { ...model, seqLen, vocab: frameworkVocab(model, par.tp, t.vocabDivisibleBy ?? (t.framework === 'megatron-deepspeed' ? MEGATRON_VOCAB_DIVISIBLE_BY : 1)) },
     training: { ...t, seqLen },
-    parallel: { ...par, dp, cp: par.cp, schedule: par.pp > 1 ? par.schedule : '1f1b', virtualStages: par.pp > 1 && par.schedule === 'interleaved' ? par.virtualStages : 1 },
+    parallel: { ...par, dp, cp: par.cp, cpCommType: par.cp > 1 ? par.cpCommType : undefined, schedule: par.pp > 1 ? par.schedule : '1f1b', virtualStages: par.pp > 1 && par.schedule === 'interleaved' ? par.virtualStages : 1 },
     comm: { ...input.comm, measured },
     noise: input.noise,
     framework: withHostCosts(frameworkByName(t.framework), t.hostOpUs, t.hostCollectiveUs),

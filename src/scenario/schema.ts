@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { FRAMEWORK_NAMES } from '../sim/workload/framework.js';
 import { ATTENTION_KERNEL_NAMES } from '../sim/workload/attentionKernels.js';
+import { CP_COMM_TYPES, type CpCommType } from '../sim/workload/ops.js';
 
 /**
  * The scenario file's shape (YAML or JSON). Field names here are the contract with users; every
@@ -142,10 +143,16 @@ export const parallelSchema = z
     /** Pipeline-parallel size (stages). */
     pp: positiveInt.default(1),
     /**
-     * Context-parallel size (Megatron --context-parallel-size): each sequence is split over cp ranks, which pass
-     * the keys and values round a ring during attention (ring attention); gradients are reduced over dp × cp.
+     * Context-parallel size (Megatron --context-parallel-size): each sequence is split over cp ranks, which exchange
+     * what attention needs as `cpCommType` says; gradients are reduced over dp × cp.
      */
     cp: positiveInt.default(1),
+    /**
+     * How the context-parallel ranks exchange what attention needs (Megatron --cp-comm-type): `p2p` ring attention
+     * (default), `all_gather` of the keys and values, or `a2a` all-to-all of queries, keys, values and output.
+     * Accepted and ignored when cp is 1.
+     */
+    cpCommType: z.enum(CP_COMM_TYPES as [CpCommType, ...CpCommType[]]).default('p2p'),
     /** Data-parallel size; defaults to GPUs / (tp × cp × pp). */
     dp: positiveInt.optional(),
     schedule: z.enum(['gpipe', '1f1b', 'interleaved']).default('1f1b'),

@@ -5,7 +5,7 @@ import type { MeasuredCollectiveTable } from './collectives/measuredTable.js';
 import type { PipelineSchedule } from './parallel/schedules.js';
 import type { TpStyle } from './parallel/tpSync.js';
 import type { Placement } from './parallel/layout.js';
-import type { KernelMode, RecomputeMode } from './workload/ops.js';
+import type { CpCommType, KernelMode, RecomputeMode } from './workload/ops.js';
 import type { FrameworkSpec } from './workload/framework.js';
 import type { AttentionKernelChoice } from './workload/attentionKernels.js';
 
@@ -54,6 +54,8 @@ export interface ParallelSetup {
    * gradients are reduced over dp × cp ranks.
    */
   cp?: number;
+  /** How the context-parallel ranks communicate (`CpCommType`); present only when cp > 1, absent: `p2p`. */
+  cpCommType?: CpCommType;
   schedule: PipelineSchedule;
   /** Model chunks per pipeline stage (interleaved schedule). */
   virtualStages: number;

@@ -107,6 +107,30 @@ describe('importMegatronArgs', () => {
     expect(r.fields.find((x) => x.path === 'parallel.dp')?.from).toMatch(/GPUs \/ \(tp × cp × pp\)/);
   });
 
+  it('reads --cp-comm-type (one value or one per layer), with both spellings of the gather', () => {
+    const cp = (args: string) => importMegatronArgs(`--context-parallel-size 2 ${args} --micro-batch-size 1`, { gpus: 8 });
+    expect(fieldsOf(cp(''))['parallel.cpCommType']).toBe('p2p');
+    expect(fieldsOf(importMegatronArgs('--tensor-model-parallel-size 2'))['parallel.cpCommType']).toBeUndefined();
+    expect(fieldsOf(cp('--cp-comm-type a2a'))['parallel.cpCommType']).toBe('a2a');
+    for (const gather of ['all_gather', 'allgather']) {
+      const r = cp(`--cp-comm-type ${gather}`);
+      expect(fieldsOf(r)['parallel.cpCommType']).toBe('all_gather');
+      expect(r.fields.find((x) => x.path === 'parallel.cpCommType')?.from).toBe(`--cp-comm-type ${gather}`);
+      expect(r.warnings.join('\n')).not.toMatch(/cp-comm-type/);
+    }
+    // A list per layer (nargs '+'): its most common value, with a warning; the next flag is still read.
+    const list = cp('--cp-comm-type a2a p2p a2a --tensor-model-parallel-size 2');
+    expect(fieldsOf(list)).toMatchObject({ 'parallel.cpCommType': 'a2a', 'parallel.tp': 2 });
+    expect(list.warnings.join('\n')).toContain('--cp-comm-type a2a p2p a2a: a type per layer is not modelled; every layer runs a2a');
+    const hier = cp('--cp-comm-type a2a+p2p --hierarchical-context-parallel-sizes 2 1');
+    expect(fieldsOf(hier)['parallel.cpCommType']).toBe('p2p');
+    expect(hier.warnings.join('\n')).toMatch(/a2a\+p2p: the hierarchical all-to-all .* simulated as the p2p ring/);
+    expect(hier.warnings.join('\n')).toMatch(/--hierarchical-context-parallel-sizes 2 1: not modelled/);
+    expect(importMegatronArgs('--cp-comm-type a2a').warnings.join('\n')).toContain('--cp-comm-type a2a: ignored, context parallelism is off');
+    expect(errorOf(() => cp('--cp-comm-type ring')).message).toBe("--megatron-args: --cp-comm-type has 'ring'; expected p2p, all_gather, a2a or a2a+p2p (one, or one per layer)");
+    expect(errorOf(() => cp('--cp-comm-type')).message).toMatch(/--cp-comm-type needs a value/);
+  });
+
   it('takes --virtual-pipeline-model-parallel-size as the number of chunks, and rejects one that disagrees with the layers per virtual stage', () => {
     expect(fieldsOf(importMegatronArgs('--pipeline-model-parallel-size 4 --virtual-pipeline-model-parallel-size 2'))).toMatchObject({ 'parallel.schedule': 'interleaved', 'parallel.virtualStages': 2 });
     const err = errorOf(() => importMegatronArgs('--num-layers 96 --pipeline-model-parallel-size 16 --num-layers-per-virtual-pipeline-stage 2 --virtual-pipeline-model-parallel-size 2'));

@@ -1,4 +1,5 @@
 import { headDim, kvHeadsPerRank, type ModelSpec } from '../workload/model.js';
+import type { CpCommType } from '../workload/ops.js';
 import type { TpSync } from './tpSync.js';
 
 export interface CpContext {
@@ -9,11 +10,27 @@ export interface CpContext {
   tokens: number;
   /** Bytes of one activation element. */
   elementBytes: number;
+  /** Which of Transformer Engine's implementations runs (absent: `p2p`, the ring). */
+  commType?: CpCommType;
 }
 
 /** Bytes of the keys and values one rank holds for one micro-batch: the block that goes round the ring. */
 export function kvBlockBytes(ctx: CpContext): number {
   return 2 * ctx.tokens * kvHeadsPerRank(ctx.model, ctx.tp) * headDim(ctx.model) * ctx.elementBytes;
+}
+
+/** Bytes of the queries one rank holds for one micro-batch (as many as its attention output). */
+function queryBytes(ctx: CpContext): number {
+  return (ctx.tokens * ctx.model.heads * headDim(ctx.model) * ctx.elementBytes) / ctx.tp;
+}
+
+/**
+ * The communication of context parallelism inside one pass, by `commType`: the ring's (`p2p`, below),
+ * `all_gather`'s or `a2a`'s (`collectiveSyncPoints`).
+ */
+export function cpSyncPoints(names: readonly string[], ctx: CpContext): TpSync[] {
+  if (ctx.cp <= 1) return [];
+  return (ctx.commType ?? 'p2p') === 'p2p' ? ringSyncPoints(names, ctx) : collectiveSyncPoints(names, ctx);
 }
 
 /**
@@ -26,8 +43,7 @@ export function kvBlockBytes(ctx: CpContext): number {
  * gradients it finished, which the layer's backward waits for: 2·(cp − 1) blocks in all. Each exchange is a send to
  * the ring's next rank (`group: 'cp'`; the step compiler pairs each rank with its successor).
  */
-export function cpSyncPoints(names: readonly string[], ctx: CpContext): TpSync[] {
-  if (ctx.cp <= 1) return [];
+function ringSyncPoints(names: readonly string[], ctx: CpContext): TpSync[] {
   const out: TpSync[] = [];
   const block = kvBlockBytes(ctx);
   const at = new Map<string, number>();
@@ -43,6 +59,45 @@ export function cpSyncPoints(names: readonly string[], ctx: CpContext): TpSync[]
     }
     const last = at.get(`${base}.cp${ctx.cp - 1}`);
     if (backward && last !== undefined) out.push({ op: 'send_recv', bytes: block, afterOp: last, neededBy: last + 1, label: 'CP ring key/value gradients, last step', group: 'cp' });
+  }
+  return out;
+}
+
+/**
+ * The collectives of `all_gather` and `a2a` inside one pass, each blocking (issued right before, or right after, the
+ * attention calls and waited for by the next op), as Transformer Engine issues them:
+ * - `all_gather` (`AttnFuncWithCPAndKVAllGather`): forward all-gathers the keys and values before its two calls;
+ *   backward gathers them again (they are not kept) and, after its two calls, reduce-scatters their gradients.
+ * - `a2a` (`AttnFuncWithCPAndQKVOA2A`): forward exchanges queries, keys and values all-to-all before the call and the
+ *   output after it; backward the output's gradient before and the gradients of queries, keys and values after.
+ * Each runs as its ring or pairwise traffic would load a rank's links: a ring all-gather or reduce-scatter sends
+ * (cp − 1) blocks on to the next rank, an all-to-all (cp − 1)/cp of the tensor to the others. They are simulated as
+ * one send of those bytes to the ring's next rank (`group: 'cp'`): inside an NVSwitch node each GPU's link carries the
+ * same bytes either way; an all-to-all across nodes would send more over the NICs than this (not modelled), and the
+ * ring's cp − 1 latencies are counted once.
+ */
+function collectiveSyncPoints(names: readonly string[], ctx: CpContext): TpSync[] {
+  const out: TpSync[] = [];
+  const cp = ctx.cp;
+  const kv = kvBlockBytes(ctx);
+  const q = queryBytes(ctx);
+  const at = new Map<string, number>();
+  names.forEach((raw, i) => at.set(raw, i));
+  const gather = ctx.commType === 'all_gather';
+  const send = (bytes: number, afterOp: number, label: string) => out.push({ op: 'send_recv', bytes, afterOp, neededBy: afterOp + 1, label, group: 'cp' });
+  const toAll = (bytes: number) => (bytes * (cp - 1)) / cp;
+  for (const base of ['attn.core', 'recompute.attn.core', 'attn.core.bwd'] as const) {
+    const backward = base === 'attn.core.bwd';
+    const first = at.get(gather ? `${base}.cp0` : base);
+    const last = at.get(gather ? `${base}.cp1` : base);
+    if (first === undefined || last === undefined) continue;
+    if (gather) {
+      send((cp - 1) * kv, first - 1, 'CP all-gather keys/values');
+      if (backward) send((cp - 1) * kv, last, 'CP reduce-scatter key/value gradients');
+    } else {
+      send(toAll(backward ? q : q + kv), first - 1, backward ? 'CP all-to-all output gradient' : 'CP all-to-all queries/keys/values');
+      send(toAll(backward ? q + kv : q), last, backward ? 'CP all-to-all query/key/value gradients' : 'CP all-to-all output');
+    }
   }
   return out;
 }

@@ -80,7 +80,7 @@ export function compileStep(setup: StepSetup): StepPlan {
   const m = training.globalBatch / (training.microBatch * par.dp);
   // A context-parallel rank holds 1/cp of each sequence's tokens.
   const tokens = (training.microBatch * training.seqLen) / cp;
-  const blocks = buildBlocks(model, { microBatch: training.microBatch, seqLen: training.seqLen, cp, dtype, tp, sequenceParallel: par.sequenceParallel, flashAttention: training.flashAttention, recompute: par.recompute, framework: setup.framework, kernels: training.kernels, attentionKernel: training.attentionKernel });
+  const blocks = buildBlocks(model, { microBatch: training.microBatch, seqLen: training.seqLen, cp, cpCommType: par.cpCommType, dtype, tp, sequenceParallel: par.sequenceParallel, flashAttention: training.flashAttention, recompute: par.recompute, framework: setup.framework, kernels: training.kernels, attentionKernel: training.attentionKernel });
   const layerBlocks = blocks.filter((b) => b.layer >= 0 && b.layer < model.layers);
   const virtualStages = splitLayers(model.arch === 'mlp' ? layerBlocks.length : model.layers, pp, v, par.layersPerStage);
   const chunkBlocks: Block[][] = virtualStages.map((layers, vs) => {
@@ -90,7 +90,7 @@ export function compileStep(setup: StepSetup): StepPlan {
     return list;
   });
   const tpCtx = { model, tp, sequenceParallel: par.sequenceParallel, style: par.tpStyle, tokens, elementBytes, asyncGradReduce: setup.framework?.asyncTpGradReduce ?? true };
-  const cpCtx = { model, cp, tp, tokens, elementBytes };
+  const cpCtx = { model, cp, tp, tokens, elementBytes, commType: par.cpCommType };
   const syncPoints = (names: readonly string[]) => [...tpSyncPoints(names, tpCtx), ...cpSyncPoints(names, cpCtx)].sort((a, b) => a.afterOp - b.afterOp);
   const collHostNs = setup.framework?.hostOpNs ?? 0;
   const fw = setup.framework;

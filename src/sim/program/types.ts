@@ -8,7 +8,7 @@ import type { CollectiveOp } from '../collectives/types.js';
  * is host↔device copies (and host work of optimizer offload); `host` is the CPU thread that issues the
  * kernels when the framework's host cost is modelled (a kernel waits for its host task).
  */
-/** `cp`: the context-parallel ring's key/value exchanges, on their own stream as Transformer Engine issues them. */
+/** `cp`: context parallelism's exchanges for attention (ring sends, key/value all-gathers, all-to-alls), on a stream of their own. */
 export type StreamKind = 'compute' | 'comm' | 'tp' | 'pp' | 'copy' | 'host' | 'cp';
 
 export const STREAMS: readonly StreamKind[] = ['compute', 'comm', 'tp', 'pp', 'copy', 'host', 'cp'];

@@ -17,7 +17,7 @@ const TRAFFIC: Partial<Record<TaskKind, string>> = {
   'dp-reducescatter': 'gradient reduce-scatter',
   'dp-allgather': 'weight all-gather after the optimizer',
   'tp-collective': 'tensor-parallel collectives',
-  'cp-exchange': 'context-parallel key/value exchanges',
+  'cp-exchange': 'context-parallel exchanges',
   'pp-send': 'pipeline sends',
   'zero-gather': 'ZeRO-3 weight gathers',
   h2d: 'host-to-device copies',

@@ -15,35 +15,52 @@ export interface AttentionStage extends Stage {
  * dQ, dK, dV. FLOPs by convention: 4·b·s²·(a/t)·d forward (QKᵀ and P·V), twice that backward (the
  * kernel really does 2.5× because it recomputes P; kernelTime's efficiency absorbs the difference).
  *
- * With context parallelism (cp > 1) a rank holds s/cp of the tokens and runs ring attention as Transformer Engine
- * does (`AttnFuncWithCPAndKVP2P`): cp kernel calls, one per block of keys and values as they come round the ring
- * (`attn.core.cp0` … `attn.core.cp{cp−1}`; contextParallel.ts places the exchanges between them). Megatron's
- * load balancing (rank i holds chunks i and 2·cp − 1 − i of 2·cp) gives every rank and every step the same causal
- * work, 1/cp of the rank's share: each call is charged 1/cp² of the whole sequence's FLOPs, over s/cp query rows.
- * Each call streams the rank's Q and O and one block of K and V.
+ * With context parallelism (cp > 1) a rank holds s/cp of the tokens, and attention runs as Transformer Engine runs it
+ * for Megatron's `--cp-comm-type` (contextParallel.ts places the communication between the calls):
+ * - `p2p`, ring attention (`AttnFuncWithCPAndKVP2P`): cp kernel calls, one per block of keys and values as they come
+ *   round the ring (`attn.core.cp0` … `attn.core.cp{cp−1}`). Megatron's load balancing (rank i holds chunks i and
+ *   2·cp − 1 − i of 2·cp) gives every rank and every step the same causal work, 1/cp of the rank's share: each call is
+ *   charged 1/cp² of the whole sequence's FLOPs, over s/cp query rows. Each call streams the rank's Q and O and one
+ *   block of K and V.
+ * - `all_gather` (`AttnFuncWithCPAndKVAllGather`): with the whole sequence's keys and values gathered, two calls
+ *   (`attn.core.cp0`, `attn.core.cp1`), one per chunk the rank holds, each over s/(2·cp) query rows against the keys
+ *   before it. Their sizes differ by rank but always add up to 1/cp of the causal work, charged half to each; each
+ *   streams its chunk's Q and O and, on average, half the gathered keys and values.
+ * - `a2a` (`AttnFuncWithCPAndQKVOA2A`): after the all-to-all, one call over the whole sequence for 1/cp of the rank's
+ *   heads: the same kernel as without context parallelism, on fewer heads.
  */
 function flashAttention(c: LayerContext): AttentionStage {
-  const bh = c.b * c.headsPerRank;
   const d = c.headDim;
-  const qkvPerToken = (c.headsPerRank + 2 * c.kvHeadsPerRank) * d * c.e;
-  const oPerToken = c.headsPerRank * d * c.e;
+  const qPerToken = c.headsPerRank * d * c.e;
+  const kvPerToken = 2 * c.kvHeadsPerRank * d * c.e;
   const lsePerToken = c.headsPerRank * 4;
-  const steps = c.cp;
-  const fwdFlops = (4 * bh * c.s * c.s * d) / (steps * steps);
-  const shape = { batchHeads: bh, seqLen: c.s, ...(steps > 1 ? { queryLen: c.s / steps } : {}), headDim: d, causal: c.causal, kernel: c.attentionKernel };
-  const name = (base: string, i: number) => (steps > 1 ? `${base}.cp${i}` : base);
-  const fwd: Op[] = Array.from({ length: steps }, (_, i) => ({
+  const plain = c.cp === 1 || c.cpCommType === 'a2a';
+  // a2a: all of the sequence, 1/cp of the heads (the token count per rank is the same either way).
+  const bh = (c.b * c.headsPerRank) / (c.cpCommType === 'a2a' ? c.cp : 1);
+  const wholeFwdFlops = 4 * bh * c.s * c.s * d;
+  const calls = plain ? 1 : c.cpCommType === 'all_gather' ? 2 : c.cp;
+  const queryLen = plain ? undefined : c.cpCommType === 'all_gather' ? c.s / (2 * c.cp) : c.s / c.cp;
+  // Of the whole sequence's attention, the rank does 1/cp (ring and all-gather: its query rows; a2a: its heads).
+  const fwdFlops = plain ? wholeFwdFlops : wholeFwdFlops / (c.cp * calls);
+  // Tokens of queries and outputs, and of keys and values, one call streams (a2a: the whole sequence on 1/cp of the
+  // heads, as many bytes as the rank's own tokens on all of them).
+  const gathered = !plain && c.cpCommType === 'all_gather';
+  const queryTokens = gathered ? c.tokens / 2 : c.tokens;
+  const kvTokens = gathered ? (c.tokens * c.cp) / 2 : c.tokens;
+  const shape = { batchHeads: bh, seqLen: c.s, ...(queryLen !== undefined ? { queryLen } : {}), headDim: d, causal: c.causal, kernel: c.attentionKernel };
+  const name = (base: string, i: number) => (calls > 1 ? `${base}.cp${i}` : base);
+  const fwd: Op[] = Array.from({ length: calls }, (_, i) => ({
     name: name('attn.core', i),
     kind: 'attention' as const,
     flops: fwdFlops,
-    bytes: c.tokens * (qkvPerToken + oPerToken + lsePerToken),
+    bytes: queryTokens * (2 * qPerToken + lsePerToken) + kvTokens * kvPerToken,
     attention: { ...shape, backward: false },
   }));
-  const bwd: Op[] = Array.from({ length: steps }, (_, i) => ({
+  const bwd: Op[] = Array.from({ length: calls }, (_, i) => ({
     name: name('attn.core.bwd', i),
     kind: 'attention' as const,
     flops: 2 * fwdFlops,
-    bytes: c.tokens * (2 * qkvPerToken + 2 * oPerToken + lsePerToken),
+    bytes: queryTokens * (4 * qPerToken + lsePerToken) + 2 * kvTokens * kvPerToken,
     attention: { ...shape, backward: true },
   }));
   return { forward: fwd, backward: bwd, core: fwd };

@@ -4,7 +4,7 @@ import { hasDropout, headDim, isCausal, isGatedMlp, kvHeadsPerRank, type ModelSp
 import { eagerRmsNorm, eagerSwiglu } from './eagerOps.js';
 import type { FrameworkSpec } from './framework.js';
 import { resolveAttentionKernel, type AttentionKernel } from './attentionKernels.js';
-import { activationElementBytes, elementwiseOp, type MicroBatchShape, type Stage } from './ops.js';
+import { activationElementBytes, elementwiseOp, type CpCommType, type MicroBatchShape, type Stage } from './ops.js';
 
 /** Per-rank sizes shared by the block builders. */
 export interface LayerContext {
@@ -18,6 +18,8 @@ export interface LayerContext {
   tokens: number;
   /** Context-parallel ranks the sequence is split over (1: none). */
   cp: number;
+  /** How they exchange what attention needs (`MicroBatchShape.cpCommType`). */
+  cpCommType: CpCommType;
   /** Tokens a norm / dropout / residual works on: b·s/t with sequence parallelism, else b·s. */
   spTokens: number;
   /** Tensor-parallel degree t. */
@@ -69,6 +71,7 @@ export function layerContext(model: ModelSpec, shape: MicroBatchShape): LayerCon
     s,
     tokens,
     cp,
+    cpCommType: shape.cpCommType ?? 'p2p',
     spTokens: shape.sequenceParallel ? tokens / tp : tokens,
     tp,
     h: model.hidden,

@@ -80,12 +80,28 @@ export interface Block {
 
 export type RecomputeMode = 'none' | 'selective' | 'full';
 
+/**
+ * Context parallelism's communication, as Megatron's `--cp-comm-type` picks Transformer Engine's implementation
+ * (transformer_engine/pytorch/attention/dot_product_attention/context_parallel.py):
+ * - `p2p`: ring attention (`AttnFuncWithCPAndKVP2P`): key/value blocks go round the ring, each send overlapping one
+ *   of cp kernel calls (the default);
+ * - `all_gather`: keys and values all-gathered before attention (`AttnFuncWithCPAndKVAllGather`; Llama 3's choice,
+ *   arXiv 2407.21783 §3.3.2), two kernel calls for the rank's two chunks, key/value gradients reduce-scattered;
+ * - `a2a`: all-to-all of queries, keys and values so that each rank attends over the whole sequence for 1/cp of
+ *   the heads, and of the output back (`AttnFuncWithCPAndQKVOA2A`, DeepSpeed-Ulysses style).
+ */
+export type CpCommType = 'p2p' | 'all_gather' | 'a2a';
+
+export const CP_COMM_TYPES: readonly CpCommType[] = ['p2p', 'all_gather', 'a2a'];
+
 /** What one micro-batch looks like on one rank. */
 export interface MicroBatchShape {
   microBatch: number;
   seqLen: number;
-  /** Context-parallel ranks the sequence is split over (ring attention); absent: 1. */
+  /** Context-parallel ranks the sequence is split over; absent: 1. */
   cp?: number;
+  /** How the context-parallel ranks exchange what attention needs (`CpCommType`); absent: `p2p`. */
+  cpCommType?: CpCommType;
   dtype: Dtype;
   /** Tensor-parallel degree t (Megatron split). */
   tp: number;

@@ -166,3 +166,92 @@ describe('context-parallel checks', () => {
     expect(problems(() => llama({ cp: 2, zero: 3 })).join('\n')).toMatch(/parallel\.cp: ZeRO-3/);
   });
 });
+
+describe('context parallelism by all-gather and by all-to-all (--cp-comm-type)', () => {
+  const D = H / HEADS;
+  const shape = { microBatch: 1, seqLen: S, dtype: 'bf16' as const, tp: 1, sequenceParallel: false, flashAttention: true, recompute: 'none' as const };
+  const attention = (cp: number, cpCommType: 'p2p' | 'all_gather' | 'a2a', tp = 1) =>
+    buildBlocks(llama({}).model, { ...shape, tp, cp, cpCommType }).filter((b) => b.layer === 0).flatMap((b) => b.forward).filter((o) => o.kind === 'attention');
+  const exchanges = (cpCommType: string, cp: number, recompute = 'none') => {
+    const plan = compileStep(llama({ cp, dp: 8 / cp, cpCommType, recompute }, { layers: 2 }));
+    return { m: plan.microBatchesPerStep, sends: plan.program.tasks.filter((t) => t.kind === 'cp-exchange'), plan };
+  };
+  // Closed forms, bf16: a rank's keys and values (2U), and its queries (as many bytes as its attention output).
+  const kv = (cp: number) => 2 * (S / cp) * KV * D * 2;
+  const q = (cp: number) => (S / cp) * HEADS * D * 2;
+
+  it('does the same attention work per rank in every type: 1/cp of the whole sequence\'s', () => {
+    for (const cp of [2, 4]) {
+      const whole = attention(1, 'p2p').reduce((a, o) => a + o.flops, 0);
+      for (const type of ['p2p', 'all_gather', 'a2a'] as const) expect(attention(cp, type).reduce((a, o) => a + o.flops, 0)).toBeCloseTo(whole / cp, -6);
+      // all_gather: two calls (one per chunk the rank holds), each over s/(2·cp) query rows; a2a: one call over the
+      // whole sequence for 1/cp of the heads.
+      const gathered = attention(cp, 'all_gather');
+      expect(gathered.map((o) => [o.name, o.attention!.queryLen])).toEqual([['attn.core.cp0', S / (2 * cp)], ['attn.core.cp1', S / (2 * cp)]]);
+      const [a2a] = attention(cp, 'a2a');
+      expect([attention(cp, 'a2a').length, a2a.attention!.seqLen, a2a.attention!.queryLen, a2a.attention!.batchHeads]).toEqual([1, S, undefined, HEADS / cp]);
+    }
+  });
+
+  it('all-gathers the keys and values before each forward and backward, and reduce-scatters their gradients after', () => {
+    for (const cp of [2, 4]) {
+      for (const recompute of ['none', 'full']) {
+        const { m, sends } = exchanges('all_gather', cp, recompute);
+        // A ring all-gather or reduce-scatter passes (cp − 1) blocks of 2U on per rank. Per layer (2) and micro-batch:
+        // forward 1 (+1 recomputed), backward 2.
+        const perLayer = recompute === 'full' ? 4 : 3;
+        expect(sends.length).toBe(2 * m * perLayer);
+        for (const t of sends) expect(t.collective!.bytes).toBe((cp - 1) * kv(cp));
+        expect(sends.filter((t) => t.label.startsWith('CP reduce-scatter')).length).toBe(2 * m);
+      }
+    }
+  });
+
+  it('exchanges queries, keys and values all-to-all before attention and the output after, and back in backward', () => {
+    const cp = 4;
+    const { m, sends } = exchanges('a2a', cp);
+    // An all-to-all sends (cp − 1)/cp of the tensor to the other ranks.
+    const share = (bytes: number) => (bytes * (cp - 1)) / cp;
+    const byLabel = (l: string) => sends.filter((t) => t.label.startsWith(`${l} mb`)).map((t) => t.collective!.bytes);
+    expect(byLabel('CP all-to-all queries/keys/values')).toEqual(Array(2 * m).fill(share(q(cp) + kv(cp))));
+    expect(byLabel('CP all-to-all output')).toEqual(Array(2 * m).fill(share(q(cp))));
+    expect(byLabel('CP all-to-all output gradient')).toEqual(Array(2 * m).fill(share(q(cp))));
+    expect(byLabel('CP all-to-all query/key/value gradients')).toEqual(Array(2 * m).fill(share(q(cp) + kv(cp))));
+    expect(sends.length).toBe(4 * 2 * m);
+  });
+
+  it('blocks on the gathers and all-to-alls (the next op waits), so they expose more than the overlapped ring', () => {
+    const exposed = (cp: number, cpCommType: string) => simulateStep(llama({ cp, dp: 8 / cp, cpCommType }, { globalBatch: 8 / cp })).result.breakdown.exposedCommS;
+    for (const cp of [2, 8]) {
+      expect(exposed(cp, 'all_gather')).toBeGreaterThan(exposed(cp, 'p2p'));
+      expect(exposed(cp, 'a2a')).toBeGreaterThan(exposed(cp, 'p2p'));
+    }
+    // With 4 query heads per key/value head (queries: 2 blocks of 2U), per layer an all-gather moves 3·(cp − 1) blocks
+    // of 2U and an all-to-all 10·(cp − 1)/cp: 3 against 5 at cp 2, 21 against 8.75 at cp 8.
+    expect(exposed(2, 'a2a')).toBeGreaterThan(exposed(2, 'all_gather'));
+    expect(exposed(8, 'a2a')).toBeLessThan(exposed(8, 'all_gather'));
+    const { plan } = exchanges('all_gather', 2);
+    const tasks = plan.program.tasks;
+    // Every exchange is waited for by the compute that follows it on the same rank.
+    for (const t of tasks.filter((x) => x.kind === 'cp-exchange')) {
+      expect(tasks.some((u) => u.kind !== 'cp-exchange' && u.deps.includes(t.id) && u.ranks[0] === t.collective!.group[0])).toBe(true);
+    }
+  });
+
+  it('refuses a2a when the heads of a TP rank do not split over cp, and says which cp would', () => {
+    // 32 query and 8 key/value heads: tp 4 leaves 8 and 2 per TP rank, which cp 2 splits.
+    expect(problems(() => scenarioOf({ ...llamaRaw({ tp: 4, cp: 2, dp: 1, cpCommType: 'a2a' }) }))).toEqual([]);
+    const two = { preset: 'dgx-h100', nodes: 2 };
+    const none = problems(() => scenarioOf({ ...llamaRaw({ tp: 8, cp: 2, dp: 1, cpCommType: 'a2a' }), cluster: two })).join('\n');
+    expect(none).toBe("parallel.cpCommType: a2a splits each TP rank's heads over the cp ranks, but 4 query head(s) and 1 key/value head(s) per TP rank do not divide by cp 2; use cpCommType p2p or all_gather, or a smaller tp");
+    const some = problems(() => scenarioOf({ ...llamaRaw({ tp: 2, cp: 8, dp: 1, cpCommType: 'a2a' }), cluster: two })).join('\n');
+    expect(some).toContain('16 query head(s) and 4 key/value head(s) per TP rank do not divide by cp 8; use cp 2 or 4, use cpCommType p2p');
+    expect(problems(() => scenarioOf({ ...llamaRaw({ tp: 2, cp: 8, dp: 1, cpCommType: 'all_gather' }), cluster: two }))).toEqual([]);
+    expect(problems(() => scenarioOf({ ...llamaRaw({ cp: 2, dp: 4, cpCommType: 'ring' }) }))).toEqual(["parallel.cpCommType: expected one of 'p2p', 'all_gather', 'a2a', got 'ring'"]);
+  });
+
+  it('names the type in the result and leaves it out without context parallelism', () => {
+    expect(simulateStep(llama({ cp: 2, dp: 4, cpCommType: 'a2a' }, { layers: 1 })).result.parallel.cpCommType).toBe('a2a');
+    expect(simulateStep(llama({ cp: 1, dp: 8, cpCommType: 'a2a' }, { layers: 1 })).result.parallel.cpCommType).toBeUndefined();
+  });
+});
