@@ -129,7 +129,7 @@ export function compileStep(setup: StepSetup): StepPlan {
     for (let d = 0; d < replicas; d++) {
       const group = layout.tpGroup(d, s);
       const members = tpSim === tp ? group : group.slice(0, tpSim);
-      const ring = cp > 1 ? cpRing(layout, d, s, members, simulatedSet, shadowFilter, ringWaits) : undefined;
+      const ring = cp > 1 ? cpRing(layout, d, s, members, simulatedSet, shadowFilter, cluster.node.gpusPerNode, ringWaits) : undefined;
       const jitter = members.map((r) => jitterer(setup.seed, `compute-jitter/rank-${r}`, setup.noise.computeJitter));
       let carry: number[] = [];
       const lastCompute: number[] = [];
@@ -167,19 +167,38 @@ export function compileStep(setup: StepSetup): StepPlan {
  * The context-parallel ring of the simulated `members` (one TP group of grid row d in stage s): each member's send to
  * its successor, and as shadows the sends of the ring's ranks nobody simulates (the other TP ranks and context-parallel
  * ranks of this row, in symmetric mode the other replicas too). Shadows are attached to the first simulated row only.
+ *
+ * In full fidelity every rank of a ring is simulated and waits for its predecessor's send (`waits`), so the ring runs
+ * at the pace of its slowest hop. In symmetric mode only a member is simulated and it waits for the send it issues
+ * itself; all ranks of a ring move in step, so that send stands for the slowest hop of the member's ring (the first
+ * one that leaves its node, if any), and the member's own hop rides along as a shadow. Otherwise a ring that crosses
+ * nodes would run at NVLink pace while the unwaited shadow sends piled up on the NICs.
  */
-function cpRing(layout: ParallelLayout, d: number, s: number, members: readonly number[], simulated: ReadonlySet<number>, shadowFilter: (g: readonly number[]) => boolean, waits?: RingWaits): CpRing {
-  const pairs = members.map((rank) => {
+function cpRing(layout: ParallelLayout, d: number, s: number, members: readonly number[], simulated: ReadonlySet<number>, shadowFilter: (g: readonly number[]) => boolean, gpusPerNode: number, waits?: RingWaits): CpRing {
+  const hop = (rank: number) => {
     const c = layout.coords(rank);
     return layout.pair(rank, layout.cpNext(c.t, c.d, s));
+  };
+  const node = (rank: number) => Math.floor(rank / gpusPerNode);
+  const crosses = (g: readonly number[]) => node(g[0]) !== node(g[1]);
+  // Members whose own hop rides along as a shadow, standing in for a slower one.
+  const standIns = new Set<number>();
+  const pairs = members.map((rank) => {
+    const own = hop(rank);
+    if (waits || crosses(own)) return own;
+    const c = layout.coords(rank);
+    const slowest = layout.cpGroup(c.t, c.d, s).map(hop).find(crosses);
+    if (slowest) standIns.add(rank);
+    return slowest ?? own;
   });
+  const sending = new Set(pairs.map((g) => g[0]));
   const shadows: (readonly number[])[] = [];
   if (d === 0) {
     for (let e = 0; e < layout.dp; e++) {
       for (let t = 0; t < layout.tp; t++) {
         const rank = layout.rank(t, e, s);
-        if (simulated.has(rank)) continue;
-        const g = layout.pair(rank, layout.cpNext(t, e, s));
+        if (sending.has(rank) || (simulated.has(rank) && !standIns.has(rank))) continue;
+        const g = hop(rank);
         if (shadowFilter(g)) shadows.push(g);
       }
     }

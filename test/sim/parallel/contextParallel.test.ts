@@ -138,6 +138,13 @@ describe('ring attention', () => {
     expect(ratio).toBeLessThan(0.6);
   });
 
+  it.each(['p2p', 'all_gather'])('paces a ring that leaves the node by its hop over the network in symmetric mode, as full fidelity does (%s)', (cpCommType) => {
+    // cp 16 over two nodes: 14 hops over NVLink and 2 over InfiniBand. Every rank waits for its predecessor, so the
+    // ring runs at the network hop's pace; the one simulated rank must wait for that hop, not its own NVLink one.
+    const run = (fidelity: string) => simulateStep(scenarioOf({ ...llamaRaw({ cp: 16, dp: 1, cpCommType }), cluster: { preset: 'dgx-h100', nodes: 2 }, training: { globalBatch: 4, microBatch: 1, precision: 'bf16', flashAttention: true }, simulation: { fidelity } })).result.stepTimeS;
+    expect(run('symmetric') / run('full')).toBeCloseTo(1, 2);
+  });
+
   it('waits for a slow ring: with the keys and values over PCIe the step is slower than over NVLink', () => {
     const nvlink = simulateStep(llama({ cp: 8, dp: 1 }, { globalBatch: 2 }));
     const slow = simulateStep(scenarioOf({ ...llamaRaw({ cp: 8, dp: 1 }), cluster: { preset: 'pcie-8gpu' } }));
