@@ -93,7 +93,7 @@ Examples:
   $ clustersim simulate scenarios/bert-large-ddp-2node.yaml --set parallel.ddp.bucketMB=5 --set comm.mode=step
   $ clustersim simulate scenarios/imports/gpt3-175b-a100.yaml --megatron-args "--tensor-model-parallel-size 8 --pipeline-model-parallel-size 16 --sequence-parallel --bf16"
   $ clustersim simulate scenarios/imports/llama2-7b-a100-1node.yaml --deepspeed-config scenarios/imports/ds_config.json
-  $ clustersim simulate scenarios/bert-large-ddp-2node.yaml --timeline step.svg --report step.html --trace step.json --ranks 0,8`,
+  $ clustersim simulate scenarios/bert-large-ddp-2node.yaml --fidelity full --timeline step.svg --report step.html --trace step.json --ranks 0,8`,
     );
   addStepFileOptions(cmd).action(async (file: string, opts: { set: string[]; json?: boolean; profile?: string; alternatives: string; fidelity?: string } & ImportOptions & StepFileOptions) => {
     const sets = opts.fidelity ? [...opts.set, `simulation.fidelity=${opts.fidelity}`] : opts.set;
