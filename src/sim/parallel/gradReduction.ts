@@ -132,7 +132,10 @@ export function addGradientReduction(program: Program, setup: StepSetup, layout:
       const deps = [...(lastComm >= 0 ? [lastComm] : []), ...(embeddingSyncs.length > 0 ? [embeddingSyncs[i]] : []), ...(st.gradients.pendingTp ?? [])];
       if (par.offload === 'cpu') {
         const pcie = setup.cluster.node.pcieBandwidthGBps;
-        const d2h = program.local(rank, 'copy', 'd2h', 'gradient shard to host', (shard * gradBytes) / pcie + setup.cluster.node.pcieLatencyNs, deps);
+        // On the copy stream nothing orders the copy after backward by itself: without a gradient reduction
+        // (dp 1) it waits for the replica's last backward pass.
+        const ready = lastComm >= 0 ? deps : [...deps, lastMb(t, d)];
+        const d2h = program.local(rank, 'copy', 'd2h', 'gradient shard to host', (shard * gradBytes) / pcie + setup.cluster.node.pcieLatencyNs, ready);
         const host = program.local(rank, 'copy', 'host-optimizer', 'host Adam (CPU offload)', hostAdamNs(shard, setup), [d2h]);
         optimizerIds.push(program.local(rank, 'copy', 'h2d', 'weights back to GPU', (shard * 2) / pcie + setup.cluster.node.pcieLatencyNs, [host]));
       } else {

@@ -24,6 +24,18 @@ describe('the optimizer step on the host (CPU offload) in the time breakdown', (
     expect(r.bottleneck.bound).toBe('optimizer on the host');
   });
 
+  it('costs the host step without data parallelism too (dp 1: no gradient reduction to wait for)', () => {
+    // tp 8 × dp 1 with ZeRO-1: the gradient shard is the rank's whole 1/8 of the model.
+    const s = scenarioOf(raw({ tp: 8, zero: 1, offload: 'cpu' }));
+    const on = simulateStep(s).result;
+    const off = simulateStep(scenarioOf(raw({ tp: 8, zero: 1 }))).result;
+    expect(on.parallel.dp).toBe(1);
+    // The update waits for backward, so it adds its whole host time (less the GPU step it replaces, under 1%).
+    const hostS = hostAdamNs(on.modelParams / 8, s) / 1e9;
+    expect(on.stepTimeS).toBeGreaterThan(off.stepTimeS + 0.99 * hostS);
+    expect(on.breakdown.hostOptimizerS).toBeGreaterThan(0.99 * hostS);
+  });
+
   it('with a pipeline, a stage that steps on the host while others still work is not also counted as bubble', () => {
     // ZeRO-1 offload with tp 4 × pp 4 over 2 nodes: stages finish at different times.
     const s = scenarioOf({
