@@ -81,6 +81,19 @@ describe('what to try: candidate changes from what bounds the step', () => {
     expect(list.map((c) => c.label)).toContain('ZeRO-1');
   });
 
+  it('offers no higher ZeRO stage where nothing is sharded (dp 1), and ZeRO-3 with offload where each alone is not enough', () => {
+    const alone = candidates({ name: 'tp8', cluster: { preset: 'dgx-a100-80gb', nodes: 1 }, model: { preset: 'llama2-70b', seqLen: 4096 }, training: { globalBatch: 8, microBatch: 1 }, parallel: { tp: 8, sequenceParallel: true, zero: 1, recompute: 'full' } });
+    expect(alone.r.memory.gpuFits).toBe(false);
+    expect(alone.list.map((c) => c.label)).not.toContain('ZeRO-2');
+    expect(alone.list.map((c) => c.label)).toContain('optimizer offload to CPU');
+    const raw = { name: 'z2', cluster: { preset: 'dgx-a100-80gb', nodes: 1 }, model: { preset: 'llama2-70b', seqLen: 4096 }, training: { globalBatch: 32, microBatch: 1, precision: 'bf16' }, parallel: { zero: 2, recompute: 'full' } };
+    const { list } = candidates(raw);
+    const both = list.find((c) => c.label === 'ZeRO-3 with optimizer offload to CPU')!;
+    expect(both.sets).toEqual(['parallel.zero=3', 'parallel.offload=cpu']);
+    const tried = evaluateAlternatives(raw, [], 'test', process.cwd(), list.filter((c) => c.label.startsWith('ZeRO-3') || c.label.startsWith('optimizer offload')), 3);
+    expect(tried.map((a) => [a.label, a.fits])).toEqual([['ZeRO-3', false], ['optimizer offload to CPU', false], ['ZeRO-3 with optimizer offload to CPU', true]]);
+  });
+
   it('skips candidates that cannot be built (they do not count towards the limit) and stops at the limit', () => {
     const raw = { name: 'b', cluster: { preset: 'dgx-a100-80gb', nodes: 1 }, model: gpt, training: { globalBatch: 16, microBatch: 2, precision: 'bf16' }, parallel: { dp: 8 } };
     const list = [
