@@ -134,7 +134,7 @@ export function importDeepSpeedConfig(text: string, source: string, context: Dee
   const filledIn = new Set<string>();
   const filled = (field: string) => filledIn.add(field);
   importZero(c, cfg, source, { posInt, bool, section, auto, filled }, gradBytes, context.hidden);
-  importBatch(c, cfg, source, posInt, context);
+  importBatch(c, cfg, source, posInt, filled, context);
   importOptimizer(c, cfg, source, section);
 
   const unknown: string[] = [];
@@ -256,26 +256,31 @@ function importZero(c: ImportCollector, cfg: Json, source: string, r: Readers, g
 /**
  * DeepSpeed's batch rule: train_batch_size = train_micro_batch_size_per_gpu × gradient_accumulation_steps × dp.
  * Given two, it derives the third; given one, gradient accumulation is 1 (DeepSpeedConfig._set_batch_related_parameters).
+ * An "auto" is unknown, not absent: the Hugging Face Trainer fills it in from its own arguments, and DeepSpeed then
+ * checks the rule. So with two numbers and an "auto", the "auto" can only be the third that the rule gives; with
+ * fewer numbers nothing is derived (and no default stands in for an "auto").
  */
-function importBatch(c: ImportCollector, cfg: Json, source: string, posInt: Readers['posInt'], context: DeepSpeedContext): void {
+function importBatch(c: ImportCollector, cfg: Json, source: string, posInt: Readers['posInt'], filled: (field: string) => void, context: DeepSpeedContext): void {
   const T = 'train_batch_size';
   const M = 'train_micro_batch_size_per_gpu';
   const A = 'gradient_accumulation_steps';
   const train = posInt(T, cfg[T]);
   const micro = posInt(M, cfg[M]);
   const accum = posInt(A, cfg[A]);
-  const anyAuto = [cfg[T], cfg[M], cfg[A]].includes('auto');
+  const autos = [T, M, A].filter((f) => cfg[f] === 'auto');
   const dp = context.dp;
   const dpText = dp === undefined ? '' : `dp ${dp}${context.dpFrom ? ` (${context.dpFrom})` : ''}`;
   if (micro) c.set('training.microBatch', micro, M);
   if (train) c.set('training.globalBatch', train, T);
-  if (anyAuto || dp === undefined) {
-    // The Trainer fills "auto" in from its own arguments; without dp nothing can be derived or checked.
+  const given = [train, micro, accum].filter((x) => x !== undefined).length;
+  if (dp === undefined || (autos.length > 0 && given < 2)) {
+    // Without dp nothing can be derived or checked; with one number and an "auto" the Trainer's arguments decide.
     if (train && micro && dp !== undefined && train % (micro * dp) !== 0) {
       fail(source, `${T} ${train} is not a multiple of ${M} ${micro} × ${dpText} = ${micro * dp}`);
     }
     return;
   }
+  const derived = (field: string) => (cfg[field] === 'auto' ? ` (for its "auto")` : '');
   if (train && micro && accum) {
     if (train !== micro * accum * dp) {
       fail(source, `${T} ${train} ≠ ${M} ${micro} × ${A} ${accum} × ${dpText} = ${micro * accum * dp}; make the three agree for this cluster (DeepSpeed checks the same)`);
@@ -284,9 +289,9 @@ function importBatch(c: ImportCollector, cfg: Json, source: string, posInt: Read
     if (train % (micro * dp) !== 0) fail(source, `${T} ${train} is not a multiple of ${M} ${micro} × ${dpText} = ${micro * dp}, so ${A} would not be whole`);
   } else if (train && accum) {
     if (train % (accum * dp) !== 0) fail(source, `${T} ${train} is not a multiple of ${A} ${accum} × ${dpText} = ${accum * dp}, so ${M} would not be whole`);
-    c.set('training.microBatch', train / (accum * dp), `${T} ${train} / (${A} ${accum} × dp ${dp})`);
+    c.set('training.microBatch', train / (accum * dp), `${T} ${train} / (${A} ${accum} × dp ${dp})${derived(M)}`);
   } else if (micro && accum) {
-    c.set('training.globalBatch', micro * accum * dp, `${M} ${micro} × ${A} ${accum} × dp ${dp}`);
+    c.set('training.globalBatch', micro * accum * dp, `${M} ${micro} × ${A} ${accum} × dp ${dp}${derived(T)}`);
   } else if (train) {
     if (train % dp !== 0) fail(source, `${T} ${train} is not a multiple of ${dpText}, so ${M} would not be whole (${A} defaults to 1)`);
     c.set('training.microBatch', train / dp, `${T} ${train} / dp ${dp} (${A} defaults to 1)`);
@@ -295,6 +300,8 @@ function importBatch(c: ImportCollector, cfg: Json, source: string, posInt: Read
   } else if (accum) {
     fail(source, `${A} is given without ${T} or ${M}; DeepSpeed needs one of them`);
   }
+  // With two numbers the rule gives the third: an "auto" there is filled in as the Trainer must fill it.
+  for (const f of autos) filled(f);
 }
 
 function importOptimizer(c: ImportCollector, cfg: Json, source: string, section: Readers['section']): void {

@@ -99,6 +99,19 @@ describe('importDeepSpeedConfig', () => {
     expect(r.warnings.join('\n')).toMatch(/"auto" .* leaves the scenario's value, or its default: fp16.enabled, bf16.enabled, .*zero_optimization.reduce_bucket_size.*train_batch_size/);
   });
 
+  it('derives a batch field left "auto" from the other two, as the rule makes the Trainer fill it, and checks it', () => {
+    const micro = ds({ train_batch_size: 64, train_micro_batch_size_per_gpu: 'auto', gradient_accumulation_steps: 2 }, { dp: 8 });
+    expect(fieldsOf(micro)).toMatchObject({ 'training.globalBatch': 64, 'training.microBatch': 4 });
+    expect(micro.fields.find((f) => f.path === 'training.microBatch')?.from).toBe('train_batch_size 64 / (gradient_accumulation_steps 2 × dp 8) (for its "auto")');
+    expect(micro.warnings.join('\n')).not.toMatch(/"auto"/);
+    expect(fieldsOf(ds({ train_batch_size: 'auto', train_micro_batch_size_per_gpu: 2, gradient_accumulation_steps: 4 }, { dp: 8 }))['training.globalBatch']).toBe(64);
+    expect(errorOf(() => ds({ train_batch_size: 60, train_micro_batch_size_per_gpu: 'auto', gradient_accumulation_steps: 2 }, { dp: 8 })).message).toMatch(/train_batch_size 60 is not a multiple of gradient_accumulation_steps 2 × dp 8/);
+    // One number and an "auto": the Trainer's own arguments decide, and accumulation does not default to 1.
+    const one = ds({ train_batch_size: 64, train_micro_batch_size_per_gpu: 'auto', gradient_accumulation_steps: 'auto' }, { dp: 8 });
+    expect(fieldsOf(one)['training.microBatch']).toBeUndefined();
+    expect(one.warnings.join('\n')).toMatch(/"auto" .*: train_micro_batch_size_per_gpu, gradient_accumulation_steps/);
+  });
+
   it('with ZeRO-1 an "auto" reduce_bucket_size filled in as hidden² sizes the buckets the step packs (the DDP ones)', () => {
     const r = ds({ bf16: { enabled: true }, zero_optimization: { stage: 1, reduce_bucket_size: 'auto' } }, { dp: 8, hidden: 4096 });
     expect(fieldsOf(r)).toMatchObject({ 'parallel.ddp.bucketMB': 32, 'parallel.ddp.firstBucketMB': 32, 'parallel.zeroConfig.reduceBucketMB': 32 });
