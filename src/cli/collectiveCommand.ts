@@ -7,6 +7,7 @@ import { resolveClusterSection } from '../scenario/resolve.js';
 import { networkPreset, nodePreset } from '../sim/hardware/presets.js';
 import { formatBytes, parseBytes, parseIntAtLeast, parsePositiveInt } from './units.js';
 import { UsageError } from './usageError.js';
+import { MAX_GPUS } from '../scenario/simulationLimits.js';
 import { compareRows, comparisonSummary, formatComparison, readComparison } from './collectiveCompare.js';
 import type { Output } from './output.js';
 
@@ -69,14 +70,25 @@ Examples:
       if (opts.network) networkPreset(opts.network, '--network');
       const nics = opts.nicsPerNode === undefined ? undefined : parsePositiveInt(opts.nicsPerNode, '--nics-per-node');
       const cluster = resolveClusterSection({ preset: opts.cluster, nodes, ...(opts.network ? { network: opts.network } : {}), ...(nics ? { node: { nicsPerNode: nics } } : {}) }, 'command line');
+      // Forced choices the model would otherwise replace without a word.
+      if (opts.algorithm !== 'auto' && opts.op !== 'all_reduce') {
+        throw new UsageError(`--algorithm ${opts.algorithm}: forces the algorithm of all_reduce only; --op ${opts.op} runs as NCCL picks it (leave --algorithm out)`);
+      }
+      if ((opts.algorithm === 'nvls' || opts.algorithm === 'hierarchical') && opts.protocol !== 'auto' && opts.protocol !== 'Simple') {
+        throw new UsageError(`--protocol ${opts.protocol}: the ${opts.algorithm} algorithm runs the Simple protocol only; use --protocol Simple or auto`);
+      }
       const noNvls = opts.algorithm === 'nvls' ? nvlsUnavailable(cluster.node) : undefined;
       if (noNvls) throw new UsageError(`--algorithm ${noNvls}`);
       const total = nodes * cluster.node.gpusPerNode;
+      if (total > MAX_GPUS) {
+        throw new UsageError(`--nodes: ${nodes.toLocaleString('en-US')} × ${cluster.node.gpusPerNode} = ${total.toLocaleString('en-US')} GPUs is more than the ${MAX_GPUS.toLocaleString('en-US')} the simulator takes (time grows with the cluster); use at most ${Math.floor(MAX_GPUS / cluster.node.gpusPerNode).toLocaleString('en-US')} nodes`);
+      }
       const gpus = opts.gpus === undefined ? total : parsePositiveInt(opts.gpus, '--gpus');
       if (gpus > total) {
         const need = Math.ceil(gpus / cluster.node.gpusPerNode);
         throw new UsageError(`--gpus: ${gpus} is more than the ${total} GPUs of ${nodes} × ${opts.cluster}; add --nodes ${need} (${cluster.node.gpusPerNode} GPUs per node)`);
       }
+      if (gpus < 2) throw new UsageError(`--gpus: a collective needs at least 2 GPUs (a single GPU moves nothing); ${total > 1 ? 'give --gpus 2 or more' : 'use a node preset with more GPUs, or --nodes 2'}`);
       if (opts.op === 'send_recv' && gpus !== 2) throw new UsageError('--op send_recv: needs --gpus 2 (sender and receiver)');
       const group = opts.op === 'send_recv' && nodes > 1 ? [0, cluster.node.gpusPerNode] : [...Array(gpus).keys()];
       const topology = buildTopology(cluster);

@@ -18,7 +18,7 @@ export function parseCollectiveTable(text: string, op: CollectiveOp, ranks: numb
   // hold commas) has none.
   const headerAt = lines.findIndex((l) => !isComment(l) && l.split(',').some((c) => SIZE_HEADERS.includes(c.trim().toLowerCase())));
   if (headerAt < 0) checkRankCount(lines, ranks, source);
-  const points = headerAt >= 0 ? parseCsv(lines, headerAt, source) : parseNcclTestsText(lines, source);
+  const points = headerAt >= 0 ? parseCsv(lines, headerAt, source) : parseNcclTestsText(lines, op, source);
   if (points.length === 0) throw new Error(`${source}: no measurements found (expected nccl-tests output or a CSV with size(B) and time(ns) or time(us) columns)`);
   const seen = new Set<number>();
   const unique = points.filter((p) => (seen.has(p.bytes) ? false : (seen.add(p.bytes), true)));
@@ -67,12 +67,38 @@ function checkRankCount(lines: string[], ranks: number, source: string): void {
   }
 }
 
-function parseNcclTestsText(lines: string[], source: string): Point[] {
+/** The nccl-tests binary that measures each op (`sendrecv_perf` for a send/receive pair). */
+const PERF_BINARY: Record<CollectiveOp, string> = { all_reduce: 'all_reduce_perf', all_gather: 'all_gather_perf', reduce_scatter: 'reduce_scatter_perf', broadcast: 'broadcast_perf', send_recv: 'sendrecv_perf' };
+const REDUCING = new Set<CollectiveOp>(['all_reduce', 'reduce_scatter']);
+
+/**
+ * Whether the output is of the op it is declared for: the banner of newer nccl-tests names the binary
+ * (`# Collective test starting: all_gather_perf`); otherwise the rows' redop column tells a reduction (`sum`, …)
+ * from a collective that reduces nothing (`none`: all_gather_perf, broadcast_perf).
+ */
+function checkOp(lines: string[], op: CollectiveOp, redops: readonly string[], source: string): void {
+  const banner = lines.map((l) => /Collective test starting:\s*(\w+)/.exec(l)).find((m) => m);
+  const declared = `this table is declared for ${op} (the output of ${PERF_BINARY[op]})`;
+  if (banner && Object.values(PERF_BINARY).includes(banner[1]) && banner[1] !== PERF_BINARY[op]) {
+    throw new Error(`${source}: the output is of ${banner[1]}, but ${declared}`);
+  }
+  const reduces = redops.find((r) => r !== 'none' && /^[a-z]+$/.test(r));
+  if (!banner && REDUCING.has(op) && redops.length > 0 && redops.every((r) => r === 'none')) {
+    throw new Error(`${source}: the rows reduce nothing (redop 'none', as all_gather_perf or broadcast_perf write), but ${declared}`);
+  }
+  // sendrecv_perf's redop column is not documented either way: only the banner checks it.
+  if (!banner && !REDUCING.has(op) && op !== 'send_recv' && reduces) {
+    throw new Error(`${source}: the rows reduce with '${reduces}' (redop, as all_reduce_perf or reduce_scatter_perf write), but ${declared}`);
+  }
+}
+
+function parseNcclTestsText(lines: string[], op: CollectiveOp, source: string): Point[] {
   // Newer nccl-tests print a root column after redop (-1 for all-reduce): the header says so, or, for rows
   // pasted without it, the field count (13 with root: size count type redop root, then time algbw busbw
   // #wrong out of place and in place; 12 without).
   const header = lines.find((l) => l.trimStart().startsWith('#') && /\bredop\b/.test(l));
   const out: Point[] = [];
+  const redops: string[] = [];
   lines.forEach((line, i) => {
     if (isComment(line)) return;
     const f = line.trim().split(/\s+/);
@@ -80,6 +106,8 @@ function parseNcclTestsText(lines: string[], source: string): Point[] {
     const hasRoot = header ? /\bredop\s+root\b/.test(header) : f.length >= 13;
     const timeIndex = 4 + (hasRoot ? 1 : 0);
     out.push(checkedPoint(Number(f[0]), Number(f[timeIndex]) * 1e3, `${source} line ${i + 1}`));
+    redops.push(f[3]);
   });
+  checkOp(lines, op, redops, source);
   return out;
 }

@@ -93,6 +93,20 @@ describe('clustersim collective', () => {
   });
 });
 
+describe('clustersim collective: choices it cannot honour are refused, not replaced (exit 2)', () => {
+  it.each([
+    [['--gpus', '1'], '--gpus: a collective needs at least 2 GPUs (a single GPU moves nothing); give --gpus 2 or more'],
+    [['--op', 'all_gather', '--algorithm', 'tree'], '--algorithm tree: forces the algorithm of all_reduce only; --op all_gather runs as NCCL picks it (leave --algorithm out)'],
+    [['--algorithm', 'hierarchical', '--protocol', 'LL'], '--protocol LL: the hierarchical algorithm runs the Simple protocol only; use --protocol Simple or auto'],
+    [['--nodes', '100000', '--max-bytes', '8'], '--nodes: 100,000 × 8 = 800,000 GPUs is more than the 262,144 the simulator takes (time grows with the cluster); use at most 32,768 nodes'],
+  ])('collective %j', async (args, message) => {
+    const r = await cli('collective', '--cluster', 'dgx-a100-80gb', ...args);
+    expect(r.code).toBe(2);
+    expect(r.out).toBe('');
+    expect(r.err).toContain(`clustersim: ${message}`);
+  });
+});
+
 describe('clustersim collective --nics-per-node', () => {
   it('overrides the node preset\'s NICs: 2 HGX A100 nodes with 4 × HDR reach the published 86–91 GB/s (within 10%)', async () => {
     const { code, out } = await cli('collective', '--cluster', 'dgx-a100-80gb', '--nodes', '2', '--nics-per-node', '4', '--min-bytes', '4GiB', '--max-bytes', '4GiB', '--json');

@@ -74,6 +74,16 @@ describe('a measured collective table', () => {
     expect(() => parseCollectiveTable(out, 'all_reduce', 8, 'two')).toThrow(/two: the nccl-tests output lists 2 ranks \('# Rank' lines\), but the table is declared for 8 GPUs/);
   });
 
+  it('checks that nccl-tests output is of the op it is declared for: by its banner, else by the redop column', () => {
+    const rows = (redop: string) => `#  size  count  type  redop  root  time  algbw  busbw #wrong  time  algbw  busbw #wrong\n  1048576  262144  float  ${redop}  -1  92.79  11.30  19.78  0  92.15  11.38  19.91  0\n`;
+    expect(() => parseCollectiveTable(rows('sum'), 'all_gather', 8, 'ar.txt')).toThrow("ar.txt: the rows reduce with 'sum' (redop, as all_reduce_perf or reduce_scatter_perf write), but this table is declared for all_gather (the output of all_gather_perf)");
+    expect(() => parseCollectiveTable(rows('none'), 'all_reduce', 8, 'ag.txt')).toThrow(/ag\.txt: the rows reduce nothing \(redop 'none'/);
+    expect(parseCollectiveTable(rows('none'), 'all_gather', 8, 'ag.txt').points).toHaveLength(1);
+    expect(parseCollectiveTable(rows('sum'), 'reduce_scatter', 8, 'rs.txt').points).toHaveLength(1);
+    const banner = `# Collective test starting: reduce_scatter_perf\n${rows('sum')}`;
+    expect(() => parseCollectiveTable(banner, 'all_reduce', 8, 'rs.txt')).toThrow('rs.txt: the output is of reduce_scatter_perf, but this table is declared for all_reduce (the output of all_reduce_perf)');
+  });
+
   it('says what is wrong with a file it cannot use', () => {
     expect(() => parseCollectiveTable('size,latency\n4096,12\n', 'all_reduce', 8, 'x.csv')).toThrow(/x\.csv: the CSV header needs a time\(ns\) or time\(us\) column next to size/);
     expect(() => parseCollectiveTable('# nothing here\n', 'all_reduce', 8, 'y.txt')).toThrow(/y\.txt: no measurements found/);
