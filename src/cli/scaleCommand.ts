@@ -165,8 +165,10 @@ Examples:
       const jobs = parseJobs(opts.jobs);
       const shard = shardOption(opts.shard);
       if (shard) {
-        const outputs = (['json', 'csv', 'svg', 'report'] as const).filter((o) => opts[o]).map((o) => `--${o}`);
+        const outputs = (['json', 'csv', 'svg'] as const).filter((o) => opts[o]).map((o) => `--${o}`);
         if (outputs.length > 0) throw new UsageError(`${outputs.join(', ')}: a part (--shard) writes JSON lines only; give ${outputs.join(', ')} to clustersim merge once all parts are done`);
+        // The report draws the largest point's timeline and memory, which a part's lines do not carry.
+        if (opts.report) throw new UsageError('--report: a part (--shard) writes JSON lines only, and merge writes tables and the chart (--json, --csv, --svg), not the HTML report; run the sweep without --shard for it');
       } else if (opts.out !== undefined) {
         throw new UsageError('--out: only with --shard (it names the JSON-lines file of the part); use --json, --csv, --svg or --report for a whole sweep');
       }

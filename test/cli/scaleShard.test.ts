@@ -50,6 +50,11 @@ describe('clustersim scale --shard, --out and --jobs', () => {
     const a = await cli('scale', BERT, '--gpus', '8', '--shard', '1/2', '--json', '--csv', 'x.csv');
     expect(a.code).toBe(2);
     expect(a.err).toContain('--json, --csv: a part (--shard) writes JSON lines only; give --json, --csv to clustersim merge');
+    // merge has no --report, so the advice must not send the user there.
+    const r = await cli('scale', BERT, '--gpus', '8', '--shard', '1/2', '--report', 'r.html');
+    expect(r.code).toBe(2);
+    expect(r.err).toContain('--report: a part (--shard) writes JSON lines only, and merge writes tables and the chart (--json, --csv, --svg), not the HTML report; run the sweep without --shard for it');
+    expect((await cli('merge', '--report', 'r.html', 'x.jsonl')).err).toMatch(/unknown option '--report'/);
     const b = await cli('scale', BERT, '--gpus', '8', '--out', 'x.jsonl');
     expect(b.code).toBe(2);
     expect(b.err).toContain('--out: only with --shard');
