@@ -76,7 +76,8 @@ export function diagnose(s: StepShares, exposure: ExposureRow[]): Bottleneck {
     return {
       bound: small ? 'latency of small collectives' : bound,
       share,
-      detail: `${trafficName(top)} (${((100 * top.exposedS) / s.stepTimeS).toFixed(1)}% of the step${small ? ', mostly collectives under 1 MiB' : ''})`,
+      // `share` counts all exposed communication; the detail names the largest traffic, with its own share.
+      detail: `${trafficName(top)} (${((100 * top.exposedS) / s.stepTimeS).toFixed(1)}% of the step${small ? ', mostly collectives under 1 MiB' : ''}${exposure.length > 1 ? `; all exposed communication ${(100 * share).toFixed(1)}%` : ''})`,
       exposure,
     };
   }

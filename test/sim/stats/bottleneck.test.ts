@@ -32,7 +32,7 @@ describe('diagnose: what bounds the step', () => {
     const b = diagnose(step({ stepTimeS: 2, exposedCommS: 0.6, bubbleS: 0.3 }), [row({ exposedS: 0.5 }), row({ kind: 'dp-allreduce', exposedS: 0.1 })]);
     expect(b.bound).toBe('exposed communication');
     expect(b.share).toBeCloseTo(0.3, 12);
-    expect(b.detail).toBe('tensor-parallel collectives over the network (25.0% of the step)');
+    expect(b.detail).toBe('tensor-parallel collectives over the network (25.0% of the step; all exposed communication 30.0%)');
   });
 
   it('calls it latency of small collectives when most of the top traffic is in collectives under 1 MiB', () => {
