@@ -27,6 +27,8 @@ export function buildProgram(io: Output): Command {
     .showHelpAfterError('(run with --help for usage)')
     .configureOutput({ writeOut: (s) => io.out(s), writeErr: (s) => io.err(s) })
     .exitOverride();
+  // A second scenario file or a stray word is a mistake, not something to ignore.
+  program.allowExcessArguments(false);
   registerSimulate(program, io);
   registerCollective(program, io);
   registerPresets(program, io);
@@ -35,7 +37,7 @@ export function buildProgram(io: Output): Command {
   registerMemory(program, io);
   registerScale(program, io);
   registerMerge(program, io);
-  for (const c of program.commands) c.exitOverride().configureOutput({ writeOut: (s) => io.out(s), writeErr: (s) => io.err(s) });
+  for (const c of program.commands) c.exitOverride().allowExcessArguments(false).configureOutput({ writeOut: (s) => io.out(s), writeErr: (s) => io.err(s) });
   program.addHelpText(
     'after',
     `
@@ -56,7 +58,8 @@ export async function runCli(argv: string[], io: Output = processOutput): Promis
     return 0;
   } catch (err) {
     if (err instanceof CommanderError) {
-      if (err.code === 'commander.helpDisplayed' || err.code === 'commander.version' || err.code === 'commander.help') return 0;
+      // Help asked for (--help, `help`) is a success; help shown because no command was given is not.
+      if (err.code === 'commander.helpDisplayed' || err.code === 'commander.version' || err.code === 'commander.help') return err.exitCode === 0 ? 0 : EXIT_BAD_INPUT;
       return EXIT_BAD_INPUT;
     }
     if (err instanceof InterruptedError) {

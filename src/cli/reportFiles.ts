@@ -76,6 +76,9 @@ export function checkOutputFiles(files: [string | undefined, string][]): void {
  */
 export function checkStepFileOptions(scenario: Scenario, opts: StepFileOptions): void {
   checkOutputFiles([[opts.timeline, '--timeline'], [opts.report, '--report'], [opts.trace, '--trace'], [opts.memoryChart, '--memory-chart']]);
+  // They choose what a timeline or trace shows; without one they would be ignored without a word.
+  if (opts.ranks !== undefined && !opts.timeline && !opts.report && !opts.trace) throw new UsageError('--ranks: picks what --timeline, --report or --trace show; give one of them too');
+  if (opts.streams !== undefined && !opts.timeline && !opts.report) throw new UsageError('--streams: picks what --timeline or --report show; give one of them too');
   if (opts.ranks) checkTimelineRankCount(selection('--ranks', () => parseRankList(opts.ranks!, worldSize(scenario))).length, opts);
   if (opts.streams) selection('--streams', () => parseStreamList(opts.streams!));
 }

@@ -301,6 +301,9 @@ export function resolveScenario(raw: unknown, source: string, baseDir: string): 
         'which sets activation memory and step time; give training.seqLen for the length you train with',
     );
   }
+  if (par.pp > 1 && par.schedule !== 'interleaved' && par.virtualStages > 1) {
+    warnings.push(`parallel.virtualStages ${par.virtualStages}: ignored, the ${par.schedule} schedule runs one model chunk per stage; set parallel.schedule: interleaved to use it`);
+  }
   return {
     ...(warnings.length > 0 ? { warnings } : {}),
     name: input.name ?? source.replace(/^.*[\\/]/, '').replace(/\.(ya?ml|json)$/, ''),

@@ -93,6 +93,20 @@ describe('clustersim collective', () => {
   });
 });
 
+describe('arguments the CLI cannot use', () => {
+  it('refuses a stray argument, and a run without a command, with exit code 2; help asked for is a success', async () => {
+    const two = await cli('simulate', 'scenarios/bert-large-ddp-2node.yaml', 'other.yaml');
+    expect([two.code, two.out]).toEqual([2, '']);
+    expect(two.err).toContain("too many arguments for 'simulate'. Expected 1 argument but got 2");
+    expect((await cli('presets', 'extra')).code).toBe(2);
+    const none = await cli();
+    expect(none.code).toBe(2);
+    expect(none.err).toContain('Usage: clustersim');
+    expect((await cli('--help')).code).toBe(0);
+    expect((await cli('help', 'simulate')).code).toBe(0);
+  });
+});
+
 describe('clustersim collective: choices it cannot honour are refused, not replaced (exit 2)', () => {
   it.each([
     [['--gpus', '1'], '--gpus: a collective needs at least 2 GPUs (a single GPU moves nothing); give --gpus 2 or more'],

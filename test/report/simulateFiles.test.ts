@@ -86,6 +86,15 @@ describe('clustersim simulate --timeline / --report / --trace', () => {
     for (const r of [bad, many, streams]) expect(r.out).toBe('');
   });
 
+  it('refuses --ranks and --streams without an output they choose for (exit 2, nothing simulated)', async () => {
+    const ranks = await cli('simulate', BERT, '--ranks', '0');
+    expect([ranks.code, ranks.out]).toEqual([2, '']);
+    expect(ranks.err).toContain('--ranks: picks what --timeline, --report or --trace show; give one of them too');
+    const streams = await cli('simulate', BERT, '--streams', 'compute', '--trace', join(mkdtempSync(join(tmpdir(), 'cs-')), 't.json'));
+    expect([streams.code, streams.out]).toEqual([2, '']);
+    expect(streams.err).toContain('--streams: picks what --timeline or --report show; give one of them too');
+  });
+
   it('refuses a rank that does not exist before simulating: no summary on stdout, no file written', async () => {
     const r = await cli('simulate', BERT, '--timeline', join(dir, 'e.svg'), '--ranks', '0,99');
     expect(r.code).toBe(2);

@@ -103,6 +103,14 @@ describe('defaults', () => {
     expect(resolved({ ...base(), cluster: { preset: 'hgx-h200', nodes: 3 }, training: { globalBatch: 24 } }).parallel.dp).toBe(24);
   });
 
+  it('warns that virtualStages is ignored by a pipeline schedule other than interleaved (and says nothing without one)', () => {
+    const pipe = (parallel: Record<string, unknown>) => resolved({ ...base(), model: { preset: 'gpt3-175b' }, training: { globalBatch: 64 }, parallel: { tp: 8, ...parallel } });
+    expect(pipe({ pp: 2, virtualStages: 3 }).warnings).toEqual(['parallel.virtualStages 3: ignored, the 1f1b schedule runs one model chunk per stage; set parallel.schedule: interleaved to use it']);
+    expect(pipe({ pp: 2, virtualStages: 3, schedule: 'interleaved' }).warnings).toBeUndefined();
+    // With pp 1 schedule and virtualStages are accepted and ignored, as the scenario contract says.
+    expect(pipe({ pp: 1, virtualStages: 3 }).warnings).toBeUndefined();
+  });
+
   it('gives DDP 25 MB buckets, a 1 MB first bucket and overlap', () => {
     expect(resolved(base()).parallel.ddp).toEqual({ bucketMB: 25, firstBucketMB: 1, overlap: true });
     expect(resolved({ ...base(), parallel: { ddp: { bucketMB: 50 } } }).parallel.ddp).toEqual({ bucketMB: 50, firstBucketMB: 1, overlap: true });
