@@ -125,7 +125,15 @@ function resolveModel(m: ScenarioInput['model'], baseDir: string, source: string
   let base: ModelSpec | undefined;
   if (preset) base = modelPreset(preset, 'model.preset');
   else if (hfConfig) base = modelFromHfFile(hfConfig, baseDir);
-  if (base) return withOverrides(base, inline);
+  if (base) {
+    const model = withOverrides(base, inline);
+    // A multi-head model keeps one key/value head per query head when only the heads are changed.
+    if (inline.heads !== undefined && inline.kvHeads === undefined && base.kvHeads === base.heads) model.kvHeads = model.heads;
+    // The name says when the shape is no longer the preset's (the sequence length is a training choice).
+    const shape = (['arch', 'layers', 'hidden', 'heads', 'kvHeads', 'ffnHidden', 'vocab', 'tiedEmbeddings'] as const).some((k) => model[k] !== base![k]);
+    if (inline.name === undefined && (shape || JSON.stringify(model.mlpSizes) !== JSON.stringify(base.mlpSizes))) model.name = `${base.name} (modified)`;
+    return model;
+  }
   const missing: (keyof typeof inline)[] = (['arch', 'layers', 'hidden', 'seqLen', 'vocab'] as const).filter((k) => inline[k] === undefined);
   if (inline.arch !== 'mlp' && inline.heads === undefined) missing.push('heads');
   if (inline.arch === 'mlp' && inline.mlpSizes === undefined) missing.push('mlpSizes');

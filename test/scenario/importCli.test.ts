@@ -27,7 +27,8 @@ describe('clustersim simulate --megatron-args / --deepspeed-config', () => {
     const { code, out, err } = await cli('simulate', 'scenarios/imports/gpt3-175b-a100.yaml', '--megatron-args', PASTED, '--set', 'training.globalBatch=128');
     expect(err).toMatch(/warning: --megatron-args: unknown Megatron flags, ignored: --no-such-megatron-flag/);
     expect(code).toBe(0);
-    expect(out).toContain('gpt3-175b on 128× dgx-a100-80gb (1024 GPUs)');
+    // Megatron pads the GPT-2 vocabulary (51,200, not the preset's 50,257), so the model is no longer the preset's.
+    expect(out).toContain('gpt3-175b (modified) on 128× dgx-a100-80gb (1024 GPUs)');
     expect(out).toMatch(/split\s+tp 8 × pp 16 × dp 8, interleaved \(3 chunks\/stage\), ZeRO-1, sequence parallel, selective recompute/);
     expect(out).toContain('16 micro-batch(es) per step');
     expect(out).toContain("taken from --megatron-args (* = Megatron's default where the input is silent):");

@@ -174,7 +174,17 @@ describe('inline overrides on presets', () => {
 
   it('overrides a model preset field', () => {
     const s = resolved({ ...base(), model: { preset: 'llama2-7b', layers: 4 }, training: { globalBatch: 16 } });
-    expect(s.model).toEqual({ ...modelPreset('llama2-7b'), layers: 4 });
+    expect(s.model).toEqual({ ...modelPreset('llama2-7b'), layers: 4, name: 'llama2-7b (modified)' });
+    // A training choice is no change of the model; a name given is kept.
+    expect(resolved({ ...base(), model: { preset: 'llama2-7b', seqLen: 2048 }, training: { globalBatch: 16 } }).model.name).toBe('llama2-7b');
+    expect(resolved({ ...base(), model: { preset: 'llama2-7b', layers: 4, name: 'tiny' }, training: { globalBatch: 16 } }).model.name).toBe('tiny');
+  });
+
+  it('keeps a multi-head preset multi-head when only the heads change, and a grouped one grouped', () => {
+    const bert = resolved({ ...base(), model: { preset: 'bert-large', heads: 4 }, training: { globalBatch: 16 } }).model;
+    expect([bert.heads, bert.kvHeads]).toEqual([4, 4]);
+    const llama = resolved({ ...base(), model: { preset: 'llama2-70b', heads: 32 }, training: { globalBatch: 16 } }).model;
+    expect([llama.heads, llama.kvHeads]).toEqual([32, modelPreset('llama2-70b').kvHeads]);
   });
 
   it('resolves a cluster section on its own, as collective does', () => {
