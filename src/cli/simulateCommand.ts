@@ -42,7 +42,7 @@ export function formatStepSummary(r: StepResult, scenario: { clusterName: string
       (r.parallel.pp > 1 ? `, ${r.parallel.schedule}${r.parallel.virtualStages > 1 ? ` (${r.parallel.virtualStages} chunks/stage)` : ''}` : '') +
       (r.parallel.zero > 0 ? `, ZeRO-${r.parallel.zero}` : '') +
       (r.parallel.offload === 'cpu' ? ' + CPU offload' : '') +
-      (r.parallel.sequenceParallel ? ', sequence parallel' : '') +
+      (r.parallel.sequenceParallel ? `, sequence parallel${r.parallel.tpCommOverlap ? ' (communication overlapped with GEMMs)' : ''}` : '') +
       (r.parallel.recompute !== 'none' ? `, ${r.parallel.recompute} recompute` : ''),
     ...(r.attention ? [`  attention           ${attentionLine(r.attention)}`] : []),
     '',

@@ -66,6 +66,7 @@ export function importMegatronArgs(text: string, context: MegatronContext = {}):
   importVirtualStages(c, a, ppv, layers ?? context.layers);
   c.set('parallel.layersPerStage', undefined, 'Megatron splits layers evenly', true);
   c.set('parallel.sequenceParallel', has('sequence-parallel'), has('sequence-parallel') ? '--sequence-parallel' : 'Megatron default', !has('sequence-parallel'));
+  c.set('parallel.tpCommOverlap', has('tp-comm-overlap'), has('tp-comm-overlap') ? '--tp-comm-overlap' : 'Megatron default', !has('tp-comm-overlap'));
   c.set('parallel.tpStyle', 'megatron', 'Megatron', true);
   c.set('parallel.placement', 'tp-dp-pp', 'Megatron rank order', true);
   importRecompute(c, a, layers ?? context.layers, ppv);

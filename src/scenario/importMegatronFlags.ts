@@ -41,6 +41,7 @@ export const FLAGS: Readonly<Record<string, FlagKind>> = {
   'micro-batch-size': INT,
   'global-batch-size': INT,
   'sequence-parallel': BOOL,
+  'tp-comm-overlap': BOOL,
   'recompute-granularity': choice('full', 'selective'),
   'recompute-activations': BOOL,
   'recompute-method': choice('uniform', 'block'),
@@ -71,7 +72,7 @@ export const FLAGS: Readonly<Record<string, FlagKind>> = {
 /** Flags that change performance but are not modelled: accepted with a warning (any values). */
 export const NOT_MODELLED: Readonly<Record<string, string>> = {
   'overlap-param-gather': 'the all-gather of updated weights is simulated after the optimizer step, not overlapped with the next forward',
-  'tp-comm-overlap': 'tensor-parallel communication is simulated on the critical path, without userbuffer overlap',
+  'tp-comm-overlap-cfg': "the userbuffers config file is not read; Transformer Engine's default SMs per overlap are used (set parallel.tpCommOverlapSms)",
   'hierarchical-context-parallel-sizes': 'only used by --cp-comm-type a2a+p2p, which is simulated as the p2p ring over all cp ranks',
   'expert-model-parallel-size': 'mixture-of-experts is not modelled',
   'num-experts': 'mixture-of-experts is not modelled; the model is simulated dense',

@@ -217,7 +217,15 @@ function checkParallel(par: ScenarioInput['parallel'], dp: number, gpus: number,
   if (par.zero >= 2 && par.pp > 1) problems.push({ path: 'parallel.zero', message: `ZeRO-${par.zero} cannot be combined with pipeline parallelism (DeepSpeed supports pipelines with ZeRO-1 only); use zero 0 or 1, or pp 1` });
   if (par.offload === 'cpu' && par.zero === 0) problems.push({ path: 'parallel.offload', message: 'CPU offload of the optimizer needs ZeRO (zero ≥ 1), as in DeepSpeed' });
   if (par.sequenceParallel && par.tp === 1) problems.push({ path: 'parallel.sequenceParallel', message: 'needs tp > 1' });
+  if (par.tpCommOverlap) problems.push(...tpCommOverlapProblems(par));
   return problems;
+}
+
+/** What stops Transformer Engine's TP communication overlap: it overlaps sequence parallelism's collectives (Megatron asserts it). */
+function tpCommOverlapProblems(par: ScenarioInput['parallel']): Problem[] {
+  if (!par.sequenceParallel) return [{ path: 'parallel.tpCommOverlap', message: 'overlaps the all-gathers and reduce-scatters of sequence parallelism, as Megatron requires; set parallel.sequenceParallel: true (with tp > 1) or leave tpCommOverlap off' }];
+  if (par.tpStyle !== 'megatron') return [{ path: 'parallel.tpCommOverlap', message: `is Transformer Engine's overlap of Megatron's linear layers; tpStyle ${par.tpStyle} has none` }];
+  return [];
 }
 
 /**
@@ -270,6 +278,9 @@ export function resolveScenario(raw: unknown, source: string, baseDir: string): 
   const split = par.tp * par.cp * par.pp;
   const dp = par.dp ?? Math.max(1, Math.floor(gpus / split));
   problems.push(...checkParallel(par, dp, gpus, cluster.nodes, cluster.node.gpusPerNode, model, input.training));
+  for (const [k, sms] of Object.entries(par.tpCommOverlapSms)) {
+    if (par.tpCommOverlap && sms >= cluster.node.gpu.smCount) problems.push({ path: `parallel.tpCommOverlapSms.${k}`, message: `${sms} SMs leave none of the ${cluster.node.gpu.name}'s ${cluster.node.gpu.smCount} to the GEMM; use fewer` });
+  }
   const t = input.training;
   const unit = t.microBatch * dp;
   // With dp derived from a split that does not divide the GPUs, dp itself is wrong: the split's problem is enough.
@@ -319,7 +330,7 @@ export function resolveScenario(raw: unknown, source: string, baseDir: string): 
     cluster,
     model: { ...model, seqLen, vocab: frameworkVocab(model, par.tp, t.vocabDivisibleBy ?? (t.framework === 'megatron-deepspeed' ? MEGATRON_VOCAB_DIVISIBLE_BY : 1)) },
     training: { ...t, seqLen },
-    parallel: { ...par, dp, cp: par.cp, cpCommType: par.cp > 1 ? par.cpCommType : undefined, schedule: par.pp > 1 ? par.schedule : '1f1b', virtualStages: par.pp > 1 && par.schedule === 'interleaved' ? par.virtualStages : 1 },
+    parallel: { ...par, dp, cp: par.cp, cpCommType: par.cp > 1 ? par.cpCommType : undefined, tpCommOverlap: par.tpCommOverlap ? par.tpCommOverlapSms : undefined, schedule: par.pp > 1 ? par.schedule : '1f1b', virtualStages: par.pp > 1 && par.schedule === 'interleaved' ? par.virtualStages : 1 },
     comm: { ...input.comm, measured },
     noise: input.noise,
     framework: withHostCosts(frameworkByName(t.framework), t.hostOpUs, t.hostCollectiveUs),

@@ -158,6 +158,16 @@ export const parallelSchema = z
     schedule: z.enum(['gpipe', '1f1b', 'interleaved']).default('1f1b'),
     virtualStages: positiveInt.default(1),
     sequenceParallel: z.boolean().default(false),
+    /**
+     * Transformer Engine's TP communication overlap (Megatron --tp-comm-overlap, NeMo ub_tp_comm_overlap): the
+     * all-gathers and reduce-scatters of sequence parallelism run while their GEMMs compute. Needs sequenceParallel.
+     */
+    tpCommOverlap: z.boolean().default(false),
+    /** SMs its communication takes beside the GEMMs (TE's defaults: 16 each; NeMo recipes set their own). */
+    tpCommOverlapSms: z
+      .object({ proj: z.number().int().nonnegative().default(16), fc2: z.number().int().nonnegative().default(16), bulk: z.number().int().nonnegative().default(16) })
+      .strict()
+      .default({}),
     tpStyle: z.enum(['megatron', 'allgather']).default('megatron'),
     recompute: z.enum(['none', 'selective', 'full']).default('none'),
     zero: z.union([z.literal(0), z.literal(1), z.literal(2), z.literal(3)]).default(0),

@@ -4,6 +4,7 @@ import type { Algorithm, CollectiveMode, Protocol } from './collectives/types.js
 import type { MeasuredCollectiveTable } from './collectives/measuredTable.js';
 import type { PipelineSchedule } from './parallel/schedules.js';
 import type { TpStyle } from './parallel/tpSync.js';
+import type { TpCommOverlapSms } from './parallel/tpCommOverlap.js';
 import type { Placement } from './parallel/layout.js';
 import type { CpCommType, KernelMode, RecomputeMode } from './workload/ops.js';
 import type { FrameworkSpec } from './workload/framework.js';
@@ -60,6 +61,11 @@ export interface ParallelSetup {
   /** Model chunks per pipeline stage (interleaved schedule). */
   virtualStages: number;
   sequenceParallel: boolean;
+  /**
+   * Transformer Engine's TP communication overlap (Megatron --tp-comm-overlap): the SMs its communication takes beside
+   * the GEMMs; absent: off.
+   */
+  tpCommOverlap?: TpCommOverlapSms;
   tpStyle: TpStyle;
   recompute: RecomputeMode;
   zero: 0 | 1 | 2 | 3;

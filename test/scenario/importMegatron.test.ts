@@ -107,6 +107,13 @@ describe('importMegatronArgs', () => {
     expect(r.fields.find((x) => x.path === 'parallel.dp')?.from).toMatch(/GPUs \/ \(tp × cp × pp\)/);
   });
 
+  it('reads --tp-comm-overlap (Transformer Engine userbuffers) and says its config file is not read', () => {
+    const r = importMegatronArgs('--tensor-model-parallel-size 4 --sequence-parallel --tp-comm-overlap --tp-comm-overlap-cfg ub.yaml');
+    expect(fieldsOf(r)).toMatchObject({ 'parallel.tpCommOverlap': true, 'parallel.sequenceParallel': true });
+    expect(r.warnings.join('\n')).toContain("--tp-comm-overlap-cfg ub.yaml: not modelled; the userbuffers config file is not read; Transformer Engine's default SMs per overlap are used (set parallel.tpCommOverlapSms)");
+    expect(fieldsOf(importMegatronArgs('--tensor-model-parallel-size 4'))['parallel.tpCommOverlap']).toBe(false);
+  });
+
   it('reads --cp-comm-type (one value or one per layer), with both spellings of the gather', () => {
     const cp = (args: string) => importMegatronArgs(`--context-parallel-size 2 ${args} --micro-batch-size 1`, { gpus: 8 });
     expect(fieldsOf(cp(''))['parallel.cpCommType']).toBe('p2p');

@@ -1,6 +1,6 @@
 import { Program, type StreamKind } from '../program/types.js';
 import type { StepSetup } from '../setup.js';
-import type { Block } from '../workload/ops.js';
+import type { Block, Op } from '../workload/ops.js';
 import { buildBlocks } from '../workload/transformerOps.js';
 import { hostCost, type FrameworkSpec } from '../workload/framework.js';
 import { GET_BATCH_PIPE_CALLS } from '../workload/megatronOps.js';
@@ -9,6 +9,7 @@ import { ParallelLayout, splitLayers } from './layout.js';
 import { peakInFlight, stageSchedule, type PipeOp } from './schedules.js';
 import { tpSyncPoints, type TpSync } from './tpSync.js';
 import { cpSyncPoints } from './contextParallel.js';
+import { overlapTpSyncs, withOverlapSmMargin } from './tpCommOverlap.js';
 import { passTemplate, type PassTemplate } from './blockTemplate.js';
 import { addGradientReduction, type StageGradients } from './gradReduction.js';
 
@@ -91,14 +92,20 @@ export function compileStep(setup: StepSetup): StepPlan {
   });
   const tpCtx = { model, tp, sequenceParallel: par.sequenceParallel, style: par.tpStyle, tokens, elementBytes, asyncGradReduce: setup.framework?.asyncTpGradReduce ?? true };
   const cpCtx = { model, cp, tp, tokens, elementBytes, commType: par.cpCommType };
-  const syncPoints = (names: readonly string[]) => [...tpSyncPoints(names, tpCtx), ...cpSyncPoints(names, cpCtx)].sort((a, b) => a.afterOp - b.afterOp);
+  const overlap = par.tpCommOverlap;
+  const syncPoints = (names: readonly string[]) => {
+    const tpSyncs = tpSyncPoints(names, tpCtx);
+    return [...(overlap ? overlapTpSyncs(names, tpSyncs) : tpSyncs), ...cpSyncPoints(names, cpCtx)].sort((a, b) => a.afterOp - b.afterOp);
+  };
+  // With TP communication overlap, some GEMMs leave SMs to the communication kernels beside them.
+  const opsOf = (ops: readonly Op[]) => (overlap ? ops.map((o) => withOverlapSmMargin(o, overlap)) : ops);
   const collHostNs = setup.framework?.hostOpNs ?? 0;
   const fw = setup.framework;
   const templates = new Map<Block, { F: PassTemplate; B: PassTemplate }>();
   for (const b of blocks) {
     templates.set(b, {
-      F: passTemplate(b.forward, syncPoints(b.forward.map((o) => o.name)), 'forward', gpu, dtype, collHostNs),
-      B: passTemplate(b.backward, syncPoints(b.backward.map((o) => o.name)), 'backward', gpu, dtype, collHostNs),
+      F: passTemplate(opsOf(b.forward), syncPoints(b.forward.map((o) => o.name)), 'forward', gpu, dtype, collHostNs),
+      B: passTemplate(opsOf(b.backward), syncPoints(b.backward.map((o) => o.name)), 'backward', gpu, dtype, collHostNs),
     });
   }
 

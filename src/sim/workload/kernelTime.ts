@@ -183,6 +183,21 @@ export function causalWorkFraction(seqLen: number): number {
 }
 
 /**
+ * How much longer a GEMM takes on `gpu.smCount − op.smMargin` SMs than on all of them: the ratio of the
+ * efficiencies with and without the margin, each with its own wave quantisation, scaled by the SMs it keeps.
+ */
+function smMarginSlowdown(op: Op, gpu: GpuSpec, dtype: Dtype): number {
+  const margin = op.smMargin ?? 0;
+  if (margin <= 0) return 1;
+  const sms = gpu.smCount - margin;
+  const g = op.gemm;
+  if (!g) return gpu.smCount / sms;
+  const all = gemmEfficiency(g.m, g.n, g.k, gpu, dtype, g.batch);
+  const fewer = gemmEfficiency(g.m, g.n, g.k, { ...gpu, smCount: sms }, dtype, g.batch) * (sms / gpu.smCount);
+  return all / fewer;
+}
+
+/**
  * Time of one op on one GPU in integer nanoseconds.
  * GEMMs run on tensor cores at `gemmEfficiency`; flash attention at `attentionEfficiency` (causal kernels
  * execute only the unmasked half); elementwise and optimizer ops compute on the CUDA cores (fp32 peak)
@@ -200,10 +215,10 @@ export function opTimeNs(op: Op, gpu: GpuSpec, dtype: Dtype, opts: { launch?: bo
       // A calibrated model measured the whole kernel (memory traffic included), so it is not max-ed with HBM time.
       const mg = gpu.measuredGemm?.[dtype];
       const slowdown = g && gemmMisaligned(g, dtype) ? MISALIGNED_GEMM_SLOWDOWN : 1;
-      if (mg) return Math.round((g ? measuredGemmNs(g, mg) * slowdown : op.flops / (mg.ceilingTflops * 1e3)) + launchNs);
+      if (mg) return Math.round((g ? measuredGemmNs(g, mg) * slowdown : op.flops / (mg.ceilingTflops * 1e3)) * smMarginSlowdown(op, gpu, dtype) + launchNs);
       // Without a shape, assume a large well-shaped GEMM (the ceiling).
       const eff = g ? gemmEfficiency(g.m, g.n, g.k, gpu, dtype, g.batch) : gpu.gemmCeiling[dtype] ?? DEFAULT_GEMM_CEILING;
-      computeNs = (op.flops / (peakFlopsPerNs(gpu, dtype) * eff)) * slowdown;
+      computeNs = (op.flops / (peakFlopsPerNs(gpu, dtype) * eff)) * slowdown * smMarginSlowdown(op, gpu, dtype);
     } else if (op.kind === 'attention') {
       const a = op.attention;
       const executed = a?.causal ? op.flops * causalWorkFraction(a.seqLen) : op.flops;

@@ -66,6 +66,11 @@ export interface Op {
   hostNs?: number;
   /** The host waits for the GPU's compute stream to drain before issuing this op (a blocking copy). */
   hostSync?: boolean;
+  /**
+   * SMs a GEMM leaves to a communication kernel that runs beside it (Transformer Engine's userbuffers overlap with
+   * `set_sm_margin`); the GEMM runs its waves on the rest.
+   */
+  smMargin?: number;
 }
 
 /** A group of ops that belong together: the embedding, one transformer layer, or the head + loss. */
