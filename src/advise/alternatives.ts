@@ -39,12 +39,14 @@ export function candidateChanges(s: Scenario, r: StepResult): { label: string; s
   }
   // ZeRO shards over the ranks that hold the same weights (dp × cp): with one, a higher stage saves nothing.
   const sharded = p.dp * (p.cp ?? 1) > 1;
+  // ZeRO-3 does not combine with context parallelism (resolve refuses it).
+  const zero3 = (p.cp ?? 1) === 1;
   if (!r.memory.gpuFits) {
     if (p.recompute !== 'full') add('full activation recompute', 'parallel.recompute=full');
-    if (p.zero < 3 && p.pp === 1 && sharded) add(`ZeRO-${p.zero + 1}`, `parallel.zero=${p.zero + 1}`);
+    if (p.zero < 3 && p.pp === 1 && sharded && (p.zero + 1 < 3 || zero3)) add(`ZeRO-${p.zero + 1}`, `parallel.zero=${p.zero + 1}`);
     if (p.zero >= 1 && p.offload === 'none') add('optimizer offload to CPU', 'parallel.offload=cpu');
     // Each alone may not be enough where both are (ZeRO-Infinity's usual pairing).
-    if (p.zero < 3 && p.pp === 1 && sharded && p.offload === 'none') add('ZeRO-3 with optimizer offload to CPU', 'parallel.zero=3', 'parallel.offload=cpu');
+    if (p.zero < 3 && p.pp === 1 && sharded && zero3 && p.offload === 'none') add('ZeRO-3 with optimizer offload to CPU', 'parallel.zero=3', 'parallel.offload=cpu');
     if (p.tp * 2 <= gpn && s.model.heads % (p.tp * 2) === 0 && p.dp % 2 === 0) add(`tp ${p.tp * 2}`, `parallel.tp=${p.tp * 2}`, `parallel.dp=${p.dp / 2}`);
     if (t.microBatch > 1) add(`micro-batch ${t.microBatch / 2}`, `training.microBatch=${Math.floor(t.microBatch / 2)}`);
   }

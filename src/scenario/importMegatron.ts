@@ -124,15 +124,19 @@ function importCpCommType(c: ImportCollector, a: MegatronArgs, cp: number): void
   }
   const values = given.split(' ');
   const wrong = values.find((v) => !(v in CP_COMM_TYPE_OF));
-  if (wrong !== undefined) throw new ScenarioError('', `${SOURCE}: --cp-comm-type has '${wrong}'; expected p2p, all_gather, a2a or a2a+p2p (one, or one per layer)`);
-  const counts = new Map<string, number>();
-  for (const v of values) counts.set(v, (counts.get(v) ?? 0) + 1);
-  const common = [...counts.entries()].sort((x, y) => y[1] - x[1])[0][0];
-  const from = `--cp-comm-type ${values.length > 1 ? `(${common} on ${counts.get(common)} of ${values.length} layers)` : common}`;
-  c.set('parallel.cpCommType', CP_COMM_TYPE_OF[common], from);
+  if (wrong !== undefined) {
+    const hint = wrong.includes('$') ? ' (shell variables are not expanded: paste the command as it ran, e.g. from the job log)' : '';
+    throw new ScenarioError('', `${SOURCE}: --cp-comm-type has '${wrong}'; expected p2p, all_gather, a2a or a2a+p2p (one, or one per layer)${hint}`);
+  }
+  // Counted as they run (a2a+p2p runs as the ring, the gather has two spellings).
+  const counts = new Map<CpCommType, number>();
+  for (const v of values) counts.set(CP_COMM_TYPE_OF[v], (counts.get(CP_COMM_TYPE_OF[v]) ?? 0) + 1);
+  const [common, n] = [...counts.entries()].sort((x, y) => y[1] - x[1])[0];
+  const from = `--cp-comm-type ${values.length > 1 ? `(${common} on ${n} of ${values.length} layers)` : values[0]}`;
+  c.set('parallel.cpCommType', common, from);
   if (cp === 1) c.warn(`${from}: ignored, context parallelism is off (--context-parallel-size 1)`);
   if (counts.size > 1) c.warn(`--cp-comm-type ${given}: a type per layer is not modelled; every layer runs ${common}`);
-  if (common === 'a2a+p2p') c.warn('--cp-comm-type a2a+p2p: the hierarchical all-to-all within groups then ring across them is not modelled; simulated as the p2p ring over all cp ranks');
+  if (values.includes('a2a+p2p')) c.warn('--cp-comm-type a2a+p2p: the hierarchical all-to-all within groups then ring across them is not modelled; simulated as the p2p ring over all cp ranks');
 }
 
 function importVirtualStages(c: ImportCollector, a: MegatronArgs, pp: number, layers: number | undefined): void {

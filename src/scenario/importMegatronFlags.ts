@@ -13,7 +13,7 @@ export const SOURCE = '--megatron-args';
  * What a flag takes: nothing (`store_true`), a positive integer, one of some words, any text, or one or more words
  * (argparse `nargs='+'`; kept joined by single spaces).
  */
-type FlagKind = { kind: 'bool' } | { kind: 'int' } | { kind: 'choice'; choices: readonly string[] } | { kind: 'text' } | { kind: 'words' };
+type FlagKind = { kind: 'bool' } | { kind: 'int' } | { kind: 'choice'; choices: readonly string[] } | { kind: 'text' } | { kind: 'words'; words: readonly string[] };
 
 const BOOL: FlagKind = { kind: 'bool' };
 const INT: FlagKind = { kind: 'int' };
@@ -25,7 +25,7 @@ export const FLAGS: Readonly<Record<string, FlagKind>> = {
   'tensor-model-parallel-size': INT,
   'pipeline-model-parallel-size': INT,
   'context-parallel-size': INT,
-  'cp-comm-type': { kind: 'words' },
+  'cp-comm-type': { kind: 'words', words: ['p2p', 'all_gather', 'allgather', 'a2a', 'a2a+p2p'] },
   'num-layers-per-virtual-pipeline-stage': INT,
   'virtual-pipeline-model-parallel-size': INT,
   'data-parallel-size': INT,
@@ -176,8 +176,9 @@ export class MegatronArgs {
           if (i >= words.length || isFlag(words[i])) throw new ScenarioError('', `${SOURCE}: --${name} needs a value${expected(spec)}`);
           value = words[i++];
         }
-        // nargs='+': the words up to the next flag belong to it too.
-        if (spec.kind === 'words') while (i < words.length && !isFlag(words[i])) value += ` ${words[i++]}`;
+        // nargs='+': the flag's own words that follow belong to it too (not after `=value`, as with argparse); anything
+        // else (an unexpanded $VAR, a stray word) is left for the stray-word warning.
+        if (spec.kind === 'words' && inline === undefined) while (i < words.length && spec.words.includes(words[i])) value += ` ${words[i++]}`;
         this.values.set(name, value);
       } else {
         // Unknown and not-modelled flags take whatever values follow them (argparse nargs vary: --data-path a b, --rampup-batch-size 16 16 5859375).

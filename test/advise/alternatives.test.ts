@@ -89,6 +89,9 @@ describe('what to try: candidate changes from what bounds the step', () => {
     const raw = { name: 'z2', cluster: { preset: 'dgx-a100-80gb', nodes: 1 }, model: { preset: 'llama2-70b', seqLen: 4096 }, training: { globalBatch: 32, microBatch: 1, precision: 'bf16' }, parallel: { zero: 2, recompute: 'full' } };
     const { list } = candidates(raw);
     const both = list.find((c) => c.label === 'ZeRO-3 with optimizer offload to CPU')!;
+    // ZeRO-3 does not combine with context parallelism: not offered there.
+    const cp = candidates({ ...raw, name: 'cp', parallel: { zero: 2, recompute: 'full', cp: 2 } });
+    expect(cp.list.map((c) => c.label).filter((l) => l.startsWith('ZeRO-3'))).toEqual([]);
     expect(both.sets).toEqual(['parallel.zero=3', 'parallel.offload=cpu']);
     const tried = evaluateAlternatives(raw, [], 'test', process.cwd(), list.filter((c) => c.label.startsWith('ZeRO-3') || c.label.startsWith('optimizer offload')), 3);
     expect(tried.map((a) => [a.label, a.fits])).toEqual([['ZeRO-3', false], ['optimizer offload to CPU', false], ['ZeRO-3 with optimizer offload to CPU', true]]);

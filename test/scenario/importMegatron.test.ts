@@ -136,6 +136,19 @@ describe('importMegatronArgs', () => {
     expect(importMegatronArgs('--cp-comm-type a2a').warnings.join('\n')).toContain('--cp-comm-type a2a: ignored, context parallelism is off');
     expect(errorOf(() => cp('--cp-comm-type ring')).message).toBe("--megatron-args: --cp-comm-type has 'ring'; expected p2p, all_gather, a2a or a2a+p2p (one, or one per layer)");
     expect(errorOf(() => cp('--cp-comm-type')).message).toMatch(/--cp-comm-type needs a value/);
+    // Its list ends at the first word that is not a type: an unexpanded variable after it is a stray word, as after
+    // any flag; a value given with '=' takes no more words (argparse).
+    const stray = cp('--cp-comm-type p2p ${EXTRA_ARGS}');
+    expect(fieldsOf(stray)['parallel.cpCommType']).toBe('p2p');
+    expect(stray.warnings.join('\n')).toContain('shell variables are not expanded, so the flags they hold were not read: ${EXTRA_ARGS}');
+    const inline = cp('--cp-comm-type=a2a p2p');
+    expect(fieldsOf(inline)['parallel.cpCommType']).toBe('a2a');
+    expect(inline.warnings.join('\n')).toContain('words that belong to no flag, ignored: p2p');
+    expect(errorOf(() => cp('--cp-comm-type $CP_TYPE')).message).toContain("--cp-comm-type has '$CP_TYPE'; expected p2p, all_gather, a2a or a2a+p2p (one, or one per layer) (shell variables are not expanded");
+    // a2a+p2p runs as the ring, so a list of it and p2p is one type.
+    const mixed = cp('--cp-comm-type a2a+p2p p2p a2a');
+    expect(fieldsOf(mixed)['parallel.cpCommType']).toBe('p2p');
+    expect(mixed.fields.find((f) => f.path === 'parallel.cpCommType')?.from).toBe('--cp-comm-type (p2p on 2 of 3 layers)');
   });
 
   it('takes --virtual-pipeline-model-parallel-size as the number of chunks, and rejects one that disagrees with the layers per virtual stage', () => {

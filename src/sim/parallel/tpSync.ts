@@ -89,7 +89,8 @@ export function tpSyncPoints(names: readonly string[], ctx: TpContext): TpSync[]
     // The vocab-parallel cross-entropy all-reduces three fp32 values per token over the TP group: the logits' max,
     // the target's logit and the sum of exponentials (megatron/core/tensor_parallel/cross_entropy.py),
     // each one needed before the loss goes on. The loss is one op here, so all three sit between the logits and it.
-    if (name === 'loss' && ctx.tp > 1) for (const what of ['max', 'target logit', 'sum of exp']) blocking('all_reduce', ctx.tokens * 4, `TP all-reduce cross-entropy ${what}`, i - 1);
+    // (An MLP's output is whole on every rank or gathered, as mlpOps.ts splits it: its loss needs none.)
+    if (name === 'loss' && ctx.tp > 1 && ctx.model.arch !== 'mlp') for (const what of ['max', 'target logit', 'sum of exp']) blocking('all_reduce', ctx.tokens * 4, `TP all-reduce cross-entropy ${what}`, i - 1);
   });
   return out.sort((a, b) => a.afterOp - b.afterOp);
 }

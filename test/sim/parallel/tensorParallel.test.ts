@@ -68,6 +68,9 @@ describe('Megatron tensor parallelism', () => {
     // A vocabulary gathered whole on every rank (all-gather style) needs none, nor does tp 1.
     expect(tpTasks({ tp: 2, tpStyle: 'allgather' }).filter((t) => isCrossEntropy(t.label))).toEqual([]);
     expect(compileStep(gpt({ tp: 1 })).program.tasks.filter((t) => isCrossEntropy(t.label))).toEqual([]);
+    // An MLP's output is whole on every rank (or gathered) at its loss: no cross-entropy all-reduces.
+    const mlp = scenarioOf({ cluster: { preset: 'dgx-a100-80gb', nodes: 1 }, model: { preset: 'mlp-small' }, training: { globalBatch: 64, microBatch: 8 }, parallel: { tp: 2 } });
+    expect(compileStep(mlp).program.tasks.filter((t) => isCrossEntropy(t.label))).toEqual([]);
   });
 
   it('turns them into all-gather / reduce-scatter pairs with sequence parallelism', () => {
