@@ -1,5 +1,5 @@
 import type { CollectiveOp } from '../collectives/types.js';
-import type { ModelSpec } from '../workload/model.js';
+import { mlpSizesOf, type ModelSpec } from '../workload/model.js';
 
 /** `megatron`: column- then row-parallel linears; `allgather`: every linear's output shards gathered. */
 export type TpStyle = 'megatron' | 'allgather';
@@ -56,6 +56,7 @@ function width(ctx: TpContext, linear: string): { in: number; out: number } {
  * get the same collectives as the forward.
  */
 export function tpSyncPoints(names: readonly string[], ctx: TpContext): TpSync[] {
+  if (ctx.model.arch === 'mlp') return mlpSyncPoints(names, ctx);
   if (ctx.tp <= 1) return [];
   const out: TpSync[] = [];
   const full = (w: number) => ctx.tokens * w * ctx.elementBytes;
@@ -89,8 +90,37 @@ export function tpSyncPoints(names: readonly string[], ctx: TpContext): TpSync[]
     // The vocab-parallel cross-entropy all-reduces three fp32 values per token over the TP group: the logits' max,
     // the target's logit and the sum of exponentials (megatron/core/tensor_parallel/cross_entropy.py),
     // each one needed before the loss goes on. The loss is one op here, so all three sit between the logits and it.
-    // (An MLP's output is whole on every rank or gathered, as mlpOps.ts splits it: its loss needs none.)
-    if (name === 'loss' && ctx.tp > 1 && ctx.model.arch !== 'mlp') for (const what of ['max', 'target logit', 'sum of exp']) blocking('all_reduce', ctx.tokens * 4, `TP all-reduce cross-entropy ${what}`, i - 1);
+    if (name === 'loss' && ctx.tp > 1) for (const what of ['max', 'target logit', 'sum of exp']) blocking('all_reduce', ctx.tokens * 4, `TP all-reduce cross-entropy ${what}`, i - 1);
   });
   return out.sort((a, b) => a.afterOp - b.afterOp);
 }
+
+/**
+ * The TP collectives of an MLP split as mlpOps.ts splits it (Megatron's pairing): an odd-indexed, row-parallel layer
+ * `fc{i}` all-reduces its output; an even-indexed, column-parallel one after the first all-reduces its input gradient
+ * (overlapped with its weight gradient, as for a transformer's); when the last layer is column-parallel its outputs
+ * stay split, and the loss all-reduces three fp32 values per row as the vocab-parallel cross-entropy does.
+ */
+function mlpSyncPoints(names: readonly string[], ctx: TpContext): TpSync[] {
+  if (ctx.tp <= 1) return [];
+  const sizes = mlpSizesOf(ctx.model);
+  const lastColumn = (sizes.length - 2) % 2 === 0;
+  const out: TpSync[] = [];
+  names.forEach((raw, i) => {
+    const name = raw.startsWith('recompute.') ? raw.slice('recompute.'.length) : raw;
+    const fwd = /^fc(\d+)$/.exec(name);
+    const dgrad = /^fc(\d+)\.dgrad$/.exec(name);
+    if (fwd && Number(fwd[1]) % 2 === 1) {
+      out.push({ op: 'all_reduce', bytes: ctx.tokens * sizes[Number(fwd[1]) + 1] * ctx.elementBytes, afterOp: i, neededBy: i + 1, label: `TP all-reduce ${name}` });
+    }
+    if (dgrad && Number(dgrad[1]) % 2 === 0 && Number(dgrad[1]) > 0) {
+      const overlapped = ctx.asyncGradReduce !== false;
+      out.push({ op: 'all_reduce', bytes: ctx.tokens * sizes[Number(dgrad[1])] * ctx.elementBytes, afterOp: i, neededBy: overlapped ? i + 2 : i + 1, label: `TP all-reduce ${name}` });
+    }
+    if (name === 'loss' && lastColumn) {
+      for (const what of ['max', 'target logit', 'sum of exp']) out.push({ op: 'all_reduce', bytes: ctx.tokens * 4, afterOp: i - 1, neededBy: i, label: `TP all-reduce cross-entropy ${what}` });
+    }
+  });
+  return out.sort((a, b) => a.afterOp - b.afterOp);
+}
+

@@ -68,9 +68,22 @@ describe('Megatron tensor parallelism', () => {
     // A vocabulary gathered whole on every rank (all-gather style) needs none, nor does tp 1.
     expect(tpTasks({ tp: 2, tpStyle: 'allgather' }).filter((t) => isCrossEntropy(t.label))).toEqual([]);
     expect(compileStep(gpt({ tp: 1 })).program.tasks.filter((t) => isCrossEntropy(t.label))).toEqual([]);
-    // An MLP's output is whole on every rank (or gathered) at its loss: no cross-entropy all-reduces.
-    const mlp = scenarioOf({ cluster: { preset: 'dgx-a100-80gb', nodes: 1 }, model: { preset: 'mlp-small' }, training: { globalBatch: 64, microBatch: 8 }, parallel: { tp: 2 } });
-    expect(compileStep(mlp).program.tasks.filter((t) => isCrossEntropy(t.label))).toEqual([]);
+  });
+
+  it('splits an MLP as Megatron pairs its layers: a row-parallel layer all-reduces its output, a column-parallel one its input gradient', () => {
+    const mlp = (mlpSizes: number[]) => compileStep(scenarioOf({ cluster: { preset: 'dgx-a100-80gb', nodes: 1 }, model: { arch: 'mlp', layers: mlpSizes.length - 1, hidden: mlpSizes[1], seqLen: 1, vocab: 1, mlpSizes }, training: { globalBatch: 32, microBatch: 8 }, parallel: { tp: 2 } }));
+    const labels = (sizes: number[]) => {
+      const plan = mlp(sizes);
+      const group = plan.layout.tpGroup(0, 0);
+      return plan.program.tasks.filter((t) => t.kind === 'tp-collective' && t.collective!.group === group).map((t) => [t.label, t.collective!.bytes]);
+    };
+    // Two layers (one micro-batch of 8 rows per replica): column then row, so the output is whole and the loss needs nothing.
+    expect(labels([1024, 512, 10])).toEqual([['TP all-reduce fc1', 8 * 10 * 2]]);
+    // Three: the last layer is column-parallel again; its input gradient is reduced, its split outputs need the loss's three.
+    expect(labels([1024, 512, 256, 10]).map(([l, b]) => `${l} ${b}`).sort()).toEqual([
+      `TP all-reduce cross-entropy max ${8 * 4}`, `TP all-reduce cross-entropy sum of exp ${8 * 4}`, `TP all-reduce cross-entropy target logit ${8 * 4}`,
+      `TP all-reduce fc1 ${8 * 256 * 2}`, `TP all-reduce fc2.dgrad ${8 * 256 * 2}`,
+    ]);
   });
 
   it('turns them into all-gather / reduce-scatter pairs with sequence parallelism', () => {
