@@ -84,6 +84,8 @@ export interface MemoryInput {
   accounting?: MemoryAccounting;
   /** Runtime reserve (default {@link RUNTIME_RESERVE_BYTES}). */
   reserveBytes?: number;
+  /** Working memory of context-parallel attention for one layer (`cpBufferBytes`); default 0. */
+  attentionBufferBytes?: number;
 }
 
 export interface MemoryBreakdown {
@@ -91,7 +93,7 @@ export interface MemoryBreakdown {
   gradientsBytes: number;
   optimizerBytes: number;
   activationsBytes: number;
-  /** Communication buckets and, for ZeRO-3, the gathered (current + prefetched) layer. */
+  /** Communication buckets, for ZeRO-3 the gathered (current + prefetched) layer, context parallelism's attention buffers. */
   buffersBytes: number;
   reserveBytes: number;
   totalBytes: number;
@@ -143,7 +145,7 @@ export function memoryPerGpu(input: MemoryInput): MemoryBreakdown {
   const gradientBytesToReduce = per.gradients * P;
   const bucketBytes = Math.min(input.bucketBytes, gradientBytesToReduce);
   const bucketsHeld = bucketBytes > 0 ? Math.min(BUCKETS_IN_FLIGHT, Math.ceil(gradientBytesToReduce / bucketBytes)) : 0;
-  let buffersBytes = bucketsHeld * bucketBytes + gathered;
+  let buffersBytes = bucketsHeld * bucketBytes + gathered + (input.attentionBufferBytes ?? 0);
   if (input.ddpBucketCopy && z === 0) buffersBytes += per.gradients * P;
 
   const activationsBytes = input.activationBytes;

@@ -1,6 +1,7 @@
 import { MiB } from '../engine/units.js';
 import { splitLayers } from '../parallel/layout.js';
 import { peakInFlight, stageSchedule } from '../parallel/schedules.js';
+import { cpBufferBytes } from '../parallel/contextParallel.js';
 import type { StepSetup } from '../setup.js';
 import { elementsPerTpRank, parameterTensors, tiedEmbeddingCopy } from '../workload/model.js';
 import { activationBytesPerRank } from './activations.js';
@@ -62,6 +63,7 @@ export function stageMemories(setup: StepSetup): StageMemory[] {
       model,
       activationBytes,
       bucketBytes: (par.zero >= 2 ? par.zeroConfig.reduceBucketMB : par.ddp.bucketMB) * MiB,
+      attentionBufferBytes: cpBufferBytes({ model, cp, tp: par.tp, tokens: (t.microBatch * t.seqLen) / cp, elementBytes: mixed ? 2 : 4, commType: par.cpCommType }),
       tp: par.tp,
       ...(mixed && par.fp32Gradients ? { gradientBytesPerParam: 4 } : {}),
       // PyTorch DDP's default gradient_as_bucket_view=False keeps a second, flat copy of the gradients.

@@ -19,6 +19,28 @@ export function kvBlockBytes(ctx: CpContext): number {
   return 2 * ctx.tokens * kvHeadsPerRank(ctx.model, ctx.tp) * headDim(ctx.model) * ctx.elementBytes;
 }
 
+/**
+ * The largest working memory context parallelism's attention holds for one layer beyond the saved activations, bytes
+ * per rank (Transformer Engine, context_parallel.py):
+ * - `p2p`: the forward keeps every key/value block it received until the pass ends (cp blocks); the backward holds two
+ *   buffers of keys/values and their gradients (4 blocks);
+ * - `all_gather`: the gathered keys and values (cp blocks) in forward; in backward those again and their full-length
+ *   gradients before the reduce-scatter (2·cp blocks);
+ * - `a2a`: the exchanged queries, keys and values beside the rank's own (one more copy of them).
+ */
+export function cpBufferBytes(ctx: CpContext): number {
+  if (ctx.cp <= 1) return 0;
+  const kv = kvBlockBytes(ctx);
+  switch (ctx.commType ?? 'p2p') {
+    case 'p2p':
+      return Math.max(ctx.cp, 4) * kv;
+    case 'all_gather':
+      return 2 * ctx.cp * kv;
+    case 'a2a':
+      return queryBytes(ctx) + kv;
+  }
+}
+
 /** Bytes of the queries one rank holds for one micro-batch (as many as its attention output). */
 function queryBytes(ctx: CpContext): number {
   return (ctx.tokens * ctx.model.heads * headDim(ctx.model) * ctx.elementBytes) / ctx.tp;

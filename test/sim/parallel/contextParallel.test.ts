@@ -257,6 +257,19 @@ describe('context parallelism by all-gather and by all-to-all (--cp-comm-type)',
     expect(problems(() => scenarioOf({ ...llamaRaw({ cp: 2, dp: 4, cpCommType: 'ring' }) }))).toEqual(["parallel.cpCommType: expected one of 'p2p', 'all_gather', 'a2a', got 'ring'"]);
   });
 
+  it('counts each type\'s attention buffers in memory: all-gather the gathered sequence, the ring its received blocks', () => {
+    const buffers = (cp: number, cpCommType: string) => stageMemories(llama({ cp, dp: 8 / cp, cpCommType }))[0].buffersBytes;
+    const none = stageMemories(llama({ cp: 1, dp: 8 }))[0].buffersBytes;
+    for (const cp of [2, 8]) {
+      // all_gather: the gathered keys/values and, in backward, their full-length gradients: 2·cp blocks of 2U.
+      expect(buffers(cp, 'all_gather') - none).toBe(2 * cp * kv(cp));
+      // p2p: the forward keeps the cp blocks it received; the backward two buffers of keys/values and gradients.
+      expect(buffers(cp, 'p2p') - none).toBe(Math.max(cp, 4) * kv(cp));
+      // a2a: one more copy of the rank's queries, keys and values.
+      expect(buffers(cp, 'a2a') - none).toBe(q(cp) + kv(cp));
+    }
+  });
+
   it('names the type in the result and leaves it out without context parallelism', () => {
     expect(simulateStep(llama({ cp: 2, dp: 4, cpCommType: 'a2a' }, { layers: 1 })).result.parallel.cpCommType).toBe('a2a');
     expect(simulateStep(llama({ cp: 1, dp: 8, cpCommType: 'a2a' }, { layers: 1 })).result.parallel.cpCommType).toBeUndefined();
