@@ -92,11 +92,10 @@ function ringSyncPoints(names: readonly string[], ctx: CpContext): TpSync[] {
  *   backward gathers them again (they are not kept) and, after its two calls, reduce-scatters their gradients.
  * - `a2a` (`AttnFuncWithCPAndQKVOA2A`): forward exchanges queries, keys and values all-to-all before the call and the
  *   output after it; backward the output's gradient before and the gradients of queries, keys and values after.
- * Each runs as its ring or pairwise traffic would load a rank's links: a ring all-gather or reduce-scatter sends
- * (cp − 1) blocks on to the next rank, an all-to-all (cp − 1)/cp of the tensor to the others. They are simulated as
- * one send of those bytes to the ring's next rank (`group: 'cp'`): inside an NVSwitch node each GPU's link carries the
- * same bytes either way; an all-to-all across nodes would send more over the NICs than this (not modelled), and the
- * ring's cp − 1 latencies are counted once.
+ * They run as collectives over the context-parallel group (`group: 'cp'`), so NCCL's rings use every NIC of the nodes
+ * they span. An all-to-all of a rank's X bytes over cp ranks sends (cp − 1)/cp of X from each rank, which is what an
+ * all-gather into X bytes sends: it runs as one (the engine has no all-to-all; across nodes NCCL's all-to-all sends to
+ * every peer directly, the same bytes per GPU and NIC).
  */
 function collectiveSyncPoints(names: readonly string[], ctx: CpContext): TpSync[] {
   const out: TpSync[] = [];
@@ -106,19 +105,20 @@ function collectiveSyncPoints(names: readonly string[], ctx: CpContext): TpSync[
   const at = new Map<string, number>();
   names.forEach((raw, i) => at.set(raw, i));
   const gather = ctx.commType === 'all_gather';
-  const send = (bytes: number, afterOp: number, label: string) => out.push({ op: 'send_recv', bytes, afterOp, neededBy: afterOp + 1, label, group: 'cp' });
-  const toAll = (bytes: number) => (bytes * (cp - 1)) / cp;
+  const coll = (op: 'all_gather' | 'reduce_scatter', bytes: number, afterOp: number, label: string) => out.push({ op, bytes, afterOp, neededBy: afterOp + 1, label, group: 'cp' });
   for (const base of ['attn.core', 'recompute.attn.core', 'attn.core.bwd'] as const) {
     const backward = base === 'attn.core.bwd';
     const first = at.get(gather ? `${base}.cp0` : base);
     const last = at.get(gather ? `${base}.cp1` : base);
     if (first === undefined || last === undefined) continue;
     if (gather) {
-      send((cp - 1) * kv, first - 1, 'CP all-gather keys/values');
-      if (backward) send((cp - 1) * kv, last, 'CP reduce-scatter key/value gradients');
+      // The whole sequence's keys and values: cp blocks gathered, and their gradients reduce-scattered back.
+      coll('all_gather', cp * kv, first - 1, 'CP all-gather keys/values');
+      if (backward) coll('reduce_scatter', cp * kv, last, 'CP reduce-scatter key/value gradients');
     } else {
-      send(toAll(backward ? q : q + kv), first - 1, backward ? 'CP all-to-all output gradient' : 'CP all-to-all queries/keys/values');
-      send(toAll(backward ? q + kv : q), last, backward ? 'CP all-to-all query/key/value gradients' : 'CP all-to-all output');
+      // An all-to-all of the rank's X bytes sends (cp − 1)/cp of X to the others: an all-gather into X bytes.
+      coll('all_gather', backward ? q : q + kv, first - 1, backward ? 'CP all-to-all output gradient' : 'CP all-to-all queries/keys/values');
+      coll('all_gather', backward ? q + kv : q, last, backward ? 'CP all-to-all query/key/value gradients' : 'CP all-to-all output');
     }
   }
   return out;

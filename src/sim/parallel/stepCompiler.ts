@@ -210,7 +210,21 @@ function cpRing(layout: ParallelLayout, d: number, s: number, members: readonly 
       }
     }
   }
-  return { pairs, shadows, ...(waits ? { waited: (label, sync, sends, consumers) => waits.record(s, d, label, sync, sends, consumers) } : {}) };
+  const groups = members.map((rank) => {
+    const c = layout.coords(rank);
+    return layout.cpGroup(c.t, c.d, s);
+  });
+  const groupShadows: (readonly number[])[] = [];
+  if (d === 0 && !waits) {
+    for (let e = 0; e < layout.dp; e += layout.cp) {
+      for (let t = 0; t < layout.tp; t++) {
+        const g = layout.cpGroup(t, e, s);
+        if (!g.some((r) => simulated.has(r)) && shadowFilter(g)) groupShadows.push(g);
+      }
+    }
+  }
+  const share = waits ? 1 / layout.cp : 1;
+  return { pairs, shadows, groups, share, groupShadows, ...(waits ? { waited: (label, sync, sends, consumers) => waits.record(s, d, label, sync, sends, consumers) } : {}) };
 }
 
 /**
@@ -243,6 +257,11 @@ function instantiatePass(program: Program, t: PassTemplate, group: readonly numb
   const issue = (syncs: readonly TpSync[]) => {
     for (const sync of syncs) {
       const deps = members.map((_, i) => lastCompute[i]).filter((x): x is number => x !== undefined);
+      if (sync.group === 'cp' && sync.op !== 'send_recv') {
+        // A collective over the member's context-parallel group (all_gather, a2a): each member issues it for its share.
+        issued.set(sync, members.map((rank, i) => program.collective('cp-exchange', `${sync.label} mb${op.microBatch}`, { op: sync.op, group: ring!.groups[i], bytes: sync.bytes * ring!.share, shadowGroups: i === 0 && ring!.groupShadows.length > 0 ? ring!.groupShadows : undefined }, lastCompute[i] !== undefined ? [lastCompute[i]] : [], op.microBatch, 'cp', program.rankList(rank))));
+        continue;
+      }
       if (sync.group === 'cp') {
         // Each member sends its block on to the next rank of its ring; the unsimulated ranks' sends run as shadows.
         issued.set(sync, members.map((rank, i) => program.collective('cp-exchange', `${sync.label} mb${op.microBatch}`, { op: 'send_recv', group: ring!.pairs[i], bytes: sync.bytes, shadowGroups: i === 0 && ring!.shadows.length > 0 ? ring!.shadows : undefined }, lastCompute[i] !== undefined ? [lastCompute[i]] : [], op.microBatch, 'cp', program.rankList(rank))));
@@ -299,6 +318,15 @@ interface CpRing {
   pairs: readonly (readonly number[])[];
   /** The same exchange of the ranks not simulated, as shadow flows. */
   shadows: readonly (readonly number[])[];
+  /** Per member: its whole context-parallel group, for the collective types (all_gather, a2a). */
+  groups: readonly (readonly number[])[];
+  /**
+   * The share of a group collective's bytes one member's task moves: every member of a group issues one in full
+   * fidelity (1/cp each); in symmetric mode the one simulated member stands for the group (1).
+   */
+  share: number;
+  /** The groups with no simulated rank, whose collectives run alongside as shadows (symmetric mode). */
+  groupShadows: readonly (readonly number[])[];
   /**
    * Notes that the `consumers` (one compute task per member) used the block that `sends` passed on (`sync` of pass
    * `label`); only when the whole ring is simulated.

@@ -203,13 +203,16 @@ describe('context parallelism by all-gather and by all-to-all (--cp-comm-type)',
   it('all-gathers the keys and values before each forward and backward, and reduce-scatters their gradients after', () => {
     for (const cp of [2, 4]) {
       for (const recompute of ['none', 'full']) {
-        const { m, sends } = exchanges('all_gather', cp, recompute);
-        // A ring all-gather or reduce-scatter passes (cp − 1) blocks of 2U on per rank. Per layer (2) and micro-batch:
-        // forward 1 (+1 recomputed), backward 2.
+        const { m, sends, plan } = exchanges('all_gather', cp, recompute);
+        // Collectives over the cp group on the whole sequence's keys and values (cp blocks of 2U), the gather before
+        // and the reduce-scatter after. Per layer (2) and micro-batch: forward 1 (+1 recomputed), backward 2.
         const perLayer = recompute === 'full' ? 4 : 3;
         expect(sends.length).toBe(2 * m * perLayer);
-        for (const t of sends) expect(t.collective!.bytes).toBe((cp - 1) * kv(cp));
-        expect(sends.filter((t) => t.label.startsWith('CP reduce-scatter')).length).toBe(2 * m);
+        for (const t of sends) {
+          expect(t.collective!.bytes).toBe(cp * kv(cp));
+          expect([...t.collective!.group]).toEqual([...plan.layout.cpGroup(0, 0, 0)]);
+        }
+        expect(sends.filter((t) => t.collective!.op === 'reduce_scatter').map((t) => t.label.startsWith('CP reduce-scatter'))).toEqual(Array(2 * m).fill(true));
       }
     }
   });
@@ -217,8 +220,9 @@ describe('context parallelism by all-gather and by all-to-all (--cp-comm-type)',
   it('exchanges queries, keys and values all-to-all before attention and the output after, and back in backward', () => {
     const cp = 4;
     const { m, sends } = exchanges('a2a', cp);
-    // An all-to-all sends (cp − 1)/cp of the tensor to the other ranks.
-    const share = (bytes: number) => (bytes * (cp - 1)) / cp;
+    // An all-to-all sends (cp − 1)/cp of the rank's tensor to the other ranks: an all-gather into the tensor's bytes.
+    const share = (bytes: number) => bytes;
+    for (const t of sends) expect(t.collective!.op).toBe('all_gather');
     const byLabel = (l: string) => sends.filter((t) => t.label.startsWith(`${l} mb`)).map((t) => t.collective!.bytes);
     expect(byLabel('CP all-to-all queries/keys/values')).toEqual(Array(2 * m).fill(share(q(cp) + kv(cp))));
     expect(byLabel('CP all-to-all output')).toEqual(Array(2 * m).fill(share(q(cp))));
@@ -243,6 +247,20 @@ describe('context parallelism by all-gather and by all-to-all (--cp-comm-type)',
     for (const t of tasks.filter((x) => x.kind === 'cp-exchange')) {
       expect(tasks.some((u) => u.kind !== 'cp-exchange' && u.deps.includes(t.id) && u.ranks[0] === t.collective!.group[0])).toBe(true);
     }
+  });
+
+  it('runs the gathers as collectives over the cp group, on every NIC of the nodes it spans, not one send per rank', () => {
+    // cp 16 over two nodes: a ring all-gather of NCCL crosses between the nodes on all 8 NICs at once.
+    const run = simulateStep(scenarioOf({ ...llamaRaw({ cp: 16, dp: 1, cpCommType: 'all_gather' }), cluster: { preset: 'dgx-h100', nodes: 2 }, training: { globalBatch: 1, microBatch: 1, precision: 'bf16', flashAttention: true } }));
+    const { program, startNs, endNs } = run.trace;
+    const gathers = program.tasks.filter((t) => t.label.startsWith('CP all-gather keys/values'));
+    expect(gathers.length).toBeGreaterThan(0);
+    for (const t of gathers) expect(t.collective!.group.length).toBe(16);
+    const fastest = Math.min(...gathers.map((t) => endNs[t.id] - startNs[t.id]));
+    // Bytes each rank receives, over what one NIC (400 Gb/s) could carry: a floor that only a single-NIC send reaches.
+    const perRank = (gathers[0].collective!.bytes * 15) / 16;
+    const oneNicNs = perRank / 50;
+    expect(fastest).toBeLessThan(oneNicNs / 2);
   });
 
   it('refuses a2a when the heads of a TP rank do not split over cp, and says which cp would', () => {
