@@ -38,9 +38,15 @@ function bubbleS(r: StepResult): number {
 
 /** `tp 2 × pp 4 × dp 2 (1f1b)` when the result says how the model is split, else undefined. */
 function splitText(r: StepResult): string | undefined {
-  const p = (r as { parallel?: { tp?: unknown; pp?: unknown; dp?: unknown; cp?: unknown; schedule?: unknown; zero?: unknown } }).parallel;
+  const p = (r as { parallel?: { tp?: unknown; pp?: unknown; dp?: unknown; cp?: unknown; cpCommType?: unknown; schedule?: unknown; zero?: unknown; sequenceParallel?: unknown; tpCommOverlap?: unknown } }).parallel;
   if (!p || typeof p.tp !== 'number' || typeof p.pp !== 'number' || typeof p.dp !== 'number') return undefined;
-  const extra = [p.pp > 1 && typeof p.schedule === 'string' ? p.schedule : '', typeof p.zero === 'number' && p.zero > 0 ? `ZeRO-${p.zero}` : ''].filter((x) => x);
+  const cpComm: Record<string, string> = { p2p: 'CP ring', all_gather: 'CP all-gather', a2a: 'CP all-to-all' };
+  const extra = [
+    p.pp > 1 && typeof p.schedule === 'string' ? p.schedule : '',
+    typeof p.zero === 'number' && p.zero > 0 ? `ZeRO-${p.zero}` : '',
+    typeof p.cpCommType === 'string' ? cpComm[p.cpCommType] ?? p.cpCommType : '',
+    p.sequenceParallel === true ? `sequence parallel${p.tpCommOverlap === true ? ', TP overlap' : ''}` : '',
+  ].filter((x) => x);
   return `${parallelSizesText({ tp: p.tp, pp: p.pp, dp: p.dp, cp: typeof p.cp === 'number' ? p.cp : undefined })}${extra.length ? ` (${extra.join(', ')})` : ''}`;
 }
 

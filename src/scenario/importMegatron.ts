@@ -65,8 +65,13 @@ export function importMegatronArgs(text: string, context: MegatronContext = {}):
   const layers = int('num-layers');
   importVirtualStages(c, a, ppv, layers ?? context.layers);
   c.set('parallel.layersPerStage', undefined, 'Megatron splits layers evenly', true);
-  c.set('parallel.sequenceParallel', has('sequence-parallel'), has('sequence-parallel') ? '--sequence-parallel' : 'Megatron default', !has('sequence-parallel'));
-  c.set('parallel.tpCommOverlap', has('tp-comm-overlap'), has('tp-comm-overlap') ? '--tp-comm-overlap' : 'Megatron default', !has('tp-comm-overlap'));
+  // Megatron turns sequence parallelism off at tp 1 (with a warning), and TP overlap needs it.
+  const sp = has('sequence-parallel') && tpv > 1;
+  if (has('sequence-parallel') && !sp) c.warn('--sequence-parallel: turned off, as Megatron does, because tensor parallelism is off (--tensor-model-parallel-size 1)');
+  c.set('parallel.sequenceParallel', sp, sp ? '--sequence-parallel' : 'Megatron default', !sp);
+  const overlapTp = has('tp-comm-overlap') && sp;
+  if (has('tp-comm-overlap') && !sp) c.warn('--tp-comm-overlap: ignored, it overlaps sequence parallelism\'s collectives and sequence parallelism is off');
+  c.set('parallel.tpCommOverlap', overlapTp, overlapTp ? '--tp-comm-overlap' : 'Megatron default', !overlapTp);
   c.set('parallel.tpStyle', 'megatron', 'Megatron', true);
   c.set('parallel.placement', 'tp-dp-pp', 'Megatron rank order', true);
   importRecompute(c, a, layers ?? context.layers, ppv);

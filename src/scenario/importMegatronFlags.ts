@@ -72,6 +72,11 @@ export const FLAGS: Readonly<Record<string, FlagKind>> = {
 /** Flags that change performance but are not modelled: accepted with a warning (any values). */
 export const NOT_MODELLED: Readonly<Record<string, string>> = {
   'overlap-param-gather': 'the all-gather of updated weights is simulated after the optimizer step, not overlapped with the next forward',
+  'disable-tp-comm-overlap-ag': 'every ring-exchange all-gather is simulated overlapped with its GEMM under --tp-comm-overlap',
+  'disable-tp-comm-overlap-rs': 'every pipelined reduce-scatter is simulated overlapped with its GEMM under --tp-comm-overlap',
+  'disable-tp-comm-bulk-dgrad': 'the backward bulk overlaps are simulated as without --tp-comm-overlap (already overlapped)',
+  'disable-tp-comm-bulk-wgrad': 'the backward bulk overlaps are simulated as without --tp-comm-overlap (already overlapped)',
+  'tp-comm-overlap-rs-dgrad': 'the input-gradient reduce-scatters are simulated overlapped with the weight-gradient GEMMs either way',
   'tp-comm-overlap-cfg': "the userbuffers config file is not read; Transformer Engine's default SMs per overlap are used (set parallel.tpCommOverlapSms)",
   'hierarchical-context-parallel-sizes': 'only used by --cp-comm-type a2a+p2p, which is simulated as the p2p ring over all cp ranks',
   'expert-model-parallel-size': 'mixture-of-experts is not modelled',

@@ -217,12 +217,15 @@ function checkParallel(par: ScenarioInput['parallel'], dp: number, gpus: number,
   if (par.zero >= 2 && par.pp > 1) problems.push({ path: 'parallel.zero', message: `ZeRO-${par.zero} cannot be combined with pipeline parallelism (DeepSpeed supports pipelines with ZeRO-1 only); use zero 0 or 1, or pp 1` });
   if (par.offload === 'cpu' && par.zero === 0) problems.push({ path: 'parallel.offload', message: 'CPU offload of the optimizer needs ZeRO (zero ≥ 1), as in DeepSpeed' });
   if (par.sequenceParallel && par.tp === 1) problems.push({ path: 'parallel.sequenceParallel', message: 'needs tp > 1' });
-  if (par.tpCommOverlap) problems.push(...tpCommOverlapProblems(par));
   return problems;
 }
 
 /** What stops Transformer Engine's TP communication overlap: it overlaps sequence parallelism's collectives (Megatron asserts it). */
-function tpCommOverlapProblems(par: ScenarioInput['parallel']): Problem[] {
+function tpCommOverlapProblems(par: ScenarioInput['parallel'], node: NodeSpec): Problem[] {
+  // Userbuffers map the TP group's buffers into each other over NVLink: the group must be inside one NVLink node.
+  if (par.tp > node.gpusPerNode || !(node.nvlinkBandwidthGBps > 0)) {
+    return [{ path: 'parallel.tpCommOverlap', message: `needs the TP group inside one NVLink node (Transformer Engine's userbuffers), and tp ${par.tp} on ${node.name} (${node.gpusPerNode} GPUs per node${node.nvlinkBandwidthGBps > 0 ? '' : ', no NVLink'}) is not; leave tpCommOverlap off` }];
+  }
   if (!par.sequenceParallel) return [{ path: 'parallel.tpCommOverlap', message: 'overlaps the all-gathers and reduce-scatters of sequence parallelism, as Megatron requires; set parallel.sequenceParallel: true (with tp > 1) or leave tpCommOverlap off' }];
   if (par.tpStyle !== 'megatron') return [{ path: 'parallel.tpCommOverlap', message: `is Transformer Engine's overlap of Megatron's linear layers; tpStyle ${par.tpStyle} has none` }];
   return [];
@@ -278,6 +281,7 @@ export function resolveScenario(raw: unknown, source: string, baseDir: string): 
   const split = par.tp * par.cp * par.pp;
   const dp = par.dp ?? Math.max(1, Math.floor(gpus / split));
   problems.push(...checkParallel(par, dp, gpus, cluster.nodes, cluster.node.gpusPerNode, model, input.training));
+  if (par.tpCommOverlap) problems.push(...tpCommOverlapProblems(par, cluster.node));
   for (const [k, sms] of Object.entries(par.tpCommOverlapSms)) {
     if (par.tpCommOverlap && sms >= cluster.node.gpu.smCount) problems.push({ path: `parallel.tpCommOverlapSms.${k}`, message: `${sms} SMs leave none of the ${cluster.node.gpu.name}'s ${cluster.node.gpu.smCount} to the GEMM; use fewer` });
   }

@@ -112,6 +112,13 @@ describe('importMegatronArgs', () => {
     expect(fieldsOf(r)).toMatchObject({ 'parallel.tpCommOverlap': true, 'parallel.sequenceParallel': true });
     expect(r.warnings.join('\n')).toContain("--tp-comm-overlap-cfg ub.yaml: not modelled; the userbuffers config file is not read; Transformer Engine's default SMs per overlap are used (set parallel.tpCommOverlapSms)");
     expect(fieldsOf(importMegatronArgs('--tensor-model-parallel-size 4'))['parallel.tpCommOverlap']).toBe(false);
+    // Megatron turns sequence parallelism off at tp 1 (a warning, not an error), and the overlap with it.
+    const tp1 = importMegatronArgs('--tensor-model-parallel-size 1 --context-parallel-size 2 --sequence-parallel --tp-comm-overlap --disable-tp-comm-overlap-rs');
+    expect(fieldsOf(tp1)).toMatchObject({ 'parallel.sequenceParallel': false, 'parallel.tpCommOverlap': false });
+    expect(tp1.warnings.join('\n')).toContain('--sequence-parallel: turned off, as Megatron does, because tensor parallelism is off');
+    expect(tp1.warnings.join('\n')).toContain("--tp-comm-overlap: ignored, it overlaps sequence parallelism's collectives and sequence parallelism is off");
+    expect(tp1.warnings.join('\n')).toContain('--disable-tp-comm-overlap-rs: not modelled; every pipelined reduce-scatter is simulated overlapped');
+    expect(tp1.warnings.join('\n')).not.toMatch(/unknown Megatron flags/);
   });
 
   it('reads --cp-comm-type (one value or one per layer), with both spellings of the gather', () => {

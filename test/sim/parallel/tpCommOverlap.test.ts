@@ -8,6 +8,16 @@ import { gemmOp } from '../../../src/sim/workload/ops.js';
 import { H100_SXM5_80GB } from '../../../src/sim/hardware/gpus.js';
 import { InvalidScenarioError } from '../../../src/scenario/errors.js';
 import { scenarioOf } from '../../helpers/scenario.js';
+import { summaryRows } from '../../../src/report/summary.js';
+
+function llamaRaw() {
+  return {
+    cluster: { preset: 'dgx-h100', nodes: 1 },
+    model: { arch: 'llama', layers: 4, hidden: 8192, heads: 64, kvHeads: 8, ffnHidden: 28672, seqLen: 8192, vocab: 32000 },
+    training: { globalBatch: 4, microBatch: 1, precision: 'bf16', flashAttention: true },
+    parallel: { tp: 8, sequenceParallel: true, tpCommOverlap: true },
+  };
+}
 
 /** A Llama-style model, TP 8 with sequence parallelism on one H100 node. */
 function llama(parallel: Record<string, unknown>) {
@@ -77,5 +87,15 @@ describe('Transformer Engine TP communication overlap (--tp-comm-overlap)', () =
     };
     expect(problems({ tpCommOverlap: true, sequenceParallel: false })).toEqual(['parallel.tpCommOverlap: overlaps the all-gathers and reduce-scatters of sequence parallelism, as Megatron requires; set parallel.sequenceParallel: true (with tp > 1) or leave tpCommOverlap off']);
     expect(problems({ tpCommOverlap: true, tpCommOverlapSms: { proj: 132 } })).toEqual(["parallel.tpCommOverlapSms.proj: 132 SMs leave none of the h100-sxm5-80gb's 132 to the GEMM; use fewer"]);
+    // Userbuffers need the TP group inside one NVLink node.
+    const pcie = () => scenarioOf({ ...llamaRaw(), cluster: { preset: 'pcie-8gpu' } });
+    expect(() => pcie()).toThrow(/parallel\.tpCommOverlap: needs the TP group inside one NVLink node \(Transformer Engine's userbuffers\), and tp 8 on pcie-8gpu \(8 GPUs per node, no NVLink\) is not/);
+  });
+
+  it('says so in the result, its JSON and the report\'s parallelism row', () => {
+    const r = simulateStep(llama({ tpCommOverlap: true, tpCommOverlapSms: { proj: 24, fc2: 16, bulk: 0 } })).result;
+    expect(r.parallel).toMatchObject({ tpCommOverlap: true, tpCommOverlapSms: { proj: 24, fc2: 16, bulk: 0 } });
+    expect(summaryRows({ name: 'x', modelName: 'm', clusterName: 'c' }, r).find(([k]) => k === 'parallelism')?.[1]).toBe('tp 8 × pp 1 × dp 1 (sequence parallel, TP overlap)');
+    expect(simulateStep(llama({})).result.parallel.tpCommOverlap).toBeUndefined();
   });
 });
