@@ -43,13 +43,28 @@ export function candidateChanges(s: Scenario, r: StepResult): { label: string; s
   const zero3 = (p.cp ?? 1) === 1;
   if (!r.memory.gpuFits) {
     if (p.recompute !== 'full') add('full activation recompute', 'parallel.recompute=full');
+    // Long sequences, whose activations fill the GPU: split each over twice the context-parallel ranks (activations
+    // and attention shrink with cp), taken from dp. First when activations are most of the memory.
+    const cp = p.cp ?? 1;
+    // The factor that would bring the activations into the room the rest leaves (a power of 2, at least 2).
+    const act = r.memory.breakdown.activationsBytes;
+    const room = r.memory.capacityBytes - (r.memory.peakBytesPerGpu - act);
+    let grow = 2;
+    while (room > 0 && act / grow > room && grow < p.dp) grow *= 2;
+    const canCp = s.model.arch !== 'mlp' && t.flashAttention && t.framework === 'none' && p.zero !== 3 && p.dp % grow === 0 && t.seqLen % (2 * grow * cp) === 0;
+    const cpCandidate = () => add(`context parallel ${grow * cp} (each sequence over ${grow * cp} GPUs)`, `parallel.cp=${grow * cp}`, `parallel.dp=${p.dp / grow}`);
+    const activationBound = act > 0.5 * r.memory.peakBytesPerGpu;
+    if (canCp && activationBound) cpCandidate();
     if (p.zero < 3 && p.pp === 1 && sharded && (p.zero + 1 < 3 || zero3)) add(`ZeRO-${p.zero + 1}`, `parallel.zero=${p.zero + 1}`);
     if (p.zero >= 1 && p.offload === 'none') add('optimizer offload to CPU', 'parallel.offload=cpu');
     // Each alone may not be enough where both are (ZeRO-Infinity's usual pairing).
     if (p.zero < 3 && p.pp === 1 && sharded && zero3 && p.offload === 'none') add('ZeRO-3 with optimizer offload to CPU', 'parallel.zero=3', 'parallel.offload=cpu');
     if (p.tp * 2 <= gpn && s.model.heads % (p.tp * 2) === 0 && p.dp % 2 === 0) add(`tp ${p.tp * 2}`, `parallel.tp=${p.tp * 2}`, `parallel.dp=${p.dp / 2}`);
     if (t.microBatch > 1) add(`micro-batch ${t.microBatch / 2}`, `training.microBatch=${Math.floor(t.microBatch / 2)}`);
+    if (canCp && !activationBound) cpCandidate();
   }
+  // Blocking gathers or all-to-alls that lead the exposed communication: the ring overlaps its sends with attention.
+  if (top && top.kind === 'cp-exchange' && p.cpCommType !== undefined && p.cpCommType !== 'p2p') add('context-parallel ring (p2p) instead of blocking exchanges', 'parallel.cpCommType=p2p');
   if (r.bottleneck.bound === 'optimizer on the host') add('no optimizer offload (state on the GPUs)', 'parallel.offload=none');
   if (r.memory.host?.fits === false) {
     // The offloaded state is too big for the host: keep it on the GPUs, or spread it over twice the nodes.

@@ -97,6 +97,20 @@ describe('what to try: candidate changes from what bounds the step', () => {
     expect(tried.map((a) => [a.label, a.fits])).toEqual([['ZeRO-3', false], ['optimizer offload to CPU', false], ['ZeRO-3 with optimizer offload to CPU', true]]);
   });
 
+  it('offers context parallelism to a long sequence whose activations fill the GPU, with the cp that makes room, and the ring for blocking exchanges', () => {
+    const raw = { name: 'long', cluster: { preset: 'dgx-h100', nodes: 1 }, model: { preset: 'llama3-8b', seqLen: 32768 }, training: { globalBatch: 8, microBatch: 1, seqLen: 32768, precision: 'bf16', flashAttention: true }, parallel: { zero: 1 } };
+    const { r, list } = candidates(raw);
+    expect(r.memory.gpuFits).toBe(false);
+    const cp = list.find((c) => c.label.startsWith('context parallel'))!;
+    // Activations are most of the memory, so it comes right after recompute.
+    expect(list.indexOf(cp)).toBe(1);
+    const [tried] = evaluateAlternatives(raw, [], 'test', process.cwd(), [cp], 1);
+    expect(tried.fits).toBe(true);
+    const blocking = candidates({ ...raw, parallel: { zero: 1, cp: 8, cpCommType: 'all_gather', dp: 1 } });
+    expect(blocking.r.bottleneck.exposure[0].kind).toBe('cp-exchange');
+    expect(blocking.list.map((c) => c.sets.join(' '))).toContain('parallel.cpCommType=p2p');
+  });
+
   it('skips candidates that cannot be built (they do not count towards the limit) and stops at the limit', () => {
     const raw = { name: 'b', cluster: { preset: 'dgx-a100-80gb', nodes: 1 }, model: gpt, training: { globalBatch: 16, microBatch: 2, precision: 'bf16' }, parallel: { dp: 8 } };
     const list = [
