@@ -241,7 +241,7 @@ function contextParallelProblems(cp: number, model: ModelSpec, training: Scenari
   if (model.arch === 'mlp') return [{ path: 'parallel.cp', message: 'context parallelism splits sequences, and an mlp model has none; use cp 1' }];
   const seqLen = training.seqLen ?? model.seqLen;
   if (seqLen % (2 * cp) !== 0) {
-    problems.push({ path: 'parallel.cp', message: `the sequence (${seqLen} tokens) must split into 2 × cp = ${2 * cp} equal chunks (Megatron's causal load balancing); use a cp for which 2 × cp divides ${seqLen}, or change training.seqLen` });
+    problems.push({ path: 'parallel.cp', message: `the sequence (${seqLen} tokens) must split into 2 × cp = ${2 * cp} equal chunks (Megatron cuts every sequence so, get_batch_on_this_cp_rank); use a cp for which 2 × cp divides ${seqLen}, or change training.seqLen` });
   }
   if (!training.flashAttention) problems.push({ path: 'parallel.cp', message: 'context parallelism runs on fused attention (Transformer Engine); set training.flashAttention: true or use cp 1' });
   if (training.framework !== 'none') problems.push({ path: 'parallel.cp', message: `training.framework ${training.framework} has no context parallelism (DeepSpeed's sequence parallelism is Ulysses, not modelled); use cp 1 or framework none` });
