@@ -1,5 +1,5 @@
 import { applyOverrides, type RawScenario } from '../scenario/load.js';
-import { resolveScenario, type Scenario } from '../scenario/resolve.js';
+import { resolveClusterSection, resolveScenario, type Scenario } from '../scenario/resolve.js';
 import { InvalidScenarioError } from '../scenario/errors.js';
 import { ScenarioError } from '../sim/errors.js';
 import { simulateStep, type StepRun } from '../sim/simulateStep.js';
@@ -75,13 +75,31 @@ function positiveIntOr(value: unknown, fallback: number): number {
 }
 
 /**
+ * The scenario as the sweep's reference: at its own size, or, when its cluster is too small for one replica of its
+ * split (`--set parallel.cp=16` on a one-node file), at the fewest nodes that hold one. Every point sets its own size.
+ */
+function referenceRaw(raw: Record<string, unknown>, source: string, parallel: Record<string, unknown>): Record<string, unknown> {
+  const split = positiveIntOr(parallel.tp, 1) * positiveIntOr(parallel.cp, 1) * positiveIntOr(parallel.pp, 1);
+  let cluster;
+  try {
+    cluster = resolveClusterSection(raw.cluster, source);
+  } catch {
+    return raw; // the scenario's own check will say what is wrong with it
+  }
+  const gpus = cluster.nodes * cluster.node.gpusPerNode;
+  if (split <= gpus || parallel.dp !== undefined) return raw;
+  const nodes = Math.ceil(split / cluster.node.gpusPerNode);
+  return { ...raw, cluster: { ...(raw.cluster as Record<string, unknown>), nodes } };
+}
+
+/**
  * Reads what a sweep of this scenario holds fixed. Throws the scenario's `ScenarioError` if the scenario
- * itself (at its own size, with the overrides) is invalid.
+ * itself (at its own size, or at the fewest nodes that hold one replica of its split, with the overrides) is invalid.
  */
 export function planSeries(file: RawScenario, mode: ScaleMode, sets: readonly string[] = []): SeriesPlan {
   const raw = applyOverrides(file.raw, sets) as Record<string, unknown>;
-  const base = resolveScenario(raw, file.source, file.baseDir);
   const parallel = (raw.parallel ?? {}) as Record<string, unknown>;
+  const base = resolveScenario(referenceRaw(raw, file.source, parallel), file.source, file.baseDir);
   return {
     name: base.name,
     source: file.source,

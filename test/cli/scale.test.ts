@@ -48,6 +48,14 @@ describe('clustersim scale', () => {
     expect(rows[3].reason).toMatch(/^not divisible: global batch 256 over microBatch × dp = 8 × 64/);
   });
 
+  it('sweeps a split larger than the file\'s own cluster (cp 16 on a one-node file) from the fewest nodes that hold it', async () => {
+    const r = await cli('scale', 'scenarios/checks/dgxc-llama31-8b-cp2.yaml', '--set', 'parallel.cp=16', '--gpus', '8,16,32', '--json');
+    expect(r.code).toBe(0);
+    const [series] = JSON.parse(r.out).series;
+    expect(series.cp).toBe(16);
+    expect(series.rows.map((x: { gpus: number; status: string; dp: number }) => [x.gpus, x.status, x.dp])).toEqual([[8, 'infeasible', undefined], [16, 'ok', 1], [32, 'ok', 2]]);
+  });
+
   it('prints a table with the documented columns', async () => {
     const { code, out } = await cli('scale', BERT, '--gpus', '8,16,64');
     expect(code).toBe(0);
