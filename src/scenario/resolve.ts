@@ -324,6 +324,9 @@ export function resolveScenario(raw: unknown, source: string, baseDir: string): 
         'which sets activation memory and step time; give training.seqLen for the length you train with',
     );
   }
+  if (model.arch !== 'mlp' && model.kvHeads < model.heads && par.tp > model.kvHeads) {
+    warnings.push(`parallel.tp ${par.tp} exceeds the model's ${model.kvHeads} key/value heads: each TP rank is simulated with a copy of one, as inference engines replicate them; Megatron refuses it (tp must divide --num-query-groups)`);
+  }
   if (par.pp > 1 && par.schedule !== 'interleaved' && par.virtualStages > 1) {
     warnings.push(`parallel.virtualStages ${par.virtualStages}: ignored, the ${par.schedule} schedule runs one model chunk per stage; set parallel.schedule: interleaved to use it`);
   }

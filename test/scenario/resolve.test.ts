@@ -111,6 +111,12 @@ describe('defaults', () => {
     expect(pipe({ pp: 1, virtualStages: 3 }).warnings).toBeUndefined();
   });
 
+  it('warns when tp exceeds a grouped-query model\'s key/value heads (replicated here, refused by Megatron)', () => {
+    const at = (tp: number) => resolved({ ...base(), cluster: { preset: 'dgx-a100-80gb', nodes: 2 }, model: { preset: 'llama2-70b' }, training: { globalBatch: 16 }, parallel: { tp } }).warnings;
+    expect(at(16)).toEqual([expect.stringMatching(/^parallel\.tp 16 exceeds the model's 8 key\/value heads: .*Megatron refuses it/)]);
+    expect(at(8)).toBeUndefined();
+  });
+
   it('gives DDP 25 MB buckets, a 1 MB first bucket and overlap', () => {
     expect(resolved(base()).parallel.ddp).toEqual({ bucketMB: 25, firstBucketMB: 1, overlap: true });
     expect(resolved({ ...base(), parallel: { ddp: { bucketMB: 50 } } }).parallel.ddp).toEqual({ bucketMB: 50, firstBucketMB: 1, overlap: true });
