@@ -221,7 +221,8 @@ function checkParallel(par: ScenarioInput['parallel'], dp: number, gpus: number,
 }
 
 /** What stops Transformer Engine's TP communication overlap: it overlaps sequence parallelism's collectives (Megatron asserts it). */
-function tpCommOverlapProblems(par: ScenarioInput['parallel'], node: NodeSpec): Problem[] {
+function tpCommOverlapProblems(par: ScenarioInput['parallel'], node: NodeSpec, framework: string): Problem[] {
+  if (framework !== 'none') return [{ path: 'parallel.tpCommOverlap', message: `is Transformer Engine's (Megatron-LM, NeMo); training.framework ${framework} runs Megatron's own linear layers without it; leave tpCommOverlap off` }];
   // Userbuffers map the TP group's buffers into each other over NVLink: the group must be inside one NVLink node.
   if (par.tp > node.gpusPerNode || !(node.nvlinkBandwidthGBps > 0)) {
     return [{ path: 'parallel.tpCommOverlap', message: `needs the TP group inside one NVLink node (Transformer Engine's userbuffers), and tp ${par.tp} on ${node.name} (${node.gpusPerNode} GPUs per node${node.nvlinkBandwidthGBps > 0 ? '' : ', no NVLink'}) is not; leave tpCommOverlap off` }];
@@ -281,7 +282,7 @@ export function resolveScenario(raw: unknown, source: string, baseDir: string): 
   const split = par.tp * par.cp * par.pp;
   const dp = par.dp ?? Math.max(1, Math.floor(gpus / split));
   problems.push(...checkParallel(par, dp, gpus, cluster.nodes, cluster.node.gpusPerNode, model, input.training));
-  if (par.tpCommOverlap) problems.push(...tpCommOverlapProblems(par, cluster.node));
+  if (par.tpCommOverlap) problems.push(...tpCommOverlapProblems(par, cluster.node, input.training.framework));
   for (const [k, sms] of Object.entries(par.tpCommOverlapSms)) {
     if (par.tpCommOverlap && sms >= cluster.node.gpu.smCount) problems.push({ path: `parallel.tpCommOverlapSms.${k}`, message: `${sms} SMs leave none of the ${cluster.node.gpu.name}'s ${cluster.node.gpu.smCount} to the GEMM; use fewer` });
   }
