@@ -51,7 +51,9 @@ export function candidateChanges(s: Scenario, r: StepResult): { label: string; s
     const room = r.memory.capacityBytes - (r.memory.peakBytesPerGpu - act);
     let grow = 2;
     while (room > 0 && act / grow > room && grow < p.dp) grow *= 2;
-    const canCp = s.model.arch !== 'mlp' && t.flashAttention && t.framework === 'none' && p.zero !== 3 && p.dp % grow === 0 && t.seqLen % (2 * grow * cp) === 0;
+    while (grow > 2 && p.dp % grow !== 0) grow /= 2;
+    // With no room at all the rest does not fit either: no split of the sequence helps.
+    const canCp = room > 0 && s.model.arch !== 'mlp' && t.flashAttention && t.framework === 'none' && p.zero !== 3 && p.dp % grow === 0 && t.seqLen % (2 * grow * cp) === 0;
     const cpCandidate = () => add(`context parallel ${grow * cp} (each sequence over ${grow * cp} GPUs)`, `parallel.cp=${grow * cp}`, `parallel.dp=${p.dp / grow}`);
     const activationBound = act > 0.5 * r.memory.peakBytesPerGpu;
     if (canCp && activationBound) cpCandidate();

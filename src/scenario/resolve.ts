@@ -221,10 +221,11 @@ function checkParallel(par: ScenarioInput['parallel'], dp: number, gpus: number,
 }
 
 /** What stops Transformer Engine's TP communication overlap: it overlaps sequence parallelism's collectives (Megatron asserts it). */
-function tpCommOverlapProblems(par: ScenarioInput['parallel'], node: NodeSpec, framework: string): Problem[] {
+function tpCommOverlapProblems(par: ScenarioInput['parallel'], node: NodeSpec, framework: string, model: ModelSpec): Problem[] {
+  if (model.arch === 'mlp') return [{ path: 'parallel.tpCommOverlap', message: "overlaps a transformer layer's sequence-parallel collectives; an mlp model has none; leave tpCommOverlap off" }];
   if (framework !== 'none') return [{ path: 'parallel.tpCommOverlap', message: `is Transformer Engine's (Megatron-LM, NeMo); training.framework ${framework} runs Megatron's own linear layers without it; leave tpCommOverlap off` }];
   // Userbuffers map the TP group's buffers into each other over NVLink: the group must be inside one NVLink node.
-  if (par.tp > node.gpusPerNode || !(node.nvlinkBandwidthGBps > 0)) {
+  if (par.tp > node.gpusPerNode || node.gpusPerNode % par.tp !== 0 || !(node.nvlinkBandwidthGBps > 0)) {
     return [{ path: 'parallel.tpCommOverlap', message: `needs the TP group inside one NVLink node (Transformer Engine's userbuffers), and tp ${par.tp} on ${node.name} (${node.gpusPerNode} GPUs per node${node.nvlinkBandwidthGBps > 0 ? '' : ', no NVLink'}) is not; leave tpCommOverlap off` }];
   }
   if (!par.sequenceParallel) return [{ path: 'parallel.tpCommOverlap', message: 'overlaps the all-gathers and reduce-scatters of sequence parallelism, as Megatron requires; set parallel.sequenceParallel: true (with tp > 1) or leave tpCommOverlap off' }];
@@ -282,7 +283,7 @@ export function resolveScenario(raw: unknown, source: string, baseDir: string): 
   const split = par.tp * par.cp * par.pp;
   const dp = par.dp ?? Math.max(1, Math.floor(gpus / split));
   problems.push(...checkParallel(par, dp, gpus, cluster.nodes, cluster.node.gpusPerNode, model, input.training));
-  if (par.tpCommOverlap) problems.push(...tpCommOverlapProblems(par, cluster.node, input.training.framework));
+  if (par.tpCommOverlap) problems.push(...tpCommOverlapProblems(par, cluster.node, input.training.framework, model));
   for (const [k, sms] of Object.entries(par.tpCommOverlapSms)) {
     if (par.tpCommOverlap && sms >= cluster.node.gpu.smCount) problems.push({ path: `parallel.tpCommOverlapSms.${k}`, message: `${sms} SMs leave none of the ${cluster.node.gpu.name}'s ${cluster.node.gpu.smCount} to the GEMM; use fewer` });
   }
@@ -325,8 +326,9 @@ export function resolveScenario(raw: unknown, source: string, baseDir: string): 
         'which sets activation memory and step time; give training.seqLen for the length you train with',
     );
   }
-  if (model.arch !== 'mlp' && model.kvHeads < model.heads && par.tp > model.kvHeads) {
-    warnings.push(`parallel.tp ${par.tp} exceeds the model's ${model.kvHeads} key/value heads: each TP rank is simulated with a copy of one, as inference engines replicate them; Megatron refuses it (tp must divide --num-query-groups)`);
+  if (model.arch !== 'mlp' && model.kvHeads < model.heads && model.kvHeads % par.tp !== 0) {
+    const how = par.tp % model.kvHeads === 0 ? 'each TP rank is simulated with a copy of one, as inference engines replicate them' : `each TP rank is simulated with ${(model.kvHeads / par.tp).toFixed(2)} of them`;
+    warnings.push(`parallel.tp ${par.tp} does not divide the model's ${model.kvHeads} key/value heads: ${how}; Megatron refuses it (tp must divide --num-query-groups)`);
   }
   if (par.pp > 1 && par.schedule !== 'interleaved' && par.virtualStages > 1) {
     warnings.push(`parallel.virtualStages ${par.virtualStages}: ignored, the ${par.schedule} schedule runs one model chunk per stage; set parallel.schedule: interleaved to use it`);

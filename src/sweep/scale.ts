@@ -75,21 +75,33 @@ function positiveIntOr(value: unknown, fallback: number): number {
 }
 
 /**
- * The scenario as the sweep's reference: at its own size, or, when its cluster is too small for one replica of its
- * split (`--set parallel.cp=16` on a one-node file), at the fewest nodes that hold one. Every point sets its own size.
+ * The scenario as the sweep's reference: at its own size, or, when that does not hold whole replicas of its split
+ * (`--set parallel.cp=16` on a one-node file, `--set parallel.tp=4 --set parallel.pp=3` on 8-GPU nodes), at the fewest
+ * nodes that do, with dp derived. Every point sets its own size anyway. When that fails too, the scenario's own
+ * problems are what the user is told.
  */
-function referenceRaw(raw: Record<string, unknown>, source: string, parallel: Record<string, unknown>): Record<string, unknown> {
-  const split = positiveIntOr(parallel.tp, 1) * positiveIntOr(parallel.cp, 1) * positiveIntOr(parallel.pp, 1);
-  let cluster;
+function resolveReference(raw: Record<string, unknown>, file: RawScenario, parallel: Record<string, unknown>): Scenario {
   try {
-    cluster = resolveClusterSection(raw.cluster, source);
-  } catch {
-    return raw; // the scenario's own check will say what is wrong with it
+    return resolveScenario(raw, file.source, file.baseDir);
+  } catch (err) {
+    if (!(err instanceof InvalidScenarioError)) throw err;
+    const split = positiveIntOr(parallel.tp, 1) * positiveIntOr(parallel.cp, 1) * positiveIntOr(parallel.pp, 1);
+    let perNode: number;
+    try {
+      perNode = resolveClusterSection(raw.cluster, file.source).node.gpusPerNode;
+    } catch {
+      throw err;
+    }
+    // The fewest whole nodes whose GPUs the split divides: lcm(split, GPUs per node) GPUs.
+    const gcd = (a: number, b: number): number => (b === 0 ? a : gcd(b, a % b));
+    const nodes = split / gcd(split, perNode);
+    const { dp: _dp, ...rest } = parallel;
+    try {
+      return resolveScenario({ ...raw, cluster: { ...(raw.cluster as Record<string, unknown>), nodes }, parallel: rest }, file.source, file.baseDir);
+    } catch {
+      throw err;
+    }
   }
-  const gpus = cluster.nodes * cluster.node.gpusPerNode;
-  if (split <= gpus || parallel.dp !== undefined) return raw;
-  const nodes = Math.ceil(split / cluster.node.gpusPerNode);
-  return { ...raw, cluster: { ...(raw.cluster as Record<string, unknown>), nodes } };
 }
 
 /**
@@ -99,7 +111,7 @@ function referenceRaw(raw: Record<string, unknown>, source: string, parallel: Re
 export function planSeries(file: RawScenario, mode: ScaleMode, sets: readonly string[] = []): SeriesPlan {
   const raw = applyOverrides(file.raw, sets) as Record<string, unknown>;
   const parallel = (raw.parallel ?? {}) as Record<string, unknown>;
-  const base = resolveScenario(referenceRaw(raw, file.source, parallel), file.source, file.baseDir);
+  const base = resolveReference(raw, file, parallel);
   return {
     name: base.name,
     source: file.source,

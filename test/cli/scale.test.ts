@@ -54,6 +54,9 @@ describe('clustersim scale', () => {
     const [series] = JSON.parse(r.out).series;
     expect(series.cp).toBe(16);
     expect(series.rows.map((x: { gpus: number; status: string; dp: number }) => [x.gpus, x.status, x.dp])).toEqual([[8, 'infeasible', undefined], [16, 'ok', 1], [32, 'ok', 2]]);
+    // A split of 12 on 8-GPU nodes: the fewest whole nodes it divides are 3.
+    const twelve = await cli('scale', 'scenarios/bert-large-ddp-2node.yaml', '--set', 'parallel.tp=4', '--set', 'parallel.pp=3', '--gpus', '24,48');
+    expect(twelve.code, twelve.err).toBe(0);
   });
 
   it('prints a table with the documented columns', async () => {

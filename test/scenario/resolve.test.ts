@@ -113,7 +113,7 @@ describe('defaults', () => {
 
   it('warns when tp exceeds a grouped-query model\'s key/value heads (replicated here, refused by Megatron)', () => {
     const at = (tp: number) => resolved({ ...base(), cluster: { preset: 'dgx-a100-80gb', nodes: 2 }, model: { preset: 'llama2-70b' }, training: { globalBatch: 16 }, parallel: { tp } }).warnings;
-    expect(at(16)).toEqual([expect.stringMatching(/^parallel\.tp 16 exceeds the model's 8 key\/value heads: .*Megatron refuses it/)]);
+    expect(at(16)).toEqual([expect.stringMatching(/^parallel\.tp 16 does not divide the model's 8 key\/value heads: each TP rank is simulated with a copy of one.*Megatron refuses it/)]);
     expect(at(8)).toBeUndefined();
   });
 

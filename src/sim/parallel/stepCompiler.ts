@@ -337,10 +337,11 @@ interface CpRing {
 /**
  * Where a rank's kernel really waits for its predecessor's send. A member's next kernel waits for its own send; when
  * every rank of a ring is simulated (full fidelity), `link` also makes it wait for the block the previous rank of
- * the ring sent it, so that ranks that drift apart (compute jitter) meet at every exchange.
+ * the ring sent it, so that ranks that drift apart (compute jitter) meet at every exchange; after a gather or an
+ * all-to-all (each member's share of the group's collective) it waits for every member's share.
  */
 class RingWaits {
-  private readonly byKey = new Map<string, Map<number, { sends: readonly number[]; consumers: readonly number[] }>>();
+  private readonly byKey = new Map<string, Map<number, { sends: readonly number[]; consumers: readonly number[]; gather: boolean }>>();
   /** The exchanges of a template, numbered: one pass holds several with the same label (forward and recompute). */
   private readonly syncIds = new Map<TpSync, number>();
   constructor(private readonly cp: number) {}
@@ -350,15 +351,20 @@ class RingWaits {
     const k = `${stage}/${label}/${id}`;
     let m = this.byKey.get(k);
     if (!m) this.byKey.set(k, (m = new Map()));
-    m.set(d, { sends, consumers });
+    // A gather or all-to-all needs every rank's block, a ring step its predecessor's.
+    m.set(d, { sends, consumers, gather: sync.op !== 'send_recv' });
   }
   link(program: Program): void {
     for (const byD of this.byKey.values()) {
       for (const [d, mine] of byD) {
         const c = d % this.cp;
-        const prev = byD.get(d - c + ((c + this.cp - 1) % this.cp));
-        if (!prev || prev === mine) continue;
-        mine.consumers.forEach((task, i) => program.addDep(task, prev.sends[i]));
+        const others = mine.gather
+          ? Array.from({ length: this.cp - 1 }, (_, k) => byD.get(d - c + ((c + 1 + k) % this.cp)))
+          : [byD.get(d - c + ((c + this.cp - 1) % this.cp))];
+        for (const other of others) {
+          if (!other || other === mine) continue;
+          mine.consumers.forEach((task, i) => program.addDep(task, other.sends[i]));
+        }
       }
     }
   }

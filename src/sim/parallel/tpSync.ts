@@ -114,7 +114,9 @@ function mlpSyncPoints(names: readonly string[], ctx: TpContext): TpSync[] {
       out.push({ op: 'all_reduce', bytes: ctx.tokens * sizes[Number(fwd[1]) + 1] * ctx.elementBytes, afterOp: i, neededBy: i + 1, label: `TP all-reduce ${name}` });
     }
     if (dgrad && Number(dgrad[1]) % 2 === 0 && Number(dgrad[1]) > 0) {
-      const overlapped = ctx.asyncGradReduce !== false;
+      // Overlapped with the weight-gradient GEMM that follows, unless that ends the block (the pass's sends to the
+      // previous pipeline stage would not wait for a collective carried past it).
+      const overlapped = ctx.asyncGradReduce !== false && i + 2 < names.length;
       out.push({ op: 'all_reduce', bytes: ctx.tokens * sizes[Number(dgrad[1])] * ctx.elementBytes, afterOp: i, neededBy: overlapped ? i + 2 : i + 1, label: `TP all-reduce ${name}` });
     }
     if (name === 'loss' && lastColumn) {

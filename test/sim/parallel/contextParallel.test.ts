@@ -249,6 +249,16 @@ describe('context parallelism by all-gather and by all-to-all (--cp-comm-type)',
     }
   });
 
+  it('in full fidelity, makes the op after a gather wait for every member\'s share of it, not only its ring predecessor\'s', () => {
+    const plan = compileStep(scenarioOf({ ...llamaRaw({ cp: 4, dp: 2, cpCommType: 'all_gather' }), training: { globalBatch: 2, microBatch: 1, precision: 'bf16', flashAttention: true }, simulation: { fidelity: 'full' }, noise: { computeJitter: 0.1 } }));
+    const tasks = plan.program.tasks;
+    const gathers = new Set(tasks.filter((t) => t.label.startsWith('CP all-gather keys/values')).map((t) => t.id));
+    const waiting = tasks.filter((t) => t.kind !== 'cp-exchange' && t.deps.some((d) => gathers.has(d)));
+    expect(waiting.length).toBeGreaterThan(0);
+    // Each waits for the shares of all 4 members of its group.
+    for (const t of waiting) expect(t.deps.filter((d) => gathers.has(d)).length).toBe(4);
+  });
+
   it('runs the gathers as collectives over the cp group, on every NIC of the nodes it spans, not one send per rank', () => {
     // cp 16 over two nodes: a ring all-gather of NCCL crosses between the nodes on all 8 NICs at once.
     const run = simulateStep(scenarioOf({ ...llamaRaw({ cp: 16, dp: 1, cpCommType: 'all_gather' }), cluster: { preset: 'dgx-h100', nodes: 2 }, training: { globalBatch: 1, microBatch: 1, precision: 'bf16', flashAttention: true } }));

@@ -84,6 +84,17 @@ describe('Megatron tensor parallelism', () => {
       `TP all-reduce cross-entropy max ${8 * 4}`, `TP all-reduce cross-entropy sum of exp ${8 * 4}`, `TP all-reduce cross-entropy target logit ${8 * 4}`,
       `TP all-reduce fc1 ${8 * 256 * 2}`, `TP all-reduce fc2.dgrad ${8 * 256 * 2}`,
     ]);
+    // With a pipeline, the input gradient is reduced before the pass ends (and its send to the previous stage), not
+    // carried into the stage's next pass.
+    const piped = compileStep(scenarioOf({ cluster: { preset: 'dgx-a100-80gb', nodes: 1 }, model: { arch: 'mlp', layers: 4, hidden: 512, seqLen: 1, vocab: 1, mlpSizes: [1024, 512, 512, 512, 10] }, training: { globalBatch: 16, microBatch: 4 }, parallel: { tp: 2, pp: 2 } }));
+    const tasks = piped.program.tasks;
+    const reductions = tasks.filter((t) => t.label.startsWith('TP all-reduce fc2.dgrad'));
+    expect(reductions.length).toBeGreaterThan(0);
+    for (const r of reductions) {
+      const waiters = tasks.filter((t) => t.deps.includes(r.id));
+      expect(waiters.length).toBeGreaterThan(0);
+      for (const w of waiters) expect(w.microBatch).toBe(r.microBatch);
+    }
   });
 
   it('turns them into all-gather / reduce-scatter pairs with sequence parallelism', () => {

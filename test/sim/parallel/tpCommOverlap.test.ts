@@ -87,6 +87,8 @@ describe('Transformer Engine TP communication overlap (--tp-comm-overlap)', () =
     };
     expect(problems({ tpCommOverlap: true, sequenceParallel: false })).toEqual(['parallel.tpCommOverlap: overlaps the all-gathers and reduce-scatters of sequence parallelism, as Megatron requires; set parallel.sequenceParallel: true (with tp > 1) or leave tpCommOverlap off']);
     expect(problems({ tpCommOverlap: true, tpCommOverlapSms: { proj: 132 } })).toEqual(["parallel.tpCommOverlapSms.proj: 132 SMs leave none of the h100-sxm5-80gb's 132 to the GEMM; use fewer"]);
+    // An MLP has no sequence-parallel collectives to overlap.
+    expect(() => scenarioOf({ ...llamaRaw(), model: { preset: 'mlp-small' }, parallel: { tp: 2, tpCommOverlap: true, sequenceParallel: true } })).toThrow(/parallel\.tpCommOverlap: overlaps a transformer layer's sequence-parallel collectives; an mlp model has none/);
     // Megatron-DeepSpeed's layers have no Transformer Engine underneath.
     expect(() => scenarioOf({ ...llamaRaw(), model: { preset: 'gpt3-1.3b' }, training: { globalBatch: 4, microBatch: 1, precision: 'bf16', framework: 'megatron-deepspeed' } })).toThrow(/parallel\.tpCommOverlap: is Transformer Engine's \(Megatron-LM, NeMo\); training\.framework megatron-deepspeed/);
     // Userbuffers need the TP group inside one NVLink node.
