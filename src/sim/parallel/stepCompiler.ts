@@ -9,6 +9,7 @@ import { ParallelLayout, splitLayers } from './layout.js';
 import { peakInFlight, stageSchedule, type PipeOp } from './schedules.js';
 import { tpSyncPoints, type TpSync } from './tpSync.js';
 import { cpSyncPoints } from './contextParallel.js';
+import { cpRing, issueCpExchange, RingWaits, type CpRing } from './cpRing.js';
 import { overlapTpSyncs, withOverlapSmMargin } from './tpCommOverlap.js';
 import { passTemplate, type PassTemplate } from './blockTemplate.js';
 import { addGradientReduction, type StageGradients } from './gradReduction.js';
@@ -171,63 +172,6 @@ export function compileStep(setup: StepSetup): StepPlan {
 }
 
 /**
- * The context-parallel ring of the simulated `members` (one TP group of grid row d in stage s): each member's send to
- * its successor, and as shadows the sends of the ring's ranks nobody simulates (the other TP ranks and context-parallel
- * ranks of this row, in symmetric mode the other replicas too). Shadows are attached to the first simulated row only.
- *
- * In full fidelity every rank of a ring is simulated and waits for its predecessor's send (`waits`), so the ring runs
- * at the pace of its slowest hop. In symmetric mode only a member is simulated and it waits for the send it issues
- * itself; all ranks of a ring move in step, so that send stands for the slowest hop of the member's ring (the first
- * one that leaves its node, if any), and the member's own hop rides along as a shadow. Otherwise a ring that crosses
- * nodes would run at NVLink pace while the unwaited shadow sends piled up on the NICs.
- */
-function cpRing(layout: ParallelLayout, d: number, s: number, members: readonly number[], simulated: ReadonlySet<number>, shadowFilter: (g: readonly number[]) => boolean, gpusPerNode: number, waits?: RingWaits): CpRing {
-  const hop = (rank: number) => {
-    const c = layout.coords(rank);
-    return layout.pair(rank, layout.cpNext(c.t, c.d, s));
-  };
-  const node = (rank: number) => Math.floor(rank / gpusPerNode);
-  const crosses = (g: readonly number[]) => node(g[0]) !== node(g[1]);
-  // Members whose own hop rides along as a shadow, standing in for a slower one.
-  const standIns = new Set<number>();
-  const pairs = members.map((rank) => {
-    const own = hop(rank);
-    if (waits || crosses(own)) return own;
-    const c = layout.coords(rank);
-    const slowest = layout.cpGroup(c.t, c.d, s).map(hop).find(crosses);
-    if (slowest) standIns.add(rank);
-    return slowest ?? own;
-  });
-  const sending = new Set(pairs.map((g) => g[0]));
-  const shadows: (readonly number[])[] = [];
-  if (d === 0) {
-    for (let e = 0; e < layout.dp; e++) {
-      for (let t = 0; t < layout.tp; t++) {
-        const rank = layout.rank(t, e, s);
-        if (sending.has(rank) || (simulated.has(rank) && !standIns.has(rank))) continue;
-        const g = hop(rank);
-        if (shadowFilter(g)) shadows.push(g);
-      }
-    }
-  }
-  const groups = members.map((rank) => {
-    const c = layout.coords(rank);
-    return layout.cpGroup(c.t, c.d, s);
-  });
-  const groupShadows: (readonly number[])[] = [];
-  if (d === 0 && !waits) {
-    for (let e = 0; e < layout.dp; e += layout.cp) {
-      for (let t = 0; t < layout.tp; t++) {
-        const g = layout.cpGroup(t, e, s);
-        if (!g.some((r) => simulated.has(r)) && shadowFilter(g)) groupShadows.push(g);
-      }
-    }
-  }
-  const share = waits ? 1 / layout.cp : 1;
-  return { pairs, shadows, groups, share, groupShadows, ...(waits ? { waited: (label, sync, sends, consumers) => waits.record(s, d, label, sync, sends, consumers) } : {}) };
-}
-
-/**
  * Whether a shadow group's traffic can meet simulated traffic: a group inside one node that holds no
  * simulated rank only uses that node's private links, so its flows change nothing and are skipped.
  */
@@ -257,14 +201,8 @@ function instantiatePass(program: Program, t: PassTemplate, group: readonly numb
   const issue = (syncs: readonly TpSync[]) => {
     for (const sync of syncs) {
       const deps = members.map((_, i) => lastCompute[i]).filter((x): x is number => x !== undefined);
-      if (sync.group === 'cp' && sync.op !== 'send_recv') {
-        // A collective over the member's context-parallel group (all_gather, a2a): each member issues it for its share.
-        issued.set(sync, members.map((rank, i) => program.collective('cp-exchange', `${sync.label} mb${op.microBatch}`, { op: sync.op, group: ring!.groups[i], bytes: sync.bytes * ring!.share, shadowGroups: i === 0 && ring!.groupShadows.length > 0 ? ring!.groupShadows : undefined }, lastCompute[i] !== undefined ? [lastCompute[i]] : [], op.microBatch, 'cp', program.rankList(rank))));
-        continue;
-      }
       if (sync.group === 'cp') {
-        // Each member sends its block on to the next rank of its ring; the unsimulated ranks' sends run as shadows.
-        issued.set(sync, members.map((rank, i) => program.collective('cp-exchange', `${sync.label} mb${op.microBatch}`, { op: 'send_recv', group: ring!.pairs[i], bytes: sync.bytes, shadowGroups: i === 0 && ring!.shadows.length > 0 ? ring!.shadows : undefined }, lastCompute[i] !== undefined ? [lastCompute[i]] : [], op.microBatch, 'cp', program.rankList(rank))));
+        issued.set(sync, issueCpExchange(program, sync, `${sync.label} mb${op.microBatch}`, members, ring!, lastCompute, op.microBatch));
         continue;
       }
       const stream: StreamKind = sync.neededBy > sync.afterOp + 1 ? 'tp' : 'compute';
@@ -310,64 +248,6 @@ function instantiatePass(program: Program, t: PassTemplate, group: readonly numb
   issue(t.issueAfter);
   if (t.hostModelled) for (let i = 0; i < hostCarry.length; i++) hostCarry[i] += t.hostAfterNs;
   return [...waiting, ...[...issued.values()].flat()];
-}
-
-/** The context-parallel ring as the simulated members of one TP group see it. */
-interface CpRing {
-  /** Per member: [member, the next rank of its ring] (ParallelLayout.pair). */
-  pairs: readonly (readonly number[])[];
-  /** The same exchange of the ranks not simulated, as shadow flows. */
-  shadows: readonly (readonly number[])[];
-  /** Per member: its whole context-parallel group, for the collective types (all_gather, a2a). */
-  groups: readonly (readonly number[])[];
-  /**
-   * The share of a group collective's bytes one member's task moves: every member of a group issues one in full
-   * fidelity (1/cp each); in symmetric mode the one simulated member stands for the group (1).
-   */
-  share: number;
-  /** The groups with no simulated rank, whose collectives run alongside as shadows (symmetric mode). */
-  groupShadows: readonly (readonly number[])[];
-  /**
-   * Notes that the `consumers` (one compute task per member) used the block that `sends` passed on (`sync` of pass
-   * `label`); only when the whole ring is simulated.
-   */
-  waited?(label: string, sync: TpSync, sends: readonly number[], consumers: readonly number[]): void;
-}
-
-/**
- * Where a rank's kernel really waits for its predecessor's send. A member's next kernel waits for its own send; when
- * every rank of a ring is simulated (full fidelity), `link` also makes it wait for the block the previous rank of
- * the ring sent it, so that ranks that drift apart (compute jitter) meet at every exchange; after a gather or an
- * all-to-all (each member's share of the group's collective) it waits for every member's share.
- */
-class RingWaits {
-  private readonly byKey = new Map<string, Map<number, { sends: readonly number[]; consumers: readonly number[]; gather: boolean }>>();
-  /** The exchanges of a template, numbered: one pass holds several with the same label (forward and recompute). */
-  private readonly syncIds = new Map<TpSync, number>();
-  constructor(private readonly cp: number) {}
-  record(stage: number, d: number, label: string, sync: TpSync, sends: readonly number[], consumers: readonly number[]): void {
-    let id = this.syncIds.get(sync);
-    if (id === undefined) this.syncIds.set(sync, (id = this.syncIds.size));
-    const k = `${stage}/${label}/${id}`;
-    let m = this.byKey.get(k);
-    if (!m) this.byKey.set(k, (m = new Map()));
-    // A gather or all-to-all needs every rank's block, a ring step its predecessor's.
-    m.set(d, { sends, consumers, gather: sync.op !== 'send_recv' });
-  }
-  link(program: Program): void {
-    for (const byD of this.byKey.values()) {
-      for (const [d, mine] of byD) {
-        const c = d % this.cp;
-        const others = mine.gather
-          ? Array.from({ length: this.cp - 1 }, (_, k) => byD.get(d - c + ((c + 1 + k) % this.cp)))
-          : [byD.get(d - c + ((c + this.cp - 1) % this.cp))];
-        for (const other of others) {
-          if (!other || other === mine) continue;
-          mine.consumers.forEach((task, i) => program.addDep(task, other.sends[i]));
-        }
-      }
-    }
-  }
 }
 
 /**

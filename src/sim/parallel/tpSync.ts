@@ -90,9 +90,14 @@ export function tpSyncPoints(names: readonly string[], ctx: TpContext): TpSync[]
     // The vocab-parallel cross-entropy all-reduces three fp32 values per token over the TP group: the logits' max,
     // the target's logit and the sum of exponentials (megatron/core/tensor_parallel/cross_entropy.py),
     // each one needed before the loss goes on. The loss is one op here, so all three sit between the logits and it.
-    if (name === 'loss' && ctx.tp > 1) for (const what of ['max', 'target logit', 'sum of exp']) blocking('all_reduce', ctx.tokens * 4, `TP all-reduce cross-entropy ${what}`, i - 1);
+    if (name === 'loss' && ctx.tp > 1) out.push(...crossEntropySyncs(ctx, i));
   });
   return out.sort((a, b) => a.afterOp - b.afterOp);
+}
+
+/** The loss's three all-reduces over split logits (max, target logit, sum of exp; fp32 per token), before the loss op `i`. */
+function crossEntropySyncs(ctx: TpContext, i: number): TpSync[] {
+  return ['max', 'target logit', 'sum of exp'].map((what) => ({ op: 'all_reduce', bytes: ctx.tokens * 4, afterOp: i - 1, neededBy: i, label: `TP all-reduce cross-entropy ${what}` }));
 }
 
 /**
@@ -119,9 +124,7 @@ function mlpSyncPoints(names: readonly string[], ctx: TpContext): TpSync[] {
       const overlapped = ctx.asyncGradReduce !== false && i + 2 < names.length;
       out.push({ op: 'all_reduce', bytes: ctx.tokens * sizes[Number(dgrad[1])] * ctx.elementBytes, afterOp: i, neededBy: overlapped ? i + 2 : i + 1, label: `TP all-reduce ${name}` });
     }
-    if (name === 'loss' && lastColumn) {
-      for (const what of ['max', 'target logit', 'sum of exp']) out.push({ op: 'all_reduce', bytes: ctx.tokens * 4, afterOp: i - 1, neededBy: i, label: `TP all-reduce cross-entropy ${what}` });
-    }
+    if (name === 'loss' && lastColumn) out.push(...crossEntropySyncs(ctx, i));
   });
   return out.sort((a, b) => a.afterOp - b.afterOp);
 }
