@@ -61,6 +61,10 @@ export function candidateChanges(s: Scenario, r: StepResult): { label: string; s
     if (p.zero >= 1 && p.offload === 'none') add('optimizer offload to CPU', 'parallel.offload=cpu');
     // Each alone may not be enough where both are (ZeRO-Infinity's usual pairing).
     if (p.zero < 3 && p.pp === 1 && sharded && zero3 && p.offload === 'none') add('ZeRO-3 with optimizer offload to CPU', 'parallel.zero=3', 'parallel.offload=cpu');
+    // Adam's moments in bf16 (Megatron's precision-aware optimizer): 4 of the 12 bytes of state per parameter saved;
+    // a change to the numerics, which the label says.
+    const mixed = t.precision === 'bf16' || t.precision === 'fp16';
+    if (mixed && t.optimizer === 'adam' && !t.optimizerState && p.offload === 'none') add('bf16 Adam moments (precision-aware optimizer; changes the numerics)', 'training.optimizerState.momentum=bf16', 'training.optimizerState.variance=bf16');
     if (p.tp * 2 <= gpn && s.model.heads % (p.tp * 2) === 0 && p.dp % 2 === 0) add(`tp ${p.tp * 2}`, `parallel.tp=${p.tp * 2}`, `parallel.dp=${p.dp / 2}`);
     if (t.microBatch > 1) add(`micro-batch ${t.microBatch / 2}`, `training.microBatch=${Math.floor(t.microBatch / 2)}`);
     if (canCp && !activationBound) cpCandidate();

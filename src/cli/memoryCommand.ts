@@ -6,6 +6,7 @@ import { parallelSizesText } from '../report/format.js';
 import { collect } from './scenarioInput.js';
 import { describeImports, importsJson, scenarioWithImports, type ImportOptions } from '../scenario/importSettings.js';
 import { formatBytes } from './units.js';
+import { describeOptimizerState } from '../sim/memory/optimizerState.js';
 import { table, type Output } from './output.js';
 
 function verdict(m: StageMemory, capacity: number): string {
@@ -50,7 +51,7 @@ Examples:
       const fits = gpuFits && host?.fits !== false;
       const shortfallBytes = Math.max(...stages.map((s) => s.shortfallBytes));
       if (opts.json) {
-        io.out(JSON.stringify({ version: VERSION, name: scenario.name, capacityBytes: capacity, fits, gpuFits, shortfallBytes, stages, host, ...(imports.length > 0 ? { imports: importsJson(imports, opts.set) } : {}), ...(warnings.length > 0 ? { warnings } : {}) }, null, 2));
+        io.out(JSON.stringify({ version: VERSION, name: scenario.name, capacityBytes: capacity, fits, gpuFits, shortfallBytes, ...(scenario.training.optimizerState ? { optimizerState: scenario.training.optimizerState } : {}), stages, host, ...(imports.length > 0 ? { imports: importsJson(imports, opts.set) } : {}), ...(warnings.length > 0 ? { warnings } : {}) }, null, 2));
         return;
       }
       const p = scenario.parallel;
@@ -72,7 +73,8 @@ Examples:
       io.out(
         [
           `${scenario.name}: ${scenario.model.name} on ${scenario.cluster.name}, ${parallelSizesText(p)}` +
-            `${p.zero ? `, ZeRO-${p.zero}` : ''}${p.offload === 'cpu' ? ' + CPU offload' : ''}${p.recompute !== 'none' ? `, ${p.recompute} recompute` : ''}; ${formatBytes(capacity)} per GPU`,
+            `${p.zero ? `, ZeRO-${p.zero}` : ''}${p.offload === 'cpu' ? ' + CPU offload' : ''}${p.recompute !== 'none' ? `, ${p.recompute} recompute` : ''}` +
+            `${scenario.training.optimizerState ? `, optimizer state ${describeOptimizerState(scenario.training.optimizerState)}` : ''}; ${formatBytes(capacity)} per GPU`,
           '',
           table(['stage', 'layers', 'params/GPU', 'weights', 'gradients', 'optimizer', 'activations (passes in flight)', 'buffers', 'reserve', 'total', 'verdict'], rows),
           '',

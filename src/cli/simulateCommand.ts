@@ -12,6 +12,7 @@ import { UsageError } from './usageError.js';
 import { addStepFileOptions, checkStepFileOptions, stepFilesView, writeStepFiles, type StepFileOptions } from './reportFiles.js';
 import { applyProfileOption } from './calibrateCommand.js';
 import { hostMemoryVerdict } from '../report/summary.js';
+import { describeOptimizerState } from '../sim/memory/optimizerState.js';
 import type { AttentionSummary } from '../sim/workload/attentionKernels.js';
 
 /** The `--json` document of `simulate`: the result plus the version that made it. */
@@ -52,7 +53,7 @@ export function formatStepSummary(r: StepResult, scenario: { clusterName: string
     `  MFU                 ${(100 * r.mfu).toFixed(1)}%`,
     '',
     `  memory per GPU      ${formatBytes(m.peakBytesPerGpu)} of ${formatBytes(m.capacityBytes)}: ${m.gpuFits ? 'fits' : `OOM, short by ${formatBytes(m.shortfallBytes)}`}`,
-    `    weights ${formatBytes(m.breakdown.weightsBytes)}, gradients ${formatBytes(m.breakdown.gradientsBytes)}, optimizer ${formatBytes(m.breakdown.optimizerBytes)},`,
+    `    weights ${formatBytes(m.breakdown.weightsBytes)}, gradients ${formatBytes(m.breakdown.gradientsBytes)}, optimizer ${formatBytes(m.breakdown.optimizerBytes)}${m.optimizerState ? ` (${describeOptimizerState(m.optimizerState)})` : ''},`,
     `    activations ${formatBytes(m.breakdown.activationsBytes)}, buffers ${formatBytes(m.breakdown.buffersBytes)}, runtime reserve ${formatBytes(m.breakdown.reserveBytes)}`,
     ...(m.perStage.length > 1 ? [`    per stage: ${m.perStage.map((s) => `${s.stage}: ${formatBytes(s.totalBytes)}${s.fits ? '' : ' OOM'}`).join(', ')}`] : []),
     ...(hostMemoryVerdict(r) ? [`  host memory         ${hostMemoryVerdict(r)} (CPU offload: optimizer state, fp32 gradients)`] : []),

@@ -88,15 +88,19 @@ export function importMegatronArgs(text: string, context: MegatronContext = {}):
   if (distOpt) c.set('parallel.zeroConfig.overlapComm', overlap, overlapFrom, !overlap);
   // Megatron keeps 16-bit training's gradients in fp32 main_grad buffers with --bf16 (arguments.py sets
   // accumulate_allreduce_grads_in_fp32), or when asked; --grad-reduce-in-bf16 keeps them in bf16.
-  const fp32Grads = precision !== undefined && !has('grad-reduce-in-bf16') && (precision === 'bf16' || has('accumulate-allreduce-grads-in-fp32'));
+  // --main-grads-dtype bf16 keeps bf16's gradients in bf16 too (arguments.py turns the fp32 accumulation on only
+  // when the main gradients are fp32).
+  const bf16MainGrads = a.pick('main-grads-dtype') === 'bf16';
+  const fp32Grads = precision !== undefined && !has('grad-reduce-in-bf16') && (has('accumulate-allreduce-grads-in-fp32') || (precision === 'bf16' && !bf16MainGrads));
   if (precision !== undefined) {
-    const from = has('grad-reduce-in-bf16') ? '--grad-reduce-in-bf16' : has('accumulate-allreduce-grads-in-fp32') ? '--accumulate-allreduce-grads-in-fp32' : `Megatron default with --${precision}`;
+    const from = has('grad-reduce-in-bf16') ? '--grad-reduce-in-bf16' : has('accumulate-allreduce-grads-in-fp32') ? '--accumulate-allreduce-grads-in-fp32' : bf16MainGrads && precision === 'bf16' ? '--main-grads-dtype bf16' : `Megatron default with --${precision}`;
     c.set('parallel.fp32Gradients', fp32Grads, from, from.startsWith('Megatron default'));
   }
   importBuckets(c, a, dp, precision ?? context.precision, overlap, fp32Grads);
 
   importModel(c, a, tpv);
   importTraining(c, a, dp, precision);
+  importOptimizerState(c, a, precision ?? context.precision);
 
   for (const [name, values] of a.notModelled) {
     if (name === 'expert-model-parallel-size' && values.join(' ') === '1') continue;
@@ -307,4 +311,23 @@ function importTraining(c: ImportCollector, a: MegatronArgs, dp: number | undefi
   if (backend === 'fused') c.warn('--attention-backend fused runs cuDNN\'s fused attention: on Hopper add --set training.attentionKernel=cudnn (the scenario keeps FlashAttention-2\'s figures otherwise)');
   const optimizer = pick('optimizer');
   if (optimizer) c.set('training.optimizer', optimizer, flagText('optimizer'));
+}
+
+/**
+ * The precision-aware optimizer's state types (Transformer Engine's FusedAdam): --exp-avg-dtype and --exp-avg-sq-dtype
+ * for the moments, --main-params-dtype for the master copy, which with bf16 weights and an fp32 master keeps only the
+ * remainders (OptimizerConfig.store_param_remainders, on by default). Without the switch Megatron ignores them.
+ */
+function importOptimizerState(c: ImportCollector, a: MegatronArgs, precision: TrainingPrecision | undefined): void {
+  const flags = ['main-params-dtype', 'exp-avg-dtype', 'exp-avg-sq-dtype'].filter((f) => a.has(f));
+  if (!a.has('use-precision-aware-optimizer')) {
+    if (flags.length > 0) c.warn(`${flags.map((f) => a.shown(f)).join(' ')}: ignored, as Megatron does, without --use-precision-aware-optimizer (the optimizer state stays fp32)`);
+    return;
+  }
+  const main = a.pick('main-params-dtype') ?? 'fp32';
+  const from = (f: string, what: string) => (a.has(f) ? a.shown(f) : `Megatron default with --use-precision-aware-optimizer: ${what}`);
+  if (precision === 'bf16' && main === 'fp32') c.set('training.optimizerState.masterWeights', 'remainders', from('main-params-dtype', 'an fp32 master of bf16 weights kept as its 16-bit remainders (store_param_remainders)'));
+  else if (precision === 'bf16' || precision === 'fp16') c.set('training.optimizerState.masterWeights', main, from('main-params-dtype', 'fp32'));
+  c.set('training.optimizerState.momentum', a.pick('exp-avg-dtype') ?? 'fp32', from('exp-avg-dtype', 'fp32'), !a.has('exp-avg-dtype'));
+  c.set('training.optimizerState.variance', a.pick('exp-avg-sq-dtype') ?? 'fp32', from('exp-avg-sq-dtype', 'fp32'), !a.has('exp-avg-sq-dtype'));
 }

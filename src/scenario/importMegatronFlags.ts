@@ -66,6 +66,11 @@ export const FLAGS: Readonly<Record<string, FlagKind>> = {
   'use-flash-attn': BOOL,
   'attention-backend': choice('auto', 'flash', 'fused', 'unfused', 'local'),
   optimizer: choice('adam', 'sgd'),
+  'use-precision-aware-optimizer': BOOL,
+  'main-params-dtype': choice('fp32', 'fp16'),
+  'main-grads-dtype': choice('fp32', 'bf16'),
+  'exp-avg-dtype': choice('fp32', 'fp16', 'bf16', 'fp8'),
+  'exp-avg-sq-dtype': choice('fp32', 'fp16', 'bf16', 'fp8'),
   'disable-bias-linear': BOOL,
 };
 

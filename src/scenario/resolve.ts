@@ -21,6 +21,7 @@ import { simulationLimitProblems } from './simulationLimits.js';
 import { nvlsUnavailable } from '../sim/collectives/collectiveService.js';
 import type { MeasuredCollectiveTable } from '../sim/collectives/measuredTable.js';
 import { layersPerStageProblem } from '../sim/parallel/layout.js';
+import { isReducedOptimizerState } from '../sim/memory/optimizerState.js';
 
 /** The framework with the scenario's measured host costs per call and per collective call, where it gives them. */
 /** The vocabulary as the framework pads it (`training.vocabDivisibleBy`); an MLP has none. */
@@ -44,7 +45,7 @@ export interface Scenario extends StepSetup {
   seed: number;
   cluster: ClusterSpec;
   model: ModelSpec;
-  training: ScenarioInput['training'] & { seqLen: number };
+  training: Omit<ScenarioInput['training'], 'optimizerState'> & { seqLen: number; optimizerState?: ScenarioInput['training']['optimizerState'] };
   comm: Omit<ScenarioInput['comm'], 'measured'> & { measured: MeasuredCollectiveTable[] };
   /** What the user should know about values the scenario left to a default (printed as warnings); absent if none. */
   warnings?: string[];
@@ -260,6 +261,22 @@ function contextParallelProblems(cp: number, model: ModelSpec, training: Scenari
   return problems;
 }
 
+/** State types the precision or the optimizer has no place for. */
+function optimizerStateProblems(t: ScenarioInput['training']): Problem[] {
+  const state = t.optimizerState;
+  const problems: Problem[] = [];
+  const mixed = t.precision === 'bf16' || t.precision === 'fp16';
+  if (!mixed && state.masterWeights !== 'fp32') {
+    problems.push({ path: 'training.optimizerState.masterWeights', message: `${state.masterWeights}: ${t.precision} training keeps no master copy (its weights are the fp32 values); leave masterWeights out, or train in bf16/fp16` });
+  } else if (state.masterWeights === 'remainders' && t.precision !== 'bf16') {
+    problems.push({ path: 'training.optimizerState.masterWeights', message: `remainders keeps the 16 bits of fp32 that a bf16 weight lacks, so it needs training.precision bf16 (not ${t.precision}); use fp32 or fp16` });
+  }
+  if (t.optimizer === 'sgd' && state.variance !== 'fp32') {
+    problems.push({ path: 'training.optimizerState.variance', message: `${state.variance}: SGD keeps no variance (only Adam does); leave variance out` });
+  }
+  return problems;
+}
+
 /**
  * Validates a raw scenario and looks up its presets. Throws `InvalidScenarioError` listing every
  * schema problem, or a `ScenarioError` for the first semantic one.
@@ -304,6 +321,7 @@ export function resolveScenario(raw: unknown, source: string, baseDir: string): 
       problems.push({ path: `training.${field}`, message: `sets a host cost of the framework, but training.framework is 'none' (no host is modelled); set training.framework (e.g. megatron-deepspeed) or leave ${field} out` });
     }
   }
+  problems.push(...optimizerStateProblems(t));
   const noNvls = input.comm.algorithm === 'nvls' ? nvlsUnavailable(cluster.node) : undefined;
   if (noNvls) problems.push({ path: 'comm.algorithm', message: noNvls });
   const kernelProblem = attentionKernelProblem(cluster.node.gpu, t.attentionKernel);
@@ -339,7 +357,7 @@ export function resolveScenario(raw: unknown, source: string, baseDir: string): 
     seed: input.seed,
     cluster,
     model: { ...model, seqLen, vocab: frameworkVocab(model, par.tp, t.vocabDivisibleBy ?? (t.framework === 'megatron-deepspeed' ? MEGATRON_VOCAB_DIVISIBLE_BY : 1)) },
-    training: { ...t, seqLen },
+    training: { ...t, seqLen, optimizerState: isReducedOptimizerState(t.optimizerState) ? t.optimizerState : undefined },
     parallel: { ...par, dp, cp: par.cp, cpCommType: par.cp > 1 ? par.cpCommType : undefined, tpCommOverlap: par.tpCommOverlap ? par.tpCommOverlapSms : undefined, schedule: par.pp > 1 ? par.schedule : '1f1b', virtualStages: par.pp > 1 && par.schedule === 'interleaved' ? par.virtualStages : 1 },
     comm: { ...input.comm, measured },
     noise: input.noise,

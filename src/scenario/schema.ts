@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { FRAMEWORK_NAMES } from '../sim/workload/framework.js';
 import { ATTENTION_KERNEL_NAMES } from '../sim/workload/attentionKernels.js';
 import { CP_COMM_TYPES, type CpCommType } from '../sim/workload/ops.js';
+import { MASTER_WEIGHTS_TYPES, MOMENT_TYPES, type MasterWeightsType, type MomentType } from '../sim/memory/optimizerState.js';
 
 /**
  * The scenario file's shape (YAML or JSON). Field names here are the contract with users; every
@@ -99,6 +100,19 @@ export const trainingSchema = z
     microBatch: positiveInt.default(1),
     precision: z.enum(['bf16', 'fp16', 'fp32', 'tf32']).default('bf16'),
     optimizer: z.enum(['adam', 'sgd']).default('adam'),
+    /**
+     * The types the optimizer keeps its state in (src/sim/memory/optimizerState.ts): Megatron's
+     * --use-precision-aware-optimizer (--main-params-dtype, --exp-avg-dtype, --exp-avg-sq-dtype), Apex/NeMo
+     * distributed_fused_adam's `dtype`. Default: all fp32.
+     */
+    optimizerState: z
+      .object({
+        masterWeights: z.enum(MASTER_WEIGHTS_TYPES as [MasterWeightsType, ...MasterWeightsType[]]).default('fp32'),
+        momentum: z.enum(MOMENT_TYPES as [MomentType, ...MomentType[]]).default('fp32'),
+        variance: z.enum(MOMENT_TYPES as [MomentType, ...MomentType[]]).default('fp32'),
+      })
+      .strict()
+      .default({}),
     flashAttention: z.boolean().default(true),
     /**
      * How element-wise work runs: `fused` one kernel per norm, rotary embedding and activation (torch.compile,

@@ -9,6 +9,7 @@ import type { Placement } from './parallel/layout.js';
 import type { CpCommType, KernelMode, RecomputeMode } from './workload/ops.js';
 import type { FrameworkSpec } from './workload/framework.js';
 import type { AttentionKernelChoice } from './workload/attentionKernels.js';
+import type { OptimizerStateTypes } from './memory/optimizerState.js';
 
 /** Numeric format of training: mixed precision with bf16/fp16 compute, or plain fp32/tf32. */
 export type TrainingPrecision = 'bf16' | 'fp16' | 'fp32' | 'tf32';
@@ -20,6 +21,8 @@ export interface TrainingSetup {
   microBatch: number;
   precision: TrainingPrecision;
   optimizer: 'adam' | 'sgd';
+  /** The types of the optimizer's state; absent: all fp32. */
+  optimizerState?: OptimizerStateTypes;
   flashAttention: boolean;
   seqLen: number;
   /** Element-wise kernels fused (default) or as eager PyTorch issues them (`MicroBatchShape.kernels`). */

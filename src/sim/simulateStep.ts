@@ -15,6 +15,7 @@ import { modelFlopsPerStep, hardwareFlopsPerStep } from './workload/flops.js';
 import { parameterCount } from './workload/model.js';
 import { attentionSummary, type AttentionSummary } from './workload/attentionKernels.js';
 import type { StepSetup } from './setup.js';
+import type { OptimizerStateTypes } from './memory/optimizerState.js';
 import type { Topology } from './network/types.js';
 
 export type { StageMemory } from './memory/stageMemory.js';
@@ -46,6 +47,8 @@ export interface StepResult {
     shortfallBytes: number;
     /** Breakdown of the fullest rank. */
     breakdown: MemoryBreakdown;
+    /** The optimizer state's types when any is not fp32 (`training.optimizerState`); absent: all fp32. */
+    optimizerState?: OptimizerStateTypes;
     perStage: StageMemory[];
     /** With optimizer offload: the fullest node's host memory against the node's (`hostMemoryPerNode`). */
     host?: HostMemory;
@@ -153,6 +156,7 @@ export function simulateStep(setup: StepSetup): StepRun {
       gpuFits: fullest.totalBytes <= capacityBytes,
       shortfallBytes: Math.max(0, fullest.totalBytes - capacityBytes),
       breakdown,
+      ...(t.optimizerState ? { optimizerState: { ...t.optimizerState } } : {}),
       perStage,
       host,
     },

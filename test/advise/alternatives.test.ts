@@ -24,6 +24,18 @@ describe('what to try: candidate changes from what bounds the step', () => {
     expect(s.model.vocab).toBe(30522);
   });
 
+  it('offers bf16 Adam moments when the job does not fit, with less optimizer memory, and not once the state is reduced', () => {
+    const raw = { name: 'oom', cluster: { preset: 'dgx-a100-80gb', nodes: 1 }, model: { preset: 'llama2-13b', seqLen: 1024 }, training: { globalBatch: 8, microBatch: 1, precision: 'bf16' }, parallel: { dp: 8 } };
+    const { r, list } = candidates(raw);
+    expect(r.memory.gpuFits).toBe(false);
+    const bf16 = list.find((c) => c.sets.includes('training.optimizerState.momentum=bf16'));
+    expect(bf16).toEqual({ label: 'bf16 Adam moments (precision-aware optimizer; changes the numerics)', sets: ['training.optimizerState.momentum=bf16', 'training.optimizerState.variance=bf16'] });
+    const [tried] = evaluateAlternatives(raw, [], 'test', process.cwd(), [bf16!], 1);
+    expect(tried.peakBytesPerGpu!).toBeLessThan(r.memory.peakBytesPerGpu);
+    const reduced = candidates({ ...raw, training: { ...raw.training, optimizerState: { momentum: 'bf16' } } });
+    expect(reduced.list.some((c) => c.sets.includes('training.optimizerState.momentum=bf16'))).toBe(false);
+  });
+
   it('when only the host memory is short under CPU offload: says the step does not fit, and offers the state back on the GPUs or twice the nodes', () => {
     const raw = { name: 'h', cluster: { preset: 'dgx-a100-80gb', nodes: 1, node: { hostMemoryGiB: 64 } }, model: { preset: 'llama2-7b', seqLen: 1024 }, training: { globalBatch: 16, microBatch: 1 }, parallel: { zero: 3, offload: 'cpu' } };
     const { r, list } = candidates(raw);

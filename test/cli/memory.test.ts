@@ -69,4 +69,18 @@ describe('clustersim memory', () => {
     const megatron = JSON.parse((await cli('memory', 'scenarios/imports/gpt3-175b-a100.yaml', '--megatron-args', '--tensor-model-parallel-size 8 --pipeline-model-parallel-size 16 --bf16 --micro-batch-size 1 --global-batch-size 128', '--json')).out);
     expect(megatron.stages).toHaveLength(16);
   });
+
+  it('shows the optimizer state types when they are not fp32, in text, in --json, and in simulate', async () => {
+    const set = ['--set', 'training.optimizerState.momentum=bf16', '--set', 'training.optimizerState.variance=bf16'];
+    const plain = JSON.parse((await cli('memory', 'scenarios/llama2-70b-zero2-8xa100.yaml', '--json')).out);
+    const reduced = JSON.parse((await cli('memory', 'scenarios/llama2-70b-zero2-8xa100.yaml', ...set, '--json')).out);
+    expect(plain.optimizerState).toBeUndefined();
+    expect(reduced.optimizerState).toEqual({ masterWeights: 'fp32', momentum: 'bf16', variance: 'bf16' });
+    // Master 4 + momentum 2 + variance 2 bytes per parameter in place of 4 + 4 + 4.
+    expect(reduced.stages[0].optimizerBytes / plain.stages[0].optimizerBytes).toBeCloseTo(8 / 12, 9);
+    expect((await cli('memory', 'scenarios/llama2-70b-zero2-8xa100.yaml', ...set)).out).toMatch(/optimizer state momentum bf16, variance bf16/);
+    const sim = await cli('simulate', 'scenarios/llama2-70b-zero2-8xa100.yaml', '--alternatives', '0', ...set);
+    expect(sim.out).toMatch(/optimizer [\d.]+ GiB \(momentum bf16, variance bf16\)/);
+  });
 });
+

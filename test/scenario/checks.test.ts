@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { loadScenarioFile } from '../../src/scenario/load.js';
 import { resolveScenario } from '../../src/scenario/resolve.js';
+import { stageMemories } from '../../src/sim/memory/stageMemory.js';
 
 /** The out-of-sample checks the README and the validation log quote: each loads, and says what was measured where. */
 describe('scenarios/checks', () => {
@@ -44,5 +45,17 @@ describe('scenarios/checks', () => {
     const llama = f.startsWith('dgxc-llama31-');
     expect(s.training.seqLen).toBe(llama ? 8192 : 4096);
     expect(s.parallel.cp ?? 1).toBe(llama ? 2 : 1);
+  });
+
+  it('fits every DGX Cloud layout in 80 GB, as the recipes ran them (with the 340B recipe\'s bf16 optimizer state)', () => {
+    for (const f of dgxc) {
+      const s = load(f);
+      const capacity = s.cluster.node.gpu.memoryBytes;
+      for (const stage of stageMemories(s)) expect(stage.totalBytes, `${f} stage ${stage.stage}`).toBeLessThanOrEqual(capacity);
+    }
+    // The recipe's distributed_fused_adam keeps state and gradients in bf16; with fp32 ones the layout does not fit.
+    const nemotron = load('dgxc-nemotron4-340b.yaml');
+    const fp32State = { ...nemotron, training: { ...nemotron.training, optimizerState: undefined }, parallel: { ...nemotron.parallel, fp32Gradients: true } };
+    expect(Math.max(...stageMemories(fp32State).map((m) => m.totalBytes))).toBeGreaterThan(nemotron.cluster.node.gpu.memoryBytes);
   });
 });

@@ -6,6 +6,7 @@ import { applyOverrides } from '../../src/scenario/load.js';
 import { resolveScenario } from '../../src/scenario/resolve.js';
 import { ScenarioError } from '../../src/sim/errors.js';
 import { MiB } from '../../src/sim/engine/units.js';
+import { stageMemories } from '../../src/sim/memory/stageMemory.js';
 
 /** GPT-3 175B as Megatron-LM trains it (SC21 Table 1), pasted from a launch script. */
 const GPT3_175B = `
@@ -206,6 +207,38 @@ describe('importMegatronArgs', () => {
     expect(fieldsOf(importMegatronArgs('--fp16 --accumulate-allreduce-grads-in-fp32'))['parallel.fp32Gradients']).toBe(true);
     expect(fieldsOf(importMegatronArgs('--bf16 --grad-reduce-in-bf16'))['parallel.fp32Gradients']).toBe(false);
     expect(importMegatronArgs('--bf16').warnings.join('\n')).not.toMatch(/traffic is half/);
+  });
+
+  it('reads the precision-aware optimizer: moments in their types, an fp32 master of bf16 weights kept as remainders', () => {
+    const pa = fieldsOf(importMegatronArgs('--bf16 --use-precision-aware-optimizer --exp-avg-dtype bf16 --exp-avg-sq-dtype fp8'));
+    expect(pa['training.optimizerState.masterWeights']).toBe('remainders');
+    expect(pa['training.optimizerState.momentum']).toBe('bf16');
+    expect(pa['training.optimizerState.variance']).toBe('fp8');
+    // store_param_remainders needs bf16 weights and an fp32 master; an fp16 master is kept as such.
+    expect(fieldsOf(importMegatronArgs('--bf16 --use-precision-aware-optimizer --main-params-dtype fp16'))['training.optimizerState.masterWeights']).toBe('fp16');
+    expect(fieldsOf(importMegatronArgs('--fp16 --use-precision-aware-optimizer'))['training.optimizerState.masterWeights']).toBe('fp32');
+    // Without the switch Megatron ignores the types: the state stays fp32, and the user hears of it.
+    const ignored = importMegatronArgs('--bf16 --exp-avg-dtype bf16');
+    expect(ignored.fields.some((f) => f.path.startsWith('training.optimizerState'))).toBe(false);
+    expect(ignored.warnings.join('\n')).toMatch(/--exp-avg-dtype bf16: ignored, as Megatron does, without --use-precision-aware-optimizer/);
+    // --main-grads-dtype bf16 keeps bf16 training's gradients in bf16 (arguments.py).
+    expect(fieldsOf(importMegatronArgs('--bf16 --main-grads-dtype bf16'))['parallel.fp32Gradients']).toBe(false);
+    expect(fieldsOf(importMegatronArgs('--bf16 --main-grads-dtype fp32'))['parallel.fp32Gradients']).toBe(true);
+  });
+
+  it('gives a precision-aware optimizer that resolves, and halves the optimizer memory with bf16 moments and remainders', () => {
+    const file = { cluster: { preset: 'dgx-h100', nodes: 1 }, model: { preset: 'llama2-7b' }, training: { globalBatch: 8 }, parallel: {} };
+    const plain = resolveScenario(applyOverrides(file, toSetArgs(importMegatronArgs('--bf16 --use-distributed-optimizer').fields)), 'a.yaml', process.cwd());
+    const pa = resolveScenario(
+      applyOverrides(file, toSetArgs(importMegatronArgs('--bf16 --use-distributed-optimizer --use-precision-aware-optimizer --exp-avg-dtype bf16 --exp-avg-sq-dtype bf16').fields)),
+      'a.yaml',
+      process.cwd(),
+    );
+    expect(plain.training.optimizerState).toBeUndefined();
+    expect(pa.training.optimizerState).toEqual({ masterWeights: 'remainders', momentum: 'bf16', variance: 'bf16' });
+    const [a] = stageMemories(plain);
+    const [b] = stageMemories(pa);
+    expect(b.optimizerBytes / a.optimizerBytes).toBeCloseTo(6 / 12, 9);
   });
 
   it('reads recompute flags: --recompute-activations is selective; full with the block method is approximated, with a warning', () => {

@@ -310,3 +310,26 @@ describe('comm.measured (nccl-tests tables of the machine)', () => {
     expect(resolved(raw, dir).comm.measured[0].points[0].timeNs).toBe(192790);
   });
 });
+
+describe('training.optimizerState', () => {
+  const withState = (training: Record<string, unknown>) => ({ ...base(), training: { globalBatch: 64, ...training } });
+
+  it('is absent from the resolved scenario when everything is fp32, so nothing downstream changes', () => {
+    expect(resolved(base()).training.optimizerState).toBeUndefined();
+    expect(resolved(withState({ optimizerState: { momentum: 'fp32' } })).training.optimizerState).toBeUndefined();
+    expect(resolved(withState({ optimizerState: { momentum: 'bf16' } })).training.optimizerState).toEqual({ masterWeights: 'fp32', momentum: 'bf16', variance: 'fp32' });
+  });
+
+  it('refuses types the precision or the optimizer has no place for, naming the field and what to do', () => {
+    expect(problems(withState({ precision: 'fp32', optimizerState: { masterWeights: 'bf16' } }))).toEqual([
+      expect.objectContaining({ path: 'training.optimizerState.masterWeights', message: expect.stringMatching(/fp32 training keeps no master copy/) }),
+    ]);
+    expect(problems(withState({ precision: 'fp16', optimizerState: { masterWeights: 'remainders' } }))).toEqual([
+      expect.objectContaining({ path: 'training.optimizerState.masterWeights', message: expect.stringMatching(/needs training.precision bf16 \(not fp16\)/) }),
+    ]);
+    expect(problems(withState({ optimizer: 'sgd', optimizerState: { variance: 'bf16' } }))).toEqual([
+      expect.objectContaining({ path: 'training.optimizerState.variance', message: expect.stringMatching(/SGD keeps no variance/) }),
+    ]);
+    expect(problems(withState({ optimizerState: { momentum: 'int8' } }))[0].path).toBe('training.optimizerState.momentum');
+  });
+});

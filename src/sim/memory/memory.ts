@@ -76,6 +76,8 @@ export interface MemoryInput {
   offloadOptimizer?: boolean;
   /** Bytes per gradient element in place of the precision's (4 for Megatron's fp32 main_grad with 16-bit training). */
   gradientBytesPerParam?: number;
+  /** Optimizer-state bytes per parameter in place of the all-fp32 state's (`optimizerStateBytesPerParam`). */
+  optimizerBytesPerParam?: number;
   /**
    * PyTorch DDP with `gradient_as_bucket_view=False` (its default) copies gradients into separate
    * flat buckets, another gradient-sized buffer. Default false (bucket views, as Megatron and FSDP do).
@@ -108,7 +110,7 @@ export function memoryPerGpu(input: MemoryInput): MemoryBreakdown {
   const P = input.paramsPerRank;
   const N = input.dp;
   const states = STATE_BYTES_PER_PARAM[input.precision][input.optimizer];
-  const per = { ...states, gradients: input.gradientBytesPerParam ?? states.gradients };
+  const per = { ...states, gradients: input.gradientBytesPerParam ?? states.gradients, optimizer: input.optimizerBytesPerParam ?? states.optimizer };
   const deepspeed = input.accounting === 'deepspeed' && input.precision === 'mixed' && input.optimizer === 'adam';
   const z = input.zero;
 
@@ -130,7 +132,7 @@ export function memoryPerGpu(input: MemoryInput): MemoryBreakdown {
       gradientsBytes = (4 * P) / N;
       gathered = 4 * Math.min(largest, P);
     }
-    optimizerBytes = (12 * P) / N;
+    optimizerBytes = (per.optimizer * P) / N;
   }
   if (input.offloadOptimizer) {
     // The optimizer and the reduced gradient partition live on the host (offloadHostBytes): from ZeRO-2 on, the GPU
@@ -172,9 +174,9 @@ export const OFFLOAD_HOST_GRADIENT_BYTES = 4;
  * / nodes). Not counted: the peak while the model is loaded, before it is partitioned (DeepSpeed's ZeRO-2
  * estimate takes 4 B × params in every process on the node for it), which a loader can avoid.
  */
-export function offloadHostBytes(input: Pick<MemoryInput, 'paramsPerRank' | 'dp' | 'zero' | 'precision' | 'optimizer' | 'offloadOptimizer'>): number {
+export function offloadHostBytes(input: Pick<MemoryInput, 'paramsPerRank' | 'dp' | 'zero' | 'precision' | 'optimizer' | 'offloadOptimizer' | 'optimizerBytesPerParam'>): number {
   if (!input.offloadOptimizer) return 0;
-  const per = STATE_BYTES_PER_PARAM[input.precision][input.optimizer];
+  const per = { optimizer: input.optimizerBytesPerParam ?? STATE_BYTES_PER_PARAM[input.precision][input.optimizer].optimizer };
   const shard = input.zero >= 1 ? input.paramsPerRank / input.dp : input.paramsPerRank;
   // Mixed precision counts the fp32 master weights in its optimizer state; in fp32 they are the weights.
   const fp32Weights = input.precision === 'fp32' ? 4 : 0;

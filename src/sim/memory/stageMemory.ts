@@ -5,6 +5,7 @@ import { cpBufferBytes } from '../parallel/contextParallel.js';
 import type { StepSetup } from '../setup.js';
 import { elementsPerTpRank, parameterTensors, tiedEmbeddingCopy } from '../workload/model.js';
 import { activationBytesPerRank } from './activations.js';
+import { optimizerStateBytesPerParam } from './optimizerState.js';
 import { memoryPerGpu, offloadHostBytes, type MemoryBreakdown } from './memory.js';
 
 /** Memory of one rank of one pipeline stage, with what sets it. */
@@ -57,7 +58,7 @@ export function stageMemories(setup: StepSetup): StageMemory[] {
       { microBatch: t.microBatch, seqLen: t.seqLen / cp, tp: par.tp, sequenceParallel: par.sequenceParallel, recompute: par.recompute, flashAttention: t.flashAttention, bytesPerElement: mixed ? 2 : 4, eager: t.kernels === 'eager' },
       { layers: mlp ? 0 : layersPerChunk, microBatchesInFlight: passes, firstStage: first, lastStage: last },
     );
-    const state = { paramsPerRank, dp: par.dp * cp, zero: par.zero, precision: mixed ? ('mixed' as const) : ('fp32' as const), optimizer: t.optimizer, offloadOptimizer: par.offload === 'cpu' };
+    const state = { paramsPerRank, dp: par.dp * cp, zero: par.zero, precision: mixed ? ('mixed' as const) : ('fp32' as const), optimizer: t.optimizer, offloadOptimizer: par.offload === 'cpu', optimizerBytesPerParam: optimizerStateBytesPerParam(mixed ? 'mixed' : 'fp32', t.optimizer, t.optimizerState) };
     const mem = memoryPerGpu({
       ...state,
       model,

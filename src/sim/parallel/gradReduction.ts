@@ -139,7 +139,7 @@ export function addGradientReduction(program: Program, setup: StepSetup, layout:
         const host = program.local(rank, 'copy', 'host-optimizer', 'host Adam (CPU offload)', hostAdamNs(shard, setup), [d2h]);
         optimizerIds.push(program.local(rank, 'copy', 'h2d', 'weights back to GPU', (shard * 2) / pcie + setup.cluster.node.pcieLatencyNs, [host]));
       } else {
-        const ns = opTimeNs(optimizerOp(shard, { optimizer: setup.training.optimizer, precision: mixed ? 'mixed' : 'fp32' }), setup.cluster.node.gpu, 'fp32');
+        const ns = opTimeNs(optimizerOp(shard, { optimizer: setup.training.optimizer, precision: mixed ? 'mixed' : 'fp32', gradientBytes: gradBytes, state: setup.training.optimizerState }), setup.cluster.node.gpu, 'fp32');
         optimizerIds.push(program.local(rank, 'compute', 'optimizer', 'optimizer step', ns, deps));
       }
     });

@@ -2,6 +2,7 @@ import { ScenarioError } from '../errors.js';
 import type { Dtype, GpuSpec, MeasuredGemm } from '../hardware/types.js';
 import type { AttentionShape, GemmShape, Op } from './ops.js';
 import { attentionKernelEfficiency } from './attentionKernels.js';
+import { optimizerStepBytesPerParam, type OptimizerStateTypes } from '../memory/optimizerState.js';
 
 /**
  * Default kernel-time model (DESIGN.md §6): time = max(FLOPs / (peak × efficiency),
@@ -234,31 +235,24 @@ export function opTimeNs(op: Op, gpu: GpuSpec, dtype: Dtype, opts: { launch?: bo
   return Math.round(Math.max(computeNs, memoryNs) + launchNs);
 }
 
-/**
- * HBM bytes per parameter of a fused mixed-precision Adam step (Apex/PyTorch multi-tensor apply):
- * reads fp32 master weight, m, v (4 + 4 + 4) and the 16-bit gradient (2); writes master, m, v
- * (4 + 4 + 4) and the 16-bit weight copy (2). Megatron keeps fp32 main gradients, which would read 4.
- */
-export const ADAM_MIXED_BYTES_PER_PARAM = 28;
-/** fp32 Adam: reads w, g, m, v (16), writes w, m, v (12). */
-export const ADAM_FP32_BYTES_PER_PARAM = 28;
-/** SGD with momentum: reads w (fp32 master), g, buffer; writes w, buffer (+ 16-bit copy when mixed): 20 either way. */
-export const SGD_BYTES_PER_PARAM = 20;
 /** Adam arithmetic per parameter: two moment updates, bias correction, sqrt, divide, decay, update (≈ 15). */
 export const ADAM_FLOPS_PER_PARAM = 15;
 /** SGD with momentum and weight decay (≈ 5). */
 export const SGD_FLOPS_PER_PARAM = 5;
 
-/** One fused optimizer step over `params` parameters (the shard this rank updates). */
+/**
+ * One fused optimizer step over `params` parameters (the shard this rank updates): memory-bound, its HBM bytes per
+ * parameter from the state's types and the gradient's (`optimizerStepBytesPerParam`; 28 for mixed Adam with 16-bit
+ * gradients and fp32 state).
+ */
 export function optimizerOp(
   params: number,
-  opts: { optimizer?: 'adam' | 'sgd'; precision?: 'mixed' | 'fp32' } = {},
+  opts: { optimizer?: 'adam' | 'sgd'; precision?: 'mixed' | 'fp32'; gradientBytes?: number; state?: OptimizerStateTypes } = {},
 ): Op {
   const optimizer = opts.optimizer ?? 'adam';
   const precision = opts.precision ?? 'mixed';
-  const bytesPerParam = optimizer === 'sgd'
-    ? SGD_BYTES_PER_PARAM
-    : precision === 'mixed' ? ADAM_MIXED_BYTES_PER_PARAM : ADAM_FP32_BYTES_PER_PARAM;
+  const gradientBytes = opts.gradientBytes ?? (precision === 'mixed' ? 2 : 4);
+  const bytesPerParam = optimizerStepBytesPerParam(precision, optimizer, gradientBytes, opts.state);
   const flopsPerParam = optimizer === 'sgd' ? SGD_FLOPS_PER_PARAM : ADAM_FLOPS_PER_PARAM;
   return { name: `optimizer.${optimizer}`, kind: 'optimizer', flops: params * flopsPerParam, bytes: params * bytesPerParam };
 }
