@@ -120,4 +120,6 @@ export interface StepSetup {
 export interface NoiseSetup {
   /** Relative standard deviation of each compute task's duration, per rank and task; 0 for none. */
   computeJitter: number;
+  /** Relative standard deviation of each GPU's own speed, drawn once per GPU (`gpuSpeedFactors`); absent: 0. */
+  gpuSpeedSpread?: number;
 }

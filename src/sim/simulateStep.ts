@@ -15,6 +15,7 @@ import { modelFlopsPerStep, hardwareFlopsPerStep } from './workload/flops.js';
 import { parameterCount } from './workload/model.js';
 import { attentionSummary, type AttentionSummary } from './workload/attentionKernels.js';
 import type { StepSetup } from './setup.js';
+import { expectedMaxStandardNormal } from './parallel/gpuSpeed.js';
 import type { OptimizerStateTypes } from './memory/optimizerState.js';
 import type { Topology } from './network/types.js';
 
@@ -84,6 +85,15 @@ function placementNotes(setup: StepSetup): string[] {
     notes.push(`tp ${par.tp} does not divide the ${perNode} GPUs of a node: some TP groups straddle two nodes`);
   }
   if (setup.cluster.node.intra === 'pcie' && par.tp > 1) notes.push(`tensor parallelism over PCIe (no NVLink in ${setup.cluster.node.name}): every layer waits for its all-reduces over PCIe`);
+  const spread = setup.noise.gpuSpeedSpread ?? 0;
+  if (spread > 0) {
+    const world = par.tp * (par.cp ?? 1) * par.pp * par.dp;
+    notes.push(
+      setup.fidelity === 'full'
+        ? `GPU speed spread ${(100 * spread).toFixed(1)}%: each GPU's compute is slowed by its own factor, drawn from seed ${setup.seed}`
+        : `GPU speed spread ${(100 * spread).toFixed(1)}%: every GPU computes at the expected slowest of the ${world}, ${(100 * spread * expectedMaxStandardNormal(world)).toFixed(1)}% slower than the model's figures`,
+    );
+  }
   return notes;
 }
 

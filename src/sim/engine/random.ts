@@ -15,12 +15,15 @@ export function randomStream(seed: number, label: string): RandomStream {
   return { next: () => rng() };
 }
 
+/** Where `standardNormal` clamps its draws. */
+export const STANDARD_NORMAL_CLAMP = 3;
+
 /** A standard normal draw (Box–Muller), truncated to ±3 so a factor 1 + σ·z stays positive for σ ≤ 0.3. */
 export function standardNormal(rng: RandomStream): number {
   const u = Math.max(rng.next(), 1e-12);
   const v = rng.next();
   const z = Math.sqrt(-2 * Math.log(u)) * Math.cos(2 * Math.PI * v);
-  return Math.max(-3, Math.min(3, z));
+  return Math.max(-STANDARD_NORMAL_CLAMP, Math.min(STANDARD_NORMAL_CLAMP, z));
 }
 
 /** Multiplies durations by 1 + σ·z (z standard normal), never below 5% of the original. */

@@ -1,3 +1,4 @@
+import { gpuSpeedFactors } from './gpuSpeed.js';
 import { MiB } from '../engine/units.js';
 import type { Program } from '../program/types.js';
 import type { StepSetup } from '../setup.js';
@@ -126,6 +127,7 @@ export function addGradientReduction(program: Program, setup: StepSetup, layout:
       });
     }
     const shard = zero >= 1 ? paramsPerRank / dp : paramsPerRank;
+    const speedOf = gpuSpeedFactors(setup, layout.world);
     const optimizerIds: number[] = [];
     replicas.forEach((d, i) => {
       const rank = layout.rank(t, d, st.stage);
@@ -139,7 +141,7 @@ export function addGradientReduction(program: Program, setup: StepSetup, layout:
         const host = program.local(rank, 'copy', 'host-optimizer', 'host Adam (CPU offload)', hostAdamNs(shard, setup), [d2h]);
         optimizerIds.push(program.local(rank, 'copy', 'h2d', 'weights back to GPU', (shard * 2) / pcie + setup.cluster.node.pcieLatencyNs, [host]));
       } else {
-        const ns = opTimeNs(optimizerOp(shard, { optimizer: setup.training.optimizer, precision: mixed ? 'mixed' : 'fp32', gradientBytes: gradBytes, state: setup.training.optimizerState }), setup.cluster.node.gpu, 'fp32');
+        const ns = Math.round(speedOf(rank) * opTimeNs(optimizerOp(shard, { optimizer: setup.training.optimizer, precision: mixed ? 'mixed' : 'fp32', gradientBytes: gradBytes, state: setup.training.optimizerState }), setup.cluster.node.gpu, 'fp32'));
         optimizerIds.push(program.local(rank, 'compute', 'optimizer', 'optimizer step', ns, deps));
       }
     });

@@ -5,6 +5,7 @@ import { buildBlocks } from '../workload/transformerOps.js';
 import { hostCost, type FrameworkSpec } from '../workload/framework.js';
 import { GET_BATCH_PIPE_CALLS } from '../workload/megatronOps.js';
 import { jitterer } from '../engine/random.js';
+import { gpuSpeedFactors } from './gpuSpeed.js';
 import { ParallelLayout, splitLayers } from './layout.js';
 import { peakInFlight, stageSchedule, type PipeOp } from './schedules.js';
 import { tpSyncPoints, type TpSync } from './tpSync.js';
@@ -122,6 +123,7 @@ export function compileStep(setup: StepSetup): StepPlan {
     if (c.d < replicas && c.t < tpSim) simulated.push(r);
   }
   const program = new Program(layout.world, simulated);
+  const speedOf = gpuSpeedFactors(setup, layout.world);
   const shadowFilter = needsShadow(simulated, cluster.node.gpusPerNode);
   const passes = new Map<string, PassRecord>();
   const key = (d: number, vs: number, mb: number, kind: 'F' | 'B') => `${d}/${vs}/${mb}/${kind}`;
@@ -138,7 +140,11 @@ export function compileStep(setup: StepSetup): StepPlan {
       const group = layout.tpGroup(d, s);
       const members = tpSim === tp ? group : group.slice(0, tpSim);
       const ring = cp > 1 ? cpRing(layout, d, s, members, simulatedSet, shadowFilter, cluster.node.gpusPerNode, ringWaits) : undefined;
-      const jitter = members.map((r) => jitterer(setup.seed, `compute-jitter/rank-${r}`, setup.noise.computeJitter));
+      const jitter = members.map((r) => {
+        const jittered = jitterer(setup.seed, `compute-jitter/rank-${r}`, setup.noise.computeJitter);
+        const speed = speedOf(r);
+        return speed === 1 ? jittered : (d: number) => jittered(Math.round(d * speed));
+      });
       let carry: number[] = [];
       const lastCompute: number[] = [];
       const hostCarry: number[] = members.map(() => 0);

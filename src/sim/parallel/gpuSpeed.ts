@@ -1,0 +1,68 @@
+import { randomStream, standardNormal, STANDARD_NORMAL_CLAMP } from '../engine/random.js';
+import type { StepSetup } from '../setup.js';
+
+/**
+ * GPUs of one model are not equally fast: manufacturing variability and power management make some run their
+ * kernels slower than others, for the whole job (Sinha et al., "Not All GPUs Are Created Equal", SC22: 8% average
+ * performance variation, outliers up to 1.5× the median, across V100 and MI60 clusters). Synchronous training waits
+ * for the slowest: a TP collective for the slowest member of its group, the gradient reduction for the slowest
+ * replica, a pipeline for its slowest stage. `noise.gpuSpeedSpread` is σ: each GPU's compute takes 1 + σ·z times as
+ * long, z standard normal, drawn once per GPU.
+ */
+
+/**
+ * E[min(c, max(-c, max of n standard normals))], c = STANDARD_NORMAL_CLAMP: the expected largest of n draws as the
+ * simulator draws them. By numerical integration of x · n·φ(x)·Φ(x)^(n−1); n = 2 gives 1/√π (clamping aside).
+ */
+export function expectedMaxStandardNormal(n: number): number {
+  if (!Number.isInteger(n) || n < 1) throw new RangeError(`expectedMaxStandardNormal: n must be a whole number ≥ 1, got ${n}`);
+  const c = STANDARD_NORMAL_CLAMP;
+  const lo = -9;
+  const hi = 9;
+  const steps = 18_000;
+  const dx = (hi - lo) / steps;
+  let sum = 0;
+  for (let i = 0; i <= steps; i++) {
+    const x = lo + i * dx;
+    const density = n * normalPdf(x) * Math.pow(normalCdf(x), n - 1);
+    const w = i === 0 || i === steps ? 0.5 : 1;
+    sum += w * Math.min(c, Math.max(-c, x)) * density;
+  }
+  return sum * dx;
+}
+
+function normalPdf(x: number): number {
+  return Math.exp(-0.5 * x * x) / Math.sqrt(2 * Math.PI);
+}
+
+/** Φ(x) via the complementary error function (Numerical Recipes' erfc, relative error < 1.2e-7). */
+function normalCdf(x: number): number {
+  const z = Math.abs(x) / Math.SQRT2;
+  const t = 1 / (1 + 0.5 * z);
+  const erfc = t * Math.exp(-z * z - 1.26551223 + t * (1.00002368 + t * (0.37409196 + t * (0.09678418 + t * (-0.18628806 + t * (0.27886807 + t * (-1.13520398 + t * (1.48851587 + t * (-0.82215223 + t * 0.17087277)))))))));
+  return x >= 0 ? 1 - 0.5 * erfc : 0.5 * erfc;
+}
+
+/**
+ * How much longer each rank's compute takes than the model's figure, by rank. In full fidelity each GPU draws its own
+ * factor from the seed. In symmetric mode the simulated ranks stand for all of them and every one runs at the
+ * expected slowest of the job's GPUs, 1 + σ·E[max of N]: the step waits for the slowest wherever it synchronises
+ * (for a pipeline this is a little pessimistic: its fill and drain run at each stage's own speed).
+ */
+export function gpuSpeedFactors(setup: StepSetup, world: number): (rank: number) => number {
+  const sigma = setup.noise.gpuSpeedSpread ?? 0;
+  if (sigma <= 0) return () => 1;
+  if (setup.fidelity !== 'full') {
+    const slowest = 1 + sigma * expectedMaxStandardNormal(world);
+    return () => slowest;
+  }
+  const factors = new Map<number, number>();
+  return (rank) => {
+    let f = factors.get(rank);
+    if (f === undefined) {
+      f = 1 + sigma * standardNormal(randomStream(setup.seed, `gpu-speed/rank-${rank}`));
+      factors.set(rank, f);
+    }
+    return f;
+  };
+}
