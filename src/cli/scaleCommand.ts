@@ -7,6 +7,7 @@ import { parallelSizesText } from '../report/format.js';
 import { parseShard, ShardSyntaxError, type Shard } from '../sweep/grid.js';
 import { defaultJobs } from '../sweep/pool.js';
 import { recordLines } from '../sweep/records.js';
+import { pickCommSettings } from '../sweep/commSettings.js';
 import { runScaleShard, runScaleSweep } from '../sweep/sweep.js';
 import { SCALE_TABLE_HEADER, scaleCsv, scaleTableRows } from '../report/scaleTable.js';
 import type { ScaleView } from '../report/reports.js';
@@ -69,12 +70,16 @@ export interface FileWarning {
   message: string;
 }
 
-/** The `--json` document of `scale`, with the scenarios' warnings when there are any. */
+/**
+ * The `--json` document of `scale`, with the scenarios' warnings when there are any. Each series says what it holds
+ * fixed: tp, pp, cp (when above 1) and the communication settings that apply (`CommSettings`: cpCommType with cp,
+ * tpCommOverlap and tpCommOverlapSms when on), as `simulate --json` writes them under `parallel`.
+ */
 export function scaleJson(mode: ScaleMode, series: readonly ScaleSeries[], warnings: readonly FileWarning[] = []): Record<string, unknown> {
   return {
     version: VERSION,
     mode,
-    series: series.map((s) => ({ name: s.name, source: s.source, tp: s.tp, pp: s.pp, ...(s.cp !== undefined ? { cp: s.cp } : {}), rows: s.rows })),
+    series: series.map((s) => ({ name: s.name, source: s.source, tp: s.tp, pp: s.pp, ...(s.cp !== undefined ? { cp: s.cp } : {}), ...pickCommSettings(s), rows: s.rows })),
     ...(warnings.length > 0 ? { warnings } : {}),
   };
 }
@@ -111,7 +116,7 @@ export function registerScale(program: Command, io: Output): void {
     .option('--csv <file.csv>', 'write the rows of every scenario as CSV')
     .option('--svg <file.svg>', 'write the scaling chart (throughput and efficiency against GPUs)')
     .option('--report <file.html>', 'write a self-contained HTML report (curves, tables, timeline and memory of the largest size)')
-    .option('--json', 'print { version, mode, series: [{ name, rows }], warnings? } instead of tables')
+    .option('--json', 'print { version, mode, series: [{ name, source, tp, pp, cp?, cpCommType?, tpCommOverlap?, tpCommOverlapSms?, rows }], warnings? } instead of tables')
     .option('--jobs <n>', `threads to simulate on, the main one and n − 1 workers (default: one per core, ${defaultJobs()} here; 1: no workers)`)
     .option('--shard <i/N>', 'run only part i of N (1 ≤ i ≤ N; points dealt round-robin) and print its results as JSON lines for clustersim merge')
     .option('--out <file.jsonl>', 'with --shard: write the JSON lines to this file instead of stdout')

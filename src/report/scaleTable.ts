@@ -1,4 +1,5 @@
 import type { ScaleRow } from '../sweep/scaleMath.js';
+import type { CommSettings } from '../sweep/commSettings.js';
 import { bytesText, countText, durationText, percentText } from './format.js';
 
 /** Column headers of the scaling table, as printed and in the HTML report. */
@@ -25,11 +26,28 @@ export function scaleTableRows(rows: readonly ScaleRow[]): string[][] {
   ]);
 }
 
-/** Columns of the CSV file: plain numbers in SI units (seconds, bytes, fractions), one row per scenario and GPU count. */
+/**
+ * Columns of the CSV file: plain numbers in SI units (seconds, bytes, fractions), one row per scenario and GPU count.
+ * After the row's own columns, what the scenario holds fixed, on every line so that a script can group or filter by it:
+ * tp, pp and cp (1 without context parallelism); `cp_comm_type` (empty when cp is 1, where it does not apply);
+ * `tp_comm_overlap` (true or false) and the SMs each overlap takes (empty when it is off). New columns go at the end.
+ */
 export const SCALE_CSV_COLUMNS = [
   'scenario', 'mode', 'gpus', 'status', 'nodes', 'dp', 'global_batch', 'step_time_s', 'samples_per_s', 'tokens_per_s',
   'speedup', 'efficiency', 'exposed_comm_share', 'mfu', 'memory_bytes_per_gpu', 'capacity_bytes', 'fits', 'reason',
+  'tp', 'pp', 'cp', 'cp_comm_type', 'tp_comm_overlap', 'tp_comm_overlap_sms_proj', 'tp_comm_overlap_sms_fc2', 'tp_comm_overlap_sms_bulk',
 ] as const;
+
+/** What `scaleCsv` needs of a series: its name, mode, split and communication settings, and rows. */
+export interface CsvSeries extends CommSettings {
+  name: string;
+  mode: string;
+  tp: number;
+  pp: number;
+  /** Absent: 1. */
+  cp?: number;
+  rows: readonly ScaleRow[];
+}
 
 function csvCell(v: string | number | boolean | undefined): string {
   if (v === undefined) return '';
@@ -38,11 +56,13 @@ function csvCell(v: string | number | boolean | undefined): string {
 }
 
 /** A CSV document (RFC 4180, header first) of the rows of several scenarios. */
-export function scaleCsv(series: readonly { name: string; mode: string; rows: readonly ScaleRow[] }[]): string {
+export function scaleCsv(series: readonly CsvSeries[]): string {
   const lines: string[] = [SCALE_CSV_COLUMNS.join(',')];
   for (const s of series) {
+    const sms = s.tpCommOverlap ? s.tpCommOverlapSms : undefined;
+    const fixed = [s.tp, s.pp, s.cp ?? 1, s.cpCommType, s.tpCommOverlap === true, sms?.proj, sms?.fc2, sms?.bulk];
     for (const r of s.rows) {
-      const cells = [s.name, s.mode, r.gpus, r.status, r.nodes, r.dp, r.globalBatch, r.stepTimeS, r.samplesPerS, r.tokensPerS, r.speedup, r.efficiency, r.exposedCommShare, r.mfu, r.memoryBytesPerGpu, r.capacityBytes, r.fits, r.reason];
+      const cells = [s.name, s.mode, r.gpus, r.status, r.nodes, r.dp, r.globalBatch, r.stepTimeS, r.samplesPerS, r.tokensPerS, r.speedup, r.efficiency, r.exposedCommShare, r.mfu, r.memoryBytesPerGpu, r.capacityBytes, r.fits, r.reason, ...fixed];
       lines.push(cells.map(csvCell).join(','));
     }
   }

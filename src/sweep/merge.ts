@@ -2,6 +2,7 @@ import { withScaling, type ScaleRow } from './scaleMath.js';
 import type { ScaleMode, ScaleSeries } from './scale.js';
 import { shardOf } from './grid.js';
 import { POINT_FORMAT, type PointRecord } from './records.js';
+import { commSettingsProblem, commSettingsText, pickCommSettings } from './commSettings.js';
 
 /** Parts that cannot be joined; the message names the file and line at fault. The CLI exits with 2. */
 export class MergeError extends Error {
@@ -46,6 +47,8 @@ function checkRecord(v: Record<string, unknown>, where: string): PointRecord {
   if (v.source !== v.scenarios[v.series]) throw bad('source', `${JSON.stringify(v.scenarios[v.series])} for series ${v.series}`);
   for (const f of ['tp', 'pp']) if (!isCount(v[f], 1)) throw bad(f, 'a positive whole number');
   if (v.cp !== undefined && !isCount(v.cp, 2)) throw bad('cp', 'a whole number of at least 2, or no cp (context parallelism off)');
+  const comm = commSettingsProblem(v);
+  if (comm) throw bad(...comm);
   const row = v.row;
   if (!isObject(row)) throw bad('row', 'an object');
   if (row.gpus !== v.gpus) throw new MergeError(`${where}: 'row.gpus' is ${JSON.stringify(row.gpus)}; expected ${v.gpus}, the point's GPU count`);
@@ -85,8 +88,14 @@ function sweepDifference(r: PointRecord, ref: PointRecord): string {
   return `same files, mode and GPU counts, but the scenario contents or --set overrides differ (sweep ${r.sweep}, the other ${ref.sweep})`;
 }
 
-/** The sizes a series holds fixed, in words: `tp 8 × pp 2`, or `tp 8 × cp 2 × pp 2` with context parallelism. */
-const splitText = (r: PointRecord) => `tp ${r.tp}${r.cp !== undefined ? ` × cp ${r.cp}` : ''} × pp ${r.pp}`;
+/**
+ * What a series holds fixed, in words: `tp 8 × pp 2`, or `tp 8 × cp 2 × pp 2` with context parallelism, then the
+ * communication settings that apply (`, cpCommType all_gather`).
+ */
+const splitText = (r: PointRecord) => {
+  const comm = commSettingsText(r);
+  return `tp ${r.tp}${r.cp !== undefined ? ` × cp ${r.cp}` : ''} × pp ${r.pp}${comm ? `, ${comm}` : ''}`;
+};
 
 /** A point as the docs count them, from 1 (records hold them from 0). */
 const pointName = (r: Pick<PointRecord, 'point' | 'source' | 'gpus'>) => `point ${r.point + 1} (${r.source} at ${r.gpus} GPUs)`;
@@ -151,7 +160,7 @@ export function mergeParts(parts: readonly PartText[]): MergedSweep {
     const entries = byPoint.slice(s * perSeries, (s + 1) * perSeries).map((e) => e!.record);
     const rows: ScaleRow[] = entries.map((r) => r.row);
     const { name, tp, pp, cp } = entries[0];
-    return { name, source, mode: head.mode, tp, pp, ...(cp !== undefined ? { cp } : {}), rows: withScaling(rows) };
+    return { name, source, mode: head.mode, tp, pp, ...(cp !== undefined ? { cp } : {}), ...pickCommSettings(entries[0]), rows: withScaling(rows) };
   });
   return { sweep: head.sweep, mode: head.mode, series, points: byPoint.length };
 }

@@ -2,6 +2,7 @@ import { VERSION } from '../version.js';
 import type { ScaleRow } from './scaleMath.js';
 import type { ScaleMode, SeriesPlan } from './scale.js';
 import { shardText, type Shard, type SweepPoint } from './grid.js';
+import { pickCommSettings, type CommSettings } from './commSettings.js';
 
 /** The `format` tag of every line `scale --shard` writes. */
 export const POINT_FORMAT = 'clustersim-scale-point/1';
@@ -11,7 +12,7 @@ export const POINT_FORMAT = 'clustersim-scale-point/1';
  * the parts belong together and to rebuild the table. `row` is the row before speedup and efficiency,
  * which depend on the smallest simulated size and so on the whole series.
  */
-export interface PointRecord {
+export interface PointRecord extends CommSettings {
   format: typeof POINT_FORMAT;
   /** clustersim version that simulated the point. */
   version: string;
@@ -34,6 +35,7 @@ export interface PointRecord {
   pp: number;
   /** Context-parallel size; written only when above 1, as `scale --json` does. */
   cp?: number;
+  // cpCommType, tpCommOverlap, tpCommOverlapSms (`CommSettings`) follow cp, each only where it applies.
   gpus: number;
   row: ScaleRow;
 }
@@ -65,6 +67,7 @@ export function pointRecord(ctx: RecordContext, point: SweepPoint, row: ScaleRow
     tp: plan.tp,
     pp: plan.pp,
     ...(plan.cp > 1 ? { cp: plan.cp } : {}),
+    ...pickCommSettings(plan),
     gpus: point.gpus,
     row,
   };

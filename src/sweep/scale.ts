@@ -4,6 +4,7 @@ import { InvalidScenarioError } from '../scenario/errors.js';
 import { ScenarioError } from '../sim/errors.js';
 import { simulateStep, type StepRun } from '../sim/simulateStep.js';
 import { withScaling, type ScaleRow } from './scaleMath.js';
+import { commSettingsOf, pickCommSettings, type CommSettings } from './commSettings.js';
 
 /** Strong scaling keeps the global batch; weak scaling keeps the batch per data-parallel replica. */
 export type ScaleMode = 'strong' | 'weak';
@@ -16,8 +17,8 @@ export interface ScaleOptions {
   onProgress?: (gpus: number) => void;
 }
 
-/** The sweep of one scenario. */
-export interface ScaleSeries {
+/** The sweep of one scenario; with its communication settings where they apply (`CommSettings`). */
+export interface ScaleSeries extends CommSettings {
   name: string;
   source: string;
   mode: ScaleMode;
@@ -33,9 +34,10 @@ export interface ScaleSeries {
 
 /**
  * Everything needed to simulate one scenario at any GPU count: plain data (structured-clonable), so a
- * worker thread can take it once and then simulate points from a GPU count alone.
+ * worker thread can take it once and then simulate points from a GPU count alone. Its `CommSettings` are the
+ * reference scenario's, for the output: every point runs from `raw`, which holds them.
  */
-export interface SeriesPlan {
+export interface SeriesPlan extends CommSettings {
   name: string;
   /** The file's path as given. */
   source: string;
@@ -121,6 +123,7 @@ export function planSeries(file: RawScenario, mode: ScaleMode, sets: readonly st
     tp: positiveIntOr(parallel.tp, 1),
     pp: positiveIntOr(parallel.pp, 1),
     cp: positiveIntOr(parallel.cp, 1),
+    ...commSettingsOf(base),
     gpusPerNode: base.cluster.node.gpusPerNode,
     nicsPerNode: base.cluster.node.nicsPerNode,
     globalBatch: base.training.globalBatch,
@@ -188,7 +191,7 @@ export function simulatePoint(plan: SeriesPlan, gpus: number): PointOutcome {
 
 /** A series from its plan and its rows in GPU-count order (speedup and efficiency filled in here). */
 export function assembleSeries(plan: SeriesPlan, rows: readonly ScaleRow[]): ScaleSeries {
-  return { name: plan.name, source: plan.source, mode: plan.mode, tp: plan.tp, pp: plan.pp, ...(plan.cp > 1 ? { cp: plan.cp } : {}), rows: withScaling(rows) };
+  return { name: plan.name, source: plan.source, mode: plan.mode, tp: plan.tp, pp: plan.pp, ...(plan.cp > 1 ? { cp: plan.cp } : {}), ...pickCommSettings(plan), rows: withScaling(rows) };
 }
 
 /** The GPU count of the largest simulated row (`ok` or `oom`) of a series: the one the report draws. */

@@ -70,7 +70,7 @@ describe('clustersim merge', () => {
     writeFileSync(path('cp-bad.jsonl'), lines('cp-2.jsonl').map((l) => JSON.stringify({ ...JSON.parse(l), cp: 4 })).join('\n'));
     const bad = await cli('merge', path('cp-1.jsonl'), path('cp-bad.jsonl'));
     expect(bad.code).toBe(2);
-    expect(bad.err).toContain("with tp 1 × cp 4 × pp 1, but");
+    expect(bad.err).toContain("with tp 1 × cp 4 × pp 1, cpCommType p2p, but");
     writeFileSync(path('cp-one.jsonl'), lines('cp-2.jsonl').map((l) => JSON.stringify({ ...JSON.parse(l), cp: 1 })).join('\n'));
     expect((await cli('merge', path('cp-1.jsonl'), path('cp-one.jsonl'))).err).toContain("'cp' is 1; expected a whole number of at least 2");
   });
