@@ -141,26 +141,9 @@ Examples:
     .action(async (file: string, opts: ScaleOptions) => {
       let gpus: number[];
       const files = [file, ...(opts.compare ?? [])];
-      // Each file is read once as given, for its warnings (and the main one for the default sizes); with --gpus a
-      // file need not be valid at its own size. With several files each warning names its file.
-      const warnings: FileWarning[] = [];
-      const warnFor = (f: string) => (w: string) => {
-        warnings.push({ file: f, message: w });
-        io.err(`clustersim: warning: ${files.length > 1 ? `${f}: ` : ''}${w}`);
-      };
-      let asGiven: Scenario | undefined;
-      try {
-        asGiven = scenarioFromFile(file, opts.set, warnFor(file));
-      } catch (err) {
-        if (opts.gpus === undefined) throw err;
-      }
-      for (const other of files.slice(1)) {
-        try {
-          scenarioFromFile(other, opts.set, warnFor(other));
-        } catch {
-          // Its errors, if any, are reported below, where every file is checked at the sizes swept.
-        }
-      }
+      // Without --gpus the main file, as given, sets the default sizes (so it must be valid at its own size); with
+      // --gpus no file need be. Warnings come from the plans below, one per file, the reference each is swept from.
+      const asGiven = opts.gpus === undefined ? scenarioFromFile(file, opts.set) : undefined;
       try {
         gpus = opts.gpus === undefined ? defaultGpuCounts(asGiven!) : parseGpuCounts(opts.gpus);
       } catch (err) {
@@ -178,8 +161,18 @@ Examples:
         throw new UsageError('--out: only with --shard (it names the JSON-lines file of the part); use --json, --csv, --svg or --report for a whole sweep');
       }
       checkOutputFiles([[opts.csv, '--csv'], [opts.svg, '--svg'], [opts.report, '--report'], [opts.out, '--out']]);
-      // Every scenario is checked before anything runs, so a bad --compare file fails at once.
-      const plans = files.map((f) => planSeries(loadScenarioFile(f), opts.mode, opts.set));
+      // Every scenario is checked before anything runs, so a bad --compare file fails at once. Each file's warnings are
+      // printed as it is read, also for a file not valid at its own size but swept from the fewest nodes that hold its
+      // split; with several files each warning names its file.
+      const warnings: FileWarning[] = [];
+      const plans = files.map((f) => {
+        const plan = planSeries(loadScenarioFile(f), opts.mode, opts.set);
+        for (const message of plan.warnings) {
+          warnings.push({ file: f, message });
+          io.err(`clustersim: warning: ${files.length > 1 ? `${f}: ` : ''}${message}`);
+        }
+        return plan;
+      });
       const label = (series: number, g: number) => `${plans[series].source} at ${g} GPUs`;
 
       if (shard) {

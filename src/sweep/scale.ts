@@ -57,6 +57,8 @@ export interface SeriesPlan extends CommSettings {
   microBatch: number;
   /** Sequences per data-parallel replica at the scenario's own size (kept in weak scaling). */
   perReplicaBatch: number;
+  /** The reference scenario's warnings (values it left to a default), for the user; none of them depends on the size. */
+  warnings: string[];
 }
 
 /** One simulated (or refused) point; `scenario` and `run` only when it was simulated. */
@@ -129,6 +131,7 @@ export function planSeries(file: RawScenario, mode: ScaleMode, sets: readonly st
     globalBatch: base.training.globalBatch,
     microBatch: base.training.microBatch,
     perReplicaBatch: base.training.globalBatch / base.parallel.dp,
+    warnings: [...(base.warnings ?? [])],
   };
 }
 

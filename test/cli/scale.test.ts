@@ -103,6 +103,16 @@ describe('clustersim scale', () => {
     // --json carries them, each with its file.
     const json = JSON.parse((await cli('scale', files[0], '--compare', files[1], '--gpus', '8', '--json')).out);
     expect(json.warnings).toEqual(files.map((file) => ({ file, message: expect.stringMatching(/^training\.seqLen not given/) })));
+    // A file not valid at its own size (tp 8 × pp 2 on one 8-GPU node) is swept from two nodes: its warnings print too,
+    // as a --compare file and as the main one.
+    const split = join(dir, 'split.yaml');
+    writeFileSync(split, `cluster: { preset: hgx-h200, nodes: 1 }\nmodel: { hfConfig: ${config} }\ntraining: { globalBatch: 16, microBatch: 1 }\nparallel: { tp: 8, pp: 2 }\n`);
+    for (const order of [[files[0], split], [split, files[0]]]) {
+      const both = await cli('scale', order[0], '--compare', order[1], '--gpus', '16');
+      expect(both.code, both.err).toBe(0);
+      for (const f of order) expect(both.err).toContain(`clustersim: warning: ${f}: training.seqLen not given`);
+      expect(both.err.match(/^clustersim: warning: /gm)).toHaveLength(2);
+    }
     // memory --json carries them too, as simulate --json does.
     const memory = JSON.parse((await cli('memory', files[0], '--json')).out);
     expect(memory.warnings).toEqual([expect.stringMatching(/^training\.seqLen not given/)]);
