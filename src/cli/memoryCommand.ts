@@ -27,7 +27,7 @@ export function registerMemory(program: Command, io: Output): void {
     .option('--set <path=value>', 'override a scenario field (repeatable)', collect, [])
     .option('--megatron-args <args>', 'build the strategy (and model/training where given) from a Megatron-LM command line, as pasted, or @file holding it')
     .option('--deepspeed-config <ds_config.json>', 'take batch sizes, ZeRO stage, buckets, offload and precision from a DeepSpeed config')
-    .option('--json', 'print { capacityBytes, fits, gpuFits, shortfallBytes, stages: [...], host } as JSON (fits: GPUs and, with CPU offload, hosts)')
+    .option('--json', 'print { capacityBytes, fits, gpuFits, shortfallBytes, optimizerState, stages: [...], host } as JSON (fits: GPUs and, with CPU offload, hosts; optimizerState only when not all fp32)')
     .addHelpText(
       'after',
       `
