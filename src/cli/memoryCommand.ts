@@ -35,6 +35,7 @@ Examples:
   $ clustersim memory scenarios/llama2-70b-zero2-8xa100.yaml
   $ clustersim memory scenarios/llama2-70b-zero2-8xa100.yaml --set parallel.zero=3 --set parallel.offload=cpu
   $ clustersim memory scenarios/gpt3-175b-1024xa100.yaml --set parallel.schedule=1f1b --json
+  $ clustersim memory scenarios/llama2-70b-zero2-8xa100.yaml --set training.optimizerState.momentum=bf16 --set training.optimizerState.variance=bf16
   $ clustersim memory scenarios/imports/llama2-7b-a100-1node.yaml --deepspeed-config scenarios/imports/ds_config.json`,
     )
     .action((file: string, opts: { set: string[]; json?: boolean } & ImportOptions) => {
