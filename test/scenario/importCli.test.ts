@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { cli } from '../helpers/cli.js';
 import { scenarioWithImports } from '../../src/scenario/importSettings.js';
 
@@ -90,5 +92,24 @@ describe('clustersim simulate --megatron-args / --deepspeed-config', () => {
     const noFile = await cli('simulate', 'scenarios/imports/llama2-7b-a100-1node.yaml', '--deepspeed-config', 'scenarios/imports/missing.json');
     expect(noFile.code).toBe(2);
     expect(noFile.err).toMatch(/cannot read DeepSpeed config 'scenarios\/imports\/missing.json'/);
+  });
+
+  it('lists every bad field of a DeepSpeed config in one error, exit code 2, no stack trace', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'clustersim-ds-bad-'));
+    try {
+      const path = join(dir, 'ds.json');
+      writeFileSync(path, JSON.stringify({ train_micro_batch_size_per_gpu: 0, zero_optimization: { stage: 'two', overlap_comm: 'on', offload_optimizer: { device: 'gpu' } } }));
+      const { code, out, err } = await cli('simulate', 'scenarios/imports/llama2-7b-a100-1node.yaml', '--deepspeed-config', path);
+      expect(code).toBe(2);
+      expect(out).toBe('');
+      expect(err).toContain(`--deepspeed-config '${path}': 4 problems:`);
+      expect(err).toMatch(/^ {2}train_micro_batch_size_per_gpu: expected a positive whole number or "auto", got 0$/m);
+      expect(err).toMatch(/^ {2}zero_optimization\.stage: expected 0, 1, 2 or 3, got "two"$/m);
+      expect(err).toMatch(/^ {2}zero_optimization\.overlap_comm: expected true, false or "auto", got "on"$/m);
+      expect(err).toMatch(/^ {2}zero_optimization\.offload_optimizer\.device: expected "cpu" or "none", got "gpu"$/m);
+      expect(err).not.toMatch(/internal error|^\s+at /m);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

@@ -6,6 +6,7 @@ import { importDeepSpeedConfig } from '../../src/scenario/importDeepSpeed.js';
 import { scenarioWithImports } from '../../src/scenario/importSettings.js';
 import type { ImportResult } from '../../src/scenario/importResult.js';
 import { ScenarioError } from '../../src/sim/errors.js';
+import { InvalidScenarioError } from '../../src/scenario/errors.js';
 import { MiB } from '../../src/sim/engine/units.js';
 
 function fieldsOf(r: ImportResult): Record<string, unknown> {
@@ -77,10 +78,10 @@ describe('importDeepSpeedConfig', () => {
   it('rejects batch sizes that disagree with the scenario\'s data-parallel size, naming the fields', () => {
     const err = errorOf(() => ds({ train_batch_size: 96, train_micro_batch_size_per_gpu: 2, gradient_accumulation_steps: 4 }, { dp: 8, dpFrom: '8 GPUs / (tp 1 × pp 1)' }));
     expect(err.message).toBe(
-      "--deepspeed-config 'ds_config.json': train_batch_size 96 ≠ train_micro_batch_size_per_gpu 2 × gradient_accumulation_steps 4 × dp 8 (8 GPUs / (tp 1 × pp 1)) = 64; make the three agree for this cluster (DeepSpeed checks the same)",
+      "--deepspeed-config 'ds_config.json': 1 problem:\n  train_batch_size: 96 ≠ train_micro_batch_size_per_gpu 2 × gradient_accumulation_steps 4 × dp 8 (8 GPUs / (tp 1 × pp 1)) = 64; make the three agree for this cluster (DeepSpeed checks the same)",
     );
-    expect(errorOf(() => ds({ train_batch_size: 100, train_micro_batch_size_per_gpu: 4 }, { dp: 8 })).message).toMatch(/train_batch_size 100 is not a multiple of train_micro_batch_size_per_gpu 4 × dp 8 = 32/);
-    expect(errorOf(() => ds({ gradient_accumulation_steps: 4 }, { dp: 8 })).message).toMatch(/gradient_accumulation_steps is given without train_batch_size or train_micro_batch_size_per_gpu/);
+    expect(errorOf(() => ds({ train_batch_size: 100, train_micro_batch_size_per_gpu: 4 }, { dp: 8 })).message).toMatch(/train_batch_size: 100 is not a multiple of train_micro_batch_size_per_gpu 4 × dp 8 = 32/);
+    expect(errorOf(() => ds({ gradient_accumulation_steps: 4 }, { dp: 8 })).message).toMatch(/gradient_accumulation_steps: given without train_batch_size or train_micro_batch_size_per_gpu/);
   });
 
   it('leaves fields set to "auto" (Hugging Face Trainer) as the scenario has them, and says which', () => {
@@ -105,7 +106,7 @@ describe('importDeepSpeedConfig', () => {
     expect(micro.fields.find((f) => f.path === 'training.microBatch')?.from).toBe('train_batch_size 64 / (gradient_accumulation_steps 2 × dp 8) (for its "auto")');
     expect(micro.warnings.join('\n')).not.toMatch(/"auto"/);
     expect(fieldsOf(ds({ train_batch_size: 'auto', train_micro_batch_size_per_gpu: 2, gradient_accumulation_steps: 4 }, { dp: 8 }))['training.globalBatch']).toBe(64);
-    expect(errorOf(() => ds({ train_batch_size: 60, train_micro_batch_size_per_gpu: 'auto', gradient_accumulation_steps: 2 }, { dp: 8 })).message).toMatch(/train_batch_size 60 is not a multiple of gradient_accumulation_steps 2 × dp 8/);
+    expect(errorOf(() => ds({ train_batch_size: 60, train_micro_batch_size_per_gpu: 'auto', gradient_accumulation_steps: 2 }, { dp: 8 })).message).toMatch(/train_batch_size: 60 is not a multiple of gradient_accumulation_steps 2 × dp 8/);
     // One number and an "auto": the Trainer's own arguments decide, and accumulation does not default to 1.
     const one = ds({ train_batch_size: 64, train_micro_batch_size_per_gpu: 'auto', gradient_accumulation_steps: 'auto' }, { dp: 8 });
     expect(fieldsOf(one)['training.microBatch']).toBeUndefined();
@@ -136,20 +137,35 @@ describe('importDeepSpeedConfig', () => {
 
   it('reads fp16, and rejects fp16 and bf16 both enabled', () => {
     expect(fieldsOf(ds({ fp16: { enabled: true, loss_scale: 0 } }))['training.precision']).toBe('fp16');
-    expect(errorOf(() => ds({ fp16: { enabled: true }, bf16: { enabled: true } })).message).toMatch(/fp16.enabled and bf16.enabled are both true/);
+    expect(errorOf(() => ds({ fp16: { enabled: true }, bf16: { enabled: true } })).message).toMatch(/fp16.enabled: true, and so is bf16.enabled; DeepSpeed accepts one of them/);
   });
 
   it('rejects malformed JSON with its line and column, and wrong values naming the field', () => {
     const bad = errorOf(() => importDeepSpeedConfig('{\n  "train_batch_size": 64,\n}', 'ds.json'));
     expect(bad.message).toMatch(/^--deepspeed-config 'ds.json': not valid JSON at line 3, column 1/);
     expect(errorOf(() => importDeepSpeedConfig('[1, 2]', 'ds.json')).message).toMatch(/expected a JSON object/);
-    expect(errorOf(() => ds({ zero_optimization: { stage: 4 } })).message).toMatch(/zero_optimization.stage is 4; expected 0, 1, 2 or 3/);
-    expect(errorOf(() => ds({ zero_optimization: { stage: 'auto' } })).message).toMatch(/zero_optimization.stage is "auto"; expected 0, 1, 2 or 3/);
-    expect(errorOf(() => ds({ train_batch_size: '64' })).message).toMatch(/train_batch_size is "64"; expected a positive whole number or "auto"/);
-    expect(errorOf(() => ds({ zero_optimization: { stage: 2, reduce_bucket_size: 'big' } })).message).toMatch(/zero_optimization.reduce_bucket_size is "big"/);
-    expect(errorOf(() => ds({ zero_optimization: { stage: 3, overlap_comm: 'yes' } })).message).toMatch(/zero_optimization.overlap_comm is "yes"; expected true, false or "auto"/);
-    expect(errorOf(() => ds({ zero_optimization: { stage: 3, offload_optimizer: { device: 'nvme' } } })).message).toMatch(/offload_optimizer.device is "nvme"; only "cpu" and "none" are modelled/);
-    expect(errorOf(() => ds({ zero_optimization: 2 })).message).toMatch(/zero_optimization is 2; expected a mapping/);
+    expect(errorOf(() => ds({ zero_optimization: { stage: 4 } })).message).toMatch(/zero_optimization.stage: expected 0, 1, 2 or 3, got 4/);
+    expect(errorOf(() => ds({ zero_optimization: { stage: 'auto' } })).message).toMatch(/zero_optimization.stage: expected 0, 1, 2 or 3, got "auto"/);
+    expect(errorOf(() => ds({ train_batch_size: '64' })).message).toMatch(/train_batch_size: expected a positive whole number or "auto", got "64"/);
+    expect(errorOf(() => ds({ zero_optimization: { stage: 2, reduce_bucket_size: 'big' } })).message).toMatch(/zero_optimization.reduce_bucket_size: expected a positive whole number or "auto", got "big"/);
+    expect(errorOf(() => ds({ zero_optimization: { stage: 3, overlap_comm: 'yes' } })).message).toMatch(/zero_optimization.overlap_comm: expected true, false or "auto", got "yes"/);
+    expect(errorOf(() => ds({ zero_optimization: { stage: 3, offload_optimizer: { device: 'nvme' } } })).message).toMatch(/offload_optimizer.device: expected "cpu" or "none", got "nvme": offload to NVMe is not modelled/);
+    expect(errorOf(() => ds({ zero_optimization: 2 })).message).toMatch(/zero_optimization: expected a mapping \(\{ ... \}\), got 2/);
+    // DeepSpeed lower-cases communication_data_type and knows three (runtime/config.py get_communication_data_type).
+    expect(errorOf(() => ds({ communication_data_type: 'int8' })).message).toMatch(/communication_data_type: expected "fp16", "bf16" or "fp32", got "int8"/);
+    expect(fieldsOf(ds({ bf16: { enabled: true }, communication_data_type: 'FP32' }))['parallel.fp32Gradients']).toBe(true);
+  });
+
+  it('reports every bad field at once, each with where it is, what it holds and what is allowed', () => {
+    const err = errorOf(() => ds({ train_batch_size: 'lots', bf16: { enabled: 'yes' }, zero_optimization: { stage: 5, reduce_bucket_size: -1 }, optimizer: { type: 7 } }, { dp: 8 }));
+    expect(err).toBeInstanceOf(InvalidScenarioError);
+    const problems = (err as InvalidScenarioError).problems;
+    expect(problems.map((p) => p.path).sort()).toEqual(['bf16.enabled', 'optimizer.type', 'train_batch_size', 'zero_optimization.reduce_bucket_size', 'zero_optimization.stage']);
+    expect(err.message.split('\n')[0]).toBe("--deepspeed-config 'ds_config.json': 5 problems:");
+    for (const line of err.message.split('\n').slice(1)) expect(line).toMatch(/^ {2}[a-z_.0-9]+: expected .+, got .+$/);
+    // A malformed batch field is reported as such, not also as a broken batch rule.
+    const batch = errorOf(() => ds({ train_batch_size: 64, train_micro_batch_size_per_gpu: 'two', gradient_accumulation_steps: 4 }, { dp: 8 })) as InvalidScenarioError;
+    expect(batch.problems.map((p) => p.path)).toEqual(['train_micro_batch_size_per_gpu']);
   });
 
   it('warns about unknown fields and settings it does not model, without failing', () => {

@@ -1,0 +1,117 @@
+import { MiB } from '../sim/engine/units.js';
+import type { ImportCollector } from './importResult.js';
+import type { Json, Readers } from './importDeepSpeedReaders.js';
+
+/**
+ * The `zero_optimization` section of a DeepSpeed config. Field names and defaults follow the DeepSpeed configuration
+ * reference (docs `config-json.md`) and `deepspeed/runtime/zero/config.py` (`DeepSpeedZeroConfig`): `stage` 0,
+ * `reduce_bucket_size` and `allgather_bucket_size` 5e8 *elements*, `overlap_comm` false except for stage 3 where it
+ * defaults to true (its `overlap_comm_valid` validator).
+ */
+
+/** DeepSpeed's engine all-reduces stage-0 gradients in buffers of this many elements (`MEMORY_OPT_ALLREDUCE_SIZE`). */
+const STAGE0_ALLREDUCE_ELEMENTS = 500_000_000;
+const DEFAULT_BUCKET_ELEMENTS = 500_000_000;
+
+const ZERO_KNOWN = new Set([
+  'stage', 'reduce_bucket_size', 'allgather_bucket_size', 'overlap_comm', 'contiguous_gradients', 'offload_optimizer',
+  'offload_param', 'cpu_offload', 'cpu_offload_params', 'cpu_offload_use_pin_memory', 'reduce_scatter', 'allgather_partitions', 'round_robin_gradients',
+  'sub_group_size', 'stage3_prefetch_bucket_size', 'stage3_param_persistence_threshold', 'stage3_max_live_parameters',
+  'stage3_max_reuse_distance', 'stage3_gather_16bit_weights_on_model_save', 'stage3_gather_fp16_weights_on_model_save',
+  'load_from_fp32_weights', 'elastic_checkpoint', 'ignore_unused_parameters', 'legacy_stage1', 'use_multi_rank_bucket_allreduce',
+  'memory_efficient_linear', 'log_trace_cache_warnings', 'use_all_reduce_for_fetch_params', 'model_persistence_threshold',
+  'max_live_parameters', 'max_reuse_distance', 'prefetch_bucket_size', 'param_persistence_threshold', 'gather_16bit_weights_on_model_save',
+]);
+const ZERO_NOT_MODELLED: Readonly<Record<string, string>> = {
+  zero_hpz_partition_size: 'ZeRO++ hierarchical partitioning is not modelled',
+  zero_quantized_weights: 'ZeRO++ quantized weights are not modelled',
+  zero_quantized_gradients: 'ZeRO++ quantized gradients are not modelled',
+  mics_shard_size: 'MiCS sharding is not modelled',
+};
+
+const zf = (k: string) => `zero_optimization.${k}`;
+
+/**
+ * Reads `zero_optimization` into the scenario's ZeRO stage, offload, buckets and overlap.
+ * @param gradBytes bytes per gradient element, to turn bucket sizes in elements into MiB
+ * @param hidden the model's hidden size, from which the Hugging Face Trainer fills in `"auto"` bucket sizes
+ */
+export function importZero(c: ImportCollector, cfg: Json, r: Readers, gradBytes: number, hidden?: number): void {
+  const z = r.section('zero_optimization', cfg.zero_optimization) ?? {};
+  let stage: 0 | 1 | 2 | 3 = 0;
+  const rawStage = z.stage;
+  // No "auto" here: the Hugging Face integration does not fill in the stage.
+  if (rawStage !== undefined) {
+    if (rawStage === 0 || rawStage === 1 || rawStage === 2 || rawStage === 3) stage = rawStage;
+    else r.problem(zf('stage'), `expected 0, 1, 2 or 3, got ${JSON.stringify(rawStage)}`);
+  }
+  c.set('parallel.zero', stage, rawStage !== undefined ? zf('stage') : 'DeepSpeed default (no zero_optimization.stage)', rawStage === undefined);
+
+  importOffload(c, z, r);
+
+  // Buckets are counted in elements; the simulation sizes them in MiB of gradients.
+  const mib = (elements: number) => Number(((elements * gradBytes) / MiB).toFixed(3));
+  const bucket = r.posInt(zf('reduce_bucket_size'), z.reduce_bucket_size);
+  const bucketAuto = z.reduce_bucket_size === 'auto';
+  const bucketFrom = bucket ? `${zf('reduce_bucket_size')} ${bucket} elements × ${gradBytes} B` : `DeepSpeed default: 5e8 elements × ${gradBytes} B`;
+  const overlapGiven = r.bool(zf('overlap_comm'), z.overlap_comm);
+  const overlap = overlapGiven ?? stage === 3;
+  const overlapFrom = overlapGiven !== undefined ? zf('overlap_comm') : `DeepSpeed default for stage ${stage}`;
+  r.posInt(zf('allgather_bucket_size'), z.allgather_bucket_size);
+  r.bool(zf('contiguous_gradients'), z.contiguous_gradients);
+  if (stage === 0) {
+    // The engine all-reduces gradients after backward (DeepSpeedEngine.allreduce_gradients), in buffers of 5e8 elements.
+    c.set('parallel.ddp.overlap', false, 'DeepSpeed stage 0: gradients all-reduced after backward', true);
+    const m = mib(STAGE0_ALLREDUCE_ELEMENTS);
+    c.set('parallel.ddp.bucketMB', m, `DeepSpeed stage 0: buffers of 5e8 elements × ${gradBytes} B`, true);
+    c.set('parallel.ddp.firstBucketMB', m, 'DeepSpeed stage 0: no small first bucket', true);
+    if (bucket || overlapGiven !== undefined) c.warn(`${zf('reduce_bucket_size')}/${zf('overlap_comm')}: apply to ZeRO stages 1–3; ignored with stage 0`);
+  } else {
+    // The Hugging Face Trainer writes hidden_size² in place of "auto" (transformers' HfTrainerDeepSpeedConfig).
+    const filled = bucketAuto && hidden !== undefined;
+    const size = filled
+      ? { mb: mib(hidden * hidden), from: `${zf('reduce_bucket_size')} "auto": the Hugging Face Trainer's hidden_size² = ${hidden * hidden} elements × ${gradBytes} B`, byDefault: false }
+      : { mb: mib(bucket ?? DEFAULT_BUCKET_ELEMENTS), from: bucketFrom, byDefault: !bucket };
+    if (filled) r.filled(zf('reduce_bucket_size'));
+    if (!bucketAuto || filled) {
+      c.set('parallel.zeroConfig.reduceBucketMB', size.mb, size.from, size.byDefault);
+      // The step compiler packs stage-1 gradients into the DDP buckets; DeepSpeed has no small first bucket.
+      if (stage === 1) {
+        c.set('parallel.ddp.bucketMB', size.mb, size.from, size.byDefault);
+        c.set('parallel.ddp.firstBucketMB', size.mb, `${size.from} (no small first bucket)`, size.byDefault);
+      }
+    }
+    if (z.overlap_comm !== 'auto') c.set('parallel.zeroConfig.overlapComm', overlap, overlapFrom, overlapGiven === undefined);
+    if ((stage === 1 || stage === 2) && z.allgather_bucket_size !== undefined) {
+      c.warn(`${zf('allgather_bucket_size')}: not modelled; the updated weights are all-gathered in one collective per stage`);
+    }
+  }
+  for (const k of Object.keys(z)) {
+    if (k in ZERO_NOT_MODELLED) c.warn(`${zf(k)}: not modelled; ${ZERO_NOT_MODELLED[k]}`);
+  }
+  const unknown = Object.keys(z).filter((k) => !ZERO_KNOWN.has(k) && !(k in ZERO_NOT_MODELLED));
+  if (unknown.length > 0) c.warn(`unknown zero_optimization fields, ignored: ${unknown.join(', ')}`);
+}
+
+/** Offload of the optimizer state (and the update) to the host; `cpu_offload: true` is the older spelling. */
+function importOffload(c: ImportCollector, z: Json, r: Readers): void {
+  const off = r.section(zf('offload_optimizer'), z.offload_optimizer);
+  const device = off?.device;
+  let offload: 'cpu' | 'none' = 'none';
+  let offloadFrom = 'DeepSpeed default';
+  if (device !== undefined && !r.auto(zf('offload_optimizer.device'), device)) {
+    if (device === 'cpu' || device === 'none') {
+      offload = device;
+      offloadFrom = zf('offload_optimizer.device');
+    } else if (device === 'nvme') r.problem(zf('offload_optimizer.device'), 'expected "cpu" or "none", got "nvme": offload to NVMe is not modelled');
+    else r.problem(zf('offload_optimizer.device'), `expected "cpu" or "none", got ${JSON.stringify(device)}`);
+  } else if (r.bool(zf('cpu_offload'), z.cpu_offload)) {
+    offload = 'cpu';
+    offloadFrom = zf('cpu_offload');
+  }
+  if (device !== 'auto') c.set('parallel.offload', offload, offloadFrom, offloadFrom === 'DeepSpeed default');
+  const param = r.section(zf('offload_param'), z.offload_param);
+  if ((param?.device !== undefined && param.device !== 'none') || r.bool(zf('cpu_offload_params'), z.cpu_offload_params)) {
+    c.warn(`${zf('offload_param')}: parameter offload is not modelled; the stage-3 weight shards stay on the GPU`);
+  }
+}
