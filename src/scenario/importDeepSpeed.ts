@@ -10,8 +10,10 @@ import { importZero } from './importDeepSpeedZero.js';
  * importDeepSpeedZero.ts). Every malformed field is reported at once, each with where it is, what it holds and
  * what is allowed; only JSON that cannot be read at all stops at the first error.
  *
- * The value `"auto"` (written by the Hugging Face Trainer integration, which fills it in from its own
- * arguments) leaves the scenario's field as it is, except where the import can fill it in as the Trainer would.
+ * The value `"auto"` (written for the Hugging Face Trainer integration, which fills it in from its own arguments
+ * and the model) is filled in as the Trainer would where the import knows enough: a batch field from the two others
+ * and dp, `reduce_bucket_size` from the model's hidden size. Where it cannot be, a warning says so, and the
+ * scenario's field stays as it is; an "auto" with no scenario field to go to is named as not modelled.
  */
 
 const SOURCE = '--deepspeed-config';
@@ -200,7 +202,7 @@ function importBatch(c: ImportCollector, cfg: Json, r: Readers, context: DeepSpe
 
 function importOptimizer(c: ImportCollector, cfg: Json, r: Readers): void {
   const opt = r.section('optimizer', cfg.optimizer);
-  if (!opt || opt.type === undefined || opt.type === 'auto') return;
+  if (!opt || opt.type === undefined || r.auto('optimizer.type', opt.type)) return;
   if (typeof opt.type !== 'string') {
     r.problem('optimizer.type', `expected a name such as "AdamW", got ${JSON.stringify(opt.type)}`);
     return;

@@ -11,12 +11,14 @@ export type Json = Record<string, unknown>;
 export interface Readers {
   /** A positive whole number (DeepSpeed configs write sizes as 5e8, which JSON reads as a number). */
   posInt(field: string, v: unknown): number | undefined;
+  /** A whole number ≥ 0 (DeepSpeed's `Field(..., ge=0)` counts: thresholds, prefetch sizes). */
+  count(field: string, v: unknown): number | undefined;
   bool(field: string, v: unknown): boolean | undefined;
   /** A nested mapping (`zero_optimization`, `fp16`, …). */
   section(field: string, v: unknown): Json | undefined;
   /** Whether the value is `"auto"`; remembers the field as one the Hugging Face Trainer fills in. */
   auto(field: string, v: unknown): boolean;
-  /** Marks an `"auto"` field as filled in by the import. */
+  /** Marks an `"auto"` field as dealt with: filled in by the import, or explained in a warning of its own. */
   filled(field: string): void;
   /** Records a problem with a field. */
   problem(field: string, message: string): void;
@@ -55,6 +57,14 @@ export function deepSpeedReaders(): Readers {
       if (v === undefined || v === null || r.auto(field, v)) return undefined;
       if (typeof v !== 'number' || !Number.isInteger(v) || v <= 0) {
         r.problem(field, `expected a positive whole number or "auto", got ${shown(v)}`);
+        return undefined;
+      }
+      return v;
+    },
+    count: (field, v) => {
+      if (v === undefined || v === null || r.auto(field, v)) return undefined;
+      if (typeof v !== 'number' || !Number.isInteger(v) || v < 0) {
+        r.problem(field, `expected a whole number ≥ 0 or "auto", got ${shown(v)}`);
         return undefined;
       }
       return v;

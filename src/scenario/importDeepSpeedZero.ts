@@ -32,6 +32,25 @@ const ZERO_NOT_MODELLED: Readonly<Record<string, string>> = {
 const zf = (k: string) => `zero_optimization.${k}`;
 
 /**
+ * What the Hugging Face Trainer writes in place of an "auto" size that depends on the model, in elements, from the
+ * model config's hidden_size (transformers src/transformers/integrations/deepspeed.py,
+ * HfTrainerDeepSpeedConfig.trainer_config_finalize): reduce_bucket_size at every stage; the two stage3_* fields
+ * only when the stage is 3 (`is_zero3()`), the prefetch size cut to a whole number with Python's int().
+ */
+export const HF_AUTO_SIZES = {
+  reduce_bucket_size: { formula: 'hidden_size²', elements: (h: number) => h * h },
+  // Python evaluates 0.9 * h * h left to right in doubles, as JavaScript does; int() truncates.
+  stage3_prefetch_bucket_size: { formula: 'int(0.9 × hidden_size²)', elements: (h: number) => Math.trunc(0.9 * h * h) },
+  stage3_param_persistence_threshold: { formula: '10 × hidden_size', elements: (h: number) => 10 * h },
+} as const;
+
+/** Why a ZeRO-3 size without a scenario field changes nothing here. */
+const STAGE3_NOT_MODELLED = {
+  stage3_prefetch_bucket_size: 'the simulation gathers each block\'s weights one block ahead, whatever the prefetch size',
+  stage3_param_persistence_threshold: 'every parameter is partitioned; none below the threshold is kept whole',
+} as const;
+
+/**
  * Reads `zero_optimization` into the scenario's ZeRO stage, offload, buckets and overlap.
  * @param gradBytes bytes per gradient element, to turn bucket sizes in elements into MiB
  * @param hidden the model's hidden size, from which the Hugging Face Trainer fills in `"auto"` bucket sizes
@@ -55,6 +74,7 @@ export function importZero(c: ImportCollector, cfg: Json, r: Readers, gradBytes:
   const bucketAuto = z.reduce_bucket_size === 'auto';
   const bucketFrom = bucket ? `${zf('reduce_bucket_size')} ${bucket} elements × ${gradBytes} B` : `DeepSpeed default: 5e8 elements × ${gradBytes} B`;
   const overlapGiven = r.bool(zf('overlap_comm'), z.overlap_comm);
+  const overlapAuto = z.overlap_comm === 'auto';
   const overlap = overlapGiven ?? stage === 3;
   const overlapFrom = overlapGiven !== undefined ? zf('overlap_comm') : `DeepSpeed default for stage ${stage}`;
   r.posInt(zf('allgather_bucket_size'), z.allgather_bucket_size);
@@ -65,15 +85,20 @@ export function importZero(c: ImportCollector, cfg: Json, r: Readers, gradBytes:
     const m = mib(STAGE0_ALLREDUCE_ELEMENTS);
     c.set('parallel.ddp.bucketMB', m, `DeepSpeed stage 0: buffers of 5e8 elements × ${gradBytes} B`, true);
     c.set('parallel.ddp.firstBucketMB', m, 'DeepSpeed stage 0: no small first bucket', true);
-    if (bucket || overlapGiven !== undefined) c.warn(`${zf('reduce_bucket_size')}/${zf('overlap_comm')}: apply to ZeRO stages 1–3; ignored with stage 0`);
+    // An "auto" here has nothing to stand for either: the warning covers it.
+    if (bucketAuto) r.filled(zf('reduce_bucket_size'));
+    if (overlapAuto) r.filled(zf('overlap_comm'));
+    if (bucket || bucketAuto || overlapGiven !== undefined || overlapAuto) c.warn(`${zf('reduce_bucket_size')}/${zf('overlap_comm')}: apply to ZeRO stages 1–3; ignored with stage 0`);
   } else {
-    // The Hugging Face Trainer writes hidden_size² in place of "auto" (transformers' HfTrainerDeepSpeedConfig).
-    const filled = bucketAuto && hidden !== undefined;
-    const size = filled
-      ? { mb: mib(hidden * hidden), from: `${zf('reduce_bucket_size')} "auto": the Hugging Face Trainer's hidden_size² = ${hidden * hidden} elements × ${gradBytes} B`, byDefault: false }
-      : { mb: mib(bucket ?? DEFAULT_BUCKET_ELEMENTS), from: bucketFrom, byDefault: !bucket };
-    if (filled) r.filled(zf('reduce_bucket_size'));
-    if (!bucketAuto || filled) {
+    let size: { mb: number; from: string; byDefault: boolean } | undefined = { mb: mib(bucket ?? DEFAULT_BUCKET_ELEMENTS), from: bucketFrom, byDefault: !bucket };
+    if (bucketAuto) {
+      r.filled(zf('reduce_bucket_size'));
+      const rule = HF_AUTO_SIZES.reduce_bucket_size;
+      const elements = hidden !== undefined ? rule.elements(hidden) : undefined;
+      size = elements !== undefined ? { mb: mib(elements), from: `${zf('reduce_bucket_size')} "auto": the Hugging Face Trainer's ${rule.formula} = ${elements} elements × ${gradBytes} B`, byDefault: false } : undefined;
+      if (!size) c.warn(`${zf('reduce_bucket_size')} "auto": the Hugging Face Trainer fills in ${rule.formula}, and the scenario's model has no hidden size here; parallel.zeroConfig.reduceBucketMB keeps the scenario's value (or its default)`);
+    }
+    if (size) {
       c.set('parallel.zeroConfig.reduceBucketMB', size.mb, size.from, size.byDefault);
       // The step compiler packs stage-1 gradients into the DDP buckets; DeepSpeed has no small first bucket.
       if (stage === 1) {
@@ -81,11 +106,12 @@ export function importZero(c: ImportCollector, cfg: Json, r: Readers, gradBytes:
         c.set('parallel.ddp.firstBucketMB', size.mb, `${size.from} (no small first bucket)`, size.byDefault);
       }
     }
-    if (z.overlap_comm !== 'auto') c.set('parallel.zeroConfig.overlapComm', overlap, overlapFrom, overlapGiven === undefined);
+    if (!overlapAuto) c.set('parallel.zeroConfig.overlapComm', overlap, overlapFrom, overlapGiven === undefined);
     if ((stage === 1 || stage === 2) && z.allgather_bucket_size !== undefined) {
       c.warn(`${zf('allgather_bucket_size')}: not modelled; the updated weights are all-gathered in one collective per stage`);
     }
   }
+  importStage3Sizes(c, z, r, stage, hidden);
   for (const k of Object.keys(z)) {
     if (k in ZERO_NOT_MODELLED) c.warn(`${zf(k)}: not modelled; ${ZERO_NOT_MODELLED[k]}`);
   }
@@ -113,5 +139,23 @@ function importOffload(c: ImportCollector, z: Json, r: Readers): void {
   const param = r.section(zf('offload_param'), z.offload_param);
   if ((param?.device !== undefined && param.device !== 'none') || r.bool(zf('cpu_offload_params'), z.cpu_offload_params)) {
     c.warn(`${zf('offload_param')}: parameter offload is not modelled; the stage-3 weight shards stay on the GPU`);
+  }
+}
+
+/**
+ * ZeRO-3's prefetch size and persistence threshold: checked as DeepSpeed's counts (whole numbers ≥ 0), and an "auto"
+ * says what the Trainer would write there, and that no scenario field takes it. Below stage 3 the Trainer leaves
+ * them "auto" and DeepSpeed does not use them, so nothing is said.
+ */
+function importStage3Sizes(c: ImportCollector, z: Json, r: Readers, stage: number, hidden: number | undefined): void {
+  for (const key of ['stage3_prefetch_bucket_size', 'stage3_param_persistence_threshold'] as const) {
+    const field = zf(key);
+    r.count(field, z[key]);
+    if (z[key] !== 'auto') continue;
+    r.filled(field);
+    if (stage !== 3) continue;
+    const rule = HF_AUTO_SIZES[key];
+    const value = hidden !== undefined ? ` = ${rule.elements(hidden)} elements (hidden_size ${hidden})` : ', and the scenario\'s model has no hidden size here';
+    c.warn(`${field} "auto": the Hugging Face Trainer fills in ${rule.formula}${value}; not modelled: ${STAGE3_NOT_MODELLED[key]}`);
   }
 }

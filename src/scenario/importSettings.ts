@@ -3,9 +3,8 @@ import { fileErrorReason } from '../fileErrors.js';
 import { resolve } from 'node:path';
 import { ScenarioError } from '../sim/errors.js';
 import type { TrainingPrecision } from '../sim/setup.js';
-import { modelPreset } from '../sim/workload/modelPresets.js';
 import { applyOverrides, loadScenarioFile } from './load.js';
-import { resolveClusterSection, resolveScenario, type Scenario } from './resolve.js';
+import { resolveClusterSection, resolveModelSection, resolveScenario, type Scenario } from './resolve.js';
 import { InvalidScenarioError, type Problem } from './errors.js';
 import { importMegatronArgs, type MegatronContext } from './importMegatron.js';
 import { importDeepSpeedConfig, type DeepSpeedContext } from './importDeepSpeed.js';
@@ -90,25 +89,27 @@ function precisionOf(raw: unknown): TrainingPrecision {
   return typeof p === 'string' && PRECISIONS.includes(p) ? (p as TrainingPrecision) : 'bf16';
 }
 
-/** A size of the raw scenario's model, given inline or by its preset (an HF config is read later); undefined if neither. */
-function modelSize(raw: unknown, field: 'layers' | 'hidden'): number | undefined {
+/**
+ * A size of the raw scenario's model: given inline, or from its preset or Hugging Face config (read here the way
+ * validation reads it, from the scenario file's folder); undefined when none of them gives it.
+ */
+function modelSize(raw: unknown, field: 'layers' | 'hidden', baseDir: string, source: string): number | undefined {
   const inline = num(get(raw, `model.${field}`));
-  const preset = get(raw, 'model.preset');
-  if (inline !== undefined || typeof preset !== 'string') return inline;
+  if (inline !== undefined) return inline;
   try {
-    return modelPreset(preset)[field];
+    return resolveModelSection(get(raw, 'model'), baseDir, source)[field];
   } catch (err) {
     if (err instanceof ScenarioError) return undefined;
     throw err;
   }
 }
 
-function megatronContext(raw: unknown, source: string): MegatronContext {
-  return { gpus: gpusOf(raw, source), layers: modelSize(raw, 'layers'), precision: precisionOf(raw) };
+function megatronContext(raw: unknown, source: string, baseDir: string): MegatronContext {
+  return { gpus: gpusOf(raw, source), layers: modelSize(raw, 'layers', baseDir, source), precision: precisionOf(raw) };
 }
 
-function deepSpeedContext(raw: unknown, source: string): DeepSpeedContext {
-  const known = { precision: precisionOf(raw), hidden: modelSize(raw, 'hidden'), fp32Gradients: get(raw, 'parallel.fp32Gradients') === true };
+function deepSpeedContext(raw: unknown, source: string, baseDir: string): DeepSpeedContext {
+  const known = { precision: precisionOf(raw), hidden: modelSize(raw, 'hidden', baseDir, source), fp32Gradients: get(raw, 'parallel.fp32Gradients') === true };
   const given = num(get(raw, 'parallel.dp'));
   if (given) return { ...known, dp: given, dpFrom: 'parallel.dp' };
   const gpus = gpusOf(raw, source);
@@ -204,11 +205,11 @@ export function scenarioWithImports(path: string, options: ImportOptions, sets: 
   if (options.megatronArgs !== undefined) {
     const arg = options.megatronArgs;
     const text = arg.startsWith('@') ? readText(arg.slice(1), 'Megatron arguments file') : arg;
-    add(importMegatronArgs(text, megatronContext(applyOverrides(file.raw, sets), file.source)));
+    add(importMegatronArgs(text, megatronContext(applyOverrides(file.raw, sets), file.source, file.baseDir)));
   }
   if (options.deepspeedConfig !== undefined) {
     const text = readText(options.deepspeedConfig, 'DeepSpeed config');
-    const context = deepSpeedContext(applyOverrides(applyImports(file.raw, imports), sets), file.source);
+    const context = deepSpeedContext(applyOverrides(applyImports(file.raw, imports), sets), file.source, file.baseDir);
     add(importDeepSpeedConfig(text, options.deepspeedConfig, context));
   }
   const raw = applyOverrides(applyImports(file.raw, imports), sets);

@@ -181,6 +181,17 @@ export function resolveClusterSection(raw: unknown, source: string): ClusterSpec
   return cluster;
 }
 
+/**
+ * A raw scenario's model section resolved on its own (preset, Hugging Face config, inline sizes), for the importers
+ * that need the model before the whole scenario is valid.
+ * @throws ScenarioError (or InvalidScenarioError) when the section is not valid
+ */
+export function resolveModelSection(raw: unknown, baseDir: string, source: string): ModelSpec {
+  const parsed = modelSchema.safeParse(raw);
+  if (!parsed.success) throw new InvalidScenarioError(source, zodProblems(parsed.error, 'model', { schema: modelSchema, input: raw }));
+  return resolveModel(parsed.data, baseDir, source);
+}
+
 /** Checks that tp × cp × pp × dp uses the cluster and that the split suits the model and the frameworks. */
 function checkParallel(par: ScenarioInput['parallel'], dp: number, gpus: number, nodes: number, perNode: number, model: ModelSpec, training: ScenarioInput['training']): Problem[] {
   const problems: Problem[] = [];

@@ -1,6 +1,6 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { importDeepSpeedConfig } from '../../src/scenario/importDeepSpeed.js';
 import { scenarioWithImports } from '../../src/scenario/importSettings.js';
@@ -97,7 +97,45 @@ describe('importDeepSpeedConfig', () => {
       { dp: 8 },
     );
     expect(fieldsOf(r)).toEqual({ 'parallel.zero': 2, 'parallel.offload': 'none' });
-    expect(r.warnings.join('\n')).toMatch(/"auto" .* leaves the scenario's value, or its default: fp16.enabled, bf16.enabled, .*zero_optimization.reduce_bucket_size.*train_batch_size/);
+    expect(r.warnings.join('\n')).toMatch(/"auto" .* leaves the scenario's value, or its default: fp16.enabled, bf16.enabled, .*zero_optimization.overlap_comm.*train_batch_size/);
+    // Without the model's hidden size the Trainer's rule for the bucket cannot be followed, and a warning says so.
+    expect(r.warnings).toContain(
+      'zero_optimization.reduce_bucket_size "auto": the Hugging Face Trainer fills in hidden_size², and the scenario\'s model has no hidden size here; parallel.zeroConfig.reduceBucketMB keeps the scenario\'s value (or its default)',
+    );
+  });
+
+  it('follows the Hugging Face Trainer for every "auto" size it derives from hidden_size (trainer_config_finalize), saying which have no scenario field', () => {
+    const all = { reduce_bucket_size: 'auto', stage3_prefetch_bucket_size: 'auto', stage3_param_persistence_threshold: 'auto' };
+    const r = ds({ bf16: { enabled: true }, optimizer: { type: 'auto' }, zero_optimization: { stage: 3, ...all } }, { dp: 8, hidden: 4096 });
+    // hidden_size² = 16,777,216 elements × 2 bytes = 32 MiB.
+    expect(fieldsOf(r)['parallel.zeroConfig.reduceBucketMB']).toBe(32);
+    // int(0.9 × 16,777,216) = int(15,099,494.4) = 15,099,494; 10 × 4096 = 40,960. No scenario field takes them.
+    expect(r.warnings).toContainEqual(expect.stringMatching(/^zero_optimization\.stage3_prefetch_bucket_size "auto": the Hugging Face Trainer fills in int\(0\.9 × hidden_size²\) = 15099494 elements \(hidden_size 4096\); not modelled: /));
+    expect(r.warnings).toContainEqual(expect.stringMatching(/^zero_optimization\.stage3_param_persistence_threshold "auto": the Hugging Face Trainer fills in 10 × hidden_size = 40960 elements \(hidden_size 4096\); not modelled: /));
+    // Each is said once; the general "leaves the scenario's value" list names only what nothing filled in.
+    expect(r.warnings.filter((w) => w.includes('leaves the scenario'))).toEqual([expect.stringMatching(/: optimizer\.type$/)]);
+    // A hidden size that makes 0.9·h² whole: 0.9 × 1000² = 900,000.
+    expect(ds({ zero_optimization: { stage: 3, ...all } }, { hidden: 1000 }).warnings.join('\n')).toMatch(/= 900000 elements \(hidden_size 1000\)/);
+
+    // Without the hidden size nothing is derived, and each field says why.
+    const unknown = ds({ bf16: { enabled: true }, zero_optimization: { stage: 3, ...all } }, { dp: 8 });
+    expect(fieldsOf(unknown)).not.toHaveProperty('parallel.zeroConfig.reduceBucketMB');
+    expect(unknown.warnings.filter((w) => w.includes('has no hidden size here')).map((w) => w.split(' ')[0])).toEqual([
+      'zero_optimization.reduce_bucket_size',
+      'zero_optimization.stage3_prefetch_bucket_size',
+      'zero_optimization.stage3_param_persistence_threshold',
+    ]);
+
+    // Below stage 3 the Trainer leaves the stage3_* fields "auto" and DeepSpeed does not read them: nothing to say.
+    const two = ds({ bf16: { enabled: true }, zero_optimization: { stage: 2, ...all } }, { dp: 8, hidden: 4096 });
+    expect(fieldsOf(two)['parallel.zeroConfig.reduceBucketMB']).toBe(32);
+    expect(two.warnings.join('\n')).not.toMatch(/stage3_/);
+    // At stage 0 the reduce bucket does not apply at all, "auto" or not.
+    const zero = ds({ zero_optimization: { stage: 0, reduce_bucket_size: 'auto' } }, { hidden: 4096 });
+    expect(zero.warnings).toEqual([expect.stringMatching(/neither fp16 nor bf16/), expect.stringMatching(/reduce_bucket_size.*ignored with stage 0/)]);
+    // Numbers there are DeepSpeed's counts (ge=0 in DeepSpeedZeroConfig): 0 is allowed, a negative one is not.
+    expect(() => ds({ zero_optimization: { stage: 3, stage3_param_persistence_threshold: 0 } })).not.toThrow();
+    expect(errorOf(() => ds({ zero_optimization: { stage: 3, stage3_prefetch_bucket_size: -5 } })).message).toMatch(/zero_optimization\.stage3_prefetch_bucket_size: expected a whole number ≥ 0 or "auto", got -5/);
   });
 
   it('derives a batch field left "auto" from the other two, as the rule makes the Trainer fill it, and checks it', () => {
@@ -204,6 +242,14 @@ describe('scenarioWithImports with a DeepSpeed config', () => {
 
   it('reports a missing config file as bad input', () => {
     expect(() => scenarioWithImports(scenario, { deepspeedConfig: join(dir, 'nope.json') })).toThrow(/cannot read DeepSpeed config .*no such file/);
+  });
+
+  it('takes the hidden size for "auto" buckets from the model\'s Hugging Face config too', () => {
+    const hf = join(dir, 'hf.yaml');
+    writeFileSync(hf, `cluster: { preset: dgx-a100-80gb, nodes: 1 }\nmodel: { hfConfig: ${JSON.stringify(resolve('scenarios/models/llama2-7b.config.json'))} }\ntraining: { globalBatch: 64, microBatch: 1, seqLen: 4096 }\n`);
+    const { hidden_size: hidden } = JSON.parse(readFileSync('scenarios/models/llama2-7b.config.json', 'utf8')) as { hidden_size: number };
+    const r = scenarioWithImports(hf, { deepspeedConfig: config({ bf16: { enabled: true }, zero_optimization: { stage: 2, reduce_bucket_size: 'auto' } }) });
+    expect(r.scenario.parallel.zeroConfig.reduceBucketMB).toBe(Number(((hidden * hidden * 2) / MiB).toFixed(3)));
   });
 
   it('keeps an explicit Megatron setting when the DeepSpeed config only has a default for it', () => {
