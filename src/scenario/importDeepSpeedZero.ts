@@ -98,14 +98,10 @@ export function importZero(c: ImportCollector, cfg: Json, r: Readers, gradBytes:
       size = elements !== undefined ? { mb: mib(elements), from: `${zf('reduce_bucket_size')} "auto": the Hugging Face Trainer's ${rule.formula} = ${elements} elements × ${gradBytes} B`, byDefault: false } : undefined;
       if (!size) c.warn(`${zf('reduce_bucket_size')} "auto": the Hugging Face Trainer fills in ${rule.formula}, and the scenario's model has no hidden size here; parallel.zeroConfig.reduceBucketMB keeps the scenario's value (or its default)`);
     }
-    if (size) {
-      c.set('parallel.zeroConfig.reduceBucketMB', size.mb, size.from, size.byDefault);
-      // The step compiler packs stage-1 gradients into the DDP buckets; DeepSpeed has no small first bucket.
-      if (stage === 1) {
-        c.set('parallel.ddp.bucketMB', size.mb, size.from, size.byDefault);
-        c.set('parallel.ddp.firstBucketMB', size.mb, `${size.from} (no small first bucket)`, size.byDefault);
-      }
-    }
+    if (size) c.set('parallel.zeroConfig.reduceBucketMB', size.mb, size.from, size.byDefault);
+    // DeepSpeed's stage 1 reduces in buckets of reduce_bucket_size as its stage 2 does (stage_1_and_2.py), not in the
+    // DDP buckets of Megatron's distributed optimizer.
+    if (stage === 1) c.set('parallel.zeroConfig.stage1', 'deepspeed', `${zf('stage')} 1: DeepSpeed's ZeRO-1 (reduce_bucket_size buckets)`);
     if (!overlapAuto) c.set('parallel.zeroConfig.overlapComm', overlap, overlapFrom, overlapGiven === undefined);
     if ((stage === 1 || stage === 2) && z.allgather_bucket_size !== undefined) {
       c.warn(`${zf('allgather_bucket_size')}: not modelled; the updated weights are all-gathered in one collective per stage`);

@@ -84,8 +84,11 @@ export function importMegatronArgs(text: string, context: MegatronContext = {}):
   const overlap = has('overlap-grad-reduce');
   const overlapFrom = overlap ? '--overlap-grad-reduce' : 'Megatron default';
   c.set('parallel.ddp.overlap', overlap, overlapFrom, !overlap);
-  // The step compiler reads ZeRO-1's overlap from zeroConfig.overlapComm.
-  if (distOpt) c.set('parallel.zeroConfig.overlapComm', overlap, overlapFrom, !overlap);
+  // The step compiler reads ZeRO-1's overlap from zeroConfig.overlapComm; Megatron's ZeRO-1 reduces in its DDP buckets.
+  if (distOpt) {
+    c.set('parallel.zeroConfig.overlapComm', overlap, overlapFrom, !overlap);
+    c.set('parallel.zeroConfig.stage1', 'megatron', '--use-distributed-optimizer: Megatron\'s distributed optimizer (DDP buckets)');
+  }
   // Megatron keeps 16-bit training's gradients in fp32 main_grad buffers with --bf16 (arguments.py sets
   // accumulate_allreduce_grads_in_fp32), or when asked; --grad-reduce-in-bf16 keeps them in bf16.
   // --main-grads-dtype bf16 keeps bf16's gradients in bf16 too (arguments.py turns the fp32 accumulation on only

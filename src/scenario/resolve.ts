@@ -359,6 +359,11 @@ export function resolveScenario(raw: unknown, source: string, baseDir: string): 
     const how = par.tp % model.kvHeads === 0 ? 'each TP rank is simulated with a copy of one, as inference engines replicate them' : `each TP rank is simulated with ${(model.kvHeads / par.tp).toFixed(2)} of them`;
     warnings.push(`parallel.tp ${par.tp} does not divide the model's ${model.kvHeads} key/value heads: ${how}; Megatron refuses it (tp must divide --num-query-groups)`);
   }
+  const stage1 = par.zeroConfig.stage1 ?? (t.framework === 'megatron-deepspeed' ? 'deepspeed' : 'megatron');
+  if (par.zero === 1 && stage1 === 'deepspeed' && par.pp > 1 && par.zeroConfig.overlapComm) {
+    // deepspeed/runtime/engine.py _configure_zero_optimizer: "Pipeline parallelism does not support overlapped communication".
+    warnings.push('parallel.zeroConfig.overlapComm: DeepSpeed turns overlap_comm off under pipeline parallelism, so its ZeRO-1 reduces the gradients after backward; simulated so');
+  }
   if (par.pp > 1 && par.schedule !== 'interleaved' && par.virtualStages > 1) {
     warnings.push(`parallel.virtualStages ${par.virtualStages}: ignored, the ${par.schedule} schedule runs one model chunk per stage; set parallel.schedule: interleaved to use it`);
   }
@@ -369,7 +374,7 @@ export function resolveScenario(raw: unknown, source: string, baseDir: string): 
     cluster,
     model: { ...model, seqLen, vocab: frameworkVocab(model, par.tp, t.vocabDivisibleBy ?? (t.framework === 'megatron-deepspeed' ? MEGATRON_VOCAB_DIVISIBLE_BY : 1)) },
     training: { ...t, seqLen, optimizerState: isReducedOptimizerState(t.optimizerState) ? t.optimizerState : undefined },
-    parallel: { ...par, dp, cp: par.cp, cpCommType: par.cp > 1 ? par.cpCommType : undefined, tpCommOverlap: par.tpCommOverlap ? par.tpCommOverlapSms : undefined, schedule: par.pp > 1 ? par.schedule : '1f1b', virtualStages: par.pp > 1 && par.schedule === 'interleaved' ? par.virtualStages : 1 },
+    parallel: { ...par, zeroConfig: { ...par.zeroConfig, stage1 }, dp, cp: par.cp, cpCommType: par.cp > 1 ? par.cpCommType : undefined, tpCommOverlap: par.tpCommOverlap ? par.tpCommOverlapSms : undefined, schedule: par.pp > 1 ? par.schedule : '1f1b', virtualStages: par.pp > 1 && par.schedule === 'interleaved' ? par.virtualStages : 1 },
     comm: { ...input.comm, measured },
     noise: input.noise,
     framework: withHostCosts(frameworkByName(t.framework), t.hostOpUs, t.hostCollectiveUs),

@@ -199,6 +199,12 @@ export const parallelSchema = z
       .object({
         reduceBucketMB: positive.default(500),
         overlapComm: z.boolean().default(true),
+        /**
+         * Whose ZeRO-1 `zero: 1` is: `deepspeed` (DeepSpeed's stage 1: gradients reduced in buckets of
+         * reduceBucketMB) or `megatron` (Megatron's distributed optimizer: the ddp buckets). Absent: `deepspeed` with
+         * `training.framework: megatron-deepspeed`, else `megatron`. The imports set it.
+         */
+        stage1: z.enum(['deepspeed', 'megatron']).optional(),
       })
       .strict()
       .default({}),

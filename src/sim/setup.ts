@@ -40,12 +40,20 @@ export interface DdpSetup {
   overlap: boolean;
 }
 
+/**
+ * Whose ZeRO stage 1 it is: DeepSpeed's (`DeepSpeedZeroOptimizer`, buckets of `reduce_bucket_size`) or Megatron's
+ * distributed optimizer (its DDP buckets). Stages 2 and 3 are DeepSpeed's either way.
+ */
+export type ZeroStage1 = 'deepspeed' | 'megatron';
+
 /** DeepSpeed ZeRO communication settings (`zero_optimization` in ds_config). */
 export interface ZeroSetup {
   /** Gradient reduce-scatter bucket (`reduce_bucket_size`), MiB. */
   reduceBucketMB: number;
-  /** Reduce gradients while backward runs (`overlap_comm`). */
+  /** Reduce gradients while backward runs (`overlap_comm`; Megatron's --overlap-grad-reduce at stage 1). */
   overlapComm: boolean;
+  /** Which framework's ZeRO-1 (`parallel.zeroConfig.stage1`); absent: `megatron`. */
+  stage1?: ZeroStage1;
 }
 
 /** How the model is split over the GPUs: tp × pp × dp = GPUs. */

@@ -62,11 +62,14 @@ describe('importDeepSpeedConfig', () => {
     expect(r.fields.find((f) => f.path === 'parallel.zeroConfig.overlapComm')?.byDefault).toBe(true);
   });
 
-  it('packs stage-1 gradients into DDP buckets of reduce_bucket_size, converted at 4 bytes per element in fp32', () => {
+  it("makes stage 1 DeepSpeed's ZeRO-1, reducing in buckets of reduce_bucket_size (converted at 4 bytes per element in fp32), not in DDP's", () => {
     const f = fieldsOf(ds({ zero_optimization: { stage: 1, reduce_bucket_size: 2.5e7 } }, { precision: 'fp32' }));
-    expect(f['parallel.ddp.bucketMB']).toBeCloseTo((2.5e7 * 4) / MiB, 3);
-    expect(f['parallel.ddp.firstBucketMB']).toBe(f['parallel.ddp.bucketMB']);
-    expect(f['parallel.zeroConfig.reduceBucketMB']).toBe(f['parallel.ddp.bucketMB']);
+    expect(f['parallel.zeroConfig.stage1']).toBe('deepspeed');
+    expect(f['parallel.zeroConfig.reduceBucketMB']).toBeCloseTo((2.5e7 * 4) / MiB, 3);
+    expect(f).not.toHaveProperty('parallel.ddp.bucketMB');
+    expect(f).not.toHaveProperty('parallel.ddp.firstBucketMB');
+    // Other stages leave the choice alone: it only says whose stage 1 it is.
+    expect(fieldsOf(ds({ zero_optimization: { stage: 2 } }))).not.toHaveProperty('parallel.zeroConfig.stage1');
   });
 
   it('derives the missing batch size from the other two and the data-parallel size, as DeepSpeed does', () => {
@@ -151,9 +154,9 @@ describe('importDeepSpeedConfig', () => {
     expect(one.warnings.join('\n')).toMatch(/"auto" .*: train_micro_batch_size_per_gpu, gradient_accumulation_steps/);
   });
 
-  it('with ZeRO-1 an "auto" reduce_bucket_size filled in as hidden² sizes the buckets the step packs (the DDP ones)', () => {
+  it('with ZeRO-1 an "auto" reduce_bucket_size filled in as hidden² sizes the buckets DeepSpeed\'s stage 1 reduces in', () => {
     const r = ds({ bf16: { enabled: true }, zero_optimization: { stage: 1, reduce_bucket_size: 'auto' } }, { dp: 8, hidden: 4096 });
-    expect(fieldsOf(r)).toMatchObject({ 'parallel.ddp.bucketMB': 32, 'parallel.ddp.firstBucketMB': 32, 'parallel.zeroConfig.reduceBucketMB': 32 });
+    expect(fieldsOf(r)).toMatchObject({ 'parallel.zeroConfig.stage1': 'deepspeed', 'parallel.zeroConfig.reduceBucketMB': 32 });
   });
 
   it('undoes fp32 gradients an earlier Megatron import set (DeepSpeed\'s engine reduces in the parameters\' type) unless communication_data_type is fp32', () => {
@@ -255,6 +258,12 @@ describe('scenarioWithImports with a DeepSpeed config', () => {
   it('keeps an explicit Megatron setting when the DeepSpeed config only has a default for it', () => {
     const r = scenarioWithImports(scenario, { megatronArgs: '--use-distributed-optimizer --overlap-grad-reduce --bf16', deepspeedConfig: config({ train_micro_batch_size_per_gpu: 8 }) });
     expect(r.scenario.parallel.zero).toBe(1);
+    expect(r.scenario.parallel.zeroConfig.stage1).toBe('megatron');
     expect(r.scenario.training.globalBatch).toBe(128);
+  });
+
+  it('Megatron-DeepSpeed with a stage-1 config runs DeepSpeed\'s ZeRO-1 in reduce_bucket_size buckets', () => {
+    const r = scenarioWithImports(scenario, { megatronArgs: '--bf16', deepspeedConfig: config({ zero_optimization: { stage: 1, reduce_bucket_size: 5e7 } }) });
+    expect(r.scenario.parallel).toMatchObject({ zero: 1, zeroConfig: { stage1: 'deepspeed', reduceBucketMB: Number(((5e7 * 2) / MiB).toFixed(3)) } });
   });
 });

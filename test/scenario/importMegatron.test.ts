@@ -58,6 +58,8 @@ describe('importMegatronArgs', () => {
       'parallel.offload': 'none',
       'parallel.ddp.overlap': true,
       'parallel.zeroConfig.overlapComm': true,
+      // --use-distributed-optimizer is Megatron's own ZeRO-1, reducing in its DDP buckets.
+      'parallel.zeroConfig.stage1': 'megatron',
       'model.arch': 'gpt',
       'model.layers': 96,
       'model.hidden': 12288,

@@ -5,7 +5,7 @@ import type { StepSetup } from '../setup.js';
 import { elementsPerTpRank, parameterTensors, tiedEmbeddingCopy, type ParamTensor } from '../workload/model.js';
 import { opTimeNs, optimizerOp } from '../workload/kernelTime.js';
 import type { Block } from '../workload/ops.js';
-import { assignBuckets, assignZeroBuckets, type GradBucket } from './buckets.js';
+import { assignReductionBuckets, reductionOverlaps, type GradBucket } from './buckets.js';
 import type { ParallelLayout } from './layout.js';
 import type { PassKey, PassRecord, StagePlan } from './stepCompiler.js';
 
@@ -45,7 +45,8 @@ function stageTensors(model: StepSetup['model'], st: StagePlan, pp: number): { t
 /**
  * Adds, for one pipeline stage, the data-parallel gradient reduction and the optimizer step:
  * ZeRO 0 (PyTorch DDP / Megatron): all-reduce of gradient buckets, in the last micro-batch's
- * backward when `ddp.overlap`, else after it; ZeRO 1: the same with reduce-scatter, then the
+ * backward when `ddp.overlap`, else after it; ZeRO 1: the same with reduce-scatter (in DDP buckets for
+ * Megatron's distributed optimizer, in reduce_bucket_size ones for DeepSpeed's), then the
  * optimizer on a 1/dp shard and an all-gather of the updated weights; ZeRO 2: reduce-scatter of
  * buckets in every micro-batch (DeepSpeed reduces at each micro-step) with `overlapComm`; ZeRO 3:
  * also gathers each block's weights before its forward and backward (one block ahead) and
@@ -65,12 +66,11 @@ export function addGradientReduction(program: Program, setup: StepSetup, layout:
   const paramsPerRank = tensors.reduce((a, t) => a + elementsPerTpRank(t, tp), 0);
   const sharded = tensors.map((t) => ({ ...t, elements: elementsPerTpRank(t, tp) }));
   const zero = par.zero;
-  const buckets = zero >= 2
-    ? assignZeroBuckets(sharded, gradBytes, par.zeroConfig.reduceBucketMB * MiB)
-    : assignBuckets(sharded, gradBytes, par.ddp.firstBucketMB * MiB, par.ddp.bucketMB * MiB);
+  // DDP's buckets without ZeRO and for Megatron's distributed optimizer, DeepSpeed's reduce_bucket_size otherwise.
+  const buckets = assignReductionBuckets(sharded, gradBytes, par);
   st.gradients.buckets = buckets;
   st.gradients.paramsPerRank = paramsPerRank;
-  const overlap = zero === 0 ? par.ddp.overlap : par.zeroConfig.overlapComm;
+  const overlap = reductionOverlaps(par);
   const lastMb = (t: number, d: number) => {
     let last = -1;
     for (let c = 0; c < st.chunks.length; c++) {
