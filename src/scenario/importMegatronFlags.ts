@@ -1,4 +1,4 @@
-import { ScenarioError } from '../sim/errors.js';
+import { InvalidScenarioError, type Problem } from './errors.js';
 import { shellWords } from './importShellWords.js';
 import { closest } from './closestName.js';
 
@@ -155,14 +155,35 @@ export class MegatronArgs {
   /** Where reading stopped (a pipe, `;`, a redirection), if it did. */
   readonly stoppedAt?: string;
 
+  /** What is wrong with the flags read, one problem per flag (`read` and `check` collect them). */
+  private readonly problems: Problem[] = [];
+
   /**
-   * @throws ScenarioError for a known flag without its value, a boolean flag given `=value`, or an
-   *   unterminated quote
+   * @throws ScenarioError for an unterminated quote; InvalidScenarioError listing every known flag without its value,
+   *   boolean flag given `=value`, or value that is not a positive whole number or not one of the flag's choices
    */
   constructor(text: string) {
     const { words, stoppedAt } = shellWords(text, SOURCE);
     this.stoppedAt = stoppedAt;
     this.read(dropLauncher(words));
+    for (const flag of this.values.keys()) this.check(flag);
+    if (this.problems.length > 0) throw new InvalidScenarioError(SOURCE, this.problems);
+  }
+
+  private problem(flag: string, message: string): void {
+    this.problems.push({ path: `--${flag}`, message });
+  }
+
+  /** Records what is wrong with a flag's value: not a positive whole number, or not one of its choices. */
+  private check(flag: string): void {
+    const v = this.values.get(flag) ?? '';
+    const spec = FLAGS[flag];
+    if (spec?.kind === 'int' && (!/^\d+$/.test(v) || Number(v) <= 0)) {
+      const hint = v.includes('$') ? ' (shell variables are not expanded: paste the command as it ran, e.g. from the job log)' : '';
+      this.problem(flag, `expected a positive whole number, got '${v}'${hint}`);
+    } else if (spec?.kind === 'choice' && !spec.choices.includes(v)) {
+      this.problem(flag, `expected one of ${spec.choices.join(', ')}; got '${v}'`);
+    }
   }
 
   private read(words: string[]): void {
@@ -178,12 +199,15 @@ export class MegatronArgs {
       const inline = eq < 0 ? undefined : word.slice(eq + 1);
       const spec = FLAGS[name];
       if (spec?.kind === 'bool') {
-        if (inline !== undefined) throw new ScenarioError('', `${SOURCE}: --${name} takes no value, but was given '${inline}'`);
-        this.values.set(name, '');
+        if (inline !== undefined) this.problem(name, `takes no value (a switch), got '${inline}'`);
+        else this.values.set(name, '');
       } else if (spec) {
         let value = inline;
         if (value === undefined) {
-          if (i >= words.length || isFlag(words[i])) throw new ScenarioError('', `${SOURCE}: --${name} needs a value${expected(spec)}`);
+          if (i >= words.length || isFlag(words[i])) {
+            this.problem(name, `needs a value${expected(spec)}`);
+            continue;
+          }
           value = words[i++];
         }
         // nargs='+': the flag's own words that follow belong to it too (not after `=value`, as with argparse); anything
@@ -204,25 +228,15 @@ export class MegatronArgs {
     return this.values.has(flag);
   }
 
-  /** The flag's value as a positive whole number. @throws ScenarioError naming the flag when it is not one */
+  /** The flag's value as a positive whole number (the constructor refused any other). */
   int(flag: string): number | undefined {
     const v = this.values.get(flag);
-    if (v === undefined) return undefined;
-    if (!/^\d+$/.test(v) || Number(v) <= 0) {
-      const hint = v.includes('$') ? ' (shell variables are not expanded: paste the command as it ran, e.g. from the job log)' : '';
-      throw new ScenarioError('', `${SOURCE}: --${flag} is '${v}'; expected a positive whole number${hint}`);
-    }
-    return Number(v);
+    return v === undefined ? undefined : Number(v);
   }
 
-  /** The flag's value, checked against its choices. @throws ScenarioError naming the flag and the choices */
+  /** The flag's value (one of its choices: the constructor refused any other). */
   pick(flag: string): string | undefined {
-    const v = this.values.get(flag);
-    const spec = FLAGS[flag];
-    if (v !== undefined && spec?.kind === 'choice' && !spec.choices.includes(v)) {
-      throw new ScenarioError('', `${SOURCE}: --${flag} is '${v}'; expected one of: ${spec.choices.join(', ')}`);
-    }
-    return v;
+    return this.values.get(flag);
   }
 
   /** The flag as written, with its value (`--tensor-model-parallel-size 8`), for "where it came from". */

@@ -77,7 +77,7 @@ describe('clustersim simulate --megatron-args / --deepspeed-config', () => {
   it('exits with code 2 and names the flag or field on bad input', async () => {
     const missing = await cli('simulate', 'scenarios/imports/gpt3-175b-a100.yaml', '--megatron-args', '--tensor-model-parallel-size 8 --pipeline-model-parallel-size');
     expect(missing.code).toBe(2);
-    expect(missing.err).toMatch(/--megatron-args: --pipeline-model-parallel-size needs a value/);
+    expect(missing.err).toMatch(/--megatron-args: 1 problem:\n  --pipeline-model-parallel-size: needs a value/);
     const badTp = await cli('simulate', 'scenarios/imports/gpt3-175b-a100.yaml', '--megatron-args', '--tensor-model-parallel-size 5');
     expect(badTp.code).toBe(2);
     expect(badTp.err).toMatch(/parallel.tp: 5 does not divide heads \(96\) \[parallel.tp 5 from --megatron-args: --tensor-model-parallel-size 5\]/);

@@ -5,6 +5,7 @@ import { toSetArgs, type ImportResult } from '../../src/scenario/importResult.js
 import { applyOverrides } from '../../src/scenario/load.js';
 import { resolveScenario } from '../../src/scenario/resolve.js';
 import { ScenarioError } from '../../src/sim/errors.js';
+import { InvalidScenarioError } from '../../src/scenario/errors.js';
 import { MiB } from '../../src/sim/engine/units.js';
 import { stageMemories } from '../../src/sim/memory/stageMemory.js';
 
@@ -145,7 +146,7 @@ describe('importMegatronArgs', () => {
     expect(hier.warnings.join('\n')).toMatch(/--hierarchical-context-parallel-sizes 2 1: not modelled/);
     expect(importMegatronArgs('--cp-comm-type a2a').warnings.join('\n')).toContain('--cp-comm-type a2a: ignored, context parallelism is off');
     expect(errorOf(() => cp('--cp-comm-type ring')).message).toBe("--megatron-args: --cp-comm-type has 'ring'; expected p2p, all_gather, a2a or a2a+p2p (one, or one per layer)");
-    expect(errorOf(() => cp('--cp-comm-type')).message).toMatch(/--cp-comm-type needs a value/);
+    expect(errorOf(() => cp('--cp-comm-type')).message).toMatch(/--cp-comm-type: needs a value/);
     // Its list ends at the first word that is not a type: an unexpanded variable after it is a stray word, as after
     // any flag; a value given with '=' takes no more words (argparse).
     const stray = cp('--cp-comm-type p2p ${EXTRA_ARGS}');
@@ -250,7 +251,7 @@ describe('importMegatronArgs', () => {
     expect(block.warnings.join('\n')).toMatch(/recomputes only the first 4 layers of each pipeline stage; simulated as full recompute/);
     const uniform = importMegatronArgs('--recompute-granularity full --recompute-method uniform --recompute-num-layers 2');
     expect(uniform.warnings.join('\n')).toMatch(/one input per 2 layers/);
-    expect(errorOf(() => importMegatronArgs('--recompute-granularity partial')).message).toMatch(/--recompute-granularity is 'partial'; expected one of: full, selective/);
+    expect(errorOf(() => importMegatronArgs('--recompute-granularity partial')).message).toMatch(/--recompute-granularity: expected one of full, selective; got 'partial'/);
   });
 
   it('reads a Llama-style model: SwiGLU and RMSNorm make the llama architecture, with GQA, untied embeddings and the padded vocabulary', () => {
@@ -318,15 +319,27 @@ describe('importMegatronArgs', () => {
   });
 
   it('rejects bad input with a message naming the flag', () => {
-    expect(errorOf(() => importMegatronArgs('--num-layers --hidden-size 1024')).message).toBe('--megatron-args: --num-layers needs a value (a positive whole number)');
-    expect(errorOf(() => importMegatronArgs('--hidden-size')).message).toMatch(/--hidden-size needs a value/);
-    expect(errorOf(() => importMegatronArgs('--micro-batch-size two')).message).toMatch(/--micro-batch-size is 'two'; expected a positive whole number/);
-    expect(errorOf(() => importMegatronArgs('--micro-batch-size 0')).message).toMatch(/--micro-batch-size is '0'/);
+    expect(errorOf(() => importMegatronArgs('--num-layers --hidden-size 1024')).message).toBe('--megatron-args: 1 problem:\n  --num-layers: needs a value (a positive whole number)');
+    expect(errorOf(() => importMegatronArgs('--hidden-size')).message).toMatch(/--hidden-size: needs a value/);
+    expect(errorOf(() => importMegatronArgs('--micro-batch-size two')).message).toMatch(/--micro-batch-size: expected a positive whole number, got 'two'/);
+    expect(errorOf(() => importMegatronArgs('--micro-batch-size 0')).message).toMatch(/--micro-batch-size: expected a positive whole number, got '0'/);
     expect(errorOf(() => importMegatronArgs('--tensor-model-parallel-size $TP')).message).toMatch(/shell variables are not expanded/);
     expect(errorOf(() => importMegatronArgs('--fp16 --bf16')).message).toMatch(/--fp16 and --bf16 were both given/);
-    expect(errorOf(() => importMegatronArgs('--sequence-parallel=true')).message).toMatch(/--sequence-parallel takes no value/);
+    expect(errorOf(() => importMegatronArgs('--sequence-parallel=true')).message).toMatch(/--sequence-parallel: takes no value \(a switch\), got 'true'/);
     expect(errorOf(() => importMegatronArgs('--seq-length 4096 --max-position-embeddings 2048')).message).toMatch(/--max-position-embeddings 2048 is smaller than --seq-length 4096/);
     expect(errorOf(() => importMegatronArgs('--data-path "unterminated')).message).toMatch(/unterminated " quote/);
+  });
+
+  it('lists every bad flag at once, each with what it expected', () => {
+    const err = errorOf(() => importMegatronArgs('--tensor-model-parallel-size x --pipeline-model-parallel-size 0 --recompute-granularity half --bf16=1 --num-layers'));
+    expect(err).toBeInstanceOf(InvalidScenarioError);
+    expect((err as InvalidScenarioError).problems).toEqual([
+      { path: '--bf16', message: "takes no value (a switch), got '1'" },
+      { path: '--num-layers', message: 'needs a value (a positive whole number)' },
+      { path: '--tensor-model-parallel-size', message: "expected a positive whole number, got 'x'" },
+      { path: '--pipeline-model-parallel-size', message: "expected a positive whole number, got '0'" },
+      { path: '--recompute-granularity', message: "expected one of full, selective; got 'half'" },
+    ]);
   });
 });
 
