@@ -15,7 +15,7 @@ import { modelFlopsPerStep, hardwareFlopsPerStep } from './workload/flops.js';
 import { parameterCount } from './workload/model.js';
 import { attentionSummary, type AttentionSummary } from './workload/attentionKernels.js';
 import type { StepSetup } from './setup.js';
-import { expectedMaxStandardNormal } from './parallel/gpuSpeed.js';
+import { expectedMaxStandardNormal, gpuSpeedFactors, gpusPerStage } from './parallel/gpuSpeed.js';
 import type { OptimizerStateTypes } from './memory/optimizerState.js';
 import type { Topology } from './network/types.js';
 
@@ -66,6 +66,8 @@ export interface StepResult {
   /** How the DP gradient all-reduce was carried out (algorithm/protocol of the largest bucket). */
   gradientAllReduce?: { algorithm: string; protocol: string };
   eventsFired: number;
+  /** With `noise.gpuSpeedSpread`: σ and the slowest GPU's compute factor (`gpuSpeedFactors`). */
+  gpuSpeed?: { spread: number; slowestFactor: number };
   /** The fused attention kernel and its efficiency; absent with unfused attention (`training.flashAttention: false`). */
   attention?: AttentionSummary;
   /** Things the user should know about how the split lands on the hardware. */
@@ -91,10 +93,23 @@ function placementNotes(setup: StepSetup): string[] {
     notes.push(
       setup.fidelity === 'full'
         ? `GPU speed spread ${(100 * spread).toFixed(1)}%: each GPU's compute is slowed by its own factor, drawn from seed ${setup.seed}`
-        : `GPU speed spread ${(100 * spread).toFixed(1)}%: every GPU computes at the expected slowest of the ${world}, ${(100 * spread * expectedMaxStandardNormal(world)).toFixed(1)}% slower than the model's figures`,
+        : `GPU speed spread ${(100 * spread).toFixed(1)}%: every GPU computes at the expected slowest of the ${gpusPerStage(setup, world)}${par.pp > 1 ? ' of its pipeline stage' : ''}, ${(100 * spread * expectedMaxStandardNormal(gpusPerStage(setup, world))).toFixed(1)}% slower than the model's figures`,
     );
   }
   return notes;
+}
+
+/**
+ * With a GPU speed spread: σ and the factor the slowest GPU's compute took (symmetric mode: the expected one of a
+ * pipeline stage's GPUs; full fidelity: the largest drawn).
+ */
+function gpuSpeedSummary(setup: StepSetup, world: number): { gpuSpeed?: { spread: number; slowestFactor: number } } {
+  const spread = setup.noise.gpuSpeedSpread ?? 0;
+  if (spread <= 0) return {};
+  const factorOf = gpuSpeedFactors(setup, world);
+  let slowestFactor = 0;
+  for (let r = 0; r < (setup.fidelity === 'full' ? world : 1); r++) slowestFactor = Math.max(slowestFactor, factorOf(r));
+  return { gpuSpeed: { spread, slowestFactor } };
 }
 
 /** What a step simulation leaves behind for reports. */
@@ -184,6 +199,7 @@ export function simulateStep(setup: StepSetup): StepRun {
     gradientAllReduce: choice ? { algorithm: choice.algorithm, protocol: choice.protocol } : undefined,
     eventsFired: sim.eventsFired,
     ...(t.flashAttention && setup.model.arch !== 'mlp' ? { attention: attentionSummary(setup.cluster.node.gpu, t.attentionKernel) } : {}),
+    ...gpuSpeedSummary(setup, gpus),
     notes: placementNotes(setup),
     bottleneck: undefined as unknown as Bottleneck,
   };

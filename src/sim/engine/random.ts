@@ -18,11 +18,16 @@ export function randomStream(seed: number, label: string): RandomStream {
 /** Where `standardNormal` clamps its draws. */
 export const STANDARD_NORMAL_CLAMP = 3;
 
-/** A standard normal draw (Box–Muller), truncated to ±3 so a factor 1 + σ·z stays positive for σ ≤ 0.3. */
-export function standardNormal(rng: RandomStream): number {
+/** A standard normal draw (Box–Muller; |z| < 7.5). */
+export function standardNormalUnclamped(rng: RandomStream): number {
   const u = Math.max(rng.next(), 1e-12);
   const v = rng.next();
-  const z = Math.sqrt(-2 * Math.log(u)) * Math.cos(2 * Math.PI * v);
+  return Math.sqrt(-2 * Math.log(u)) * Math.cos(2 * Math.PI * v);
+}
+
+/** A standard normal draw, truncated to ±3 so a factor 1 + σ·z stays positive for σ ≤ 0.3. */
+export function standardNormal(rng: RandomStream): number {
+  const z = standardNormalUnclamped(rng);
   return Math.max(-STANDARD_NORMAL_CLAMP, Math.min(STANDARD_NORMAL_CLAMP, z));
 }
 

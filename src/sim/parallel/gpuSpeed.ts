@@ -1,4 +1,4 @@
-import { randomStream, standardNormal, STANDARD_NORMAL_CLAMP } from '../engine/random.js';
+import { randomStream, standardNormalUnclamped, STANDARD_NORMAL_CLAMP, type RandomStream } from '../engine/random.js';
 import type { StepSetup } from '../setup.js';
 
 /**
@@ -11,8 +11,9 @@ import type { StepSetup } from '../setup.js';
  */
 
 /**
- * E[min(c, max(-c, max of n standard normals))], c = STANDARD_NORMAL_CLAMP: the expected largest of n draws as the
- * simulator draws them. By numerical integration of x · n·φ(x)·Φ(x)^(n−1); n = 2 gives 1/√π (clamping aside).
+ * E[max(-c, max of n standard normals)], c = STANDARD_NORMAL_CLAMP: the expected largest of n draws as `gpuSpeedDraw`
+ * makes them (only the fast side is clamped, to keep 1 + σz positive). By numerical integration of
+ * x · n·φ(x)·Φ(x)^(n−1); n = 2 gives 1/√π, n = 3 gives 3/(2√π).
  */
 export function expectedMaxStandardNormal(n: number): number {
   if (!Number.isInteger(n) || n < 1) throw new RangeError(`expectedMaxStandardNormal: n must be a whole number ≥ 1, got ${n}`);
@@ -26,7 +27,7 @@ export function expectedMaxStandardNormal(n: number): number {
     const x = lo + i * dx;
     const density = n * normalPdf(x) * Math.pow(normalCdf(x), n - 1);
     const w = i === 0 || i === steps ? 0.5 : 1;
-    sum += w * Math.min(c, Math.max(-c, x)) * density;
+    sum += w * Math.max(-c, x) * density;
   }
   return sum * dx;
 }
@@ -45,24 +46,39 @@ function normalCdf(x: number): number {
 
 /**
  * How much longer each rank's compute takes than the model's figure, by rank. In full fidelity each GPU draws its own
- * factor from the seed. In symmetric mode the simulated ranks stand for all of them and every one runs at the
- * expected slowest of the job's GPUs, 1 + σ·E[max of N]: the step waits for the slowest wherever it synchronises
- * (for a pipeline this is a little pessimistic: its fill and drain run at each stage's own speed).
+ * factor from the seed, slow tail unclamped (Sinha et al. saw outliers 1.5× slower than the median). In symmetric
+ * mode the simulated ranks stand for all of them, and every one runs at the expected slowest of the GPUs of its
+ * pipeline stage (tp × cp × dp of them), 1 + σ·E[max of N]: a stage waits for its slowest GPU at every TP collective
+ * and gradient reduction, and the simulation itself shows which stage bounds the pipeline. Data parallelism alone:
+ * full fidelity averages the same over seeds. With a pipeline it is an estimate between two bounds: the pipeline
+ * waits for its slowest stage only part of the time, so on a 4-stage test pipeline whose last stage bounds it, full
+ * fidelity averages 1.7% where this gives 2.8% (and the slowest of all its GPUs would give 7.1%); with balanced
+ * stages the slowest of all pp·N matters more.
  */
 export function gpuSpeedFactors(setup: StepSetup, world: number): (rank: number) => number {
   const sigma = setup.noise.gpuSpeedSpread ?? 0;
   if (sigma <= 0) return () => 1;
   if (setup.fidelity !== 'full') {
-    const slowest = 1 + sigma * expectedMaxStandardNormal(world);
+    const slowest = 1 + sigma * expectedMaxStandardNormal(gpusPerStage(setup, world));
     return () => slowest;
   }
   const factors = new Map<number, number>();
   return (rank) => {
     let f = factors.get(rank);
     if (f === undefined) {
-      f = 1 + sigma * standardNormal(randomStream(setup.seed, `gpu-speed/rank-${rank}`));
+      f = 1 + sigma * gpuSpeedDraw(randomStream(setup.seed, `gpu-speed/rank-${rank}`));
       factors.set(rank, f);
     }
     return f;
   };
+}
+
+/** GPUs of one pipeline stage: the N whose slowest a symmetric simulation runs at. */
+export function gpusPerStage(setup: StepSetup, world: number): number {
+  return Math.max(1, Math.round(world / setup.parallel.pp));
+}
+
+/** A standard normal draw clamped on the fast side only, at −STANDARD_NORMAL_CLAMP (1 + σz stays positive for σ ≤ 0.3). */
+function gpuSpeedDraw(rng: RandomStream): number {
+  return Math.max(-STANDARD_NORMAL_CLAMP, standardNormalUnclamped(rng));
 }
