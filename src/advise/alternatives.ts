@@ -58,13 +58,17 @@ export function candidateChanges(s: Scenario, r: StepResult): { label: string; s
     const activationBound = act > 0.5 * r.memory.peakBytesPerGpu;
     if (canCp && activationBound) cpCandidate();
     if (p.zero < 3 && p.pp === 1 && sharded && (p.zero + 1 < 3 || zero3)) add(`ZeRO-${p.zero + 1}`, `parallel.zero=${p.zero + 1}`);
-    if (p.zero >= 1 && p.offload === 'none') add('optimizer offload to CPU', 'parallel.offload=cpu');
+    // The host Adam keeps fp32 state (resolve refuses offload with a reduced one).
+    const offloadable = p.offload === 'none' && !t.optimizerState;
+    if (p.zero >= 1 && offloadable) add('optimizer offload to CPU', 'parallel.offload=cpu');
     // Each alone may not be enough where both are (ZeRO-Infinity's usual pairing).
-    if (p.zero < 3 && p.pp === 1 && sharded && zero3 && p.offload === 'none') add('ZeRO-3 with optimizer offload to CPU', 'parallel.zero=3', 'parallel.offload=cpu');
-    // Adam's moments in bf16 (Megatron's precision-aware optimizer): 4 of the 12 bytes of state per parameter saved;
-    // a change to the numerics, which the label says.
-    const mixed = t.precision === 'bf16' || t.precision === 'fp16';
-    if (mixed && t.optimizer === 'adam' && !t.optimizerState && p.offload === 'none') add('bf16 Adam moments (precision-aware optimizer; changes the numerics)', 'training.optimizerState.momentum=bf16', 'training.optimizerState.variance=bf16');
+    if (p.zero < 3 && p.pp === 1 && sharded && zero3 && offloadable) add('ZeRO-3 with optimizer offload to CPU', 'parallel.zero=3', 'parallel.offload=cpu');
+    // Adam's moments in bf16 (Megatron's precision-aware optimizer, with its distributed optimizer): 2 bytes per
+    // parameter saved on each moment still in fp32; a change to the numerics, which the label says.
+    const fp32Moments = (['momentum', 'variance'] as const).filter((part) => (t.optimizerState?.[part] ?? 'fp32') === 'fp32');
+    if (t.optimizer === 'adam' && p.offload === 'none' && fp32Moments.length > 0) {
+      add(`bf16 Adam ${fp32Moments.length === 2 ? 'moments' : fp32Moments[0]} (changes the numerics)`, ...fp32Moments.map((part) => `training.optimizerState.${part}=bf16`));
+    }
     if (p.tp * 2 <= gpn && s.model.heads % (p.tp * 2) === 0 && p.dp % 2 === 0) add(`tp ${p.tp * 2}`, `parallel.tp=${p.tp * 2}`, `parallel.dp=${p.dp / 2}`);
     if (t.microBatch > 1) add(`micro-batch ${t.microBatch / 2}`, `training.microBatch=${Math.floor(t.microBatch / 2)}`);
     if (canCp && !activationBound) cpCandidate();

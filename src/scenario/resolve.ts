@@ -272,18 +272,21 @@ function contextParallelProblems(cp: number, model: ModelSpec, training: Scenari
   return problems;
 }
 
-/** State types the precision or the optimizer has no place for. */
-function optimizerStateProblems(t: ScenarioInput['training']): Problem[] {
+/** State types the precision, the optimizer or CPU offload has no place for. */
+function optimizerStateProblems(t: ScenarioInput['training'], offload: string): Problem[] {
   const state = t.optimizerState;
   const problems: Problem[] = [];
   const mixed = t.precision === 'bf16' || t.precision === 'fp16';
   if (!mixed && state.masterWeights !== 'fp32') {
-    problems.push({ path: 'training.optimizerState.masterWeights', message: `${state.masterWeights}: ${t.precision} training keeps no master copy (its weights are the fp32 values); leave masterWeights out, or train in bf16/fp16` });
+    problems.push({ path: 'training.optimizerState.masterWeights', message: `${state.masterWeights}: training.precision ${t.precision} keeps no master copy (its weights are the fp32 values); leave masterWeights out, or train in bf16/fp16` });
   } else if (state.masterWeights === 'remainders' && t.precision !== 'bf16') {
     problems.push({ path: 'training.optimizerState.masterWeights', message: `remainders keeps the 16 bits of fp32 that a bf16 weight lacks, so it needs training.precision bf16 (not ${t.precision}); use fp32 or fp16` });
   }
   if (t.optimizer === 'sgd' && state.variance !== 'fp32') {
-    problems.push({ path: 'training.optimizerState.variance', message: `${state.variance}: SGD keeps no variance (only Adam does); leave variance out` });
+    problems.push({ path: 'training.optimizerState.variance', message: `${state.variance}: training.optimizer sgd keeps no variance (only adam does); leave variance out` });
+  }
+  if (offload === 'cpu' && isReducedOptimizerState(state)) {
+    problems.push({ path: 'training.optimizerState', message: 'with parallel.offload cpu the host Adam keeps its state in fp32 (DeepSpeed\'s CPU-Adam), which is what is simulated; leave optimizerState out, or set parallel.offload none' });
   }
   return problems;
 }
@@ -332,7 +335,7 @@ export function resolveScenario(raw: unknown, source: string, baseDir: string): 
       problems.push({ path: `training.${field}`, message: `sets a host cost of the framework, but training.framework is 'none' (no host is modelled); set training.framework (e.g. megatron-deepspeed) or leave ${field} out` });
     }
   }
-  problems.push(...optimizerStateProblems(t));
+  problems.push(...optimizerStateProblems(t, par.offload));
   const noNvls = input.comm.algorithm === 'nvls' ? nvlsUnavailable(cluster.node) : undefined;
   if (noNvls) problems.push({ path: 'comm.algorithm', message: noNvls });
   const kernelProblem = attentionKernelProblem(cluster.node.gpu, t.attentionKernel);

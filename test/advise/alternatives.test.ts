@@ -29,11 +29,18 @@ describe('what to try: candidate changes from what bounds the step', () => {
     const { r, list } = candidates(raw);
     expect(r.memory.gpuFits).toBe(false);
     const bf16 = list.find((c) => c.sets.includes('training.optimizerState.momentum=bf16'));
-    expect(bf16).toEqual({ label: 'bf16 Adam moments (precision-aware optimizer; changes the numerics)', sets: ['training.optimizerState.momentum=bf16', 'training.optimizerState.variance=bf16'] });
+    expect(bf16).toEqual({ label: 'bf16 Adam moments (changes the numerics)', sets: ['training.optimizerState.momentum=bf16', 'training.optimizerState.variance=bf16'] });
     const [tried] = evaluateAlternatives(raw, [], 'test', process.cwd(), [bf16!], 1);
     expect(tried.peakBytesPerGpu!).toBeLessThan(r.memory.peakBytesPerGpu);
+    // Once a moment is reduced, only the other is offered; once both are, neither; offload is not offered with them.
     const reduced = candidates({ ...raw, training: { ...raw.training, optimizerState: { momentum: 'bf16' } } });
-    expect(reduced.list.some((c) => c.sets.includes('training.optimizerState.momentum=bf16'))).toBe(false);
+    expect(reduced.list.filter((c) => c.sets.some((x) => x.startsWith('training.optimizerState')))).toEqual([{ label: 'bf16 Adam variance (changes the numerics)', sets: ['training.optimizerState.variance=bf16'] }]);
+    const big = { ...raw, model: { preset: 'llama2-70b', seqLen: 1024 }, parallel: { dp: 8, zero: 1 } };
+    expect(candidates(big).list.some((c) => c.sets.includes('parallel.offload=cpu'))).toBe(true);
+    const both = candidates({ ...big, training: { ...raw.training, optimizerState: { momentum: 'bf16', variance: 'fp8' } } });
+    expect(both.r.memory.gpuFits).toBe(false);
+    expect(both.list.some((c) => c.sets.some((x) => x.startsWith('training.optimizerState')))).toBe(false);
+    expect(both.list.some((c) => c.sets.includes('parallel.offload=cpu'))).toBe(false);
   });
 
   it('when only the host memory is short under CPU offload: says the step does not fit, and offers the state back on the GPUs or twice the nodes', () => {

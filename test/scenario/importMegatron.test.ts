@@ -213,20 +213,31 @@ describe('importMegatronArgs', () => {
   });
 
   it('reads the precision-aware optimizer: moments in their types, an fp32 master of bf16 weights kept as remainders', () => {
-    const pa = fieldsOf(importMegatronArgs('--bf16 --use-precision-aware-optimizer --exp-avg-dtype bf16 --exp-avg-sq-dtype fp8'));
-    expect(pa['training.optimizerState.masterWeights']).toBe('remainders');
-    expect(pa['training.optimizerState.momentum']).toBe('bf16');
-    expect(pa['training.optimizerState.variance']).toBe('fp8');
+    const PA = '--use-distributed-optimizer --use-precision-aware-optimizer';
+    const pa = importMegatronArgs(`--bf16 ${PA} --exp-avg-dtype bf16 --exp-avg-sq-dtype fp8`);
+    expect(fieldsOf(pa)['training.optimizerState.masterWeights']).toBe('remainders');
+    expect(fieldsOf(pa)['training.optimizerState.momentum']).toBe('bf16');
+    expect(fieldsOf(pa)['training.optimizerState.variance']).toBe('fp8');
+    // The remainders are Megatron's default (store_param_remainders), shown as such.
+    expect(pa.fields.find((f) => f.path === 'training.optimizerState.masterWeights')?.byDefault).toBe(true);
     // store_param_remainders needs bf16 weights and an fp32 master; an fp16 master is kept as such.
-    expect(fieldsOf(importMegatronArgs('--bf16 --use-precision-aware-optimizer --main-params-dtype fp16'))['training.optimizerState.masterWeights']).toBe('fp16');
-    expect(fieldsOf(importMegatronArgs('--fp16 --use-precision-aware-optimizer'))['training.optimizerState.masterWeights']).toBe('fp32');
-    // Without the switch Megatron ignores the types: the state stays fp32, and the user hears of it.
-    const ignored = importMegatronArgs('--bf16 --exp-avg-dtype bf16');
-    expect(ignored.fields.some((f) => f.path.startsWith('training.optimizerState'))).toBe(false);
-    expect(ignored.warnings.join('\n')).toMatch(/--exp-avg-dtype bf16: ignored, as Megatron does, without --use-precision-aware-optimizer/);
+    expect(fieldsOf(importMegatronArgs(`--bf16 ${PA} --main-params-dtype fp16`))['training.optimizerState.masterWeights']).toBe('fp16');
+    expect(fieldsOf(importMegatronArgs(`--fp16 ${PA}`))['training.optimizerState.masterWeights']).toBe('fp32');
     // --main-grads-dtype bf16 keeps bf16 training's gradients in bf16 (arguments.py).
-    expect(fieldsOf(importMegatronArgs('--bf16 --main-grads-dtype bf16'))['parallel.fp32Gradients']).toBe(false);
+    expect(fieldsOf(importMegatronArgs(`--bf16 ${PA} --main-grads-dtype bf16`))['parallel.fp32Gradients']).toBe(false);
     expect(fieldsOf(importMegatronArgs('--bf16 --main-grads-dtype fp32'))['parallel.fp32Gradients']).toBe(true);
+  });
+
+  it('refuses what Megatron refuses around the precision-aware optimizer, and keeps an offloaded state in fp32', () => {
+    // optimizer_config.py: "exp_avg_dtype can only be fp32 when not using precision-aware optimizer".
+    expect(errorOf(() => importMegatronArgs('--bf16 --exp-avg-dtype bf16')).message).toMatch(/--exp-avg-dtype bf16: Megatron refuses any type but fp32 without --use-precision-aware-optimizer/);
+    expect(errorOf(() => importMegatronArgs('--bf16 --main-grads-dtype bf16')).message).toMatch(/--main-grads-dtype bf16: Megatron refuses/);
+    expect(fieldsOf(importMegatronArgs('--bf16 --exp-avg-dtype fp32'))['training.optimizerState.momentum']).toBeUndefined();
+    expect(errorOf(() => importMegatronArgs('--bf16 --use-distributed-optimizer --use-precision-aware-optimizer --optimizer sgd')).message).toMatch(/only with adam/);
+    expect(errorOf(() => importMegatronArgs('--bf16 --use-precision-aware-optimizer')).message).toMatch(/only with the distributed optimizer; add --use-distributed-optimizer/);
+    const offload = importMegatronArgs('--bf16 --use-distributed-optimizer --use-precision-aware-optimizer --optimizer-cpu-offload --exp-avg-dtype bf16');
+    expect(offload.fields.some((f) => f.path.startsWith('training.optimizerState'))).toBe(false);
+    expect(offload.warnings.join('\n')).toMatch(/--exp-avg-dtype bf16: with --optimizer-cpu-offload the optimizer state on the host is simulated in fp32/);
   });
 
   it('gives a precision-aware optimizer that resolves, and halves the optimizer memory with bf16 moments and remainders', () => {

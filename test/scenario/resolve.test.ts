@@ -322,14 +322,17 @@ describe('training.optimizerState', () => {
 
   it('refuses types the precision or the optimizer has no place for, naming the field and what to do', () => {
     expect(problems(withState({ precision: 'fp32', optimizerState: { masterWeights: 'bf16' } }))).toEqual([
-      expect.objectContaining({ path: 'training.optimizerState.masterWeights', message: expect.stringMatching(/fp32 training keeps no master copy/) }),
+      expect.objectContaining({ path: 'training.optimizerState.masterWeights', message: expect.stringMatching(/training.precision fp32 keeps no master copy/) }),
     ]);
     expect(problems(withState({ precision: 'fp16', optimizerState: { masterWeights: 'remainders' } }))).toEqual([
       expect.objectContaining({ path: 'training.optimizerState.masterWeights', message: expect.stringMatching(/needs training.precision bf16 \(not fp16\)/) }),
     ]);
     expect(problems(withState({ optimizer: 'sgd', optimizerState: { variance: 'bf16' } }))).toEqual([
-      expect.objectContaining({ path: 'training.optimizerState.variance', message: expect.stringMatching(/SGD keeps no variance/) }),
+      expect.objectContaining({ path: 'training.optimizerState.variance', message: expect.stringMatching(/training.optimizer sgd keeps no variance/) }),
     ]);
     expect(problems(withState({ optimizerState: { momentum: 'int8' } }))[0].path).toBe('training.optimizerState.momentum');
+    expect(problems({ ...withState({ optimizerState: { momentum: 'bf16' } }), parallel: { zero: 2, offload: 'cpu' } })).toEqual([
+      expect.objectContaining({ path: 'training.optimizerState', message: expect.stringMatching(/host Adam keeps its state in fp32/) }),
+    ]);
   });
 });
