@@ -5,7 +5,7 @@ import type { Trace } from '../program/trace.js';
 export interface RankBreakdown {
   rank: number;
   computeNs: number;
-  /** Time some communication of this rank was in flight (union over its streams). */
+  /** Time some communication of this rank was in flight (union over its streams, and messages it waits to receive). */
   commNs: number;
   /** Communication time during which the compute stream was not computing. */
   exposedCommNs: number;
@@ -84,6 +84,17 @@ export function rankBreakdowns(trace: Trace): RankBreakdown[] {
         cs[r].push(s);
         ce[r].push(e);
         if (passWork && e > passesEnd) passesEnd = e;
+        // A message another rank sends this one (a context-parallel ring step) is communication this rank waits
+        // for while it is in flight, though the send's task is the sender's.
+        for (const d of t.deps) {
+          const dep = trace.program.tasks[d];
+          if (!isCommunication(dep.kind) || dep.ranks.includes(r)) continue;
+          const end = Math.min(trace.endNs[d], s);
+          if (end > trace.startNs[d]) {
+            ms[r].push(trace.startNs[d]);
+            me[r].push(end);
+          }
+        }
       } else if (comm) {
         ms[r].push(s);
         me[r].push(e);
