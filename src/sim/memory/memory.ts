@@ -68,6 +68,8 @@ export interface MemoryInput {
   activationBytes: number;
   /** Size of one gradient communication bucket (DDP `bucket_cap_mb`, DeepSpeed `reduce_bucket_size`). */
   bucketBytes: number;
+  /** Bucket buffers held at once (default {@link BUCKETS_IN_FLIGHT}; DeepSpeed's: `reductionBuffers`). */
+  bucketsInFlight?: number;
   /** Tensor-parallel degree, to size the largest layer's shard for ZeRO-3 (default 1). */
   tp?: number;
   /** ZeRO-3: parameters of the largest layer, whole (default: from the model). */
@@ -146,7 +148,7 @@ export function memoryPerGpu(input: MemoryInput): MemoryBreakdown {
   // A bucket holds at most all of the rank's gradients, and there are only as many buckets as that fills.
   const gradientBytesToReduce = per.gradients * P;
   const bucketBytes = Math.min(input.bucketBytes, gradientBytesToReduce);
-  const bucketsHeld = bucketBytes > 0 ? Math.min(BUCKETS_IN_FLIGHT, Math.ceil(gradientBytesToReduce / bucketBytes)) : 0;
+  const bucketsHeld = bucketBytes > 0 ? Math.min(input.bucketsInFlight ?? BUCKETS_IN_FLIGHT, Math.ceil(gradientBytesToReduce / bucketBytes)) : 0;
   let buffersBytes = bucketsHeld * bucketBytes + gathered + (input.attentionBufferBytes ?? 0);
   if (input.ddpBucketCopy && z === 0) buffersBytes += per.gradients * P;
 

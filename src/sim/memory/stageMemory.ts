@@ -1,7 +1,7 @@
 import { splitLayers } from '../parallel/layout.js';
 import { peakInFlight, stageSchedule } from '../parallel/schedules.js';
 import { cpBufferBytes } from '../parallel/contextParallel.js';
-import { reductionBuckets } from '../parallel/buckets.js';
+import { reductionBuckets, reductionBuffers } from '../parallel/buckets.js';
 import type { StepSetup } from '../setup.js';
 import { elementsPerTpRank, parameterTensors, tiedEmbeddingCopy } from '../workload/model.js';
 import { activationBytesPerRank } from './activations.js';
@@ -65,6 +65,7 @@ export function stageMemories(setup: StepSetup): StageMemory[] {
       activationBytes,
       // The buckets the reduction packs (DeepSpeed's reduce_bucket_size from ZeRO-2 on and for its ZeRO-1).
       bucketBytes: reductionBuckets(par).bucketBytes,
+      bucketsInFlight: reductionBuffers(par),
       attentionBufferBytes: cpBufferBytes({ model, cp, tp: par.tp, tokens: (t.microBatch * t.seqLen) / cp, elementBytes: mixed ? 2 : 4, commType: par.cpCommType }),
       tp: par.tp,
       ...(mixed && par.fp32Gradients ? { gradientBytesPerParam: 4 } : {}),

@@ -95,6 +95,18 @@ export function assignReductionBuckets(tensors: readonly ParamTensor[], bytesPer
 }
 
 /**
+ * Gradient bucket buffers a rank holds at once. DeepSpeed's stage 1 and 2 allocate one ipg buffer of
+ * `reduce_bucket_size`, and a second only with overlap_comm ("double buffers to avoid data access conflict",
+ * stage_1_and_2.py); stage 3 one flat ipg buffer (stage3.py `__ipg_bucket_flat_buffer`). DDP: the bucket being filled
+ * and the one being reduced.
+ */
+export function reductionBuffers(par: Pick<ParallelSetup, 'zero' | 'zeroConfig' | 'ddp' | 'pp'>): number {
+  if (par.zero === 3) return 1;
+  if (reductionBuckets(par).packing === 'zero') return reductionOverlaps(par) ? 2 : 1;
+  return 2;
+}
+
+/**
  * Whether the gradient reduction overlaps backward: `ddp.overlap` without ZeRO, else `zeroConfig.overlapComm`, except
  * that DeepSpeed turns overlap_comm off for a pipeline (`_configure_zero_optimizer` in deepspeed/runtime/engine.py:
  * "Pipeline parallelism does not support overlapped communication, will be disabled."), which with pp > 1 only its

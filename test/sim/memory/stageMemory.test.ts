@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { stageMemories } from '../../../src/sim/memory/stageMemory.js';
 import { scenarioOf } from '../../helpers/scenario.js';
+import { largestLayerParameters } from '../../../src/sim/workload/model.js';
+import { modelPreset } from '../../../src/sim/workload/modelPresets.js';
 
 const gpt = { arch: 'gpt', layers: 8, hidden: 4096, heads: 32, ffnHidden: 16384, seqLen: 2048, vocab: 51200 };
 const stages = (tiedEmbeddings: boolean, pp: number) =>
@@ -72,5 +74,26 @@ describe('tied embeddings over a pipeline, in the step', () => {
     for (const [tied, pp] of [[false, 2], [true, 1]] as const) {
       expect(simulateStep(scenarioOf(tiedRaw(tied, pp))).plan.program.tasks.some((t) => t.label.startsWith('all-reduce tied embedding'))).toBe(false);
     }
+  });
+});
+
+describe('gradient bucket buffers held', () => {
+  const zero = (stage: number, overlapComm: boolean) =>
+    stageMemories(
+      scenarioOf({
+        cluster: { preset: 'dgx-a100-80gb', nodes: 1 },
+        model: { preset: 'llama2-7b', seqLen: 1024 },
+        training: { globalBatch: 8 },
+        parallel: { zero: stage, zeroConfig: { reduceBucketMB: 200, overlapComm } },
+      }),
+    )[0].buffersBytes;
+  it('are DeepSpeed\'s: one ipg buffer of reduce_bucket_size, a second only with overlap_comm; one flat buffer at stage 3', () => {
+    const MiB = 1024 * 1024;
+    expect(zero(2, true)).toBe(2 * 200 * MiB);
+    expect(zero(2, false)).toBe(200 * MiB);
+    // Stage 3: its one flat buffer, next to the gathered 16-bit weights of the current and the prefetched layer.
+    const gathered = 2 * 2 * largestLayerParameters(modelPreset('llama2-7b'));
+    expect(zero(3, true)).toBe(200 * MiB + gathered);
+    expect(zero(3, false)).toBe(200 * MiB + gathered);
   });
 });
