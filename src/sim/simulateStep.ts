@@ -15,7 +15,7 @@ import { modelFlopsPerStep, hardwareFlopsPerStep } from './workload/flops.js';
 import { parameterCount } from './workload/model.js';
 import { attentionSummary, type AttentionSummary } from './workload/attentionKernels.js';
 import type { StepSetup } from './setup.js';
-import { expectedMaxStandardNormal, gpuSpeedFactors, gpusPerStage } from './parallel/gpuSpeed.js';
+import { expectedMaxStandardNormal, gpuSpeedFactors, symmetricStageFactors } from './parallel/gpuSpeed.js';
 import type { OptimizerStateTypes } from './memory/optimizerState.js';
 import type { Topology } from './network/types.js';
 
@@ -90,11 +90,14 @@ function placementNotes(setup: StepSetup): string[] {
   const spread = setup.noise.gpuSpeedSpread ?? 0;
   if (spread > 0) {
     const world = par.tp * (par.cp ?? 1) * par.pp * par.dp;
-    notes.push(
-      setup.fidelity === 'full'
-        ? `GPU speed spread ${(100 * spread).toFixed(1)}%: each GPU's compute is slowed by its own factor, drawn from seed ${setup.seed}`
-        : `GPU speed spread ${(100 * spread).toFixed(1)}%: every GPU computes at the expected slowest of the ${gpusPerStage(setup, world)}${par.pp > 1 ? ' of its pipeline stage' : ''}, ${(100 * spread * expectedMaxStandardNormal(gpusPerStage(setup, world))).toFixed(1)}% slower than the model's figures`,
-    );
+    const n = world;
+    const pct = (f: number) => `${(100 * (f - 1)).toFixed(1)}%`;
+    if (setup.fidelity === 'full') notes.push(`GPU speed spread ${(100 * spread).toFixed(1)}%: each GPU's compute is slowed by its own factor, drawn from seed ${setup.seed}`);
+    else if (par.pp === 1) notes.push(`GPU speed spread ${(100 * spread).toFixed(1)}%: every GPU computes at the expected slowest of the ${n}, ${pct(1 + spread * expectedMaxStandardNormal(n))} slower than the model's figures`);
+    else {
+      const f = symmetricStageFactors(setup, world);
+      notes.push(`GPU speed spread ${(100 * spread).toFixed(1)}%: the pipeline stages compute as one representative draw (order from seed ${setup.seed}): ${f.map(pct).join(', ')} slower by stage, the slowest holding the expected slowest of all ${world} GPUs`);
+    }
   }
   return notes;
 }
@@ -106,10 +109,8 @@ function placementNotes(setup: StepSetup): string[] {
 function gpuSpeedSummary(setup: StepSetup, world: number): { gpuSpeed?: { spread: number; slowestFactor: number } } {
   const spread = setup.noise.gpuSpeedSpread ?? 0;
   if (spread <= 0) return {};
-  const factorOf = gpuSpeedFactors(setup, world);
-  let slowestFactor = 0;
-  for (let r = 0; r < (setup.fidelity === 'full' ? world : 1); r++) slowestFactor = Math.max(slowestFactor, factorOf(r));
-  return { gpuSpeed: { spread, slowestFactor } };
+  const factors = setup.fidelity === 'full' ? Array.from({ length: world }, (_, r) => gpuSpeedFactors(setup, world)(r)) : symmetricStageFactors(setup, world);
+  return { gpuSpeed: { spread, slowestFactor: Math.max(...factors) } };
 }
 
 /** What a step simulation leaves behind for reports. */

@@ -45,22 +45,53 @@ function normalCdf(x: number): number {
 }
 
 /**
+ * Expected values of the order statistics, largest first, of `stages` independent maxima of `n` standard normals (each
+ * drawn as `gpuSpeedDraw` makes them): the slowest GPU of each pipeline stage, ranked over the stages. With one stage
+ * this is `expectedMaxStandardNormal(n)`; the first of pp stages is the expected slowest of all pp·n GPUs.
+ */
+export function stageOrderStatistics(n: number, stages: number): number[] {
+  if (stages === 0) return [];
+  if (!Number.isInteger(stages) || stages < 1) throw new RangeError(`stageOrderStatistics: stages must be a whole number ≥ 1, got ${stages}`);
+  const c = STANDARD_NORMAL_CLAMP;
+  const lo = -9;
+  const hi = 9;
+  const steps = 9_000;
+  const dx = (hi - lo) / steps;
+  const out = new Array<number>(stages).fill(0);
+  // log C(stages − 1, k − 1) for k = 1 .. stages
+  const logChoose: number[] = [0];
+  for (let j = 1; j < stages; j++) logChoose.push(logChoose[j - 1] + Math.log(stages - j) - Math.log(j));
+  for (let i = 0; i <= steps; i++) {
+    const x = lo + i * dx;
+    const cdf = Math.pow(normalCdf(x), n);
+    const density = n * normalPdf(x) * Math.pow(normalCdf(x), n - 1);
+    if (density === 0) continue;
+    const w = (i === 0 || i === steps ? 0.5 : 1) * Math.max(-c, x) * density * dx * stages;
+    for (let k = 1; k <= stages; k++) {
+      // k-th largest: k − 1 above x, stages − k below.
+      const logP = logChoose[k - 1] + (stages - k) * Math.log(Math.max(cdf, 1e-300)) + (k - 1) * Math.log(Math.max(1 - cdf, 1e-300));
+      out[k - 1] += w * Math.exp(logP);
+    }
+  }
+  return out;
+}
+
+/**
  * How much longer each rank's compute takes than the model's figure, by rank. In full fidelity each GPU draws its own
  * factor from the seed, slow tail unclamped (Sinha et al. saw outliers 1.5× slower than the median). In symmetric
- * mode the simulated ranks stand for all of them, and every one runs at the expected slowest of the GPUs of its
- * pipeline stage (tp × cp × dp of them), 1 + σ·E[max of N]: a stage waits for its slowest GPU at every TP collective
- * and gradient reduction, and the simulation itself shows which stage bounds the pipeline. Data parallelism alone:
- * full fidelity averages the same over seeds. With a pipeline it is an estimate between two bounds: the pipeline
- * waits for its slowest stage only part of the time, so on a 4-stage test pipeline whose last stage bounds it, full
- * fidelity averages 1.7% where this gives 2.8% (and the slowest of all its GPUs would give 7.1%); with balanced
- * stages the slowest of all pp·N matters more.
+ * mode the simulated replica stands for the slowest one, and a TP group (with its cp ranks) waits for its slowest
+ * member at every collective. Without a pipeline every GPU then runs at the expected slowest of all the GPUs. With
+ * one, the replica's stages differ: the stage holding the slowest of all the GPUs runs at its expectation, the others
+ * at the expected order statistics of pp − 1 maxima of their tp·cp GPUs, dealt to the stages in an order drawn from
+ * the seed (`symmetricStageFactors`): one representative draw, in which the simulation finds the bounding stage.
+ * Over seeds it averages what full fidelity does, balanced stages or not (tested within 25%).
  */
-export function gpuSpeedFactors(setup: StepSetup, world: number): (rank: number) => number {
+export function gpuSpeedFactors(setup: StepSetup, world: number, stageOf: (rank: number) => number = () => 0): (rank: number) => number {
   const sigma = setup.noise.gpuSpeedSpread ?? 0;
   if (sigma <= 0) return () => 1;
   if (setup.fidelity !== 'full') {
-    const slowest = 1 + sigma * expectedMaxStandardNormal(gpusPerStage(setup, world));
-    return () => slowest;
+    const perStage = symmetricStageFactors(setup, world);
+    return (rank) => perStage[stageOf(rank)];
   }
   const factors = new Map<number, number>();
   return (rank) => {
@@ -73,9 +104,23 @@ export function gpuSpeedFactors(setup: StepSetup, world: number): (rank: number)
   };
 }
 
-/** GPUs of one pipeline stage: the N whose slowest a symmetric simulation runs at. */
-export function gpusPerStage(setup: StepSetup, world: number): number {
-  return Math.max(1, Math.round(world / setup.parallel.pp));
+/** Symmetric mode's factor for each pipeline stage (see `gpuSpeedFactors`). */
+export function symmetricStageFactors(setup: StepSetup, world: number): number[] {
+  const sigma = setup.noise.gpuSpeedSpread ?? 0;
+  const pp = setup.parallel.pp;
+  // The simulated replica stands for the slowest: the one holding the slowest of all the GPUs. Its other stages are
+  // ordinary ones, each the slowest of its tp·cp GPUs (the replicas run their pipelines apart, and meet only at the
+  // gradient reduction).
+  const perReplicaStage = Math.max(1, Math.round(world / (pp * setup.parallel.dp)));
+  const ranked = [expectedMaxStandardNormal(world), ...stageOrderStatistics(perReplicaStage, pp - 1)];
+  // Fisher–Yates over the stages, from the seed.
+  const order = Array.from({ length: pp }, (_, i) => i);
+  const rng = randomStream(setup.seed, 'gpu-speed/stage-order');
+  for (let i = pp - 1; i > 0; i--) {
+    const j = Math.floor(rng.next() * (i + 1));
+    [order[i], order[j]] = [order[j], order[i]];
+  }
+  return order.map((k) => 1 + sigma * ranked[k]);
 }
 
 /** A standard normal draw clamped on the fast side only, at −STANDARD_NORMAL_CLAMP (1 + σz stays positive for σ ≤ 0.3). */

@@ -127,7 +127,7 @@ export function addGradientReduction(program: Program, setup: StepSetup, layout:
       });
     }
     const shard = zero >= 1 ? paramsPerRank / dp : paramsPerRank;
-    const speedOf = gpuSpeedFactors(setup, layout.world);
+    const speedOf = gpuSpeedFactors(setup, layout.world, (r) => layout.coords(r).p);
     const optimizerIds: number[] = [];
     replicas.forEach((d, i) => {
       const rank = layout.rank(t, d, st.stage);

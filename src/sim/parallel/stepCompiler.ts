@@ -123,7 +123,7 @@ export function compileStep(setup: StepSetup): StepPlan {
     if (c.d < replicas && c.t < tpSim) simulated.push(r);
   }
   const program = new Program(layout.world, simulated);
-  const speedOf = gpuSpeedFactors(setup, layout.world);
+  const speedOf = gpuSpeedFactors(setup, layout.world, (r) => layout.coords(r).p);
   const shadowFilter = needsShadow(simulated, cluster.node.gpusPerNode);
   const passes = new Map<string, PassRecord>();
   const key = (d: number, vs: number, mb: number, kind: 'F' | 'B') => `${d}/${vs}/${mb}/${kind}`;
