@@ -326,20 +326,27 @@ function importTraining(c: ImportCollector, a: MegatronArgs, dp: number | undefi
  */
 function importOptimizerState(c: ImportCollector, a: MegatronArgs, precision: TrainingPrecision | undefined): void {
   const typed = ['main-params-dtype', 'main-grads-dtype', 'exp-avg-dtype', 'exp-avg-sq-dtype'].filter((f) => a.has(f) && a.pick(f) !== 'fp32');
+  // The strategy is built in full: a state the scenario file reduced is replaced by the one Megatron would keep.
+  const allFp32 = (from: string) => {
+    for (const part of ['masterWeights', 'momentum', 'variance']) c.set(`training.optimizerState.${part}`, 'fp32', from, true);
+  };
   if (!a.has('use-precision-aware-optimizer')) {
     if (typed.length > 0) throw new ScenarioError('', `--megatron-args: ${typed.map((f) => a.shown(f)).join(', ')}: Megatron refuses any type but fp32 without --use-precision-aware-optimizer ("can only be fp32 when not using precision-aware optimizer"); add the switch or drop the flag`);
+    allFp32('Megatron default: fp32 optimizer state without --use-precision-aware-optimizer');
     return;
   }
   if ((a.pick('optimizer') ?? 'adam') !== 'adam') throw new ScenarioError('', `--megatron-args: --use-precision-aware-optimizer with ${a.shown('optimizer')}: Megatron supports it only with adam`);
   if (!a.has('use-distributed-optimizer')) throw new ScenarioError('', '--megatron-args: --use-precision-aware-optimizer without --use-distributed-optimizer: Megatron supports it only with the distributed optimizer; add --use-distributed-optimizer');
   if (a.has('optimizer-cpu-offload')) {
     if (typed.some((f) => f !== 'main-grads-dtype')) c.warn(`${typed.map((f) => a.shown(f)).join(', ')}: with --optimizer-cpu-offload the optimizer state on the host is simulated in fp32`);
+    allFp32('--optimizer-cpu-offload: the host optimizer state is simulated in fp32');
     return;
   }
   const main = a.pick('main-params-dtype') ?? 'fp32';
   const from = (f: string, what: string) => (a.has(f) ? a.shown(f) : `Megatron default with --use-precision-aware-optimizer: ${what}`);
   if (precision === 'bf16' && main === 'fp32') c.set('training.optimizerState.masterWeights', 'remainders', from('main-params-dtype', 'an fp32 master of bf16 weights kept as its 16-bit remainders (store_param_remainders)'), true);
   else if (precision === 'bf16' || precision === 'fp16') c.set('training.optimizerState.masterWeights', main, from('main-params-dtype', 'fp32'), !a.has('main-params-dtype'));
+  else c.set('training.optimizerState.masterWeights', 'fp32', 'Megatron: no master copy in fp32 training', true);
   c.set('training.optimizerState.momentum', a.pick('exp-avg-dtype') ?? 'fp32', from('exp-avg-dtype', 'fp32'), !a.has('exp-avg-dtype'));
   c.set('training.optimizerState.variance', a.pick('exp-avg-sq-dtype') ?? 'fp32', from('exp-avg-sq-dtype', 'fp32'), !a.has('exp-avg-sq-dtype'));
 }

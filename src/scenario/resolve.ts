@@ -363,7 +363,9 @@ export function resolveScenario(raw: unknown, source: string, baseDir: string): 
     warnings.push(`parallel.tp ${par.tp} does not divide the model's ${model.kvHeads} key/value heads: ${how}; Megatron refuses it (tp must divide --num-query-groups)`);
   }
   const stage1 = par.zeroConfig.stage1 ?? (t.framework === 'megatron-deepspeed' ? 'deepspeed' : 'megatron');
-  if (par.zero === 1 && stage1 === 'deepspeed' && par.pp > 1 && par.zeroConfig.overlapComm) {
+  // Only when the scenario asked for it: the schema's default is not the user's request.
+  const overlapAsked = (raw as { parallel?: { zeroConfig?: { overlapComm?: unknown } } } | null)?.parallel?.zeroConfig?.overlapComm === true;
+  if (par.zero === 1 && stage1 === 'deepspeed' && par.pp > 1 && overlapAsked) {
     // deepspeed/runtime/engine.py _configure_zero_optimizer: "Pipeline parallelism does not support overlapped communication".
     warnings.push('parallel.zeroConfig.overlapComm: DeepSpeed turns overlap_comm off under pipeline parallelism, so its ZeRO-1 reduces the gradients after backward; simulated so');
   }

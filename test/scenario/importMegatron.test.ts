@@ -232,11 +232,14 @@ describe('importMegatronArgs', () => {
     // optimizer_config.py: "exp_avg_dtype can only be fp32 when not using precision-aware optimizer".
     expect(errorOf(() => importMegatronArgs('--bf16 --exp-avg-dtype bf16')).message).toMatch(/--exp-avg-dtype bf16: Megatron refuses any type but fp32 without --use-precision-aware-optimizer/);
     expect(errorOf(() => importMegatronArgs('--bf16 --main-grads-dtype bf16')).message).toMatch(/--main-grads-dtype bf16: Megatron refuses/);
-    expect(fieldsOf(importMegatronArgs('--bf16 --exp-avg-dtype fp32'))['training.optimizerState.momentum']).toBeUndefined();
+    // Without the switch Megatron keeps fp32 state, and the import says so, replacing a reduced state in the file.
+    expect(fieldsOf(importMegatronArgs('--bf16 --exp-avg-dtype fp32'))['training.optimizerState.momentum']).toBe('fp32');
+    const file = { cluster: { preset: 'dgx-h100', nodes: 1 }, model: { preset: 'llama2-7b' }, training: { globalBatch: 8, optimizerState: { momentum: 'bf16', variance: 'bf16' } }, parallel: {} };
+    expect(resolveScenario(applyOverrides(file, toSetArgs(importMegatronArgs('--bf16 --use-distributed-optimizer').fields)), 'a.yaml', process.cwd()).training.optimizerState).toBeUndefined();
     expect(errorOf(() => importMegatronArgs('--bf16 --use-distributed-optimizer --use-precision-aware-optimizer --optimizer sgd')).message).toMatch(/only with adam/);
     expect(errorOf(() => importMegatronArgs('--bf16 --use-precision-aware-optimizer')).message).toMatch(/only with the distributed optimizer; add --use-distributed-optimizer/);
     const offload = importMegatronArgs('--bf16 --use-distributed-optimizer --use-precision-aware-optimizer --optimizer-cpu-offload --exp-avg-dtype bf16');
-    expect(offload.fields.some((f) => f.path.startsWith('training.optimizerState'))).toBe(false);
+    expect(offload.fields.filter((f) => f.path.startsWith('training.optimizerState')).map((f) => f.value)).toEqual(['fp32', 'fp32', 'fp32']);
     expect(offload.warnings.join('\n')).toMatch(/--exp-avg-dtype bf16: with --optimizer-cpu-offload the optimizer state on the host is simulated in fp32/);
   });
 
