@@ -95,7 +95,12 @@ function createExclusive(path: string, content: string): boolean {
       throw e;
     }
   } finally {
-    unlinkSync(aside);
+    // Another contender's clean-up may have removed it already (a reused pid): nothing is lost either way.
+    try {
+      unlinkSync(aside);
+    } catch (err) {
+      if (errCode(err) !== 'ENOENT') throw err;
+    }
   }
 }
 

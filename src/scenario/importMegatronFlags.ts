@@ -132,7 +132,7 @@ function isFlag(word: string): boolean {
 
 function expected(spec: FlagKind): string {
   if (spec.kind === 'int') return ' (a positive whole number)';
-  if (spec.kind === 'choice') return ` (one of: ${spec.choices.join(', ')})`;
+  if (spec.kind === 'choice') return ` (one of ${spec.choices.join(', ')})`;
   return '';
 }
 

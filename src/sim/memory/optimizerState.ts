@@ -48,7 +48,8 @@ export function optimizerStateBytesPerParam(precision: StatePrecision, optimizer
  * HBM bytes per parameter of one fused optimizer update (multi-tensor apply): it reads the state and the gradient and
  * writes the state back, and writes the weights the forward uses. In mixed precision that is the 16-bit copy (2 B),
  * and a master kept as remainders also reads it, to rebuild the fp32 value; in fp32 training it reads and writes the
- * fp32 weights (4 + 4). All fp32 with 16-bit gradients: Adam 28, SGD 20; fp32 Adam 28, SGD 20.
+ * fp32 weights (4 + 4). All fp32: mixed precision with 16-bit gradients, Adam 28, SGD 20; fp32 training (4-byte
+ * gradients), Adam 28, SGD 20.
  */
 export function optimizerStepBytesPerParam(
   precision: StatePrecision,
