@@ -52,7 +52,7 @@ export const CUBLAS_WORKSPACE_BYTES = 128 * MiB;
 export const NCCL_BUFFER_BYTES = 512 * MiB;
 export const RUNTIME_RESERVE_BYTES = CUDA_CONTEXT_BYTES + CUBLAS_WORKSPACE_BYTES + NCCL_BUFFER_BYTES;
 
-/** Communication buckets held at once: one being filled by backward while the previous one is reduced. */
+/** Bucket buffers held at once when the caller does not say: one being filled by backward while the other is reduced. */
 export const BUCKETS_IN_FLIGHT = 2;
 
 export interface MemoryInput {

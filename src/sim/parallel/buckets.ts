@@ -95,15 +95,17 @@ export function assignReductionBuckets(tensors: readonly ParamTensor[], bytesPer
 }
 
 /**
- * Gradient bucket buffers a rank holds at once. DeepSpeed's stage 1 and 2 allocate one ipg buffer of
- * `reduce_bucket_size`, and a second only with overlap_comm ("double buffers to avoid data access conflict",
- * stage_1_and_2.py); stage 3 one flat ipg buffer (stage3.py `__ipg_bucket_flat_buffer`). DDP: the bucket being filled
- * and the one being reduced.
+ * Gradient bucket buffers a rank holds beyond its gradients. DeepSpeed copies gradients into ipg buffers: at stages 1
+ * and 2 one of `reduce_bucket_size`, and a second only with overlap_comm ("double buffers to avoid data access
+ * conflict", stage_1_and_2.py); at stage 3 one flat buffer (stage3.py `__ipg_bucket_flat_buffer`). DDP's and
+ * Megatron's buckets are the gradients themselves: Megatron's are views into its contiguous gradient buffer, reduced in
+ * place (megatron/core/distributed/param_and_grad_buffer.py); PyTorch DDP's flat buckets alias the gradients with
+ * gradient_as_bucket_view, and without it are the second copy `memoryPerGpu` counts as `ddpBucketCopy`. So none.
  */
 export function reductionBuffers(par: Pick<ParallelSetup, 'zero' | 'zeroConfig' | 'ddp' | 'pp'>): number {
   if (par.zero === 3) return 1;
   if (reductionBuckets(par).packing === 'zero') return reductionOverlaps(par) ? 2 : 1;
-  return 2;
+  return 0;
 }
 
 /**
