@@ -16,20 +16,7 @@ import type { StepSetup } from '../setup.js';
  * x · n·φ(x)·Φ(x)^(n−1); n = 2 gives 1/√π, n = 3 gives 3/(2√π).
  */
 export function expectedMaxStandardNormal(n: number): number {
-  if (!Number.isInteger(n) || n < 1) throw new RangeError(`expectedMaxStandardNormal: n must be a whole number ≥ 1, got ${n}`);
-  const c = STANDARD_NORMAL_CLAMP;
-  const lo = -9;
-  const hi = 9;
-  const steps = 18_000;
-  const dx = (hi - lo) / steps;
-  let sum = 0;
-  for (let i = 0; i <= steps; i++) {
-    const x = lo + i * dx;
-    const density = n * normalPdf(x) * Math.pow(normalCdf(x), n - 1);
-    const w = i === 0 || i === steps ? 0.5 : 1;
-    sum += w * Math.max(-c, x) * density;
-  }
-  return sum * dx;
+  return stageOrderStatistics(n, 1)[0];
 }
 
 function normalPdf(x: number): number {
@@ -50,12 +37,13 @@ function normalCdf(x: number): number {
  * this is `expectedMaxStandardNormal(n)`; the first of pp stages is the expected slowest of all pp·n GPUs.
  */
 export function stageOrderStatistics(n: number, stages: number): number[] {
+  if (!Number.isInteger(n) || n < 1) throw new RangeError(`expected a whole number of GPUs ≥ 1, got ${n}`);
   if (stages === 0) return [];
   if (!Number.isInteger(stages) || stages < 1) throw new RangeError(`stageOrderStatistics: stages must be a whole number ≥ 1, got ${stages}`);
   const c = STANDARD_NORMAL_CLAMP;
   const lo = -9;
   const hi = 9;
-  const steps = 9_000;
+  const steps = 18_000;
   const dx = (hi - lo) / steps;
   const out = new Array<number>(stages).fill(0);
   // log C(stages − 1, k − 1) for k = 1 .. stages
