@@ -89,6 +89,10 @@ export function importMegatronArgs(text: string, context: MegatronContext = {}):
     c.set('parallel.zeroConfig.overlapComm', overlap, overlapFrom, !overlap);
     c.set('parallel.zeroConfig.stage1', 'megatron', '--use-distributed-optimizer: Megatron\'s distributed optimizer (DDP buckets)');
   }
+  // Megatron asserts --overlap-param-gather only with the distributed optimizer (arguments.py).
+  const overlapGather = has('overlap-param-gather');
+  if (overlapGather && !distOpt) throw new ScenarioError('', '--megatron-args: --overlap-param-gather without --use-distributed-optimizer: Megatron supports it only with the distributed optimizer; add --use-distributed-optimizer');
+  c.set('parallel.overlapParamGather', overlapGather, overlapGather ? '--overlap-param-gather' : 'Megatron default', !overlapGather);
   // Megatron keeps 16-bit training's gradients in fp32 main_grad buffers with --bf16 (arguments.py sets
   // accumulate_allreduce_grads_in_fp32), or when asked; --grad-reduce-in-bf16 keeps them in bf16.
   // --main-grads-dtype bf16 keeps bf16's gradients in bf16 too (arguments.py turns the fp32 accumulation on only

@@ -50,6 +50,7 @@ export const FLAGS: Readonly<Record<string, FlagKind>> = {
   'use-distributed-optimizer': BOOL,
   'optimizer-cpu-offload': BOOL,
   'overlap-grad-reduce': BOOL,
+  'overlap-param-gather': BOOL,
   'ddp-bucket-size': INT,
   'grad-reduce-in-bf16': BOOL,
   'accumulate-allreduce-grads-in-fp32': BOOL,
@@ -76,7 +77,6 @@ export const FLAGS: Readonly<Record<string, FlagKind>> = {
 
 /** Flags that change performance but are not modelled: accepted with a warning (any values). */
 export const NOT_MODELLED: Readonly<Record<string, string>> = {
-  'overlap-param-gather': 'the all-gather of updated weights is simulated after the optimizer step, not overlapped with the next forward',
   'disable-tp-comm-overlap-ag': 'every ring-exchange all-gather is simulated overlapped with its GEMM under --tp-comm-overlap',
   'disable-tp-comm-overlap-rs': 'every pipelined reduce-scatter is simulated overlapped with its GEMM under --tp-comm-overlap',
   'disable-tp-comm-bulk-dgrad': 'the backward bulk overlaps stay simulated as overlapped, with their SM margin (parallel.tpCommOverlapSms.bulk; set it to 0)',

@@ -363,6 +363,9 @@ export function resolveScenario(raw: unknown, source: string, baseDir: string): 
     warnings.push(`parallel.tp ${par.tp} does not divide the model's ${model.kvHeads} key/value heads: ${how}; Megatron refuses it (tp must divide --num-query-groups)`);
   }
   const stage1 = par.zeroConfig.stage1 ?? (t.framework === 'megatron-deepspeed' ? 'deepspeed' : 'megatron');
+  if (par.overlapParamGather && (par.zero !== 1 || stage1 !== 'megatron')) {
+    throw new InvalidScenarioError(source, [{ path: 'parallel.overlapParamGather', message: `overlaps the weight all-gather of Megatron's distributed optimizer, which needs zero 1 with zeroConfig.stage1 megatron (not zero ${par.zero}${par.zero === 1 ? `, stage1 ${stage1}` : ''}); leave overlapParamGather off` }]);
+  }
   // Only when the scenario asked for it: the schema's default is not the user's request.
   const overlapAsked = (raw as { parallel?: { zeroConfig?: { overlapComm?: unknown } } } | null)?.parallel?.zeroConfig?.overlapComm === true;
   if (par.zero === 1 && stage1 === 'deepspeed' && par.pp > 1 && overlapAsked) {

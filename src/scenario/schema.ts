@@ -192,6 +192,12 @@ export const parallelSchema = z
      * and of data-parallel gradient traffic instead of 2.
      */
     fp32Gradients: z.boolean().default(false),
+    /**
+     * With Megatron's distributed optimizer (zero 1): the all-gather of the updated weights runs at the start of the
+     * next step under its forward, bucket by bucket, instead of after the optimizer (Megatron --overlap-param-gather,
+     * NeMo overlap_param_sync / overlap_param_gather).
+     */
+    overlapParamGather: z.boolean().default(false),
     /** Rank order over the grid, fastest first (Megatron: tp, then dp, then pp). */
     placement: z.enum(['tp-dp-pp', 'tp-pp-dp']).default('tp-dp-pp'),
     layersPerStage: z.array(positiveInt).min(1).optional(),

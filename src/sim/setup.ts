@@ -83,6 +83,8 @@ export interface ParallelSetup {
   offload: 'none' | 'cpu';
   /** 16-bit training with fp32 gradient accumulation and reduction (Megatron's main_grad); absent: false. */
   fp32Gradients?: boolean;
+  /** Megatron's --overlap-param-gather: the weight all-gather under the next step's forward (`addParamGathers`); absent: false. */
+  overlapParamGather?: boolean;
   placement: Placement;
   /** Uneven pipeline split: transformer layers per stage. */
   layersPerStage?: number[];

@@ -43,6 +43,18 @@ describe('what to try: candidate changes from what bounds the step', () => {
     expect(both.list.some((c) => c.sets.includes('parallel.offload=cpu'))).toBe(false);
   });
 
+  it("offers Megatron's --overlap-param-gather when the weight all-gather after the optimizer leads the exposed communication", () => {
+    const raw = { name: 'g', cluster: { preset: 'dgx-h100', nodes: 4 }, model: { preset: 'llama2-7b', seqLen: 2048 }, training: { globalBatch: 64, microBatch: 2 }, parallel: { zero: 1 } };
+    const { r, list } = candidates(raw);
+    expect(r.bottleneck.exposure[0].kind).toBe('dp-allgather');
+    const gather = list.find((c) => c.sets.includes('parallel.overlapParamGather=true'));
+    expect(gather?.label).toBe('weight all-gather under the next forward (Megatron --overlap-param-gather)');
+    const [tried] = evaluateAlternatives(raw, [], 'test', process.cwd(), [gather!], 1);
+    expect(tried.stepTimeS!).toBeLessThan(r.stepTimeS);
+    const on = candidates({ ...raw, parallel: { zero: 1, overlapParamGather: true } });
+    expect(on.list.some((c) => c.sets.includes('parallel.overlapParamGather=true'))).toBe(false);
+  });
+
   it('when only the host memory is short under CPU offload: says the step does not fit, and offers the state back on the GPUs or twice the nodes', () => {
     const raw = { name: 'h', cluster: { preset: 'dgx-a100-80gb', nodes: 1, node: { hostMemoryGiB: 64 } }, model: { preset: 'llama2-7b', seqLen: 1024 }, training: { globalBatch: 16, microBatch: 1 }, parallel: { zero: 3, offload: 'cpu' } };
     const { r, list } = candidates(raw);

@@ -312,10 +312,16 @@ describe('importMegatronArgs', () => {
   });
 
   it('lists unknown flags in a warning instead of failing, and reads the flags around them', () => {
-    const r = importMegatronArgs('--tensor-model-parallel-size 2 --my-custom-flag 3 4 --another-one --pipeline-model-parallel-size 2 --overlap-param-gather');
+    const r = importMegatronArgs('--tensor-model-parallel-size 2 --my-custom-flag 3 4 --another-one --pipeline-model-parallel-size 2 --fp8-format hybrid');
     expect(fieldsOf(r)).toMatchObject({ 'parallel.tp': 2, 'parallel.pp': 2 });
     expect(r.warnings).toContain('unknown Megatron flags, ignored: --my-custom-flag --another-one');
-    expect(r.warnings.join('\n')).toMatch(/--overlap-param-gather: not modelled/);
+    expect(r.warnings.join('\n')).toMatch(/--fp8-format hybrid: not modelled/);
+  });
+
+  it('reads --overlap-param-gather, which Megatron allows only with the distributed optimizer', () => {
+    expect(fieldsOf(importMegatronArgs('--use-distributed-optimizer --overlap-param-gather'))['parallel.overlapParamGather']).toBe(true);
+    expect(fieldsOf(importMegatronArgs('--use-distributed-optimizer'))['parallel.overlapParamGather']).toBe(false);
+    expect(errorOf(() => importMegatronArgs('--overlap-param-gather')).message).toMatch(/--overlap-param-gather without --use-distributed-optimizer/);
   });
 
   it('suggests the flag a misspelt one probably meant, still only warning', () => {

@@ -1,4 +1,5 @@
 import { gpuSpeedFactors } from './gpuSpeed.js';
+import { addParamGathers } from './paramGather.js';
 import { MiB } from '../engine/units.js';
 import type { Program } from '../program/types.js';
 import type { StepSetup } from '../setup.js';
@@ -89,6 +90,12 @@ export function addGradientReduction(program: Program, setup: StepSetup, layout:
     const shadows = t === 0 ? Array.from({ length: tp - simulatedTp }, (_, i) => layout.dpGroup(simulatedTp + i, st.stage)).filter(shadowFilter) : [];
     const shadowGroups = shadows.length > 0 ? shadows : undefined;
     let lastComm = -1;
+    // Megatron's --overlap-param-gather: the weight all-gather opens the step (ahead of the reductions on the comm stream).
+    const gatherAhead = dp > 1 && zero === 1 && par.overlapParamGather === true;
+    if (gatherAhead) {
+      const layerOf = new Map(tensors.map((x) => [x.name, x.layer]));
+      addParamGathers({ program, stage: st, passes, key, pp, t, replicas, buckets, layerOf, weightBytes: mixed ? 2 : 4, gradientBytes: gradBytes, group, members, shadowGroups });
+    }
     if (dp > 1 && zero === 3) lastComm = addZero3(program, layout, passes, key, t, m, { weight: mixed ? 2 : 4, gradient: gradBytes }, new Map(tensors.map((x) => [x.name, x])), replicas, members, shadowGroups);
     else if (dp > 1) {
       const rounds = zero === 2 ? [...Array(m).keys()] : [m - 1];
@@ -150,7 +157,7 @@ export function addGradientReduction(program: Program, setup: StepSetup, layout:
       ends.done[t] = lastComm >= 0 ? [lastComm] : replicas.map((d) => lastMb(t, d));
       ends.optimizers[t] = optimizerIds;
     }
-    if (dp > 1 && (zero === 1 || zero === 2)) {
+    if (dp > 1 && (zero === 1 || zero === 2) && !gatherAhead) {
       program.collective('dp-allgather', 'all-gather updated weights', { op: 'all_gather', group, bytes: paramsPerRank * (mixed ? 2 : 4), shadowGroups }, optimizerIds, -1, 'comm', members);
     }
   }
