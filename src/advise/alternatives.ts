@@ -31,7 +31,8 @@ export function candidateChanges(s: Scenario, r: StepResult): { label: string; s
   const gpn = s.cluster.node.gpusPerNode;
   const m = r.microBatchesPerStep;
   const out: { label: string; sets: string[] }[] = [];
-  const add = (label: string, ...sets: string[]) => out.push({ label, sets });
+  // A candidate that leaves Megatron's ZeRO-1 also leaves its overlapped weight gather, which needs it.
+  const add = (label: string, ...sets: string[]) => out.push({ label, sets: p.overlapParamGather && sets.some((x) => x.startsWith('parallel.zero=') && x !== 'parallel.zero=1') ? [...sets, 'parallel.overlapParamGather=false'] : sets });
   const top = r.bottleneck.exposure[0];
   if (s.model.arch !== 'mlp' && dimMisaligned(s.model.vocab / p.tp, precisionInfo(t.precision).dtype)) {
     const padded = padVocab(s.model.vocab, p.tp, 64);
@@ -76,7 +77,7 @@ export function candidateChanges(s: Scenario, r: StepResult): { label: string; s
   // Blocking gathers or all-to-alls that lead the exposed communication: the ring overlaps its sends with attention.
   if (top && top.kind === 'cp-exchange' && p.cpCommType !== undefined && p.cpCommType !== 'p2p') add('context-parallel ring (p2p) instead of blocking exchanges', 'parallel.cpCommType=p2p');
   // Megatron's distributed optimizer gathers the updated weights after the step unless told to overlap them.
-  if (top && top.kind === 'dp-allgather' && p.zero === 1 && p.zeroConfig.stage1 !== 'deepspeed' && !p.overlapParamGather) add('weight all-gather under the next forward (Megatron --overlap-param-gather)', 'parallel.overlapParamGather=true');
+  if (top && top.kind === 'dp-allgather' && p.zero === 1 && p.zeroConfig.stage1 !== 'deepspeed' && p.zeroConfig.overlapComm && !p.overlapParamGather) add('weight all-gather under the next forward (Megatron --overlap-param-gather)', 'parallel.overlapParamGather=true');
   if (r.bottleneck.bound === 'optimizer on the host') add('no optimizer offload (state on the GPUs)', 'parallel.offload=none');
   if (r.memory.host?.fits === false) {
     // The offloaded state is too big for the host: keep it on the GPUs, or spread it over twice the nodes.

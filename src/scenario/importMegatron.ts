@@ -92,6 +92,7 @@ export function importMegatronArgs(text: string, context: MegatronContext = {}):
   // Megatron asserts --overlap-param-gather only with the distributed optimizer (arguments.py).
   const overlapGather = has('overlap-param-gather');
   if (overlapGather && !distOpt) throw new ScenarioError('', '--megatron-args: --overlap-param-gather without --use-distributed-optimizer: Megatron supports it only with the distributed optimizer; add --use-distributed-optimizer');
+  if (overlapGather && !overlap) throw new ScenarioError('', '--megatron-args: --overlap-param-gather without --overlap-grad-reduce: Megatron requires both ("Must use --overlap-param-gather with --overlap-grad-reduce"); add --overlap-grad-reduce');
   c.set('parallel.overlapParamGather', overlapGather, overlapGather ? '--overlap-param-gather' : 'Megatron default', !overlapGather);
   // Megatron keeps 16-bit training's gradients in fp32 main_grad buffers with --bf16 (arguments.py sets
   // accumulate_allreduce_grads_in_fp32), or when asked; --grad-reduce-in-bf16 keeps them in bf16.

@@ -366,6 +366,10 @@ export function resolveScenario(raw: unknown, source: string, baseDir: string): 
   if (par.overlapParamGather && (par.zero !== 1 || stage1 !== 'megatron')) {
     throw new InvalidScenarioError(source, [{ path: 'parallel.overlapParamGather', message: `overlaps the weight all-gather of Megatron's distributed optimizer, which needs zero 1 with zeroConfig.stage1 megatron (not zero ${par.zero}${par.zero === 1 ? `, stage1 ${stage1}` : ''}); leave overlapParamGather off` }]);
   }
+  if (par.overlapParamGather && !par.zeroConfig.overlapComm) {
+    // arguments.py: "Must use --overlap-param-gather with --overlap-grad-reduce".
+    throw new InvalidScenarioError(source, [{ path: 'parallel.overlapParamGather', message: 'needs the gradient reduction overlapped too, as Megatron requires (--overlap-grad-reduce): set parallel.zeroConfig.overlapComm: true, or leave overlapParamGather off' }]);
+  }
   // Only when the scenario asked for it: the schema's default is not the user's request.
   const overlapAsked = (raw as { parallel?: { zeroConfig?: { overlapComm?: unknown } } } | null)?.parallel?.zeroConfig?.overlapComm === true;
   if (par.zero === 1 && stage1 === 'deepspeed' && par.pp > 1 && overlapAsked) {

@@ -110,7 +110,7 @@ function gpuSpeedSummary(setup: StepSetup, world: number): { gpuSpeed?: { spread
   const spread = setup.noise.gpuSpeedSpread ?? 0;
   if (spread <= 0) return {};
   const factors = setup.fidelity === 'full' ? Array.from({ length: world }, (_, r) => gpuSpeedFactors(setup, world)(r)) : symmetricStageFactors(setup, world);
-  return { gpuSpeed: { spread, slowestFactor: Math.max(...factors) } };
+  return { gpuSpeed: { spread, slowestFactor: factors.reduce((a, b) => Math.max(a, b), 0) } };
 }
 
 /** What a step simulation leaves behind for reports. */

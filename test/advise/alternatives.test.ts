@@ -53,6 +53,13 @@ describe('what to try: candidate changes from what bounds the step', () => {
     expect(tried.stepTimeS!).toBeLessThan(r.stepTimeS);
     const on = candidates({ ...raw, parallel: { zero: 1, overlapParamGather: true } });
     expect(on.list.some((c) => c.sets.includes('parallel.overlapParamGather=true'))).toBe(false);
+    // A candidate that leaves ZeRO-1 turns the overlapped gather off with it, so it resolves (a review found them dropped).
+    const oom = { ...raw, model: { preset: 'llama2-13b', seqLen: 2048 }, cluster: { preset: 'dgx-a100-80gb', nodes: 2 }, parallel: { zero: 1, overlapParamGather: true } };
+    const big = candidates(oom);
+    expect(big.r.memory.gpuFits).toBe(false);
+    const zero2 = big.list.find((c) => c.sets.includes('parallel.zero=2'));
+    expect(zero2?.sets).toContain('parallel.overlapParamGather=false');
+    expect(evaluateAlternatives(oom, [], 'test', process.cwd(), [zero2!], 1)[0].stepTimeS).toBeGreaterThan(0);
   });
 
   it('when only the host memory is short under CPU offload: says the step does not fit, and offers the state back on the GPUs or twice the nodes', () => {

@@ -319,7 +319,8 @@ describe('importMegatronArgs', () => {
   });
 
   it('reads --overlap-param-gather, which Megatron allows only with the distributed optimizer', () => {
-    expect(fieldsOf(importMegatronArgs('--use-distributed-optimizer --overlap-param-gather'))['parallel.overlapParamGather']).toBe(true);
+    expect(fieldsOf(importMegatronArgs('--use-distributed-optimizer --overlap-grad-reduce --overlap-param-gather'))['parallel.overlapParamGather']).toBe(true);
+    expect(errorOf(() => importMegatronArgs('--use-distributed-optimizer --overlap-param-gather')).message).toMatch(/without --overlap-grad-reduce: Megatron requires both/);
     expect(fieldsOf(importMegatronArgs('--use-distributed-optimizer'))['parallel.overlapParamGather']).toBe(false);
     expect(errorOf(() => importMegatronArgs('--overlap-param-gather')).message).toMatch(/--overlap-param-gather without --use-distributed-optimizer/);
   });

@@ -94,7 +94,7 @@ export function addGradientReduction(program: Program, setup: StepSetup, layout:
     const gatherAhead = dp > 1 && zero === 1 && par.overlapParamGather === true;
     if (gatherAhead) {
       const layerOf = new Map(tensors.map((x) => [x.name, x.layer]));
-      addParamGathers({ program, stage: st, passes, key, pp, t, replicas, buckets, layerOf, weightBytes: mixed ? 2 : 4, gradientBytes: gradBytes, group, members, shadowGroups });
+      addParamGathers({ program, stage: st, passes, key, pp, t, replicas, buckets, layerOf, weightBytes: mixed ? 2 : 4, gradientBytes: gradBytes, group, members, shadowGroups, aligned: pp > 1 && par.schedule === 'interleaved' });
     }
     if (dp > 1 && zero === 3) lastComm = addZero3(program, layout, passes, key, t, m, { weight: mixed ? 2 : 4, gradient: gradBytes }, new Map(tensors.map((x) => [x.name, x])), replicas, members, shadowGroups);
     else if (dp > 1) {

@@ -5,10 +5,14 @@ import type { PassKey, PassRecord, StagePlan } from './stepCompiler.js';
 /**
  * Megatron's `--overlap-param-gather` (Megatron-Core DistributedDataParallelConfig.overlap_param_gather; NeMo's
  * overlap_param_sync): the distributed optimizer's all-gather of the updated weights moves from the end of the step to
- * the start of the next, bucket by bucket in forward order, and each layer's first forward waits only for the buckets
- * that hold its weights (megatron/core/distributed/distributed_data_parallel.py, the forward pre-hook that waits for a
- * bucket's all-gather and dispatches the next). In the steady state one simulated step starts with those gathers: the
- * first layer's bucket is exposed, the rest run under the forward (and, with a pipeline, under the fill).
+ * the start of the next, bucket by bucket in forward order, and each layer's first forward waits for the buckets that
+ * hold its weights (megatron/core/distributed/distributed_data_parallel.py: the forward pre-hook waits for a bucket's
+ * all-gather and dispatches the next). When the gathers start depends on `align_param_gather` (arguments.py):
+ * - with the interleaved schedule (aligned) every stage launches its gathers at the start of the step together
+ *   (training.py sets param_sync_func), so they run under the first forwards and, on later stages, the fill;
+ * - without it (Megatron turns alignment off for a non-interleaved schedule, pp 1 included) each stage launches them as
+ *   it needs them: the first when its first forward is ready to start (on a later stage: when the activations have
+ *   arrived), each next one when the forward reaches the layer that waits for the one before.
  */
 export interface ParamGatherInput {
   program: Program;
@@ -29,6 +33,8 @@ export interface ParamGatherInput {
   group: readonly number[];
   members: readonly number[];
   shadowGroups?: readonly (readonly number[])[];
+  /** Gathers launched together at the step's start (aligned, interleaved schedule) rather than one by one as needed. */
+  aligned: boolean;
 }
 
 /** Issues the gathers on the members' comm streams (before the step's reductions) and gates each layer's first forward. */
@@ -46,11 +52,19 @@ export function addParamGathers(x: ParamGatherInput): void {
       }
     }
   }
+  // Not aligned: a gather is launched when the forward is about to start the layer that waits for the previous one
+  // (the first: when the stage's first forward is), i.e. on that layer's first task's other dependencies.
+  const startOf = (tasks: readonly number[]) => [...new Set(tasks.flatMap((task) => program.tasks[task].deps))];
+  let launchAt: number[] | undefined;
   for (const bk of [...x.buckets].reverse()) {
+    const layers = [...new Set(bk.tensors.map((name) => x.layerOf.get(name) ?? NaN))].sort((a, b) => a - b);
+    const earliest = firstOf.get(layers[0]) ?? [];
+    const deps = x.aligned ? [] : (launchAt ?? startOf(earliest));
     const label = `all-gather updated weights, bucket ${bk.index} (overlapped with the forward)`;
     const bytes = (bk.bytes / x.gradientBytes) * x.weightBytes;
-    const id = program.collective('dp-allgather', label, { op: 'all_gather', group: x.group, bytes, shadowGroups: x.shadowGroups }, [], 0, 'comm', x.members);
-    const layers = new Set(bk.tensors.map((name) => x.layerOf.get(name)));
-    for (const layer of layers) for (const task of firstOf.get(layer ?? NaN) ?? []) program.addDep(task, id);
+    const id = program.collective('dp-allgather', label, { op: 'all_gather', group: x.group, bytes, shadowGroups: x.shadowGroups }, deps, 0, 'comm', x.members);
+    for (const layer of layers) for (const task of firstOf.get(layer) ?? []) program.addDep(task, id);
+    // The next bucket goes out when this one's first layer starts: after its gather and whatever else it waits for.
+    launchAt = startOf(earliest);
   }
 }

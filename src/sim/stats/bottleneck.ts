@@ -15,7 +15,7 @@ export interface Bottleneck {
 const TRAFFIC: Partial<Record<TaskKind, string>> = {
   'dp-allreduce': 'data-parallel gradient all-reduce',
   'dp-reducescatter': 'gradient reduce-scatter',
-  'dp-allgather': 'weight all-gather after the optimizer',
+  'dp-allgather': 'all-gather of the updated weights',
   'tp-collective': 'tensor-parallel collectives',
   'cp-exchange': 'context-parallel exchanges',
   'pp-send': 'pipeline sends',

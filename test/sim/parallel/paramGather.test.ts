@@ -16,7 +16,7 @@ describe("Megatron's --overlap-param-gather (parallel.overlapParamGather)", () =
     const after = simulateStep(scenarioOf(raw({}))).result;
     const run = simulateStep(scenarioOf(raw({ overlapParamGather: true })));
     const overlapped = run.result;
-    expect(after.bottleneck.detail).toMatch(/weight all-gather after the optimizer/);
+    expect(after.bottleneck.detail).toMatch(/all-gather of the updated weights/);
     expect(overlapped.stepTimeS).toBeLessThan(after.stepTimeS);
     expect(overlapped.breakdown.exposedCommS).toBeLessThan(0.5 * after.breakdown.exposedCommS);
     expect(overlapped.parallel.overlapParamGather).toBe(true);
@@ -41,6 +41,22 @@ describe("Megatron's --overlap-param-gather (parallel.overlapParamGather)", () =
     expect(piped('symmetric', true)).toBeLessThan(piped('symmetric', false));
   });
 
+  it('launches each stage\'s gathers as it needs them without interleaving (Megatron turns alignment off), together with it', () => {
+    const gathersOf = (schedule: string) => {
+      const run = simulateStep(scenarioOf(raw({ tp: 4, pp: 2, schedule, virtualStages: 2, sequenceParallel: true, overlapParamGather: true }, { training: { globalBatch: 64, microBatch: 1 } })));
+      const { program } = run.trace;
+      const onStage1 = (t: { ranks: readonly number[] }) => t.ranks.some((r) => run.plan.layout.coords(r).p === 1);
+      const gathers = program.tasks.filter((t) => t.kind === 'dp-allgather' && onStage1(t));
+      const received = program.tasks.filter((t) => t.kind === 'pp-send' && t.ranks.length === 2 && run.plan.layout.coords(t.ranks[1]).p === 1);
+      return { firstGatherStart: Math.min(...gathers.map((t) => run.trace.startNs[t.id])), firstReceiveEnd: Math.min(...received.map((t) => run.trace.endNs[t.id])) };
+    };
+    // 1F1B: stage 1's first gather waits until its first forward can start, after the activations arrive.
+    const plain = gathersOf('1f1b');
+    expect(plain.firstGatherStart).toBeGreaterThanOrEqual(plain.firstReceiveEnd);
+    // Interleaved: every stage launches at the start of the step.
+    expect(gathersOf('interleaved').firstGatherStart).toBe(0);
+  });
+
   it("is refused where there is no Megatron distributed optimizer to overlap", () => {
     const problems = (parallel: Record<string, unknown>, training: Record<string, unknown> = {}) => {
       try {
@@ -53,5 +69,6 @@ describe("Megatron's --overlap-param-gather (parallel.overlapParamGather)", () =
     };
     expect(problems({ zero: 2, overlapParamGather: true })).toEqual([expect.objectContaining({ path: 'parallel.overlapParamGather', message: expect.stringMatching(/needs zero 1 with zeroConfig.stage1 megatron \(not zero 2\)/) })]);
     expect(problems({ overlapParamGather: true }, { framework: 'megatron-deepspeed' })).toEqual([expect.objectContaining({ path: 'parallel.overlapParamGather', message: expect.stringMatching(/not zero 1, stage1 deepspeed/) })]);
+    expect(problems({ overlapParamGather: true, zeroConfig: { overlapComm: false } })).toEqual([expect.objectContaining({ path: 'parallel.overlapParamGather', message: expect.stringMatching(/needs the gradient reduction overlapped too/) })]);
   });
 });
