@@ -262,8 +262,8 @@ export const noiseSchema = z
     /**
      * Relative standard deviation of each GPU's own speed, for the whole job (manufacturing and power-management
      * variability; Sinha et al. SC22). The step waits for the slowest GPU wherever it synchronises: in symmetric mode
-     * every GPU runs at the expected slowest of all (a pipeline's stages as one representative draw from the seed), in
-     * full fidelity each draws its own from the seed.
+     * every GPU runs at the expected slowest of all (with a pipeline an upper estimate: each stage at its own GPUs'
+     * expected slowest, one at all GPUs'), in full fidelity each draws its own from the seed.
      */
     gpuSpeedSpread: z.number().min(0).max(0.3).default(0),
   })

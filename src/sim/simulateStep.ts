@@ -96,7 +96,9 @@ function placementNotes(setup: StepSetup): string[] {
     else if (par.pp === 1) notes.push(`GPU speed spread ${(100 * spread).toFixed(1)}%: every GPU computes at the expected slowest of the ${n}, ${pct(1 + spread * expectedMaxStandardNormal(n))} slower than the model's figures`);
     else {
       const f = symmetricStageFactors(setup, world);
-      notes.push(`GPU speed spread ${(100 * spread).toFixed(1)}%: the pipeline stages compute as one representative draw (order from seed ${setup.seed}): ${f.map(pct).join(', ')} slower by stage, the slowest holding the expected slowest of all ${world} GPUs`);
+      const slowest = f.indexOf(Math.max(...f));
+      const others = f[slowest === 0 ? 1 : 0];
+      notes.push(`GPU speed spread ${(100 * spread).toFixed(1)}%: every stage computes at the expected slowest of its ${world / par.pp} GPUs (${pct(others)} slower), and stage ${slowest} holds the expected slowest of all ${world} (${pct(f[slowest])} slower), drawn from seed ${setup.seed}; an upper estimate with a pipeline (full fidelity over several seeds gives the mean)`);
     }
   }
   return notes;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { expectedMaxStandardNormal, stageOrderStatistics } from '../../../src/sim/parallel/gpuSpeed.js';
+import { expectedMaxStandardNormal } from '../../../src/sim/parallel/gpuSpeed.js';
 import { simulateStep } from '../../../src/sim/simulateStep.js';
 import { scenarioOf } from '../../helpers/scenario.js';
 
@@ -60,39 +60,27 @@ describe('GPU speed spread (stragglers)', () => {
     expect((mean - base) / (symmetric - base)).toBeLessThan(1.2);
   });
 
-  it('ranks the stages as expected order statistics (closed forms and the sum of draws)', () => {
-    expect(stageOrderStatistics(5, 1)[0]).toBeCloseTo(expectedMaxStandardNormal(5), 6);
-    // Two single draws: the larger averages 1/√π, the smaller −1/√π.
-    const [hi, lo] = stageOrderStatistics(1, 2);
-    expect(hi).toBeCloseTo(1 / Math.sqrt(Math.PI), 2);
-    expect(lo).toBeCloseTo(-1 / Math.sqrt(Math.PI), 2);
-    // The order statistics sum to the sum of the draws: 6 × E[max of 4].
-    const six = stageOrderStatistics(4, 6);
-    expect(six.reduce((a, b) => a + b, 0)).toBeCloseTo(6 * expectedMaxStandardNormal(4), 2);
-    for (let i = 1; i < six.length; i++) expect(six[i]).toBeLessThan(six[i - 1]);
-    expect(stageOrderStatistics(3, 0)).toEqual([]);
-  });
-
-  it('with a pipeline, one representative draw of the stages averages over seeds what full fidelity does, balanced or not', () => {
+  it('with a pipeline, gives an upper estimate of what full fidelity averages over seeds, balanced or not', () => {
     const gpt = (layers: number, vocab: number) => ({ arch: 'gpt', layers, hidden: 2048, heads: 16, ffnHidden: 8192, seqLen: 1024, vocab });
     const cases = [
       // The last stage (with a 51,200-word LM head) bounds this one; its stages hold two replicas each.
       { cluster: { preset: 'dgx-a100-80gb', nodes: 1 }, model: gpt(8, 51200), training: { globalBatch: 32, microBatch: 2 }, parallel: { pp: 4 } },
-      // Balanced stages: the pipeline waits for whichever holds the slowest GPU.
+      // Balanced stages: the pipeline waits for whichever holds the slowest GPU; one replica, then four.
       { cluster: { preset: 'dgx-a100-80gb', nodes: 1 }, model: gpt(16, 1024), training: { globalBatch: 64, microBatch: 1 }, parallel: { pp: 8 } },
-      { cluster: { preset: 'dgx-a100-80gb', nodes: 1 }, model: gpt(16, 1024), training: { globalBatch: 64, microBatch: 1 }, parallel: { pp: 4, tp: 2 } },
+      { cluster: { preset: 'dgx-a100-80gb', nodes: 2 }, model: gpt(16, 1024), training: { globalBatch: 64, microBatch: 1 }, parallel: { pp: 4 } },
     ];
     const sigma = 0.05;
     for (const raw of cases) {
       const base = simulateStep(scenarioOf(raw)).result.stepTimeS;
       const slowdown = (seed: number, fidelity: string) => simulateStep(scenarioOf({ ...raw, seed, noise: { gpuSpeedSpread: sigma }, simulation: { fidelity } })).result.stepTimeS / base - 1;
       const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
-      const symmetric = mean(Array.from({ length: 12 }, (_, seed) => slowdown(seed, 'symmetric')));
-      const full = mean(Array.from({ length: 24 }, (_, seed) => slowdown(seed, 'full')));
-      expect(symmetric / full).toBeGreaterThan(0.8);
-      expect(symmetric / full).toBeLessThan(1.25);
+      const symmetric = mean(Array.from({ length: 8 }, (_, seed) => slowdown(seed, 'symmetric')));
+      const full = mean(Array.from({ length: 24 }, (_, seed) => slowdown(seed + 1000, 'full')));
+      // Measured with 40 seeds: 1.76, 1.07 and 1.25 times full fidelity's mean; never below it.
+      expect(symmetric / full).toBeGreaterThan(0.95);
+      expect(symmetric / full).toBeLessThan(2);
     }
     const s = scenarioOf({ ...cases[1], noise: { gpuSpeedSpread: sigma } });
-    expect(simulateStep(s).result.notes.join(' ')).toMatch(/the pipeline stages compute as one representative draw \(order from seed \d+\): (-?[\d.]+%, ){7}-?[\d.]+% slower by stage, the slowest holding the expected slowest of all 8 GPUs/);
+    expect(simulateStep(s).result.notes.join(' ')).toMatch(/GPU speed spread 5.0%: every stage computes at the expected slowest of its 1 GPUs \(0.0% slower\), and stage \d holds the expected slowest of all 8 \(7.1% slower\), drawn from seed \d+/);
   });
 });
