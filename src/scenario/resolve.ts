@@ -349,6 +349,13 @@ export function resolveScenario(raw: unknown, source: string, baseDir: string): 
     problems.push({ path: 'training.globalBatch', message: `the interleaved schedule needs the micro-batches per step (${microBatches}) to be a multiple of pp (${par.pp}), as Megatron requires` });
   }
   const measured = attempt(problems, () => resolveMeasuredCollectives(input.comm.measured, baseDir, cluster.node, source));
+  const stage1 = par.zeroConfig.stage1 ?? (t.framework === 'megatron-deepspeed' ? 'deepspeed' : 'megatron');
+  if (par.overlapParamGather && (par.zero !== 1 || stage1 !== 'megatron')) {
+    problems.push({ path: 'parallel.overlapParamGather', message: `overlaps the weight all-gather of Megatron's distributed optimizer, which needs zero 1 with zeroConfig.stage1 megatron (not zero ${par.zero}${par.zero === 1 ? `, stage1 ${stage1}` : ''}); leave overlapParamGather off` });
+  } else if (par.overlapParamGather && !par.zeroConfig.overlapComm) {
+    // arguments.py: "Must use --overlap-param-gather with --overlap-grad-reduce".
+    problems.push({ path: 'parallel.overlapParamGather', message: 'needs the gradient reduction overlapped too, as Megatron requires (--overlap-grad-reduce): set parallel.zeroConfig.overlapComm: true, or leave overlapParamGather off' });
+  }
   if (problems.length > 0 || !measured) throw new InvalidScenarioError(source, problems);
   const seqLen = t.seqLen ?? model.seqLen;
   const warnings: string[] = [];
@@ -361,14 +368,6 @@ export function resolveScenario(raw: unknown, source: string, baseDir: string): 
   if (model.arch !== 'mlp' && model.kvHeads < model.heads && model.kvHeads % par.tp !== 0) {
     const how = par.tp % model.kvHeads === 0 ? 'each TP rank is simulated with a copy of one, as inference engines replicate them' : `each TP rank is simulated with ${(model.kvHeads / par.tp).toFixed(2)} of them`;
     warnings.push(`parallel.tp ${par.tp} does not divide the model's ${model.kvHeads} key/value heads: ${how}; Megatron refuses it (tp must divide --num-query-groups)`);
-  }
-  const stage1 = par.zeroConfig.stage1 ?? (t.framework === 'megatron-deepspeed' ? 'deepspeed' : 'megatron');
-  if (par.overlapParamGather && (par.zero !== 1 || stage1 !== 'megatron')) {
-    throw new InvalidScenarioError(source, [{ path: 'parallel.overlapParamGather', message: `overlaps the weight all-gather of Megatron's distributed optimizer, which needs zero 1 with zeroConfig.stage1 megatron (not zero ${par.zero}${par.zero === 1 ? `, stage1 ${stage1}` : ''}); leave overlapParamGather off` }]);
-  }
-  if (par.overlapParamGather && !par.zeroConfig.overlapComm) {
-    // arguments.py: "Must use --overlap-param-gather with --overlap-grad-reduce".
-    throw new InvalidScenarioError(source, [{ path: 'parallel.overlapParamGather', message: 'needs the gradient reduction overlapped too, as Megatron requires (--overlap-grad-reduce): set parallel.zeroConfig.overlapComm: true, or leave overlapParamGather off' }]);
   }
   // Only when the scenario asked for it: the schema's default is not the user's request.
   const overlapAsked = (raw as { parallel?: { zeroConfig?: { overlapComm?: unknown } } } | null)?.parallel?.zeroConfig?.overlapComm === true;

@@ -68,7 +68,7 @@ export interface MemoryInput {
   activationBytes: number;
   /** Size of one gradient communication bucket (DDP `bucket_cap_mb`, DeepSpeed `reduce_bucket_size`). */
   bucketBytes: number;
-  /** Bucket buffers held at once (default {@link BUCKETS_IN_FLIGHT}; DeepSpeed's: `reductionBuffers`). */
+  /** Bucket buffers held beside the gradients (default {@link BUCKETS_IN_FLIGHT}; each framework's: `reductionBuffers`). */
   bucketsInFlight?: number;
   /** Tensor-parallel degree, to size the largest layer's shard for ZeRO-3 (default 1). */
   tp?: number;
