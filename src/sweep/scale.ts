@@ -131,8 +131,15 @@ export function planSeries(file: RawScenario, mode: ScaleMode, sets: readonly st
     globalBatch: base.training.globalBatch,
     microBatch: base.training.microBatch,
     perReplicaBatch: base.training.globalBatch / base.parallel.dp,
-    warnings: [...(base.warnings ?? [])],
+    warnings: [...(base.warnings ?? []), ...spreadWarning(base)],
   };
+}
+
+/** A GPU speed spread slows every size by more the more GPUs it has: the efficiency then includes that loss. */
+function spreadWarning(base: Scenario): string[] {
+  const spread = base.noise.gpuSpeedSpread ?? 0;
+  if (spread <= 0) return [];
+  return [`noise.gpuSpeedSpread ${(100 * spread).toFixed(1)}%: each size runs at the expected slowest of its GPUs, so the efficiency includes the loss to slower GPUs, which grows with the GPU count`];
 }
 
 /**

@@ -129,4 +129,13 @@ describe('clustersim scale', () => {
     expect(r.code).toBe(2);
     expect(r.err).toMatch(/unknown node preset 'nope'/);
   });
+
+  it('says when a GPU speed spread is set, since the efficiency then includes the loss to slower GPUs', async () => {
+    const r = await cli('scale', 'scenarios/bert-large-ddp-2node.yaml', '--gpus', '8..16', '--set', 'noise.gpuSpeedSpread=0.05', '--json');
+    const doc = JSON.parse(r.out);
+    expect(doc.warnings.map((w: { message: string }) => w.message).join('\n')).toMatch(/noise.gpuSpeedSpread 5.0%: each size runs at the expected slowest of its GPUs/);
+    // The larger size waits for the slower of more GPUs: its efficiency falls below the run without a spread.
+    const plain = JSON.parse((await cli('scale', 'scenarios/bert-large-ddp-2node.yaml', '--gpus', '8..16', '--json')).out);
+    expect(doc.series[0].rows[1].efficiency).toBeLessThan(plain.series[0].rows[1].efficiency);
+  });
 });
