@@ -58,6 +58,12 @@ describe('ZeRO-1, DeepSpeed or Megatron', () => {
     expect(bucketsOf(llama({ zeroConfig: { stage1: 'megatron' }, ddp: { bucketMB: 10, firstBucketMB: 10 } })).length).toBeGreaterThan(megatron({}).length);
   });
 
+  it('says whose ZeRO-1 ran in simulate --json, so two runs that differ only there can be told apart', () => {
+    expect(simulateStep(llama({ zeroConfig: { stage1: 'deepspeed' } })).result.parallel.zeroStage1).toBe('deepspeed');
+    expect(simulateStep(llama({})).result.parallel.zeroStage1).toBe('megatron');
+    expect(simulateStep(llama({ zero: 0 })).result.parallel.zeroStage1).toBeUndefined();
+  });
+
   it('takes the ZeRO-1 of the framework when the scenario does not say: DeepSpeed under megatron-deepspeed, else Megatron', () => {
     expect(llama({}).parallel.zeroConfig.stage1).toBe('megatron');
     expect(llama({}, { framework: 'megatron-deepspeed' }).parallel.zeroConfig.stage1).toBe('deepspeed');
