@@ -90,10 +90,9 @@ function placementNotes(setup: StepSetup): string[] {
   const spread = setup.noise.gpuSpeedSpread ?? 0;
   if (spread > 0) {
     const world = par.tp * (par.cp ?? 1) * par.pp * par.dp;
-    const n = world;
     const pct = (f: number) => `${(100 * (f - 1)).toFixed(1)}%`;
     if (setup.fidelity === 'full') notes.push(`GPU speed spread ${(100 * spread).toFixed(1)}%: each GPU's compute is slowed by its own factor, drawn from seed ${setup.seed}`);
-    else if (par.pp === 1) notes.push(`GPU speed spread ${(100 * spread).toFixed(1)}%: every GPU computes at the expected slowest of the ${n}, ${pct(1 + spread * expectedMaxStandardNormal(n))} slower than the model's figures`);
+    else if (par.pp === 1) notes.push(`GPU speed spread ${(100 * spread).toFixed(1)}%: every GPU computes at the expected slowest of the ${world}, ${pct(1 + spread * expectedMaxStandardNormal(world))} slower than the model's figures`);
     else {
       const f = symmetricStageFactors(setup, world);
       const slowest = f.indexOf(Math.max(...f));
@@ -111,7 +110,8 @@ function placementNotes(setup: StepSetup): string[] {
 function gpuSpeedSummary(setup: StepSetup, world: number): { gpuSpeed?: { spread: number; slowestFactor: number } } {
   const spread = setup.noise.gpuSpeedSpread ?? 0;
   if (spread <= 0) return {};
-  const factors = setup.fidelity === 'full' ? Array.from({ length: world }, (_, r) => gpuSpeedFactors(setup, world)(r)) : symmetricStageFactors(setup, world);
+  const factorOf = gpuSpeedFactors(setup, world);
+  const factors = setup.fidelity === 'full' ? Array.from({ length: world }, (_, r) => factorOf(r)) : symmetricStageFactors(setup, world);
   return { gpuSpeed: { spread, slowestFactor: factors.reduce((a, b) => Math.max(a, b), 0) } };
 }
 

@@ -178,11 +178,11 @@ export const OFFLOAD_HOST_GRADIENT_BYTES = 4;
  */
 export function offloadHostBytes(input: Pick<MemoryInput, 'paramsPerRank' | 'dp' | 'zero' | 'precision' | 'optimizer' | 'offloadOptimizer' | 'optimizerBytesPerParam'>): number {
   if (!input.offloadOptimizer) return 0;
-  const per = { optimizer: input.optimizerBytesPerParam ?? STATE_BYTES_PER_PARAM[input.precision][input.optimizer].optimizer };
+  const optimizerBytes = input.optimizerBytesPerParam ?? STATE_BYTES_PER_PARAM[input.precision][input.optimizer].optimizer;
   const shard = input.zero >= 1 ? input.paramsPerRank / input.dp : input.paramsPerRank;
   // Mixed precision counts the fp32 master weights in its optimizer state; in fp32 they are the weights.
   const fp32Weights = input.precision === 'fp32' ? 4 : 0;
-  return (per.optimizer + fp32Weights + OFFLOAD_HOST_GRADIENT_BYTES) * shard;
+  return (optimizerBytes + fp32Weights + OFFLOAD_HOST_GRADIENT_BYTES) * shard;
 }
 
 /** Model-state bytes (weights + gradients + optimizer) of a breakdown. */

@@ -11,6 +11,8 @@
  *   its `dtype` (apex/contrib/optimizers/distributed_fused_adam.py, "datatype for optimizer state").
  */
 
+import type { OptimizerKind, Precision } from './memory.js';
+
 export type MasterWeightsType = 'fp32' | 'bf16' | 'fp16' | 'remainders';
 export type MomentType = 'fp32' | 'bf16' | 'fp16' | 'fp8';
 
@@ -30,15 +32,13 @@ export const FP32_OPTIMIZER_STATE: OptimizerStateTypes = { masterWeights: 'fp32'
 
 const BYTES_PER_ELEMENT: Record<MasterWeightsType | MomentType, number> = { fp32: 4, bf16: 2, fp16: 2, fp8: 1, remainders: 2 };
 
-export type StatePrecision = 'mixed' | 'fp32';
-export type StateOptimizer = 'adam' | 'sgd';
 
 /**
  * Optimizer-state bytes per parameter before sharding: the master copy (mixed precision only: in fp32 training the
  * weights are the master), the momentum, and Adam's variance. All fp32: mixed Adam 12, mixed SGD 8, fp32 Adam 8,
  * fp32 SGD 4.
  */
-export function optimizerStateBytesPerParam(precision: StatePrecision, optimizer: StateOptimizer, state: OptimizerStateTypes = FP32_OPTIMIZER_STATE): number {
+export function optimizerStateBytesPerParam(precision: Precision, optimizer: OptimizerKind, state: OptimizerStateTypes = FP32_OPTIMIZER_STATE): number {
   const master = precision === 'mixed' ? BYTES_PER_ELEMENT[state.masterWeights] : 0;
   const variance = optimizer === 'adam' ? BYTES_PER_ELEMENT[state.variance] : 0;
   return master + BYTES_PER_ELEMENT[state.momentum] + variance;
@@ -52,8 +52,8 @@ export function optimizerStateBytesPerParam(precision: StatePrecision, optimizer
  * gradients), Adam 28, SGD 20.
  */
 export function optimizerStepBytesPerParam(
-  precision: StatePrecision,
-  optimizer: StateOptimizer,
+  precision: Precision,
+  optimizer: OptimizerKind,
   gradientBytes: number,
   state: OptimizerStateTypes = FP32_OPTIMIZER_STATE,
 ): number {

@@ -17,6 +17,15 @@ import type { StepSetup } from '../setup.js';
  */
 export function expectedMaxStandardNormal(n: number): number {
   if (!Number.isInteger(n) || n < 1) throw new RangeError(`expectedMaxStandardNormal: n must be a whole number ≥ 1, got ${n}`);
+  let e = expectedMaxes.get(n);
+  if (e === undefined) expectedMaxes.set(n, (e = integrateExpectedMax(n)));
+  return e;
+}
+
+/** The compile asks for the same few n once per stage and TP rank, the summary and the notes again. */
+const expectedMaxes = new Map<number, number>();
+
+function integrateExpectedMax(n: number): number {
   const c = STANDARD_NORMAL_CLAMP;
   const lo = -9;
   const hi = 9;
