@@ -12,7 +12,7 @@ import { describe, expect, it } from 'vitest';
 function workspace(): string {
   const dir = mkdtempSync(join(tmpdir(), 'gpu-run-'));
   mkdirSync(join(dir, 'scripts/gpu'), { recursive: true });
-  for (const f of ['scripts/gpu/run-calibration.sh', 'scripts/measure-host-op.py', 'scripts/measure-gemm-alignment.py', 'scripts/torch_device.py']) cpSync(f, join(dir, f));
+  for (const f of ['scripts/gpu/run-calibration.sh', 'scripts/measure-host-op.py', 'scripts/measure-gemm-alignment.py', 'scripts/measure-attention.py', 'scripts/measure-softmax-fallback.py', 'scripts/torch_device.py']) cpSync(f, join(dir, f));
   mkdirSync(join(dir, '.gpu'));
   writeFileSync(join(dir, '.gpu/enter.sh'), 'echo "stand-in machine"\n');
   const app = join(dir, 'app');
@@ -56,6 +56,17 @@ describe('scripts/gpu/run-calibration.sh', () => {
     expect(r.stdout).toContain('validated');
     expect(JSON.parse(readFileSync(join(r.out, 'profile.json'), 'utf8')).schema).toBe(1);
     expect(readFileSync(join(r.out, 'validate.json'), 'utf8')).toContain('cases');
+    // The two optional GPU-side measurements come last; without PyTorch and a GPU here they fail and say so.
+    expect(r.stdout.indexOf('== attention')).toBeGreaterThan(r.stdout.indexOf('validated'));
+    expect(r.stdout).toMatch(/== softmax-fallback\n(softmax-fallback measurement failed|.*not measured)/);
+  });
+
+  it('skips the last measurements when the budget is spent, and still ends inside it', () => {
+    const r = runScript({ RUN_BUDGET_S: '40', VALIDATE_RESERVE_S: '10', CAL_SLEEP_S: '25' });
+    expect(r.status).toBe(0);
+    expect(r.stdout).toContain('validated');
+    expect(r.stdout).toMatch(/s left of RUN_BUDGET_S: attention not measured/);
+    expect(r.wallS).toBeLessThan(40);
   });
 
   it('cuts calibrate so that validate still has its reserve, and ends inside the budget', () => {
