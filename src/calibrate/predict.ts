@@ -1,17 +1,17 @@
 import { CollectiveService, runPhasesIdleNs } from '../sim/collectives/collectiveService.js';
 import { Simulator } from '../sim/engine/simulator.js';
-import type { GpuSpec } from '../sim/hardware/types.js';
+import type { Dtype, GpuSpec } from '../sim/hardware/types.js';
 import { FlowNetwork } from '../sim/network/flowNetwork.js';
 import { buildTopology } from '../sim/network/topology.js';
 import { ProgramExecutor } from '../sim/program/executor.js';
 import { Program } from '../sim/program/types.js';
 import { opTimeNs } from '../sim/workload/kernelTime.js';
-import { gemmOp } from '../sim/workload/ops.js';
+import { gemmOp, type Op } from '../sim/workload/ops.js';
 import { measuredGroupCluster, profileGpu } from './applyProfile.js';
 import { alphaBetaSeconds, type AlphaBetaFit } from './fitAlphaBeta.js';
 import type { Profile } from './profile.js';
 import { FitError } from './stats.js';
-import type { BenchItem, CopyDirection } from './types.js';
+import type { BenchItem, CopyDirection, GemmDims } from './types.js';
 
 /**
  * Simulates a validation workload with the profile: GEMMs through the kernel-time model with the measured GEMM
@@ -27,6 +27,15 @@ export function copyFit(profile: Profile, direction: CopyDirection, pinned: bool
   return fit;
 }
 
+/**
+ * A measured GEMM as an op: the addons run C = A·B without transposes in column-major order (cuda_bench.cc
+ * `cublasGemmEx(N, N, m, n, k)` with lda = m, ldb = k, ldc = m; the CPU kernel's fp32 has no alignment rule), so
+ * the leading dimensions whose alignment counts are m and k, never n.
+ */
+export function benchGemmOp(name: string, g: GemmDims, dtype: Dtype): Op {
+  return gemmOp(name, g.m, g.n, g.k, 1, dtype, undefined, [g.m, g.k]);
+}
+
 function singleDeviceExecutor(profile: Profile, program: Program): number {
   const topology = buildTopology(measuredGroupCluster(profile, 1, profile.fit.memoryBandwidthGBps));
   const sim = new Simulator();
@@ -38,7 +47,7 @@ function programSeconds(profile: Profile, gpu: GpuSpec, item: Extract<BenchItem,
   const p = new Program(1);
   const done: number[] = [];
   if (item.run !== 'copy') {
-    item.gemms.forEach((g, i) => done.push(p.local(0, 'compute', 'backward', `gemm${i}`, opTimeNs(gemmOp(`gemm${i}`, g.m, g.n, g.k, 1, item.dtype), gpu, item.dtype))));
+    item.gemms.forEach((g, i) => done.push(p.local(0, 'compute', 'backward', `gemm${i}`, opTimeNs(benchGemmOp(`gemm${i}`, g, item.dtype), gpu, item.dtype))));
   }
   if (item.run !== 'compute' && item.copies.length > 0) {
     const fit = copyFit(profile, item.direction, true);
@@ -68,7 +77,7 @@ function collectiveSeconds(profile: Profile, item: Extract<BenchItem, { kind: 'c
 export function predictSeconds(profile: Profile, item: BenchItem, gpu: GpuSpec = profileGpu(profile).gpu): number {
   switch (item.kind) {
     case 'gemm':
-      return opTimeNs(gemmOp('gemm', item.m, item.n, item.k, 1, item.dtype), gpu, item.dtype) / 1e9;
+      return opTimeNs(benchGemmOp('gemm', item, item.dtype), gpu, item.dtype) / 1e9;
     case 'program':
       return programSeconds(profile, gpu, item);
     case 'copy': {

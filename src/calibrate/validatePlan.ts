@@ -23,8 +23,9 @@ const MiB = 1024 * KiB;
 
 /**
  * Off-grid GEMM shapes: every one has at least one dimension the calibration grid does not use. The GPU list ends
- * with a language-model head over GPT-2's unpadded vocabulary (50257, off the tensor-core alignment), which checks
- * the misaligned-GEMM slowdown (kernelTime.ts `MISALIGNED_GEMM_SLOWDOWN`) on the machine.
+ * with a language-model head over GPT-2's unpadded vocabulary (50257, off the tensor-core alignment) as m, a
+ * leading dimension of the addon's column-major GEMM (its logits as PyTorch lays them out, tokens × vocabulary
+ * row-major), which checks the misaligned-GEMM slowdown (kernelTime.ts `misalignedGemmSlowdown`) on the machine.
  */
 export const HELD_OUT_GEMMS: Record<BackendKind, { dtype: Dtype; shapes: GemmDims[] }[]> = {
   cpu: [
@@ -43,7 +44,7 @@ export const HELD_OUT_GEMMS: Record<BackendKind, { dtype: Dtype; shapes: GemmDim
     },
   ],
   cuda: [
-    { dtype: 'bf16', shapes: [{ m: 6144, n: 6144, k: 6144 }, { m: 3072, n: 12288, k: 1536 }, { m: 768, n: 768, k: 768 }, { m: 10000, n: 1000, k: 3000 }, { m: 4096, n: 50257, k: 2048 }] },
+    { dtype: 'bf16', shapes: [{ m: 6144, n: 6144, k: 6144 }, { m: 3072, n: 12288, k: 1536 }, { m: 768, n: 768, k: 768 }, { m: 10000, n: 1000, k: 3000 }, { m: 50257, n: 4096, k: 2048 }] },
     { dtype: 'fp16', shapes: [{ m: 6144, n: 6144, k: 6144 }, { m: 1536, n: 3072, k: 12288 }] },
     { dtype: 'tf32', shapes: [{ m: 6144, n: 6144, k: 6144 }, { m: 3000, n: 3000, k: 1500 }] },
     { dtype: 'fp32', shapes: [{ m: 3072, n: 3072, k: 3072 }, { m: 1500, n: 6000, k: 700 }] },

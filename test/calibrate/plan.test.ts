@@ -5,6 +5,8 @@ import type { BenchItem } from '../../src/calibrate/types.js';
 import { validationCases } from '../../src/calibrate/validatePlan.js';
 import { FIT_LAYERS, HELD_OUT_LAYERS, layerGemmShapes, layerOps } from '../../src/calibrate/workloads.js';
 import { gemmMisaligned } from '../../src/sim/workload/kernelTime.js';
+import { benchGemmOp } from '../../src/calibrate/predict.js';
+import type { Dtype } from '../../src/sim/hardware/types.js';
 
 /** The plan id a validation item would have if the calibration had measured it. */
 function idOf(item: BenchItem): string | undefined {
@@ -32,8 +34,10 @@ describe('calibration and validation plans', () => {
 
   it('checks a misaligned GEMM on a GPU (an unpadded GPT-2 LM head), not on the CPU', () => {
     const gemms = (backend: 'cpu' | 'cuda') => validationCases(backend, false, 8).flatMap((c) => (c.item.kind === 'gemm' ? [c.item] : []));
-    expect(gemms('cuda').filter((g) => gemmMisaligned(g, g.dtype)).map((g) => `${g.dtype} ${g.m}x${g.n}x${g.k}`)).toEqual(['bf16 4096x50257x2048']);
-    expect(gemms('cpu').filter((g) => gemmMisaligned(g, g.dtype))).toEqual([]);
+    // In the addon's layout (column-major, no transposes) m and k are leading dimensions, n is not.
+    const misaligned = (g: { m: number; n: number; k: number; dtype: Dtype }) => gemmMisaligned(benchGemmOp('g', g, g.dtype).gemm!, g.dtype);
+    expect(gemms('cuda').filter(misaligned).map((g) => `${g.dtype} ${g.m}x${g.n}x${g.k}`)).toEqual(['bf16 50257x4096x2048']);
+    expect(gemms('cpu').filter(misaligned)).toEqual([]);
   });
 
   it('holds out whole layers: no held-out layer is a fitted one', () => {
