@@ -76,14 +76,24 @@ export function summariseCases(results: readonly CaseResult[], meta: { backend: 
   };
 }
 
-/** Calibration measurements to retake as drift anchors: the middle one (by time) of the GEMMs, copies and collectives. */
+/**
+ * Calibration measurements to retake as drift anchors, one each of the GEMMs, copies and collectives: of those at
+ * least as long as their kind's median (short ones are mostly launch jitter), the steadiest (smallest spread of its
+ * repeats; the longer on a tie). Pageable copies are never anchors: they are staged through driver buffers in host
+ * memory and vary from run to run by themselves (on the H200 the d2h-pageable fit missed its own points by 10% in
+ * the median, where pinned copies fit within 1%), and no validation case uses them.
+ */
 export function anchorItems(profile: Profile, maxRanks: number): PlannedItem[] {
   const plan = calibrationPlan({ backend: profile.backend, quick: profile.quick, maxRanks });
-  const then = new Map(profile.measurements.map((m) => [m.id, valueOf(m, profile.statistic)]));
+  const then = new Map(profile.measurements.map((m) => [m.id, m]));
   const out: PlannedItem[] = [];
   for (const kind of ['gemm', 'copy', 'collective']) {
-    const c = plan.filter((p) => p.item.kind === kind && then.has(p.id)).sort((a, b) => then.get(a.id)! - then.get(b.id)!);
-    if (c.length > 0) out.push(c[Math.floor(c.length / 2)]);
+    const c = plan.filter((p) => p.item.kind === kind && then.has(p.id) && !(p.item.kind === 'copy' && !p.item.pinned));
+    if (c.length === 0) continue;
+    const time = (p: PlannedItem) => valueOf(then.get(p.id)!, profile.statistic);
+    const medianTime = median(c.map(time));
+    const steadiest = c.filter((p) => time(p) >= medianTime).sort((a, b) => then.get(a.id)!.spreadPct - then.get(b.id)!.spreadPct || time(b) - time(a));
+    out.push(steadiest[0]);
   }
   return out;
 }
