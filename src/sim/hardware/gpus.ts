@@ -1,4 +1,4 @@
-import type { GpuSpec } from './types.js';
+import type { GpuSpec, MisalignedGemmSlowdown } from './types.js';
 import { A100_ATTENTION, HOPPER_ATTENTION } from '../workload/attentionKernels.js';
 
 /**
@@ -81,6 +81,15 @@ export const A100_SXM4_80GB: GpuSpec = {
     `${MAMF} A100 SXM bf16 267.9/312 = 0.859; hbmEfficiency 0.88 estimate; ${LAUNCH}; attention as 40GB`,
 };
 
+/**
+ * The slowdown by alignment in bytes measured on Hopper: one NVIDIA H200 with PyTorch 2.11 and cuBLAS 13.1 (CUDA
+ * 13.0), an LM head's forward, input-gradient and weight-gradient GEMMs in fp16 (hidden 1024 and 2048, 4096
+ * tokens, widths around 50304, 25216, 12672 and 6400), time per FLOP over the aligned neighbour's, median of the
+ * eight widths per alignment (2 bytes: 4.9–6.4×; 4 and 8 bytes: 2.5–3.0×). `scripts/measure-gemm-alignment.py`,
+ * reports/calibration/h200/gemm-alignment.json. The H100 has the same GH100 die and cuBLAS kernels.
+ */
+export const HOPPER_MISALIGNED_GEMM_SLOWDOWN: MisalignedGemmSlowdown = { 2: 5.96, 4: 2.81, 8: 2.81 };
+
 /** NVIDIA H100 SXM5 80 GB (Hopper, DGX H100). */
 export const H100_SXM5_80GB: GpuSpec = {
   name: 'h100-sxm5-80gb',
@@ -93,6 +102,7 @@ export const H100_SXM5_80GB: GpuSpec = {
   hbmEfficiency: 0.9,
   smCount: 132,
   attentionKernels: HOPPER_ATTENTION,
+  misalignedGemmSlowdown: HOPPER_MISALIGNED_GEMM_SLOWDOWN,
   // 18 NVLink4 links × 25 GB/s per direction (900 GB/s total).
   nvlinkBandwidthGBps: 450,
   pcieGen: 5,
@@ -101,7 +111,8 @@ export const H100_SXM5_80GB: GpuSpec = {
     'NVIDIA H100 Tensor Core GPU datasheet and Hopper whitepaper (SXM5: 66.9 FP32, 494.7 TF32, 989.4 FP16/BF16, ' +
     '1,978.9 FP8 dense TFLOP/s; 132 SMs; HBM3 3.35 TB/s; NVLink 900 GB/s); ' +
     `${MAMF} H100 SXM bf16 792.1/989 = 0.801; fp8 0.7, tf32 0.75 estimates; ${LAUNCH}; ` +
-    'attention: flash-attention README H100 plots, FlashAttention-3 paper (arXiv 2407.08608) Figs. 5-6 (FA2, FA3, cuDNN)',
+    'attention: flash-attention README H100 plots, FlashAttention-3 paper (arXiv 2407.08608) Figs. 5-6 (FA2, FA3, cuDNN); ' +
+    'misaligned-GEMM slowdown measured on an H200 (same GH100 die; reports/calibration/h200/gemm-alignment.json)',
 };
 
 /** NVIDIA H200 SXM 141 GB (Hopper with HBM3e). Same compute as H100 SXM5. */
@@ -109,14 +120,17 @@ export const H200_SXM_141GB: GpuSpec = {
   ...H100_SXM5_80GB,
   name: 'h200-sxm-141gb',
   peakTflops: { ...H100_SXM5_80GB.peakTflops },
-  // No H200 MAMF row; GH200 (same GH100 die, HBM3e) measured 821.0/989 = 0.83. Uncertain for H200 at 700 W.
-  gemmCeiling: { fp32: 0.85, tf32: 0.75, fp16: 0.83, bf16: 0.83, fp8: 0.7 },
+  // Measured on one H200 (cuBLAS 13.1, reports/calibration/h200/measurements.jsonl): the median fraction of peak of
+  // the 13 calibration GEMMs with every dimension at least 4096 (bf16 0.785–0.882, fp16 0.739–0.826, tf32
+  // 0.614–0.834, fp32 0.728–0.769). fp8 was not measured: 0.7 estimate as H100.
+  gemmCeiling: { fp32: 0.75, tf32: 0.75, fp16: 0.8, bf16: 0.85, fp8: 0.7 },
   memoryBytes: 143771 * MiB,
   hbmBandwidthGBps: 4800,
   hbmEfficiency: 0.9,
   source:
     'NVIDIA H200 datasheet (141 GB HBM3e, 4.8 TB/s; compute as H100 SXM: 989 BF16 dense TFLOP/s; NVLink 900 GB/s); ' +
-    `${MAMF} GH200 0.83 used as proxy (uncertain); ${LAUNCH}; attention as H100 (flash-attention#1438: FA3 within 5%)`,
+    'GEMM ceilings and misaligned-GEMM slowdown measured on one H200 (reports/calibration/h200); ' +
+    `${LAUNCH}; attention as H100 (flash-attention#1438: FA3 within 5%)`,
 };
 
 /** NVIDIA A100 PCIe 40 GB: the card for the PCIe-only server (no NVLink bridge assumed). */

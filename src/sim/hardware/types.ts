@@ -30,8 +30,16 @@ export interface GpuSpec {
    * FlashAttention-2's A100 figures stand in for any kernel.
    */
   attentionKernels?: Partial<Record<AttentionKernel, AttentionKernelEfficiency>>;
+  /**
+   * Measured slowdown of a tensor-core GEMM with a leading dimension off the 16-byte alignment, by that alignment in
+   * bytes (kernelTime.ts `misalignedGemmSlowdown`); absent: one published factor for any misalignment.
+   */
+  misalignedGemmSlowdown?: MisalignedGemmSlowdown;
   source: string;
 }
+
+/** Slowdown factors by alignment in bytes (2: an odd number of 2-byte elements, 4, 8). */
+export type MisalignedGemmSlowdown = Partial<Record<1 | 2 | 4 | 8, number>>;
 
 /**
  * A calibrated GEMM model: output tiles of tileM × tileN run in waves over `units` parallel units (SMs, or CPU

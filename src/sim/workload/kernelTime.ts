@@ -1,5 +1,5 @@
 import { ScenarioError } from '../errors.js';
-import type { Dtype, GpuSpec, MeasuredGemm } from '../hardware/types.js';
+import type { Dtype, GpuSpec, MeasuredGemm, MisalignedGemmSlowdown } from '../hardware/types.js';
 import type { AttentionShape, GemmShape, Op } from './ops.js';
 import { attentionKernelEfficiency } from './attentionKernels.js';
 import { optimizerStepBytesPerParam, type OptimizerStateTypes } from '../memory/optimizerState.js';
@@ -53,32 +53,66 @@ export const UNFUSED_SCORE_PASS_FACTOR = 0.68;
 export const TENSOR_OP_ALIGNMENT_BYTES = 16;
 
 /**
- * How much longer a tensor-core GEMM takes when one of its dimensions is not so aligned and cuBLAS falls back to
- * a narrower-access kernel: Netflix measured its language-model head three times slower with vocabulary sizes
- * off the boundary (128003-style sizes; "Scaling LLM Post-Training at Netflix", Netflix Technology Blog,
- * 2026-02-13: "tripling that layer's execution time"), the cliff behind nanoGPT padding GPT-2's 50257 to 50304.
- * One factor for any misalignment: no source separates 2-, 4- and 8-byte alignment.
+ * How much longer a tensor-core GEMM takes when one of its leading dimensions is not so aligned and cuBLAS falls
+ * back to a narrower-access kernel, on a GPU without a measured table (`GpuSpec.misalignedGemmSlowdown`): Netflix
+ * measured its language-model head three times slower with vocabulary sizes off the boundary (128003-style sizes;
+ * "Scaling LLM Post-Training at Netflix", Netflix Technology Blog, 2026-02-13: "tripling that layer's execution
+ * time"), the cliff behind nanoGPT padding GPT-2's 50257 to 50304. One factor for any misalignment.
  */
 export const MISALIGNED_GEMM_SLOWDOWN = 3;
 
-/** Dtypes whose GEMMs run on tensor cores (fp32 runs on the CUDA cores, where alignment matters little). */
-const TENSOR_CORE_DTYPES: readonly Dtype[] = ['fp16', 'bf16', 'tf32', 'fp8'];
+/**
+ * Bytes of one element as cuBLAS reads it (tf32 operands are stored as fp32), for the dtypes whose GEMMs run on
+ * tensor cores (fp32 runs on the CUDA cores, where alignment matters little).
+ */
+const ELEMENT_BYTES: Partial<Record<Dtype, number>> = { fp8: 1, fp16: 2, bf16: 2, tf32: 4 };
+
+/**
+ * The alignment in bytes of one leading dimension of a tensor-core GEMM: the largest power of two up to 16 that
+ * divides its width in bytes. 16 (aligned) for non-integer widths (a model divided by a parallel degree that a
+ * framework would pad) and for dtypes off the tensor cores.
+ */
+export function dimAlignmentBytes(width: number, dtype: Dtype): number {
+  const e = ELEMENT_BYTES[dtype];
+  if (e === undefined || !Number.isInteger(width)) return TENSOR_OP_ALIGNMENT_BYTES;
+  let a = 1;
+  while (a < TENSOR_OP_ALIGNMENT_BYTES && (width * e) % (2 * a) === 0) a *= 2;
+  return a;
+}
 
 /**
  * Whether a GEMM of this shape misses the tensor-core alignment: an integer leading dimension (`leadingDims`, or m,
- * n and k when the shape does not say) that is not a multiple of 16 bytes of `dtype`. Non-integer dimensions (a
- * model divided by a parallel degree that a framework would pad) count as aligned. The vocabulary is padded where
+ * n and k when the shape does not say) that is not a multiple of 16 bytes of `dtype`. The vocabulary is padded where
  * the framework pads it (`training.vocabDivisibleBy`, 128 with Megatron-DeepSpeed, and `--megatron-args`); a
  * Hugging Face model without a framework (GPT-2's 50257, BERT's 30522) is not.
  */
 export function gemmMisaligned(g: Pick<GemmShape, 'm' | 'n' | 'k' | 'leadingDims'>, dtype: Dtype): boolean {
-  return (g.leadingDims ?? [g.m, g.n, g.k]).some((x) => dimMisaligned(x, dtype));
+  return gemmAlignmentBytes(g, dtype) < TENSOR_OP_ALIGNMENT_BYTES;
+}
+
+/** The narrowest alignment in bytes among a GEMM's leading dimensions (16: aligned). */
+function gemmAlignmentBytes(g: Pick<GemmShape, 'm' | 'n' | 'k' | 'leadingDims'>, dtype: Dtype): number {
+  return Math.min(...(g.leadingDims ?? [g.m, g.n, g.k]).map((x) => dimAlignmentBytes(x, dtype)));
 }
 
 /** Whether one integer leading dimension of a tensor-core GEMM misses the 16-byte alignment (`gemmMisaligned`). */
 export function dimMisaligned(width: number, dtype: Dtype): boolean {
-  if (!TENSOR_CORE_DTYPES.includes(dtype) || !Number.isInteger(width)) return false;
-  return width % (TENSOR_OP_ALIGNMENT_BYTES / (dtype === 'fp8' ? 1 : dtype === 'tf32' ? 4 : 2)) !== 0;
+  return dimAlignmentBytes(width, dtype) < TENSOR_OP_ALIGNMENT_BYTES;
+}
+
+/**
+ * How many times longer this GEMM takes for its narrowest leading dimension: 1 when aligned; the GPU's measured
+ * figure for that alignment (an alignment narrower than any it lists takes its narrowest's figure), or
+ * `MISALIGNED_GEMM_SLOWDOWN` where it has none.
+ */
+export function misalignedGemmSlowdown(g: Pick<GemmShape, 'm' | 'n' | 'k' | 'leadingDims'>, dtype: Dtype, gpu: GpuSpec): number {
+  const a = gemmAlignmentBytes(g, dtype);
+  if (a >= TENSOR_OP_ALIGNMENT_BYTES) return 1;
+  const table = gpu.misalignedGemmSlowdown;
+  const listed = Object.keys(table ?? {}).map(Number).sort((x, y) => x - y);
+  if (!table || listed.length === 0) return MISALIGNED_GEMM_SLOWDOWN;
+  const key = [...listed].reverse().find((b) => b <= a) ?? listed[0];
+  return table[key as keyof MisalignedGemmSlowdown]!;
 }
 
 /** Query (forward) / key (backward) block length of a flash kernel's work unit (FA2 uses 64–128). */
@@ -215,7 +249,7 @@ export function opTimeNs(op: Op, gpu: GpuSpec, dtype: Dtype, opts: { launch?: bo
       const g = op.gemm;
       // A calibrated model measured the whole kernel (memory traffic included), so it is not max-ed with HBM time.
       const mg = gpu.measuredGemm?.[dtype];
-      const slowdown = g && gemmMisaligned(g, dtype) ? MISALIGNED_GEMM_SLOWDOWN : 1;
+      const slowdown = g ? misalignedGemmSlowdown(g, dtype, gpu) : 1;
       if (mg) return Math.round((g ? measuredGemmNs(g, mg) * slowdown : op.flops / (mg.ceilingTflops * 1e3)) * smMarginSlowdown(op, gpu, dtype) + launchNs);
       // Without a shape, assume a large well-shaped GEMM (the ceiling).
       const eff = g ? gemmEfficiency(g.m, g.n, g.k, gpu, dtype, g.batch) : gpu.gemmCeiling[dtype] ?? DEFAULT_GEMM_CEILING;

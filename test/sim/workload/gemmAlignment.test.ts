@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { A100_SXM4_80GB } from '../../../src/sim/hardware/gpus.js';
-import type { GpuSpec } from '../../../src/sim/hardware/types.js';
-import { gemmEfficiency, gemmMisaligned, MISALIGNED_GEMM_SLOWDOWN, opTimeNs } from '../../../src/sim/workload/kernelTime.js';
+import { readFileSync } from 'node:fs';
+import { A100_SXM4_80GB, H200_SXM_141GB, HOPPER_MISALIGNED_GEMM_SLOWDOWN } from '../../../src/sim/hardware/gpus.js';
+import type { Dtype, GpuSpec } from '../../../src/sim/hardware/types.js';
+import { dimAlignmentBytes, gemmEfficiency, gemmMisaligned, misalignedGemmSlowdown, MISALIGNED_GEMM_SLOWDOWN, opTimeNs } from '../../../src/sim/workload/kernelTime.js';
 import { gemmOp, linearStage } from '../../../src/sim/workload/ops.js';
 
 /** The A100 preset without launch overhead, so a GEMM's time is its compute time alone. */
@@ -54,5 +55,49 @@ describe('tensor-core alignment of GEMM dimensions', () => {
     const misaligned = opTimeNs(gemmOp('g', 4096, 50297, 2048, 1, 'fp16'), calibrated, 'fp16');
     // Same tile count (50297 and 50304 both need 393 tiles of 128), so only the slowdown separates them.
     expect(misaligned / aligned).toBeCloseTo(MISALIGNED_GEMM_SLOWDOWN, 6);
+  });
+});
+
+describe('misaligned GEMMs on Hopper: the slowdown by alignment measured on an H200', () => {
+  const hopper: GpuSpec = { ...H200_SXM_141GB, kernelLaunchNs: 0 };
+  const measured = JSON.parse(readFileSync('reports/calibration/h200/gemm-alignment.json', 'utf8')) as { dtype: string; rows: { alignElems: number; slowdown: number }[] };
+  const medianOf = (xs: number[]) => {
+    const s = [...xs].sort((a, b) => a - b);
+    return (s[(s.length - 1) >> 1] + s[s.length >> 1]) / 2;
+  };
+
+  it('takes its figures from the measurement: the median over eight widths per alignment, within 1%', () => {
+    expect(measured.dtype).toBe('float16');
+    for (const [elems, bytes] of [[1, 2], [2, 4], [4, 8]] as const) {
+      const rows = measured.rows.filter((r) => r.alignElems === elems).map((r) => r.slowdown);
+      expect(rows).toHaveLength(8);
+      expect(HOPPER_MISALIGNED_GEMM_SLOWDOWN[bytes]! / medianOf(rows)).toBeCloseTo(1, 2);
+    }
+  });
+
+  it('charges by the narrowest leading dimension: an odd fp16 width about 6×, a width off by 4 or 8 bytes about 2.8×', () => {
+    const ratio = (n: number, aligned: number, dtype: Dtype = 'fp16') => {
+      // Time per FLOP, as the measurement compares widths.
+      const perFlop = (w: number) => opTimeNs(gemmOp('lm_head', 4096, w, 2048, 1, dtype, undefined, [2048, w]), hopper, dtype) / w;
+      return perFlop(n) / perFlop(aligned);
+    };
+    expect(ratio(50257, 50304)).toBeCloseTo(5.96, 1);
+    expect(ratio(50258, 50304)).toBeCloseTo(2.81, 1);
+    expect(ratio(50260, 50304)).toBeCloseTo(2.81, 1);
+    // tf32 has 4-byte elements: an odd width is 4-byte aligned. fp8 has 1-byte ones: nothing narrower than 2 bytes was
+    // measured, so the 2-byte figure stands.
+    expect(ratio(50257, 50304, 'tf32')).toBeCloseTo(2.81, 1);
+    expect(ratio(50257, 50304, 'fp8')).toBeCloseTo(5.96, 1);
+    expect(ratio(50256, 50304, 'fp8')).toBeCloseTo(1, 2); // 16-byte aligned: only tile rounding differs
+  });
+
+  it('keeps the one published factor on GPUs without a measurement', () => {
+    expect(misalignedGemmSlowdown({ m: 4096, n: 50257, k: 2048 }, 'fp16', gpu)).toBe(MISALIGNED_GEMM_SLOWDOWN);
+    expect(misalignedGemmSlowdown({ m: 4096, n: 50260, k: 2048 }, 'fp16', gpu)).toBe(MISALIGNED_GEMM_SLOWDOWN);
+    expect(misalignedGemmSlowdown({ m: 4096, n: 50304, k: 2048 }, 'fp16', gpu)).toBe(1);
+    expect(dimAlignmentBytes(50257, 'bf16')).toBe(2);
+    expect(dimAlignmentBytes(50260, 'bf16')).toBe(8);
+    expect(dimAlignmentBytes(50304, 'bf16')).toBe(16);
+    expect(dimAlignmentBytes(50257, 'fp32')).toBe(16);
   });
 });
