@@ -29,7 +29,7 @@ if [[ -s "$out/measurements.jsonl" ]]; then
     echo "an earlier interrupted run's log is kept as $prev (copy it to reports/calibration/h200/resume.jsonl to resume it)"
   fi
 fi
-rm -f "$out"/profile.json "$out"/validate.json "$out"/host-op.json "$out"/gemm-alignment.json "$out"/attention.json "$out"/softmax-fallback.json
+rm -f "$out"/profile.json "$out"/validate.json "$out"/host-op.json "$out"/gemm-alignment.json "$out"/attention.json "$out"/softmax-fallback.json "$out"/llama-layer.json
 # Stop a step by SIGINT, which calibrate and validate handle (they keep what they measured and write it), and kill it
 # 15 s later if it is still running.
 stop_after() { timeout -s INT -k 15 "$@"; }
@@ -92,15 +92,16 @@ stop_after "$validate_s" "${cli[@]}" validate --profile "$out/profile.json" $qui
 echo "validate exit status $?"
 cat "$out/validate.txt"; tail -n 10 "$out/validate.stderr.txt"
 
-# Two GPU-side figures of the model measured here, last, with what is left of the budget (each skipped below 20 s):
+# GPU-side figures of the model measured here, last, with what is left of the budget (each skipped with less than
+# LAST_MIN_S, default 20 s):
 # fused attention's throughput per SDPA backend (FlashAttention-2, cuDNN, memory-efficient) at the published
-# benchmarks' shapes (src/sim/workload/attentionKernels.ts), and the torch fallback of Megatron's scale-mask-softmax
-# against the bytes megatronOps.ts charges for it.
+# benchmarks' shapes (src/sim/workload/attentionKernels.ts); the torch fallback of Megatron's scale-mask-softmax
+# against the bytes megatronOps.ts charges for it; whole Llama layers as eager PyTorch runs them (eagerOps.ts).
 measure_last() {  # name, cap in s, script; writes $out/<name>.json
   local name=$1 limit
   limit=$(cap "$2" $(( $(left) - 3 )))
   echo "== $name"
-  if (( limit < 20 )); then echo "only $(left) s left of RUN_BUDGET_S: $name not measured"; return; fi
+  if (( limit < ${LAST_MIN_S:-20} )); then echo "only $(left) s left of RUN_BUDGET_S: $name not measured"; return; fi
   if stop_after "$limit" python3 "$3" --device cuda --out "$out/$name.json" >"$out/$name.txt" 2>"$out/$name.stderr.txt"; then
     cat "$out/$name.txt"
   else
@@ -109,3 +110,4 @@ measure_last() {  # name, cap in s, script; writes $out/<name>.json
 }
 measure_last attention 90 scripts/measure-attention.py
 measure_last softmax-fallback 60 scripts/measure-softmax-fallback.py
+measure_last llama-layer 120 scripts/measure-llama-layer.py

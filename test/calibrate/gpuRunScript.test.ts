@@ -12,7 +12,7 @@ import { describe, expect, it } from 'vitest';
 function workspace(): string {
   const dir = mkdtempSync(join(tmpdir(), 'gpu-run-'));
   mkdirSync(join(dir, 'scripts/gpu'), { recursive: true });
-  for (const f of ['scripts/gpu/run-calibration.sh', 'scripts/measure-host-op.py', 'scripts/measure-gemm-alignment.py', 'scripts/measure-attention.py', 'scripts/measure-softmax-fallback.py', 'scripts/torch_device.py']) cpSync(f, join(dir, f));
+  for (const f of ['scripts/gpu/run-calibration.sh', 'scripts/measure-host-op.py', 'scripts/measure-gemm-alignment.py', 'scripts/measure-attention.py', 'scripts/measure-softmax-fallback.py', 'scripts/measure-llama-layer.py', 'scripts/torch_device.py']) cpSync(f, join(dir, f));
   mkdirSync(join(dir, '.gpu'));
   writeFileSync(join(dir, '.gpu/enter.sh'), 'echo "stand-in machine"\n');
   const app = join(dir, 'app');
@@ -59,14 +59,14 @@ describe('scripts/gpu/run-calibration.sh', () => {
     // The two optional GPU-side measurements come last; without PyTorch and a GPU here they fail and say so.
     expect(r.stdout.indexOf('== attention')).toBeGreaterThan(r.stdout.indexOf('validated'));
     expect(r.stdout).toMatch(/== softmax-fallback\n(softmax-fallback measurement failed|.*not measured)/);
+    expect(r.stdout).toMatch(/== llama-layer\n(llama-layer measurement failed|.*not measured)/);
   });
 
-  it('skips the last measurements when the budget is spent, and still ends inside it', () => {
-    const r = runScript({ RUN_BUDGET_S: '40', VALIDATE_RESERVE_S: '10', CAL_SLEEP_S: '25' });
+  it('skips each last measurement when less than LAST_MIN_S of the budget is left for it', () => {
+    const r = runScript({ RUN_BUDGET_S: '60', VALIDATE_RESERVE_S: '10', LAST_MIN_S: '1000' });
     expect(r.status).toBe(0);
     expect(r.stdout).toContain('validated');
-    expect(r.stdout).toMatch(/s left of RUN_BUDGET_S: attention not measured/);
-    expect(r.wallS).toBeLessThan(40);
+    for (const name of ['attention', 'softmax-fallback', 'llama-layer']) expect(r.stdout).toContain(`s left of RUN_BUDGET_S: ${name} not measured`);
   });
 
   it('cuts calibrate so that validate still has its reserve, and ends inside the budget', () => {

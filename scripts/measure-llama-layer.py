@@ -1,0 +1,206 @@
+#!/usr/bin/env python3
+"""Time Llama decoder layers as eager PyTorch runs them, forward and backward, on this GPU: the per-layer time
+clustersim predicts for `training.kernels: eager` (src/sim/workload/eagerOps.ts), measured.
+
+The layer is written out in the form of Hugging Face Transformers' `modeling_llama.py` (the form
+clustersim's eager ops follow): RMSNorm in fp32 with a cast back, q/k/v/o projections without bias, rotary
+embedding with rotate_half, grouped-query keys and values expanded by repeat_kv, causal
+scaled_dot_product_attention, the SiLU-gated MLP, two residual adds. Weights and activations in bf16, no
+dropout. A stack of `--layers` layers is timed with CUDA events after warm-up; the figures are per layer,
+medians of repeats. It also times the loop without a device synchronise, to show whether the host issuing the
+kernels or the GPU bounds it.
+
+    python3 scripts/measure-llama-layer.py --json          # on a GPU: the default shapes
+    python3 scripts/measure-llama-layer.py --device cpu    # a small check of the script itself
+"""
+
+import argparse
+import json
+import statistics
+import time
+
+from torch_device import torch_and_device
+
+# name: (hidden, ffn, heads, kv heads, sequence); micro-batch 1.
+SHAPES = {
+    "llama2-7b": (4096, 11008, 32, 32, 4096),
+    "llama3-8b": (4096, 14336, 32, 8, 8192),
+    "tinyllama-1.1b": (2048, 5632, 32, 4, 2048),
+}
+CPU_SHAPES = {"tiny": (128, 352, 4, 2, 64)}
+
+
+def parse_args():
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--device", choices=["auto", "cuda", "cpu"], default="auto", help="where to run (default: cuda if available)")
+    p.add_argument("--layers", type=int, default=4, help="layers in the timed stack (default 4)")
+    p.add_argument("--repeats", type=int, default=7, help="repeats; medians are reported (default 7)")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.add_argument("--out", help="also write the JSON object to this file (the text is printed)")
+    args = p.parse_args()
+    if args.layers < 1 or args.repeats < 1:
+        p.error("--layers and --repeats must be at least 1")
+    return args
+
+
+def build(torch, device, dtype, hidden, ffn, heads, kv_heads, seq):
+    nn, F = torch.nn, torch.nn.functional
+    head_dim = hidden // heads
+
+    class RMSNorm(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.weight = nn.Parameter(torch.ones(hidden, device=device, dtype=dtype))
+
+        def forward(self, x):
+            input_dtype = x.dtype
+            x = x.to(torch.float32)
+            variance = x.pow(2).mean(-1, keepdim=True)
+            x = x * torch.rsqrt(variance + 1e-5)
+            return self.weight * x.to(input_dtype)
+
+    def rotate_half(x):
+        x1, x2 = x[..., : x.shape[-1] // 2], x[..., x.shape[-1] // 2:]
+        return torch.cat((-x2, x1), dim=-1)
+
+    def repeat_kv(x, n_rep):
+        if n_rep == 1:
+            return x
+        b, n, s, d = x.shape
+        return x[:, :, None, :, :].expand(b, n, n_rep, s, d).reshape(b, n * n_rep, s, d)
+
+    sdpa = getattr(F, "scaled_dot_product_attention", None)
+
+    def attention_core(q, k, v):
+        if sdpa is not None:
+            return sdpa(q, k, v, is_causal=True)
+        scores = q @ k.transpose(-1, -2) / head_dim ** 0.5  # old PyTorch (CPU check only)
+        mask = torch.ones(seq, seq, dtype=torch.bool, device=device).triu(1)
+        return scores.masked_fill(mask, float("-inf")).softmax(-1) @ v
+
+    class Layer(nn.Module):
+        def __init__(self):
+            super().__init__()
+            lin = lambda i, o: nn.Linear(i, o, bias=False, device=device, dtype=dtype)
+            self.input_layernorm, self.post_attention_layernorm = RMSNorm(), RMSNorm()
+            self.q_proj, self.k_proj = lin(hidden, heads * head_dim), lin(hidden, kv_heads * head_dim)
+            self.v_proj, self.o_proj = lin(hidden, kv_heads * head_dim), lin(heads * head_dim, hidden)
+            self.gate_proj, self.up_proj, self.down_proj = lin(hidden, ffn), lin(hidden, ffn), lin(ffn, hidden)
+
+        def forward(self, x, cos, sin):
+            b, s, _ = x.shape
+            residual = x
+            x = self.input_layernorm(x)
+            q = self.q_proj(x).view(b, s, heads, head_dim).transpose(1, 2)
+            k = self.k_proj(x).view(b, s, kv_heads, head_dim).transpose(1, 2)
+            v = self.v_proj(x).view(b, s, kv_heads, head_dim).transpose(1, 2)
+            q = (q * cos) + (rotate_half(q) * sin)
+            k = (k * cos) + (rotate_half(k) * sin)
+            k, v = repeat_kv(k, heads // kv_heads), repeat_kv(v, heads // kv_heads)
+            o = attention_core(q, k, v).transpose(1, 2).contiguous().view(b, s, hidden)
+            x = residual + self.o_proj(o)
+            residual = x
+            x = self.post_attention_layernorm(x)
+            return residual + self.down_proj(F.silu(self.gate_proj(x)) * self.up_proj(x))
+
+    inv_freq = 1.0 / (10000 ** (torch.arange(0, head_dim, 2, device=device, dtype=torch.float32) / head_dim))
+    freqs = torch.outer(torch.arange(seq, device=device, dtype=torch.float32), inv_freq)
+    emb = torch.cat((freqs, freqs), dim=-1)
+    return Layer, emb.cos().to(dtype)[None, None], emb.sin().to(dtype)[None, None]
+
+
+def measure_shape(torch, device, name, shape, args):
+    hidden, ffn, heads, kv_heads, seq = shape
+    dtype = torch.bfloat16 if device == "cuda" else torch.float32
+    Layer, cos, sin = build(torch, device, dtype, hidden, ffn, heads, kv_heads, seq)
+    layers = [Layer() for _ in range(args.layers)]
+    x = torch.randn(1, seq, hidden, device=device, dtype=dtype, requires_grad=True)
+    grad = torch.randn(1, seq, hidden, device=device, dtype=dtype)
+    sync = torch.cuda.synchronize if device == "cuda" else (lambda: None)
+
+    def forward():
+        y = x
+        for layer in layers:
+            y = layer(y, cos, sin)
+        return y
+
+    def clear():
+        x.grad = None
+        for layer in layers:
+            for p in layer.parameters():
+                p.grad = None
+
+    def device_times():
+        if device != "cuda":
+            t0 = time.perf_counter()
+            y = forward()
+            t1 = time.perf_counter()
+            y.backward(grad)
+            t2 = time.perf_counter()
+            clear()
+            return t1 - t0, t2 - t1
+        e = [torch.cuda.Event(enable_timing=True) for _ in range(3)]
+        e[0].record()
+        y = forward()
+        e[1].record()
+        y.backward(grad)
+        e[2].record()
+        e[2].synchronize()
+        clear()
+        return e[0].elapsed_time(e[1]) / 1e3, e[1].elapsed_time(e[2]) / 1e3
+
+    for _ in range(2):
+        device_times()
+    fwd, bwd, issue = [], [], []
+    for _ in range(args.repeats):
+        f, b = device_times()
+        fwd.append(f)
+        bwd.append(b)
+        sync()
+        t0 = time.perf_counter()
+        forward().backward(grad)
+        issue.append(time.perf_counter() - t0)  # host time to issue forward and backward, no synchronise
+        sync()
+        clear()
+    n = args.layers
+    return {
+        "name": name, "hidden": hidden, "ffnHidden": ffn, "heads": heads, "kvHeads": kv_heads, "seqLen": seq,
+        "microBatch": 1, "layers": n,
+        "forwardSPerLayer": statistics.median(fwd) / n, "backwardSPerLayer": statistics.median(bwd) / n,
+        "issueSPerLayer": statistics.median(issue) / n,
+        "spreadPct": 100 * (max(fwd) - min(fwd)) / statistics.median(fwd),
+    }
+
+
+def main():
+    args = parse_args()
+    torch, device = torch_and_device("measure-llama-layer", args.device, "on the GPU machine")
+    cases, errors = [], []
+    for name, shape in (SHAPES if device == "cuda" else CPU_SHAPES).items():
+        try:
+            cases.append(measure_shape(torch, device, name, shape, args))
+        except Exception as e:  # out of memory on a small GPU, say: record and go on
+            errors.append({"name": name, "error": f"{type(e).__name__}: {e}"[:300]})
+        if device == "cuda":
+            torch.cuda.empty_cache()
+    result = {
+        "torch": torch.__version__, "device": device,
+        "gpu": torch.cuda.get_device_name(0) if device == "cuda" else None,
+        "dtype": "bf16" if device == "cuda" else "fp32", "form": "Hugging Face modeling_llama, eager, SDPA causal",
+        "cases": cases, "errors": errors,
+    }
+    if args.out:
+        with open(args.out, "w") as f:
+            json.dump(result, f, indent=1)
+    if args.json:
+        print(json.dumps(result, indent=1))
+        return
+    for c in cases:
+        print(f"{c['name']:>15}: forward {c['forwardSPerLayer'] * 1e3:7.3f} ms/layer, backward {c['backwardSPerLayer'] * 1e3:7.3f},"
+              f" host issue {c['issueSPerLayer'] * 1e3:7.3f} (spread {c['spreadPct']:.1f}%)")
+    for e in errors:
+        print(f"{e['name']}: {e['error']}")
+
+
+if __name__ == "__main__":
+    main()
