@@ -85,10 +85,11 @@ export const A100_SXM4_80GB: GpuSpec = {
  * The slowdown by alignment in bytes measured on Hopper: one NVIDIA H200 with PyTorch 2.11 and cuBLAS 13.1 (CUDA
  * 13.0), an LM head's forward, input-gradient and weight-gradient GEMMs in fp16 (hidden 1024 and 2048, 4096
  * tokens, widths around 50304, 25216, 12672 and 6400), time per FLOP over the aligned neighbour's, median of the
- * eight widths per alignment (2 bytes: 4.9–6.4×; 4 and 8 bytes: 2.5–3.0×). `scripts/measure-gemm-alignment.py`,
- * reports/calibration/h200/gemm-alignment.json. The H100 has the same GH100 die and cuBLAS kernels.
+ * eight widths per alignment (2 bytes: 5.4–6.1×; 4 bytes: 2.6–2.9×; 8 bytes: 2.6–3.0×; an earlier run the same
+ * day gave medians 5.96, 2.81, 2.81). `scripts/measure-gemm-alignment.py`, reports/calibration/h200/gemm-alignment.json.
+ * The H100 has the same GH100 die and cuBLAS kernels.
  */
-export const HOPPER_MISALIGNED_GEMM_SLOWDOWN: MisalignedGemmSlowdown = { 2: 5.96, 4: 2.81, 8: 2.81 };
+export const HOPPER_MISALIGNED_GEMM_SLOWDOWN: MisalignedGemmSlowdown = { 2: 5.66, 4: 2.78, 8: 2.81 };
 
 /** NVIDIA H100 SXM5 80 GB (Hopper, DGX H100). */
 export const H100_SXM5_80GB: GpuSpec = {
@@ -121,9 +122,10 @@ export const H200_SXM_141GB: GpuSpec = {
   name: 'h200-sxm-141gb',
   peakTflops: { ...H100_SXM5_80GB.peakTflops },
   // Measured on one H200 (cuBLAS 13.1, reports/calibration/h200/measurements.jsonl): the median fraction of peak of
-  // the 13 calibration GEMMs with every dimension at least 4096 (bf16 0.785–0.882, fp16 0.739–0.826, tf32
-  // 0.614–0.834, fp32 0.728–0.769). fp8 was not measured: 0.7 estimate as H100.
-  gemmCeiling: { fp32: 0.75, tf32: 0.75, fp16: 0.8, bf16: 0.85, fp8: 0.7 },
+  // the 13 calibration GEMMs with every dimension at least 4096 (bf16 0.773–0.872, fp16 0.744–0.814, tf32
+  // 0.605–0.803, fp32 0.740–0.769; an earlier run the same day: medians 0.85, 0.80, 0.75, 0.75). fp8 was not
+  // measured: 0.7 estimate as H100.
+  gemmCeiling: { fp32: 0.76, tf32: 0.75, fp16: 0.79, bf16: 0.84, fp8: 0.7 },
   memoryBytes: 143771 * MiB,
   hbmBandwidthGBps: 4800,
   hbmEfficiency: 0.9,

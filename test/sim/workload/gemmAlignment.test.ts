@@ -75,19 +75,19 @@ describe('misaligned GEMMs on Hopper: the slowdown by alignment measured on an H
     }
   });
 
-  it('charges by the narrowest leading dimension: an odd fp16 width about 6×, a width off by 4 or 8 bytes about 2.8×', () => {
+  it('charges by the narrowest leading dimension: an odd fp16 width about 5.7×, a width off by 4 or 8 bytes about 2.8×', () => {
     const ratio = (n: number, aligned: number, dtype: Dtype = 'fp16') => {
       // Time per FLOP, as the measurement compares widths.
       const perFlop = (w: number) => opTimeNs(gemmOp('lm_head', 4096, w, 2048, 1, dtype, undefined, [2048, w]), hopper, dtype) / w;
       return perFlop(n) / perFlop(aligned);
     };
-    expect(ratio(50257, 50304)).toBeCloseTo(5.96, 1);
-    expect(ratio(50258, 50304)).toBeCloseTo(2.81, 1);
+    expect(ratio(50257, 50304)).toBeCloseTo(5.66, 1);
+    expect(ratio(50258, 50304)).toBeCloseTo(2.78, 1);
     expect(ratio(50260, 50304)).toBeCloseTo(2.81, 1);
     // tf32 has 4-byte elements: an odd width is 4-byte aligned. fp8 has 1-byte ones: nothing narrower than 2 bytes was
     // measured, so the 2-byte figure stands.
-    expect(ratio(50257, 50304, 'tf32')).toBeCloseTo(2.81, 1);
-    expect(ratio(50257, 50304, 'fp8')).toBeCloseTo(5.96, 1);
+    expect(ratio(50257, 50304, 'tf32')).toBeCloseTo(2.78, 1);
+    expect(ratio(50257, 50304, 'fp8')).toBeCloseTo(5.66, 1);
     expect(ratio(50256, 50304, 'fp8')).toBeCloseTo(1, 2); // 16-byte aligned: only tile rounding differs
   });
 
