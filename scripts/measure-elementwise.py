@@ -1,0 +1,120 @@
+#!/usr/bin/env python3
+"""Measure the memory bandwidth PyTorch's own kernels reach on this GPU: element-wise ops, casts, and the fused
+normalisation and softmax kernels, each over tensors far larger than the caches. clustersim times memory-bound
+ops as bytes over the GPU's streaming bandwidth (`hbmBandwidthGBps` x `hbmEfficiency`, kernelTime.ts); a
+device-to-device copy is what `calibrate` measures for it. This gives the same figure for the kernels a
+training step runs.
+
+    python3 scripts/measure-elementwise.py --json          # on a GPU
+    python3 scripts/measure-elementwise.py --device cpu    # a small check of the script itself
+
+Each op's bytes are what it must read and write (inputs once, outputs once); the figure is bytes over the median
+time of repeats, timed with CUDA events after warm-up, with the op repeated back to back inside each sample.
+"""
+
+import argparse
+import json
+import statistics
+import time
+
+from torch_device import torch_and_device
+
+
+def parse_args():
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--device", choices=["auto", "cuda", "cpu"], default="auto", help="where to run (default: cuda if available)")
+    p.add_argument("--elements", default="16777216,67108864,268435456",
+                   help="tensor sizes in elements, comma-separated (default 16M, 64M, 256M)")
+    p.add_argument("--repeats", type=int, default=7, help="repeats; the median is reported (default 7)")
+    p.add_argument("--inner", type=int, default=10, help="ops back to back per sample (default 10)")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.add_argument("--out", help="also write the JSON object to this file (the text is printed)")
+    args = p.parse_args()
+    try:
+        args.elements = [int(x) for x in args.elements.split(",") if x]
+        assert args.elements and min(args.elements) >= 1024
+    except (ValueError, AssertionError):
+        p.error("--elements takes whole numbers of at least 1024, separated by commas")
+    if args.repeats < 1 or args.inner < 1:
+        p.error("--repeats and --inner must be at least 1")
+    return args
+
+
+def ops(torch, n, device, half):
+    """name -> (function, bytes read + written). Rows of 4096 for the row-wise kernels."""
+    F = torch.nn.functional
+    x, y = torch.randn(n, device=device, dtype=half), torch.randn(n, device=device, dtype=half)
+    x32 = torch.randn(n, device=device, dtype=torch.float32)
+    rows = x.view(-1, 4096)
+    w = torch.ones(4096, device=device, dtype=half)
+    e, f = x.element_size(), 4
+    table = {
+        "copy (clone)": (lambda: x.clone(), 2 * n * e),
+        "add": (lambda: x + y, 3 * n * e),
+        "mul": (lambda: x * y, 3 * n * e),
+        "mul fp32": (lambda: x32 * x32, 3 * n * f),
+        "cast to fp32": (lambda: x.float(), n * (e + f)),
+        "cast from fp32": (lambda: x32.to(half), n * (f + e)),
+        "silu": (lambda: F.silu(x), 2 * n * e),
+        "layer_norm": (lambda: F.layer_norm(rows, (4096,), w, w), 2 * n * e),
+        "softmax": (lambda: rows.softmax(-1), 2 * n * e),
+    }
+    if hasattr(F, "rms_norm"):
+        table["rms_norm"] = (lambda: F.rms_norm(rows, (4096,), w), 2 * n * e)
+    return table
+
+
+def time_op(torch, device, fn, args):
+    for _ in range(3):
+        fn()
+    samples = []
+    for _ in range(args.repeats):
+        if device == "cuda":
+            start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            start.record()
+            for _ in range(args.inner):
+                fn()
+            end.record()
+            end.synchronize()
+            samples.append(start.elapsed_time(end) / 1e3 / args.inner)
+        else:
+            t0 = time.perf_counter()
+            for _ in range(args.inner):
+                fn()
+            samples.append((time.perf_counter() - t0) / args.inner)
+    return statistics.median(samples), 100 * (max(samples) - min(samples)) / statistics.median(samples)
+
+
+def main():
+    args = parse_args()
+    torch, device = torch_and_device("measure-elementwise", args.device, "on the GPU machine")
+    half = torch.bfloat16
+    cases, errors = [], []
+    for n in args.elements:
+        try:
+            for name, (fn, nbytes) in ops(torch, n, device, half).items():
+                s, spread = time_op(torch, device, fn, args)
+                cases.append({"op": name, "elements": n, "bytes": nbytes, "seconds": s, "GBps": nbytes / s / 1e9, "spreadPct": spread})
+        except Exception as e:  # out of memory, say: record and go on
+            errors.append({"elements": n, "error": f"{type(e).__name__}: {e}"[:300]})
+        if device == "cuda":
+            torch.cuda.empty_cache()
+    result = {
+        "torch": torch.__version__, "device": device,
+        "gpu": torch.cuda.get_device_name(0) if device == "cuda" else None,
+        "dtype": "bf16", "cases": cases, "errors": errors,
+    }
+    if args.out:
+        with open(args.out, "w") as f:
+            json.dump(result, f, indent=1)
+    if args.json:
+        print(json.dumps(result, indent=1))
+        return
+    for c in cases:
+        print(f"{c['op']:>15} {c['elements']:>10}: {c['GBps']:7.0f} GB/s ({c['seconds'] * 1e6:8.1f} us, spread {c['spreadPct']:.1f}%)")
+    for e in errors:
+        print(f"{e['elements']}: {e['error']}")
+
+
+if __name__ == "__main__":
+    main()
