@@ -44,7 +44,7 @@ def ops(torch, n, device, half):
     """name -> (function, bytes read + written). Rows of 4096 for the row-wise kernels."""
     F = torch.nn.functional
     x, y = torch.randn(n, device=device, dtype=half), torch.randn(n, device=device, dtype=half)
-    x32 = torch.randn(n, device=device, dtype=torch.float32)
+    x32, y32 = torch.randn(n, device=device, dtype=torch.float32), torch.randn(n, device=device, dtype=torch.float32)
     rows = x.view(-1, 4096)
     w = torch.ones(4096, device=device, dtype=half)
     e, f = x.element_size(), 4
@@ -52,7 +52,7 @@ def ops(torch, n, device, half):
         "copy (clone)": (lambda: x.clone(), 2 * n * e),
         "add": (lambda: x + y, 3 * n * e),
         "mul": (lambda: x * y, 3 * n * e),
-        "mul fp32": (lambda: x32 * x32, 3 * n * f),
+        "mul fp32": (lambda: x32 * y32, 3 * n * f),
         "cast to fp32": (lambda: x.float(), n * (e + f)),
         "cast from fp32": (lambda: x32.to(half), n * (f + e)),
         "silu": (lambda: F.silu(x), 2 * n * e),

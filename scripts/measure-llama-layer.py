@@ -37,6 +37,8 @@ def parse_args():
     p.add_argument("--repeats", type=int, default=7, help="repeats; medians are reported (default 7)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.add_argument("--out", help="also write the JSON object to this file (the text is printed)")
+    p.add_argument("--kernels", metavar="FILE", help="also profile one forward + backward of each shape with torch.profiler and write "
+                   "every GPU kernel's count and total time (us) to FILE as JSON")
     args = p.parse_args()
     if args.layers < 1 or args.repeats < 1:
         p.error("--layers and --repeats must be at least 1")
@@ -162,6 +164,7 @@ def measure_shape(torch, device, name, shape, args):
         issue.append(time.perf_counter() - t0)  # host time to issue forward and backward, no synchronise
         sync()
         clear()
+    kernels = profile_kernels(torch, forward, grad, clear, device) if args.kernels else None
     n = args.layers
     return {
         "name": name, "hidden": hidden, "ffnHidden": ffn, "heads": heads, "kvHeads": kv_heads, "seqLen": seq,
@@ -169,7 +172,35 @@ def measure_shape(torch, device, name, shape, args):
         "forwardSPerLayer": statistics.median(fwd) / n, "backwardSPerLayer": statistics.median(bwd) / n,
         "issueSPerLayer": statistics.median(issue) / n,
         "spreadPct": 100 * (max(fwd) - min(fwd)) / statistics.median(fwd),
+        **({"kernels": kernels} if kernels is not None else {}),
     }
+
+
+def profile_kernels(torch, forward, grad, clear, device):
+    """One forward + backward of the stack under torch.profiler (after the timed runs): the GPU kernels (name,
+    count, total us) and the aten ops with the device time of their kernels, each sorted by time."""
+    from torch.profiler import ProfilerActivity, profile
+    activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if device == "cuda" else [])
+    with profile(activities=activities) as prof:
+        forward().backward(grad)
+        if device == "cuda":
+            torch.cuda.synchronize()
+    clear()
+
+    def first(e, *names):
+        return next((getattr(e, n) for n in names if getattr(e, n, None) is not None), 0)
+
+    kernels, ops = [], []
+    for e in prof.key_averages():
+        on_device = "CUDA" in str(getattr(e, "device_type", ""))
+        if on_device:
+            kernels.append({"name": e.key[:200], "count": e.count, "totalUs": first(e, "self_device_time_total", "self_cuda_time_total")})
+        elif e.key.startswith("aten::"):
+            us = first(e, "device_time_total", "cuda_time_total") if device == "cuda" else e.self_cpu_time_total
+            if us:
+                ops.append({"name": e.key, "count": e.count, "totalUs": us})
+    by_time = lambda rows: sorted(rows, key=lambda r: -r["totalUs"])
+    return {"kernels": by_time(kernels)[:60], "atenOps": by_time(ops)[:40]}
 
 
 def main():
@@ -192,6 +223,9 @@ def main():
     if args.out:
         with open(args.out, "w") as f:
             json.dump(result, f, indent=1)
+    if args.kernels:
+        with open(args.kernels, "w") as f:
+            json.dump({c["name"]: c.get("kernels", []) for c in cases}, f, indent=1)
     if args.json:
         print(json.dumps(result, indent=1))
         return
