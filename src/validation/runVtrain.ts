@@ -5,6 +5,7 @@ import { mape, meanSignedErrorPct, parseVtrainCsv, vtrainSetup, VTRAIN_DATA_DIR,
 import { decompositionLines } from './decompositionReport.js';
 import { runMegatronSc21 } from './runMegatronSc21.js';
 import { runMegatronSp22 } from './runMegatronSp22.js';
+import { runH200Kernels } from './runH200Kernels.js';
 import { parseValidateArgs, VALIDATE_USAGE, type ValidateOptions } from './validateArgs.js';
 
 /**
@@ -85,4 +86,5 @@ function runVtrainSet(): void {
 if (options.help) process.stdout.write(VALIDATE_USAGE + '\n');
 else if (options.set === 'megatron-sc21') runMegatronSc21(options);
 else if (options.set === 'megatron-sp22') runMegatronSp22(options);
+else if (options.set === 'h200-kernels') runH200Kernels(options);
 else runVtrainSet();

@@ -3,7 +3,7 @@ import { VTRAIN_VOCABS, type VtrainVocab } from './vtrain.js';
 
 /** Options of `npm run validate` (dist/validation/runVtrain.js). */
 export interface ValidateOptions {
-  set: 'vtrain' | 'megatron-sc21' | 'megatron-sp22';
+  set: 'vtrain' | 'megatron-sc21' | 'megatron-sp22' | 'h200-kernels';
   only?: 'single' | 'multi';
   /** First N rows of each set (Infinity: all). */
   limit: number;
@@ -25,6 +25,8 @@ Options:
                     | megatron-sc21 (Table 1 of Narayanan et al. SC21, TFLOP/s per GPU)
                     | megatron-sp22 (Table 5 of Korthikanti et al. 2022: iteration time, full
                       recompute vs sequence parallelism + selective recompute)
+                    | h200-kernels (the H200 preset's attention kernels and eager Llama layers
+                      against PyTorch on one H200, reports/calibration/h200)
   --only <group>    vtrain set only: single | multi
   --limit <n>       the first n rows of each set
   --host-op-us <us> vtrain set: host cost of one framework call (training.hostOpUs) in place of the
@@ -43,7 +45,8 @@ Examples:
   npm run validate -- --host-op-us 18
   npm run validate -- --only single --vocab megatron-padded --decompose
   npm run validate -- --set megatron-sc21 --json
-  npm run validate -- --set megatron-sp22`;
+  npm run validate -- --set megatron-sp22
+  npm run validate -- --set h200-kernels`;
 
 /** Parses and checks the options; throws an Error whose message says what is wrong and what is allowed. */
 export function parseValidateArgs(argv: readonly string[]): ValidateOptions {
@@ -61,7 +64,7 @@ export function parseValidateArgs(argv: readonly string[]): ValidateOptions {
       help: { type: 'boolean', short: 'h', default: false },
     },
   });
-  const sets = ['vtrain', 'megatron-sc21', 'megatron-sp22'];
+  const sets = ['vtrain', 'megatron-sc21', 'megatron-sp22', 'h200-kernels'];
   if (!sets.includes(values.set)) throw new Error(`--set: unknown set '${values.set}' (${sets.join(' | ')})`);
   if (values.only !== undefined && values.only !== 'single' && values.only !== 'multi') throw new Error(`--only: '${values.only}' is not a group (single | multi)`);
   let limit = Infinity;

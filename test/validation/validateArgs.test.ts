@@ -15,7 +15,7 @@ describe('npm run validate options', () => {
   });
 
   it('says what is wrong and what is allowed', () => {
-    expect(() => parseValidateArgs(['--set', 'mlperf'])).toThrow("--set: unknown set 'mlperf' (vtrain | megatron-sc21 | megatron-sp22)");
+    expect(() => parseValidateArgs(['--set', 'mlperf'])).toThrow("--set: unknown set 'mlperf' (vtrain | megatron-sc21 | megatron-sp22 | h200-kernels)");
     expect(parseValidateArgs(['--set', 'megatron-sp22']).set).toBe('megatron-sp22');
     expect(() => parseValidateArgs(['--only', 'both'])).toThrow("--only: 'both' is not a group (single | multi)");
     expect(() => parseValidateArgs(['--limit', '0'])).toThrow("--limit: expected a whole number ≥ 1, got '0'");

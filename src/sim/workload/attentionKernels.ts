@@ -10,19 +10,24 @@
  * - A100 SXM, FlashAttention-2: Dao 2023 (arXiv 2307.08691) Fig. 4 = flash-attention README
  *   assets/flash2_a100_fwd_bwd_benchmark.png: forward + backward 155–189 TFLOP/s, 0.50–0.61 of 312; "up to
  *   73%" forward, "up to 63%" backward (§1, §4). 0.60 forward and 0.5625 backward give 0.57 combined.
- * - H100 SXM, FlashAttention-2: flash-attention README assets/flash2_h100_fwd_bwd_benchmark.png (forward +
- *   backward 265 / 294 / 308 / 328 TFLOP/s at 2k / 4k / 8k / 16k, 0.27–0.33 of 989); Shah et al. 2024
- *   (FlashAttention-3, arXiv 2407.08608) Fig. 5 (FA2 forward 298–335, 0.30–0.34) and Fig. 6 (FA2 backward,
- *   non-causal, 291–322, 0.29–0.33). 0.34 forward and 0.305 backward (0.314 combined) put the model within 10%
- *   of each of the four published points: the model adds the diagonal blocks' work ((b + 1)/(2b) of the full
- *   square, `causalWorkFraction`), which the benchmark's "half when causal" count leaves out, so the figures sit
- *   at the long-sequence end of the published range.
+ * - Hopper, FlashAttention-2 as PyTorch's SDPA runs it (what `auto` means): measured on one H200 (PyTorch 2.11,
+ *   scripts/measure-attention.py, reports/calibration/h200/attention.json): forward 261–317 TFLOP/s, backward
+ *   209–309 from 2k to 16k. Time per query row grows as (L + L½) over L keys per row, so each pass is a long-sequence
+ *   efficiency and a half-efficiency key count, by least squares over the four lengths with the model's wave
+ *   quantisation (0.97 at these shapes) taken out: forward 0.34 and 190 keys, backward 0.34 and 520 (every point
+ *   within 3%; an earlier run the same day: 0.34/196 and 0.33/471). The flash-attention
+ *   package's own FA2 is faster at short sequences: its README H100 plot (forward + backward 265 / 294 / 308 / 328
+ *   TFLOP/s at 2k / 4k / 8k / 16k) and Shah et al. 2024 (arXiv 2407.08608) Fig. 5 (FA2 forward 298–335) put it
+ *   up to 16% above SDPA's at 2k and 5% at 16k.
  * - H100 SXM, FlashAttention-3: the same Fig. 5 (forward 521–616, 0.53–0.62) and Fig. 6 (backward, non-causal,
  *   501–561, 0.51–0.57; no causal backward is published, so 0.52, a little under the non-causal figure).
  * - H100 SXM, cuDNN fused attention (what Transformer Engine, and so Megatron-Core, runs on Hopper: TE's
  *   dot_product_attention/utils.py prefers FusedAttention on compute capability 9.0+): the same figures, cuDNN
  *   forward 484–539 (0.49–0.55), backward non-causal 465–516 (0.47–0.52).
- * - H200: the H100's (same GH100 compute; flash-attention issue #1438 measured FA3 within 5% of the H100's).
+ * - H200: the H100's (same GH100 compute; flash-attention issue #1438 measured FA3 within 5% of the H100's). The
+ *   H200 measurement above puts today's cuDNN (9.19) at forward 403–596 TFLOP/s and backward 407–583, up to 28%
+ *   faster than the 2024 figures at 16k; those are kept, as the H100 runs the checks compare with (2024–25 containers)
+ *   predate this cuDNN.
  * PyTorch's `scaled_dot_product_attention` runs FlashAttention-2 on A100 and H100 in 2.2–2.4 and 2.5.1–2.8 (2.5.0
  * alone put cuDNN first, reverted by pytorch/pytorch#138522), so `auto` means FlashAttention-2.
  */
@@ -37,6 +42,13 @@ export type AttentionKernel = Exclude<AttentionKernelChoice, 'auto'>;
 export interface AttentionKernelEfficiency {
   forward: number;
   backward: number;
+  /**
+   * Where measured: the keys per query row at which a pass reaches half its efficiency. Each query block pays a
+   * fixed cost (loading it, rescaling and writing its output) besides its loop over the keys, so a pass runs at
+   * efficiency × L / (L + this) over L keys per row, and `forward`/`backward` are the long-sequence limits.
+   * Absent: one efficiency at every length (the published figures, read at their long-sequence end).
+   */
+  halfEfficiencyKeys?: { forward: number; backward: number };
 }
 
 /** What the kernels are called in output. */
@@ -51,7 +63,7 @@ export const A100_ATTENTION: Partial<Record<AttentionKernel, AttentionKernelEffi
 };
 
 export const HOPPER_ATTENTION: Partial<Record<AttentionKernel, AttentionKernelEfficiency>> = {
-  fa2: { forward: 0.34, backward: 0.305 },
+  fa2: { forward: 0.34, backward: 0.34, halfEfficiencyKeys: { forward: 190, backward: 520 } },
   fa3: { forward: 0.6, backward: 0.52 },
   cudnn: { forward: 0.53, backward: 0.48 },
 };
@@ -83,6 +95,12 @@ export function attentionKernelsOf(gpu: GpuSpec): AttentionKernel[] {
 export function attentionKernelEfficiency(gpu: GpuSpec, kernel: AttentionKernel, backward: boolean): number {
   const figures = gpu.attentionKernels?.[kernel] ?? GENERIC_ATTENTION;
   return backward ? figures.backward * BACKWARD_CONVENTION : figures.forward;
+}
+
+/** The keys per query row at which a pass of `kernel` on `gpu` runs at half its efficiency; undefined where unmeasured. */
+export function attentionHalfEfficiencyKeys(gpu: GpuSpec, kernel: AttentionKernel, backward: boolean): number | undefined {
+  const half = (gpu.attentionKernels?.[kernel] ?? GENERIC_ATTENTION).halfEfficiencyKeys;
+  return half && (backward ? half.backward : half.forward);
 }
 
 /**

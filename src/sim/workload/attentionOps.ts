@@ -1,7 +1,7 @@
 import type { LayerContext } from './layerContext.js';
 import { elementwiseOp, gemmOp, type Op, type Stage } from './ops.js';
 import { UNFUSED_SCORE_PASS_FACTOR } from './kernelTime.js';
-import { eagerRotary } from './eagerOps.js';
+import { eagerAttentionLayout, eagerRotary } from './eagerOps.js';
 
 /** The attention core of one layer, and the ops selective recompute re-runs. */
 export interface AttentionStage extends Stage {
@@ -112,10 +112,15 @@ function rotary(c: LayerContext): Stage {
 export function attentionStage(c: LayerContext): AttentionStage {
   const core = c.flash ? flashAttention(c) : unfusedAttention(c);
   if (c.model.arch !== 'llama') return core;
-  const rope = c.eager ? eagerRotary(c) : rotary(c);
+  if (!c.eager) {
+    const rope = rotary(c);
+    return { forward: [...rope.forward, ...core.forward], backward: [...core.backward, ...rope.backward], core: core.core };
+  }
+  const rope = eagerRotary(c);
+  const layout = eagerAttentionLayout(c);
   return {
-    forward: [...rope.forward, ...core.forward],
-    backward: [...core.backward, ...rope.backward],
+    forward: [...rope.forward, ...core.forward, ...layout.forward],
+    backward: [...layout.before, ...core.backward, ...rope.backward, ...layout.after],
     core: core.core,
   };
 }

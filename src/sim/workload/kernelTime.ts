@@ -1,7 +1,7 @@
 import { ScenarioError } from '../errors.js';
 import type { Dtype, GpuSpec, MeasuredGemm, MisalignedGemmSlowdown } from '../hardware/types.js';
 import type { AttentionShape, GemmShape, Op } from './ops.js';
-import { attentionKernelEfficiency } from './attentionKernels.js';
+import { attentionHalfEfficiencyKeys, attentionKernelEfficiency } from './attentionKernels.js';
 import { optimizerStepBytesPerParam, type OptimizerStateTypes } from '../memory/optimizerState.js';
 
 /**
@@ -205,10 +205,22 @@ export function measuredGemmNs(g: GemmShape, mg: MeasuredGemm): number {
  * GPU (attentionKernels.ts; FlashAttention-2 unless the shape names another) × wave quantisation over its work
  * units (batch × heads × sequence blocks, as FA2 parallelises).
  */
-export function attentionEfficiency(shape: AttentionShape, gpu: GpuSpec): number {
+export function attentionEfficiency(shape: AttentionShape, gpu: GpuSpec, keysPerQueryRow?: number): number {
   const units = shape.batchHeads * Math.ceil((shape.queryLen ?? shape.seqLen) / FLASH_BLOCK);
-  const base = attentionKernelEfficiency(gpu, shape.kernel ?? 'fa2', shape.backward);
-  return base * waveEfficiency(units, gpu.smCount);
+  const kernel = shape.kernel ?? 'fa2';
+  const base = attentionKernelEfficiency(gpu, kernel, shape.backward);
+  const half = keysPerQueryRow === undefined ? undefined : attentionHalfEfficiencyKeys(gpu, kernel, shape.backward);
+  const keyLoop = half === undefined ? 1 : keysPerQueryRow! / (keysPerQueryRow! + half);
+  return base * waveEfficiency(units, gpu.smCount) * keyLoop;
+}
+
+/**
+ * The keys one query row of a call works through on average: its executed FLOPs over 4·d per (row, key) pair
+ * forward (8·d backward, the ops' convention) and over its rows. Causal over s: (s + 128)/2.
+ */
+export function keysPerQueryRow(shape: AttentionShape, executedFlops: number): number {
+  const perPair = 4 * shape.headDim * (shape.backward ? 2 : 1);
+  return executedFlops / (perPair * shape.batchHeads * (shape.queryLen ?? shape.seqLen));
 }
 
 /** Share of the conventional (full s×s) FLOPs a causal flash kernel executes: the blocks on or below the diagonal. */
@@ -257,7 +269,7 @@ export function opTimeNs(op: Op, gpu: GpuSpec, dtype: Dtype, opts: { launch?: bo
     } else if (op.kind === 'attention') {
       const a = op.attention;
       const executed = a?.causal ? op.flops * causalWorkFraction(a.seqLen) : op.flops;
-      const eff = a ? attentionEfficiency(a, gpu) : attentionKernelEfficiency(gpu, 'fa2', false);
+      const eff = a ? attentionEfficiency(a, gpu, keysPerQueryRow(a, executed)) : attentionKernelEfficiency(gpu, 'fa2', false);
       computeNs = executed / (peakFlopsPerNs(gpu, dtype) * eff);
     } else {
       const vectorPeak = gpu.peakTflops.fp32 !== undefined ? peakFlopsPerNs(gpu, 'fp32') : peakFlopsPerNs(gpu, dtype);
@@ -266,7 +278,33 @@ export function opTimeNs(op: Op, gpu: GpuSpec, dtype: Dtype, opts: { launch?: bo
   }
   // 1 GB/s is 1 byte/ns.
   const memoryNs = op.bytes / (gpu.hbmBandwidthGBps * gpu.hbmEfficiency * (op.bandwidthFactor ?? 1));
-  return Math.round(Math.max(computeNs, memoryNs) + launchNs);
+  const indexNs = op.genericElements ? genericKernelNs(op.genericElements, gpu) : 0;
+  return Math.round(Math.max(computeNs, memoryNs, indexNs) + launchNs);
+}
+
+/**
+ * PyTorch runs an element-wise op on its vectorized kernel only when every operand is contiguous and of the output's
+ * shape. An op with a broadcast operand, a permuted one, a cast to a wider type, a concatenation or a strided copy
+ * runs on its generic TensorIterator kernels (`elementwise_kernel`, `unrolled_elementwise_kernel`), whose speed is
+ * set by the elements they index (per-element offset arithmetic), not by the bytes they move. Measured on one H200
+ * (PyTorch 2.11, torch.profiler over one Llama-2-7B layer forward and backward at 4k tokens;
+ * reports/calibration/h200/llama-layer-kernels.json): the 30 calls of these kernels that the layer's multiplies,
+ * adds, negations and casts make handle 470 M elements in 1.33 ms, 354 G elements/s (bf16 and fp32 alike, 330–370
+ * each), where its vectorized kernels stream 4.0–4.4 TB/s. Per SM and clock cycle (132 SMs at 1,980 MHz): 1.35.
+ * Other GPUs: the same per SM and cycle, an assumption (instruction issue, not memory, bounds these kernels).
+ */
+export const GENERIC_KERNEL_ELEMENTS_PER_SM_CYCLE = 1.35;
+
+/**
+ * For a GPU without a clock: the bytes of the streaming bandwidth that one generic-kernel element costs, as on the
+ * H200 (4,320 GB/s over 354 G elements/s: 12.2).
+ */
+export const GENERIC_KERNEL_BYTES_PER_ELEMENT = 12;
+
+/** Least time of a PyTorch generic element-wise kernel over `elements`, ns. */
+export function genericKernelNs(elements: number, gpu: GpuSpec): number {
+  if (gpu.boostClockMHz) return elements / (GENERIC_KERNEL_ELEMENTS_PER_SM_CYCLE * gpu.smCount * gpu.boostClockMHz * 1e-3);
+  return (elements * GENERIC_KERNEL_BYTES_PER_ELEMENT) / (gpu.hbmBandwidthGBps * gpu.hbmEfficiency);
 }
 
 /** Adam arithmetic per parameter: two moment updates, bias correction, sqrt, divide, decay, update (≈ 15). */

@@ -55,6 +55,11 @@ export interface Op {
    * reaches; 1 when absent. Below 1 for kernels measured to stream less well (kernelTime.ts).
    */
   bandwidthFactor?: number;
+  /**
+   * Elements a PyTorch generic element-wise kernel indexes (broadcast or permuted operands, upward casts, cat): such a
+   * kernel takes at least these elements at the GPU's generic-kernel rate (kernelTime.ts `genericKernelNs`).
+   */
+  genericElements?: number;
   gemm?: GemmShape;
   attention?: AttentionShape;
   /** Trainable tensors whose gradients are complete when this (backward) op finishes. */

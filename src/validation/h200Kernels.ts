@@ -1,0 +1,96 @@
+import { readFileSync } from 'node:fs';
+import { H200_SXM_141GB } from '../sim/hardware/gpus.js';
+import type { AttentionKernel } from '../sim/workload/attentionKernels.js';
+import { opTimeNs } from '../sim/workload/kernelTime.js';
+import type { ModelSpec } from '../sim/workload/model.js';
+import type { Op } from '../sim/workload/ops.js';
+import { buildBlocks } from '../sim/workload/transformerOps.js';
+
+/**
+ * The model against what PyTorch measured on one H200 (reports/calibration/h200: `attention.json` from
+ * scripts/measure-attention.py, `llama-layer.json` from scripts/measure-llama-layer.py), with the H200 preset as it
+ * stands. GPU time only: the measurements are CUDA-event times of GPU-bound shapes, and the model's ops are timed
+ * with their launch overhead and no host cost. Print with `npm run h200-kernels`.
+ */
+
+export interface KernelComparison {
+  name: string;
+  predictedS: number;
+  measuredS: number;
+  errorPct: number;
+}
+
+const compare = (name: string, predictedS: number, measuredS: number): KernelComparison => ({ name, predictedS, measuredS, errorPct: (100 * (predictedS - measuredS)) / measuredS });
+
+const sumSeconds = (ops: Op[]) => ops.reduce((a, o) => a + opTimeNs(o, H200_SXM_141GB, 'bf16'), 0) / 1e9;
+
+interface AttentionCase {
+  backend: string;
+  seq: number;
+  batch: number;
+  heads: number;
+  headDim: number;
+  forwardS: number;
+  backwardS: number;
+}
+
+/** SDPA's backends as the model names their kernels; the memory-efficient one has no figures. */
+const KERNEL_OF_BACKEND: Record<string, AttentionKernel | undefined> = { flash: 'fa2', cudnn: 'cudnn' };
+
+/** A one-layer model of `hidden`, `heads` (and as many key/value heads), `ffnHidden`, `seqLen`. */
+function oneLayer(name: string, hidden: number, heads: number, kvHeads: number, ffnHidden: number, seqLen: number): ModelSpec {
+  return { name, arch: 'llama', layers: 1, hidden, heads, kvHeads, ffnHidden, seqLen, vocab: 32000, tiedEmbeddings: false };
+}
+
+/** Layer 0 of `model` in bf16 with flash attention on one GPU. */
+function layerZero(model: ModelSpec, microBatch: number, kernels: 'eager' | 'fused', attentionKernel?: AttentionKernel) {
+  const shape = { microBatch, seqLen: model.seqLen, dtype: 'bf16' as const, tp: 1, sequenceParallel: false, flashAttention: true, recompute: 'none' as const, kernels, attentionKernel };
+  return buildBlocks(model, shape).find((b) => b.layer === 0)!;
+}
+
+export function attentionComparisons(path = 'reports/calibration/h200/attention.json'): KernelComparison[] {
+  const cases = (JSON.parse(readFileSync(path, 'utf8')) as { cases: AttentionCase[] }).cases;
+  return cases.flatMap((c) => {
+    const kernel = KERNEL_OF_BACKEND[c.backend];
+    if (!kernel) return [];
+    // The model's own attention ops of a layer with these heads and this batch.
+    const layer = layerZero(oneLayer('attention', c.heads * c.headDim, c.heads, c.heads, 4 * c.heads * c.headDim, c.seq), c.batch, 'fused', kernel);
+    const core = (name: string) => layer.forward.concat(layer.backward).filter((o) => o.name === name);
+    return [
+      compare(`${kernel} forward, seq ${c.seq}`, sumSeconds(core('attn.core')), c.forwardS),
+      compare(`${kernel} backward, seq ${c.seq}`, sumSeconds(core('attn.core.bwd')), c.backwardS),
+    ];
+  });
+}
+
+interface LayerCase {
+  name: string;
+  hidden: number;
+  ffnHidden: number;
+  heads: number;
+  kvHeads: number;
+  seqLen: number;
+  microBatch: number;
+  forwardSPerLayer: number;
+  backwardSPerLayer: number;
+  issueSPerLayer: number;
+}
+
+/**
+ * Eager Llama layers (`training.kernels: eager`), forward and backward, for the shapes the GPU bounds: a shape whose
+ * host issue time reaches its GPU time (TinyLlama at 2k here) measures the host, which this comparison leaves out.
+ * The attention kernel is cuDNN's: PyTorch 2.11's SDPA chose it for every shape (llama-layer-kernels.json, the
+ * profiled run), where `auto` would mean FlashAttention-2 (the choice of PyTorch 2.2–2.8).
+ */
+export function llamaLayerComparisons(path = 'reports/calibration/h200/llama-layer.json'): KernelComparison[] {
+  const cases = (JSON.parse(readFileSync(path, 'utf8')) as { cases: LayerCase[] }).cases;
+  return cases
+    .filter((c) => c.issueSPerLayer < 0.5 * (c.forwardSPerLayer + c.backwardSPerLayer))
+    .flatMap((c) => {
+      const layer = layerZero(oneLayer(c.name, c.hidden, c.heads, c.kvHeads, c.ffnHidden, c.seqLen), c.microBatch, 'eager', 'cudnn');
+      return [
+        compare(`${c.name} layer forward, seq ${c.seqLen}`, sumSeconds(layer.forward), c.forwardSPerLayer),
+        compare(`${c.name} layer backward, seq ${c.seqLen}`, sumSeconds(layer.backward), c.backwardSPerLayer),
+      ];
+    });
+}

@@ -1,0 +1,30 @@
+import { fileURLToPath } from 'node:url';
+import { table as formatTable } from '../cli/output.js';
+import { attentionComparisons, llamaLayerComparisons, type KernelComparison } from './h200Kernels.js';
+import { median } from '../calibrate/stats.js';
+import type { ValidateOptions } from './validateArgs.js';
+
+/**
+ * `npm run validate -- --set h200-kernels`: the H200 preset's attention kernels and eager Llama layers against what
+ * PyTorch measured on one H200 (reports/calibration/h200, h200Kernels.ts), GPU time only.
+ */
+export function runH200Kernels(options: Pick<ValidateOptions, 'limit' | 'json'>): void {
+  const file = (name: string) => fileURLToPath(new URL(`../../reports/calibration/h200/${name}`, import.meta.url));
+  const groups = [
+    { name: 'attention (SDPA, causal, head dim 128, 16k tokens; scripts/measure-attention.py)', rows: attentionComparisons(file('attention.json')).slice(0, options.limit) },
+    { name: 'eager Llama layers (Hugging Face form, bf16, micro-batch 1; scripts/measure-llama-layer.py)', rows: llamaLayerComparisons(file('llama-layer.json')).slice(0, options.limit) },
+  ];
+  const summary = (rows: KernelComparison[]) => ({ medianAbsErrorPct: median(rows.map((r) => Math.abs(r.errorPct))), worstAbsErrorPct: Math.max(...rows.map((r) => Math.abs(r.errorPct))) });
+  if (options.json) {
+    process.stdout.write(JSON.stringify({ gpu: 'h200-sxm-141gb', groups: groups.map((g) => ({ ...g, ...summary(g.rows) })) }, null, 2) + '\n');
+    return;
+  }
+  const f = (x: number, d = 3) => x.toFixed(d);
+  const lines = ['The H200 preset against PyTorch on one NVIDIA H200 (reports/calibration/h200), GPU time (negative: predicted faster)'];
+  for (const g of groups) {
+    const s = summary(g.rows);
+    lines.push('', g.name, formatTable(['case', 'predicted ms', 'measured ms', 'error'], g.rows.map((r) => [r.name, f(r.predictedS * 1e3), f(r.measuredS * 1e3), `${r.errorPct.toFixed(1)}%`])).replace(/^/gm, '  '));
+    lines.push(`  median |error| ${s.medianAbsErrorPct.toFixed(1)}%, worst ${s.worstAbsErrorPct.toFixed(1)}%`);
+  }
+  process.stdout.write(lines.join('\n') + '\n');
+}
