@@ -5,6 +5,7 @@ import { opTimeNs } from '../sim/workload/kernelTime.js';
 import type { ModelSpec } from '../sim/workload/model.js';
 import type { Op } from '../sim/workload/ops.js';
 import { buildBlocks } from '../sim/workload/transformerOps.js';
+import { MEGATRON_DEEPSPEED } from '../sim/workload/framework.js';
 
 /**
  * The model against what PyTorch measured on one H200 (reports/calibration/h200: `attention.json` from
@@ -91,6 +92,36 @@ export function llamaLayerComparisons(path = 'reports/calibration/h200/llama-lay
       return [
         compare(`${c.name} layer forward, seq ${c.seqLen}`, sumSeconds(layer.forward), c.forwardSPerLayer),
         compare(`${c.name} layer backward, seq ${c.seqLen}`, sumSeconds(layer.backward), c.backwardSPerLayer),
+      ];
+    });
+}
+
+interface FallbackCase {
+  batchHeads: number;
+  seq: number;
+  forwardS: number;
+  backwardS: number;
+  issueS: number;
+}
+
+/**
+ * The torch fallback of Megatron's scale-mask-softmax (megatronOps.ts), forward and backward, as a Megatron-DeepSpeed
+ * GPT layer in fp16 charges it, for the measured score shapes where Megatron falls back (b·np not a multiple of 4)
+ * and the GPU bounds the measurement (host issue under half the GPU time; at 2 × 2048² and 2 × 1024² the host issuing
+ * the kernels sets the time): one head of 64 per score matrix, micro-batch 1.
+ */
+export function softmaxFallbackComparisons(path = 'reports/calibration/h200/softmax-fallback.json'): KernelComparison[] {
+  const cases = (JSON.parse(readFileSync(path, 'utf8')) as { cases: FallbackCase[] }).cases;
+  return cases
+    .filter((c) => c.batchHeads % 4 !== 0 && c.issueS < 0.5 * (c.forwardS + c.backwardS))
+    .flatMap((c) => {
+      const model: ModelSpec = { name: 'gpt', arch: 'gpt', layers: 1, hidden: 64 * c.batchHeads, heads: c.batchHeads, kvHeads: c.batchHeads, ffnHidden: 256 * c.batchHeads, seqLen: c.seq, vocab: 32000, tiedEmbeddings: true };
+      const shape = { microBatch: 1, seqLen: c.seq, dtype: 'fp16' as const, tp: 1, sequenceParallel: false, flashAttention: false, recompute: 'none' as const, framework: MEGATRON_DEEPSPEED };
+      const layer = buildBlocks(model, shape).find((b) => b.layer === 0)!;
+      const op = (name: string) => layer.forward.concat(layer.backward).filter((o) => o.name === name);
+      return [
+        compare(`softmax fallback forward, ${c.batchHeads} × ${c.seq}²`, sumSeconds(op('attn.softmax')), c.forwardS),
+        compare(`softmax fallback backward, ${c.batchHeads} × ${c.seq}²`, sumSeconds(op('attn.softmax.bwd')), c.backwardS),
       ];
     });
 }

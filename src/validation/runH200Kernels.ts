@@ -1,11 +1,12 @@
 import { fileURLToPath } from 'node:url';
 import { table as formatTable } from '../cli/output.js';
-import { attentionComparisons, llamaLayerComparisons, type KernelComparison } from './h200Kernels.js';
+import { attentionComparisons, llamaLayerComparisons, softmaxFallbackComparisons, type KernelComparison } from './h200Kernels.js';
 import { median } from '../calibrate/stats.js';
 import type { ValidateOptions } from './validateArgs.js';
 
 /**
- * `npm run validate -- --set h200-kernels`: the H200 preset's attention kernels and eager Llama layers against what
+ * `npm run validate -- --set h200-kernels`: the H200 preset's attention kernels, eager Llama layers and Megatron's
+ * softmax fallback against what
  * PyTorch measured on one H200 (reports/calibration/h200, h200Kernels.ts), GPU time only.
  */
 export function runH200Kernels(options: Pick<ValidateOptions, 'limit' | 'json'>): void {
@@ -13,6 +14,7 @@ export function runH200Kernels(options: Pick<ValidateOptions, 'limit' | 'json'>)
   const groups = [
     { name: 'attention (SDPA, causal, head dim 128, 16k tokens; scripts/measure-attention.py)', rows: attentionComparisons(file('attention.json')).slice(0, options.limit) },
     { name: 'eager Llama layers (Hugging Face form, bf16, micro-batch 1; scripts/measure-llama-layer.py)', rows: llamaLayerComparisons(file('llama-layer.json')).slice(0, options.limit) },
+    { name: "Megatron's torch softmax fallback (fp16 scores, fp32 softmax; scripts/measure-softmax-fallback.py)", rows: softmaxFallbackComparisons(file('softmax-fallback.json')).slice(0, options.limit) },
   ];
   const summary = (rows: KernelComparison[]) => ({ medianAbsErrorPct: median(rows.map((r) => Math.abs(r.errorPct))), worstAbsErrorPct: Math.max(...rows.map((r) => Math.abs(r.errorPct))) });
   if (options.json) {
