@@ -15,11 +15,10 @@ run a case is recorded with its error and skipped.
 """
 
 import argparse
-import json
 import statistics
 import time
 
-from torch_device import torch_and_device
+from torch_device import add_output_options, machine, measure_each, report, torch_and_device
 
 BACKENDS = ["flash", "cudnn", "efficient"]
 
@@ -32,8 +31,7 @@ def parse_args():
     p.add_argument("--hidden", type=int, default=2048, help="model width: heads = hidden / head-dim (default 2048)")
     p.add_argument("--head-dim", type=int, default=128, help="head dimension (default 128)")
     p.add_argument("--repeats", type=int, default=7, help="timed repeats; the median is reported (default 7)")
-    p.add_argument("--json", action="store_true", help="print one JSON object")
-    p.add_argument("--out", help="also write the JSON object to this file (the text is printed)")
+    add_output_options(p)
     args = p.parse_args()
     try:
         args.seqs = [int(s) for s in args.seqs.split(",") if s]
@@ -138,36 +136,28 @@ def main():
         if name != "default" and ctx is None:
             errors.append({"backend": name, "error": f"this PyTorch ({torch.__version__}) cannot select it"})
             continue
-        for seq in args.seqs:
-            try:
-                if ctx is not None:
-                    with backend_context(torch, name):
-                        case = measure_case(torch, device, attn, time_once, seq, args)
-                else:
-                    case = measure_case(torch, device, attn, time_once, seq, args)
-                cases.append({"backend": name, **case})
-            except Exception as e:  # a backend that does not support this GPU or shape: record and go on
-                errors.append({"backend": name, "seq": seq, "error": f"{type(e).__name__}: {e}"[:300]})
-            if device == "cuda":
-                torch.cuda.empty_cache()
+
+        def measure(seq, name=name):
+            if name == "default":
+                return {"backend": name, **measure_case(torch, device, attn, time_once, seq, args)}
+            with backend_context(torch, name):
+                return {"backend": name, **measure_case(torch, device, attn, time_once, seq, args)}
+
+        more, failed = measure_each(torch, device, args.seqs, measure, lambda seq, name=name: {"backend": name, "seq": seq})
+        cases += more
+        errors += failed
     result = {
-        "torch": torch.__version__, "device": device,
-        "gpu": torch.cuda.get_device_name(0) if device == "cuda" else None,
+        **machine(torch, device),
         "cudnn": torch.backends.cudnn.version() if device == "cuda" else None,
         "dtype": "bf16" if device == "cuda" else "fp32", "causal": True,
         "flopConvention": "forward 4*s^2*d per head, halved when causal; backward 2.5x forward",
         "cases": cases, "errors": errors,
     }
-    if args.out:
-        with open(args.out, "w") as f:
-            json.dump(result, f, indent=1)
-    if args.json:
-        print(json.dumps(result, indent=1))
-        return
-    for c in cases:
-        print(f"{c['backend']:>9} seq {c['seq']:>6}: forward {c['forwardTflops']:6.1f} TFLOP/s, backward {c['backwardTflops']:6.1f}, both {c['forwardBackwardTflops']:6.1f} (spread {c['spreadPct']:.1f}%)")
-    for e in errors:
-        print(f"{e['backend']:>9}: {e.get('seq', '')} {e['error']}")
+    report(result, args, [
+        *(f"{c['backend']:>9} seq {c['seq']:>6}: forward {c['forwardTflops']:6.1f} TFLOP/s, backward {c['backwardTflops']:6.1f},"
+          f" both {c['forwardBackwardTflops']:6.1f} (spread {c['spreadPct']:.1f}%)" for c in cases),
+        *(f"{e['backend']:>9}: {e.get('seq', '')} {e['error']}" for e in errors),
+    ])
 
 
 if __name__ == "__main__":

@@ -13,11 +13,10 @@ time of repeats, timed with CUDA events after warm-up, with the op repeated back
 """
 
 import argparse
-import json
 import statistics
 import time
 
-from torch_device import torch_and_device
+from torch_device import add_output_options, machine, measure_each, report, torch_and_device
 
 
 def parse_args():
@@ -27,8 +26,7 @@ def parse_args():
                    help="tensor sizes in elements, comma-separated (default 16M, 64M, 256M)")
     p.add_argument("--repeats", type=int, default=7, help="repeats; the median is reported (default 7)")
     p.add_argument("--inner", type=int, default=10, help="ops back to back per sample (default 10)")
-    p.add_argument("--json", action="store_true", help="print one JSON object")
-    p.add_argument("--out", help="also write the JSON object to this file (the text is printed)")
+    add_output_options(p)
     args = p.parse_args()
     try:
         args.elements = [int(x) for x in args.elements.split(",") if x]
@@ -89,31 +87,21 @@ def main():
     args = parse_args()
     torch, device = torch_and_device("measure-elementwise", args.device, "on the GPU machine")
     half = torch.bfloat16
-    cases, errors = [], []
-    for n in args.elements:
-        try:
-            for name, (fn, nbytes) in ops(torch, n, device, half).items():
-                s, spread = time_op(torch, device, fn, args)
-                cases.append({"op": name, "elements": n, "bytes": nbytes, "seconds": s, "GBps": nbytes / s / 1e9, "spreadPct": spread})
-        except Exception as e:  # out of memory, say: record and go on
-            errors.append({"elements": n, "error": f"{type(e).__name__}: {e}"[:300]})
-        if device == "cuda":
-            torch.cuda.empty_cache()
-    result = {
-        "torch": torch.__version__, "device": device,
-        "gpu": torch.cuda.get_device_name(0) if device == "cuda" else None,
-        "dtype": "bf16", "cases": cases, "errors": errors,
-    }
-    if args.out:
-        with open(args.out, "w") as f:
-            json.dump(result, f, indent=1)
-    if args.json:
-        print(json.dumps(result, indent=1))
-        return
-    for c in cases:
-        print(f"{c['op']:>15} {c['elements']:>10}: {c['GBps']:7.0f} GB/s ({c['seconds'] * 1e6:8.1f} us, spread {c['spreadPct']:.1f}%)")
-    for e in errors:
-        print(f"{e['elements']}: {e['error']}")
+
+    def measure(n):
+        rows = []
+        for name, (fn, nbytes) in ops(torch, n, device, half).items():
+            s, spread = time_op(torch, device, fn, args)
+            rows.append({"op": name, "elements": n, "bytes": nbytes, "seconds": s, "GBps": nbytes / s / 1e9, "spreadPct": spread})
+        return rows
+
+    per_size, errors = measure_each(torch, device, args.elements, measure, lambda n: {"elements": n})
+    cases = [row for rows in per_size for row in rows]
+    result = {**machine(torch, device), "dtype": "bf16", "cases": cases, "errors": errors}
+    report(result, args, [
+        *(f"{c['op']:>15} {c['elements']:>10}: {c['GBps']:7.0f} GB/s ({c['seconds'] * 1e6:8.1f} us, spread {c['spreadPct']:.1f}%)" for c in cases),
+        *(f"{e['elements']}: {e['error']}" for e in errors),
+    ])
 
 
 if __name__ == "__main__":

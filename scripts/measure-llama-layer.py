@@ -19,7 +19,7 @@ import json
 import statistics
 import time
 
-from torch_device import torch_and_device
+from torch_device import add_output_options, machine, measure_each, report, torch_and_device
 
 # name: (hidden, ffn, heads, kv heads, sequence); micro-batch 1.
 SHAPES = {
@@ -35,8 +35,7 @@ def parse_args():
     p.add_argument("--device", choices=["auto", "cuda", "cpu"], default="auto", help="where to run (default: cuda if available)")
     p.add_argument("--layers", type=int, default=4, help="layers in the timed stack (default 4)")
     p.add_argument("--repeats", type=int, default=7, help="repeats; medians are reported (default 7)")
-    p.add_argument("--json", action="store_true", help="print one JSON object")
-    p.add_argument("--out", help="also write the JSON object to this file (the text is printed)")
+    add_output_options(p)
     p.add_argument("--kernels", metavar="FILE", help="also profile one forward + backward of each shape with torch.profiler and write "
                    "every GPU kernel's count and total time (us) to FILE as JSON")
     args = p.parse_args()
@@ -206,34 +205,22 @@ def profile_kernels(torch, forward, grad, clear, device):
 def main():
     args = parse_args()
     torch, device = torch_and_device("measure-llama-layer", args.device, "on the GPU machine")
-    cases, errors = [], []
-    for name, shape in (SHAPES if device == "cuda" else CPU_SHAPES).items():
-        try:
-            cases.append(measure_shape(torch, device, name, shape, args))
-        except Exception as e:  # out of memory on a small GPU, say: record and go on
-            errors.append({"name": name, "error": f"{type(e).__name__}: {e}"[:300]})
-        if device == "cuda":
-            torch.cuda.empty_cache()
+    shapes = SHAPES if device == "cuda" else CPU_SHAPES
+    cases, errors = measure_each(torch, device, list(shapes), lambda name: measure_shape(torch, device, name, shapes[name], args),
+                                 lambda name: {"name": name})
     result = {
-        "torch": torch.__version__, "device": device,
-        "gpu": torch.cuda.get_device_name(0) if device == "cuda" else None,
+        **machine(torch, device),
         "dtype": "bf16" if device == "cuda" else "fp32", "form": "Hugging Face modeling_llama, eager, SDPA causal",
         "cases": cases, "errors": errors,
     }
-    if args.out:
-        with open(args.out, "w") as f:
-            json.dump(result, f, indent=1)
     if args.kernels:
         with open(args.kernels, "w") as f:
             json.dump({c["name"]: c.get("kernels", []) for c in cases}, f, indent=1)
-    if args.json:
-        print(json.dumps(result, indent=1))
-        return
-    for c in cases:
-        print(f"{c['name']:>15}: forward {c['forwardSPerLayer'] * 1e3:7.3f} ms/layer, backward {c['backwardSPerLayer'] * 1e3:7.3f},"
-              f" host issue {c['issueSPerLayer'] * 1e3:7.3f} (spread {c['spreadPct']:.1f}%)")
-    for e in errors:
-        print(f"{e['name']}: {e['error']}")
+    report(result, args, [
+        *(f"{c['name']:>15}: forward {c['forwardSPerLayer'] * 1e3:7.3f} ms/layer, backward {c['backwardSPerLayer'] * 1e3:7.3f},"
+          f" host issue {c['issueSPerLayer'] * 1e3:7.3f} (spread {c['spreadPct']:.1f}%)" for c in cases),
+        *(f"{e['name']}: {e['error']}" for e in errors),
+    ])
 
 
 if __name__ == "__main__":

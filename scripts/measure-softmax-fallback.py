@@ -17,11 +17,10 @@ softmax(-1), half(). This script runs that sequence with autograd, as Megatron's
 """
 
 import argparse
-import json
 import statistics
 import time
 
-from torch_device import torch_and_device
+from torch_device import add_output_options, machine, measure_each, report, torch_and_device
 
 # Bytes per score element clustersim charges (megatronOps.ts), for 2-byte inputs:
 # forward float() r2 w4, x scale r4 w4, masked_fill_ r4 w4 (+ r1 mask), softmax r4 w4, half() r4 w2.
@@ -37,8 +36,7 @@ def parse_args():
                    help="score shapes as (b*np)x(s), comma-separated (default: 2x2048,6x2048,12x2048,2x1024)")
     p.add_argument("--iters", type=int, default=20, help="forward+backward iterations per repeat (default 20)")
     p.add_argument("--repeats", type=int, default=7, help="repeats; medians are reported (default 7)")
-    p.add_argument("--json", action="store_true", help="print one JSON object")
-    p.add_argument("--out", help="also write the JSON object to this file (the text is printed)")
+    add_output_options(p)
     args = p.parse_args()
     try:
         args.shapes = [tuple(int(x) for x in s.split("x")) for s in args.shapes.split(",") if s]
@@ -115,30 +113,19 @@ def measure_shape(torch, device, batches, seq, args):
 def main():
     args = parse_args()
     torch, device = torch_and_device("measure-softmax-fallback", args.device, "on the GPU machine")
-    cases, errors = [], []
-    for batches, seq in args.shapes:
-        try:
-            cases.append(measure_shape(torch, device, batches, seq, args))
-        except Exception as e:  # out of memory on a small GPU, say: record and go on
-            errors.append({"batchHeads": batches, "seq": seq, "error": f"{type(e).__name__}: {e}"[:300]})
+    cases, errors = measure_each(torch, device, args.shapes, lambda shape: measure_shape(torch, device, *shape, args),
+                                 lambda shape: {"batchHeads": shape[0], "seq": shape[1]})
     result = {
-        "torch": torch.__version__, "device": device,
-        "gpu": torch.cuda.get_device_name(0) if device == "cuda" else None,
+        **machine(torch, device),
         "input": "fp16" if device == "cuda" else "bf16", "softmaxInFp32": True,
         "bytesPerElement": {"forward": FORWARD_BYTES_PER_ELEMENT, "backward": BACKWARD_BYTES_PER_ELEMENT},
         "cases": cases, "errors": errors,
     }
-    if args.out:
-        with open(args.out, "w") as f:
-            json.dump(result, f, indent=1)
-    if args.json:
-        print(json.dumps(result, indent=1))
-        return
-    for c in cases:
-        print(f"b*np {c['batchHeads']:>3} s {c['seq']:>5}: forward {c['forwardS'] * 1e6:8.1f} us ({c['forwardGBps']:6.0f} GB/s),"
-              f" backward {c['backwardS'] * 1e6:8.1f} us ({c['backwardGBps']:6.0f} GB/s), host issue {c['issueS'] * 1e6:7.1f} us")
-    for e in errors:
-        print(f"b*np {e['batchHeads']} s {e['seq']}: {e['error']}")
+    report(result, args, [
+        *(f"b*np {c['batchHeads']:>3} s {c['seq']:>5}: forward {c['forwardS'] * 1e6:8.1f} us ({c['forwardGBps']:6.0f} GB/s),"
+          f" backward {c['backwardS'] * 1e6:8.1f} us ({c['backwardGBps']:6.0f} GB/s), host issue {c['issueS'] * 1e6:7.1f} us" for c in cases),
+        *(f"b*np {e['batchHeads']} s {e['seq']}: {e['error']}" for e in errors),
+    ])
 
 
 if __name__ == "__main__":
