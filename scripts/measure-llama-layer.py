@@ -4,7 +4,8 @@ clustersim predicts for `training.kernels: eager` (src/sim/workload/eagerOps.ts)
 
 The layer is written out in the form of Hugging Face Transformers' `modeling_llama.py` (the form
 clustersim's eager ops follow): RMSNorm in fp32 with a cast back, q/k/v/o projections without bias, rotary
-embedding with rotate_half, grouped-query keys and values expanded by repeat_kv, causal
+embedding with rotate_half, grouped-query keys and values expanded by repeat_kv (copies that Hugging Face skips since
+it passes enable_gqa to SDPA where it can, and that clustersim does not charge), causal
 scaled_dot_product_attention, the SiLU-gated MLP, two residual adds. Weights and activations in bf16, no
 dropout. A stack of `--layers` layers is timed with CUDA events after warm-up; the figures are per layer,
 medians of repeats. It also times the loop without a device synchronise, to show whether the host issuing the

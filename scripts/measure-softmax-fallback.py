@@ -22,11 +22,11 @@ import time
 
 from torch_device import add_output_options, machine, measure_each, report, torch_and_device
 
-# Bytes per score element clustersim charges (megatronOps.ts), for 2-byte inputs:
-# forward float() r2 w4, x scale r4 w4, masked_fill_ r4 w4 (+ r1 mask), softmax r4 w4, half() r4 w2.
-FORWARD_BYTES_PER_ELEMENT = 6 + 8 + 9 + 8 + 6
-# backward of half() r2 w4, softmax r4 r4 w4, masked_fill r4 r1 w4, x scale r4 w4, float() r4 w2.
-BACKWARD_BYTES_PER_ELEMENT = 6 + 12 + 9 + 8 + 6
+# Bytes per score element clustersim charges (megatronOps.ts `torchSoftmaxFallback`), for 2-byte inputs (the mask, s^2
+# bytes, stays in L2 across heads): forward float() r2 w4, x scale r4 w4, masked_fill_ r4 w4, softmax r4 w4,
+# half() r4 w2; backward half()'s r2 w4, softmax's r4 r4 w4, masked_fill's r4 w4, x scale's r4 w4, float()'s r4 w2.
+FORWARD_BYTES_PER_ELEMENT = 6 + 8 + 8 + 8 + 6
+BACKWARD_BYTES_PER_ELEMENT = 6 + 12 + 8 + 8 + 6
 
 
 def parse_args():

@@ -56,7 +56,7 @@ describe('scripts/gpu/run-calibration.sh', () => {
     expect(r.stdout).toContain('validated');
     expect(JSON.parse(readFileSync(join(r.out, 'profile.json'), 'utf8')).schema).toBe(1);
     expect(readFileSync(join(r.out, 'validate.json'), 'utf8')).toContain('cases');
-    // The two optional GPU-side measurements come last; without PyTorch and a GPU here they fail and say so.
+    // The three optional GPU-side measurements come last; without PyTorch and a GPU here they fail and say so.
     expect(r.stdout.indexOf('== attention')).toBeGreaterThan(r.stdout.indexOf('validated'));
     expect(r.stdout).toMatch(/== softmax-fallback\n(softmax-fallback measurement failed|.*not measured)/);
     expect(r.stdout).toMatch(/== llama-layer\n(llama-layer measurement failed|.*not measured)/);

@@ -17,7 +17,7 @@ export interface GpuSpec {
   smCount: number;
   /**
    * Boost clock of the SMs, MHz (datasheet). With `smCount` it sets the rate of kernels bound by instruction issue
-   * rather than memory (eagerOps.ts `GENERIC_KERNEL_ELEMENTS_PER_SM_CYCLE`); absent: such kernels are timed by bytes.
+   * rather than memory (kernelTime.ts `GENERIC_KERNEL_ELEMENTS_PER_SM_CYCLE`); absent: such kernels are timed by bytes.
    */
   boostClockMHz?: number;
   /** NVLink bandwidth per GPU, one direction, all links together (0 for PCIe-only cards). */

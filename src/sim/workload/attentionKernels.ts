@@ -15,10 +15,11 @@
  *   209–309 from 2k to 16k. Time per query row grows as (L + L½) over L keys per row, so each pass is a long-sequence
  *   efficiency and a half-efficiency key count, by least squares over the four lengths with the model's wave
  *   quantisation (0.97 at these shapes) taken out: forward 0.34 and 190 keys, backward 0.34 and 520 (every point
- *   within 3%; an earlier run the same day: 0.34/196 and 0.33/471). The flash-attention
+ *   within 4%; an earlier run the same day: 0.34/196 and 0.33/471). The flash-attention
  *   package's own FA2 is faster at short sequences: its README H100 plot (forward + backward 265 / 294 / 308 / 328
- *   TFLOP/s at 2k / 4k / 8k / 16k) and Shah et al. 2024 (arXiv 2407.08608) Fig. 5 (FA2 forward 298–335) put it
- *   up to 16% above SDPA's at 2k and 5% at 16k.
+ *   TFLOP/s at 2k / 4k / 8k / 16k, up to 19% above SDPA's forward + backward at 2k and 5% at 16k) and Shah et al.
+ *   2024 (arXiv 2407.08608) Fig. 5 (FA2 forward 298–335, up to 14% above SDPA's forward). A model of the flash-attn
+ *   package's own FA2 on Hopper would be that much faster; `fa2` here is SDPA's.
  * - H100 SXM, FlashAttention-3: the same Fig. 5 (forward 521–616, 0.53–0.62) and Fig. 6 (backward, non-causal,
  *   501–561, 0.51–0.57; no causal backward is published, so 0.52, a little under the non-causal figure).
  * - H100 SXM, cuDNN fused attention (what Transformer Engine, and so Megatron-Core, runs on Hopper: TE's

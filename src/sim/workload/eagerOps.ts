@@ -90,7 +90,10 @@ export function eagerRotary(c: LayerContext): Stage {
  * the output, [b, heads, s, d], made contiguous as [b, s, heads·d] for o_proj (`transpose(1, 2).contiguous()`); in the
  * backward, its gradient made contiguous for the attention kernel's backward (`before` the kernel), and the query,
  * key and value gradients copied from [b, heads, s, d] back to [b, s, heads·d] for their projections (`after` the
- * rotary backward). The H200 profile counts these six calls of the strided copy kernel (181 µs at Llama-2-7B, 4k).
+ * rotary backward). The H200 profile of a Llama-2-7B layer at 4k has six calls of PyTorch's strided copy kernel, 101 M
+ * elements in 181 µs (faster per element than the other generic kernels); these ops charge 84 M elements at the
+ * generic rate, 237 µs there, while rotary's concat, on a kernel of its own, measured 140 µs against 99 modelled:
+ * the two errors offset, and the layer's non-GEMM kernels sum within 1% of the profile's.
  */
 export function eagerAttentionLayout(c: LayerContext): { forward: Op[]; before: Op[]; after: Op[] } {
   const q = c.tokens * c.headsPerRank * c.headDim;

@@ -203,7 +203,8 @@ export function measuredGemmNs(g: GemmShape, mg: MeasuredGemm): number {
 /**
  * Fraction of the dense peak a flash-attention kernel reaches: its published forward or backward figure on this
  * GPU (attentionKernels.ts; FlashAttention-2 unless the shape names another) × wave quantisation over its work
- * units (batch × heads × sequence blocks, as FA2 parallelises).
+ * units (batch × heads × sequence blocks, as FA2 parallelises) × L / (L + L½) over `keysPerQueryRow` L where the
+ * kernel's figures give a half-efficiency key count L½ (each query block's fixed cost; absent: 1).
  */
 export function attentionEfficiency(shape: AttentionShape, gpu: GpuSpec, keysPerQueryRow?: number): number {
   const units = shape.batchHeads * Math.ceil((shape.queryLen ?? shape.seqLen) / FLASH_BLOCK);
@@ -289,8 +290,8 @@ export function opTimeNs(op: Op, gpu: GpuSpec, dtype: Dtype, opts: { launch?: bo
  * set by the elements they index (per-element offset arithmetic), not by the bytes they move. Measured on one H200
  * (PyTorch 2.11, torch.profiler over one Llama-2-7B layer forward and backward at 4k tokens;
  * reports/calibration/h200/llama-layer-kernels.json): the 30 calls of these kernels that the layer's multiplies,
- * adds, negations and casts make handle 470 M elements in 1.33 ms, 354 G elements/s (bf16 and fp32 alike, 330–370
- * each), where its vectorized kernels stream 4.0–4.4 TB/s. Per SM and clock cycle (132 SMs at 1,980 MHz): 1.35.
+ * adds, negations and casts make handle 470 M elements in 1.33 ms, 354 G elements/s (bf16 and fp32 alike, 314–413
+ * by kernel), where its vectorized kernels stream 4.0–4.4 TB/s. Per SM and clock cycle (132 SMs at 1,980 MHz): 1.35.
  * Other GPUs: the same per SM and cycle, an assumption (instruction issue, not memory, bounds these kernels).
  */
 export const GENERIC_KERNEL_ELEMENTS_PER_SM_CYCLE = 1.35;

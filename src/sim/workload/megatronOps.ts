@@ -118,6 +118,34 @@ export function fusedSoftmaxAvailable(fw: FrameworkSpec, attnBatches: number, se
   return seqLen > 16 && seqLen <= fw.fusedSoftmaxMaxSeq && seqLen % 4 === 0 && attnBatches % 4 === 0 && attnBatches % batchPerBlock === 0;
 }
 
+/**
+ * Megatron's `forward_torch_softmax` (softmax_in_fp32), as `base` (the softmax op) over `n` score elements, one op per
+ * kernel: float() (r2 w4), ×scale (r4 w4), masked_fill_ (r4 w4; the [b, 1, s, s] mask, s² bytes, stays in L2 across
+ * heads), softmax (r4 w4), half() (r4 w2): 36 bytes per element. Backward in reverse: half()'s (r2 w4), softmax's
+ * (y and dy read, dx written: 12), masked_fill's (r4 w4), ×scale's (r4 w4), float()'s (r4 w2): 40. Each streams at
+ * the unfused passes' share (`base.bandwidthFactor`); the widening casts and the masked fills, whose mask is
+ * broadcast, run on PyTorch's generic kernels (kernelTime.ts `genericKernelNs`). The softmax op keeps its name.
+ */
+function torchSoftmaxFallback(base: Op, n: number, backward: boolean): Op[] {
+  const pass = (name: string, bytesPerElement: number, flopsPerElement: number, generic = false): Op => ({
+    ...base,
+    name,
+    flops: flopsPerElement * n,
+    bytes: bytesPerElement * n,
+    ...(generic ? { genericElements: n } : {}),
+  });
+  if (!backward) {
+    return [pass('attn.softmax.to_fp32', 6, 0, true), pass('attn.softmax.scale', 8, 1), pass('attn.softmax.mask', 8, 1, true), pass('attn.softmax', 8, 4), pass('attn.softmax.to_half', 6, 0)];
+  }
+  return [
+    pass('attn.softmax.to_half.bwd', 6, 0, true),
+    pass('attn.softmax.bwd', 12, 4),
+    pass('attn.softmax.mask.bwd', 8, 1, true),
+    pass('attn.softmax.scale.bwd', 8, 1),
+    pass('attn.softmax.to_fp32.bwd', 6, 0),
+  ];
+}
+
 /** Megatron's CoreAttention (unfused) with its layout copies, or the flash path with host calls. */
 function megatronAttention(c: LayerContext, fw: FrameworkSpec, host: (op: Op, calls: number) => Op, nQkv: number, nCtx: number): Stage & { core: Op[] } {
   const base = attentionStage(c);
@@ -137,8 +165,7 @@ function megatronAttention(c: LayerContext, fw: FrameworkSpec, host: (op: Op, ca
   const core: Op[] = [];
   for (const op of base.core) {
     if (op.name === 'attn.softmax' && !fused) {
-      // float() r2 w4, ×scale r4 w4, masked_fill_ r4 w4, softmax r4 w4, half() r4 w2.
-      core.push(host({ ...op, flops: 6 * n, bytes: 36 * n }, 5 + 1));
+      core.push(...torchSoftmaxFallback(op, n, false).map((o) => host(o, o.name === 'attn.softmax' ? 2 : 1)));
     } else if (op.name === 'attn.softmax') core.push(host({ ...op, bytes: n * e * (causalRead + 1) }, 2 + 2));
     else if (op.name === 'attn.dropout') core.push(host(op, 1 + 2 + 1));
     else if (op.name === 'attn.scores') core.push(host(op, 1 + 1));
@@ -149,8 +176,7 @@ function megatronAttention(c: LayerContext, fw: FrameworkSpec, host: (op: Op, ca
   const backward: Op[] = [host(elementwiseOp('attn.context.copy.bwd', nCtx, 0, 2 * nCtx * e), 1)];
   for (const op of base.backward) {
     if (op.name === 'attn.softmax.bwd' && !fused) {
-      // Backward of half() r2 w4, softmax r4 r4 w4, masked_fill r4 r1 w4, ×scale r4 w4, float() r4 w2.
-      backward.push(host({ ...op, flops: 6 * n, bytes: 43 * n }, 5));
+      backward.push(...torchSoftmaxFallback(op, n, true).map((o) => host(o, 1)));
     } else if (op.name === 'attn.softmax.bwd') backward.push(host({ ...op, bytes: n * e * (2 * causalRead + 1) }, 1 + 1));
     else if (op.name.startsWith('attn.scores.')) backward.push(host(op, 2));
     else backward.push(host(op, 1));

@@ -168,15 +168,28 @@ describe('Megatron-DeepSpeed GPT layer', () => {
     expect(fusedSoftmaxAvailable(MEGATRON_DEEPSPEED, 16, 1024)).toBe(true);
     expect(fusedSoftmaxAvailable(MEGATRON_DEEPSPEED, 2, 1024)).toBe(false);
     expect(fusedSoftmaxAvailable(MEGATRON_DEEPSPEED, 4, 8192)).toBe(false);
-    const softmax = (tp: number, b: number) => buildBlocks(gpt, { ...shape, tp, microBatch: b }).find((x) => x.name === 'layer.0')!.forward.find((o) => o.name === 'attn.softmax')!;
-    // 16 heads / tp 8 = 2 per rank: one sample falls back (five fp32 passes), two do not.
-    const fallback = softmax(8, 1);
-    const fused = softmax(8, 2);
+    const layer = (tp: number, b: number) => buildBlocks(gpt, { ...shape, tp, microBatch: b }).find((x) => x.name === 'layer.0')!;
+    const softmaxOps = (ops: Op[]) => ops.filter((o) => o.name.startsWith('attn.softmax'));
+    // 16 heads / tp 8 = 2 per rank: one sample falls back (five fp32 passes, a kernel each), two do not.
+    const fallback = layer(8, 1);
+    const fused = layer(8, 2);
     const n = 2 * 1024 * 1024;
-    expect(fallback.bytes / n).toBe(36);
+    expect(softmaxOps(fallback.forward).map((o) => o.name)).toEqual(['attn.softmax.to_fp32', 'attn.softmax.scale', 'attn.softmax.mask', 'attn.softmax', 'attn.softmax.to_half']);
+    expect(softmaxOps(fallback.forward).reduce((a, o) => a + o.bytes, 0) / n).toBe(36);
+    expect(softmaxOps(fallback.backward).reduce((a, o) => a + o.bytes, 0) / n).toBe(40);
+    // The widening casts and the fills under the broadcast mask run on PyTorch's generic kernels.
+    const generic = (ops: Op[]) => softmaxOps(ops).filter((o) => o.genericElements === n).map((o) => o.name);
+    expect(generic(fallback.forward)).toEqual(['attn.softmax.to_fp32', 'attn.softmax.mask']);
+    expect(generic(fallback.backward)).toEqual(['attn.softmax.to_half.bwd', 'attn.softmax.mask.bwd']);
+    // Six host calls forward (five ops and nn.Softmax's module), five backward: as the single op had.
+    const hostNs = MEGATRON_DEEPSPEED.hostOpNs;
+    expect(softmaxOps(fallback.forward).reduce((a, o) => a + (o.hostNs ?? 0), 0)).toBeCloseTo(6 * hostNs, 6);
+    expect(softmaxOps(fallback.backward).reduce((a, o) => a + (o.hostNs ?? 0), 0)).toBeCloseTo(5 * hostNs, 6);
     // The causal fused kernel reads row r's first r + 1 scores and writes the whole row (2 bytes each).
     const lowerTriangle = (1024 + 1) / (2 * 1024);
-    expect(fused.bytes / (2 * n)).toBeCloseTo(2 * (lowerTriangle + 1), 12);
+    const fusedSoftmax = softmaxOps(fused.forward);
+    expect(fusedSoftmax).toHaveLength(1);
+    expect(fusedSoftmax[0].bytes / (2 * n)).toBeCloseTo(2 * (lowerTriangle + 1), 12);
   });
 
   it("charges the causal fused softmax's backward the gradient and output on the lower triangle and whole-row writes", () => {
