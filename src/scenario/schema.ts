@@ -122,8 +122,8 @@ export const trainingSchema = z
     kernels: z.enum(['fused', 'eager']).default('fused'),
     /**
      * The fused attention kernel when `flashAttention` (src/sim/workload/attentionKernels.ts): `auto`
-     * FlashAttention-2 (what PyTorch's scaled_dot_product_attention runs), `fa3` FlashAttention-3 (Hopper),
-     * `cudnn` cuDNN's fused attention (what Transformer Engine and Megatron-Core run on Hopper).
+     * FlashAttention-2 (what PyTorch's scaled_dot_product_attention runs up to 2.10), `fa3` FlashAttention-3 (Hopper),
+     * `cudnn` cuDNN's fused attention (what Transformer Engine and Megatron-Core run on Hopper, and SDPA there from 2.11).
      */
     attentionKernel: z.enum(ATTENTION_KERNEL_NAMES).default('auto'),
     /**

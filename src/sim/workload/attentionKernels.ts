@@ -29,8 +29,12 @@
  *   H200 measurement above puts today's cuDNN (9.19) at forward 403–596 TFLOP/s and backward 407–583, up to 28%
  *   faster than the 2024 figures at 16k; those are kept, as the H100 runs the checks compare with (2024–25 containers)
  *   predate this cuDNN.
- * PyTorch's `scaled_dot_product_attention` runs FlashAttention-2 on A100 and H100 in 2.2–2.4 and 2.5.1–2.8 (2.5.0
- * alone put cuDNN first, reverted by pytorch/pytorch#138522), so `auto` means FlashAttention-2.
+ * PyTorch's `scaled_dot_product_attention` runs FlashAttention-2 on A100 and H100 in 2.2–2.4 and 2.5.1–2.10 (2.5.0
+ * alone put cuDNN first, reverted by pytorch/pytorch#138522), so `auto` means FlashAttention-2. From 2.11 on Hopper
+ * it prefers cuDNN again: `check_prefer_cudnn_attention` in aten's sdp_utils.cpp (in 2.10) puts cuDNN first on sm90
+ * and sm100 when the cuDNN is newer than 9.15, which the one bundled with 2.11 is (huggingface/transformers#48163,
+ * the maintainers' reading). The H200 run saw it: PyTorch 2.11 with cuDNN 9.19 ran cuDNN's kernel for every Llama
+ * layer. With such a PyTorch on Hopper, `cudnn` is the kernel SDPA runs.
  */
 import type { GpuSpec } from '../hardware/types.js';
 
