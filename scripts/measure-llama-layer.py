@@ -37,11 +37,18 @@ def parse_args():
     p.add_argument("--layers", type=int, default=4, help="layers in the timed stack (default 4)")
     p.add_argument("--repeats", type=int, default=7, help="repeats; medians are reported (default 7)")
     add_output_options(p)
+    p.add_argument("--shapes", default=",".join(SHAPES), help=f"which shapes, comma-separated (default: all of {', '.join(SHAPES)})")
+    p.add_argument("--compile", action="store_true", help="run each layer under torch.compile (Inductor fuses the "
+                   "element-wise work), to compare with clustersim's default fused kernels")
     p.add_argument("--kernels", metavar="FILE", help="also profile one forward + backward of each shape with torch.profiler and write "
                    "every GPU kernel's count and total time (us) to FILE as JSON")
     args = p.parse_args()
     if args.layers < 1 or args.repeats < 1:
         p.error("--layers and --repeats must be at least 1")
+    args.shapes = [x for x in args.shapes.split(",") if x]
+    unknown = [x for x in args.shapes if x not in SHAPES]
+    if unknown or not args.shapes:
+        p.error(f"--shapes: unknown {', '.join(unknown) or '(none given)'} (known: {', '.join(SHAPES)})")
     return args
 
 
@@ -116,6 +123,10 @@ def measure_shape(torch, device, name, shape, args):
     dtype = torch.bfloat16 if device == "cuda" else torch.float32
     Layer, cos, sin = build(torch, device, dtype, hidden, ffn, heads, kv_heads, seq)
     layers = [Layer() for _ in range(args.layers)]
+    if args.compile:
+        if not hasattr(torch, "compile"):
+            raise RuntimeError(f"--compile needs torch.compile (PyTorch 2.0 or later; this is {torch.__version__})")
+        layers = [torch.compile(layer) for layer in layers]
     x = torch.randn(1, seq, hidden, device=device, dtype=dtype, requires_grad=True)
     grad = torch.randn(1, seq, hidden, device=device, dtype=dtype)
     sync = torch.cuda.synchronize if device == "cuda" else (lambda: None)
@@ -206,12 +217,13 @@ def profile_kernels(torch, forward, grad, clear, device):
 def main():
     args = parse_args()
     torch, device = torch_and_device("measure-llama-layer", args.device, "on the GPU machine")
-    shapes = SHAPES if device == "cuda" else CPU_SHAPES
+    shapes = {name: SHAPES[name] for name in args.shapes} if device == "cuda" else CPU_SHAPES
     cases, errors = measure_each(torch, device, list(shapes), lambda name: measure_shape(torch, device, name, shapes[name], args),
                                  lambda name: {"name": name})
     result = {
         **machine(torch, device),
-        "dtype": "bf16" if device == "cuda" else "fp32", "form": "Hugging Face modeling_llama, eager, SDPA causal",
+        "dtype": "bf16" if device == "cuda" else "fp32",
+        "form": f"Hugging Face modeling_llama, {'torch.compile' if args.compile else 'eager'}, SDPA causal",
         "cases": cases, "errors": errors,
     }
     if args.kernels:
