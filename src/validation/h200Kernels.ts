@@ -78,22 +78,25 @@ interface LayerCase {
 }
 
 /**
- * Eager Llama layers (`training.kernels: eager`), forward and backward, for the shapes the GPU bounds: a shape whose
- * host issue time reaches its GPU time (TinyLlama at 2k here) measures the host, which this comparison leaves out.
- * The attention kernel is cuDNN's: PyTorch 2.11's SDPA chose it for every shape (llama-layer-kernels.json, the
- * profiled run), where `auto` would mean FlashAttention-2 (the choice of PyTorch 2.2–2.8). The measured Llama-3-8B
- * layer also copies its 8 key/value heads out to 32 (`repeat_kv`, about 0.5 ms of its kernels forward and backward),
- * which the model leaves out as Hugging Face does when SDPA takes grouped queries itself (`enable_gqa`).
+ * Llama layers, forward and backward, for the shapes the GPU bounds: a shape whose host issue time reaches its GPU
+ * time (TinyLlama at 2k here) measures the host, which this comparison leaves out. `eager` compares eager PyTorch
+ * (`llama-layer.json`) with `training.kernels: eager`; `fused` compares the same layers under torch.compile
+ * (`llama-layer-compiled.json`, Inductor fusing the element-wise work) with the default fused kernels.
+ * The attention kernel is cuDNN's: PyTorch 2.11's SDPA chose it for every shape (the profiled runs), where `auto`
+ * would mean FlashAttention-2 (the choice of PyTorch 2.2–2.10). The measured Llama-3-8B layer also copies its 8
+ * key/value heads out to 32 (`repeat_kv`, about 0.5 ms of its kernels forward and backward in eager mode), which the
+ * model leaves out as Hugging Face does when SDPA takes grouped queries itself (`enable_gqa`).
  */
-export function llamaLayerComparisons(path = 'reports/calibration/h200/llama-layer.json'): KernelComparison[] {
+export function llamaLayerComparisons(path = 'reports/calibration/h200/llama-layer.json', kernels: 'eager' | 'fused' = 'eager'): KernelComparison[] {
   const cases = (JSON.parse(readFileSync(path, 'utf8')) as { cases: LayerCase[] }).cases;
+  const label = kernels === 'eager' ? 'layer' : 'layer compiled';
   return cases
     .filter((c) => c.issueSPerLayer < 0.5 * (c.forwardSPerLayer + c.backwardSPerLayer))
     .flatMap((c) => {
-      const layer = layerZero(oneLayer(c.name, c.hidden, c.heads, c.kvHeads, c.ffnHidden, c.seqLen), c.microBatch, 'eager', 'cudnn');
+      const layer = layerZero(oneLayer(c.name, c.hidden, c.heads, c.kvHeads, c.ffnHidden, c.seqLen), c.microBatch, kernels, 'cudnn');
       return [
-        compare(`${c.name} layer forward, seq ${c.seqLen}`, sumSeconds(layer.forward), c.forwardSPerLayer),
-        compare(`${c.name} layer backward, seq ${c.seqLen}`, sumSeconds(layer.backward), c.backwardSPerLayer),
+        compare(`${c.name} ${label} forward, seq ${c.seqLen}`, sumSeconds(layer.forward), c.forwardSPerLayer),
+        compare(`${c.name} ${label} backward, seq ${c.seqLen}`, sumSeconds(layer.backward), c.backwardSPerLayer),
       ];
     });
 }

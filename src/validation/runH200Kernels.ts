@@ -14,6 +14,7 @@ export function runH200Kernels(options: Pick<ValidateOptions, 'limit' | 'json'>)
   const groups = [
     { name: 'attention (SDPA, causal, head dim 128, 16k tokens; scripts/measure-attention.py)', rows: attentionComparisons(file('attention.json')).slice(0, options.limit) },
     { name: 'eager Llama layers (Hugging Face form, bf16, micro-batch 1; scripts/measure-llama-layer.py)', rows: llamaLayerComparisons(file('llama-layer.json')).slice(0, options.limit) },
+    { name: 'Llama layers under torch.compile against the default fused kernels (scripts/measure-llama-layer.py --compile)', rows: llamaLayerComparisons(file('llama-layer-compiled.json'), 'fused').slice(0, options.limit) },
     { name: "Megatron's torch softmax fallback (fp16 scores, fp32 softmax; scripts/measure-softmax-fallback.py)", rows: softmaxFallbackComparisons(file('softmax-fallback.json')).slice(0, options.limit) },
   ];
   const summary = (rows: KernelComparison[]) => ({ medianAbsErrorPct: median(rows.map((r) => Math.abs(r.errorPct))), worstAbsErrorPct: Math.max(...rows.map((r) => Math.abs(r.errorPct))) });
