@@ -37,14 +37,17 @@ def parse_args():
     p.add_argument("--layers", type=int, default=4, help="layers in the timed stack (default 4)")
     p.add_argument("--repeats", type=int, default=7, help="repeats; medians are reported (default 7)")
     add_output_options(p)
+    p.add_argument("--sustain", type=int, default=0, metavar="N",
+                   help="also run N forward + backward iterations back to back, without a device synchronise between "
+                        "them, and report the median per-iteration time (the steady state a training loop runs in)")
     p.add_argument("--shapes", default=",".join(SHAPES), help=f"which shapes, comma-separated (default: all of {', '.join(SHAPES)})")
     p.add_argument("--compile", action="store_true", help="run each layer under torch.compile (Inductor fuses the "
                    "element-wise work), to compare with clustersim's default fused kernels")
     p.add_argument("--kernels", metavar="FILE", help="also profile one forward + backward of each shape with torch.profiler and write "
                    "every GPU kernel's count and total time (us) to FILE as JSON")
     args = p.parse_args()
-    if args.layers < 1 or args.repeats < 1:
-        p.error("--layers and --repeats must be at least 1")
+    if args.layers < 1 or args.repeats < 1 or args.sustain < 0:
+        p.error("--layers and --repeats must be at least 1, --sustain at least 0")
     args.shapes = [x for x in args.shapes.split(",") if x]
     unknown = [x for x in args.shapes if x not in SHAPES]
     if unknown or not args.shapes:
@@ -175,6 +178,7 @@ def measure_shape(torch, device, name, shape, args):
         issue.append(time.perf_counter() - t0)  # host time to issue forward and backward, no synchronise
         sync()
         clear()
+    sustained = sustained_times(torch, device, forward, grad, clear, args.sustain) if args.sustain else None
     kernels = profile_kernels(torch, forward, grad, clear, device) if args.kernels else None
     n = args.layers
     return {
@@ -183,8 +187,29 @@ def measure_shape(torch, device, name, shape, args):
         "forwardSPerLayer": statistics.median(fwd) / n, "backwardSPerLayer": statistics.median(bwd) / n,
         "issueSPerLayer": statistics.median(issue) / n,
         "spreadPct": 100 * (max(fwd) - min(fwd)) / statistics.median(fwd),
+        **({"sustainedSPerLayer": sustained / n, "sustainedIterations": args.sustain} if sustained is not None else {}),
         **({"kernels": kernels} if kernels is not None else {}),
     }
+
+
+def sustained_times(torch, device, forward, grad, clear, iterations):
+    """Median seconds of one forward + backward of the stack when `iterations` run back to back: an event at each
+    iteration's start, one synchronise at the end, so the host issues ahead as a training loop's does."""
+    if device != "cuda":
+        t0 = time.perf_counter()
+        for _ in range(iterations):
+            forward().backward(grad)
+            clear()
+        return (time.perf_counter() - t0) / iterations
+    marks = [torch.cuda.Event(enable_timing=True) for _ in range(iterations + 1)]
+    torch.cuda.synchronize()
+    for i in range(iterations):
+        marks[i].record()
+        forward().backward(grad)
+        clear()
+    marks[iterations].record()
+    marks[iterations].synchronize()
+    return statistics.median(marks[i].elapsed_time(marks[i + 1]) / 1e3 for i in range(1, iterations))
 
 
 def profile_kernels(torch, forward, grad, clear, device):
@@ -231,7 +256,8 @@ def main():
             json.dump({c["name"]: c.get("kernels", []) for c in cases}, f, indent=1)
     report(result, args, [
         *(f"{c['name']:>15}: forward {c['forwardSPerLayer'] * 1e3:7.3f} ms/layer, backward {c['backwardSPerLayer'] * 1e3:7.3f},"
-          f" host issue {c['issueSPerLayer'] * 1e3:7.3f} (spread {c['spreadPct']:.1f}%)" for c in cases),
+          f" host issue {c['issueSPerLayer'] * 1e3:7.3f} (spread {c['spreadPct']:.1f}%)"
+          + (f", sustained {c['sustainedSPerLayer'] * 1e3:7.3f} forward + backward" if "sustainedSPerLayer" in c else "") for c in cases),
         *(f"{e['name']}: {e['error']}" for e in errors),
     ])
 
