@@ -35,10 +35,12 @@ const scripts: { script: string; bad: string[]; error: RegExp; small: string[]; 
     script: 'measure-llama-layer.py',
     bad: ['--layers', '0'],
     error: /--layers and --repeats must be at least 1/,
-    small: ['--layers', '1', '--repeats', '1'],
+    small: ['--layers', '1', '--repeats', '1', '--sustain', '2'],
     check: (out) => {
       expect(out.cases.map((c) => c.name)).toEqual(['tiny']);
       expect(Number(out.cases[0].backwardSPerLayer)).toBeGreaterThan(0);
+      expect(out.cases[0].sustainedIterations).toBe(2);
+      expect(Number(out.cases[0].sustainedSPerLayer)).toBeGreaterThan(0);
     },
   },
   {
