@@ -25,8 +25,9 @@ Options:
                     | megatron-sc21 (Table 1 of Narayanan et al. SC21, TFLOP/s per GPU)
                     | megatron-sp22 (Table 5 of Korthikanti et al. 2022: iteration time, full
                       recompute vs sequence parallelism + selective recompute)
-                    | h200-kernels (the H200 preset's attention kernels and eager Llama layers
-                      against PyTorch on one H200, reports/calibration/h200)
+                    | h200-kernels (the H200 preset's attention kernels, Llama layers eager and
+                      compiled, and Megatron's softmax fallback against PyTorch on one H200,
+                      reports/calibration/h200)
   --only <group>    vtrain set only: single | multi
   --limit <n>       the first n rows of each set
   --host-op-us <us> vtrain set: host cost of one framework call (training.hostOpUs) in place of the
