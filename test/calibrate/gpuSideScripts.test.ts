@@ -53,6 +53,20 @@ const scripts: { script: string; bad: string[]; error: RegExp; small: string[]; 
       for (const c of out.cases) expect(Number(c.GBps)).toBeGreaterThan(0);
     },
   },
+  {
+    script: 'measure-sustained-gemm.py',
+    bad: ['--seconds', '0'],
+    error: /--seconds and --window-ms above 0/,
+    small: ['--size', '128', '--seconds', '0.3', '--window-ms', '50'],
+    check: (out) => {
+      const r = out as unknown as { windows: number; tflopsByWindow: number[]; sustainedOverBurst: number; burstTflops: number };
+      expect(r.windows).toBe(6);
+      expect(r.tflopsByWindow).toHaveLength(6);
+      expect(r.burstTflops).toBe(Math.max(...r.tflopsByWindow)); // all windows fall in the first two seconds
+      expect(r.sustainedOverBurst).toBeGreaterThan(0);
+      expect(r.sustainedOverBurst).toBeLessThanOrEqual(1);
+    },
+  },
 ];
 
 describe('the GPU-side measurement scripts', () => {
