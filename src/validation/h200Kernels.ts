@@ -3,7 +3,7 @@ import { H200_SXM_141GB } from '../sim/hardware/gpus.js';
 import type { AttentionKernel } from '../sim/workload/attentionKernels.js';
 import { opTimeNs } from '../sim/workload/kernelTime.js';
 import type { ModelSpec } from '../sim/workload/model.js';
-import type { Op } from '../sim/workload/ops.js';
+import type { MicroBatchShape, Op } from '../sim/workload/ops.js';
 import { buildBlocks } from '../sim/workload/transformerOps.js';
 import { MEGATRON_DEEPSPEED } from '../sim/workload/framework.js';
 
@@ -43,10 +43,9 @@ function oneLayer(name: string, hidden: number, heads: number, kvHeads: number, 
   return { name, arch: 'llama', layers: 1, hidden, heads, kvHeads, ffnHidden, seqLen, vocab: 32000, tiedEmbeddings: false };
 }
 
-/** Layer 0 of `model` in bf16 with flash attention on one GPU. */
-function layerZero(model: ModelSpec, microBatch: number, kernels: 'eager' | 'fused', attentionKernel?: AttentionKernel) {
-  const shape = { microBatch, seqLen: model.seqLen, dtype: 'bf16' as const, tp: 1, sequenceParallel: false, flashAttention: true, recompute: 'none' as const, kernels, attentionKernel };
-  return buildBlocks(model, shape).find((b) => b.layer === 0)!;
+/** Layer 0 of `model` on one GPU: bf16 with flash attention unless `shape` says otherwise. */
+function layerZero(model: ModelSpec, shape: Partial<MicroBatchShape> & Pick<MicroBatchShape, 'microBatch'>) {
+  return buildBlocks(model, { seqLen: model.seqLen, dtype: 'bf16', tp: 1, sequenceParallel: false, flashAttention: true, recompute: 'none', ...shape }).find((b) => b.layer === 0)!;
 }
 
 export function attentionComparisons(path = 'reports/calibration/h200/attention.json'): KernelComparison[] {
@@ -55,7 +54,7 @@ export function attentionComparisons(path = 'reports/calibration/h200/attention.
     const kernel = KERNEL_OF_BACKEND[c.backend];
     if (!kernel) return [];
     // The model's own attention ops of a layer with these heads and this batch.
-    const layer = layerZero(oneLayer('attention', c.heads * c.headDim, c.heads, c.heads, 4 * c.heads * c.headDim, c.seq), c.batch, 'fused', kernel);
+    const layer = layerZero(oneLayer('attention', c.heads * c.headDim, c.heads, c.heads, 4 * c.heads * c.headDim, c.seq), { microBatch: c.batch, attentionKernel: kernel });
     const core = (name: string) => layer.forward.concat(layer.backward).filter((o) => o.name === name);
     return [
       compare(`${kernel} forward, seq ${c.seq}`, sumSeconds(core('attn.core')), c.forwardS),
@@ -93,7 +92,7 @@ export function llamaLayerComparisons(path = 'reports/calibration/h200/llama-lay
   return cases
     .filter((c) => c.issueSPerLayer < 0.5 * (c.forwardSPerLayer + c.backwardSPerLayer))
     .flatMap((c) => {
-      const layer = layerZero(oneLayer(c.name, c.hidden, c.heads, c.kvHeads, c.ffnHidden, c.seqLen), c.microBatch, kernels, 'cudnn');
+      const layer = layerZero(oneLayer(c.name, c.hidden, c.heads, c.kvHeads, c.ffnHidden, c.seqLen), { microBatch: c.microBatch, kernels, attentionKernel: 'cudnn' });
       return [
         compare(`${c.name} ${label} forward, seq ${c.seqLen}`, sumSeconds(layer.forward), c.forwardSPerLayer),
         compare(`${c.name} ${label} backward, seq ${c.seqLen}`, sumSeconds(layer.backward), c.backwardSPerLayer),
@@ -120,9 +119,8 @@ export function softmaxFallbackComparisons(path = 'reports/calibration/h200/soft
   return cases
     .filter((c) => c.batchHeads % 4 !== 0 && c.issueS < 0.5 * (c.forwardS + c.backwardS))
     .flatMap((c) => {
-      const model: ModelSpec = { name: 'gpt', arch: 'gpt', layers: 1, hidden: 64 * c.batchHeads, heads: c.batchHeads, kvHeads: c.batchHeads, ffnHidden: 256 * c.batchHeads, seqLen: c.seq, vocab: 32000, tiedEmbeddings: true };
-      const shape = { microBatch: 1, seqLen: c.seq, dtype: 'fp16' as const, tp: 1, sequenceParallel: false, flashAttention: false, recompute: 'none' as const, framework: MEGATRON_DEEPSPEED };
-      const layer = buildBlocks(model, shape).find((b) => b.layer === 0)!;
+      const gpt: ModelSpec = { ...oneLayer('gpt', 64 * c.batchHeads, c.batchHeads, c.batchHeads, 256 * c.batchHeads, c.seq), arch: 'gpt', tiedEmbeddings: true };
+      const layer = layerZero(gpt, { microBatch: 1, dtype: 'fp16', flashAttention: false, framework: MEGATRON_DEEPSPEED });
       const softmax = (ops: Op[]) => ops.filter((o) => o.name.startsWith('attn.softmax'));
       return [
         compare(`softmax fallback forward, ${c.batchHeads} × ${c.seq}²`, sumSeconds(softmax(layer.forward)), c.forwardS),

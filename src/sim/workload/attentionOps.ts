@@ -112,12 +112,9 @@ function rotary(c: LayerContext): Stage {
 export function attentionStage(c: LayerContext): AttentionStage {
   const core = c.flash ? flashAttention(c) : unfusedAttention(c);
   if (c.model.arch !== 'llama') return core;
-  if (!c.eager) {
-    const rope = rotary(c);
-    return { forward: [...rope.forward, ...core.forward], backward: [...core.backward, ...rope.backward], core: core.core };
-  }
-  const rope = eagerRotary(c);
-  const layout = eagerAttentionLayout(c);
+  const rope = c.eager ? eagerRotary(c) : rotary(c);
+  // Hugging Face's layout copies around the kernel, in eager mode only (fused frameworks keep [s, b, h] throughout).
+  const layout = c.eager ? eagerAttentionLayout(c) : { forward: [], before: [], after: [] };
   return {
     forward: [...rope.forward, ...core.forward, ...layout.forward],
     backward: [...layout.before, ...core.backward, ...rope.backward, ...layout.after],

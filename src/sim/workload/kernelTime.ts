@@ -108,11 +108,10 @@ export function dimMisaligned(width: number, dtype: Dtype): boolean {
 export function misalignedGemmSlowdown(g: Pick<GemmShape, 'm' | 'n' | 'k' | 'leadingDims'>, dtype: Dtype, gpu: GpuSpec): number {
   const a = gemmAlignmentBytes(g, dtype);
   if (a >= TENSOR_OP_ALIGNMENT_BYTES) return 1;
-  const table = gpu.misalignedGemmSlowdown;
-  const listed = Object.keys(table ?? {}).map(Number).sort((x, y) => x - y);
-  if (!table || listed.length === 0) return MISALIGNED_GEMM_SLOWDOWN;
-  const key = [...listed].reverse().find((b) => b <= a) ?? listed[0];
-  return table[key as keyof MisalignedGemmSlowdown]!;
+  const table = gpu.misalignedGemmSlowdown ?? {};
+  const listed = (Object.keys(table).map(Number) as (keyof MisalignedGemmSlowdown)[]).sort((x, y) => x - y);
+  if (listed.length === 0) return MISALIGNED_GEMM_SLOWDOWN;
+  return table[listed.filter((b) => b <= a).pop() ?? listed[0]]!;
 }
 
 /** Query (forward) / key (backward) block length of a flash kernel's work unit (FA2 uses 64–128). */
@@ -210,8 +209,8 @@ export function attentionEfficiency(shape: AttentionShape, gpu: GpuSpec, keysPer
   const units = shape.batchHeads * Math.ceil((shape.queryLen ?? shape.seqLen) / FLASH_BLOCK);
   const kernel = shape.kernel ?? 'fa2';
   const base = attentionKernelEfficiency(gpu, kernel, shape.backward);
-  const half = keysPerQueryRow === undefined ? undefined : attentionHalfEfficiencyKeys(gpu, kernel, shape.backward);
-  const keyLoop = half === undefined ? 1 : keysPerQueryRow! / (keysPerQueryRow! + half);
+  const half = attentionHalfEfficiencyKeys(gpu, kernel, shape.backward);
+  const keyLoop = half === undefined || keysPerQueryRow === undefined ? 1 : keysPerQueryRow / (keysPerQueryRow + half);
   return base * waveEfficiency(units, gpu.smCount) * keyLoop;
 }
 
