@@ -1,7 +1,8 @@
 import { fitStepParts, type StepParts, type TimedRun } from './decompose.js';
+import { microBatchesOf, singleNodeFamilies, timedRuns, type Outcome } from './families.js';
+import { layerTimeFloor } from './layerTimeFloor.js';
+import { perStepRates } from './perStepRate.js';
 import type { VtrainRow } from './vtrain.js';
-
-type Outcome = { row: VtrainRow; predictedMs: number };
 
 /** Which part of a row's time `partSwaps` replaces with the measured one. */
 const PARTS = ['perLayer', 'perMicroBatch', 'perStep'] as const;
@@ -20,26 +21,12 @@ export interface PartAttribution {
   layerTimeSpreadPct: number;
 }
 
-const microBatches = (r: VtrainRow) => r.globalBatch / (r.microBatch * r.dp);
-const runs = (os: readonly Outcome[], pick: (o: Outcome) => number): TimedRun[] =>
-  os.map((o) => ({ layers: o.row.layers, microBatches: microBatches(o.row), timeMs: pick(o) }));
 const partMs = (p: StepParts, part: Part, r: VtrainRow): number => {
-  const n = microBatches(r);
+  const n = microBatchesOf(r);
   if (part === 'perLayer') return p.perLayerMicroBatchMs * r.layers * n;
   if (part === 'perMicroBatch') return p.perMicroBatchMs * n;
   return p.perStepMs(r.layers);
 };
-
-function singleNodeFamilies(outcomes: readonly Outcome[]): Outcome[][] {
-  const families = new Map<string, Outcome[]>();
-  for (const o of outcomes) {
-    const r = o.row;
-    if (r.group !== 'single') continue;
-    const k = `${r.hidden}/${r.tp}/${r.pp}/${r.dp}/${r.microBatch}`;
-    families.set(k, [...(families.get(k) ?? []), o]);
-  }
-  return [...families.values()];
-}
 
 /**
  * How much of the single-node error each part carries: the MAPE with one part of every fitted row taken from the
@@ -53,8 +40,8 @@ export function attributeError(outcomes: readonly Outcome[]): PartAttribution {
   const layerTimes = new Map<string, number[]>();
   const pct = (ms: number, r: VtrainRow) => (100 * Math.abs(ms - r.measuredMs)) / r.measuredMs;
   for (const os of singleNodeFamilies(outcomes)) {
-    const m = fitStepParts(runs(os, (o) => o.row.measuredMs));
-    const p = fitStepParts(runs(os, (o) => o.predictedMs));
+    const m = fitStepParts(timedRuns(os, (o) => o.row.measuredMs));
+    const p = fitStepParts(timedRuns(os, (o) => o.predictedMs));
     for (const o of os) {
       const own = pct(o.predictedMs, o.row);
       sums.mape += own;
@@ -95,11 +82,11 @@ export function decompositionLines(outcomes: readonly Outcome[]): string[] {
   const misfit = (rs: TimedRun[], parts: StepParts) =>
     rs.reduce((a, r) => a + Math.abs(parts.perLayerMicroBatchMs * r.layers * r.microBatches + parts.perMicroBatchMs * r.microBatches + parts.perStepMs(r.layers) - r.timeMs) / r.timeMs, 0);
   for (const os of singleNodeFamilies(outcomes)) {
-    const m = fitStepParts(runs(os, (o) => o.row.measuredMs));
-    const p = fitStepParts(runs(os, (o) => o.predictedMs));
+    const m = fitStepParts(timedRuns(os, (o) => o.row.measuredMs));
+    const p = fitStepParts(timedRuns(os, (o) => o.predictedMs));
     if (!m || !p) continue;
-    residual.measured += misfit(runs(os, (o) => o.row.measuredMs), m);
-    residual.predicted += misfit(runs(os, (o) => o.predictedMs), p);
+    residual.measured += misfit(timedRuns(os, (o) => o.row.measuredMs), m);
+    residual.predicted += misfit(timedRuns(os, (o) => o.predictedMs), p);
     residual.rows += os.length;
     const r = os[0].row;
     const k = `h${r.hidden} tp${r.tp}${r.pp > 1 ? ` pp${r.pp}` : ''} mb${r.microBatch}`;
@@ -125,5 +112,18 @@ export function decompositionLines(outcomes: readonly Outcome[]): string[] {
     `    per layer·micro-batch ${p2(at.withMeasuredPartPct.perLayer)}, per micro-batch ${p2(at.withMeasuredPartPct.perMicroBatch)}, per step ${p2(at.withMeasuredPartPct.perStep)}`,
     `  the measured rows rest on ${at.layerTimes} per-layer times, one per (h, tp, mb): a × pp agrees across each one's dp and pp families within ${at.layerTimeSpreadPct.toFixed(3)}%`,
   );
+  const floor = layerTimeFloor(outcomes);
+  lines.push(
+    `  the least MAPE any model could reach on those ${floor.rows} rows with a per-layer time that grows with the micro-batch, at most in`,
+    `    proportion, and the other parts as measured: ${p2(floor.floorPct)}`,
+  );
+  const rates = perStepRates(outcomes);
+  if (rates.length > 0) {
+    const f1 = (x: number) => x.toFixed(1);
+    lines.push(
+      '  once-per-step time per layer parameter without data or pipeline parallelism (the optimizer\'s work), ps measured / predicted:',
+      `    ${rates.map((r) => `h${r.hidden} tp${r.tp} ${f1(r.measuredPsPerParam)} / ${f1(r.predictedPsPerParam)}`).join(', ')}`,
+    );
+  }
   return lines;
 }
