@@ -28,6 +28,12 @@ interface Outcome {
   errorPct: number;
 }
 
+/** What a sensitivity run sets in place of the cited host costs, for the first line of the output. */
+function sensitivityNote(o: ValidateOptions): string {
+  const set = [o.hostOpUs === undefined ? '' : `training.hostOpUs = ${o.hostOpUs} µs`, o.hostCollectiveUs === undefined ? '' : `training.hostCollectiveUs = ${o.hostCollectiveUs} µs`].filter((x) => x !== '');
+  return set.length === 0 ? '' : ` (sensitivity run: ${set.join(', ')})`;
+}
+
 function runVtrainSet(): void {
   const { only, limit } = options;
   const dataDir = VTRAIN_DATA_DIR;
@@ -41,7 +47,7 @@ function runVtrainSet(): void {
   const t0 = Date.now();
   rows.forEach((row, i) => {
     if (process.stderr.isTTY) process.stderr.write(`\rrow ${i + 1}/${rows.length}`);
-    const s = vtrainSetup(row, resolveScenario, { hostOpUs: options.hostOpUs, vocab: options.vocab });
+    const s = vtrainSetup(row, resolveScenario, { hostOpUs: options.hostOpUs, hostCollectiveUs: options.hostCollectiveUs, vocab: options.vocab });
     const predictedMs = simulateStep(s).result.stepTimeS * 1e3;
     outcomes.push({ row, predictedMs, errorPct: (100 * (predictedMs - row.measuredMs)) / row.measuredMs });
   });
@@ -68,7 +74,7 @@ function runVtrainSet(): void {
   } else {
     const f = (x: number) => x.toFixed(2);
     const lines = [
-      `vTrain measurement set: ${summary.rows} rows predicted in ${summary.wallS.toFixed(1)} s${options.hostOpUs === undefined ? '' : ` (sensitivity run: training.hostOpUs = ${options.hostOpUs} µs)`}${options.vocab === 'peer' ? '' : `, vocabulary split ${options.vocab}`}`,
+      `vTrain measurement set: ${summary.rows} rows predicted in ${summary.wallS.toFixed(1)} s${sensitivityNote(options)}${options.vocab === 'peer' ? '' : `, vocabulary split ${options.vocab}`}`,
       `MAPE: all ${f(summary.mapePct.all)}%${Number.isNaN(summary.mapePct.single) ? '' : `, single-node ${f(summary.mapePct.single)}%`}${Number.isNaN(summary.mapePct.multi) ? '' : `, multi-node ${f(summary.mapePct.multi)}%`} (vTrain reports 8.37% and 14.73% for its own simulator)`,
       `mean signed error ${f(summary.meanSignedErrorPct)}% (negative: predictions too fast)`,
       '',

@@ -11,6 +11,8 @@ export interface ValidateOptions {
   decompose: boolean;
   /** vtrain set: host cost per framework call, µs, in place of the cited one (a sensitivity run). */
   hostOpUs?: number;
+  /** vtrain set: host cost per torch.distributed collective call, µs, in place of the cited one (a sensitivity run). */
+  hostCollectiveUs?: number;
   /** vtrain set: how the vocabulary is split over tensor-parallel ranks. */
   vocab: VtrainVocab;
   help: boolean;
@@ -32,6 +34,9 @@ Options:
   --limit <n>       the first n rows of each set
   --host-op-us <us> vtrain set: host cost of one framework call (training.hostOpUs) in place of the
                     cited 16.1 µs, to see how much the result hangs on it (not a fitted value)
+  --host-collective-us <us>
+                    vtrain set: host cost of one torch.distributed collective call
+                    (training.hostCollectiveUs) in place of the cited 89 µs, the same kind of run
   --vocab <split>   vtrain set: peer (default, a hypothesis: 50257 // tp rows per rank, as the peer's
                     own profiling model splits it) | megatron-padded (a multiple of 128 × tp, what
                     Megatron-DeepSpeed does)
@@ -44,10 +49,19 @@ Examples:
   npm run validate
   npm run validate -- --only single --decompose
   npm run validate -- --host-op-us 18
+  npm run validate -- --only single --host-op-us 16.1 --host-collective-us 13.4
   npm run validate -- --only single --vocab megatron-padded --decompose
   npm run validate -- --set megatron-sc21 --json
   npm run validate -- --set megatron-sp22
   npm run validate -- --set h200-kernels`;
+
+/** A host cost option's value in µs, or undefined when it is not given. */
+function hostMicroseconds(value: string | undefined, option: string): number | undefined {
+  if (value === undefined) return undefined;
+  const us = Number(value);
+  if (!(us > 0 && us <= 10_000)) throw new Error(`${option}: expected µs > 0 (at most 10000), got '${value}'`);
+  return us;
+}
 
 /** Parses and checks the options; throws an Error whose message says what is wrong and what is allowed. */
 export function parseValidateArgs(argv: readonly string[]): ValidateOptions {
@@ -59,6 +73,7 @@ export function parseValidateArgs(argv: readonly string[]): ValidateOptions {
       only: { type: 'string' },
       limit: { type: 'string' },
       'host-op-us': { type: 'string' },
+      'host-collective-us': { type: 'string' },
       vocab: { type: 'string', default: 'peer' },
       json: { type: 'boolean', default: false },
       decompose: { type: 'boolean', default: false },
@@ -73,11 +88,8 @@ export function parseValidateArgs(argv: readonly string[]): ValidateOptions {
     limit = Number(values.limit);
     if (!Number.isInteger(limit) || limit < 1) throw new Error(`--limit: expected a whole number ≥ 1, got '${values.limit}'`);
   }
-  let hostOpUs: number | undefined;
-  if (values['host-op-us'] !== undefined) {
-    hostOpUs = Number(values['host-op-us']);
-    if (!(hostOpUs > 0 && hostOpUs <= 10_000)) throw new Error(`--host-op-us: expected µs > 0 (at most 10000), got '${values['host-op-us']}'`);
-  }
+  const hostOpUs = hostMicroseconds(values['host-op-us'], '--host-op-us');
+  const hostCollectiveUs = hostMicroseconds(values['host-collective-us'], '--host-collective-us');
   if (!VTRAIN_VOCABS.includes(values.vocab as VtrainVocab)) throw new Error(`--vocab: unknown split '${values.vocab}' (${VTRAIN_VOCABS.join(' | ')})`);
-  return { hostOpUs, vocab: values.vocab as VtrainVocab, set: values.set as ValidateOptions['set'], only: values.only as ValidateOptions['only'], limit, json: values.json, decompose: values.decompose, help: values.help };
+  return { hostOpUs, hostCollectiveUs, vocab: values.vocab as VtrainVocab, set: values.set as ValidateOptions['set'], only: values.only as ValidateOptions['only'], limit, json: values.json, decompose: values.decompose, help: values.help };
 }

@@ -89,6 +89,8 @@ export function vtrainVocab(tp: number, vocab: VtrainVocab): number {
 export interface VtrainScenarioOptions {
   /** Host cost per framework call, µs (`--host-op-us`); absent: the framework's cited one. */
   hostOpUs?: number;
+  /** Host cost per torch.distributed collective call, µs (`--host-collective-us`); absent: the framework's cited one. */
+  hostCollectiveUs?: number;
   /** Per-rank vocabulary (`--vocab`); absent: `peer`. */
   vocab?: VtrainVocab;
 }
@@ -101,14 +103,14 @@ export const VTRAIN_DATA_DIR = fileURLToPath(new URL('../../test/validation/', i
 
 /** The scenario (raw, as a file would hold it) that reproduces a row's setup. */
 export function vtrainScenario(row: VtrainRow, opts: VtrainScenarioOptions = {}): Record<string, unknown> {
-  const { hostOpUs } = opts;
+  const { hostOpUs, hostCollectiveUs } = opts;
   const perNode = Math.min(8, row.gpus);
   return {
     name: `vtrain-${row.group}-${row.gpus}gpu-h${row.hidden}-l${row.layers}-tp${row.tp}-pp${row.pp}-dp${row.dp}-mb${row.microBatch}`,
     cluster: { preset: 'dgx-a100-80gb', nodes: Math.max(1, row.gpus / 8), node: { gpusPerNode: perNode, nicsPerNode: Math.min(4, perNode) } },
     model: { arch: 'gpt', layers: row.layers, hidden: row.hidden, heads: row.heads, ffnHidden: 4 * row.hidden, seqLen: row.seqLen, vocab: vtrainVocab(row.tp, opts.vocab ?? 'peer'), tiedEmbeddings: true },
     // The split is given whole (`vtrainVocab`): the framework's own padding is off.
-    training: { globalBatch: row.globalBatch, microBatch: row.microBatch, precision: 'fp16', optimizer: 'adam', flashAttention: false, framework: 'megatron-deepspeed', vocabDivisibleBy: 1, ...(hostOpUs === undefined ? {} : { hostOpUs }) },
+    training: { globalBatch: row.globalBatch, microBatch: row.microBatch, precision: 'fp16', optimizer: 'adam', flashAttention: false, framework: 'megatron-deepspeed', vocabDivisibleBy: 1, ...(hostOpUs === undefined ? {} : { hostOpUs }), ...(hostCollectiveUs === undefined ? {} : { hostCollectiveUs }) },
     parallel: { tp: row.tp, pp: row.pp, dp: row.dp, schedule: '1f1b', recompute: 'full', ddp: { bucketMB: 1e6, overlap: false } },
     comm: { measured: VTRAIN_ALLREDUCE_RANKS.map((n) => ({ op: 'all_reduce', ranks: n, file: `vtrain-a100-allreduce/AR_GPU${n}_1M_1024M_LUT.csv` })) },
   };

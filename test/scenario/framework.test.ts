@@ -52,6 +52,13 @@ describe('training.framework', () => {
     expect((vtrainScenario(row).training as Record<string, unknown>).framework).toBe('megatron-deepspeed');
     expect(vtrainSetup(row, resolveScenario).framework).toBe(MEGATRON_DEEPSPEED);
   });
+
+  it('takes the sensitivity runs\' host costs (validate --host-op-us, --host-collective-us) into the rows\' scenarios', () => {
+    const row = { group: 'single' as const, gpus: 2, globalBatch: 4, microBatch: 1, hidden: 1024, heads: 16, layers: 2, seqLen: 1024, tp: 2, dp: 1, pp: 1, measuredMs: 1 };
+    const fw = vtrainSetup(row, resolveScenario, { hostOpUs: 19.1, hostCollectiveUs: 13.4 }).framework;
+    expect(fw?.hostOpNs).toBe(19_100);
+    expect(fw?.hostCollectiveNs).toBe(13_400);
+  });
 });
 
 describe('training.hostOpUs (the host cost of a framework call, measured on the training host)', () => {

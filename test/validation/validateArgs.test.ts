@@ -3,7 +3,7 @@ import { parseValidateArgs } from '../../src/validation/validateArgs.js';
 
 describe('npm run validate options', () => {
   it('defaults to the whole vTrain set as text', () => {
-    expect(parseValidateArgs([])).toEqual({ hostOpUs: undefined, vocab: 'peer', set: 'vtrain', only: undefined, limit: Infinity, json: false, decompose: false, help: false });
+    expect(parseValidateArgs([])).toEqual({ hostOpUs: undefined, hostCollectiveUs: undefined, vocab: 'peer', set: 'vtrain', only: undefined, limit: Infinity, json: false, decompose: false, help: false });
   });
 
   it('reads each option', () => {
@@ -11,6 +11,7 @@ describe('npm run validate options', () => {
     expect(parseValidateArgs(['--only', 'single', '--decompose'])).toMatchObject({ only: 'single', decompose: true });
     expect(parseValidateArgs(['-h']).help).toBe(true);
     expect(parseValidateArgs(['--host-op-us', '18']).hostOpUs).toBe(18);
+    expect(parseValidateArgs(['--host-collective-us', '13.4']).hostCollectiveUs).toBe(13.4);
     expect(parseValidateArgs(['--vocab', 'megatron-padded']).vocab).toBe('megatron-padded');
   });
 
@@ -22,5 +23,6 @@ describe('npm run validate options', () => {
     expect(() => parseValidateArgs(['--frobnicate'])).toThrow(/Unknown option '--frobnicate'/);
     expect(() => parseValidateArgs(['--vocab', 'padded'])).toThrow("--vocab: unknown split 'padded' (peer | megatron-padded)");
     expect(() => parseValidateArgs(['--host-op-us', '0'])).toThrow("--host-op-us: expected µs > 0 (at most 10000), got '0'");
+    expect(() => parseValidateArgs(['--host-collective-us', 'x'])).toThrow("--host-collective-us: expected µs > 0 (at most 10000), got 'x'");
   });
 });
