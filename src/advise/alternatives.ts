@@ -85,8 +85,7 @@ export function candidateChanges(s: Scenario, r: StepResult): { label: string; s
     if (t.globalBatch % (2 * t.microBatch * p.dp) === 0) add(`twice the nodes (${2 * s.cluster.nodes})`, `cluster.nodes=${2 * s.cluster.nodes}`, `parallel.dp=${2 * p.dp}`);
   }
   if (p.tp > gpn && (p.tp / gpn) * p.pp <= s.model.layers) add(`tp ${gpn} inside the node, pp ${(p.pp * p.tp) / gpn}`, `parallel.tp=${gpn}`, `parallel.pp=${(p.pp * p.tp) / gpn}`);
-  if (p.pp > 1 && p.schedule !== 'interleaved' && m % p.pp === 0 && s.model.layers % (p.pp * 2) === 0) add('interleaved schedule, 2 chunks per stage', 'parallel.schedule=interleaved', 'parallel.virtualStages=2');
-  if (p.pp > 1 && t.microBatch > 1) add(`micro-batch ${t.microBatch / 2} (more micro-batches fill the pipeline)`, `training.microBatch=${Math.floor(t.microBatch / 2)}`);
+  if (p.pp > 1) for (const c of pipelineCandidates(s, m, r.breakdown.bubbleS / r.stepTimeS)) add(c.label, ...c.sets);
   if (r.memory.fits && r.memory.peakBytesPerGpu < 0.6 * r.memory.capacityBytes && t.globalBatch % (2 * t.microBatch * p.dp) === 0) add(`micro-batch ${t.microBatch * 2}`, `training.microBatch=${t.microBatch * 2}`);
   if (t.kernels === 'eager' && s.model.arch === 'llama') add('fused element-wise kernels (torch.compile)', 'training.kernels=fused');
   // On Hopper, FlashAttention-2 reaches about half the peak share FlashAttention-3 does (attentionKernels.ts).
@@ -101,6 +100,35 @@ export function candidateChanges(s: Scenario, r: StepResult): { label: string; s
   if (top && top.kind === 'tp-collective' && p.sequenceParallel && p.tpStyle === 'megatron' && !p.tpCommOverlap) add('TP communication overlapped with GEMMs (Transformer Engine)', 'parallel.tpCommOverlap=true');
   const seen = new Set<string>();
   return out.filter((c) => !seen.has(c.sets.join(' ')) && seen.add(c.sets.join(' ')));
+}
+
+/** The bubble's share of the step from which trading pipeline stages for tensor parallelism is worth a try. */
+export const BUBBLE_SHARE_TO_TRADE = 0.1;
+
+/**
+ * What fills a pipeline's bubble (Narayanan et al. SC21, §2.2): interleaving, with the fewest chunks per stage that
+ * split its layers evenly (Megatron needs the layers per stage to divide by them and the micro-batches by pp), and
+ * with one layer per chunk, the least bubble for the most point-to-point traffic; half the pipeline stages traded for
+ * twice the tensor parallelism inside the node (only when the bubble takes at least `BUBBLE_SHARE_TO_TRADE` of the
+ * step); more micro-batches from smaller ones. (A larger global batch would fill it too, but it changes the training
+ * recipe and the work of a step, so a step time does not compare.)
+ */
+function pipelineCandidates(s: Scenario, microBatches: number, bubbleShare: number): { label: string; sets: string[] }[] {
+  const p = s.parallel;
+  const t = s.training;
+  const out: { label: string; sets: string[] }[] = [];
+  const perStage = s.model.layers / p.pp;
+  if (p.schedule !== 'interleaved' && microBatches % p.pp === 0 && Number.isInteger(perStage) && p.layersPerStage === undefined) {
+    const chunks = [...new Set([2, 3, 4, 5, 6, 7, 8].filter((v) => perStage % v === 0).slice(0, 1).concat(perStage > 1 ? [perStage] : []))];
+    for (const v of chunks) out.push({ label: `interleaved schedule, ${v} chunks per stage`, sets: ['parallel.schedule=interleaved', `parallel.virtualStages=${v}`] });
+  }
+  const smaller = t.microBatch > 1 ? [{ label: `micro-batch ${t.microBatch / 2} (more micro-batches fill the pipeline)`, sets: [`training.microBatch=${Math.floor(t.microBatch / 2)}`] }] : [];
+  if (bubbleShare < BUBBLE_SHARE_TO_TRADE) return [...out, ...smaller];
+  const tp = p.tp * 2;
+  if (p.pp % 2 === 0 && tp <= s.cluster.node.gpusPerNode && s.model.arch !== 'mlp' && s.model.heads % tp === 0 && s.model.ffnHidden % tp === 0) {
+    out.push({ label: `tp ${tp}, pp ${p.pp / 2} (half the stages, tensor parallelism inside the node)`, sets: [`parallel.tp=${tp}`, `parallel.pp=${p.pp / 2}`] });
+  }
+  return [...out, ...smaller];
 }
 
 /** Simulates up to `limit` candidates on top of the scenario's own overrides. */

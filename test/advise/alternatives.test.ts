@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { candidateChanges, evaluateAlternatives } from '../../src/advise/alternatives.js';
+import { BUBBLE_SHARE_TO_TRADE, candidateChanges, evaluateAlternatives } from '../../src/advise/alternatives.js';
 import { simulateStep } from '../../src/sim/simulateStep.js';
 import { scenarioOf } from '../helpers/scenario.js';
 
@@ -109,6 +109,23 @@ describe('what to try: candidate changes from what bounds the step', () => {
     expect(z3.list.map((c) => c.label)).toContain('ZeRO-2 instead of ZeRO-3');
     const pp = candidates({ name: 'pp', cluster: { preset: 'dgx-a100-80gb', nodes: 1 }, model: gpt, training: { globalBatch: 16, microBatch: 2, precision: 'bf16' }, parallel: { pp: 2, dp: 4, schedule: '1f1b' } });
     expect(pp.list.find((c) => c.label.startsWith('interleaved'))?.sets).toEqual(['parallel.schedule=interleaved', 'parallel.virtualStages=2']);
+  });
+
+  it('fills a bubble-bound pipeline: interleaving with the chunks its layers split into (not only 2), and half the stages for twice the tp, both faster', () => {
+    // 10 layers over pp 2: 5 per stage, which 2 chunks cannot split; 2 micro-batches over 2 stages: the bubble is (p−1)/(m+p−1) = 1/3.
+    const raw = { name: 'pp', cluster: { preset: 'dgx-a100-80gb', nodes: 1 }, model: { ...gpt, layers: 10 }, training: { globalBatch: 8, microBatch: 1, precision: 'bf16' }, parallel: { pp: 2, dp: 4, schedule: '1f1b' } };
+    const { r, list } = candidates(raw);
+    expect(r.breakdown.bubbleS / r.stepTimeS).toBeGreaterThan(BUBBLE_SHARE_TO_TRADE);
+    const interleaved = list.filter((c) => c.label.startsWith('interleaved'));
+    expect(interleaved.map((c) => c.sets)).toEqual([['parallel.schedule=interleaved', 'parallel.virtualStages=5']]);
+    const trade = list.find((c) => c.sets.includes('parallel.pp=1'));
+    expect(trade?.sets).toEqual(['parallel.tp=2', 'parallel.pp=1']);
+    const tried = evaluateAlternatives(raw, [], 'test', process.cwd(), [...interleaved, trade!], 2);
+    expect(tried).toHaveLength(2);
+    for (const alt of tried) expect(alt.stepTimeS!).toBeLessThan(r.stepTimeS);
+    // With 12 layers per stage: the fewest chunks (2) and one layer per chunk (12).
+    const deep = candidates({ ...raw, model: { ...gpt, layers: 24 } });
+    expect(deep.list.filter((c) => c.label.startsWith('interleaved')).map((c) => c.sets[1])).toEqual(['parallel.virtualStages=2', 'parallel.virtualStages=12']);
   });
 
   it('when the job does not fit, tries memory savers first (recompute before anything else)', () => {
