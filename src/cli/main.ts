@@ -1,3 +1,4 @@
+import { pathToFileURL } from 'node:url';
 import { Command, CommanderError } from 'commander';
 import { ScenarioError } from '../sim/errors.js';
 import { VERSION } from '../version.js';
@@ -18,6 +19,11 @@ export const EXIT_CHECK_FAILED = 3;
 /** Stopped by Ctrl-C after keeping its work (128 + SIGINT, what a shell reports). */
 export const EXIT_INTERRUPTED = 130;
 
+/** Where commander writes: help to stdout, errors to stderr with the tool's name in front, as every other error. */
+function outputOf(io: Output) {
+  return { writeOut: (s: string) => io.out(s), writeErr: (s: string) => io.err(s), outputError: (s: string, write: (s: string) => void) => write(`clustersim: ${s}`) };
+}
+
 export function buildProgram(io: Output): Command {
   const program = new Command();
   program
@@ -25,7 +31,7 @@ export function buildProgram(io: Output): Command {
     .description('Predict how distributed deep-learning training behaves on a GPU cluster, before renting it.')
     .version(VERSION)
     .showHelpAfterError('(run with --help for usage)')
-    .configureOutput({ writeOut: (s) => io.out(s), writeErr: (s) => io.err(s) })
+    .configureOutput(outputOf(io))
     .exitOverride();
   // A second scenario file or a stray word is a mistake, not something to ignore.
   program.allowExcessArguments(false);
@@ -37,13 +43,18 @@ export function buildProgram(io: Output): Command {
   registerMemory(program, io);
   registerScale(program, io);
   registerMerge(program, io);
-  for (const c of program.commands) c.exitOverride().allowExcessArguments(false).configureOutput({ writeOut: (s) => io.out(s), writeErr: (s) => io.err(s) });
+  for (const c of program.commands) c.exitOverride().allowExcessArguments(false).configureOutput(outputOf(io));
   program.addHelpText(
     'after',
     `
 Examples:
   $ clustersim simulate scenarios/bert-large-ddp-2node.yaml
   $ clustersim simulate scenarios/llama2-7b-ddp-16node.yaml --json
+  $ clustersim simulate scenarios/gpt3-175b-1024xa100.yaml --set parallel.pp=16 --set parallel.virtualStages=3
+  $ clustersim simulate scenarios/llama2-70b-zero2-8xa100.yaml --deepspeed-config scenarios/imports/ds_config.json
+  $ clustersim simulate scenarios/imports/gpt3-175b-a100.yaml --megatron-args @scenarios/imports/megatron-args.txt
+  $ clustersim memory scenarios/llama2-70b-zero2-8xa100.yaml
+  $ clustersim scale scenarios/llama2-7b-ddp-16node.yaml --gpus 8,16,32,64,128
   $ clustersim collective --cluster dgx-a100-80gb --nodes 1 --op all_reduce --min-bytes 8 --max-bytes 8GiB
   $ clustersim presets`,
   );
@@ -93,3 +104,6 @@ export async function main(argv: string[]): Promise<void> {
   }
   process.exitCode = await runCli(argv);
 }
+
+// Run as a script (`node dist/cli/main.js …`) it works as bin/clustersim.js does, without the larger heap.
+if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) void main(process.argv);

@@ -56,12 +56,10 @@ Examples:
         return;
       }
       const p = scenario.parallel;
-      // Parameters each GPU keeps between steps: ZeRO-3 shards them over dp as well.
-      const paramsHeld = (s: StageMemory) => (p.zero === 3 ? s.paramsPerRank / p.dp : s.paramsPerRank);
       const rows = stages.map((s) => [
         s.stage,
         s.layers,
-        `${(paramsHeld(s) / 1e9).toFixed(2)}B`,
+        `${(s.paramsHeldPerGpu / 1e9).toFixed(2)}B`,
         formatBytes(s.weightsBytes),
         formatBytes(s.gradientsBytes),
         formatBytes(s.optimizerBytes),

@@ -66,7 +66,9 @@ export function formatStepSummary(r: StepResult, scenario: { clusterName: string
     `    idle                   ${formatSeconds(r.breakdown.idleS).padStart(10)}  ${pct(r.breakdown.idleS, r.stepTimeS)}`,
     `    (communication busy ${formatSeconds(r.breakdown.commS)}, ${pct(r.breakdown.commS - r.breakdown.exposedCommS, Math.max(r.breakdown.commS, 1e-30))} of it hidden behind compute)`,
     '',
-    `  ${r.microBatchesPerStep} micro-batch(es) per step; ${r.buckets.count} gradient buckets of ${formatBytes(r.buckets.meanBytes)} on average` +
+    `  ${r.microBatchesPerStep} micro-batch(es) per step` +
+      // Without data parallelism (over dp × cp) no gradient is reduced, so there are no buckets to speak of.
+      (r.parallel.dp * r.parallel.cp > 1 ? `; ${r.buckets.count} gradient buckets of ${formatBytes(r.buckets.meanBytes)} on average` : '') +
       (r.gradientAllReduce ? `; gradient reduction: ${r.gradientAllReduce.algorithm}/${r.gradientAllReduce.protocol}` : ''),
     ...r.notes.map((n) => `  note: ${n}`),
   ];

@@ -196,6 +196,12 @@ function importRecompute(c: ImportCollector, a: MegatronArgs, layers: number | u
   c.set('parallel.recompute', granularity ?? 'none', from, granularity === undefined);
   const method = a.pick('recompute-method');
   const n = a.int('recompute-num-layers');
+  // Megatron-core's TransformerConfig refuses full recompute without a method (older Megatron failed in
+  // _checkpointed_forward: "Invalid activation recompute method"), and without a layer count.
+  if (granularity === 'full' && method === undefined) {
+    throw new ScenarioError('', `${SOURCE}: ${from} without --recompute-method: Megatron refuses it ("recompute_method must be \"block\" or \"uniform\""); add --recompute-method uniform --recompute-num-layers 1 to recompute every layer`);
+  }
+  if (granularity === 'full' && n === undefined) c.warn(`${from} --recompute-method ${method} without --recompute-num-layers: Megatron-core refuses it (older Megatron took 1); simulated as 1`);
   if (granularity === 'full' && method === 'block') {
     const perStage = layers !== undefined ? layers / pp : undefined;
     if (perStage === undefined || n === undefined || n < perStage) {

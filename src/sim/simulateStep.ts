@@ -164,7 +164,7 @@ export function simulateStep(setup: StepSetup): StepRun {
   const largest = buckets.reduce((a, b) => (b.bytes > a.bytes ? b : a), buckets[0]);
   const dpGroup = plan.layout.dpGroup(0, 0);
   const choice = plan.layout.dp > 1 && largest ? collectives.choose(par.zero === 0 ? 'all_reduce' : 'reduce_scatter', dpGroup, largest.bytes) : undefined;
-  const { stage: _s, fits: _f, layers: _l, paramsPerRank: _p, passesInFlight: _i, shortfallBytes: _b, hostBytes: _h, ...breakdown } = fullest;
+  const { stage: _s, fits: _f, layers: _l, paramsPerRank: _p, paramsHeldPerGpu: _ph, passesInFlight: _i, shortfallBytes: _b, hostBytes: _h, ...breakdown } = fullest;
   const host = hostMemoryPerNode(setup, perStage);
   const result: StepResult = {
     name: setup.name,

@@ -407,7 +407,17 @@ describe('the real process', () => {
 
     const usageRun = run('simulate', bad, '--no-such-option');
     expect(usageRun.status, usageRun.stderr).toBe(2);
-    expect(usageRun.stderr).toContain("unknown option '--no-such-option'");
+    // commander's own errors carry the tool's name, as every other error does.
+    expect(usageRun.stderr).toContain("clustersim: error: unknown option '--no-such-option'");
     expect(usageRun.stderr).not.toContain(STACK_FRAME);
+  });
+
+  it('runs as `node dist/cli/main.js` too, as bin/clustersim.js does (a review found it silent, exit 0)', () => {
+    const help = spawnSync(process.execPath, [join(ROOT, 'dist/cli/main.js'), '--help'], { cwd: ROOT, encoding: 'utf8', timeout: 30_000 });
+    expect(help.status, help.stderr).toBe(0);
+    expect(help.stdout).toContain('Usage: clustersim');
+    const bad = spawnSync(process.execPath, [join(ROOT, 'dist/cli/main.js'), 'simulat'], { cwd: ROOT, encoding: 'utf8', timeout: 30_000 });
+    expect(bad.status).toBe(2);
+    expect(bad.stderr).toContain("clustersim: error: unknown command 'simulat'");
   });
 });

@@ -61,6 +61,18 @@ describe('clustersim simulate', () => {
     expect(j.alternatives[0].stepTimeS).toBeLessThan(j.stepTimeS);
     expect(JSON.parse((await cli('simulate', 'scenarios/bert-large-ddp-2node.yaml', '--json', '--alternatives', '0')).out).alternatives).toEqual([]);
   });
+
+  it('gives a bubble-bound step its share of the step, and no gradient buckets without data parallelism', async () => {
+    // Llama-2-13B over pp 8 on one node (dp 1) with 16 micro-batches of 1: the bubble is about (8 − 1)/(16 + 8 − 1).
+    const sets = ['--set', 'parallel.tp=1', '--set', 'parallel.sequenceParallel=false', '--set', 'parallel.pp=8', '--set', 'parallel.schedule=1f1b', '--set', 'training.microBatch=1', '--set', 'training.globalBatch=16', '--alternatives', '0'];
+    const text = await cli('simulate', 'scenarios/llama2-13b-tp8-nvswitch.yaml', ...sets);
+    const j = JSON.parse((await cli('simulate', 'scenarios/llama2-13b-tp8-nvswitch.yaml', ...sets, '--json')).out);
+    expect(j.bottleneck.bound).toBe('pipeline bubble');
+    expect(text.out).toContain(`bottleneck: pipeline bubble — stages wait for each other while the pipeline fills and drains (${(100 * j.bottleneck.share).toFixed(1)}% of the step)`);
+    expect(j.bottleneck.share).toBeCloseTo(j.breakdown.bubbleS / j.stepTimeS, 9);
+    expect(text.out).toContain('16 micro-batch(es) per step\n');
+    expect(text.out).not.toContain('gradient buckets');
+  });
 });
 
 describe('clustersim collective', () => {

@@ -13,7 +13,7 @@ const OUTPUT_OPTIONS = new Set(['--timeline', '--report', '--trace', '--csv', '-
  * only bundled files, no placeholder (a.yaml, part-*.jsonl, a profile made earlier, shell variables) and no GPU.
  */
 async function runnableExamples(command: string): Promise<string[][]> {
-  const help = await cli(command, '--help');
+  const help = command === '' ? await cli('--help') : await cli(command, '--help');
   const lines = (help.out + help.err).split('\n').filter((l) => /^\s*\$ clustersim /.test(l));
   return lines
     .map((l) => shellWords(l.replace(/^\s*\$ clustersim /, '').replace(/\s+#.*$/, ''), 'help').words)
@@ -24,11 +24,12 @@ async function runnableExamples(command: string): Promise<string[][]> {
 
 describe('the examples in --help run as printed', () => {
   const dir = mkdtempSync(join(tmpdir(), 'clustersim-help-'));
-  it.each(['simulate', 'memory', 'scale', 'presets', 'collective'])('clustersim %s --help', async (command) => {
+  // '' is the top-level --help.
+  it.each(['', 'simulate', 'memory', 'scale', 'presets', 'collective'])('clustersim %s --help', async (command) => {
     const examples = await runnableExamples(command);
     expect(examples.length).toBeGreaterThan(0);
     for (const [i, words] of examples.entries()) {
-      const args = words.map((w, k) => (k > 0 && OUTPUT_OPTIONS.has(words[k - 1]) ? join(dir, `${command}-${i}-${w}`) : w));
+      const args = words.map((w, k) => (k > 0 && OUTPUT_OPTIONS.has(words[k - 1]) ? join(dir, `${command || 'top'}-${i}-${w}`) : w));
       for (const w of args) if (/^scenarios\//.test(w)) expect(existsSync(w), w).toBe(true);
       const r = await cli(...args);
       expect(r.code, `clustersim ${words.join(' ')}\n${r.err}`).toBe(0);

@@ -95,8 +95,8 @@ describe('importMegatronArgs', () => {
   });
 
   it('reads --flag=value the same as --flag value', () => {
-    const spaced = fieldsOf(importMegatronArgs('--tensor-model-parallel-size 4 --num-layers 32 --recompute-granularity full'));
-    const joined = fieldsOf(importMegatronArgs('--tensor-model-parallel-size=4 --num-layers=32 --recompute-granularity=full'));
+    const spaced = fieldsOf(importMegatronArgs('--tensor-model-parallel-size 4 --num-layers 32 --recompute-granularity full --recompute-method uniform --recompute-num-layers 1'));
+    const joined = fieldsOf(importMegatronArgs('--tensor-model-parallel-size=4 --num-layers=32 --recompute-granularity=full --recompute-method=uniform --recompute-num-layers=1'));
     expect(joined).toEqual(spaced);
     expect(spaced['parallel.tp']).toBe(4);
     expect(spaced['parallel.recompute']).toBe('full');
@@ -266,6 +266,17 @@ describe('importMegatronArgs', () => {
     const uniform = importMegatronArgs('--recompute-granularity full --recompute-method uniform --recompute-num-layers 2');
     expect(uniform.warnings.join('\n')).toMatch(/one input per 2 layers/);
     expect(errorOf(() => importMegatronArgs('--recompute-granularity partial')).message).toMatch(/--recompute-granularity: expected one of full, selective; got 'partial'/);
+  });
+
+  it('refuses full recompute without a method, as Megatron does, and warns when the layer count is missing', () => {
+    const e = errorOf(() => importMegatronArgs('--num-layers 32 --recompute-granularity full'));
+    expect(e.message).toContain('--recompute-granularity full without --recompute-method: Megatron refuses it');
+    expect(e.message).toContain('add --recompute-method uniform --recompute-num-layers 1');
+    const noCount = importMegatronArgs('--num-layers 32 --recompute-granularity full --recompute-method uniform');
+    expect(fieldsOf(noCount)['parallel.recompute']).toBe('full');
+    expect(noCount.warnings.join('\n')).toMatch(/without --recompute-num-layers: Megatron-core refuses it \(older Megatron took 1\); simulated as 1/);
+    // Selective recompute takes no method.
+    expect(importMegatronArgs('--recompute-granularity selective').warnings.join('\n')).not.toMatch(/recompute-(method|num-layers)/);
   });
 
   it('reads a Llama-style model: SwiGLU and RMSNorm make the llama architecture, with GQA, untied embeddings and the padded vocabulary', () => {

@@ -15,6 +15,8 @@ export interface StageMemory extends MemoryBreakdown {
   layers: number;
   /** Parameters one rank of the stage holds after TP, before ZeRO. */
   paramsPerRank: number;
+  /** Parameters each GPU of the stage keeps between steps: `paramsPerRank`, over dp × cp under ZeRO-3. */
+  paramsHeldPerGpu: number;
   /** Most (micro-batch, chunk) forward passes whose activations are alive at once. */
   passesInFlight: number;
   fits: boolean;
@@ -78,6 +80,7 @@ export function stageMemories(setup: StepSetup): StageMemory[] {
       stage: s,
       layers: layerSet.size,
       paramsPerRank,
+      paramsHeldPerGpu: par.zero === 3 ? paramsPerRank / (par.dp * cp) : paramsPerRank,
       passesInFlight: passes,
       fits: mem.totalBytes <= capacity,
       shortfallBytes: Math.max(0, mem.totalBytes - capacity),

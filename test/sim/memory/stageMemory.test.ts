@@ -22,6 +22,19 @@ describe('parameters per pipeline stage', () => {
   });
 });
 
+describe('parameters each GPU keeps between steps', () => {
+  it('are the rank\'s share after TP, and under ZeRO-3 also over the data-parallel ranks (what `memory` prints and its --json says)', () => {
+    const held = (zero: number) => {
+      const [s] = stageMemories(scenarioOf({ name: 'z', cluster: { preset: 'dgx-a100-80gb', nodes: 1 }, model: { ...gpt, tiedEmbeddings: true }, training: { globalBatch: 16, microBatch: 1 }, parallel: { tp: 2, dp: 4, zero } }));
+      return s;
+    };
+    for (const zero of [0, 1, 2]) expect(held(zero).paramsHeldPerGpu).toBe(held(zero).paramsPerRank);
+    expect(held(3).paramsHeldPerGpu).toBe(held(3).paramsPerRank / 4);
+    // ZeRO-3's weights are the held share at 2 bytes each.
+    expect(held(3).weightsBytes).toBeCloseTo(2 * held(3).paramsHeldPerGpu, 0);
+  });
+});
+
 describe('fp32 gradients with 16-bit training (Megatron main_grad)', () => {
   it('hold 6 + 12/d bytes per parameter with the distributed optimizer, as Megatron documents it (docs/source/api-guide/dist_optimizer.md)', () => {
     const states = (fp32Gradients: boolean) => {
