@@ -1,5 +1,5 @@
 import { splitLayers } from '../parallel/layout.js';
-import { peakInFlight, stageSchedule } from '../parallel/schedules.js';
+import { peakInFlight, peakLayersInFlight, stageSchedule } from '../parallel/schedules.js';
 import { cpBufferBytes } from '../parallel/contextParallel.js';
 import { reductionBuckets, reductionBuffers } from '../parallel/buckets.js';
 import type { StepSetup } from '../setup.js';
@@ -51,14 +51,17 @@ export function stageMemories(setup: StepSetup): StageMemory[] {
     // The last stage holds the states of its copy of tied word embeddings too.
     const tiedCopy = last && copy ? elementsPerTpRank(copy, par.tp) : 0;
     const paramsPerRank = tensors.filter((x) => holds(x.layer)).reduce((a, x) => a + elementsPerTpRank(x, par.tp), 0) + tiedCopy;
-    const passes = peakInFlight(stageSchedule(par.schedule, par.pp, s, m, v));
-    const layersPerChunk = chunks[s].length;
+    const schedule = stageSchedule(par.schedule, par.pp, s, m, v);
+    const passes = peakInFlight(schedule);
+    // Layers per pass in flight: the chunk's with equal chunks; with an uneven interleaved split, the mean over the
+    // passes alive at the peak of layers (so that layers × passes is that peak).
+    const layersPerPass = peakLayersInFlight(schedule, (c) => chunks[c * par.pp + s].length) / passes;
     // A context-parallel rank keeps the activations of its 1/cp of each sequence (the ring needs fused attention,
     // so no term grows with s²).
     const activationBytes = activationBytesPerRank(
       model,
       { microBatch: t.microBatch, seqLen: t.seqLen / cp, tp: par.tp, sequenceParallel: par.sequenceParallel, recompute: par.recompute, flashAttention: t.flashAttention, bytesPerElement: mixed ? 2 : 4, eager: t.kernels === 'eager' },
-      { layers: mlp ? 0 : layersPerChunk, microBatchesInFlight: passes, firstStage: first, lastStage: last },
+      { layers: mlp ? 0 : layersPerPass, microBatchesInFlight: passes, firstStage: first, lastStage: last },
     );
     const state = { paramsPerRank, dp: par.dp * cp, zero: par.zero, precision: mixed ? ('mixed' as const) : ('fp32' as const), optimizer: t.optimizer, offloadOptimizer: par.offload === 'cpu', optimizerBytesPerParam: optimizerStateBytesPerParam(mixed ? 'mixed' : 'fp32', t.optimizer, t.optimizerState) };
     const mem = memoryPerGpu({

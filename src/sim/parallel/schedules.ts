@@ -84,6 +84,21 @@ function interleavedOrPlain(_schedule: PipelineSchedule, m: number, v: number): 
   return ops;
 }
 
+/**
+ * Most transformer layers whose forward activations are alive at once: the largest sum, over the schedule, of the
+ * layers of the chunks whose forward has run and whose backward has not. With equal chunks, `peakInFlight` × their
+ * layers; with an uneven interleaved split the passes in flight are not all of the largest chunk.
+ */
+export function peakLayersInFlight(ops: readonly PipeOp[], layersOfChunk: (chunk: number) => number): number {
+  let live = 0;
+  let peak = 0;
+  for (const op of ops) {
+    live += (op.kind === 'F' ? 1 : -1) * layersOfChunk(op.chunk);
+    peak = Math.max(peak, live);
+  }
+  return peak;
+}
+
 /** Largest number of (micro-batch, chunk) forward passes whose backward has not run yet, over the schedule. */
 export function peakInFlight(ops: readonly PipeOp[]): number {
   let live = 0;

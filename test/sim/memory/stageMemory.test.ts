@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { stageMemories } from '../../../src/sim/memory/stageMemory.js';
+import { peakInFlight, peakLayersInFlight, type PipeOp } from '../../../src/sim/parallel/schedules.js';
 import { scenarioOf } from '../../helpers/scenario.js';
 import { largestLayerParameters } from '../../../src/sim/workload/model.js';
 import { modelPreset } from '../../../src/sim/workload/modelPresets.js';
@@ -108,5 +109,28 @@ describe('gradient bucket buffers held', () => {
     const gathered = 2 * 2 * largestLayerParameters(modelPreset('llama2-7b'));
     expect(zero(3, true)).toBe(200 * MiB + gathered);
     expect(zero(3, false)).toBe(200 * MiB + gathered);
+  });
+});
+
+describe('activations of an uneven interleaved split', () => {
+  it('count the layers of the chunks actually in flight: the peak of their sum over the schedule', () => {
+    const ops: PipeOp[] = [
+      { kind: 'F', microBatch: 0, chunk: 0 }, { kind: 'F', microBatch: 0, chunk: 1 }, { kind: 'F', microBatch: 1, chunk: 0 },
+      { kind: 'B', microBatch: 0, chunk: 1 }, { kind: 'B', microBatch: 0, chunk: 0 }, { kind: 'B', microBatch: 1, chunk: 0 },
+    ];
+    // Chunk 0 holds 3 layers, chunk 1 one: alive 3, 4, 7, 6, 3, 0.
+    expect(peakLayersInFlight(ops, (c) => (c === 0 ? 3 : 1))).toBe(7);
+    expect(peakInFlight(ops)).toBe(3);
+  });
+
+  it('a stage whose chunks are smaller than the others holds less than with the even split, a larger one more', () => {
+    const at = (layersPerStage?: number[]) =>
+      stageMemories(scenarioOf({ name: 'u', cluster: { preset: 'dgx-a100-80gb', nodes: 1 }, model: { ...gpt, layers: 24, tiedEmbeddings: true }, training: { globalBatch: 64, microBatch: 1 }, parallel: { tp: 2, pp: 4, schedule: 'interleaved', virtualStages: 3, ...(layersPerStage ? { layersPerStage } : {}) } }));
+    const even = at(); // 6 layers a stage: chunks of 2, 2, 2
+    const uneven = at([4, 6, 6, 8]); // stage 0: 2, 1, 1; stage 3: 3, 3, 2
+    expect(uneven[0].passesInFlight).toBe(even[0].passesInFlight);
+    expect(uneven[0].activationsBytes).toBeLessThan(even[0].activationsBytes);
+    expect(uneven[3].activationsBytes).toBeGreaterThan(even[3].activationsBytes);
+    expect(uneven[1].activationsBytes).toBe(even[1].activationsBytes);
   });
 });
