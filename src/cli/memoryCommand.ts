@@ -80,6 +80,7 @@ Examples:
           gpuFits ? 'Every stage fits on its GPUs.' : `Does not fit: ${stages.filter((s) => !s.fits).length} of ${stages.length} stage(s) exceed ${formatBytes(capacity)}.`,
           ...(host ? [hostLine(host)] : []),
           ...(gpuFits && !fits ? ['Does not fit: the GPUs hold their share, the hosts do not hold the offloaded state.'] : []),
+          ...(p.tp > scenario.cluster.node.gpusPerNode ? [`Note: tp ${p.tp} exceeds the ${scenario.cluster.node.gpusPerNode} GPUs of a node, so tensor-parallel collectives cross the NICs; \`clustersim simulate\` shows what that costs.`] : []),
           ...describeImports(imports, opts.set),
         ].join('\n'),
       );

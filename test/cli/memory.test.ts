@@ -31,6 +31,8 @@ describe('clustersim memory', () => {
     const j = JSON.parse((await cli(...args, '--json')).out);
     const [s] = j.stages as (StageJson & { shortfallBytes: number; hostBytes: number })[];
     expect(out).toContain(`${(s.paramsPerRank / 8 / 1e9).toFixed(2)}B`);
+    // --json gives the same held share as the text, next to the unsharded count.
+    expect((s as unknown as { paramsHeldPerGpu: number }).paramsHeldPerGpu).toBe(s.paramsPerRank / 8);
     expect(out).toMatch(/Host memory for CPU offload \(optimizer state and fp32 gradients\): [\d.]+ TiB on the fullest node of 2\.00 TiB: fits/);
     expect(s.hostBytes).toBeCloseTo((16 * s.paramsPerRank) / 8, -3);
     expect(j.host.bytesPerNode).toBeCloseTo(8 * s.hostBytes, -3);
@@ -39,6 +41,13 @@ describe('clustersim memory', () => {
     const oom = JSON.parse((await cli('memory', 'scenarios/llama2-70b-zero2-8xa100.yaml', '--json')).out);
     expect(oom.shortfallBytes).toBe(oom.stages[0].totalBytes - oom.capacityBytes);
     expect(oom.host).toBeUndefined();
+  });
+
+  it('notes when tensor parallelism spans nodes, as simulate does', async () => {
+    const across = await cli('memory', 'scenarios/gpt3-175b-1024xa100.yaml', '--set', 'parallel.tp=16', '--set', 'parallel.dp=8', '--set', 'parallel.pp=8');
+    expect(across.code, across.err).toBe(0);
+    expect(across.out).toContain('Note: tp 16 exceeds the 8 GPUs of a node, so tensor-parallel collectives cross the NICs');
+    expect((await cli('memory', 'scenarios/gpt3-175b-1024xa100.yaml')).out).not.toContain('cross the NICs');
   });
 
   it('gives every stage of a pipeline its own account, and simulate --json carries the same per stage', async () => {

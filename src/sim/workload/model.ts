@@ -53,6 +53,11 @@ export interface ParamTensor {
    * whole (norms, row-parallel biases, position embeddings).
    */
   tpSharded: boolean;
+  /**
+   * The part of the tensor that belongs to the key/value heads, and how many there are. Past tp = heads each TP rank
+   * keeps a copy of one head's share (what `kvHeadsPerRank` simulates; Megatron refuses it, inference engines do it).
+   */
+  kv?: { elements: number; heads: number };
 }
 
 /** Width of one attention head, h/a. */
@@ -85,7 +90,7 @@ export function isCausal(model: ModelSpec): boolean {
   return model.arch !== 'bert';
 }
 
-type Push = (name: string, elements: number, layer: number, tpSharded: boolean) => void;
+type Push = (name: string, elements: number, layer: number, tpSharded: boolean, kvElements?: number) => void;
 
 function gptTensors(m: ModelSpec, push: Push): void {
   const h = m.hidden;
@@ -97,8 +102,8 @@ function gptTensors(m: ModelSpec, push: Push): void {
     const p = `transformer.h.${i}.`;
     push(p + 'ln_1.weight', h, i, false);
     push(p + 'ln_1.bias', h, i, false);
-    push(p + 'attn.c_attn.weight', h * qkv, i, true);
-    push(p + 'attn.c_attn.bias', qkv, i, true);
+    push(p + 'attn.c_attn.weight', h * qkv, i, true, h * (qkv - h));
+    push(p + 'attn.c_attn.bias', qkv, i, true, qkv - h);
     push(p + 'attn.c_proj.weight', h * h, i, true);
     push(p + 'attn.c_proj.bias', h, i, false);
     push(p + 'ln_2.weight', h, i, false);
@@ -121,8 +126,8 @@ function llamaTensors(m: ModelSpec, push: Push): void {
     const p = `model.layers.${i}.`;
     // LlamaDecoderLayer.__init__ registers self_attn, mlp, input_layernorm, post_attention_layernorm.
     push(p + 'self_attn.q_proj.weight', h * h, i, true);
-    push(p + 'self_attn.k_proj.weight', h * kv, i, true);
-    push(p + 'self_attn.v_proj.weight', h * kv, i, true);
+    push(p + 'self_attn.k_proj.weight', h * kv, i, true, h * kv);
+    push(p + 'self_attn.v_proj.weight', h * kv, i, true, h * kv);
     push(p + 'self_attn.o_proj.weight', h * h, i, true);
     push(p + 'mlp.gate_proj.weight', h * m.ffnHidden, i, true);
     push(p + 'mlp.up_proj.weight', h * m.ffnHidden, i, true);
@@ -149,10 +154,10 @@ function bertTensors(m: ModelSpec, push: Push): void {
     const p = `bert.encoder.layer.${i}.`;
     push(p + 'attention.self.query.weight', h * h, i, true);
     push(p + 'attention.self.query.bias', h, i, true);
-    push(p + 'attention.self.key.weight', h * kv, i, true);
-    push(p + 'attention.self.key.bias', kv, i, true);
-    push(p + 'attention.self.value.weight', h * kv, i, true);
-    push(p + 'attention.self.value.bias', kv, i, true);
+    push(p + 'attention.self.key.weight', h * kv, i, true, h * kv);
+    push(p + 'attention.self.key.bias', kv, i, true, kv);
+    push(p + 'attention.self.value.weight', h * kv, i, true, h * kv);
+    push(p + 'attention.self.value.bias', kv, i, true, kv);
     push(p + 'attention.output.dense.weight', h * h, i, true);
     push(p + 'attention.output.dense.bias', h, i, false);
     push(p + 'attention.output.LayerNorm.weight', h, i, false);
@@ -191,7 +196,7 @@ export function mlpSizesOf(model: ModelSpec): number[] {
 /** The trainable tensors in registration order (the order `nn.Module.parameters()` yields them). */
 export function parameterTensors(model: ModelSpec): ParamTensor[] {
   const out: ParamTensor[] = [];
-  const push: Push = (name, elements, layer, tpSharded) => out.push({ name, elements, layer, tpSharded });
+  const push: Push = (name, elements, layer, tpSharded, kvElements) => out.push({ name, elements, layer, tpSharded, ...(kvElements ? { kv: { elements: kvElements, heads: model.kvHeads } } : {}) });
   switch (model.arch) {
     case 'gpt':
       gptTensors(model, push);
@@ -216,9 +221,12 @@ export function parameterCount(model: ModelSpec): number {
   return n;
 }
 
-/** Elements of `tensor` held by one of `tp` tensor-parallel ranks (Megatron split). */
+/** Elements of `tensor` held by one of `tp` tensor-parallel ranks (Megatron split; past tp = key/value heads, a copy of one head's share of their part). */
 export function elementsPerTpRank(tensor: ParamTensor, tp: number): number {
-  return tensor.tpSharded ? tensor.elements / tp : tensor.elements;
+  if (!tensor.tpSharded) return tensor.elements;
+  const kv = tensor.kv;
+  if (kv && tp > kv.heads) return (tensor.elements - kv.elements) / tp + kv.elements / kv.heads;
+  return tensor.elements / tp;
 }
 
 /** Parameters held by one TP rank for the given layers (all layers, embeddings and head by default). */

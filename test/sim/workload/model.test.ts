@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { ScenarioError, UnknownPresetError } from '../../../src/sim/errors.js';
 import { modelFromHfConfig } from '../../../src/sim/workload/hfConfig.js';
 import {
-  largestLayerParameters, parameterCount, parameterTensors, parametersPerTpRank,
+  elementsPerTpRank, largestLayerParameters, parameterCount, parameterTensors, parametersPerTpRank,
 } from '../../../src/sim/workload/model.js';
 import { MODEL_PRESET_NAMES, modelPreset, modelPresetNames } from '../../../src/sim/workload/modelPresets.js';
 
@@ -102,6 +102,25 @@ describe('parameter counts', () => {
     expect(perRank).toBeCloseTo((full - replicated) / 8 + replicated, 0);
     expect(largestLayerParameters(m)).toBe(202_383_360); // one layer beats the 131M embedding table
     expect(largestLayerParameters(modelPreset('llama3-8b'))).toBe(128256 * 4096 + 4096); // head + final norm, with a 128k vocab
+  });
+
+  it('past tp = key/value heads, give each rank a copy of one head\'s share of K and V (what the step simulates)', () => {
+    const m = modelPreset('llama2-70b'); // 8 KV heads of 128
+    const kv = 8 * 128;
+    const layer = (tp: number) => parametersPerTpRank(m, tp, (l) => l === 0);
+    // tp 8: everything sharded splits 8 ways; tp 16: all but K and V 16 ways, and K and V (h × kv each) 8 ways.
+    const sharded = parameterTensors(m).filter((t) => t.layer === 0 && t.tpSharded).reduce((a, t) => a + t.elements, 0);
+    const whole = parameterTensors(m).filter((t) => t.layer === 0 && !t.tpSharded).reduce((a, t) => a + t.elements, 0);
+    expect(layer(8)).toBe(sharded / 8 + whole);
+    expect(layer(16)).toBe((sharded - 2 * m.hidden * kv) / 16 + (2 * m.hidden * kv) / 8 + whole);
+    // GPT's fused QKV with grouped KV heads: its K and V columns alike.
+    const gqa = { ...modelPreset('gpt3-1.3b'), kvHeads: 4 };
+    const qkv = parameterTensors(gqa).find((t) => t.name === 'transformer.h.0.attn.c_attn.weight')!;
+    const h = gqa.hidden;
+    const kvCols = 2 * 4 * (h / gqa.heads);
+    expect(qkv.kv).toEqual({ elements: h * kvCols, heads: 4 });
+    expect(elementsPerTpRank(qkv, 8)).toBe((h * h) / 8 + (h * kvCols) / 4);
+    expect(elementsPerTpRank(qkv, 4)).toBe((h * (h + kvCols)) / 4);
   });
 });
 
