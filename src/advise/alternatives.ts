@@ -71,7 +71,7 @@ export function candidateChanges(s: Scenario, r: StepResult): { label: string; s
       add(`bf16 Adam ${fp32Moments.length === 2 ? 'moments' : fp32Moments[0]} (changes the numerics)`, ...fp32Moments.map((part) => `training.optimizerState.${part}=bf16`));
     }
     if (p.tp * 2 <= gpn && s.model.heads % (p.tp * 2) === 0 && p.dp % 2 === 0) add(`tp ${p.tp * 2}`, `parallel.tp=${p.tp * 2}`, `parallel.dp=${p.dp / 2}`);
-    if (t.microBatch > 1) add(`micro-batch ${t.microBatch / 2}`, `training.microBatch=${Math.floor(t.microBatch / 2)}`);
+    if (t.microBatch > 1) add(`micro-batch ${Math.floor(t.microBatch / 2)}`, `training.microBatch=${Math.floor(t.microBatch / 2)}`);
     if (canCp && !activationBound) cpCandidate();
   }
   // Blocking gathers or all-to-alls that lead the exposed communication: the ring overlaps its sends with attention.
@@ -122,10 +122,13 @@ function pipelineCandidates(s: Scenario, microBatches: number, bubbleShare: numb
     const chunks = [...new Set([2, 3, 4, 5, 6, 7, 8].filter((v) => perStage % v === 0).slice(0, 1).concat(perStage > 1 ? [perStage] : []))];
     for (const v of chunks) out.push({ label: `interleaved schedule, ${v} chunks per stage`, sets: ['parallel.schedule=interleaved', `parallel.virtualStages=${v}`] });
   }
-  const smaller = t.microBatch > 1 ? [{ label: `micro-batch ${t.microBatch / 2} (more micro-batches fill the pipeline)`, sets: [`training.microBatch=${Math.floor(t.microBatch / 2)}`] }] : [];
+  const smaller = t.microBatch > 1 ? [{ label: `micro-batch ${Math.floor(t.microBatch / 2)} (more micro-batches fill the pipeline)`, sets: [`training.microBatch=${Math.floor(t.microBatch / 2)}`] }] : [];
   if (bubbleShare < BUBBLE_SHARE_TO_TRADE) return [...out, ...smaller];
   const tp = p.tp * 2;
-  if (p.pp % 2 === 0 && tp <= s.cluster.node.gpusPerNode && s.model.arch !== 'mlp' && s.model.heads % tp === 0 && s.model.ffnHidden % tp === 0) {
+  // Whole TP groups inside a node, heads, KV heads and FFN that split over them (as Megatron needs), and no uneven
+  // split of the layers, whose counts are per stage.
+  const splits = s.model.arch !== 'mlp' && s.model.heads % tp === 0 && s.model.kvHeads % tp === 0 && s.model.ffnHidden % tp === 0;
+  if (p.pp % 2 === 0 && s.cluster.node.gpusPerNode % tp === 0 && splits && p.layersPerStage === undefined) {
     out.push({ label: `tp ${tp}, pp ${p.pp / 2} (half the stages, tensor parallelism inside the node)`, sets: [`parallel.tp=${tp}`, `parallel.pp=${p.pp / 2}`] });
   }
   return [...out, ...smaller];

@@ -50,7 +50,7 @@ export function buildProgram(io: Output): Command {
 Examples:
   $ clustersim simulate scenarios/bert-large-ddp-2node.yaml
   $ clustersim simulate scenarios/llama2-7b-ddp-16node.yaml --json
-  $ clustersim simulate scenarios/gpt3-175b-1024xa100.yaml --set parallel.pp=16 --set parallel.virtualStages=3
+  $ clustersim simulate scenarios/gpt3-175b-1024xa100.yaml --set parallel.pp=16 --set parallel.virtualStages=2
   $ clustersim simulate scenarios/llama2-70b-zero2-8xa100.yaml --deepspeed-config scenarios/imports/ds_config.json
   $ clustersim simulate scenarios/imports/gpt3-175b-a100.yaml --megatron-args @scenarios/imports/megatron-args.txt
   $ clustersim memory scenarios/llama2-70b-zero2-8xa100.yaml

@@ -38,9 +38,10 @@ Examples:
   $ clustersim memory scenarios/llama2-70b-zero2-8xa100.yaml --set training.optimizerState.momentum=bf16 --set training.optimizerState.variance=bf16
   $ clustersim memory scenarios/imports/llama2-7b-a100-1node.yaml --deepspeed-config scenarios/imports/ds_config.json
 
-What sets the memory: parallel.tp, pp, cp, zero (0-3), offload, recompute, sequenceParallel, schedule and
-virtualStages (passes in flight), layersPerStage, training.microBatch, optimizer and optimizerState
-(README, "Scenario format"). In --json each stage gives paramsPerRank (after TP, before ZeRO) and
+What sets the memory (README, "Scenario format"): parallel.tp, pp, dp and cp (ZeRO shards over dp × cp),
+zero (0-3), offload, recompute, sequenceParallel, schedule and virtualStages (passes in flight),
+layersPerStage, fp32Gradients and the bucket sizes (ddp.bucketMB, zeroConfig.reduceBucketMB);
+training.microBatch, seqLen, precision, flashAttention, optimizer and optimizerState. In --json each stage gives paramsPerRank (after TP, before ZeRO) and
 paramsHeldPerGpu (what each GPU keeps between steps: ZeRO-3 shards it over dp × cp).`,
     )
     .action((file: string, opts: { set: string[]; json?: boolean } & ImportOptions) => {

@@ -109,7 +109,7 @@ export function registerScale(program: Command, io: Output): void {
     .command('scale')
     .description('simulate a scenario at several GPU counts and show how it scales (table, CSV, JSON, SVG chart, HTML report)')
     .argument('<scenario>', 'scenario file (YAML or JSON)')
-    .option('--gpus <list>', 'GPU counts: 8,16,32 or a doubling range 8..1024 (default: doubling from one node to the scenario\'s size, at least two sizes: 8,16 for one 8-GPU node)')
+    .option('--gpus <list>', 'GPU counts: 8,16,32 or a doubling range 8..1024 (default: one node, then doubling while within the scenario\'s size; at least two sizes, 8,16 for one 8-GPU node)')
     .addOption(new Option('--mode <mode>', 'strong: keep the global batch; weak: keep the batch per data-parallel replica').choices(['strong', 'weak']).default('strong'))
     .option('--set <path=value>', 'override a scenario field before scaling (repeatable; applies to --compare files too)', collect, [])
     .option('--compare <files...>', 'more scenarios to sweep and overlay on the same chart')

@@ -99,10 +99,11 @@ Examples:
   $ clustersim simulate scenarios/bert-large-ddp-2node.yaml --fidelity full --timeline step.svg --report step.html --trace step.json --ranks 0,8
   $ clustersim simulate scenarios/llama2-13b-tp8-nvswitch.yaml --set parallel.tp=2 --set parallel.pp=4 --set parallel.schedule=interleaved --set parallel.virtualStages=5
 
-Scenario fields (README, "Scenario format", lists each with its values): cluster, model, training, comm, noise,
-simulation, and parallel: tp, pp, dp, cp, schedule (gpipe | 1f1b | interleaved), virtualStages, sequenceParallel,
-tpStyle, recompute (none | selective | full), zero (0-3), offload (none | cpu), ddp.{bucketMB, overlap},
-zeroConfig, layersPerStage, placement. --set path=value overrides any of them; the value is read as YAML.`,
+Scenario fields: cluster, model, training, comm, noise, simulation and parallel; README, "Scenario format",
+lists every one with its values. The parallel ones used most: tp, pp, dp, cp, schedule (gpipe | 1f1b |
+interleaved), virtualStages, sequenceParallel, recompute (none | selective | full), zero (0-3), offload
+(none | cpu), ddp.{bucketMB, overlap}, layersPerStage. --set path=value overrides any field; the value is
+read as YAML.`,
     );
   addStepFileOptions(cmd).action(async (file: string, opts: { set: string[]; json?: boolean; profile?: string; alternatives: string; fidelity?: string } & ImportOptions & StepFileOptions) => {
     const sets = opts.fidelity ? [...opts.set, `simulation.fidelity=${opts.fidelity}`] : opts.set;

@@ -199,13 +199,13 @@ function importRecompute(c: ImportCollector, a: MegatronArgs, layers: number | u
   // Megatron-core's TransformerConfig refuses full recompute without a method (older Megatron failed in
   // _checkpointed_forward: "Invalid activation recompute method"), and without a layer count.
   if (granularity === 'full' && method === undefined) {
-    throw new ScenarioError('', `${SOURCE}: ${from} without --recompute-method: Megatron refuses it ("recompute_method must be \"block\" or \"uniform\""); add --recompute-method uniform --recompute-num-layers 1 to recompute every layer`);
+    throw new ScenarioError('', `${SOURCE}: ${from} without --recompute-method: Megatron refuses it (its TransformerConfig wants recompute_method block or uniform); add --recompute-method uniform --recompute-num-layers 1 to recompute every layer`);
   }
-  if (granularity === 'full' && n === undefined) c.warn(`${from} --recompute-method ${method} without --recompute-num-layers: Megatron-core refuses it (older Megatron took 1); simulated as 1`);
+  if (granularity === 'full' && n === undefined) c.warn(`${from} --recompute-method ${method} without --recompute-num-layers: Megatron-core refuses it; taken as 1, older Megatron's default`);
   if (granularity === 'full' && method === 'block') {
     const perStage = layers !== undefined ? layers / pp : undefined;
     if (perStage === undefined || n === undefined || n < perStage) {
-      c.warn(`--recompute-method block${n ? ` --recompute-num-layers ${n}` : ''}: Megatron recomputes only the first ${n ?? 'N'} layers of each pipeline stage; simulated as full recompute of every layer (recompute time overestimated, activation memory underestimated)`);
+      c.warn(`--recompute-method block --recompute-num-layers ${n ?? 1}: Megatron recomputes only the first ${n ?? 1} layer(s) of each pipeline stage; simulated as full recompute of every layer (recompute time overestimated, activation memory underestimated)`);
     }
   } else if (granularity === 'full' && method === 'uniform' && n !== undefined && n > 1) {
     c.warn(`--recompute-method uniform --recompute-num-layers ${n}: Megatron checkpoints one input per ${n} layers; simulated as one per layer (activation memory slightly overestimated)`);

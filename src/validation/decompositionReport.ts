@@ -114,8 +114,8 @@ export function decompositionLines(outcomes: readonly Outcome[]): string[] {
   );
   const floor = layerTimeFloor(outcomes);
   lines.push(
-    `  the least MAPE any model could reach on those ${floor.rows} rows with a per-layer time that grows with the micro-batch, at most in`,
-    `    proportion, and the other parts as measured: ${p2(floor.floorPct)}`,
+    `  the least MAPE on those ${floor.rows} rows with only the per-layer times changed, each growing with the micro-batch, at most in`,
+    `    proportion (the other fitted parts as measured; the order the measured times break costs this much): ${p2(floor.floorPct)}`,
   );
   const rates = perStepRates(outcomes);
   if (rates.length > 0) {

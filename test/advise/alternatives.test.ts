@@ -126,6 +126,18 @@ describe('what to try: candidate changes from what bounds the step', () => {
     // With 12 layers per stage: the fewest chunks (2) and one layer per chunk (12).
     const deep = candidates({ ...raw, model: { ...gpt, layers: 24 } });
     expect(deep.list.filter((c) => c.label.startsWith('interleaved')).map((c) => c.sets[1])).toEqual(['parallel.virtualStages=2', 'parallel.virtualStages=12']);
+    // Not offered where it cannot resolve or would leave the node or Megatron's rules: an uneven split's counts are per
+    // stage; 2 KV heads do not split over tp 4; tp 6 groups do not tile 8-GPU nodes.
+    const uneven = candidates({ ...raw, parallel: { ...raw.parallel, layersPerStage: [4, 6] } });
+    expect(uneven.list.some((c) => c.sets.includes('parallel.pp=1'))).toBe(false);
+    const gqa = candidates({ ...raw, model: { ...gpt, layers: 10, kvHeads: 2 }, parallel: { ...raw.parallel, tp: 2, dp: 2 } });
+    expect(gqa.r.breakdown.bubbleS / gqa.r.stepTimeS).toBeGreaterThan(BUBBLE_SHARE_TO_TRADE);
+    expect(gqa.list.some((c) => c.sets.includes('parallel.tp=4'))).toBe(false);
+    const gqa4 = candidates({ ...raw, model: { ...gpt, layers: 10, kvHeads: 4 }, parallel: { ...raw.parallel, tp: 2, dp: 2 } });
+    expect(gqa4.list.find((c) => c.sets.includes('parallel.tp=4'))?.sets).toEqual(['parallel.tp=4', 'parallel.pp=1']);
+    // An odd micro-batch halves to what the override sets.
+    const odd = candidates({ ...raw, training: { globalBatch: 24, microBatch: 3, precision: 'bf16' } });
+    expect(odd.list.find((c) => c.sets.includes('training.microBatch=1'))?.label).toBe('micro-batch 1 (more micro-batches fill the pipeline)');
   });
 
   it('when the job does not fit, tries memory savers first (recompute before anything else)', () => {

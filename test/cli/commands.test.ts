@@ -68,7 +68,7 @@ describe('clustersim simulate', () => {
     const text = await cli('simulate', 'scenarios/llama2-13b-tp8-nvswitch.yaml', ...sets);
     const j = JSON.parse((await cli('simulate', 'scenarios/llama2-13b-tp8-nvswitch.yaml', ...sets, '--json')).out);
     expect(j.bottleneck.bound).toBe('pipeline bubble');
-    expect(text.out).toContain(`bottleneck: pipeline bubble — stages wait for each other while the pipeline fills and drains (${(100 * j.bottleneck.share).toFixed(1)}% of the step)`);
+    expect(text.out).toContain(`bottleneck: pipeline bubble — stages wait for each other while the pipeline fills and drains; ${(100 * j.bottleneck.share).toFixed(1)}% of the step`);
     expect(j.bottleneck.share).toBeCloseTo(j.breakdown.bubbleS / j.stepTimeS, 9);
     expect(text.out).toContain('16 micro-batch(es) per step\n');
     expect(text.out).not.toContain('gradient buckets');

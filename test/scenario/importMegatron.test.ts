@@ -262,7 +262,7 @@ describe('importMegatronArgs', () => {
     expect(fieldsOf(importMegatronArgs('--recompute-activations'))['parallel.recompute']).toBe('selective');
     const block = importMegatronArgs('--num-layers 96 --pipeline-model-parallel-size 8 --recompute-granularity full --recompute-method block --recompute-num-layers 4');
     expect(fieldsOf(block)['parallel.recompute']).toBe('full');
-    expect(block.warnings.join('\n')).toMatch(/recomputes only the first 4 layers of each pipeline stage; simulated as full recompute/);
+    expect(block.warnings.join('\n')).toMatch(/recomputes only the first 4 layer\(s\) of each pipeline stage; simulated as full recompute/);
     const uniform = importMegatronArgs('--recompute-granularity full --recompute-method uniform --recompute-num-layers 2');
     expect(uniform.warnings.join('\n')).toMatch(/one input per 2 layers/);
     expect(errorOf(() => importMegatronArgs('--recompute-granularity partial')).message).toMatch(/--recompute-granularity: expected one of full, selective; got 'partial'/);
@@ -274,7 +274,7 @@ describe('importMegatronArgs', () => {
     expect(e.message).toContain('add --recompute-method uniform --recompute-num-layers 1');
     const noCount = importMegatronArgs('--num-layers 32 --recompute-granularity full --recompute-method uniform');
     expect(fieldsOf(noCount)['parallel.recompute']).toBe('full');
-    expect(noCount.warnings.join('\n')).toMatch(/without --recompute-num-layers: Megatron-core refuses it \(older Megatron took 1\); simulated as 1/);
+    expect(noCount.warnings.join('\n')).toMatch(/without --recompute-num-layers: Megatron-core refuses it; taken as 1, older Megatron's default/);
     // Selective recompute takes no method.
     expect(importMegatronArgs('--recompute-granularity selective').warnings.join('\n')).not.toMatch(/recompute-(method|num-layers)/);
   });

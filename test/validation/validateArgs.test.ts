@@ -23,6 +23,6 @@ describe('npm run validate options', () => {
     expect(() => parseValidateArgs(['--frobnicate'])).toThrow(/Unknown option '--frobnicate'/);
     expect(() => parseValidateArgs(['--vocab', 'padded'])).toThrow("--vocab: unknown split 'padded' (peer | megatron-padded)");
     expect(() => parseValidateArgs(['--host-op-us', '0'])).toThrow("--host-op-us: expected µs > 0 (at most 10000), got '0'");
-    expect(() => parseValidateArgs(['--host-collective-us', 'x'])).toThrow("--host-collective-us: expected µs > 0 (at most 10000), got 'x'");
+    expect(() => parseValidateArgs(['--host-collective-us', 'x'])).toThrow("--host-collective-us: expected µs > 0 (at most 100000), got 'x'");
   });
 });

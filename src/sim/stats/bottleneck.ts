@@ -85,5 +85,5 @@ export function diagnose(s: StepShares, exposure: ExposureRow[]): Bottleneck {
     bound === 'pipeline bubble' ? 'stages wait for each other while the pipeline fills and drains'
     : bound === 'optimizer on the host' ? 'the GPUs wait for the CPU-Adam update of the offloaded optimizer state (cluster.node.hostAdamParamsPerS; more nodes share it, or keep the state on the GPUs)'
     : 'ranks wait for slower ranks';
-  return { bound, share, detail: `${why} (${(100 * share).toFixed(1)}% of the step)`, exposure };
+  return { bound, share, detail: `${why}; ${(100 * share).toFixed(1)}% of the step`, exposure };
 }
