@@ -12,13 +12,14 @@ import { runScaleShard, runScaleSweep } from '../sweep/sweep.js';
 import { SCALE_TABLE_HEADER, scaleCsv, scaleTableRows } from '../report/scaleTable.js';
 import type { ScaleView } from '../report/reports.js';
 import { VERSION } from '../version.js';
-import { collect, scenarioFromFile } from './scenarioInput.js';
+import { collect } from './scenarioInput.js';
+import { applyImports, importsOf, scenarioWithImports, type ImportOptions } from '../scenario/importSettings.js';
 import { checkOutputFiles, loadReports, stepView, writeReportFile } from './reportFiles.js';
 import { processOutput, type Output } from './output.js';
 import { UsageError } from './usageError.js';
 import type { Scenario } from '../scenario/resolve.js';
 
-interface ScaleOptions {
+interface ScaleOptions extends ImportOptions {
   gpus?: string;
   mode: ScaleMode;
   set: string[];
@@ -113,6 +114,8 @@ export function registerScale(program: Command, io: Output): void {
     .addOption(new Option('--mode <mode>', 'strong: keep the global batch; weak: keep the batch per data-parallel replica').choices(['strong', 'weak']).default('strong'))
     .option('--set <path=value>', 'override a scenario field before scaling (repeatable; applies to --compare files too)', collect, [])
     .option('--compare <files...>', 'more scenarios to sweep and overlay on the same chart')
+    .option('--megatron-args <args>', 'build the strategy (and model/training where given) from a Megatron-LM command line, as pasted, or @file holding it (applies to --compare files too; each sweep size derives its own dp)')
+    .option('--deepspeed-config <file>', 'take batch sizes, ZeRO stage, buckets, overlap, offload and precision from a DeepSpeed ds_config.json (applies to --compare files too)')
     .option('--csv <file.csv>', 'write the rows of every scenario as CSV')
     .option('--svg <file.svg>', 'write the scaling chart (throughput and efficiency against GPUs)')
     .option('--report <file.html>', 'write a self-contained HTML report (curves, tables, timeline and memory of the largest size)')
@@ -135,6 +138,7 @@ Examples:
   $ clustersim scale scenarios/llama2-7b-ddp-16node.yaml --gpus 8..1024 --mode weak
   $ clustersim scale scenarios/bert-large-ddp-2node.yaml --gpus 8,16,32 --csv scale.csv --svg scale.svg
   $ clustersim scale a.yaml --compare b.yaml c.yaml --gpus 16..256 --report scale.html
+  $ clustersim scale scenarios/imports/gpt3-175b-a100.yaml --megatron-args @scenarios/imports/megatron-args.txt --set training.globalBatch=128 --gpus 256,512,1024
   $ clustersim scale a.yaml --gpus 8..8192 --shard $SLURM_ARRAY_TASK_ID/$SLURM_ARRAY_TASK_COUNT --out part-$SLURM_ARRAY_TASK_ID.jsonl
   $ clustersim merge part-*.jsonl --csv scale.csv`,
     )
@@ -143,7 +147,7 @@ Examples:
       const files = [file, ...(opts.compare ?? [])];
       // Without --gpus the main file, as given, sets the default sizes (so it must be valid at its own size); with
       // --gpus no file need be. Warnings come from the plans below, one per file, the reference each is swept from.
-      const asGiven = opts.gpus === undefined ? scenarioFromFile(file, opts.set) : undefined;
+      const asGiven = opts.gpus === undefined ? scenarioWithImports(file, opts, opts.set).scenario : undefined;
       try {
         gpus = opts.gpus === undefined ? defaultGpuCounts(asGiven!) : parseGpuCounts(opts.gpus);
       } catch (err) {
@@ -166,11 +170,14 @@ Examples:
       // split; with several files each warning names its file.
       const warnings: FileWarning[] = [];
       const plans = files.map((f) => {
-        const plan = planSeries(loadScenarioFile(f), opts.mode, opts.set);
-        for (const message of plan.warnings) {
+        const warn = (message: string) => {
           warnings.push({ file: f, message });
           io.err(`clustersim: warning: ${files.length > 1 ? `${f}: ` : ''}${message}`);
-        }
+        };
+        // --megatron-args and --deepspeed-config as simulate applies them, then --set; each size resolves the result.
+        const loaded = loadScenarioFile(f);
+        const plan = planSeries({ ...loaded, raw: applyImports(loaded.raw, importsOf(loaded, opts, opts.set, warn)) }, opts.mode, opts.set);
+        for (const message of plan.warnings) warn(message);
         return plan;
       });
       const label = (series: number, g: number) => `${plans[series].source} at ${g} GPUs`;

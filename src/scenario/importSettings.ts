@@ -3,7 +3,7 @@ import { fileErrorReason } from '../fileErrors.js';
 import { resolve } from 'node:path';
 import { ScenarioError } from '../sim/errors.js';
 import type { TrainingPrecision } from '../sim/setup.js';
-import { applyOverrides, loadScenarioFile } from './load.js';
+import { applyOverrides, loadScenarioFile, type RawScenario } from './load.js';
 import { resolveClusterSection, resolveModelSection, resolveScenario, type Scenario } from './resolve.js';
 import { InvalidScenarioError, type Problem } from './errors.js';
 import { importMegatronArgs, type MegatronContext } from './importMegatron.js';
@@ -193,6 +193,24 @@ function annotate(err: InvalidScenarioError, source: string, imports: readonly I
  */
 export function scenarioWithImports(path: string, options: ImportOptions, sets: readonly string[] = [], warn: (message: string) => void = () => {}): ScenarioWithImports {
   const file = loadScenarioFile(path);
+  const imports = importsOf(file, options, sets, warn);
+  const raw = applyOverrides(applyImports(file.raw, imports), sets);
+  try {
+    const scenario = resolveScenario(raw, file.source, file.baseDir);
+    for (const w of scenario.warnings ?? []) warn(w);
+    return { scenario, imports };
+  } catch (err) {
+    if (err instanceof InvalidScenarioError && (imports.length > 0 || sets.length > 0)) throw annotate(err, file.source, imports, sets);
+    throw err;
+  }
+}
+
+/**
+ * What `--megatron-args` and `--deepspeed-config` set on a scenario file, without resolving the result (a sweep
+ * resolves it at each size). Each import's warnings go to `warn` as soon as it is read.
+ * @throws ScenarioError for unreadable or malformed imports
+ */
+export function importsOf(file: RawScenario, options: ImportOptions, sets: readonly string[] = [], warn: (message: string) => void = () => {}): ImportResult[] {
   const imports: ImportResult[] = [];
   const add = (result: ImportResult) => {
     const base = applyImports(file.raw, imports);
@@ -212,15 +230,7 @@ export function scenarioWithImports(path: string, options: ImportOptions, sets: 
     const context = deepSpeedContext(applyOverrides(applyImports(file.raw, imports), sets), file.source, file.baseDir);
     add(importDeepSpeedConfig(text, options.deepspeedConfig, context));
   }
-  const raw = applyOverrides(applyImports(file.raw, imports), sets);
-  try {
-    const scenario = resolveScenario(raw, file.source, file.baseDir);
-    for (const w of scenario.warnings ?? []) warn(w);
-    return { scenario, imports };
-  } catch (err) {
-    if (err instanceof InvalidScenarioError && (imports.length > 0 || sets.length > 0)) throw annotate(err, file.source, imports, sets);
-    throw err;
-  }
+  return imports;
 }
 
 /**

@@ -124,6 +124,24 @@ describe('clustersim scale', () => {
     expect(r.err).toContain("--gpus: 'lots' is not a GPU count");
   });
 
+  it('takes --megatron-args and --deepspeed-config as simulate does: the sweep holds the imported split and batch', async () => {
+    const llama = 'scenarios/imports/llama2-7b-a100-1node.yaml';
+    const mg = await cli('scale', llama, '--json', '--gpus', '8,16', '--megatron-args', '--tensor-model-parallel-size 2 --pipeline-model-parallel-size 2 --micro-batch-size 1 --global-batch-size 32');
+    expect(mg.code, mg.err).toBe(0);
+    const [series] = JSON.parse(mg.out).series as { tp: number; pp: number; rows: { gpus: number; dp: number; globalBatch: number }[] }[];
+    expect([series.tp, series.pp]).toEqual([2, 2]);
+    expect(series.rows.map((r) => [r.gpus, r.dp, r.globalBatch])).toEqual([[8, 2, 32], [16, 4, 32]]);
+    // The same import through simulate at 8 GPUs gives the sweep's first step time.
+    const sim = JSON.parse((await cli('simulate', llama, '--json', '--alternatives', '0', '--megatron-args', '--tensor-model-parallel-size 2 --pipeline-model-parallel-size 2 --micro-batch-size 1 --global-batch-size 32')).out);
+    expect((series.rows[0] as unknown as { stepTimeS: number }).stepTimeS).toBeCloseTo(sim.stepTimeS, 9);
+    const ds = await cli('scale', llama, '--json', '--gpus', '8,16', '--deepspeed-config', 'scenarios/imports/ds_config.json');
+    expect(ds.code, ds.err).toBe(0);
+    expect(JSON.parse(ds.out).series[0].rows[0].globalBatch).toBe(JSON.parse(readFileSync('scenarios/imports/ds_config.json', 'utf8')).train_batch_size);
+    const bad = await cli('scale', llama, '--gpus', '8,16', '--megatron-args', '--tensor-model-parallel-size two');
+    expect(bad.code).toBe(2);
+    expect(bad.err).toContain('--tensor-model-parallel-size');
+  });
+
   it('rejects a scenario that is itself invalid with exit code 2', async () => {
     const r = await cli('scale', BERT, '--gpus', '8', '--set', 'cluster.preset=nope');
     expect(r.code).toBe(2);
