@@ -13,7 +13,8 @@ import { SCALE_TABLE_HEADER, scaleCsv, scaleTableRows } from '../report/scaleTab
 import type { ScaleView } from '../report/reports.js';
 import { VERSION } from '../version.js';
 import { collect } from './scenarioInput.js';
-import { applyImports, importsOf, scenarioWithImports, type ImportOptions } from '../scenario/importSettings.js';
+import { applyImports, givenElsewhere, importsOf, scenarioWithImports, type ImportOptions } from '../scenario/importSettings.js';
+import { InvalidScenarioError, withFileLines } from '../scenario/errors.js';
 import { checkOutputFiles, loadReports, stepView, writeReportFile } from './reportFiles.js';
 import { processOutput, type Output } from './output.js';
 import { UsageError } from './usageError.js';
@@ -176,7 +177,13 @@ Examples:
         };
         // --megatron-args and --deepspeed-config as simulate applies them, then --set; each size resolves the result.
         const loaded = loadScenarioFile(f);
-        const plan = planSeries({ ...loaded, raw: applyImports(loaded.raw, importsOf(loaded, opts, opts.set, warn)) }, opts.mode, opts.set);
+        const imports = importsOf(loaded, opts, opts.set, warn);
+        let plan: ReturnType<typeof planSeries>;
+        try {
+          plan = planSeries({ ...loaded, raw: applyImports(loaded.raw, imports) }, opts.mode, opts.set);
+        } catch (err) {
+          throw err instanceof InvalidScenarioError ? withFileLines(err, loaded.source, loaded.lines, (path) => givenElsewhere(path, imports, opts.set)) : err;
+        }
         for (const message of plan.warnings) warn(message);
         return plan;
       });

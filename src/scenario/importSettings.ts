@@ -5,7 +5,7 @@ import { ScenarioError } from '../sim/errors.js';
 import type { TrainingPrecision } from '../sim/setup.js';
 import { applyOverrides, loadScenarioFile, type RawScenario } from './load.js';
 import { resolveClusterSection, resolveModelSection, resolveScenario, type Scenario } from './resolve.js';
-import { InvalidScenarioError, type Problem } from './errors.js';
+import { InvalidScenarioError, withFileLines, type Problem } from './errors.js';
 import { importMegatronArgs, type MegatronContext } from './importMegatron.js';
 import { importDeepSpeedConfig, type DeepSpeedContext } from './importDeepSpeed.js';
 import { yamlScalar, type ImportedField, type ImportResult } from './importResult.js';
@@ -173,7 +173,9 @@ function namedIn(path: string, message: string): boolean {
 function annotate(err: InvalidScenarioError, source: string, imports: readonly ImportResult[], sets: readonly string[]): InvalidScenarioError {
   const problems: Problem[] = err.problems.map((p) => {
     // The field at fault, and the fields the message names (pp × virtualStages, change training.microBatch).
-    const named = [...imports.flatMap((imp) => imp.fields.map((f) => f.path)), ...sets.map((x) => x.slice(0, Math.max(0, x.indexOf('='))).trim())].filter((f) => namedIn(f, p.message));
+    // An unknown field's message lists the allowed names, which blame nothing.
+    const text = p.message.split('; allowed in ')[0];
+    const named = [...imports.flatMap((imp) => imp.fields.map((f) => f.path)), ...sets.map((x) => x.slice(0, Math.max(0, x.indexOf('='))).trim())].filter((f) => namedIn(f, text));
     const paths = [...new Set([...(p.path === 'parallel' ? ['parallel.tp', 'parallel.pp'] : [p.path]), ...named])];
     const origins = [
       ...imports.flatMap((imp) => imp.fields.filter((f) => paths.includes(f.path) && f.value !== undefined && !setBy(f.path, sets)).map((f) => `${f.path} ${String(f.value)} from ${imp.source}: ${f.from}`)),
@@ -200,9 +202,16 @@ export function scenarioWithImports(path: string, options: ImportOptions, sets: 
     for (const w of scenario.warnings ?? []) warn(w);
     return { scenario, imports };
   } catch (err) {
-    if (err instanceof InvalidScenarioError && (imports.length > 0 || sets.length > 0)) throw annotate(err, file.source, imports, sets);
-    throw err;
+    if (!(err instanceof InvalidScenarioError)) throw err;
+    const annotated = imports.length > 0 || sets.length > 0 ? annotate(err, file.source, imports, sets) : err;
+    throw withFileLines(annotated, file.source, file.lines, (path) => givenElsewhere(path, imports, sets));
   }
+}
+
+/** Whether `--set` or an import gave this field or a mapping that holds it (its value is then not the file's). */
+export function givenElsewhere(path: string, imports: readonly ImportResult[], sets: readonly string[]): boolean {
+  const over = (p: string) => p === path || path.startsWith(`${p}.`);
+  return sets.some((s) => over(s.slice(0, Math.max(0, s.indexOf('='))).trim())) || imports.some((imp) => imp.fields.some((f) => over(f.path)));
 }
 
 /**

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { fileErrorReason } from '../fileErrors.js';
 import { dirname, resolve } from 'node:path';
-import { parse, YAMLParseError } from 'yaml';
+import { isMap, isScalar, LineCounter, parse, parseDocument, YAMLParseError, type Node } from 'yaml';
 import { ScenarioError } from '../sim/errors.js';
 
 /** A scenario file as read from disk, before validation. */
@@ -11,6 +11,8 @@ export interface RawScenario {
   source: string;
   /** Folder the file is in: relative paths inside the scenario (hfConfig) start there. */
   baseDir: string;
+  /** Line (from 1) of each field's key in the file, by dotted path; for messages. */
+  lines?: ReadonlyMap<string, number>;
 }
 
 /** ` at line L, column C: what` from a YAML parse error, without the source excerpt the parser appends. */
@@ -20,8 +22,21 @@ function yamlProblem(err: YAMLParseError): string {
   return `${at}: ${what}`;
 }
 
-/** Reads a YAML or JSON file (YAML is a superset of JSON). */
-export function readStructuredFile(path: string, what: string): unknown {
+/** The line of every mapping key under `node`, by dotted path (lists are not entered). */
+function keyLines(node: Node | null | undefined, counter: LineCounter, prefix: string, out: Map<string, number>): Map<string, number> {
+  if (!isMap(node)) return out;
+  for (const pair of node.items) {
+    const key = pair.key as Node | null;
+    if (!isScalar(key) || key.range === undefined || key.range === null) continue;
+    const path = prefix === '' ? String(key.value) : `${prefix}.${String(key.value)}`;
+    out.set(path, counter.linePos(key.range[0]).line);
+    keyLines(pair.value as Node | null, counter, path, out);
+  }
+  return out;
+}
+
+/** A YAML or JSON file (YAML is a superset of JSON) and the line of each of its mapping keys. */
+function readStructured(path: string, what: string): { value: unknown; lines: Map<string, number> } {
   let text: string;
   try {
     text = readFileSync(path, 'utf8');
@@ -30,21 +45,31 @@ export function readStructuredFile(path: string, what: string): unknown {
     const full = resolve(path);
     throw new ScenarioError('', `cannot read ${what} '${path}'${full !== path ? ` (${full})` : ''}: ${why}`);
   }
-  try {
-    return parse(text);
-  } catch (err) {
-    if (err instanceof YAMLParseError) throw new ScenarioError('', `${what} '${path}' is not valid YAML/JSON${yamlProblem(err)}`);
-    throw err;
+  const counter = new LineCounter();
+  const doc = parseDocument(text, { lineCounter: counter, prettyErrors: false });
+  const [first] = doc.errors;
+  if (first) {
+    if (first instanceof YAMLParseError) {
+      first.linePos ??= [counter.linePos(first.pos[0]), counter.linePos(first.pos[1])];
+      throw new ScenarioError('', `${what} '${path}' is not valid YAML/JSON${yamlProblem(first)}`);
+    }
+    throw first;
   }
+  return { value: doc.toJS(), lines: keyLines(doc.contents, counter, '', new Map()) };
+}
+
+/** Reads a YAML or JSON file (YAML is a superset of JSON). */
+export function readStructuredFile(path: string, what: string): unknown {
+  return readStructured(path, what).value;
 }
 
 export function loadScenarioFile(path: string): RawScenario {
-  const raw = readStructuredFile(path, 'scenario file');
+  const { value: raw, lines } = readStructured(path, 'scenario file');
   if (raw === null || raw === undefined || typeof raw !== 'object' || Array.isArray(raw)) {
     const found = raw === null || raw === undefined ? 'it is empty' : Array.isArray(raw) ? 'it holds a list' : `it holds the ${typeof raw} ${JSON.stringify(raw)}`;
     throw new ScenarioError('', `scenario file '${path}' must hold a mapping of fields (cluster, model, training, and optionally name, description, seed, parallel, comm), but ${found}`);
   }
-  return { raw, source: path, baseDir: dirname(resolve(path)) };
+  return { raw, source: path, baseDir: dirname(resolve(path)), lines };
 }
 
 /**

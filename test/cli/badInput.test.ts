@@ -255,6 +255,23 @@ describe('bad input: the file itself', () => {
     expectBadInput(await cli('simulate', dir), `cannot read scenario file '${dir}': it is a folder`);
   });
 
+  it('gives the line of the field at fault, or of the section that holds it, and none for a value --set gave', async () => {
+    const head = ['name: lines', 'cluster: { preset: dgx-a100-80gb, nodes: 1 }', 'model: { preset: llama2-7b }', 'training:', '  globalBatch: 8', 'parallel:', '  pp: 1'];
+    expectBadInput(await cli('simulate', file([...head, '  schedul: 1f1b'].join('\n'))), /parallel\.schedul: unknown field .*\[line 8\]$/m);
+    const tp3 = file([...head, '  tp: 3'].join('\n'));
+    const r = await cli('simulate', tp3);
+    expectBadInput(r);
+    const tp = problemLines(r.stderr).filter((l) => l.startsWith('  parallel.tp'));
+    expect(tp.length).toBeGreaterThan(0);
+    for (const l of tp) expect(l).toMatch(/^ {2}parallel\.tp: .*\[line 8\]$/);
+    const viaSet = await cli('simulate', tp3, '--set', 'parallel.tp=5');
+    expectBadInput(viaSet);
+    for (const l of problemLines(viaSet.stderr).filter((x) => x.startsWith('  parallel.tp'))) expect(l).toMatch(/^ {2}parallel\.tp: .*\[from --set parallel\.tp=5\]$/);
+    // A field the file leaves out: the line of the section that should hold it (training:, line 4).
+    const noBatch = await cli('simulate', file(['name: lines', 'cluster: { preset: dgx-a100-80gb, nodes: 1 }', 'model: { preset: llama2-7b }', 'training:', '  microBatch: 1'].join('\n')));
+    expectBadInput(noBatch, /^ {2}training\.globalBatch: .*\[line 4\]$/m);
+  });
+
   it('reports malformed YAML with its line and column, once', async () => {
     const r = await cli('simulate', file('cluster: { preset: dgx-a100-80gb\nmodel: [\n'));
     expectBadInput(r, /is not valid YAML\/JSON at line \d+, column \d+: \S/);
