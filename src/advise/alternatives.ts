@@ -119,7 +119,10 @@ function pipelineCandidates(s: Scenario, microBatches: number, bubbleShare: numb
   const out: { label: string; sets: string[] }[] = [];
   const perStage = s.model.layers / p.pp;
   if (p.schedule !== 'interleaved' && microBatches % p.pp === 0 && Number.isInteger(perStage) && p.layersPerStage === undefined) {
-    const chunks = [...new Set([2, 3, 4, 5, 6, 7, 8].filter((v) => perStage % v === 0).slice(0, 1).concat(perStage > 1 ? [perStage] : []))];
+    const chunks = new Set<number>();
+    const fewest = [2, 3, 4, 5, 6, 7, 8].find((v) => perStage % v === 0);
+    if (fewest !== undefined) chunks.add(fewest);
+    if (perStage > 1) chunks.add(perStage);
     for (const v of chunks) out.push({ label: `interleaved schedule, ${v} chunks per stage`, sets: ['parallel.schedule=interleaved', `parallel.virtualStages=${v}`] });
   }
   const smaller = t.microBatch > 1 ? [{ label: `micro-batch ${Math.floor(t.microBatch / 2)} (more micro-batches fill the pipeline)`, sets: [`training.microBatch=${Math.floor(t.microBatch / 2)}`] }] : [];

@@ -30,7 +30,7 @@ export function problemOf(err: ScenarioError): Problem {
  * The problems of `err` with the line of the scenario file each one's field is on (or its nearest section's, for a
  * field the file leaves to a default). A field that `given` reports as set elsewhere (--set, an import) gets none.
  */
-export function withFileLines(err: InvalidScenarioError, source: string, lines: ReadonlyMap<string, number> | undefined, given: (path: string) => boolean = () => false): InvalidScenarioError {
+export function withFileLines(err: InvalidScenarioError, source: string, lines: ReadonlyMap<string, number> | undefined, given: (path: string) => boolean): InvalidScenarioError {
   if (!lines || lines.size === 0) return err;
   const lineOf = (path: string): number | undefined => {
     if (path === '' || given(path)) return undefined;

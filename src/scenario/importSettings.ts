@@ -123,9 +123,14 @@ function deepSpeedContext(raw: unknown, source: string, baseDir: string): DeepSp
 /** The `--set` values that name this field, a field inside it, or a mapping that holds it. */
 function setsNaming(path: string, sets: readonly string[]): string[] {
   return sets.filter((s) => {
-    const p = s.slice(0, Math.max(0, s.indexOf('='))).trim();
+    const p = setPath(s);
     return p === path || path.startsWith(`${p}.`) || p.startsWith(`${path}.`);
   });
+}
+
+/** The field path of a `--set path=value`. */
+function setPath(set: string): string {
+  return set.slice(0, Math.max(0, set.indexOf('='))).trim();
 }
 
 /** True when `--set` names this field, a field inside it, or a mapping that holds it. */
@@ -175,7 +180,7 @@ function annotate(err: InvalidScenarioError, source: string, imports: readonly I
     // The field at fault, and the fields the message names (pp × virtualStages, change training.microBatch).
     // An unknown field's message lists the allowed names, which blame nothing.
     const text = p.message.split('; allowed in ')[0];
-    const named = [...imports.flatMap((imp) => imp.fields.map((f) => f.path)), ...sets.map((x) => x.slice(0, Math.max(0, x.indexOf('='))).trim())].filter((f) => namedIn(f, text));
+    const named = [...imports.flatMap((imp) => imp.fields.map((f) => f.path)), ...sets.map(setPath)].filter((f) => namedIn(f, text));
     const paths = [...new Set([...(p.path === 'parallel' ? ['parallel.tp', 'parallel.pp'] : [p.path]), ...named])];
     const origins = [
       ...imports.flatMap((imp) => imp.fields.filter((f) => paths.includes(f.path) && f.value !== undefined && !setBy(f.path, sets)).map((f) => `${f.path} ${String(f.value)} from ${imp.source}: ${f.from}`)),
@@ -211,7 +216,7 @@ export function scenarioWithImports(path: string, options: ImportOptions, sets: 
 /** Whether `--set` or an import gave this field or a mapping that holds it (its value is then not the file's). */
 export function givenElsewhere(path: string, imports: readonly ImportResult[], sets: readonly string[]): boolean {
   const over = (p: string) => p === path || path.startsWith(`${p}.`);
-  return sets.some((s) => over(s.slice(0, Math.max(0, s.indexOf('='))).trim())) || imports.some((imp) => imp.fields.some((f) => over(f.path)));
+  return sets.some((s) => over(setPath(s))) || imports.some((imp) => imp.fields.some((f) => over(f.path)));
 }
 
 /**

@@ -1,5 +1,5 @@
-import { fitStepParts, type StepParts, type TimedRun } from './decompose.js';
-import { microBatchesOf, singleNodeFamilies, timedRuns, type Outcome } from './families.js';
+import type { StepParts, TimedRun } from './decompose.js';
+import { fittedFamilies, microBatchesOf, timedRuns, type Outcome } from './families.js';
 import { layerTimeFloor } from './layerTimeFloor.js';
 import { perStepRates } from './perStepRate.js';
 import type { VtrainRow } from './vtrain.js';
@@ -39,9 +39,7 @@ export function attributeError(outcomes: readonly Outcome[]): PartAttribution {
   let rows = 0;
   const layerTimes = new Map<string, number[]>();
   const pct = (ms: number, r: VtrainRow) => (100 * Math.abs(ms - r.measuredMs)) / r.measuredMs;
-  for (const os of singleNodeFamilies(outcomes)) {
-    const m = fitStepParts(timedRuns(os, (o) => o.row.measuredMs));
-    const p = fitStepParts(timedRuns(os, (o) => o.predictedMs));
+  for (const { rows: os, measured: m, predicted: p } of fittedFamilies(outcomes)) {
     for (const o of os) {
       const own = pct(o.predictedMs, o.row);
       sums.mape += own;
@@ -81,9 +79,7 @@ export function decompositionLines(outcomes: readonly Outcome[]): string[] {
   const residual = { measured: 0, predicted: 0, rows: 0 };
   const misfit = (rs: TimedRun[], parts: StepParts) =>
     rs.reduce((a, r) => a + Math.abs(parts.perLayerMicroBatchMs * r.layers * r.microBatches + parts.perMicroBatchMs * r.microBatches + parts.perStepMs(r.layers) - r.timeMs) / r.timeMs, 0);
-  for (const os of singleNodeFamilies(outcomes)) {
-    const m = fitStepParts(timedRuns(os, (o) => o.row.measuredMs));
-    const p = fitStepParts(timedRuns(os, (o) => o.predictedMs));
+  for (const { rows: os, measured: m, predicted: p } of fittedFamilies(outcomes)) {
     if (!m || !p) continue;
     residual.measured += misfit(timedRuns(os, (o) => o.row.measuredMs), m);
     residual.predicted += misfit(timedRuns(os, (o) => o.predictedMs), p);

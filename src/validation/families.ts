@@ -1,4 +1,4 @@
-import type { TimedRun } from './decompose.js';
+import { fitStepParts, type StepParts, type TimedRun } from './decompose.js';
 import type { VtrainRow } from './vtrain.js';
 
 /** One predicted row of the measurement set. */
@@ -21,4 +21,20 @@ export function singleNodeFamilies(outcomes: readonly Outcome[]): Outcome[][] {
     families.set(k, [...(families.get(k) ?? []), o]);
   }
   return [...families.values()];
+}
+
+/** A single-node family with the four-part fits of its measured and of its predicted times (undefined: too small to fit). */
+export interface FittedFamily {
+  rows: Outcome[];
+  measured?: StepParts;
+  predicted?: StepParts;
+}
+
+/** `singleNodeFamilies`, each fitted on its measured and on its predicted times. */
+export function fittedFamilies(outcomes: readonly Outcome[]): FittedFamily[] {
+  return singleNodeFamilies(outcomes).map((rows) => ({
+    rows,
+    measured: fitStepParts(timedRuns(rows, (o) => o.row.measuredMs)),
+    predicted: fitStepParts(timedRuns(rows, (o) => o.predictedMs)),
+  }));
 }

@@ -1,5 +1,5 @@
-import { fitStepParts, type StepParts } from './decompose.js';
-import { microBatchesOf, singleNodeFamilies, timedRuns, type Outcome } from './families.js';
+import type { StepParts } from './decompose.js';
+import { fittedFamilies, microBatchesOf, type Outcome } from './families.js';
 import type { VtrainRow } from './vtrain.js';
 
 /**
@@ -13,9 +13,9 @@ import type { VtrainRow } from './vtrain.js';
  *
  * The other parts stay at their least-squares fits (with a pipeline the per-step part holds the fill, which would grow
  * with a), so this is a floor for changes of the per-layer times alone, not for every model. Found exactly on a
- * geometric grid of per-layer times (steps of `GRID_STEP`; a finer grid lowers it by about 0.02 points on the vTrain set) by dynamic programming over the
- * micro-batch sizes of each (hidden, tp): the cost of one per-layer time is a sum of absolute relative errors over its
- * rows, and the two orders only link neighbouring sizes.
+ * geometric grid of per-layer times (steps of `GRID_STEP`, so the exact least lies a little below) by dynamic
+ * programming over the micro-batch sizes of each (hidden, tp): the cost of one per-layer time is a sum of absolute
+ * relative errors over its rows, and the two orders only link neighbouring sizes.
  */
 export const GRID_STEP = 1.002;
 
@@ -83,8 +83,7 @@ export function layerTimeFloor(outcomes: readonly Outcome[]): LayerTimeFloor {
   const cells = new Map<string, Map<number, FittedRow[]>>();
   let lo = Infinity;
   let hi = 0;
-  for (const os of singleNodeFamilies(outcomes)) {
-    const measured = fitStepParts(timedRuns(os, (o) => o.row.measuredMs));
+  for (const { rows: os, measured } of fittedFamilies(outcomes)) {
     if (!measured) continue;
     const r = os[0].row;
     const a = measured.perLayerMicroBatchMs * r.pp;

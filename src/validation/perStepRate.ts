@@ -1,5 +1,5 @@
-import { fitStepParts } from './decompose.js';
-import { singleNodeFamilies, timedRuns, type Outcome } from './families.js';
+import type { StepParts } from './decompose.js';
+import { fittedFamilies, type Outcome } from './families.js';
 import { parametersPerTpRank, type ModelSpec } from '../sim/workload/model.js';
 
 /**
@@ -24,14 +24,11 @@ function gptLayer(hidden: number, heads: number): ModelSpec {
 /** Per (hidden, tp): the mean over its dp-1, pp-1 families (one per micro-batch size). */
 export function perStepRates(outcomes: readonly Outcome[]): PerStepRate[] {
   const byCell = new Map<string, { hidden: number; tp: number; layerParams: number; measured: number[]; predicted: number[] }>();
-  for (const os of singleNodeFamilies(outcomes)) {
-    const r = os[0].row;
-    if (r.dp !== 1 || r.pp !== 1) continue;
-    const m = fitStepParts(timedRuns(os, (o) => o.row.measuredMs));
-    const p = fitStepParts(timedRuns(os, (o) => o.predictedMs));
-    if (!m || !p) continue;
+  for (const { rows, measured: m, predicted: p } of fittedFamilies(outcomes)) {
+    const r = rows[0].row;
+    if (r.dp !== 1 || r.pp !== 1 || !m || !p) continue;
     const layerParams = parametersPerTpRank(gptLayer(r.hidden, r.heads), r.tp, (l) => l === 0);
-    const psPerParam = (f: typeof m) => ((f.perStepMs(1) - f.perStepMs(0)) * 1e9) / layerParams;
+    const psPerParam = (f: StepParts) => ((f.perStepMs(1) - f.perStepMs(0)) * 1e9) / layerParams;
     const key = `${r.hidden}/${r.tp}`;
     const cell = byCell.get(key) ?? { hidden: r.hidden, tp: r.tp, layerParams, measured: [], predicted: [] };
     cell.measured.push(psPerParam(m));

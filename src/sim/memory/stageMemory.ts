@@ -83,7 +83,7 @@ export function stageMemories(setup: StepSetup): StageMemory[] {
       stage: s,
       layers: layerSet.size,
       paramsPerRank,
-      paramsHeldPerGpu: par.zero === 3 ? paramsPerRank / (par.dp * cp) : paramsPerRank,
+      paramsHeldPerGpu: par.zero === 3 ? paramsPerRank / state.dp : paramsPerRank,
       passesInFlight: passes,
       fits: mem.totalBytes <= capacity,
       shortfallBytes: Math.max(0, mem.totalBytes - capacity),
