@@ -1,15 +1,18 @@
-import { applyOverrides } from '../scenario/load.js';
-import { resolveScenario, type Scenario } from '../scenario/resolve.js';
-import { simulateStep, type StepResult } from '../sim/simulateStep.js';
+import type { Scenario } from '../scenario/resolve.js';
+import type { StepResult } from '../sim/simulateStep.js';
 import { precisionInfo } from '../sim/parallel/stepCompiler.js';
 import { padVocab } from '../sim/workload/framework.js';
 import { dimMisaligned } from '../sim/workload/kernelTime.js';
 import { resolveAttentionKernel } from '../sim/workload/attentionKernels.js';
 
-/** A change to try, as `--set` overrides, and what it gave when simulated. */
-export interface Alternative {
+/** A change to try, as `--set` overrides. */
+export interface Candidate {
   label: string;
   sets: string[];
+}
+
+/** A change to try and what it gave when simulated. */
+export interface Alternative extends Candidate {
   stepTimeS?: number;
   peakBytesPerGpu?: number;
   fits?: boolean;
@@ -25,12 +28,12 @@ export interface Alternative {
  * more tensor parallelism. A vocabulary whose per-rank share misses the tensor-core alignment is padded first
  * (to a multiple of 64 × tp, as nanoGPT and Netflix's post-training framework pad): it costs nothing.
  */
-export function candidateChanges(s: Scenario, r: StepResult): { label: string; sets: string[] }[] {
+export function candidateChanges(s: Scenario, r: StepResult): Candidate[] {
   const p = s.parallel;
   const t = s.training;
   const gpn = s.cluster.node.gpusPerNode;
   const m = r.microBatchesPerStep;
-  const out: { label: string; sets: string[] }[] = [];
+  const out: Candidate[] = [];
   // A candidate that leaves Megatron's ZeRO-1 also leaves its overlapped weight gather, which needs it.
   const add = (label: string, ...sets: string[]) => out.push({ label, sets: p.overlapParamGather && sets.some((x) => x.startsWith('parallel.zero=') && x !== 'parallel.zero=1') ? [...sets, 'parallel.overlapParamGather=false'] : sets });
   const top = r.bottleneck.exposure[0];
@@ -113,10 +116,10 @@ export const BUBBLE_SHARE_TO_TRADE = 0.1;
  * step); more micro-batches from smaller ones. (A larger global batch would fill it too, but it changes the training
  * recipe and the work of a step, so a step time does not compare.)
  */
-function pipelineCandidates(s: Scenario, microBatches: number, bubbleShare: number): { label: string; sets: string[] }[] {
+function pipelineCandidates(s: Scenario, microBatches: number, bubbleShare: number): Candidate[] {
   const p = s.parallel;
   const t = s.training;
-  const out: { label: string; sets: string[] }[] = [];
+  const out: Candidate[] = [];
   const perStage = s.model.layers / p.pp;
   if (p.schedule !== 'interleaved' && microBatches % p.pp === 0 && Number.isInteger(perStage) && p.layersPerStage === undefined) {
     const chunks = new Set<number>();
@@ -135,30 +138,4 @@ function pipelineCandidates(s: Scenario, microBatches: number, bubbleShare: numb
     out.push({ label: `tp ${tp}, pp ${p.pp / 2} (half the stages, tensor parallelism inside the node)`, sets: [`parallel.tp=${tp}`, `parallel.pp=${p.pp / 2}`] });
   }
   return [...out, ...smaller];
-}
-
-/** Simulates up to `limit` candidates on top of the scenario's own overrides. */
-export function evaluateAlternatives(
-  raw: unknown,
-  baseSets: readonly string[],
-  source: string,
-  baseDir: string,
-  candidates: { label: string; sets: string[] }[],
-  limit: number,
-  onStart: (label: string) => void = () => {},
-  prepare: (s: Scenario) => Scenario = (s) => s,
-): Alternative[] {
-  const out: Alternative[] = [];
-  for (const c of candidates) {
-    if (out.filter((a) => a.stepTimeS !== undefined).length >= limit) break;
-    onStart(c.label);
-    try {
-      const s = prepare(resolveScenario(applyOverrides(raw, [...baseSets, ...c.sets]), source, baseDir));
-      const r = simulateStep(s).result;
-      out.push({ ...c, stepTimeS: r.stepTimeS, peakBytesPerGpu: r.memory.peakBytesPerGpu, fits: r.memory.fits });
-    } catch (err) {
-      out.push({ ...c, error: (err as Error).message.split('\n').slice(-1)[0].trim() });
-    }
-  }
-  return out.filter((a) => a.stepTimeS !== undefined);
 }

@@ -1,6 +1,7 @@
 import { GPU_PRESETS } from '../sim/hardware/gpus.js';
 import { IB_NDR } from '../sim/hardware/networks.js';
 import type { ClusterSpec, Dtype, GpuSpec, MeasuredGemm, NodeSpec } from '../sim/hardware/types.js';
+import type { CommSetup } from '../sim/setup.js';
 import type { GemmFit } from './fitGemm.js';
 import type { CollectiveFit, Profile } from './profile.js';
 import type { MeasuredCollectiveTable } from '../sim/collectives/measuredTable.js';
@@ -171,4 +172,14 @@ export function profileCollectiveTables(profile: Profile, source = 'profile'): M
   const tables = [...byKey.values()];
   for (const t of tables) t.points.sort((a, b) => a.bytes - b.bytes);
   return tables;
+}
+
+/** `scenario` with `profile`'s constants in place of its GPU's and links', and what was replaced. */
+export function withProfile<T extends { cluster: ClusterSpec; comm: CommSetup }>(scenario: T, profile: Profile, path: string): { scenario: T; applied: string[] } {
+  const { cluster, applied } = profileCluster(profile, scenario.cluster);
+  // The scenario's own tables win over the profile's for the same op and group size.
+  const own = scenario.comm.measured ?? [];
+  const added = profileCollectiveTables(profile, path).filter((t) => t.ranks <= cluster.node.gpusPerNode && !own.some((o) => o.op === t.op && o.ranks === t.ranks));
+  if (added.length > 0) applied.push(`measured collectives inside a node: ${added.map((t) => `${t.op} ×${t.ranks} (${t.points.length} sizes)`).join(', ')}`);
+  return { scenario: { ...scenario, cluster, comm: { ...scenario.comm, measured: [...own, ...added] } }, applied };
 }

@@ -1,4 +1,5 @@
-import { candidateChanges, evaluateAlternatives, type Alternative } from '../advise/alternatives.js';
+import { candidateChanges, type Alternative } from '../advise/alternatives.js';
+import { evaluateAlternativesThreaded, type ProfileSpec } from '../advise/evaluate.js';
 import { loadScenarioFile } from '../scenario/load.js';
 import type { Scenario } from '../scenario/resolve.js';
 import type { StepResult } from '../sim/simulateStep.js';
@@ -8,22 +9,22 @@ import { table } from './output.js';
 import { ALTERNATIVES_HEADER, alternativeRows } from '../report/summary.js';
 
 /**
- * Simulates the most promising changes to a scenario (see `candidateChanges`); `adjust` turns the raw
- * file into what was simulated (imports and `--set` applied).
+ * Simulates the most promising changes to a scenario (see `candidateChanges`) on up to `jobs` threads; `adjust`
+ * turns the raw file into what was simulated (imports and `--set` applied), and each alternative runs with the
+ * same calibration profile, if any.
  */
-export function alternativesFor(
+export async function alternativesFor(
   file: string,
   adjust: (raw: unknown) => unknown,
   scenario: Scenario,
   result: StepResult,
   limit: number,
-  onStart?: (label: string) => void,
-  prepare?: (s: Scenario) => Scenario,
-): Alternative[] {
+  opts: { jobs: number; onStart?: (label: string) => void; profile?: ProfileSpec },
+): Promise<Alternative[]> {
   if (limit <= 0) return [];
   const f = loadScenarioFile(file);
-  // Each alternative runs on what the current setup ran on: `prepare` applies the same --profile.
-  return evaluateAlternatives(adjust(f.raw), [], f.source, f.baseDir, candidateChanges(scenario, result), limit, onStart, prepare);
+  const job = { raw: adjust(f.raw), baseSets: [], source: f.source, baseDir: f.baseDir, candidates: candidateChanges(scenario, result), profile: opts.profile };
+  return evaluateAlternativesThreaded(job, limit, opts);
 }
 
 /** The bottleneck line, exposed communication by traffic, and the table of alternatives. */

@@ -5,7 +5,7 @@ import { calibrate } from '../calibrate/calibrateRun.js';
 import { LogError } from '../calibrate/measurementLog.js';
 import { NativeUnavailableError } from '../calibrate/native.js';
 import { ProfileError, readProfile, type Profile } from '../calibrate/profile.js';
-import { profileCluster, profileCollectiveTables } from '../calibrate/applyProfile.js';
+import { withProfile } from '../calibrate/applyProfile.js';
 import type { CommSetup } from '../sim/setup.js';
 import type { ClusterSpec } from '../sim/hardware/types.js';
 import { FitError } from '../calibrate/stats.js';
@@ -90,22 +90,12 @@ export function onInterrupt(io: Output, controller: AbortController, what: strin
   return () => process.off('SIGINT', handler);
 }
 
-/** `scenario` with `profile`'s constants in place of its GPU's and links', and what was replaced. */
-export function withProfile<T extends { cluster: ClusterSpec; comm: CommSetup }>(scenario: T, profile: Profile, path: string): { scenario: T; applied: string[] } {
-  const { cluster, applied } = profileCluster(profile, scenario.cluster);
-  // The scenario's own tables win over the profile's for the same op and group size.
-  const own = scenario.comm.measured ?? [];
-  const added = profileCollectiveTables(profile, path).filter((t) => t.ranks <= cluster.node.gpusPerNode && !own.some((o) => o.op === t.op && o.ranks === t.ranks));
-  if (added.length > 0) applied.push(`measured collectives inside a node: ${added.map((t) => `${t.op} ×${t.ranks} (${t.points.length} sizes)`).join(', ')}`);
-  return { scenario: { ...scenario, cluster, comm: { ...scenario.comm, measured: [...own, ...added] } }, applied };
-}
-
 /** What `--profile` did to a scenario: the file, what it replaced, and how to do the same to a variant of it. */
 export interface AppliedProfile<T> {
   file: string;
   applied: string[];
-  /** The same profile applied to another scenario (an alternative), silently. */
-  apply: (s: T) => T;
+  /** The profile read, to apply to another scenario (an alternative) with `withProfile`. */
+  profile: Profile;
 }
 
 /**
@@ -123,7 +113,7 @@ export function applyProfileOption<T extends { cluster: ClusterSpec; comm: CommS
     }
     const { scenario: profiled, applied } = withProfile(scenario, profile, path);
     io.err(`clustersim: profile ${path}: ${applied.join('; ')}`);
-    return { scenario: profiled, profile: { file: path, applied, apply: (s) => withProfile(s, profile, path).scenario } };
+    return { scenario: profiled, profile: { file: path, applied, profile } };
   } catch (err) {
     throw asUsageError(err);
   }

@@ -5,7 +5,7 @@ import { planSeries, type ScaleMode, type ScaleSeries } from '../sweep/scale.js'
 import { parseGpuCounts } from '../sweep/scaleMath.js';
 import { parallelSizesText } from '../report/format.js';
 import { parseShard, ShardSyntaxError, type Shard } from '../sweep/grid.js';
-import { defaultJobs } from '../sweep/pool.js';
+import { jobsHelp, parseJobs } from './jobsOption.js';
 import { recordLines } from '../sweep/records.js';
 import { pickCommSettings } from '../sweep/commSettings.js';
 import { runScaleShard, runScaleSweep } from '../sweep/sweep.js';
@@ -32,13 +32,6 @@ interface ScaleOptions extends ImportOptions {
   jobs?: string;
   shard?: string;
   out?: string;
-}
-
-/** Reads `--jobs`: a whole number of threads ≥ 1. */
-export function parseJobs(text: string | undefined): number {
-  if (text === undefined) return defaultJobs();
-  if (!/^\s*\d+\s*$/.test(text) || Number(text) < 1) throw new UsageError(`--jobs: '${text}' is not a number of threads; give a whole number ≥ 1 (1 runs the sweep in one thread; default: one per core, ${defaultJobs()} here)`);
-  return Number(text);
 }
 
 /** Reads `--shard i/N`, or nothing. */
@@ -121,7 +114,7 @@ export function registerScale(program: Command, io: Output): void {
     .option('--svg <file.svg>', 'write the scaling chart (throughput and efficiency against GPUs)')
     .option('--report <file.html>', 'write a self-contained HTML report (curves, tables, timeline and memory of the largest size)')
     .option('--json', 'print { version, mode, series: [{ name, source, tp, pp, cp?, cpCommType?, tpCommOverlap?, tpCommOverlapSms?, rows }], warnings? } instead of tables')
-    .option('--jobs <n>', `threads to simulate on, the main one and n − 1 workers (default: one per core, ${defaultJobs()} here; 1: no workers)`)
+    .option('--jobs <n>', jobsHelp('the sizes'))
     .option('--shard <i/N>', 'run only part i of N (1 ≤ i ≤ N; points dealt round-robin) and print its results as JSON lines for clustersim merge')
     .option('--out <file.jsonl>', 'with --shard: write the JSON lines to this file instead of stdout')
     .addHelpText(
@@ -155,7 +148,7 @@ Examples:
         if (err instanceof RangeError) throw new UsageError(`--gpus: ${err.message}`);
         throw err;
       }
-      const jobs = parseJobs(opts.jobs);
+      const jobs = parseJobs(opts.jobs, 'the sweep');
       const shard = shardOption(opts.shard);
       if (shard) {
         const outputs = (['json', 'csv', 'svg'] as const).filter((o) => opts[o]).map((o) => `--${o}`);

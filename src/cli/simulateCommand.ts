@@ -8,6 +8,7 @@ import { applyImports, describeImports, importsJson, scenarioWithImports, type I
 import { applyOverrides } from '../scenario/load.js';
 import { processOutput, type Output } from './output.js';
 import { alternativesFor, formatAdvice } from './adviceOutput.js';
+import { jobsHelp, parseJobs } from './jobsOption.js';
 import { UsageError } from './usageError.js';
 import { addStepFileOptions, checkStepFileOptions, stepFilesView, writeStepFiles, type StepFileOptions } from './reportFiles.js';
 import { applyProfileOption } from './calibrateCommand.js';
@@ -86,6 +87,7 @@ export function registerSimulate(program: Command, io: Output): void {
     .option('--deepspeed-config <ds_config.json>', 'take batch sizes, ZeRO stage, buckets, overlap, offload and precision from a DeepSpeed config')
     .addOption(new Option('--fidelity <f>', 'symmetric: one data-parallel replica simulated, the rest as shadow traffic; full: every rank').choices(['symmetric', 'full']))
     .option('--alternatives <n>', 'simulate up to n promising changes and show them next to the result (0: none)', '3')
+    .option('--jobs <n>', jobsHelp('the alternatives'))
     .option('--profile <profile.json>', 'use the constants `clustersim calibrate` measured, for the GPU and links the profile describes')
     .addHelpText(
       'after',
@@ -98,6 +100,10 @@ Examples:
   $ clustersim simulate scenarios/imports/llama2-7b-a100-1node.yaml --deepspeed-config scenarios/imports/ds_config.json
   $ clustersim simulate scenarios/bert-large-ddp-2node.yaml --fidelity full --timeline step.svg --report step.html --trace step.json --ranks 0,8
   $ clustersim simulate scenarios/llama2-13b-tp8-nvswitch.yaml --set parallel.tp=2 --set parallel.pp=4 --set parallel.schedule=interleaved --set parallel.virtualStages=5
+  $ clustersim simulate scenarios/llama2-70b-zero2-8xa100.yaml --alternatives 5 --jobs 2
+
+The alternatives are whole simulations again; they run side by side, one thread per core (--jobs), and the
+output is the same whatever --jobs says.
 
 Scenario fields: cluster, model, training, comm, noise, simulation and parallel; README, "Scenario format",
 lists every one with its values. The parallel ones used most: tp, pp, dp, cp, schedule (gpipe | 1f1b |
@@ -105,12 +111,13 @@ interleaved), virtualStages, sequenceParallel, recompute (none | selective | ful
 (none | cpu), ddp.{bucketMB, overlap}, layersPerStage. --set path=value overrides any field; the value is
 read as YAML.`,
     );
-  addStepFileOptions(cmd).action(async (file: string, opts: { set: string[]; json?: boolean; profile?: string; alternatives: string; fidelity?: string } & ImportOptions & StepFileOptions) => {
+  addStepFileOptions(cmd).action(async (file: string, opts: { set: string[]; json?: boolean; profile?: string; alternatives: string; fidelity?: string; jobs?: string } & ImportOptions & StepFileOptions) => {
     const sets = opts.fidelity ? [...opts.set, `simulation.fidelity=${opts.fidelity}`] : opts.set;
     const { scenario: imported, imports } = scenarioWithImports(file, opts, sets, (w) => io.err(`clustersim: warning: ${w}`));
     const { scenario, profile } = applyProfileOption(imported, opts.profile, io);
     checkStepFileOptions(scenario, opts);
     const alternativeCount = parseCount(opts.alternatives, '--alternatives');
+    const jobs = parseJobs(opts.jobs, 'the alternatives');
     const run = simulateStep(scenario);
     const view = stepFilesView(scenario, run, opts);
     const { result } = run;
@@ -118,7 +125,7 @@ read as YAML.`,
     // Each alternative is a whole simulation again: say which one is running, on a terminal.
     const showing = io === processOutput && process.stderr.isTTY;
     const announce = showing ? (label: string) => io.err(`clustersim: simulating an alternative: ${label} (--alternatives 0 to skip)`) : undefined;
-    const alternatives = alternativesFor(file, adjust, scenario, result, alternativeCount, announce, profile?.apply);
+    const alternatives = await alternativesFor(file, adjust, scenario, result, alternativeCount, { jobs, onStart: announce, profile: profile ? { profile: profile.profile, path: profile.file } : undefined });
     if (opts.json) {
       // What the imports set and warned about, and the scenario's own warnings, for scripts (also on stderr).
       const extra = {

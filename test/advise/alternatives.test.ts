@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { BUBBLE_SHARE_TO_TRADE, candidateChanges, evaluateAlternatives } from '../../src/advise/alternatives.js';
+import { BUBBLE_SHARE_TO_TRADE, candidateChanges } from '../../src/advise/alternatives.js';
+import { evaluateAlternatives } from '../../src/advise/evaluate.js';
 import { simulateStep } from '../../src/sim/simulateStep.js';
 import { scenarioOf } from '../helpers/scenario.js';
 

@@ -1,10 +1,11 @@
-import { execFile, execFileSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { execFile } from 'node:child_process';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { buildIfStale } from './builtCli.js';
 
 // Worker threads load compiled JavaScript, so the threaded path is tested through the built CLI
 // (dist/, as users run it); under vitest the sweep modules are TypeScript and run in one thread.
@@ -15,27 +16,6 @@ const TP8 = 'scenarios/llama2-13b-tp8-nvswitch.yaml';
 const SWEEP = [BERT, '--compare', TP8, '--gpus', '4,8,12,16', '--mode', 'weak'];
 // Each test spawns several CLI runs; a loaded machine needs more than the default minute.
 const SLOW = 240_000;
-
-function newestMtimeMs(dir: string): number {
-  let newest = 0;
-  for (const entry of readdirSync(dir, { withFileTypes: true })) {
-    const p = join(dir, entry.name);
-    newest = Math.max(newest, entry.isDirectory() ? newestMtimeMs(p) : statSync(p).mtimeMs);
-  }
-  return newest;
-}
-
-/** Builds dist/ (what `npm run build` runs) when a source is newer than the compiled worker. */
-function buildIfStale(): void {
-  const worker = 'dist/sweep/worker.js';
-  if (existsSync(worker) && statSync(worker).mtimeMs >= newestMtimeMs('src')) return;
-  try {
-    execFileSync(process.execPath, ['node_modules/typescript/bin/tsc', '-p', 'tsconfig.json'], { stdio: 'pipe' });
-  } catch (err) {
-    // Type errors elsewhere in a tree under edit still emit JavaScript; only a missing build is fatal.
-    if (!existsSync(worker)) throw err;
-  }
-}
 
 async function clustersim(...args: string[]): Promise<{ out: string; err: string }> {
   const { stdout, stderr } = await run(process.execPath, [BIN, ...args], { maxBuffer: 64 << 20 });
