@@ -79,7 +79,9 @@ export function decompositionLines(outcomes: readonly Outcome[]): string[] {
   const residual = { measured: 0, predicted: 0, rows: 0 };
   const misfit = (rs: TimedRun[], parts: StepParts) =>
     rs.reduce((a, r) => a + Math.abs(parts.perLayerMicroBatchMs * r.layers * r.microBatches + parts.perMicroBatchMs * r.microBatches + parts.perStepMs(r.layers) - r.timeMs) / r.timeMs, 0);
-  for (const { rows: os, measured: m, predicted: p } of fittedFamilies(outcomes)) {
+  const families = fittedFamilies(outcomes);
+  if (!families.some((fam) => fam.measured && fam.predicted)) return ['decomposition: no single-node family to fit (it needs the single-node rows: leave out --only multi and --limit)'];
+  for (const { rows: os, measured: m, predicted: p } of families) {
     if (!m || !p) continue;
     residual.measured += misfit(timedRuns(os, (o) => o.row.measuredMs), m);
     residual.predicted += misfit(timedRuns(os, (o) => o.predictedMs), p);

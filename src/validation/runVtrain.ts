@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
-import { resolveScenario } from '../scenario/resolve.js';
-import { simulateStep } from '../sim/simulateStep.js';
-import { mape, meanSignedErrorPct, parseVtrainCsv, vtrainSetup, VTRAIN_DATA_DIR, type VtrainRow } from './vtrain.js';
+import { compiledWorker, defaultJobs, runTasks } from '../threads/taskPool.js';
+import { mape, meanSignedErrorPct, parseVtrainCsv, VTRAIN_DATA_DIR, type VtrainRow } from './vtrain.js';
+import { predictVtrainRow, type VtrainJob } from './vtrainPredict.js';
 import { decompositionLines } from './decompositionReport.js';
 import { runMegatronSc21 } from './runMegatronSc21.js';
 import { runMegatronSp22 } from './runMegatronSp22.js';
@@ -34,7 +34,7 @@ function sensitivityNote(o: ValidateOptions): string {
   return set.length === 0 ? '' : ` (sensitivity run: ${set.join(', ')})`;
 }
 
-function runVtrainSet(): void {
+async function runVtrainSet(): Promise<void> {
   const { only, limit } = options;
   const dataDir = VTRAIN_DATA_DIR;
 
@@ -43,14 +43,20 @@ function runVtrainSet(): void {
     if (only && only !== group) continue;
     rows.push(...parseVtrainCsv(readFileSync(`${dataDir}vtrain-${group}-node.csv`, 'utf8'), group).slice(0, limit));
   }
-  const outcomes: Outcome[] = [];
   const t0 = Date.now();
-  rows.forEach((row, i) => {
-    if (process.stderr.isTTY) process.stderr.write(`\rrow ${i + 1}/${rows.length}`);
-    const s = vtrainSetup(row, resolveScenario, { hostOpUs: options.hostOpUs, hostCollectiveUs: options.hostCollectiveUs, vocab: options.vocab });
-    const predictedMs = simulateStep(s).result.stepTimeS * 1e3;
-    outcomes.push({ row, predictedMs, errorPct: (100 * (predictedMs - row.measuredMs)) / row.measuredMs });
+  const job: VtrainJob = { rows, opts: { hostOpUs: options.hostOpUs, hostCollectiveUs: options.hostCollectiveUs, vocab: options.vocab } };
+  let done = 0;
+  const { results } = await runTasks<VtrainJob, number>({
+    jobs: defaultJobs(),
+    worker: compiledWorker(new URL('./vtrainWorker.js', import.meta.url)),
+    job,
+    ids: rows.map((_, i) => i),
+    runHere: (i) => predictVtrainRow(job, i),
+    onResult: () => {
+      if (process.stderr.isTTY) process.stderr.write(`\rrow ${++done}/${rows.length}`);
+    },
   });
+  const outcomes: Outcome[] = rows.map((row, i) => ({ row, predictedMs: results[i], errorPct: (100 * (results[i] - row.measuredMs)) / row.measuredMs }));
   if (process.stderr.isTTY) process.stderr.write('\r\x1b[K');
 
   const pairs = (xs: Outcome[]) => xs.map((o) => ({ predicted: o.predictedMs, measured: o.row.measuredMs }));
@@ -93,4 +99,4 @@ if (options.help) process.stdout.write(VALIDATE_USAGE + '\n');
 else if (options.set === 'megatron-sc21') runMegatronSc21(options);
 else if (options.set === 'megatron-sp22') runMegatronSp22(options);
 else if (options.set === 'h200-kernels') runH200Kernels(options);
-else runVtrainSet();
+else await runVtrainSet();
