@@ -108,8 +108,12 @@ export function applyProfileOption<T extends { cluster: ClusterSpec; comm: CommS
     const profile = readProfile(path);
     const gpuName = scenario.cluster.node.gpu.name;
     const preset = profile.device.gpuPreset;
-    if (profile.backend === 'cuda' && preset !== gpuName) {
-      io.err(`clustersim: note: ${path} was measured on ${profile.device.name}${preset ? ` (${preset})` : ''}; the scenario's GPU is ${gpuName}, whose constants it replaces all the same`);
+    // Another preset's constants would run this GPU at that one's speed against this one's peak (an MFU past 100%).
+    if (profile.backend === 'cuda' && preset !== undefined && preset !== gpuName) {
+      throw new UsageError(`--profile ${path}: measured on ${profile.device.name} (${preset}), but the scenario's GPU is ${gpuName}; simulate that GPU (--set cluster.gpu=${preset}) or calibrate on the scenario's GPU`);
+    }
+    if (profile.backend === 'cuda' && preset === undefined) {
+      io.err(`clustersim: note: ${path} was measured on ${profile.device.name}, which matches no preset; its constants replace those of the scenario's ${gpuName}`);
     }
     const { scenario: profiled, applied } = withProfile(scenario, profile, path);
     io.err(`clustersim: profile ${path}: ${applied.join('; ')}`);

@@ -22,4 +22,14 @@ describe('simulate --profile', () => {
     const preset = JSON.parse((await cli('simulate', SCENARIO, '--set', 'training.precision=fp32', '--json', '--alternatives', '0', ...alt.sets.flatMap((s) => ['--set', s]))).out);
     expect(preset.stepTimeS).not.toBe(alt.stepTimeS);
   });
+
+  it('refuses a GPU profile measured on another GPU preset, and says how to simulate that GPU', async () => {
+    const r = await cli('simulate', SCENARIO, '--profile', 'reports/calibration/h200/profile.json', '--alternatives', '0');
+    expect(r.code).toBe(2);
+    expect(r.err).toMatch(/--profile reports\/calibration\/h200\/profile.json: measured on NVIDIA H200 \(h200-sxm-141gb\), but the scenario's GPU is a100-sxm4-80gb; simulate that GPU \(--set cluster.gpu=h200-sxm-141gb\)/);
+    expect(r.err).not.toMatch(/\n\s+at /);
+    const same = await cli('simulate', SCENARIO, '--profile', 'reports/calibration/h200/profile.json', '--set', 'cluster.gpu=h200-sxm-141gb', '--alternatives', '0', '--json');
+    expect(same.code).toBe(0);
+    expect(JSON.parse(same.out).mfu).toBeLessThan(1);
+  });
 });

@@ -27,7 +27,7 @@ beforeAll(buildIfStale, 300_000);
 
 describe('simulate: the alternatives on worker threads (built CLI)', () => {
   it('prints byte-identical JSON and text with --jobs 1 and with workers, with and without a profile', async () => {
-    for (const extra of [[], ['--profile', PROFILE]]) {
+    for (const extra of [[], ['--profile', PROFILE, '--set', 'cluster.gpu=h200-sxm-141gb']]) {
       const one = await clustersim('simulate', TP8, '--json', '--jobs', '1', ...extra);
       const four = await clustersim('simulate', TP8, '--json', '--jobs', '4', ...extra);
       expect(one.code).toBe(0);
@@ -38,8 +38,8 @@ describe('simulate: the alternatives on worker threads (built CLI)', () => {
       expect(text[0].out).toMatch(/what to try \(each simulated\)/);
     }
     // The profile reaches the alternatives simulated on the workers: their times move with it.
-    const plain = JSON.parse((await clustersim('simulate', TP8, '--json', '--jobs', '4')).out);
-    const profiled = JSON.parse((await clustersim('simulate', TP8, '--json', '--jobs', '4', '--profile', PROFILE)).out);
+    const plain = JSON.parse((await clustersim('simulate', TP8, '--json', '--jobs', '4', '--set', 'cluster.gpu=h200-sxm-141gb')).out);
+    const profiled = JSON.parse((await clustersim('simulate', TP8, '--json', '--jobs', '4', '--profile', PROFILE, '--set', 'cluster.gpu=h200-sxm-141gb')).out);
     expect(profiled.alternatives.map((a: { stepTimeS: number }) => a.stepTimeS)).not.toEqual(plain.alternatives.map((a: { stepTimeS: number }) => a.stepTimeS));
   }, SLOW);
 
