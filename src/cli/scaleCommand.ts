@@ -220,6 +220,10 @@ export async function writeScaleOutputs(
 ): Promise<void> {
   if (opts.json) io.out(JSON.stringify(scaleJson(mode, series, warnings), null, 2));
   else io.out(series.map(formatScaleSeries).join('\n\n'));
+  // A sweep of sizes none of which could be built is a mistake in the sizes (or the scenario): no empty chart for it.
+  if (!series.some((s) => s.rows.some((r) => r.status !== 'infeasible'))) {
+    throw new UsageError(`no size of the sweep could be simulated (the reasons are in the note column${opts.json ? ', `reason` in the JSON' : ''}); choose GPU counts of whole nodes whose data-parallel size divides the global batch${opts.csv || opts.svg || opts.report ? ', nothing was written' : ''}`);
+  }
 
   if (!opts.csv && !opts.svg && !opts.report) return;
   const { scaleReportHtml, scalingSvg } = await loadReports();

@@ -69,7 +69,7 @@ export function formatStepSummary(r: StepResult, scenario: { clusterName: string
     '',
     `  ${r.microBatchesPerStep} micro-batch(es) per step` +
       // Without data parallelism (over dp × cp) no gradient is reduced, so there are no buckets to speak of.
-      (r.parallel.dp * r.parallel.cp > 1 ? `; ${r.buckets.count} gradient buckets of ${formatBytes(r.buckets.meanBytes)} on average` : '') +
+      (r.parallel.dp * r.parallel.cp > 1 ? `; ${bucketsText(r)}` : '') +
       (r.gradientAllReduce ? `; gradient reduction: ${r.gradientAllReduce.algorithm}/${r.gradientAllReduce.protocol}` : ''),
     ...r.notes.map((n) => `  note: ${n}`),
   ];
@@ -138,6 +138,13 @@ read as YAML.`,
     else io.out([formatStepSummary(result, { clusterName: scenario.cluster.name, modelName: scenario.model.name }), formatAdvice(result, alternatives), ...describeImports(imports, opts.set)].join('\n'));
     await writeStepFiles(scenario, run, opts, view, io, alternatives);
   });
+}
+
+/** The gradient buckets: with a pipeline, the count is over every stage, each GPU holding its stage's. */
+function bucketsText(r: StepResult): string {
+  const mean = `${formatBytes(r.buckets.meanBytes)} on average`;
+  if (r.parallel.pp === 1) return `${r.buckets.count} gradient buckets of ${mean}`;
+  return `${r.buckets.count} gradient buckets over the ${r.parallel.pp} pipeline stages (about ${Math.round(r.buckets.count / r.parallel.pp)} on each GPU), ${mean}`;
 }
 
 /** Parses a count option (0 or more). */

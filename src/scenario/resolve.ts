@@ -338,6 +338,12 @@ export function resolveScenario(raw: unknown, source: string, baseDir: string): 
   problems.push(...optimizerStateProblems(t, par.offload));
   const noNvls = input.comm.algorithm === 'nvls' ? nvlsUnavailable(cluster.node) : undefined;
   if (noNvls) problems.push({ path: 'comm.algorithm', message: noNvls });
+  // The same check the kernel timing makes, here so that memory and scale refuse what simulate refuses.
+  const peaks = cluster.node.gpu.peakTflops;
+  if (!((peaks[t.precision] ?? 0) > 0)) {
+    const runs = (['bf16', 'fp16', 'tf32', 'fp32'] as const).filter((p) => (peaks[p] ?? 0) > 0);
+    problems.push({ path: 'training.precision', message: `${cluster.node.gpu.name} has no dense ${t.precision} peak (its spec gives ${runs.join(', ') || 'none'})${runs.length > 0 ? `; use one it runs, for example --set training.precision=${runs[0]}` : ''}` });
+  }
   const kernelProblem = attentionKernelProblem(cluster.node.gpu, t.attentionKernel);
   if (kernelProblem) problems.push({ path: 'training.attentionKernel', message: kernelProblem });
   if (t.attentionKernel !== 'auto' && !t.flashAttention) {

@@ -73,6 +73,13 @@ describe('clustersim simulate', () => {
     expect(text.out).toContain('16 micro-batch(es) per step\n');
     expect(text.out).not.toContain('gradient buckets');
   });
+
+  it('says a pipeline\'s bucket count is over all its stages, and how many each GPU holds', async () => {
+    const j = JSON.parse((await cli('simulate', 'scenarios/gpt3-175b-1024xa100.yaml', '--json', '--alternatives', '0')).out);
+    const text = (await cli('simulate', 'scenarios/gpt3-175b-1024xa100.yaml', '--alternatives', '0')).out;
+    expect(j.parallel.pp).toBe(8);
+    expect(text).toContain(`; ${j.buckets.count} gradient buckets over the 8 pipeline stages (about ${Math.round(j.buckets.count / 8)} on each GPU), `);
+  }, 120_000);
 });
 
 describe('clustersim collective', () => {

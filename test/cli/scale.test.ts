@@ -48,6 +48,25 @@ describe('clustersim scale', () => {
     expect(rows[3].reason).toMatch(/^not divisible: global batch 256 over microBatch × dp = 8 × 64/);
   });
 
+  it('fails with exit code 2, writing nothing, when no size of the sweep can be simulated', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'clustersim-none-'));
+    const svg = join(dir, 'none.svg');
+    const r = await cli('scale', BERT, '--gpus', '12,24', '--svg', svg);
+    expect(r.code).toBe(2);
+    // The rows still say why, and the error what to change.
+    expect(r.out).toMatch(/not whole nodes: 12 GPUs over nodes of 8/);
+    expect(r.err).toMatch(/no size of the sweep could be simulated .*choose GPU counts of whole nodes whose data-parallel size divides the global batch, nothing was written/);
+    expect(() => readFileSync(svg)).toThrow();
+  });
+
+  it('refuses a precision the GPU has no peak for, as simulate and memory do', async () => {
+    for (const command of ['simulate', 'memory', 'scale']) {
+      const r = await cli(command, BERT, '--set', 'cluster.preset=dgx-1-v100');
+      expect(r.code, command).toBe(2);
+      expect(r.err).toMatch(/training.precision: v100-sxm2-32gb has no dense bf16 peak \(its spec gives fp16, fp32\); use one it runs, for example --set training.precision=fp16/);
+    }
+  });
+
   it('sweeps a split larger than the file\'s own cluster (cp 16 on a one-node file) from the fewest nodes that hold it', async () => {
     const r = await cli('scale', 'scenarios/checks/dgxc-llama31-8b-cp2.yaml', '--set', 'parallel.cp=16', '--gpus', '8,16,32', '--json');
     expect(r.code).toBe(0);
