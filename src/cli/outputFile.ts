@@ -13,9 +13,11 @@ export function prepareOutputFile(path: string, flag: string): void {
   const folder = dirname(path);
   if (existsSync(folder) && !statSync(folder).isDirectory()) throw new UsageError(`${flag} ${path}: ${folder} is a file, not a folder`);
   try {
-    mkdirSync(folder, { recursive: true });
+    makeFolders(folder);
   } catch (err) {
-    throw new UsageError(`${flag} ${path}: cannot create the folder ${folder}: ${fileWriteErrorReason(err, folder)}`);
+    // The level that could not be made, which the reason's words are about.
+    const level = (err as NodeJS.ErrnoException).path ?? folder;
+    throw new UsageError(`${flag} ${path}: cannot create the folder ${level}: ${fileWriteErrorReason(err, level)}`);
   }
   // Opening the file is the one test that holds for every user (root passes access checks on /proc too). An absent
   // path is created exclusively ('wx' follows no link and takes no file another process made) and removed again;
@@ -36,6 +38,19 @@ export function prepareOutputFile(path: string, flag: string): void {
     if (kind === 'other' && (err as NodeJS.ErrnoException).code === 'ENOENT') return;
     throw new UsageError(`${flag} ${path}: cannot write it: ${fileWriteErrorReason(err, path)}`);
   }
+}
+
+/**
+ * `mkdir -p`, one level at a time from the nearest folder that exists. Node's own recursive mkdir never returns where
+ * a parent exists but refuses children (it retries forever under /proc, at full CPU); this reports that error.
+ */
+export function makeFolders(folder: string): void {
+  const missing: string[] = [];
+  for (let f = folder; !existsSync(f); f = dirname(f)) {
+    if (dirname(f) === f) break;
+    missing.push(f);
+  }
+  for (const f of missing.reverse()) mkdirSync(f);
 }
 
 /** What is at `path` without following a final link: nothing, a regular file, or something else. */

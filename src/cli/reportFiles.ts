@@ -1,4 +1,5 @@
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
+import { makeFolders } from './outputFile.js';
 import { dirname } from 'node:path';
 import type { Command } from 'commander';
 import type { StepRun } from '../sim/simulateStep.js';
@@ -30,7 +31,7 @@ export const TIMELINE_MAX_RANKS = 64;
 /** Writes a report file (creating its folder), and says so on stderr so that stdout stays as it was. */
 export function writeReportFile(path: string, text: string, io: Output): void {
   try {
-    mkdirSync(dirname(path), { recursive: true });
+    makeFolders(dirname(path));
     writeFileSync(path, text);
   } catch (err) {
     throw new UsageError(`cannot write '${path}': ${fileWriteErrorReason(err, path)}`);

@@ -21,6 +21,11 @@ describe('output files of long runs are checked before the work starts', () => {
     expect(() => prepareOutputFile(join(dir, 'plain/deeper/p.json'), '--log')).toThrow(/cannot create the folder .*plain\/deeper: a part of the path is a file, not a folder \((ENOTDIR|EEXIST)\)/);
   });
 
+  it('refuses a folder under /proc at once (Node\'s recursive mkdir retried it forever)', () => {
+    expect(() => prepareOutputFile('/proc/nope/deeper/p.json', '--out')).toThrow('--out /proc/nope/deeper/p.json: cannot create the folder /proc/nope: no such file, and /proc does not let one be created (ENOENT)');
+    expect(() => writeReportFile('/proc/nope/x.svg', 'x', { out: () => {}, err: () => {} })).toThrow(/^cannot write '\/proc\/nope\/x\.svg': .*\(ENOENT\)$/);
+  });
+
   it('calibrate and validate stop at once, with exit status 2, on an --out they could not write', async () => {
     const cal = await cli('calibrate', '--backend', 'cpu', '--quick', '--out', dir);
     expect(cal.code).toBe(2);
