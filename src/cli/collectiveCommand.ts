@@ -3,7 +3,7 @@ import { buildTopology } from '../sim/network/topology.js';
 import { collectiveSweep, sweepSizes } from '../sim/collectives/sweep.js';
 import { nvlsUnavailable } from '../sim/collectives/collectiveService.js';
 import { ALGORITHMS, COLLECTIVE_OPS, PROTOCOLS, type Algorithm, type CollectiveOp, type Protocol } from '../sim/collectives/types.js';
-import { resolveClusterSection } from '../scenario/resolve.js';
+import { nicCountProblem, resolveClusterSection } from '../scenario/resolve.js';
 import { networkPreset, nodePreset } from '../sim/hardware/presets.js';
 import { formatBytes, parseBytes, parseIntAtLeast, parsePositiveInt } from './units.js';
 import { UsageError } from './usageError.js';
@@ -69,6 +69,8 @@ Examples:
       nodePreset(opts.cluster, '--cluster');
       if (opts.network) networkPreset(opts.network, '--network');
       const nics = opts.nicsPerNode === undefined ? undefined : parsePositiveInt(opts.nicsPerNode, '--nics-per-node');
+      const nicProblem = nics === undefined ? undefined : nicCountProblem(nodePreset(opts.cluster, '--cluster').gpusPerNode, nics);
+      if (nicProblem) throw new UsageError(`--nics-per-node: ${nicProblem}`);
       const cluster = resolveClusterSection({ preset: opts.cluster, nodes, ...(opts.network ? { network: opts.network } : {}), ...(nics ? { node: { nicsPerNode: nics } } : {}) }, 'command line');
       // Forced choices the model would otherwise replace without a word.
       if (opts.algorithm !== 'auto' && opts.op !== 'all_reduce') {

@@ -101,7 +101,20 @@ function resolveCluster(c: ScenarioInput['cluster'], source: string): ClusterSpe
   if (c.node?.hostMemoryGiB !== undefined) node.hostMemoryBytes = c.node.hostMemoryGiB * GiB;
   node.gpu = gpu;
   if (node.intra === 'pcie' && node.nvls) throw new ScenarioError('cluster.node.nvls', 'NVLink SHARP needs an NVSwitch node (intra: nvswitch); set it to false or use an NVSwitch node preset');
+  const nicProblem = nicCountProblem(node.gpusPerNode, node.nicsPerNode);
+  if (nicProblem) throw new ScenarioError('cluster.node.nicsPerNode', nicProblem);
   return { name: `${c.nodes}× ${node.name}`, node, nodes: c.nodes, network };
+}
+
+/**
+ * Why `nics` NICs cannot serve `gpus` GPUs per node, or undefined. NCCL gives every NIC the same share of channels; a
+ * count that splits the GPUs unevenly leaves some NICs with more rings than others, which the simulated network then
+ * charges as a slower fabric than the one with fewer NICs.
+ */
+export function nicCountProblem(gpus: number, nics: number): string | undefined {
+  if (gpus % nics === 0 || nics % gpus === 0) return undefined;
+  const fit = [...Array(gpus).keys()].map((k) => k + 1).filter((k) => gpus % k === 0);
+  return `${nics} NICs for ${gpus} GPUs: give a count that divides the GPUs per node or is a multiple of it (${fit.join(', ')}, ${2 * gpus}, ...); count the NICs NCCL uses (compute fabric), not storage or management ones`;
 }
 
 /** Reads a Hugging Face config.json named in the scenario; every problem with it is reported at `model.hfConfig`. */

@@ -124,6 +124,14 @@ describe('bad input: unknown presets', () => {
     expectBadInput(await cli('collective', '--cluster', 'dgx-zz'), "--cluster: unknown node preset 'dgx-zz'; expected one of: ", 'dgx-a100-80gb');
     expectBadInput(await cli('collective', '--cluster', 'dgx-a100-80gb', '--network', 'ib-xyz'), "--network: unknown network preset 'ib-xyz'; expected one of: ", 'ib-hdr');
   });
+
+  it('refuses a NIC count that splits the GPUs of a node unevenly (10 NICs ran slower than 8), in collective and in a scenario', async () => {
+    const why = '10 NICs for 8 GPUs: give a count that divides the GPUs per node or is a multiple of it (1, 2, 4, 8, 16, ...)';
+    expectBadInput(await cli('collective', '--cluster', 'dgx-a100-80gb', '--nodes', '2', '--nics-per-node', '10'), `--nics-per-node: ${why}`);
+    const r = await cli('simulate', LLAMA_16, '--set', 'cluster.node.nicsPerNode=10');
+    expectBadInput(r, `cluster.node.nicsPerNode: ${why}`);
+    for (const fine of ['4', '16']) expect((await cli('collective', '--cluster', 'dgx-a100-80gb', '--nodes', '2', '--nics-per-node', fine, '--max-bytes', '1MiB')).code).toBe(0);
+  });
 });
 
 describe('bad input: missing fields', () => {
