@@ -76,7 +76,8 @@ async function runVtrainSet(): Promise<void> {
     worst: [...outcomes].sort((a, b) => Math.abs(b.errorPct) - Math.abs(a.errorPct)).slice(0, 10),
   };
   if (options.json) {
-    process.stdout.write(JSON.stringify(summary, null, 2) + '\n');
+    // The decomposition as the lines the text prints (its figures are fits per family, read by people).
+    process.stdout.write(JSON.stringify(options.decompose ? { ...summary, decomposition: decompositionLines(outcomes) } : summary, null, 2) + '\n');
   } else {
     const f = (x: number) => x.toFixed(2);
     const lines = [

@@ -74,7 +74,7 @@ export function parseValidateArgs(argv: readonly string[]): ValidateOptions {
       limit: { type: 'string' },
       'host-op-us': { type: 'string' },
       'host-collective-us': { type: 'string' },
-      vocab: { type: 'string', default: 'peer' },
+      vocab: { type: 'string' },
       json: { type: 'boolean', default: false },
       decompose: { type: 'boolean', default: false },
       help: { type: 'boolean', short: 'h', default: false },
@@ -91,6 +91,13 @@ export function parseValidateArgs(argv: readonly string[]): ValidateOptions {
   // The scenario fields' own limits (schema.ts: training.hostOpUs, training.hostCollectiveUs).
   const hostOpUs = hostMicroseconds(values['host-op-us'], '--host-op-us', 10_000);
   const hostCollectiveUs = hostMicroseconds(values['host-collective-us'], '--host-collective-us', 100_000);
-  if (!VTRAIN_VOCABS.includes(values.vocab as VtrainVocab)) throw new Error(`--vocab: unknown split '${values.vocab}' (${VTRAIN_VOCABS.join(' | ')})`);
-  return { hostOpUs, hostCollectiveUs, vocab: values.vocab as VtrainVocab, set: values.set as ValidateOptions['set'], only: values.only as ValidateOptions['only'], limit, json: values.json, decompose: values.decompose, help: values.help };
+  const vocab = values.vocab ?? 'peer';
+  if (!VTRAIN_VOCABS.includes(vocab as VtrainVocab)) throw new Error(`--vocab: unknown split '${vocab}' (${VTRAIN_VOCABS.join(' | ')})`);
+  // The other sets take --limit and --json only: an option of the vtrain set would be ignored without a word.
+  if (values.set !== 'vtrain') {
+    const given = (['only', 'host-op-us', 'host-collective-us', 'vocab'] as const).filter((o) => values[o] !== undefined).map((o) => `--${o}`);
+    if (values.decompose) given.push('--decompose');
+    if (given.length > 0) throw new Error(`${given.join(', ')}: for the vtrain set only; --set ${values.set} takes --limit and --json`);
+  }
+  return { hostOpUs, hostCollectiveUs, vocab: vocab as VtrainVocab, set: values.set as ValidateOptions['set'], only: values.only as ValidateOptions['only'], limit, json: values.json, decompose: values.decompose, help: values.help };
 }

@@ -25,4 +25,11 @@ describe('npm run validate options', () => {
     expect(() => parseValidateArgs(['--host-op-us', '0'])).toThrow("--host-op-us: expected µs > 0 (at most 10000), got '0'");
     expect(() => parseValidateArgs(['--host-collective-us', 'x'])).toThrow("--host-collective-us: expected µs > 0 (at most 100000), got 'x'");
   });
+
+  it('refuses the vtrain set\'s options with another set instead of ignoring them', () => {
+    expect(() => parseValidateArgs(['--set', 'megatron-sc21', '--only', 'single'])).toThrow('--only: for the vtrain set only; --set megatron-sc21 takes --limit and --json');
+    expect(() => parseValidateArgs(['--set', 'h200-kernels', '--host-op-us', '18', '--decompose'])).toThrow('--host-op-us, --decompose: for the vtrain set only');
+    expect(() => parseValidateArgs(['--set', 'megatron-sp22', '--vocab', 'peer'])).toThrow(/--vocab: for the vtrain set only/);
+    expect(parseValidateArgs(['--vocab', 'megatron-padded']).vocab).toBe('megatron-padded');
+  });
 });
