@@ -90,7 +90,8 @@ Examples:
         removeHandler();
       }
       const { cases, summary, interrupted } = result;
-      const json = JSON.stringify({ cases, summary }, null, 2);
+      // A run cut short says so in the file too: its summary covers only the cases that ran.
+      const json = JSON.stringify({ cases, summary, ...(interrupted ? { interrupted: true } : {}) }, null, 2);
       if (opts.out) writeFileSync(opts.out, `${json}\n`);
       if (opts.json) io.out(json);
       else io.out(formatValidation(cases, summary));

@@ -1,0 +1,32 @@
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { buildIfStale } from '../cli/builtCli.js';
+
+beforeAll(buildIfStale, 300_000);
+
+describe('validate cut short by Ctrl-C', () => {
+  it('says in its --out file that the run was interrupted, so that the summary is not read as the whole', async () => {
+    const out = join(mkdtempSync(join(tmpdir(), 'clustersim-vint-')), 'v.json');
+    const child = spawn(process.execPath, ['bin/clustersim.js', 'validate', '--profile', 'reports/calibration/cpu/profile.json', '--out', out], { stdio: ['ignore', 'ignore', 'pipe'] });
+    let err = '';
+    let sent = false;
+    child.stderr.on('data', (d: Buffer) => {
+      err += d.toString();
+      // Once the first cases have run (the whole set takes several seconds), as a user pressing Ctrl-C would.
+      if (!sent) {
+        sent = true;
+        setTimeout(() => child.kill('SIGINT'), 700);
+      }
+    });
+    const code = await new Promise<number | null>((resolve) => child.on('close', (c) => resolve(c)));
+    expect(code).toBe(130);
+    expect(err).toMatch(/validation interrupted; the cases above ran/);
+    const doc = JSON.parse(readFileSync(out, 'utf8'));
+    expect(doc.interrupted).toBe(true);
+    expect(doc.cases.length).toBeGreaterThan(0);
+    expect(doc.cases.length).toBeLessThan(24);
+  }, 120_000);
+});
