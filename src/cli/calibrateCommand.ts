@@ -73,8 +73,8 @@ export function asUsageError(err: unknown): unknown {
  */
 export const REPEATED_SIGINT_MS = 150;
 
-/** Aborts `controller` on the first Ctrl-C (the measurement in flight finishes); returns the remover. */
-export function onInterrupt(io: Output, controller: AbortController, what: string): () => void {
+/** Aborts `controller` on the first Ctrl-C (the work in flight finishes); returns the remover. */
+export function onInterrupt(io: Output, controller: AbortController, what: string, inFlight = 'the measurement in flight'): () => void {
   const wrapped = process.env.CLUSTERSIM_WRAPPED === '1';
   let lastAt = 0;
   const handler = () => {
@@ -83,7 +83,7 @@ export function onInterrupt(io: Output, controller: AbortController, what: strin
     lastAt = now;
     if (echo) return;
     if (controller.signal.aborted) process.exit(130);
-    io.err(`\n${what}: stopping after the measurement in flight (Ctrl-C again to quit at once)`);
+    io.err(`\n${what}: stopping after ${inFlight} (Ctrl-C again to quit at once)`);
     controller.abort();
   };
   process.on('SIGINT', handler);

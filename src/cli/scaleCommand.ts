@@ -17,7 +17,8 @@ import { applyImports, givenElsewhere, importsOf, scenarioWithImports, type Impo
 import { InvalidScenarioError, withFileLines } from '../scenario/errors.js';
 import { checkOutputFiles, loadReports, stepView, writeReportFile } from './reportFiles.js';
 import { processOutput, type Output } from './output.js';
-import { UsageError } from './usageError.js';
+import { InterruptedError, UsageError } from './usageError.js';
+import { onInterrupt } from './calibrateCommand.js';
 import type { Scenario } from '../scenario/resolve.js';
 
 interface ScaleOptions extends ImportOptions {
@@ -186,14 +187,21 @@ Examples:
         const total = plans.length * gpus.length;
         const progress = progressBar(io, Math.ceil(Math.max(0, total - shard.index + 1) / shard.count));
         let part: Awaited<ReturnType<typeof runScaleShard>>;
+        // Ctrl-C stops the part after the points in flight and keeps those done, as calibrate keeps its measurements.
+        const controller = new AbortController();
+        const removeHandler = onInterrupt(io, controller, `part ${shard.index}/${shard.count}`, 'the points in flight');
         try {
-          part = await runScaleShard(plans, gpus, opts.mode, shard, { jobs, onPoint: (p) => progress.tick(label(p.series, p.gpus)) });
+          part = await runScaleShard(plans, gpus, opts.mode, shard, { jobs, onPoint: (p) => progress.tick(label(p.series, p.gpus)), signal: controller.signal });
         } finally {
           progress.stop();
+          removeHandler();
         }
         const text = recordLines(part.records);
         if (opts.out !== undefined) writeReportFile(opts.out, text, io);
         else if (text !== '') io.out(text);
+        if (part.interrupted) {
+          throw new InterruptedError(`part ${shard.index}/${shard.count} interrupted: ${part.records.length} of its ${part.planned} points were done${opts.out !== undefined ? ` and are in ${opts.out}` : ''}; merge refuses a part with points missing, so run the part again to complete it`);
+        }
         if (part.records.length === 0) io.err(`part ${shard.index}/${shard.count} holds no points (the sweep has ${part.points}); merge accepts its empty output`);
         return;
       }

@@ -18,6 +18,8 @@ export interface RunPointsOptions {
   onPoint?: (point: SweepPoint, row: ScaleRow) => void;
   /** Points simulated in this thread only: each step with its trace, e.g. to keep one for a report. */
   onRun?: (point: SweepPoint, scenario: Scenario, run: StepRun) => void;
+  /** When it aborts, no point is started any more; those in flight finish. */
+  signal?: AbortSignal;
 }
 
 export interface PointsResult {
@@ -25,6 +27,8 @@ export interface PointsResult {
   rows: ScaleRow[];
   /** Worker threads started besides this one (0 when every point ran in this thread). */
   workers: number;
+  /** The signal stopped the sweep: `rows` holds only the points that were done (the others are empty slots). */
+  interrupted: boolean;
 }
 
 /** The compiled worker next to this module (none when running from TypeScript sources, as under the test runner). */
@@ -54,7 +58,7 @@ function simulateHere(plans: readonly SeriesPlan[], point: SweepPoint, options: 
  */
 export async function runPoints(plans: readonly SeriesPlan[], points: readonly SweepPoint[], options: RunPointsOptions): Promise<PointsResult> {
   const ids = points.map((_, i) => i);
-  const { results, workers } = await runTasks<PointsJob, ScaleRow>({
+  const { results, workers, interrupted } = await runTasks<PointsJob, ScaleRow>({
     jobs: options.jobs,
     worker: workerUrl(),
     job: { plans: [...plans], points: [...points] },
@@ -62,6 +66,7 @@ export async function runPoints(plans: readonly SeriesPlan[], points: readonly S
     handOut: [...ids].sort((a, b) => points[b].gpus - points[a].gpus || a - b),
     runHere: (id) => simulateHere(plans, points[id], options),
     onResult: (id, row) => options.onPoint?.(points[id], row),
+    signal: options.signal,
   });
-  return { rows: results, workers };
+  return { rows: results, workers, interrupted };
 }

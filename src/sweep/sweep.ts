@@ -9,6 +9,8 @@ export interface SweepRunOptions {
   jobs: number;
   /** Called as each point is done, in the order they finish. */
   onPoint?: (point: SweepPoint, row: ScaleRow) => void;
+  /** Stops the sweep after the points in flight (parts only: a whole sweep needs every point). */
+  signal?: AbortSignal;
 }
 
 /**
@@ -57,10 +59,13 @@ export async function runScaleShard(
   mode: ScaleMode,
   shard: Shard,
   options: SweepRunOptions,
-): Promise<{ records: PointRecord[]; points: number; workers: number }> {
+): Promise<{ records: PointRecord[]; points: number; workers: number; planned: number; interrupted: boolean }> {
   const all = sweepGrid(plans.length, gpuCounts);
   const mine = shardPoints(all, shard);
-  const { rows, workers } = await runPoints(plans, mine, options);
+  const { rows, workers, interrupted } = await runPoints(plans, mine, options);
   const ctx = { sweep: sweepId(plans, gpuCounts, mode), mode, plans, gpuCounts, shard };
-  return { records: mine.map((p, i) => pointRecord(ctx, p, rows[i])), points: all.length, workers };
+  // Interrupted, the points done are kept, in point order.
+  const records = mine.flatMap((p, i) => (rows[i] === undefined ? [] : [pointRecord(ctx, p, rows[i])]));
+  // A stop that came after the last point started leaves nothing missing.
+  return { records, points: all.length, workers, planned: mine.length, interrupted: interrupted && records.length < mine.length };
 }

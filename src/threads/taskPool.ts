@@ -39,6 +39,8 @@ export interface RunTasksOptions<I, R> {
   runHere: (id: number) => R;
   /** Called as each task is done, in the order they finish (a throw stops the pool and is rethrown). */
   onResult?: (id: number, result: R) => void;
+  /** When it aborts, no task is started any more; those in flight finish and are kept. */
+  signal?: AbortSignal;
 }
 
 export interface TasksResult<R> {
@@ -46,6 +48,8 @@ export interface TasksResult<R> {
   results: R[];
   /** Worker threads started besides this one (0 when every task ran here). */
   workers: number;
+  /** The signal stopped the pool before every task ran (`results` holds those that did). */
+  interrupted: boolean;
 }
 
 /**
@@ -73,10 +77,13 @@ export async function runTasks<I, R>(o: RunTasksOptions<I, R>): Promise<TasksRes
   const threads = Math.min(Math.max(1, Math.floor(o.jobs)), o.ids.length);
   if (threads <= 1 || !o.worker) {
     for (const id of o.ids) {
+      if (o.signal?.aborted) return { results, workers: 0, interrupted: true };
       results[id] = o.runHere(id);
       o.onResult?.(id, results[id]);
+      // A signal can only come in between tasks.
+      if (o.signal) await new Promise<void>((resolve) => setImmediate(resolve));
     }
-    return { results, workers: 0 };
+    return { results, workers: 0, interrupted: false };
   }
   const order = [...(o.handOut ?? o.ids)];
   const counter = new Int32Array(new SharedArrayBuffer(4));
@@ -94,6 +101,12 @@ export async function runTasks<I, R>(o: RunTasksOptions<I, R>): Promise<TasksRes
       fail(err as Error);
     }
   };
+  let interrupted = false;
+  const stopHandingOut = () => {
+    interrupted = true;
+    Atomics.store(counter, 0, order.length);
+  };
+  o.signal?.addEventListener('abort', stopHandingOut, { once: true });
   const input: TaskPoolInput<I> = { job: o.job, order, next: counter.buffer as SharedArrayBuffer };
   const url = o.worker;
   const pool = Array.from({ length: threads - 1 }, () => new Worker(url, { workerData: input }));
@@ -130,8 +143,9 @@ export async function runTasks<I, R>(o: RunTasksOptions<I, R>): Promise<TasksRes
   if (!failure) await Promise.all(finished);
   closing = true;
   await Promise.all(pool.map((w) => w.terminate()));
+  o.signal?.removeEventListener('abort', stopHandingOut);
   if (failure) throw failure;
-  return { results, workers: pool.length };
+  return { results, workers: pool.length, interrupted };
 }
 
 /** The worker side: claims tasks from the shared counter and posts each result until none is left. */

@@ -1,0 +1,33 @@
+import { spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { buildIfStale } from './builtCli.js';
+import { cli } from '../helpers/cli.js';
+
+beforeAll(buildIfStale, 300_000);
+
+describe('a sweep part cut short by Ctrl-C', () => {
+  it('keeps the points done in --out, says how many, exits 130, and merge then names the points missing', async () => {
+    const out = join(mkdtempSync(join(tmpdir(), 'clustersim-sint-')), 'part.jsonl');
+    // Four points of several seconds each, one after another: Ctrl-C lands while the part is still running.
+    const args = ['bin/clustersim.js', 'scale', 'scenarios/llama3-405b-16384xh100.yaml', '--gpus', '2048..16384', '--shard', '1/1', '--out', out, '--jobs', '1'];
+    const child = spawn(process.execPath, args, { stdio: ['ignore', 'ignore', 'pipe'] });
+    let err = '';
+    child.stderr.on('data', (d: Buffer) => (err += d.toString()));
+    setTimeout(() => child.kill('SIGINT'), 3000);
+    const code = await new Promise<number | null>((resolve) => child.on('close', (c) => resolve(c)));
+    expect(code).toBe(130);
+    const done = Number(/part 1\/1 interrupted: (\d) of its 4 points were done and are in .*part\.jsonl; merge refuses a part with points missing/.exec(err)?.[1]);
+    expect(done).toBeGreaterThanOrEqual(0);
+    expect(done).toBeLessThan(4);
+    expect(existsSync(out)).toBe(true);
+    const lines = readFileSync(out, 'utf8').split('\n').filter((l) => l !== '');
+    expect(lines.length).toBe(done);
+    const merged = await cli('merge', out);
+    expect(merged.code).toBe(2);
+    // With no point done the file is empty and merge cannot tell the sweep: it says every part is empty.
+    expect(merged.err).toMatch(done > 0 ? new RegExp(`missing ${4 - done} of 4 points of the sweep`) : /no points in .*part\.jsonl/);
+  }, 120_000);
+});
