@@ -13,9 +13,12 @@ export function parseBytes(text: string, option: string): number {
   const unit = m ? m[2].toLowerCase() : '';
   const scale = m ? (BINARY[unit] ?? DECIMAL[unit]) : undefined;
   if (!m || scale === undefined) {
-    throw new UsageError(`${option}: '${text}' is not a size; use bytes (32768) or a number with a unit: K, M, G (×1024), KiB, MiB, GiB, or KB, MB, GB (×1000)`);
+    throw new UsageError(`${option}: '${text}' is not a size; use bytes (32768) or a number with a unit: K, M, G, T (×1024), KiB, MiB, GiB, TiB, or KB, MB, GB, TB (×1000), in either case`);
   }
-  const bytes = Math.round(Number(m[1]) * scale);
+  const exact = Number(m[1]) * scale;
+  // 1.5GiB is a whole number of bytes; 1.5 is not one (a size is a count of bytes, as nccl-tests takes it).
+  if (!Number.isInteger(exact)) throw new UsageError(`${option}: '${text}' is not a whole number of bytes; give a whole count (1.5 KiB = 1536 is fine, 1.5 bytes is not)`);
+  const bytes = exact;
   if (bytes <= 0) throw new UsageError(`${option}: must be at least 1 byte, got '${text}'`);
   return bytes;
 }

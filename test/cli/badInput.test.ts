@@ -354,7 +354,14 @@ describe('bad input: --set', () => {
 
 describe('bad input: collective sizes and numbers', () => {
   it.each([['12XB'], ['-5'], ['abc'], ['1.5.2M']])("rejects --min-bytes '%s' and lists the units", async (size) => {
-    expectBadInput(await cli('collective', '--cluster', 'dgx-a100-80gb', '--min-bytes', size), `--min-bytes: '${size}' is not a size; use bytes (32768) or a number with a unit: K, M, G (×1024), KiB, MiB, GiB, or KB, MB, GB (×1000)`);
+    expectBadInput(await cli('collective', '--cluster', 'dgx-a100-80gb', '--min-bytes', size), `--min-bytes: '${size}' is not a size; use bytes (32768) or a number with a unit: K, M, G, T (×1024), KiB, MiB, GiB, TiB, or KB, MB, GB, TB (×1000), in either case`);
+  });
+
+  it('rejects a size that is not a whole number of bytes, and takes one that is', async () => {
+    expectBadInput(await cli('collective', '--cluster', 'dgx-a100-80gb', '--min-bytes', '1.5', '--max-bytes', '4KiB'), "--min-bytes: '1.5' is not a whole number of bytes; give a whole count (1.5 KiB = 1536 is fine, 1.5 bytes is not)");
+    const ok = await cli('collective', '--cluster', 'dgx-a100-80gb', '--min-bytes', '1.5KiB', '--max-bytes', '3KiB', '--json');
+    expect(ok.code).toBe(0);
+    expect(JSON.parse(ok.stdout).map((r: { bytes: number }) => r.bytes)).toEqual([1536, 3072]);
   });
 
   it('rejects a size of zero bytes', async () => {
