@@ -9,6 +9,7 @@ import { applyOverrides } from '../scenario/load.js';
 import { processOutput, type Output } from './output.js';
 import { alternativesFor, formatAdvice } from './adviceOutput.js';
 import { jobsHelp, parseJobs } from './jobsOption.js';
+import { stepProgress } from './stepProgress.js';
 import { UsageError } from './usageError.js';
 import { addStepFileOptions, checkStepFileOptions, stepFilesView, writeStepFiles, type StepFileOptions } from './reportFiles.js';
 import { applyProfileOption } from './calibrateCommand.js';
@@ -118,7 +119,13 @@ read as YAML.`,
     checkStepFileOptions(scenario, opts);
     const alternativeCount = parseCount(opts.alternatives, '--alternatives');
     const jobs = parseJobs(opts.jobs, 'the alternatives');
-    const run = simulateStep(scenario);
+    const progress = stepProgress(io, 'simulate');
+    let run: ReturnType<typeof simulateStep>;
+    try {
+      run = simulateStep(scenario, { onProgress: progress.update });
+    } finally {
+      progress.stop();
+    }
     const view = stepFilesView(scenario, run, opts);
     const { result } = run;
     const adjust = (raw: unknown) => applyOverrides(applyImports(raw, imports), sets);

@@ -128,12 +128,15 @@ export interface StepRun {
  * idle-network time as one event (exact, and most of the flows of a tensor-parallel run). Should a
  * flow ever meet such a call, the step is simulated again with flows throughout.
  */
-function execute(plan: StepPlan, topology: Topology, collectives: CollectiveService): { trace: Trace; sim: Simulator } {
+function execute(plan: StepPlan, topology: Topology, collectives: CollectiveService, onProgress?: (p: StepProgress) => void): { trace: Trace; sim: Simulator } {
   for (const idleCollectives of [true, false]) {
     const sim = new Simulator();
     const net = new FlowNetwork(sim, topology.links.map((l) => l.bandwidthGBps));
     try {
-      return { trace: new ProgramExecutor(plan.program, sim, net, collectives, { idleCollectives }).run(), sim };
+      const executor = new ProgramExecutor(plan.program, sim, net, collectives, { idleCollectives });
+      const tasks = plan.program.tasks.length;
+      if (onProgress) sim.onProgress = () => onProgress({ tasksDone: executor.tasksDone, tasks, simulatedNs: sim.now });
+      return { trace: executor.run(), sim };
     } catch (err) {
       if (!(err instanceof IdleOverlap)) throw err;
     }
@@ -141,12 +144,22 @@ function execute(plan: StepPlan, topology: Topology, collectives: CollectiveServ
   throw new Error('unreachable: the run without idle-time collectives cannot overlap');
 }
 
-/** Simulates one training step, event by event. */
-export function simulateStep(setup: StepSetup): StepRun {
+/** How far a step's simulation has come: tasks of the program finished, and the simulated time reached. */
+export interface StepProgress {
+  tasksDone: number;
+  tasks: number;
+  simulatedNs: number;
+}
+
+/**
+ * Simulates one training step, event by event. `onProgress` is called every few thousand events (a long run shows
+ * progress with it); should the run start over without idle-time collectives, the count starts over too.
+ */
+export function simulateStep(setup: StepSetup, options: { onProgress?: (p: StepProgress) => void } = {}): StepRun {
   const topology = buildTopology(setup.cluster);
   const plan = compileStep(setup);
   const collectives = new CollectiveService(topology, { mode: setup.comm.mode, allReduceAlgorithm: setup.comm.algorithm, protocol: setup.comm.protocol, measured: setup.comm.measured });
-  const { trace, sim } = execute(plan, topology, collectives);
+  const { trace, sim } = execute(plan, topology, collectives, options.onProgress);
 
   const par = setup.parallel;
   const gpus = plan.layout.world;

@@ -2,6 +2,9 @@ import { EventQueue, type EventHandle, type EventTarget } from './eventQueue.js'
 
 export type { EventHandle, EventTarget } from './eventQueue.js';
 
+/** Events between two `onProgress` calls (a power of two: a mask test per event). */
+export const PROGRESS_EVENTS = 1 << 14;
+
 /**
  * The discrete-event loop. Time is an integer number of nanoseconds held in a `number`
  * (exact up to 2^53 ns, about 104 days of simulated time).
@@ -14,6 +17,8 @@ export class Simulator {
   private fired = 0;
   /** `untilNs` of the run in progress (Infinity outside run): no event beyond it fires in this run. */
   private runUntilNs = Infinity;
+  /** Called every `PROGRESS_EVENTS` events of a run, e.g. to show progress (it must not schedule events). */
+  onProgress: (() => void) | undefined = undefined;
 
   constructor() {
     this.nowNs = 0;
@@ -70,6 +75,7 @@ export class Simulator {
       this.nowNs = q.lastPoppedTimeNs;
       this.fired++;
       target.onEvent(q.lastPoppedArg);
+      if ((this.fired & (PROGRESS_EVENTS - 1)) === 0 && this.onProgress !== undefined) this.onProgress();
     }
     this.runUntilNs = Infinity;
     return this.nowNs;

@@ -92,6 +92,11 @@ export class ProgramExecutor implements EventTarget, CollectiveListener {
     }
   }
 
+  /** Tasks finished so far (of `program.tasks.length`). */
+  get tasksDone(): number {
+    return this.done;
+  }
+
   /** Runs the whole program and returns its trace. */
   run(): Trace {
     for (let q = 0; q < this.queues.length; q++) if (this.queues[q].length > 0) this.arrive(this.queues[q][0]);
