@@ -13,8 +13,8 @@ import { SCALE_TABLE_HEADER, scaleCsv, scaleTableRows } from '../report/scaleTab
 import type { ScaleView } from '../report/reports.js';
 import { VERSION } from '../version.js';
 import { collect } from './scenarioInput.js';
-import { applyImports, givenElsewhere, importsOf, scenarioWithImports, type ImportOptions } from '../scenario/importSettings.js';
-import { InvalidScenarioError, withFileLines } from '../scenario/errors.js';
+import { applyImports, explainProblems, importsOf, scenarioWithImports, type ImportOptions } from '../scenario/importSettings.js';
+import { InvalidScenarioError } from '../scenario/errors.js';
 import { checkOutputFiles, loadReports, stepView, writeReportFile } from './reportFiles.js';
 import { processOutput, type Output } from './output.js';
 import { InterruptedError, UsageError } from './usageError.js';
@@ -176,7 +176,7 @@ Examples:
         try {
           plan = planSeries({ ...loaded, raw: applyImports(loaded.raw, imports) }, opts.mode, opts.set);
         } catch (err) {
-          throw err instanceof InvalidScenarioError ? withFileLines(err, loaded.source, loaded.lines, (path) => givenElsewhere(path, imports, opts.set)) : err;
+          throw err instanceof InvalidScenarioError ? explainProblems(err, loaded, imports, opts.set) : err;
         }
         for (const message of plan.warnings) warn(message);
         return plan;

@@ -208,9 +208,14 @@ export function scenarioWithImports(path: string, options: ImportOptions, sets: 
     return { scenario, imports };
   } catch (err) {
     if (!(err instanceof InvalidScenarioError)) throw err;
-    const annotated = imports.length > 0 || sets.length > 0 ? annotate(err, file.source, imports, sets) : err;
-    throw withFileLines(annotated, file.source, file.lines, (path) => givenElsewhere(path, imports, sets));
+    throw explainProblems(err, file, imports, sets);
   }
+}
+
+/** A scenario's problems with where each value came from: the import or `--set` that gave it, or the file's line. */
+export function explainProblems(err: InvalidScenarioError, file: RawScenario, imports: readonly ImportResult[], sets: readonly string[]): InvalidScenarioError {
+  const annotated = imports.length > 0 || sets.length > 0 ? annotate(err, file.source, imports, sets) : err;
+  return withFileLines(annotated, file.source, file.lines, (path) => givenElsewhere(path, imports, sets));
 }
 
 /** Whether `--set` or an import gave this field or a mapping that holds it (its value is then not the file's). */

@@ -59,6 +59,14 @@ describe('clustersim scale', () => {
     expect(() => readFileSync(svg)).toThrow();
   });
 
+  it('says which --set gave a value it refuses, as simulate does', async () => {
+    const args = ['scenarios/llama2-13b-tp8-nvswitch.yaml', '--set', 'parallel.tp=3'];
+    const [scale, simulate] = [await cli('scale', ...args, '--gpus', '8,16'), await cli('simulate', ...args)];
+    expect(scale.code).toBe(2);
+    expect(scale.err).toContain('parallel.tp: 3 does not divide heads (40) [from --set parallel.tp=3]');
+    expect(scale.err).toBe(simulate.err);
+  });
+
   it('refuses a precision the GPU has no peak for, as simulate and memory do', async () => {
     for (const command of ['simulate', 'memory', 'scale']) {
       const r = await cli(command, BERT, '--set', 'cluster.preset=dgx-1-v100');
