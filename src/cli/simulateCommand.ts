@@ -110,7 +110,7 @@ Scenario fields: cluster, model, training, comm, noise, simulation and parallel;
 lists every one with its values. The parallel ones used most: tp, pp, dp, cp, schedule (gpipe | 1f1b |
 interleaved), virtualStages, sequenceParallel, recompute (none | selective | full), zero (0-3), offload
 (none | cpu), ddp.{bucketMB, overlap}, layersPerStage. --set path=value overrides any field; the value is
-read as YAML.`,
+read as YAML, and null takes the field out (its default applies).`,
     );
   addStepFileOptions(cmd).action(async (file: string, opts: { set: string[]; json?: boolean; profile?: string; alternatives: string; fidelity?: string; jobs?: string } & ImportOptions & StepFileOptions) => {
     const sets = opts.fidelity ? [...opts.set, `simulation.fidelity=${opts.fidelity}`] : opts.set;

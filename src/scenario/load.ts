@@ -74,7 +74,7 @@ export function loadScenarioFile(path: string): RawScenario {
 
 /**
  * Applies `--set path=value` overrides to a raw scenario. The value is read as YAML, so numbers,
- * booleans and lists come out typed (`parallel.ddp.bucketMB=5`, `comm.mode=step`).
+ * booleans and lists come out typed (`parallel.ddp.bucketMB=5`, `comm.mode=step`); `null` (or `~`) removes the field.
  */
 export function applyOverrides(raw: unknown, sets: readonly string[]): unknown {
   const root = structuredClone(raw) as Record<string, unknown>;
@@ -98,11 +98,15 @@ export function applyOverrides(raw: unknown, sets: readonly string[]): unknown {
       if (next === undefined || next === null) obj[keys[i]] = {};
       else if (typeof next !== 'object' || Array.isArray(next)) {
         const at = keys.slice(0, i + 1).join('.');
-        throw new ScenarioError('', `--set '${s}': '${at}' is ${JSON.stringify(next)}, not a mapping, so it has no field '${keys[i + 1]}'`);
+        // A preset named by a string (cluster.gpu: a100-sxm4-80gb) takes fields in its mapping form.
+        const asMapping = typeof next === 'string' ? `; to change one field of it, give the mapping form: --set '${at}={preset: ${next}, ${keys.slice(i + 1).join('.')}: ${s.slice(eq + 1)}}'` : '';
+        throw new ScenarioError('', `--set '${s}': '${at}' is ${JSON.stringify(next)}, not a mapping, so it has no field '${keys[i + 1]}'${asMapping}`);
       }
       obj = obj[keys[i]] as Record<string, unknown>;
     }
-    obj[keys[keys.length - 1]] = value;
+    // `null` takes the field out, so that a file's value can be left to its default (--set parallel.dp=null).
+    if (value === null) delete obj[keys[keys.length - 1]];
+    else obj[keys[keys.length - 1]] = value;
   }
   return root;
 }

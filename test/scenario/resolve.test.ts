@@ -77,6 +77,19 @@ describe('--set overrides', () => {
     expect(original).toEqual(base());
   });
 
+  it('takes a field out with null, so that its default applies (a file\'s dp after a change of nodes)', () => {
+    const raw = applyOverrides({ ...base(), parallel: { dp: 8, tp: 1 } }, ['parallel.dp=null', 'training.seed=~']) as Record<string, Record<string, unknown>>;
+    expect('dp' in raw.parallel).toBe(false);
+    expect(raw.parallel.tp).toBe(1);
+    expect('seed' in raw.training).toBe(false);
+  });
+
+  it('shows the mapping form when a field of a preset named by a string is set', () => {
+    expect(() => applyOverrides({ ...base(), cluster: { preset: 'pcie-8gpu', gpu: 'a100-sxm4-80gb' } }, ['cluster.gpu.memoryGiB=40'])).toThrow(
+      "--set 'cluster.gpu.memoryGiB=40': 'cluster.gpu' is \"a100-sxm4-80gb\", not a mapping, so it has no field 'memoryGiB'; to change one field of it, give the mapping form: --set 'cluster.gpu={preset: a100-sxm4-80gb, memoryGiB: 40}'",
+    );
+  });
+
   it('applies later overrides over earlier ones', () => {
     const raw = applyOverrides(base(), ['training.microBatch=2', 'training.microBatch=4']) as Record<string, Record<string, unknown>>;
     expect(raw.training.microBatch).toBe(4);
