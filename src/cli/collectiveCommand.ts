@@ -49,7 +49,7 @@ export function registerCollective(program: Command, io: Output): void {
     .addOption(new Option('--protocol <p>', 'force a protocol').choices(['auto', ...PROTOCOLS]).default('auto'))
     .addOption(new Option('--mode <m>', 'flows per ring step (step) or per collective (aggregated)').choices(['aggregated', 'step']).default('aggregated'))
     .option('--compare <file>', 'nccl-tests output (or a CSV with size(B) and time(ns|us) columns) of the same op and GPU count: predict at its sizes and print the error')
-    .option('--json', 'print an array of { bytes, timeUs, algbwGBps, busbwGBps, algorithm } (with --compare: { rows with measuredUs and errorPct, summary })')
+    .option('--json', 'print an array of { bytes, timeUs, algbwGBps, busbwGBps, algorithm, protocol } (with --compare: { rows with measuredUs and errorPct, summary })')
     .addHelpText(
       'after',
       `
@@ -123,10 +123,20 @@ Examples:
         formatRow(['#      size', 'count', 'type', 'redop', 'time', 'algbw', 'busbw', 'algorithm'], w),
         formatRow(['#       (B)', '(elements)', '', '', '(us)', '(GB/s)', '(GB/s)', ''], w),
         ...rows.map((r) =>
-          formatRow([r.bytes, Math.floor(r.bytes / 4), 'float', opts.op === 'all_reduce' || opts.op === 'reduce_scatter' ? 'sum' : 'none', r.timeUs.toFixed(2), r.algbwGBps.toFixed(2), r.busbwGBps.toFixed(2), `${r.algorithm}/${r.protocol}`], w),
+          formatRow([r.bytes, countColumn(opts.op, r.bytes, group.length), 'float', opts.op === 'all_reduce' || opts.op === 'reduce_scatter' ? 'sum' : 'none', r.timeUs.toFixed(2), r.algbwGBps.toFixed(2), r.busbwGBps.toFixed(2), `${opts.op === 'send_recv' ? 'p2p' : r.algorithm}/${r.protocol}`], w),
         ),
         `# Avg bus bandwidth    : ${(rows.reduce((a, r) => a + r.busbwGBps, 0) / rows.length).toFixed(3)}`,
       ];
       io.out(lines.join('\n'));
     });
+}
+
+/**
+ * The count column as nccl-tests prints it (its `paramcount`, in floats): the whole buffer for all_reduce, broadcast
+ * and send_recv; each rank's share for all_gather and reduce_scatter (AllGatherGetCollByteCount,
+ * ReduceScatterGetCollByteCount), whose size column is the whole gathered or scattered buffer.
+ */
+export function countColumn(op: string, bytes: number, ranks: number): number {
+  const elements = Math.floor(bytes / 4);
+  return op === 'all_gather' || op === 'reduce_scatter' ? Math.floor(elements / ranks) : elements;
 }

@@ -93,6 +93,20 @@ describe('clustersim collective', () => {
     expect(rows[30].trim().split(/\s+/)[0]).toBe(String(8 * 2 ** 30));
   });
 
+  it('counts elements as nccl-tests does: each rank\'s share for all_gather and reduce_scatter, the whole buffer otherwise', async () => {
+    const count = async (op: string, ...more: string[]) => {
+      const r = await cli('collective', '--cluster', 'dgx-a100-80gb', '--op', op, '--min-bytes', '1MiB', '--max-bytes', '1MiB', ...more);
+      return r.out.split('\n').filter((l) => /^\s+\d/.test(l))[0].trim().split(/\s+/);
+    };
+    // 1 MiB of floats is 262,144 elements; over 8 GPUs each rank holds 32,768 (nccl-tests' paramcount).
+    expect((await count('all_gather'))[1]).toBe('32768');
+    expect((await count('reduce_scatter'))[1]).toBe('32768');
+    expect((await count('all_reduce'))[1]).toBe('262144');
+    const p2p = await count('send_recv', '--gpus', '2');
+    expect(p2p[1]).toBe('262144');
+    expect(p2p[p2p.length - 1]).toMatch(/^p2p\//);
+  });
+
   it('warns when a size exceeds one GPU\'s memory, and only then', async () => {
     const big = await cli('collective', '--cluster', 'dgx-a100-80gb', '--min-bytes', '64GiB', '--max-bytes', '256GiB');
     expect(big.code).toBe(0);
