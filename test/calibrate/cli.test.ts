@@ -73,12 +73,17 @@ describe('simulate --profile', () => {
     expect(JSON.parse(withProfile.out).stepTimeS).not.toBe(JSON.parse(base.out).stepTimeS);
   });
 
-  it('notes a profile measured on another GPU than the scenario names', async () => {
+  it('refuses a profile measured on another GPU preset than the scenario names, and notes one of no preset', async () => {
     const path = join(dir, 'h200.json');
     writeProfile(path, syntheticProfile({ backend: 'cuda', device: 'NVIDIA H200', gpuPreset: 'h200-sxm-141gb' }));
     const r = await cli('simulate', 'scenarios/bert-large-ddp-2node.yaml', '--profile', path, '--set', 'training.precision=fp32');
-    expect(r.code).toBe(0);
-    expect(r.err).toMatch(/measured on NVIDIA H200 \(h200-sxm-141gb\); the scenario's GPU is a100-sxm4-80gb/);
+    expect(r.code).toBe(2);
+    expect(r.err).toMatch(/measured on NVIDIA H200 \(h200-sxm-141gb\), but the scenario's GPU is a100-sxm4-80gb; simulate that GPU \(--set cluster.gpu=h200-sxm-141gb\)/);
+    const odd = join(dir, 'odd.json');
+    writeProfile(odd, syntheticProfile({ backend: 'cuda', device: 'NVIDIA Odd GPU' }));
+    const o = await cli('simulate', 'scenarios/bert-large-ddp-2node.yaml', '--profile', odd, '--set', 'training.precision=fp32', '--alternatives', '0');
+    expect(o.code).toBe(0);
+    expect(o.err).toMatch(/measured on NVIDIA Odd GPU, which matches no preset; its constants replace those of the scenario's a100-sxm4-80gb/);
   });
 
   it('reports a bad profile as bad input', async () => {
