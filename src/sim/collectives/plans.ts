@@ -81,16 +81,46 @@ function latencyOf(topology: Topology, algorithm: PhaseLatency['algorithm'], op:
   return { algorithm, shape: { op, ranks, nodes: layout.nodes.length, intraHop: intraHop(topology) } };
 }
 
+/**
+ * Where a channel's ring enters and leaves a node without PXN (no NVSwitch to hand data to the NIC's own GPU): NCCL's
+ * ring search keeps the GPUs that feed and drain the channel's NIC under that NIC's PCIe switch, or its traffic crosses
+ * the host bridges. Of the node's rings, starting from the channel's own, the first with a rotation whose first GPU
+ * (entry) and last (exit) are both near NIC `nic`, the one nearest the plain rotation; else the channel's own ring
+ * entered near the NIC; else as it was.
+ */
+function nicLocalRing(topology: Topology, rings: number[][], first: number, nic: number, plain: (k: number) => number): { m: number[]; r: number } {
+  const near = topology.nearNic;
+  const own = rings[first];
+  if (!near) return { m: own, r: plain(own.length) };
+  const G = topology.cluster.node.gpusPerNode;
+  const isNear = (g: number) => near.call(topology, g % G, nic);
+  const nearest = (m: number[], ok: (r: number) => boolean): number | undefined => {
+    const k = m.length;
+    const p = plain(k);
+    const rs = [...Array(k).keys()].filter(ok);
+    return rs.length === 0 ? undefined : rs.reduce((a, b) => ((b - p + k) % k < (a - p + k) % k ? b : a));
+  };
+  for (let j = 0; j < rings.length; j++) {
+    const m = rings[(first + j) % rings.length];
+    const r = nearest(m, (r) => isNear(m[r]) && isNear(m[(r - 1 + m.length) % m.length]));
+    if (r !== undefined) return { m, r };
+  }
+  return { m: own, r: nearest(own, (r) => isNear(own[r])) ?? plain(own.length) };
+}
+
 /** The ring that channel `c` follows over the layout (see DESIGN §5). */
 function channelRing(topology: Topology, layout: GroupLayout, c: number): number[] {
   const order: number[] = [];
   const reverse = layout.nodes.length === 1 && c % 2 === 1;
   const single = layout.nodes.length === 1;
+  const node = topology.cluster.node;
+  const viaNic = !single && node.intra !== 'nvswitch';
   for (const members of layout.members) {
-    const rings = nodeRings(topology.cluster.node, members);
-    const m = rings[(single ? Math.floor(c / 2) : c) % rings.length];
+    const rings = nodeRings(node, members);
+    const first = (single ? Math.floor(c / 2) : c) % rings.length;
+    const plain = (k: number) => (single ? Math.floor(c / (2 * rings.length)) : c) % k;
+    const { m, r } = viaNic ? nicLocalRing(topology, rings, first, c % Math.max(1, node.nicsPerNode), plain) : { m: rings[first], r: plain(rings[first].length) };
     const k = m.length;
-    const r = (single ? Math.floor(c / (2 * rings.length)) : c) % k;
     for (let i = 0; i < k; i++) order.push(reverse ? m[(r - i + k) % k] : m[(i + r) % k]);
   }
   return order;

@@ -1,0 +1,31 @@
+import { describe, expect, it } from 'vitest';
+import { buildTopology } from '../../../src/sim/network/topology.js';
+import { CollectiveService } from '../../../src/sim/collectives/collectiveService.js';
+import { resolveClusterSection } from '../../../src/scenario/resolve.js';
+
+/**
+ * Without NVSwitch there is no PXN: a ring that leaves a node from a GPU on another PCIe switch than its NIC drags its
+ * traffic over the host bridges. NCCL's ring search enters and leaves each node through GPUs under the channel's NIC.
+ */
+describe('rings across nodes without NVSwitch enter and leave through the GPUs of their NIC', () => {
+  it.each([['dgx-1-v100'], ['pcie-8gpu']])('%s, 2 nodes: no ring edge crosses sockets or another switch, and the all-reduce is NIC-bound', (preset) => {
+    const cluster = resolveClusterSection({ preset, nodes: 2 }, 'test');
+    const topology = buildTopology(cluster);
+    const service = new CollectiveService(topology, {});
+    const group = [...Array(2 * cluster.node.gpusPerNode).keys()];
+    const [phase] = service.phases('all_reduce', group, 2 ** 30, { algorithm: 'ring', protocol: 'Simple', predictedNs: 0 });
+    const crossing = phase.routes.filter((r) => [...r].some((l) => topology.links[l].medium === 'network'));
+    expect(crossing.length).toBeGreaterThan(0);
+    // GPU → its switch → NIC → fabric → NIC → switch → GPU: the PCIe hops of one switch on each side, no host bridge.
+    for (const r of crossing) {
+      const media = [...r].map((l) => topology.links[l].medium);
+      expect(media).not.toContain('socket');
+      expect(media.filter((m) => m === 'pcie').length).toBe(4);
+    }
+    // Every NIC carries one channel each way, so the bus bandwidth is about the node's NIC bandwidth.
+    const nicGBps = cluster.network.linkGbps / 8;
+    const busGBps = (2 ** 30 * (2 * (group.length - 1))) / group.length / service.simulateIdleNs('all_reduce', group, 2 ** 30, { algorithm: 'ring', protocol: 'Simple', predictedNs: 0 });
+    expect(busGBps).toBeGreaterThan(0.75 * cluster.node.nicsPerNode * nicGBps);
+    expect(busGBps).toBeLessThan(cluster.node.nicsPerNode * nicGBps);
+  });
+});
