@@ -89,7 +89,7 @@ export function profileGpu(profile: Profile, base?: GpuSpec): { gpu: GpuSpec; ap
   const nominal = gpu.hbmBandwidthGBps;
   if (f.memoryBandwidthGBps > nominal) gpu.hbmBandwidthGBps = f.memoryBandwidthGBps;
   gpu.hbmEfficiency = Math.min(1, f.memoryBandwidthGBps / gpu.hbmBandwidthGBps);
-  applied.push(`streaming memory bandwidth ${f.memoryBandwidthGBps.toFixed(0)} GB/s (efficiency ${gpu.hbmEfficiency.toFixed(3)} of ${gpu.hbmBandwidthGBps} GB/s)`);
+  applied.push(`streaming memory bandwidth ${f.memoryBandwidthGBps.toFixed(0)} GB/s (efficiency ${gpu.hbmEfficiency.toFixed(3)} of ${gpu.hbmBandwidthGBps.toFixed(0)} GB/s)`);
   gpu.name = `${gpu.name} (calibrated)`;
   gpu.source = `${gpu.source}; ${calibratedNote(profile)}`;
   return { gpu, applied };
