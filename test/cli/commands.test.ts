@@ -93,6 +93,13 @@ describe('clustersim collective', () => {
     expect(rows[30].trim().split(/\s+/)[0]).toBe(String(8 * 2 ** 30));
   });
 
+  it('says how many of the cluster\'s nodes a smaller group spans (it fills nodes in order)', async () => {
+    const part = await cli('collective', '--cluster', 'dgx-a100-80gb', '--nodes', '2', '--gpus', '8', '--max-bytes', '1MiB');
+    expect(part.out.split('\n')[0]).toBe('# clustersim collective: all_reduce over 8 GPUs, 1 of 2× dgx-a100-80gb, 200 Gb/s infiniband (predicted, aggregated flows)');
+    const whole = await cli('collective', '--cluster', 'dgx-a100-80gb', '--nodes', '2', '--max-bytes', '1MiB');
+    expect(whole.out.split('\n')[0]).toContain('all_reduce over 16 GPUs, 2× dgx-a100-80gb,');
+  });
+
   it('counts elements as nccl-tests does: each rank\'s share for all_gather and reduce_scatter, the whole buffer otherwise', async () => {
     const count = async (op: string, ...more: string[]) => {
       const r = await cli('collective', '--cluster', 'dgx-a100-80gb', '--op', op, '--min-bytes', '1MiB', '--max-bytes', '1MiB', ...more);
