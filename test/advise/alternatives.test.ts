@@ -178,17 +178,4 @@ describe('what to try: candidate changes from what bounds the step', () => {
     expect(blocking.r.bottleneck.exposure[0].kind).toBe('cp-exchange');
     expect(blocking.list.map((c) => c.sets.join(' '))).toContain('parallel.cpCommType=p2p');
   });
-
-  it('skips candidates that cannot be built (they do not count towards the limit) and stops at the limit', () => {
-    const raw = { name: 'b', cluster: { preset: 'dgx-a100-80gb', nodes: 1 }, model: gpt, training: { globalBatch: 16, microBatch: 2, precision: 'bf16' }, parallel: { dp: 8 } };
-    const list = [
-      { label: 'tp 3', sets: ['parallel.tp=3'] }, // 16 heads over 3 ranks
-      { label: 'mb 4', sets: ['training.microBatch=4'] }, // 2 samples per replica
-      { label: 'mb 1', sets: ['training.microBatch=1'] },
-      { label: 'zero 1', sets: ['parallel.zero=1'] },
-      { label: 'zero 2', sets: ['parallel.zero=2'] },
-    ];
-    expect(evaluateAlternatives(raw, [], 'test', process.cwd(), list, 1).map((a) => a.label)).toEqual(['mb 1']);
-    expect(evaluateAlternatives(raw, [], 'test', process.cwd(), list, 2).map((a) => a.label)).toEqual(['mb 1', 'zero 1']);
-  });
 });

@@ -23,6 +23,9 @@ describe('alternatives side by side', () => {
       // The same candidates were tried: none past the one at which the loop had enough.
       expect(started).toEqual(serial);
     }
+    // Candidates that cannot be built do not count towards the limit; the loop stops at it.
+    expect(evaluateAlternatives(raw, [], 'test', process.cwd(), list, 1).map((a) => a.label)).toEqual(['mb 1']);
+    expect(evaluateAlternatives(raw, [], 'test', process.cwd(), list, 2).map((a) => a.label)).toEqual(['mb 1', 'zero 1']);
     const three = evaluateAlternatives(raw, [], 'test', process.cwd(), list, 3);
     expect(three.map((a) => a.label)).toEqual(['mb 1', 'zero 1', 'zero 2']);
     expect(three.every((a) => a.stepTimeS! > 0)).toBe(true);
