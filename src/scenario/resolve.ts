@@ -17,6 +17,7 @@ import { resolve as resolvePath } from 'node:path';
 import { readStructuredFile } from './load.js';
 import { resolveMeasuredCollectives } from './measuredCollectives.js';
 import { attentionKernelProblem } from '../sim/workload/attentionKernels.js';
+import { nicCountProblem, precisionProblem } from './hardwareChecks.js';
 import { simulationLimitProblems } from './simulationLimits.js';
 import { nvlsUnavailable } from '../sim/collectives/collectiveService.js';
 import type { MeasuredCollectiveTable } from '../sim/collectives/measuredTable.js';
@@ -104,17 +105,6 @@ function resolveCluster(c: ScenarioInput['cluster'], source: string): ClusterSpe
   const nicProblem = nicCountProblem(node.gpusPerNode, node.nicsPerNode);
   if (nicProblem) throw new ScenarioError('cluster.node.nicsPerNode', nicProblem);
   return { name: `${c.nodes}× ${node.name}`, node, nodes: c.nodes, network };
-}
-
-/**
- * Why `nics` NICs cannot serve `gpus` GPUs per node, or undefined. NCCL gives every NIC the same share of channels; a
- * count that splits the GPUs unevenly leaves some NICs with more rings than others, which the simulated network then
- * charges as a slower fabric than the one with fewer NICs.
- */
-export function nicCountProblem(gpus: number, nics: number): string | undefined {
-  if (gpus % nics === 0 || nics % gpus === 0) return undefined;
-  const fit = [...Array(gpus).keys()].map((k) => k + 1).filter((k) => gpus % k === 0);
-  return `${nics} NICs for ${gpus} GPUs: give a count that divides the GPUs per node or is a multiple of it (${fit.join(', ')}, ${2 * gpus}, ...); count the NICs NCCL uses (compute fabric), not storage or management ones`;
 }
 
 /** Reads a Hugging Face config.json named in the scenario; every problem with it is reported at `model.hfConfig`. */
@@ -351,12 +341,8 @@ export function resolveScenario(raw: unknown, source: string, baseDir: string): 
   problems.push(...optimizerStateProblems(t, par.offload));
   const noNvls = input.comm.algorithm === 'nvls' ? nvlsUnavailable(cluster.node) : undefined;
   if (noNvls) problems.push({ path: 'comm.algorithm', message: noNvls });
-  // The same check the kernel timing makes, here so that memory and scale refuse what simulate refuses.
-  const peaks = cluster.node.gpu.peakTflops;
-  if (!((peaks[t.precision] ?? 0) > 0)) {
-    const runs = (['bf16', 'fp16', 'tf32', 'fp32'] as const).filter((p) => (peaks[p] ?? 0) > 0);
-    problems.push({ path: 'training.precision', message: `${cluster.node.gpu.name} has no dense ${t.precision} peak (its spec gives ${runs.join(', ') || 'none'})${runs.length > 0 ? `; use one it runs, for example --set training.precision=${runs[0]}` : ''}` });
-  }
+  const noPeak = precisionProblem(cluster.node.gpu, t.precision);
+  if (noPeak) problems.push({ path: 'training.precision', message: noPeak });
   const kernelProblem = attentionKernelProblem(cluster.node.gpu, t.attentionKernel);
   if (kernelProblem) problems.push({ path: 'training.attentionKernel', message: kernelProblem });
   if (t.attentionKernel !== 'auto' && !t.flashAttention) {
