@@ -195,6 +195,7 @@ Examples:
     .action(async (opts: CalibrateOptions) => {
       const threads = opts.threads === undefined ? undefined : parsePositiveInt(opts.threads, '--threads');
       if (threads !== undefined && opts.backend === 'cuda') throw new UsageError('--threads applies to the cpu backend only');
+      if (opts.wallClock && opts.backend === 'cuda') throw new UsageError('--wall-clock applies to the cpu backend only (the cuda backend times kernels with CUDA events)');
       const controller = new AbortController();
       const progress = progressReporter(io, 'calibrate');
       const removeHandler = onInterrupt(io, controller, 'calibrate');

@@ -63,10 +63,29 @@ function hostMicroseconds(value: string | undefined, option: string, maxUs: numb
   return us;
 }
 
+/** The options that take a value. */
+const VALUE_OPTIONS = new Set(['--set', '--only', '--limit', '--host-op-us', '--host-collective-us', '--vocab']);
+
+/**
+ * A negative number after an option that takes a value is that value (`--limit -3` becomes `--limit=-3`), so that the
+ * option's own check refuses it: node's parser takes it for an option and says only that the argument is ambiguous.
+ */
+function joinNegativeValues(argv: readonly string[]): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    const next = argv[i + 1];
+    if (VALUE_OPTIONS.has(argv[i]) && next !== undefined && /^-\d/.test(next)) {
+      out.push(`${argv[i]}=${next}`);
+      i++;
+    } else out.push(argv[i]);
+  }
+  return out;
+}
+
 /** Parses and checks the options; throws an Error whose message says what is wrong and what is allowed. */
 export function parseValidateArgs(argv: readonly string[]): ValidateOptions {
   const { values } = parseArgs({
-    args: [...argv],
+    args: joinNegativeValues(argv),
     strict: true,
     options: {
       set: { type: 'string', default: 'vtrain' },

@@ -22,6 +22,9 @@ describe('calibrate and validate: argument validation', () => {
   it('calibrate checks --threads', async () => {
     expect((await cli('calibrate', '--backend', 'cpu', '--threads', '0', '--out', join(dir, 'x.json'))).err).toMatch(/--threads: expected a whole number ≥ 1, got '0'/);
     expect((await cli('calibrate', '--backend', 'cuda', '--threads', '2', '--out', join(dir, 'x.json'))).err).toMatch(/--threads applies to the cpu backend only/);
+    const wall = await cli('calibrate', '--backend', 'cuda', '--wall-clock', '--out', join(dir, 'x.json'));
+    expect(wall.code).toBe(2);
+    expect(wall.err).toMatch(/--wall-clock applies to the cpu backend only/);
   });
 
   it('calibrate --resume without a log says how to start', async () => {

@@ -32,4 +32,9 @@ describe('npm run validate options', () => {
     expect(() => parseValidateArgs(['--set', 'megatron-sp22', '--vocab', 'peer'])).toThrow(/--vocab: for the vtrain set only/);
     expect(parseValidateArgs(['--vocab', 'megatron-padded']).vocab).toBe('megatron-padded');
   });
+
+  it('refuses a negative value with the option\'s own message, not the parser\'s "ambiguous"', () => {
+    expect(() => parseValidateArgs(['--limit', '-3'])).toThrow("--limit: expected a whole number ≥ 1, got '-3'");
+    expect(() => parseValidateArgs(['--host-op-us', '-1', '--json'])).toThrow("--host-op-us: expected µs > 0 (at most 10000), got '-1'");
+  });
 });
