@@ -76,6 +76,19 @@ export interface StepResult {
   bottleneck: Bottleneck;
 }
 
+/** MFU above which a step's result says it is above what published training runs report. */
+export const MFU_NOTE_ABOVE = 0.65;
+
+/**
+ * A remark on an MFU above what published runs reach: Megatron-LM's best on A100 is 52% of peak (Narayanan et al.
+ * SC21, Table 1: 163 of 312 TFLOP/s at 1T parameters), Llama 3's 38–43% on H100 (Llama Team 2024, Table 4).
+ */
+function mfuNotes(mfu: number, kernels: StepSetup['training']['kernels']): string[] {
+  if (!(mfu > MFU_NOTE_ABOVE)) return [];
+  const eager = kernels === 'eager' ? '' : '; the default fused element-wise kernels are a best case, --set training.kernels=eager models eager PyTorch';
+  return [`MFU ${(100 * mfu).toFixed(1)}% is above what published training runs report (Megatron-LM up to 52% on A100, SC21 Table 1; Llama 3 38–43% on H100): read it as a bound${eager}`];
+}
+
 /** Remarks on placement: TP groups that leave the node, pipeline stages that share a node, etc. */
 function placementNotes(setup: StepSetup): string[] {
   const notes: string[] = [];
@@ -216,7 +229,7 @@ export function simulateStep(setup: StepSetup, options: { onProgress?: (p: StepP
     eventsFired: sim.eventsFired,
     ...(t.flashAttention && setup.model.arch !== 'mlp' ? { attention: attentionSummary(setup.cluster.node.gpu, t.attentionKernel) } : {}),
     ...gpuSpeedSummary(setup, gpus),
-    notes: placementNotes(setup),
+    notes: [...placementNotes(setup), ...mfuNotes(modelFlops / stepTimeS / gpus / 1e12 / peak, t.kernels)],
     bottleneck: undefined as unknown as Bottleneck,
   };
   result.bottleneck = diagnose(
