@@ -1,4 +1,5 @@
 import type { GpuSpec } from '../sim/hardware/types.js';
+import type { ModelSpec } from '../sim/workload/model.js';
 
 /**
  * Why `nics` NICs cannot serve `gpus` GPUs per node, or undefined. NCCL gives every NIC the same share of channels; a
@@ -20,4 +21,13 @@ export function precisionProblem(gpu: GpuSpec, precision: 'bf16' | 'fp16' | 'tf3
   if ((peaks[precision] ?? 0) > 0) return undefined;
   const runs = (['bf16', 'fp16', 'tf32', 'fp32'] as const).filter((p) => (peaks[p] ?? 0) > 0);
   return `${gpu.name} has no dense ${precision} peak (its spec gives ${runs.join(', ') || 'none'})${runs.length > 0 ? `; use one it runs, for example --set training.precision=${runs[0]}` : ''}`;
+}
+
+/**
+ * A sequence past a model's learned positions (GPT, BERT: a table of `model.seqLen` rows), or undefined. Rotary
+ * positions (Llama) extend, as long-context runs do.
+ */
+export function learnedPositionsWarning(model: ModelSpec, seqLen: number): string | undefined {
+  if (!(model.arch === 'gpt' || model.arch === 'bert') || seqLen <= model.seqLen) return undefined;
+  return `training.seqLen ${seqLen} is longer than the ${model.seqLen} learned positions of ${model.name}, which has none past them; simulated all the same (set model.seqLen: ${seqLen} for a model with that many)`;
 }

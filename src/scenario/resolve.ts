@@ -17,7 +17,7 @@ import { resolve as resolvePath } from 'node:path';
 import { readStructuredFile } from './load.js';
 import { resolveMeasuredCollectives } from './measuredCollectives.js';
 import { attentionKernelProblem } from '../sim/workload/attentionKernels.js';
-import { nicCountProblem, precisionProblem } from './hardwareChecks.js';
+import { learnedPositionsWarning, nicCountProblem, precisionProblem } from './hardwareChecks.js';
 import { simulationLimitProblems } from './simulationLimits.js';
 import { nvlsUnavailable } from '../sim/collectives/collectiveService.js';
 import type { MeasuredCollectiveTable } from '../sim/collectives/measuredTable.js';
@@ -341,8 +341,7 @@ export function resolveScenario(raw: unknown, source: string, baseDir: string): 
   problems.push(...optimizerStateProblems(t, par.offload));
   const noNvls = input.comm.algorithm === 'nvls' ? nvlsUnavailable(cluster.node) : undefined;
   if (noNvls) problems.push({ path: 'comm.algorithm', message: noNvls });
-  const noPeak = precisionProblem(cluster.node.gpu, t.precision);
-  if (noPeak) problems.push({ path: 'training.precision', message: noPeak });
+  for (const message of [precisionProblem(cluster.node.gpu, t.precision)]) if (message) problems.push({ path: 'training.precision', message });
   const kernelProblem = attentionKernelProblem(cluster.node.gpu, t.attentionKernel);
   if (kernelProblem) problems.push({ path: 'training.attentionKernel', message: kernelProblem });
   if (t.attentionKernel !== 'auto' && !t.flashAttention) {
@@ -370,6 +369,7 @@ export function resolveScenario(raw: unknown, source: string, baseDir: string): 
         'which sets activation memory and step time; give training.seqLen for the length you train with',
     );
   }
+  warnings.push(...[learnedPositionsWarning(model, seqLen)].filter((w) => w !== undefined));
   if (model.arch !== 'mlp' && model.kvHeads < model.heads && model.kvHeads % par.tp !== 0) {
     const how = par.tp % model.kvHeads === 0 ? 'each TP rank is simulated with a copy of one, as inference engines replicate them' : `each TP rank is simulated with ${(model.kvHeads / par.tp).toFixed(2)} of them`;
     warnings.push(`parallel.tp ${par.tp} does not divide the model's ${model.kvHeads} key/value heads: ${how}; Megatron refuses it (tp must divide --num-query-groups)`);
