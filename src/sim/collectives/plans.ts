@@ -86,7 +86,7 @@ function latencyOf(topology: Topology, algorithm: PhaseLatency['algorithm'], op:
  * ring search keeps the GPUs that feed and drain the channel's NIC under that NIC's PCIe switch, or its traffic crosses
  * the host bridges. Of the node's rings, starting from the channel's own, the first with a rotation whose first GPU
  * (entry) and last (exit) are both near NIC `nic`, the one nearest the plain rotation; else the channel's own ring
- * entered near the NIC; else as it was.
+ * as it was.
  */
 function nicLocalRing(topology: Topology, rings: number[][], first: number, nic: number, plain: (k: number) => number): { m: number[]; r: number } {
   const near = topology.nearNic;
@@ -105,7 +105,9 @@ function nicLocalRing(topology: Topology, rings: number[][], first: number, nic:
     const r = nearest(m, (r) => isNear(m[r]) && isNear(m[(r - 1 + m.length) % m.length]));
     if (r !== undefined) return { m, r };
   }
-  return { m: own, r: nearest(own, (r) => isNear(own[r])) ?? plain(own.length) };
+  // With no pair of its GPUs adjacent in any ring, one side crosses the host bridge whatever the rotation: the plain
+  // one keeps the channels spread over the GPUs.
+  return { m: own, r: plain(own.length) };
 }
 
 /** The ring that channel `c` follows over the layout (see DESIGN §5). */

@@ -28,4 +28,21 @@ describe('rings across nodes without NVSwitch enter and leave through the GPUs o
     expect(busGBps).toBeGreaterThan(0.75 * cluster.node.nicsPerNode * nicGBps);
     expect(busGBps).toBeLessThan(cluster.node.nicsPerNode * nicGBps);
   });
+
+  it('keeps a strided group\'s channels spread over its GPUs when no pair of them shares a NIC switch (DGX-1, tp 4)', () => {
+    const cluster = resolveClusterSection({ preset: 'dgx-1-v100', nodes: 2 }, 'test');
+    const topology = buildTopology(cluster);
+    const service = new CollectiveService(topology, {});
+    // GPUs 0 and 4 of each node: one side of every channel crosses a host bridge whatever the rotation.
+    const [phase] = service.phases('all_reduce', [0, 4, 8, 12], 2 ** 28, { algorithm: 'ring', protocol: 'Simple', predictedNs: 0 });
+    const leaving = new Map<number, number>();
+    for (const r of phase.routes) {
+      const first = topology.links[r[0]];
+      if (![...r].some((l) => topology.links[l].medium === 'network')) continue;
+      leaving.set(first.from, (leaving.get(first.from) ?? 0) + 1);
+    }
+    // 4 channels × 2 node crossings over 4 GPUs: each leaves its node on 2 channels, none on 3 or more.
+    expect([...leaving.values()].reduce((a, b) => a + b, 0)).toBe(8);
+    expect(Math.max(...leaving.values())).toBe(2);
+  });
 });
