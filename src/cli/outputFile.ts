@@ -46,11 +46,20 @@ export function prepareOutputFile(path: string, flag: string): void {
  */
 export function makeFolders(folder: string): void {
   const missing: string[] = [];
+  // Level by level as written, as `mkdir -p` does: `a/../b` needs `a` (the system resolves `..` through it).
   for (let f = folder; !existsSync(f); f = dirname(f)) {
     if (dirname(f) === f) break;
     missing.push(f);
   }
-  for (const f of missing.reverse()) mkdirSync(f);
+  for (const f of missing.reverse()) {
+    try {
+      mkdirSync(f);
+    } catch (err) {
+      // `a/..` and `a/.` exist once `a` does, and another run may have made a level in between (parts of a sweep
+      // started together): a folder is what was wanted.
+      if (!((err as NodeJS.ErrnoException).code === 'EEXIST' && statSync(f).isDirectory())) throw err;
+    }
+  }
 }
 
 /** What is at `path` without following a final link: nothing, a regular file, or something else. */

@@ -3,7 +3,7 @@ import { existsSync, lstatSync, mkdtempSync, readFileSync, symlinkSync, writeFil
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { prepareOutputFile } from '../../src/cli/outputFile.js';
+import { makeFolders, prepareOutputFile } from '../../src/cli/outputFile.js';
 import { writeReportFile } from '../../src/cli/reportFiles.js';
 import { UsageError } from '../../src/cli/usageError.js';
 import { cli } from '../helpers/cli.js';
@@ -19,6 +19,17 @@ describe('output files of long runs are checked before the work starts', () => {
     writeFileSync(join(dir, 'plain'), 'x');
     expect(() => prepareOutputFile(join(dir, 'plain/p.json'), '--log')).toThrow(/--log .*plain\/p\.json: .*plain is a file, not a folder/);
     expect(() => prepareOutputFile(join(dir, 'plain/deeper/p.json'), '--log')).toThrow(/cannot create the folder .*plain\/deeper: a part of the path is a file, not a folder \((ENOTDIR|EEXIST)\)/);
+  });
+
+  it('makes folders named with .. and . as mkdir -p does, and takes a level another run made first', () => {
+    // Built as text: path.join would take the .. away.
+    prepareOutputFile(`${dir}/n1/../o1/p.json`, '--out');
+    expect(existsSync(join(dir, 'n1'))).toBe(true);
+    expect(existsSync(join(dir, 'o1'))).toBe(true);
+    prepareOutputFile(`${dir}/n2/./o2/p.json`, '--out');
+    expect(existsSync(join(dir, 'n2/o2'))).toBe(true);
+    // Already there, as when parts of a sweep start together: no error.
+    expect(() => makeFolders(`${dir}/n2/./o2`)).not.toThrow();
   });
 
   it('refuses a folder under /proc at once (Node\'s recursive mkdir retried it forever)', () => {
