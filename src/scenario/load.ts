@@ -99,13 +99,15 @@ export function applyOverrides(raw: unknown, sets: readonly string[]): unknown {
       else if (typeof next !== 'object' || Array.isArray(next)) {
         const at = keys.slice(0, i + 1).join('.');
         // A preset named by a string (cluster.gpu: a100-sxm4-80gb) takes fields in its mapping form.
-        const asMapping = typeof next === 'string' ? `; to change one field of it, give the mapping form: --set '${at}={preset: ${next}, ${keys.slice(i + 1).join('.')}: ${s.slice(eq + 1)}}'` : '';
+        const field = keys.slice(i + 1);
+        const asMapping = typeof next === 'string' && field.length === 1 && value !== null ? `; to change one field of it, give the mapping form: --set '${at}={preset: ${next}, ${field[0]}: ${s.slice(eq + 1)}}'` : '';
         throw new ScenarioError('', `--set '${s}': '${at}' is ${JSON.stringify(next)}, not a mapping, so it has no field '${keys[i + 1]}'${asMapping}`);
       }
       obj = obj[keys[i]] as Record<string, unknown>;
     }
-    // `null` takes the field out, so that a file's value can be left to its default (--set parallel.dp=null).
-    if (value === null) delete obj[keys[keys.length - 1]];
+    // A written `null` (or `~`) takes the field out, so that a file's value can be left to its default
+    // (--set parallel.dp=null). An empty value, as an unset shell variable gives, stays an error.
+    if (value === null && s.slice(eq + 1).trim() !== '') delete obj[keys[keys.length - 1]];
     else obj[keys[keys.length - 1]] = value;
   }
   return root;

@@ -91,6 +91,16 @@ describe('--set overrides', () => {
     expect('dp' in raw.parallel).toBe(false);
     expect(raw.parallel.tp).toBe(1);
     expect('seed' in raw.training).toBe(false);
+    // An empty value (an unset shell variable) is not a removal: it stays null, for the field's check to refuse.
+    const empty = applyOverrides(base(), ['training.globalBatch=']) as Record<string, Record<string, unknown>>;
+    expect(empty.training.globalBatch).toBe(null);
+  });
+
+  it('shows the mapping form only where it works: one field, not a deeper path or a removal', () => {
+    const raw = { ...base(), cluster: { preset: 'pcie-8gpu', gpu: 'a100-sxm4-80gb' } };
+    for (const set of ['cluster.gpu.peakTflops.bf16=300', 'cluster.gpu.memoryGiB=null']) {
+      expect(() => applyOverrides(raw, [set])).toThrow(/not a mapping, so it has no field '\w+'$/);
+    }
   });
 
   it('shows the mapping form when a field of a preset named by a string is set', () => {
