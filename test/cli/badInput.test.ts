@@ -362,6 +362,9 @@ describe('bad input: collective sizes and numbers', () => {
     const ok = await cli('collective', '--cluster', 'dgx-a100-80gb', '--min-bytes', '1.5KiB', '--max-bytes', '3KiB', '--json');
     expect(ok.code).toBe(0);
     expect(JSON.parse(ok.stdout).map((r: { bytes: number }) => r.bytes)).toEqual([1536, 3072]);
+    // 4.1 × 1e6 is not exactly whole in floating point; it is 4,100,000 bytes all the same.
+    const decimal = await cli('collective', '--cluster', 'dgx-a100-80gb', '--min-bytes', '4.1MB', '--max-bytes', '4.1MB', '--json');
+    expect(JSON.parse(decimal.stdout).map((r: { bytes: number }) => r.bytes)).toEqual([4100000]);
   });
 
   it('rejects a size of zero bytes', async () => {
