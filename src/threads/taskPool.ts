@@ -39,7 +39,10 @@ export interface RunTasksOptions<I, R> {
   runHere: (id: number) => R;
   /** Called as each task is done, in the order they finish (a throw stops the pool and is rethrown). */
   onResult?: (id: number, result: R) => void;
-  /** When it aborts, no task is started any more; those in flight finish and are kept. */
+  /**
+   * When it aborts, no task is started any more; those in flight finish and are kept. Given, with workers, this
+   * thread runs no task itself, so that it sees the abort at once.
+   */
   signal?: AbortSignal;
 }
 
@@ -107,9 +110,13 @@ export async function runTasks<I, R>(o: RunTasksOptions<I, R>): Promise<TasksRes
     Atomics.store(counter, 0, order.length);
   };
   o.signal?.addEventListener('abort', stopHandingOut, { once: true });
+  if (o.signal?.aborted) stopHandingOut();
   const input: TaskPoolInput<I> = { job: o.job, order, next: counter.buffer as SharedArrayBuffer };
   const url = o.worker;
-  const pool = Array.from({ length: threads - 1 }, () => new Worker(url, { workerData: input }));
+  // With a signal to heed, this thread only coordinates (a task running here would hold the Ctrl-C handler until it
+  // ends); the workers are as many as the threads.
+  const here = o.signal === undefined;
+  const pool = Array.from({ length: here ? threads - 1 : threads }, () => new Worker(url, { workerData: input }));
   const finished = pool.map(
     (w) =>
       new Promise<void>((resolve) => {
@@ -131,7 +138,7 @@ export async function runTasks<I, R>(o: RunTasksOptions<I, R>): Promise<TasksRes
       }),
   );
   try {
-    for (let k = Atomics.add(counter, 0, 1); k < order.length; k = Atomics.add(counter, 0, 1)) {
+    for (let k = here ? Atomics.add(counter, 0, 1) : order.length; k < order.length; k = Atomics.add(counter, 0, 1)) {
       finish(order[k], o.runHere(order[k]));
       // Let the workers' results in (a progress display moves) before the next task.
       await new Promise<void>((resolve) => setImmediate(resolve));
@@ -145,6 +152,8 @@ export async function runTasks<I, R>(o: RunTasksOptions<I, R>): Promise<TasksRes
   await Promise.all(pool.map((w) => w.terminate()));
   o.signal?.removeEventListener('abort', stopHandingOut);
   if (failure) throw failure;
+  const missing = interrupted ? [] : o.ids.filter((id) => !(id in results));
+  if (missing.length > 0) throw new Error(`the worker threads returned no result for task(s) ${missing.join(', ')}`);
   return { results, workers: pool.length, interrupted };
 }
 
