@@ -8,7 +8,7 @@ import { parseShard, ShardSyntaxError, type Shard } from '../sweep/grid.js';
 import { jobsHelp, parseJobs } from './jobsOption.js';
 import { recordLines } from '../sweep/records.js';
 import { pickCommSettings } from '../sweep/commSettings.js';
-import { runScaleShard, runScaleSweep } from '../sweep/sweep.js';
+import { INTERRUPTED_REASON, runScaleShard, runScaleSweep } from '../sweep/sweep.js';
 import { SCALE_TABLE_HEADER, scaleCsv, scaleTableRows } from '../report/scaleTable.js';
 import type { ScaleView } from '../report/reports.js';
 import { VERSION } from '../version.js';
@@ -123,7 +123,8 @@ export function registerScale(program: Command, io: Output): void {
       `
 Sizes that cannot be built (not whole nodes, a batch that does not divide) are rows with a reason;
 sizes that do not fit in memory are simulated and marked OOM. The sizes run in parallel, one thread
-per core; the output is the same as with --jobs 1.
+per core; the output is the same as with --jobs 1. Ctrl-C stops after the sizes in flight: the output
+shows those done and marks the rest (a part, --shard, writes the points done), exit code 130.
 
 A sweep too large for one machine can be split: --shard i/N runs part i of N (the points, scenario by
 scenario and GPU count by GPU count, dealt round-robin) and writes one JSON line per point; clustersim
@@ -208,12 +209,20 @@ Examples:
 
       const progress = progressBar(io, plans.length * gpus.length);
       let series: ScaleSeries[];
+      let interrupted: boolean;
+      // Ctrl-C stops the sweep after the sizes in flight; the table shows what was done, the rest marked.
+      const controller = new AbortController();
+      const removeHandler = onInterrupt(io, controller, 'scale', 'the sizes in flight');
       try {
-        ({ series } = await runScaleSweep(plans, gpus, { jobs, keepLargest: opts.report !== undefined, onPoint: (p) => progress.tick(label(p.series, p.gpus)) }));
+        ({ series, interrupted } = await runScaleSweep(plans, gpus, { jobs, keepLargest: opts.report !== undefined, onPoint: (p) => progress.tick(label(p.series, p.gpus)), signal: controller.signal }));
       } finally {
         progress.stop();
+        removeHandler();
       }
+      const simulated = series.reduce((n, s) => n + s.rows.filter((r) => r.status !== 'infeasible').length, 0);
+      if (interrupted && simulated === 0) throw new InterruptedError('scale interrupted before any size was simulated; nothing written');
       await writeScaleOutputs(series, opts.mode, opts, io, `clustersim ${VERSION} scale --mode ${opts.mode}`, warnings);
+      if (interrupted) throw new InterruptedError(`scale interrupted: the sizes not simulated are rows marked '${INTERRUPTED_REASON}'`);
     });
 }
 

@@ -67,6 +67,8 @@ export async function runPoints(plans: readonly SeriesPlan[], points: readonly S
     runHere: (id) => simulateHere(plans, points[id], options),
     onResult: (id, row) => options.onPoint?.(points[id], row),
     signal: options.signal,
+    // A run kept for a report must be simulated here (a trace is too big to copy between threads).
+    coordinateOnly: options.signal !== undefined && options.onRun === undefined,
   });
   return { rows: results, workers, interrupted };
 }

@@ -9,9 +9,12 @@ export interface SweepRunOptions {
   jobs: number;
   /** Called as each point is done, in the order they finish. */
   onPoint?: (point: SweepPoint, row: ScaleRow) => void;
-  /** Stops the sweep after the points in flight (parts only: a whole sweep needs every point). */
+  /** Stops the sweep after the points in flight; a whole sweep marks the sizes left out (`INTERRUPTED_REASON`). */
   signal?: AbortSignal;
 }
+
+/** The reason of a size a Ctrl-C left unsimulated. */
+export const INTERRUPTED_REASON = 'interrupted (Ctrl-C) before this size was simulated';
 
 /**
  * Sweeps every scenario over the GPU counts on up to `jobs` threads. The series are the same as
@@ -24,18 +27,21 @@ export async function runScaleSweep(
   plans: readonly SeriesPlan[],
   gpuCounts: readonly number[],
   options: SweepRunOptions & { keepLargest?: boolean },
-): Promise<{ series: ScaleSeries[]; workers: number }> {
+): Promise<{ series: ScaleSeries[]; workers: number; interrupted: boolean }> {
   const points = sweepGrid(plans.length, gpuCounts);
   let largest: ScaleSeries['largest'];
-  const { rows, workers } = await runPoints(plans, points, {
+  const { rows: done, workers, interrupted } = await runPoints(plans, points, {
     jobs: options.jobs,
     onPoint: options.onPoint,
+    signal: options.signal,
     onRun: options.keepLargest
       ? (p, scenario, run) => {
           if (p.series === 0 && (!largest || p.gpus > largest.gpus)) largest = { gpus: p.gpus, scenario, run };
         }
       : undefined,
   });
+  // Sizes a Ctrl-C left unsimulated are rows with that reason, so that what was done still reads as a table.
+  const rows = points.map((p, i) => done[i] ?? { gpus: p.gpus, status: 'infeasible' as const, reason: INTERRUPTED_REASON });
   const per = gpuCounts.length;
   const series = plans.map((plan, s) => assembleSeries(plan, rows.slice(s * per, (s + 1) * per)));
   if (options.keepLargest && series.length > 0) {
@@ -46,7 +52,7 @@ export async function runScaleSweep(
     }
     series[0].largest = largest;
   }
-  return { series, workers };
+  return { series, workers, interrupted };
 }
 
 /**

@@ -39,11 +39,13 @@ export interface RunTasksOptions<I, R> {
   runHere: (id: number) => R;
   /** Called as each task is done, in the order they finish (a throw stops the pool and is rethrown). */
   onResult?: (id: number, result: R) => void;
-  /**
-   * When it aborts, no task is started any more; those in flight finish and are kept. Given, with workers, this
-   * thread runs no task itself, so that it sees the abort at once.
-   */
+  /** When it aborts, no task is started any more; those in flight finish and are kept. */
   signal?: AbortSignal;
+  /**
+   * With workers, this thread runs no task itself, only hands out and collects (default: when a signal is given, so
+   * that it sees the abort at once rather than after the task it holds); there are then as many workers as threads.
+   */
+  coordinateOnly?: boolean;
 }
 
 export interface TasksResult<R> {
@@ -113,9 +115,7 @@ export async function runTasks<I, R>(o: RunTasksOptions<I, R>): Promise<TasksRes
   if (o.signal?.aborted) stopHandingOut();
   const input: TaskPoolInput<I> = { job: o.job, order, next: counter.buffer as SharedArrayBuffer };
   const url = o.worker;
-  // With a signal to heed, this thread only coordinates (a task running here would hold the Ctrl-C handler until it
-  // ends); the workers are as many as the threads.
-  const here = o.signal === undefined;
+  const here = !(o.coordinateOnly ?? o.signal !== undefined);
   const pool = Array.from({ length: here ? threads - 1 : threads }, () => new Worker(url, { workerData: input }));
   const finished = pool.map(
     (w) =>

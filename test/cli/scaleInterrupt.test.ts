@@ -32,4 +32,27 @@ describe('a sweep part cut short by Ctrl-C', () => {
     // With no point done the file is empty and merge cannot tell the sweep: it says every part is empty.
     expect(merged.err).toMatch(done > 0 ? new RegExp(`missing ${4 - done} of 4 points of the sweep`) : /no points in .*part\.jsonl/);
   }, 120_000);
+
+  it('a whole sweep prints what was done, marks the sizes left out, and exits 130', async () => {
+    const args = ['bin/clustersim.js', 'scale', 'scenarios/llama3-405b-16384xh100.yaml', '--gpus', '2048..16384', '--json', '--jobs', '1'];
+    const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+    let [out, err] = ['', ''];
+    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (err += d.toString()));
+    setTimeout(() => child.kill('SIGINT'), 4000);
+    const code = await new Promise<number | null>((resolve) => child.on('close', (c) => resolve(c)));
+    expect(code, err).toBe(130);
+    expect(err).toMatch(/scale: stopping after the sizes in flight/);
+    if (out === '') {
+      expect(err).toMatch(/scale interrupted before any size was simulated; nothing written/);
+      return;
+    }
+    const rows = JSON.parse(out).series[0].rows as { gpus: number; status: string; reason?: string }[];
+    expect(rows.map((r) => r.gpus)).toEqual([2048, 4096, 8192, 16384]);
+    const left = rows.filter((r) => r.reason === 'interrupted (Ctrl-C) before this size was simulated');
+    expect(left.length).toBeGreaterThan(0);
+    expect(rows.length - left.length).toBeGreaterThan(0);
+    expect(left.every((r) => r.status === 'infeasible')).toBe(true);
+    expect(err).toMatch(/scale interrupted: the sizes not simulated are rows marked/);
+  }, 120_000);
 });
