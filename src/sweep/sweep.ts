@@ -72,6 +72,5 @@ export async function runScaleShard(
   const ctx = { sweep: sweepId(plans, gpuCounts, mode), mode, plans, gpuCounts, shard };
   // Interrupted, the points done are kept, in point order.
   const records = mine.flatMap((p, i) => (rows[i] === undefined ? [] : [pointRecord(ctx, p, rows[i])]));
-  // A stop that came after the last point started leaves nothing missing.
-  return { records, points: all.length, workers, planned: mine.length, interrupted: interrupted && records.length < mine.length };
+  return { records, points: all.length, workers, planned: mine.length, interrupted };
 }

@@ -53,7 +53,7 @@ export interface TasksResult<R> {
   results: R[];
   /** Worker threads started besides this one (0 when every task ran here). */
   workers: number;
-  /** The signal stopped the pool before every task ran (`results` holds those that did). */
+  /** The signal stopped the pool with tasks left (`results` holds those that ran). */
   interrupted: boolean;
 }
 
@@ -106,11 +106,7 @@ export async function runTasks<I, R>(o: RunTasksOptions<I, R>): Promise<TasksRes
       fail(err as Error);
     }
   };
-  let interrupted = false;
-  const stopHandingOut = () => {
-    interrupted = true;
-    Atomics.store(counter, 0, order.length);
-  };
+  const stopHandingOut = () => Atomics.store(counter, 0, order.length);
   o.signal?.addEventListener('abort', stopHandingOut, { once: true });
   if (o.signal?.aborted) stopHandingOut();
   const input: TaskPoolInput<I> = { job: o.job, order, next: counter.buffer as SharedArrayBuffer };
@@ -152,9 +148,10 @@ export async function runTasks<I, R>(o: RunTasksOptions<I, R>): Promise<TasksRes
   await Promise.all(pool.map((w) => w.terminate()));
   o.signal?.removeEventListener('abort', stopHandingOut);
   if (failure) throw failure;
-  const missing = interrupted ? [] : o.ids.filter((id) => !(id in results));
-  if (missing.length > 0) throw new Error(`the worker threads returned no result for task(s) ${missing.join(', ')}`);
-  return { results, workers: pool.length, interrupted };
+  // A stop that came after the last task was handed out leaves nothing missing: not an interruption.
+  const missing = o.ids.filter((id) => !(id in results));
+  if (missing.length > 0 && !o.signal?.aborted) throw new Error(`the worker threads returned no result for task(s) ${missing.join(', ')}`);
+  return { results, workers: pool.length, interrupted: missing.length > 0 };
 }
 
 /** The worker side: claims tasks from the shared counter and posts each result until none is left. */
