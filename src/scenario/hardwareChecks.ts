@@ -1,5 +1,8 @@
-import type { GpuSpec } from '../sim/hardware/types.js';
+import type { Dtype, GpuSpec } from '../sim/hardware/types.js';
+import { attentionKernelProblem, type AttentionKernelChoice } from '../sim/workload/attentionKernels.js';
+import { precisionProblem } from '../sim/workload/kernelTime.js';
 import type { ModelSpec } from '../sim/workload/model.js';
+import type { Problem } from './errors.js';
 
 /**
  * Why `nics` NICs cannot serve `gpus` GPUs per node, or undefined. NCCL gives every NIC the same share of channels; a
@@ -13,14 +16,19 @@ export function nicCountProblem(gpus: number, nics: number): string | undefined 
 }
 
 /**
- * Why a GPU cannot train at `precision`, or undefined: it has no dense peak for it. The kernel timing makes the same
- * check; here it makes memory and scale refuse what simulate refuses.
+ * What the GPU cannot run of what the training section asks: its precision (no dense peak: the kernel timing would
+ * refuse it too, so that memory and scale refuse what simulate refuses) and its attention kernel.
  */
-export function precisionProblem(gpu: GpuSpec, precision: 'bf16' | 'fp16' | 'tf32' | 'fp32'): string | undefined {
-  const peaks = gpu.peakTflops;
-  if ((peaks[precision] ?? 0) > 0) return undefined;
-  const runs = (['bf16', 'fp16', 'tf32', 'fp32'] as const).filter((p) => (peaks[p] ?? 0) > 0);
-  return `${gpu.name} has no dense ${precision} peak (its spec gives ${runs.join(', ') || 'none'})${runs.length > 0 ? `; use one it runs, for example --set training.precision=${runs[0]}` : ''}`;
+export function gpuTrainingProblems(gpu: GpuSpec, t: { precision: Dtype; attentionKernel: AttentionKernelChoice; flashAttention: boolean }): Problem[] {
+  const problems: Problem[] = [];
+  const noPeak = precisionProblem(gpu, t.precision, 'its spec');
+  if (noPeak) problems.push({ path: 'training.precision', message: noPeak });
+  const kernelProblem = attentionKernelProblem(gpu, t.attentionKernel);
+  if (kernelProblem) problems.push({ path: 'training.attentionKernel', message: kernelProblem });
+  if (t.attentionKernel !== 'auto' && !t.flashAttention) {
+    problems.push({ path: 'training.attentionKernel', message: `${t.attentionKernel} is a fused attention kernel, but training.flashAttention is false (unfused attention); set flashAttention: true or leave attentionKernel out` });
+  }
+  return problems;
 }
 
 /**

@@ -16,8 +16,7 @@ import { defaultNetworkFor } from './defaultNetworks.js';
 import { resolve as resolvePath } from 'node:path';
 import { readStructuredFile } from './load.js';
 import { resolveMeasuredCollectives } from './measuredCollectives.js';
-import { attentionKernelProblem } from '../sim/workload/attentionKernels.js';
-import { learnedPositionsWarning, nicCountProblem, precisionProblem } from './hardwareChecks.js';
+import { gpuTrainingProblems, learnedPositionsWarning, nicCountProblem } from './hardwareChecks.js';
 import { simulationLimitProblems } from './simulationLimits.js';
 import { nvlsUnavailable } from '../sim/collectives/collectiveService.js';
 import type { MeasuredCollectiveTable } from '../sim/collectives/measuredTable.js';
@@ -341,12 +340,7 @@ export function resolveScenario(raw: unknown, source: string, baseDir: string): 
   problems.push(...optimizerStateProblems(t, par.offload));
   const noNvls = input.comm.algorithm === 'nvls' ? nvlsUnavailable(cluster.node) : undefined;
   if (noNvls) problems.push({ path: 'comm.algorithm', message: noNvls });
-  for (const message of [precisionProblem(cluster.node.gpu, t.precision)]) if (message) problems.push({ path: 'training.precision', message });
-  const kernelProblem = attentionKernelProblem(cluster.node.gpu, t.attentionKernel);
-  if (kernelProblem) problems.push({ path: 'training.attentionKernel', message: kernelProblem });
-  if (t.attentionKernel !== 'auto' && !t.flashAttention) {
-    problems.push({ path: 'training.attentionKernel', message: `${t.attentionKernel} is a fused attention kernel, but training.flashAttention is false (unfused attention); set flashAttention: true or leave attentionKernel out` });
-  }
+  problems.push(...gpuTrainingProblems(cluster.node.gpu, t));
   const microBatches = t.globalBatch / unit;
   problems.push(...simulationLimitProblems(gpus, dpKnown ? microBatches : NaN));
   if (dpKnown && par.pp > 1 && par.schedule === 'interleaved' && Number.isInteger(microBatches) && microBatches % par.pp !== 0) {
@@ -369,7 +363,8 @@ export function resolveScenario(raw: unknown, source: string, baseDir: string): 
         'which sets activation memory and step time; give training.seqLen for the length you train with',
     );
   }
-  warnings.push(...[learnedPositionsWarning(model, seqLen)].filter((w) => w !== undefined));
+  const positions = learnedPositionsWarning(model, seqLen);
+  if (positions) warnings.push(positions);
   if (model.arch !== 'mlp' && model.kvHeads < model.heads && model.kvHeads % par.tp !== 0) {
     const how = par.tp % model.kvHeads === 0 ? 'each TP rank is simulated with a copy of one, as inference engines replicate them' : `each TP rank is simulated with ${(model.kvHeads / par.tp).toFixed(2)} of them`;
     warnings.push(`parallel.tp ${par.tp} does not divide the model's ${model.kvHeads} key/value heads: ${how}; Megatron refuses it (tp must divide --num-query-groups)`);

@@ -120,17 +120,20 @@ export const FLASH_BLOCK = 128;
 /** The values of `training.precision`, each also the dtype its GEMMs run in. */
 const PRECISIONS: readonly Dtype[] = ['bf16', 'fp16', 'tf32', 'fp32'];
 
+/**
+ * Why `gpu` cannot run GEMMs in `dtype`, or undefined: it has no dense peak for it. `source` says where the GPU's
+ * figures come from (its spec alone when a scenario is read, before any calibration profile).
+ */
+export function precisionProblem(gpu: GpuSpec, dtype: Dtype, source = 'its spec or calibration profile'): string | undefined {
+  if ((gpu.peakTflops[dtype] ?? 0) > 0) return undefined;
+  const runs = PRECISIONS.filter((p) => (gpu.peakTflops[p] ?? 0) > 0);
+  return `${gpu.name} has no dense ${dtype} peak (${source} gives ${runs.join(', ') || 'none'})${runs.length > 0 ? `; use one it runs, for example --set training.precision=${runs[0]}` : ''}`;
+}
+
 function peakFlopsPerNs(gpu: GpuSpec, dtype: Dtype): number {
-  const tflops = gpu.peakTflops[dtype];
-  if (tflops === undefined || tflops <= 0) {
-    const runs = PRECISIONS.filter((p) => (gpu.peakTflops[p] ?? 0) > 0);
-    throw new ScenarioError(
-      'training.precision',
-      `${gpu.name} has no dense ${dtype} peak (its spec or calibration profile gives ${runs.join(', ') || 'none'})` +
-        (runs.length > 0 ? `; use one it runs, for example --set training.precision=${runs[0]}` : ''),
-    );
-  }
-  return tflops * 1e3; // 1 TFLOP/s = 1e12 FLOP / 1e9 ns
+  const problem = precisionProblem(gpu, dtype);
+  if (problem) throw new ScenarioError('training.precision', problem);
+  return gpu.peakTflops[dtype]! * 1e3; // 1 TFLOP/s = 1e12 FLOP / 1e9 ns
 }
 
 /** Fraction of the SMs busy over all waves when `units` equal work units run one per SM. */
