@@ -192,6 +192,7 @@ export function simulateStep(setup: StepSetup, options: { onProgress?: (p: StepP
   const choice = plan.layout.dp > 1 && largest ? collectives.choose(par.zero === 0 ? 'all_reduce' : 'reduce_scatter', dpGroup, largest.bytes) : undefined;
   const { stage: _s, fits: _f, layers: _l, paramsPerRank: _p, paramsHeldPerGpu: _ph, passesInFlight: _i, shortfallBytes: _b, hostBytes: _h, ...breakdown } = fullest;
   const host = hostMemoryPerNode(setup, perStage);
+  const tflopsPerGpu = modelFlops / stepTimeS / gpus / 1e12;
   const result: StepResult = {
     name: setup.name,
     seed: setup.seed,
@@ -200,9 +201,9 @@ export function simulateStep(setup: StepSetup, options: { onProgress?: (p: StepP
     stepTimeS,
     samplesPerS: t.globalBatch / stepTimeS,
     tokensPerS: (t.globalBatch * t.seqLen) / stepTimeS,
-    tflopsPerGpu: modelFlops / stepTimeS / gpus / 1e12,
+    tflopsPerGpu,
     hardwareTflopsPerGpu: hardwareFlops / stepTimeS / gpus / 1e12,
-    mfu: modelFlops / stepTimeS / gpus / 1e12 / peak,
+    mfu: tflopsPerGpu / peak,
     memory: {
       peakBytesPerGpu: fullest.totalBytes,
       capacityBytes,
@@ -229,7 +230,7 @@ export function simulateStep(setup: StepSetup, options: { onProgress?: (p: StepP
     eventsFired: sim.eventsFired,
     ...(t.flashAttention && setup.model.arch !== 'mlp' ? { attention: attentionSummary(setup.cluster.node.gpu, t.attentionKernel) } : {}),
     ...gpuSpeedSummary(setup, gpus),
-    notes: [...placementNotes(setup), ...mfuNotes(modelFlops / stepTimeS / gpus / 1e12 / peak, t.kernels)],
+    notes: [...placementNotes(setup), ...mfuNotes(tflopsPerGpu / peak, t.kernels)],
     bottleneck: undefined as unknown as Bottleneck,
   };
   result.bottleneck = diagnose(

@@ -82,32 +82,23 @@ function latencyOf(topology: Topology, algorithm: PhaseLatency['algorithm'], op:
 }
 
 /**
- * Where a channel's ring enters and leaves a node without PXN (no NVSwitch to hand data to the NIC's own GPU): NCCL's
+ * Where channel `c`'s ring enters and leaves a node without PXN (no NVSwitch to hand data to the NIC's own GPU): NCCL's
  * ring search keeps the GPUs that feed and drain the channel's NIC under that NIC's PCIe switch, or its traffic crosses
- * the host bridges. Of the node's rings, starting from the channel's own, the first with a rotation whose first GPU
- * (entry) and last (exit) are both near NIC `nic`, the one nearest the plain rotation; else the channel's own ring
- * as it was.
+ * the host bridges. Of the node's rings (all over the same members), starting from the channel's own (`first`), the
+ * first with a rotation whose first GPU (entry) and last (exit) are both near the NIC, the one nearest the `plain`
+ * rotation; else the channel's own ring as it was: one side crosses a host bridge whatever the rotation, and the plain
+ * one keeps the channels spread over the GPUs.
  */
-function nicLocalRing(topology: Topology, rings: number[][], first: number, nic: number, plain: (k: number) => number): { m: number[]; r: number } {
-  const near = topology.nearNic;
-  const own = rings[first];
-  if (!near) return { m: own, r: plain(own.length) };
+function nicLocalRing(topology: Topology, rings: number[][], first: number, c: number, plain: number): { m: number[]; r: number } {
   const G = topology.cluster.node.gpusPerNode;
-  const isNear = (g: number) => near.call(topology, g % G, nic);
-  const nearest = (m: number[], ok: (r: number) => boolean): number | undefined => {
-    const k = m.length;
-    const p = plain(k);
-    const rs = [...Array(k).keys()].filter(ok);
-    return rs.length === 0 ? undefined : rs.reduce((a, b) => ((b - p + k) % k < (a - p + k) % k ? b : a));
-  };
+  const k = rings[first].length;
+  const near = (g: number) => topology.nearNic(g % G, c);
   for (let j = 0; j < rings.length; j++) {
     const m = rings[(first + j) % rings.length];
-    const r = nearest(m, (r) => isNear(m[r]) && isNear(m[(r - 1 + m.length) % m.length]));
-    if (r !== undefined) return { m, r };
+    const rs = [...Array(k).keys()].filter((r) => near(m[r]) && near(m[(r - 1 + k) % k]));
+    if (rs.length > 0) return { m, r: rs.reduce((a, b) => ((b - plain + k) % k < (a - plain + k) % k ? b : a)) };
   }
-  // With no pair of its GPUs adjacent in any ring, one side crosses the host bridge whatever the rotation: the plain
-  // one keeps the channels spread over the GPUs.
-  return { m: own, r: plain(own.length) };
+  return { m: rings[first], r: plain };
 }
 
 /** The ring that channel `c` follows over the layout (see DESIGN §5). */
@@ -120,9 +111,9 @@ function channelRing(topology: Topology, layout: GroupLayout, c: number): number
   for (const members of layout.members) {
     const rings = nodeRings(node, members);
     const first = (single ? Math.floor(c / 2) : c) % rings.length;
-    const plain = (k: number) => (single ? Math.floor(c / (2 * rings.length)) : c) % k;
-    const { m, r } = viaNic ? nicLocalRing(topology, rings, first, c % Math.max(1, node.nicsPerNode), plain) : { m: rings[first], r: plain(rings[first].length) };
-    const k = m.length;
+    const k = members.length;
+    const plain = (single ? Math.floor(c / (2 * rings.length)) : c) % k;
+    const { m, r } = viaNic ? nicLocalRing(topology, rings, first, c, plain) : { m: rings[first], r: plain };
     for (let i = 0; i < k; i++) order.push(reverse ? m[(r - i + k) % k] : m[(i + r) % k]);
   }
   return order;

@@ -176,9 +176,9 @@ export class ClusterTopology implements Topology {
     return this.cluster.network.railOptimized ? group * this.N + nic : group;
   }
 
-  /** Whether GPU `localGpu` (index inside its node) sits under the PCIe switch of NIC `nic`. */
-  nearNic(localGpu: number, nic: number): boolean {
-    return Math.floor(localGpu / this.gpp) === this.nicSwitch[mod(nic, this.N)];
+  /** Whether GPU `localGpu` (index inside its node) sits under the PCIe switch of the NIC that `channel` uses. */
+  nearNic(localGpu: number, channel: number): boolean {
+    return Math.floor(localGpu / this.gpp) === this.nicSwitch[this.nicForChannel(channel)];
   }
 
   /** NIC a node-crossing transfer on `channel` uses (NCCL spreads channels over the NICs). */

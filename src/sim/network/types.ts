@@ -40,8 +40,8 @@ export interface Topology {
   route(src: number, dst: number, channel: number): Int32Array;
   /** Sum of the latencies along `route(src, dst, channel)`, ns. */
   routeLatencyNs(src: number, dst: number, channel: number): number;
-  /** Whether GPU `localGpu` (index inside its node) sits under the PCIe switch of the node's NIC `nic`. */
-  nearNic?(localGpu: number, nic: number): boolean;
+  /** Whether GPU `localGpu` (index inside its node) sits under the PCIe switch of the NIC that `channel` uses. */
+  nearNic(localGpu: number, channel: number): boolean;
 }
 
 /** Told when a flow has delivered all its bytes. */
