@@ -3,7 +3,7 @@ import { UsageError } from './usageError.js';
 
 /** `--jobs` help: threads to simulate `what` on. */
 export function jobsHelp(what: string): string {
-  return `threads to simulate ${what} on, the main one and n − 1 workers (default: one per core, ${defaultJobs()} here; 1: no workers)`;
+  return `threads to simulate ${what} on (default: one per core, ${defaultJobs()} here; 1: one after another in the main thread)`;
 }
 
 /** Reads `--jobs`: a whole number of threads ≥ 1 (`what`: what one thread then runs, for the message). */

@@ -219,11 +219,15 @@ Examples:
         progress.stop();
         removeHandler();
       }
-      const simulated = series.reduce((n, s) => n + s.rows.filter((r) => r.status !== 'infeasible').length, 0);
-      if (interrupted && simulated === 0) throw new InterruptedError('scale interrupted before any size was simulated; nothing written');
+      if (interrupted && !anySimulated(series)) throw new InterruptedError('scale interrupted before any size was simulated; nothing written');
       await writeScaleOutputs(series, opts.mode, opts, io, `clustersim ${VERSION} scale --mode ${opts.mode}`, warnings);
       if (interrupted) throw new InterruptedError(`scale interrupted: the sizes not simulated are rows marked '${INTERRUPTED_REASON}'`);
     });
+}
+
+/** Whether any size of the sweep was simulated (rows that could not be built, or were left out, are infeasible). */
+function anySimulated(series: readonly ScaleSeries[]): boolean {
+  return series.some((s) => s.rows.some((r) => r.status !== 'infeasible'));
 }
 
 /** Prints the tables (or `--json`) and writes `--csv`, `--svg` and `--report`: the same for `scale` and `merge`. */
@@ -238,7 +242,7 @@ export async function writeScaleOutputs(
   if (opts.json) io.out(JSON.stringify(scaleJson(mode, series, warnings), null, 2));
   else io.out(series.map(formatScaleSeries).join('\n\n'));
   // A sweep of sizes none of which could be built is a mistake in the sizes (or the scenario): no empty chart for it.
-  if (!series.some((s) => s.rows.some((r) => r.status !== 'infeasible'))) {
+  if (!anySimulated(series)) {
     throw new UsageError(`no size of the sweep could be simulated (the reasons are in the note column${opts.json ? ', `reason` in the JSON' : ''}); choose GPU counts of whole nodes whose data-parallel size divides the global batch${opts.csv || opts.svg || opts.report ? ', nothing was written' : ''}`);
   }
 
