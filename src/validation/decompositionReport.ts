@@ -1,5 +1,5 @@
 import type { StepParts, TimedRun } from './decompose.js';
-import { fittedFamilies, microBatchesOf, timedRuns, type Outcome } from './families.js';
+import { fittedFamilies, microBatchesOf, timedRuns, type FittedFamily, type Outcome } from './families.js';
 import { layerTimeFloor } from './layerTimeFloor.js';
 import { perStepRates } from './perStepRate.js';
 import type { VtrainRow } from './vtrain.js';
@@ -34,12 +34,12 @@ const partMs = (p: StepParts, part: Part, r: VtrainRow): number => {
  * distinct per-layer times the measured rows rest on (a × pp, compared across each (hidden, tp, micro-batch)'s
  * data- and pipeline-parallel families).
  */
-export function attributeError(outcomes: readonly Outcome[]): PartAttribution {
+export function attributeError(families: readonly FittedFamily[]): PartAttribution {
   const sums = { mape: 0, perLayer: 0, perMicroBatch: 0, perStep: 0 };
   let rows = 0;
   const layerTimes = new Map<string, number[]>();
   const pct = (ms: number, r: VtrainRow) => (100 * Math.abs(ms - r.measuredMs)) / r.measuredMs;
-  for (const { rows: os, measured: m, predicted: p } of fittedFamilies(outcomes)) {
+  for (const { rows: os, measured: m, predicted: p } of families) {
     for (const o of os) {
       const own = pct(o.predictedMs, o.row);
       sums.mape += own;
@@ -103,19 +103,19 @@ export function decompositionLines(outcomes: readonly Outcome[]): string[] {
   }
   const pct = (x: number) => ((100 * x) / Math.max(1, residual.rows)).toFixed(3);
   lines.push(`  the four-part form fits each family's measured times within ${pct(residual.measured)}% and its predicted times within ${pct(residual.predicted)}% (mean |residual|, ${residual.rows} rows)`);
-  const at = attributeError(outcomes);
+  const at = attributeError(families);
   const p2 = (x: number) => `${x.toFixed(2)}%`;
   lines.push(
     `  which part carries the error: MAPE ${p2(at.mapePct)} over ${at.rows} rows; with the measured part in place of the predicted one,`,
     `    per layer·micro-batch ${p2(at.withMeasuredPartPct.perLayer)}, per micro-batch ${p2(at.withMeasuredPartPct.perMicroBatch)}, per step ${p2(at.withMeasuredPartPct.perStep)}`,
     `  the measured rows rest on ${at.layerTimes} per-layer times, one per (h, tp, mb): a × pp agrees across each one's dp and pp families within ${at.layerTimeSpreadPct.toFixed(3)}%`,
   );
-  const floor = layerTimeFloor(outcomes);
+  const floor = layerTimeFloor(families);
   lines.push(
     `  the least MAPE on those ${floor.rows} rows with only the per-layer times changed, each growing with the micro-batch, at most in`,
     `    proportion (the other fitted parts as measured; the order the measured times break costs this much): ${p2(floor.floorPct)}`,
   );
-  const rates = perStepRates(outcomes);
+  const rates = perStepRates(families);
   if (rates.length > 0) {
     const f1 = (x: number) => x.toFixed(1);
     lines.push(

@@ -1,5 +1,5 @@
 import type { StepParts } from './decompose.js';
-import { fittedFamilies, microBatchesOf, type Outcome } from './families.js';
+import { microBatchesOf, type FittedFamily } from './families.js';
 import type { VtrainRow } from './vtrain.js';
 
 /**
@@ -78,12 +78,12 @@ function bestChain(sizes: readonly number[], rowsBySize: ReadonlyMap<number, Fit
   return { cost, picks };
 }
 
-/** The floor over the single-node rows of `outcomes` (only their measured times are used). */
-export function layerTimeFloor(outcomes: readonly Outcome[]): LayerTimeFloor {
+/** The floor over the single-node families (`fittedFamilies`; only their measured times are used). */
+export function layerTimeFloor(families: readonly FittedFamily[]): LayerTimeFloor {
   const cells = new Map<string, Map<number, FittedRow[]>>();
   let lo = Infinity;
   let hi = 0;
-  for (const { rows: os, measured } of fittedFamilies(outcomes)) {
+  for (const { rows: os, measured } of families) {
     if (!measured) continue;
     const r = os[0].row;
     const a = measured.perLayerMicroBatchMs * r.pp;

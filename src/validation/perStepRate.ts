@@ -1,5 +1,5 @@
 import type { StepParts } from './decompose.js';
-import { fittedFamilies, type Outcome } from './families.js';
+import type { FittedFamily } from './families.js';
 import { parametersPerTpRank, type ModelSpec } from '../sim/workload/model.js';
 
 /**
@@ -21,10 +21,10 @@ function gptLayer(hidden: number, heads: number): ModelSpec {
   return { name: 'vtrain-gpt-layer', arch: 'gpt', layers: 1, hidden, heads, kvHeads: heads, ffnHidden: 4 * hidden, seqLen: 1024, vocab: 1024, tiedEmbeddings: true };
 }
 
-/** Per (hidden, tp): the mean over its dp-1, pp-1 families (one per micro-batch size). */
-export function perStepRates(outcomes: readonly Outcome[]): PerStepRate[] {
+/** Per (hidden, tp): the mean over its dp-1, pp-1 families (`fittedFamilies`, one per micro-batch size). */
+export function perStepRates(families: readonly FittedFamily[]): PerStepRate[] {
   const byCell = new Map<string, { hidden: number; tp: number; layerParams: number; measured: number[]; predicted: number[] }>();
-  for (const { rows, measured: m, predicted: p } of fittedFamilies(outcomes)) {
+  for (const { rows, measured: m, predicted: p } of families) {
     const r = rows[0].row;
     if (r.dp !== 1 || r.pp !== 1 || !m || !p) continue;
     const layerParams = parametersPerTpRank(gptLayer(r.hidden, r.heads), r.tp, (l) => l === 0);

@@ -3,6 +3,7 @@ import { compiledWorker, defaultJobs, runTasks } from '../threads/taskPool.js';
 import { mape, meanSignedErrorPct, parseVtrainCsv, VTRAIN_DATA_DIR, type VtrainRow } from './vtrain.js';
 import { predictVtrainRow, type VtrainJob } from './vtrainPredict.js';
 import { decompositionLines } from './decompositionReport.js';
+import type { Outcome as PredictedRow } from './families.js';
 import { runMegatronSc21 } from './runMegatronSc21.js';
 import { runMegatronSp22 } from './runMegatronSp22.js';
 import { runH200Kernels } from './runH200Kernels.js';
@@ -22,9 +23,8 @@ try {
   process.exit(2);
 }
 
-interface Outcome {
-  row: VtrainRow;
-  predictedMs: number;
+/** A predicted row (families.ts) with its signed error. */
+interface Outcome extends PredictedRow {
   errorPct: number;
 }
 
