@@ -1,5 +1,5 @@
 /**
- * Worker thread of `evaluateAlternativesThreaded` (started from the compiled `alternativeWorker.js`): simulates the
+ * Worker thread of `evaluateAlternatives` (started from the compiled `alternativeWorker.js`): simulates the
  * alternatives it claims and posts each result until none is left.
  */
 import { serveTasks } from '../threads/taskPool.js';

@@ -38,35 +38,12 @@ export function evaluateCandidate(job: AlternativesJob, i: number): Alternative 
 }
 
 /**
- * Simulates candidates in order, one after another, until `limit` of them could be simulated (those that cannot be
- * built do not count), on top of the scenario's own overrides; returns those.
+ * Simulates candidates in order until `limit` of them could be simulated (those that cannot be built do not count),
+ * on up to `jobs` threads, and returns those. While fewer than `limit` could be simulated, the next (limit − simulated
+ * so far) candidates run side by side: the very ones a one-by-one loop would reach before it could stop, so the
+ * result is that loop's whatever `jobs` says.
  */
-export function evaluateAlternatives(
-  raw: unknown,
-  baseSets: readonly string[],
-  source: string,
-  baseDir: string,
-  candidates: Candidate[],
-  limit: number,
-  onStart: (label: string) => void = () => {},
-  profile?: ProfileSpec,
-): Alternative[] {
-  const job: AlternativesJob = { raw, baseSets: [...baseSets], source, baseDir, candidates, profile };
-  const out: Alternative[] = [];
-  for (let i = 0; i < candidates.length && out.length < limit; i++) {
-    onStart(candidates[i].label);
-    const a = evaluateCandidate(job, i);
-    if (a.stepTimeS !== undefined) out.push(a);
-  }
-  return out;
-}
-
-/**
- * `evaluateAlternatives` on up to `jobs` threads, with the same result: while fewer than `limit` could be
- * simulated, the next (limit − simulated so far) candidates run side by side, which are the very ones the
- * one-by-one loop would reach before it could stop.
- */
-export async function evaluateAlternativesThreaded(job: AlternativesJob, limit: number, opts: { jobs: number; onStart?: (label: string) => void }): Promise<Alternative[]> {
+export async function evaluateAlternatives(job: AlternativesJob, limit: number, opts: { jobs: number; onStart?: (label: string) => void }): Promise<Alternative[]> {
   const worker = compiledWorker(new URL('./alternativeWorker.js', import.meta.url));
   const out: Alternative[] = [];
   let next = 0;

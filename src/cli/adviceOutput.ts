@@ -1,5 +1,5 @@
 import { candidateChanges, type Alternative } from '../advise/alternatives.js';
-import { evaluateAlternativesThreaded, type ProfileSpec } from '../advise/evaluate.js';
+import { evaluateAlternatives, type ProfileSpec } from '../advise/evaluate.js';
 import { loadScenarioFile } from '../scenario/load.js';
 import type { Scenario } from '../scenario/resolve.js';
 import type { StepResult } from '../sim/simulateStep.js';
@@ -24,7 +24,7 @@ export async function alternativesFor(
   if (limit <= 0) return [];
   const f = loadScenarioFile(file);
   const job = { raw: adjust(f.raw), baseSets: [], source: f.source, baseDir: f.baseDir, candidates: candidateChanges(scenario, result), profile: opts.profile };
-  return evaluateAlternativesThreaded(job, limit, opts);
+  return evaluateAlternatives(job, limit, opts);
 }
 
 /** The bottleneck line, exposed communication by traffic, and the table of alternatives. */

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { BUBBLE_SHARE_TO_TRADE, candidateChanges } from '../../src/advise/alternatives.js';
 import { evaluateAlternatives } from '../../src/advise/evaluate.js';
+import type { Candidate } from '../../src/advise/alternatives.js';
 import { simulateStep } from '../../src/sim/simulateStep.js';
 import { scenarioOf } from '../helpers/scenario.js';
 
@@ -11,27 +12,32 @@ function candidates(raw: Record<string, unknown>) {
   return { raw, s, r, list: candidateChanges(s, r) };
 }
 
+/** The alternatives simulated on top of `raw` (one thread, as the test runner has no compiled worker). */
+function tryAlternatives(raw: unknown, candidates: Candidate[], limit: number, onStart?: (label: string) => void) {
+  return evaluateAlternatives({ raw, baseSets: [], source: 'test', baseDir: process.cwd(), candidates }, limit, { jobs: 1, onStart });
+}
+
 const gpt = { arch: 'gpt', layers: 8, hidden: 2048, heads: 16, ffnHidden: 8192, seqLen: 1024, vocab: 51200, tiedEmbeddings: true };
 
 describe('what to try: candidate changes from what bounds the step', () => {
-  it('pads a vocabulary that misses the tensor-core alignment, first, and the padded run is faster', () => {
+  it('pads a vocabulary that misses the tensor-core alignment, first, and the padded run is faster', async () => {
     const raw = { name: 'bert', cluster: { preset: 'dgx-a100-80gb', nodes: 1 }, model: { preset: 'bert-large' }, training: { globalBatch: 64, microBatch: 8, precision: 'bf16' }, parallel: { dp: 8 } };
     const { s, r, list } = candidates(raw);
     expect(list[0]).toEqual({ label: 'vocabulary padded to 30528 (aligned LM-head GEMMs)', sets: ['model.vocab=30528'] });
     const started: string[] = [];
-    const [padded] = evaluateAlternatives(raw, [], 'test', process.cwd(), list.slice(0, 1), 1, (label) => started.push(label));
+    const [padded] = await tryAlternatives(raw, list.slice(0, 1), 1, (label) => started.push(label));
     expect(padded.stepTimeS!).toBeLessThan(r.stepTimeS);
     expect(started).toEqual([list[0].label]); // each simulation is announced before it runs
     expect(s.model.vocab).toBe(30522);
   });
 
-  it('offers bf16 Adam moments when the job does not fit, with less optimizer memory, and not once the state is reduced', () => {
+  it('offers bf16 Adam moments when the job does not fit, with less optimizer memory, and not once the state is reduced', async () => {
     const raw = { name: 'oom', cluster: { preset: 'dgx-a100-80gb', nodes: 1 }, model: { preset: 'llama2-13b', seqLen: 1024 }, training: { globalBatch: 8, microBatch: 1, precision: 'bf16' }, parallel: { dp: 8 } };
     const { r, list } = candidates(raw);
     expect(r.memory.gpuFits).toBe(false);
     const bf16 = list.find((c) => c.sets.includes('training.optimizerState.momentum=bf16'));
     expect(bf16).toEqual({ label: 'bf16 Adam moments (changes the numerics)', sets: ['training.optimizerState.momentum=bf16', 'training.optimizerState.variance=bf16'] });
-    const [tried] = evaluateAlternatives(raw, [], 'test', process.cwd(), [bf16!], 1);
+    const [tried] = await tryAlternatives(raw, [bf16!], 1);
     expect(tried.peakBytesPerGpu!).toBeLessThan(r.memory.peakBytesPerGpu);
     // Once a moment is reduced, only the other is offered; once both are, neither; offload is not offered with them.
     const reduced = candidates({ ...raw, training: { ...raw.training, optimizerState: { momentum: 'bf16' } } });
@@ -44,13 +50,13 @@ describe('what to try: candidate changes from what bounds the step', () => {
     expect(both.list.some((c) => c.sets.includes('parallel.offload=cpu'))).toBe(false);
   });
 
-  it("offers Megatron's --overlap-param-gather when the weight all-gather after the optimizer leads the exposed communication", () => {
+  it("offers Megatron's --overlap-param-gather when the weight all-gather after the optimizer leads the exposed communication", async () => {
     const raw = { name: 'g', cluster: { preset: 'dgx-h100', nodes: 4 }, model: { preset: 'llama2-7b', seqLen: 2048 }, training: { globalBatch: 64, microBatch: 2 }, parallel: { zero: 1 } };
     const { r, list } = candidates(raw);
     expect(r.bottleneck.exposure[0].kind).toBe('dp-allgather');
     const gather = list.find((c) => c.sets.includes('parallel.overlapParamGather=true'));
     expect(gather?.label).toBe('weight all-gather under the next forward (Megatron --overlap-param-gather)');
-    const [tried] = evaluateAlternatives(raw, [], 'test', process.cwd(), [gather!], 1);
+    const [tried] = await tryAlternatives(raw, [gather!], 1);
     expect(tried.stepTimeS!).toBeLessThan(r.stepTimeS);
     const on = candidates({ ...raw, parallel: { zero: 1, overlapParamGather: true } });
     expect(on.list.some((c) => c.sets.includes('parallel.overlapParamGather=true'))).toBe(false);
@@ -60,10 +66,10 @@ describe('what to try: candidate changes from what bounds the step', () => {
     expect(big.r.memory.gpuFits).toBe(false);
     const zero2 = big.list.find((c) => c.sets.includes('parallel.zero=2'));
     expect(zero2?.sets).toContain('parallel.overlapParamGather=false');
-    expect(evaluateAlternatives(oom, [], 'test', process.cwd(), [zero2!], 1)[0].stepTimeS).toBeGreaterThan(0);
+    expect((await tryAlternatives(oom, [zero2!], 1))[0].stepTimeS).toBeGreaterThan(0);
   });
 
-  it('when only the host memory is short under CPU offload: says the step does not fit, and offers the state back on the GPUs or twice the nodes', () => {
+  it('when only the host memory is short under CPU offload: says the step does not fit, and offers the state back on the GPUs or twice the nodes', async () => {
     const raw = { name: 'h', cluster: { preset: 'dgx-a100-80gb', nodes: 1, node: { hostMemoryGiB: 64 } }, model: { preset: 'llama2-7b', seqLen: 1024 }, training: { globalBatch: 16, microBatch: 1 }, parallel: { zero: 3, offload: 'cpu' } };
     const { r, list } = candidates(raw);
     expect(r.memory.gpuFits).toBe(true);
@@ -72,47 +78,47 @@ describe('what to try: candidate changes from what bounds the step', () => {
     expect(r.bottleneck.bound).toBe('memory'); // simulateStep passes the host shortfall to the diagnosis
     const wanted = list.filter((c) => c.sets.includes('parallel.offload=none') || c.sets.includes('cluster.nodes=2'));
     expect(wanted.map((c) => c.label)).toEqual(['no optimizer offload (state on the GPUs)', 'twice the nodes (2)']);
-    const [noOffload, twice] = evaluateAlternatives(raw, [], 'test', process.cwd(), wanted, 2);
+    const [noOffload, twice] = await tryAlternatives(raw, wanted, 2);
     expect(noOffload.fits).toBe(true);
     expect(twice.fits).toBe(true); // 64 GiB per node holds half the state
-    const [stillOffloaded] = evaluateAlternatives(raw, [], 'test', process.cwd(), [{ label: 'mb 2', sets: ['training.microBatch=2'] }], 1);
+    const [stillOffloaded] = await tryAlternatives(raw, [{ label: 'mb 2', sets: ['training.microBatch=2'] }], 1);
     expect(stillOffloaded.fits).toBe(false); // GPU memory fits, host memory does not
   });
 
-  it('offers fused element-wise kernels to an eager Llama run, and the simulated step is faster', () => {
+  it('offers fused element-wise kernels to an eager Llama run, and the simulated step is faster', async () => {
     const raw = { name: 'e', cluster: { preset: 'dgx-a100-80gb', nodes: 1 }, model: { preset: 'llama2-7b', seqLen: 2048 }, training: { globalBatch: 8, microBatch: 1, kernels: 'eager' }, parallel: { zero: 3 } };
     const { r, list } = candidates(raw);
     const fused = list.find((c) => c.sets.includes('training.kernels=fused'));
     expect(fused?.label).toBe('fused element-wise kernels (torch.compile)');
-    const [sim] = evaluateAlternatives(raw, [], 'test', process.cwd(), [fused!], 1);
+    const [sim] = await tryAlternatives(raw, [fused!], 1);
     expect(sim.stepTimeS!).toBeLessThan(r.stepTimeS);
     expect(candidates({ ...raw, training: { globalBatch: 8, microBatch: 1 } }).list.some((c) => c.sets.includes('training.kernels=fused'))).toBe(false);
   });
 
-  it('offers no padding when the vocabulary per rank is aligned (Llama-2: 32000) or the model has none', () => {
+  it('offers no padding when the vocabulary per rank is aligned (Llama-2: 32000) or the model has none', async () => {
     const pads = (raw: Record<string, unknown>) => candidates(raw).list.some((c) => c.sets.some((x) => x.startsWith('model.vocab')));
     expect(pads({ name: 'l', cluster: { preset: 'dgx-a100-80gb', nodes: 1 }, model: { preset: 'llama2-7b' }, training: { globalBatch: 16, microBatch: 1, precision: 'bf16' }, parallel: { tp: 2, dp: 4 } })).toBe(false);
     // The small classifier's output layer (10 classes) is misaligned, but it has no vocabulary to pad.
     expect(pads({ name: 'm', cluster: { preset: 'dgx-a100-80gb', nodes: 1 }, model: { preset: 'mlp-small' }, training: { globalBatch: 64, microBatch: 8, precision: 'bf16' }, parallel: { dp: 8 } })).toBe(false);
   });
 
-  it('keeps tensor parallelism inside the node when it spans nodes, and the simulated alternative is faster', () => {
+  it('keeps tensor parallelism inside the node when it spans nodes, and the simulated alternative is faster', async () => {
     const raw = { name: 'tp16', cluster: { preset: 'dgx-a100-80gb', nodes: 2 }, model: gpt, training: { globalBatch: 16, microBatch: 2, precision: 'bf16' }, parallel: { tp: 16 } };
     const { r, list } = candidates(raw);
     const inside = list.find((c) => c.label === 'tp 8 inside the node, pp 2');
     expect(inside?.sets).toEqual(['parallel.tp=8', 'parallel.pp=2']);
-    const [alt] = evaluateAlternatives(raw, [], 'test', process.cwd(), [inside!], 1);
+    const [alt] = await tryAlternatives(raw, [inside!], 1);
     expect(alt.stepTimeS!).toBeLessThan(r.stepTimeS);
   });
 
-  it('suggests ZeRO-2 for ZeRO-3, and interleaving for a 1F1B pipeline whose micro-batches allow it', () => {
+  it('suggests ZeRO-2 for ZeRO-3, and interleaving for a 1F1B pipeline whose micro-batches allow it', async () => {
     const z3 = candidates({ name: 'z3', cluster: { preset: 'pcie-8gpu', nodes: 1, gpu: 'a100-sxm4-80gb' }, model: gpt, training: { globalBatch: 16, microBatch: 2, precision: 'bf16' }, parallel: { zero: 3 } });
     expect(z3.list.map((c) => c.label)).toContain('ZeRO-2 instead of ZeRO-3');
     const pp = candidates({ name: 'pp', cluster: { preset: 'dgx-a100-80gb', nodes: 1 }, model: gpt, training: { globalBatch: 16, microBatch: 2, precision: 'bf16' }, parallel: { pp: 2, dp: 4, schedule: '1f1b' } });
     expect(pp.list.find((c) => c.label.startsWith('interleaved'))?.sets).toEqual(['parallel.schedule=interleaved', 'parallel.virtualStages=2']);
   });
 
-  it('fills a bubble-bound pipeline: interleaving with the chunks its layers split into (not only 2), and half the stages for twice the tp, both faster', () => {
+  it('fills a bubble-bound pipeline: interleaving with the chunks its layers split into (not only 2), and half the stages for twice the tp, both faster', async () => {
     // 10 layers over pp 2: 5 per stage, which 2 chunks cannot split; 2 micro-batches over 2 stages: the bubble is (p−1)/(m+p−1) = 1/3.
     const raw = { name: 'pp', cluster: { preset: 'dgx-a100-80gb', nodes: 1 }, model: { ...gpt, layers: 10 }, training: { globalBatch: 8, microBatch: 1, precision: 'bf16' }, parallel: { pp: 2, dp: 4, schedule: '1f1b' } };
     const { r, list } = candidates(raw);
@@ -121,7 +127,7 @@ describe('what to try: candidate changes from what bounds the step', () => {
     expect(interleaved.map((c) => c.sets)).toEqual([['parallel.schedule=interleaved', 'parallel.virtualStages=5']]);
     const trade = list.find((c) => c.sets.includes('parallel.pp=1'));
     expect(trade?.sets).toEqual(['parallel.tp=2', 'parallel.pp=1']);
-    const tried = evaluateAlternatives(raw, [], 'test', process.cwd(), [...interleaved, trade!], 2);
+    const tried = await tryAlternatives(raw, [...interleaved, trade!], 2);
     expect(tried).toHaveLength(2);
     for (const alt of tried) expect(alt.stepTimeS!).toBeLessThan(r.stepTimeS);
     // With 12 layers per stage: the fewest chunks (2) and one layer per chunk (12).
@@ -141,7 +147,7 @@ describe('what to try: candidate changes from what bounds the step', () => {
     expect(odd.list.find((c) => c.sets.includes('training.microBatch=1'))?.label).toBe('micro-batch 1 (more micro-batches fill the pipeline)');
   });
 
-  it('when the job does not fit, tries memory savers first (recompute before anything else)', () => {
+  it('when the job does not fit, tries memory savers first (recompute before anything else)', async () => {
     const big = { ...gpt, layers: 48, hidden: 8192, heads: 64, ffnHidden: 32768 };
     const { r, list } = candidates({ name: 'oom', cluster: { preset: 'dgx-a100-80gb', nodes: 1 }, model: big, training: { globalBatch: 8, microBatch: 1, precision: 'bf16' }, parallel: { dp: 8 } });
     expect(r.memory.fits).toBe(false);
@@ -149,7 +155,7 @@ describe('what to try: candidate changes from what bounds the step', () => {
     expect(list.map((c) => c.label)).toContain('ZeRO-1');
   });
 
-  it('offers no higher ZeRO stage where nothing is sharded (dp 1), and ZeRO-3 with offload where each alone is not enough', () => {
+  it('offers no higher ZeRO stage where nothing is sharded (dp 1), and ZeRO-3 with offload where each alone is not enough', async () => {
     const alone = candidates({ name: 'tp8', cluster: { preset: 'dgx-a100-80gb', nodes: 1 }, model: { preset: 'llama2-70b', seqLen: 4096 }, training: { globalBatch: 8, microBatch: 1 }, parallel: { tp: 8, sequenceParallel: true, zero: 1, recompute: 'full' } });
     expect(alone.r.memory.gpuFits).toBe(false);
     expect(alone.list.map((c) => c.label)).not.toContain('ZeRO-2');
@@ -161,18 +167,18 @@ describe('what to try: candidate changes from what bounds the step', () => {
     const cp = candidates({ ...raw, name: 'cp', parallel: { zero: 2, recompute: 'full', cp: 2 } });
     expect(cp.list.map((c) => c.label).filter((l) => l.startsWith('ZeRO-3'))).toEqual([]);
     expect(both.sets).toEqual(['parallel.zero=3', 'parallel.offload=cpu']);
-    const tried = evaluateAlternatives(raw, [], 'test', process.cwd(), list.filter((c) => c.label.startsWith('ZeRO-3') || c.label.startsWith('optimizer offload')), 3);
+    const tried = await tryAlternatives(raw, list.filter((c) => c.label.startsWith('ZeRO-3') || c.label.startsWith('optimizer offload')), 3);
     expect(tried.map((a) => [a.label, a.fits])).toEqual([['ZeRO-3', false], ['optimizer offload to CPU', false], ['ZeRO-3 with optimizer offload to CPU', true]]);
   });
 
-  it('offers context parallelism to a long sequence whose activations fill the GPU, with the cp that makes room, and the ring for blocking exchanges', () => {
+  it('offers context parallelism to a long sequence whose activations fill the GPU, with the cp that makes room, and the ring for blocking exchanges', async () => {
     const raw = { name: 'long', cluster: { preset: 'dgx-h100', nodes: 1 }, model: { preset: 'llama3-8b', seqLen: 32768 }, training: { globalBatch: 8, microBatch: 1, seqLen: 32768, precision: 'bf16', flashAttention: true }, parallel: { zero: 1 } };
     const { r, list } = candidates(raw);
     expect(r.memory.gpuFits).toBe(false);
     const cp = list.find((c) => c.label.startsWith('context parallel'))!;
     // Activations are most of the memory, so it comes right after recompute.
     expect(list.indexOf(cp)).toBe(1);
-    const [tried] = evaluateAlternatives(raw, [], 'test', process.cwd(), [cp], 1);
+    const [tried] = await tryAlternatives(raw, [cp], 1);
     expect(tried.fits).toBe(true);
     const blocking = candidates({ ...raw, parallel: { zero: 1, cp: 8, cpCommType: 'all_gather', dp: 1 } });
     expect(blocking.r.bottleneck.exposure[0].kind).toBe('cp-exchange');

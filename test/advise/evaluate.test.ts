@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { evaluateAlternatives, evaluateAlternativesThreaded } from '../../src/advise/evaluate.js';
+import { evaluateAlternatives, evaluateCandidate, type AlternativesJob } from '../../src/advise/evaluate.js';
+import type { Alternative } from '../../src/advise/alternatives.js';
 
 const gpt = { arch: 'gpt', layers: 4, hidden: 1024, heads: 16, ffnHidden: 4096, seqLen: 1024, vocab: 51200, tiedEmbeddings: true };
 const raw = { name: 'b', cluster: { preset: 'dgx-a100-80gb', nodes: 1 }, model: gpt, training: { globalBatch: 16, microBatch: 2, precision: 'bf16' }, parallel: { dp: 8 } };
@@ -12,29 +13,42 @@ const list = [
   { label: 'zero 2', sets: ['parallel.zero=2'] },
 ];
 
+const job: AlternativesJob = { raw, baseSets: [], source: 'test', baseDir: process.cwd(), candidates: list };
+
+/** The rule itself: candidates one after another until `limit` could be simulated. */
+function oneByOne(limit: number, onStart: (label: string) => void): Alternative[] {
+  const out: Alternative[] = [];
+  for (let i = 0; i < list.length && out.length < limit; i++) {
+    onStart(list[i].label);
+    const a = evaluateCandidate(job, i);
+    if (a.stepTimeS !== undefined) out.push(a);
+  }
+  return out;
+}
+
 describe('alternatives side by side', () => {
   it('simulates the candidates the one-by-one loop reaches, in batches of what is still missing, with the same result', async () => {
     for (const limit of [1, 2, 3, 6]) {
       const started: string[] = [];
       const serial: string[] = [];
-      const one = evaluateAlternatives(raw, [], 'test', process.cwd(), list, limit, (l) => serial.push(l));
-      const side = await evaluateAlternativesThreaded({ raw, baseSets: [], source: 'test', baseDir: process.cwd(), candidates: list }, limit, { jobs: 3, onStart: (l) => started.push(l) });
+      const one = oneByOne(limit, (l) => serial.push(l));
+      const side = await evaluateAlternatives(job, limit, { jobs: 3, onStart: (l) => started.push(l) });
       expect(side).toEqual(one);
       // The same candidates were tried: none past the one at which the loop had enough.
       expect(started).toEqual(serial);
     }
     // Candidates that cannot be built do not count towards the limit; the loop stops at it.
-    expect(evaluateAlternatives(raw, [], 'test', process.cwd(), list, 1).map((a) => a.label)).toEqual(['mb 1']);
-    expect(evaluateAlternatives(raw, [], 'test', process.cwd(), list, 2).map((a) => a.label)).toEqual(['mb 1', 'zero 1']);
-    const three = evaluateAlternatives(raw, [], 'test', process.cwd(), list, 3);
+    expect((await evaluateAlternatives(job, 1, { jobs: 1 })).map((a) => a.label)).toEqual(['mb 1']);
+    expect((await evaluateAlternatives(job, 2, { jobs: 1 })).map((a) => a.label)).toEqual(['mb 1', 'zero 1']);
+    const three = await evaluateAlternatives(job, 3, { jobs: 1 });
     expect(three.map((a) => a.label)).toEqual(['mb 1', 'zero 1', 'zero 2']);
     expect(three.every((a) => a.stepTimeS! > 0)).toBe(true);
   });
 
   it('applies the user overrides under every candidate', async () => {
-    const job = { raw, baseSets: ['training.globalBatch=32'], source: 'test', baseDir: process.cwd(), candidates: [list[3]] };
-    const [bigger] = await evaluateAlternativesThreaded(job, 1, { jobs: 1 });
-    const [plain] = await evaluateAlternativesThreaded({ ...job, baseSets: [] }, 1, { jobs: 1 });
+    const one = { ...job, baseSets: ['training.globalBatch=32'], candidates: [list[3]] };
+    const [bigger] = await evaluateAlternatives(one, 1, { jobs: 1 });
+    const [plain] = await evaluateAlternatives({ ...one, baseSets: [] }, 1, { jobs: 1 });
     expect(bigger.stepTimeS!).toBeGreaterThan(1.5 * plain.stepTimeS!);
   });
 });
