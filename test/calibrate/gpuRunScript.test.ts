@@ -70,13 +70,18 @@ describe('scripts/gpu/run-calibration.sh', () => {
   });
 
   it('cuts calibrate so that validate still has its reserve, and ends inside the budget', () => {
-    // Calibrate would take 30 s; the budget is 12 s with 4 s kept for validate, so calibrate gets at most 8 s.
-    const r = runScript({ RUN_BUDGET_S: '12', VALIDATE_RESERVE_S: '4', MIN_CALIBRATE_S: '3', CAL_SLEEP_S: '30' });
-    const given = Number(/calibrate gets at most (\d+) s/.exec(r.stdout)?.[1]);
-    expect(given).toBeGreaterThanOrEqual(3);
-    expect(given).toBeLessThanOrEqual(8);
+    // Calibrate would take 60 s; the budget is 40 s with 30 s kept for validate, so calibrate gets what is left after
+    // the short measurements less 30 s: about 10 s. The short measurements take longer on a loaded machine, so the
+    // figure is checked against the time the script says was left, not against a fixed one.
+    const r = runScript({ RUN_BUDGET_S: '40', VALIDATE_RESERVE_S: '30', MIN_CALIBRATE_S: '1', CAL_SLEEP_S: '60' });
+    const said = /calibrate gets at most (\d+) s \((\d+) s left of the budget\)/.exec(r.stdout);
+    expect(said, r.stdout).not.toBeNull();
+    const [given, leftS] = [Number(said![1]), Number(said![2])];
+    expect(given).toBeGreaterThanOrEqual(1);
+    expect(given).toBeLessThanOrEqual(10);
+    expect(Math.abs(given - (leftS - 30))).toBeLessThanOrEqual(1); // bash's SECONDS may tick between the two reads
     expect(r.stdout).toContain('calibrate exit status 124');
-    expect(r.wallS).toBeLessThan(12);
+    expect(r.wallS).toBeLessThan(40);
     expect(r.status).toBe(1); // no profile: the measurement log is kept for --resume
     expect(r.stdout).toContain('no profile');
   });
