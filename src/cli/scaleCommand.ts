@@ -1,5 +1,4 @@
 import { Option, type Command } from 'commander';
-import cliProgress from 'cli-progress';
 import { loadScenarioFile } from '../scenario/load.js';
 import { planSeries, type ScaleMode, type ScaleSeries } from '../sweep/scale.js';
 import { parseGpuCounts } from '../sweep/scaleMath.js';
@@ -16,9 +15,10 @@ import { collect } from './scenarioInput.js';
 import { applyImports, explainProblems, importsOf, scenarioWithImports, type ImportOptions } from '../scenario/importSettings.js';
 import { InvalidScenarioError } from '../scenario/errors.js';
 import { checkOutputFiles, loadReports, stepView, writeReportFile } from './reportFiles.js';
-import { processOutput, type Output } from './output.js';
+import type { Output } from './output.js';
 import { InterruptedError, UsageError } from './usageError.js';
 import { onInterrupt } from './calibrateCommand.js';
+import { sweepProgress } from './sweepProgress.js';
 import type { Scenario } from '../scenario/resolve.js';
 
 interface ScaleOptions extends ImportOptions {
@@ -87,17 +87,6 @@ function defaultGpuCounts(s: Scenario): number[] {
   const out: number[] = [];
   for (let g = perNode; g <= Math.max(total, 2 * perNode); g *= 2) out.push(g);
   return out;
-}
-
-/** A progress bar on stderr, only when stderr is a terminal (so piped and `--json` output stays clean). */
-function progressBar(io: Output, total: number): { tick: (label: string) => void; stop: () => void } {
-  if (io !== processOutput || !process.stderr.isTTY) return { tick: () => {}, stop: () => {} };
-  const bar = new cliProgress.SingleBar(
-    { stream: process.stderr, format: 'scale {bar} {value}/{total} runs | done: {label}', hideCursor: true, clearOnComplete: true },
-    cliProgress.Presets.shades_classic,
-  );
-  bar.start(total, 0, { label: '' });
-  return { tick: (label) => bar.increment(1, { label }), stop: () => bar.stop() };
 }
 
 export function registerScale(program: Command, io: Output): void {
@@ -186,7 +175,7 @@ Examples:
 
       if (shard) {
         const total = plans.length * gpus.length;
-        const progress = progressBar(io, Math.ceil(Math.max(0, total - shard.index + 1) / shard.count));
+        const progress = sweepProgress(io, `part ${shard.index}/${shard.count}`, Math.ceil(Math.max(0, total - shard.index + 1) / shard.count));
         let part: Awaited<ReturnType<typeof runScaleShard>>;
         // Ctrl-C stops the part after the points in flight and keeps those done, as calibrate keeps its measurements.
         const controller = new AbortController();
@@ -207,7 +196,7 @@ Examples:
         return;
       }
 
-      const progress = progressBar(io, plans.length * gpus.length);
+      const progress = sweepProgress(io, 'scale', plans.length * gpus.length);
       let series: ScaleSeries[];
       let interrupted: boolean;
       // Ctrl-C stops the sweep after the sizes in flight; the table shows what was done, the rest marked.

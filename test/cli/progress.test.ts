@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { onInterrupt, PLAIN_PROGRESS_EVERY_MS, progressReporter, REPEATED_SIGINT_MS } from '../../src/cli/calibrateCommand.js';
+import { plainSweepProgress } from '../../src/cli/sweepProgress.js';
 
 describe('progress without a terminal', () => {
   afterEach(() => vi.useRealTimers());
@@ -17,6 +18,20 @@ describe('progress without a terminal', () => {
     expect(lines.slice(1)).toEqual(['calibrate: 40/100 done, next gemm/fp32/c']);
     p.update(90, 100, 'copy/h2d', 'copy h2d');
     expect(lines.slice(2)).toEqual(['calibrate: copy h2d (90/100 done)']);
+  });
+
+  it("a sweep says when its first point is done, then at most once every 30 s, counting every point", () => {
+    let nowMs = 1_000_000;
+    const lines: string[] = [];
+    const p = plainSweepProgress({ out: () => {}, err: (t) => lines.push(t) }, 'scale', 10, () => nowMs);
+    nowMs += 4_200;
+    p.tick('a.yaml at 8 GPUs');
+    nowMs += 4_000;
+    p.tick('a.yaml at 16 GPUs');
+    expect(lines).toEqual(['scale: 1/10 runs done in 4 s (last: a.yaml at 8 GPUs)']);
+    nowMs += PLAIN_PROGRESS_EVERY_MS - 4_000;
+    p.tick('a.yaml at 32 GPUs');
+    expect(lines.slice(1)).toEqual(['scale: 3/10 runs done in 34 s (last: a.yaml at 32 GPUs)']);
   });
 });
 

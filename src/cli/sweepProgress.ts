@@ -1,0 +1,44 @@
+import cliProgress from 'cli-progress';
+import { PLAIN_PROGRESS_EVERY_MS } from './calibrateCommand.js';
+import { processOutput, type Output } from './output.js';
+
+export interface SweepProgress {
+  /** One more point done; `label` says which. */
+  tick(label: string): void;
+  stop(): void;
+}
+
+/**
+ * Progress of a sweep's points on stderr. On a terminal, a bar. Otherwise (a log, a batch job) plain lines: one when the
+ * first point is done, which tells how long a point takes, then at most one every `PLAIN_PROGRESS_EVERY_MS`, as
+ * calibrate's. Nothing when the output is not the process's own (tests, library use).
+ */
+export function sweepProgress(io: Output, what: string, total: number, nowMs: () => number = Date.now): SweepProgress {
+  if (io !== processOutput) return { tick: () => {}, stop: () => {} };
+  if (process.stderr.isTTY) {
+    const bar = new cliProgress.SingleBar(
+      { stream: process.stderr, format: `${what} {bar} {value}/{total} runs | done: {label}`, hideCursor: true, clearOnComplete: true },
+      cliProgress.Presets.shades_classic,
+    );
+    bar.start(total, 0, { label: '' });
+    return { tick: (label) => bar.increment(1, { label }), stop: () => bar.stop() };
+  }
+  return plainSweepProgress(io, what, total, nowMs);
+}
+
+/** The plain-line form of `sweepProgress`, for any output (exported for tests). */
+export function plainSweepProgress(io: Output, what: string, total: number, nowMs: () => number = Date.now): SweepProgress {
+  const startMs = nowMs();
+  let done = 0;
+  let lastLineMs: number | undefined;
+  return {
+    tick(label) {
+      done += 1;
+      const t = nowMs();
+      if (lastLineMs !== undefined && t - lastLineMs < PLAIN_PROGRESS_EVERY_MS) return;
+      lastLineMs = t;
+      io.err(`${what}: ${done}/${total} runs done in ${Math.round((t - startMs) / 1000)} s (last: ${label})`);
+    },
+    stop: () => {},
+  };
+}
