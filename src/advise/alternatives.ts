@@ -92,7 +92,7 @@ export function candidateChanges(s: Scenario, r: StepResult): Candidate[] {
   if (r.memory.fits && r.memory.peakBytesPerGpu < 0.6 * r.memory.capacityBytes && t.globalBatch % (2 * t.microBatch * p.dp) === 0) add(`micro-batch ${t.microBatch * 2}`, `training.microBatch=${t.microBatch * 2}`);
   if (t.kernels === 'eager' && s.model.arch === 'llama') add('fused element-wise kernels (torch.compile)', 'training.kernels=fused');
   // On Hopper, FlashAttention-2 reaches about half the peak share FlashAttention-3 does (attentionKernels.ts).
-  if (t.flashAttention && resolveAttentionKernel(t.attentionKernel) === 'fa2' && s.cluster.node.gpu.attentionKernels?.fa3) add('FlashAttention-3 (Hopper)', 'training.attentionKernel=fa3');
+  if (t.flashAttention && resolveAttentionKernel(t.attentionKernel, s.cluster.node.gpu) === 'fa2' && s.cluster.node.gpu.attentionKernels?.fa3) add('FlashAttention-3 (Hopper)', 'training.attentionKernel=fa3');
   if (p.zero === 3) add('ZeRO-2 instead of ZeRO-3', 'parallel.zero=2');
   if (p.zero === 0 && !p.ddp.overlap && p.dp > 1) add('overlap the gradient all-reduce with backward', 'parallel.ddp.overlap=true');
   if (r.bottleneck.bound === 'latency of small collectives' && p.zero === 0) add(`bucket ${p.ddp.bucketMB * 4} MB`, `parallel.ddp.bucketMB=${p.ddp.bucketMB * 4}`);

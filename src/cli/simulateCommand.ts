@@ -29,9 +29,13 @@ function pct(part: number, whole: number): string {
 /** How the split line names each context-parallel communication type (`parallel.cpCommType`). */
 const CP_COMM_TEXT: Record<string, string> = { p2p: 'ring (p2p)', all_gather: 'key/value all-gather', a2a: 'all-to-all' };
 
-/** The attention kernel and the share of the peak its passes reach. */
+/** The attention kernel and the share of the peak its passes reach (or, memory-efficient, its time over unfused). */
 function attentionLine(a: AttentionSummary): string {
-  const fractions = `${Math.round(100 * a.forwardEfficiency)}% / ${Math.round(100 * a.backwardEfficiency)}% of peak forward / backward`;
+  if (a.timeOverUnfused) {
+    const { forward, backward } = a.timeOverUnfused;
+    return `${a.label} (unfused attention's time × ${forward} forward, × ${backward} backward, xFormers' V100 medians; no s×s matrix kept)`;
+  }
+  const fractions = `${Math.round(100 * a.forwardEfficiency!)}% / ${Math.round(100 * a.backwardEfficiency!)}% of peak forward / backward`;
   return `${a.label} (${fractions}${a.figures === 'stand-in' ? ", its A100 figures: none published for this GPU" : ''})`;
 }
 

@@ -340,7 +340,7 @@ export function resolveScenario(raw: unknown, source: string, baseDir: string): 
   problems.push(...optimizerStateProblems(t, par.offload));
   const noNvls = input.comm.algorithm === 'nvls' ? nvlsUnavailable(cluster.node) : undefined;
   if (noNvls) problems.push({ path: 'comm.algorithm', message: noNvls });
-  problems.push(...gpuTrainingProblems(cluster.node.gpu, t));
+  problems.push(...gpuTrainingProblems(cluster.node.gpu, t, par.cp ?? 1));
   const microBatches = t.globalBatch / unit;
   problems.push(...simulationLimitProblems(gpus, dpKnown ? microBatches : NaN));
   if (dpKnown && par.pp > 1 && par.schedule === 'interleaved' && Number.isInteger(microBatches) && microBatches % par.pp !== 0) {

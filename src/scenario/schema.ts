@@ -24,6 +24,7 @@ const gpuInline = z
     hbmBandwidthGBps: positive,
     hbmEfficiency: fraction,
     smCount: positiveInt,
+    computeCapability: z.number().gte(1).lt(100),
     nvlinkBandwidthGBps: z.number().nonnegative().finite(),
     pcieGen: z.union([z.literal(3), z.literal(4), z.literal(5)]),
     kernelLaunchNs: z.number().nonnegative().finite(),
@@ -123,7 +124,8 @@ export const trainingSchema = z
     /**
      * The fused attention kernel when `flashAttention` (src/sim/workload/attentionKernels.ts): `auto`
      * FlashAttention-2 (what PyTorch's scaled_dot_product_attention runs up to 2.10), `fa3` FlashAttention-3 (Hopper),
-     * `cudnn` cuDNN's fused attention (what Transformer Engine and Megatron-Core run on Hopper, and SDPA there from 2.11).
+     * `cudnn` cuDNN's fused attention (what Transformer Engine and Megatron-Core run on Hopper, and SDPA there from 2.11),
+     * `mem-efficient` xFormers' memory-efficient kernel (what SDPA runs below Ampere, where `auto` means it).
      */
     attentionKernel: z.enum(ATTENTION_KERNEL_NAMES).default('auto'),
     /**

@@ -32,6 +32,7 @@ export const V100_SXM2_32GB: GpuSpec = {
   // 750 GB/s measured global-memory bandwidth of 900 → 0.83.
   hbmEfficiency: 0.83,
   smCount: 80,
+  computeCapability: 7.0,
   boostClockMHz: 1530,
   // 6 NVLink2 links × 25 GB/s per direction (V100 datasheet: 300 GB/s total, both directions).
   nvlinkBandwidthGBps: 150,
@@ -57,6 +58,7 @@ export const A100_SXM4_40GB: GpuSpec = {
   // STREAM-like kernels reach ~0.85-0.9 of peak on A100 (estimate, uncertain).
   hbmEfficiency: 0.88,
   smCount: 108,
+  computeCapability: 8.0,
   boostClockMHz: 1410,
   attentionKernels: A100_ATTENTION,
   // 12 NVLink3 links × 25 GB/s per direction (600 GB/s total).
@@ -104,6 +106,7 @@ export const H100_SXM5_80GB: GpuSpec = {
   // A Hopper-class card's 4 GiB device copy measured 90.6% of peak in a public benchmark report; 0.9.
   hbmEfficiency: 0.9,
   smCount: 132,
+  computeCapability: 9.0,
   boostClockMHz: 1980,
   attentionKernels: HOPPER_ATTENTION,
   misalignedGemmSlowdown: HOPPER_MISALIGNED_GEMM_SLOWDOWN,

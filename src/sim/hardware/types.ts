@@ -16,6 +16,11 @@ export interface GpuSpec {
   hbmEfficiency: number;
   smCount: number;
   /**
+   * CUDA compute capability (7.0 Volta, 8.0 A100, 9.0 Hopper); it says which fused attention kernels run
+   * (attentionKernels.ts `flashRunsOn`). Absent: taken as Ampere or newer.
+   */
+  computeCapability?: number;
+  /**
    * Boost clock of the SMs, MHz (datasheet). With `smCount` it sets the rate of kernels bound by instruction issue
    * rather than memory (kernelTime.ts `GENERIC_KERNEL_ELEMENTS_PER_SM_CYCLE`); absent: such kernels are timed by bytes.
    */

@@ -2,6 +2,7 @@ import { Program, type StreamKind } from '../program/types.js';
 import type { StepSetup } from '../setup.js';
 import type { Block, Op } from '../workload/ops.js';
 import { buildBlocks } from '../workload/transformerOps.js';
+import { resolveAttentionKernel } from '../workload/attentionKernels.js';
 import { hostCost, type FrameworkSpec } from '../workload/framework.js';
 import { GET_BATCH_PIPE_CALLS } from '../workload/megatronOps.js';
 import { jitterer } from '../engine/random.js';
@@ -83,7 +84,7 @@ export function compileStep(setup: StepSetup): StepPlan {
   const m = training.globalBatch / (training.microBatch * par.dp);
   // A context-parallel rank holds 1/cp of each sequence's tokens.
   const tokens = (training.microBatch * training.seqLen) / cp;
-  const blocks = buildBlocks(model, { microBatch: training.microBatch, seqLen: training.seqLen, cp, cpCommType: par.cpCommType, dtype, tp, sequenceParallel: par.sequenceParallel, flashAttention: training.flashAttention, recompute: par.recompute, framework: setup.framework, kernels: training.kernels, attentionKernel: training.attentionKernel });
+  const blocks = buildBlocks(model, { microBatch: training.microBatch, seqLen: training.seqLen, cp, cpCommType: par.cpCommType, dtype, tp, sequenceParallel: par.sequenceParallel, flashAttention: training.flashAttention, recompute: par.recompute, framework: setup.framework, kernels: training.kernels, attentionKernel: resolveAttentionKernel(training.attentionKernel, gpu) });
   const layerBlocks = blocks.filter((b) => b.layer >= 0 && b.layer < model.layers);
   const virtualStages = splitLayers(model.arch === 'mlp' ? layerBlocks.length : model.layers, pp, v, par.layersPerStage);
   const chunkBlocks: Block[][] = virtualStages.map((layers, vs) => {

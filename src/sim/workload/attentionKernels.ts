@@ -38,8 +38,11 @@
  */
 import type { GpuSpec } from '../hardware/types.js';
 
-/** Kernels a scenario may name in `training.attentionKernel`; `auto` is FlashAttention-2 where it runs. */
-export const ATTENTION_KERNEL_NAMES = ['auto', 'fa2', 'fa3', 'cudnn'] as const;
+/**
+ * Kernels a scenario may name in `training.attentionKernel`; `auto` is FlashAttention-2 where it runs (Ampere and
+ * newer), and the memory-efficient kernel below that.
+ */
+export const ATTENTION_KERNEL_NAMES = ['auto', 'fa2', 'fa3', 'cudnn', 'mem-efficient'] as const;
 export type AttentionKernelChoice = (typeof ATTENTION_KERNEL_NAMES)[number];
 export type AttentionKernel = Exclude<AttentionKernelChoice, 'auto'>;
 
@@ -61,7 +64,31 @@ export const ATTENTION_KERNEL_LABELS: Record<AttentionKernel, string> = {
   fa2: 'FlashAttention-2',
   fa3: 'FlashAttention-3',
   cudnn: 'cuDNN fused attention',
+  'mem-efficient': "memory-efficient attention (xFormers' kernel in PyTorch's SDPA)",
 };
+
+/**
+ * Compute capability below which FlashAttention-2 (and 3, and cuDNN's fused attention in PyTorch) does not run: the
+ * flash-attention README lists Ampere, Ada and Hopper; on a V100 (7.0) PyTorch's `scaled_dot_product_attention` runs
+ * the memory-efficient kernel that came from xFormers (`mem-efficient`).
+ */
+export const FLASH_MIN_COMPUTE_CAPABILITY = 8;
+
+/**
+ * The memory-efficient kernel's time over that of the unfused attention it replaces (two batched GEMMs around the
+ * softmax), on a V100 in fp16: xFormers pull request #362 (facebookresearch/xformers, "Use cutlass for
+ * memory-efficient attention", 2022), V100 section, over its benchmark configurations: forward 5% slower than the
+ * vanilla PyTorch implementation at the median (25% faster on average, the small-head cases pulling the mean),
+ * backward 15% slower at the median. The medians are taken. No absolute figure is published for training shapes, so
+ * the kernel is timed as the model's unfused attention at the same shape times these ratios; it keeps no s × s
+ * matrix, so its memory is a fused kernel's.
+ */
+export const MEM_EFFICIENT_TIME_OVER_UNFUSED = { forward: 1.05, backward: 1.15 } as const;
+
+/** Whether FlashAttention-class kernels run on `gpu` (absent compute capability: taken as Ampere or newer). */
+export function flashRunsOn(gpu: GpuSpec): boolean {
+  return (gpu.computeCapability ?? FLASH_MIN_COMPUTE_CAPABILITY) >= FLASH_MIN_COMPUTE_CAPABILITY;
+}
 
 export const A100_ATTENTION: Partial<Record<AttentionKernel, AttentionKernelEfficiency>> = {
   fa2: { forward: 0.6, backward: 0.5625 },
@@ -82,9 +109,13 @@ export const GENERIC_ATTENTION: AttentionKernelEfficiency = A100_ATTENTION.fa2!;
 /** Our ops count the backward as 2× the forward; the benchmarks' kernels execute 2.5×. */
 const BACKWARD_CONVENTION = 2 / 2.5;
 
-/** The kernel `choice` stands for (`auto`: FlashAttention-2, what PyTorch's SDPA runs). */
-export function resolveAttentionKernel(choice: AttentionKernelChoice | undefined): AttentionKernel {
-  return choice === undefined || choice === 'auto' ? 'fa2' : choice;
+/**
+ * The kernel `choice` stands for: `auto` is what PyTorch's SDPA runs, FlashAttention-2, or the memory-efficient kernel
+ * on a GPU where FlashAttention does not run (without `gpu`: FlashAttention-2).
+ */
+export function resolveAttentionKernel(choice: AttentionKernelChoice | undefined, gpu?: GpuSpec): AttentionKernel {
+  if (choice !== undefined && choice !== 'auto') return choice;
+  return gpu && !flashRunsOn(gpu) ? 'mem-efficient' : 'fa2';
 }
 
 /** The kernels with published figures on `gpu`; empty when it has none (the generic figure then applies). */
@@ -114,6 +145,11 @@ export function attentionHalfEfficiencyKeys(gpu: GpuSpec, kernel: AttentionKerne
  */
 export function attentionKernelProblem(gpu: GpuSpec, choice: AttentionKernelChoice): string | undefined {
   if (choice === 'auto') return undefined;
+  if (!flashRunsOn(gpu)) {
+    if (choice === 'mem-efficient') return undefined;
+    return `${choice}: ${ATTENTION_KERNEL_LABELS[choice]} needs compute capability ${FLASH_MIN_COMPUTE_CAPABILITY}.0 or more (Ampere or newer); ${gpu.name} has ${gpu.computeCapability!.toFixed(1)} and PyTorch's SDPA runs the memory-efficient kernel there: use auto or mem-efficient`;
+  }
+  if (choice === 'mem-efficient') return `mem-efficient: its figures are for GPUs without FlashAttention (below compute capability ${FLASH_MIN_COMPUTE_CAPABILITY}.0); on ${gpu.name} SDPA runs FlashAttention-2: use auto or fa2`;
   const known = attentionKernelsOf(gpu);
   if (known.includes(choice) || (known.length === 0 && choice === 'fa2')) return undefined;
   const hopperOnly = choice === 'fa3' ? ' (FlashAttention-3 needs a Hopper GPU)' : '';
@@ -125,15 +161,21 @@ export function attentionKernelProblem(gpu: GpuSpec, choice: AttentionKernelChoi
 export interface AttentionSummary {
   kernel: AttentionKernel;
   label: string;
-  /** Base fractions of the dense peak, each in the kernel's own FLOP convention (before wave quantisation). */
-  forwardEfficiency: number;
-  backwardEfficiency: number;
+  /**
+   * Flash-class kernels: base fractions of the dense peak, each in the kernel's own FLOP convention (before wave
+   * quantisation).
+   */
+  forwardEfficiency?: number;
+  backwardEfficiency?: number;
+  /** The memory-efficient kernel: its time over the unfused attention's (`MEM_EFFICIENT_TIME_OVER_UNFUSED`). */
+  timeOverUnfused?: { forward: number; backward: number };
   /** Whether the figures are the kernel's own on this GPU, or FlashAttention-2's A100 ones standing in. */
   figures: 'published' | 'stand-in';
 }
 
 export function attentionSummary(gpu: GpuSpec, choice: AttentionKernelChoice | undefined): AttentionSummary {
-  const kernel = resolveAttentionKernel(choice);
+  const kernel = resolveAttentionKernel(choice, gpu);
+  if (kernel === 'mem-efficient') return { kernel, label: ATTENTION_KERNEL_LABELS[kernel], timeOverUnfused: { ...MEM_EFFICIENT_TIME_OVER_UNFUSED }, figures: 'published' };
   const own = gpu.attentionKernels?.[kernel];
   const f = own ?? GENERIC_ATTENTION;
   return { kernel, label: ATTENTION_KERNEL_LABELS[kernel], forwardEfficiency: f.forward, backwardEfficiency: f.backward, figures: own ? 'published' : 'stand-in' };

@@ -2,6 +2,7 @@ import type { LayerContext } from './layerContext.js';
 import { elementwiseOp, gemmOp, type Op, type Stage } from './ops.js';
 import { UNFUSED_SCORE_PASS_FACTOR } from './kernelTime.js';
 import { eagerAttentionLayout, eagerRotary } from './eagerOps.js';
+import { MEM_EFFICIENT_TIME_OVER_UNFUSED } from './attentionKernels.js';
 
 /** The attention core of one layer, and the ops selective recompute re-runs. */
 export interface AttentionStage extends Stage {
@@ -108,9 +109,22 @@ function rotary(c: LayerContext): Stage {
   };
 }
 
+/**
+ * The memory-efficient kernel PyTorch's SDPA runs where FlashAttention does not (V100): one kernel in truth, modelled
+ * as the unfused attention's work at the published ratio of its time to the unfused kernels'
+ * (`MEM_EFFICIENT_TIME_OVER_UNFUSED`). Its memory is a fused kernel's (no s × s matrix kept; activations.ts takes it
+ * as flash attention).
+ */
+function memoryEfficientAttention(c: LayerContext): AttentionStage {
+  const unfused = unfusedAttention(c);
+  const timed = (ratio: number) => (op: Op): Op => ({ ...op, timeFactor: ratio });
+  const forward = unfused.forward.map(timed(MEM_EFFICIENT_TIME_OVER_UNFUSED.forward));
+  return { forward, backward: unfused.backward.map(timed(MEM_EFFICIENT_TIME_OVER_UNFUSED.backward)), core: forward };
+}
+
 /** The attention core for this model and shape (rotary embedding included for Llama). */
 export function attentionStage(c: LayerContext): AttentionStage {
-  const core = c.flash ? flashAttention(c) : unfusedAttention(c);
+  const core = !c.flash ? unfusedAttention(c) : c.attentionKernel === 'mem-efficient' ? memoryEfficientAttention(c) : flashAttention(c);
   if (c.model.arch !== 'llama') return core;
   const rope = c.eager ? eagerRotary(c) : rotary(c);
   // Hugging Face's layout copies around the kernel, in eager mode only (fused frameworks keep [s, b, h] throughout).

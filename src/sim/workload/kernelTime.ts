@@ -282,7 +282,7 @@ export function opTimeNs(op: Op, gpu: GpuSpec, dtype: Dtype, opts: { launch?: bo
   // 1 GB/s is 1 byte/ns.
   const memoryNs = op.bytes / (gpu.hbmBandwidthGBps * gpu.hbmEfficiency * (op.bandwidthFactor ?? 1));
   const indexNs = op.genericElements ? genericKernelNs(op.genericElements, gpu) : 0;
-  return Math.round(Math.max(computeNs, memoryNs, indexNs) + launchNs);
+  return Math.round(Math.max(computeNs, memoryNs, indexNs) * (op.timeFactor ?? 1) + launchNs);
 }
 
 /**

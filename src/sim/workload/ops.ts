@@ -56,6 +56,11 @@ export interface Op {
    */
   bandwidthFactor?: number;
   /**
+   * A published ratio of this work's time in the kernel that really runs to the time of the kernels the op is modelled
+   * as (the memory-efficient attention kernel against unfused attention, attentionKernels.ts); 1 when absent.
+   */
+  timeFactor?: number;
+  /**
    * Elements a PyTorch generic element-wise kernel indexes (broadcast or permuted operands, upward casts, cat): such a
    * kernel takes at least these elements at the GPU's generic-kernel rate (kernelTime.ts `genericKernelNs`).
    */

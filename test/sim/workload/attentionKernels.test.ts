@@ -111,12 +111,18 @@ describe('training.attentionKernel in a scenario', () => {
       path: 'training.attentionKernel',
       message: expect.stringMatching(/^fa3: no published figures for FlashAttention-3 on a100-sxm4-80gb \(FlashAttention-3 needs a Hopper GPU\); kernels with figures there: auto, fa2$/),
     });
-    // A GPU without figures of its own (V100) takes FlashAttention-2's A100 figures, and nothing else.
+    // FlashAttention does not run on a V100 (attention on V100: memEfficientAttention.test.ts). An Ampere-class GPU
+    // without figures of its own takes FlashAttention-2's A100 figures, and nothing else.
     expect(problemsOf(raw('dgx-1-v100', { attentionKernel: 'fa3', precision: 'fp16' }))).toContainEqual({
       path: 'training.attentionKernel',
-      message: expect.stringMatching(/^fa3: no published figures for FlashAttention-3 on v100-sxm2-32gb .*use auto or fa2 \(FlashAttention-2's A100 figures stand in\)$/),
+      message: expect.stringMatching(/^fa3: FlashAttention-3 needs compute capability 8.0 or more \(Ampere or newer\); v100-sxm2-32gb has 7.0/),
     });
-    expect(problemsOf(raw('dgx-1-v100', { attentionKernel: 'fa2', precision: 'fp16' })).map((p) => p.path)).not.toContain('training.attentionKernel');
+    const figureless = (training: Record<string, unknown>) => ({ ...raw('dgx-1-v100', { precision: 'fp16', ...training }), cluster: { preset: 'dgx-1-v100', nodes: 1, gpu: { preset: 'v100-sxm2-32gb', name: 'v100-as-ampere', computeCapability: 8.0 } } });
+    expect(problemsOf(figureless({ attentionKernel: 'fa3' }))).toContainEqual({
+      path: 'training.attentionKernel',
+      message: expect.stringMatching(/^fa3: no published figures for FlashAttention-3 on v100-as-ampere .*use auto or fa2 \(FlashAttention-2's A100 figures stand in\)$/),
+    });
+    expect(problemsOf(figureless({ attentionKernel: 'fa2' })).map((p) => p.path)).not.toContain('training.attentionKernel');
     expect(problemsOf(raw('dgx-h100', { attentionKernel: 'cudnn', flashAttention: false }))).toContainEqual({
       path: 'training.attentionKernel',
       message: expect.stringMatching(/cudnn is a fused attention kernel, but training.flashAttention is false/),
