@@ -4,6 +4,8 @@ import { InvalidScenarioError } from './errors.js';
 import { ImportCollector, type ImportResult } from './importResult.js';
 import { deepSpeedReaders, type Json, type Readers } from './importDeepSpeedReaders.js';
 import { importZero } from './importDeepSpeedZero.js';
+import { duplicateJsonKeys } from './jsonDuplicateKeys.js';
+import { closest } from './closestName.js';
 
 /**
  * Reading a DeepSpeed `ds_config.json` into scenario overrides (the `zero_optimization` section in
@@ -37,6 +39,10 @@ const TOP_LEVEL_NO_EFFECT = new Set([
   'zero_force_ds_cpu_optimizer', 'prescale_gradients', 'gradient_predivide_factor', 'sparse_gradients', 'tensorboard',
   'wandb', 'csv_monitor', 'comet', 'flops_profiler', 'comms_logger', 'dump_state', 'checkpoint', 'memory_breakdown',
   'aio', 'autotuning', 'nebula', 'data_efficiency', 'disable_allgather',
+  // DeepSpeed fields with no bearing on a step's time or memory here, listed so that none is taken for a typo.
+  'gradient_accumulation_dtype', 'seq_parallel_communication_data_type', 'dataloader_drop_last', 'hybrid_engine',
+  'timers', 'eigenvalue', 'load_universal_checkpoint', 'use_node_local_storage', 'graph_harvesting', 'monitor_config',
+  'quantize_training', 'weight_quantization',
 ]);
 const TOP_LEVEL_NOT_MODELLED: Readonly<Record<string, string>> = {
   activation_checkpointing: 'whether layers are recomputed depends on the model code; set parallel.recompute',
@@ -46,6 +52,10 @@ const TOP_LEVEL_NOT_MODELLED: Readonly<Record<string, string>> = {
   compression_training: 'compression is not modelled',
   sequence_parallel_size: 'DeepSpeed-Ulysses sequence parallelism is not modelled',
   torch_autocast: 'autocast is not modelled; the step runs at the scenario precision',
+  sparse_attention: 'block-sparse attention is not modelled; attention is dense',
+  curriculum_learning: 'the sequence-length curriculum is not modelled; every step runs at training.seqLen',
+  progressive_layer_drop: 'layer dropping is not modelled; every layer runs',
+  compile: 'compiling the engine is not modelled; set training.kernels (fused is the default)',
 };
 
 /** Stops at an input that cannot be read at all (not JSON, not an object): nothing else can be checked. */
@@ -69,6 +79,8 @@ function parseJson(text: string, source: string): Json {
     fail(source, `not valid JSON${pos ? ` at ${lineCol(text, Number(pos[1]))}` : ''}: ${msg.replace(/ in JSON at position \d+.*$/, '')}`);
   }
   if (typeof json !== 'object' || json === null || Array.isArray(json)) fail(source, `expected a JSON object (a DeepSpeed config), found ${json === null ? 'null' : Array.isArray(json) ? 'a list' : typeof json}`);
+  const twice = duplicateJsonKeys(text);
+  if (twice.length > 0) fail(source, `${twice.map((k) => `'${k}'`).join(', ')} given twice; DeepSpeed stops at duplicate keys ("Duplicate keys in DeepSpeed config"), and which one counts would be a guess: keep one`);
   return json as Json;
 }
 
@@ -95,13 +107,9 @@ export function importDeepSpeedConfig(text: string, source: string, context: Dee
   importZero(c, cfg, r, gradBytes, context.hidden);
   importBatch(c, cfg, r, context);
   importOptimizer(c, cfg, r);
+  const unknown = topLevelUnknown(c, cfg, r);
   if (r.problems.length > 0) throw new InvalidScenarioError(`${SOURCE} '${source}'`, [...r.problems]);
 
-  const unknown: string[] = [];
-  for (const k of Object.keys(cfg)) {
-    if (k in TOP_LEVEL_NOT_MODELLED) c.warn(`${k}: not modelled; ${TOP_LEVEL_NOT_MODELLED[k]}`);
-    else if (!TOP_LEVEL_NO_EFFECT.has(k) && !HANDLED.has(k)) unknown.push(k);
-  }
   if (unknown.length > 0) c.warn(`unknown DeepSpeed fields, ignored: ${unknown.join(', ')}`);
   const left = r.autos.filter((f) => !r.filledIn.has(f));
   if (left.length > 0) c.warn(`"auto" (filled in by the Hugging Face Trainer) leaves the scenario's value, or its default: ${left.join(', ')}`);
@@ -121,6 +129,26 @@ function communicationIsFp32(cfg: Json, r: Readers): boolean {
     return false;
   }
   return type === 'fp32';
+}
+
+/**
+ * The top-level fields the import does not know. DeepSpeed itself ignores unknown top-level fields, so a misspelt
+ * one leaves the setting at its default: one within a typo of a field the import reads, or knows, is refused with the
+ * name it meant; the others are returned, to be warned of as ignored. Fields known to be not modelled are warned of.
+ */
+function topLevelUnknown(c: ImportCollector, cfg: Json, r: Readers): string[] {
+  const known = [...HANDLED, ...TOP_LEVEL_NO_EFFECT, ...Object.keys(TOP_LEVEL_NOT_MODELLED)];
+  const unknown: string[] = [];
+  for (const k of Object.keys(cfg)) {
+    if (k in TOP_LEVEL_NOT_MODELLED) c.warn(`${k}: not modelled; ${TOP_LEVEL_NOT_MODELLED[k]}`);
+    else if (TOP_LEVEL_NO_EFFECT.has(k) || HANDLED.has(k)) continue;
+    else {
+      const meant = closest(k, known);
+      if (meant) r.problem(k, `unknown field; did you mean '${meant}'? (DeepSpeed ignores unknown top-level fields, which would leave '${meant}' at its default)`);
+      else unknown.push(k);
+    }
+  }
+  return unknown;
 }
 
 const HANDLED = new Set(['train_batch_size', 'train_micro_batch_size_per_gpu', 'gradient_accumulation_steps', 'zero_optimization', 'fp16', 'bf16', 'bfloat16', 'amp', 'optimizer', 'communication_data_type']);

@@ -1,6 +1,7 @@
 import { MiB } from '../sim/engine/units.js';
 import type { ImportCollector } from './importResult.js';
 import type { Json, Readers } from './importDeepSpeedReaders.js';
+import { closest } from './closestName.js';
 
 /**
  * The `zero_optimization` section of a DeepSpeed config. Field names and defaults follow the DeepSpeed configuration
@@ -13,18 +14,45 @@ import type { Json, Readers } from './importDeepSpeedReaders.js';
 const STAGE0_ALLREDUCE_ELEMENTS = 500_000_000;
 const DEFAULT_BUCKET_ELEMENTS = 500_000_000;
 
+/**
+ * The fields of DeepSpeed's ZeRO config (`DeepSpeedZeroConfig`, deepspeed/runtime/zero/config.py, with the stage3_*
+ * aliases and older spellings), which forbids any other: an unknown one is refused, with the name it may have meant.
+ */
 const ZERO_KNOWN = new Set([
   'stage', 'reduce_bucket_size', 'allgather_bucket_size', 'overlap_comm', 'contiguous_gradients', 'offload_optimizer',
-  'offload_param', 'cpu_offload', 'cpu_offload_params', 'cpu_offload_use_pin_memory', 'reduce_scatter', 'allgather_partitions', 'round_robin_gradients',
-  'sub_group_size', 'stage3_prefetch_bucket_size', 'stage3_param_persistence_threshold', 'stage3_max_live_parameters',
-  'stage3_max_reuse_distance', 'stage3_gather_16bit_weights_on_model_save', 'stage3_gather_fp16_weights_on_model_save',
+  'offload_param', 'cpu_offload', 'cpu_offload_param', 'cpu_offload_params', 'cpu_offload_use_pin_memory', 'reduce_scatter',
+  'allgather_partitions', 'round_robin_gradients', 'sub_group_size', 'zenflow', 'leaf_module',
+  'stage3_prefetch_bucket_size', 'stage3_param_persistence_threshold', 'stage3_model_persistence_threshold',
+  'stage3_max_live_parameters', 'stage3_max_reuse_distance', 'stage3_gather_16bit_weights_on_model_save',
+  'stage3_gather_fp16_weights_on_model_save', 'stage3_module_granularity_threshold', 'stage3_use_all_reduce_for_fetch_params',
+  'stage3_allgather_sequential', 'stage3_partition_stream_chunk_size',
+  'prefetch_bucket_size', 'param_persistence_threshold', 'model_persistence_threshold', 'max_live_parameters',
+  'max_reuse_distance', 'gather_16bit_weights_on_model_save', 'module_granularity_threshold',
+  'use_all_reduce_for_fetch_params', 'allgather_sequential', 'partition_stream_chunk_size',
   'load_from_fp32_weights', 'elastic_checkpoint', 'ignore_unused_parameters', 'legacy_stage1', 'use_multi_rank_bucket_allreduce',
-  'memory_efficient_linear', 'log_trace_cache_warnings', 'use_all_reduce_for_fetch_params', 'model_persistence_threshold',
-  'max_live_parameters', 'max_reuse_distance', 'prefetch_bucket_size', 'param_persistence_threshold', 'gather_16bit_weights_on_model_save',
+  'memory_efficient_linear', 'log_trace_cache_warnings', 'pipeline_loading_checkpoint', 'override_module_apply',
+  'enable_sanity_checks', 'save_muon_momentum_buffer_in_memory', 'mics_hierarchical_params_gather',
 ]);
+
+/** The fields of DeepSpeed's offload configs (deepspeed/runtime/zero/offload_config.py), which forbid any other. */
+const OFFLOAD_KNOWN = {
+  offload_optimizer: ['device', 'nvme_path', 'buffer_count', 'pin_memory', 'pipeline', 'pipeline_read', 'pipeline_write', 'fast_init', 'ratio', 'super_offload', 'convert_grad_on_cpu', 'cpuadam_cores_perc'],
+  offload_param: ['device', 'nvme_path', 'buffer_count', 'buffer_size', 'max_in_cpu', 'pin_memory'],
+} as const;
+
+/** A field DeepSpeed's pydantic config would refuse, with the name it may have meant. */
+function refuseUnknown(r: Readers, section: string, fields: Json, known: readonly string[]): void {
+  for (const k of Object.keys(fields)) {
+    if (known.includes(k)) continue;
+    const meant = closest(k, known);
+    r.problem(`${section}.${k}`, `unknown field${meant ? `; did you mean '${meant}'?` : ''} (DeepSpeed refuses fields its ${section} config does not have)`);
+  }
+}
 const ZERO_NOT_MODELLED: Readonly<Record<string, string>> = {
   zero_hpz_partition_size: 'ZeRO++ hierarchical partitioning is not modelled',
   zero_quantized_weights: 'ZeRO++ quantized weights are not modelled',
+  zero_quantized_nontrainable_weights: 'ZeRO++ quantized weights are not modelled',
+  zeropp_loco_param: 'LoCo-ZeRO++ is not modelled',
   zero_quantized_gradients: 'ZeRO++ quantized gradients are not modelled',
   mics_shard_size: 'MiCS sharding is not modelled',
 };
@@ -68,8 +96,9 @@ export function importZero(c: ImportCollector, cfg: Json, r: Readers, gradBytes:
 
   importOffload(c, z, r);
 
-  // Buckets are counted in elements; the simulation sizes them in MiB of gradients.
-  const mib = (elements: number) => Number(((elements * gradBytes) / MiB).toFixed(3));
+  // Buckets are counted in elements; the simulation sizes them in MiB of gradients (exactly: a bucket holds as many
+  // bytes as DeepSpeed's).
+  const mib = (elements: number) => (elements * gradBytes) / MiB;
   const bucket = r.posInt(zf('reduce_bucket_size'), z.reduce_bucket_size);
   const bucketAuto = z.reduce_bucket_size === 'auto';
   const bucketFrom = bucket ? `${zf('reduce_bucket_size')} ${bucket} elements × ${gradBytes} B` : `DeepSpeed default: 5e8 elements × ${gradBytes} B`;
@@ -111,8 +140,11 @@ export function importZero(c: ImportCollector, cfg: Json, r: Readers, gradBytes:
   for (const k of Object.keys(z)) {
     if (k in ZERO_NOT_MODELLED) c.warn(`${zf(k)}: not modelled; ${ZERO_NOT_MODELLED[k]}`);
   }
-  const unknown = Object.keys(z).filter((k) => !ZERO_KNOWN.has(k) && !(k in ZERO_NOT_MODELLED));
-  if (unknown.length > 0) c.warn(`unknown zero_optimization fields, ignored: ${unknown.join(', ')}`);
+  refuseUnknown(r, 'zero_optimization', z, [...ZERO_KNOWN, ...Object.keys(ZERO_NOT_MODELLED)]);
+  for (const key of ['offload_optimizer', 'offload_param'] as const) {
+    const block = z[key];
+    if (block && typeof block === 'object' && !Array.isArray(block)) refuseUnknown(r, zf(key), block as Json, OFFLOAD_KNOWN[key]);
+  }
 }
 
 /** Offload of the optimizer state (and the update) to the host; `cpu_offload: true` is the older spelling. */

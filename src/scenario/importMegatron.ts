@@ -224,7 +224,7 @@ function importBuckets(c: ImportCollector, a: MegatronArgs, dp: number | undefin
   const given = a.int('ddp-bucket-size');
   const params = given ?? Math.max(40_000_000, 1_000_000 * (dp ?? 1));
   const gradBytes = precision === 'fp32' || precision === 'tf32' || fp32Grads ? 4 : 2;
-  const mib = Number(((params * gradBytes) / MiB).toFixed(3));
+  const mib = (params * gradBytes) / MiB;
   const from = given ? `${a.shown('ddp-bucket-size')} parameters × ${gradBytes} B` : `Megatron default: max(40M, 1M × dp${dp ? ` ${dp}` : ''}) parameters × ${gradBytes} B`;
   c.set('parallel.ddp.bucketMB', mib, from, !given);
   c.set('parallel.ddp.firstBucketMB', mib, `${from} (no small first bucket)`, !given);

@@ -37,6 +37,11 @@ export function yamlScalar(value: ImportedValue): string {
   return typeof value === 'string' ? JSON.stringify(value) : String(value);
 }
 
+/** The value as messages show it: fractions to three decimals (a bucket of 5e8 elements is 953.674 MiB), the rest as is. */
+export function shownValue(value: ImportedValue | undefined): string {
+  return typeof value === 'number' && !Number.isInteger(value) ? String(Number(value.toFixed(3))) : String(value);
+}
+
 /** The fields that set a value, as `--set path=value` strings. */
 export function toSetArgs(fields: readonly ImportedField[]): string[] {
   return fields.filter((f) => f.value !== undefined).map((f) => `${f.path}=${yamlScalar(f.value!)}`);

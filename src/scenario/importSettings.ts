@@ -8,7 +8,7 @@ import { resolveClusterSection, resolveModelSection, resolveScenario, type Scena
 import { InvalidScenarioError, withFileLines, type Problem } from './errors.js';
 import { importMegatronArgs, type MegatronContext } from './importMegatron.js';
 import { importDeepSpeedConfig, type DeepSpeedContext } from './importDeepSpeed.js';
-import { yamlScalar, type ImportedField, type ImportResult } from './importResult.js';
+import { shownValue, yamlScalar, type ImportedField, type ImportResult } from './importResult.js';
 
 /**
  * Applying imported framework settings to a scenario: the file, then `--megatron-args`, then
@@ -150,7 +150,7 @@ function merge(earlier: ImportResult[], next: ImportResult): ImportResult {
     const prev = earlier.flatMap((e) => e.fields.filter((x) => x.path === f.path).map((x) => ({ x, source: e.source }))).pop();
     if (prev && !prev.x.byDefault && f.byDefault) continue;
     if (prev && !prev.x.byDefault && !f.byDefault && prev.x.value !== f.value) {
-      warnings.push(`${f.path}: ${prev.source} gives ${String(prev.x.value)} (${prev.x.from}), ${next.source} gives ${String(f.value)} (${f.from}); using ${String(f.value)}`);
+      warnings.push(`${f.path}: ${prev.source} gives ${shownValue(prev.x.value)} (${prev.x.from}), ${next.source} gives ${shownValue(f.value)} (${f.from}); using ${shownValue(f.value)}`);
     }
     fields.push(f);
   }
@@ -183,7 +183,7 @@ function annotate(err: InvalidScenarioError, source: string, imports: readonly I
     const named = [...imports.flatMap((imp) => imp.fields.map((f) => f.path)), ...sets.map(setPath)].filter((f) => namedIn(f, text));
     const paths = [...new Set([...(p.path === 'parallel' ? ['parallel.tp', 'parallel.pp'] : [p.path]), ...named])];
     const origins = [
-      ...imports.flatMap((imp) => imp.fields.filter((f) => paths.includes(f.path) && f.value !== undefined && !setBy(f.path, sets)).map((f) => `${f.path} ${String(f.value)} from ${imp.source}: ${f.from}`)),
+      ...imports.flatMap((imp) => imp.fields.filter((f) => paths.includes(f.path) && f.value !== undefined && !setBy(f.path, sets)).map((f) => `${f.path} ${shownValue(f.value)} from ${imp.source}: ${f.from}`)),
       ...[...new Set(paths.flatMap((path) => setsNaming(path, sets)))].map((s) => `from --set ${s}`),
     ];
     return origins.length > 0 ? { path: p.path, message: `${p.message} [${origins.join('; ')}]` } : p;
@@ -283,7 +283,7 @@ export function describeImports(imports: readonly ImportResult[], sets: readonly
     const sections = new Map<string, string[]>(['model', 'training', 'parallel'].map((s) => [s, []]));
     for (const f of imp.fields) {
       const [section, ...rest] = f.path.split('.');
-      const value = f.value === undefined ? 'derived' : String(f.value);
+      const value = f.value === undefined ? 'derived' : shownValue(f.value);
       const item = `${rest.join('.')} ${value}${f.byDefault ? '*' : ''}${setBy(f.path, sets) ? ' (overridden by --set)' : ''}`;
       sections.set(section, [...(sections.get(section) ?? []), item]);
     }
