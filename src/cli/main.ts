@@ -1,4 +1,6 @@
+import { writeSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';
+import { fileWriteErrorReason } from '../fileErrors.js';
 import { Command, CommanderError } from 'commander';
 import { ScenarioError } from '../sim/errors.js';
 import { VERSION } from '../version.js';
@@ -95,11 +97,17 @@ export async function runCli(argv: string[], io: Output = processOutput): Promis
 
 /** Entry point used by bin/clustersim.js. */
 export async function main(argv: string[]): Promise<void> {
-  // A reader that stops early (`clustersim simulate --help | head`) is not an error of ours: stop quietly.
-  for (const stream of [process.stdout, process.stderr]) {
+  // A reader that stops early (`clustersim simulate --help | head`) is not an error of ours: stop quietly. Output that
+  // cannot be written (stdout to a full disk) stops the run with the reason, as an output file does.
+  for (const [stream, name] of [[process.stdout, 'standard output'], [process.stderr, 'standard error']] as const) {
     stream.on('error', (err: NodeJS.ErrnoException) => {
       if (err.code === 'EPIPE') process.exit(process.exitCode ?? 0);
-      throw err;
+      try {
+        writeSync(2, `clustersim: cannot write to ${name}: ${fileWriteErrorReason(err, name)}\n`);
+      } catch {
+        // stderr itself is what failed: the exit code says it.
+      }
+      process.exit(EXIT_BAD_INPUT);
     });
   }
   process.exitCode = await runCli(argv);

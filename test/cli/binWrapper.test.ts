@@ -47,4 +47,10 @@ describe('bin/clustersim.js', () => {
     expect(r.stdout).toContain('status 0');
     expect(r.stderr).not.toMatch(/EPIPE|Unhandled/);
   });
+
+  it('says so, without a stack trace, when its output cannot be written (stdout on a full disk)', () => {
+    const r = spawnSync('bash', ['-c', 'node bin/clustersim.js presets > /dev/full'], { encoding: 'utf8' });
+    expect(r.status).toBe(2);
+    expect(r.stderr.trim()).toBe('clustersim: cannot write to standard output: no space left on the device (ENOSPC)');
+  });
 });
