@@ -25,8 +25,8 @@ function mediumOf(t: Task, topology: Topology): ExposureRow['medium'] {
 
 /**
  * Attributes each rank's exposed communication to the traffic that caused it: for every
- * communication span, the part during which the rank's compute stream was idle, split evenly among
- * the communication spans in flight at that moment.
+ * communication span (collectives, transfers, and copies to and from the host, which go over PCIe), the part during
+ * which the rank's compute stream was idle, split evenly among the communication spans in flight at that moment.
  */
 export function exposureByTraffic(trace: Trace, topology: Topology): ExposureRow[] {
   const { program, startNs, endNs } = trace;
@@ -39,7 +39,9 @@ export function exposureByTraffic(trace: Trace, topology: Topology): ExposureRow
   for (const t of program.tasks) {
     const c = isCommunication(t.kind);
     const onCompute = !c && streamIndex(t.stream) === 0;
-    if (!onCompute && !(c && t.collective)) continue;
+    // Communication is the collectives and transfers over the links, and the copies to and from the host (CPU
+    // offload), which run on a rank's copy stream over its PCIe link: every span the breakdown counts.
+    if (!onCompute && !c) continue;
     for (const r of t.ranks) {
       const s = slot[r];
       if (s < 0) continue;
@@ -55,7 +57,7 @@ export function exposureByTraffic(trace: Trace, topology: Topology): ExposureRow
     let r = rowOf[id];
     if (r) return r;
     const t = program.tasks[id];
-    let medium = mediums.get(t.collective!.group);
+    let medium: ExposureRow['medium'] | undefined = t.collective ? mediums.get(t.collective.group) : 'pcie';
     if (!medium) mediums.set(t.collective!.group, (medium = mediumOf(t, topology)));
     const key = `${t.kind}/${medium}`;
     r = rows.get(key);
@@ -90,7 +92,8 @@ export function exposureByTraffic(trace: Trace, topology: Topology): ExposureRow
       for (const id of active) {
         const r = row(id);
         r.ns += share;
-        if (program.tasks[id].collective!.bytes < SMALL_BYTES) r.smallNs += share;
+        const bytes = program.tasks[id].collective?.bytes;
+        if (bytes !== undefined && bytes < SMALL_BYTES) r.smallNs += share;
       }
     }
   }
