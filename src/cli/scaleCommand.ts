@@ -1,7 +1,7 @@
 import { Option, type Command } from 'commander';
 import { loadScenarioFile } from '../scenario/load.js';
 import { planSeries, type ScaleMode, type ScaleSeries } from '../sweep/scale.js';
-import { parseGpuCounts } from '../sweep/scaleMath.js';
+import { isSimulated, parseGpuCounts } from '../sweep/scaleMath.js';
 import { parallelSizesText } from '../report/format.js';
 import { parseShard, ShardSyntaxError, type Shard } from '../sweep/grid.js';
 import { jobsHelp, parseJobs } from './jobsOption.js';
@@ -75,7 +75,7 @@ export function scaleJson(mode: ScaleMode, series: readonly ScaleSeries[], warni
   return {
     version: VERSION,
     mode,
-    series: series.map((s) => ({ name: s.name, source: s.source, tp: s.tp, pp: s.pp, ...(s.cp !== undefined ? { cp: s.cp } : {}), ...pickCommSettings(s), rows: s.rows })),
+    series: series.map((s) => ({ name: s.name, source: s.source, tp: s.tp, pp: s.pp, ...(s.cp !== undefined ? { cp: s.cp } : {}), ...pickCommSettings(s), ...(s.scalingBaseGpus !== undefined ? { scalingBaseGpus: s.scalingBaseGpus } : {}), rows: s.rows })),
     ...(warnings.length > 0 ? { warnings } : {}),
   };
 }
@@ -210,13 +210,17 @@ Examples:
       }
       if (interrupted && !anySimulated(series)) throw new InterruptedError('scale interrupted before any size was simulated; nothing written');
       await writeScaleOutputs(series, opts.mode, opts, io, `clustersim ${VERSION} scale --mode ${opts.mode}`, warnings);
-      if (interrupted) throw new InterruptedError(`scale interrupted: the sizes not simulated are rows marked '${INTERRUPTED_REASON}'`);
+      if (interrupted) {
+        const moved = series.filter((s) => s.scalingBaseGpus !== undefined).map((s) => `${s.name}'s against ${s.scalingBaseGpus} GPUs`);
+        const base = moved.length > 0 ? `; speed-up and efficiency are against the smallest size simulated, not the smallest asked for: ${moved.join(', ')}` : '';
+        throw new InterruptedError(`scale interrupted: the sizes not simulated are rows marked '${INTERRUPTED_REASON}' (status interrupted)${base}`);
+      }
     });
 }
 
 /** Whether any size of the sweep was simulated (rows that could not be built, or were left out, are infeasible). */
 function anySimulated(series: readonly ScaleSeries[]): boolean {
-  return series.some((s) => s.rows.some((r) => r.status !== 'infeasible'));
+  return series.some((s) => s.rows.some(isSimulated));
 }
 
 /** Prints the tables (or `--json`) and writes `--csv`, `--svg` and `--report`: the same for `scale` and `merge`. */

@@ -21,7 +21,7 @@ export function scaleTableRows(rows: readonly ScaleRow[]): string[][] {
     opt(r.mfu, (v) => percentText(v)),
     opt(r.exposedCommShare, (v) => percentText(v)),
     opt(r.memoryBytesPerGpu, bytesText),
-    r.status === 'infeasible' ? '-' : r.fits ? 'yes' : 'OOM',
+    r.status === 'infeasible' || r.status === 'interrupted' ? '-' : r.fits ? 'yes' : 'OOM',
     r.reason ?? (r.status === 'oom' && r.memoryBytesPerGpu !== undefined && r.capacityBytes !== undefined ? `short by ${bytesText(r.memoryBytesPerGpu - r.capacityBytes)}` : ''),
   ]);
 }

@@ -3,7 +3,7 @@ import { resolveClusterSection, resolveScenario, type Scenario } from '../scenar
 import { InvalidScenarioError } from '../scenario/errors.js';
 import { ScenarioError } from '../sim/errors.js';
 import { simulateStep, type StepRun } from '../sim/simulateStep.js';
-import { withScaling, type ScaleRow } from './scaleMath.js';
+import { isSimulated, movedScalingBase, withScaling, type ScaleRow } from './scaleMath.js';
 import { commSettingsOf, pickCommSettings, type CommSettings } from './commSettings.js';
 
 /** Strong scaling keeps the global batch; weak scaling keeps the batch per data-parallel replica. */
@@ -28,6 +28,8 @@ export interface ScaleSeries extends CommSettings {
   /** Context-parallel size, also fixed; absent: 1. */
   cp?: number;
   rows: ScaleRow[];
+  /** Set when speedup and efficiency are against this size, not the smallest, because smaller ones were interrupted. */
+  scalingBaseGpus?: number;
   /** The largest size that was simulated, kept for the report's timeline and memory chart. */
   largest?: { gpus: number; scenario: Scenario; run: StepRun };
 }
@@ -201,12 +203,13 @@ export function simulatePoint(plan: SeriesPlan, gpus: number): PointOutcome {
 
 /** A series from its plan and its rows in GPU-count order (speedup and efficiency filled in here). */
 export function assembleSeries(plan: SeriesPlan, rows: readonly ScaleRow[]): ScaleSeries {
-  return { name: plan.name, source: plan.source, mode: plan.mode, tp: plan.tp, pp: plan.pp, ...(plan.cp > 1 ? { cp: plan.cp } : {}), ...pickCommSettings(plan), rows: withScaling(rows) };
+  const base = movedScalingBase(rows);
+  return { name: plan.name, source: plan.source, mode: plan.mode, tp: plan.tp, pp: plan.pp, ...(plan.cp > 1 ? { cp: plan.cp } : {}), ...pickCommSettings(plan), rows: withScaling(rows), ...(base !== undefined ? { scalingBaseGpus: base } : {}) };
 }
 
 /** The GPU count of the largest simulated row (`ok` or `oom`) of a series: the one the report draws. */
 export function largestSimulatedGpus(rows: readonly ScaleRow[]): number | undefined {
-  for (let i = rows.length - 1; i >= 0; i--) if (rows[i].status !== 'infeasible') return rows[i].gpus;
+  for (let i = rows.length - 1; i >= 0; i--) if (isSimulated(rows[i])) return rows[i].gpus;
   return undefined;
 }
 

@@ -1,9 +1,12 @@
 /** One GPU count of a scaling sweep. Rows that could not be simulated carry only `gpus`, `status` and `reason`. */
 export interface ScaleRow {
   gpus: number;
-  /** `ok`: simulated and fits; `oom`: simulated but does not fit in GPU memory; `infeasible`: not simulated. */
-  status: 'ok' | 'oom' | 'infeasible';
-  /** Why a row is infeasible (`not divisible: …`, a scenario problem). */
+  /**
+   * `ok`: simulated and fits; `oom`: simulated but does not fit in GPU memory; `infeasible`: cannot be simulated;
+   * `interrupted`: not simulated, a Ctrl-C stopped the sweep first.
+   */
+  status: 'ok' | 'oom' | 'infeasible' | 'interrupted';
+  /** Why a row is infeasible or interrupted (`not divisible: …`, a scenario problem). */
   reason?: string;
   nodes?: number;
   /** Data-parallel degree at this size (GPUs / (tp × pp)). */
@@ -28,7 +31,17 @@ export interface ScaleRow {
 
 /** A simulated row: one that has a throughput. */
 export function isSimulated(row: ScaleRow): row is ScaleRow & Required<Pick<ScaleRow, 'samplesPerS' | 'stepTimeS' | 'memoryBytesPerGpu'>> {
-  return row.status !== 'infeasible' && row.samplesPerS !== undefined;
+  return (row.status === 'ok' || row.status === 'oom') && row.samplesPerS !== undefined;
+}
+
+/**
+ * The GPU count speedup and efficiency are measured against when it is not the sweep's smallest size that can be
+ * built: sizes below it were interrupted before they were simulated. Undefined otherwise.
+ */
+export function movedScalingBase(rows: readonly ScaleRow[]): number | undefined {
+  const base = rows.find(isSimulated);
+  if (!base) return undefined;
+  return rows.some((r) => r.status === 'interrupted' && r.gpus < base.gpus) ? base.gpus : undefined;
 }
 
 /**

@@ -41,7 +41,7 @@ export async function runScaleSweep(
       : undefined,
   });
   // Sizes a Ctrl-C left unsimulated are rows with that reason, so that what was done still reads as a table.
-  const rows = points.map((p, i) => done[i] ?? { gpus: p.gpus, status: 'infeasible' as const, reason: INTERRUPTED_REASON });
+  const rows = points.map((p, i) => done[i] ?? { gpus: p.gpus, status: 'interrupted' as const, reason: INTERRUPTED_REASON });
   const per = gpuCounts.length;
   const series = plans.map((plan, s) => assembleSeries(plan, rows.slice(s * per, (s + 1) * per)));
   if (options.keepLargest && series.length > 0) {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { parseGpuCounts, withScaling, type ScaleRow } from '../../src/sweep/scaleMath.js';
+import { movedScalingBase, parseGpuCounts, withScaling, type ScaleRow } from '../../src/sweep/scaleMath.js';
 import { SCALE_CSV_COLUMNS, SCALE_TABLE_HEADER, scaleCsv, scaleTableRows } from '../../src/report/scaleTable.js';
 import { renderScalingChart } from '../../src/report/scalingChart.js';
 import { parseSvg } from './fixtures.js';
@@ -18,6 +18,17 @@ describe('scaling maths', () => {
     expect(rows[2].efficiency).toBeCloseTo(0.9, 12);
     expect(rows[3].speedup).toBeCloseTo(3.2, 12);
     expect(rows[3].efficiency).toBeCloseTo(0.8, 12);
+    expect(movedScalingBase(rows)).toBeUndefined();
+  });
+
+  it('names the size it measures against when smaller sizes were interrupted, not when they cannot be built', () => {
+    const cut: ScaleRow = { gpus: 8, status: 'interrupted', reason: 'interrupted (Ctrl-C) before this size was simulated' };
+    const rows = withScaling([{ gpus: 4, status: 'infeasible', reason: 'x' }, cut, ok(16, 180), ok(32, 320)]);
+    expect(rows[1].speedup).toBeUndefined();
+    expect(rows[2]).toMatchObject({ speedup: 1, efficiency: 1 });
+    expect(movedScalingBase(rows)).toBe(16);
+    // An interrupted size above the first one simulated moves nothing.
+    expect(movedScalingBase(withScaling([ok(8, 100), { ...cut, gpus: 16 }, ok(32, 320)]))).toBeUndefined();
   });
 
   it('reads GPU lists and doubling ranges', () => {
