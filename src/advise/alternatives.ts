@@ -89,7 +89,8 @@ export function candidateChanges(s: Scenario, r: StepResult): Candidate[] {
   }
   if (p.tp > gpn && (p.tp / gpn) * p.pp <= s.model.layers) add(`tp ${gpn} inside the node, pp ${(p.pp * p.tp) / gpn}`, `parallel.tp=${gpn}`, `parallel.pp=${(p.pp * p.tp) / gpn}`);
   if (p.pp > 1) for (const c of pipelineCandidates(s, m, r.breakdown.bubbleS / r.stepTimeS)) add(c.label, ...c.sets);
-  if (r.memory.fits && r.memory.peakBytesPerGpu < 0.6 * r.memory.capacityBytes && t.globalBatch % (2 * t.microBatch * p.dp) === 0) add(`micro-batch ${t.microBatch * 2}`, `training.microBatch=${t.microBatch * 2}`);
+  // Not when the pipeline's bubble bounds the step: half as many micro-batches only widen it.
+  if (r.memory.fits && r.memory.peakBytesPerGpu < 0.6 * r.memory.capacityBytes && t.globalBatch % (2 * t.microBatch * p.dp) === 0 && r.bottleneck.bound !== 'pipeline bubble') add(`micro-batch ${t.microBatch * 2}`, `training.microBatch=${t.microBatch * 2}`);
   if (t.kernels === 'eager' && s.model.arch === 'llama') add('fused element-wise kernels (torch.compile)', 'training.kernels=fused');
   // On Hopper, FlashAttention-2 reaches about half the peak share FlashAttention-3 does (attentionKernels.ts).
   if (t.flashAttention && resolveAttentionKernel(t.attentionKernel, s.cluster.node.gpu) === 'fa2' && s.cluster.node.gpu.attentionKernels?.fa3) add('FlashAttention-3 (Hopper)', 'training.attentionKernel=fa3');

@@ -38,12 +38,12 @@ export function evaluateCandidate(job: AlternativesJob, i: number): Alternative 
 }
 
 /**
- * Simulates candidates in order until `limit` of them could be simulated (those that cannot be built do not count),
- * on up to `jobs` threads, and returns those. While fewer than `limit` could be simulated, the next (limit − simulated
- * so far) candidates run side by side: the very ones a one-by-one loop would reach before it could stop, so the
- * result is that loop's whatever `jobs` says.
+ * Simulates candidates in order until `limit` of them could be simulated and are worth showing (those that cannot be
+ * built, and those `keep` turns down, do not count), on up to `jobs` threads, and returns those. While fewer than
+ * `limit` count, the next (limit − counted so far) candidates run side by side: the very ones a one-by-one loop would
+ * reach before it could stop, so the result is that loop's whatever `jobs` says.
  */
-export async function evaluateAlternatives(job: AlternativesJob, limit: number, opts: { jobs: number; onStart?: (label: string) => void }): Promise<Alternative[]> {
+export async function evaluateAlternatives(job: AlternativesJob, limit: number, opts: { jobs: number; onStart?: (label: string) => void; keep?: (a: Alternative) => boolean }): Promise<Alternative[]> {
   const worker = compiledWorker(new URL('./alternativeWorker.js', import.meta.url));
   const out: Alternative[] = [];
   let next = 0;
@@ -52,7 +52,7 @@ export async function evaluateAlternatives(job: AlternativesJob, limit: number, 
     next += ids.length;
     for (const id of ids) opts.onStart?.(job.candidates[id].label);
     const { results } = await runTasks<AlternativesJob, Alternative>({ jobs: opts.jobs, worker, job, ids, runHere: (id) => evaluateCandidate(job, id) });
-    for (const id of ids) if (results[id].stepTimeS !== undefined) out.push(results[id]);
+    for (const id of ids) if (results[id].stepTimeS !== undefined && (opts.keep?.(results[id]) ?? true)) out.push(results[id]);
   }
   return out;
 }

@@ -11,7 +11,8 @@ import { ALTERNATIVES_HEADER, alternativeRows } from '../report/summary.js';
 /**
  * Simulates the most promising changes to a scenario (see `candidateChanges`) on up to `jobs` threads; `adjust`
  * turns the raw file into what was simulated (imports and `--set` applied), and each alternative runs with the
- * same calibration profile, if any.
+ * same calibration profile, if any. When the current setup fits, a change that would not fit is not one to try:
+ * it is left out, and the next candidate takes its place.
  */
 export async function alternativesFor(
   file: string,
@@ -24,7 +25,7 @@ export async function alternativesFor(
   if (limit <= 0) return [];
   const f = loadScenarioFile(file);
   const job = { raw: adjust(f.raw), baseSets: [], source: f.source, baseDir: f.baseDir, candidates: candidateChanges(scenario, result), profile: opts.profile };
-  return evaluateAlternatives(job, limit, opts);
+  return evaluateAlternatives(job, limit, { ...opts, ...(result.memory.fits ? { keep: (a: Alternative) => a.fits === true } : {}) });
 }
 
 /** The bottleneck line, exposed communication by traffic, and the table of alternatives. */

@@ -45,6 +45,15 @@ describe('alternatives side by side', () => {
     expect(three.every((a) => a.stepTimeS! > 0)).toBe(true);
   });
 
+  it('does not count the alternatives it is told to leave out (those that would not fit where the setup fits)', async () => {
+    const notZero1 = (a: Alternative) => a.label !== 'zero 1';
+    const started: string[] = [];
+    const two = await evaluateAlternatives(job, 2, { jobs: 3, keep: notZero1, onStart: (l) => started.push(l) });
+    expect(two.map((a) => a.label)).toEqual(['mb 1', 'zero 2']);
+    // It went on to the next candidate in its place, and no further.
+    expect(started).toEqual(['tp 3', 'mb 4', 'mb 1', 'zero 1', 'tp 5', 'zero 2']);
+  });
+
   it('applies the user overrides under every candidate', async () => {
     const one = { ...job, baseSets: ['training.globalBatch=32'], candidates: [list[3]] };
     const [bigger] = await evaluateAlternatives(one, 1, { jobs: 1 });
