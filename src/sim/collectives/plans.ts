@@ -40,10 +40,13 @@ class PhaseBuilder {
   private readonly counts: number[] = [];
   /** Entry index by links and fraction. */
   private readonly index = new Map<string, number>();
-  constructor(private readonly topology: Topology) {}
+  /** @param nics the NICs node-crossing channels use, in turn (`pxnNics`); absent: channel c uses NIC c. */
+  constructor(private readonly topology: Topology, private readonly nics?: readonly number[]) {}
   add(src: number, dst: number, channel: number, fraction: number): void {
     if (src === dst || fraction <= 0) return;
-    this.addRoute(this.topology.route(src, dst, channel), fraction);
+    const gpn = this.topology.cluster.node.gpusPerNode;
+    const across = this.nics !== undefined && Math.floor(src / gpn) !== Math.floor(dst / gpn);
+    this.addRoute(this.topology.route(src, dst, across ? this.nics![channel % this.nics!.length] : channel), fraction);
   }
   addRoute(route: Int32Array, fraction: number, count = 1): void {
     const key = `${route.join(',')}|${fraction}`;
@@ -79,6 +82,23 @@ function latencyOf(topology: Topology, algorithm: PhaseLatency['algorithm'], op:
   let ranks = 0;
   for (const m of layout.members) ranks += m.length;
   return { algorithm, shape: { op, ranks, nodes: layout.nodes.length, intraHop: intraHop(topology) } };
+}
+
+/**
+ * The NICs a group's node-crossing channels can use on NVSwitch nodes, when not all of them: PXN hands a GPU's data
+ * over NVLink to the GPU next to the channel's NIC, and that GPU must be a rank of the communicator (NCCL's proxy runs
+ * on it), so a NIC whose GPU is not in the group on every node is left out. A data-parallel group of one GPU per node
+ * (tp 8) then keeps to its own rail, and a GPU alone on its node sends through its own NIC. Undefined when every NIC
+ * can be used, or none could (the channels then keep their NICs).
+ */
+function pxnNics(topology: Topology, layout: GroupLayout): number[] | undefined {
+  const node = topology.cluster.node;
+  if (layout.nodes.length < 2 || node.intra !== 'nvswitch') return undefined;
+  const G = node.gpusPerNode;
+  const N = Math.max(1, node.nicsPerNode);
+  const locals = layout.members.map((m) => new Set(m.map((g) => g % G)));
+  const usable = [...Array(N).keys()].filter((r) => locals.every((l) => l.has(topology.nicProxy(r))));
+  return usable.length > 0 && usable.length < N ? usable : undefined;
 }
 
 /**
@@ -121,7 +141,7 @@ function channelRing(topology: Topology, layout: GroupLayout, c: number): number
 
 function ringPhase(topology: Topology, layout: GroupLayout, op: CollectiveOp, perEdgeFraction: number, steps: number, openRing = false): PhaseShape {
   const channels = channelCount(topology, layout);
-  const b = new PhaseBuilder(topology);
+  const b = new PhaseBuilder(topology, pxnNics(topology, layout));
   for (let c = 0; c < channels; c++) {
     const ring = channelRing(topology, layout, c);
     const n = ring.length;
@@ -150,7 +170,7 @@ function treeShape(topology: Topology, group: ArrayLike<number>): PlanShape {
   const layout = groupLayout(group, topology.cluster.node.gpusPerNode);
   const channels = channelCount(topology, layout);
   const nn = layout.nodes.length;
-  const b = new PhaseBuilder(topology);
+  const b = new PhaseBuilder(topology, pxnNics(topology, layout));
   for (let c = 0; c < channels; c++) {
     const f = 1 / channels;
     const roots: number[] = [];

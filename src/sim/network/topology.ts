@@ -181,6 +181,10 @@ export class ClusterTopology implements Topology {
     return Math.floor(localGpu / this.gpp) === this.nicSwitch[this.nicForChannel(channel)];
   }
 
+  nicProxy(nic: number): number {
+    return Math.min(this.G - 1, this.nicSwitch[nic] * this.gpp + (nic % this.gpp));
+  }
+
   /** NIC a node-crossing transfer on `channel` uses (NCCL spreads channels over the NICs). */
   nicForChannel(channel: number): number {
     return mod(channel, this.N);
@@ -256,7 +260,7 @@ export class ClusterTopology implements Topology {
     // PXN (NCCL ≥ 2.12): on an NVSwitch node a GPU other than the NIC's own neighbour hands its data over
     // NVLink to that neighbour, which feeds the NIC; so each GPU's PCIe link carries only its own NIC's traffic.
     const pxn = this.cluster.node.intra === 'nvswitch';
-    const proxy = Math.min(G - 1, sn * this.gpp + (r % this.gpp));
+    const proxy = this.nicProxy(r);
     if (pxn && i !== proxy) {
       this.push(baseA + o.nvsUp + i);
       this.push(baseA + o.nvsDown + proxy);

@@ -42,6 +42,8 @@ export interface Topology {
   routeLatencyNs(src: number, dst: number, channel: number): number;
   /** Whether GPU `localGpu` (index inside its node) sits under the PCIe switch of the NIC that `channel` uses. */
   nearNic(localGpu: number, channel: number): boolean;
+  /** The GPU (index inside its node) whose PCIe link feeds NIC `nic`: the one PXN hands node-crossing data to. */
+  nicProxy(nic: number): number;
 }
 
 /** Told when a flow has delivered all its bytes. */
