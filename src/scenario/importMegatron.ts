@@ -70,7 +70,9 @@ export function importMegatronArgs(text: string, context: MegatronContext = {}):
   if (has('sequence-parallel') && !sp) c.warn('--sequence-parallel: turned off, as Megatron does, because tensor parallelism is off (--tensor-model-parallel-size 1)');
   c.set('parallel.sequenceParallel', sp, sp ? '--sequence-parallel' : 'Megatron default', !sp);
   const overlapTp = has('tp-comm-overlap') && sp;
-  if (has('tp-comm-overlap') && !sp) c.warn('--tp-comm-overlap: ignored, it overlaps sequence parallelism\'s collectives and sequence parallelism is off');
+  // validate_args asserts it ("Tensor parallel communication/GEMM overlap can happen only when sequence parallelism is
+  // enabled"), after turning sequence parallelism off at tp 1.
+  if (has('tp-comm-overlap') && !sp) throw new ScenarioError('', `${SOURCE}: --tp-comm-overlap without sequence parallelism${has('sequence-parallel') ? ' (Megatron turns --sequence-parallel off at tp 1)' : ''}: Megatron refuses it (the overlap works on sequence parallelism's all-gathers and reduce-scatters); add --sequence-parallel with tp > 1, or drop --tp-comm-overlap`);
   c.set('parallel.tpCommOverlap', overlapTp, overlapTp ? '--tp-comm-overlap' : 'Megatron default', !overlapTp);
   c.set('parallel.tpStyle', 'megatron', 'Megatron', true);
   c.set('parallel.placement', 'tp-dp-pp', 'Megatron rank order', true);
@@ -196,6 +198,10 @@ function importRecompute(c: ImportCollector, a: MegatronArgs, layers: number | u
   c.set('parallel.recompute', granularity ?? 'none', from, granularity === undefined);
   const method = a.pick('recompute-method');
   const n = a.int('recompute-num-layers');
+  // validate_args: "recompute method is not yet supported for selective recomputing granularity".
+  if (granularity === 'selective' && method !== undefined) {
+    throw new ScenarioError('', `${SOURCE}: ${from} (selective recompute) with --recompute-method ${method}: Megatron refuses it (a method applies to full recompute only); drop --recompute-method, or use --recompute-granularity full without --recompute-activations`);
+  }
   // Megatron-core's TransformerConfig refuses full recompute without a method (older Megatron failed in
   // _checkpointed_forward: "Invalid activation recompute method"), and without a layer count.
   if (granularity === 'full' && method === undefined) {
@@ -260,7 +266,11 @@ function importModel(c: ImportCollector, a: MegatronArgs, tp: number): void {
   }
   // --num-query-groups counts only with --group-query-attention (default 1 group then).
   const groups = int('num-query-groups');
-  if (has('group-query-attention')) c.set('model.kvHeads', groups ?? 1, groups ? `--group-query-attention ${flagText('num-query-groups')}` : '--group-query-attention (Megatron default: 1 group)', !groups);
+  if (has('group-query-attention')) {
+    // TransformerConfig: "num_query_groups must be a multiple of tensor_model_parallel_size".
+    if ((groups ?? 1) % tp !== 0) throw new ScenarioError('', `${SOURCE}: --group-query-attention with ${groups ?? 1} query group(s) (${groups ? flagText('num-query-groups') : 'Megatron default'}) over tensor parallelism ${tp}: Megatron refuses it (the groups must be a multiple of tp); use a tp that divides ${groups ?? 1}`);
+    c.set('model.kvHeads', groups ?? 1, groups ? `--group-query-attention ${flagText('num-query-groups')}` : '--group-query-attention (Megatron default: 1 group)', !groups);
+  }
   else {
     if (groups) c.warn(`--num-query-groups ${groups} without --group-query-attention: ignored, as Megatron does`);
     if (heads) c.set('model.kvHeads', heads, 'no --group-query-attention: one KV head per attention head', true);

@@ -116,13 +116,20 @@ describe('importMegatronArgs', () => {
     expect(fieldsOf(r)).toMatchObject({ 'parallel.tpCommOverlap': true, 'parallel.sequenceParallel': true });
     expect(r.warnings.join('\n')).toContain("--tp-comm-overlap-cfg ub.yaml: not modelled; the userbuffers config file is not read; Transformer Engine's default SMs per overlap are used (set parallel.tpCommOverlapSms)");
     expect(fieldsOf(importMegatronArgs('--tensor-model-parallel-size 4'))['parallel.tpCommOverlap']).toBe(false);
-    // Megatron turns sequence parallelism off at tp 1 (a warning, not an error), and the overlap with it.
-    const tp1 = importMegatronArgs('--tensor-model-parallel-size 1 --context-parallel-size 2 --sequence-parallel --tp-comm-overlap --disable-tp-comm-overlap-rs');
+    // Megatron turns sequence parallelism off at tp 1 (a warning), then refuses the overlap without it (validate_args).
+    const tp1 = importMegatronArgs('--tensor-model-parallel-size 1 --context-parallel-size 2 --sequence-parallel --disable-tp-comm-overlap-rs');
     expect(fieldsOf(tp1)).toMatchObject({ 'parallel.sequenceParallel': false, 'parallel.tpCommOverlap': false });
     expect(tp1.warnings.join('\n')).toContain('--sequence-parallel: turned off, as Megatron does, because tensor parallelism is off');
-    expect(tp1.warnings.join('\n')).toContain("--tp-comm-overlap: ignored, it overlaps sequence parallelism's collectives and sequence parallelism is off");
     expect(tp1.warnings.join('\n')).toContain('--disable-tp-comm-overlap-rs: not modelled; every pipelined reduce-scatter is simulated overlapped');
     expect(tp1.warnings.join('\n')).not.toMatch(/unknown Megatron flags/);
+    expect(() => importMegatronArgs('--tensor-model-parallel-size 1 --sequence-parallel --tp-comm-overlap')).toThrow(/--tp-comm-overlap without sequence parallelism \(Megatron turns --sequence-parallel off at tp 1\): Megatron refuses it/);
+    expect(() => importMegatronArgs('--tensor-model-parallel-size 4 --tp-comm-overlap')).toThrow(/--tp-comm-overlap without sequence parallelism: Megatron refuses it .*add --sequence-parallel with tp > 1/);
+  });
+
+  it('refuses what Megatron refuses: a recompute method with selective recompute, query groups that tp does not divide', () => {
+    expect(() => importMegatronArgs('--recompute-activations --recompute-granularity full --recompute-method uniform')).toThrow(/--recompute-activations \(selective recompute\) with --recompute-method uniform: Megatron refuses it/);
+    expect(() => importMegatronArgs('--tensor-model-parallel-size 8 --num-attention-heads 64 --group-query-attention --num-query-groups 4')).toThrow(/--group-query-attention with 4 query group\(s\) .* over tensor parallelism 8: Megatron refuses it/);
+    expect(fieldsOf(importMegatronArgs('--tensor-model-parallel-size 8 --num-attention-heads 64 --group-query-attention --num-query-groups 8'))['model.kvHeads']).toBe(8);
   });
 
   it('reads --cp-comm-type (one value or one per layer), with both spellings of the gather', () => {
