@@ -36,16 +36,20 @@ function bubbleS(r: StepResult): number {
   return typeof b === 'number' ? b : 0;
 }
 
-/** `tp 2 × pp 4 × dp 2 (1f1b)` when the result says how the model is split, else undefined. */
+/**
+ * `tp 2 × pp 4 × dp 2 (1f1b, ZeRO-3 + CPU offload, full recompute)` when the result says how the model is split, else
+ * undefined: what the text summary's split line says, as the memory figure depends on all of it.
+ */
 function splitText(r: StepResult): string | undefined {
-  const p = (r as { parallel?: { tp?: unknown; pp?: unknown; dp?: unknown; cp?: unknown; cpCommType?: unknown; schedule?: unknown; zero?: unknown; sequenceParallel?: unknown; tpCommOverlap?: unknown } }).parallel;
+  const p = (r as { parallel?: { tp?: unknown; pp?: unknown; dp?: unknown; cp?: unknown; cpCommType?: unknown; schedule?: unknown; zero?: unknown; offload?: unknown; sequenceParallel?: unknown; tpCommOverlap?: unknown; recompute?: unknown } }).parallel;
   if (!p || typeof p.tp !== 'number' || typeof p.pp !== 'number' || typeof p.dp !== 'number') return undefined;
   const cpComm: Record<string, string> = { p2p: 'CP ring', all_gather: 'CP all-gather', a2a: 'CP all-to-all' };
   const extra = [
     p.pp > 1 && typeof p.schedule === 'string' ? p.schedule : '',
-    typeof p.zero === 'number' && p.zero > 0 ? `ZeRO-${p.zero}` : '',
+    typeof p.zero === 'number' && p.zero > 0 ? `ZeRO-${p.zero}${p.offload === 'cpu' ? ' + CPU offload' : ''}` : '',
     typeof p.cpCommType === 'string' ? cpComm[p.cpCommType] ?? p.cpCommType : '',
     p.sequenceParallel === true ? `sequence parallel${p.tpCommOverlap === true ? ', TP overlap' : ''}` : '',
+    typeof p.recompute === 'string' && p.recompute !== 'none' ? `${p.recompute} recompute` : '',
   ].filter((x) => x);
   return `${parallelSizesText({ tp: p.tp, pp: p.pp, dp: p.dp, cp: typeof p.cp === 'number' ? p.cp : undefined })}${extra.length ? ` (${extra.join(', ')})` : ''}`;
 }

@@ -58,6 +58,15 @@ describe('clustersim simulate --timeline / --report / --trace', () => {
     expect(readFileSync(html, 'utf8')).toMatch(/<td>note<\/td><td>tensor parallelism over PCIe/);
   });
 
+  it("says in the HTML report's parallelism line what the text says: ZeRO with CPU offload and the recompute", async () => {
+    const html = join(dir, 'split.html');
+    const sets = ['parallel.zero=3', 'parallel.offload=cpu', 'parallel.recompute=full'].flatMap((s) => ['--set', s]);
+    const r = await cli('simulate', 'scenarios/llama2-7b-zero3-nvlink.yaml', '--alternatives', '0', '--report', html, ...sets);
+    expect(r.code, r.err).toBe(0);
+    expect(r.out).toMatch(/ZeRO-3 \+ CPU offload, full recompute/);
+    expect(readFileSync(html, 'utf8')).toMatch(/<td>parallelism<\/td><td>tp 1 × pp 1 × dp 8 \(ZeRO-3 \+ CPU offload, full recompute\)<\/td>/);
+  });
+
   it('defaults to rank 0 and a rank on the last node, and to all ranks in the trace', async () => {
     const [svg, trace] = ['d.svg', 'd.json'].map((f) => join(dir, f));
     expect((await cli('simulate', BERT, ...FULL, '--timeline', svg, '--trace', trace)).code).toBe(0);
