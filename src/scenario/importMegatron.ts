@@ -68,7 +68,7 @@ export function importMegatronArgs(text: string, context: MegatronContext = {}):
   // Megatron turns sequence parallelism off at tp 1 (with a warning), and TP overlap needs it.
   const sp = has('sequence-parallel') && tpv > 1;
   if (has('sequence-parallel') && !sp) c.warn('--sequence-parallel: turned off, as Megatron does, because tensor parallelism is off (--tensor-model-parallel-size 1)');
-  c.set('parallel.sequenceParallel', sp, sp ? '--sequence-parallel' : 'Megatron default', !sp);
+  c.set('parallel.sequenceParallel', sp, sp ? '--sequence-parallel' : has('sequence-parallel') ? '--sequence-parallel, turned off at tp 1' : 'Megatron default', !has('sequence-parallel'));
   const overlapTp = has('tp-comm-overlap') && sp;
   // validate_args asserts it ("Tensor parallel communication/GEMM overlap can happen only when sequence parallelism is
   // enabled"), after turning sequence parallelism off at tp 1.

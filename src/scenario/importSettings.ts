@@ -272,11 +272,11 @@ export function importWarnings(imports: readonly ImportResult[]): string[] {
 
 /**
  * Lines for the summary: which scenario fields each import set, grouped by section; `*` marks the
- * framework's default where the input was silent, and fields that `--set` overrode are marked so.
+ * framework's default where the input was silent, and fields that a later import or `--set` overrode are marked so.
  */
 export function describeImports(imports: readonly ImportResult[], sets: readonly string[] = []): string[] {
   const lines: string[] = [];
-  for (const imp of imports) {
+  for (const [i, imp] of imports.entries()) {
     if (imp.fields.length === 0) continue;
     const framework = imp.source === '--megatron-args' ? 'Megatron' : 'DeepSpeed';
     lines.push('', `  taken from ${imp.source} (* = ${framework}'s default where the input is silent):`);
@@ -284,7 +284,9 @@ export function describeImports(imports: readonly ImportResult[], sets: readonly
     for (const f of imp.fields) {
       const [section, ...rest] = f.path.split('.');
       const value = f.value === undefined ? 'derived' : shownValue(f.value);
-      const item = `${rest.join('.')} ${value}${f.byDefault ? '*' : ''}${setBy(f.path, sets) ? ' (overridden by --set)' : ''}`;
+      const later = imports.slice(i + 1).find((x) => x.fields.some((g) => g.path === f.path && g.value !== f.value));
+      const overridden = setBy(f.path, sets) ? ' (overridden by --set)' : later ? ` (overridden by ${later.source})` : '';
+      const item = `${rest.join('.')} ${value}${f.byDefault ? '*' : ''}${overridden}`;
       sections.set(section, [...(sections.get(section) ?? []), item]);
     }
     for (const [section, items] of sections) if (items.length > 0) lines.push(...wrap(`    ${section.padEnd(9)} `, items, 110));

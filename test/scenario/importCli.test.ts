@@ -39,6 +39,21 @@ describe('clustersim simulate --megatron-args / --deepspeed-config', () => {
     expect(out).toMatch(/vocab 51200/);
   }, 120_000);
 
+  it("marks in the Megatron summary what the DeepSpeed config overrode, and a --sequence-parallel Megatron turned off as given", async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'clustersim-both-'));
+    const ds = join(dir, 'ds.json');
+    writeFileSync(ds, JSON.stringify({ train_batch_size: 64, train_micro_batch_size_per_gpu: 2, bf16: { enabled: true }, zero_optimization: { stage: 1 } }));
+    const { code, out } = await cli('simulate', 'scenarios/imports/llama2-7b-a100-1node.yaml', '--alternatives', '0', '--megatron-args', '--tensor-model-parallel-size 1 --sequence-parallel --micro-batch-size 4 --global-batch-size 128', '--deepspeed-config', ds);
+    expect(code).toBe(0);
+    const megatron = out.slice(out.indexOf('taken from --megatron-args'), out.indexOf('taken from --deepspeed-config'));
+    expect(megatron).toMatch(/microBatch 4 \(overridden by --deepspeed-config\)/);
+    expect(megatron).toMatch(/zero 0\* \(overridden by --deepspeed-config\)/);
+    // The same value from both is not an override.
+    expect(megatron).toMatch(/offload none\*,/);
+    // Given, then turned off at tp 1: not Megatron's default where the input is silent.
+    expect(megatron).toMatch(/sequenceParallel false,/);
+  });
+
   it('Megatron-DeepSpeed (both imports): the DeepSpeed engine reduces 2-byte gradients, so Megatron\'s fp32 main_grad is undone', async () => {
     const args = ['simulate', 'scenarios/imports/llama2-7b-a100-1node.yaml', '--megatron-args', '--bf16 --micro-batch-size 2 --global-batch-size 64', '--json', '--alternatives', '0'];
     const megatron = JSON.parse((await cli(...args)).out);
