@@ -12,7 +12,7 @@ import { SCALE_TABLE_HEADER, scaleCsv, scaleTableRows } from '../report/scaleTab
 import type { ScaleView } from '../report/reports.js';
 import { VERSION } from '../version.js';
 import { collect } from './scenarioInput.js';
-import { applyImports, explainProblems, importsOf, scenarioWithImports, type ImportOptions } from '../scenario/importSettings.js';
+import { applyImports, explainProblems, importsOf, pinnedAccumulationSteps, scenarioWithImports, type ImportOptions } from '../scenario/importSettings.js';
 import { InvalidScenarioError } from '../scenario/errors.js';
 import { checkOutputFiles, loadReports, stepView, writeReportFile } from './reportFiles.js';
 import type { Output } from './output.js';
@@ -169,6 +169,10 @@ Examples:
           throw err instanceof InvalidScenarioError ? explainProblems(err, loaded, imports, opts.set) : err;
         }
         for (const message of plan.warnings) warn(message);
+        const steps = opts.deepspeedConfig !== undefined && opts.mode === 'strong' ? pinnedAccumulationSteps(opts.deepspeedConfig) : undefined;
+        if (steps !== undefined) {
+          warn(`--deepspeed-config: gradient_accumulation_steps ${steps} holds at one size only; strong scaling keeps train_batch_size and micro-batch, so each size accumulates what they leave (DeepSpeed would need the config rewritten, or "auto", per size)`);
+        }
         return plan;
       });
       const label = (series: number, g: number) => `${plans[series].source} at ${g} GPUs`;

@@ -43,6 +43,15 @@ function readText(path: string, what: string): string {
 
 type Raw = Record<string, unknown>;
 
+/**
+ * The `gradient_accumulation_steps` a DeepSpeed config pins as a number, if any (read after `importsOf` has checked
+ * the file). A strong-scaling sweep keeps `train_batch_size`, so the accumulation it pins holds at one size only.
+ */
+export function pinnedAccumulationSteps(path: string): number | undefined {
+  const steps = (JSON.parse(readText(path, 'DeepSpeed config')) as Raw).gradient_accumulation_steps;
+  return typeof steps === 'number' ? steps : undefined;
+}
+
 function get(raw: unknown, path: string): unknown {
   let obj = raw;
   for (const k of path.split('.')) {
