@@ -94,9 +94,11 @@ Examples:
       if (gpus < 2) throw new UsageError(`--gpus: a collective needs at least 2 GPUs (a single GPU moves nothing); ${total > 1 ? 'give --gpus 2 or more' : 'use a node preset with more GPUs, or --nodes 2'}`);
       if (opts.op === 'send_recv' && gpus !== 2) throw new UsageError('--op send_recv: needs --gpus 2 (sender and receiver)');
       const group = opts.op === 'send_recv' && nodes > 1 ? [0, cluster.node.gpusPerNode] : [...Array(gpus).keys()];
-      // The group fills nodes in order: with fewer GPUs than the cluster, say how many nodes it spans.
+      // The group fills nodes in order: with fewer GPUs than the cluster, say how many nodes it spans. A send_recv over
+      // several nodes crosses from the first node to the second (what nccl-tests' sendrecv_perf measures across nodes).
       const spanned = new Set(group.map((g) => Math.floor(g / cluster.node.gpusPerNode))).size;
       const where = spanned === nodes ? cluster.name : `${spanned} of ${cluster.name}`;
+      const gpusText = opts.op === 'send_recv' ? `2 GPUs (${spanned > 1 ? 'GPU 0 of node 0 to GPU 0 of node 1' : 'GPU 0 to GPU 1'})` : `${group.length} GPUs`;
       const topology = buildTopology(cluster);
       const measured = opts.compare ? readComparison(opts.compare, opts.op, group.length) : undefined;
       const sizes = measured ? measured.map((p) => p.bytes) : sweepSizes(minBytes, maxBytes, factor);
@@ -113,7 +115,7 @@ Examples:
         const compared = compareRows(rows, measured);
         const summary = comparisonSummary(compared);
         if (opts.json) io.out(JSON.stringify({ rows: compared, summary }, null, 2));
-        else io.out(formatComparison(compared, summary, `${opts.op} over ${group.length} GPUs, ${where}: predicted vs ${opts.compare}`));
+        else io.out(formatComparison(compared, summary, `${opts.op} over ${gpusText}, ${where}: predicted vs ${opts.compare}`));
         return;
       }
       if (opts.json) {
@@ -122,7 +124,7 @@ Examples:
       }
       const w = [12, 12, 6, 6, 10, 9, 9, 14];
       const lines = [
-        `# clustersim collective: ${opts.op} over ${group.length} GPUs, ${where}, ${cluster.network.linkGbps} Gb/s ${cluster.network.fabric} (predicted, ${opts.mode} flows)`,
+        `# clustersim collective: ${opts.op} over ${gpusText}, ${where}, ${cluster.network.linkGbps} Gb/s ${cluster.network.fabric} (predicted, ${opts.mode} flows)`,
         '#',
         formatRow(['#      size', 'count', 'type', 'redop', 'time', 'algbw', 'busbw', 'algorithm'], w),
         formatRow(['#       (B)', '(elements)', '', '', '(us)', '(GB/s)', '(GB/s)', ''], w),

@@ -107,6 +107,9 @@ describe('clustersim collective', () => {
     expect(part.out.split('\n')[0]).toBe('# clustersim collective: all_reduce over 8 GPUs, 1 of 2× dgx-a100-80gb, 200 Gb/s infiniband (predicted, aggregated flows)');
     const whole = await cli('collective', '--cluster', 'dgx-a100-80gb', '--nodes', '2', '--max-bytes', '1MiB');
     expect(whole.out.split('\n')[0]).toContain('all_reduce over 16 GPUs, 2× dgx-a100-80gb,');
+    // A send_recv over two nodes crosses them, where two GPUs of another collective share the first node: it says so.
+    const across = await cli('collective', '--cluster', 'dgx-a100-80gb', '--nodes', '2', '--gpus', '2', '--op', 'send_recv', '--max-bytes', '1MiB');
+    expect(across.out.split('\n')[0]).toContain('send_recv over 2 GPUs (GPU 0 of node 0 to GPU 0 of node 1), 2× dgx-a100-80gb,');
   });
 
   it('counts elements as nccl-tests does: each rank\'s share for all_gather and reduce_scatter, the whole buffer otherwise', async () => {
