@@ -70,7 +70,7 @@ class PhaseBuilder {
  * the node offers run in both directions.
  */
 export function channelCount(topology: Topology, layout: GroupLayout): number {
-  if (layout.nodes.length > 1) return Math.max(1, topology.cluster.node.nicsPerNode);
+  if (layout.nodes.length > 1) return pxnNics(topology, layout)?.length ?? Math.max(1, topology.cluster.node.nicsPerNode);
   return 2 * nodeRings(topology.cluster.node, layout.members[0]).length;
 }
 
@@ -85,19 +85,23 @@ function latencyOf(topology: Topology, algorithm: PhaseLatency['algorithm'], op:
 }
 
 /**
- * The NICs a group's node-crossing channels can use on NVSwitch nodes, when not all of them: PXN hands a GPU's data
- * over NVLink to the GPU next to the channel's NIC, and that GPU must be a rank of the communicator (NCCL's proxy runs
- * on it), so a NIC whose GPU is not in the group on every node is left out. A data-parallel group of one GPU per node
- * (tp 8) then keeps to its own rail, and a GPU alone on its node sends through its own NIC. Undefined when every NIC
- * can be used, or none could (the channels then keep their NICs).
+ * The NICs a group's node-crossing channels use on NVSwitch nodes, when not all of them (one channel each): PXN hands a
+ * GPU's data over NVLink to the GPU next to the channel's NIC, and that GPU must be a rank of the communicator (NCCL's
+ * proxy runs on it), so a NIC whose GPU is not in the group on every node is left out. A data-parallel group of one GPU
+ * per node (tp 8) then keeps to its own rail, and a GPU alone on its node sends through its own NIC. Where no NIC's
+ * own GPU is in the group (4 NICs for 8 GPUs, a group of the GPUs beside them), the NICs under the PCIe switches of
+ * its GPUs, as NCCL reaches them directly; only where none is either do the channels keep every NIC. Undefined when
+ * every NIC is used.
  */
-function pxnNics(topology: Topology, layout: GroupLayout): number[] | undefined {
+export function pxnNics(topology: Topology, layout: GroupLayout): number[] | undefined {
   const node = topology.cluster.node;
   if (layout.nodes.length < 2 || node.intra !== 'nvswitch') return undefined;
   const G = node.gpusPerNode;
   const N = Math.max(1, node.nicsPerNode);
-  const locals = layout.members.map((m) => new Set(m.map((g) => g % G)));
-  const usable = [...Array(N).keys()].filter((r) => locals.every((l) => l.has(topology.nicProxy(r))));
+  const locals = layout.members.map((m) => m.map((g) => g % G));
+  const all = [...Array(N).keys()];
+  let usable = all.filter((r) => locals.every((l) => l.includes(topology.nicProxy(r))));
+  if (usable.length === 0) usable = all.filter((r) => locals.every((l) => l.some((g) => topology.nearNic(g, r))));
   return usable.length > 0 && usable.length < N ? usable : undefined;
 }
 
@@ -218,7 +222,8 @@ function hierarchicalShape(topology: Topology, group: ArrayLike<number>): PlanSh
     phases.push(rs.build(k - 1, latencyOf(topology, 'ring', 'reduce_scatter', local(layout.members[0]))));
   }
   if (nn > 1) {
-    const ar = new PhaseBuilder(topology);
+    // Local rank j's ring across the nodes takes NIC j, or with PXN through members the usable NICs in turn.
+    const ar = new PhaseBuilder(topology, pxnNics(topology, layout));
     for (let j = 0; j < k; j++) {
       const ring = layout.members.map((m) => m[j]);
       for (let i = 0; i < nn; i++) ar.add(ring[i], ring[(i + 1) % nn], j, ((2 * (nn - 1)) / nn) / k);

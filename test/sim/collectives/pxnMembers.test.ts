@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { buildTopology } from '../../../src/sim/network/topology.js';
 import { CollectiveService } from '../../../src/sim/collectives/collectiveService.js';
 import { resolveClusterSection } from '../../../src/scenario/resolve.js';
+import type { Topology } from '../../../src/sim/network/types.js';
 
 /**
  * PXN hands a GPU's node-crossing data over NVLink to the GPU next to the channel's NIC, and that GPU must be a rank of
@@ -13,20 +14,21 @@ const service = new CollectiveService(topology, {});
 const options = { algorithm: 'ring' as const, protocol: 'Simple' as const, predictedNs: 0 };
 const bytes = 2 ** 30;
 
-/** The NICs (`n<node>.nic<i>`) the node-crossing routes of a ring all-reduce over `group` go through. */
-function nicsUsed(group: number[]): Set<string> {
-  const [phase] = service.phases('all_reduce', group, bytes, options);
+/** The NICs (`n<node>.nic<i>`) the node-crossing routes of an all-reduce over `group` go through. */
+function nicsUsed(group: number[], algorithm: 'ring' | 'tree' | 'hierarchical' = 'ring', s = service, t: Topology = topology): Set<string> {
   const names = new Set<string>();
-  for (const r of phase.routes) {
-    for (const l of r) {
-      const link = topology.links[l];
-      for (const d of [link.from, link.to]) if (topology.devices[d].kind === 'nic') names.add(topology.devices[d].name);
+  for (const phase of s.phases('all_reduce', group, bytes, { ...options, algorithm })) {
+    for (const r of phase.routes) {
+      for (const l of r) {
+        const link = t.links[l];
+        for (const d of [link.from, link.to]) if (t.devices[d].kind === 'nic') names.add(t.devices[d].name);
+      }
     }
   }
   return names;
 }
 
-const busGBps = (group: number[]) => (bytes * (2 * (group.length - 1))) / group.length / service.simulateIdleNs('all_reduce', group, bytes, options);
+const busGBps = (group: number[], s = service) => (bytes * (2 * (group.length - 1))) / group.length / s.simulateIdleNs('all_reduce', group, bytes, options);
 
 describe('node-crossing channels use only NICs next to GPUs of the group (PXN through members)', () => {
   it('a data-parallel group of one GPU per node (tp 8) keeps to its own rail, with no NVLink hop', () => {
@@ -46,5 +48,23 @@ describe('node-crossing channels use only NICs next to GPUs of the group (PXN th
 
   it('whole nodes keep every NIC', () => {
     expect(nicsUsed([...Array(16).keys()]).size).toBe(16);
+  });
+
+  it('holds for tree and hierarchical all-reduce too: a tp-2 data-parallel group uses its own GPUs\' NICs', () => {
+    const evenGpus = [0, 2, 4, 6, 8, 10, 12, 14];
+    const own = ['n0.nic0', 'n0.nic2', 'n0.nic4', 'n0.nic6', 'n1.nic0', 'n1.nic2', 'n1.nic4', 'n1.nic6'];
+    for (const algorithm of ['ring', 'tree', 'hierarchical'] as const) expect([...nicsUsed(evenGpus, algorithm)].sort()).toEqual(own);
+  });
+
+  it('with 4 NICs for 8 GPUs, every tp-4 data-parallel group gets the two NICs of its GPUs\' PCIe switches alike', () => {
+    const four = resolveClusterSection({ preset: 'dgx-a100-80gb', nodes: 2, node: { preset: 'dgx-a100-80gb', nicsPerNode: 4 } }, 'test');
+    const t = buildTopology(four);
+    const s = new CollectiveService(t, {});
+    const groups = [0, 1, 2, 3].map((g) => [g, g + 4, g + 8, g + 12]);
+    // Groups 0 and 3 hold the NICs' own GPUs; groups 1 and 2 sit beside them under the same switches.
+    for (const g of groups) expect([...nicsUsed(g, 'ring', s, t)].filter((n) => n.startsWith('n0.'))).toHaveLength(2);
+    const rates = groups.map((g) => busGBps(g, s));
+    for (const r of rates) expect(r).toBeCloseTo(rates[0], 6);
+    expect(rates[0]).toBeLessThan(2 * (four.network.linkGbps / 8));
   });
 });
