@@ -171,7 +171,7 @@ Examples:
         for (const message of plan.warnings) warn(message);
         const steps = opts.deepspeedConfig !== undefined && opts.mode === 'strong' ? pinnedAccumulationSteps(opts.deepspeedConfig) : undefined;
         if (steps !== undefined) {
-          warn(`--deepspeed-config: gradient_accumulation_steps ${steps} holds at one size only; strong scaling keeps train_batch_size and micro-batch, so each size accumulates what they leave (DeepSpeed would need the config rewritten, or "auto", per size)`);
+          warn(`--deepspeed-config: gradient_accumulation_steps ${steps} holds at one data-parallel size only; strong scaling keeps the global batch and the micro-batch the config gives, so each size accumulates what they leave (DeepSpeed would need the config rewritten, or "auto", per size)`);
         }
         return plan;
       });

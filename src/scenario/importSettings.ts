@@ -267,11 +267,19 @@ export function importsOf(file: RawScenario, options: ImportOptions, sets: reado
  * and its warnings.
  */
 export function importsJson(imports: readonly ImportResult[], sets: readonly string[] = []): Record<string, unknown>[] {
-  return imports.map((imp) => ({
+  return imports.map((imp, i) => ({
     source: imp.source,
-    fields: imp.fields.map((f) => ({ path: f.path, value: f.value ?? null, from: f.from, byDefault: !!f.byDefault, overriddenBySet: setBy(f.path, sets) })),
+    fields: imp.fields.map((f) => {
+      const later = overridingImport(imports, i, f);
+      return { path: f.path, value: f.value ?? null, from: f.from, byDefault: !!f.byDefault, overriddenBySet: setBy(f.path, sets), ...(later ? { overriddenBy: later } : {}) };
+    }),
     warnings: imp.warnings,
   }));
+}
+
+/** The later import (its option) that set field `f` of import `i` to another value, if any. */
+function overridingImport(imports: readonly ImportResult[], i: number, f: ImportedField): string | undefined {
+  return imports.slice(i + 1).find((x) => x.fields.some((g) => g.path === f.path && g.value !== f.value))?.source;
 }
 
 /** All warnings of the imports, each prefixed by its option. */
@@ -293,8 +301,8 @@ export function describeImports(imports: readonly ImportResult[], sets: readonly
     for (const f of imp.fields) {
       const [section, ...rest] = f.path.split('.');
       const value = f.value === undefined ? 'derived' : shownValue(f.value);
-      const later = imports.slice(i + 1).find((x) => x.fields.some((g) => g.path === f.path && g.value !== f.value));
-      const overridden = setBy(f.path, sets) ? ' (overridden by --set)' : later ? ` (overridden by ${later.source})` : '';
+      const later = overridingImport(imports, i, f);
+      const overridden = setBy(f.path, sets) ? ' (overridden by --set)' : later ? ` (overridden by ${later})` : '';
       const item = `${rest.join('.')} ${value}${f.byDefault ? '*' : ''}${overridden}`;
       sections.set(section, [...(sections.get(section) ?? []), item]);
     }

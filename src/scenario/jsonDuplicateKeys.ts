@@ -29,7 +29,8 @@ export function duplicateJsonKeys(text: string): string[] {
       const f = top();
       if (f?.object && f.expectKey) {
         const key = JSON.parse(text.slice(i, j + 1)) as string;
-        if (f.keys.has(key)) found.push(f.path === '' ? key : `${f.path}.${key}`);
+        const where = f.path === '' ? key : `${f.path}.${key}`;
+        if (f.keys.has(key) && !found.includes(where)) found.push(where);
         f.keys.add(key);
         f.pending = key;
         f.expectKey = false;

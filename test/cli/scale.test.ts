@@ -165,7 +165,7 @@ describe('clustersim scale', () => {
     expect(ds.code, ds.err).toBe(0);
     expect(JSON.parse(ds.out).series[0].rows[0].globalBatch).toBe(JSON.parse(readFileSync('scenarios/imports/ds_config.json', 'utf8')).train_batch_size);
     // Its gradient_accumulation_steps holds at one size only when the batch is kept (strong), not per replica (weak).
-    expect(JSON.parse(ds.out).warnings.map((w: { message: string }) => w.message).join('\n')).toMatch(/gradient_accumulation_steps 4 holds at one size only; strong scaling keeps train_batch_size/);
+    expect(JSON.parse(ds.out).warnings.map((w: { message: string }) => w.message).join('\n')).toMatch(/gradient_accumulation_steps 4 holds at one data-parallel size only; strong scaling keeps the global batch/);
     const weak = await cli('scale', llama, '--json', '--gpus', '8,16', '--mode', 'weak', '--deepspeed-config', 'scenarios/imports/ds_config.json');
     expect(weak.err).not.toMatch(/gradient_accumulation_steps/);
     const bad = await cli('scale', llama, '--gpus', '8,16', '--megatron-args', '--tensor-model-parallel-size two');

@@ -52,6 +52,11 @@ describe('clustersim simulate --megatron-args / --deepspeed-config', () => {
     expect(megatron).toMatch(/offload none\*,/);
     // Given, then turned off at tp 1: not Megatron's default where the input is silent.
     expect(megatron).toMatch(/sequenceParallel false,/);
+    // --json says the same.
+    const json = JSON.parse((await cli('simulate', 'scenarios/imports/llama2-7b-a100-1node.yaml', '--alternatives', '0', '--json', '--megatron-args', '--tensor-model-parallel-size 1 --micro-batch-size 4 --global-batch-size 128', '--deepspeed-config', ds)).out);
+    const fields = json.imports[0].fields as { path: string; overriddenBy?: string }[];
+    expect(fields.find((f) => f.path === 'training.microBatch')?.overriddenBy).toBe('--deepspeed-config');
+    expect(fields.find((f) => f.path === 'parallel.offload')?.overriddenBy).toBeUndefined();
   });
 
   it('Megatron-DeepSpeed (both imports): the DeepSpeed engine reduces 2-byte gradients, so Megatron\'s fp32 main_grad is undone', async () => {

@@ -40,5 +40,6 @@ describe('a DeepSpeed config with misspelt or repeated fields', () => {
     expect(refusal('{"train_batch_size": 64, "zero_optimization": {"stage": 2}, "zero_optimization": {"stage": 3}}')).toMatch(/^--deepspeed-config 'ds_config.json': 'zero_optimization' given twice; DeepSpeed stops at duplicate keys/);
     expect(duplicateJsonKeys('{"a": {"b": 1, "c": [{"b": 2, "b": 3}], "b": 4}, "s": "\\\\\\"a\\": 1", "a": 0}')).toEqual(['a.c.[].b', 'a.b', 'a']);
     expect(duplicateJsonKeys('{"a": {"b": 1}, "c": {"b": 2}, "d": [1, {"e": "b"}, "b"]}')).toEqual([]);
+    expect(duplicateJsonKeys('{"x": 1, "x": 2, "x": 3}')).toEqual(['x']);
   });
 });
