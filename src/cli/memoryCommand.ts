@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import { hostMemoryPerNode, type HostMemory } from '../sim/memory/hostMemory.js';
 import { stageMemories, type StageMemory } from '../sim/memory/stageMemory.js';
 import { VERSION } from '../version.js';
-import { parallelSizesText } from '../report/format.js';
+import { strategyText } from '../report/format.js';
 import { collect } from './scenarioInput.js';
 import { describeImports, importsJson, scenarioWithImports, type ImportOptions } from '../scenario/importSettings.js';
 import { formatBytes } from './units.js';
@@ -78,8 +78,7 @@ steps: ZeRO-3 shards it over dp × cp).`,
       ]);
       io.out(
         [
-          `${scenario.name}: ${scenario.model.name} on ${scenario.cluster.name}, ${parallelSizesText(p)}` +
-            `${p.zero ? `, ZeRO-${p.zero}` : ''}${p.offload === 'cpu' ? ' + CPU offload' : ''}${p.recompute !== 'none' ? `, ${p.recompute} recompute` : ''}` +
+          `${scenario.name}: ${scenario.model.name} on ${scenario.cluster.name}, ${strategyText({ ...p, tpCommOverlap: p.tpCommOverlap !== undefined })}` +
             `${scenario.training.optimizerState ? `, optimizer state ${describeOptimizerState(scenario.training.optimizerState)}` : ''}; ${formatBytes(capacity)} per GPU`,
           '',
           table(['stage', 'layers', 'params/GPU', 'weights', 'gradients', 'optimizer', 'activations (passes in flight)', 'buffers', 'reserve', 'total', 'verdict'], rows),

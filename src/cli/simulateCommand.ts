@@ -2,7 +2,7 @@ import { Option, type Command } from 'commander';
 import { simulateStep, type StepResult } from '../sim/simulateStep.js';
 import { VERSION } from '../version.js';
 import { formatBytes, formatSeconds } from './units.js';
-import { parallelSizesText } from '../report/format.js';
+import { strategyText } from '../report/format.js';
 import { collect } from './scenarioInput.js';
 import { applyImports, describeImports, importsJson, scenarioWithImports, type ImportOptions } from '../scenario/importSettings.js';
 import { applyOverrides } from '../scenario/load.js';
@@ -26,8 +26,6 @@ function pct(part: number, whole: number): string {
   return `${((100 * part) / whole).toFixed(1)}%`;
 }
 
-/** How the split line names each context-parallel communication type (`parallel.cpCommType`). */
-const CP_COMM_TEXT: Record<string, string> = { p2p: 'ring (p2p)', all_gather: 'key/value all-gather', a2a: 'all-to-all' };
 
 /** The attention kernel and the share of the peak its passes reach (or, memory-efficient, its time over unfused). */
 function attentionLine(a: AttentionSummary): string {
@@ -44,13 +42,7 @@ export function formatStepSummary(r: StepResult, scenario: { clusterName: string
   const m = r.memory;
   const lines = [
     `${r.name}: ${scenario.modelName} on ${scenario.clusterName} (${r.gpus} GPUs), seed ${r.seed}`,
-    `  split               ${parallelSizesText(r.parallel)}` +
-      (r.parallel.cpCommType ? `, context parallel by ${CP_COMM_TEXT[r.parallel.cpCommType] ?? r.parallel.cpCommType}` : '') +
-      (r.parallel.pp > 1 ? `, ${r.parallel.schedule}${r.parallel.virtualStages > 1 ? ` (${r.parallel.virtualStages} chunks/stage)` : ''}` : '') +
-      (r.parallel.zero > 0 ? `, ZeRO-${r.parallel.zero}` : '') +
-      (r.parallel.offload === 'cpu' ? ' + CPU offload' : '') +
-      (r.parallel.sequenceParallel ? `, sequence parallel${r.parallel.tpCommOverlap ? ' (communication overlapped with GEMMs)' : ''}` : '') +
-      (r.parallel.recompute !== 'none' ? `, ${r.parallel.recompute} recompute` : ''),
+    `  split               ${strategyText(r.parallel)}`,
     ...(r.attention ? [`  attention           ${attentionLine(r.attention)}`] : []),
     '',
     `  step time           ${formatSeconds(r.stepTimeS)}`,

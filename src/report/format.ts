@@ -56,3 +56,38 @@ export function escapeXml(text: string): string {
 export function parallelSizesText(p: { tp: number; pp: number; cp?: number; dp?: number }): string {
   return `tp ${p.tp}${(p.cp ?? 1) > 1 ? ` × cp ${p.cp}` : ''} × pp ${p.pp}${p.dp !== undefined ? ` × dp ${p.dp}` : ''}`;
 }
+
+/** How each context-parallel communication type (`parallel.cpCommType`) is named. */
+const CP_COMM_TEXT: Record<string, string> = { p2p: 'ring (p2p)', all_gather: 'key/value all-gather', a2a: 'all-to-all' };
+
+/** What of a strategy the outputs name beside its sizes (a step result's `parallel`, or a scenario's). */
+export interface StrategyParts {
+  tp: number;
+  pp: number;
+  dp?: number;
+  cp?: number;
+  cpCommType?: string;
+  schedule?: string;
+  virtualStages?: number;
+  zero?: number;
+  offload?: string;
+  sequenceParallel?: boolean;
+  tpCommOverlap?: boolean;
+  recompute?: string;
+}
+
+/**
+ * The strategy in one line, the same in the text summary, the HTML report and `memory`:
+ * `tp 8 × pp 16 × dp 8, interleaved (3 chunks/stage), ZeRO-1 + CPU offload, sequence parallel, selective recompute`.
+ */
+export function strategyText(p: StrategyParts): string {
+  const parts = [
+    parallelSizesText(p),
+    p.cpCommType ? `context parallel by ${CP_COMM_TEXT[p.cpCommType] ?? p.cpCommType}` : '',
+    p.pp > 1 && p.schedule ? `${p.schedule}${(p.virtualStages ?? 1) > 1 ? ` (${p.virtualStages} chunks/stage)` : ''}` : '',
+    (p.zero ?? 0) > 0 ? `ZeRO-${p.zero}${p.offload === 'cpu' ? ' + CPU offload' : ''}` : '',
+    p.sequenceParallel ? `sequence parallel${p.tpCommOverlap ? ' (communication overlapped with GEMMs)' : ''}` : '',
+    p.recompute && p.recompute !== 'none' ? `${p.recompute} recompute` : '',
+  ];
+  return parts.filter((x) => x !== '').join(', ');
+}

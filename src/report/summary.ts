@@ -1,6 +1,6 @@
 import type { StepResult } from '../sim/simulateStep.js';
 import type { Alternative } from '../advise/alternatives.js';
-import { bytesText, countText, durationText, parallelSizesText, percentText } from './format.js';
+import { bytesText, countText, durationText, percentText, strategyText, type StrategyParts } from './format.js';
 
 /** What a report says about the scenario besides the simulation result. */
 export interface ScenarioLabel {
@@ -36,22 +36,11 @@ function bubbleS(r: StepResult): number {
   return typeof b === 'number' ? b : 0;
 }
 
-/**
- * `tp 2 × pp 4 × dp 2 (1f1b, ZeRO-3 + CPU offload, full recompute)` when the result says how the model is split, else
- * undefined: what the text summary's split line says, as the memory figure depends on all of it.
- */
+/** The strategy line (`strategyText`) when the result says how the model is split, else undefined. */
 function splitText(r: StepResult): string | undefined {
-  const p = (r as { parallel?: { tp?: unknown; pp?: unknown; dp?: unknown; cp?: unknown; cpCommType?: unknown; schedule?: unknown; zero?: unknown; offload?: unknown; sequenceParallel?: unknown; tpCommOverlap?: unknown; recompute?: unknown } }).parallel;
+  const p = (r as { parallel?: Partial<StrategyParts> }).parallel;
   if (!p || typeof p.tp !== 'number' || typeof p.pp !== 'number' || typeof p.dp !== 'number') return undefined;
-  const cpComm: Record<string, string> = { p2p: 'CP ring', all_gather: 'CP all-gather', a2a: 'CP all-to-all' };
-  const extra = [
-    p.pp > 1 && typeof p.schedule === 'string' ? p.schedule : '',
-    typeof p.zero === 'number' && p.zero > 0 ? `ZeRO-${p.zero}${p.offload === 'cpu' ? ' + CPU offload' : ''}` : '',
-    typeof p.cpCommType === 'string' ? cpComm[p.cpCommType] ?? p.cpCommType : '',
-    p.sequenceParallel === true ? `sequence parallel${p.tpCommOverlap === true ? ', TP overlap' : ''}` : '',
-    typeof p.recompute === 'string' && p.recompute !== 'none' ? `${p.recompute} recompute` : '',
-  ].filter((x) => x);
-  return `${parallelSizesText({ tp: p.tp, pp: p.pp, dp: p.dp, cp: typeof p.cp === 'number' ? p.cp : undefined })}${extra.length ? ` (${extra.join(', ')})` : ''}`;
+  return strategyText(p as StrategyParts);
 }
 
 /** The key figures in one line, for chart subtitles. */
