@@ -11,7 +11,8 @@ export interface SweepProgress {
 /**
  * Progress of a sweep's points on stderr. On a terminal, a bar. Otherwise (a log, a batch job) plain lines: one when the
  * first point is done, which tells how long a point takes, then at most one every `PLAIN_PROGRESS_EVERY_MS`, as
- * calibrate's. Nothing when the output is not the process's own (tests, library use).
+ * calibrate's, and at the end one with the final count if the last line did not have it. Nothing when the output is
+ * not the process's own (tests, library use).
  */
 export function sweepProgress(io: Output, what: string, total: number, nowMs: () => number = Date.now): SweepProgress {
   if (io !== processOutput) return { tick: () => {}, stop: () => {} };
@@ -30,15 +31,23 @@ export function sweepProgress(io: Output, what: string, total: number, nowMs: ()
 export function plainSweepProgress(io: Output, what: string, total: number, nowMs: () => number = Date.now): SweepProgress {
   const startMs = nowMs();
   let done = 0;
+  let shown = 0;
+  let last = '';
   let lastLineMs: number | undefined;
+  const line = (t: number) => {
+    lastLineMs = t;
+    shown = done;
+    io.err(`${what}: ${done}/${total} runs done in ${Math.round((t - startMs) / 1000)} s (last: ${last})`);
+  };
   return {
     tick(label) {
       done += 1;
+      last = label;
       const t = nowMs();
-      if (lastLineMs !== undefined && t - lastLineMs < PLAIN_PROGRESS_EVERY_MS) return;
-      lastLineMs = t;
-      io.err(`${what}: ${done}/${total} runs done in ${Math.round((t - startMs) / 1000)} s (last: ${label})`);
+      if (lastLineMs === undefined || t - lastLineMs >= PLAIN_PROGRESS_EVERY_MS) line(t);
     },
-    stop: () => {},
+    stop: () => {
+      if (done > shown) line(nowMs());
+    },
   };
 }

@@ -32,6 +32,13 @@ describe('progress without a terminal', () => {
     nowMs += PLAIN_PROGRESS_EVERY_MS - 4_000;
     p.tick('a.yaml at 32 GPUs');
     expect(lines.slice(1)).toEqual(['scale: 3/10 runs done in 34 s (last: a.yaml at 32 GPUs)']);
+    // The end says the final count, once, when the last line did not.
+    nowMs += 1_000;
+    p.tick('a.yaml at 64 GPUs');
+    p.stop();
+    expect(lines.slice(2)).toEqual(['scale: 4/10 runs done in 35 s (last: a.yaml at 64 GPUs)']);
+    p.stop();
+    expect(lines).toHaveLength(3);
   });
 });
 
