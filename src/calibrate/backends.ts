@@ -79,12 +79,18 @@ export function cpuClockFor(item: BenchItem, threads: number, mode: CpuClockMode
   }
 }
 
-/** The CPU backend: GEMMs on `computeThreads` threads (default: all cores but one, left to the copy thread). */
-export function openCpuBackend(addon: NativeAddon = loadAddon(), computeThreads?: number, clock: CpuClockMode = 'auto', warn: (s: string) => void = () => {}): Backend {
+/**
+ * The CPU backend: GEMMs on `computeThreads` threads (default: all cores but one, left to the copy thread). More
+ * threads than logical cores is refused: they would share cores, and the GEMM model, which runs tiles in waves over
+ * that many units, would fit a ceiling many times what was measured (99 threads on 2 cores: 9.7 TFLOP/s from GEMMs
+ * that ran at 0.06).
+ * @throws BackendUnavailableError for more threads than logical cores
+ */
+export function openCpuBackend(addon: NativeAddon = loadAddon(), computeThreads?: number, clock: CpuClockMode = 'auto'): Backend {
   const cpu = addon.cpuInfo();
   const threads = computeThreads ?? Math.max(1, cpu.logicalCores - 1);
   if (threads > cpu.logicalCores) {
-    warn(`--threads ${threads} is more than the ${cpu.logicalCores} logical cores here: the threads share cores, so the GEMM rate measured is not that of ${threads} cores`);
+    throw new BackendUnavailableError(`${threads} GEMM threads are more than the ${cpu.logicalCores} logical cores here: the threads would share cores, and the GEMM rate measured would not be that of ${threads} units; give --threads ${cpu.logicalCores} or fewer (a profile measured with more threads is validated on its own machine)`);
   }
   return {
     kind: 'cpu',
@@ -146,12 +152,12 @@ export function openCudaBackend(addon: NativeAddon = loadAddon(), env: SearchEnv
 export function openBackend(requested: BackendKind | 'auto', opts: { threads?: number; clock?: CpuClockMode; warn?: (s: string) => void } = {}): Backend {
   const warn = opts.warn ?? (() => {});
   const addon = loadAddon();
-  if (requested === 'cpu') return openCpuBackend(addon, opts.threads, opts.clock, warn);
+  if (requested === 'cpu') return openCpuBackend(addon, opts.threads, opts.clock);
   try {
     return openCudaBackend(addon, gatherSearchEnv(), warn);
   } catch (err) {
     if (requested === 'cuda' || !(err instanceof BackendUnavailableError)) throw err;
     warn(`using the CPU backend: ${err.message.split('\n')[0]}`);
-    return openCpuBackend(addon, opts.threads, opts.clock, warn);
+    return openCpuBackend(addon, opts.threads, opts.clock);
   }
 }

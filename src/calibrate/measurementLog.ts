@@ -1,4 +1,4 @@
-import { appendFileSync, existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { appendFileSync, existsSync, readFileSync, statSync, truncateSync, writeFileSync } from 'node:fs';
 import type { MachineInfo } from './backends.js';
 import { FitError, summarise } from './stats.js';
 import type { BackendKind, MeasurementRecord, PlannedItem, RawResult } from './types.js';
@@ -116,7 +116,8 @@ export class MeasurementLog {
    */
   static resume(path: string, expected: { backend: BackendKind; quick: boolean; machine?: MachineInfo }): { log: MeasurementLog; parsed: ParsedLog } {
     if (!existsSync(path)) throw new LogError(`--resume: ${path} does not exist; run without --resume to start a calibration`);
-    const parsed = parseLog(readFileSync(path, 'utf8'));
+    const text = readFileSync(path, 'utf8');
+    const parsed = parseLog(text);
     const h = parsed.header;
     if (!h) throw new LogError(`--resume: ${path} is not a clustersim measurement log (no header line)`);
     if (h.schemaVersion !== LOG_SCHEMA_VERSION) throw new LogError(`--resume: ${path} has log schema version ${h.schemaVersion}, this version writes ${LOG_SCHEMA_VERSION}; start over`);
@@ -138,6 +139,9 @@ export class MeasurementLog {
           `resume it with the same setup${same.length > 0 ? ` (${same.join(' ')})` : ''}, or start a new log (--log another.jsonl)`,
       );
     }
+    // A last line cut short (a write stopped by a kill or a power cut) is dropped, so that the next record starts a line
+    // of its own; its measurement is taken again.
+    if (text.length > 0 && !text.endsWith('\n')) truncateSync(path, Buffer.byteLength(text.slice(0, text.lastIndexOf('\n') + 1)));
     return { log: new MeasurementLog(path), parsed };
   }
 

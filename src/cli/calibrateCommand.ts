@@ -1,3 +1,4 @@
+import { resolve } from 'node:path';
 import { Option, type Command } from 'commander';
 import cliProgress from 'cli-progress';
 import { openBackend, BackendUnavailableError } from '../calibrate/backends.js';
@@ -200,6 +201,7 @@ Examples:
       const progress = progressReporter(io, 'calibrate');
       const removeHandler = onInterrupt(io, controller, 'calibrate');
       const logPath = opts.log ?? defaultLogPath(opts.out);
+      if (resolve(logPath) === resolve(opts.out)) throw new UsageError(`--out and --log are the same file (${opts.out}): the profile would overwrite the measurements it was fitted from; give the log another name (default: next to --out, ${defaultLogPath(opts.out)})`);
       prepareOutputFile(opts.out, '--out');
       prepareOutputFile(logPath, '--log');
       try {

@@ -25,6 +25,17 @@ describe('calibrate and validate: argument validation', () => {
     const wall = await cli('calibrate', '--backend', 'cuda', '--wall-clock', '--out', join(dir, 'x.json'));
     expect(wall.code).toBe(2);
     expect(wall.err).toMatch(/--wall-clock applies to the cpu backend only/);
+    // More GEMM threads than cores: refused before anything is measured.
+    const many = await cli('calibrate', '--backend', 'cpu', '--quick', '--threads', '100000', '--out', join(dir, 'many.json'));
+    expect(many.code).toBe(2);
+    expect(many.err).toMatch(/100000 GEMM threads are more than the \d+ logical cores here: .*give --threads \d+ or fewer/);
+  });
+
+  it('calibrate refuses --out and --log naming the same file (the profile would overwrite its measurements)', async () => {
+    const same = join(dir, 'same.jsonl');
+    const r = await cli('calibrate', '--backend', 'cpu', '--quick', '--out', same, '--log', `${dir}/./same.jsonl`);
+    expect(r.code).toBe(2);
+    expect(r.err).toMatch(/--out and --log are the same file .*give the log another name/);
   });
 
   it('calibrate --resume without a log says how to start', async () => {

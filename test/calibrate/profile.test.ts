@@ -109,4 +109,17 @@ describe('the measurement log', () => {
     expect(parsed.records[0].summary.medianS).toBe(2e-6);
     expect(parsed.badLines).toEqual([3]);
   });
+
+  it('drops a last line cut short when it resumes, so that the next record starts a line of its own', () => {
+    const path = join(dir, 'cut.jsonl');
+    const log = MeasurementLog.create(path, { backend: 'cpu', quick: true, machine, startedAt: 'now' });
+    log.append(toRecord(planned, { samplesS: [1e-6], extra: {}, notes: {} }));
+    writeFileSync(path, `${readFileSync(path, 'utf8')}{"type":"measurement","id":"copy/h2h/20`);
+    const again = MeasurementLog.resume(path, { backend: 'cpu', quick: true });
+    expect(again.parsed.badLines).toEqual([3]);
+    again.log.append(toRecord({ ...planned, id: 'copy/h2h/2048' }, { samplesS: [2e-6], extra: {}, notes: {} }));
+    const after = parseLog(readFileSync(path, 'utf8'));
+    expect(after.badLines).toEqual([]);
+    expect(after.records.map((r) => r.id)).toEqual([planned.id, 'copy/h2h/2048']);
+  });
 });
