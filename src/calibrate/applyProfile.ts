@@ -59,6 +59,7 @@ function cpuDevice(profile: Profile): GpuSpec {
     pcieGen: 4,
     kernelLaunchNs: f.launchS * 1e9,
     measuredGemm: gemm,
+    calibratedCpu: true,
     source: calibratedNote(profile),
   };
 }
@@ -77,7 +78,7 @@ export function profileGpu(profile: Profile, base?: GpuSpec): { gpu: GpuSpec; ap
   const applied: string[] = [];
   const gpu: GpuSpec = start
     ? { ...start, peakTflops: { ...start.peakTflops }, gemmCeiling: { ...start.gemmCeiling } }
-    : { ...cpuDevice(profile), name: profile.device.name, peakTflops: {}, smCount: profile.machine.cuda?.devices[0]?.smCount ?? 1 };
+    : { ...cpuDevice(profile), name: profile.device.name, peakTflops: {}, smCount: profile.machine.cuda?.devices[0]?.smCount ?? 1, calibratedCpu: undefined };
   const gemm = measuredGemms(profile);
   gpu.measuredGemm = { ...gpu.measuredGemm, ...gemm };
   for (const [dtype, m] of Object.entries(gemm)) {

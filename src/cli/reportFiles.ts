@@ -49,9 +49,9 @@ function selection<T>(option: string, f: () => T): T {
   }
 }
 
-/** How reports name a scenario. */
-export function labelOf(scenario: Scenario): ScenarioLabel {
-  return { name: scenario.name, modelName: scenario.model.name, clusterName: scenario.cluster.name, gpusPerNode: scenario.cluster.node.gpusPerNode };
+/** How reports name a scenario, and the calibration profile its run used, if any. */
+export function labelOf(scenario: Scenario, profile?: ScenarioLabel['profile']): ScenarioLabel {
+  return { name: scenario.name, modelName: scenario.model.name, clusterName: scenario.cluster.name, gpusPerNode: scenario.cluster.node.gpusPerNode, ...(profile ? { profile } : {}) };
 }
 
 /** The ranks that exist in a scenario's run: one per GPU (tp × pp × dp uses every GPU of the cluster). */
@@ -88,24 +88,30 @@ export function checkStepFileOptions(scenario: Scenario, opts: StepFileOptions):
  * What the timeline of a run shows: `--ranks` (default: rank 0, one rank per pipeline stage, the slowest
  * rank and a rank on the last node) and `--streams` (default: the streams that have work).
  */
-export function stepView(scenario: Scenario, run: Pick<StepRun, 'trace' | 'result'>, opts: StepFileOptions): StepView {
+export function stepView(scenario: Scenario, run: Pick<StepRun, 'trace' | 'result'>, opts: StepFileOptions, profile?: ScenarioLabel['profile']): StepView {
   const gpusPerNode = scenario.cluster.node.gpusPerNode;
   const rankCount = run.trace.program.rankCount;
   const ranks = opts.ranks
     ? selection('--ranks', () => parseRankList(opts.ranks!, rankCount, simulatedRanks(run.trace)))
     : defaultRanks({ trace: run.trace, gpusPerNode, stages: pipelineStageRanks(scenario.parallel) });
   const streams = opts.streams ? selection('--streams', () => parseStreamList(opts.streams!)) : usedStreams(run.trace);
-  return { label: labelOf(scenario), trace: run.trace, result: run.result, ranks, streams };
+  return { label: labelOf(scenario, profile), trace: run.trace, result: run.result, ranks, streams };
 }
 
 /**
  * The view the timeline, report and trace files draw, when one of them is asked for; call it before printing
- * the summary, so that a rank that was not simulated is refused with nothing on stdout.
+ * the summary, so that a rank that was not simulated is refused with nothing on stdout. A stream `--streams` names
+ * that has no work in this run (tp with tp 1) is warned of: its lanes would be drawn empty.
  */
-export function stepFilesView(scenario: Scenario, run: Pick<StepRun, 'trace' | 'result'>, opts: StepFileOptions): StepView | undefined {
+export function stepFilesView(scenario: Scenario, run: Pick<StepRun, 'trace' | 'result'>, opts: StepFileOptions, io: Output, profile?: ScenarioLabel['profile']): StepView | undefined {
   if (!opts.timeline && !opts.report && !opts.trace) return undefined;
-  const view = stepView(scenario, run, opts);
+  const view = stepView(scenario, run, opts, profile);
   checkTimelineRankCount(view.ranks.length, opts);
+  if (opts.streams) {
+    const used = usedStreams(run.trace);
+    const idle = view.streams.filter((s) => !used.includes(s));
+    if (idle.length > 0) io.err(`clustersim: warning: --streams: ${idle.join(', ')} ${idle.length > 1 ? 'have' : 'has'} no work in this run, so ${idle.length > 1 ? 'their' : 'its'} lanes are empty (streams with work: ${used.join(', ')})`);
+  }
   return view;
 }
 
@@ -121,7 +127,7 @@ export function loadReports(): Promise<typeof import('../report/reports.js')> {
 export async function writeStepFiles(scenario: Scenario, run: Pick<StepRun, 'trace' | 'result'>, opts: StepFileOptions, view: StepView | undefined, io: Output, alternatives: readonly Alternative[] = []): Promise<void> {
   if (!opts.memoryChart && !view) return;
   const { simulateReportHtml, stepMemorySvg, stepTimelineSvg } = await loadReports();
-  if (opts.memoryChart) writeReportFile(opts.memoryChart, stepMemorySvg({ label: labelOf(scenario), result: run.result }), io);
+  if (opts.memoryChart) writeReportFile(opts.memoryChart, stepMemorySvg({ label: view?.label ?? labelOf(scenario), result: run.result }), io);
   if (!view) return;
   const timeline = opts.timeline || opts.report ? stepTimelineSvg(view) : '';
   if (opts.timeline) writeReportFile(opts.timeline, timeline, io);
@@ -129,7 +135,7 @@ export async function writeStepFiles(scenario: Scenario, run: Pick<StepRun, 'tra
   if (opts.trace) {
     const { chromeTraceJson, toChromeTrace } = await import('../report/chromeTrace.js');
     const ranks = opts.ranks ? view.ranks : undefined;
-    const meta = { scenario: scenario.name, seed: run.result.seed, version: VERSION, stepTimeS: run.result.stepTimeS };
+    const meta = { scenario: scenario.name, seed: run.result.seed, version: VERSION, stepTimeS: run.result.stepTimeS, ...(view.label.profile ? { profile: view.label.profile.file } : {}) };
     writeReportFile(opts.trace, chromeTraceJson(toChromeTrace({ trace: run.trace, ranks, gpusPerNode: scenario.cluster.node.gpusPerNode, meta })), io);
   }
 }

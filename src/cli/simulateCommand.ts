@@ -2,7 +2,7 @@ import { Option, type Command } from 'commander';
 import { simulateStep, type StepResult } from '../sim/simulateStep.js';
 import { VERSION } from '../version.js';
 import { formatBytes, formatSeconds } from './units.js';
-import { strategyText } from '../report/format.js';
+import { strategyText, tflopsText } from '../report/format.js';
 import { collect } from './scenarioInput.js';
 import { applyImports, describeImports, importsJson, scenarioWithImports, type ImportOptions } from '../scenario/importSettings.js';
 import { applyOverrides } from '../scenario/load.js';
@@ -47,7 +47,7 @@ export function formatStepSummary(r: StepResult, scenario: { clusterName: string
     '',
     `  step time           ${formatSeconds(r.stepTimeS)}`,
     `  throughput          ${r.samplesPerS.toFixed(1)} samples/s, ${Math.round(r.tokensPerS).toLocaleString('en-US')} tokens/s`,
-    `  per GPU             ${r.tflopsPerGpu.toFixed(1)} TFLOP/s model, ${r.hardwareTflopsPerGpu.toFixed(1)} TFLOP/s hardware`,
+    `  per GPU             ${tflopsText(r.tflopsPerGpu)} TFLOP/s model, ${tflopsText(r.hardwareTflopsPerGpu)} TFLOP/s hardware`,
     `  MFU                 ${(100 * r.mfu).toFixed(1)}%`,
     '',
     `  memory per GPU      ${formatBytes(m.peakBytesPerGpu)} of ${formatBytes(m.capacityBytes)}: ${m.gpuFits ? 'fits' : `OOM, short by ${formatBytes(m.shortfallBytes)}`}`,
@@ -122,7 +122,7 @@ read as YAML, and null takes the field out (its default applies).`,
     } finally {
       progress.stop();
     }
-    const view = stepFilesView(scenario, run, opts);
+    const view = stepFilesView(scenario, run, opts, io, profile ? { file: profile.file, applied: profile.applied } : undefined);
     const { result } = run;
     const adjust = (raw: unknown) => applyOverrides(applyImports(raw, imports), sets);
     // Each alternative is a whole simulation again: say which one is running, on a terminal.

@@ -57,6 +57,11 @@ export function parallelSizesText(p: { tp: number; pp: number; cp?: number; dp?:
   return `tp ${p.tp}${(p.cp ?? 1) > 1 ? ` × cp ${p.cp}` : ''} × pp ${p.pp}${p.dp !== undefined ? ` × dp ${p.dp}` : ''}`;
 }
 
+/** TFLOP/s with one decimal, or three significant digits below 10 (a CPU's 0.0520 would read 0.1). */
+export function tflopsText(tflops: number): string {
+  return tflops >= 10 || tflops === 0 ? tflops.toFixed(1) : tflops.toPrecision(3);
+}
+
 /** How each context-parallel communication type (`parallel.cpCommType`) is named. */
 const CP_COMM_TEXT: Record<string, string> = { p2p: 'ring (p2p)', all_gather: 'key/value all-gather', a2a: 'all-to-all' };
 

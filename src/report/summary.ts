@@ -1,6 +1,6 @@
 import type { StepResult } from '../sim/simulateStep.js';
 import type { Alternative } from '../advise/alternatives.js';
-import { bytesText, countText, durationText, percentText, strategyText, type StrategyParts } from './format.js';
+import { bytesText, countText, durationText, percentText, strategyText, tflopsText, type StrategyParts } from './format.js';
 
 /** What a report says about the scenario besides the simulation result. */
 export interface ScenarioLabel {
@@ -9,6 +9,8 @@ export interface ScenarioLabel {
   modelName: string;
   clusterName: string;
   gpusPerNode: number;
+  /** The calibration profile the run used (`simulate --profile`): its file and what it replaced. */
+  profile?: { file: string; applied: readonly string[] };
 }
 
 /** `bert-large-ddp-2node: bert-large on 2× dgx-a100-80gb (16 GPUs)` */
@@ -63,11 +65,12 @@ export function summaryRows(label: ScenarioLabel, r: StepResult): [string, strin
     ['scenario', label.name],
     ['model', `${label.modelName}, ${r.modelParams >= 1e9 ? `${(r.modelParams / 1e9).toFixed(2)} B` : `${(r.modelParams / 1e6).toFixed(1)} M`} parameters`],
     ['cluster', `${label.clusterName}, ${r.gpus} GPUs`],
+    ...(label.profile ? [['calibration profile', `${label.profile.file}: ${label.profile.applied.join('; ')}`] as [string, string]] : []),
     ...(splitText(r) ? [['parallelism', splitText(r)!] as [string, string]] : []),
     ['seed', String(r.seed)],
     ['step time', durationText(r.stepTimeS * 1e9)],
     ['throughput', `${countText(r.samplesPerS, 1)} samples/s, ${countText(r.tokensPerS)} tokens/s`],
-    ['per GPU', `${r.tflopsPerGpu.toFixed(1)} TFLOP/s model, ${r.hardwareTflopsPerGpu.toFixed(1)} TFLOP/s hardware`],
+    ['per GPU', `${tflopsText(r.tflopsPerGpu)} TFLOP/s model, ${tflopsText(r.hardwareTflopsPerGpu)} TFLOP/s hardware`],
     ['MFU', percentText(r.mfu)],
     ['memory per GPU', memoryVerdict(r)],
     ...(hostMemoryVerdict(r) ? [['host memory (offload)', hostMemoryVerdict(r)!] as [string, string]] : []),

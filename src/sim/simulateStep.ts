@@ -230,7 +230,8 @@ export function simulateStep(setup: StepSetup, options: { onProgress?: (p: StepP
     eventsFired: sim.eventsFired,
     ...(t.flashAttention && setup.model.arch !== 'mlp' ? { attention: attentionSummary(setup.cluster.node.gpu, t.attentionKernel) } : {}),
     ...gpuSpeedSummary(setup, gpus),
-    notes: [...placementNotes(setup), ...mfuNotes(tflopsPerGpu / peak, t.kernels)],
+    // A calibrated CPU's peak is its own measured ceiling: published GPU runs say nothing of its MFU.
+    notes: [...placementNotes(setup), ...(setup.cluster.node.gpu.calibratedCpu ? [] : mfuNotes(tflopsPerGpu / peak, t.kernels))],
     bottleneck: undefined as unknown as Bottleneck,
   };
   result.bottleneck = diagnose(

@@ -1,4 +1,4 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -85,6 +85,21 @@ describe('simulate --profile', () => {
     expect(withProfile.err).toMatch(/profile .*a100.json: gemm fp32: measured model.*kernel launch overhead.*intra-node link bandwidth 230 →/);
     expect(withProfile.err).toMatch(/measured collectives inside a node: all_reduce ×2 \(\d+ sizes\), all_gather ×2 \(\d+ sizes\)/);
     expect(JSON.parse(withProfile.out).stepTimeS).not.toBe(JSON.parse(base.out).stepTimeS);
+  });
+
+  it('names the profile in the HTML report and the trace, and gives a calibrated CPU no MFU note from GPU runs', async () => {
+    const gpuProfile = join(dir, 'a100-report.json');
+    writeProfile(gpuProfile, syntheticProfile({ backend: 'cuda', device: 'NVIDIA A100-SXM4-80GB', gpuPreset: 'a100-sxm4-80gb' }));
+    const [html, trace] = [join(dir, 'p.html'), join(dir, 'p.json')];
+    const r = await cli('simulate', 'scenarios/bert-large-ddp-2node.yaml', '--alternatives', '0', '--profile', gpuProfile, '--set', 'training.precision=fp32', '--report', html, '--trace', trace);
+    expect(r.code, r.err).toBe(0);
+    expect(readFileSync(html, 'utf8')).toMatch(/<td>calibration profile<\/td><td>[^<]*a100-report.json: gemm fp32: measured model/);
+    expect(JSON.parse(readFileSync(trace, 'utf8')).metadata?.profile ?? JSON.stringify(JSON.parse(readFileSync(trace, 'utf8')))).toContain('a100-report.json');
+    const cpuProfile = join(dir, 'cpu-report.json');
+    writeProfile(cpuProfile, syntheticProfile({ backend: 'cpu' }));
+    const cpu = JSON.parse((await cli('simulate', 'scenarios/bert-large-ddp-2node.yaml', '--alternatives', '0', '--json', '--profile', cpuProfile, '--set', 'training.precision=fp32')).out);
+    expect(cpu.mfu).toBeGreaterThan(0.65); // above the note's threshold, which GPU runs set
+    expect(cpu.notes.join("\n")).not.toMatch(/MFU/);
   });
 
   it('refuses a profile measured on another GPU preset than the scenario names, and notes one of no preset', async () => {

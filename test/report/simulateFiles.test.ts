@@ -80,6 +80,10 @@ describe('clustersim simulate --timeline / --report / --trace', () => {
     expect((await cli('simulate', BERT, ...FULL, '--timeline', svg, '--ranks', '3', '--streams', 'comm')).code).toBe(0);
     const lanes = [...parseSvg(readFileSync(svg, 'utf8')).querySelectorAll('g.lane')].map((g) => g.getAttribute('data-stream'));
     expect(lanes).toEqual(['comm']);
+    // A stream with no work in this run (BERT runs no tensor parallelism) is drawn, empty, and warned of.
+    const idle = await cli('simulate', BERT, ...FULL, '--timeline', svg, '--ranks', '3', '--streams', 'comm,tp');
+    expect(idle.code).toBe(0);
+    expect(idle.err).toMatch(/warning: --streams: tp has no work in this run, so its lanes are empty \(streams with work: compute, comm\)/);
   });
 
   it('rejects ranks that do not exist and too many ranks for a timeline, with exit code 2', async () => {

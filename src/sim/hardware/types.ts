@@ -45,6 +45,8 @@ export interface GpuSpec {
    * bytes (kernelTime.ts `misalignedGemmSlowdown`); absent: one published factor for any misalignment.
    */
   misalignedGemmSlowdown?: MisalignedGemmSlowdown;
+  /** Set for a CPU calibrated as the simulator's device (`calibrate --backend cpu`): its peak is the measured ceiling. */
+  calibratedCpu?: boolean;
   source: string;
 }
 
