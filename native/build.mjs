@@ -9,7 +9,7 @@
 // - Without a compiler the install still succeeds (the simulator needs no addon); `calibrate` and `validate`
 //   then say how to build it. `--strict` (or CLUSTERSIM_REQUIRE_NATIVE=1) makes a failed build fail.
 import { spawnSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -18,6 +18,20 @@ const strict = process.argv.includes('--strict') || process.env.CLUSTERSIM_REQUI
 
 if (process.env.CLUSTERSIM_SKIP_NATIVE === '1') {
   console.log('clustersim: CLUSTERSIM_SKIP_NATIVE=1, not building the native addon');
+  process.exit(0);
+}
+
+// An addon already built for this Node ABI from the sources as they are is not built again (a second `npm ci`, or npx
+// installing this checkout into its cache, would otherwise spend some 12 s on it). `--force` builds anyway.
+const addon = join(nativeDir, 'build', 'Release', 'clustersim_native.node');
+const stamp = join(nativeDir, 'build', 'Release', 'clustersim-abi.txt');
+const newestSourceMs = () => {
+  const files = [join(nativeDir, 'binding.gyp'), join(nativeDir, 'build.mjs'), ...readdirSync(join(nativeDir, 'src')).map((f) => join(nativeDir, 'src', f))];
+  return Math.max(...files.map((f) => statSync(f).mtimeMs));
+};
+const upToDate = () => existsSync(addon) && existsSync(stamp) && readFileSync(stamp, 'utf8').trim() === process.versions.modules && statSync(addon).mtimeMs >= newestSourceMs();
+if (!process.argv.includes('--force') && upToDate()) {
+  console.log(`clustersim: native addon up to date in ${join(nativeDir, 'build', 'Release')} (--force rebuilds it)`);
   process.exit(0);
 }
 
@@ -43,6 +57,7 @@ const result = gyp
   : spawnSync('node-gyp', args, { stdio: 'inherit', shell: process.platform === 'win32' });
 
 if (result.status === 0) {
+  writeFileSync(stamp, `${process.versions.modules}\n`);
   console.log(`clustersim: native addon built in ${join(nativeDir, 'build', 'Release')}`);
   process.exit(0);
 }
