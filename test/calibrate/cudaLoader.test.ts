@@ -113,3 +113,77 @@ describe('opening the CPU backend', () => {
     expect(openCpuBackend(fakeAddon({}), 2).machine.computeThreads).toBe(2);
   });
 });
+
+describe('opening the CUDA backend', () => {
+  const noLibs = (reqs: { name: string; required: boolean }[]) => reqs.map((r) => ({ name: r.name, required: r.required, error: 'not found', tried: [{ path: `lib${r.name}.so`, error: 'cannot open shared object file' }] }));
+  const allLibs = (reqs: { name: string; required: boolean }[]) => reqs.map((r) => ({ name: r.name, required: r.required, path: `/lib/lib${r.name}.so`, tried: [] }));
+
+  it('fails with the search explanation when the libraries are missing', () => {
+    expect(() => openCudaBackend(fakeAddon({ cudaLoad: noLibs }), env({}))).toThrow(BackendUnavailableError);
+    expect(() => openCudaBackend(fakeAddon({ cudaLoad: noLibs }), env({}))).toThrow(/cudart, cublasLt, cublas could not be loaded/);
+  });
+
+  it('says the libraries loaded but no GPU is usable, and what to check', () => {
+    const addon = fakeAddon({ cudaLoad: allLibs, cudaDescribe: () => { throw new Error('cudaGetDeviceCount failed: no CUDA-capable device is detected (CUDA error 100)'); } });
+    expect(() => openCudaBackend(addon, env({}))).toThrow(/loaded \(libcudart from \/lib\/libcudart.so\), but no GPU is usable: cudaGetDeviceCount failed: no CUDA-capable device.*nvidia-smi.*CUDA_VISIBLE_DEVICES/);
+  });
+
+  it('describes the GPUs and libraries it found, and warns about missing NCCL', () => {
+    const warnings: string[] = [];
+    const addon = fakeAddon({
+      cudaLoad: (reqs) => allLibs(reqs).map((o) => (o.name === 'nccl' ? { ...o, path: undefined, error: 'not found' } : o)),
+      cudaDescribe: () => ({ deviceCount: '2', driverVersion: '12040', runtimeVersion: '12020', 'device.0.name': 'NVIDIA H200', 'device.0.memoryBytes': String(143771 * 2 ** 20), 'device.0.smCount': '132', 'device.0.computeCapability': '9.0', 'device.1.name': 'NVIDIA H200' }),
+    });
+    const b = openCudaBackend(addon, env({}), (w) => warnings.push(w));
+    expect(b.machine.cuda?.devices.map((d) => d.name)).toEqual(['NVIDIA H200', 'NVIDIA H200']);
+    expect(b.machine.cuda?.libraries.cudart).toBe('/lib/libcudart.so');
+    expect(b.machine.cuda?.driverVersion).toBe('12040');
+    expect(b.maxRanks).toBe(1);
+    expect(warnings.join('\n')).toMatch(/libnccl not found[\s\S]*collectives between GPUs are not measured/);
+  });
+
+  it('parses the description the addon returns', () => {
+    const { devices, versions } = parseCudaDescription({ deviceCount: '1', ncclVersion: '22105', 'device.0.name': 'A100', 'device.0.smCount': '108', 'device.0.memoryBytes': '42949672960', 'device.0.computeCapability': '8.0' });
+    expect(devices).toEqual([{ index: 0, name: 'A100', memoryBytes: 42949672960, smCount: 108, computeCapability: '8.0' }]);
+    expect(versions).toEqual({ ncclVersion: '22105' });
+  });
+});
+
+describe('the native addon on this machine', () => {
+  it('explains a missing or unloadable addon with how to build it', () => {
+    expect(explainAddonFailure('/x/a.node', false)).toMatch(/not built: \/x\/a.node does not exist; build it with `npm run build:native`/);
+    expect(explainAddonFailure('/x/a.node', true, new Error('The module was compiled against a different Node.js version using NODE_MODULE_VERSION 108'))).toMatch(/another Node.js version/);
+    expect(() => loadAddon('/nonexistent/clustersim_native.node')).toThrow(NativeUnavailableError);
+    expect(addonPath({ CLUSTERSIM_NATIVE: '/tmp/x.node' })).toBe('/tmp/x.node');
+    expect(addonPath({})).toMatch(/native\/build\/Release\/clustersim_native\.node$/);
+  });
+
+  it.skipIf(process.env.CLUSTERSIM_SKIP_NATIVE === '1')('reports every real dlopen failure for paths that do not exist', () => {
+    const outcomes = loadAddon().cudaLoad([{ name: 'cudart', required: true, paths: ['/nonexistent/libcudart.so.12'] }, { name: 'nccl', required: false, paths: [] }]);
+    expect(outcomes[0].path).toBeUndefined();
+    expect(outcomes[0].tried[0].path).toBe('/nonexistent/libcudart.so.12');
+    expect(outcomes[0].tried[0].error).toMatch(/No such file|cannot open/);
+    expect(outcomes[1].error).toBe('no candidate path');
+    expect(() => loadAddon().cudaDescribe()).toThrow(/could not be loaded: cudart/);
+  });
+
+  // This development machine has a CUDA 13 runtime in /usr/local/cuda but no driver and no GPU: the real
+  // symbols bind and the first call reports why nothing can run.
+  const cudart = existsSync('/usr/local/cuda/lib64') ? readdirSync('/usr/local/cuda/lib64').find((f) => /^libcudart\.so\.\d+$/.test(f)) : undefined;
+  const hasGpu = existsSync('/dev/nvidia0') || process.env.CLUSTERSIM_TEST_HAS_GPU === '1';
+  it.skipIf(process.env.CLUSTERSIM_SKIP_NATIVE === '1' || !cudart || hasGpu)('binds a real libcudart and reports the CUDA error when no GPU can run', async () => {
+    const addon = loadAddon();
+    const [o] = addon.cudaLoad([{ name: 'cudart', required: true, paths: [`/usr/local/cuda/lib64/${cudart}`] }, { name: 'cublas', required: false, paths: [] }]);
+    expect(o.path).toBe(`/usr/local/cuda/lib64/${cudart}`);
+    expect(() => addon.cudaDescribe()).toThrow(/cudaGetDeviceCount failed: .*\(CUDA error \d+\)/);
+    await expect(addon.runCuda({ kind: 'gemm', dtype: 'bf16', m: 64, n: 64, k: 64, warmup: 0, repeats: 1, inner: 1 })).rejects.toThrow(/CUDA error/);
+  });
+
+  it.skipIf(process.env.CLUSTERSIM_SKIP_NATIVE === '1' || process.env.CLUSTERSIM_TEST_HAS_GPU === '1')('falls back from auto to the CPU backend, saying why, where there is no GPU', () => {
+    const warnings: string[] = [];
+    const b = openBackend('auto', { warn: (w) => warnings.push(w) });
+    expect(b.kind).toBe('cpu');
+    expect(warnings[0]).toMatch(/^using the CPU backend: (no NVIDIA driver here|the CUDA (backend cannot start|libraries loaded))/);
+    expect(() => openBackend('cuda')).toThrow(BackendUnavailableError);
+  });
+});
