@@ -1,4 +1,4 @@
-import type { ScaleRow } from '../sweep/scaleMath.js';
+import { isSimulated, type ScaleRow } from '../sweep/scaleMath.js';
 import type { CommSettings } from '../sweep/commSettings.js';
 import { bytesText, countText, durationText, percentText } from './format.js';
 
@@ -36,6 +36,7 @@ export const SCALE_CSV_COLUMNS = [
   'scenario', 'mode', 'gpus', 'status', 'nodes', 'dp', 'global_batch', 'step_time_s', 'samples_per_s', 'tokens_per_s',
   'speedup', 'efficiency', 'exposed_comm_share', 'mfu', 'memory_bytes_per_gpu', 'capacity_bytes', 'fits', 'reason',
   'tp', 'pp', 'cp', 'cp_comm_type', 'tp_comm_overlap', 'tp_comm_overlap_sms_proj', 'tp_comm_overlap_sms_fc2', 'tp_comm_overlap_sms_bulk',
+  'speedup_base_gpus',
 ] as const;
 
 /** What `scaleCsv` needs of a series: its name, mode, split and communication settings, and rows. */
@@ -61,8 +62,10 @@ export function scaleCsv(series: readonly CsvSeries[]): string {
   for (const s of series) {
     const sms = s.tpCommOverlap ? s.tpCommOverlapSms : undefined;
     const fixed = [s.tp, s.pp, s.cp ?? 1, s.cpCommType, s.tpCommOverlap === true, sms?.proj, sms?.fc2, sms?.bulk];
+    // The size speedup and efficiency are measured against (the smallest simulated), on the rows that have them.
+    const base = s.rows.find(isSimulated)?.gpus;
     for (const r of s.rows) {
-      const cells = [s.name, s.mode, r.gpus, r.status, r.nodes, r.dp, r.globalBatch, r.stepTimeS, r.samplesPerS, r.tokensPerS, r.speedup, r.efficiency, r.exposedCommShare, r.mfu, r.memoryBytesPerGpu, r.capacityBytes, r.fits, r.reason, ...fixed];
+      const cells = [s.name, s.mode, r.gpus, r.status, r.nodes, r.dp, r.globalBatch, r.stepTimeS, r.samplesPerS, r.tokensPerS, r.speedup, r.efficiency, r.exposedCommShare, r.mfu, r.memoryBytesPerGpu, r.capacityBytes, r.fits, r.reason, ...fixed, r.speedup !== undefined ? base : undefined];
       lines.push(cells.map(csvCell).join(','));
     }
   }
