@@ -22,14 +22,17 @@ if (process.env.CLUSTERSIM_SKIP_NATIVE === '1') {
 }
 
 // An addon already built for this Node ABI from the sources as they are is not built again (a second `npm ci`, or npx
-// installing this checkout into its cache, would otherwise spend some 12 s on it). `--force` builds anyway.
+// installing this checkout into its cache, would otherwise spend some 12 s on it). `--force` builds anyway, as
+// `npm run build:native` does (the fix for an addon that does not load).
 const addon = join(nativeDir, 'build', 'Release', 'clustersim_native.node');
 const stamp = join(nativeDir, 'build', 'Release', 'clustersim-abi.txt');
+// What an addon is built for: the Node ABI, the platform and the architecture.
+const buildKey = `${process.versions.modules} ${process.platform} ${process.arch}`;
 const newestSourceMs = () => {
   const files = [join(nativeDir, 'binding.gyp'), join(nativeDir, 'build.mjs'), ...readdirSync(join(nativeDir, 'src')).map((f) => join(nativeDir, 'src', f))];
   return Math.max(...files.map((f) => statSync(f).mtimeMs));
 };
-const upToDate = () => existsSync(addon) && existsSync(stamp) && readFileSync(stamp, 'utf8').trim() === process.versions.modules && statSync(addon).mtimeMs >= newestSourceMs();
+const upToDate = () => existsSync(addon) && existsSync(stamp) && readFileSync(stamp, 'utf8').trim() === buildKey && statSync(addon).mtimeMs >= newestSourceMs();
 if (!process.argv.includes('--force') && upToDate()) {
   console.log(`clustersim: native addon up to date in ${join(nativeDir, 'build', 'Release')} (--force rebuilds it)`);
   process.exit(0);
@@ -57,7 +60,7 @@ const result = gyp
   : spawnSync('node-gyp', args, { stdio: 'inherit', shell: process.platform === 'win32' });
 
 if (result.status === 0) {
-  writeFileSync(stamp, `${process.versions.modules}\n`);
+  writeFileSync(stamp, `${buildKey}\n`);
   console.log(`clustersim: native addon built in ${join(nativeDir, 'build', 'Release')}`);
   process.exit(0);
 }

@@ -19,9 +19,7 @@ function newestMtimeMs(dir: string): number {
   return newest;
 }
 
-// The build is incremental (tsconfig.json): it writes only the files whose sources changed, so the newest file of dist/
-// tells when it last caught up.
-const stale = () => !existsSync(WORKER) || newestMtimeMs('dist') < newestMtimeMs('src');
+const stale = () => !existsSync(WORKER) || statSync(WORKER).mtimeMs < newestMtimeMs('src');
 
 /** Builds dist/ (what `npm run build` runs) when a source is newer than the compiled pool; one file at a time. */
 export async function buildIfStale(): Promise<void> {
