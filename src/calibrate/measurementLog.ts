@@ -139,9 +139,14 @@ export class MeasurementLog {
           `resume it with the same setup${same.length > 0 ? ` (${same.join(' ')})` : ''}, or start a new log (--log another.jsonl)`,
       );
     }
-    // A last line cut short (a write stopped by a kill or a power cut) is dropped, so that the next record starts a line
-    // of its own; its measurement is taken again.
-    if (text.length > 0 && !text.endsWith('\n')) truncateSync(path, Buffer.byteLength(text.slice(0, text.lastIndexOf('\n') + 1)));
+    // The next record must start a line of its own. A last line cut short (a write stopped by a kill or a power cut:
+    // it did not parse) is dropped, and its measurement is taken again; a whole last line without its line end (an
+    // editor's doing) is ended.
+    if (text.length > 0 && !text.endsWith('\n')) {
+      const lines = text.split('\n');
+      if (parsed.badLines.includes(lines.length)) truncateSync(path, Buffer.byteLength(text.slice(0, text.lastIndexOf('\n') + 1)));
+      else appendFileSync(path, '\n');
+    }
     return { log: new MeasurementLog(path), parsed };
   }
 

@@ -1,4 +1,5 @@
-import { resolve } from 'node:path';
+import { lstatSync, readlinkSync, realpathSync, statSync } from 'node:fs';
+import { basename, dirname, join, resolve } from 'node:path';
 import { Option, type Command } from 'commander';
 import cliProgress from 'cli-progress';
 import { openBackend, BackendUnavailableError } from '../calibrate/backends.js';
@@ -164,6 +165,37 @@ interface CalibrateOptions {
   json?: boolean;
 }
 
+/**
+ * Whether two paths name one file: the same path once resolved (links followed, a dangling one to where it points), or,
+ * when both exist, the same file on disk (a hard link).
+ */
+function sameFile(a: string, b: string): boolean {
+  const real = (p: string, depth = 0): string => {
+    try {
+      return realpathSync(p);
+    } catch {
+      // Not there (yet): a link to where it points, else its folder's real path and its name.
+    }
+    try {
+      if (depth < 8 && lstatSync(p).isSymbolicLink()) return real(resolve(dirname(p), readlinkSync(p)), depth + 1);
+    } catch {
+      // No such entry.
+    }
+    try {
+      return join(realpathSync(dirname(resolve(p))), basename(p));
+    } catch {
+      return resolve(p);
+    }
+  };
+  if (real(a) === real(b)) return true;
+  try {
+    const [sa, sb] = [statSync(a), statSync(b)];
+    return sa.dev === sb.dev && sa.ino === sb.ino;
+  } catch {
+    return false;
+  }
+}
+
 /** profile.json → profile.measurements.jsonl (next to it). */
 export function defaultLogPath(out: string): string {
   return `${out.replace(/\.json$/i, '')}.measurements.jsonl`;
@@ -201,7 +233,7 @@ Examples:
       const progress = progressReporter(io, 'calibrate');
       const removeHandler = onInterrupt(io, controller, 'calibrate');
       const logPath = opts.log ?? defaultLogPath(opts.out);
-      if (resolve(logPath) === resolve(opts.out)) throw new UsageError(`--out and --log are the same file (${opts.out}): the profile would overwrite the measurements it was fitted from; give the log another name (default: next to --out, ${defaultLogPath(opts.out)})`);
+      if (sameFile(logPath, opts.out)) throw new UsageError(`--out and --log are the same file (${opts.out}): the profile would overwrite the measurements it was fitted from; give the log another name (default: next to --out, ${defaultLogPath(opts.out)})`);
       prepareOutputFile(opts.out, '--out');
       prepareOutputFile(logPath, '--log');
       try {

@@ -1,4 +1,4 @@
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -36,6 +36,12 @@ describe('calibrate and validate: argument validation', () => {
     const r = await cli('calibrate', '--backend', 'cpu', '--quick', '--out', same, '--log', `${dir}/./same.jsonl`);
     expect(r.code).toBe(2);
     expect(r.err).toMatch(/--out and --log are the same file .*give the log another name/);
+    // Through a link, dangling until the profile is written.
+    const link = join(dir, 'link.jsonl');
+    symlinkSync('linked.json', link);
+    const viaLink = await cli('calibrate', '--backend', 'cpu', '--quick', '--out', join(dir, 'linked.json'), '--log', link);
+    expect(viaLink.code).toBe(2);
+    expect(viaLink.err).toMatch(/--out and --log are the same file/);
   });
 
   it('calibrate --resume without a log says how to start', async () => {
@@ -67,6 +73,16 @@ describe('calibrate and validate: argument validation', () => {
       `clustersim: ${other} is not a clustersim calibration profile: it holds an object with the fields name, version, and no "schema", ` +
         'but a profile is a JSON object with "schema": "clustersim.profile", the fitted constants of a machine; make one with `clustersim calibrate --out profile.json`\n',
     );
+  });
+
+  it('validate refuses a CPU profile measured with more GEMM threads than this machine has cores, in its own words', async () => {
+    const big = syntheticProfile({ backend: 'cpu' });
+    const path = join(dir, 'big-cpu.json');
+    writeProfile(path, { ...big, machine: { ...big.machine, computeThreads: 100000 } });
+    const r = await cli('validate', '--profile', path, '--quick');
+    expect(r.code).toBe(2);
+    expect(r.err).toMatch(/big-cpu.json was measured with 100000 GEMM threads and this machine has \d+ logical cores: validate it on a machine with at least 100000/);
+    expect(r.err).not.toMatch(/--threads/);
   });
 
   it('puts the log next to the profile by default', () => {

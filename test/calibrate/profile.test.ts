@@ -122,4 +122,21 @@ describe('the measurement log', () => {
     expect(after.badLines).toEqual([]);
     expect(after.records.map((r) => r.id)).toEqual([planned.id, 'copy/h2h/2048']);
   });
+
+  it('keeps a whole last line that lost its line end (an editor\'s doing), header included, and ends it', () => {
+    for (const lines of [1, 2]) {
+      const path = join(dir, `unended-${lines}.jsonl`);
+      const log = MeasurementLog.create(path, { backend: 'cpu', quick: true, machine, startedAt: 'now' });
+      if (lines === 2) log.append(toRecord(planned, { samplesS: [1e-6], extra: {}, notes: {} }));
+      writeFileSync(path, readFileSync(path, 'utf8').replace(/\n$/, ''));
+      const again = MeasurementLog.resume(path, { backend: 'cpu', quick: true });
+      expect(again.parsed.records).toHaveLength(lines - 1);
+      again.log.append(toRecord({ ...planned, id: 'copy/h2h/4096' }, { samplesS: [2e-6], extra: {}, notes: {} }));
+      const after = parseLog(readFileSync(path, 'utf8'));
+      expect(after.header?.backend).toBe('cpu');
+      expect(after.badLines).toEqual([]);
+      expect(after.records.map((r) => r.id)).toEqual([...(lines === 2 ? [planned.id] : []), 'copy/h2h/4096']);
+    }
+  });
+
 });
