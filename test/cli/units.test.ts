@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { formatSeconds } from '../../src/cli/units.js';
+import { tflopsText } from '../../src/report/format.js';
 import { formatProfile } from '../../src/cli/calibrateCommand.js';
 import { syntheticProfile } from '../calibrate/fixtures.js';
 
@@ -21,5 +22,18 @@ describe('the calibration summary', () => {
     const p = syntheticProfile();
     p.fit.launchS = 9.4e-9;
     expect(formatProfile(p).split('\n')[1]).toBe('  launch overhead     9.4 ns');
+  });
+});
+
+describe('tflopsText', () => {
+  it.each([
+    [312, '312.0'],
+    [65.14, '65.1'],
+    [10, '10.0'],
+    [9.876, '9.88'],
+    [0.052, '0.0520'],
+    [0, '0.0'],
+  ])('%s TFLOP/s prints as %s (three significant digits below 10)', (tflops, text) => {
+    expect(tflopsText(tflops)).toBe(text);
   });
 });

@@ -69,8 +69,10 @@ describe('scaling table and CSV', () => {
     expect(lines).toHaveLength(5);
     expect(lines[1].split(',').slice(0, 4)).toEqual(['a', 'strong', '8', 'ok']);
     expect(lines[3]).toMatch(/^a,strong,12,infeasible,,,,.*,"not whole nodes: 12 GPUs, over nodes of 8",1,1,1,,false,,,,$/);
-    // The rows with a speedup name the size it is against.
+    // The rows with a speedup name the size it is against: the first simulated one, whatever comes before it.
     expect(lines[1].split(',').at(-1)).toBe('8');
+    const cut = scaleCsv([{ name: 'c', mode: 'strong', tp: 1, pp: 1, rows: withScaling([{ gpus: 4, status: 'interrupted', reason: 'interrupted (Ctrl-C) before this size was simulated' }, ok(8, 100), ok(16, 180)]) }]);
+    expect(cut.trimEnd().split('\n').slice(1).map((l) => l.split(',').at(-1))).toEqual(['', '8', '8']);
     expect(lines[3].split(',').length).toBeGreaterThanOrEqual(SCALE_CSV_COLUMNS.length);
   });
 

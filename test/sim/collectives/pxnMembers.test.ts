@@ -50,6 +50,15 @@ describe('node-crossing channels use only NICs next to GPUs of the group (PXN th
     expect(nicsUsed([...Array(16).keys()]).size).toBe(16);
   });
 
+  it('runs one channel per NIC used, so that 6 or 7 usable NICs each carry an equal share', () => {
+    // 6 and 7 GPUs on each node: as many NICs, each at its own NIC's rate (8 channels over 6 NICs would load two twice).
+    const nicGBps = cluster.network.linkGbps / 8;
+    for (const perNode of [6, 7]) {
+      const group = [...Array(perNode).keys()].flatMap((g) => [g, g + 8]).sort((a, b) => a - b);
+      expect(busGBps(group)).toBeGreaterThan(0.9 * perNode * nicGBps);
+    }
+  });
+
   it('holds for tree and hierarchical all-reduce too: a tp-2 data-parallel group uses its own GPUs\' NICs', () => {
     const evenGpus = [0, 2, 4, 6, 8, 10, 12, 14];
     const own = ['n0.nic0', 'n0.nic2', 'n0.nic4', 'n0.nic6', 'n1.nic0', 'n1.nic2', 'n1.nic4', 'n1.nic6'];
