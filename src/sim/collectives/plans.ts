@@ -138,7 +138,10 @@ function channelRing(topology: Topology, layout: GroupLayout, c: number): number
     const k = members.length;
     const plain = (single ? Math.floor(c / (2 * rings.length)) : c) % k;
     const { m, r } = viaNic ? nicLocalRing(topology, rings, first, c, plain) : { m: rings[first], r: plain };
-    for (let i = 0; i < k; i++) order.push(reverse ? m[(r - i + k) % k] : m[(i + r) % k]);
+    // Across nodes on an NVLink mesh, a channel beyond the node's link-disjoint rings runs its ring the other way, on
+    // the links' other direction (NVLink is full duplex), entering and leaving through the same two GPUs.
+    const back = !single && node.intra === 'nvlink-mesh' && k >= 3 && Math.floor(c / rings.length) % 2 === 1;
+    for (let i = 0; i < k; i++) order.push(reverse ? m[(r - i + k) % k] : back ? m[(r - 1 - i + 2 * k) % k] : m[(i + r) % k]);
   }
   return order;
 }
