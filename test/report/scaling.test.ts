@@ -96,6 +96,11 @@ describe('scaling table and CSV', () => {
 });
 
 describe('scaling chart', () => {
+  it('says in the legend when a series\' efficiency is against another size than the smallest asked for', () => {
+    const svg = parseSvg(renderScalingChart({ series: [{ name: 'cut', rows: withScaling([ok(16, 180), ok(32, 320)]), scalingBaseGpus: 16 }], mode: 'strong', title: 't' }));
+    expect(svg.querySelector('g.legend')?.textContent).toContain('cut (efficiency against 16 GPUs, the smallest size done)');
+  });
+
   it('draws a curve per scenario with points only for simulated sizes, hollow when OOM', () => {
     const a = withScaling([ok(8, 100), ok(16, 190), ok(32, 350, 'oom'), { gpus: 64, status: 'infeasible', reason: 'x' }]);
     const b = withScaling([ok(8, 50), ok(16, 99)]);
