@@ -79,19 +79,22 @@ export function cpuClockFor(item: BenchItem, threads: number, mode: CpuClockMode
   }
 }
 
+function threadsRefusal(threads: number, cores: number): string {
+  return `${threads} GEMM threads are more than the ${cores} logical cores here: the threads would share cores, and the GEMM rate measured would not be that of ${threads} units; give --threads ${cores} or fewer`;
+}
+
 /**
  * The CPU backend: GEMMs on `computeThreads` threads (default: all cores but one, left to the copy thread). More
  * threads than logical cores is refused: they would share cores, and the GEMM model, which runs tiles in waves over
  * that many units, would fit a ceiling many times what was measured (99 threads on 2 cores: 9.7 TFLOP/s from GEMMs
  * that ran at 0.06).
+ * @param tooMany the refusal's words for the caller, given the threads and the cores (default: calibrate's `--threads`)
  * @throws BackendUnavailableError for more threads than logical cores
  */
-export function openCpuBackend(addon: NativeAddon = loadAddon(), computeThreads?: number, clock: CpuClockMode = 'auto'): Backend {
+export function openCpuBackend(addon: NativeAddon = loadAddon(), computeThreads?: number, clock: CpuClockMode = 'auto', tooMany: (threads: number, cores: number) => string = threadsRefusal): Backend {
   const cpu = addon.cpuInfo();
   const threads = computeThreads ?? Math.max(1, cpu.logicalCores - 1);
-  if (threads > cpu.logicalCores) {
-    throw new BackendUnavailableError(`${threads} GEMM threads are more than the ${cpu.logicalCores} logical cores here: the threads would share cores, and the GEMM rate measured would not be that of ${threads} units; give --threads ${cpu.logicalCores} or fewer (a profile measured with more threads is validated on its own machine)`);
-  }
+  if (threads > cpu.logicalCores) throw new BackendUnavailableError(tooMany(threads, cpu.logicalCores));
   return {
     kind: 'cpu',
     machine: { ...baseMachine(cpu), computeThreads: threads, cpuClock: clock },

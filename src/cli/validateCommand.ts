@@ -80,12 +80,8 @@ Examples:
         const profile = readProfile(opts.profile);
         if (profile.machine.hostname !== hostname()) io.err(`clustersim: note: ${opts.profile} was calibrated on ${profile.machine.hostname}, this is ${hostname()}`);
         const addon = loadAddon();
-        const threads = profile.machine.computeThreads;
-        const cores = addon.cpuInfo().logicalCores;
-        if (profile.backend === 'cpu' && threads !== undefined && threads > cores) {
-          throw new UsageError(`${opts.profile} was measured with ${threads} GEMM threads and this machine has ${cores} logical cores: validate it on a machine with at least ${threads} (or calibrate this one)`);
-        }
-        const backend = profile.backend === 'cpu' ? openCpuBackend(addon, threads, profile.machine.cpuClock) : openCudaBackend(addon, undefined, (s) => io.err(`clustersim: ${s}`), `${opts.profile} is a CUDA profile: validate it on a machine with the GPUs it was measured on`);
+        const tooMany = (threads: number, cores: number) => `${opts.profile} was measured with ${threads} GEMM threads and this machine has ${cores} logical cores: validate it on a machine with at least ${threads} (or calibrate this one)`;
+        const backend = profile.backend === 'cpu' ? openCpuBackend(addon, profile.machine.computeThreads, profile.machine.cpuClock, tooMany) : openCudaBackend(addon, undefined, (s) => io.err(`clustersim: ${s}`), `${opts.profile} is a CUDA profile: validate it on a machine with the GPUs it was measured on`);
         result = await runValidation({ backend, profile, quick: !!opts.quick, signal: controller.signal, onProgress: (d, t, c) => progress.update(d, t, c?.name, c?.kind) });
         progress.stop();
       } catch (err) {

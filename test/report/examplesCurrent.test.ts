@@ -11,13 +11,14 @@ import { REPORT_JOBS } from '../../scripts/reportJobs.mjs';
  * regenerates them): the scaling jobs' CSVs, which hold every figure of their charts, are simulated again with the
  * same arguments and compared.
  */
+const FILE_OPTIONS = ['--svg', '--report', '--csv'];
+/** A job's arguments without its output files (each option and the path after it): only the CSV is written again. */
+const withoutFiles = (args: string[]) => args.filter((a, i) => !FILE_OPTIONS.includes(a) && !FILE_OPTIONS.includes(args[i - 1]));
 const csvJobs = (REPORT_JOBS as string[][])
   .filter((args) => args.includes('--csv'))
   .map((args) => {
-    const at = args.indexOf('--csv');
-    // Only the CSV is written again: the job's other files are left out.
-    const kept = args.filter((_, i) => !(['--svg', '--report', '--csv'].includes(args[i]) || ['--svg', '--report', '--csv'].includes(args[i - 1])));
-    return [basename(args[at + 1]), args[at + 1], kept] as const;
+    const committed = args[args.indexOf('--csv') + 1];
+    return [basename(committed), committed, withoutFiles(args)] as const;
   });
 
 describe('the committed example reports', () => {

@@ -69,8 +69,8 @@ class PhaseBuilder {
  * Channels a collective over this layout uses: one per NIC across nodes; inside one node, each ring
  * the node offers run in both directions.
  */
-export function channelCount(topology: Topology, layout: GroupLayout): number {
-  if (layout.nodes.length > 1) return pxnNics(topology, layout)?.length ?? Math.max(1, topology.cluster.node.nicsPerNode);
+export function channelCount(topology: Topology, layout: GroupLayout, nics = pxnNics(topology, layout)): number {
+  if (layout.nodes.length > 1) return nics?.length ?? Math.max(1, topology.cluster.node.nicsPerNode);
   return 2 * nodeRings(topology.cluster.node, layout.members[0]).length;
 }
 
@@ -147,8 +147,9 @@ function channelRing(topology: Topology, layout: GroupLayout, c: number): number
 }
 
 function ringPhase(topology: Topology, layout: GroupLayout, op: CollectiveOp, perEdgeFraction: number, steps: number, openRing = false): PhaseShape {
-  const channels = channelCount(topology, layout);
-  const b = new PhaseBuilder(topology, pxnNics(topology, layout));
+  const nics = pxnNics(topology, layout);
+  const channels = channelCount(topology, layout, nics);
+  const b = new PhaseBuilder(topology, nics);
   for (let c = 0; c < channels; c++) {
     const ring = channelRing(topology, layout, c);
     const n = ring.length;
@@ -175,9 +176,10 @@ function ringShape(topology: Topology, op: CollectiveOp, group: ArrayLike<number
  */
 function treeShape(topology: Topology, group: ArrayLike<number>): PlanShape {
   const layout = groupLayout(group, topology.cluster.node.gpusPerNode);
-  const channels = channelCount(topology, layout);
+  const nics = pxnNics(topology, layout);
+  const channels = channelCount(topology, layout, nics);
   const nn = layout.nodes.length;
-  const b = new PhaseBuilder(topology, pxnNics(topology, layout));
+  const b = new PhaseBuilder(topology, nics);
   for (let c = 0; c < channels; c++) {
     const f = 1 / channels;
     const roots: number[] = [];
