@@ -74,6 +74,16 @@ function errorFrom(e: { name: string; message: string; stack?: string }): Error 
 }
 
 /**
+ * Waits until the event loop has polled for I/O and signals at least once. One `setImmediate` is not enough: a task
+ * started before the loop's first turn (a command's first point, run straight from the script) is followed by a check
+ * phase with no poll before it, so a Ctrl-C that came during that task was handled only after the next one.
+ */
+async function turnOfTheLoop(): Promise<void> {
+  await new Promise<void>((resolve) => setImmediate(resolve));
+  await new Promise<void>((resolve) => setImmediate(resolve));
+}
+
+/**
  * Runs the tasks `ids` on up to `jobs` threads: this one and `jobs − 1` worker threads (never more threads than
  * tasks), or all here, in the order of `ids`, when `jobs` is 1, there is one task, or no compiled worker exists.
  */
@@ -86,7 +96,7 @@ export async function runTasks<I, R>(o: RunTasksOptions<I, R>): Promise<TasksRes
       results[id] = o.runHere(id);
       o.onResult?.(id, results[id]);
       // A signal can only come in between tasks.
-      if (o.signal) await new Promise<void>((resolve) => setImmediate(resolve));
+      if (o.signal) await turnOfTheLoop();
     }
     return { results, workers: 0, interrupted: false };
   }
@@ -136,8 +146,8 @@ export async function runTasks<I, R>(o: RunTasksOptions<I, R>): Promise<TasksRes
   try {
     for (let k = here ? Atomics.add(counter, 0, 1) : order.length; k < order.length; k = Atomics.add(counter, 0, 1)) {
       finish(order[k], o.runHere(order[k]));
-      // Let the workers' results in (a progress display moves) before the next task.
-      await new Promise<void>((resolve) => setImmediate(resolve));
+      // Let the workers' results (a progress display moves) and a Ctrl-C in before the next task.
+      await turnOfTheLoop();
     }
   } catch (err) {
     fail(err as Error);

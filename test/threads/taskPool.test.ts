@@ -1,4 +1,6 @@
-import { describe, expect, it } from 'vitest';
+import { execFileSync } from 'node:child_process';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { buildIfStale } from '../cli/builtCli.js';
 import { compiledWorker, runTasks } from '../../src/threads/taskPool.js';
 
 // Under the test runner there is no compiled worker beside the sources: these are the one-thread paths (the threaded
@@ -25,5 +27,30 @@ describe('the task pool in one thread', () => {
     before.abort();
     const none = await runTasks({ jobs: 1, worker: undefined, job: null, ids: [0, 1], runHere: (id) => id, signal: before.signal });
     expect(none).toMatchObject({ interrupted: true, results: [] });
+  });
+});
+
+describe('the task pool and a real Ctrl-C', () => {
+  beforeAll(buildIfStale, 300_000);
+
+  it('starts no more task after a SIGINT that came during the first, which ran before the event loop turned', () => {
+    // The first task runs straight from the script, as a command's first point does; the signal is only seen once the
+    // loop has polled, which one setImmediate after that task did not wait for.
+    const script = `
+      import { runTasks } from './dist/threads/taskPool.js';
+      const stop = new AbortController();
+      process.on('SIGINT', () => stop.abort());
+      const runHere = (id) => {
+        if (id === 0) {
+          process.kill(process.pid, 'SIGINT');
+          const t = Date.now();
+          while (Date.now() - t < 100);
+        }
+        return id;
+      };
+      const r = await runTasks({ jobs: 1, worker: undefined, job: null, ids: [0, 1, 2], runHere, signal: stop.signal });
+      console.log(JSON.stringify({ done: Object.keys(r.results), interrupted: r.interrupted }));`;
+    const out = execFileSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8' });
+    expect(JSON.parse(out)).toEqual({ done: ['0'], interrupted: true });
   });
 });
