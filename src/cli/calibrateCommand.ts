@@ -1,5 +1,3 @@
-import { lstatSync, readlinkSync, realpathSync, statSync } from 'node:fs';
-import { basename, dirname, join, resolve } from 'node:path';
 import { Option, type Command } from 'commander';
 import cliProgress from 'cli-progress';
 import { openBackend, BackendUnavailableError } from '../calibrate/backends.js';
@@ -14,7 +12,7 @@ import { FitError } from '../calibrate/stats.js';
 import { VERSION } from '../version.js';
 import { processOutput, table, type Output } from './output.js';
 import { formatSeconds, parsePositiveInt } from './units.js';
-import { prepareOutputFile } from './outputFile.js';
+import { prepareOutputFile, sameFile } from './outputFile.js';
 import { InterruptedError, UsageError } from './usageError.js';
 
 /** Without a terminal, a line at least this often while a group of measurements runs (CI and GPU-run logs). */
@@ -163,37 +161,6 @@ interface CalibrateOptions {
   threads?: string;
   wallClock?: boolean;
   json?: boolean;
-}
-
-/**
- * Whether two paths name one file: the same path once resolved (links followed, a dangling one to where it points), or,
- * when both exist, the same file on disk (a hard link).
- */
-function sameFile(a: string, b: string): boolean {
-  const real = (p: string, depth = 0): string => {
-    try {
-      return realpathSync(p);
-    } catch {
-      // Not there (yet): a link to where it points, else its folder's real path and its name.
-    }
-    try {
-      if (depth < 8 && lstatSync(p).isSymbolicLink()) return real(resolve(dirname(p), readlinkSync(p)), depth + 1);
-    } catch {
-      // No such entry.
-    }
-    try {
-      return join(realpathSync(dirname(resolve(p))), basename(p));
-    } catch {
-      return resolve(p);
-    }
-  };
-  if (real(a) === real(b)) return true;
-  try {
-    const [sa, sb] = [statSync(a), statSync(b)];
-    return sa.dev === sb.dev && sa.ino === sb.ino;
-  } catch {
-    return false;
-  }
 }
 
 /** profile.json → profile.measurements.jsonl (next to it). */

@@ -6,6 +6,7 @@ import { VERSION } from '../version.js';
 import { writeScaleOutputs } from './scaleCommand.js';
 import type { Output } from './output.js';
 import { UsageError } from './usageError.js';
+import { checkOutputFiles } from './reportFiles.js';
 
 interface MergeOptions {
   json?: boolean;
@@ -44,6 +45,7 @@ Examples:
   $ clustersim merge part-*.jsonl --csv scale.csv --svg scale.svg`,
     )
     .action(async (files: string[], opts: MergeOptions) => {
+      checkOutputFiles([[opts.csv, '--csv'], [opts.svg, '--svg']], files.map((f) => [f, 'a part']));
       let merged;
       try {
         merged = mergeParts(files.map(readPart));

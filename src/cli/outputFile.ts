@@ -1,5 +1,5 @@
-import { accessSync, closeSync, constants, existsSync, lstatSync, mkdirSync, openSync, statSync, unlinkSync } from 'node:fs';
-import { dirname } from 'node:path';
+import { accessSync, closeSync, constants, existsSync, lstatSync, mkdirSync, openSync, readlinkSync, realpathSync, statSync, unlinkSync } from 'node:fs';
+import { basename, dirname, join, resolve } from 'node:path';
 import { UsageError } from './usageError.js';
 import { fileWriteErrorReason } from '../fileErrors.js';
 
@@ -41,6 +41,58 @@ export function prepareOutputFile(path: string, flag: string): void {
 }
 
 /**
+ * Whether two paths name one file: the same path once resolved (links followed, a dangling one to where it points), or,
+ * when both exist, the same file on disk (a hard link).
+ */
+export function sameFile(a: string, b: string): boolean {
+  const real = (p: string, depth = 0): string => {
+    try {
+      return realpathSync(p);
+    } catch {
+      // Not there (yet): a link to where it points, else its folder's real path and its name.
+    }
+    try {
+      if (depth < 8 && lstatSync(p).isSymbolicLink()) return real(resolve(dirname(p), readlinkSync(p)), depth + 1);
+    } catch {
+      // No such entry.
+    }
+    try {
+      return join(realpathSync(dirname(resolve(p))), basename(p));
+    } catch {
+      return resolve(p);
+    }
+  };
+  if (real(a) === real(b)) return true;
+  try {
+    const [sa, sb] = [statSync(a), statSync(b)];
+    return sa.dev === sb.dev && sa.ino === sb.ino;
+  } catch {
+    return false;
+  }
+}
+
+/** A path given on the command line, or undefined when it was not, and how a message names it. */
+export type NamedPath = [path: string | undefined, name: string];
+
+/**
+ * Refuses, before any work, an output that is one of the files the run reads (it would be replaced by what was made
+ * from it: `--timeline` given the scenario's name) or that another output also names (the second written would
+ * replace the first).
+ */
+export function checkDistinctFiles(outputs: readonly NamedPath[], inputs: readonly NamedPath[]): void {
+  // A device or pipe (/dev/null, /dev/stdout) can take several outputs.
+  const given = outputs.filter((o): o is [string, string] => o[0] !== undefined && regularOrAbsent(o[0]));
+  for (const [i, [path, flag]] of given.entries()) {
+    for (const [input, what] of inputs) {
+      if (input !== undefined && sameFile(path, input)) throw new UsageError(`${flag} ${path} is ${what}, which this run reads: writing it would destroy it; give ${flag} another file name`);
+    }
+    for (const [other, otherFlag] of given.slice(0, i)) {
+      if (sameFile(path, other)) throw new UsageError(`${otherFlag} ${other} and ${flag} ${path} are the same file: the second written would replace the first; give each its own file name`);
+    }
+  }
+}
+
+/**
  * `mkdir -p`, one level at a time from the nearest folder that exists. Node's own recursive mkdir never returns where
  * a parent exists but refuses children (it retries forever under /proc, at full CPU); this reports that error.
  */
@@ -59,6 +111,14 @@ export function makeFolders(folder: string): void {
       // started together): a folder is what was wanted.
       if (!((err as NodeJS.ErrnoException).code === 'EEXIST' && statSync(f).isDirectory())) throw err;
     }
+  }
+}
+
+function regularOrAbsent(path: string): boolean {
+  try {
+    return statSync(path).isFile();
+  } catch {
+    return true;
   }
 }
 

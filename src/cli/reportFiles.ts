@@ -10,7 +10,8 @@ import { formatBytes } from './units.js';
 import { UsageError } from './usageError.js';
 import type { Output } from './output.js';
 import type { Alternative } from '../advise/alternatives.js';
-import { prepareOutputFile } from './outputFile.js';
+import { checkDistinctFiles, prepareOutputFile, type NamedPath } from './outputFile.js';
+import type { ImportOptions } from '../scenario/importSettings.js';
 import { defaultRanks, parseRankList, parseStreamList, pipelineStageRanks, RankNotSimulatedError, RankSelectionError, simulatedRanks, usedStreams } from '../report/ranks.js';
 import type { StepView } from '../report/reports.js';
 import type { ScenarioLabel } from '../report/summary.js';
@@ -65,9 +66,23 @@ function checkTimelineRankCount(count: number, opts: StepFileOptions): void {
   }
 }
 
-/** Checks every output file given, as [path or undefined, its flag], before the work that fills them starts. */
-export function checkOutputFiles(files: [string | undefined, string][]): void {
+/**
+ * Checks every output file given, as [path or undefined, its flag], before the work that fills them starts: each can
+ * be written, and none is one of the `inputs` ([path or undefined, what it is]) or another output.
+ */
+export function checkOutputFiles(files: NamedPath[], inputs: readonly NamedPath[] = []): void {
+  checkDistinctFiles(files, inputs);
   for (const [path, flag] of files) if (path !== undefined) prepareOutputFile(path, flag);
+}
+
+/** The files a scenario's command line reads: the scenario, and the imports and profile when given. */
+export function commandLineInputs(scenarioFiles: readonly string[], opts: ImportOptions & { profile?: string }): NamedPath[] {
+  return [
+    ...scenarioFiles.map((f): NamedPath => [f, 'a scenario file']),
+    [opts.megatronArgs?.startsWith('@') ? opts.megatronArgs.slice(1) : undefined, 'the --megatron-args file'],
+    [opts.deepspeedConfig, 'the --deepspeed-config file'],
+    [opts.profile, 'the --profile file'],
+  ];
 }
 
 /**
@@ -75,8 +90,8 @@ export function checkOutputFiles(files: [string | undefined, string][]): void {
  * scenario is resolved, so a typo costs no simulation and prints no summary. (Whether a rank was simulated
  * or mirrored is known only after the run; {@link stepFilesView} checks that.)
  */
-export function checkStepFileOptions(scenario: Scenario, opts: StepFileOptions): void {
-  checkOutputFiles([[opts.timeline, '--timeline'], [opts.report, '--report'], [opts.trace, '--trace'], [opts.memoryChart, '--memory-chart']]);
+export function checkStepFileOptions(scenario: Scenario, opts: StepFileOptions, inputs: readonly NamedPath[] = []): void {
+  checkOutputFiles([[opts.timeline, '--timeline'], [opts.report, '--report'], [opts.trace, '--trace'], [opts.memoryChart, '--memory-chart']], inputs);
   // They choose what a timeline or trace shows; without one they would be ignored without a word.
   if (opts.ranks !== undefined && !opts.timeline && !opts.report && !opts.trace) throw new UsageError('--ranks: picks what --timeline, --report or --trace show; give one of them too');
   if (opts.streams !== undefined && !opts.timeline && !opts.report) throw new UsageError('--streams: picks what --timeline or --report show; give one of them too');

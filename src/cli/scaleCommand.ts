@@ -14,7 +14,7 @@ import { VERSION } from '../version.js';
 import { collect } from './scenarioInput.js';
 import { applyImports, explainProblems, importsOf, pinnedAccumulationSteps, scenarioWithImports, type ImportOptions } from '../scenario/importSettings.js';
 import { InvalidScenarioError } from '../scenario/errors.js';
-import { checkOutputFiles, loadReports, stepView, writeReportFile } from './reportFiles.js';
+import { checkOutputFiles, commandLineInputs, loadReports, stepView, writeReportFile } from './reportFiles.js';
 import type { Output } from './output.js';
 import { InterruptedError, UsageError } from './usageError.js';
 import { onInterrupt } from './calibrateCommand.js';
@@ -149,7 +149,7 @@ Examples:
       } else if (opts.out !== undefined) {
         throw new UsageError('--out: only with --shard (it names the JSON-lines file of the part); use --json, --csv, --svg or --report for a whole sweep');
       }
-      checkOutputFiles([[opts.csv, '--csv'], [opts.svg, '--svg'], [opts.report, '--report'], [opts.out, '--out']]);
+      checkOutputFiles([[opts.csv, '--csv'], [opts.svg, '--svg'], [opts.report, '--report'], [opts.out, '--out']], commandLineInputs(files, opts));
       // Every scenario is checked before anything runs, so a bad --compare file fails at once. Each file's warnings are
       // printed as it is read, also for a file not valid at its own size but swept from the fewest nodes that hold its
       // split; with several files each warning names its file.

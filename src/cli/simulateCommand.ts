@@ -11,7 +11,7 @@ import { alternativesFor, formatAdvice } from './adviceOutput.js';
 import { jobsHelp, parseJobs } from './jobsOption.js';
 import { stepProgress } from './stepProgress.js';
 import { UsageError } from './usageError.js';
-import { addStepFileOptions, checkStepFileOptions, stepFilesView, writeStepFiles, type StepFileOptions } from './reportFiles.js';
+import { addStepFileOptions, checkStepFileOptions, commandLineInputs, stepFilesView, writeStepFiles, type StepFileOptions } from './reportFiles.js';
 import { applyProfileOption } from './calibrateCommand.js';
 import { hostMemoryVerdict } from '../report/summary.js';
 import { describeOptimizerState } from '../sim/memory/optimizerState.js';
@@ -112,7 +112,7 @@ read as YAML, and null takes the field out (its default applies).`,
     const sets = opts.fidelity ? [...opts.set, `simulation.fidelity=${opts.fidelity}`] : opts.set;
     const { scenario: imported, imports } = scenarioWithImports(file, opts, sets, (w) => io.err(`clustersim: warning: ${w}`));
     const { scenario, profile } = applyProfileOption(imported, opts.profile, io);
-    checkStepFileOptions(scenario, opts);
+    checkStepFileOptions(scenario, opts, commandLineInputs([file], opts));
     const alternativeCount = parseCount(opts.alternatives, '--alternatives');
     const jobs = parseJobs(opts.jobs, 'the alternatives');
     const progress = stepProgress(io, 'simulate');

@@ -9,7 +9,7 @@ import { asUsageError, onInterrupt, progressReporter } from './calibrateCommand.
 import { table, type Output } from './output.js';
 import { formatSeconds } from './units.js';
 import { CheckFailedError, InterruptedError, UsageError } from './usageError.js';
-import { prepareOutputFile } from './outputFile.js';
+import { checkDistinctFiles, prepareOutputFile } from './outputFile.js';
 
 interface ValidateOptions {
   profile: string;
@@ -71,6 +71,7 @@ Examples:
     )
     .action(async (opts: ValidateOptions) => {
       const maxError = opts.maxError === undefined ? undefined : parsePercent(opts.maxError, '--max-error');
+      checkDistinctFiles([[opts.out, '--out']], [[opts.profile, 'the --profile file']]);
       if (opts.out) prepareOutputFile(opts.out, '--out');
       const controller = new AbortController();
       const progress = progressReporter(io, 'validate');

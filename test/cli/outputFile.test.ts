@@ -95,4 +95,30 @@ describe('output files of long runs are checked before the work starts', () => {
     expect(r.out).toBe('');
     expect(r.err).toMatch(/--alternatives: expected a whole number ≥ 0, got 'x'/);
   });
+
+  it('refuses an output that is a file the run reads, or that another output names, and leaves them as they were', async () => {
+    const scenario = join(dir, 'mine.yaml');
+    const text = readFileSync('scenarios/bert-large-ddp-2node.yaml', 'utf8');
+    writeFileSync(scenario, text);
+    const own = await cli('simulate', scenario, '--alternatives', '0', '--timeline', `${dir}/./mine.yaml`);
+    expect(own.code).toBe(2);
+    expect(own.out).toBe('');
+    expect(own.err).toMatch(/--timeline .*mine\.yaml is a scenario file, which this run reads: writing it would destroy it; give --timeline another file name/);
+    expect(readFileSync(scenario, 'utf8')).toBe(text);
+    const ds = await cli('simulate', 'scenarios/imports/llama2-7b-a100-1node.yaml', '--deepspeed-config', 'scenarios/imports/ds_config.json', '--trace', 'scenarios/imports/ds_config.json');
+    expect(ds.err).toMatch(/--trace scenarios\/imports\/ds_config\.json is the --deepspeed-config file, which this run reads/);
+    const twice = await cli('simulate', scenario, '--alternatives', '0', '--timeline', join(dir, 't.svg'), '--trace', join(dir, 't.svg'));
+    expect(twice.code).toBe(2);
+    expect(twice.err).toMatch(/--timeline .*t\.svg and --trace .*t\.svg are the same file: the second written would replace the first/);
+    const csv = await cli('scale', scenario, '--gpus', '8,16', '--csv', scenario);
+    expect(csv.code).toBe(2);
+    expect(csv.err).toMatch(/--csv .*mine\.yaml is a scenario file, which this run reads/);
+    const part = join(dir, 'part.jsonl');
+    writeFileSync(part, '');
+    const merged = await cli('merge', part, '--svg', part);
+    expect(merged.err).toMatch(/--svg .*part\.jsonl is a part, which this run reads/);
+    expect(readFileSync(scenario, 'utf8')).toBe(text);
+    // Devices take any number of outputs.
+    expect((await cli('simulate', scenario, '--alternatives', '0', '--memory-chart', '/dev/null', '--trace', '/dev/null')).code).toBe(0);
+  });
 });
