@@ -155,6 +155,12 @@ function join(prefix: string, path: readonly (string | number)[]): string {
   return [prefix, ...path.map(String)].filter((s) => s !== '').join('.');
 }
 
+/** For a preset's name where only a mapping is taken (`cluster: dgx-h100`): how to write it. */
+function presetHint(field: ZodTypeAny | undefined, value: unknown, path: string): string {
+  const fields = field ? fieldsOf(field) : undefined;
+  return typeof value === 'string' && fields?.includes('preset') ? `; to name a preset write ${path}: { preset: ${value} }` : '';
+}
+
 function drafts(issue: ZodIssue, prefix: string, ctx: Context): Draft[] {
   const field = ctx.schema ? schemaAt(ctx.schema, issue.path) : undefined;
   const expected = field ? expectation(field) : undefined;
@@ -164,7 +170,7 @@ function drafts(issue: ZodIssue, prefix: string, ctx: Context): Draft[] {
     case 'invalid_type':
       if (issue.received === 'undefined') return [{ path, message: `is required; expected ${expected ?? issue.expected}`, required: true }];
       if (issue.expected === 'integer') return [{ path, message: `expected ${expected ?? 'a whole number'}, got ${got}` }];
-      return [{ path, message: `expected ${expected ?? issue.expected}, got ${ctx.input === undefined ? issue.received : got}` }];
+      return [{ path, message: `expected ${expected ?? issue.expected}, got ${ctx.input === undefined ? issue.received : got}${presetHint(field, valueAt(ctx.input, issue.path), path)}` }];
     case 'invalid_enum_value':
       return [{ path, message: `expected one of ${issue.options.map((o) => `'${String(o)}'`).join(', ')}, got '${String(issue.received)}'` }];
     case 'invalid_literal':

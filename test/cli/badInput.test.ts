@@ -147,6 +147,11 @@ describe('bad input: wrong types', () => {
     expectBadInput(r, 'training: expected a mapping with fields globalBatch, microBatch', 'got 5');
   });
 
+  it('shows how to write a preset named where its mapping belongs', async () => {
+    const r = await cli('simulate', scenario({ cluster: 'cluster: dgx-h100' }));
+    expectBadInput(r, "cluster: expected a mapping with fields preset, nodes, gpu, node, network, got 'dgx-h100' (text); to name a preset write cluster: { preset: dgx-h100 }");
+  });
+
   it('reports a preset-or-fields field given neither', async () => {
     const r = await cli('simulate', scenario(), '--set', 'cluster.gpu=5');
     expectBadInput(r, 'cluster.gpu: expected a GPU preset name or a mapping with fields preset, name', 'memoryGiB', 'got 5');
