@@ -3,6 +3,7 @@ import { fileErrorReason } from '../fileErrors.js';
 import { dirname, resolve } from 'node:path';
 import { isMap, isScalar, LineCounter, parse, parseDocument, YAMLParseError, type Node } from 'yaml';
 import { ScenarioError } from '../sim/errors.js';
+import { scenarioSchema } from './schema.js';
 
 /** A scenario file as read from disk, before validation. */
 export interface RawScenario {
@@ -67,7 +68,8 @@ export function loadScenarioFile(path: string): RawScenario {
   const { value: raw, lines } = readStructured(path, 'scenario file');
   if (raw === null || raw === undefined || typeof raw !== 'object' || Array.isArray(raw)) {
     const found = raw === null || raw === undefined ? 'it is empty' : Array.isArray(raw) ? 'it holds a list' : `it holds the ${typeof raw} ${JSON.stringify(raw)}`;
-    throw new ScenarioError('', `scenario file '${path}' must hold a mapping of fields (cluster, model, training, and optionally name, description, seed, parallel, comm), but ${found}`);
+    const optional = Object.keys(scenarioSchema.shape).filter((k) => !['cluster', 'model', 'training'].includes(k));
+    throw new ScenarioError('', `scenario file '${path}' must hold a mapping of fields (cluster, model, training, and optionally ${optional.join(', ')}), but ${found}`);
   }
   return { raw, source: path, baseDir: dirname(resolve(path)), lines };
 }

@@ -283,7 +283,7 @@ describe('bad input: the file itself', () => {
     ['empty', ''],
     ['only a comment', '# nothing here\n'],
   ])('reports a scenario that is %s', async (_what, text) => {
-    expectBadInput(await cli('simulate', file(text)), 'must hold a mapping of fields (cluster, model, training', 'but it is empty');
+    expectBadInput(await cli('simulate', file(text)), 'must hold a mapping of fields (cluster, model, training, and optionally name, description, seed, parallel, comm, noise, simulation)', 'but it is empty');
   });
 
   it('reports a scenario that is a single value', async () => {
