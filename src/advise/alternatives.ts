@@ -24,8 +24,8 @@ export interface Alternative extends Candidate {
  * The few changes most likely to help, in order of promise, from what bounds the step: keep TP
  * inside the node; interleave the pipeline or give it more micro-batches; bigger micro-batches when
  * memory allows; ZeRO-2 instead of ZeRO-3; overlap the gradient reduction; bigger buckets when small
- * collectives are latency-bound; and, when the job does not fit, recomputation, more ZeRO, offload or
- * more tensor parallelism. A vocabulary whose per-rank share misses the tensor-core alignment is padded first
+ * collectives are latency-bound; and, when the job does not fit, 1F1B for a GPipe pipeline (free), recomputation,
+ * more ZeRO, offload or more tensor parallelism. A vocabulary whose per-rank share misses the tensor-core alignment is padded first
  * (to a multiple of 64 × tp, as nanoGPT and Netflix's post-training framework pad): it costs nothing.
  */
 export function candidateChanges(s: Scenario, r: StepResult): Candidate[] {
@@ -45,7 +45,10 @@ export function candidateChanges(s: Scenario, r: StepResult): Candidate[] {
   const sharded = p.dp * (p.cp ?? 1) > 1;
   // ZeRO-3 does not combine with context parallelism (resolve refuses it).
   const zero3 = (p.cp ?? 1) === 1;
+  // GPipe keeps every micro-batch's activations alive; 1F1B at most p, in the same time (the same bubble).
+  const gpipe = p.pp > 1 && p.schedule === 'gpipe';
   if (!r.memory.gpuFits) {
+    if (gpipe) add(`1F1B schedule (at most ${p.pp} micro-batches in flight instead of ${m})`, 'parallel.schedule=1f1b');
     if (p.recompute !== 'full') add('full activation recompute', 'parallel.recompute=full');
     // Long sequences, whose activations fill the GPU: split each over twice the context-parallel ranks (activations
     // and attention shrink with cp), taken from dp. First when activations are most of the memory.
@@ -74,7 +77,8 @@ export function candidateChanges(s: Scenario, r: StepResult): Candidate[] {
       add(`bf16 Adam ${fp32Moments.length === 2 ? 'moments' : fp32Moments[0]} (changes the numerics)`, ...fp32Moments.map((part) => `training.optimizerState.${part}=bf16`));
     }
     if (p.tp * 2 <= gpn && s.model.heads % (p.tp * 2) === 0 && p.dp % 2 === 0) add(`tp ${p.tp * 2}`, `parallel.tp=${p.tp * 2}`, `parallel.dp=${p.dp / 2}`);
-    if (t.microBatch > 1) add(`micro-batch ${Math.floor(t.microBatch / 2)}`, `training.microBatch=${Math.floor(t.microBatch / 2)}`);
+    // Under GPipe half the micro-batch makes twice as many, all in flight: the same activations.
+    if (t.microBatch > 1 && !gpipe) add(`micro-batch ${Math.floor(t.microBatch / 2)}`, `training.microBatch=${Math.floor(t.microBatch / 2)}`);
     if (canCp && !activationBound) cpCandidate();
   }
   // Blocking gathers or all-to-alls that lead the exposed communication: the ring overlaps its sends with attention.

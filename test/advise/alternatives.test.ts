@@ -155,6 +155,20 @@ describe('what to try: candidate changes from what bounds the step', () => {
     expect(list.map((c) => c.label)).toContain('ZeRO-1');
   });
 
+  it('offers 1F1B first to a GPipe pipeline that does not fit: p micro-batches in flight instead of m, in the same time', async () => {
+    // 16 micro-batches over pp 4: GPipe keeps all 16 alive on every stage, 1F1B at most 4 (stage 0).
+    const raw = { name: 'gpipe', cluster: { preset: 'dgx-a100-80gb', nodes: 1, node: { gpusPerNode: 4, nicsPerNode: 1 } }, model: { arch: 'gpt', layers: 32, hidden: 2048, heads: 16, seqLen: 2048, vocab: 128 }, training: { globalBatch: 128, microBatch: 8 }, parallel: { pp: 4, schedule: 'gpipe' } };
+    const { r, list } = candidates(raw);
+    expect(r.memory.fits).toBe(false);
+    expect(list[0].sets).toEqual(['parallel.schedule=1f1b']);
+    // Halving the micro-batch under GPipe doubles the micro-batches, all in flight: no memory saved, not offered for it.
+    expect(list.some((c) => c.label === 'micro-batch 4')).toBe(false);
+    const [alt] = await tryAlternatives(raw, [list[0]], 1);
+    expect(alt.fits).toBe(true);
+    expect(alt.peakBytesPerGpu!).toBeLessThan(r.memory.peakBytesPerGpu);
+    expect(Math.abs(alt.stepTimeS! - r.stepTimeS) / r.stepTimeS).toBeLessThan(0.01);
+  });
+
   it('offers no higher ZeRO stage where nothing is sharded (dp 1), and ZeRO-3 with offload where each alone is not enough', async () => {
     const alone = candidates({ name: 'tp8', cluster: { preset: 'dgx-a100-80gb', nodes: 1 }, model: { preset: 'llama2-70b', seqLen: 4096 }, training: { globalBatch: 8, microBatch: 1 }, parallel: { tp: 8, sequenceParallel: true, zero: 1, recompute: 'full' } });
     expect(alone.r.memory.gpuFits).toBe(false);
