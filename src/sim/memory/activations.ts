@@ -145,6 +145,12 @@ export interface StageActivationOptions {
   firstStage?: boolean;
   /** The stage holds the final norm, LM head and loss (last pipeline stage). */
   lastStage?: boolean;
+  /**
+   * Bytes of the passes alive at the peak, when the caller counted them pass by pass over its schedule (a pipeline
+   * stage: the layers of each chunk in flight, the embedding only with the first chunk of the first stage); replaces
+   * (layers × per layer + embedding) × micro-batches in flight.
+   */
+  inFlightBytes?: number;
 }
 
 /**
@@ -157,12 +163,12 @@ export function activationBytesPerRank(model: ModelSpec, shape: ActivationShape,
   const inFlight = opts.microBatchesInFlight ?? 1;
   if (model.arch === 'mlp') {
     let sum = 0;
-    for (let i = 0; i < model.layers; i++) sum += mlpLayerBytes(model, shape, i);
-    return sum * inFlight + (opts.lastStage ? headActivationBytes(model, shape) : 0);
+    if (opts.inFlightBytes === undefined) for (let i = 0; i < model.layers; i++) sum += mlpLayerBytes(model, shape, i);
+    return (opts.inFlightBytes ?? sum * inFlight) + (opts.lastStage ? headActivationBytes(model, shape) : 0);
   }
   let perMicroBatch = opts.layers * activationBytesPerLayer(model, shape);
   if (opts.firstStage) perMicroBatch += embeddingActivationBytes(model, shape);
-  let total = perMicroBatch * inFlight;
+  let total = opts.inFlightBytes ?? perMicroBatch * inFlight;
   if (opts.lastStage) total += headActivationBytes(model, shape);
   if (opts.layers > 0 && shape.recompute !== 'none') {
     const full = activationBytesPerLayer(model, { ...shape, recompute: 'none' });

@@ -3,8 +3,8 @@ import { peakInFlight, peakLayersInFlight, stageSchedule } from '../parallel/sch
 import { cpBufferBytes } from '../parallel/contextParallel.js';
 import { reductionBuckets, reductionBuffers } from '../parallel/buckets.js';
 import type { StepSetup } from '../setup.js';
-import { elementsPerTpRank, parameterTensors, tiedEmbeddingCopy } from '../workload/model.js';
-import { activationBytesPerRank } from './activations.js';
+import { elementsPerTpRank, mlpSizesOf, parameterTensors, tiedEmbeddingCopy } from '../workload/model.js';
+import { activationBytesPerLayer, activationBytesPerRank } from './activations.js';
 import { optimizerStateBytesPerParam } from './optimizerState.js';
 import { memoryPerGpu, offloadHostBytes, type MemoryBreakdown } from './memory.js';
 
@@ -39,7 +39,8 @@ export function stageMemories(setup: StepSetup): StageMemory[] {
   const cp = par.cp ?? 1;
   const v = par.virtualStages;
   const mlp = model.arch === 'mlp';
-  const chunks = splitLayers(mlp ? model.layers : model.layers, par.pp, v, par.layersPerStage);
+  // The layers the pipeline splits, as the step compiler counts them: an MLP's linear layers (at most model.layers).
+  const chunks = splitLayers(mlp ? Math.min(model.layers, mlpSizesOf(model).length - 1) : model.layers, par.pp, v, par.layersPerStage);
   const tensors = parameterTensors(model);
   const copy = par.pp > 1 ? tiedEmbeddingCopy(model) : undefined;
   return Array.from({ length: par.pp }, (_, s) => {
@@ -58,11 +59,10 @@ export function stageMemories(setup: StepSetup): StageMemory[] {
     const layersPerPass = peakLayersInFlight(schedule, (c) => chunks[c * par.pp + s].length) / passes;
     // A context-parallel rank keeps the activations of its 1/cp of each sequence (the ring needs fused attention,
     // so no term grows with s²).
-    const activationBytes = activationBytesPerRank(
-      model,
-      { microBatch: t.microBatch, seqLen: t.seqLen / cp, tp: par.tp, sequenceParallel: par.sequenceParallel, recompute: par.recompute, flashAttention: t.flashAttention, bytesPerElement: mixed ? 2 : 4, eager: t.kernels === 'eager' },
-      { layers: mlp ? 0 : layersPerPass, microBatchesInFlight: passes, firstStage: first, lastStage: last },
-    );
+    const shape = { microBatch: t.microBatch, seqLen: t.seqLen / cp, tp: par.tp, sequenceParallel: par.sequenceParallel, recompute: par.recompute, flashAttention: t.flashAttention, bytesPerElement: mixed ? 2 : 4, eager: t.kernels === 'eager' };
+    // An MLP's linear layers differ in size: the passes in flight count the ones of their own chunk.
+    const inFlightBytes = mlp ? peakLayersInFlight(schedule, (c) => chunks[c * par.pp + s].reduce((a, l) => a + activationBytesPerLayer(model, { ...shape, layerIndex: l }), 0)) : undefined;
+    const activationBytes = activationBytesPerRank(model, shape, { layers: mlp ? 0 : layersPerPass, microBatchesInFlight: passes, firstStage: first, lastStage: last, inFlightBytes });
     const state = { paramsPerRank, dp: par.dp * cp, zero: par.zero, precision: mixed ? ('mixed' as const) : ('fp32' as const), optimizer: t.optimizer, offloadOptimizer: par.offload === 'cpu', optimizerBytesPerParam: optimizerStateBytesPerParam(mixed ? 'mixed' : 'fp32', t.optimizer, t.optimizerState) };
     const mem = memoryPerGpu({
       ...state,

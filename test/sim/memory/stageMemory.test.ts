@@ -134,3 +134,20 @@ describe('activations of an uneven interleaved split', () => {
     expect(uneven[1].activationsBytes).toBe(even[1].activationsBytes);
   });
 });
+
+describe('activations of an MLP pipeline', () => {
+  it("count each stage's own linear layers (input and ReLU output, 2 bytes each), × the passes in flight, the fp32 output on the last", () => {
+    // 4 linear layers of 1024 → 1024 over 4 stages, 1F1B, 4 micro-batches of 512 rows: stage s holds 4 − s passes of one layer.
+    const sizes = [1024, 1024, 1024, 1024, 1024];
+    const st = stageMemories(scenarioOf({ name: 'mlp', cluster: { preset: 'dgx-a100-80gb', nodes: 1, node: { gpusPerNode: 4, nicsPerNode: 1 } }, model: { arch: 'mlp', layers: 4, hidden: 1024, seqLen: 1, vocab: 1, mlpSizes: sizes }, training: { globalBatch: 2048, microBatch: 512 }, parallel: { pp: 4 } }));
+    const rows = 512;
+    const hiddenLayer = rows * 2 * (1024 + 1024); // input kept for the weight gradient, ReLU output for its backward
+    const lastLayer = rows * 2 * 1024; // the output layer keeps its input only
+    const head = 4 * rows * 1024; // fp32 output for the loss
+    expect(st.map((x) => x.passesInFlight)).toEqual([4, 3, 2, 1]);
+    expect(st[0].activationsBytes).toBe(4 * hiddenLayer);
+    expect(st[1].activationsBytes).toBe(3 * hiddenLayer);
+    expect(st[2].activationsBytes).toBe(2 * hiddenLayer);
+    expect(st[3].activationsBytes).toBe(lastLayer + head);
+  });
+});
