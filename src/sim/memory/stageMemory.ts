@@ -4,7 +4,7 @@ import { cpBufferBytes } from '../parallel/contextParallel.js';
 import { reductionBuckets, reductionBuffers } from '../parallel/buckets.js';
 import type { StepSetup } from '../setup.js';
 import { elementsPerTpRank, mlpSizesOf, parameterTensors, tiedEmbeddingCopy } from '../workload/model.js';
-import { activationBytesPerLayer, activationBytesPerRank } from './activations.js';
+import { activationBytesPerLayer, activationBytesPerRank, embeddingActivationBytes } from './activations.js';
 import { optimizerStateBytesPerParam } from './optimizerState.js';
 import { memoryPerGpu, offloadHostBytes, type MemoryBreakdown } from './memory.js';
 
@@ -54,14 +54,21 @@ export function stageMemories(setup: StepSetup): StageMemory[] {
     const paramsPerRank = tensors.filter((x) => holds(x.layer)).reduce((a, x) => a + elementsPerTpRank(x, par.tp), 0) + tiedCopy;
     const schedule = stageSchedule(par.schedule, par.pp, s, m, v);
     const passes = peakInFlight(schedule);
-    // Layers per pass in flight: the chunk's with equal chunks; with an uneven interleaved split, the mean over the
-    // passes alive at the peak of layers (so that layers × passes is that peak).
+    // Layers per pass in flight (the mean over the passes alive at the peak of layers): whether the stage has layers
+    // whose recompute needs a working set; the bytes in flight are counted pass by pass below.
     const layersPerPass = peakLayersInFlight(schedule, (c) => chunks[c * par.pp + s].length) / passes;
     // A context-parallel rank keeps the activations of its 1/cp of each sequence (the ring needs fused attention,
     // so no term grows with s²).
     const shape = { microBatch: t.microBatch, seqLen: t.seqLen / cp, tp: par.tp, sequenceParallel: par.sequenceParallel, recompute: par.recompute, flashAttention: t.flashAttention, bytesPerElement: mixed ? 2 : 4, eager: t.kernels === 'eager' };
-    // An MLP's linear layers differ in size: the passes in flight count the ones of their own chunk.
-    const inFlightBytes = mlp ? peakLayersInFlight(schedule, (c) => chunks[c * par.pp + s].reduce((a, l) => a + activationBytesPerLayer(model, { ...shape, layerIndex: l }), 0)) : undefined;
+    // Each pass in flight keeps its own chunk's layers (an MLP's differ in size); the embedding's only a pass through
+    // the first chunk of the first stage (virtual stage 0), not the interleaved schedule's later chunks.
+    const perLayer = activationBytesPerLayer(model, shape);
+    const embedding = first ? embeddingActivationBytes(model, shape) : 0;
+    const chunkBytes = (c: number) => {
+      const layers = chunks[c * par.pp + s];
+      return mlp ? layers.reduce((a, l) => a + activationBytesPerLayer(model, { ...shape, layerIndex: l }), 0) : layers.length * perLayer + (c === 0 ? embedding : 0);
+    };
+    const inFlightBytes = peakLayersInFlight(schedule, chunkBytes);
     const activationBytes = activationBytesPerRank(model, shape, { layers: mlp ? 0 : layersPerPass, microBatchesInFlight: passes, firstStage: first, lastStage: last, inFlightBytes });
     const state = { paramsPerRank, dp: par.dp * cp, zero: par.zero, precision: mixed ? ('mixed' as const) : ('fp32' as const), optimizer: t.optimizer, offloadOptimizer: par.offload === 'cpu', optimizerBytesPerParam: optimizerStateBytesPerParam(mixed ? 'mixed' : 'fp32', t.optimizer, t.optimizerState) };
     const mem = memoryPerGpu({

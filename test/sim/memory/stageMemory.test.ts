@@ -135,6 +135,19 @@ describe('activations of an uneven interleaved split', () => {
   });
 });
 
+describe('activations of the embedding under the interleaved schedule', () => {
+  it('are kept by the passes through virtual stage 0 only, not by every chunk pass in flight on stage 0', () => {
+    // GPT, tp 1, flash attention, no recompute: 34·s·b·h bytes a layer (Korthikanti et al.), the embedding's dropout
+    // mask s·b·h. pp 4 × 2 chunks of 2 layers, 8 micro-batches: stage 0 warms up with (4 − 1)·2 + (2 − 1)·4 = 10
+    // forwards (0–3 and 8–9 through chunk 0, 4–7 through chunk 1), then F10 (chunk 0), B0 (chunk 1), F11 (chunk 0):
+    // 11 passes alive, 8 of them through chunk 0; the backwards that follow free chunk 1 passes first (B1–B3).
+    const [stage0] = stageMemories(scenarioOf({ name: 'emb', cluster: { preset: 'dgx-a100-80gb', nodes: 1, node: { gpusPerNode: 4, nicsPerNode: 1 } }, model: { ...gpt, layers: 16, vocab: 128 }, training: { globalBatch: 8, microBatch: 1, flashAttention: true }, parallel: { pp: 4, schedule: 'interleaved', virtualStages: 2 } }));
+    const sbh = 2048 * 1 * 4096;
+    expect(stage0.passesInFlight).toBe(11);
+    expect(stage0.activationsBytes).toBe(11 * 2 * 34 * sbh + 8 * sbh);
+  });
+});
+
 describe('activations of an MLP pipeline', () => {
   it("count each stage's own linear layers (input and ReLU output, 2 bytes each), × the passes in flight, the fp32 output on the last", () => {
     // 4 linear layers of 1024 → 1024 over 4 stages, 1F1B, 4 micro-batches of 512 rows: stage s holds 4 − s passes of one layer.
