@@ -218,7 +218,9 @@ function checkParallel(par: ScenarioInput['parallel'], dp: number, gpus: number,
   if (par.pp > 1 && par.schedule === 'interleaved' && par.virtualStages < 2) problems.push({ path: 'parallel.virtualStages', message: 'the interleaved schedule needs virtualStages ≥ 2' });
   if (par.pp > 1 && !par.layersPerStage && model.layers % (par.pp * (par.schedule === 'interleaved' ? par.virtualStages : 1)) !== 0) {
     const chunks = par.pp * (par.schedule === 'interleaved' ? par.virtualStages : 1);
-    problems.push({ path: 'parallel.pp', message: `${model.layers} layers do not split evenly over ${chunks} model chunks (pp × virtualStages); give parallel.layersPerStage or change pp` });
+    // With pp dividing the layers it is the chunks per stage that do not: say so, rather than to change pp.
+    const byChunks = chunks > par.pp && model.layers % par.pp === 0;
+    problems.push({ path: byChunks ? 'parallel.virtualStages' : 'parallel.pp', message: `${model.layers} layers do not split evenly over ${chunks} model chunks (pp × virtualStages); give parallel.layersPerStage or change ${byChunks ? `virtualStages (to one dividing the ${model.layers / par.pp} layers per stage)` : 'pp'}` });
   }
   if (par.layersPerStage) {
     // The layers the pipeline splits, as the step compiler counts them: an MLP's linear layers (at most model.layers).

@@ -263,6 +263,17 @@ describe('inline models without a preset', () => {
   });
 });
 
+describe('layers that do not split over the model chunks', () => {
+  it('blame virtualStages when pp divides the layers (32 over pp 4 × 3 chunks: 8 a stage, which 3 chunks cannot split), pp otherwise', () => {
+    const split = (parallel: Record<string, unknown>) => problems({ ...base(), cluster: { preset: 'dgx-a100-80gb', nodes: 1, node: { gpusPerNode: 4, nicsPerNode: 1 } }, model: { arch: 'gpt', layers: 32, hidden: 1024, heads: 16, seqLen: 1024, vocab: 128 }, training: { globalBatch: 8, microBatch: 1 }, parallel });
+    const chunks = split({ pp: 4, schedule: 'interleaved', virtualStages: 3 });
+    expect(chunks.map((x) => x.path)).toEqual(['parallel.virtualStages']);
+    expect(chunks[0].message).toMatch(/change virtualStages \(to one dividing the 8 layers per stage\)$/);
+    const stages = split({ pp: 3, schedule: 'interleaved', virtualStages: 2 });
+    expect(stages.filter((x) => x.message.includes('do not split evenly')).map((x) => x.path)).toEqual(['parallel.pp']);
+  });
+});
+
 describe('a split that does not divide the GPUs', () => {
   it('is the only problem: nothing is checked against a data-parallel size derived from it', () => {
     // 16 GPUs over tp 1 × pp 3: no whole dp (5 if rounded down, and 70 / 5 = 14 micro-batches, not a multiple of 3), so
