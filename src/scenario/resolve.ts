@@ -103,7 +103,9 @@ function resolveCluster(c: ScenarioInput['cluster'], source: string): ClusterSpe
   if (node.intra === 'pcie' && node.nvls) throw new ScenarioError('cluster.node.nvls', 'NVLink SHARP needs an NVSwitch node (intra: nvswitch); set it to false or use an NVSwitch node preset');
   const nicProblem = nicCountProblem(node.gpusPerNode, node.nicsPerNode);
   if (nicProblem) throw new ScenarioError('cluster.node.nicsPerNode', nicProblem);
-  return { name: `${c.nodes}× ${node.name}`, node, nodes: c.nodes, network };
+  // A GPU other than the node preset's is named, or the header would show the preset's GPU beside another's memory.
+  const gpuNote = gpu !== baseNode.gpu ? ` with ${gpu.name}` : '';
+  return { name: `${c.nodes}× ${node.name}${gpuNote}`, node, nodes: c.nodes, network };
 }
 
 /** Reads a Hugging Face config.json named in the scenario; every problem with it is reported at `model.hfConfig`. */

@@ -205,6 +205,12 @@ describe('inline overrides on presets', () => {
     expect(s.cluster.node.gpu).toEqual(gpuPreset('a100-sxm4-40gb'));
   });
 
+  it("names the cluster's GPU when it is not the node preset's, and only then", () => {
+    expect(resolved({ ...base(), cluster: { preset: 'pcie-8gpu', nodes: 1, gpu: 'a100-sxm4-80gb' } }).cluster.name).toBe('1× pcie-8gpu with a100-sxm4-80gb');
+    expect(resolved({ ...base(), cluster: { preset: 'dgx-a100-80gb', nodes: 2, gpu: { memoryGiB: 40 } } }).cluster.name).toBe('2× dgx-a100-80gb with a100-sxm4-80gb (modified)');
+    expect(resolved(base()).cluster.name).toBe('2× dgx-a100-80gb');
+  });
+
   it('overrides one network field on the default network', () => {
     const s = resolved({ ...base(), cluster: { preset: 'dgx-a100-80gb', nodes: 2, network: { linkGbps: 100 } } });
     expect(s.cluster.network).toEqual({ ...networkPreset('ib-hdr'), linkGbps: 100 });
