@@ -123,6 +123,13 @@ export function applyProfileOption<T extends { cluster: ClusterSpec; comm: CommS
   }
 }
 
+const UNRESOLVED_LATENCY_MARK = '*';
+
+/** A fitted latency for the table; 0 is where the fit clamped a negative intercept (`fitAlphaBeta`), marked. */
+function latencyText(latencyS: number): string {
+  return latencyS === 0 ? `0 ${UNRESOLVED_LATENCY_MARK}` : formatSeconds(latencyS);
+}
+
 /** The human-readable summary of a profile's fitted constants. */
 export function formatProfile(p: Profile): string {
   const f = p.fit;
@@ -142,11 +149,13 @@ export function formatProfile(p: Profile): string {
     table(
       ['transfer', 'latency', 'bandwidth GB/s', 'bus GB/s', 'sizes', 'median err %', 'worst err %'],
       [
-        ...Object.entries(f.copies).map(([k, c]) => [`copy ${k}`, formatSeconds(c.latencyS), c.bandwidthGBps.toFixed(2), '-', `${c.points}`, c.residuals.medianPct.toFixed(1), c.residuals.worstPct.toFixed(1)]),
-        ...f.collectives.map((c) => [`${c.op} ×${c.ranks}`, formatSeconds(c.latencyS), c.bandwidthGBps.toFixed(2), c.busBandwidthGBps.toFixed(2), `${c.points}`, c.residuals.medianPct.toFixed(1), c.residuals.worstPct.toFixed(1)]),
+        ...Object.entries(f.copies).map(([k, c]) => [`copy ${k}`, latencyText(c.latencyS), c.bandwidthGBps.toFixed(2), '-', `${c.points}`, c.residuals.medianPct.toFixed(1), c.residuals.worstPct.toFixed(1)]),
+        ...f.collectives.map((c) => [`${c.op} ×${c.ranks}`, latencyText(c.latencyS), c.bandwidthGBps.toFixed(2), c.busBandwidthGBps.toFixed(2), `${c.points}`, c.residuals.medianPct.toFixed(1), c.residuals.worstPct.toFixed(1)]),
       ],
     ),
   ];
+  const transfers = [...Object.values(f.copies), ...f.collectives];
+  if (transfers.some((c) => c.latencyS === 0)) lines.push(`  ${UNRESOLVED_LATENCY_MARK} the fitted latency came out below zero (too small for these sizes to resolve) and is taken as 0`);
   if (f.overlap) lines.push('', `  overlap: compute ${formatSeconds(f.overlap.computeS)}, copies ${formatSeconds(f.overlap.copyS)}, both ${formatSeconds(f.overlap.bothS)} (${f.overlap.slowdownPct.toFixed(1)}% over the longer alone)`);
   lines.push('', `  noise: spread (max − min)/median of repeats: median ${p.noise.medianSpreadPct.toFixed(1)}%, p90 ${p.noise.p90SpreadPct.toFixed(1)}%, worst ${p.noise.worstSpreadPct.toFixed(1)}% over ${p.measurements.length} measurements`);
   return lines.join('\n');

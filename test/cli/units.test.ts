@@ -23,6 +23,18 @@ describe('the calibration summary', () => {
     p.fit.launchS = 9.4e-9;
     expect(formatProfile(p).split('\n')[1]).toBe('  launch overhead     9.4 ns');
   });
+
+  it('marks a latency the fit clamped at 0 and says why, and only then', () => {
+    const p = syntheticProfile();
+    const collective = p.fit.collectives[0];
+    collective.latencyS = 0;
+    const text = formatProfile(p);
+    const row = text.split('\n').find((l) => l.includes(`${collective.op} ×${collective.ranks}`));
+    expect(row).toMatch(/ 0 \* /);
+    expect(text).toContain('* the fitted latency came out below zero');
+    collective.latencyS = 2e-6;
+    expect(formatProfile(p)).not.toContain('came out below zero');
+  });
 });
 
 describe('tflopsText', () => {
