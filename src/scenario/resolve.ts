@@ -17,7 +17,7 @@ import { resolve as resolvePath } from 'node:path';
 import { readStructuredFile } from './load.js';
 import { resolveMeasuredCollectives } from './measuredCollectives.js';
 import { gpuTrainingProblems, learnedPositionsWarning, nicCountProblem } from './hardwareChecks.js';
-import { simulationLimitProblems } from './simulationLimits.js';
+import { MAX_GPUS, simulationLimitProblems } from './simulationLimits.js';
 import { nvlsUnavailable } from '../sim/collectives/collectiveService.js';
 import type { MeasuredCollectiveTable } from '../sim/collectives/measuredTable.js';
 import { layersPerStageProblem } from '../sim/parallel/layout.js';
@@ -204,7 +204,8 @@ function checkParallel(par: ScenarioInput['parallel'], dp: number, gpus: number,
   const names = cp > 1 ? 'tp × cp × pp' : 'tp × pp';
   const values = cp > 1 ? `${par.tp} × ${cp} × ${par.pp}` : `${par.tp} × ${par.pp}`;
   const used = par.tp * cp * par.pp * dp;
-  if (used !== gpus) {
+  // A cluster past the simulator's limit is reported as such (simulationLimits.ts); a dp to match it would not help.
+  if (used !== gpus && gpus <= MAX_GPUS) {
     const split = par.tp * cp * par.pp;
     // A split larger than the cluster cannot be fixed by dp: say it is too big, not that it does not divide.
     const given =

@@ -30,6 +30,13 @@ describe('inputs too large to simulate are refused before anything runs', () => 
     expect(problemsOf(base(MAX_GPUS / 8, MAX_GPUS))).toEqual([]);
   });
 
+  it('more GPUs than the limit with a dp that no longer matches: only the limit, not a dp to match the cluster', () => {
+    const nodes = MAX_GPUS / 8 + 1;
+    expect(problemsOf({ ...base(nodes, 16), parallel: { dp: 16 } })).toEqual([{ path: 'cluster.nodes', message: expect.stringMatching(/^262,152 GPUs is more than/) }]);
+    // Within the limit the mismatch is still reported, with the dp that would match.
+    expect(problemsOf({ ...base(4, 16), parallel: { dp: 16 } })).toEqual([{ path: 'parallel.dp', message: expect.stringMatching(/set dp to 32 or leave it out$/) }]);
+  });
+
   it('simulate exits 2 at once with the message, no crash, for an absurd batch', async () => {
     const r = await cli('simulate', 'scenarios/bert-large-ddp-2node.yaml', '--set', 'training.globalBatch=1e12');
     expect(r.code).toBe(2);
