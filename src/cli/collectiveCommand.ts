@@ -101,7 +101,8 @@ Examples:
       const gpusText = opts.op === 'send_recv' ? `2 GPUs (${spanned > 1 ? 'GPU 0 of node 0 to GPU 0 of node 1' : 'GPU 0 to GPU 1'})` : `${group.length} GPUs`;
       const topology = buildTopology(cluster);
       const measured = opts.compare ? readComparison(opts.compare, opts.op, group.length) : undefined;
-      const sizes = measured ? measured.map((p) => p.bytes) : sweepSizes(minBytes, maxBytes, factor);
+      const sizes = measured ? measured.map((p) => p.bytes) : wholeElementSizes(opts.op, sweepSizes(minBytes, maxBytes, factor), group.length);
+      if (sizes.length === 0) throw new UsageError(`--max-bytes: ${maxBytes} B holds no whole float${opts.op === 'all_gather' || opts.op === 'reduce_scatter' ? ` per rank (${group.length} ranks × 4 B = ${4 * group.length} B at least)` : ' (4 B)'}; raise it`);
       const tooBig = sizes.filter((b) => b > cluster.node.gpu.memoryBytes);
       if (tooBig.length > 0) {
         io.err(`clustersim: warning: ${tooBig.length} of the sizes (from ${formatBytes(tooBig[0])}) exceed the ${formatBytes(cluster.node.gpu.memoryBytes)} of one ${cluster.node.gpu.name}: no GPU could hold the buffer, so those rows are arithmetic only`);
@@ -135,6 +136,16 @@ Examples:
       ];
       io.out(lines.join('\n'));
     });
+}
+
+/**
+ * The sizes as nccl-tests runs and prints them: each cut down to whole floats (`count = size / wordSize`), for all_gather
+ * and reduce_scatter to whole floats per rank (`(count / nranks) · nranks`, its getCollByteCount), so a row's size is
+ * what moves. Sizes left with nothing to move are dropped, and a size that repeats is kept once.
+ */
+export function wholeElementSizes(op: string, sizes: readonly number[], ranks: number): number[] {
+  const unit = op === 'all_gather' || op === 'reduce_scatter' ? 4 * ranks : 4;
+  return [...new Set(sizes.map((b) => Math.floor(b / unit) * unit))].filter((b) => b > 0);
 }
 
 /**

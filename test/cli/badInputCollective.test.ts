@@ -30,6 +30,11 @@ describe('bad input: collective sizes and numbers', () => {
     expectBadInput(await cli('collective', '--cluster', 'dgx-a100-80gb', '--min-bytes', '1GiB', '--max-bytes', '1MiB'), '--max-bytes (1048576) is smaller than --min-bytes (1073741824)');
   });
 
+  it('refuses sizes that hold no whole float to move (per rank for all_gather)', async () => {
+    expectBadInput(await cli('collective', '--cluster', 'dgx-a100-80gb', '--op', 'all_gather', '--min-bytes', '8', '--max-bytes', '16'), '--max-bytes: 16 B holds no whole float per rank (8 ranks × 4 B = 32 B at least); raise it');
+    expectBadInput(await cli('collective', '--cluster', 'dgx-a100-80gb', '--min-bytes', '2', '--max-bytes', '3'), '--max-bytes: 3 B holds no whole float (4 B); raise it');
+  });
+
   it('rejects non-numeric and out-of-range counts', async () => {
     expectBadInput(await cli('collective', '--cluster', 'dgx-a100-80gb', '--nodes', 'two'), "--nodes: expected a whole number ≥ 1, got 'two'");
     expectBadInput(await cli('collective', '--cluster', 'dgx-a100-80gb', '--gpus', '99'), '--gpus: 99 is more than the 8 GPUs of 1 × dgx-a100-80gb; add --nodes 13 (8 GPUs per node)');
