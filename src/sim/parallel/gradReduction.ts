@@ -1,6 +1,7 @@
 import { gpuSpeedFactors } from './gpuSpeed.js';
 import { addParamGathers } from './paramGather.js';
 import { MiB } from '../engine/units.js';
+import { OFFLOAD_HOST_GRADIENT_BYTES } from '../memory/memory.js';
 import type { Program } from '../program/types.js';
 import type { StepSetup } from '../setup.js';
 import { elementsPerTpRank, parameterTensors, tiedEmbeddingCopy, type ParamTensor } from '../workload/model.js';
@@ -144,9 +145,12 @@ export function addGradientReduction(program: Program, setup: StepSetup, layout:
         // On the copy stream nothing orders the copy after backward by itself: without a gradient reduction
         // (dp 1) it waits for the replica's last backward pass.
         const ready = lastComm >= 0 ? deps : [...deps, lastMb(t, d)];
-        const d2h = program.local(rank, 'copy', 'd2h', 'gradient shard to host', (shard * gradBytes) / pcie + setup.cluster.node.pcieLatencyNs, ready);
+        // DeepSpeed casts the gradient shard to fp32 on the GPU before the copy to the host's fp32 buffer
+        // (stage_1_and_2.py async_inplace_copy_grad_to_fp32_buffer_from_gpu; stage3.py _offload_grad_partition_at_boundary),
+        // and copies the updated weights back in their 16-bit type (step: param_buffer_of_bit16_for_cpu_offload_groups).
+        const d2h = program.local(rank, 'copy', 'd2h', 'fp32 gradient shard to host', (shard * OFFLOAD_HOST_GRADIENT_BYTES) / pcie + setup.cluster.node.pcieLatencyNs, ready);
         const host = program.local(rank, 'copy', 'host-optimizer', 'host Adam (CPU offload)', hostAdamNs(shard, setup), [d2h]);
-        optimizerIds.push(program.local(rank, 'copy', 'h2d', 'weights back to GPU', (shard * 2) / pcie + setup.cluster.node.pcieLatencyNs, [host]));
+        optimizerIds.push(program.local(rank, 'copy', 'h2d', 'weights back to GPU', (shard * (mixed ? 2 : 4)) / pcie + setup.cluster.node.pcieLatencyNs, [host]));
       } else {
         const ns = Math.round(speedOf(rank) * opTimeNs(optimizerOp(shard, { optimizer: setup.training.optimizer, precision: mixed ? 'mixed' : 'fp32', gradientBytes: gradBytes, state: setup.training.optimizerState }), setup.cluster.node.gpu, 'fp32'));
         optimizerIds.push(program.local(rank, 'compute', 'optimizer', 'optimizer step', ns, deps));

@@ -104,6 +104,23 @@ describe('ZeRO', () => {
     expect(result.memory.perStage[0].optimizerBytes).toBe(0);
   });
 
+  it('CPU offload copies the gradient shard to the host in fp32 and the weights back in their own type, as DeepSpeed does', () => {
+    // DeepSpeed casts the shard's gradients to fp32 on the GPU and copies them to the host's fp32 buffer
+    // (stage_1_and_2.py async_inplace_copy_grad_to_fp32_buffer_from_gpu, stage3.py _offload_grad_partition_at_boundary);
+    // after CPU-Adam it copies the 16-bit (fp32 training: fp32) weights back.
+    for (const [training, zero, weightBytes] of [[{}, 2, 2], [{}, 3, 2], [{ precision: 'fp32' }, 2, 4]] as const) {
+      const s = scenarioOf({ cluster: { preset: 'dgx-a100-80gb', nodes: 1 }, model: { preset: 'llama2-7b', seqLen: 1024 }, training: { globalBatch: 8, microBatch: 1, ...training }, parallel: { zero, offload: 'cpu' } });
+      const { plan } = simulateStep(s);
+      const shard = plan.stages[0].gradients.paramsPerRank / 8;
+      const node = s.cluster.node;
+      const ns = (bytes: number) => bytes / node.pcieBandwidthGBps + node.pcieLatencyNs;
+      const of = (kind: string) => plan.program.tasks.filter((t) => t.kind === kind);
+      expect(of('d2h').length).toBeGreaterThan(0);
+      for (const t of of('d2h')) expect(t.durationNs).toBeCloseTo(ns(4 * shard), -1);
+      for (const t of of('h2d')) expect(t.durationNs).toBeCloseTo(ns(weightBytes * shard), -1);
+    }
+  });
+
   it("shares the node's CPU-Adam throughput among its 8 ranks: each rank's update takes shard × 8 / the node's rate", () => {
     const { plan } = simulateStep(llama({ zero: 2, offload: 'cpu' }));
     const P = plan.stages[0].gradients.paramsPerRank;
