@@ -97,7 +97,7 @@ export function addGradientReduction(program: Program, setup: StepSetup, layout:
       const layerOf = new Map(tensors.map((x) => [x.name, x.layer]));
       addParamGathers({ program, stage: st, passes, key, pp, t, replicas, buckets, layerOf, weightBytes: mixed ? 2 : 4, gradientBytes: gradBytes, group, members, shadowGroups, aligned: pp > 1 && par.schedule === 'interleaved' });
     }
-    if (dp > 1 && zero === 3) lastComm = addZero3(program, layout, passes, key, t, m, { weight: mixed ? 2 : 4, gradient: gradBytes }, new Map(tensors.map((x) => [x.name, x])), replicas, members, shadowGroups);
+    if (dp > 1 && zero === 3) lastComm = addZero3(program, layout, passes, key, t, m, { weight: mixed ? 2 : 4, gradient: gradBytes }, new Map(tensors.map((x) => [x.name, x])), replicas, members, overlap, shadowGroups);
     else if (dp > 1) {
       const rounds = zero === 2 ? [...Array(m).keys()] : [m - 1];
       for (const mb of rounds) {
@@ -194,11 +194,17 @@ function blockParams(block: Block, tp: number, all: Map<string, ParamTensor>): n
  * DP group, one block ahead (the gather for block i + 1 is queued before block i's gradient
  * reduce-scatter and may start once block i has started); after a block's backward its gradients are
  * reduce-scattered. Pipeline parallelism is excluded (pp = 1), so all passes belong to virtual stage 0.
+ * Without `overlap` (overlap_comm false) DeepSpeed issues the gathers and the reductions on the compute stream
+ * (parameter_offload.py `__allgather_stream`, stage3.py `reduce_and_partition_stream`: the default stream unless
+ * overlap_comm): a block's gather waits for the block before it, and the next block waits for both.
  * Returns the last communication task.
  */
-function addZero3(program: Program, layout: ParallelLayout, passes: Map<string, PassRecord>, key: PassKey, t: number, m: number, bytes: { weight: number; gradient: number }, all: Map<string, ParamTensor>, replicas: number[], members: readonly number[], shadowGroups?: readonly (readonly number[])[]): number {
+function addZero3(program: Program, layout: ParallelLayout, passes: Map<string, PassRecord>, key: PassKey, t: number, m: number, bytes: { weight: number; gradient: number }, all: Map<string, ParamTensor>, replicas: number[], members: readonly number[], overlap: boolean, shadowGroups?: readonly (readonly number[])[]): number {
   const group = layout.dpGroup(t, 0);
   let last = -1;
+  // Without overlap: the compute tasks before the next gather (the previous pass's last), and the reduction the next block waits for.
+  let before: number[] = [];
+  let pendingReduction = -1;
   for (let mb = 0; mb < m; mb++) {
     for (const kind of ['F', 'B'] as const) {
       const recs = replicas.map((d) => passes.get(key(d, 0, mb, kind))!);
@@ -209,18 +215,22 @@ function addZero3(program: Program, layout: ParallelLayout, passes: Map<string, 
         gathered.add(i);
         const params = blockParams(blocks[i].block, layout.tp, all);
         if (params === 0) return;
-        const deps = i > 0 ? recs.map((r) => r.blocks[i - 1].first[t]) : [];
+        const deps = !overlap ? (i > 0 ? recs.map((r) => r.blocks[i - 1].last[t]) : before) : i > 0 ? recs.map((r) => r.blocks[i - 1].first[t]) : [];
         last = program.collective('zero-gather', `all-gather weights ${blocks[i].block.name} mb${mb}`, { op: 'all_gather', group, bytes: params * bytes.weight, shadowGroups }, deps, mb, 'comm', members);
         for (const r of recs) program.addDep(r.blocks[i].first[t], last);
       };
       for (let i = 0; i < blocks.length; i++) {
         gather(i);
-        gather(i + 1);
+        if (overlap) gather(i + 1);
+        else if (pendingReduction >= 0) for (const r of recs) program.addDep(r.blocks[i].first[t], pendingReduction);
+        pendingReduction = -1;
         const params = blockParams(blocks[i].block, layout.tp, all);
         if (kind === 'B' && params > 0) {
           last = program.collective('dp-reducescatter', `reduce-scatter gradients ${blocks[i].block.name} mb${mb}`, { op: 'reduce_scatter', group, bytes: params * bytes.gradient, shadowGroups }, recs.map((r) => r.blocks[i].last[t]), mb, 'comm', members);
+          pendingReduction = last;
         }
       }
+      before = recs.map((r) => r.blocks[blocks.length - 1].last[t]);
     }
   }
   return last;

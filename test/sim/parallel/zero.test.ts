@@ -88,6 +88,18 @@ describe('ZeRO', () => {
     expect(bytesOf({}, { fp32Gradients: true })).toEqual({ gather: 2, reduce: 4 });
   });
 
+  it('ZeRO-3 with overlap_comm off gathers and reduces on the compute stream, as DeepSpeed does: none of it is hidden', () => {
+    // parameter_offload.py: __allgather_stream is the default stream unless overlap_comm; stage3.py: so is
+    // reduce_and_partition_stream. Then the step is compute + communication.
+    const run = (overlapComm: boolean) => simulateStep(llama({ zero: 3, zeroConfig: { overlapComm } }, 2)).result;
+    const off = run(false);
+    expect(off.breakdown.exposedCommS).toBeCloseTo(off.breakdown.commS, 6);
+    expect(off.stepTimeS).toBeCloseTo(off.breakdown.computeS + off.breakdown.commS, 6);
+    const on = run(true);
+    expect(on.breakdown.exposedCommS).toBeLessThan(0.9 * on.breakdown.commS);
+    expect(on.stepTimeS).toBeLessThan(off.stepTimeS);
+  });
+
   it('ZeRO-3 costs more communication than ZeRO-2, which hides most of it on NVSwitch', () => {
     const z2 = simulateStep(llama({ zero: 2 })).result;
     const z3 = simulateStep(llama({ zero: 3 })).result;
