@@ -169,20 +169,30 @@ export function memoryPerGpu(input: MemoryInput): MemoryBreakdown {
 export const OFFLOAD_HOST_GRADIENT_BYTES = 4;
 
 /**
- * Host bytes one rank's optimizer offload holds during training (0 without offload), over its ZeRO shard: the fp32
- * weights CPU-Adam updates, the optimizer state (momentum and variance for Adam) and the fp32 gradient partition
- * the update reads: 16P/N for Adam in mixed or fp32 precision. Summed over a node this is DeepSpeed's own estimate
- * for ZeRO-3 with zero.Init, without its 1.5× buffer factor (`estimate_zero3_model_states_mem_needs`: 16 × params
- * / nodes). Not counted: the peak while the model is loaded, before it is partitioned (DeepSpeed's ZeRO-2
- * estimate takes 4 B × params in every process on the node for it), which a loader can avoid.
+ * Host bytes one rank's optimizer offload holds during training (0 without offload), over its ZeRO shard, as DeepSpeed
+ * allocates them:
+ * - the fp32 weights CPU-Adam updates and the optimizer state (momentum and variance for Adam);
+ * - the fp32 gradient partition the update reads (stage_1_and_2.py `initialize_optimizer_states`; stage3.py
+ *   `subgroup_gradient_buffer`);
+ * - a partition in the weights' type: at stages 1–2 the buffer the updated weights are staged in before their copy
+ *   back (stage_1_and_2.py `param_buffer_of_bit16_for_cpu_offload_groups`), at stage 3 the gradient-accumulation
+ *   partition, which lives on the host under offload (stage3.py `grad_partitions_flat_buffer`, in grad_accum_dtype,
+ *   by default the model's);
+ * - at stages 1–2 with more than one micro-batch, the gradients accumulated between them, in the weights' type
+ *   (stage_1_and_2.py `async_accumulate_grad_in_cpu_via_gpu`, `accumulated_grads_in_cpu`).
+ * Mixed-precision Adam: 18P/N (20P/N at stages 1–2 with accumulation). DeepSpeed's own estimator
+ * (`estimate_zero3_model_states_mem_needs`: 16 × params / nodes, × 1.5 buffer factor) leaves the 16-bit buffers out.
+ * Not counted: the peak while the model is loaded, before it is partitioned, which a loader can avoid.
  */
-export function offloadHostBytes(input: Pick<MemoryInput, 'paramsPerRank' | 'dp' | 'zero' | 'precision' | 'optimizer' | 'offloadOptimizer' | 'optimizerBytesPerParam'>): number {
+export function offloadHostBytes(input: Pick<MemoryInput, 'paramsPerRank' | 'dp' | 'zero' | 'precision' | 'optimizer' | 'offloadOptimizer' | 'optimizerBytesPerParam'> & { microBatches?: number }): number {
   if (!input.offloadOptimizer) return 0;
   const optimizerBytes = input.optimizerBytesPerParam ?? STATE_BYTES_PER_PARAM[input.precision][input.optimizer].optimizer;
   const shard = input.zero >= 1 ? input.paramsPerRank / input.dp : input.paramsPerRank;
   // Mixed precision counts the fp32 master weights in its optimizer state; in fp32 they are the weights.
   const fp32Weights = input.precision === 'fp32' ? 4 : 0;
-  return (optimizerBytes + fp32Weights + OFFLOAD_HOST_GRADIENT_BYTES) * shard;
+  const weightType = STATE_BYTES_PER_PARAM[input.precision][input.optimizer].weights;
+  const accumulation = input.zero <= 2 && (input.microBatches ?? 1) > 1 ? weightType : 0;
+  return (optimizerBytes + fp32Weights + OFFLOAD_HOST_GRADIENT_BYTES + weightType + accumulation) * shard;
 }
 
 /** Model-state bytes (weights + gradients + optimizer) of a breakdown. */

@@ -94,7 +94,7 @@ export function stageMemories(setup: StepSetup): StageMemory[] {
       passesInFlight: passes,
       fits: mem.totalBytes <= capacity,
       shortfallBytes: Math.max(0, mem.totalBytes - capacity),
-      hostBytes: offloadHostBytes(state),
+      hostBytes: offloadHostBytes({ ...state, microBatches: m }),
     };
   });
 }
