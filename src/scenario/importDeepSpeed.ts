@@ -98,12 +98,13 @@ export function importDeepSpeedConfig(text: string, source: string, context: Dee
 
   const precision = importPrecision(c, cfg, r);
   const effective = precision ?? context.precision;
-  // DeepSpeed's engine reduces gradients in the parameters' type unless communication_data_type says fp32; it owns
-  // them, so this also undoes a Megatron import's fp32 main_grad (Megatron-DeepSpeed).
+  // DeepSpeed's engine keeps gradients in the parameters' type and reduces them so unless communication_data_type says
+  // fp32, which converts each bucket for its collective and back (stage_1_and_2.py gradient_reduction_w_predivide). It
+  // owns them, so this also undoes a Megatron import's fp32 main_grad (Megatron-DeepSpeed).
   const fp32Comm = communicationIsFp32(cfg, r);
-  if (fp32Comm) c.set('parallel.fp32Gradients', true, `communication_data_type ${String(cfg.communication_data_type)}`);
-  else if (context.fp32Gradients) c.set('parallel.fp32Gradients', false, 'DeepSpeed reduces gradients in the parameters\' type (its engine owns them)');
-  const gradBytes = effective === 'fp32' || effective === 'tf32' || fp32Comm ? 4 : 2;
+  if (context.fp32Gradients) c.set('parallel.fp32Gradients', false, 'DeepSpeed keeps gradients in the parameters\' type (its engine owns them)');
+  if (fp32Comm) c.set('parallel.fp32Reduction', true, `communication_data_type ${String(cfg.communication_data_type)}: 16-bit gradients reduced in fp32`);
+  const gradBytes = effective === 'fp32' || effective === 'tf32' ? 4 : 2;
   importZero(c, cfg, r, gradBytes, context.hidden);
   importBatch(c, cfg, r, context);
   importOptimizer(c, cfg, r);

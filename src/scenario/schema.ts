@@ -195,6 +195,13 @@ export const parallelSchema = z
      */
     fp32Gradients: z.boolean().default(false),
     /**
+     * With 16-bit training, gradients kept in 16 bits but reduced in fp32: DeepSpeed's communication_data_type fp32
+     * converts each bucket to fp32 for its collective and back (stage_1_and_2.py gradient_reduction_w_predivide,
+     * engine.py allreduce_bucket). 4 bytes per element of data-parallel gradient traffic, 2 of gradient memory, and
+     * each bucket in flight has its fp32 copy beside it.
+     */
+    fp32Reduction: z.boolean().default(false),
+    /**
      * With Megatron's distributed optimizer (zero 1): the all-gather of the updated weights runs at the start of the
      * next step under its forward, bucket by bucket, instead of after the optimizer (Megatron --overlap-param-gather,
      * NeMo overlap_param_sync / overlap_param_gather).

@@ -83,6 +83,8 @@ export interface ParallelSetup {
   offload: 'none' | 'cpu';
   /** 16-bit training with fp32 gradient accumulation and reduction (Megatron's main_grad); absent: false. */
   fp32Gradients?: boolean;
+  /** 16-bit gradients reduced in fp32 (DeepSpeed's communication_data_type fp32); absent: false. */
+  fp32Reduction?: boolean;
   /** Megatron's --overlap-param-gather: the weight all-gather under the next step's forward (`addParamGathers`); absent: false. */
   overlapParamGather?: boolean;
   placement: Placement;

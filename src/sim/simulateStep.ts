@@ -26,7 +26,7 @@ export interface StepResult {
   name: string;
   seed: number;
   gpus: number;
-  parallel: { tp: number; pp: number; dp: number; cp: number; cpCommType?: string; schedule: string; virtualStages: number; zero: number; offload: string; recompute: string; sequenceParallel: boolean; tpCommOverlap?: boolean; tpCommOverlapSms?: { proj: number; fc2: number; bulk: number }; fp32Gradients: boolean; zeroStage1?: 'deepspeed' | 'megatron'; overlapParamGather?: boolean };
+  parallel: { tp: number; pp: number; dp: number; cp: number; cpCommType?: string; schedule: string; virtualStages: number; zero: number; offload: string; recompute: string; sequenceParallel: boolean; tpCommOverlap?: boolean; tpCommOverlapSms?: { proj: number; fc2: number; bulk: number }; fp32Gradients: boolean; fp32Reduction?: boolean; zeroStage1?: 'deepspeed' | 'megatron'; overlapParamGather?: boolean };
   stepTimeS: number;
   samplesPerS: number;
   tokensPerS: number;
@@ -197,7 +197,7 @@ export function simulateStep(setup: StepSetup, options: { onProgress?: (p: StepP
     name: setup.name,
     seed: setup.seed,
     gpus,
-    parallel: { tp: par.tp, pp: par.pp, dp: par.dp, cp: par.cp ?? 1, ...((par.cp ?? 1) > 1 ? { cpCommType: par.cpCommType ?? 'p2p' } : {}), schedule: par.schedule, virtualStages: par.virtualStages, zero: par.zero, offload: par.offload, recompute: par.recompute, sequenceParallel: par.sequenceParallel, ...(par.tpCommOverlap ? { tpCommOverlap: true, tpCommOverlapSms: { ...par.tpCommOverlap } } : {}), fp32Gradients: par.fp32Gradients ?? false, ...(par.zero === 1 && par.zeroConfig.stage1 ? { zeroStage1: par.zeroConfig.stage1 } : {}), ...(par.overlapParamGather ? { overlapParamGather: true } : {}) },
+    parallel: { tp: par.tp, pp: par.pp, dp: par.dp, cp: par.cp ?? 1, ...((par.cp ?? 1) > 1 ? { cpCommType: par.cpCommType ?? 'p2p' } : {}), schedule: par.schedule, virtualStages: par.virtualStages, zero: par.zero, offload: par.offload, recompute: par.recompute, sequenceParallel: par.sequenceParallel, ...(par.tpCommOverlap ? { tpCommOverlap: true, tpCommOverlapSms: { ...par.tpCommOverlap } } : {}), fp32Gradients: par.fp32Gradients ?? false, ...(par.fp32Reduction ? { fp32Reduction: true } : {}), ...(par.zero === 1 && par.zeroConfig.stage1 ? { zeroStage1: par.zeroConfig.stage1 } : {}), ...(par.overlapParamGather ? { overlapParamGather: true } : {}) },
     stepTimeS,
     samplesPerS: t.globalBatch / stepTimeS,
     tokensPerS: (t.globalBatch * t.seqLen) / stepTimeS,

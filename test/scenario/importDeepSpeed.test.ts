@@ -159,14 +159,17 @@ describe('importDeepSpeedConfig', () => {
     expect(fieldsOf(r)).toMatchObject({ 'parallel.zeroConfig.stage1': 'deepspeed', 'parallel.zeroConfig.reduceBucketMB': 32 });
   });
 
-  it('undoes fp32 gradients an earlier Megatron import set (DeepSpeed\'s engine reduces in the parameters\' type) unless communication_data_type is fp32', () => {
+  it('undoes fp32 gradients an earlier Megatron import set (DeepSpeed\'s engine keeps gradients in the parameters\' type), communication_data_type fp32 or not', () => {
     expect(fieldsOf(ds({ bf16: { enabled: true }, zero_optimization: { stage: 2 } }, { dp: 8, fp32Gradients: true }))['parallel.fp32Gradients']).toBe(false);
     // Nothing to undo: not mentioned.
     expect(fieldsOf(ds({ bf16: { enabled: true }, zero_optimization: { stage: 2 } }, { dp: 8 }))).not.toHaveProperty('parallel.fp32Gradients');
-    // fp32 communication: 4-byte gradients, and the bucket of 5e7 elements holds 4 bytes each.
-    const fp32 = fieldsOf(ds({ bf16: { enabled: true }, communication_data_type: 'fp32', zero_optimization: { stage: 2, reduce_bucket_size: 5e7 } }, { dp: 8 }));
-    expect(fp32['parallel.fp32Gradients']).toBe(true);
-    expect(fp32['parallel.zeroConfig.reduceBucketMB']).toBe((5e7 * 4) / MiB);
+    // fp32 communication: the gradients stay 16-bit (the bucket of 5e7 elements holds 2 bytes each) and are reduced in
+    // fp32 (stage_1_and_2.py gradient_reduction_w_predivide converts each bucket for its collective and back).
+    const fp32 = fieldsOf(ds({ bf16: { enabled: true }, communication_data_type: 'fp32', zero_optimization: { stage: 2, reduce_bucket_size: 5e7 } }, { dp: 8, fp32Gradients: true }));
+    expect(fp32['parallel.fp32Gradients']).toBe(false);
+    expect(fp32['parallel.fp32Reduction']).toBe(true);
+    expect(fp32['parallel.zeroConfig.reduceBucketMB']).toBe((5e7 * 2) / MiB);
+    expect(fieldsOf(ds({ bf16: { enabled: true }, communication_data_type: 'bf16' }, { dp: 8 }))).not.toHaveProperty('parallel.fp32Reduction');
   });
 
   it('fills in an "auto" reduce_bucket_size as the Hugging Face Trainer does, hidden_size² elements, when the model is known', () => {
@@ -194,7 +197,7 @@ describe('importDeepSpeedConfig', () => {
     expect(errorOf(() => ds({ zero_optimization: 2 })).message).toMatch(/zero_optimization: expected a mapping \(\{ ... \}\), got 2/);
     // DeepSpeed lower-cases communication_data_type and knows three (runtime/config.py get_communication_data_type).
     expect(errorOf(() => ds({ communication_data_type: 'int8' })).message).toMatch(/communication_data_type: expected "fp16", "bf16" or "fp32", got "int8"/);
-    expect(fieldsOf(ds({ bf16: { enabled: true }, communication_data_type: 'FP32' }))['parallel.fp32Gradients']).toBe(true);
+    expect(fieldsOf(ds({ bf16: { enabled: true }, communication_data_type: 'FP32' }))['parallel.fp32Reduction']).toBe(true);
   });
 
   it('reports every bad field at once, each with where it is, what it holds and what is allowed', () => {

@@ -70,6 +70,11 @@ export interface MemoryInput {
   bucketBytes: number;
   /** Bucket buffers held beside the gradients (default {@link BUCKETS_IN_FLIGHT}; each framework's: `reductionBuffers`). */
   bucketsInFlight?: number;
+  /**
+   * Bytes of each held bucket's copy in the reduction's type, per bucket byte: 2 when 16-bit buckets are reduced in
+   * fp32 (DeepSpeed's communication_data_type fp32 converts each one before its collective); default 0.
+   */
+  reductionCopyPerBucketByte?: number;
   /** Tensor-parallel degree, to size the largest layer's shard for ZeRO-3 (default 1). */
   tp?: number;
   /** ZeRO-3: parameters of the largest layer, whole (default: from the model). */
@@ -149,7 +154,7 @@ export function memoryPerGpu(input: MemoryInput): MemoryBreakdown {
   const gradientBytesToReduce = per.gradients * P;
   const bucketBytes = Math.min(input.bucketBytes, gradientBytesToReduce);
   const bucketsHeld = bucketBytes > 0 ? Math.min(input.bucketsInFlight ?? BUCKETS_IN_FLIGHT, Math.ceil(gradientBytesToReduce / bucketBytes)) : 0;
-  let buffersBytes = bucketsHeld * bucketBytes + gathered + (input.attentionBufferBytes ?? 0);
+  let buffersBytes = bucketsHeld * bucketBytes * (1 + (input.reductionCopyPerBucketByte ?? 0)) + gathered + (input.attentionBufferBytes ?? 0);
   if (input.ddpBucketCopy && z === 0) buffersBytes += per.gradients * P;
 
   const activationsBytes = input.activationBytes;

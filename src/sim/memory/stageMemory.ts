@@ -78,6 +78,7 @@ export function stageMemories(setup: StepSetup): StageMemory[] {
       // The buckets the reduction packs (DeepSpeed's reduce_bucket_size from ZeRO-2 on and for its ZeRO-1).
       bucketBytes: reductionBuckets(par).bucketBytes,
       bucketsInFlight: reductionBuffers(par),
+      ...(mixed && par.fp32Reduction && !par.fp32Gradients ? { reductionCopyPerBucketByte: 2 } : {}),
       attentionBufferBytes: cpBufferBytes({ model, cp, tp: par.tp, tokens: (t.microBatch * t.seqLen) / cp, elementBytes: mixed ? 2 : 4, commType: par.cpCommType }),
       tp: par.tp,
       ...(mixed && par.fp32Gradients ? { gradientBytesPerParam: 4 } : {}),

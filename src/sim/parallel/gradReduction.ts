@@ -61,6 +61,8 @@ export function addGradientReduction(program: Program, setup: StepSetup, layout:
   const mixed = setup.training.precision === 'bf16' || setup.training.precision === 'fp16';
   // Megatron's main_grad buffers keep 16-bit training's gradients in fp32 (parallel.fp32Gradients).
   const gradBytes = mixed && !par.fp32Gradients ? 2 : 4;
+  // DeepSpeed's communication_data_type fp32 reduces 16-bit gradients in fp32 (parallel.fp32Reduction).
+  const wirePerStored = mixed && par.fp32Reduction ? 4 / gradBytes : 1;
   // dp here is the d axis (replicas × context-parallel ranks: all reduce the same gradients); micro-batches go by replica.
   const m = setup.training.globalBatch / (setup.training.microBatch * setup.parallel.dp);
   const { tensors, vsOf, readyWith } = stageTensors(setup.model, st, pp);
@@ -97,7 +99,7 @@ export function addGradientReduction(program: Program, setup: StepSetup, layout:
       const layerOf = new Map(tensors.map((x) => [x.name, x.layer]));
       addParamGathers({ program, stage: st, passes, key, pp, t, replicas, buckets, layerOf, weightBytes: mixed ? 2 : 4, gradientBytes: gradBytes, group, members, shadowGroups, aligned: pp > 1 && par.schedule === 'interleaved' });
     }
-    if (dp > 1 && zero === 3) lastComm = addZero3(program, layout, passes, key, t, m, { weight: mixed ? 2 : 4, gradient: gradBytes }, new Map(tensors.map((x) => [x.name, x])), replicas, members, overlap, shadowGroups);
+    if (dp > 1 && zero === 3) lastComm = addZero3(program, layout, passes, key, t, m, { weight: mixed ? 2 : 4, gradient: gradBytes * wirePerStored }, new Map(tensors.map((x) => [x.name, x])), replicas, members, overlap, shadowGroups);
     else if (dp > 1) {
       const rounds = zero === 2 ? [...Array(m).keys()] : [m - 1];
       for (const mb of rounds) {
@@ -109,7 +111,7 @@ export function addGradientReduction(program: Program, setup: StepSetup, layout:
             return rec.gradTask![t].get(readyWith.get(lastTensor) ?? lastTensor) ?? rec.last[t];
           });
           const op = zero === 0 ? 'all_reduce' : 'reduce_scatter';
-          lastComm = program.collective(zero === 0 ? 'dp-allreduce' : 'dp-reducescatter', `${op.replace('_', '-')} bucket ${bk.index} mb${mb} (${(bk.bytes / MiB).toFixed(1)} MiB)`, { op, group, bytes: bk.bytes, shadowGroups }, deps, mb, 'comm', members);
+          lastComm = program.collective(zero === 0 ? 'dp-allreduce' : 'dp-reducescatter', `${op.replace('_', '-')} bucket ${bk.index} mb${mb} (${(bk.bytes / MiB).toFixed(1)} MiB)`, { op, group, bytes: bk.bytes * wirePerStored, shadowGroups }, deps, mb, 'comm', members);
         }
       }
     }

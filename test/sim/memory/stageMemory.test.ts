@@ -4,6 +4,7 @@ import { peakInFlight, peakLayersInFlight, type PipeOp } from '../../../src/sim/
 import { scenarioOf } from '../../helpers/scenario.js';
 import { largestLayerParameters } from '../../../src/sim/workload/model.js';
 import { modelPreset } from '../../../src/sim/workload/modelPresets.js';
+import { MiB } from '../../../src/sim/engine/units.js';
 
 const gpt = { arch: 'gpt', layers: 8, hidden: 4096, heads: 32, ffnHidden: 16384, seqLen: 2048, vocab: 51200 };
 const stages = (tiedEmbeddings: boolean, pp: number) =>
@@ -46,6 +47,16 @@ describe('fp32 gradients with 16-bit training (Megatron main_grad)', () => {
     expect(states(true).perParam).toBeCloseTo(6 + 12 / 8, 9);
     expect(states(true).grads).toBe(4);
     expect(states(false).perParam).toBeCloseTo(4 + 12 / 8, 9);
+  });
+});
+
+describe('16-bit gradients reduced in fp32 (DeepSpeed communication_data_type fp32)', () => {
+  it('keep 2 bytes of gradient per parameter, and each bucket buffer held gets its 4-byte copy (3× the bucket)', () => {
+    const stage = (fp32Reduction: boolean) => stageMemories(scenarioOf({ name: 'g', cluster: { preset: 'dgx-a100-80gb', nodes: 1 }, model: { ...gpt, tiedEmbeddings: false }, training: { globalBatch: 16, microBatch: 1, precision: 'bf16' }, parallel: { zero: 2, fp32Reduction, zeroConfig: { reduceBucketMB: 1, overlapComm: true } } }))[0];
+    const [bf16, fp32] = [stage(false), stage(true)];
+    expect(fp32.gradientsBytes).toBe(bf16.gradientsBytes);
+    // Two ipg buffers of 1 MiB with overlap_comm (stage_1_and_2.py), each with its fp32 copy of 2 MiB.
+    expect(fp32.buffersBytes - bf16.buffersBytes).toBe(2 * 2 * MiB);
   });
 });
 
@@ -102,7 +113,7 @@ describe('gradient bucket buffers held', () => {
       }),
     )[0].buffersBytes;
   it('are DeepSpeed\'s: one ipg buffer of reduce_bucket_size, a second only with overlap_comm; one flat buffer at stage 3', () => {
-    const MiB = 1024 * 1024;
+
     expect(zero(2, true)).toBe(2 * 200 * MiB);
     expect(zero(2, false)).toBe(200 * MiB);
     // Stage 3: its one flat buffer, next to the gathered 16-bit weights of the current and the prefetched layer.

@@ -86,6 +86,22 @@ describe('ZeRO', () => {
     };
     expect(bytesOf({ precision: 'fp32' }, {})).toEqual({ gather: 4, reduce: 4 });
     expect(bytesOf({}, { fp32Gradients: true })).toEqual({ gather: 2, reduce: 4 });
+    // DeepSpeed's communication_data_type fp32: 16-bit gradients, reduced in fp32.
+    expect(bytesOf({}, { fp32Reduction: true })).toEqual({ gather: 2, reduce: 4 });
+  });
+
+  it('ZeRO-2 with 16-bit gradients reduced in fp32 sends 4 bytes per element, and its buckets still hold 2-byte gradients', () => {
+    const run = (fp32Reduction: boolean) => {
+      const s = scenarioOf({ cluster: { preset: 'dgx-a100-80gb', nodes: 1 }, model: { preset: 'llama2-7b', seqLen: 1024 }, training: { globalBatch: 8, microBatch: 1 }, parallel: { zero: 2, fp32Reduction } });
+      const { plan } = simulateStep(s);
+      const reductions = plan.program.tasks.filter((t) => t.kind === 'dp-reducescatter');
+      return { wire: reductions.reduce((a, t) => a + t.collective!.bytes, 0), buckets: plan.stages[0].gradients.buckets.length, P: plan.stages[0].gradients.paramsPerRank };
+    };
+    const [bf16, fp32] = [run(false), run(true)];
+    // One micro-batch per replica (8 / (1 × 8)): every parameter's gradient reduced once, at 2 and at 4 bytes.
+    expect(bf16.wire).toBe(2 * bf16.P);
+    expect(fp32.wire).toBe(4 * fp32.P);
+    expect(fp32.buckets).toBe(bf16.buckets);
   });
 
   it('ZeRO-3 with overlap_comm off gathers and reduces on the compute stream, as DeepSpeed does: none of it is hidden', () => {
