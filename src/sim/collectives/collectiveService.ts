@@ -211,6 +211,10 @@ export class CollectiveService {
   private protocols(algorithm: Algorithm): Protocol[] {
     if (algorithm === 'nvls' || algorithm === 'hierarchical') return ['Simple'];
     if (this.config.protocol !== 'auto') return [this.config.protocol];
+    // tuning.cc (v2.19-v2.23, "Enable LL128 by default only on Volta/Ampere/Hopper+NVLink"): LL128 is on by default only
+    // where the graph's intra-node path is NVLink (typeIntra <= PATH_NVB); a PCIe-only node runs LL and Simple unless
+    // NCCL_PROTO forces it (a forced protocol above).
+    if (this.topology.cluster.node.intra === 'pcie') return ['LL', 'Simple'];
     return ['LL', 'LL128', 'Simple'];
   }
 

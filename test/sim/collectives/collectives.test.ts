@@ -179,6 +179,20 @@ describe('small messages', () => {
     expect(svc.choose('all_reduce', range(8), 8).protocol).toBe('LL');
     expect(svc.choose('all_reduce', range(8), 4 * GiB).protocol).toBe('Simple');
   });
+
+  it('never picks LL128 on a PCIe-only node unless forced, as NCCL enables it by default only over NVLink', () => {
+    // tuning.cc v2.19–v2.23: LL128's default enable requires graphs[a]->typeIntra <= PATH_NVB.
+    for (const nodes of [1, 2]) {
+      const { svc } = service('pcie-8gpu', nodes);
+      const group = range(8 * nodes);
+      for (let bytes = 8; bytes <= 4 * GiB; bytes *= 4) {
+        for (const op of ['all_reduce', 'all_gather', 'broadcast'] as CollectiveOp[]) expect(svc.choose(op, group, bytes).protocol).not.toBe('LL128');
+      }
+    }
+    // NCCL_PROTO=LL128 still runs it.
+    const forced = new CollectiveService(buildTopology(presetCluster('pcie-8gpu', 1)), { mode: 'aggregated', allReduceAlgorithm: 'auto', protocol: 'LL128' });
+    expect(forced.choose('all_reduce', range(8), 2 * MiB).protocol).toBe('LL128');
+  });
 });
 
 describe('collective properties', () => {
