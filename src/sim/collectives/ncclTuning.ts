@@ -84,7 +84,7 @@ export interface LatencyShape {
  * ring: base + (nsteps − nInter)·intra + nInter·inter, nsteps = 2(n−1) for all-reduce and n−1 for
  * all-gather / reduce-scatter / broadcast, nInter = 2(nodes−1) or nodes−1;
  * tree (all-reduce): base + 2·((ranks/nodes − 1)·intra + log2(nodes)·inter);
- * nvls: intra (+ inter across nodes).
+ * nvls: intra (+ inter across nodes). With one rank per node (ppn 1) the inter hops take the tree's network latency.
  */
 export function collectiveLatencyUs(algorithm: 'ring' | 'tree' | 'nvls', protocol: Protocol, s: LatencyShape): number {
   const n = s.ranks;
@@ -93,7 +93,8 @@ export function collectiveLatencyUs(algorithm: 'ring' | 'tree' | 'nvls', protoco
     return hopLatencyUs('nvlink', 'nvls', protocol) + (s.nodes > 1 ? hopLatencyUs('net', 'nvls', protocol) : 0);
   }
   const intra = hopLatencyUs(s.intraHop, algorithm, protocol);
-  const inter = hopLatencyUs('net', algorithm, protocol);
+  // tuning.cc (v2.23+): "With ppn=1 latencies are fully exposed, use the Tree network latency".
+  const inter = hopLatencyUs('net', n === s.nodes ? 'tree' : algorithm, protocol);
   const base = baseLatencyUs(algorithm, protocol);
   if (algorithm === 'tree') {
     const perNode = n / s.nodes;

@@ -3,7 +3,7 @@ import { buildTopology } from '../../../src/sim/network/topology.js';
 import { CollectiveService } from '../../../src/sim/collectives/collectiveService.js';
 import { collectiveSweep, sweepSizes } from '../../../src/sim/collectives/sweep.js';
 import { busBandwidthFactor } from '../../../src/sim/collectives/busBandwidth.js';
-import { treeCorrectionFactor, treeModelBytesPerNs } from '../../../src/sim/collectives/ncclTuning.js';
+import { collectiveLatencyUs, treeCorrectionFactor, treeModelBytesPerNs } from '../../../src/sim/collectives/ncclTuning.js';
 import type { Algorithm, CollectiveOp } from '../../../src/sim/collectives/types.js';
 import { presetCluster } from '../../helpers/clusters.js';
 
@@ -39,6 +39,19 @@ describe('ring all-reduce on an idle ring', () => {
       expect(choice.algorithm).toBe('ring');
       expect(svc.simulateIdleNs('all_reduce', group, S, choice)).toBeCloseTo(choice.predictedNs, -1);
     }
+  });
+});
+
+describe('latency terms, as NCCL\'s tuning.cc (v2.23.4) composes them', () => {
+  it('charges a ring with one rank per node the tree\'s network hop latency', () => {
+    // tuning.cc: interLat = ppn == 1 ? hwLat[NET][TREE][p] : hwLat[NET][a][p]; NET Tree {5.0, 8.5, 14}, Ring {2.7, 4.0, 14}.
+    // Ring all-reduce over 4 nodes: 2(n−1) = 6 steps, all of them inter-node at ppn 1.
+    const ppn1 = (protocol: 'LL' | 'LL128' | 'Simple') => collectiveLatencyUs('ring', protocol, { op: 'all_reduce', ranks: 4, nodes: 4, intraHop: 'nvlink' });
+    expect(ppn1('LL')).toBeCloseTo(6.6 + 6 * 5.0, 9);
+    expect(ppn1('LL128')).toBeCloseTo(14 + 6 * 8.5, 9);
+    expect(ppn1('Simple')).toBeCloseTo(8.4 + 6 * 14, 9);
+    // Two ranks per node keep the ring's own figures: 14 steps, 6 of them inter-node.
+    expect(collectiveLatencyUs('ring', 'LL', { op: 'all_reduce', ranks: 8, nodes: 4, intraHop: 'nvlink' })).toBeCloseTo(6.6 + 8 * 0.6 + 6 * 2.7, 9);
   });
 });
 
