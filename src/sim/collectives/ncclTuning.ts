@@ -83,7 +83,7 @@ export interface LatencyShape {
  * Total latency term of one collective in µs, composed as NCCL's tuning.cc does (v2.23.4):
  * ring: base + (nsteps − nInter)·intra + nInter·inter, nsteps = 2(n−1) for all-reduce and n−1 for
  * all-gather / reduce-scatter / broadcast, nInter = 2(nodes−1) or nodes−1;
- * tree (all-reduce): base + 2·((ranks/nodes − 1)·intra + log2(nodes)·inter);
+ * tree (all-reduce): base + 2·((ranks/nodes − 1)·intra + ⌊log2(nodes)⌋·inter);
  * nvls: intra (+ inter across nodes). With one rank per node (ppn 1) the inter hops take the tree's network latency.
  */
 export function collectiveLatencyUs(algorithm: 'ring' | 'tree' | 'nvls', protocol: Protocol, s: LatencyShape): number {
@@ -97,8 +97,9 @@ export function collectiveLatencyUs(algorithm: 'ring' | 'tree' | 'nvls', protoco
   const inter = hopLatencyUs('net', n === s.nodes ? 'tree' : algorithm, protocol);
   const base = baseLatencyUs(algorithm, protocol);
   if (algorithm === 'tree') {
-    const perNode = n / s.nodes;
-    return base + 2 * ((perNode - 1) * intra + Math.log2(s.nodes) * inter);
+    // tuning.cc divides in integers (nRanks/nNodes) and takes log2i, the integer (floor) log2 of the node count.
+    const perNode = Math.floor(n / s.nodes);
+    return base + 2 * ((perNode - 1) * intra + Math.floor(Math.log2(s.nodes)) * inter);
   }
   const allReduce = s.op === 'all_reduce';
   const nsteps = allReduce ? 2 * (n - 1) : n - 1;

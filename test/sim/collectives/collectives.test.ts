@@ -53,6 +53,16 @@ describe('latency terms, as NCCL\'s tuning.cc (v2.23.4) composes them', () => {
     // Two ranks per node keep the ring's own figures: 14 steps, 6 of them inter-node.
     expect(collectiveLatencyUs('ring', 'LL', { op: 'all_reduce', ranks: 8, nodes: 4, intraHop: 'nvlink' })).toBeCloseTo(6.6 + 8 * 0.6 + 6 * 2.7, 9);
   });
+
+  it('counts the tree\'s network depth as the integer log2 of the node count (log2i) and ranks per node in integers', () => {
+    // tuning.cc: 2·((nRanks/nNodes − 1)·intraLat + log2i(nNodes)·interLat); Tree LL: base 6.8, NVLink 0.6, NET 5.0.
+    for (const [nodes, depth] of [[2, 1], [3, 1], [5, 2], [6, 2], [7, 2], [8, 3], [12, 3]]) {
+      const us = collectiveLatencyUs('tree', 'LL', { op: 'all_reduce', ranks: 8 * nodes, nodes, intraHop: 'nvlink' });
+      expect(us).toBeCloseTo(6.8 + 2 * (7 * 0.6 + depth * 5.0), 9);
+    }
+    // 13 ranks on 2 nodes: nRanks/nNodes = 6 in integers.
+    expect(collectiveLatencyUs('tree', 'LL', { op: 'all_reduce', ranks: 13, nodes: 2, intraHop: 'nvlink' })).toBeCloseTo(6.8 + 2 * (5 * 0.6 + 5.0), 9);
+  });
 });
 
 describe('algorithm choice across nodes, as NCCL\'s tuner makes it', () => {
