@@ -97,6 +97,9 @@ Examples:
       // The group fills nodes in order: with fewer GPUs than the cluster, say how many nodes it spans. A send_recv over
       // several nodes crosses from the first node to the second (what nccl-tests' sendrecv_perf measures across nodes).
       const spanned = new Set(group.map((g) => Math.floor(g / cluster.node.gpusPerNode))).size;
+      if (opts.algorithm === 'hierarchical' && spanned > 1 && gpus % cluster.node.gpusPerNode !== 0) {
+        throw new UsageError(`--algorithm hierarchical: needs the same number of GPUs on every node, and --gpus ${gpus} fills ${spanned - 1} node(s) of ${cluster.node.gpusPerNode} and leaves ${gpus % cluster.node.gpusPerNode} on the last; give a multiple of ${cluster.node.gpusPerNode}, or at most ${cluster.node.gpusPerNode}`);
+      }
       const where = spanned === nodes ? cluster.name : `${spanned} of ${cluster.name}`;
       const gpusText = opts.op === 'send_recv' ? `2 GPUs (${spanned > 1 ? 'GPU 0 of node 0 to GPU 0 of node 1' : 'GPU 0 to GPU 1'})` : `${group.length} GPUs`;
       const topology = buildTopology(cluster);

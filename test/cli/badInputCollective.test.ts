@@ -53,3 +53,14 @@ describe('bad input: the NICs of a node', () => {
     for (const fine of ['4', '16']) expect((await cli('collective', '--cluster', 'dgx-a100-80gb', '--nodes', '2', '--nics-per-node', fine, '--max-bytes', '1MiB')).code).toBe(0);
   });
 });
+
+describe('bad input: a forced algorithm the group cannot run', () => {
+  it('refuses a hierarchical all-reduce over GPUs that fill the last node only in part, and runs one that fills whole nodes', async () => {
+    // 12 GPUs of 2 × 8: 8 on the first node, 4 on the second; the two-level scheme needs the same count on each.
+    expectBadInput(await cli('collective', '--cluster', 'dgx-a100-80gb', '--nodes', '2', '--gpus', '12', '--algorithm', 'hierarchical', '--max-bytes', '1MiB'), '--algorithm hierarchical: needs the same number of GPUs on every node');
+    for (const gpus of ['16', '6']) {
+      const ok = await cli('collective', '--cluster', 'dgx-a100-80gb', '--nodes', '2', '--gpus', gpus, '--algorithm', 'hierarchical', '--min-bytes', '1MiB', '--max-bytes', '1MiB', '--json');
+      expect(ok.code, ok.stderr).toBe(0);
+    }
+  });
+});
