@@ -5,6 +5,7 @@ import type { TrainingPrecision } from '../sim/setup.js';
 import type { CpCommType } from '../sim/workload/ops.js';
 import { ImportCollector, type ImportResult } from './importResult.js';
 import { MegatronArgs, NOT_MODELLED, SOURCE, unknownFlagShown } from './importMegatronFlags.js';
+import { importVirtualStages } from './importMegatronSchedule.js';
 
 /**
  * Reading the command-line arguments of a Megatron-LM run (`pretrain_gpt.py …`) into scenario
@@ -156,35 +157,6 @@ function importCpCommType(c: ImportCollector, a: MegatronArgs, cp: number): void
   if (cp === 1) c.warn(`${from}: ignored, context parallelism is off (--context-parallel-size 1)`);
   if (counts.size > 1) c.warn(`--cp-comm-type ${given}: a type per layer is not modelled; every layer runs ${common}`);
   if (values.includes('a2a+p2p')) c.warn('--cp-comm-type a2a+p2p: the hierarchical all-to-all within groups then ring across them is not modelled; simulated as the p2p ring over all cp ranks');
-}
-
-function importVirtualStages(c: ImportCollector, a: MegatronArgs, pp: number, layers: number | undefined): void {
-  const int = (f: string) => a.int(f);
-  const flagText = (f: string) => a.shown(f);
-  const perStage = int('num-layers-per-virtual-pipeline-stage');
-  const vpp = int('virtual-pipeline-model-parallel-size');
-  let v = vpp;
-  let from = vpp ? flagText('virtual-pipeline-model-parallel-size') : '';
-  if (perStage) {
-    // validate_args: virtual_pipeline_model_parallel_size = (num_layers // pp) // num_layers_per_virtual_pipeline_stage.
-    if (layers === undefined) throw new ScenarioError('', `${SOURCE}: --num-layers-per-virtual-pipeline-stage needs --num-layers (or a model with a layer count in the scenario) to give the number of model chunks`);
-    if (layers % pp !== 0 || (layers / pp) % perStage !== 0) {
-      throw new ScenarioError('', `${SOURCE}: --num-layers-per-virtual-pipeline-stage ${perStage} does not divide the ${layers / pp} layers per pipeline stage (${layers} layers / --pipeline-model-parallel-size ${pp})`);
-    }
-    const derived = layers / pp / perStage;
-    if (vpp !== undefined && vpp !== derived) {
-      throw new ScenarioError('', `${SOURCE}: --virtual-pipeline-model-parallel-size ${vpp} disagrees with --num-layers-per-virtual-pipeline-stage ${perStage} (${layers} layers / pp ${pp} / ${perStage} = ${derived} chunks); give one of them`);
-    }
-    v = derived;
-    from = `${flagText('num-layers-per-virtual-pipeline-stage')}: ${layers} layers / pp ${pp} / ${perStage}`;
-  }
-  if (v !== undefined && pp === 1) {
-    c.warn(`${from}: ignored, the interleaved schedule needs --pipeline-model-parallel-size > 1`);
-    v = undefined;
-  }
-  const interleaved = v !== undefined && v > 1;
-  c.set('parallel.schedule', interleaved ? 'interleaved' : '1f1b', interleaved ? from : 'Megatron default', !interleaved);
-  c.set('parallel.virtualStages', interleaved ? v! : 1, interleaved ? from : 'Megatron default', !interleaved);
 }
 
 function importRecompute(c: ImportCollector, a: MegatronArgs, layers: number | undefined, pp: number): void {

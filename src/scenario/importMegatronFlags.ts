@@ -28,6 +28,8 @@ export const FLAGS: Readonly<Record<string, FlagKind>> = {
   'cp-comm-type': { kind: 'words', words: ['p2p', 'all_gather', 'allgather', 'a2a', 'a2a+p2p'] },
   'num-layers-per-virtual-pipeline-stage': INT,
   'virtual-pipeline-model-parallel-size': INT,
+  'num-virtual-stages-per-pipeline-rank': INT,
+  'no-overlap-p2p-communication': BOOL,
   'data-parallel-size': INT,
   'num-layers': INT,
   'hidden-size': INT,

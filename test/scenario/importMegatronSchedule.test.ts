@@ -1,0 +1,41 @@
+import { describe, expect, it } from 'vitest';
+import { importMegatronArgs } from '../../src/scenario/importMegatron.js';
+import type { ImportResult } from '../../src/scenario/importResult.js';
+
+const fieldsOf = (r: ImportResult) => Object.fromEntries(r.fields.map((f) => [f.path, f.value]));
+const errorOf = (f: () => unknown): Error => {
+  try {
+    f();
+  } catch (e) {
+    return e as Error;
+  }
+  throw new Error('expected an error');
+};
+
+// megatron/training/arguments.py validate_args (NVIDIA/Megatron-LM main): --num-virtual-stages-per-pipeline-rank gives
+// the chunks per rank directly; it and --num-layers-per-virtual-pipeline-stage are mutually exclusive; one chunk is no
+// interleaving; interleaving needs pp > 1, and pp > 2 when --no-overlap-p2p-communication turns p2p overlap off.
+describe('importMegatronArgs: the interleaved schedule as Megatron validates it', () => {
+  it('reads --num-virtual-stages-per-pipeline-rank as the number of model chunks per pipeline rank', () => {
+    const r = importMegatronArgs('--num-layers 80 --pipeline-model-parallel-size 4 --num-virtual-stages-per-pipeline-rank 5');
+    expect(fieldsOf(r)).toMatchObject({ 'parallel.schedule': 'interleaved', 'parallel.virtualStages': 5 });
+    expect(r.warnings.join('\n')).not.toMatch(/unknown Megatron flags/);
+    expect(fieldsOf(importMegatronArgs('--pipeline-model-parallel-size 4 --num-virtual-stages-per-pipeline-rank 1'))).toMatchObject({ 'parallel.schedule': '1f1b', 'parallel.virtualStages': 1 });
+  });
+
+  it('refuses both ways of giving the chunks at once', () => {
+    expect(errorOf(() => importMegatronArgs('--num-layers 80 --pipeline-model-parallel-size 4 --num-layers-per-virtual-pipeline-stage 4 --num-virtual-stages-per-pipeline-rank 5')).message)
+      .toMatch(/Megatron refuses both at once/);
+  });
+
+  it('refuses interleaving over one pipeline stage, and over two without p2p overlap, as Megatron does', () => {
+    expect(errorOf(() => importMegatronArgs('--num-layers 96 --pipeline-model-parallel-size 1 --num-layers-per-virtual-pipeline-stage 12')).message)
+      .toMatch(/--pipeline-model-parallel-size 1: Megatron refuses it/);
+    expect(errorOf(() => importMegatronArgs('--num-layers 96 --pipeline-model-parallel-size 2 --num-layers-per-virtual-pipeline-stage 12 --no-overlap-p2p-communication')).message)
+      .toMatch(/greater than 2/);
+    // p2p overlap is on by default in Megatron, so pp 2 interleaves.
+    expect(fieldsOf(importMegatronArgs('--num-layers 96 --pipeline-model-parallel-size 2 --num-layers-per-virtual-pipeline-stage 12'))).toMatchObject({ 'parallel.virtualStages': 4 });
+    // One chunk per rank is no interleaving, which pp 1 allows.
+    expect(fieldsOf(importMegatronArgs('--num-layers 96 --num-layers-per-virtual-pipeline-stage 96'))).toMatchObject({ 'parallel.schedule': '1f1b' });
+  });
+});
