@@ -101,6 +101,12 @@ export function modelFromHfConfig(json: unknown, sourcePath: string): ModelSpec 
   if (hidden % heads !== 0) {
     fail(sourcePath, `hidden size ${hidden} is not a multiple of the attention heads (${heads})`);
   }
+  // LlamaConfig / MistralConfig take head_dim (default hidden / heads); Mistral NeMo's is 128 beside 5120 / 32 = 160,
+  // which makes q_proj 5120 × 4096. The model keeps one width, hidden / heads, so another head width is refused.
+  const headDimField = cfg['head_dim'];
+  if (headDimField !== undefined && headDimField !== null && headDimField !== hidden / heads) {
+    fail(sourcePath, `head_dim ${JSON.stringify(headDimField)} is not hidden_size / num_attention_heads (${hidden} / ${heads} = ${hidden / heads}); a head width of its own is not modelled (the projections would be sized wrong)`);
+  }
   if (heads % kvHeads !== 0) {
     fail(sourcePath, `num_key_value_heads (${kvHeads}) does not divide num_attention_heads (${heads})`);
   }

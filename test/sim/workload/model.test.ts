@@ -154,6 +154,17 @@ describe('Hugging Face config.json', () => {
     within(parameterCount(m), 7.24e9, 0.01); // Mistral 7B
   });
 
+  it('refuses a head_dim other than hidden_size / num_attention_heads, and takes one equal to it', () => {
+    // mistralai/Mistral-Nemo-Base-2407 config.json: 32 heads of 128 on a width of 5120 (q_proj 5120 → 4096).
+    const nemo = { model_type: 'mistral', num_hidden_layers: 40, hidden_size: 5120, num_attention_heads: 32, head_dim: 128,
+      num_key_value_heads: 8, intermediate_size: 14336, max_position_embeddings: 1024000, vocab_size: 131072 };
+    expect(() => modelFromHfConfig(nemo, 'nemo.json')).toThrow(/head_dim 128 is not hidden_size \/ num_attention_heads \(5120 \/ 32 = 160\)/);
+    // meta-llama/Llama-3.1-8B config.json states head_dim 128 = 4096 / 32.
+    const llama31 = modelFromHfConfig({ model_type: 'llama', num_hidden_layers: 32, hidden_size: 4096, num_attention_heads: 32, head_dim: 128,
+      num_key_value_heads: 8, intermediate_size: 14336, max_position_embeddings: 131072, vocab_size: 128256 }, 'llama31.json');
+    within(parameterCount(llama31), 8.03e9, 0.005);
+  });
+
   it('reads BERT configs', () => {
     const m = modelFromHfConfig({
       model_type: 'bert', num_hidden_layers: 24, hidden_size: 1024, num_attention_heads: 16,
