@@ -104,7 +104,7 @@ export function candidateChanges(s: Scenario, r: StepResult): Candidate[] {
   if (top && top.kind === 'tp-collective' && top.medium !== 'nvlink' && p.tp > 1 && p.pp === 1) {
     for (const zero of [2, 3]) add(`no tensor parallelism, ZeRO-${zero} instead`, 'parallel.tp=1', `parallel.dp=${p.dp * p.tp}`, `parallel.zero=${zero}`, 'parallel.sequenceParallel=false');
   }
-  if (top && top.kind === 'tp-collective' && p.tp > 1 && !p.sequenceParallel) add('sequence parallelism', 'parallel.sequenceParallel=true');
+  if (top && top.kind === 'tp-collective' && p.tp > 1 && !p.sequenceParallel && p.tpStyle === 'megatron') add('sequence parallelism', 'parallel.sequenceParallel=true');
   if (top && top.kind === 'tp-collective' && p.sequenceParallel && p.tpStyle === 'megatron' && !p.tpCommOverlap) add('TP communication overlapped with GEMMs (Transformer Engine)', 'parallel.tpCommOverlap=true');
   const seen = new Set<string>();
   return out.filter((c) => !seen.has(c.sets.join(' ')) && seen.add(c.sets.join(' ')));

@@ -235,7 +235,7 @@ function checkParallel(par: ScenarioInput['parallel'], dp: number, gpus: number,
   if (par.pp > model.layers) problems.push({ path: 'parallel.pp', message: `${par.pp} stages is more than the model's ${model.layers} layers` });
   if (par.zero >= 2 && par.pp > 1) problems.push({ path: 'parallel.zero', message: `ZeRO-${par.zero} cannot be combined with pipeline parallelism (DeepSpeed supports pipelines with ZeRO-1 only); use zero 0 or 1, or pp 1` });
   if (par.offload === 'cpu' && par.zero === 0) problems.push({ path: 'parallel.offload', message: 'CPU offload of the optimizer needs ZeRO (zero ≥ 1), as in DeepSpeed' });
-  if (par.sequenceParallel && par.tp === 1) problems.push({ path: 'parallel.sequenceParallel', message: 'needs tp > 1' });
+  if (par.sequenceParallel && (par.tp === 1 || par.tpStyle !== 'megatron')) problems.push({ path: 'parallel.sequenceParallel', message: par.tp === 1 ? 'needs tp > 1' : `turns Megatron's TP all-reduces into reduce-scatters and all-gathers (Korthikanti et al. 2022, §4.2.2); tpStyle ${par.tpStyle} gathers every linear's output and has no such split, so norms and activations would shrink by tp with no communication; use tpStyle megatron, or sequenceParallel false` });
   return problems;
 }
 

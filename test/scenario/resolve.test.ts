@@ -385,3 +385,13 @@ describe('training.optimizerState', () => {
     ]);
   });
 });
+
+describe('sequence parallelism and the TP style', () => {
+  // Korthikanti et al. 2022 §4.2.2: sequence parallelism splits Megatron's TP all-reduce into a reduce-scatter and an
+  // all-gather; the all-gather style replicates every linear's output and has no such split.
+  it('refuses sequence parallelism with tpStyle allgather, and takes it with megatron', () => {
+    const par = (tpStyle: string) => ({ ...base(), parallel: { tp: 8, sequenceParallel: true, tpStyle } });
+    expect(problems(par('allgather'))).toEqual([expect.objectContaining({ path: 'parallel.sequenceParallel', message: expect.stringMatching(/tpStyle allgather .* has no such split/) })]);
+    expect(resolved(par('megatron')).parallel.sequenceParallel).toBe(true);
+  });
+});
