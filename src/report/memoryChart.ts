@@ -112,7 +112,11 @@ export function renderMemoryChart(input: MemoryChartInput): string {
   svg.append('line').attr('class', 'capacity').attr('x1', m.left).attr('x2', m.left + plotW).attr('y1', capY).attr('y2', capY).attr('stroke', '#c0392b').attr('stroke-width', 1.5).attr('stroke-dasharray', '6 4');
   svg.append('text').attr('x', m.left + plotW + 6).attr('y', capY + 4).attr('fill', '#c0392b').text(`capacity ${bytesText(input.capacityBytes)}`);
 
-  const legend = svg.append('g').attr('class', 'legend').attr('transform', `translate(${m.left + plotW + 24},${Math.max(m.top, capY + 24)})`);
+  // Under the capacity label when there is room for it there; else at the top, away from the label (a bar far over
+  // capacity puts the line near the bottom, and a legend under it would be drawn off the chart).
+  const legendH = 18 * MEMORY_PARTS.length;
+  const legendY = capY + 24 + legendH <= height ? Math.max(m.top, capY + 24) : m.top;
+  const legend = svg.append('g').attr('class', 'legend').attr('transform', `translate(${m.left + plotW + 24},${legendY})`);
   drawLegend(
     legend,
     [...MEMORY_PARTS].reverse(),

@@ -48,4 +48,19 @@ describe('memory chart', () => {
     for (const s of root.querySelectorAll('rect.segment')) expect(num(s, 'height')).toBeGreaterThanOrEqual(0);
     expect(root.querySelectorAll('g.legend-item').length).toBe(MEMORY_PARTS.length);
   });
+  it('keeps the legend inside the chart, whether a bar fits or is far over capacity', () => {
+    for (const gib of [0.5, 4, 8, 12, 30, 100]) {
+      const root = parseSvg(renderMemoryChart({ bars: [{ label: 'all ranks', breakdown: breakdown(gib) }], capacityBytes: 80 * GiB, title: 'test' }));
+      const height = Number(root.getAttribute('viewBox')!.split(' ')[3]);
+      const legendY = Number(/translate\([^,]+,([^)]+)\)/.exec(root.querySelector('g.legend')!.getAttribute('transform')!)![1]);
+      const items = [...root.querySelectorAll('g.legend-item')];
+      expect(items.length).toBe(MEMORY_PARTS.length);
+      for (const item of items) {
+        const itemY = Number(/translate\([^,]+,([^)]+)\)/.exec(item.getAttribute('transform')!)![1]);
+        // Each swatch is 14 px high, from the item's top.
+        expect(legendY + itemY + 14).toBeLessThanOrEqual(height);
+        expect(legendY + itemY).toBeGreaterThanOrEqual(0);
+      }
+    }
+  });
 });
