@@ -45,9 +45,11 @@ export function collectLanes(trace: Trace, ranks: readonly number[], streams: re
 
 /**
  * Merges spans that cannot be told apart at resolution `resolutionNs` (one pixel or more): a span
- * joins the bar before it when the gap between them is at most one resolution step and one of the
- * two is shorter than a step. The merged bar takes the kind with the most time in it; spans long
- * enough to see keep their own bar (and tooltip).
+ * joins the bar before it when the gap between them is at most one resolution step and that bar is
+ * still shorter than a step. The merged bar takes the kind with the most time in it; spans long
+ * enough to see keep their own bar (and tooltip). A bar stops growing once it is a step long, so a run
+ * of short tasks of several kinds (forward layers, then backward ones, with TP collectives between)
+ * becomes a row of step-wide bars, each of its own dominant kind, not one bar of one kind over the run.
  *
  * Every bar that comes out is then either at least one step long or followed by a gap longer than a
  * step, so a lane holds at most makespan / resolution + 1 bars, whatever the number of tasks.
@@ -71,7 +73,7 @@ export function mergeSpans(spans: readonly LaneSpan[], resolutionNs: number): La
   };
   for (const s of spans) {
     const dur = s.endNs - s.startNs;
-    if (cur && s.startNs - cur.endNs <= resolutionNs && (dur < resolutionNs || cur.endNs - cur.startNs < resolutionNs)) {
+    if (cur && s.startNs - cur.endNs <= resolutionNs && cur.endNs - cur.startNs < resolutionNs) {
       cur.endNs = Math.max(cur.endNs, s.endNs);
       cur.tasks += s.tasks;
       timeByKind.set(s.kind, (timeByKind.get(s.kind) ?? 0) + dur);

@@ -16,6 +16,19 @@ describe('merging timeline spans', () => {
     expect(out[0]).toMatchObject({ startNs: 0, endNs: 9, kind: 'forward', tasks: 4 });
   });
 
+  it('keeps each kind drawn for about its own time when a long run of short tasks changes kind', () => {
+    // 1,000 forward tasks then 2,000 backward ones, each 3 ns, back to back: a step of 10 ns cannot show one task,
+    // but at 10 ns per step the forward third of the run must still be drawn as forward.
+    const spans: LaneSpan[] = [];
+    for (let i = 0; i < 3000; i++) spans.push(span(3 * i, 3 * i + 3, i < 1000 ? 'forward' : 'backward'));
+    const res = 10;
+    const out = mergeSpans(spans, res);
+    const drawn = (kind: string) => out.filter((b) => b.kind === kind).reduce((a, b) => a + b.endNs - b.startNs, 0);
+    expect(Math.abs(drawn('forward') - 3000)).toBeLessThanOrEqual(2 * res);
+    expect(Math.abs(drawn('backward') - 6000)).toBeLessThanOrEqual(2 * res);
+    expect(out.length).toBeLessThanOrEqual(9000 / res + 1);
+  });
+
   it('does not merge across a gap longer than the resolution', () => {
     expect(mergeSpans([span(0, 2), span(50, 52)], 10)).toHaveLength(2);
   });
