@@ -25,11 +25,12 @@ th,td{padding:3px 10px;border-bottom:1px solid #eee;text-align:right;white-space
 th{background:#fafafa;font-weight:600}
 table.kv td,td.note,th.note{text-align:left}
 table.kv td:first-child{color:#555;padding-right:24px}
+table.kv td:last-child{white-space:normal}
 td.note{text-align:left;white-space:normal;color:#666}
 .wrap{overflow-x:auto}
 `;
 
-/** A key–value table (summary of one step). */
+/** A key–value table (summary of one step); not in a scrolling box, so its values wrap (see STYLE) on a narrow screen. */
 export function keyValueTable(rows: readonly [string, string][]): string {
   return `<table class="kv">${rows.map(([k, v]) => `<tr><td>${escapeXml(k)}</td><td>${escapeXml(v)}</td></tr>`).join('')}</table>`;
 }
