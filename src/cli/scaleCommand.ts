@@ -53,11 +53,18 @@ function alignColumns(header: readonly string[], rows: readonly (readonly string
   return all.map((r) => r.map((cell, c) => (c === r.length - 1 ? cell : cell.padStart(widths[c]))).join('  ').trimEnd()).join('\n');
 }
 
-/** The printed table of one scenario's sweep. */
+/** The GPU count speedup and efficiency are measured against: the smallest simulated size; undefined when none was. */
+function scalingBase(s: Pick<ScaleSeries, 'rows'>): number | undefined {
+  return s.rows.find(isSimulated)?.gpus;
+}
+
+/** The printed table of one scenario's sweep; its heading names the size speedup and efficiency are against. */
 export function formatScaleSeries(s: ScaleSeries): string {
   const fixed = s.mode === 'strong' ? 'global batch fixed' : 'batch per replica fixed';
   const grid = s.tp > 1 || s.pp > 1 || (s.cp ?? 1) > 1 ? `, ${parallelSizesText(s)} fixed, dp grows` : '';
-  return `${s.name}: ${s.mode} scaling (${fixed}${grid})\n\n${alignColumns(SCALE_TABLE_HEADER, scaleTableRows(s.rows))}`;
+  const base = scalingBase(s);
+  const against = base !== undefined ? `; speedup and efficiency against ${base} GPUs` : '';
+  return `${s.name}: ${s.mode} scaling (${fixed}${grid}${against})\n\n${alignColumns(SCALE_TABLE_HEADER, scaleTableRows(s.rows))}`;
 }
 
 /** A warning a scenario file gave when it was read, and the file. */
@@ -69,13 +76,14 @@ export interface FileWarning {
 /**
  * The `--json` document of `scale`, with the scenarios' warnings when there are any. Each series says what it holds
  * fixed: tp, pp, cp (when above 1) and the communication settings that apply (`CommSettings`: cpCommType with cp,
- * tpCommOverlap and tpCommOverlapSms when on), as `simulate --json` writes them under `parallel`.
+ * tpCommOverlap and tpCommOverlapSms when on), as `simulate --json` writes them under `parallel`, and, when any size
+ * was simulated, `scalingBaseGpus`: the size its speedup and efficiency are against (the CSV's `speedup_base_gpus`).
  */
 export function scaleJson(mode: ScaleMode, series: readonly ScaleSeries[], warnings: readonly FileWarning[] = []): Record<string, unknown> {
   return {
     version: VERSION,
     mode,
-    series: series.map((s) => ({ name: s.name, source: s.source, tp: s.tp, pp: s.pp, ...(s.cp !== undefined ? { cp: s.cp } : {}), ...pickCommSettings(s), ...(s.scalingBaseGpus !== undefined ? { scalingBaseGpus: s.scalingBaseGpus } : {}), rows: s.rows })),
+    series: series.map((s) => ({ name: s.name, source: s.source, tp: s.tp, pp: s.pp, ...(s.cp !== undefined ? { cp: s.cp } : {}), ...pickCommSettings(s), ...(scalingBase(s) !== undefined ? { scalingBaseGpus: scalingBase(s) } : {}), rows: s.rows })),
     ...(warnings.length > 0 ? { warnings } : {}),
   };
 }
@@ -103,7 +111,7 @@ export function registerScale(program: Command, io: Output): void {
     .option('--csv <file.csv>', 'write the rows of every scenario as CSV')
     .option('--svg <file.svg>', 'write the scaling chart (throughput and efficiency against GPUs)')
     .option('--report <file.html>', 'write a self-contained HTML report (curves, tables, timeline and memory of the largest size)')
-    .option('--json', 'print { version, mode, series: [{ name, source, tp, pp, cp?, cpCommType?, tpCommOverlap?, tpCommOverlapSms?, rows }], warnings? } instead of tables')
+    .option('--json', 'print { version, mode, series: [{ name, source, tp, pp, cp?, cpCommType?, tpCommOverlap?, tpCommOverlapSms?, scalingBaseGpus?, rows }], warnings? } instead of tables')
     .option('--jobs <n>', jobsHelp('the sizes'))
     .option('--shard <i/N>', 'run only part i of N (1 ≤ i ≤ N; points dealt round-robin) and print its results as JSON lines for clustersim merge')
     .option('--out <file.jsonl>', 'with --shard: write the JSON lines to this file instead of stdout')

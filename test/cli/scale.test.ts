@@ -37,6 +37,21 @@ describe('clustersim scale', () => {
     expect(Math.abs(rows[2].stepTimeS / rows[0].stepTimeS - 1)).toBeLessThan(0.2);
   });
 
+  it('names the size speedup and efficiency are against, the smallest simulated, in the table and the JSON', async () => {
+    // 3 GPUs cannot hold the batch (256 over 8 × 3), so the base is 4, the smallest size simulated.
+    const doc = (await scaleJson('--gpus', '3,4,8')) as unknown as { series: { scalingBaseGpus?: number; rows: { gpus: number; status: string; stepTimeS: number; speedup: number; efficiency: number }[] }[] };
+    const s = doc.series[0];
+    expect(s.rows[0].status).toBe('infeasible');
+    expect(s.scalingBaseGpus).toBe(4);
+    const base = s.rows.find((r) => r.gpus === s.scalingBaseGpus)!;
+    for (const r of s.rows.filter((r) => r.status === 'ok')) {
+      expect(r.speedup).toBeCloseTo(base.stepTimeS / r.stepTimeS, 9);
+      expect(r.efficiency).toBeCloseTo((r.speedup * s.scalingBaseGpus!) / r.gpus, 12);
+    }
+    const text = await cli('scale', BERT, '--gpus', '3,4,8');
+    expect(text.out.split('\n')[0]).toContain('speedup and efficiency against 4 GPUs');
+  });
+
   it('reports sizes that cannot be built as rows with a reason, not as a failure', async () => {
     const doc = await scaleJson('--gpus', '4,12,16,64');
     const rows = doc.series[0].rows as { gpus: number; status: string; reason?: string; nodes?: number }[];
