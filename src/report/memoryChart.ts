@@ -20,6 +20,9 @@ export const MEMORY_PARTS = [
   { key: 'reserveBytes', label: 'runtime reserve', color: '#bab0ac' },
 ] as const satisfies readonly { key: keyof MemoryBreakdown; label: string; color: string }[];
 
+/** A bar ending closer than this under the capacity line has its total written above the line instead, px. */
+const LABEL_CLEARANCE_PX = 18;
+
 function isBreakdown(x: unknown): x is MemoryBreakdown {
   return typeof x === 'object' && x !== null && MEMORY_PARTS.every((p) => typeof (x as Record<string, unknown>)[p.key] === 'number');
 }
@@ -98,11 +101,13 @@ export function renderMemoryChart(input: MemoryChartInput): string {
       base += v;
     }
     const over = totals[i] - input.capacityBytes;
+    const barTop = yBytes(totals[i]);
+    const capTop = yBytes(input.capacityBytes);
     g.append('text')
       .attr('class', 'total')
       .attr('x', px(x(bar.label)! + x.bandwidth() / 2))
       // Above the bar, or above the capacity line when the bar ends just under it (so they do not collide).
-      .attr('y', px(Math.min(yBytes(totals[i]), yBytes(input.capacityBytes)) - 6))
+      .attr('y', px((barTop > capTop && barTop - capTop < LABEL_CLEARANCE_PX ? capTop : barTop) - 6))
       .attr('text-anchor', 'middle')
       .attr('fill', over > 0 ? '#c0392b' : '#222')
       .text(over > 0 ? `${bytesText(totals[i])}: OOM by ${bytesText(over)}` : bytesText(totals[i]));

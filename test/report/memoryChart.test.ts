@@ -63,4 +63,21 @@ describe('memory chart', () => {
       }
     }
   });
+  it('writes each total just above its own bar, and above the capacity line when the bar ends just under it', () => {
+    const capacityBytes = 80 * GiB;
+    // Totals 11.5, 41.5 and 79.5 GiB (breakdown(gib) totals 10 × gib + 1.5 GiB).
+    const bars = [1, 4, 7.8].map((gib, i) => ({ label: `stage ${i}`, breakdown: breakdown(gib) }));
+    const root = parseSvg(renderMemoryChart({ bars, capacityBytes, title: 'test' }));
+    const capY = num(root.querySelector('line.capacity')!, 'y1');
+    for (const g of root.querySelectorAll('g.bar')) {
+      const segs = [...g.querySelectorAll('rect.segment')];
+      const top = Math.min(...segs.map((s) => num(s, 'y')));
+      const label = num(g.querySelector('text.total')!, 'y');
+      if (top - capY > 20) {
+        // Well under capacity: the label sits on its bar, not up at the capacity line.
+        expect(top - label).toBeGreaterThan(0);
+        expect(top - label).toBeLessThan(12);
+      } else expect(label).toBeLessThan(capY);
+    }
+  });
 });
