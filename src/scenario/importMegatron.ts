@@ -255,7 +255,8 @@ function importModel(c: ImportCollector, a: MegatronArgs, tp: number): void {
     c.set('model.ffnHidden', value, swiglu ? 'Megatron default for --swiglu: int(4h·2/3 / 64)·64' : 'Megatron default: 4 × hidden', true);
   }
   const kv = int('kv-channels');
-  if (kv && hidden && heads && kv !== hidden / heads) c.warn(`--kv-channels ${kv}: not modelled; the head width is taken as hidden / heads = ${hidden / heads}`);
+  // The projections map h to heads × kv_channels (validate_args defaults it to hidden // heads).
+  if (kv) c.set('model.headDim', kv, flagText('kv-channels'));
   importVocab(c, a, tp);
   const seq = int('seq-length');
   const maxPos = int('max-position-embeddings');

@@ -2,7 +2,7 @@ import { ZodError } from 'zod';
 import type { StepSetup } from '../sim/setup.js';
 import type { ClusterSpec, GpuSpec, NetworkSpec, NodeSpec } from '../sim/hardware/types.js';
 import { gpuPreset, networkPreset, nodePreset, nodePresetNames } from '../sim/hardware/presets.js';
-import type { ModelSpec } from '../sim/workload/model.js';
+import { headDim, type ModelSpec } from '../sim/workload/model.js';
 import { modelPreset } from '../sim/workload/modelPresets.js';
 import { modelFromHfConfig } from '../sim/workload/hfConfig.js';
 import { frameworkByName, MEGATRON_VOCAB_DIVISIBLE_BY, padVocab, type FrameworkSpec } from '../sim/workload/framework.js';
@@ -134,9 +134,9 @@ function resolveModel(m: ScenarioInput['model'], baseDir: string, source: string
     // A multi-head model keeps one key/value head per query head when only the heads are changed.
     if (inline.heads !== undefined && inline.kvHeads === undefined && base.kvHeads === base.heads) model.kvHeads = model.heads;
     // The name says when the shape is no longer the preset's (the sequence length is a training choice).
-    const shape = (['arch', 'layers', 'hidden', 'heads', 'kvHeads', 'ffnHidden', 'vocab', 'tiedEmbeddings'] as const).some((k) => model[k] !== base![k]);
+    const shape = (['arch', 'layers', 'hidden', 'heads', 'kvHeads', 'ffnHidden', 'vocab', 'tiedEmbeddings'] as const).some((k) => model[k] !== base![k]) || headDim(model) !== headDim(base);
     if (inline.name === undefined && (shape || JSON.stringify(model.mlpSizes) !== JSON.stringify(base.mlpSizes))) model.name = `${base.name} (modified)`;
-    return model;
+    return withPlainHeadDim(model);
   }
   const missing: (keyof typeof inline)[] = (['arch', 'layers', 'hidden', 'seqLen', 'vocab'] as const).filter((k) => inline[k] === undefined);
   if (inline.arch !== 'mlp' && inline.heads === undefined) missing.push('heads');
@@ -150,25 +150,34 @@ function resolveModel(m: ScenarioInput['model'], baseDir: string, source: string
   const arch = inline.arch!;
   const heads = inline.heads ?? 1;
   const hidden = inline.hidden!;
-  return {
+  return withPlainHeadDim({
     name: inline.name ?? `custom-${arch}`,
     arch,
     layers: inline.layers!,
     hidden,
     heads,
     kvHeads: inline.kvHeads ?? heads,
+    ...(inline.headDim !== undefined ? { headDim: inline.headDim } : {}),
     ffnHidden: inline.ffnHidden ?? 4 * hidden,
     seqLen: inline.seqLen!,
     vocab: inline.vocab!,
     tiedEmbeddings: inline.tiedEmbeddings ?? arch !== 'llama',
     mlpSizes: inline.mlpSizes,
-  };
+  });
+}
+
+/** The model without a `headDim` that only repeats hidden / heads, so that such a model is the same as one without it. */
+function withPlainHeadDim(model: ModelSpec): ModelSpec {
+  if (model.headDim === undefined || model.headDim !== model.hidden / model.heads) return model;
+  const { headDim: _same, ...plain } = model;
+  return plain;
 }
 
 function checkModel(model: ModelSpec): Problem[] {
   const problems: Problem[] = [];
   if (model.arch !== 'mlp') {
-    if (model.hidden % model.heads !== 0) problems.push({ path: 'model.heads', message: `${model.heads} does not divide hidden (${model.hidden})` });
+    // With heads of a width of their own the projections map h to heads·headDim, so heads need not divide h.
+    if (model.headDim === undefined && model.hidden % model.heads !== 0) problems.push({ path: 'model.heads', message: `${model.heads} does not divide hidden (${model.hidden}); give model.headDim if the heads have a width of their own` });
     if (model.heads % model.kvHeads !== 0) problems.push({ path: 'model.kvHeads', message: `${model.kvHeads} does not divide heads (${model.heads})` });
   }
   return problems;

@@ -87,6 +87,8 @@ export const modelSchema = z
     hidden: positiveInt.optional(),
     heads: positiveInt.optional(),
     kvHeads: positiveInt.optional(),
+    /** Width of one attention head where it is not hidden / heads (Hugging Face head_dim, Megatron --kv-channels). */
+    headDim: positiveInt.optional(),
     ffnHidden: positiveInt.optional(),
     seqLen: positiveInt.optional(),
     vocab: positiveInt.optional(),

@@ -211,6 +211,11 @@ describe('importMegatronArgs', () => {
     expect(bf16Reduce['parallel.ddp.bucketMB']).toBeCloseTo((10e6 * 2) / MiB, 2);
   });
 
+  it('takes --kv-channels as the width of a head (the projections map h to heads × kv_channels)', () => {
+    expect(fieldsOf(importMegatronArgs('--num-layers 40 --hidden-size 5120 --num-attention-heads 32 --kv-channels 128'))['model.headDim']).toBe(128);
+    expect(fieldsOf(importMegatronArgs('--num-layers 40 --hidden-size 5120 --num-attention-heads 32'))).not.toHaveProperty('model.headDim');
+  });
+
   it('keeps gradients in fp32 as Megatron does with --bf16 (main_grad), or with --accumulate-allreduce-grads-in-fp32, not with --grad-reduce-in-bf16', () => {
     expect(fieldsOf(importMegatronArgs('--bf16'))['parallel.fp32Gradients']).toBe(true);
     expect(fieldsOf(importMegatronArgs('--fp16'))['parallel.fp32Gradients']).toBe(false);

@@ -224,6 +224,17 @@ describe('inline overrides on presets', () => {
     expect(resolved({ ...base(), model: { preset: 'llama2-7b', layers: 4, name: 'tiny' }, training: { globalBatch: 16 } }).model.name).toBe('tiny');
   });
 
+  it('takes a head width of its own: heads need not divide hidden then, one equal to hidden / heads changes nothing', () => {
+    const custom = resolved({ ...base(), model: { arch: 'llama', layers: 2, hidden: 3072, heads: 16, headDim: 256, seqLen: 1024, vocab: 32000 }, training: { globalBatch: 16 } }).model;
+    expect(custom.headDim).toBe(256);
+    expect(resolved({ ...base(), model: { arch: 'llama', layers: 2, hidden: 3072, heads: 7, kvHeads: 7, headDim: 128, seqLen: 1024, vocab: 32000 }, training: { globalBatch: 16 } }).model.heads).toBe(7);
+    expect(problems({ ...base(), model: { arch: 'llama', layers: 2, hidden: 3072, heads: 7, kvHeads: 7, seqLen: 1024, vocab: 32000 }, training: { globalBatch: 16 } }))
+      .toEqual([{ path: 'model.heads', message: '7 does not divide hidden (3072); give model.headDim if the heads have a width of their own' }]);
+    const same = resolved({ ...base(), model: { preset: 'llama2-7b', headDim: 128 }, training: { globalBatch: 16 } }).model;
+    expect(same).toEqual(modelPreset('llama2-7b'));
+    expect(resolved({ ...base(), model: { preset: 'llama2-7b', headDim: 256 }, training: { globalBatch: 16 } }).model.name).toBe('llama2-7b (modified)');
+  });
+
   it('keeps a multi-head preset multi-head when only the heads change, and a grouped one grouped', () => {
     const bert = resolved({ ...base(), model: { preset: 'bert-large', heads: 4 }, training: { globalBatch: 16 } }).model;
     expect([bert.heads, bert.kvHeads]).toEqual([4, 4]);

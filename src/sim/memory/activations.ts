@@ -1,4 +1,4 @@
-import { hasDropout, isGatedMlp, mlpSizesOf, type ModelSpec } from '../workload/model.js';
+import { attentionWidth, hasDropout, isGatedMlp, mlpSizesOf, type ModelSpec } from '../workload/model.js';
 import type { RecomputeMode } from '../workload/ops.js';
 
 /**
@@ -55,8 +55,10 @@ function layerTerms(model: ModelSpec, e: number): LayerTerms {
   const dropout = hasDropout(model);
   const masks = dropout ? 2 : 0; // attention-output and MLP-output dropout masks, 1 byte each
   const replicated = 2 * e /* two norm inputs */ + e /* QKV input */ + e /* fc1 input */ + masks;
-  const qkv = e * (1 + (2 * kv) / a);
-  const projInput = e;
+  // The query and context are a·d wide: h, unless the heads have a width of their own (`headDim`).
+  const attn = attentionWidth(model) / h;
+  const qkv = e * attn * (1 + (2 * kv) / a);
+  const projInput = e * attn;
   const mlp = isGatedMlp(model) ? 3 * e * (f / h) : 2 * e * (f / h);
   const attention = dropout ? 2 * e + 1 : e; // softmax output (+ mask and dropout output)
   return { replicated, split: qkv + projInput + mlp, attention };

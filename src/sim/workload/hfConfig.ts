@@ -15,6 +15,11 @@ import type { ModelArch, ModelSpec } from './model.js';
 const MODEL_TYPES: Record<string, ModelArch> = {
   llama: 'llama',
   mistral: 'llama', // Same block as Llama (RMSNorm, SwiGLU, GQA); sliding-window attention is ignored.
+  // Qwen2 adds biases to q, k and v, Qwen3 a per-head RMSNorm of q and k, Gemma a GELU gate (GeGLU) and a scaled
+  // embedding: each a few thousand parameters or element-wise passes per layer beside Llama's block, left out.
+  qwen2: 'llama',
+  qwen3: 'llama',
+  gemma: 'llama',
   gpt2: 'gpt',
   // GPT-NeoX uses rotary positions (no learned position table), a parallel residual and an untied
   // `embed_out`; mapped to `gpt`, so the parameter count carries a spurious seqLen·hidden position table.
@@ -26,6 +31,9 @@ const MODEL_TYPES: Record<string, ModelArch> = {
 const TIE_DEFAULTS: Record<string, boolean> = {
   llama: false,
   mistral: false,
+  qwen2: false,
+  qwen3: false,
+  gemma: true,
   gpt2: true,
   gpt_neox: false,
   bert: true,
@@ -98,14 +106,11 @@ export function modelFromHfConfig(json: unknown, sourcePath: string): ModelSpec 
   }
   const tiedEmbeddings = typeof tie === 'boolean' ? tie : TIE_DEFAULTS[modelType];
 
-  if (hidden % heads !== 0) {
-    fail(sourcePath, `hidden size ${hidden} is not a multiple of the attention heads (${heads})`);
-  }
-  // LlamaConfig / MistralConfig take head_dim (default hidden / heads); Mistral NeMo's is 128 beside 5120 / 32 = 160,
-  // which makes q_proj 5120 × 4096. The model keeps one width, hidden / heads, so another head width is refused.
-  const headDimField = cfg['head_dim'];
-  if (headDimField !== undefined && headDimField !== null && headDimField !== hidden / heads) {
-    fail(sourcePath, `head_dim ${JSON.stringify(headDimField)} is not hidden_size / num_attention_heads (${hidden} / ${heads} = ${hidden / heads}); a head width of its own is not modelled (the projections would be sized wrong)`);
+  // LlamaConfig, MistralConfig, Qwen3Config and GemmaConfig take head_dim (default hidden / heads). Mistral NeMo's is
+  // 128 beside 5120 / 32 = 160 (q_proj 5120 → 4096), Gemma 7B's 256 beside 3072 / 16, Qwen3-32B's 128 beside 5120 / 64.
+  const headDim = cfg['head_dim'] === undefined || cfg['head_dim'] === null ? undefined : intField(cfg, ['head_dim'], sourcePath);
+  if (headDim === undefined && hidden % heads !== 0) {
+    fail(sourcePath, `hidden size ${hidden} is not a multiple of the attention heads (${heads}), and no head_dim says how wide a head is`);
   }
   if (heads % kvHeads !== 0) {
     fail(sourcePath, `num_key_value_heads (${kvHeads}) does not divide num_attention_heads (${heads})`);
@@ -113,5 +118,5 @@ export function modelFromHfConfig(json: unknown, sourcePath: string): ModelSpec 
 
   const nameField = cfg['_name_or_path'];
   const name = typeof nameField === 'string' && nameField.length > 0 ? nameField : nameFromPath(sourcePath);
-  return { name, arch, layers, hidden, heads, kvHeads, ffnHidden, seqLen, vocab, tiedEmbeddings };
+  return { name, arch, layers, hidden, heads, kvHeads, ...(headDim !== undefined && headDim !== hidden / heads ? { headDim } : {}), ffnHidden, seqLen, vocab, tiedEmbeddings };
 }

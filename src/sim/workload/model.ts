@@ -28,6 +28,11 @@ export interface ModelSpec {
   heads: number;
   /** Key/value heads; < heads means grouped-query attention. */
   kvHeads: number;
+  /**
+   * Width d of one attention head where it is not hidden / heads (Hugging Face `head_dim`, Megatron `--kv-channels`):
+   * Gemma, Mistral NeMo and the larger Qwen3 project h to heads·d ≠ h. Absent: hidden / heads.
+   */
+  headDim?: number;
   /** Inner width of the MLP (per matrix; SwiGLU has two such input matrices). */
   ffnHidden: number;
   /** Sequence length the model is trained with (the default for a step). */
@@ -60,9 +65,14 @@ export interface ParamTensor {
   kv?: { elements: number; heads: number };
 }
 
-/** Width of one attention head, h/a. */
+/** Width of one attention head: the model's `headDim`, or h/a. */
 export function headDim(model: ModelSpec): number {
-  return model.hidden / model.heads;
+  return model.headDim ?? model.hidden / model.heads;
+}
+
+/** Width of the attention's query and context (output projection input), a·d: h unless the heads have a width of their own. */
+export function attentionWidth(model: ModelSpec): number {
+  return model.heads * headDim(model);
 }
 
 /** KV heads one tensor-parallel rank holds: kv/t, or 1 (replicated) when t exceeds kv (Megatron needs kv % t == 0 otherwise). */
@@ -70,9 +80,9 @@ export function kvHeadsPerRank(model: ModelSpec, tp: number): number {
   return model.kvHeads >= tp ? model.kvHeads / tp : 1;
 }
 
-/** Output width of the fused QKV projection: h + 2·kv·d (equals 3h without GQA). */
+/** Output width of the fused QKV projection: a·d + 2·kv·d (equals 3h without GQA and with d = h/a). */
 export function qkvWidth(model: ModelSpec): number {
-  return model.hidden + 2 * model.kvHeads * headDim(model);
+  return attentionWidth(model) + 2 * model.kvHeads * headDim(model);
 }
 
 /** Whether the architecture uses a gated (SwiGLU, 3-matrix) MLP. */
@@ -95,6 +105,7 @@ type Push = (name: string, elements: number, layer: number, tpSharded: boolean, 
 function gptTensors(m: ModelSpec, push: Push): void {
   const h = m.hidden;
   const qkv = qkvWidth(m);
+  const q = attentionWidth(m);
   // GPT2Model registers wte, wpe, h[...], ln_f; Conv1D registers weight then bias.
   push('transformer.wte.weight', m.vocab * h, -1, true);
   push('transformer.wpe.weight', m.seqLen * h, -1, false);
@@ -102,9 +113,9 @@ function gptTensors(m: ModelSpec, push: Push): void {
     const p = `transformer.h.${i}.`;
     push(p + 'ln_1.weight', h, i, false);
     push(p + 'ln_1.bias', h, i, false);
-    push(p + 'attn.c_attn.weight', h * qkv, i, true, h * (qkv - h));
-    push(p + 'attn.c_attn.bias', qkv, i, true, qkv - h);
-    push(p + 'attn.c_proj.weight', h * h, i, true);
+    push(p + 'attn.c_attn.weight', h * qkv, i, true, h * (qkv - q));
+    push(p + 'attn.c_attn.bias', qkv, i, true, qkv - q);
+    push(p + 'attn.c_proj.weight', q * h, i, true);
     push(p + 'attn.c_proj.bias', h, i, false);
     push(p + 'ln_2.weight', h, i, false);
     push(p + 'ln_2.bias', h, i, false);
@@ -121,14 +132,15 @@ function gptTensors(m: ModelSpec, push: Push): void {
 function llamaTensors(m: ModelSpec, push: Push): void {
   const h = m.hidden;
   const kv = m.kvHeads * headDim(m);
+  const q = attentionWidth(m);
   push('model.embed_tokens.weight', m.vocab * h, -1, true);
   for (let i = 0; i < m.layers; i++) {
     const p = `model.layers.${i}.`;
     // LlamaDecoderLayer.__init__ registers self_attn, mlp, input_layernorm, post_attention_layernorm.
-    push(p + 'self_attn.q_proj.weight', h * h, i, true);
+    push(p + 'self_attn.q_proj.weight', h * q, i, true);
     push(p + 'self_attn.k_proj.weight', h * kv, i, true, h * kv);
     push(p + 'self_attn.v_proj.weight', h * kv, i, true, h * kv);
-    push(p + 'self_attn.o_proj.weight', h * h, i, true);
+    push(p + 'self_attn.o_proj.weight', q * h, i, true);
     push(p + 'mlp.gate_proj.weight', h * m.ffnHidden, i, true);
     push(p + 'mlp.up_proj.weight', h * m.ffnHidden, i, true);
     push(p + 'mlp.down_proj.weight', m.ffnHidden * h, i, true);
@@ -143,6 +155,7 @@ function bertTensors(m: ModelSpec, push: Push): void {
   const h = m.hidden;
   const f = m.ffnHidden;
   const kv = m.kvHeads * headDim(m);
+  const q = attentionWidth(m);
   // BertForMaskedLM: embeddings, encoder, MLM head. No pooler and no next-sentence head (RoBERTa-style
   // MLM-only pre-training); BertForPreTraining would add 1.05M (pooler) + 2k (NSP) for bert-large.
   push('bert.embeddings.word_embeddings.weight', m.vocab * h, -1, true);
@@ -152,13 +165,13 @@ function bertTensors(m: ModelSpec, push: Push): void {
   push('bert.embeddings.LayerNorm.bias', h, -1, false);
   for (let i = 0; i < m.layers; i++) {
     const p = `bert.encoder.layer.${i}.`;
-    push(p + 'attention.self.query.weight', h * h, i, true);
-    push(p + 'attention.self.query.bias', h, i, true);
+    push(p + 'attention.self.query.weight', h * q, i, true);
+    push(p + 'attention.self.query.bias', q, i, true);
     push(p + 'attention.self.key.weight', h * kv, i, true, h * kv);
     push(p + 'attention.self.key.bias', kv, i, true, kv);
     push(p + 'attention.self.value.weight', h * kv, i, true, h * kv);
     push(p + 'attention.self.value.bias', kv, i, true, kv);
-    push(p + 'attention.output.dense.weight', h * h, i, true);
+    push(p + 'attention.output.dense.weight', q * h, i, true);
     push(p + 'attention.output.dense.bias', h, i, false);
     push(p + 'attention.output.LayerNorm.weight', h, i, false);
     push(p + 'attention.output.LayerNorm.bias', h, i, false);

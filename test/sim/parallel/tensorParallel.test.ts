@@ -148,3 +148,18 @@ describe('Megatron tensor parallelism', () => {
     expect(pcie.notes.join(' ')).toMatch(/PCIe/);
   });
 });
+
+describe('TP collectives of heads with a width of their own (headDim ≠ hidden / heads)', () => {
+  it('gather the QKV output and reduce the projection input at heads × headDim wide (allgather style)', async () => {
+    const { tpSyncPoints } = await import('../../../src/sim/parallel/tpSync.js');
+    const { modelPreset } = await import('../../../src/sim/workload/modelPresets.js');
+    // Mistral NeMo's shape: 32 heads and 8 key/value heads of 128 on a width of 5120.
+    const model = { ...modelPreset('llama2-7b'), hidden: 5120, heads: 32, kvHeads: 8, headDim: 128, ffnHidden: 14336 };
+    const ctx = { model, tp: 8, sequenceParallel: false, style: 'allgather' as const, tokens: 1000, elementBytes: 2 };
+    const bytesOf = (label: string) => tpSyncPoints(['qkv', 'proj', 'proj.dgrad', 'qkv.dgrad'], ctx).find((s) => s.label === label)!.bytes;
+    expect(bytesOf('TP all-gather qkv')).toBe(1000 * (32 + 2 * 8) * 128 * 2);
+    expect(bytesOf('TP all-gather proj')).toBe(1000 * 5120 * 2);
+    expect(bytesOf('TP all-reduce proj.dgrad')).toBe(1000 * 32 * 128 * 2);
+    expect(bytesOf('TP all-reduce qkv.dgrad')).toBe(1000 * 5120 * 2);
+  });
+});

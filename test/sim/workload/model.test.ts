@@ -154,14 +154,26 @@ describe('Hugging Face config.json', () => {
     within(parameterCount(m), 7.24e9, 0.01); // Mistral 7B
   });
 
-  it('refuses a head_dim other than hidden_size / num_attention_heads, and takes one equal to it', () => {
-    // mistralai/Mistral-Nemo-Base-2407 config.json: 32 heads of 128 on a width of 5120 (q_proj 5120 → 4096).
-    const nemo = { model_type: 'mistral', num_hidden_layers: 40, hidden_size: 5120, num_attention_heads: 32, head_dim: 128,
-      num_key_value_heads: 8, intermediate_size: 14336, max_position_embeddings: 1024000, vocab_size: 131072 };
-    expect(() => modelFromHfConfig(nemo, 'nemo.json')).toThrow(/head_dim 128 is not hidden_size \/ num_attention_heads \(5120 \/ 32 = 160\)/);
-    // meta-llama/Llama-3.1-8B config.json states head_dim 128 = 4096 / 32.
+  it('sizes the attention projections by head_dim where it is not hidden_size / num_attention_heads (published parameter counts)', () => {
+    // mistralai/Mistral-Nemo-Base-2407 config.json: 32 heads of 128 on a width of 5120 (q_proj 5120 → 4096); 12.2B
+    // parameters on its model page. Sized from 160-wide heads it would count 13.3B.
+    const nemo = modelFromHfConfig({ model_type: 'mistral', num_hidden_layers: 40, hidden_size: 5120, num_attention_heads: 32, head_dim: 128,
+      num_key_value_heads: 8, intermediate_size: 14336, max_position_embeddings: 1024000, vocab_size: 131072 }, 'nemo.json');
+    expect(nemo.headDim).toBe(128);
+    within(parameterCount(nemo), 12.2e9, 0.01);
+    // Qwen/Qwen3-32B config.json: 64 heads of 128 on 5120 (q_proj 5120 → 8192); 32.8B parameters on its model page.
+    const qwen = modelFromHfConfig({ model_type: 'qwen3', num_hidden_layers: 64, hidden_size: 5120, num_attention_heads: 64, head_dim: 128,
+      num_key_value_heads: 8, intermediate_size: 25600, max_position_embeddings: 40960, vocab_size: 151936, tie_word_embeddings: false }, 'qwen3.json');
+    within(parameterCount(qwen), 32.8e9, 0.01);
+    // google/gemma-7b config.json: 16 heads of 256 on 3072, tied embeddings by default; 8.54B parameters (Gemma report, Table 2).
+    const gemma = modelFromHfConfig({ model_type: 'gemma', num_hidden_layers: 28, hidden_size: 3072, num_attention_heads: 16, head_dim: 256,
+      num_key_value_heads: 16, intermediate_size: 24576, max_position_embeddings: 8192, vocab_size: 256000 }, 'gemma.json');
+    expect(gemma.tiedEmbeddings).toBe(true);
+    within(parameterCount(gemma), 8.54e9, 0.01);
+    // meta-llama/Llama-3.1-8B config.json states head_dim 128 = 4096 / 32: the same model as without it.
     const llama31 = modelFromHfConfig({ model_type: 'llama', num_hidden_layers: 32, hidden_size: 4096, num_attention_heads: 32, head_dim: 128,
       num_key_value_heads: 8, intermediate_size: 14336, max_position_embeddings: 131072, vocab_size: 128256 }, 'llama31.json');
+    expect(llama31).not.toHaveProperty('headDim');
     within(parameterCount(llama31), 8.03e9, 0.005);
   });
 
