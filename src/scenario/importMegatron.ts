@@ -239,8 +239,10 @@ function importModel(c: ImportCollector, a: MegatronArgs, tp: number): void {
   // --num-query-groups counts only with --group-query-attention (default 1 group then).
   const groups = int('num-query-groups');
   if (has('group-query-attention')) {
-    // TransformerConfig: "num_query_groups must be a multiple of tensor_model_parallel_size".
-    if ((groups ?? 1) % tp !== 0) throw new ScenarioError('', `${SOURCE}: --group-query-attention with ${groups ?? 1} query group(s) (${groups ? flagText('num-query-groups') : 'Megatron default'}) over tensor parallelism ${tp}: Megatron refuses it (the groups must be a multiple of tp); use a tp that divides ${groups ?? 1}`);
+    // TransformerConfig: "num_query_groups must be a multiple of tensor_model_parallel_size"; since NVIDIA/Megatron-LM#2565
+    // (core 0.16) a tp that is a multiple of the groups is taken too, the QKV activations all-gathered over TP.
+    const g = groups ?? 1;
+    if (g % tp !== 0 && tp % g !== 0) throw new ScenarioError('', `${SOURCE}: --group-query-attention with ${g} query group(s) (${groups ? flagText('num-query-groups') : 'Megatron default'}) over tensor parallelism ${tp}: Megatron refuses it (the groups must be a multiple of tp, or tp a multiple of the groups since core 0.16); use a tp that divides ${g}`);
     c.set('model.kvHeads', groups ?? 1, groups ? `--group-query-attention ${flagText('num-query-groups')}` : '--group-query-attention (Megatron default: 1 group)', !groups);
   }
   else {

@@ -278,7 +278,7 @@ export function resolveScenario(raw: unknown, source: string, baseDir: string): 
   if (positions) warnings.push(positions);
   if (model.arch !== 'mlp' && model.kvHeads < model.heads && model.kvHeads % par.tp !== 0) {
     const how = par.tp % model.kvHeads === 0 ? 'each TP rank is simulated with a copy of one, as inference engines replicate them' : `each TP rank is simulated with ${(model.kvHeads / par.tp).toFixed(2)} of them`;
-    warnings.push(`parallel.tp ${par.tp} does not divide the model's ${model.kvHeads} key/value heads: ${how}; Megatron refuses it (tp must divide --num-query-groups)`);
+    warnings.push(`parallel.tp ${par.tp} does not divide the model's ${model.kvHeads} key/value heads: ${how}; Megatron-LM refused it before core 0.16, and since then (NVIDIA/Megatron-LM#2565) all-gathers the QKV activations over TP instead, which is not modelled`);
   }
   // Only when the scenario asked for it: the schema's default is not the user's request.
   const overlapAsked = (raw as { parallel?: { zeroConfig?: { overlapComm?: unknown } } } | null)?.parallel?.zeroConfig?.overlapComm === true;

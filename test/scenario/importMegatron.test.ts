@@ -128,7 +128,9 @@ describe('importMegatronArgs', () => {
 
   it('refuses what Megatron refuses: a recompute method with selective recompute, query groups that tp does not divide', () => {
     expect(() => importMegatronArgs('--recompute-activations --recompute-granularity full --recompute-method uniform')).toThrow(/--recompute-activations \(selective recompute\) with --recompute-method uniform: Megatron refuses it/);
-    expect(() => importMegatronArgs('--tensor-model-parallel-size 8 --num-attention-heads 64 --group-query-attention --num-query-groups 4')).toThrow(/--group-query-attention with 4 query group\(s\) .* over tensor parallelism 8: Megatron refuses it/);
+    // Neither a multiple of the other: refused. tp a multiple of the groups: taken since NVIDIA/Megatron-LM#2565 (core 0.16).
+    expect(() => importMegatronArgs('--tensor-model-parallel-size 8 --num-attention-heads 64 --group-query-attention --num-query-groups 6')).toThrow(/--group-query-attention with 6 query group\(s\) .* over tensor parallelism 8: Megatron refuses it/);
+    expect(fieldsOf(importMegatronArgs('--tensor-model-parallel-size 8 --num-attention-heads 64 --group-query-attention --num-query-groups 4'))['model.kvHeads']).toBe(4);
     expect(fieldsOf(importMegatronArgs('--tensor-model-parallel-size 8 --num-attention-heads 64 --group-query-attention --num-query-groups 8'))['model.kvHeads']).toBe(8);
   });
 

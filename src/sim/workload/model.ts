@@ -60,7 +60,8 @@ export interface ParamTensor {
   tpSharded: boolean;
   /**
    * The part of the tensor that belongs to the key/value heads, and how many there are. Past tp = heads each TP rank
-   * keeps a copy of one head's share (what `kvHeadsPerRank` simulates; Megatron refuses it, inference engines do it).
+   * keeps a copy of one head's share (what `kvHeadsPerRank` simulates, as inference engines do; Megatron-LM since
+   * NVIDIA/Megatron-LM#2565 all-gathers the QKV activations instead, and refused it before).
    */
   kv?: { elements: number; heads: number };
 }
