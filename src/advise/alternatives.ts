@@ -48,7 +48,8 @@ export function candidateChanges(s: Scenario, r: StepResult): Candidate[] {
   // GPipe keeps every micro-batch's activations alive; 1F1B at most p, in the same time (the same bubble).
   const gpipe = p.pp > 1 && p.schedule === 'gpipe';
   if (!r.memory.gpuFits) {
-    if (gpipe) add(`1F1B schedule (at most ${p.pp} micro-batches in flight instead of ${m})`, 'parallel.schedule=1f1b');
+    // With m ≤ p micro-batches 1F1B also has all m in flight on the first stage: nothing saved.
+    if (gpipe && m > p.pp) add(`1F1B schedule (at most ${p.pp} micro-batches in flight instead of ${m})`, 'parallel.schedule=1f1b');
     if (p.recompute !== 'full') add('full activation recompute', 'parallel.recompute=full');
     // Long sequences, whose activations fill the GPU: split each over twice the context-parallel ranks (activations
     // and attention shrink with cp), taken from dp. First when activations are most of the memory.

@@ -169,6 +169,15 @@ describe('what to try: candidate changes from what bounds the step', () => {
     expect(Math.abs(alt.stepTimeS! - r.stepTimeS) / r.stepTimeS).toBeLessThan(0.01);
   });
 
+  it('does not offer 1F1B to a GPipe pipeline with no more micro-batches than stages: 1F1B holds all of them too', () => {
+    // 4 micro-batches of 32 over pp 4: stage 0 keeps 4 in flight under either schedule.
+    const raw = { name: 'gpipe', cluster: { preset: 'dgx-a100-80gb', nodes: 1, node: { gpusPerNode: 4, nicsPerNode: 1 } }, model: { arch: 'gpt', layers: 32, hidden: 2048, heads: 16, seqLen: 2048, vocab: 128 }, training: { globalBatch: 128, microBatch: 32 }, parallel: { pp: 4, schedule: 'gpipe' } };
+    const { r, list } = candidates(raw);
+    expect(r.microBatchesPerStep).toBe(4);
+    expect(r.memory.fits).toBe(false);
+    expect(list.some((c) => c.sets.includes('parallel.schedule=1f1b'))).toBe(false);
+  });
+
   it('offers no higher ZeRO stage where nothing is sharded (dp 1), and ZeRO-3 with offload where each alone is not enough', async () => {
     const alone = candidates({ name: 'tp8', cluster: { preset: 'dgx-a100-80gb', nodes: 1 }, model: { preset: 'llama2-70b', seqLen: 4096 }, training: { globalBatch: 8, microBatch: 1 }, parallel: { tp: 8, sequenceParallel: true, zero: 1, recompute: 'full' } });
     expect(alone.r.memory.gpuFits).toBe(false);
