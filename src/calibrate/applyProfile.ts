@@ -123,8 +123,11 @@ export function profileNode(profile: Profile, node: NodeSpec): { node: NodeSpec;
 /** `cluster` with the profile applied to its node. */
 export function profileCluster(profile: Profile, cluster: ClusterSpec): { cluster: ClusterSpec; applied: string[] } {
   const { node, applied } = profileNode(profile, cluster.node);
-  // The name says whose devices run it: a CPU profile's, or the calibrated GPU's.
-  return { cluster: { ...cluster, name: `${cluster.name} with ${node.gpu.name}`, node }, applied };
+  // The name says whose devices run it: a CPU profile's, or the calibrated GPU's. A cluster whose GPU is not its node
+  // preset's is already named '… with <gpu>' (resolve.ts): that GPU is the one replaced, so its name goes.
+  const swapped = ` with ${cluster.node.gpu.name}`;
+  const base = cluster.name.endsWith(swapped) ? cluster.name.slice(0, -swapped.length) : cluster.name;
+  return { cluster: { ...cluster, name: `${base} with ${node.gpu.name}`, node }, applied };
 }
 
 /**

@@ -78,6 +78,14 @@ describe('applying a profile', () => {
     expect(HGX_H200.nvlinkBandwidthGBps).toBe(370);
   });
 
+  it('names the calibrated GPU once when the scenario had already swapped the node preset\'s GPU for it', () => {
+    // resolve.ts names such a cluster '1× pcie-8gpu with h200-sxm-141gb'; the profile replaces that GPU.
+    const p = syntheticProfile({ backend: 'cuda', device: 'NVIDIA H200', gpuPreset: 'h200-sxm-141gb' });
+    const node = { ...HGX_H200, name: 'pcie-8gpu', gpu: H200_SXM_141GB };
+    const { cluster } = profileCluster(p, { name: '1× pcie-8gpu with h200-sxm-141gb', node, nodes: 1, network: IB_NDR });
+    expect(cluster.name).toBe('1× pcie-8gpu with h200-sxm-141gb (calibrated)');
+  });
+
   it('turns a CPU profile into an fp32 device with the CPU threads as units', () => {
     const p = syntheticProfile();
     const { gpu } = profileGpu(p, DGX_A100_80GB.gpu);
