@@ -14,7 +14,7 @@ function verdict(m: StageMemory, capacity: number): string {
 }
 
 function hostLine(h: HostMemory): string {
-  const what = `Host memory for CPU offload (optimizer state and fp32 gradients): ${formatBytes(h.bytesPerNode)} on the fullest node`;
+  const what = `Host memory for CPU offload (optimizer state, fp32 gradients and 16-bit partitions): ${formatBytes(h.bytesPerNode)} on the fullest node`;
   if (h.capacityBytes === undefined) return `${what}; the node's host memory is not stated (give cluster.node.hostMemoryGiB to check it).`;
   return `${what} of ${formatBytes(h.capacityBytes)}: ${h.fits ? `fits (${formatBytes(h.capacityBytes - h.bytesPerNode)} free)` : `does not fit, short by ${formatBytes(h.shortfallBytes)}`}.`;
 }

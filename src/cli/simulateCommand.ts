@@ -54,7 +54,7 @@ export function formatStepSummary(r: StepResult, scenario: { clusterName: string
     `    weights ${formatBytes(m.breakdown.weightsBytes)}, gradients ${formatBytes(m.breakdown.gradientsBytes)}, optimizer ${formatBytes(m.breakdown.optimizerBytes)}${m.optimizerState ? ` (${describeOptimizerState(m.optimizerState)})` : ''},`,
     `    activations ${formatBytes(m.breakdown.activationsBytes)}, buffers ${formatBytes(m.breakdown.buffersBytes)}, runtime reserve ${formatBytes(m.breakdown.reserveBytes)}`,
     ...(m.perStage.length > 1 ? [`    per stage: ${m.perStage.map((s) => `${s.stage}: ${formatBytes(s.totalBytes)}${s.fits ? '' : ' OOM'}`).join(', ')}`] : []),
-    ...(hostMemoryVerdict(r) ? [`  host memory         ${hostMemoryVerdict(r)} (CPU offload: optimizer state, fp32 gradients)`] : []),
+    ...(hostMemoryVerdict(r) ? [`  host memory         ${hostMemoryVerdict(r)} (CPU offload: optimizer state, fp32 gradients, 16-bit partitions)`] : []),
     '',
     '  where the time went (mean over GPUs)',
     `    compute                ${formatSeconds(r.breakdown.computeS).padStart(10)}  ${pct(r.breakdown.computeS, r.stepTimeS)}`,

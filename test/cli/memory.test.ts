@@ -33,7 +33,7 @@ describe('clustersim memory', () => {
     expect(out).toContain(`${(s.paramsPerRank / 8 / 1e9).toFixed(2)}B`);
     // --json gives the same held share as the text, next to the unsharded count.
     expect((s as unknown as { paramsHeldPerGpu: number }).paramsHeldPerGpu).toBe(s.paramsPerRank / 8);
-    expect(out).toMatch(/Host memory for CPU offload \(optimizer state and fp32 gradients\): [\d.]+ TiB on the fullest node of 2\.00 TiB: fits/);
+    expect(out).toMatch(/Host memory for CPU offload \(optimizer state, fp32 gradients and 16-bit partitions\): [\d.]+ TiB on the fullest node of 2\.00 TiB: fits/);
     // ZeRO-3 offload: fp32 master, momentum, variance, fp32 gradient and the bf16 gradient-accumulation partition (stage3.py).
     expect(s.hostBytes).toBeCloseTo((18 * s.paramsPerRank) / 8, -3);
     expect(j.host.bytesPerNode).toBeCloseTo(8 * s.hostBytes, -3);
