@@ -1,6 +1,7 @@
 import { writeFileSync } from 'node:fs';
 import { makeFolders } from './outputFile.js';
-import { dirname } from 'node:path';
+import { dirname, resolve } from 'node:path';
+import { loadScenarioFile } from '../scenario/load.js';
 import type { Command } from 'commander';
 import type { StepRun } from '../sim/simulateStep.js';
 import type { Scenario } from '../scenario/resolve.js';
@@ -75,14 +76,38 @@ export function checkOutputFiles(files: NamedPath[], inputs: readonly NamedPath[
   for (const [path, flag] of files) if (path !== undefined) prepareOutputFile(path, flag);
 }
 
-/** The files a scenario's command line reads: the scenario, and the imports and profile when given. */
+/**
+ * The files a scenario's command line reads: the scenarios and the files they name (model.hfConfig,
+ * comm.measured[].file), and the imports and profile when given.
+ */
 export function commandLineInputs(scenarioFiles: readonly string[], opts: ImportOptions & { profile?: string }): NamedPath[] {
   return [
-    ...scenarioFiles.map((f): NamedPath => [f, 'a scenario file']),
+    ...scenarioFiles.flatMap((f): NamedPath[] => [[f, 'a scenario file'], ...filesScenarioNames(f)]),
     [opts.megatronArgs?.startsWith('@') ? opts.megatronArgs.slice(1) : undefined, 'the --megatron-args file'],
     [opts.deepspeedConfig, 'the --deepspeed-config file'],
     [opts.profile, 'the --profile file'],
   ];
+}
+
+/**
+ * The files a scenario file names, as [path, what]: its Hugging Face config and measured collective tables, looked up
+ * from the scenario's folder. A scenario that cannot be read names none here; reading it later reports why.
+ */
+function filesScenarioNames(file: string): NamedPath[] {
+  let loaded: ReturnType<typeof loadScenarioFile>;
+  try {
+    loaded = loadScenarioFile(file);
+  } catch {
+    return [];
+  }
+  const raw = loaded.raw as { model?: { hfConfig?: unknown }; comm?: { measured?: unknown } };
+  const named: NamedPath[] = [];
+  const at = (p: unknown, what: string) => {
+    if (typeof p === 'string') named.push([resolve(loaded.baseDir, p), `the file ${what} names`]);
+  };
+  at(raw.model?.hfConfig, 'model.hfConfig');
+  if (Array.isArray(raw.comm?.measured)) raw.comm.measured.forEach((m: unknown, i) => at((m as { file?: unknown } | null)?.file, `comm.measured.${i}.file`));
+  return named;
 }
 
 /**

@@ -118,6 +118,17 @@ describe('output files of long runs are checked before the work starts', () => {
     const merged = await cli('merge', part, '--svg', part);
     expect(merged.err).toMatch(/--svg .*part\.jsonl is a part, which this run reads/);
     expect(readFileSync(scenario, 'utf8')).toBe(text);
+    // Files the scenario names are read too: its Hugging Face config (looked up from the scenario's folder).
+    const config = readFileSync('scenarios/models/llama2-7b.config.json', 'utf8');
+    writeFileSync(join(dir, 'config.json'), config);
+    const withConfig = join(dir, 'hf.yaml');
+    writeFileSync(withConfig, 'cluster: { preset: dgx-a100-80gb }\nmodel: { hfConfig: config.json, layers: 2 }\ntraining: { globalBatch: 8, seqLen: 512 }\n');
+    const hf = await cli('simulate', withConfig, '--alternatives', '0', '--trace', join(dir, 'config.json'));
+    expect(hf.code).toBe(2);
+    expect(hf.err).toMatch(/--trace .*config\.json is the file model\.hfConfig names, which this run reads/);
+    const hfScale = await cli('scale', withConfig, '--gpus', '8', '--svg', join(dir, 'config.json'));
+    expect(hfScale.err).toMatch(/--svg .*config\.json is the file model\.hfConfig names, which this run reads/);
+    expect(readFileSync(join(dir, 'config.json'), 'utf8')).toBe(config);
     // Devices take any number of outputs.
     expect((await cli('simulate', scenario, '--alternatives', '0', '--memory-chart', '/dev/null', '--trace', '/dev/null')).code).toBe(0);
   });
