@@ -5,7 +5,7 @@ import { ImportCollector, type ImportResult } from './importResult.js';
 import { deepSpeedReaders, type Json, type Readers } from './importDeepSpeedReaders.js';
 import { importZero } from './importDeepSpeedZero.js';
 import { duplicateJsonKeys } from './jsonDuplicateKeys.js';
-import { closest } from './closestName.js';
+import { closest } from '../sim/closestName.js';
 
 /**
  * Reading a DeepSpeed `ds_config.json` into scenario overrides (the `zero_optimization` section in

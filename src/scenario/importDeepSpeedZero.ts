@@ -1,7 +1,7 @@
 import { MiB } from '../sim/engine/units.js';
 import type { ImportCollector } from './importResult.js';
 import type { Json, Readers } from './importDeepSpeedReaders.js';
-import { closest } from './closestName.js';
+import { closest } from '../sim/closestName.js';
 
 /**
  * The `zero_optimization` section of a DeepSpeed config. Field names and defaults follow the DeepSpeed configuration

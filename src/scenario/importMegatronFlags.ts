@@ -1,6 +1,6 @@
 import { InvalidScenarioError, type Problem } from './errors.js';
 import { shellWords } from './importShellWords.js';
-import { closest } from './closestName.js';
+import { closest } from '../sim/closestName.js';
 
 /**
  * The Megatron-LM flags `--megatron-args` knows, and reading an argument list into them. Names and

@@ -1,6 +1,6 @@
 import type { ZodError, ZodIssue, ZodTypeAny } from 'zod';
 import type { Problem } from './errors.js';
-import { closest } from './closestName.js';
+import { closest } from '../sim/closestName.js';
 
 /**
  * Turning zod's issues into messages a user can act on: each names the field (dotted path), what is

@@ -1,3 +1,5 @@
+import { closest } from './closestName.js';
+
 /**
  * Typed errors thrown by library code. Only `src/cli` turns them into messages and exit codes
  * (DESIGN.md §9): a `ScenarioError` means the input is wrong, exit code 2, no stack trace.
@@ -15,7 +17,7 @@ export class ScenarioError extends Error {
   }
 }
 
-/** A preset name that does not exist; the message lists the names that do. */
+/** A preset name that does not exist; the message suggests the closest one (a likely typo) and lists the names that do. */
 export class UnknownPresetError extends ScenarioError {
   /** What kind of preset was asked for: `gpu`, `node` or `network`. */
   readonly kind: string;
@@ -23,7 +25,8 @@ export class UnknownPresetError extends ScenarioError {
   readonly allowed: readonly string[];
 
   constructor(kind: string, requested: string, allowed: readonly string[], path = kind) {
-    super(path, `unknown ${kind} preset '${requested}'; expected one of: ${allowed.join(', ')}`);
+    const meant = closest(requested, allowed);
+    super(path, `unknown ${kind} preset '${requested}'${meant ? ` (did you mean '${meant}'?)` : ''}; expected one of: ${allowed.join(', ')}`);
     this.name = 'UnknownPresetError';
     this.kind = kind;
     this.requested = requested;

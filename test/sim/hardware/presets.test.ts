@@ -9,6 +9,7 @@ import {
   nodePresetNames,
   presetNames,
 } from '../../../src/sim/hardware/presets.js';
+import { modelPreset } from '../../../src/sim/workload/modelPresets.js';
 import type { Dtype } from '../../../src/sim/hardware/types.js';
 
 const GB = 1e9;
@@ -41,6 +42,15 @@ describe('hardware presets', () => {
     expect((e as ScenarioError).path).toBe('cluster.node');
     for (const n of nodePresetNames()) expect((e as Error).message).toContain(n);
     expect(() => networkPreset('toString')).toThrow(UnknownPresetError);
+  });
+
+  it('suggests the closest preset name for a typo, as unknown fields do', () => {
+    // Names a user types from a datasheet or an HF model id: "H100 SXM" without the 5, "Llama-2-70b".
+    expect((caught(() => gpuPreset('h100-sxm-80gb', 'cluster.gpu')) as Error).message).toContain("unknown gpu preset 'h100-sxm-80gb' (did you mean 'h100-sxm5-80gb'?)");
+    expect((caught(() => networkPreset('ib-hdrr')) as Error).message).toContain("(did you mean 'ib-hdr'?)");
+    expect((caught(() => modelPreset('llama-2-70b')) as Error).message).toContain("(did you mean 'llama2-70b'?)");
+    // Nothing close: no guess, only the list.
+    expect((caught(() => gpuPreset('b200')) as Error).message).not.toContain('did you mean');
   });
 
   it('has tensor peaks that match SMs × tensor-core FMA rate × boost clock', () => {
