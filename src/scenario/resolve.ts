@@ -286,6 +286,10 @@ export function resolveScenario(raw: unknown, source: string, baseDir: string): 
     // deepspeed/runtime/engine.py _configure_zero_optimizer: "Pipeline parallelism does not support overlapped communication".
     warnings.push('parallel.zeroConfig.overlapComm: DeepSpeed turns overlap_comm off under pipeline parallelism, so its ZeRO-1 reduces the gradients after backward; simulated so');
   }
+  // The GPU's datasheet NVLink rate and PCIe generation are shown by `presets` but time nothing: the node's fields do.
+  const gpuIn = input.cluster.gpu;
+  if (typeof gpuIn === 'object' && gpuIn.nvlinkBandwidthGBps !== undefined) warnings.push('cluster.gpu.nvlinkBandwidthGBps: ignored, the datasheet figure times nothing; NVLink transfers take the bandwidth NCCL reaches per GPU and direction, cluster.node.nvlinkBandwidthGBps: set that');
+  if (typeof gpuIn === 'object' && gpuIn.pcieGen !== undefined) warnings.push('cluster.gpu.pcieGen: ignored, it times nothing; PCIe transfers take cluster.node.pcieBandwidthGBps: set that');
   if (par.pp > 1 && par.schedule !== 'interleaved' && par.virtualStages > 1) {
     warnings.push(`parallel.virtualStages ${par.virtualStages}: ignored, the ${par.schedule} schedule runs one model chunk per stage; set parallel.schedule: interleaved to use it`);
   }

@@ -135,6 +135,17 @@ describe('defaults', () => {
     expect(resolved({ ...base(), cluster: { preset: 'hgx-h200', nodes: 3 }, training: { globalBatch: 24 } }).parallel.dp).toBe(24);
   });
 
+  it('warns that the GPU-level NVLink rate and PCIe generation time nothing, and names the node fields that do', () => {
+    // A user copying the A100 datasheet's "NVLink 600 GB/s" into cluster.gpu saw no change and no word about it:
+    // links are timed from cluster.node.nvlinkBandwidthGBps (NCCL's ~230 GB/s busbw on DGX A100, nccl-tests#149).
+    const gpu = (fields: Record<string, unknown>) => resolved({ ...base(), cluster: { preset: 'dgx-a100-80gb', nodes: 2, gpu: fields } });
+    const nv = gpu({ nvlinkBandwidthGBps: 600 });
+    expect(nv.warnings?.some((w) => w.startsWith('cluster.gpu.nvlinkBandwidthGBps: ignored') && w.includes('cluster.node.nvlinkBandwidthGBps'))).toBe(true);
+    expect(nv.cluster.node.nvlinkBandwidthGBps).toBe(230);
+    expect(gpu({ pcieGen: 3 }).warnings?.some((w) => w.startsWith('cluster.gpu.pcieGen: ignored') && w.includes('cluster.node.pcieBandwidthGBps'))).toBe(true);
+    expect(gpu({ memoryGiB: 40 }).warnings).toBeUndefined();
+  });
+
   it('warns that virtualStages is ignored by a pipeline schedule other than interleaved (and says nothing without one)', () => {
     const pipe = (parallel: Record<string, unknown>) => resolved({ ...base(), model: { preset: 'gpt3-175b' }, training: { globalBatch: 64 }, parallel: { tp: 8, ...parallel } });
     expect(pipe({ pp: 2, virtualStages: 3 }).warnings).toEqual(['parallel.virtualStages 3: ignored, the 1f1b schedule runs one model chunk per stage; set parallel.schedule: interleaved to use it']);
