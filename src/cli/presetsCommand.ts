@@ -57,13 +57,13 @@ export function registerPresets(program: Command, io: Output): void {
       const text = [
         'GPUs (dense peaks, TFLOP/s)',
         table(
-          ['name', 'fp32', 'tf32', 'bf16', 'fp16', 'fp8', 'memory GiB', 'HBM GB/s', 'NVLink GB/s', 'PCIe'],
+          ['name', 'fp32', 'tf32', 'bf16', 'fp16', 'fp8', 'memory GiB', 'HBM GB/s', 'NVLink GB/s each way', 'PCIe'],
           c.gpus.map((g) => [g.name, g.peakTflops.fp32 ?? '-', g.peakTflops.tf32 ?? '-', g.peakTflops.bf16 ?? '-', g.peakTflops.fp16 ?? '-', g.peakTflops.fp8 ?? '-', g.memoryGiB.toFixed(1), g.hbmBandwidthGBps, g.nvlinkBandwidthGBps, `gen${g.pcieGen}`]),
         ),
         '',
         'Nodes (cluster.preset)',
         table(
-          ['name', 'gpu', 'GPUs', 'intra-node', 'NVLink GB/s (NCCL)', 'NVLS', 'NICs', 'host GiB', 'host Adam Gparam/s', 'default network'],
+          ['name', 'gpu', 'GPUs', 'intra-node', 'NVLink GB/s each way (NCCL busbw)', 'NVLS', 'NICs', 'host GiB', 'host Adam Gparam/s', 'default network'],
           c.nodes.map((n) => [n.name, n.gpu, n.gpusPerNode, n.intra, n.nvlinkBandwidthGBps, n.nvls ? 'yes' : 'no', n.nicsPerNode, n.hostMemoryGiB ?? '-', (n.hostAdamParamsPerS / 1e9).toFixed(1), n.defaultNetwork]),
         ),
         '',

@@ -237,6 +237,15 @@ describe('clustersim presets', () => {
     expect(c.nodes.find((n: { name: string }) => n.name === 'pcie-8gpu').hostMemoryGiB).toBeNull();
   });
 
+  it('says the NVLink column is per direction: the A100 datasheet\'s 600 GB/s is both directions, 300 each way', async () => {
+    // NVIDIA A100 datasheet: "NVLink: 600 GB/s" (12 links × 25 GB/s per direction × 2); the table shows 300.
+    const { out } = await cli('presets');
+    const header = out.split('\n').find((l) => l.startsWith('name') && l.includes('HBM GB/s'))!;
+    expect(header).toContain('NVLink GB/s each way');
+    expect(out.split('\n').find((l) => l.startsWith('a100-sxm4-80gb '))).toMatch(/\b300\b/);
+    expect(out).toMatch(/NVLink GB\/s each way \(NCCL busbw\)/);
+  });
+
   it('keeps the version in step with package.json', () => {
     expect(JSON.parse(readFileSync('package.json', 'utf8')).version).toBe(VERSION);
   });
