@@ -77,6 +77,7 @@ export function loadScenarioFile(path: string): RawScenario {
 /**
  * Applies `--set path=value` overrides to a raw scenario. The value is read as YAML, so numbers,
  * booleans and lists come out typed (`parallel.ddp.bucketMB=5`, `comm.mode=step`); `null` (or `~`) removes the field.
+ * An element of a list is named by its index (`parallel.layersPerStage.0=11`).
  */
 export function applyOverrides(raw: unknown, sets: readonly string[]): unknown {
   const root = structuredClone(raw) as Record<string, unknown>;
@@ -97,8 +98,14 @@ export function applyOverrides(raw: unknown, sets: readonly string[]): unknown {
     let obj = root;
     for (let i = 0; i < keys.length - 1; i++) {
       const next = obj[keys[i]];
+      // A list's element is named by its index (parallel.layersPerStage.0=20, comm.measured.1.file=x.txt).
+      const index = Array.isArray(next) && /^\d+$/.test(keys[i + 1]) ? Number(keys[i + 1]) : undefined;
+      if (Array.isArray(next) && (index === undefined || index >= next.length)) {
+        const at = keys.slice(0, i + 1).join('.');
+        throw new ScenarioError('', `--set '${s}': '${at}' is a list of ${next.length}, so '${keys[i + 1]}' names no element of it; ${next.length > 0 ? `use an index from 0 to ${next.length - 1}, or ` : ''}give the whole list: --set '${at}=[...]'`);
+      }
       if (next === undefined || next === null) obj[keys[i]] = {};
-      else if (typeof next !== 'object' || Array.isArray(next)) {
+      else if (typeof next !== 'object') {
         const at = keys.slice(0, i + 1).join('.');
         // A preset named by a string (cluster.gpu: a100-sxm4-80gb) takes fields in its mapping form.
         const field = keys.slice(i + 1);
@@ -109,7 +116,10 @@ export function applyOverrides(raw: unknown, sets: readonly string[]): unknown {
     }
     // A written `null` (or `~`) takes the field out, so that a file's value can be left to its default
     // (--set parallel.dp=null). An empty value, as an unset shell variable gives, stays an error.
-    if (value === null && s.slice(eq + 1).trim() !== '') delete obj[keys[keys.length - 1]];
+    if (value === null && s.slice(eq + 1).trim() !== '') {
+      if (Array.isArray(obj)) obj.splice(Number(keys[keys.length - 1]), 1);
+      else delete obj[keys[keys.length - 1]];
+    }
     else obj[keys[keys.length - 1]] = value;
   }
   return root;

@@ -126,6 +126,16 @@ describe('--set overrides', () => {
     expect(() => applyOverrides(base(), ['training.globalBatch.x=1'])).toThrow(ScenarioError);
     expect(() => applyOverrides(base(), ['model.mlpSizes=[1'])).toThrow(/is not valid YAML/);
   });
+
+  it('sets and removes one element of a list by its index, and refuses an index the list does not have', () => {
+    const raw = { ...base(), parallel: { pp: 2, layersPerStage: [12, 12] }, comm: { measured: [{ op: 'all_reduce', ranks: 8, file: 'a.txt' }] } };
+    expect(applyOverrides(raw, ['parallel.layersPerStage.0=11'])).toMatchObject({ parallel: { layersPerStage: [11, 12] } });
+    expect(applyOverrides(raw, ['comm.measured.0.file=b.txt'])).toMatchObject({ comm: { measured: [{ op: 'all_reduce', ranks: 8, file: 'b.txt' }] } });
+    expect((applyOverrides(raw, ['parallel.layersPerStage.1=null']) as { parallel: { layersPerStage: number[] } }).parallel.layersPerStage).toEqual([12]);
+    expect(raw.parallel.layersPerStage).toEqual([12, 12]);
+    expect(() => applyOverrides(raw, ['parallel.layersPerStage.2=1'])).toThrow(/is a list of 2, so '2' names no element of it; use an index from 0 to 1/);
+    expect(() => applyOverrides(raw, ['comm.measured.x.file=b.txt'])).toThrow(/is a list of 1, so 'x' names no element/);
+  });
 });
 
 describe('defaults', () => {
