@@ -99,7 +99,18 @@ export const profileSchema = z.object({
   quick: z.boolean(),
   statistic: z.enum(['median', 'min']),
   device: z.object({ name: z.string(), count: z.number().int().positive(), gpuPreset: z.string().optional() }),
-  machine: z.object({ hostname: z.string(), os: z.string(), arch: z.string(), node: z.string(), cpu: z.object({ model: z.string(), logicalCores: z.number() }).passthrough() }).passthrough(),
+  machine: z
+    .object({
+      hostname: z.string(),
+      os: z.string(),
+      arch: z.string(),
+      node: z.string(),
+      // memoryBytes is a CPU device's memory capacity (applyProfile.ts); computeThreads its GEMM units.
+      cpu: z.object({ model: z.string(), logicalCores: z.number().int().positive(), memoryBytes: positive }).passthrough(),
+      computeThreads: z.number().int().positive().optional(),
+      cpuClock: z.enum(['auto', 'wall']).optional(),
+    })
+    .passthrough(),
   noise: z.object({ medianSpreadPct: nonNegative, p90SpreadPct: nonNegative, worstSpreadPct: nonNegative }),
   measurements: z.array(z.object({ id: z.string(), group: z.string(), medianS: positive, minS: positive, maxS: positive, spreadPct: nonNegative, samples: z.number().int().positive() })),
   fit: z.object({
@@ -111,6 +122,10 @@ export const profileSchema = z.object({
     collectives: z.array(alphaBetaSchema.extend({ op: z.enum(['all_reduce', 'all_gather', 'reduce_scatter']), ranks: z.number().int().min(2), busBandwidthGBps: positive })),
     overlap: z.object({ computeS: positive, copyS: positive, bothS: positive, slowdownPct: z.number().finite() }).optional(),
   }),
+}).superRefine((p, ctx) => {
+  // What every profile calibrate writes holds (fit.ts); without it the simulator would fall back on placeholders.
+  if (Object.keys(p.fit.gemm).length === 0) ctx.addIssue({ code: z.ZodIssueCode.custom, path: ['fit', 'gemm'], message: 'no GEMM fit (a profile has at least one dtype)' });
+  if (p.backend === 'cpu' && !p.fit.gemm.fp32) ctx.addIssue({ code: z.ZodIssueCode.custom, path: ['fit', 'gemm', 'fp32'], message: 'a cpu profile needs its fp32 GEMM fit' });
 });
 
 /** What a JSON value that should have been a profile holds, in a few words. */

@@ -33,6 +33,22 @@ describe('the profile schema', () => {
     expect(() => parseProfile(p, 'x.json')).toThrow(/x.json is not a valid clustersim profile:[\s\S]*backend[\s\S]*fit.launchS/);
   });
 
+  it('refuses a profile without what the simulator reads from it (CPU memory, threads, clock, the fp32 GEMM fit)', () => {
+    const edit = (f: (p: Record<string, any>) => void) => {
+      const p = syntheticProfile() as unknown as Record<string, any>;
+      f(p);
+      return () => parseProfile(p, 'x.json');
+    };
+    // Each of these used to be accepted: "memory per GPU … of NaN B: OOM", an MFU of 191% on 0 threads, a 0.01 TFLOP/s placeholder.
+    expect(edit((p) => delete p.machine.cpu.memoryBytes)).toThrow(/machine\.cpu\.memoryBytes: Required/);
+    expect(edit((p) => (p.machine.computeThreads = 0))).toThrow(/machine\.computeThreads/);
+    expect(edit((p) => (p.machine.computeThreads = '4'))).toThrow(/machine\.computeThreads/);
+    expect(edit((p) => (p.machine.cpuClock = 'sundial'))).toThrow(/machine\.cpuClock/);
+    expect(edit((p) => (p.fit.gemm = {}))).toThrow(/fit\.gemm: no GEMM fit/);
+    expect(edit((p) => (p.fit.gemm = { bf16: p.fit.gemm.fp32 }))).toThrow(/fit\.gemm\.fp32: a cpu profile needs its fp32 GEMM fit/);
+    expect(edit((p) => (p.machine.cpuClock = 'wall'))).not.toThrow();
+  });
+
   it('tells apart a newer schema version and a file that is not a profile', () => {
     expect(() => parseProfile({ ...syntheticProfile(), schemaVersion: 99 }, 'x.json')).toThrow(/schema version 99 is not supported .*written by a newer clustersim: upgrade clustersim to read it/);
     expect(() => parseProfile({ ...syntheticProfile(), schemaVersion: 0 }, 'x.json')).toThrow(/schema version 0 is not supported .*calibrate again with this version/);
