@@ -1,6 +1,7 @@
 import { Option, type Command } from 'commander';
 import cliProgress from 'cli-progress';
-import { openBackend, BackendUnavailableError } from '../calibrate/backends.js';
+import { cpuClockFor, openBackend, BackendUnavailableError } from '../calibrate/backends.js';
+import type { BenchItem, CpuClockMode } from '../calibrate/types.js';
 import { calibrate } from '../calibrate/calibrateRun.js';
 import { LogError } from '../calibrate/measurementLog.js';
 import { NativeUnavailableError } from '../calibrate/native.js';
@@ -130,6 +131,18 @@ function latencyText(latencyS: number): string {
   return latencyS === 0 ? `0 ${UNRESOLVED_LATENCY_MARK}` : formatSeconds(latencyS);
 }
 
+/** Which clock timed which measurements of a CPU calibration, as `cpuClockFor` chose them (backends.ts). */
+export function cpuTimingText(threads: number, mode: CpuClockMode): string {
+  const kinds: [BenchItem['kind'], string][] = [['gemm', 'GEMMs'], ['launch', 'launches'], ['copy', 'copies'], ['collective', 'collectives'], ['program', 'compute with copies overlapping']];
+  const clockOf = (kind: BenchItem['kind']) => cpuClockFor({ kind, warmup: 0, repeats: 1, inner: 1 } as BenchItem, threads, mode);
+  const wall = kinds.filter(([k]) => clockOf(k) === 'wall').map(([, name]) => name);
+  const thread = kinds.filter(([k]) => clockOf(k) === 'thread').map(([, name]) => name);
+  const list = (names: string[]) => (names.length > 1 ? `${names.slice(0, -1).join(', ')} and ${names[names.length - 1]}` : names[0]);
+  if (thread.length === 0) return 'wall clock for everything';
+  if (wall.length === 0) return "each thread's CPU clock for everything (a collective: its slowest rank; compute with copies overlapping: the critical path of its ops)";
+  return `wall clock for ${list(wall)} (they run on ${threads} threads); each thread's CPU clock for ${list(thread)}`;
+}
+
 /** The human-readable summary of a profile's fitted constants. */
 export function formatProfile(p: Profile): string {
   const f = p.fit;
@@ -138,7 +151,7 @@ export function formatProfile(p: Profile): string {
     `  launch overhead     ${formatSeconds(f.launchS)}${f.launchHostS !== undefined ? ` (host call ${formatSeconds(f.launchHostS)})` : ''}`,
     `  memory bandwidth    ${f.memoryBandwidthGBps.toFixed(1)} GB/s (read + write, streaming)`,
     ...(p.backend === 'cpu'
-      ? [`  timing              ${p.machine.cpuClock === 'wall' ? 'wall clock for everything' : "each thread's CPU clock, wall clock for copies overlapping compute"}; fastest of the repeats; ${p.machine.computeThreads ?? 1} compute thread(s)`]
+      ? [`  timing              ${cpuTimingText(p.machine.computeThreads ?? 1, p.machine.cpuClock ?? 'auto')}; fastest of the repeats; ${p.machine.computeThreads ?? 1} compute thread(s)`]
       : []),
     '',
     table(

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { writeProfile } from '../../src/calibrate/profile.js';
 import { summariseCases } from '../../src/calibrate/validateRun.js';
-import { defaultLogPath } from '../../src/cli/calibrateCommand.js';
+import { defaultLogPath, formatProfile } from '../../src/cli/calibrateCommand.js';
 import { formatValidation, parsePercent } from '../../src/cli/validateCommand.js';
 import { cli } from '../helpers/cli.js';
 import { syntheticProfile } from './fixtures.js';
@@ -156,5 +156,23 @@ describe('validation output', () => {
     expect(text).toMatch(/copy b\s+950.0 µs\s+1.00 ms\s+-5.0%/);
     expect(text).toMatch(/3 cases: median \|error\| 5.0%, worst 10.0% \(gemm a\)/);
     expect(text).toContain('skipped y: why');
+  });
+});
+
+describe('calibration summary', () => {
+  const timing = (threads: number, cpuClock: 'auto' | 'wall') => {
+    const p = syntheticProfile();
+    p.machine.computeThreads = threads;
+    p.machine.cpuClock = cpuClock;
+    return formatProfile(p).split('\n').find((l) => l.includes('timing')) ?? '';
+  };
+
+  it('names the clock each kind of measurement was timed by, as the backend chose it', () => {
+    // It said "each thread's CPU clock, wall clock for copies overlapping compute" whatever the threads: on several
+    // threads GEMMs, launches and overlap runs are timed by the wall clock, and on one nothing is.
+    expect(timing(2, 'auto')).toContain("wall clock for GEMMs, launches and compute with copies overlapping (they run on 2 threads); each thread's CPU clock for copies and collectives");
+    expect(timing(1, 'auto')).toContain("each thread's CPU clock for everything");
+    expect(timing(1, 'auto')).not.toContain('wall clock');
+    expect(timing(2, 'wall')).toContain('wall clock for everything');
   });
 });
