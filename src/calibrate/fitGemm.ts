@@ -38,16 +38,14 @@ function modelSeconds(p: GemmPoint, mg: MeasuredGemm): number {
   return measuredGemmNs({ m: p.m, n: p.n, k: p.k, batch: 1 }, mg) * 1e-9;
 }
 
-/** Fits ceilingTflops and smallKHalf; keeps per-shape corrections only if they predict left-out shapes clearly better. */
-export function fitGemm(points: readonly GemmPoint[], layout: GemmLayout): GemmFit {
-  const usable = points.filter((p) => p.seconds > 0);
-  if (usable.length < 3) throw new FitError(`a GEMM fit needs at least 3 shapes with positive time, got ${usable.length}`);
-  const rows = usable.map((p) => {
+/** The least-squares smooth model (no corrections) of `points`, all with positive time. */
+function smoothFit(points: readonly GemmPoint[], layout: GemmLayout): MeasuredGemm {
+  const rows = points.map((p) => {
     const { waves, kPerTile } = measuredGemmWaves({ m: p.m, n: p.n, k: p.k, batch: 1 }, { ...layout, ceilingTflops: 1, smallKHalf: 0 });
     const w = 2 * layout.tileM * layout.tileN * layout.units * waves;
     return [w * kPerTile, w];
   });
-  const y = usable.map((p) => p.seconds);
+  const y = points.map((p) => p.seconds);
   const weights = y.map((t) => 1 / (t * t));
   let [perFlop, fixed] = weightedLeastSquares(rows, y, weights);
   if (fixed < 0) {
@@ -55,10 +53,29 @@ export function fitGemm(points: readonly GemmPoint[], layout: GemmLayout): GemmF
     [perFlop] = weightedLeastSquares(rows.map((r) => [r[0]]), y, weights);
   }
   if (!(perFlop > 0)) throw new FitError('GEMM times do not grow with the work, so no throughput can be fitted');
-  const smooth: MeasuredGemm = { ...layout, ceilingTflops: 1 / perFlop / 1e12, smallKHalf: fixed / perFlop };
+  return { ...layout, ceilingTflops: 1 / perFlop / 1e12, smallKHalf: fixed / perFlop };
+}
+
+/** Fits ceilingTflops and smallKHalf; keeps per-shape corrections only if they predict left-out shapes clearly better. */
+export function fitGemm(points: readonly GemmPoint[], layout: GemmLayout): GemmFit {
+  const usable = points.filter((p) => p.seconds > 0);
+  if (usable.length < 3) throw new FitError(`a GEMM fit needs at least 3 shapes with positive time, got ${usable.length}`);
+  const y = usable.map((p) => p.seconds);
+  const smooth = smoothFit(usable, layout);
   const model = usable.map((p) => modelSeconds(p, smooth));
   const corrections = usable.map((p, i) => ({ m: p.m, n: p.n, k: p.k, ratio: p.seconds / model[i] }));
-  const looModel = median(usable.map((p, i) => (100 * Math.abs(model[i] - p.seconds)) / p.seconds));
+  // Both left out for real: the smooth model refitted without shape i (the fit at all shapes would have seen it).
+  const looModel = median(
+    usable.map((p, i) => {
+      let left: MeasuredGemm;
+      try {
+        left = smoothFit(usable.filter((_, j) => j !== i), layout);
+      } catch {
+        left = smooth;
+      }
+      return (100 * Math.abs(modelSeconds(p, left) - p.seconds)) / p.seconds;
+    }),
+  );
   const looCorrected = median(
     usable.map((p, i) => {
       const others = corrections.filter((_, j) => j !== i);
