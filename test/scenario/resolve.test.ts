@@ -1,41 +1,15 @@
 import { copyFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ROOT, base, problems, resolved } from './resolveFixtures.js';
 import { loadScenarioFile } from '../../src/scenario/load.js';
 import { resolveClusterSection, resolveScenario, type Scenario } from '../../src/scenario/resolve.js';
-import { InvalidScenarioError } from '../../src/scenario/errors.js';
 import { gpuPreset, networkPreset, nodePreset } from '../../src/sim/hardware/presets.js';
 import { modelPreset } from '../../src/sim/workload/modelPresets.js';
 import { GiB } from '../../src/sim/engine/units.js';
 
-const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const LLAMA_CONFIG = join(ROOT, 'scenarios/models/llama2-7b.config.json');
-
-/** A small valid scenario: BERT-Large on 2 DGX A100 (80 GB) nodes. */
-function base(): Record<string, unknown> {
-  return {
-    cluster: { preset: 'dgx-a100-80gb', nodes: 2 },
-    model: { preset: 'bert-large' },
-    training: { globalBatch: 64 },
-  };
-}
-
-function resolved(raw: unknown, baseDir = ROOT): Scenario {
-  return resolveScenario(raw, 'test.yaml', baseDir);
-}
-
-/** The problems an invalid scenario is rejected with. */
-function problems(raw: unknown, baseDir = ROOT): { path: string; message: string }[] {
-  try {
-    resolved(raw, baseDir);
-  } catch (err) {
-    if (err instanceof InvalidScenarioError) return err.problems;
-    throw err;
-  }
-  throw new Error('expected the scenario to be rejected');
-}
 
 let dir: string;
 

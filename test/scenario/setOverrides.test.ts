@@ -1,24 +1,8 @@
-import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
+import { base, resolved } from './resolveFixtures.js';
 import { applyOverrides } from '../../src/scenario/load.js';
-import { resolveScenario, type Scenario } from '../../src/scenario/resolve.js';
 import { ScenarioError } from '../../src/sim/errors.js';
 import { networkPreset } from '../../src/sim/hardware/presets.js';
-
-const ROOT = fileURLToPath(new URL('../..', import.meta.url));
-
-/** A small valid scenario: BERT-Large on 2 DGX A100 (80 GB) nodes. */
-function base(): Record<string, unknown> {
-  return {
-    cluster: { preset: 'dgx-a100-80gb', nodes: 2 },
-    model: { preset: 'bert-large' },
-    training: { globalBatch: 64 },
-  };
-}
-
-function resolved(raw: unknown, baseDir = ROOT): Scenario {
-  return resolveScenario(raw, 'test.yaml', baseDir);
-}
 
 describe('--set overrides', () => {
   it('reads values as YAML, so numbers, booleans, lists and quoted text come out typed', () => {
