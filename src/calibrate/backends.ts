@@ -61,7 +61,7 @@ function baseMachine(cpu: CpuInfo): MachineInfo {
 }
 
 /** The clock the CPU backend times `item` with (see CpuClockMode); an item may ask for the wall clock itself. */
-export function cpuClockFor(item: BenchItem, threads: number, mode: CpuClockMode): 'wall' | 'thread' {
+export function cpuClockFor(item: Pick<BenchItem, 'kind' | 'clock'>, threads: number, mode: CpuClockMode): 'wall' | 'thread' {
   if (mode === 'wall') return 'wall';
   if (item.clock) return item.clock;
   switch (item.kind) {

@@ -134,7 +134,7 @@ function latencyText(latencyS: number): string {
 /** Which clock timed which measurements of a CPU calibration, as `cpuClockFor` chose them (backends.ts). */
 export function cpuTimingText(threads: number, mode: CpuClockMode): string {
   const kinds: [BenchItem['kind'], string][] = [['gemm', 'GEMMs'], ['launch', 'launches'], ['copy', 'copies'], ['collective', 'collectives'], ['program', 'compute with copies overlapping']];
-  const clockOf = (kind: BenchItem['kind']) => cpuClockFor({ kind, warmup: 0, repeats: 1, inner: 1 } as BenchItem, threads, mode);
+  const clockOf = (kind: BenchItem['kind']) => cpuClockFor({ kind }, threads, mode);
   const wall = kinds.filter(([k]) => clockOf(k) === 'wall').map(([, name]) => name);
   const thread = kinds.filter(([k]) => clockOf(k) === 'thread').map(([, name]) => name);
   const list = (names: string[]) => (names.length > 1 ? `${names.slice(0, -1).join(', ')} and ${names[names.length - 1]}` : names[0]);

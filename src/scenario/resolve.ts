@@ -2,7 +2,7 @@ import { ZodError } from 'zod';
 import type { StepSetup } from '../sim/setup.js';
 import type { ClusterSpec, GpuSpec, NetworkSpec, NodeSpec } from '../sim/hardware/types.js';
 import { gpuPreset, networkPreset, nodePreset, nodePresetNames } from '../sim/hardware/presets.js';
-import { headDim, type ModelSpec } from '../sim/workload/model.js';
+import { headDim, withPlainHeadDim, type ModelSpec } from '../sim/workload/model.js';
 import { modelPreset } from '../sim/workload/modelPresets.js';
 import { modelFromHfConfig } from '../sim/workload/hfConfig.js';
 import { frameworkByName, MEGATRON_VOCAB_DIVISIBLE_BY, padVocab, type FrameworkSpec } from '../sim/workload/framework.js';
@@ -164,13 +164,6 @@ function resolveModel(m: ScenarioInput['model'], baseDir: string, source: string
     tiedEmbeddings: inline.tiedEmbeddings ?? arch !== 'llama',
     mlpSizes: inline.mlpSizes,
   });
-}
-
-/** The model without a `headDim` that only repeats hidden / heads, so that such a model is the same as one without it. */
-function withPlainHeadDim(model: ModelSpec): ModelSpec {
-  if (model.headDim === undefined || model.headDim !== model.hidden / model.heads) return model;
-  const { headDim: _same, ...plain } = model;
-  return plain;
 }
 
 function checkModel(model: ModelSpec): Problem[] {

@@ -1,5 +1,5 @@
 import type { CollectiveOp } from '../collectives/types.js';
-import { attentionWidth, headDim, mlpSizesOf, type ModelSpec } from '../workload/model.js';
+import { attentionWidth, mlpSizesOf, qkvWidth, type ModelSpec } from '../workload/model.js';
 
 /** `megatron`: column- then row-parallel linears; `allgather`: every linear's output shards gathered. */
 export type TpStyle = 'megatron' | 'allgather';
@@ -35,11 +35,10 @@ export interface TpContext {
 function width(ctx: TpContext, linear: string): { in: number; out: number } {
   const m = ctx.model;
   const h = m.hidden;
-  const kvWidth = m.kvHeads * headDim(m);
   const gated = m.arch === 'llama';
   switch (linear) {
     case 'qkv':
-      return { in: h, out: attentionWidth(m) + 2 * kvWidth };
+      return { in: h, out: qkvWidth(m) };
     case 'proj':
       return { in: attentionWidth(m), out: h };
     case 'fc1':

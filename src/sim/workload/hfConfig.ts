@@ -1,5 +1,5 @@
 import { ScenarioError } from '../errors.js';
-import type { ModelArch, ModelSpec } from './model.js';
+import { withPlainHeadDim, type ModelArch, type ModelSpec } from './model.js';
 
 /**
  * Reading a Hugging Face `config.json` into a {@link ModelSpec}. The caller reads the file (nothing in
@@ -118,5 +118,5 @@ export function modelFromHfConfig(json: unknown, sourcePath: string): ModelSpec 
 
   const nameField = cfg['_name_or_path'];
   const name = typeof nameField === 'string' && nameField.length > 0 ? nameField : nameFromPath(sourcePath);
-  return { name, arch, layers, hidden, heads, kvHeads, ...(headDim !== undefined && headDim !== hidden / heads ? { headDim } : {}), ffnHidden, seqLen, vocab, tiedEmbeddings };
+  return withPlainHeadDim({ name, arch, layers, hidden, heads, kvHeads, ...(headDim !== undefined ? { headDim } : {}), ffnHidden, seqLen, vocab, tiedEmbeddings });
 }

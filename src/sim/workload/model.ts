@@ -76,6 +76,13 @@ export function attentionWidth(model: ModelSpec): number {
   return model.heads * headDim(model);
 }
 
+/** The model without a `headDim` that only repeats hidden / heads, so that such a model is the same as one without it. */
+export function withPlainHeadDim(model: ModelSpec): ModelSpec {
+  if (model.headDim === undefined || model.headDim !== model.hidden / model.heads) return model;
+  const { headDim: _same, ...plain } = model;
+  return plain;
+}
+
 /** KV heads one tensor-parallel rank holds: kv/t, or 1 (replicated) when t exceeds kv (Megatron needs kv % t == 0 otherwise). */
 export function kvHeadsPerRank(model: ModelSpec, tp: number): number {
   return model.kvHeads >= tp ? model.kvHeads / tp : 1;
