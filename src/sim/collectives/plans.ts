@@ -66,10 +66,10 @@ class PhaseBuilder {
 }
 
 /**
- * Channels a collective over this layout uses: one per NIC across nodes; inside one node, each ring
- * the node offers run in both directions.
+ * Channels a collective over this layout uses: one per NIC across nodes (per usable NIC, `nics` from `pxnNics`, where
+ * PXN through members leaves some out); inside one node, each ring the node offers run in both directions.
  */
-export function channelCount(topology: Topology, layout: GroupLayout, nics = pxnNics(topology, layout)): number {
+export function channelCount(topology: Topology, layout: GroupLayout, nics: readonly number[] | undefined): number {
   if (layout.nodes.length > 1) return nics?.length ?? Math.max(1, topology.cluster.node.nicsPerNode);
   return 2 * nodeRings(topology.cluster.node, layout.members[0]).length;
 }
@@ -146,9 +146,7 @@ function channelRing(topology: Topology, layout: GroupLayout, c: number): number
   return order;
 }
 
-function ringPhase(topology: Topology, layout: GroupLayout, op: CollectiveOp, perEdgeFraction: number, steps: number, openRing = false): PhaseShape {
-  const nics = pxnNics(topology, layout);
-  const channels = channelCount(topology, layout, nics);
+function ringPhase(topology: Topology, layout: GroupLayout, nics: number[] | undefined, channels: number, op: CollectiveOp, perEdgeFraction: number, steps: number, openRing = false): PhaseShape {
   const b = new PhaseBuilder(topology, nics);
   for (let c = 0; c < channels; c++) {
     const ring = channelRing(topology, layout, c);
@@ -162,10 +160,11 @@ function ringPhase(topology: Topology, layout: GroupLayout, op: CollectiveOp, pe
 function ringShape(topology: Topology, op: CollectiveOp, group: ArrayLike<number>): PlanShape {
   const layout = groupLayout(group, topology.cluster.node.gpusPerNode);
   const n = group.length;
-  const channels = channelCount(topology, layout);
-  if (op === 'all_reduce') return { phases: [ringPhase(topology, layout, op, (2 * (n - 1)) / n, 2 * (n - 1))], channels };
-  if (op === 'broadcast') return { phases: [ringPhase(topology, layout, op, 1, 1, true)], channels };
-  return { phases: [ringPhase(topology, layout, op, (n - 1) / n, n - 1)], channels };
+  const nics = pxnNics(topology, layout);
+  const channels = channelCount(topology, layout, nics);
+  if (op === 'all_reduce') return { phases: [ringPhase(topology, layout, nics, channels, op, (2 * (n - 1)) / n, 2 * (n - 1))], channels };
+  if (op === 'broadcast') return { phases: [ringPhase(topology, layout, nics, channels, op, 1, 1, true)], channels };
+  return { phases: [ringPhase(topology, layout, nics, channels, op, (n - 1) / n, n - 1)], channels };
 }
 
 /**
@@ -221,7 +220,8 @@ function hierarchicalShape(topology: Topology, group: ArrayLike<number>): PlanSh
   if (k > 1) {
     const rs = new PhaseBuilder(topology);
     for (const m of layout.members) {
-      const ph = ringPhase(topology, local(m), 'reduce_scatter', (k - 1) / k, k - 1);
+      // Inside one node: no NIC, so no PXN.
+      const ph = ringPhase(topology, local(m), undefined, channelCount(topology, local(m), undefined), 'reduce_scatter', (k - 1) / k, k - 1);
       ph.routes.forEach((r, i) => rs.addRoute(r, ph.byteFraction[i], ph.count[i]));
     }
     phases.push(rs.build(k - 1, latencyOf(topology, 'ring', 'reduce_scatter', local(layout.members[0]))));
