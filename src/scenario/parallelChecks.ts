@@ -1,5 +1,5 @@
 import type { NodeSpec } from '../sim/hardware/types.js';
-import { kvHeadsPerRank, mlpSizesOf, type ModelSpec } from '../sim/workload/model.js';
+import { kvHeadsPerRank, pipelineLayerCount, type ModelSpec } from '../sim/workload/model.js';
 import type { CpCommType } from '../sim/workload/ops.js';
 import { layersPerStageProblem } from '../sim/parallel/layout.js';
 import { isReducedOptimizerState } from '../sim/memory/optimizerState.js';
@@ -37,10 +37,8 @@ export function checkParallel(par: ScenarioInput['parallel'], dp: number, gpus: 
     problems.push({ path: byChunks ? 'parallel.virtualStages' : 'parallel.pp', message: `${model.layers} layers do not split evenly over ${chunks} model chunks (pp × virtualStages); give parallel.layersPerStage or change ${byChunks ? `virtualStages (to one dividing the ${model.layers / par.pp} layers per stage)` : 'pp'}` });
   }
   if (par.layersPerStage) {
-    // The layers the pipeline splits, as the step compiler counts them: an MLP's linear layers (at most model.layers).
-    const layers = model.arch === 'mlp' ? Math.min(model.layers, mlpSizesOf(model).length - 1) : model.layers;
     const v = par.pp > 1 && par.schedule === 'interleaved' ? par.virtualStages : 1;
-    const problem = layersPerStageProblem(layers, par.pp, v, par.layersPerStage);
+    const problem = layersPerStageProblem(pipelineLayerCount(model), par.pp, v, par.layersPerStage);
     if (problem) problems.push({ path: 'parallel.layersPerStage', message: problem });
   }
   if (par.pp > model.layers) problems.push({ path: 'parallel.pp', message: `${par.pp} stages is more than the model's ${model.layers} layers` });

@@ -3,7 +3,7 @@ import { peakInFlight, peakLayersInFlight, stageSchedule } from '../parallel/sch
 import { cpBufferBytes } from '../parallel/contextParallel.js';
 import { reductionBuckets, reductionBuffers } from '../parallel/buckets.js';
 import type { StepSetup } from '../setup.js';
-import { elementsPerTpRank, mlpSizesOf, parameterTensors, tiedEmbeddingCopy } from '../workload/model.js';
+import { elementsPerTpRank, parameterTensors, pipelineLayerCount, tiedEmbeddingCopy } from '../workload/model.js';
 import { activationBytesPerLayer, activationBytesPerRank, embeddingActivationBytes } from './activations.js';
 import { optimizerStateBytesPerParam } from './optimizerState.js';
 import { memoryPerGpu, offloadHostBytes, type MemoryBreakdown } from './memory.js';
@@ -39,8 +39,7 @@ export function stageMemories(setup: StepSetup): StageMemory[] {
   const cp = par.cp ?? 1;
   const v = par.virtualStages;
   const mlp = model.arch === 'mlp';
-  // The layers the pipeline splits, as the step compiler counts them: an MLP's linear layers (at most model.layers).
-  const chunks = splitLayers(mlp ? Math.min(model.layers, mlpSizesOf(model).length - 1) : model.layers, par.pp, v, par.layersPerStage);
+  const chunks = splitLayers(pipelineLayerCount(model), par.pp, v, par.layersPerStage);
   const tensors = parameterTensors(model);
   const copy = par.pp > 1 ? tiedEmbeddingCopy(model) : undefined;
   return Array.from({ length: par.pp }, (_, s) => {

@@ -214,6 +214,11 @@ export function mlpSizesOf(model: ModelSpec): number[] {
     : [model.hidden, model.ffnHidden, model.vocab];
 }
 
+/** The layers a pipeline splits, as the step compiler counts them: an MLP's linear layers (at most model.layers). */
+export function pipelineLayerCount(model: ModelSpec): number {
+  return model.arch === 'mlp' ? Math.min(model.layers, mlpSizesOf(model).length - 1) : model.layers;
+}
+
 /** The trainable tensors in registration order (the order `nn.Module.parameters()` yields them). */
 export function parameterTensors(model: ModelSpec): ParamTensor[] {
   const out: ParamTensor[] = [];
