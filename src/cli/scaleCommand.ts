@@ -1,7 +1,7 @@
 import { Option, type Command } from 'commander';
 import { loadScenarioFile } from '../scenario/load.js';
 import { planSeries, type ScaleMode, type ScaleSeries } from '../sweep/scale.js';
-import { isSimulated, parseGpuCounts } from '../sweep/scaleMath.js';
+import { isSimulated, parseGpuCounts, scalingBaseGpus } from '../sweep/scaleMath.js';
 import { parallelSizesText } from '../report/format.js';
 import { parseShard, ShardSyntaxError, type Shard } from '../sweep/grid.js';
 import { jobsHelp, parseJobs } from './jobsOption.js';
@@ -53,16 +53,11 @@ function alignColumns(header: readonly string[], rows: readonly (readonly string
   return all.map((r) => r.map((cell, c) => (c === r.length - 1 ? cell : cell.padStart(widths[c]))).join('  ').trimEnd()).join('\n');
 }
 
-/** The GPU count speedup and efficiency are measured against: the smallest simulated size; undefined when none was. */
-function scalingBase(s: Pick<ScaleSeries, 'rows'>): number | undefined {
-  return s.rows.find(isSimulated)?.gpus;
-}
-
 /** The printed table of one scenario's sweep; its heading names the size speedup and efficiency are against. */
 export function formatScaleSeries(s: ScaleSeries): string {
   const fixed = s.mode === 'strong' ? 'global batch fixed' : 'batch per replica fixed';
   const grid = s.tp > 1 || s.pp > 1 || (s.cp ?? 1) > 1 ? `, ${parallelSizesText(s)} fixed, dp grows` : '';
-  const base = scalingBase(s);
+  const base = scalingBaseGpus(s.rows);
   const against = base !== undefined ? `; speedup and efficiency against ${base} GPUs` : '';
   return `${s.name}: ${s.mode} scaling (${fixed}${grid}${against})\n\n${alignColumns(SCALE_TABLE_HEADER, scaleTableRows(s.rows))}`;
 }
@@ -83,7 +78,10 @@ export function scaleJson(mode: ScaleMode, series: readonly ScaleSeries[], warni
   return {
     version: VERSION,
     mode,
-    series: series.map((s) => ({ name: s.name, source: s.source, tp: s.tp, pp: s.pp, ...(s.cp !== undefined ? { cp: s.cp } : {}), ...pickCommSettings(s), ...(scalingBase(s) !== undefined ? { scalingBaseGpus: scalingBase(s) } : {}), rows: s.rows })),
+    series: series.map((s) => {
+      const base = scalingBaseGpus(s.rows);
+      return { name: s.name, source: s.source, tp: s.tp, pp: s.pp, ...(s.cp !== undefined ? { cp: s.cp } : {}), ...pickCommSettings(s), ...(base !== undefined ? { scalingBaseGpus: base } : {}), rows: s.rows };
+    }),
     ...(warnings.length > 0 ? { warnings } : {}),
   };
 }

@@ -1,4 +1,4 @@
-import { isSimulated, type ScaleRow } from '../sweep/scaleMath.js';
+import { scalingBaseGpus, type ScaleRow } from '../sweep/scaleMath.js';
 import type { CommSettings } from '../sweep/commSettings.js';
 import { bytesText, countText, durationText, percentText } from './format.js';
 
@@ -63,7 +63,7 @@ export function scaleCsv(series: readonly CsvSeries[]): string {
     const sms = s.tpCommOverlap ? s.tpCommOverlapSms : undefined;
     const fixed = [s.tp, s.pp, s.cp ?? 1, s.cpCommType, s.tpCommOverlap === true, sms?.proj, sms?.fc2, sms?.bulk];
     // The size speedup and efficiency are measured against (the smallest simulated), on the rows that have them.
-    const base = s.rows.find(isSimulated)?.gpus;
+    const base = scalingBaseGpus(s.rows);
     for (const r of s.rows) {
       const cells = [s.name, s.mode, r.gpus, r.status, r.nodes, r.dp, r.globalBatch, r.stepTimeS, r.samplesPerS, r.tokensPerS, r.speedup, r.efficiency, r.exposedCommShare, r.mfu, r.memoryBytesPerGpu, r.capacityBytes, r.fits, r.reason, ...fixed, r.speedup !== undefined ? base : undefined];
       lines.push(cells.map(csvCell).join(','));

@@ -34,14 +34,19 @@ export function isSimulated(row: ScaleRow): row is ScaleRow & Required<Pick<Scal
   return (row.status === 'ok' || row.status === 'oom') && row.samplesPerS !== undefined;
 }
 
+/** The GPU count speedup and efficiency are measured against: the smallest simulated size; undefined when none was. */
+export function scalingBaseGpus(rows: readonly ScaleRow[]): number | undefined {
+  return rows.find(isSimulated)?.gpus;
+}
+
 /**
  * The GPU count speedup and efficiency are measured against when it is not the sweep's smallest size that can be
  * built: sizes below it were interrupted before they were simulated. Undefined otherwise.
  */
 export function movedScalingBase(rows: readonly ScaleRow[]): number | undefined {
-  const base = rows.find(isSimulated);
-  if (!base) return undefined;
-  return rows.some((r) => r.status === 'interrupted' && r.gpus < base.gpus) ? base.gpus : undefined;
+  const base = scalingBaseGpus(rows);
+  if (base === undefined) return undefined;
+  return rows.some((r) => r.status === 'interrupted' && r.gpus < base) ? base : undefined;
 }
 
 /**
