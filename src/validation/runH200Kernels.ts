@@ -9,14 +9,24 @@ import type { ValidateOptions } from './validateArgs.js';
  * softmax fallback against what
  * PyTorch measured on one H200 (reports/calibration/h200, h200Kernels.ts), GPU time only.
  */
-export function runH200Kernels(options: Pick<ValidateOptions, 'limit' | 'json'>): void {
+function kernelGroups(limit: number): { name: string; rows: KernelComparison[] }[] {
   const file = (name: string) => fileURLToPath(new URL(`../../reports/calibration/h200/${name}`, import.meta.url));
-  const groups = [
+  const options = { limit };
+  return [
     { name: 'attention (SDPA, causal, head dim 128, 16k tokens; scripts/measure-attention.py)', rows: attentionComparisons(file('attention.json')).slice(0, options.limit) },
     { name: 'eager Llama layers (Hugging Face form, bf16, micro-batch 1; scripts/measure-llama-layer.py)', rows: llamaLayerComparisons(file('llama-layer.json')).slice(0, options.limit) },
     { name: 'Llama layers under torch.compile against the default fused kernels (scripts/measure-llama-layer.py --compile)', rows: llamaLayerComparisons(file('llama-layer-compiled.json'), 'fused').slice(0, options.limit) },
     { name: "Megatron's torch softmax fallback (fp16 scores, fp32 softmax; scripts/measure-softmax-fallback.py)", rows: softmaxFallbackComparisons(file('softmax-fallback.json')).slice(0, options.limit) },
   ];
+}
+
+/** Every comparison of the set, the first `limit` of each group (`validate --all` summarises them). */
+export function h200KernelRows(limit: number): KernelComparison[] {
+  return kernelGroups(limit).flatMap((g) => g.rows);
+}
+
+export function runH200Kernels(options: Pick<ValidateOptions, 'limit' | 'json'>): void {
+  const groups = kernelGroups(options.limit);
   const summary = (rows: KernelComparison[]) => ({ medianAbsErrorPct: median(rows.map((r) => Math.abs(r.errorPct))), worstAbsErrorPct: Math.max(...rows.map((r) => Math.abs(r.errorPct))) });
   if (options.json) {
     process.stdout.write(JSON.stringify({ gpu: 'h200-sxm-141gb', groups: groups.map((g) => ({ ...g, ...summary(g.rows) })) }, null, 2) + '\n');

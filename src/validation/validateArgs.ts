@@ -9,6 +9,10 @@ export interface ValidateOptions {
   limit: number;
   json: boolean;
   decompose: boolean;
+  /** Every set at once: each set's error, the ranking quality, the error bands (runAll.ts). */
+  all: boolean;
+  /** With --all: write the residuals the error bands rest on (data/validation-residuals.json). */
+  writeResiduals: boolean;
   /** vtrain set: host cost per framework call, µs, in place of the cited one (a sensitivity run). */
   hostOpUs?: number;
   /** vtrain set: host cost per torch.distributed collective call, µs, in place of the cited one (a sensitivity run). */
@@ -23,6 +27,9 @@ export const VALIDATE_USAGE = `Usage: npm run validate -- [options]
 Predicts every row of a published measurement set and prints the error of the predictions.
 
 Options:
+  --all             every set below: each set's rows, MAPE, signed mean and worst row; how well the
+                    predictions rank the splits of one job; the error bands simulate and scale show
+  --write-residuals with --all: write those residuals to data/validation-residuals.json
   --set <name>      vtrain (default: 1,549 Megatron-DeepSpeed steps on A100, vTrain MICRO'24)
                     | megatron-sc21 (Table 1 of Narayanan et al. SC21, TFLOP/s per GPU)
                     | megatron-sp22 (Table 5 of Korthikanti et al. 2022: iteration time, full
@@ -47,6 +54,8 @@ Options:
 
 Examples:
   npm run validate
+  npm run validate -- --all
+  npm run validate -- --all --write-residuals
   npm run validate -- --only single --decompose
   npm run validate -- --host-op-us 18
   npm run validate -- --only single --host-collective-us 13.4
@@ -96,6 +105,8 @@ export function parseValidateArgs(argv: readonly string[]): ValidateOptions {
       vocab: { type: 'string' },
       json: { type: 'boolean', default: false },
       decompose: { type: 'boolean', default: false },
+      all: { type: 'boolean', default: false },
+      'write-residuals': { type: 'boolean', default: false },
       help: { type: 'boolean', short: 'h', default: false },
     },
   });
@@ -112,11 +123,18 @@ export function parseValidateArgs(argv: readonly string[]): ValidateOptions {
   const hostCollectiveUs = hostMicroseconds(values['host-collective-us'], '--host-collective-us', 100_000);
   const vocab = values.vocab ?? 'peer';
   if (!VTRAIN_VOCABS.includes(vocab as VtrainVocab)) throw new Error(`--vocab: unknown split '${vocab}' (${VTRAIN_VOCABS.join(' | ')})`);
+  if (values['write-residuals'] && !values.all) throw new Error('--write-residuals: only with --all (the residuals are those of every set)');
+  if (values['write-residuals'] && values.limit !== undefined) throw new Error('--write-residuals: not with --limit (the error bands rest on every row)');
+  if (values.all) {
+    const given = (['set', 'only', 'host-op-us', 'host-collective-us', 'vocab'] as const).filter((o) => argv.some((a) => a === `--${o}` || a.startsWith(`--${o}=`))).map((o) => `--${o}`);
+    if (values.decompose) given.push('--decompose');
+    if (given.length > 0) throw new Error(`${given.join(', ')}: not with --all, which runs every set as it stands (it takes --limit, --json and --write-residuals)`);
+  }
   // The other sets take --limit and --json only: an option of the vtrain set would be ignored without a word.
-  if (values.set !== 'vtrain') {
+  else if (values.set !== 'vtrain') {
     const given = (['only', 'host-op-us', 'host-collective-us', 'vocab'] as const).filter((o) => values[o] !== undefined).map((o) => `--${o}`);
     if (values.decompose) given.push('--decompose');
     if (given.length > 0) throw new Error(`${given.join(', ')}: for the vtrain set only; --set ${values.set} takes --limit and --json`);
   }
-  return { hostOpUs, hostCollectiveUs, vocab: vocab as VtrainVocab, set: values.set as ValidateOptions['set'], only: values.only as ValidateOptions['only'], limit, json: values.json, decompose: values.decompose, help: values.help };
+  return { hostOpUs, hostCollectiveUs, vocab: vocab as VtrainVocab, set: values.set as ValidateOptions['set'], only: values.only as ValidateOptions['only'], limit, json: values.json, decompose: values.decompose, all: values.all, writeResiduals: values['write-residuals'], help: values.help };
 }

@@ -3,7 +3,7 @@ import { parseValidateArgs } from '../../src/validation/validateArgs.js';
 
 describe('npm run validate options', () => {
   it('defaults to the whole vTrain set as text', () => {
-    expect(parseValidateArgs([])).toEqual({ hostOpUs: undefined, hostCollectiveUs: undefined, vocab: 'peer', set: 'vtrain', only: undefined, limit: Infinity, json: false, decompose: false, help: false });
+    expect(parseValidateArgs([])).toEqual({ hostOpUs: undefined, hostCollectiveUs: undefined, vocab: 'peer', set: 'vtrain', only: undefined, limit: Infinity, json: false, decompose: false, all: false, writeResiduals: false, help: false });
   });
 
   it('reads each option', () => {
@@ -36,5 +36,14 @@ describe('npm run validate options', () => {
   it('refuses a negative value with the option\'s own message, not the parser\'s "ambiguous"', () => {
     expect(() => parseValidateArgs(['--limit', '-3'])).toThrow("--limit: expected a whole number ≥ 1, got '-3'");
     expect(() => parseValidateArgs(['--host-op-us', '-1', '--json'])).toThrow("--host-op-us: expected µs > 0 (at most 10000), got '-1'");
+  });
+
+  it('runs every set with --all and writes the residuals only from a whole run', () => {
+    expect(parseValidateArgs(['--all', '--write-residuals'])).toMatchObject({ all: true, writeResiduals: true, limit: Infinity });
+    expect(parseValidateArgs(['--all', '--limit', '2', '--json'])).toMatchObject({ all: true, limit: 2, json: true });
+    expect(() => parseValidateArgs(['--write-residuals'])).toThrow('--write-residuals: only with --all');
+    expect(() => parseValidateArgs(['--all', '--write-residuals', '--limit', '5'])).toThrow('--write-residuals: not with --limit (the error bands rest on every row)');
+    expect(() => parseValidateArgs(['--all', '--set', 'vtrain'])).toThrow('--set: not with --all');
+    expect(() => parseValidateArgs(['--all', '--host-op-us', '18', '--decompose'])).toThrow('--host-op-us, --decompose: not with --all');
   });
 });

@@ -1,0 +1,93 @@
+import type { SetupKind } from './setupKind.js';
+
+/**
+ * The error band of a prediction: how far measured step times of comparable validated setups fell from what the
+ * model predicted for them. Comparable means the same kind (setupKind.ts), matched as closely as the residuals
+ * allow: every part of the kind first, then fewer parts, down to the parallel style alone; with fewer than
+ * `BAND_MIN_ROWS` rows at every level there is no band, and the outputs say so.
+ */
+
+/** A validated row: which set, what kind of prediction, measured and predicted step time. */
+export interface Residual {
+  set: string;
+  kind: SetupKind;
+  measuredS: number;
+  predictedS: number;
+}
+
+export interface ErrorBand {
+  /** Rows the band rests on. */
+  rows: number;
+  /** The parts of the kind those rows share with the prediction. */
+  matched: (keyof SetupKind)[];
+  /** The sets they come from. */
+  sets: string[];
+  /** What the edges are: the 10th and 90th percentile, or with fewer than `PERCENTILE_MIN_ROWS` rows the extremes. */
+  edges: 'p10-p90' | 'min-max';
+  /** The low edge, median and high edge of measured / predicted − 1, in percent. */
+  lowPct: number;
+  medianPct: number;
+  highPct: number;
+}
+
+/** Fewest rows a band may rest on. */
+export const BAND_MIN_ROWS = 5;
+
+/**
+ * The band's edges: the 10th and the 90th percentile of the residuals; with fewer rows than this the lowest and the
+ * highest, since interpolated percentiles of a handful of rows would claim a narrower band than the rows show.
+ */
+export const BAND_QUANTILES = { low: 0.1, high: 0.9 } as const;
+export const PERCENTILE_MIN_ROWS = 10;
+
+/**
+ * The parts of the kind to match, from all of them to the parallel style alone. The GPU generation is kept longest
+ * (before the style), since its errors differ most: an H100 prediction is better judged by the H100 rows of other
+ * styles than by the A100 rows of its own.
+ */
+export const MATCH_LEVELS: readonly (keyof SetupKind)[][] = [
+  ['gpu', 'style', 'scale', 'host'],
+  ['gpu', 'style', 'scale'],
+  ['gpu', 'style'],
+  ['gpu'],
+  ['style'],
+];
+
+/** The q-quantile of sorted values, interpolated linearly between order statistics (R's type 7). */
+export function quantile(sorted: readonly number[], q: number): number {
+  const at = q * (sorted.length - 1);
+  const lo = Math.floor(at);
+  const hi = Math.ceil(at);
+  return sorted[lo] + (at - lo) * (sorted[hi] - sorted[lo]);
+}
+
+/** measured / predicted − 1 in percent: how much longer (positive) or shorter the real step was. */
+export const residualPct = (r: Pick<Residual, 'measuredS' | 'predictedS'>): number => 100 * (r.measuredS / r.predictedS - 1);
+
+export function bandOf(rows: readonly Residual[], matched: (keyof SetupKind)[]): ErrorBand {
+  const sorted = rows.map(residualPct).sort((a, b) => a - b);
+  const percentiles = rows.length >= PERCENTILE_MIN_ROWS;
+  return {
+    rows: rows.length,
+    matched,
+    sets: [...new Set(rows.map((r) => r.set))].sort(),
+    edges: percentiles ? 'p10-p90' : 'min-max',
+    lowPct: percentiles ? quantile(sorted, BAND_QUANTILES.low) : sorted[0],
+    medianPct: quantile(sorted, 0.5),
+    highPct: percentiles ? quantile(sorted, BAND_QUANTILES.high) : sorted[sorted.length - 1],
+  };
+}
+
+/** The band of a prediction of this kind, from the closest level with enough rows; undefined when none has. */
+export function errorBandFor(kind: SetupKind, residuals: readonly Residual[]): ErrorBand | undefined {
+  for (const level of MATCH_LEVELS) {
+    const rows = residuals.filter((r) => level.every((part) => r.kind[part] === kind[part]));
+    if (rows.length >= BAND_MIN_ROWS) return bandOf(rows, level);
+  }
+  return undefined;
+}
+
+/** The step times the band spans around a prediction, s. */
+export function bandRangeS(band: ErrorBand, predictedS: number): { lowS: number; highS: number } {
+  return { lowS: predictedS * (1 + band.lowPct / 100), highS: predictedS * (1 + band.highPct / 100) };
+}

@@ -1,0 +1,102 @@
+import { renameSync, writeFileSync } from 'node:fs';
+import { compiledWorker, defaultJobs, runTasks } from '../threads/taskPool.js';
+import { table as formatTable } from '../cli/output.js';
+import { VERSION } from '../version.js';
+import { kindWords } from '../accuracy/setupKind.js';
+import { RESIDUALS_FILE, residualFileText, type StoredResidual } from '../accuracy/residualStore.js';
+import { STEP_SET_DESCRIPTIONS, STEP_SETS, stepTasks, type StepSetName } from './stepSets.js';
+import { predictStepTask, type StepPrediction, type StepTaskJob } from './stepTaskPredict.js';
+import { allSetsSummary, setFigures, stepOutcome, type AllSetsSummary, type StepOutcome } from './allSetsSummary.js';
+import { h200KernelRows } from './runH200Kernels.js';
+import type { ValidateOptions } from './validateArgs.js';
+
+/**
+ * `npm run validate -- --all`: every published set predicted on one pool of threads; prints each set's rows, MAPE,
+ * signed mean and worst row, how well the predictions rank the splits of one job, and the error band of each kind
+ * of prediction; `--write-residuals` stores the residuals those bands rest on (accuracy/residualStore.ts).
+ */
+
+/** Sets whose tasks take longest go first, so that the threads finish together. */
+const HAND_OUT_FIRST: readonly StepSetName[] = ['megatron-sc21', 'megatron-sp22', 'nemo-dgxc-h100', 'fms-fsdp-a100', 'llm-foundry-fsdp'];
+
+/** No constant is fitted to any validation row (the accuracy discipline allows a few per GPU generation). */
+export const FITTED_CONSTANTS: readonly { name: string; fittedOn: StepSetName[] }[] = [];
+
+async function predictAll(limit: number): Promise<{ outcomes: StepOutcome[]; wallS: number; threads: number }> {
+  const tasks = stepTasks(STEP_SETS, limit);
+  const job: StepTaskJob = { tasks };
+  const ids = tasks.map((_, i) => i);
+  const first = ids.filter((i) => HAND_OUT_FIRST.includes(tasks[i].set));
+  const t0 = Date.now();
+  let done = 0;
+  const { results, workers } = await runTasks<StepTaskJob, StepPrediction>({
+    jobs: defaultJobs(),
+    worker: compiledWorker(new URL('./stepTaskWorker.js', import.meta.url)),
+    job,
+    ids,
+    handOut: [...first, ...ids.filter((i) => !first.includes(i))],
+    runHere: (i) => predictStepTask(job, i),
+    onResult: () => {
+      if (process.stderr.isTTY) process.stderr.write(`\rrow ${++done}/${tasks.length}`);
+    },
+  });
+  if (process.stderr.isTTY) process.stderr.write('\r\x1b[K');
+  return { outcomes: tasks.map((t, i) => stepOutcome(t, results[i])), wallS: (Date.now() - t0) / 1e3, threads: workers + 1 };
+}
+
+function writeResiduals(outcomes: readonly StepOutcome[]): void {
+  const indexInSet = new Map<string, number>();
+  const rows: StoredResidual[] = outcomes.map((o) => {
+    const index = indexInSet.get(o.set) ?? 0;
+    indexInSet.set(o.set, index + 1);
+    return { set: o.set, index, label: o.label, kind: o.kind, measuredS: o.measuredS, predictedS: o.predictedS };
+  });
+  const text = residualFileText({ writtenBy: 'npm run validate -- --all --write-residuals', version: VERSION, rows });
+  // Written whole or not at all: an interrupted run leaves the old file.
+  const tmp = `${RESIDUALS_FILE}.tmp-${process.pid}`;
+  writeFileSync(tmp, text);
+  renameSync(tmp, RESIDUALS_FILE);
+}
+
+const pct = (x: number, d = 1) => `${x >= 0 ? '+' : ''}${x.toFixed(d)}%`;
+
+function summaryLines(s: AllSetsSummary, kernels: ReturnType<typeof setFigures>): string[] {
+  const setRows = [...s.sets, kernels].map((f) => [f.set, f.rows, `${f.mapePct.toFixed(2)}%`, pct(f.meanSignedErrorPct, 2), `${pct(f.worst.errorPct)} ${f.worst.label}`]);
+  const described = s.sets.map((f) => `  ${f.set.padEnd(15)} ${STEP_SET_DESCRIPTIONS[f.set as StepSetName]}`);
+  const rankRows = s.ranking.map((r) => [r.set, r.groups, `${r.top1Right} (${Math.round((100 * r.top1Right) / r.groups)}%)`, `${(100 * r.meanRegret).toFixed(2)}%`, `${(100 * r.worstRegret).toFixed(1)}%`, r.meanTau.toFixed(2)]);
+  const w = kindWords;
+  const bandRows = s.bands.map(({ kind: k, band: b }) => [w.gpu(k.gpu), w.style(k.style), w.scale(k.scale), w.host(k.host), b.rows, pct(b.lowPct), pct(b.medianPct), pct(b.highPct), b.sets.join(' ')]);
+  return [
+    formatTable(['set', 'rows', 'MAPE', 'signed mean', 'worst row'], setRows).replace(/^/gm, '  '),
+    '',
+    ...described,
+    `  ${'h200-kernels'.padEnd(15)} attention kernels and Llama layers on one H200, GPU time (npm run validate -- --set h200-kernels)`,
+    '  signed: (predicted − measured) / measured of the step time (of the GPU time for h200-kernels); negative: too fast',
+    '',
+    'ranking: each group is one model on one GPU count with one batch, run with different splits',
+    formatTable(['set', 'groups', 'top-1 right', 'mean regret', 'worst regret', "Kendall's tau"], rankRows).replace(/^/gm, '  '),
+    '  regret: measured time of the predicted-fastest split over the measured fastest, minus 1; tau-b, mean over groups',
+    '',
+    FITTED_CONSTANTS.length === 0
+      ? 'fitted constants: none (every constant comes from a source; none is fitted to these rows, so there is no leave-one-set-out figure)'
+      : `fitted constants: ${FITTED_CONSTANTS.map((c) => `${c.name} on ${c.fittedOn.join(', ')}`).join('; ')}`,
+    '',
+    'error bands by kind of prediction (what simulate and scale show): measured / predicted − 1, 10th percentile, median, 90th',
+    formatTable(['GPU', 'parallelism', 'nodes', 'host', 'rows', 'p10', 'median', 'p90', 'sets'], bandRows).replace(/^/gm, '  '),
+  ];
+}
+
+export async function runAllSets(options: Pick<ValidateOptions, 'limit' | 'json' | 'writeResiduals'>): Promise<void> {
+  const { outcomes, wallS, threads } = await predictAll(options.limit);
+  const summary = allSetsSummary(outcomes);
+  const kernelRows = h200KernelRows(options.limit);
+  const kernels = setFigures('h200-kernels', kernelRows.map((r) => ({ label: r.name, errorPct: r.errorPct, measuredS: r.measuredS, predictedS: r.predictedS })));
+  if (options.writeResiduals) writeResiduals(outcomes);
+  if (options.json) {
+    process.stdout.write(JSON.stringify({ rows: outcomes.length, wallS, threads, ...summary, kernels, fittedConstants: FITTED_CONSTANTS }, null, 2) + '\n');
+    return;
+  }
+  const head = `Every validation set: ${outcomes.length.toLocaleString('en-US')} step times predicted in ${wallS.toFixed(0)} s on ${threads} thread(s)`;
+  const written = options.writeResiduals ? ['', `residuals written to data/validation-residuals.json (${outcomes.length} rows)`] : [];
+  process.stdout.write([head, '', ...summaryLines(summary, kernels), ...written].join('\n') + '\n');
+}

@@ -1,0 +1,37 @@
+import { describe, expect, it } from 'vitest';
+import { STEP_SETS, stepTasks } from '../../src/validation/stepSets.js';
+
+describe('the published sets of measured step times', () => {
+  const tasks = stepTasks(STEP_SETS);
+  const count = (set: string) => tasks.filter((t) => t.set === set).length;
+
+  it('holds every row of each data file', () => {
+    expect(STEP_SETS.map(count)).toEqual([1440, 109, 10, 8, 9, 3, 203]);
+  });
+
+  it('turns published throughput into the measured step time by its closed form', () => {
+    // llm-foundry's first row: MPT-70B on 512 H100, global batch 4,096 of 2,048 tokens at 1,007 tokens/s per GPU.
+    const mpt = tasks.find((t) => t.set === 'llm-foundry-fsdp')!;
+    expect(mpt.label).toBe('mpt-70b seq 2048 on 512 H100 mb8 gb4096 ckpt');
+    expect(mpt.measuredS).toBeCloseTo((4096 * 2048) / (1007 * 512), 12);
+    // Nemotron-4 15B on 16 H100: global batch 64 of 4,096 tokens at 5,826.4 tokens/s per GPU.
+    const nemo = tasks.find((t) => t.set === 'nemo-dgxc-h100')!;
+    expect(nemo.measuredS).toBeCloseTo((64 * 4096) / (5826.4 * 16), 12);
+    // SC21's 1.7B row: Eq. 3 FLOPs over 137 TFLOP/s per GPU on 32 GPUs.
+    const sc21 = tasks.find((t) => t.set === 'megatron-sc21')!;
+    const flops = 96 * 512 * 2048 * 24 * 2304 ** 2 * (1 + 2048 / (6 * 2304) + 51200 / (16 * 24 * 2304));
+    expect(sc21.measuredS).toBeCloseTo(flops / (137e12 * 32), 9);
+  });
+
+  it('builds each llm-foundry row as ZeRO-3 over every GPU, with Composer DEFAULT reducing in fp32', () => {
+    const rows = tasks.filter((t) => t.set === 'llm-foundry-fsdp');
+    for (const r of rows) {
+      const p = r.raw.parallel as { dp: number; zero: number; fp32Reduction: boolean };
+      const c = r.raw.cluster as { nodes: number };
+      expect(p.zero).toBe(3);
+      expect(p.dp).toBe(8 * c.nodes);
+    }
+    const h100 = rows.filter((r) => (r.raw.cluster as { preset: string }).preset === 'dgx-h100');
+    expect(h100.every((r) => (r.raw.parallel as { fp32Reduction: boolean }).fp32Reduction)).toBe(true);
+  });
+});
