@@ -1,4 +1,6 @@
 import type { Command } from 'commander';
+import { MEMORY_BAND_NOTE, memoryBandJson } from '../accuracy/bandText.js';
+import { wrapWords } from '../report/format.js';
 import { hostMemoryPerNode, type HostMemory } from '../sim/memory/hostMemory.js';
 import { stageMemories, type StageMemory } from '../sim/memory/stageMemory.js';
 import { VERSION } from '../version.js';
@@ -59,7 +61,7 @@ steps: ZeRO-3 shards it over dp × cp).`,
       const fits = gpuFits && host?.fits !== false;
       const shortfallBytes = Math.max(...stages.map((s) => s.shortfallBytes));
       if (opts.json) {
-        io.out(JSON.stringify({ version: VERSION, name: scenario.name, capacityBytes: capacity, fits, gpuFits, shortfallBytes, ...(scenario.training.optimizerState ? { optimizerState: scenario.training.optimizerState } : {}), stages, host, ...(imports.length > 0 ? { imports: importsJson(imports, opts.set) } : {}), ...(warnings.length > 0 ? { warnings } : {}) }, null, 2));
+        io.out(JSON.stringify({ version: VERSION, name: scenario.name, capacityBytes: capacity, fits, gpuFits, shortfallBytes, ...(scenario.training.optimizerState ? { optimizerState: scenario.training.optimizerState } : {}), stages, host, ...(imports.length > 0 ? { imports: importsJson(imports, opts.set) } : {}), ...(warnings.length > 0 ? { warnings } : {}), errorBand: memoryBandJson() }, null, 2));
         return;
       }
       const p = scenario.parallel;
@@ -87,6 +89,7 @@ steps: ZeRO-3 shards it over dp × cp).`,
           ...(host ? [hostLine(host)] : []),
           ...(gpuFits && !fits ? ['Does not fit: the GPUs hold their share, the hosts do not hold the offloaded state.'] : []),
           ...(p.tp > scenario.cluster.node.gpusPerNode ? [`Note: tp ${p.tp} exceeds the ${scenario.cluster.node.gpusPerNode} GPUs of a node, so tensor-parallel collectives cross the NICs; \`clustersim simulate\` shows what that costs.`] : []),
+          ...wrapWords(`Error band: ${MEMORY_BAND_NOTE}.`, 116),
           ...describeImports(imports, opts.set),
         ].join('\n'),
       );

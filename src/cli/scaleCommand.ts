@@ -1,4 +1,6 @@
 import { Option, type Command } from 'commander';
+import { withErrorBand } from '../accuracy/bandText.js';
+import { storedResiduals } from '../accuracy/residualStore.js';
 import { loadScenarioFile } from '../scenario/load.js';
 import { planSeries, type ScaleMode, type ScaleSeries } from '../sweep/scale.js';
 import { isSimulated, parseGpuCounts, scalingBaseGpus } from '../sweep/scaleMath.js';
@@ -242,6 +244,8 @@ export async function writeScaleOutputs(
   generator: string,
   warnings: readonly FileWarning[] = [],
 ): Promise<void> {
+  const residuals = storedResiduals();
+  series = series.map((s) => ({ ...s, rows: s.rows.map((r) => withErrorBand(r, residuals)) }));
   if (opts.json) io.out(JSON.stringify(scaleJson(mode, series, warnings), null, 2));
   else io.out(series.map(formatScaleSeries).join('\n\n'));
   // A sweep of sizes none of which could be built is a mistake in the sizes (or the scenario): no empty chart for it.

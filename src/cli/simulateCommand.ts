@@ -16,6 +16,11 @@ import { applyProfileOption } from './calibrateCommand.js';
 import { hostMemoryVerdict } from '../report/summary.js';
 import { describeOptimizerState } from '../sim/memory/optimizerState.js';
 import type { AttentionSummary } from '../sim/workload/attentionKernels.js';
+import { setupKind, type SetupKind } from '../accuracy/setupKind.js';
+import { errorBandFor, type ErrorBand } from '../accuracy/errorBand.js';
+import { bandBasis, bandJson, bandRangeText } from '../accuracy/bandText.js';
+import { storedResiduals } from '../accuracy/residualStore.js';
+import { wrapWords } from '../report/format.js';
 
 /** The `--json` document of `simulate`: the result plus the version that made it. */
 export function simulateJson(result: StepResult): Record<string, unknown> {
@@ -37,15 +42,34 @@ function attentionLine(a: AttentionSummary): string {
   return `${a.label} (${fractions}${a.figures === 'stand-in' ? ", its A100 figures: none published for this GPU" : ''})`;
 }
 
+/** A prediction's kind and its error band (accuracy/errorBand.ts); absent band: no comparable validated row. */
+export interface StepBand {
+  kind: SetupKind;
+  band: ErrorBand | undefined;
+}
+
+/** The kind of prediction a scenario asks for and its band from the stored validation residuals. */
+export function stepBand(scenario: Parameters<typeof setupKind>[0]): StepBand {
+  const kind = setupKind(scenario);
+  return { kind, band: errorBandFor(kind, storedResiduals()) };
+}
+
+/** The error band lines under the step time, wrapped to the summary's width. */
+function bandLines(b: StepBand): string[] {
+  const [first, ...rest] = wrapWords(bandBasis(b.kind, b.band), 92);
+  return [`  error band          ${first}`, ...rest.map((l) => `                      ${l}`)];
+}
+
 /** The human-readable summary of one simulated step. */
-export function formatStepSummary(r: StepResult, scenario: { clusterName: string; modelName: string }): string {
+export function formatStepSummary(r: StepResult, scenario: { clusterName: string; modelName: string }, band?: StepBand): string {
   const m = r.memory;
   const lines = [
     `${r.name}: ${scenario.modelName} on ${scenario.clusterName} (${r.gpus} GPUs), seed ${r.seed}`,
     `  split               ${strategyText(r.parallel)}`,
     ...(r.attention ? [`  attention           ${attentionLine(r.attention)}`] : []),
     '',
-    `  step time           ${formatSeconds(r.stepTimeS)}`,
+    `  step time           ${formatSeconds(r.stepTimeS)}${band ? `, ${bandRangeText(band.band, r.stepTimeS, formatSeconds)}` : ''}`,
+    ...(band ? bandLines(band) : []),
     `  throughput          ${r.samplesPerS.toFixed(1)} samples/s, ${Math.round(r.tokensPerS).toLocaleString('en-US')} tokens/s`,
     `  per GPU             ${tflopsText(r.tflopsPerGpu)} TFLOP/s model, ${tflopsText(r.hardwareTflopsPerGpu)} TFLOP/s hardware`,
     `  MFU                 ${(100 * r.mfu).toFixed(1)}%`,
@@ -124,6 +148,7 @@ read as YAML, and null takes the field out (its default applies).`,
     }
     const view = stepFilesView(scenario, run, opts, io, profile ? { file: profile.file, applied: profile.applied } : undefined);
     const { result } = run;
+    const band = stepBand(scenario);
     const adjust = (raw: unknown) => applyOverrides(applyImports(raw, imports), sets);
     // Each alternative is a whole simulation again: say which one is running, on a terminal.
     const showing = io === processOutput && process.stderr.isTTY;
@@ -136,9 +161,9 @@ read as YAML, and null takes the field out (its default applies).`,
         ...(scenario.warnings ? { warnings: scenario.warnings } : {}),
         ...(profile ? { profile: { file: profile.file, applied: profile.applied } } : {}),
       };
-      io.out(JSON.stringify({ ...simulateJson(result), alternatives, ...extra }, null, 2));
+      io.out(JSON.stringify({ ...simulateJson(result), errorBand: bandJson(band.kind, band.band, result.stepTimeS), alternatives, ...extra }, null, 2));
     }
-    else io.out([formatStepSummary(result, { clusterName: scenario.cluster.name, modelName: scenario.model.name }), formatAdvice(result, alternatives), ...describeImports(imports, opts.set)].join('\n'));
+    else io.out([formatStepSummary(result, { clusterName: scenario.cluster.name, modelName: scenario.model.name }, band), formatAdvice(result, alternatives), ...describeImports(imports, opts.set)].join('\n'));
     await writeStepFiles(scenario, run, opts, view, io, alternatives);
   });
 }

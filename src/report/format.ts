@@ -96,3 +96,17 @@ export function strategyText(p: StrategyParts): string {
   ];
   return parts.filter((x) => x !== '').join(', ');
 }
+
+/** Words of `text` in lines of at most `width` characters (a longer word has a line of its own). */
+export function wrapWords(text: string, width: number): string[] {
+  const lines: string[] = [];
+  let line = '';
+  for (const word of text.split(/\s+/).filter((w) => w !== '')) {
+    if (line !== '' && line.length + 1 + word.length > width) {
+      lines.push(line);
+      line = word;
+    } else line = line === '' ? word : `${line} ${word}`;
+  }
+  if (line !== '') lines.push(line);
+  return lines;
+}

@@ -1,9 +1,10 @@
 import { scalingBaseGpus, type ScaleRow } from '../sweep/scaleMath.js';
 import type { CommSettings } from '../sweep/commSettings.js';
+import { bandCsvCells, bandCellOf } from '../accuracy/bandText.js';
 import { bytesText, countText, durationText, percentText } from './format.js';
 
 /** Column headers of the scaling table, as printed and in the HTML report. */
-export const SCALE_TABLE_HEADER = ['GPUs', 'nodes', 'dp', 'global batch', 'step time', 'samples/s', 'tokens/s', 'speedup', 'efficiency', 'MFU', 'exposed comm', 'memory/GPU', 'fits', 'note'];
+export const SCALE_TABLE_HEADER = ['GPUs', 'nodes', 'dp', 'global batch', 'step time', 'error band', 'samples/s', 'tokens/s', 'speedup', 'efficiency', 'MFU', 'exposed comm', 'memory/GPU', 'fits', 'note'];
 
 /** The scaling table's cells as text, one row per GPU count; infeasible rows show their reason. */
 export function scaleTableRows(rows: readonly ScaleRow[]): string[][] {
@@ -14,6 +15,7 @@ export function scaleTableRows(rows: readonly ScaleRow[]): string[][] {
     opt(r.dp, String),
     opt(r.globalBatch, String),
     opt(r.stepTimeS, (s) => durationText(s * 1e9)),
+    r.errorBand === undefined ? '-' : bandCellOf(r.errorBand),
     opt(r.samplesPerS, (v) => countText(v, 1)),
     opt(r.tokensPerS, (v) => countText(v)),
     opt(r.speedup, (v) => `${v.toFixed(2)}x`),
@@ -36,7 +38,7 @@ export const SCALE_CSV_COLUMNS = [
   'scenario', 'mode', 'gpus', 'status', 'nodes', 'dp', 'global_batch', 'step_time_s', 'samples_per_s', 'tokens_per_s',
   'speedup', 'efficiency', 'exposed_comm_share', 'mfu', 'memory_bytes_per_gpu', 'capacity_bytes', 'fits', 'reason',
   'tp', 'pp', 'cp', 'cp_comm_type', 'tp_comm_overlap', 'tp_comm_overlap_sms_proj', 'tp_comm_overlap_sms_fc2', 'tp_comm_overlap_sms_bulk',
-  'speedup_base_gpus',
+  'speedup_base_gpus', 'error_band_low_pct', 'error_band_high_pct', 'error_band_rows',
 ] as const;
 
 /** What `scaleCsv` needs of a series: its name, mode, split and communication settings, and rows. */
@@ -65,7 +67,7 @@ export function scaleCsv(series: readonly CsvSeries[]): string {
     // The size speedup and efficiency are measured against (the smallest simulated), on the rows that have them.
     const base = scalingBaseGpus(s.rows);
     for (const r of s.rows) {
-      const cells = [s.name, s.mode, r.gpus, r.status, r.nodes, r.dp, r.globalBatch, r.stepTimeS, r.samplesPerS, r.tokensPerS, r.speedup, r.efficiency, r.exposedCommShare, r.mfu, r.memoryBytesPerGpu, r.capacityBytes, r.fits, r.reason, ...fixed, r.speedup !== undefined ? base : undefined];
+      const cells = [s.name, s.mode, r.gpus, r.status, r.nodes, r.dp, r.globalBatch, r.stepTimeS, r.samplesPerS, r.tokensPerS, r.speedup, r.efficiency, r.exposedCommShare, r.mfu, r.memoryBytesPerGpu, r.capacityBytes, r.fits, r.reason, ...fixed, r.speedup !== undefined ? base : undefined, ...bandCsvCells(r.errorBand)];
       lines.push(cells.map(csvCell).join(','));
     }
   }

@@ -1,4 +1,5 @@
 import { withScaling, type ScaleRow } from './scaleMath.js';
+import { setupKindProblem } from '../accuracy/setupKind.js';
 import type { ScaleMode, ScaleSeries } from './scale.js';
 import { shardOf } from './grid.js';
 import { POINT_FORMAT, type PointRecord } from './records.js';
@@ -58,6 +59,8 @@ function checkRecord(v: Record<string, unknown>, where: string): PointRecord {
     if (row[f] !== undefined && row[f] !== null && typeof row[f] !== 'number') throw new MergeError(`${where}: 'row.${f}' is ${JSON.stringify(row[f])}; expected a number`);
   }
   if (row.fits !== undefined && typeof row.fits !== 'boolean') throw new MergeError(`${where}: 'row.fits' is ${JSON.stringify(row.fits)}; expected true or false`);
+  const kindProblem = row.kind === undefined ? undefined : setupKindProblem(row.kind);
+  if (kindProblem) throw new MergeError(`${where}: 'row.kind' ${kindProblem}`);
   if (row.reason !== undefined && typeof row.reason !== 'string') throw new MergeError(`${where}: 'row.reason' is ${JSON.stringify(row.reason)}; expected text`);
   return v as unknown as PointRecord;
 }

@@ -1,4 +1,5 @@
 import { applyOverrides, type RawScenario } from '../scenario/load.js';
+import { setupKind } from '../accuracy/setupKind.js';
 import { resolveClusterSection, resolveScenario, type Scenario } from '../scenario/resolve.js';
 import { InvalidScenarioError } from '../scenario/errors.js';
 import { ScenarioError } from '../sim/errors.js';
@@ -195,6 +196,7 @@ export function simulatePoint(plan: SeriesPlan, gpus: number): PointOutcome {
     memoryBytesPerGpu: r.memory.peakBytesPerGpu,
     capacityBytes: r.memory.capacityBytes,
     fits,
+    kind: setupKind(scenario),
     // GPU memory that fits with host memory that does not: say which.
     ...(r.memory.gpuFits && host?.fits === false ? { reason: `host memory short by ${(host.shortfallBytes / 2 ** 30).toFixed(1)} GiB per node (CPU offload)` } : {}),
   };

@@ -1,3 +1,5 @@
+import type { SetupKind } from '../accuracy/setupKind.js';
+import type { BandJson } from '../accuracy/bandText.js';
 /** One GPU count of a scaling sweep. Rows that could not be simulated carry only `gpus`, `status` and `reason`. */
 export interface ScaleRow {
   gpus: number;
@@ -27,6 +29,10 @@ export interface ScaleRow {
   memoryBytesPerGpu?: number;
   capacityBytes?: number;
   fits?: boolean;
+  /** The kind of prediction (accuracy/setupKind.ts) its error band is looked up by; simulated rows only. */
+  kind?: SetupKind;
+  /** The error band of its step time (accuracy/bandText.ts), filled in when the sweep is printed (`withErrorBands`). */
+  errorBand?: BandJson;
 }
 
 /** A simulated row: one that has a throughput. */

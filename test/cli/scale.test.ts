@@ -104,9 +104,21 @@ describe('clustersim scale', () => {
   it('prints a table with the documented columns', async () => {
     const { code, out } = await cli('scale', BERT, '--gpus', '8,16,64');
     expect(code).toBe(0);
-    expect(out).toMatch(/GPUs\s+nodes\s+dp\s+global batch\s+step time\s+samples\/s\s+tokens\/s\s+speedup\s+efficiency\s+MFU\s+exposed comm\s+memory\/GPU\s+fits\s+note/);
+    expect(out).toMatch(/GPUs\s+nodes\s+dp\s+global batch\s+step time\s+error band\s+samples\/s\s+tokens\/s\s+speedup\s+efficiency\s+MFU\s+exposed comm\s+memory\/GPU\s+fits\s+note/);
     expect(out).toMatch(/^\s+8\s+1\s+8\s+256\s.*1\.00x\s+100\.0%.*yes/m);
     expect(out).toMatch(/^\s+64\s.*not divisible/m);
+  });
+
+  it("gives each simulated size the error band of its kind, one node's apart from several nodes'", async () => {
+    const { code, out } = await cli('scale', BERT, '--gpus', '8,16', '--json');
+    expect(code).toBe(0);
+    const rows = JSON.parse(out).series[0].rows;
+    expect(rows.map((r: { kind: { scale: string } }) => r.kind.scale)).toEqual(['one-node', 'multi-node']);
+    for (const r of rows) {
+      expect(r.errorBand.rows).toBeGreaterThanOrEqual(5);
+      expect(r.errorBand.stepTimeLowS).toBeCloseTo(r.stepTimeS * (1 + r.errorBand.lowPct / 100), 12);
+      expect(r.errorBand.lowPct).toBeLessThanOrEqual(r.errorBand.highPct);
+    }
   });
 
   it('writes CSV, an SVG chart and an HTML report, and overlays --compare scenarios', async () => {
