@@ -156,10 +156,11 @@ export interface StageActivationOptions {
 }
 
 /**
- * Peak activation bytes on one rank: (layers × per-layer + embedding/head parts) × micro-batches in
- * flight, plus the working set of the one layer being recomputed (full: its whole non-recompute
- * activations; selective without flash: its attention matrices). The loss part is counted for one
- * micro-batch: it is freed by that micro-batch's backward, which starts right after its forward.
+ * Peak activation bytes on one rank: (layers × per-layer + embedding parts) × micro-batches in flight, plus the
+ * larger of the head's part and the working set of the one layer being recomputed (full: its whole non-recompute
+ * activations; selective without flash: its attention matrices). The head's part is counted for one micro-batch: it
+ * is freed by that micro-batch's backward, which starts right after its forward, and before the backward recomputes
+ * any layer, so it and a recompute working set are never held together.
  */
 export function activationBytesPerRank(model: ModelSpec, shape: ActivationShape, opts: StageActivationOptions): number {
   const inFlight = opts.microBatchesInFlight ?? 1;
@@ -170,14 +171,12 @@ export function activationBytesPerRank(model: ModelSpec, shape: ActivationShape,
   }
   let perMicroBatch = opts.layers * activationBytesPerLayer(model, shape);
   if (opts.firstStage) perMicroBatch += embeddingActivationBytes(model, shape);
-  let total = opts.inFlightBytes ?? perMicroBatch * inFlight;
-  if (opts.lastStage) total += headActivationBytes(model, shape);
-  if (opts.layers > 0 && shape.recompute !== 'none') {
-    const full = activationBytesPerLayer(model, { ...shape, recompute: 'none' });
-    const kept = activationBytesPerLayer(model, shape);
-    total += full - kept;
-  }
-  return total;
+  const total = opts.inFlightBytes ?? perMicroBatch * inFlight;
+  const head = opts.lastStage ? headActivationBytes(model, shape) : 0;
+  const working = opts.layers > 0 && shape.recompute !== 'none' ? activationBytesPerLayer(model, { ...shape, recompute: 'none' }) - activationBytesPerLayer(model, shape) : 0;
+  // The head's tensors (the logits the loss keeps above all) are freed by the head's backward, which runs before any
+  // layer of that micro-batch is recomputed for its own backward: the two are never alive together.
+  return total + Math.max(head, working);
 }
 
 /**

@@ -104,6 +104,19 @@ describe('activation totals per rank', () => {
     expect(got).toBeCloseTo(96 * (2 * sbh) / 8 + (34 * sbh) / 8 - (2 * sbh) / 8, -2);
   });
 
+  it('holds the head’s logits or a recomputed layer’s working set on the last stage, never both', () => {
+    // The head's backward frees its tensors before any layer of that micro-batch is recomputed.
+    const sh = shape({ tp: 8, sequenceParallel: true, recompute: 'full', flashAttention: true });
+    const working = (34 * sbh) / 8 - (2 * sbh) / 8;
+    const headOf = (vocab: number) => (4 * sbh) / 8 + (4 * s * b * vocab) / 8;
+    const big = { ...gpt, vocab: 16 * gpt.hidden };
+    expect(headOf(big.vocab)).toBeGreaterThan(working);
+    expect(activationBytesPerRank(big, sh, { layers: 96, lastStage: true })).toBeCloseTo(96 * (2 * sbh) / 8 + headOf(big.vocab), -2);
+    const small = { ...gpt, vocab: 1024 };
+    expect(headOf(small.vocab)).toBeLessThan(working);
+    expect(activationBytesPerRank(small, sh, { layers: 96, lastStage: true })).toBeCloseTo(96 * (2 * sbh) / 8 + working, -2);
+  });
+
   it('counts an MLP’s layer inputs and hidden activations', () => {
     const mlp: ModelSpec = modelPreset('mlp-small');
     const sh = { microBatch: 32, seqLen: 1, tp: 1, sequenceParallel: false, recompute: 'none' as const, flashAttention: false };
