@@ -21,6 +21,13 @@ function hostLine(h: HostMemory): string {
   return `${what} of ${formatBytes(h.capacityBytes)}: ${h.fits ? `fits (${formatBytes(h.capacityBytes - h.bytesPerNode)} free)` : `does not fit, short by ${formatBytes(h.shortfallBytes)}`}.`;
 }
 
+/** What ZeRO-3's gathered buffers hold, and how to say the other framework's. */
+function zero3GatherLine(stage3: 'deepspeed' | 'fsdp'): string {
+  return stage3 === 'deepspeed'
+    ? "ZeRO-3 as DeepSpeed gathers it: one module's 16-bit weights and gradient at a time (parallel.zeroConfig.stage3: fsdp for FSDP's block at a time)."
+    : "ZeRO-3 as PyTorch FSDP gathers it: a transformer block's 16-bit weights and the next one's (parallel.zeroConfig.stage3: deepspeed for DeepSpeed's module at a time).";
+}
+
 export function registerMemory(program: Command, io: Output): void {
   program
     .command('memory')
@@ -89,6 +96,7 @@ steps: ZeRO-3 shards it over dp × cp).`,
           ...(host ? [hostLine(host)] : []),
           ...(gpuFits && !fits ? ['Does not fit: the GPUs hold their share, the hosts do not hold the offloaded state.'] : []),
           ...(p.tp > scenario.cluster.node.gpusPerNode ? [`Note: tp ${p.tp} exceeds the ${scenario.cluster.node.gpusPerNode} GPUs of a node, so tensor-parallel collectives cross the NICs; \`clustersim simulate\` shows what that costs.`] : []),
+          ...(p.zero === 3 ? [zero3GatherLine(p.zeroConfig.stage3 ?? 'fsdp')] : []),
           ...wrapWords(`Error band: ${MEMORY_BAND_NOTE}.`, 116),
           ...describeImports(imports, opts.set),
         ].join('\n'),

@@ -131,6 +131,7 @@ export function importZero(c: ImportCollector, cfg: Json, r: Readers, gradBytes:
     // DeepSpeed's stage 1 reduces in buckets of reduce_bucket_size as its stage 2 does (stage_1_and_2.py), not in the
     // DDP buckets of Megatron's distributed optimizer.
     if (stage === 1) c.set('parallel.zeroConfig.stage1', 'deepspeed', `${zf('stage')} 1: DeepSpeed's ZeRO-1 (reduce_bucket_size buckets)`);
+    if (stage === 3) c.set('parallel.zeroConfig.stage3', 'deepspeed', `${zf('stage')} 3: DeepSpeed's ZeRO-3 (gathers one module's parameters at a time)`);
     if (!overlapAuto) c.set('parallel.zeroConfig.overlapComm', overlap, overlapFrom, overlapGiven === undefined);
     if ((stage === 1 || stage === 2) && z.allgather_bucket_size !== undefined) {
       c.warn(`${zf('allgather_bucket_size')}: not modelled; the updated weights are all-gathered in one collective per stage`);

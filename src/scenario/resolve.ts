@@ -293,7 +293,7 @@ export function resolveScenario(raw: unknown, source: string, baseDir: string): 
     cluster,
     model: { ...model, seqLen, vocab: frameworkVocab(model, par.tp, t.vocabDivisibleBy ?? (t.framework === 'megatron-deepspeed' ? MEGATRON_VOCAB_DIVISIBLE_BY : 1)) },
     training: { ...t, seqLen, optimizerState: isReducedOptimizerState(t.optimizerState) ? t.optimizerState : undefined },
-    parallel: { ...par, zeroConfig: { ...par.zeroConfig, stage1 }, dp, cp: par.cp, cpCommType: par.cp > 1 ? par.cpCommType : undefined, tpCommOverlap: par.tpCommOverlap ? par.tpCommOverlapSms : undefined, schedule: par.pp > 1 ? par.schedule : '1f1b', virtualStages: par.pp > 1 && par.schedule === 'interleaved' ? par.virtualStages : 1 },
+    parallel: { ...par, zeroConfig: { ...par.zeroConfig, stage1, ...(par.zero === 3 ? { stage3: par.zeroConfig.stage3 ?? (t.framework === 'megatron-deepspeed' ? 'deepspeed' : 'fsdp') } : {}) }, dp, cp: par.cp, cpCommType: par.cp > 1 ? par.cpCommType : undefined, tpCommOverlap: par.tpCommOverlap ? par.tpCommOverlapSms : undefined, schedule: par.pp > 1 ? par.schedule : '1f1b', virtualStages: par.pp > 1 && par.schedule === 'interleaved' ? par.virtualStages : 1 },
     comm: { ...input.comm, measured },
     noise: input.noise,
     framework: withHostCosts(frameworkByName(t.framework), t.hostOpUs, t.hostCollectiveUs),

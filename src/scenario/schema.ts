@@ -222,6 +222,7 @@ export const parallelSchema = z
          * `training.framework: megatron-deepspeed`, else `megatron`. The imports set it.
          */
         stage1: z.enum(['deepspeed', 'megatron']).optional(),
+        stage3: z.enum(['deepspeed', 'fsdp']).optional(),
       })
       .strict()
       .default({}),

@@ -54,7 +54,15 @@ export interface ZeroSetup {
   overlapComm: boolean;
   /** Which framework's ZeRO-1 (`parallel.zeroConfig.stage1`); absent: `megatron`. */
   stage1?: ZeroStage1;
+  /** Whose ZeRO-3 (`parallel.zeroConfig.stage3`), for what it gathers at a time; absent: `fsdp`. */
+  stage3?: ZeroStage3;
 }
+
+/**
+ * Whose ZeRO-3: DeepSpeed's gathers one module's parameters at a time (a Linear, an embedding), PyTorch FSDP's one
+ * wrapped unit (a transformer block) and prefetches the next.
+ */
+export type ZeroStage3 = 'deepspeed' | 'fsdp';
 
 /** How the model is split over the GPUs: tp × pp × dp = GPUs. */
 export interface ParallelSetup {

@@ -43,6 +43,8 @@ describe('importDeepSpeedConfig', () => {
     expect(fieldsOf(r)).toEqual({
       'training.precision': 'bf16',
       'parallel.zero': 3,
+      // DeepSpeed's ZeRO-3 gathers module by module, not FSDP's block by block.
+      'parallel.zeroConfig.stage3': 'deepspeed',
       'parallel.offload': 'cpu',
       // reduce_bucket_size counts elements: 5e7 bf16 gradients.
       'parallel.zeroConfig.reduceBucketMB': (5e7 * 2) / MiB,
@@ -70,6 +72,7 @@ describe('importDeepSpeedConfig', () => {
     expect(f).not.toHaveProperty('parallel.ddp.firstBucketMB');
     // Other stages leave the choice alone: it only says whose stage 1 it is.
     expect(fieldsOf(ds({ zero_optimization: { stage: 2 } }))).not.toHaveProperty('parallel.zeroConfig.stage1');
+    expect(fieldsOf(ds({ zero_optimization: { stage: 2 } }))).not.toHaveProperty('parallel.zeroConfig.stage3');
   });
 
   it('derives the missing batch size from the other two and the data-parallel size, as DeepSpeed does', () => {

@@ -1,5 +1,6 @@
 import { MiB } from '../engine/units.js';
-import { largestLayerParameters, type ModelSpec } from '../workload/model.js';
+import { largestLayerParameters, largestModuleParameters, type ModelSpec } from '../workload/model.js';
+import type { ZeroStage3 } from '../setup.js';
 
 export {
   activationBytesPerLayer, activationBytesPerRank, embeddingActivationBytes, headActivationBytes,
@@ -79,6 +80,8 @@ export interface MemoryInput {
   tp?: number;
   /** ZeRO-3: parameters of the largest layer, whole (default: from the model). */
   largestLayerParams?: number;
+  /** Whose ZeRO-3, for what it gathers at a time (`ZeroStage3`); default `fsdp`. */
+  zero3?: ZeroStage3;
   /** ZeRO-Offload: optimizer state and fp32 master weights live in host memory. */
   offloadOptimizer?: boolean;
   /** Bytes per gradient element in place of the precision's (4 for Megatron's fp32 main_grad with 16-bit training). */
@@ -109,6 +112,17 @@ export interface MemoryBreakdown {
 }
 
 /**
+ * ZeRO-3's gathered 16-bit parameters. FSDP: the block being computed and the one prefetched, two blocks of weights.
+ * DeepSpeed: one module at a time, so at most its largest module's weights and, in backward, their gradient before it
+ * is reduced: 4 × the largest module, as DeepSpeed's own estimator sizes it (`estimate_zero3_model_states_mem_needs`,
+ * 4 × largest layer, with the layer per module).
+ */
+function zero3GatheredBytes(input: MemoryInput, weightBytes: number, largestBlock: number, P: number): number {
+  if (input.zero3 === 'deepspeed') return 4 * Math.min(largestModuleParameters(input.model, input.tp ?? 1), P);
+  return 2 * weightBytes * Math.min(largestBlock, P);
+}
+
+/**
  * Memory per GPU. Model states with N = dp ranks (ZeRO, Rajbhandari et al. 2020, §5.1; mixed Adam):
  * stage 0: 16P; stage 1: 4P + 12P/N; stage 2: 2P + 14P/N; stage 3: 16P/N. ZeRO-3 also holds the
  * gathered 16-bit parameters of the layer being computed and of the one prefetched.
@@ -127,7 +141,7 @@ export function memoryPerGpu(input: MemoryInput): MemoryBreakdown {
 
   const largest = (input.largestLayerParams ?? largestLayerParameters(input.model)) / (input.tp ?? 1);
   let gathered = 0;
-  if (z === 3) gathered = 2 * per.weights * Math.min(largest, P);
+  if (z === 3) gathered = zero3GatheredBytes(input, per.weights, largest, P);
 
   if (deepspeed && z >= 1) {
     if (z <= 2) {
@@ -135,9 +149,9 @@ export function memoryPerGpu(input: MemoryInput): MemoryBreakdown {
       weightsBytes = 2 * P;
       gradientsBytes = 2 * P + (4 * P) / N;
     } else {
-      // 18P/N + 4·largest layer (its 16-bit parameters and gradients gathered).
+      // 18P/N + 4·largest layer (its 16-bit parameters and gradients gathered), the layer being a module.
       gradientsBytes = (4 * P) / N;
-      gathered = 4 * Math.min(largest, P);
+      gathered = 4 * Math.min(largestModuleParameters(input.model, input.tp ?? 1), P);
     }
     optimizerBytes = (per.optimizer * P) / N;
   }

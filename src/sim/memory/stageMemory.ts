@@ -80,6 +80,7 @@ export function stageMemories(setup: StepSetup): StageMemory[] {
       ...(mixed && par.fp32Reduction && !par.fp32Gradients ? { reductionCopyPerBucketByte: 2 } : {}),
       attentionBufferBytes: cpBufferBytes({ model, cp, tp: par.tp, tokens: (t.microBatch * t.seqLen) / cp, elementBytes: mixed ? 2 : 4, commType: par.cpCommType }),
       tp: par.tp,
+      ...(par.zero === 3 ? { zero3: par.zeroConfig.stage3 ?? 'fsdp' } : {}),
       ...(mixed && par.fp32Gradients ? { gradientBytesPerParam: 4 } : {}),
       // PyTorch DDP's default gradient_as_bucket_view=False keeps a second, flat copy of the gradients.
       ddpBucketCopy: par.tp === 1 && par.pp === 1 && par.zero === 0,

@@ -274,6 +274,22 @@ export function largestLayerParameters(model: ModelSpec): number {
 }
 
 /**
+ * Parameters of the largest single module (a Linear's weight and bias, an embedding table, a norm) on one TP rank:
+ * what DeepSpeed ZeRO-3 gathers at a time. Its hooks fetch and release each submodule's own parameters
+ * (`partitioned_param_coordinator.py` fetch_sub_module / release_sub_module), and its memory estimator sizes the
+ * largest layer as the largest `m.parameters(recurse=False)` (stage3.py `model_to_params`). A module is a tensor's
+ * name up to its last `.`.
+ */
+export function largestModuleParameters(model: ModelSpec, tp = 1): number {
+  const perModule = new Map<string, number>();
+  for (const t of parameterTensors(model)) {
+    const module = t.name.slice(0, t.name.lastIndexOf('.'));
+    perModule.set(module, (perModule.get(module) ?? 0) + elementsPerTpRank(t, tp));
+  }
+  return Math.max(0, ...perModule.values());
+}
+
+/**
  * Megatron's last-stage copy of tied word embeddings when there is a pipeline: that stage's LM head, a parameter of
  * its own with the embedding's shape (kept equal to the first stage's by an all-reduce of their gradients).
  * Undefined for untied models.

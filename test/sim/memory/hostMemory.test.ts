@@ -50,7 +50,7 @@ describe('host memory under optimizer offload', () => {
     const mem = await cli('memory', file, '--json');
     expect(JSON.parse(mem.out)).toMatchObject({ fits: false, gpuFits: true, host: { fits: false } });
     const text = await cli('memory', file);
-    expect(text.out.trimEnd()).toMatch(/Every stage fits on its GPUs\.\n.*does not fit, short by .*\nDoes not fit: the GPUs hold their share, the hosts do not hold the offloaded state\.\nError band: /);
+    expect(text.out.trimEnd()).toMatch(/Every stage fits on its GPUs\.\n.*does not fit, short by .*\nDoes not fit: the GPUs hold their share, the hosts do not hold the offloaded state\.\nZeRO-3 as PyTorch FSDP gathers it: .*\nError band: /);
     // With the capacity not stated, nothing is known to be short: the job fits.
     writeFileSync(file, 'cluster: { preset: pcie-8gpu, nodes: 1 }\nmodel: { preset: llama2-7b, seqLen: 1024 }\ntraining: { globalBatch: 8, microBatch: 1 }\nparallel: { zero: 3, offload: cpu }\n');
     expect(JSON.parse((await cli('memory', file, '--json')).out)).toMatchObject({ fits: true, gpuFits: true });

@@ -55,7 +55,10 @@ describe('memoryPerGpu', () => {
 
   it('follows DeepSpeed’s estimator when asked: 4P + 16P/N for stages 1–2, 18P/N + 4·largest layer for stage 3', () => {
     const model = modelPreset('gpt3-6.7b');
-    const L = largestLayerParameters(model);
+    // The estimator's layer is a module (m.parameters(recurse=False)): GPT-3 6.7B's largest is its word embedding,
+    // 50,257 × 4,096, larger than an MLP Linear (4,096 × 16,384 + 16,384 biases).
+    const L = 50257 * 4096;
+    expect(L).toBeGreaterThan(4096 * 16384 + 16384);
     const ds = (zero: 1 | 2 | 3) => memoryPerGpu(input({ zero, accounting: 'deepspeed', model }));
     expect(modelStateBytes(ds(1))).toBeCloseTo(4 * P + (16 * P) / N, -3);
     expect(modelStateBytes(ds(2))).toBeCloseTo(4 * P + (16 * P) / N, -3);
@@ -69,6 +72,20 @@ describe('memoryPerGpu', () => {
     expect(m.buffersBytes).toBe(2 * 25 * 2 ** 20 + 2 * 2 * (largestLayerParameters(model) / 2));
   });
 
+  it("holds one module's weights and gradients under DeepSpeed's ZeRO-3, where FSDP holds two blocks", () => {
+    // Llama-2-7B with a small vocabulary (so that no embedding is the largest module): a block is 4·4096² attention
+    // + 3·4096·11008 MLP + 2·4096 norm weights; the largest module is one MLP projection, 4096 × 11008 (no biases).
+    const model = { ...modelPreset('llama2-7b'), vocab: 4096 };
+    const block = 4 * 4096 ** 2 + 3 * 4096 * 11008 + 2 * 4096;
+    expect(largestLayerParameters(model)).toBe(block);
+    const fsdp = memoryPerGpu(input({ zero: 3, model, bucketBytes: 0, zero3: 'fsdp' }));
+    const deepspeed = memoryPerGpu(input({ zero: 3, model, bucketBytes: 0, zero3: 'deepspeed' }));
+    expect(fsdp.buffersBytes).toBe(2 * 2 * block);
+    expect(deepspeed.buffersBytes).toBe(4 * 4096 * 11008);
+    // Over tensor parallelism the module is split as its weight is (column- or row-parallel).
+    expect(memoryPerGpu(input({ zero: 3, model, bucketBytes: 0, zero3: 'deepspeed', tp: 4 })).buffersBytes).toBe((4 * 4096 * 11008) / 4);
+  });
+
   it('holds no more bucket memory than the gradients fill: one bucket of all of them when the cap is larger', () => {
     // 1e9 parameters: 2 GB of 16-bit gradients. A 1 TB cap is one 2 GB bucket; a 1.5 GB cap is two
     // buckets in flight (1.5 GB each); a 25 MB cap keeps two 25 MB buckets.
@@ -79,7 +96,7 @@ describe('memoryPerGpu', () => {
 
   it('with CPU offload keeps on the GPU what DeepSpeed\'s estimators say (cpu_offload): 2P for ZeRO-2, 2P/N + 4·largest layer for ZeRO-3', () => {
     const model = modelPreset('gpt3-6.7b');
-    const L = largestLayerParameters(model);
+    const L = 50257 * 4096; // the word embedding, its largest module
     const off = (zero: 1 | 2 | 3) => memoryPerGpu(input({ zero, accounting: 'deepspeed', model, offloadOptimizer: true }));
     // estimate_zero2_model_states_mem_needs(cpu_offload=True): gpu_mem = 2 · params.
     expect(modelStateBytes(off(2))).toBeCloseTo(2 * P, -3);
