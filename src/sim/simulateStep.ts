@@ -81,12 +81,13 @@ export const MFU_NOTE_ABOVE = 0.65;
 
 /**
  * A remark on an MFU above what published runs reach: Megatron-LM's best on A100 is 52% of peak (Narayanan et al.
- * SC21, Table 1: 163 of 312 TFLOP/s at 1T parameters), Llama 3's 38–43% on H100 (Llama Team 2024, Table 4).
+ * SC21, Table 1: 163 of 312 TFLOP/s at 1T parameters), PyTorch FSDP's up to 46% on H100 (mosaicml/llm-foundry's
+ * benchmark tables, the validation set llm-foundry-fsdp).
  */
 function mfuNotes(mfu: number, kernels: StepSetup['training']['kernels']): string[] {
   if (!(mfu > MFU_NOTE_ABOVE)) return [];
   const eager = kernels === 'eager' ? '' : '; the default fused element-wise kernels are a best case, --set training.kernels=eager models eager PyTorch';
-  return [`MFU ${(100 * mfu).toFixed(1)}% is above what published training runs report (Megatron-LM up to 52% on A100, SC21 Table 1; Llama 3 38–43% on H100): read it as a bound${eager}`];
+  return [`MFU ${(100 * mfu).toFixed(1)}% is above what published training runs report (Megatron-LM up to 52% on A100, SC21 Table 1; PyTorch FSDP up to 46% on H100, llm-foundry's benchmarks): read it as a bound${eager}`];
 }
 
 /** Remarks on placement: TP groups that leave the node, pipeline stages that share a node, etc. */
