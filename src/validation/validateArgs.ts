@@ -27,8 +27,10 @@ export const VALIDATE_USAGE = `Usage: npm run validate -- [options]
 Predicts every row of a published measurement set and prints the error of the predictions.
 
 Options:
-  --all             every set below: each set's rows, MAPE, signed mean and worst row; how well the
-                    predictions rank the splits of one job; the error bands simulate and scale show
+  --all             every published set: the ones below, the runs of scenarios/checks/ (NeMo on H100,
+                    FSDP on A100) and llm-foundry's FSDP benchmarks; each set's rows, MAPE, signed mean
+                    and worst row, how well the predictions rank the splits of one job, and the error
+                    bands simulate and scale show
   --write-residuals with --all: write those residuals to data/validation-residuals.json
   --set <name>      vtrain (default: 1,549 Megatron-DeepSpeed steps on A100, vTrain MICRO'24)
                     | megatron-sc21 (Table 1 of Narayanan et al. SC21, TFLOP/s per GPU)
