@@ -21,6 +21,8 @@ import { errorBandFor, type ErrorBand } from '../accuracy/errorBand.js';
 import { bandBasis, bandJson, bandRangeText } from '../accuracy/bandText.js';
 import { storedResiduals } from '../accuracy/residualStore.js';
 import { wrapWords } from '../report/format.js';
+import type { Dtype, GpuSpec } from '../sim/hardware/types.js';
+import { precisionInfo } from '../sim/parallel/stepCompiler.js';
 
 /** The `--json` document of `simulate`: the result plus the version that made it. */
 export function simulateJson(result: StepResult): Record<string, unknown> {
@@ -60,13 +62,25 @@ function bandLines(b: StepBand): string[] {
   return [`  error band          ${first}`, ...rest.map((l) => `                      ${l}`)];
 }
 
+/**
+ * The GEMM rate the step assumes, when the GPU carries a sustained fraction: its burst ceiling and the fraction of it
+ * a training step sustains (sustainedGemm.ts), a fitted constant that moves every compute-bound step by about 10%.
+ */
+export function gemmRateLine(gpu: GpuSpec, dtype: Dtype): string | undefined {
+  const burst = gpu.gemmCeiling[dtype];
+  if (gpu.sustainedGemmFraction === undefined || burst === undefined || gpu.measuredGemm?.[dtype]) return undefined;
+  const pct = (x: number) => `${(100 * x).toFixed(1)}%`;
+  return `  GEMM ceiling        ${pct(burst * gpu.sustainedGemmFraction)} of peak: a burst ceiling of ${pct(burst)} × ${gpu.sustainedGemmFraction} sustained in a step (fitted per GPU generation)`;
+}
+
 /** The human-readable summary of one simulated step. */
-export function formatStepSummary(r: StepResult, scenario: { clusterName: string; modelName: string }, band?: StepBand): string {
+export function formatStepSummary(r: StepResult, scenario: { clusterName: string; modelName: string; gemmRate?: string }, band?: StepBand): string {
   const m = r.memory;
   const lines = [
     `${r.name}: ${scenario.modelName} on ${scenario.clusterName} (${r.gpus} GPUs), seed ${r.seed}`,
     `  split               ${strategyText(r.parallel)}`,
     ...(r.attention ? [`  attention           ${attentionLine(r.attention)}`] : []),
+    ...(scenario.gemmRate ? [scenario.gemmRate] : []),
     '',
     `  step time           ${formatSeconds(r.stepTimeS)}${band ? `, ${bandRangeText(band.band, r.stepTimeS, formatSeconds)}` : ''}`,
     ...(band ? bandLines(band) : []),
@@ -163,7 +177,7 @@ read as YAML, and null takes the field out (its default applies).`,
       };
       io.out(JSON.stringify({ ...simulateJson(result), errorBand: bandJson(band.kind, band.band, result.stepTimeS), alternatives, ...extra }, null, 2));
     }
-    else io.out([formatStepSummary(result, { clusterName: scenario.cluster.name, modelName: scenario.model.name }, band), formatAdvice(result, alternatives), ...describeImports(imports, opts.set)].join('\n'));
+    else io.out([formatStepSummary(result, { clusterName: scenario.cluster.name, modelName: scenario.model.name, gemmRate: gemmRateLine(scenario.cluster.node.gpu, precisionInfo(scenario.training.precision).dtype) }, band), formatAdvice(result, alternatives), ...describeImports(imports, opts.set)].join('\n'));
     await writeStepFiles(scenario, run, opts, view, io, alternatives);
   });
 }

@@ -20,6 +20,7 @@ const gpuInline = z
     name: z.string(),
     peakTflops: z.object({ fp32: positive, tf32: positive, fp16: positive, bf16: positive, fp8: positive }).partial().strict(),
     gemmCeiling: z.object({ fp32: fraction, tf32: fraction, fp16: fraction, bf16: fraction, fp8: fraction }).partial().strict(),
+    sustainedGemmFraction: fraction,
     memoryGiB: positive,
     hbmBandwidthGBps: positive,
     hbmEfficiency: fraction,

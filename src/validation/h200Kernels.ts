@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { H200_SXM_141GB } from '../sim/hardware/gpus.js';
+import type { GpuSpec } from '../sim/hardware/types.js';
 import type { AttentionKernel } from '../sim/workload/attentionKernels.js';
 import { opTimeNs } from '../sim/workload/kernelTime.js';
 import type { ModelSpec } from '../sim/workload/model.js';
@@ -23,7 +24,7 @@ export interface KernelComparison {
 
 const compare = (name: string, predictedS: number, measuredS: number): KernelComparison => ({ name, predictedS, measuredS, errorPct: (100 * (predictedS - measuredS)) / measuredS });
 
-const sumSeconds = (ops: Op[]) => ops.reduce((a, o) => a + opTimeNs(o, H200_SXM_141GB, 'bf16'), 0) / 1e9;
+const sumSeconds = (ops: Op[], gpu: GpuSpec = H200_SXM_141GB) => ops.reduce((a, o) => a + opTimeNs(o, gpu, 'bf16'), 0) / 1e9;
 
 interface AttentionCase {
   backend: string;
@@ -86,7 +87,7 @@ interface LayerCase {
  * key/value heads out to 32 (`repeat_kv`, about 0.5 ms of its kernels forward and backward in eager mode), which the
  * model leaves out as Hugging Face does when SDPA takes grouped queries itself (`enable_gqa`).
  */
-export function llamaLayerComparisons(path = 'reports/calibration/h200/llama-layer.json', kernels: 'eager' | 'fused' = 'eager'): KernelComparison[] {
+export function llamaLayerComparisons(path = 'reports/calibration/h200/llama-layer.json', kernels: 'eager' | 'fused' = 'eager', gpu: GpuSpec = H200_SXM_141GB): KernelComparison[] {
   const cases = (JSON.parse(readFileSync(path, 'utf8')) as { cases: LayerCase[] }).cases;
   const label = kernels === 'eager' ? 'layer' : 'layer compiled';
   return cases
@@ -94,8 +95,8 @@ export function llamaLayerComparisons(path = 'reports/calibration/h200/llama-lay
     .flatMap((c) => {
       const layer = layerZero(oneLayer(c.name, c.hidden, c.heads, c.kvHeads, c.ffnHidden, c.seqLen), { microBatch: c.microBatch, kernels, attentionKernel: 'cudnn' });
       return [
-        compare(`${c.name} ${label} forward, seq ${c.seqLen}`, sumSeconds(layer.forward), c.forwardSPerLayer),
-        compare(`${c.name} ${label} backward, seq ${c.seqLen}`, sumSeconds(layer.backward), c.backwardSPerLayer),
+        compare(`${c.name} ${label} forward, seq ${c.seqLen}`, sumSeconds(layer.forward, gpu), c.forwardSPerLayer),
+        compare(`${c.name} ${label} backward, seq ${c.seqLen}`, sumSeconds(layer.backward, gpu), c.backwardSPerLayer),
       ];
     });
 }

@@ -9,6 +9,7 @@ import { predictStepTask, type StepPrediction, type StepTaskJob } from './stepTa
 import { allSetsSummary, setFigures, stepOutcome, type AllSetsSummary, type StepOutcome } from './allSetsSummary.js';
 import { h200KernelRows } from './runH200Kernels.js';
 import type { ValidateOptions } from './validateArgs.js';
+import { FITTED_CONSTANTS, meanSquaredPct } from './fittedConstants.js';
 
 /**
  * `npm run validate -- --all`: every published set predicted on one pool of threads; prints each set's rows, MAPE,
@@ -19,8 +20,6 @@ import type { ValidateOptions } from './validateArgs.js';
 /** Sets whose tasks take longest go first, so that the threads finish together. */
 const HAND_OUT_FIRST: readonly StepSetName[] = ['megatron-sc21', 'megatron-sp22', 'nemo-dgxc-h100', 'fms-fsdp-a100', 'llm-foundry-fsdp'];
 
-/** No constant is fitted to any validation row (the accuracy discipline allows a few per GPU generation). */
-export const FITTED_CONSTANTS: readonly { name: string; fittedOn: StepSetName[] }[] = [];
 
 async function predictAll(limit: number): Promise<{ outcomes: StepOutcome[]; wallS: number; threads: number }> {
   const tasks = stepTasks(STEP_SETS, limit);
@@ -77,12 +76,30 @@ function summaryLines(s: AllSetsSummary, kernels: ReturnType<typeof setFigures>)
     formatTable(['set', 'groups', 'top-1 right', 'mean regret', 'worst regret', "Kendall's tau"], rankRows).replace(/^/gm, '  '),
     '  regret: measured time of the predicted-fastest split over the measured fastest, minus 1; tau-b, mean over groups',
     '',
-    FITTED_CONSTANTS.length === 0
-      ? 'fitted constants: none (every constant comes from a source; none is fitted to these rows, so there is no leave-one-set-out figure)'
-      : `fitted constants: ${FITTED_CONSTANTS.map((c) => `${c.name} on ${c.fittedOn.join(', ')}`).join('; ')}`,
+    ...fittedConstantLines(),
     '',
     'error bands by kind of prediction (what simulate and scale show): measured / predicted − 1, 10th percentile, median, 90th',
     formatTable(['GPU', 'parallelism', 'nodes', 'host', 'rows', 'p10', 'median', 'p90', 'sets'], bandRows).replace(/^/gm, '  '),
+  ];
+}
+
+/**
+ * The fitted constants, each with its training subset and its error there at 1 and at its value. None is fitted on a
+ * set of step times, so every set above is out of sample for each (leave-one-set-out is the figures as printed), except
+ * a set that shares a source with a constant's training subset, which is named.
+ */
+function fittedConstantLines(): string[] {
+  const mape = (e: number[]) => `${(e.reduce((a, x) => a + Math.abs(x), 0) / e.length).toFixed(1)}%`;
+  return [
+    'fitted constants (each on its own training subset, none on a set above: every set above is out of sample for them)',
+    ...FITTED_CONSTANTS.flatMap((c) => {
+      const [at1, atValue] = [c.residualsAt(1), c.residualsAt(c.value)];
+      return [
+        `  ${c.name} = ${c.value}: fitted on ${c.fittedOn}`,
+        `    its error there ${mape(at1)} without it, ${mape(atValue)} with it (rms ${Math.sqrt(meanSquaredPct(atValue)).toFixed(2)}%)` +
+          (c.sharesSourceWith.length > 0 ? `; ${c.sharesSourceWith.join(', ')} shares that source (same paper and machine)` : ''),
+      ];
+    }),
   ];
 }
 
@@ -93,7 +110,8 @@ export async function runAllSets(options: Pick<ValidateOptions, 'limit' | 'json'
   const kernels = setFigures('h200-kernels', kernelRows.map((r) => ({ label: r.name, errorPct: r.errorPct, measuredS: r.measuredS, predictedS: r.predictedS })));
   if (options.writeResiduals) writeResiduals(outcomes);
   if (options.json) {
-    process.stdout.write(JSON.stringify({ rows: outcomes.length, wallS, threads, ...summary, kernels, fittedConstants: FITTED_CONSTANTS }, null, 2) + '\n');
+    const fittedConstants = FITTED_CONSTANTS.map((c) => ({ name: c.name, value: c.value, fittedOn: c.fittedOn, sharesSourceWith: c.sharesSourceWith, trainingErrorsPct: c.residualsAt(c.value) }));
+    process.stdout.write(JSON.stringify({ rows: outcomes.length, wallS, threads, ...summary, kernels, fittedConstants }, null, 2) + '\n');
     return;
   }
   const head = `Every validation set: ${outcomes.length.toLocaleString('en-US')} step times predicted in ${wallS.toFixed(0)} s on ${threads} thread(s)`;

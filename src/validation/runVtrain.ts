@@ -8,6 +8,7 @@ import { runMegatronSc21 } from './runMegatronSc21.js';
 import { runMegatronSp22 } from './runMegatronSp22.js';
 import { runH200Kernels } from './runH200Kernels.js';
 import { runAllSets } from './runAll.js';
+import { runFit } from './runFit.js';
 import { parseValidateArgs, VALIDATE_USAGE, type ValidateOptions } from './validateArgs.js';
 
 /**
@@ -99,6 +100,7 @@ async function runVtrainSet(): Promise<void> {
 
 if (options.help) process.stdout.write(VALIDATE_USAGE + '\n');
 else if (options.all) await runAllSets(options);
+else if (options.fit) runFit(options);
 else if (options.set === 'megatron-sc21') runMegatronSc21(options);
 else if (options.set === 'megatron-sp22') runMegatronSp22(options);
 else if (options.set === 'h200-kernels') runH200Kernels(options);

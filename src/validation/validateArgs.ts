@@ -13,6 +13,8 @@ export interface ValidateOptions {
   all: boolean;
   /** With --all: write the residuals the error bands rest on (data/validation-residuals.json). */
   writeResiduals: boolean;
+  /** Fit the project's fitted constants on their training subsets (runFit.ts). */
+  fit: boolean;
   /** vtrain set: host cost per framework call, µs, in place of the cited one (a sensitivity run). */
   hostOpUs?: number;
   /** vtrain set: host cost per torch.distributed collective call, µs, in place of the cited one (a sensitivity run). */
@@ -32,6 +34,8 @@ Options:
                     and worst row, how well the predictions rank the splits of one job, and the error
                     bands simulate and scale show
   --write-residuals with --all: write those residuals to data/validation-residuals.json
+  --fit             fit the project's few fitted constants (the sustained GEMM fraction per GPU
+                    generation) on their declared training subsets and print them beside the presets'
   --set <name>      vtrain (default: 1,549 Megatron-DeepSpeed steps on A100, vTrain MICRO'24)
                     | megatron-sc21 (Table 1 of Narayanan et al. SC21, TFLOP/s per GPU)
                     | megatron-sp22 (Table 5 of Korthikanti et al. 2022: iteration time, full
@@ -58,6 +62,7 @@ Examples:
   npm run validate
   npm run validate -- --all
   npm run validate -- --all --write-residuals
+  npm run validate -- --fit
   npm run validate -- --only single --decompose
   npm run validate -- --host-op-us 18
   npm run validate -- --only single --host-collective-us 13.4
@@ -109,6 +114,7 @@ export function parseValidateArgs(argv: readonly string[]): ValidateOptions {
       decompose: { type: 'boolean', default: false },
       all: { type: 'boolean', default: false },
       'write-residuals': { type: 'boolean', default: false },
+      fit: { type: 'boolean', default: false },
       help: { type: 'boolean', short: 'h', default: false },
     },
   });
@@ -125,6 +131,7 @@ export function parseValidateArgs(argv: readonly string[]): ValidateOptions {
   const hostCollectiveUs = hostMicroseconds(values['host-collective-us'], '--host-collective-us', 100_000);
   const vocab = values.vocab ?? 'peer';
   if (!VTRAIN_VOCABS.includes(vocab as VtrainVocab)) throw new Error(`--vocab: unknown split '${vocab}' (${VTRAIN_VOCABS.join(' | ')})`);
+  if (values.fit && (values.all || argv.some((a) => a === '--set' || a.startsWith('--set=')))) throw new Error('--fit: on its own (it fits on the training subsets, not on a set); add --json for one JSON object');
   if (values['write-residuals'] && !values.all) throw new Error('--write-residuals: only with --all (the residuals are those of every set)');
   if (values['write-residuals'] && values.limit !== undefined) throw new Error('--write-residuals: not with --limit (the error bands rest on every row)');
   if (values.all) {
@@ -138,5 +145,5 @@ export function parseValidateArgs(argv: readonly string[]): ValidateOptions {
     if (values.decompose) given.push('--decompose');
     if (given.length > 0) throw new Error(`${given.join(', ')}: for the vtrain set only; --set ${values.set} takes --limit and --json`);
   }
-  return { hostOpUs, hostCollectiveUs, vocab: vocab as VtrainVocab, set: values.set as ValidateOptions['set'], only: values.only as ValidateOptions['only'], limit, json: values.json, decompose: values.decompose, all: values.all, writeResiduals: values['write-residuals'], help: values.help };
+  return { hostOpUs, hostCollectiveUs, vocab: vocab as VtrainVocab, set: values.set as ValidateOptions['set'], only: values.only as ValidateOptions['only'], limit, json: values.json, decompose: values.decompose, all: values.all, writeResiduals: values['write-residuals'], fit: values.fit, help: values.help };
 }

@@ -3,7 +3,7 @@ import { parseValidateArgs } from '../../src/validation/validateArgs.js';
 
 describe('npm run validate options', () => {
   it('defaults to the whole vTrain set as text', () => {
-    expect(parseValidateArgs([])).toEqual({ hostOpUs: undefined, hostCollectiveUs: undefined, vocab: 'peer', set: 'vtrain', only: undefined, limit: Infinity, json: false, decompose: false, all: false, writeResiduals: false, help: false });
+    expect(parseValidateArgs([])).toEqual({ hostOpUs: undefined, hostCollectiveUs: undefined, vocab: 'peer', set: 'vtrain', only: undefined, limit: Infinity, json: false, decompose: false, all: false, writeResiduals: false, fit: false, help: false });
   });
 
   it('reads each option', () => {

@@ -1,4 +1,5 @@
 import type { GpuSpec, MisalignedGemmSlowdown } from './types.js';
+import { SUSTAINED_GEMM_FRACTION } from './sustainedGemm.js';
 import { A100_ATTENTION, HOPPER_ATTENTION } from '../workload/attentionKernels.js';
 
 /**
@@ -53,6 +54,7 @@ export const A100_SXM4_40GB: GpuSpec = {
   name: 'a100-sxm4-40gb',
   peakTflops: { ...A100_PEAKS },
   gemmCeiling: { ...A100_SXM_CEILING },
+  sustainedGemmFraction: SUSTAINED_GEMM_FRACTION.ampere,
   memoryBytes: 40960 * MiB,
   hbmBandwidthGBps: 1555,
   // STREAM-like kernels reach ~0.85-0.9 of peak on A100 (estimate, uncertain).
@@ -77,6 +79,7 @@ export const A100_SXM4_80GB: GpuSpec = {
   name: 'a100-sxm4-80gb',
   peakTflops: { ...A100_PEAKS },
   gemmCeiling: { ...A100_SXM_CEILING },
+  sustainedGemmFraction: SUSTAINED_GEMM_FRACTION.ampere,
   memoryBytes: 81920 * MiB,
   hbmBandwidthGBps: 2039,
   hbmEfficiency: 0.88,
@@ -101,6 +104,7 @@ export const H100_SXM5_80GB: GpuSpec = {
   peakTflops: { fp32: 66.9, tf32: 494.7, fp16: 989.4, bf16: 989.4, fp8: 1978.9 },
   // bf16/fp16 0.801 from MAMF; fp8/tf32/fp32 estimates (uncertain): FP8 GEMMs sit lower than BF16 relative to peak.
   gemmCeiling: { fp32: 0.85, tf32: 0.75, fp16: 0.801, bf16: 0.801, fp8: 0.7 },
+  sustainedGemmFraction: SUSTAINED_GEMM_FRACTION.hopper,
   memoryBytes: 81559 * MiB,
   hbmBandwidthGBps: 3350,
   // A Hopper-class card's 4 GiB device copy measured 90.6% of peak in a public benchmark report; 0.9.
@@ -148,6 +152,7 @@ export const A100_PCIE_40GB: GpuSpec = {
   peakTflops: { ...A100_PEAKS },
   // MAMF A100 PCIe 256.4/312 = 0.822 (the 250 W card cannot hold boost clock under full tensor load).
   gemmCeiling: { fp32: 0.88, tf32: 0.78, fp16: 0.822, bf16: 0.822 },
+  sustainedGemmFraction: SUSTAINED_GEMM_FRACTION.ampere,
   nvlinkBandwidthGBps: 0,
   source:
     'NVIDIA A100 PCIe datasheet (40GB HBM2 1,555 GB/s, same dense peaks as SXM, 250 W, PCIe Gen4 x16); ' +

@@ -8,8 +8,14 @@ export interface GpuSpec {
   name: string;
   /** Dense (no sparsity) peak per dtype in TFLOP/s; absent where the GPU has no such path. */
   peakTflops: Partial<Record<Dtype, number>>;
-  /** Fraction of the dense peak that large, well-shaped GEMMs reach with cuBLAS (per dtype). */
+  /** Fraction of the dense peak that large, well-shaped GEMMs reach with cuBLAS (per dtype), in short bursts. */
   gemmCeiling: Partial<Record<Dtype, number>>;
+  /**
+   * Fraction of that burst rate the GEMMs of a training step sustain (power-capped clocks over seconds, real layer
+   * shapes; sustainedGemm.ts: a constant per GPU generation, fitted on a declared subset); absent: 1. A calibrated
+   * GEMM model (`measuredGemm`) is used as measured, without it.
+   */
+  sustainedGemmFraction?: number;
   memoryBytes: number;
   hbmBandwidthGBps: number;
   /** Fraction of HBM bandwidth a streaming (elementwise) kernel reaches. */

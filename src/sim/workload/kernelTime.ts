@@ -143,6 +143,11 @@ export function waveEfficiency(units: number, smCount: number): number {
   return units / (waves * smCount);
 }
 
+/** The GEMM ceiling a training step sustains: the burst ceiling × the generation's sustained fraction (sustainedGemm.ts). */
+export function sustainedGemmCeiling(gpu: GpuSpec, dtype: Dtype): number {
+  return (gpu.gemmCeiling[dtype] ?? DEFAULT_GEMM_CEILING) * (gpu.sustainedGemmFraction ?? 1);
+}
+
 /**
  * Fraction of the dense peak a GEMM C[m×n] = A[m×k]·B[k×n] (× batch) reaches: the GPU's ceiling for
  * the dtype × tile quantisation (useful share of the padded tiles) × wave quantisation (tiles over the
@@ -160,8 +165,7 @@ export function gemmEfficiency(m: number, n: number, k: number, gpu: GpuSpec, dt
   }
   const kPerCta = k / split;
   const kEff = kPerCta / (kPerCta + GEMM_SMALL_K_HALF);
-  const ceiling = gpu.gemmCeiling[dtype] ?? DEFAULT_GEMM_CEILING;
-  return ceiling * tileEff * waveEfficiency(tiles * split, gpu.smCount) * kEff;
+  return sustainedGemmCeiling(gpu, dtype) * tileEff * waveEfficiency(tiles * split, gpu.smCount) * kEff;
 }
 
 /**
@@ -267,7 +271,7 @@ export function opTimeNs(op: Op, gpu: GpuSpec, dtype: Dtype, opts: { launch?: bo
       const slowdown = g ? misalignedGemmSlowdown(g, dtype, gpu) : 1;
       if (mg) return Math.round((g ? measuredGemmNs(g, mg) * slowdown : op.flops / (mg.ceilingTflops * 1e3)) * smMarginSlowdown(op, gpu, dtype) + launchNs);
       // Without a shape, assume a large well-shaped GEMM (the ceiling).
-      const eff = g ? gemmEfficiency(g.m, g.n, g.k, gpu, dtype, g.batch) : gpu.gemmCeiling[dtype] ?? DEFAULT_GEMM_CEILING;
+      const eff = g ? gemmEfficiency(g.m, g.n, g.k, gpu, dtype, g.batch) : sustainedGemmCeiling(gpu, dtype);
       computeNs = (op.flops / (peakFlopsPerNs(gpu, dtype) * eff)) * slowdown * smMarginSlowdown(op, gpu, dtype);
     } else if (op.kind === 'attention') {
       const a = op.attention;

@@ -80,6 +80,15 @@ describe('opTimeNs', () => {
     expect(opTimeNs(op, gpu, 'bf16')).toBe(Math.round(expected));
   });
 
+  it("stretches a compute-bound GEMM by the GPU's sustained fraction and leaves memory-bound work alone", () => {
+    const gemm = gemmOp('big', 8192, 8192, 8192, 1, 'bf16');
+    const sustained: GpuSpec = { ...gpu, sustainedGemmFraction: 0.8 };
+    expect(opTimeNs(gemm, sustained, 'bf16', { launch: false }) / opTimeNs(gemm, gpu, 'bf16', { launch: false })).toBeCloseTo(1 / 0.8, 6);
+    expect(gemmEfficiency(8192, 8192, 8192, sustained, 'bf16')).toBeCloseTo(0.8 * gemmEfficiency(8192, 8192, 8192, gpu, 'bf16'), 12);
+    const copy = elementwiseOp('copy', 5e8, 0, 1e9);
+    expect(opTimeNs(copy, sustained, 'bf16')).toBe(opTimeNs(copy, gpu, 'bf16'));
+  });
+
   it('uses the dtype asked for: fp32 runs at the fp32 peak, not tf32', () => {
     const op32 = gemmOp('g', 4096, 4096, 4096, 1, 'fp32');
     expect(opTimeNs(op32, gpu, 'fp32')).toBeGreaterThan(5 * opTimeNs(gemmOp('g', 4096, 4096, 4096, 1, 'tf32'), gpu, 'tf32'));
