@@ -64,9 +64,25 @@ export function embeddingBlock(c: LayerContext): Block {
  */
 function lossStage(c: LayerContext): Stage {
   const n = c.tokens * c.vocabPerRank;
+  if (c.eager) return eagerLossStage(c, n);
   return {
     forward: [elementwiseOp('loss', n, 5, n * (c.e + 8))],
     backward: [elementwiseOp('loss.bwd', n, 2, n * (4 + c.e))],
+  };
+}
+
+/**
+ * Cross-entropy as eager PyTorch runs it (`training.kernels: eager`: Hugging Face's `logits.float()` and
+ * `CrossEntropyLoss`, or autocast, which runs cross_entropy in fp32), one kernel per aten op over the T × V/t logits:
+ * forward the widening cast (read e, write 4) and log_softmax (read 4, write 4; its passes over a row after the first
+ * read it from L2), nll_loss reading one element a row; backward nll_loss_backward's zero-filled fp32 gradient (write
+ * 4, then one element a row), log_softmax_backward (read the gradient and the output, write 4) and the cast back (read
+ * 4, write e): 36 bytes an element at e = 2, where the fused path moves 16.
+ */
+function eagerLossStage(c: LayerContext, n: number): Stage {
+  return {
+    forward: [elementwiseOp('loss.cast', n, 0, n * (c.e + 4)), elementwiseOp('loss', n, 5, n * 8)],
+    backward: [elementwiseOp('loss.grad.zero', n, 0, n * 4), elementwiseOp('loss.bwd', n, 2, n * 12), elementwiseOp('loss.cast.bwd', n, 0, n * (4 + c.e))],
   };
 }
 

@@ -48,12 +48,15 @@ describe("eager PyTorch's element-wise kernels for Llama (Hugging Face modeling_
     expect(activationBytesPerLayer(m, { ...a, recompute: 'full', eager: true })).toBe(activationBytesPerLayer(m, { ...a, recompute: 'full' }));
   });
 
-  it('changes Llama layers only: GPT and BERT keep their kernels', () => {
+  it("changes Llama's layers and every model's loss only: GPT and BERT keep their layers' kernels", () => {
     for (const preset of ['gpt3-1.3b', 'bert-large']) {
       const m = modelPreset(preset);
       const fused = buildBlocks(m, { ...shape, seqLen: 512, kernels: 'fused' });
       const eager = buildBlocks(m, { ...shape, seqLen: 512 });
-      expect(eager).toEqual(fused);
+      expect(eager.slice(0, -1)).toEqual(fused.slice(0, -1));
+      // The head block differs in its cross-entropy alone (eager PyTorch's cast and log-softmax kernels).
+      const notLoss = (ops: Op[]) => ops.filter((o) => !o.name.startsWith('loss'));
+      for (const pass of ['forward', 'backward'] as const) expect(notLoss(eager.at(-1)![pass])).toEqual(notLoss(fused.at(-1)![pass]));
     }
   });
 

@@ -143,6 +143,17 @@ describe('buildBlocks', () => {
     expect(head.forward.map((o) => o.name)).toEqual(['mlm.transform', 'gelu', 'mlm.norm', 'lm_head', 'loss']);
   });
 
+  it("moves 36 bytes a logit in eager PyTorch's cross-entropy, 16 in the fused one", () => {
+    // Eager: cast (2 + 4), log_softmax (4 + 4); backward zero-fill (4), log_softmax_backward (4 + 4 + 4), cast (4 + 2).
+    const m = small('llama2-7b');
+    const head = (kernels: MicroBatchShape['kernels']) => buildBlocks(m, { ...base, kernels }).at(-1)!;
+    const lossBytes = (b: Block) => [...b.forward, ...b.backward].filter((o) => o.name.startsWith('loss')).reduce((a, o) => a + o.bytes, 0);
+    const logits = base.microBatch * base.seqLen * m.vocab;
+    expect(lossBytes(head('eager'))).toBe(36 * logits);
+    expect(lossBytes(head('fused'))).toBe(16 * logits);
+    expect(head('eager').forward.map((o) => o.name).slice(-2)).toEqual(['loss.cast', 'loss']);
+  });
+
   it('builds an MLP as linear layers, ReLU and a loss', () => {
     const m = modelPreset('mlp-small');
     const blocks = buildBlocks(m, { ...base, microBatch: 32, seqLen: 1 });
