@@ -14,7 +14,9 @@ const signed = (x: number) => `${x >= 0 ? '+' : '−'}${Math.abs(x).toFixed(0)}%
 
 /** The parts of the kind the band's rows share, in words: `Ampere (A100), pipeline-parallel, several nodes`. */
 function matchedWords(kind: SetupKind, matched: readonly (keyof SetupKind)[]): string {
-  return matched.map((part) => (kindWords[part] as (v: string) => string)(kind[part])).join(', ');
+  const words = matched.map((part) => (kindWords[part] as (v: string) => string)(kind[part])).join(', ');
+  // Rows of other GPUs stand in: say so, and for which GPU none was validated.
+  return matched.includes('gpu') ? words : `${words} on other GPUs (too few validated on ${kindWords.gpu(kind.gpu)})`;
 }
 
 /** Why there is no band: no validated row of this parallel style on any GPU. */

@@ -30,6 +30,13 @@ describe('the error band on a prediction', () => {
     expect(out).toMatch(/\d+ rows: Ampere \(A100\)/);
   });
 
+  it('says when rows of other GPUs stand in for a GPU with too few validated', async () => {
+    const args = ['simulate', 'scenarios/bert-large-ddp-2node.yaml', '--alternatives', '0', '--set', 'cluster.gpu=v100-sxm2-32gb', '--set', 'training.precision=fp16'];
+    const json = JSON.parse((await cli(...args, '--json')).out);
+    expect(json.errorBand.matched).toEqual(['style']);
+    expect((await cli(...args)).out.replace(/\s+/g, ' ')).toContain('data-parallel on other GPUs (too few validated on Volta)');
+  });
+
   it('says so when no validated run is comparable', () => {
     expect(errorBandFor({ gpu: 'volta', style: 'data', scale: 'one-node', host: 'kernels-only' }, [])).toBeUndefined();
     expect(bandCellOf({ rows: 0, note: 'none' })).toBe('none');
