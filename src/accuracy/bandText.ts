@@ -15,13 +15,15 @@ const signed = (x: number) => `${x >= 0 ? '+' : '−'}${Math.abs(x).toFixed(0)}%
 /** The parts of the kind the band's rows share, in words: `Ampere (A100), pipeline-parallel, several nodes`. */
 function matchedWords(kind: SetupKind, matched: readonly (keyof SetupKind)[]): string {
   const words = matched.map((part) => (kindWords[part] as (v: string) => string)(kind[part])).join(', ');
-  // Rows of other GPUs stand in: say so, and for which GPU none was validated.
-  return matched.includes('gpu') ? words : `${words} on other GPUs (too few validated on ${kindWords.gpu(kind.gpu)})`;
+  // Rows of other GPUs, or of other parallel styles, stand in: say so.
+  if (!matched.includes('gpu')) return `${words} on other GPUs (too few validated on ${kindWords.gpu(kind.gpu)})`;
+  if (!matched.includes('style')) return `${words}, other parallel styles (too few validated ${kindWords.style(kind.style)}): runs not like this one`;
+  return words;
 }
 
 /** Why there is no band: no validated row of this parallel style on any GPU. */
 export function noBandNote(kind: SetupKind): string {
-  return `no validated run is comparable (none is ${kindWords.style(kind.style)} on any GPU, too few on ${kindWords.gpu(kind.gpu)}): treat this prediction as unvalidated`;
+  return `no validated run is comparable (too few are ${kindWords.style(kind.style)} or on ${kindWords.gpu(kind.gpu)}): treat this prediction as unvalidated`;
 }
 
 export function bandJson(kind: SetupKind, band: ErrorBand | undefined, predictedS: number): BandJson {

@@ -3,8 +3,8 @@ import type { SetupKind } from './setupKind.js';
 /**
  * The error band of a prediction: how far measured step times of comparable validated setups fell from what the
  * model predicted for them. Comparable means the same kind (setupKind.ts), matched as closely as the residuals
- * allow: every part of the kind first, then fewer parts, down to the parallel style alone; with fewer than
- * `BAND_MIN_ROWS` rows at every level there is no band, and the outputs say so.
+ * allow: every part of the kind first, then fewer parts (`MATCH_LEVELS`); with fewer than `BAND_MIN_ROWS` rows at
+ * every level there is no band, and the outputs say so.
  */
 
 /** A validated row: which set, what kind of prediction, measured and predicted step time. */
@@ -41,16 +41,17 @@ export const BAND_QUANTILES = { low: 0.1, high: 0.9 } as const;
 export const PERCENTILE_MIN_ROWS = 10;
 
 /**
- * The parts of the kind to match, from all of them to the parallel style alone. The GPU generation is kept longest
- * (before the style), since its errors differ most: an H100 prediction is better judged by the H100 rows of other
- * styles than by the A100 rows of its own.
+ * The parts of the kind to match, from all of them to the GPU generation alone. The parallel style is kept longest:
+ * its errors differ most (the FSDP runs are the most optimistic on every GPU), so a Hopper pipeline is judged by the
+ * pipelines of other GPUs before the Hopper runs of other styles; the GPU generation alone is the last resort.
  */
 export const MATCH_LEVELS: readonly (keyof SetupKind)[][] = [
   ['gpu', 'style', 'scale', 'host'],
   ['gpu', 'style', 'scale'],
   ['gpu', 'style'],
-  ['gpu'],
+  ['style', 'scale'],
   ['style'],
+  ['gpu'],
 ];
 
 /** The q-quantile of sorted values, interpolated linearly between order statistics (R's type 7). */

@@ -23,6 +23,7 @@ import { storedResiduals } from '../accuracy/residualStore.js';
 import { wrapWords } from '../report/format.js';
 import type { Dtype, GpuSpec } from '../sim/hardware/types.js';
 import { precisionInfo } from '../sim/parallel/stepCompiler.js';
+import { SUSTAINED_GEMM_FRACTION } from '../sim/hardware/sustainedGemm.js';
 
 /** The `--json` document of `simulate`: the result plus the version that made it. */
 export function simulateJson(result: StepResult): Record<string, unknown> {
@@ -70,7 +71,9 @@ export function gemmRateLine(gpu: GpuSpec, dtype: Dtype): string | undefined {
   const burst = gpu.gemmCeiling[dtype];
   if (gpu.sustainedGemmFraction === undefined || burst === undefined || gpu.measuredGemm?.[dtype]) return undefined;
   const pct = (x: number) => `${(100 * x).toFixed(1)}%`;
-  return `  GEMM ceiling        ${pct(burst * gpu.sustainedGemmFraction)} of peak: a burst ceiling of ${pct(burst)} × ${gpu.sustainedGemmFraction} sustained in a step (fitted per GPU generation)`;
+  const fitted = (Object.values(SUSTAINED_GEMM_FRACTION) as number[]).includes(gpu.sustainedGemmFraction);
+  const why = fitted ? 'fitted per GPU generation' : 'as the scenario sets it; the error band is of the fitted value';
+  return `  GEMM ceiling        ${pct(burst * gpu.sustainedGemmFraction)} of peak: a burst ceiling of ${pct(burst)} × ${gpu.sustainedGemmFraction} sustained in a step (${why})`;
 }
 
 /** The human-readable summary of one simulated step. */

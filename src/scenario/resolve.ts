@@ -269,6 +269,7 @@ export function resolveScenario(raw: unknown, source: string, baseDir: string): 
   }
   const positions = learnedPositionsWarning(model, seqLen);
   if (positions) warnings.push(positions);
+  if (par.zeroConfig.stage3 !== undefined && par.zero !== 3) warnings.push(`parallel.zeroConfig.stage3 is ignored: it says whose ZeRO-3 it is, and zero is ${par.zero}`);
   if (model.arch !== 'mlp' && model.kvHeads < model.heads && model.kvHeads % par.tp !== 0) {
     const how = par.tp % model.kvHeads === 0 ? 'each TP rank is simulated with a copy of one, as inference engines replicate them' : `each TP rank is simulated with ${(model.kvHeads / par.tp).toFixed(2)} of them`;
     warnings.push(`parallel.tp ${par.tp} does not divide the model's ${model.kvHeads} key/value heads: ${how}; Megatron-LM refused it before core 0.16, and since then (NVIDIA/Megatron-LM#2565) all-gathers the QKV activations over TP instead, which is not modelled`);

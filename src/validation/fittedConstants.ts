@@ -53,7 +53,7 @@ export const FITTED_CONSTANTS: readonly FittedConstant[] = [
     name: 'sustained GEMM fraction, Hopper (H100, H200)',
     value: SUSTAINED_GEMM_FRACTION.hopper,
     fittedOn: 'eager Llama-2-7B and Llama-3-8B layers, forward and backward, measured on one H200 (4 timings)',
-    sharesSourceWith: [],
+    sharesSourceWith: ['h200-kernels'],
     residualsAt: h200LayerResiduals,
   },
 ];

@@ -3,6 +3,7 @@ import { compiledWorker, defaultJobs, runTasks } from '../threads/taskPool.js';
 import { table as formatTable } from '../cli/output.js';
 import { VERSION } from '../version.js';
 import { kindWords } from '../accuracy/setupKind.js';
+import { BAND_MIN_ROWS, PERCENTILE_MIN_ROWS } from '../accuracy/errorBand.js';
 import { RESIDUALS_FILE, residualFileText, type StoredResidual } from '../accuracy/residualStore.js';
 import { STEP_SET_DESCRIPTIONS, STEP_SETS, stepTasks, type StepSetName } from './stepSets.js';
 import { predictStepTask, type StepPrediction, type StepTaskJob } from './stepTaskPredict.js';
@@ -61,15 +62,18 @@ const pct = (x: number, d = 1) => `${x >= 0 ? '+' : ''}${x.toFixed(d)}%`;
 
 function summaryLines(s: AllSetsSummary, kernels: ReturnType<typeof setFigures>): string[] {
   const setRows = [...s.sets, kernels].map((f) => [f.set, f.rows, `${f.mapePct.toFixed(2)}%`, pct(f.meanSignedErrorPct, 2), `${pct(f.worst.errorPct)} ${f.worst.label}`]);
-  const described = s.sets.map((f) => `  ${f.set.padEnd(15)} ${STEP_SET_DESCRIPTIONS[f.set as StepSetName]}`);
+  const described = s.sets.map((f) => `  ${f.set.padEnd(17)} ${STEP_SET_DESCRIPTIONS[f.set as StepSetName]}`);
   const rankRows = s.ranking.map((r) => [r.set, r.groups, `${r.top1Right} (${Math.round((100 * r.top1Right) / r.groups)}%)`, `${(100 * r.meanRegret).toFixed(2)}%`, `${(100 * r.worstRegret).toFixed(1)}%`, r.meanTau.toFixed(2)]);
   const w = kindWords;
-  const bandRows = s.bands.map(({ kind: k, band: b }) => [w.gpu(k.gpu), w.style(k.style), w.scale(k.scale), w.host(k.host), b.rows, pct(b.lowPct), pct(b.medianPct), pct(b.highPct), b.sets.join(' ')]);
+  const bandRows = s.bands.map(({ kind: k, band: b }) => [
+    w.gpu(k.gpu), w.style(k.style), w.scale(k.scale), w.host(k.host), b.rows, pct(b.lowPct), pct(b.medianPct), pct(b.highPct),
+    b.rows < BAND_MIN_ROWS ? 'too few: broader' : b.edges === 'p10-p90' ? 'p10-p90' : 'min-max', b.sets.join(' '),
+  ]);
   return [
     formatTable(['set', 'rows', 'MAPE', 'signed mean', 'worst row'], setRows).replace(/^/gm, '  '),
     '',
     ...described,
-    `  ${'h200-kernels'.padEnd(15)} attention kernels and Llama layers on one H200, GPU time (npm run validate -- --set h200-kernels)`,
+    `  ${'h200-kernels'.padEnd(17)} attention kernels and Llama layers on one H200, GPU time (npm run validate -- --set h200-kernels)`,
     '  signed: (predicted − measured) / measured of the step time (of the GPU time for h200-kernels); negative: too fast',
     '',
     'ranking: each group is one model on one GPU count with one batch, run with different splits',
@@ -78,8 +82,9 @@ function summaryLines(s: AllSetsSummary, kernels: ReturnType<typeof setFigures>)
     '',
     ...fittedConstantLines(),
     '',
-    'error bands by kind of prediction (what simulate and scale show): measured / predicted − 1, 10th percentile, median, 90th',
-    formatTable(['GPU', 'parallelism', 'nodes', 'host', 'rows', 'p10', 'median', 'p90', 'sets'], bandRows).replace(/^/gm, '  '),
+    'error bands by kind of prediction: measured / predicted − 1 (positive: the real step was longer), low edge, median, high edge',
+    formatTable(['GPU', 'parallelism', 'nodes', 'host', 'rows', 'low', 'median', 'high', 'edges', 'sets'], bandRows).replace(/^/gm, '  '),
+    `  edges: 10th and 90th percentile, or the extremes under ${PERCENTILE_MIN_ROWS} rows; a kind with fewer than ${BAND_MIN_ROWS} rows gets the band of a broader match in simulate and scale`,
   ];
 }
 
@@ -91,13 +96,13 @@ function summaryLines(s: AllSetsSummary, kernels: ReturnType<typeof setFigures>)
 function fittedConstantLines(): string[] {
   const mape = (e: number[]) => `${(e.reduce((a, x) => a + Math.abs(x), 0) / e.length).toFixed(1)}%`;
   return [
-    'fitted constants (each on its own training subset, none on a set above: every set above is out of sample for them)',
+    'fitted constants (each on its own training subset, none on a set of step times: those are out of sample for them)',
     ...FITTED_CONSTANTS.flatMap((c) => {
       const [at1, atValue] = [c.residualsAt(1), c.residualsAt(c.value)];
       return [
         `  ${c.name} = ${c.value}: fitted on ${c.fittedOn}`,
         `    its error there ${mape(at1)} without it, ${mape(atValue)} with it (rms ${Math.sqrt(meanSquaredPct(atValue)).toFixed(2)}%)` +
-          (c.sharesSourceWith.length > 0 ? `; ${c.sharesSourceWith.join(', ')} shares that source (same paper and machine)` : ''),
+          (c.sharesSourceWith.length > 0 ? `; ${c.sharesSourceWith.join(', ')} holds or shares that source` : ''),
       ];
     }),
   ];

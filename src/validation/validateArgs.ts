@@ -131,7 +131,10 @@ export function parseValidateArgs(argv: readonly string[]): ValidateOptions {
   const hostCollectiveUs = hostMicroseconds(values['host-collective-us'], '--host-collective-us', 100_000);
   const vocab = values.vocab ?? 'peer';
   if (!VTRAIN_VOCABS.includes(vocab as VtrainVocab)) throw new Error(`--vocab: unknown split '${vocab}' (${VTRAIN_VOCABS.join(' | ')})`);
-  if (values.fit && (values.all || argv.some((a) => a === '--set' || a.startsWith('--set=')))) throw new Error('--fit: on its own (it fits on the training subsets, not on a set); add --json for one JSON object');
+  if (values.fit) {
+    const others = ['all', 'set', 'only', 'limit', 'host-op-us', 'host-collective-us', 'vocab', 'decompose', 'write-residuals'].filter((o) => argv.some((a) => a === `--${o}` || a.startsWith(`--${o}=`)));
+    if (others.length > 0) throw new Error(`--fit: not with ${others.map((o) => `--${o}`).join(', ')} (it fits on the training subsets, not on a set); it takes --json`);
+  }
   if (values['write-residuals'] && !values.all) throw new Error('--write-residuals: only with --all (the residuals are those of every set)');
   if (values['write-residuals'] && values.limit !== undefined) throw new Error('--write-residuals: not with --limit (the error bands rest on every row)');
   if (values.all) {

@@ -31,7 +31,7 @@ describe('error band of a prediction', () => {
     expect(bandRangeS(band, 2)).toEqual({ lowS: expect.closeTo(2.2, 9), highS: expect.closeTo(3.8, 9) });
   });
 
-  it('matches fewer parts of the kind when the closest level has too few rows, down to the style alone', () => {
+  it('matches fewer parts of the kind when the closest level has too few rows', () => {
     const sameAll = Array.from({ length: BAND_MIN_ROWS - 1 }, () => row(5));
     const otherHost = Array.from({ length: BAND_MIN_ROWS }, () => row(-10, kind({ host: 'framework-host' }), 'b'));
     const band = errorBandFor(kind(), [...sameAll, ...otherHost])!;
@@ -40,10 +40,13 @@ describe('error band of a prediction', () => {
     expect(band.sets).toEqual(['a', 'b']);
     const otherGpu = Array.from({ length: BAND_MIN_ROWS }, () => row(3, kind({ gpu: 'hopper', scale: 'one-node' })));
     expect(errorBandFor(kind(), otherGpu)!.matched).toEqual(['style']);
+    expect(errorBandFor(kind({ scale: 'one-node' }), otherGpu)!.matched).toEqual(['style', 'scale']);
   });
 
-  it('keeps the GPU generation longer than the parallel style, and gives no band when neither has the rows', () => {
+  it('keeps the parallel style longer than the GPU generation, and gives no band when neither has the rows', () => {
     const otherStyle = Array.from({ length: 10 }, () => row(1, kind({ style: 'data' })));
+    const otherGpu = Array.from({ length: 10 }, () => row(2, kind({ style: 'sharded-data', gpu: 'hopper' })));
+    expect(errorBandFor(kind({ style: 'sharded-data' }), [...otherStyle, ...otherGpu])!.matched).toEqual(['style', 'scale']);
     expect(errorBandFor(kind({ style: 'sharded-data' }), otherStyle)!.matched).toEqual(['gpu']);
     expect(errorBandFor(kind({ style: 'sharded-data', gpu: 'volta' }), otherStyle)).toBeUndefined();
   });

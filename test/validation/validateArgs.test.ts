@@ -45,5 +45,7 @@ describe('npm run validate options', () => {
     expect(() => parseValidateArgs(['--all', '--write-residuals', '--limit', '5'])).toThrow('--write-residuals: not with --limit (the error bands rest on every row)');
     expect(() => parseValidateArgs(['--all', '--set', 'vtrain'])).toThrow('--set: not with --all');
     expect(() => parseValidateArgs(['--all', '--host-op-us', '18', '--decompose'])).toThrow('--host-op-us, --decompose: not with --all');
+    expect(parseValidateArgs(['--fit', '--json'])).toMatchObject({ fit: true, json: true });
+    expect(() => parseValidateArgs(['--fit', '--limit', '2', '--only', 'single'])).toThrow('--fit: not with --only, --limit (it fits on the training subsets');
   });
 });

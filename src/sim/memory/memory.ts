@@ -114,11 +114,11 @@ export interface MemoryBreakdown {
 /**
  * ZeRO-3's gathered 16-bit parameters. FSDP: the block being computed and the one prefetched, two blocks of weights.
  * DeepSpeed: one module at a time, so at most its largest module's weights and, in backward, their gradient before it
- * is reduced: 4 × the largest module, as DeepSpeed's own estimator sizes it (`estimate_zero3_model_states_mem_needs`,
+ * is reduced, in the weights' type: 4 bytes × the largest module in 16-bit training, as DeepSpeed's own estimator sizes it (`estimate_zero3_model_states_mem_needs`,
  * 4 × largest layer, with the layer per module).
  */
 function zero3GatheredBytes(input: MemoryInput, weightBytes: number, largestBlock: number, P: number): number {
-  if (input.zero3 === 'deepspeed') return 4 * Math.min(largestModuleParameters(input.model, input.tp ?? 1), P);
+  if (input.zero3 === 'deepspeed') return 2 * weightBytes * Math.min(largestModuleParameters(input.model, input.tp ?? 1), P);
   return 2 * weightBytes * Math.min(largestBlock, P);
 }
 
