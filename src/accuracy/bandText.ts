@@ -53,8 +53,6 @@ export function bandBasis(kind: SetupKind, band: ErrorBand | undefined): string 
   );
 }
 
-export { errorBandFor, type Residual };
-
 /**
  * The memory account's band: none yet. No measured peak memory is among the validation sets, so the account is
  * checked against closed forms (its tests), not against measured runs.

@@ -1,4 +1,5 @@
 import type { SetupKind } from './setupKind.js';
+import { quantile } from '../calibrate/stats.js';
 
 /**
  * The error band of a prediction: how far measured step times of comparable validated setups fell from what the
@@ -54,28 +55,20 @@ export const MATCH_LEVELS: readonly (keyof SetupKind)[][] = [
   ['gpu'],
 ];
 
-/** The q-quantile of sorted values, interpolated linearly between order statistics (R's type 7). */
-export function quantile(sorted: readonly number[], q: number): number {
-  const at = q * (sorted.length - 1);
-  const lo = Math.floor(at);
-  const hi = Math.ceil(at);
-  return sorted[lo] + (at - lo) * (sorted[hi] - sorted[lo]);
-}
-
 /** measured / predicted − 1 in percent: how much longer (positive) or shorter the real step was. */
 export const residualPct = (r: Pick<Residual, 'measuredS' | 'predictedS'>): number => 100 * (r.measuredS / r.predictedS - 1);
 
 export function bandOf(rows: readonly Residual[], matched: (keyof SetupKind)[]): ErrorBand {
-  const sorted = rows.map(residualPct).sort((a, b) => a - b);
+  const pcts = rows.map(residualPct);
   const percentiles = rows.length >= PERCENTILE_MIN_ROWS;
   return {
     rows: rows.length,
     matched,
     sets: [...new Set(rows.map((r) => r.set))].sort(),
     edges: percentiles ? 'p10-p90' : 'min-max',
-    lowPct: percentiles ? quantile(sorted, BAND_QUANTILES.low) : sorted[0],
-    medianPct: quantile(sorted, 0.5),
-    highPct: percentiles ? quantile(sorted, BAND_QUANTILES.high) : sorted[sorted.length - 1],
+    lowPct: quantile(pcts, percentiles ? BAND_QUANTILES.low : 0),
+    medianPct: quantile(pcts, 0.5),
+    highPct: quantile(pcts, percentiles ? BAND_QUANTILES.high : 1),
   };
 }
 

@@ -44,13 +44,7 @@ function checkedRow(r: unknown, i: number): StoredResidual {
 let cached: StoredResidual[] | undefined;
 
 /** The stored residuals (read once). */
-export function storedResiduals(path = RESIDUALS_FILE): StoredResidual[] {
-  if (path !== RESIDUALS_FILE) return readRows(path);
-  cached ??= readRows(path);
+export function storedResiduals(): StoredResidual[] {
+  cached ??= (JSON.parse(readFileSync(RESIDUALS_FILE, 'utf8')) as ResidualFile).rows.map(checkedRow);
   return cached;
-}
-
-function readRows(path: string): StoredResidual[] {
-  const file = JSON.parse(readFileSync(path, 'utf8')) as ResidualFile;
-  return file.rows.map(checkedRow);
 }

@@ -26,7 +26,7 @@ async function predictAll(limit: number): Promise<{ outcomes: StepOutcome[]; wal
   const tasks = stepTasks(STEP_SETS, limit);
   const job: StepTaskJob = { tasks };
   const ids = tasks.map((_, i) => i);
-  const first = ids.filter((i) => HAND_OUT_FIRST.includes(tasks[i].set));
+  const costly = (i: number) => HAND_OUT_FIRST.includes(tasks[i].set);
   const t0 = Date.now();
   let done = 0;
   const { results, workers } = await runTasks<StepTaskJob, StepPrediction>({
@@ -34,7 +34,7 @@ async function predictAll(limit: number): Promise<{ outcomes: StepOutcome[]; wal
     worker: compiledWorker(new URL('./stepTaskWorker.js', import.meta.url)),
     job,
     ids,
-    handOut: [...first, ...ids.filter((i) => !first.includes(i))],
+    handOut: [...ids.filter(costly), ...ids.filter((i) => !costly(i))],
     runHere: (i) => predictStepTask(job, i),
     onResult: () => {
       if (process.stderr.isTTY) process.stderr.write(`\rrow ${++done}/${tasks.length}`);

@@ -79,11 +79,17 @@ function sp22Tasks(limit: number): StepTask[] {
   );
 }
 
+/** The rows of a data file with text columns (`#` comment lines, a header, then rows), each by its header's names. */
+function csvRecords(name: string): Record<string, string>[] {
+  const lines = readFileSync(dataFile(name), 'utf8').split(/\r?\n/).filter((l) => l.trim() !== '' && !l.startsWith('#'));
+  const header = lines[0].split(',');
+  return lines.slice(1).map((l) => Object.fromEntries(l.split(',').map((v, i) => [header[i], v])));
+}
+
 /** The runs of the scenarios in scenarios/checks/ (test/validation/published-checks.csv). */
 function checkTasks(set: 'nemo-dgxc-h100' | 'fms-fsdp-a100', limit: number): StepTask[] {
-  const lines = readFileSync(dataFile('published-checks.csv'), 'utf8').split(/\r?\n/).filter((l) => l.trim() !== '' && !l.startsWith('#'));
-  const rows = lines.slice(1).map((l) => l.split(',')).filter((c) => c[0] === set);
-  return rows.slice(0, limit).map(([, file, nodes, globalBatch, tokensPerSPerGpu]) => {
+  const rows = csvRecords('published-checks.csv').filter((r) => r.set === set);
+  return rows.slice(0, limit).map(({ scenario: file, nodes, global_batch: globalBatch, tokens_per_s_per_gpu: tokensPerSPerGpu }) => {
     const raw = applyOverrides(loadScenarioFile(`${CHECKS_DIR}${file}`).raw, [`cluster.nodes=${nodes}`, `training.globalBatch=${globalBatch}`]) as Record<string, unknown>;
     const setup = resolveScenario(raw, file, CHECKS_DIR);
     const gpus = setup.parallel.tp * setup.parallel.pp * setup.parallel.dp * (setup.parallel.cp ?? 1);
@@ -109,10 +115,7 @@ function checkTasks(set: 'nemo-dgxc-h100' | 'fms-fsdp-a100', limit: number): Ste
  *   weights sharded outside forward and backward, which clustersim's ZeRO-2 (DeepSpeed's) does not model.
  */
 function llmFoundryTasks(limit: number): StepTask[] {
-  const lines = readFileSync(dataFile('llm-foundry-fsdp.csv'), 'utf8').split(/\r?\n/).filter((l) => l.trim() !== '' && !l.startsWith('#'));
-  const header = lines[0].split(',');
-  const rows = lines.slice(1).map((l) => Object.fromEntries(l.split(',').map((v, i) => [header[i], v])) as Record<string, string>);
-  return rows
+  return csvRecords('llm-foundry-fsdp.csv')
     .filter((r) => r.sharding === 'FULL_SHARD')
     .slice(0, limit)
     .map((r) => {

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { BAND_MIN_ROWS, bandRangeS, errorBandFor, quantile, residualPct, type Residual } from '../../src/accuracy/errorBand.js';
+import { BAND_MIN_ROWS, bandRangeS, errorBandFor, residualPct, type Residual } from '../../src/accuracy/errorBand.js';
+import { quantile } from '../../src/calibrate/stats.js';
 import type { SetupKind } from '../../src/accuracy/setupKind.js';
 
 const kind = (over: Partial<SetupKind> = {}): SetupKind => ({ gpu: 'ampere', style: 'pipeline', scale: 'multi-node', host: 'kernels-only', ...over });
