@@ -1,5 +1,6 @@
 import { splitLayers } from '../parallel/layout.js';
 import { peakInFlight, peakLayersInFlight, stageSchedule } from '../parallel/schedules.js';
+import { scheduleRules } from '../workload/framework.js';
 import { cpBufferBytes } from '../parallel/contextParallel.js';
 import { reductionBuckets, reductionBuffers } from '../parallel/buckets.js';
 import type { StepSetup } from '../setup.js';
@@ -51,7 +52,7 @@ export function stageMemories(setup: StepSetup): StageMemory[] {
     // The last stage holds the states of its copy of tied word embeddings too.
     const tiedCopy = last && copy ? elementsPerTpRank(copy, par.tp) : 0;
     const paramsPerRank = tensors.filter((x) => holds(x.layer)).reduce((a, x) => a + elementsPerTpRank(x, par.tp), 0) + tiedCopy;
-    const schedule = stageSchedule(par.schedule, par.pp, s, m, v);
+    const schedule = stageSchedule(par.schedule, par.pp, s, m, v, scheduleRules(setup.framework));
     const passes = peakInFlight(schedule);
     // Layers per pass in flight (the mean over the passes alive at the peak of layers): whether the stage has layers
     // whose recompute needs a working set; the bytes in flight are counted pass by pass below.

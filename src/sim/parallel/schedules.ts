@@ -43,17 +43,20 @@ function oneFOneB(p: number, s: number, m: number): PipeOp[] {
  * Interleaved 1F1B (Narayanan et al., SC21 §2.2; Megatron `forward_backward_pipelining_with_interleaving`):
  * each stage holds v model chunks; micro-batches go through the chunks in groups of p. Forward k runs
  * chunk ⌊(k mod pv)/p⌋ on micro-batch ⌊k/pv⌋·p + k mod p; backward k runs the chunks in reverse.
- * Warm-up is (p − s − 1)·2 + (v − 1)·p forwards, or every forward when m = p (Megatron's
- * `all_warmup_microbatches`: with one group of micro-batches there is no steady state). Needs m to be a multiple of p.
+ * Warm-up is (p − s − 1)·2 + (v − 1)·p forwards, at most every forward (Megatron-Core's `all_warmup_microbatches`).
+ * Megatron-LM before November 2024 (NVIDIA/Megatron-LM 4295be1a) and its forks, Megatron-DeepSpeed among them, also
+ * ran every forward first when m = p (`if num_microbatches == pipeline_parallel_size`): `allWarmupWhenOneGroup`.
+ * That holds all m·v passes alive on every stage, where today's rule keeps the last stage at p + 1.
+ * Needs m to be a multiple of p.
  */
-function interleaved(p: number, s: number, m: number, v: number): PipeOp[] {
+function interleaved(p: number, s: number, m: number, v: number, allWarmupWhenOneGroup: boolean): PipeOp[] {
   const total = m * v;
   const at = (k: number, backward: boolean): PipeOp => {
     const inGroup = k % (p * v);
     const c = Math.floor(inGroup / p);
     return { kind: backward ? 'B' : 'F', microBatch: Math.floor(k / (p * v)) * p + (k % p), chunk: backward ? v - 1 - c : c };
   };
-  const warmup = m === p ? total : Math.min((p - s - 1) * 2 + (v - 1) * p, total);
+  const warmup = allWarmupWhenOneGroup && m === p ? total : Math.min((p - s - 1) * 2 + (v - 1) * p, total);
   const ops: PipeOp[] = [];
   let f = 0;
   let b = 0;
@@ -66,12 +69,18 @@ function interleaved(p: number, s: number, m: number, v: number): PipeOp[] {
   return ops;
 }
 
+/** How a framework's code runs a schedule, where frameworks differ. */
+export interface ScheduleRules {
+  /** The interleaved schedule runs every forward first when m = p (Megatron-LM before November 2024). */
+  allWarmupWhenOneGroup?: boolean;
+}
+
 /** The op sequence of stage `s` of `p` for `m` micro-batches and `v` chunks per stage. */
-export function stageSchedule(schedule: PipelineSchedule, p: number, s: number, m: number, v = 1): PipeOp[] {
+export function stageSchedule(schedule: PipelineSchedule, p: number, s: number, m: number, v = 1, rules: ScheduleRules = {}): PipeOp[] {
   if (p === 1) return interleavedOrPlain(schedule, m, v);
   if (schedule === 'gpipe') return gpipe(m);
   if (schedule === '1f1b') return oneFOneB(p, s, m);
-  return interleaved(p, s, m, v);
+  return interleaved(p, s, m, v, rules.allWarmupWhenOneGroup ?? false);
 }
 
 /** Without a pipeline each micro-batch runs forward then backward (gradient accumulation). */

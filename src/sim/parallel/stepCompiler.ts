@@ -3,7 +3,7 @@ import type { StepSetup } from '../setup.js';
 import type { Block, Op } from '../workload/ops.js';
 import { buildBlocks } from '../workload/transformerOps.js';
 import { resolveAttentionKernel } from '../workload/attentionKernels.js';
-import { hostCost, type FrameworkSpec } from '../workload/framework.js';
+import { hostCost, scheduleRules, type FrameworkSpec } from '../workload/framework.js';
 import { GET_BATCH_PIPE_CALLS } from '../workload/megatronOps.js';
 import { jitterer } from '../engine/random.js';
 import { gpuSpeedFactors } from './gpuSpeed.js';
@@ -133,7 +133,7 @@ export function compileStep(setup: StepSetup): StepPlan {
   // Only when every rank of a ring is simulated (full fidelity) is there a predecessor's send to wait for.
   const ringWaits = replicas === layout.dp ? new RingWaits(cp) : undefined;
   for (let s = 0; s < pp; s++) {
-    const schedule = stageSchedule(par.schedule, pp, s, m, v);
+    const schedule = stageSchedule(par.schedule, pp, s, m, v, scheduleRules(setup.framework));
     const chunks = Array.from({ length: v }, (_, c) => chunkBlocks[c * pp + s]);
     stages.push({ stage: s, chunks, schedule, peakInFlight: peakInFlight(schedule), gradients: { buckets: [], paramsPerRank: 0 } });
     const tpShadows = Array.from({ length: dp - replicas }, (_, i) => layout.tpGroup(replicas + i, s)).filter(shadowFilter);

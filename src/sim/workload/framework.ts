@@ -1,3 +1,5 @@
+import type { ScheduleRules } from '../parallel/schedules.js';
+
 /**
  * The training framework as the host CPU sees it. In PyTorch eager mode every op is issued by the host
  * (Python → dispatcher → autograd → cudaLaunchKernel) and the GPU runs it later; a kernel cannot start
@@ -73,6 +75,13 @@ export interface FrameworkSpec {
    * (`TrainSchedule`: RecvActivation, then LoadMicroBatch), so the blocking copies wait for the activations.
    */
   lastStageLoadsBatch: boolean;
+  /**
+   * The interleaved schedule runs every forward before any backward when there are as many micro-batches as
+   * stages (`if num_microbatches == pipeline_parallel_size: all_warmup_microbatches = True`): Megatron-LM's
+   * schedules.py until NVIDIA/Megatron-LM 4295be1a (November 2024), kept in Megatron-DeepSpeed's copy
+   * (megatron/core/pipeline_parallel/schedules.py). Megatron-Core now caps the warm-up at every forward only.
+   */
+  interleavedAllWarmupWhenOneGroup: boolean;
   source: string;
 }
 
@@ -108,6 +117,7 @@ export const MEGATRON_DEEPSPEED: FrameworkSpec = {
   lossItemSync: true,
   partitionedPipeSync: true,
   lastStageLoadsBatch: true,
+  interleavedAllWarmupWhenOneGroup: true,
   source:
     'microsoft/Megatron-DeepSpeed megatron/model/transformer.py (torch.tensor(0.0, device=...) in ParallelTransformerLayer.forward; ' +
     'CoreAttention: baddbmm, FusedScaleMaskSoftmax, RNG-tracker fork + dropout, bmm, permute().contiguous()), ' +
@@ -115,7 +125,8 @@ export const MEGATRON_DEEPSPEED: FrameworkSpec = {
     'deepspeed/runtime/activation_checkpointing/checkpointing.py (RNG save/restore, nested autograd.backward); ' +
     'host op cost: PyTorch operator benchmark addmm_M1_N1_K1_cuda 16.1 µs (pytorch/pytorch#38421); ' +
     'collective call: c10d all_reduce 89 µs CPU-side (pytorch/pytorch#138773); ' +
-    'deepspeed/runtime/engine.py backward (loss.mean().item(), v0.9.3-v0.13.2), runtime/pipe/engine.py (PartitionedTensor.from_meta in _exec_forward_pass / _exec_backward_pass, _exec_load_micro_batch on the last stage), runtime/pipe/schedule.py TrainSchedule',
+    'deepspeed/runtime/engine.py backward (loss.mean().item(), v0.9.3-v0.13.2), runtime/pipe/engine.py (PartitionedTensor.from_meta in _exec_forward_pass / _exec_backward_pass, _exec_load_micro_batch on the last stage), runtime/pipe/schedule.py TrainSchedule; ' +
+    'megatron/core/pipeline_parallel/schedules.py forward_backward_pipelining_with_interleaving (all warm-up when m = p)',
 };
 
 /** Names a scenario may give in `training.framework`; `none` is the framework-agnostic model. */
@@ -130,6 +141,11 @@ export function frameworkByName(name: FrameworkName): FrameworkSpec | undefined 
     case 'megatron-deepspeed':
       return MEGATRON_DEEPSPEED;
   }
+}
+
+/** How the framework runs a pipeline schedule (without one: Megatron-Core as it is today). */
+export function scheduleRules(fw: FrameworkSpec | undefined): ScheduleRules {
+  return { allWarmupWhenOneGroup: fw?.interleavedAllWarmupWhenOneGroup ?? false };
 }
 
 /** Megatron's default `--make-vocab-size-divisible-by`. */
