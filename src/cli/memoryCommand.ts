@@ -49,8 +49,9 @@ Examples:
 
 What sets the memory (README, "Scenario format"): parallel.tp, pp, dp and cp (ZeRO shards over dp × cp),
 zero (0-3), offload, recompute, sequenceParallel, schedule and virtualStages (passes in flight),
-layersPerStage, fp32Gradients, fp32Reduction and the bucket sizes (ddp.bucketMB, zeroConfig.reduceBucketMB);
-training.microBatch, seqLen, precision, flashAttention, optimizer and optimizerState. In --json each
+layersPerStage (or accountForEmbeddingInSplit, accountForLossInSplit), fp32Gradients, fp32Reduction and the
+bucket sizes (ddp.bucketMB, zeroConfig.reduceBucketMB); training.microBatch, seqLen, precision,
+flashAttention, optimizer and optimizerState. In --json each
 stage gives paramsPerRank (after TP, before ZeRO) and paramsHeldPerGpu (what each GPU keeps between
 steps: ZeRO-3 shards it over dp × cp).`,
     )

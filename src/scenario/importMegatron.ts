@@ -5,7 +5,7 @@ import type { TrainingPrecision } from '../sim/setup.js';
 import type { CpCommType } from '../sim/workload/ops.js';
 import { ImportCollector, type ImportResult } from './importResult.js';
 import { MegatronArgs, NOT_MODELLED, SOURCE, unknownFlagShown } from './importMegatronFlags.js';
-import { importVirtualStages } from './importMegatronSchedule.js';
+import { importPipelineSplit, importVirtualStages } from './importMegatronSchedule.js';
 
 /**
  * Reading the command-line arguments of a Megatron-LM run (`pretrain_gpt.py …`) into scenario
@@ -65,7 +65,7 @@ export function importMegatronArgs(text: string, context: MegatronContext = {}):
 
   const layers = int('num-layers');
   importVirtualStages(c, a, ppv, layers ?? context.layers);
-  c.set('parallel.layersPerStage', undefined, 'Megatron splits layers evenly', true);
+  importPipelineSplit(c, a, ppv, layers ?? context.layers);
   // Megatron turns sequence parallelism off at tp 1 (with a warning), and TP overlap needs it.
   const sp = has('sequence-parallel') && tpv > 1;
   if (has('sequence-parallel') && !sp) c.warn('--sequence-parallel: turned off, as Megatron does, because tensor parallelism is off (--tensor-model-parallel-size 1)');

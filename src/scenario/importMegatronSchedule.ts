@@ -46,3 +46,34 @@ export function importVirtualStages(c: ImportCollector, a: MegatronArgs, pp: num
   c.set('parallel.schedule', interleaved ? 'interleaved' : '1f1b', interleaved ? from : 'Megatron default', !interleaved);
   c.set('parallel.virtualStages', interleaved ? v! : 1, interleaved ? from : 'Megatron default', !interleaved);
 }
+
+/**
+ * How Megatron-LM splits the layers over the pipeline stages: evenly (the default); evenly with the embedding and the
+ * loss counted as a layer each (`--account-for-embedding-in-pipeline-split`, `--account-for-loss-in-pipeline-split`,
+ * `get_transformer_layer_offset` in megatron/core/transformer/transformer_layer.py); or with `--decoder-first-` and
+ * `--decoder-last-pipeline-num-layers` on the first and the last stage and the rest dealt evenly over the middle ones.
+ * @throws ScenarioError for a split that does not add up, or both kinds at once
+ */
+export function importPipelineSplit(c: ImportCollector, a: MegatronArgs, pp: number, layers: number | undefined): void {
+  const embedding = a.has('account-for-embedding-in-pipeline-split');
+  const loss = a.has('account-for-loss-in-pipeline-split');
+  // Not given: removed, so the scenario's default (false) applies and the summary only mentions a file's own setting.
+  c.set('parallel.accountForEmbeddingInSplit', embedding || undefined, embedding ? '--account-for-embedding-in-pipeline-split' : 'Megatron default', !embedding);
+  c.set('parallel.accountForLossInSplit', loss || undefined, loss ? '--account-for-loss-in-pipeline-split' : 'Megatron default', !loss);
+  const first = a.int('decoder-first-pipeline-num-layers');
+  const last = a.int('decoder-last-pipeline-num-layers');
+  if (first === undefined && last === undefined) {
+    c.set('parallel.layersPerStage', undefined, 'Megatron splits layers evenly', true);
+    return;
+  }
+  const given = [first !== undefined ? a.shown('decoder-first-pipeline-num-layers') : '', last !== undefined ? a.shown('decoder-last-pipeline-num-layers') : ''].filter(Boolean).join(' ');
+  if (embedding || loss) throw new ScenarioError('', `${SOURCE}: ${given} with --account-for-${embedding ? 'embedding' : 'loss'}-in-pipeline-split: the one sets the uneven split, the other changes the even split; give one of them`);
+  if (layers === undefined) throw new ScenarioError('', `${SOURCE}: ${given} needs --num-layers (or a model with a layer count in the scenario) to split the rest over the middle stages`);
+  const middle = pp - (first !== undefined ? 1 : 0) - (last !== undefined ? 1 : 0);
+  const rest = layers - (first ?? 0) - (last ?? 0);
+  if (middle < 0 || (middle === 0 ? rest !== 0 : rest < 0 || rest % middle !== 0)) {
+    throw new ScenarioError('', `${SOURCE}: ${given} leaves ${rest} of the ${layers} layers for ${Math.max(middle, 0)} middle stage(s) of --pipeline-model-parallel-size ${pp}, which does not split evenly; Megatron refuses it`);
+  }
+  const counts = Array.from({ length: pp }, (_, s) => (s === 0 && first !== undefined ? first : s === pp - 1 && last !== undefined ? last : rest / middle));
+  c.set('parallel.layersPerStage', counts, given);
+}

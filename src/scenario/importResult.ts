@@ -5,8 +5,8 @@
  * validation as the scenario itself.
  */
 
-/** A scalar a scenario field can take from an import. */
-export type ImportedValue = string | number | boolean;
+/** A value a scenario field can take from an import: a scalar, or a list of counts (`parallel.layersPerStage`). */
+export type ImportedValue = string | number | boolean | readonly number[];
 
 /** One scenario field set (or removed) by an import. */
 export interface ImportedField {
@@ -32,13 +32,15 @@ export interface ImportResult {
   warnings: string[];
 }
 
-/** The value as `--set` reads it (YAML): numbers and booleans bare, text quoted. */
+/** The value as `--set` reads it (YAML): numbers and booleans bare, text quoted, a list in brackets. */
 export function yamlScalar(value: ImportedValue): string {
+  if (Array.isArray(value)) return `[${value.join(', ')}]`;
   return typeof value === 'string' ? JSON.stringify(value) : String(value);
 }
 
 /** The value as messages show it: fractions to three decimals (a bucket of 5e8 elements is 953.674 MiB), the rest as is. */
 export function shownValue(value: ImportedValue | undefined): string {
+  if (Array.isArray(value)) return `[${value.join(', ')}]`;
   return typeof value === 'number' && !Number.isInteger(value) ? String(Number(value.toFixed(3))) : String(value);
 }
 

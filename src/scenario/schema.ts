@@ -213,6 +213,13 @@ export const parallelSchema = z
     /** Rank order over the grid, fastest first (Megatron: tp, then dp, then pp). */
     placement: z.enum(['tp-dp-pp', 'tp-pp-dp']).default('tp-dp-pp'),
     layersPerStage: z.array(positiveInt).min(1).optional(),
+    /**
+     * The even pipeline split counts the embedding as one layer (Megatron --account-for-embedding-in-pipeline-split):
+     * the first model chunk of the first stage holds one transformer layer fewer. Not with layersPerStage.
+     */
+    accountForEmbeddingInSplit: z.boolean().default(false),
+    /** Likewise for the output layer and loss on the last model chunk (--account-for-loss-in-pipeline-split). */
+    accountForLossInSplit: z.boolean().default(false),
     zeroConfig: z
       .object({
         reduceBucketMB: positive.default(500),

@@ -98,6 +98,10 @@ export interface ParallelSetup {
   placement: Placement;
   /** Uneven pipeline split: transformer layers per stage. */
   layersPerStage?: number[];
+  /** The even split counts the embedding as a layer (Megatron --account-for-embedding-in-pipeline-split); absent: false. */
+  accountForEmbeddingInSplit?: boolean;
+  /** The even split counts the loss as a layer (Megatron --account-for-loss-in-pipeline-split); absent: false. */
+  accountForLossInSplit?: boolean;
   ddp: DdpSetup;
   zeroConfig: ZeroSetup;
 }

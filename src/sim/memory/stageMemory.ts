@@ -1,4 +1,4 @@
-import { splitLayers } from '../parallel/layout.js';
+import { splitOf } from '../parallel/layout.js';
 import { peakInFlight, peakLayersInFlight, stageSchedule } from '../parallel/schedules.js';
 import { scheduleRules } from '../workload/framework.js';
 import { cpBufferBytes } from '../parallel/contextParallel.js';
@@ -40,7 +40,7 @@ export function stageMemories(setup: StepSetup): StageMemory[] {
   const cp = par.cp ?? 1;
   const v = par.virtualStages;
   const mlp = model.arch === 'mlp';
-  const chunks = splitLayers(pipelineLayerCount(model), par.pp, v, par.layersPerStage);
+  const chunks = splitOf(pipelineLayerCount(model), par);
   const tensors = parameterTensors(model);
   const copy = par.pp > 1 ? tiedEmbeddingCopy(model) : undefined;
   return Array.from({ length: par.pp }, (_, s) => {

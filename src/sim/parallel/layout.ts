@@ -93,6 +93,28 @@ export class ParallelLayout {
 }
 
 /**
+ * Whether the pipeline split counts the embedding and the loss as one layer each (Megatron's
+ * `--account-for-embedding-in-pipeline-split`, `--account-for-loss-in-pipeline-split`): the first model chunk of
+ * the first stage then holds one layer fewer (with one layer per chunk, the embedding alone), the last model chunk of
+ * the last stage likewise. Llama 3 405B's interleaved pipeline ran so: one transformer layer fewer on the first and the
+ * last stage, its first chunk holding the embedding alone and its last the output layer and loss alone (Llama Team
+ * 2024, "The Llama 3 Herd of Models", §3.3.2).
+ */
+export interface SplitSlots {
+  embedding?: boolean;
+  loss?: boolean;
+}
+
+/** What a pipeline split is given: stages, model chunks per stage, and either per-stage counts or slots. */
+export interface SplitSpec {
+  pp: number;
+  virtualStages: number;
+  layersPerStage?: readonly number[];
+  accountForEmbeddingInSplit?: boolean;
+  accountForLossInSplit?: boolean;
+}
+
+/**
  * What is wrong with `layersPerStage` as a split of `layers` layers over `pp` stages of `v` model chunks each,
  * if anything: it needs one count per stage, adding up to the layers, and at least one layer per chunk.
  */
@@ -105,14 +127,41 @@ export function layersPerStageProblem(layers: number, pp: number, v: number, lay
   return undefined;
 }
 
+/** The layers plus the slots the split counts (the embedding, the loss), as Megatron adds them before dividing. */
+function unitsOf(layers: number, slots: SplitSlots): number {
+  return layers + (slots.embedding ? 1 : 0) + (slots.loss ? 1 : 0);
+}
+
+/** What is wrong with an even split of `layers` layers (and the slots counted) over pp × v model chunks, if anything. */
+export function evenSplitProblem(layers: number, pp: number, v: number, slots: SplitSlots = {}): string | undefined {
+  const units = unitsOf(layers, slots);
+  if (units % (pp * v) === 0) return undefined;
+  const counted = units === layers ? `${layers} layers` : `${layers} layers + ${units - layers} (${[slots.embedding ? 'embedding' : '', slots.loss ? 'loss' : ''].filter(Boolean).join(' and ')} counted as layers)`;
+  return `${counted} do not split evenly over pp × virtualStages = ${pp} × ${v} = ${pp * v} model chunks`;
+}
+
+/** Layers per virtual stage of an even split, the first chunk giving up a layer to the embedding, the last to the loss. */
+function evenCounts(layers: number, pp: number, v: number, slots: SplitSlots): number[] {
+  const virtual = pp * v;
+  const counts = new Array<number>(virtual).fill(unitsOf(layers, slots) / virtual);
+  if (slots.embedding) counts[0] -= 1;
+  if (slots.loss) counts[virtual - 1] -= 1;
+  return counts;
+}
+
+/** The pipeline split of `layers` layers a parallel setup asks for (see `splitLayers`). */
+export function splitOf(layers: number, spec: SplitSpec): number[][] {
+  return splitLayers(layers, spec.pp, spec.virtualStages, spec.layersPerStage, { embedding: spec.accountForEmbeddingInSplit, loss: spec.accountForLossInSplit });
+}
+
 /**
  * Transformer layers of each virtual pipeline stage (pp × v of them; chunk c of stage s is virtual
  * stage c·pp + s, as Megatron interleaves). Layers are split evenly unless `layersPerStage` is given:
  * one count per stage; with v > 1 chunks, each stage's layers are dealt over its v chunks as evenly as
- * they go, earlier chunks taking the remainder (the Llama 3 run took one layer off the first and the last
- * of 16 interleaved stages: Llama Team 2024, §3.3.2).
+ * they go, earlier chunks taking the remainder. An even split may count the embedding and the loss as a
+ * layer each (`SplitSlots`); a chunk may then hold no layer.
  */
-export function splitLayers(layers: number, pp: number, v: number, layersPerStage?: readonly number[]): number[][] {
+export function splitLayers(layers: number, pp: number, v: number, layersPerStage?: readonly number[], slots: SplitSlots = {}): number[][] {
   const virtual = pp * v;
   let counts: number[];
   if (layersPerStage) {
@@ -123,10 +172,9 @@ export function splitLayers(layers: number, pp: number, v: number, layersPerStag
       for (let c = 0; c < v; c++) counts[c * pp + stage] = Math.floor(n / v) + (c < n % v ? 1 : 0);
     });
   } else {
-    if (layers % virtual !== 0) {
-      throw new ScenarioError(v > 1 ? 'parallel.virtualStages' : 'parallel.pp', `${layers} layers do not split evenly over pp × virtualStages = ${pp} × ${v} = ${virtual} model chunks; give parallel.layersPerStage or change pp`);
-    }
-    counts = new Array<number>(virtual).fill(layers / virtual);
+    const problem = evenSplitProblem(layers, pp, v, slots);
+    if (problem) throw new ScenarioError(v > 1 ? 'parallel.virtualStages' : 'parallel.pp', `${problem}; give parallel.layersPerStage or change pp`);
+    counts = evenCounts(layers, pp, v, slots);
   }
   const out: number[][] = [];
   let next = 0;

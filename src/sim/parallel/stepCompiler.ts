@@ -7,7 +7,7 @@ import { hostCost, scheduleRules, type FrameworkSpec } from '../workload/framewo
 import { GET_BATCH_PIPE_CALLS } from '../workload/megatronOps.js';
 import { jitterer } from '../engine/random.js';
 import { gpuSpeedFactors } from './gpuSpeed.js';
-import { ParallelLayout, splitLayers } from './layout.js';
+import { ParallelLayout, splitOf } from './layout.js';
 import { peakInFlight, stageSchedule, type PipeOp } from './schedules.js';
 import { tpSyncPoints, type TpSync } from './tpSync.js';
 import { cpSyncPoints } from './contextParallel.js';
@@ -86,7 +86,7 @@ export function compileStep(setup: StepSetup): StepPlan {
   const tokens = (training.microBatch * training.seqLen) / cp;
   const blocks = buildBlocks(model, { microBatch: training.microBatch, seqLen: training.seqLen, cp, cpCommType: par.cpCommType, dtype, tp, sequenceParallel: par.sequenceParallel, flashAttention: training.flashAttention, recompute: par.recompute, framework: setup.framework, kernels: training.kernels, attentionKernel: resolveAttentionKernel(training.attentionKernel, gpu) });
   const layerBlocks = blocks.filter((b) => b.layer >= 0 && b.layer < model.layers);
-  const virtualStages = splitLayers(model.arch === 'mlp' ? layerBlocks.length : model.layers, pp, v, par.layersPerStage);
+  const virtualStages = splitOf(model.arch === 'mlp' ? layerBlocks.length : model.layers, par);
   const chunkBlocks: Block[][] = virtualStages.map((layers, vs) => {
     const list = layers.map((l) => layerBlocks[l]);
     if (vs === 0) list.unshift(...blocks.filter((b) => b.layer < 0));
