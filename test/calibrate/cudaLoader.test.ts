@@ -103,7 +103,7 @@ function fakeAddon(over: Partial<NativeAddon>): NativeAddon {
   const none = () => {
     throw new Error('not used');
   };
-  return { abiVersion: 1, cpuInfo: () => ({ model: 'cpu', logicalCores: 2, memoryBytes: 1, gemmIsa: 'generic', gemmTile: { m: 96, n: 128 } }), runCpu: none, cudaLoad: none, cudaDescribe: none, runCuda: none, ...over };
+  return { abiVersion: 1, cpuInfo: () => ({ model: 'cpu', logicalCores: 2, memoryBytes: 1, gemmIsa: 'generic', gemmTile: { m: 96, n: 128 } }), runCpu: none, cpuCheck: none, cudaLoad: none, cudaDescribe: none, runCuda: none, ...over };
 }
 
 describe('opening the CPU backend', () => {

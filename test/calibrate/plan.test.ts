@@ -81,17 +81,21 @@ describe('how the CPU backend times its work', () => {
   const rep = { warmup: 1, repeats: 3, inner: 1 };
   const program = { kind: 'program' as const, dtype: 'fp32' as const, gemms: [{ m: 8, n: 8, k: 8 }], copies: [{ bytes: 64, after: 0 }], direction: 'h2h' as const, run: 'both' as const, ...rep };
 
+  const gemm: BenchItem = { kind: 'gemm', dtype: 'fp32', m: 1, n: 1, k: 1, ...rep };
+  const copy: BenchItem = { kind: 'copy', direction: 'h2h', pinned: true, bytes: 64, ...rep };
+  const collective: BenchItem = { kind: 'collective', op: 'all_reduce', ranks: 2, bytes: 64, ...rep };
+
   it('uses CPU clocks of the working threads with one compute thread, so other processes do not count', () => {
-    expect(cpuClockFor({ kind: 'gemm', dtype: 'fp32', m: 1, n: 1, k: 1, ...rep }, 1, 'auto')).toBe('thread');
-    expect(cpuClockFor({ kind: 'copy', direction: 'h2h', pinned: true, bytes: 64, ...rep }, 1, 'auto')).toBe('thread');
-    expect(cpuClockFor({ kind: 'collective', op: 'all_reduce', ranks: 2, bytes: 64, ...rep }, 1, 'auto')).toBe('thread');
+    expect(cpuClockFor(gemm, 1, 'auto')).toBe('thread');
+    expect(cpuClockFor(copy, 1, 'auto')).toBe('thread');
+    expect(cpuClockFor(collective, 1, 'auto')).toBe('thread');
     expect(cpuClockFor(program, 1, 'auto')).toBe('thread');
   });
 
   it('falls back to the wall clock for GEMMs on several threads, when asked, or for the whole run', () => {
-    expect(cpuClockFor({ kind: 'gemm', dtype: 'fp32', m: 1, n: 1, k: 1, ...rep }, 4, 'auto')).toBe('wall');
+    expect(cpuClockFor(gemm, 4, 'auto')).toBe('wall');
     expect(cpuClockFor(program, 4, 'auto')).toBe('wall');
     expect(cpuClockFor({ ...program, clock: 'wall' }, 1, 'auto')).toBe('wall');
-    expect(cpuClockFor({ kind: 'copy', direction: 'h2h', pinned: true, bytes: 64, ...rep }, 1, 'wall')).toBe('wall');
+    expect(cpuClockFor(copy, 1, 'wall')).toBe('wall');
   });
 });

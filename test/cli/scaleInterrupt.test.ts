@@ -16,10 +16,10 @@ function ctrlCAfterFirstPoint(child: { kill(signal: NodeJS.Signals): boolean; ki
 describe('a sweep part cut short by Ctrl-C', () => {
   it.each([['1'], ['2']])('keeps the points done in --out, says how many, exits 130, and merge then names the points missing (--jobs %s)', async (jobs) => {
     const out = join(mkdtempSync(join(tmpdir(), 'clustersim-sint-')), 'part.jsonl');
-    // Four points of several seconds each: Ctrl-C lands once the first is done (its progress line says so, and the
-    // handler is in place by then), however loaded the machine. With workers this thread only coordinates, so it stops
-    // handing out points at once.
-    const args = ['bin/clustersim.js', 'scale', 'scenarios/llama3-405b-16384xh100.yaml', '--gpus', '2048..16384', '--shard', '1/1', '--out', out, '--jobs', jobs];
+    // Four points of several seconds each (two chunks per stage; the scenario's eight take longer): Ctrl-C lands once
+    // the first is done (its progress line says so, and the handler is in place by then), however loaded the machine.
+    // With workers this thread only coordinates, so it stops handing out points at once.
+    const args = ['bin/clustersim.js', 'scale', 'scenarios/llama3-405b-16384xh100.yaml', '--set', 'parallel.virtualStages=2', '--gpus', '2048..16384', '--shard', '1/1', '--out', out, '--jobs', jobs];
     const child = spawn(process.execPath, args, { stdio: ['ignore', 'ignore', 'pipe'] });
     let err = '';
     child.stderr.on('data', (d: Buffer) => {
@@ -41,7 +41,7 @@ describe('a sweep part cut short by Ctrl-C', () => {
   }, 120_000);
 
   it('a whole sweep prints what was done, marks the sizes left out, and exits 130', async () => {
-    const args = ['bin/clustersim.js', 'scale', 'scenarios/llama3-405b-16384xh100.yaml', '--gpus', '2048..16384', '--json', '--jobs', '1'];
+    const args = ['bin/clustersim.js', 'scale', 'scenarios/llama3-405b-16384xh100.yaml', '--set', 'parallel.virtualStages=2', '--gpus', '2048..16384', '--json', '--jobs', '1'];
     const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'] });
     let [out, err] = ['', ''];
     child.stdout.on('data', (d: Buffer) => (out += d.toString()));

@@ -34,11 +34,11 @@ describe('--set overrides', () => {
   });
 
   it('warns of a sequence past a model\'s learned positions (BERT, GPT), not past rotary ones (Llama)', () => {
-    const bert = resolved({ ...base(), model: { preset: 'bert-large' }, training: { ...base().training, seqLen: 1024 } });
+    const bert = resolved({ ...base(), model: { preset: 'bert-large' }, training: { ...(base().training as object), seqLen: 1024 } });
     expect(bert.warnings).toContain('training.seqLen 1024 is longer than the 512 learned positions of bert-large, which has none past them; simulated all the same (set model.seqLen: 1024 for a model with that many)');
-    const told = resolved({ ...base(), model: { preset: 'bert-large', seqLen: 1024 }, training: { ...base().training, seqLen: 1024 } });
+    const told = resolved({ ...base(), model: { preset: 'bert-large', seqLen: 1024 }, training: { ...(base().training as object), seqLen: 1024 } });
     expect(told.warnings ?? []).toEqual([]);
-    const llama = resolved({ ...base(), model: { preset: 'llama2-7b' }, training: { ...base().training, seqLen: 32768 } });
+    const llama = resolved({ ...base(), model: { preset: 'llama2-7b' }, training: { ...(base().training as object), seqLen: 32768 } });
     expect((llama.warnings ?? []).some((w) => w.includes('learned positions'))).toBe(false);
   });
 

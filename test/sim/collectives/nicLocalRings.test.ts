@@ -11,7 +11,7 @@ describe('rings across nodes without NVSwitch enter and leave through the GPUs o
   it.each([['dgx-1-v100'], ['pcie-8gpu']])('%s, 2 nodes: no ring edge crosses sockets or another switch, and the all-reduce is NIC-bound', (preset) => {
     const cluster = resolveClusterSection({ preset, nodes: 2 }, 'test');
     const topology = buildTopology(cluster);
-    const service = new CollectiveService(topology, {});
+    const service = new CollectiveService(topology);
     const group = [...Array(2 * cluster.node.gpusPerNode).keys()];
     const [phase] = service.phases('all_reduce', group, 2 ** 30, { algorithm: 'ring', protocol: 'Simple', predictedNs: 0 });
     const crossing = phase.routes.filter((r) => [...r].some((l) => topology.links[l].medium === 'network'));
@@ -34,7 +34,7 @@ describe('rings across nodes without NVSwitch enter and leave through the GPUs o
     // The mesh offers 3 link-disjoint rings for 4 channels: the fourth runs one the other way, on the links' other
     // direction; run the same way twice, it halved that ring's single links (39.8 GB/s).
     const cluster = resolveClusterSection({ preset: 'dgx-1-v100', nodes: 2 }, 'test');
-    const service = new CollectiveService(buildTopology(cluster), {});
+    const service = new CollectiveService(buildTopology(cluster));
     const group = [...Array(16).keys()];
     const busGBps = (2 ** 30 * (2 * 15)) / 16 / service.simulateIdleNs('all_reduce', group, 2 ** 30, { algorithm: 'ring', protocol: 'Simple', predictedNs: 0 });
     expect(Math.abs(busGBps / 48 - 1)).toBeLessThan(0.1);
@@ -43,7 +43,7 @@ describe('rings across nodes without NVSwitch enter and leave through the GPUs o
   it('keeps a strided group\'s channels spread over its GPUs when no pair of them shares a NIC switch (DGX-1, tp 4)', () => {
     const cluster = resolveClusterSection({ preset: 'dgx-1-v100', nodes: 2 }, 'test');
     const topology = buildTopology(cluster);
-    const service = new CollectiveService(topology, {});
+    const service = new CollectiveService(topology);
     // GPUs 0 and 4 of each node: one side of every channel crosses a host bridge whatever the rotation.
     const [phase] = service.phases('all_reduce', [0, 4, 8, 12], 2 ** 28, { algorithm: 'ring', protocol: 'Simple', predictedNs: 0 });
     const leaving = new Map<number, number>();

@@ -10,7 +10,7 @@ import type { Topology } from '../../../src/sim/network/types.js';
  */
 const cluster = resolveClusterSection({ preset: 'dgx-a100-80gb', nodes: 2 }, 'test');
 const topology = buildTopology(cluster);
-const service = new CollectiveService(topology, {});
+const service = new CollectiveService(topology);
 const options = { algorithm: 'ring' as const, protocol: 'Simple' as const, predictedNs: 0 };
 const bytes = 2 ** 30;
 
@@ -68,7 +68,7 @@ describe('node-crossing channels use only NICs next to GPUs of the group (PXN th
   it('with 4 NICs for 8 GPUs, every tp-4 data-parallel group gets the two NICs of its GPUs\' PCIe switches alike', () => {
     const four = resolveClusterSection({ preset: 'dgx-a100-80gb', nodes: 2, node: { preset: 'dgx-a100-80gb', nicsPerNode: 4 } }, 'test');
     const t = buildTopology(four);
-    const s = new CollectiveService(t, {});
+    const s = new CollectiveService(t);
     const groups = [0, 1, 2, 3].map((g) => [g, g + 4, g + 8, g + 12]);
     // Groups 0 and 3 hold the NICs' own GPUs; groups 1 and 2 sit beside them under the same switches.
     for (const g of groups) expect([...nicsUsed(g, 'ring', s, t)].filter((n) => n.startsWith('n0.'))).toHaveLength(2);

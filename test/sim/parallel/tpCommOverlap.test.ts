@@ -99,7 +99,7 @@ describe('Transformer Engine TP communication overlap (--tp-comm-overlap)', () =
   it('says so in the result, its JSON and the report\'s parallelism row', () => {
     const r = simulateStep(llama({ tpCommOverlap: true, tpCommOverlapSms: { proj: 24, fc2: 16, bulk: 0 } })).result;
     expect(r.parallel).toMatchObject({ tpCommOverlap: true, tpCommOverlapSms: { proj: 24, fc2: 16, bulk: 0 } });
-    expect(summaryRows({ name: 'x', modelName: 'm', clusterName: 'c' }, r).find(([k]) => k === 'parallelism')?.[1]).toBe('tp 8 × pp 1 × dp 1, sequence parallel (communication overlapped with GEMMs)');
+    expect(summaryRows({ name: 'x', modelName: 'm', clusterName: 'c', gpusPerNode: 8 }, r).find(([k]) => k === 'parallelism')?.[1]).toBe('tp 8 × pp 1 × dp 1, sequence parallel (communication overlapped with GEMMs)');
     expect(simulateStep(llama({})).result.parallel.tpCommOverlap).toBeUndefined();
   });
 });

@@ -30,7 +30,7 @@ function pipelineEnd(ops: Op[]): number {
 }
 
 const gpt: ModelSpec = {
-  arch: 'gpt', layers: 2, hidden: 1024, heads: 16, kvHeads: 16, ffnHidden: 4096, seqLen: 1024, vocab: 50304, tiedEmbeddings: true,
+  name: 'gpt-2-layer', arch: 'gpt', layers: 2, hidden: 1024, heads: 16, kvHeads: 16, ffnHidden: 4096, seqLen: 1024, vocab: 50304, tiedEmbeddings: true,
 };
 const shape: MicroBatchShape = {
   microBatch: 1, seqLen: 1024, dtype: 'fp16', tp: 1, sequenceParallel: false, flashAttention: false, recompute: 'full', framework: MEGATRON_DEEPSPEED,

@@ -19,7 +19,7 @@ const core = ['attn.scores', 'attn.softmax', 'attn.context', 'attn.context.dgrad
 const dropout = ['attn.dropout', 'attn.dropout.bwd'];
 
 function attentionMs(seqLen: number, withDropout: boolean, streaming = false): { forward: number; backward: number } {
-  const model: ModelSpec = { arch: 'gpt', layers: 1, hidden: 512, heads: 8, kvHeads: 8, ffnHidden: 2048, seqLen, vocab: 1024, tiedEmbeddings: true };
+  const model: ModelSpec = { name: 'gpt-1-layer', arch: 'gpt', layers: 1, hidden: 512, heads: 8, kvHeads: 8, ffnHidden: 2048, seqLen, vocab: 1024, tiedEmbeddings: true };
   const blocks = buildBlocks(model, { microBatch: 16, seqLen, dtype: 'fp16', tp: 1, sequenceParallel: false, flashAttention: false, recompute: 'none' });
   const layer = blocks.find((b) => b.name === 'layer.0')!;
   const names = withDropout ? [...core, ...dropout] : core;
