@@ -5,7 +5,7 @@ import type { Scenario } from '../scenario/resolve.js';
 import type { StepResult } from '../sim/simulateStep.js';
 import { trafficName } from '../sim/stats/bottleneck.js';
 import { formatBytes, formatSeconds } from './units.js';
-import { table } from './output.js';
+import { table } from '../report/textTable.js';
 import { ALTERNATIVES_HEADER, alternativeRows } from '../report/summary.js';
 
 /**

@@ -9,7 +9,8 @@ import { collect } from './scenarioInput.js';
 import { describeImports, importsJson, scenarioWithImports, type ImportOptions } from '../scenario/importSettings.js';
 import { formatBytes } from './units.js';
 import { describeOptimizerState } from '../sim/memory/optimizerState.js';
-import { table, type Output } from './output.js';
+import type { Output } from './output.js';
+import { table } from '../report/textTable.js';
 
 function verdict(m: StageMemory, capacity: number): string {
   return m.fits ? `fits (${formatBytes(capacity - m.totalBytes)} free)` : `OOM by ${formatBytes(m.totalBytes - capacity)}`;

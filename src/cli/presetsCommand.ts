@@ -5,7 +5,8 @@ import { NETWORK_PRESETS } from '../sim/hardware/networks.js';
 import { MODEL_PRESET_NAMES, modelPreset } from '../sim/workload/modelPresets.js';
 import { parameterCount } from '../sim/workload/model.js';
 import { defaultNetworkFor } from '../scenario/defaultNetworks.js';
-import { table, type Output } from './output.js';
+import type { Output } from './output.js';
+import { table } from '../report/textTable.js';
 
 /** Everything the presets command shows, as plain data. */
 export function presetCatalogue() {

@@ -1,6 +1,6 @@
 import { renameSync, writeFileSync } from 'node:fs';
 import { compiledWorker, defaultJobs, runTasks } from '../threads/taskPool.js';
-import { table as formatTable } from '../cli/output.js';
+import { table as formatTable } from '../report/textTable.js';
 import { VERSION } from '../version.js';
 import { kindWords } from '../accuracy/setupKind.js';
 import { BAND_MIN_ROWS, PERCENTILE_MIN_ROWS } from '../accuracy/errorBand.js';

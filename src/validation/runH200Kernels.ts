@@ -1,5 +1,5 @@
 import { fileURLToPath } from 'node:url';
-import { table as formatTable } from '../cli/output.js';
+import { table as formatTable } from '../report/textTable.js';
 import { attentionComparisons, llamaLayerComparisons, softmaxFallbackComparisons, type KernelComparison } from './h200Kernels.js';
 import { median } from '../calibrate/stats.js';
 import type { ValidateOptions } from './validateArgs.js';

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { resolveScenario } from '../scenario/resolve.js';
 import { simulateStep } from '../sim/simulateStep.js';
-import { table as formatTable } from '../cli/output.js';
+import { table as formatTable } from '../report/textTable.js';
 import { setSummary } from './setSummary.js';
 import type { ValidateOptions } from './validateArgs.js';
 import { achievedTflopsPerGpu, megatronSc21Setup, parseMegatronSc21Csv, virtualStagesFor } from './megatronSc21.js';

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { resolveScenario } from '../scenario/resolve.js';
 import { simulateStep } from '../sim/simulateStep.js';
-import { table as formatTable } from '../cli/output.js';
+import { table as formatTable } from '../report/textTable.js';
 import { setSummary } from './setSummary.js';
 import { megatronSp22Setup, parseMegatronSp22Csv, publishedIterationS, SP22_CONFIGS, table4LayerMs, TABLE4_LAYER_MS, type Table4Experiment } from './megatronSp22.js';
 import type { ValidateOptions } from './validateArgs.js';
