@@ -1,7 +1,7 @@
 import type { NodeSpec } from '../sim/hardware/types.js';
 import { kvHeadsPerRank, pipelineLayerCount, type ModelSpec } from '../sim/workload/model.js';
 import type { CpCommType } from '../sim/workload/ops.js';
-import { evenSplitProblem, layersPerStageProblem } from '../sim/parallel/layout.js';
+import { evenSplitProblem, layersPerStageProblem, type SplitSlots } from '../sim/parallel/layout.js';
 import { isReducedOptimizerState } from '../sim/memory/optimizerState.js';
 import type { ScenarioInput } from './schema.js';
 import type { Problem } from './errors.js';
@@ -31,7 +31,7 @@ export function checkParallel(par: ScenarioInput['parallel'], dp: number, gpus: 
   if (model.arch !== 'mlp' && model.ffnHidden % par.tp !== 0) problems.push({ path: 'parallel.tp', message: `${par.tp} does not divide the FFN width (${model.ffnHidden})` });
   if (par.pp > 1 && par.schedule === 'interleaved' && par.virtualStages < 2) problems.push({ path: 'parallel.virtualStages', message: 'the interleaved schedule needs virtualStages ≥ 2' });
   const slots = { embedding: par.accountForEmbeddingInSplit, loss: par.accountForLossInSplit };
-  if (slots.embedding || slots.loss) problems.push(...splitSlotProblems(model, par));
+  if (slots.embedding || slots.loss) problems.push(...splitSlotProblems(model, par, slots));
   else if (par.pp > 1 && !par.layersPerStage && model.layers % (par.pp * (par.schedule === 'interleaved' ? par.virtualStages : 1)) !== 0) {
     const chunks = par.pp * (par.schedule === 'interleaved' ? par.virtualStages : 1);
     // With pp dividing the layers it is the chunks per stage that do not: say so, rather than to change pp.
@@ -110,11 +110,11 @@ export function optimizerStateProblems(t: ScenarioInput['training'], offload: st
 }
 
 /** Problems of an even split that counts the embedding or the loss as a layer (`accountFor…InSplit`). */
-function splitSlotProblems(model: ModelSpec, par: ScenarioInput['parallel']): Problem[] {
-  const path = par.accountForEmbeddingInSplit ? 'parallel.accountForEmbeddingInSplit' : 'parallel.accountForLossInSplit';
+function splitSlotProblems(model: ModelSpec, par: ScenarioInput['parallel'], slots: SplitSlots): Problem[] {
+  const path = slots.embedding ? 'parallel.accountForEmbeddingInSplit' : 'parallel.accountForLossInSplit';
   if (model.arch === 'mlp') return [{ path, message: 'an MLP has no embedding or loss layer to count; drop it' }];
   if (par.layersPerStage) return [{ path, message: 'changes the even split only, and parallel.layersPerStage gives the split itself; give one or the other' }];
   const v = par.pp > 1 && par.schedule === 'interleaved' ? par.virtualStages : 1;
-  const problem = evenSplitProblem(model.layers, par.pp, v, { embedding: par.accountForEmbeddingInSplit, loss: par.accountForLossInSplit });
+  const problem = evenSplitProblem(model.layers, par.pp, v, slots);
   return problem ? [{ path: v > 1 ? 'parallel.virtualStages' : 'parallel.pp', message: `${problem}; change pp or virtualStages, or drop ${path}` }] : [];
 }

@@ -46,7 +46,7 @@ function oneFOneB(p: number, s: number, m: number): PipeOp[] {
  * Warm-up is (p − s − 1)·2 + (v − 1)·p forwards, at most every forward (Megatron-Core's `all_warmup_microbatches`).
  * Megatron-LM before November 2024 (NVIDIA/Megatron-LM 4295be1a) and its forks, Megatron-DeepSpeed among them, also
  * ran every forward first when m = p (`if num_microbatches == pipeline_parallel_size`): `allWarmupWhenOneGroup`.
- * That holds all m·v passes alive on every stage, where today's rule keeps the last stage at p + 1.
+ * That holds all m·v passes alive on every stage, where today's rule keeps the last stage at (v − 1)·p + 1.
  * Needs m to be a multiple of p.
  */
 function interleaved(p: number, s: number, m: number, v: number, allWarmupWhenOneGroup: boolean): PipeOp[] {

@@ -2,6 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { simulateStep } from '../../../src/sim/simulateStep.js';
 import { peakInFlight, stageSchedule } from '../../../src/sim/parallel/schedules.js';
 import { scenarioOf } from '../../helpers/scenario.js';
+import { stageMemories } from '../../../src/sim/memory/stageMemory.js';
+import { frameworkByName, type FrameworkName } from '../../../src/sim/workload/framework.js';
 
 /**
  * A GPT whose embedding and head are negligible (vocab 128) with long compute per micro-batch, so stages
@@ -55,6 +57,13 @@ describe('pipeline schedules', () => {
     for (let s = 0; s < 4; s++) expect(peakInFlight(stageSchedule('interleaved', 4, s, 4, 2, older))).toBe(4 * 2);
     // With more micro-batches than stages the two rules agree.
     for (let s = 0; s < 4; s++) expect(stageSchedule('interleaved', 4, s, 8, 2, older)).toEqual(stageSchedule('interleaved', 4, s, 8, 2));
+  });
+
+  it('follow the scenario\'s framework in the memory account: Megatron-DeepSpeed keeps the older rule', () => {
+    // p = 4, v = 2, m = 4: the last stage holds (v − 1)·p + 1 = 5 passes today, all m·v = 8 under the older rule.
+    const scenario = (framework: FrameworkName) => ({ ...pipeline(4, 4, 'interleaved', 2), framework: frameworkByName(framework) });
+    expect(stageMemories(scenario('none')).map((m) => m.passesInFlight)).toEqual([8, 8, 7, 5]);
+    expect(stageMemories(scenario('megatron-deepspeed')).map((m) => m.passesInFlight)).toEqual([8, 8, 8, 8]);
   });
 });
 
