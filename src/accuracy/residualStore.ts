@@ -12,10 +12,12 @@ import type { SetupKind } from './setupKind.js';
 
 export const RESIDUALS_FILE = fileURLToPath(new URL('../../data/validation-residuals.json', import.meta.url));
 
-/** One stored row: its set, its index in the set, a label, its kind and the two times. */
+/** One stored row: its set, its index in the set, a label, its ranking group (if any), its kind and the two times. */
 export interface StoredResidual extends Residual {
   index: number;
   label: string;
+  /** Rows of one group are the same job split differently (src/validation/ranking.ts); absent outside such sets. */
+  rankGroup?: string;
 }
 
 export interface ResidualFile {
@@ -36,7 +38,7 @@ export function residualFileText(file: ResidualFile): string {
 
 function checkedRow(r: unknown, i: number): StoredResidual {
   const row = r as StoredResidual;
-  const ok = typeof row?.set === 'string' && row.measuredS > 0 && row.predictedS > 0 && KIND_KEYS.every((k) => typeof row.kind?.[k] === 'string');
+  const ok = typeof row?.set === 'string' && (row.rankGroup === undefined || typeof row.rankGroup === 'string') && row.measuredS > 0 && row.predictedS > 0 && KIND_KEYS.every((k) => typeof row.kind?.[k] === 'string');
   if (!ok) throw new Error(`${RESIDUALS_FILE}: row ${i} is not a residual (set, kind, measuredS > 0, predictedS > 0)`);
   return row;
 }

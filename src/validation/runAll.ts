@@ -49,7 +49,7 @@ function writeResiduals(outcomes: readonly StepOutcome[]): void {
   const rows: StoredResidual[] = outcomes.map((o) => {
     const index = indexInSet.get(o.set) ?? 0;
     indexInSet.set(o.set, index + 1);
-    return { set: o.set, index, label: o.label, kind: o.kind, measuredS: o.measuredS, predictedS: o.predictedS };
+    return { set: o.set, index, label: o.label, ...(o.rankGroup !== undefined ? { rankGroup: o.rankGroup } : {}), kind: o.kind, measuredS: o.measuredS, predictedS: o.predictedS };
   });
   const text = residualFileText({ writtenBy: 'npm run validate -- --all --write-residuals', version: VERSION, rows });
   // Written whole or not at all: an interrupted run leaves the old file.
