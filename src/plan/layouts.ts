@@ -1,0 +1,88 @@
+import type { Scenario } from '../scenario/resolve.js';
+import { defaultVirtualStages, type PipelineSchedule, type PlanSpace } from './space.js';
+
+/** How a plan splits the GPUs and the batch: the settings that decide the work per GPU and what it waits for. */
+export interface PlanLayout {
+  tp: number;
+  cp: number;
+  pp: number;
+  dp: number;
+  microBatch: number;
+  /** Micro-batches per step: global batch / (micro-batch × dp). */
+  microBatches: number;
+  schedule: PipelineSchedule;
+  /** Model chunks per stage (1 unless interleaved). */
+  virtualStages: number;
+  /**
+   * The embedding and the loss count as a layer each in the split (Megatron's `--account-for-embedding-in-pipeline-split`
+   * and `--account-for-loss-in-pipeline-split`): how a model whose layers do not divide over the chunks splits evenly
+   * (Llama 3 405B's 126 layers over 16 stages).
+   */
+  countEmbeddingAndLoss: boolean;
+}
+
+/** Layouts left out before any memory is counted, by why. */
+export type LayoutRule = 'batch does not divide' | 'layers do not split' | 'interleaving needs micro-batches in whole rounds';
+
+export interface LayoutSet {
+  layouts: PlanLayout[];
+  removed: Map<LayoutRule, number>;
+}
+
+/**
+ * How the layers of a `pp`-stage, `v`-chunk pipeline split: evenly, or evenly once the embedding and the loss count
+ * as layers; undefined when neither works (an uneven `layersPerStage` would, but the plan does not search those).
+ */
+function splitOf(layers: number, pp: number, v: number): { countEmbeddingAndLoss: boolean } | undefined {
+  if (pp === 1) return { countEmbeddingAndLoss: false };
+  if (layers % (pp * v) === 0) return { countEmbeddingAndLoss: false };
+  if ((layers + 2) % (pp * v) === 0) return { countEmbeddingAndLoss: true };
+  return undefined;
+}
+
+/** The schedules (and chunks per stage) a `pp`-stage pipeline with `m` micro-batches may run. */
+function schedulesOf(space: PlanSpace, layers: number, pp: number, m: number): { schedule: PipelineSchedule; v: number }[] {
+  if (pp === 1) return [{ schedule: '1f1b', v: 1 }];
+  const out: { schedule: PipelineSchedule; v: number }[] = [];
+  if (space.schedule.includes('1f1b')) out.push({ schedule: '1f1b', v: 1 });
+  if (space.schedule.includes('interleaved')) {
+    const perStage = Math.floor((layers + 2) / pp);
+    for (const v of space.virtualStages ?? defaultVirtualStages(layers % pp === 0 ? layers / pp : perStage)) if (v >= 2) out.push({ schedule: 'interleaved', v });
+  }
+  return out;
+}
+
+/**
+ * Every layout of the space on `gpus` GPUs: tp × cp × pp × dp = gpus, a global batch that divides into micro-batches
+ * over dp, layers that split over the chunks, and for the interleaved schedule micro-batches in whole rounds of pp
+ * (as Megatron-LM asked before its rounds could be cut short). In a fixed order, so that a plan is deterministic.
+ */
+export function planLayouts(s: Scenario, space: PlanSpace, gpus: number): LayoutSet {
+  const removed = new Map<LayoutRule, number>();
+  const drop = (rule: LayoutRule) => removed.set(rule, (removed.get(rule) ?? 0) + 1);
+  const layouts: PlanLayout[] = [];
+  const layers = s.model.layers;
+  const globalBatch = s.training.globalBatch;
+  for (const tp of space.tp) {
+    for (const cp of space.cp) {
+      for (const pp of space.pp) {
+        if (gpus % (tp * cp * pp) !== 0 || pp > layers) continue;
+        const dp = gpus / (tp * cp * pp);
+        for (const microBatch of space.microBatch) {
+          if (globalBatch % (microBatch * dp) !== 0) {
+            drop('batch does not divide');
+            continue;
+          }
+          const m = globalBatch / (microBatch * dp);
+          for (const { schedule, v } of schedulesOf(space, layers, pp, m)) {
+            const split = splitOf(layers, pp, v);
+            if (!split) drop('layers do not split');
+            else if (schedule === 'interleaved' && m % pp !== 0) drop('interleaving needs micro-batches in whole rounds');
+            else layouts.push({ tp, cp, pp, dp, microBatch, microBatches: m, schedule, virtualStages: v, ...split });
+          }
+        }
+      }
+    }
+  }
+  return { layouts, removed };
+}

@@ -1,0 +1,110 @@
+import { describe, expect, it } from 'vitest';
+import { scenarioWithImports } from '../../src/scenario/importSettings.js';
+import { loadScenarioFile } from '../../src/scenario/load.js';
+import { candidateSets, knobContext, type PlanCandidate } from '../../src/plan/candidates.js';
+import { boundCandidate, estimateCandidate, estimatePoints, simulateSetup, type PlanJob } from '../../src/plan/evaluate.js';
+import { planLayouts } from '../../src/plan/layouts.js';
+import { memoryVerdict, pruneLayout } from '../../src/plan/prune.js';
+import { gpuSets, planSearch } from '../../src/plan/search.js';
+import { defaultSpace, type PlanSpace } from '../../src/plan/space.js';
+import { resolveWith } from '../../src/plan/evaluate.js';
+
+// Llama-2-7B on one DGX A100 with 32 sequences a step, in a space small enough to simulate every candidate.
+const FILE = 'scenarios/llama2-7b-zero3-nvlink.yaml';
+const { scenario } = scenarioWithImports(FILE, {}, []);
+const f = loadScenarioFile(FILE);
+const space: PlanSpace = { ...defaultSpace(scenario), tp: [1, 2, 4], pp: [1, 2, 4], microBatch: [1, 2, 4], virtualStages: [2] };
+const ctx = knobContext(scenario);
+const job = (over: Partial<PlanJob>): PlanJob => ({ raw: f.raw, baseSets: gpuSets(scenario, 8), source: f.source, baseDir: f.baseDir, ctx, space, phase: 'prune', layouts: [], candidates: [], setups: [], ...over });
+const layouts = planLayouts(scenario, space, 8).layouts;
+const resolve = (sets: string[]) => resolveWith(job({}), sets);
+
+describe('the memory rules of a plan', () => {
+  const outcomes = layouts.map((l) => ({ l, o: pruneLayout(l, space, ctx, resolve) }));
+
+  it('keeps for each layout only the least recompute that fits: one step less does not fit', () => {
+    const lesser = { selective: 'none', full: 'selective' } as const;
+    let checked = 0;
+    for (const { o } of outcomes) {
+      for (const c of o.kept) {
+        expect(memoryVerdict(resolve, candidateSets(c, ctx))).toEqual({ fits: true });
+        if (c.knobs.recompute === 'none') continue;
+        const less: PlanCandidate = { ...c, knobs: { ...c.knobs, recompute: lesser[c.knobs.recompute] } };
+        expect(memoryVerdict(resolve, candidateSets(less, ctx))).toEqual({ fits: false });
+        checked++;
+      }
+    }
+    expect(checked).toBeGreaterThan(0);
+  });
+
+  it('keeps ZeRO-3 and offload only where ZeRO-2, or no offload, does not fit', () => {
+    for (const { o } of outcomes) {
+      for (const c of o.kept.filter((k) => k.knobs.zero === 3 || k.knobs.offload === 'cpu')) {
+        const lighter: PlanCandidate = { ...c, knobs: { ...c.knobs, ...(c.knobs.zero === 3 ? { zero: 2 } : { offload: 'none' }), recompute: 'full' } };
+        expect(memoryVerdict(resolve, candidateSets(lighter, ctx))).toEqual({ fits: false });
+      }
+    }
+  });
+
+  it('accounts for every candidate: kept, removed by a rule or refused, adding up to the knob combinations', () => {
+    for (const { l, o } of outcomes) {
+      // Knobs per layout: sequence parallelism on with tp > 1; no TP overlap (the scenario has none); ZeRO 0-3
+      // (0-1 with a pipeline, only 0 with dp 1); offload with ZeRO ≥ 1; three recomputations.
+      const zeros = l.dp === 1 ? [0] : l.pp > 1 ? [0, 1] : [0, 1, 2, 3];
+      const expected = zeros.reduce((a, z) => a + (z >= 1 ? 2 : 1) * 3, 0);
+      const counted = o.kept.length + Object.values(o.removed).reduce((a, n) => a + n, 0) + Object.values(o.refused).reduce((a, r) => a + r.count, 0);
+      expect(counted, JSON.stringify(l)).toBe(expected);
+    }
+  });
+});
+
+describe('the estimate of a plan', () => {
+  it('takes two micro-batch counts in the steady state: pp and pp + 1, or two rounds of pp when interleaved', () => {
+    expect(estimatePoints({ pp: 4, microBatches: 16, schedule: '1f1b' })).toEqual({ m1: 4, m2: 5 });
+    expect(estimatePoints({ pp: 1, microBatches: 16, schedule: '1f1b' })).toEqual({ m1: 1, m2: 2 });
+    expect(estimatePoints({ pp: 4, microBatches: 16, schedule: 'interleaved' })).toEqual({ m1: 4, m2: 8 });
+    expect(estimatePoints({ pp: 4, microBatches: 8, schedule: 'interleaved' })).toBeUndefined();
+    expect(estimatePoints({ pp: 2, microBatches: 3, schedule: '1f1b' })).toBeUndefined();
+  });
+
+  it('equals the full simulation of the step for data parallelism, 1F1B and the interleaved schedule', () => {
+    const cases: PlanCandidate[] = [
+      { layout: { tp: 1, cp: 1, pp: 1, dp: 8, microBatch: 1, microBatches: 4, schedule: '1f1b', virtualStages: 1, countEmbeddingAndLoss: false }, knobs: { zero: 2, offload: 'none', recompute: 'none', sequenceParallel: false, tpCommOverlap: false } },
+      { layout: { tp: 2, cp: 1, pp: 2, dp: 2, microBatch: 1, microBatches: 16, schedule: '1f1b', virtualStages: 1, countEmbeddingAndLoss: false }, knobs: { zero: 1, offload: 'none', recompute: 'selective', sequenceParallel: true, tpCommOverlap: false } },
+      { layout: { tp: 1, cp: 1, pp: 4, dp: 2, microBatch: 1, microBatches: 16, schedule: 'interleaved', virtualStages: 2, countEmbeddingAndLoss: false }, knobs: { zero: 0, offload: 'none', recompute: 'none', sequenceParallel: false, tpCommOverlap: false } },
+    ];
+    const j = job({ phase: 'estimate', candidates: cases, setups: cases.map((c) => candidateSets(c, ctx)) });
+    for (const [i, c] of cases.entries()) {
+      expect(estimatePoints(c.layout), JSON.stringify(c.layout)).toBeDefined();
+      const estimate = estimateCandidate(j, i);
+      const sim = simulateSetup(j, i);
+      if (!('stepTimeS' in estimate) || !('stepTimeS' in sim)) throw new Error(`case ${i} did not simulate`);
+      expect(estimate.exact).toBe(false);
+      expect(estimate.stepTimeS / sim.stepTimeS - 1).toBeCloseTo(0, 9);
+    }
+  });
+});
+
+describe('a plan', () => {
+  it('finds the winner that simulating every candidate in full finds', async () => {
+    const input = { raw: f.raw, source: f.source, baseDir: f.baseDir, scenario, sets: [], gpus: 8, space, top: 3 };
+    const plan = await planSearch(input, { jobs: 1 });
+    const kept = layouts.flatMap((l) => pruneLayout(l, space, ctx, resolve).kept);
+    expect(plan.estimated + plan.bounded).toBe(kept.length);
+    expect(plan.bounded).toBeGreaterThan(0);
+    const all = job({ phase: 'simulate', setups: kept.map((c) => candidateSets(c, ctx)) });
+    const times = kept.map((_, i) => {
+      const r = simulateSetup(all, i);
+      return 'stepTimeS' in r ? r.stepTimeS : Infinity;
+    });
+    const best = Math.min(...times);
+    // The bound that leaves candidates out is one: no step is shorter than it.
+    const bounds = job({ phase: 'bound', candidates: kept });
+    for (const [i, t] of times.entries()) expect(boundCandidate(bounds, i)! / t, JSON.stringify(kept[i])).toBeLessThanOrEqual(1 + 1e-12);
+    expect(plan.rows[0].sim.stepTimeS).toBe(best);
+    expect(plan.rows[0].sets).toEqual(candidateSets(kept[times.indexOf(best)], ctx));
+    // The rows are the best three, in order, and the estimate was the simulation.
+    expect(plan.rows.map((r) => r.sim.stepTimeS)).toEqual([...times].sort((a, b) => a - b).slice(0, 3));
+    expect(plan.estimateErrorPct).toBeLessThan(1e-6);
+  }, 120_000);
+});

@@ -1,0 +1,46 @@
+import { describe, expect, it } from 'vitest';
+import { partDifferences, whyClause } from '../../src/plan/why.js';
+import type { Simulated } from '../../src/plan/evaluate.js';
+import { tokensText } from '../../src/cli/planOutput.js';
+import { parseTokens } from '../../src/cli/planCommand.js';
+
+const sim = (computeS: number, exposedCommS: number, bubbleS: number): Simulated => ({
+  stepTimeS: computeS + exposedCommS + bubbleS,
+  tokensPerS: 1,
+  mfu: 0.5,
+  peakBytesPerGpu: 1,
+  capacityBytes: 2,
+  fits: true,
+  breakdown: { computeS, exposedCommS, bubbleS, hostOptimizerS: 0, idleS: 0, commS: exposedCommS },
+  bound: 'compute',
+  kind: { gpu: 'ampere', style: 'pipeline', scale: 'one-node', host: 'kernels-only' },
+});
+
+describe('why a plan winner wins', () => {
+  it('names the parts it saves most on, largest first, and what it pays more for', () => {
+    const winner = sim(10, 1, 0.5);
+    const other = sim(9.5, 2, 1.5);
+    expect(partDifferences(winner, other)).toEqual([
+      { part: 'exposed communication', savedS: 1 },
+      { part: 'pipeline bubble', savedS: 1 },
+      { part: 'compute', savedS: -0.5 },
+    ]);
+    expect(whyClause(winner, other, (s) => `${s.toFixed(1)} s`)).toBe('1.0 s less exposed communication and 1.0 s less pipeline bubble, for 0.5 s more compute');
+  });
+
+  it('leaves out a cost under 1% of the step', () => {
+    expect(whyClause(sim(10, 1, 0), sim(9.95, 2, 0), (s) => `${s.toFixed(2)} s`)).toBe('1.00 s less exposed communication');
+  });
+});
+
+describe('token counts', () => {
+  it('reads 2T, 300B, 1.5e12 and writes them back', () => {
+    expect(parseTokens('2T')).toBe(2e12);
+    expect(parseTokens('300b')).toBe(3e11);
+    expect(parseTokens('1.5e12')).toBe(1.5e12);
+    expect(tokensText(2e12)).toBe('2T');
+    expect(tokensText(3e11)).toBe('300B');
+    expect(tokensText(1.5e6)).toBe('1.5M');
+    expect(() => parseTokens('0')).toThrow(/not a token count/);
+  });
+});
