@@ -14,6 +14,7 @@ import { registerValidate } from './validateCommand.js';
 import { registerMemory } from './memoryCommand.js';
 import { registerScale } from './scaleCommand.js';
 import { registerMerge } from './mergeCommand.js';
+import { registerPlan } from './planCommand.js';
 
 /** Exit codes: 0 ok, 1 internal error, 2 bad input (scenario or usage), 3 a requested check failed. */
 export const EXIT_BAD_INPUT = 2;
@@ -45,6 +46,7 @@ export function buildProgram(io: Output): Command {
   registerMemory(program, io);
   registerScale(program, io);
   registerMerge(program, io);
+  registerPlan(program, io);
   for (const c of program.commands) c.exitOverride().allowExcessArguments(false).configureOutput(outputOf(io));
   program.addHelpText(
     'after',
@@ -57,6 +59,7 @@ Examples:
   $ clustersim simulate scenarios/imports/gpt3-175b-a100.yaml --megatron-args @scenarios/imports/megatron-args.txt
   $ clustersim memory scenarios/llama2-70b-zero2-8xa100.yaml
   $ clustersim scale scenarios/llama2-7b-ddp-16node.yaml --gpus 8,16,32,64,128
+  $ clustersim plan scenarios/llama2-13b-tp8-nvswitch.yaml --fix tp=8 --space microBatch=1,2
   $ clustersim collective --cluster dgx-a100-80gb --nodes 1 --op all_reduce --min-bytes 8 --max-bytes 8GiB
   $ clustersim presets`,
   );

@@ -6,7 +6,7 @@ import { cli } from '../helpers/cli.js';
 import { shellWords } from '../../src/scenario/importShellWords.js';
 
 /** Options whose value is a file the command writes: the test sends them to a temporary folder. */
-const OUTPUT_OPTIONS = new Set(['--timeline', '--report', '--trace', '--csv', '--svg', '--out']);
+const OUTPUT_OPTIONS = new Set(['--timeline', '--report', '--trace', '--csv', '--svg', '--out', '--write']);
 
 /**
  * The `$ clustersim …` lines of a command's --help that a user can paste as they are in a fresh clone: they name
@@ -25,7 +25,7 @@ async function runnableExamples(command: string): Promise<string[][]> {
 describe('the examples in --help run as printed', () => {
   const dir = mkdtempSync(join(tmpdir(), 'clustersim-help-'));
   // '' is the top-level --help.
-  it.each(['', 'simulate', 'memory', 'scale', 'presets', 'collective'])('clustersim %s --help', async (command) => {
+  it.each(['', 'simulate', 'memory', 'scale', 'presets', 'collective', 'plan'])('clustersim %s --help', async (command) => {
     const examples = await runnableExamples(command);
     expect(examples.length).toBeGreaterThan(0);
     for (const [i, words] of examples.entries()) {

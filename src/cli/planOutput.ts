@@ -1,0 +1,182 @@
+import { bandRangeS } from '../accuracy/errorBand.js';
+import { TIE_QUANTILE } from '../accuracy/pairSpread.js';
+import { knobsText, layoutText } from '../plan/candidates.js';
+import type { PlanResult, PlanRow } from '../plan/search.js';
+import { whyClause } from '../plan/why.js';
+import { table } from '../report/textTable.js';
+import { VERSION } from '../version.js';
+import { MFU_NOTE_ABOVE } from '../sim/simulateStep.js';
+import { formatBytes, formatSeconds } from './units.js';
+
+/** What a training run of `tokens` costs on `gpus` GPUs at `pricePerGpuHour`, from a step's throughput. */
+export interface RunCost {
+  days: number;
+  gpuHours: number;
+  cost?: number;
+}
+
+export function runCost(row: PlanRow, gpus: number, tokens: number, pricePerGpuHour?: number): RunCost {
+  const seconds = tokens / row.sim.tokensPerS;
+  const gpuHours = (gpus * seconds) / 3600;
+  return { days: seconds / 86400, gpuHours, ...(pricePerGpuHour !== undefined ? { cost: gpuHours * pricePerGpuHour } : {}) };
+}
+
+const pct = (x: number) => `${(100 * x).toFixed(0)}%`;
+
+/** A token count as people write it: 2T, 300B, 1.5M. */
+export function tokensText(n: number): string {
+  for (const [suffix, v] of [['T', 1e12], ['B', 1e9], ['M', 1e6], ['K', 1e3]] as const) if (n >= v) return `${Number((n / v).toPrecision(4))}${suffix}`;
+  return String(n);
+}
+
+/** The band cell: `23.1–27.2 s`, or `no band` when no validated rows are like it. */
+function bandCell(r: PlanRow): string {
+  if (!r.band) return 'no band';
+  const { lowS, highS } = bandRangeS(r.band, r.sim.stepTimeS);
+  return `${formatSeconds(lowS)}–${formatSeconds(highS)}`;
+}
+
+/** Free memory on the fullest GPU, as a share of its capacity. */
+const headroom = (r: PlanRow) => 1 - r.sim.peakBytesPerGpu / r.sim.capacityBytes;
+
+function rowCells(r: PlanRow, rank: string): string[] {
+  const s = r.sim;
+  const share = (x: number) => pct(x / s.stepTimeS);
+  return [
+    rank,
+    layoutText(r.candidate.layout),
+    knobsText(r.candidate.knobs),
+    formatSeconds(s.stepTimeS),
+    bandCell(r),
+    Math.round(s.tokensPerS).toLocaleString('en-US'),
+    pct(s.mfu),
+    `${formatBytes(s.peakBytesPerGpu)} (${pct(headroom(r))} free)`,
+    share(s.breakdown.computeS),
+    share(s.breakdown.exposedCommS),
+    share(s.breakdown.bubbleS),
+    s.bound,
+  ];
+}
+
+const HEADER = ['#', 'split', 'settings', 'step', 'likely', 'tokens/s', 'MFU', 'memory per GPU', 'compute', 'exp. comm', 'bubble', 'bound'];
+
+/** The counts line of a rule map: `does not fit in memory 820, more recompute than needed 300`. */
+function countLines(counts: Partial<Record<string, number>>, indent: string): string[] {
+  return Object.entries(counts)
+    .filter(([, n]) => (n ?? 0) > 0)
+    .sort((a, b) => (b[1] ?? 0) - (a[1] ?? 0))
+    .map(([rule, n]) => `${indent}${rule.padEnd(44)} ${String(n).padStart(7)}`);
+}
+
+const ordinal = (n: number) => (n === 1 ? '' : `${n}${n % 10 === 2 && n % 100 !== 12 ? 'nd' : n % 10 === 3 && n % 100 !== 13 ? 'rd' : n % 10 === 1 && n % 100 !== 11 ? 'st' : 'th'}`);
+
+/** How the search went: what it considered and what each rule removed. */
+export function searchLines(p: PlanResult, top: number): string[] {
+  const refused = Object.entries(p.refused).map(([path, r]) => `${path} ${r.count}`);
+  const survivors = p.estimated;
+  return [
+    `  layouts      ${p.layouts} that tile ${p.gpus} GPUs (tp × cp × pp × dp, micro-batch, schedule)`,
+    ...countLines(p.layoutsRemoved, '    left out: '),
+    `  candidates   ${p.candidates} (layouts × ZeRO stage, offload, recompute, sequence parallelism, TP overlap)`,
+    '  pruned by the memory account, before any simulation:',
+    ...countLines(p.memoryRemoved, '    '),
+    ...(refused.length > 0 ? [`    refused by the scenario checks (by field): ${refused.join(', ')}`] : []),
+    `  estimated    ${survivors} of the ${survivors + p.bounded} that fit, each from two short simulations extended by micro-batches${p.estimateErrors > 0 ? ` (${p.estimateErrors} could not be simulated)` : ''}`,
+    ...(p.bounded > 0 ? [`  bounded out  ${p.bounded}: the busiest stream of one of their GPUs alone takes longer than the ${ordinal(top)} best estimate`] : []),
+    `  simulated    the best ${Math.min(top, p.rows.length)} in full; the estimate was within ${p.estimateErrorPct.toFixed(2)}% of the simulation`,
+  ];
+}
+
+/** The sentence on why the winner wins, against the runner-up and the scenario's own setup. */
+export function whyLines(p: PlanResult): string[] {
+  const [winner, second] = p.rows;
+  if (!winner) return [];
+  const lines: string[] = [];
+  const gain = (other: PlanRow) => `${(100 * (other.sim.stepTimeS / winner.sim.stepTimeS - 1)).toFixed(1)}%`;
+  const same = (other: PlanRow) => Math.abs(other.sim.stepTimeS / winner.sim.stepTimeS - 1) < 5e-4;
+  if (second && same(second)) lines.push('  why: #1 and #2 take the same time (within 0.05%); #1 is listed first for its place in the search.');
+  else if (second) lines.push(`  why: #1 is ${gain(second)} faster than #2: ${whyClause(winner.sim, second.sim, formatSeconds)}.`);
+  if (p.own && p.own !== winner && !winner.own) lines.push(`  against the scenario's own setup (${formatSeconds(p.own.sim.stepTimeS)}${p.own.sim.fits ? '' : ', does not fit'}): ${gain(p.own)} faster, ${whyClause(winner.sim, p.own.sim, formatSeconds)}.`);
+  if (winner.own) lines.push("  the scenario's own setup is the best found.");
+  return lines;
+}
+
+/** The tie note: what makes a runner-up a tie, from the validated pairs. */
+export function tieLines(p: PlanResult): string[] {
+  if (!p.spread) return ['  ties: no validated pairs of splits to judge ties by; the order rests on the model alone.'];
+  const ties = p.rows.filter((r) => r.tie).length;
+  return [
+    `  ties: ${ties === 0 ? 'none; ' : `${ties} marked "tie" are `}within ${p.spread.pct.toFixed(1)}% of #1, the ${Math.round(100 * TIE_QUANTILE)}th percentile of how far the model's ratio of two`,
+    `  splits of one job strayed from the measured ratio (${p.spread.pairs.toLocaleString('en-US')} pairs in ${p.spread.groups} validated groups): such an order is not to be trusted.`,
+  ];
+}
+
+export interface PlanTextContext {
+  name: string;
+  command: string;
+  gpus: number;
+  tokens?: number;
+  price?: number;
+}
+
+/** The whole text answer. */
+export function formatPlan(p: PlanResult, ctx: PlanTextContext, top: number): string {
+  const rows = p.rows.map((r, i) => rowCells(r, `${i + 1}${r.tie ? ' tie' : ''}${r.own ? ' (yours)' : ''}`));
+  if (p.own && !p.rows.includes(p.own)) rows.push(rowCells(p.own, 'yours'));
+  const lines = [`plan: ${ctx.name} on ${ctx.gpus} GPUs`, ...searchLines(p, top), ''];
+  if (p.rows.length === 0) {
+    lines.push('  nothing fits: no candidate of the space fits in memory (see the counts above); try more GPUs (--gpus) or a wider --space.');
+    return lines.join('\n');
+  }
+  lines.push(table(HEADER, rows).split('\n').map((l) => `  ${l}`).join('\n'), '');
+  lines.push('  compute, exp. comm and bubble: shares of the step (mean over GPUs); likely: the error band of validated runs like it.');
+  if (p.rows.some((r) => r.sim.mfu > MFU_NOTE_ABOVE)) lines.push(`  MFU above ${Math.round(100 * MFU_NOTE_ABOVE)}% is more than published training runs report: read those rows as optimistic.`);
+  lines.push(...whyLines(p), ...tieLines(p));
+  if (ctx.tokens !== undefined) {
+    const c = runCost(p.rows[0], ctx.gpus, ctx.tokens, ctx.price);
+    lines.push(`  to train ${tokensText(ctx.tokens)} tokens with #1: ${c.days.toFixed(1)} days, ${Math.round(c.gpuHours).toLocaleString('en-US')} GPU-hours${c.cost !== undefined ? `, ${Math.round(c.cost).toLocaleString('en-US')} at ${ctx.price} per GPU-hour` : ''}`);
+  }
+  lines.push('', `  to run #1: ${ctx.command}${p.rows[0].changed.map((s) => ` --set ${s}`).join('')}`);
+  return lines.join('\n');
+}
+
+function rowJson(r: PlanRow, gpus: number, tokens?: number, price?: number): Record<string, unknown> {
+  const band = r.band ? { ...bandRangeS(r.band, r.sim.stepTimeS), lowPct: r.band.lowPct, highPct: r.band.highPct, rows: r.band.rows } : undefined;
+  return {
+    layout: r.candidate.layout,
+    knobs: r.candidate.knobs,
+    sets: r.sets,
+    changed: r.changed,
+    estimateS: r.estimateS,
+    ...r.sim,
+    headroomBytes: r.sim.capacityBytes - r.sim.peakBytesPerGpu,
+    ...(band ? { errorBand: band } : {}),
+    tie: r.tie,
+    own: r.own,
+    ...(tokens !== undefined ? { run: runCost(r, gpus, tokens, price) } : {}),
+  };
+}
+
+export function planJson(p: PlanResult, ctx: PlanTextContext): Record<string, unknown> {
+  const { rows, own, ...search } = p;
+  return { version: VERSION, name: ctx.name, ...search, rows: rows.map((r) => rowJson(r, p.gpus, ctx.tokens, ctx.price)), ...(own ? { own: rowJson(own, p.gpus, ctx.tokens, ctx.price) } : {}) };
+}
+
+const CSV_HEADER = ['rank', 'tie', 'own', 'tp', 'cp', 'pp', 'dp', 'microBatch', 'schedule', 'virtualStages', 'zero', 'offload', 'recompute', 'sequenceParallel', 'tpCommOverlap', 'stepTimeS', 'bandLowS', 'bandHighS', 'estimateS', 'tokensPerS', 'mfu', 'peakBytesPerGpu', 'capacityBytes', 'computeS', 'exposedCommS', 'bubbleS', 'bound', 'sets'];
+
+const csvCell = (v: unknown) => {
+  const t = v === undefined ? '' : String(v);
+  return /[",\n]/.test(t) ? `"${t.replace(/"/g, '""')}"` : t;
+};
+
+export function planCsv(p: PlanResult): string {
+  const all = [...p.rows.map((r, i) => ({ r, rank: String(i + 1) })), ...(p.own && !p.rows.includes(p.own) ? [{ r: p.own, rank: 'own' }] : [])];
+  const lines = all.map(({ r, rank }) => {
+    const l = r.candidate.layout;
+    const k = r.candidate.knobs;
+    const band = r.band ? bandRangeS(r.band, r.sim.stepTimeS) : undefined;
+    const b = r.sim.breakdown;
+    return [rank, r.tie, r.own, l.tp, l.cp, l.pp, l.dp, l.microBatch, l.schedule, l.virtualStages, k.zero, k.offload, k.recompute, k.sequenceParallel, k.tpCommOverlap, r.sim.stepTimeS, band?.lowS, band?.highS, r.estimateS, r.sim.tokensPerS, r.sim.mfu, r.sim.peakBytesPerGpu, r.sim.capacityBytes, b.computeS, b.exposedCommS, b.bubbleS, r.sim.bound, r.sets.join(' ')].map(csvCell).join(',');
+  });
+  return [CSV_HEADER.join(','), ...lines].join('\n') + '\n';
+}
