@@ -1,4 +1,4 @@
-import type { Command } from 'commander';
+import { Option, type Command } from 'commander';
 import { stringify } from 'yaml';
 import { loadScenarioFile, applyOverrides } from '../scenario/load.js';
 import { applyImports, scenarioWithImports, type ImportOptions } from '../scenario/importSettings.js';
@@ -7,12 +7,14 @@ import { DEFAULT_TOP, gpuSets, planSearch, type PlanProgress, type PlanResult } 
 import { applyProfileOption } from './calibrateCommand.js';
 import { collect } from './scenarioInput.js';
 import { jobsHelp, parseJobs } from './jobsOption.js';
-import { formatPlan, planCsv, planJson, type PlanTextContext } from './planOutput.js';
+import { formatPlan, formatSizes, planCsv, planJson, sizesJson, type PlanTextContext } from './planOutput.js';
 import { checkOutputFiles, commandLineInputs, writeReportFile } from './reportFiles.js';
 import { processOutput, type Output } from './output.js';
 import { UsageError } from './usageError.js';
 import type { Scenario } from '../scenario/resolve.js';
 import { MAX_GPUS } from '../scenario/simulationLimits.js';
+import { parseGpuCounts } from '../sweep/scaleMath.js';
+import { bestSize, OBJECTIVES, type Objective } from '../plan/objective.js';
 
 interface PlanOptions extends ImportOptions {
   set: string[];
@@ -27,6 +29,7 @@ interface PlanOptions extends ImportOptions {
   tokens?: string;
   price?: string;
   profile?: string;
+  objective: Objective;
 }
 
 const SUFFIX: Record<string, number> = { '': 1, K: 1e3, M: 1e6, B: 1e9, G: 1e9, T: 1e12 };
@@ -50,16 +53,22 @@ function parseTop(text: string): number {
   return Number(text);
 }
 
-/** Reads `--gpus`: a whole count of whole nodes (or fewer GPUs than one node holds). */
-function parseGpus(text: string | undefined, s: Scenario): number {
-  const own = s.cluster.nodes * s.cluster.node.gpusPerNode;
-  if (text === undefined) return own;
+/** Reads `--gpus`: one count or several (`64,128` or the doubling `64..1024`), each of whole nodes (or under one). */
+function parseGpus(text: string | undefined, s: Scenario): number[] {
   const perNode = s.cluster.node.gpusPerNode;
-  if (!/^\s*\d+\s*$/.test(text) || Number(text) < 1) throw new UsageError(`--gpus: '${text}' is not a GPU count; give a whole number, e.g. --gpus 64 (a range is not supported yet)`);
-  const gpus = Number(text);
-  if (gpus > MAX_GPUS) throw new UsageError(`--gpus: ${gpus} is more than the ${MAX_GPUS} GPUs the simulator takes`);
-  if (gpus > perNode && gpus % perNode !== 0) throw new UsageError(`--gpus: ${gpus} GPUs are not whole nodes of ${perNode} (${s.cluster.node.name}); give a multiple of ${perNode}`);
-  return gpus;
+  if (text === undefined) return [s.cluster.nodes * perNode];
+  let counts: number[];
+  try {
+    counts = parseGpuCounts(text);
+  } catch (err) {
+    if (err instanceof RangeError) throw new UsageError(`--gpus: ${err.message}`);
+    throw err;
+  }
+  for (const gpus of counts) {
+    if (gpus > MAX_GPUS) throw new UsageError(`--gpus: ${gpus} is more than the ${MAX_GPUS} GPUs the simulator takes`);
+    if (gpus > perNode && gpus % perNode !== 0) throw new UsageError(`--gpus: ${gpus} GPUs are not whole nodes of ${perNode} (${s.cluster.node.name}); give multiples of ${perNode}`);
+  }
+  return counts;
 }
 
 function spaceOf(s: Scenario, opts: PlanOptions): PlanSpace {
@@ -72,7 +81,7 @@ function spaceOf(s: Scenario, opts: PlanOptions): PlanSpace {
 }
 
 /** A progress line on a terminal's stderr: which phase, how far. */
-function planProgress(io: Output): { update: (p: PlanProgress) => void; stop: () => void } {
+function planProgress(io: Output, prefix: string): { update: (p: PlanProgress) => void; stop: () => void } {
   const shown = io === processOutput && process.stderr.isTTY;
   const words = { prune: 'counting memory of layouts', bound: 'bounding candidates', estimate: 'estimating candidates', simulate: 'simulating the best' };
   let last = 0;
@@ -81,7 +90,7 @@ function planProgress(io: Output): { update: (p: PlanProgress) => void; stop: ()
       const now = Date.now();
       if (!shown || (now - last < 200 && p.done < p.total)) return;
       last = now;
-      process.stderr.write(`\rplan: ${words[p.phase]} ${p.done}/${p.total}\x1b[K`);
+      process.stderr.write(`\rplan: ${prefix}${words[p.phase]} ${p.done}/${p.total}\x1b[K`);
     },
     stop: () => {
       if (shown) process.stderr.write('\r\x1b[K');
@@ -101,7 +110,8 @@ export function registerPlan(program: Command, io: Output): void {
     .command('plan')
     .description('search the ways to split a model over the GPUs: prune by memory, estimate, simulate the best, rank them')
     .argument('<scenario>', 'scenario file (YAML or JSON): the model, the cluster and the training batch')
-    .option('--gpus <n>', "GPUs to plan for (whole nodes; default: the scenario's)")
+    .option('--gpus <n>', "GPUs to plan for: a count, a list or a doubling range (64..1024), whole nodes (default: the scenario's)")
+    .addOption(new Option('--objective <what>', 'with several GPU counts, which is best: the most tokens/s (throughput, or time to train), or the fewest GPU-hours per token (cost)').choices(OBJECTIVES).default('throughput'))
     .option('--space <name=a,b>', `values to search for one setting (repeatable): ${Object.keys(SPACE_FIELDS).join(', ')}`, collect, [])
     .option('--fix <name=a>', 'hold one setting at one value (repeatable), e.g. --fix tp=8 or --fix parallel.zero=1', collect, [])
     .option('--top <k>', 'how many of the best estimates to simulate in full and show', String(DEFAULT_TOP))
@@ -135,7 +145,7 @@ a node, cp 1 (1, 2, 4 from 8,192 tokens), any pp, micro-batch 1 to 16, virtual s
     .action(async (file: string, opts: PlanOptions) => {
       const { scenario: imported, imports } = scenarioWithImports(file, opts, opts.set, (w) => io.err(`clustersim: warning: ${w}`));
       const { scenario, profile } = applyProfileOption(imported, opts.profile, io);
-      const gpus = parseGpus(opts.gpus, scenario);
+      const sizes = parseGpus(opts.gpus, scenario);
       const top = parseTop(opts.top);
       const tokens = opts.tokens !== undefined ? parseTokens(opts.tokens) : undefined;
       const price = opts.price !== undefined ? parsePrice(opts.price) : undefined;
@@ -145,23 +155,29 @@ a node, cp 1 (1, 2, 4 from 8,192 tokens), any pp, micro-batch 1 to 16, virtual s
       checkOutputFiles([[opts.csv, '--csv'], [opts.write, '--write']], commandLineInputs([file], opts));
       const f = loadScenarioFile(file);
       const raw = applyImports(f.raw, imports);
-      const progress = planProgress(io);
-      const t0 = Date.now();
-      let result: PlanResult;
-      try {
-        result = await planSearch({ raw, source: f.source, baseDir: f.baseDir, scenario, sets: opts.set, gpus, space, top, ...(profile ? { profile: { profile: profile.profile, path: profile.file } } : {}) }, { jobs, onProgress: progress.update });
-      } finally {
-        progress.stop();
+      const plans: PlanResult[] = [];
+      for (const gpus of sizes) {
+        const progress = planProgress(io, sizes.length > 1 ? `${gpus} GPUs: ` : '');
+        const t0 = Date.now();
+        try {
+          plans.push(await planSearch({ raw, source: f.source, baseDir: f.baseDir, scenario, sets: opts.set, gpus, space, top, ...(profile ? { profile: { profile: profile.profile, path: profile.file } } : {}) }, { jobs, onProgress: progress.update }));
+        } finally {
+          progress.stop();
+        }
+        const p = plans[plans.length - 1];
+        io.err(`plan: ${gpus} GPUs: ${p.candidates} candidates, ${p.estimated} estimated, ${p.rows.length + (p.own && !p.rows.includes(p.own) ? 1 : 0)} simulated in full, in ${((Date.now() - t0) / 1e3).toFixed(1)} s on ${jobs} thread${jobs === 1 ? '' : 's'}`);
       }
-      io.err(`plan: ${result.candidates} candidates, ${result.estimated} estimated, ${result.rows.length + (result.own && !result.rows.includes(result.own) ? 1 : 0)} simulated in full, in ${((Date.now() - t0) / 1e3).toFixed(1)} s on ${jobs} thread${jobs === 1 ? '' : 's'}`);
-      const sizeSets = gpus !== scenario.cluster.nodes * scenario.cluster.node.gpusPerNode ? gpuSets(scenario, gpus) : [];
-      const command = `clustersim simulate ${file}${[...opts.set, ...sizeSets].map((s) => ` --set ${s}`).join('')}`;
-      const ctx: PlanTextContext = { name: scenario.name, command, gpus, ...(tokens !== undefined ? { tokens } : {}), ...(price !== undefined ? { price } : {}) };
-      io.out(opts.json ? JSON.stringify(planJson(result, ctx), null, 2) : formatPlan(result, ctx, top));
-      if (opts.csv) writeReportFile(opts.csv, planCsv(result), io);
+      const chosen = bestSize(plans, opts.objective) ?? plans.length - 1;
+      const ownGpus = scenario.cluster.nodes * scenario.cluster.node.gpusPerNode;
+      const sizeSets = (gpus: number) => (gpus !== ownGpus ? gpuSets(scenario, gpus) : []);
+      const ctxOf = (gpus: number): PlanTextContext => ({ name: scenario.name, command: `clustersim simulate ${file}${[...opts.set, ...sizeSets(gpus)].map((s) => ` --set ${s}`).join('')}`, gpus, ...(tokens !== undefined ? { tokens } : {}), ...(price !== undefined ? { price } : {}) });
+      if (opts.json) io.out(JSON.stringify(plans.length === 1 ? planJson(plans[0], ctxOf(plans[0].gpus)) : sizesJson(plans, chosen, opts.objective, ctxOf), null, 2));
+      else io.out(plans.length === 1 ? formatPlan(plans[0], ctxOf(plans[0].gpus), top) : `${formatSizes(plans, chosen, opts.objective, ctxOf(plans[chosen].gpus))}\n\n${formatPlan(plans[chosen], ctxOf(plans[chosen].gpus), top)}`);
+      if (opts.csv) writeReportFile(opts.csv, planCsv(plans), io);
       if (opts.write) {
-        if (result.rows.length === 0) io.err(`clustersim: --write ${opts.write}: nothing fits, so no scenario was written`);
-        else writeReportFile(opts.write, winnerYaml(raw, [...opts.set, ...sizeSets], result, file), io);
+        const p = plans[chosen];
+        if (p.rows.length === 0) io.err(`clustersim: --write ${opts.write}: nothing fits, so no scenario was written`);
+        else writeReportFile(opts.write, winnerYaml(raw, [...opts.set, ...sizeSets(p.gpus)], p, file), io);
       }
     });
 }

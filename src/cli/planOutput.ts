@@ -2,6 +2,7 @@ import { bandRangeS } from '../accuracy/errorBand.js';
 import { TIE_QUANTILE } from '../accuracy/pairSpread.js';
 import { knobsText, layoutText } from '../plan/candidates.js';
 import type { PlanResult, PlanRow } from '../plan/search.js';
+import type { Objective } from '../plan/objective.js';
 import { whyClause } from '../plan/why.js';
 import { table } from '../report/textTable.js';
 import { VERSION } from '../version.js';
@@ -162,21 +163,50 @@ export function planJson(p: PlanResult, ctx: PlanTextContext): Record<string, un
   return { version: VERSION, name: ctx.name, ...search, rows: rows.map((r) => rowJson(r, p.gpus, ctx.tokens, ctx.price)), ...(own ? { own: rowJson(own, p.gpus, ctx.tokens, ctx.price) } : {}) };
 }
 
-const CSV_HEADER = ['rank', 'tie', 'own', 'tp', 'cp', 'pp', 'dp', 'microBatch', 'schedule', 'virtualStages', 'zero', 'offload', 'recompute', 'sequenceParallel', 'tpCommOverlap', 'stepTimeS', 'bandLowS', 'bandHighS', 'estimateS', 'tokensPerS', 'mfu', 'peakBytesPerGpu', 'capacityBytes', 'computeS', 'exposedCommS', 'bubbleS', 'bound', 'sets'];
+const CSV_HEADER = ['gpus', 'rank', 'tie', 'own', 'tp', 'cp', 'pp', 'dp', 'microBatch', 'schedule', 'virtualStages', 'zero', 'offload', 'recompute', 'sequenceParallel', 'tpCommOverlap', 'stepTimeS', 'bandLowS', 'bandHighS', 'estimateS', 'tokensPerS', 'mfu', 'peakBytesPerGpu', 'capacityBytes', 'computeS', 'exposedCommS', 'bubbleS', 'bound', 'sets'];
 
 const csvCell = (v: unknown) => {
   const t = v === undefined ? '' : String(v);
   return /[",\n]/.test(t) ? `"${t.replace(/"/g, '""')}"` : t;
 };
 
-export function planCsv(p: PlanResult): string {
-  const all = [...p.rows.map((r, i) => ({ r, rank: String(i + 1) })), ...(p.own && !p.rows.includes(p.own) ? [{ r: p.own, rank: 'own' }] : [])];
-  const lines = all.map(({ r, rank }) => {
-    const l = r.candidate.layout;
-    const k = r.candidate.knobs;
-    const band = r.band ? bandRangeS(r.band, r.sim.stepTimeS) : undefined;
-    const b = r.sim.breakdown;
-    return [rank, r.tie, r.own, l.tp, l.cp, l.pp, l.dp, l.microBatch, l.schedule, l.virtualStages, k.zero, k.offload, k.recompute, k.sequenceParallel, k.tpCommOverlap, r.sim.stepTimeS, band?.lowS, band?.highS, r.estimateS, r.sim.tokensPerS, r.sim.mfu, r.sim.peakBytesPerGpu, r.sim.capacityBytes, b.computeS, b.exposedCommS, b.bubbleS, r.sim.bound, r.sets.join(' ')].map(csvCell).join(',');
+/** The simulated setups of every plan (one per GPU count) as CSV, one row each, the scenario's own marked `own`. */
+export function planCsv(plans: readonly PlanResult[]): string {
+  const lines = plans.flatMap((p) => {
+    const all = [...p.rows.map((r, i) => ({ r, rank: String(i + 1) })), ...(p.own && !p.rows.includes(p.own) ? [{ r: p.own, rank: 'own' }] : [])];
+    return all.map(({ r, rank }) => {
+      const l = r.candidate.layout;
+      const k = r.candidate.knobs;
+      const band = r.band ? bandRangeS(r.band, r.sim.stepTimeS) : undefined;
+      const b = r.sim.breakdown;
+      return [p.gpus, rank, r.tie, r.own, l.tp, l.cp, l.pp, l.dp, l.microBatch, l.schedule, l.virtualStages, k.zero, k.offload, k.recompute, k.sequenceParallel, k.tpCommOverlap, r.sim.stepTimeS, band?.lowS, band?.highS, r.estimateS, r.sim.tokensPerS, r.sim.mfu, r.sim.peakBytesPerGpu, r.sim.capacityBytes, b.computeS, b.exposedCommS, b.bubbleS, r.sim.bound, r.sets.join(' ')].map(csvCell).join(',');
+    });
   });
   return [CSV_HEADER.join(','), ...lines].join('\n') + '\n';
+}
+
+/** The best of each GPU count, one line each, and which the objective picks. */
+export function formatSizes(plans: readonly PlanResult[], chosen: number, objective: Objective, ctx: Omit<PlanTextContext, 'gpus' | 'command'>): string {
+  const rows = plans.map((p, i) => {
+    const w = p.rows[0];
+    if (!w) return [String(p.gpus), 'nothing fits', '', '', '', '', ''];
+    const perToken = p.gpus / w.sim.tokensPerS / 3600;
+    const run = ctx.tokens !== undefined ? runCost(w, p.gpus, ctx.tokens, ctx.price) : undefined;
+    return [
+      `${p.gpus}${i === chosen ? ' *' : ''}`,
+      `${layoutText(w.candidate.layout)}; ${knobsText(w.candidate.knobs)}`,
+      formatSeconds(w.sim.stepTimeS),
+      Math.round(w.sim.tokensPerS).toLocaleString('en-US'),
+      pct(w.sim.mfu),
+      `${(perToken * 1e9).toFixed(0)}`,
+      run ? `${run.days.toFixed(1)} d${run.cost !== undefined ? `, ${Math.round(run.cost).toLocaleString('en-US')}` : ''}` : '',
+    ];
+  });
+  const header = ['GPUs', 'best split', 'step', 'tokens/s', 'MFU', 'GPU-h per 1B tokens', ctx.tokens !== undefined ? `${tokensText(ctx.tokens)} tokens` : ''];
+  const words = objective === 'cost' ? 'the fewest GPU-hours per token' : objective === 'time' ? 'the shortest time to train' : 'the most tokens per second';
+  return [`plan: ${ctx.name} at ${plans.length} GPU counts; * marks ${words} (--objective ${objective})`, table(header, rows).split('\n').map((l) => `  ${l}`).join('\n')].join('\n');
+}
+
+export function sizesJson(plans: readonly PlanResult[], chosen: number, objective: Objective, ctxOf: (gpus: number) => PlanTextContext): Record<string, unknown> {
+  return { version: VERSION, objective, chosenGpus: plans[chosen].gpus, sizes: plans.map((p) => planJson(p, ctxOf(p.gpus))) };
 }

@@ -59,6 +59,19 @@ describe('clustersim plan', () => {
     expect(a.stdout).toBe(b.stdout);
   }, 60_000);
 
+  it('plans each GPU count of a range and picks the best for the objective', async () => {
+    for (const objective of ['throughput', 'cost']) {
+      const r = await cli('plan', FILE, ...NARROW, '--gpus', '8,16', '--objective', objective, '--json', '--top', '1');
+      expect(r.code, r.stderr).toBe(0);
+      const j = JSON.parse(r.stdout);
+      expect(j.sizes.map((p: { gpus: number }) => p.gpus)).toEqual([8, 16]);
+      const score = (p: { gpus: number; rows: { tokensPerS: number }[] }) => (objective === 'cost' ? p.gpus / p.rows[0].tokensPerS : 1 / p.rows[0].tokensPerS);
+      const best = j.sizes.reduce((a: { gpus: number; rows: { tokensPerS: number }[] }, b: { gpus: number; rows: { tokensPerS: number }[] }) => (score(b) < score(a) ? b : a));
+      expect(j.objective).toBe(objective);
+      expect(j.chosenGpus).toBe(best.gpus);
+    }
+  }, 120_000);
+
   it('refuses bad options with exit 2 and says what is allowed', async () => {
     expectBadInput(await cli('plan', FILE, '--space', 'bucketMB=5'), 'not a setting the plan searches');
     expectBadInput(await cli('plan', FILE, '--fix', 'tp=2,4'), 'give one value');
@@ -66,5 +79,7 @@ describe('clustersim plan', () => {
     expectBadInput(await cli('plan', FILE, '--tokens', 'lots'), "--tokens: 'lots' is not a token count");
     expectBadInput(await cli('plan', FILE, '--gpus', '12'), '12 GPUs are not whole nodes of 8');
     expectBadInput(await cli('plan', FILE, '--top', '0'), '--top');
+    expectBadInput(await cli('plan', FILE, '--gpus', '8..4'), '--gpus');
+    expectBadInput(await cli('plan', FILE, '--objective', 'speed'), 'speed');
   });
 });
