@@ -7,7 +7,8 @@ import { DEFAULT_TOP, gpuSets, planSearch, type PlanProgress, type PlanResult } 
 import { applyProfileOption } from './calibrateCommand.js';
 import { collect } from './scenarioInput.js';
 import { jobsHelp, parseJobs } from './jobsOption.js';
-import { formatPlan, formatSizes, planCsv, planJson, sizesJson, type PlanTextContext } from './planOutput.js';
+import { formatPlan, formatSizes, noteLines, PLAN_UNITS, planCsv, planJson, searchLines, sizesJson, type PlanTextContext } from './planOutput.js';
+import { VERSION } from '../version.js';
 import { checkOutputFiles, commandLineInputs, writeReportFile } from './reportFiles.js';
 import { processOutput, type Output } from './output.js';
 import { UsageError } from './usageError.js';
@@ -26,6 +27,7 @@ interface PlanOptions extends ImportOptions {
   json?: boolean;
   csv?: string;
   write?: string;
+  report?: string;
   tokens?: string;
   price?: string;
   profile?: string;
@@ -125,13 +127,14 @@ export function registerPlan(program: Command, io: Output): void {
     .option('--json', 'print the whole answer as JSON')
     .option('--csv <file>', 'write the simulated setups as CSV')
     .option('--write <best.yaml>', 'write the winner as a scenario file')
+    .option('--report <plan.html>', 'write an HTML report: step time against memory per GPU with the Pareto front, the table, why')
     .addHelpText(
       'after',
       `
 Examples:
   $ clustersim plan scenarios/llama2-70b-tp8-scale.yaml --gpus 64
   $ clustersim plan scenarios/llama2-13b-tp8-nvswitch.yaml --fix tp=8 --space microBatch=1,2
-  $ clustersim plan scenarios/llama2-7b-zero3-pcie.yaml --tokens 1T --price 2.5 --write best.yaml
+  $ clustersim plan scenarios/llama2-7b-zero3-pcie.yaml --tokens 1T --price 2.5 --write best.yaml --report plan.html
   $ clustersim plan scenarios/bert-large-ddp-2node.yaml --space zero=0,1 --top 8 --json --csv plan.csv
 
 How it searches: every layout of the space that tiles the GPUs (tp × cp × pp × dp, micro-batch, 1F1B or
@@ -152,7 +155,7 @@ a node, cp 1 (1, 2, 4 from 8,192 tokens), any pp, micro-batch 1 to 16, virtual s
       if (price !== undefined && tokens === undefined) throw new UsageError('--price: needs --tokens (the cost is of training that many tokens)');
       const space = spaceOf(scenario, opts);
       const jobs = parseJobs(opts.jobs, 'the candidates');
-      checkOutputFiles([[opts.csv, '--csv'], [opts.write, '--write']], commandLineInputs([file], opts));
+      checkOutputFiles([[opts.csv, '--csv'], [opts.write, '--write'], [opts.report, '--report']], commandLineInputs([file], opts));
       const f = loadScenarioFile(file);
       const raw = applyImports(f.raw, imports);
       const plans: PlanResult[] = [];
@@ -174,6 +177,12 @@ a node, cp 1 (1, 2, 4 from 8,192 tokens), any pp, micro-batch 1 to 16, virtual s
       if (opts.json) io.out(JSON.stringify(plans.length === 1 ? planJson(plans[0], ctxOf(plans[0].gpus)) : sizesJson(plans, chosen, opts.objective, ctxOf), null, 2));
       else io.out(plans.length === 1 ? formatPlan(plans[0], ctxOf(plans[0].gpus), top) : `${formatSizes(plans, chosen, opts.objective, ctxOf(plans[chosen].gpus))}\n\n${formatPlan(plans[chosen], ctxOf(plans[chosen].gpus), top)}`);
       if (opts.csv) writeReportFile(opts.csv, planCsv(plans), io);
+      if (opts.report) {
+        const p = plans[chosen];
+        const { planReportHtml } = await import('../report/planReport.js');
+        const text = { title: `Plan: ${scenario.name} on ${p.gpus} GPUs`, meta: `clustersim ${VERSION} plan ${file}`, search: searchLines(p, top), notes: noteLines(p, ctxOf(p.gpus)) };
+        writeReportFile(opts.report, planReportHtml(p, text, PLAN_UNITS), io);
+      }
       if (opts.write) {
         const p = plans[chosen];
         if (p.rows.length === 0) io.err(`clustersim: --write ${opts.write}: nothing fits, so no scenario was written`);

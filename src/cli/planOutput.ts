@@ -5,6 +5,7 @@ import type { PlanResult, PlanRow } from '../plan/search.js';
 import type { Objective } from '../plan/objective.js';
 import { whyClause } from '../plan/why.js';
 import { table } from '../report/textTable.js';
+import { PLAN_TABLE_HEADER, planTableRows } from '../report/planTable.js';
 import { VERSION } from '../version.js';
 import { MFU_NOTE_ABOVE } from '../sim/simulateStep.js';
 import { formatBytes, formatSeconds } from './units.js';
@@ -29,37 +30,6 @@ export function tokensText(n: number): string {
   for (const [suffix, v] of [['T', 1e12], ['B', 1e9], ['M', 1e6], ['K', 1e3]] as const) if (n >= v) return `${Number((n / v).toPrecision(4))}${suffix}`;
   return String(n);
 }
-
-/** The band cell: `23.1–27.2 s`, or `no band` when no validated rows are like it. */
-function bandCell(r: PlanRow): string {
-  if (!r.band) return 'no band';
-  const { lowS, highS } = bandRangeS(r.band, r.sim.stepTimeS);
-  return `${formatSeconds(lowS)}–${formatSeconds(highS)}`;
-}
-
-/** Free memory on the fullest GPU, as a share of its capacity. */
-const headroom = (r: PlanRow) => 1 - r.sim.peakBytesPerGpu / r.sim.capacityBytes;
-
-function rowCells(r: PlanRow, rank: string): string[] {
-  const s = r.sim;
-  const share = (x: number) => pct(x / s.stepTimeS);
-  return [
-    rank,
-    layoutText(r.candidate.layout),
-    knobsText(r.candidate.knobs),
-    formatSeconds(s.stepTimeS),
-    bandCell(r),
-    Math.round(s.tokensPerS).toLocaleString('en-US'),
-    pct(s.mfu),
-    `${formatBytes(s.peakBytesPerGpu)} (${pct(headroom(r))} free)`,
-    share(s.breakdown.computeS),
-    share(s.breakdown.exposedCommS),
-    share(s.breakdown.bubbleS),
-    s.bound,
-  ];
-}
-
-const HEADER = ['#', 'split', 'settings', 'step', 'likely', 'tokens/s', 'MFU', 'memory per GPU', 'compute', 'exp. comm', 'bubble', 'bound'];
 
 /** The counts line of a rule map: `does not fit in memory 820, more recompute than needed 300`. */
 function countLines(counts: Partial<Record<string, number>>, indent: string): string[] {
@@ -121,16 +91,10 @@ export interface PlanTextContext {
 }
 
 /** The whole text answer. */
-export function formatPlan(p: PlanResult, ctx: PlanTextContext, top: number): string {
-  const rows = p.rows.map((r, i) => rowCells(r, `${i + 1}${r.tie ? ' tie' : ''}${r.own ? ' (yours)' : ''}`));
-  if (p.own && !p.rows.includes(p.own)) rows.push(rowCells(p.own, 'yours'));
-  const lines = [`plan: ${ctx.name} on ${ctx.gpus} GPUs`, ...searchLines(p, top), ''];
-  if (p.rows.length === 0) {
-    lines.push('  nothing fits: no candidate of the space fits in memory (see the counts above); try more GPUs (--gpus) or a wider --space.');
-    return lines.join('\n');
-  }
-  lines.push(table(HEADER, rows).split('\n').map((l) => `  ${l}`).join('\n'), '');
-  lines.push('  compute, exp. comm and bubble: shares of the step (mean over GPUs); likely: the error band of validated runs like it.');
+/** What follows the table: the notes on it, why the winner wins, the ties, the cost of a run and the command. */
+export function noteLines(p: PlanResult, ctx: PlanTextContext): string[] {
+  if (p.rows.length === 0) return ['  nothing fits: no candidate of the space fits in memory (see the counts above); try more GPUs (--gpus) or a wider --space.'];
+  const lines = ['  compute, exp. comm and bubble: shares of the step (mean over GPUs); likely: the error band of validated runs like it.'];
   if (p.rows.some((r) => r.sim.mfu > MFU_NOTE_ABOVE)) lines.push(`  MFU above ${Math.round(100 * MFU_NOTE_ABOVE)}% is more than published training runs report: read those rows as optimistic.`);
   lines.push(...whyLines(p), ...tieLines(p));
   if (ctx.tokens !== undefined) {
@@ -138,8 +102,18 @@ export function formatPlan(p: PlanResult, ctx: PlanTextContext, top: number): st
     lines.push(`  to train ${tokensText(ctx.tokens)} tokens with #1: ${c.days.toFixed(1)} days, ${Math.round(c.gpuHours).toLocaleString('en-US')} GPU-hours${c.cost !== undefined ? `, ${Math.round(c.cost).toLocaleString('en-US')} at ${ctx.price} per GPU-hour` : ''}`);
   }
   lines.push('', `  to run #1: ${ctx.command}${p.rows[0].changed.map((s) => ` --set ${s}`).join('')}`);
-  return lines.join('\n');
+  return lines;
 }
+
+/** The whole text answer for one GPU count. */
+export function formatPlan(p: PlanResult, ctx: PlanTextContext, top: number): string {
+  const lines = [`plan: ${ctx.name} on ${ctx.gpus} GPUs`, ...searchLines(p, top), ''];
+  if (p.rows.length > 0) lines.push(table(PLAN_TABLE_HEADER, planTableRows(p, PLAN_UNITS)).split('\n').map((l) => `  ${l}`).join('\n'), '');
+  return [...lines, ...noteLines(p, ctx)].join('\n');
+}
+
+/** The units of the CLI, for tables built in src/report. */
+export const PLAN_UNITS = { seconds: formatSeconds, bytes: formatBytes };
 
 function rowJson(r: PlanRow, gpus: number, tokens?: number, price?: number): Record<string, unknown> {
   const band = r.band ? { ...bandRangeS(r.band, r.sim.stepTimeS), lowPct: r.band.lowPct, highPct: r.band.highPct, rows: r.band.rows } : undefined;

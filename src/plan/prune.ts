@@ -20,13 +20,15 @@ export type MemoryRule = 'more recompute than needed' | 'offload where the GPUs 
 
 export interface PruneOutcome {
   kept: PlanCandidate[];
+  /** The memory of the fullest GPU of each kept candidate, bytes. */
+  keptBytes: number[];
   removed: Partial<Record<MemoryRule, number>>;
   /** Candidates the scenario checks refused, by the field they named (one example message each). */
   refused: Record<string, { count: number; example: string }>;
 }
 
 /** What resolving and counting the memory of one candidate says. */
-export type MemoryVerdict = { fits: boolean } | { refused: { path: string; message: string } };
+export type MemoryVerdict = { fits: boolean; peakBytesPerGpu: number } | { refused: { path: string; message: string } };
 
 const RECOMPUTE_ORDER: readonly Recompute[] = ['none', 'selective', 'full'];
 
@@ -42,12 +44,12 @@ export function memoryVerdict(resolve: (sets: string[]) => Scenario, sets: strin
   }
   const stages = stageMemories(s);
   const host = hostMemoryPerNode(s, stages);
-  return { fits: stages.every((m) => m.fits) && host?.fits !== false };
+  return { fits: stages.every((m) => m.fits) && host?.fits !== false, peakBytesPerGpu: Math.max(...stages.map((m) => m.totalBytes)) };
 }
 
 /** The knobs of one layout that survive the memory rules. */
 export function pruneLayout(layout: PlanLayout, space: PlanSpace, ctx: KnobContext, resolve: (sets: string[]) => Scenario): PruneOutcome {
-  const out: PruneOutcome = { kept: [], removed: {}, refused: {} };
+  const out: PruneOutcome = { kept: [], keptBytes: [], removed: {}, refused: {} };
   const count = (rule: MemoryRule, n = 1) => (out.removed[rule] = (out.removed[rule] ?? 0) + n);
   const recomputes = RECOMPUTE_ORDER.filter((r) => space.recompute.includes(r));
   for (const sequenceParallel of sequenceParallelOf(space, layout, ctx)) {
@@ -72,6 +74,7 @@ export function pruneLayout(layout: PlanLayout, space: PlanSpace, ctx: KnobConte
               out.refused[key].count++;
             } else if (verdict.fits) {
               out.kept.push(candidate);
+              out.keptBytes.push(verdict.peakBytesPerGpu);
               found = true;
               break;
             } else count('does not fit in memory');
@@ -95,6 +98,7 @@ export function pruneLayout(layout: PlanLayout, space: PlanSpace, ctx: KnobConte
 /** Adds one layout's outcome into a running total. */
 export function addPruneOutcome(total: PruneOutcome, part: PruneOutcome): void {
   total.kept.push(...part.kept);
+  total.keptBytes.push(...part.keptBytes);
   for (const [rule, n] of Object.entries(part.removed) as [MemoryRule, number][]) total.removed[rule] = (total.removed[rule] ?? 0) + n;
   for (const [path, r] of Object.entries(part.refused)) {
     total.refused[path] ??= { count: 0, example: r.example };

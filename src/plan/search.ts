@@ -33,6 +33,13 @@ export interface PlanProgress {
   total: number;
 }
 
+/** An estimated candidate. */
+export interface PlanPoint {
+  candidate: PlanCandidate;
+  estimateS: number;
+  peakBytesPerGpu: number;
+}
+
 /** One simulated candidate of the answer. */
 export interface PlanRow {
   candidate: PlanCandidate;
@@ -65,6 +72,8 @@ export interface PlanResult {
   rows: PlanRow[];
   /** The scenario's own setup at this GPU count, simulated, when the space holds it and it fits. */
   own?: PlanRow;
+  /** Every estimated candidate: its estimate and the memory of its fullest GPU (for the chart of the report). */
+  points: PlanPoint[];
   /** The largest |estimate / simulation − 1| over the simulated rows, %. */
   estimateErrorPct: number;
   spread?: PairSpread;
@@ -144,7 +153,7 @@ export async function planSearch(input: PlanInput, opts: { jobs: number; onProgr
   const job: PlanJob = { raw: input.raw, baseSets, source: input.source, baseDir: input.baseDir, profile: input.profile, ctx, space: input.space, phase: 'prune', layouts: [], candidates: [], setups: [] };
   const { layouts, removed } = planLayouts(input.scenario, input.space, input.gpus);
   job.layouts = layouts;
-  const pruned: PruneOutcome = { kept: [], removed: {}, refused: {} };
+  const pruned: PruneOutcome = { kept: [], keptBytes: [], removed: {}, refused: {} };
   for (const part of await runPhase<PruneOutcome>(job, layouts.length, opts.jobs, opts.onProgress)) addPruneOutcome(pruned, part);
   const candidates = pruned.kept.length + Object.values(pruned.removed).reduce((a, n) => a + n, 0) + Object.values(pruned.refused).reduce((a, r) => a + r.count, 0);
 
@@ -181,6 +190,7 @@ export async function planSearch(input: PlanInput, opts: { jobs: number; onProgr
     bounded,
     estimateErrors: estimates.filter((e) => e !== undefined && 'error' in e).length,
     rows,
+    points: estimates.flatMap((e, i) => (e && 'stepTimeS' in e ? [{ candidate: pruned.kept[i], estimateS: e.stepTimeS, peakBytesPerGpu: pruned.keptBytes[i] }] : [])),
     ...ownOf(own, rows, sims[best.length], rowOf),
     estimateErrorPct,
     ...(spread ? { spread } : {}),

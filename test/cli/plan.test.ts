@@ -14,7 +14,8 @@ describe('clustersim plan', () => {
 
   it('ranks the simulated setups by step time, and the written winner simulates to the same step', async () => {
     const best = join(dir, 'best.yaml');
-    const r = await cli('plan', FILE, ...NARROW, '--json', '--write', best, '--top', '3');
+    const report = join(dir, 'plan.html');
+    const r = await cli('plan', FILE, ...NARROW, '--json', '--write', best, '--report', report, '--top', '3');
     expect(r.code, r.stderr).toBe(0);
     const plan = JSON.parse(r.stdout);
     const times = plan.rows.map((row: { stepTimeS: number }) => row.stepTimeS);
@@ -25,6 +26,10 @@ describe('clustersim plan', () => {
       for (const s of row.changed) expect(row.sets).toContain(s);
       expect(row.errorBand.lowS).toBeLessThan(row.errorBand.highS);
     }
+    // The report draws every estimated candidate and numbers the three simulated.
+    const html = readFileSync(report, 'utf8');
+    expect(html).toContain(`data-points="${plan.points.length}"`);
+    expect(html.match(/class="rank"/g)).toHaveLength(3);
     expect(readFileSync(best, 'utf8')).toMatch(/^# Written by clustersim plan from scenarios\/llama2-13b-tp8-nvswitch.yaml/);
     const again = await cli('simulate', best, '--json', '--alternatives', '0');
     expect(again.code, again.stderr).toBe(0);
