@@ -158,19 +158,25 @@ function pipelineFillDrainNs(program: PlanJobProgram, stageOf: (rank: number) =>
 
 type PlanJobProgram = ReturnType<typeof compileStep>['program'];
 
+/** Idle-network collective times per cluster (and collective settings), kept for the life of the thread: every candidate of a plan shares them. */
+const idleTimes = new Map<string, { service: CollectiveService; ns: Map<string, number> }>();
+
 /**
  * The least time a collective of the step can take: its time on the idle network (sharing links only slows it), once
  * per distinct call. Undefined with measured collective tables, whose times the step takes instead.
  */
 function idleCollectiveNs(setup: Scenario): ((t: Task) => number) | undefined {
   if ((setup.comm.measured?.length ?? 0) > 0) return undefined;
-  const service = new CollectiveService(buildTopology(setup.cluster), { mode: setup.comm.mode, allReduceAlgorithm: setup.comm.algorithm, protocol: setup.comm.protocol });
-  const cache = new Map<string, number>();
+  const config = { mode: setup.comm.mode, allReduceAlgorithm: setup.comm.algorithm, protocol: setup.comm.protocol };
+  const key = JSON.stringify([setup.cluster, config]);
+  let entry = idleTimes.get(key);
+  if (!entry) idleTimes.set(key, (entry = { service: new CollectiveService(buildTopology(setup.cluster), config), ns: new Map() }));
+  const { service, ns: cache } = entry;
   return (t) => {
     const c = t.collective!;
-    const key = `${c.op}/${c.bytes}/${c.group.join(',')}`;
-    let ns = cache.get(key);
-    if (ns === undefined) cache.set(key, (ns = service.simulateIdleNs(c.op, c.group, c.bytes)));
+    const callKey = `${c.op}/${c.bytes}/${c.group.join(',')}`;
+    let ns = cache.get(callKey);
+    if (ns === undefined) cache.set(callKey, (ns = service.simulateIdleNs(c.op, c.group, c.bytes)));
     return ns;
   };
 }
