@@ -111,5 +111,9 @@ export const BENCH_CASES: Record<string, { title: string; run: () => CaseResult 
     title: 'clustersim scale, Llama-2-70B TP 8, 8..8192 GPUs (11 points)',
     run: cliCase(['scale', 'scenarios/llama2-70b-tp8-scale.yaml', '--gpus', '8..8192', '--mode', 'weak', '--json']),
   },
+  'plan-70b-64xh100': {
+    title: 'clustersim plan, Llama-2-70B on 64 H100, global batch 512 (target ≤ 30 s)',
+    run: cliCase(['plan', 'scenarios/llama2-70b-tp8-scale.yaml', '--gpus', '64', '--set', 'cluster.preset=dgx-h100', '--set', 'training.globalBatch=512', '--json']),
+  },
   ...Object.fromEntries(Object.entries(GROWTH_CASES).map(([name, g]) => [name, { title: g.title, run: stepCase(g.raw) }])),
 };
