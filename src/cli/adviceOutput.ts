@@ -41,6 +41,9 @@ export function formatAdvice(result: StepResult, alternatives: readonly Alternat
     lines.push('', '  what to try (each simulated):');
     const rows = alternativeRows(result, alternatives, { seconds: formatSeconds, bytes: formatBytes });
     lines.push(table(ALTERNATIVES_HEADER, rows).split('\n').map((l) => `    ${l}`).join('\n'));
+    // What would help: a faster setup that fits, or, when the current one does not fit, any that does.
+    const helps = (a: Alternative) => a.fits === true && (!result.memory.fits || (a.stepTimeS !== undefined && a.stepTimeS < result.stepTimeS));
+    if (!alternatives.some(helps)) lines.push(`    none of the ${alternatives.length} ${result.memory.fits ? 'is faster and fits' : 'fits'}: clustersim plan searches every split`);
   }
   return lines.join('\n');
 }

@@ -1,5 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { cli } from '../helpers/cli.js';
+import { scenarioFromFile } from '../../src/cli/scenarioInput.js';
+import { simulateStep } from '../../src/sim/simulateStep.js';
+import { formatAdvice } from '../../src/cli/adviceOutput.js';
 
 /** The alternatives `simulate --json` lists, and whether the current setup fits and what bounds it. */
 async function advice(...sets: string[]): Promise<{ fits: boolean; bound: string; alternatives: { label: string; fits?: boolean }[] }> {
@@ -22,5 +25,19 @@ describe('what to try', () => {
     const a = await advice('model.preset=gpt3-13b', 'parallel.tp=2', 'parallel.pp=4', 'parallel.sequenceParallel=false', 'training.globalBatch=2', 'training.microBatch=1');
     expect(a.bound).toBe('pipeline bubble');
     expect(a.alternatives.map((x) => x.label)).not.toContain('micro-batch 2');
+  });
+});
+
+describe('what to try, when nothing helps', () => {
+  const s = scenarioFromFile('scenarios/bert-large-ddp-2node.yaml');
+  const r = simulateStep(s).result;
+  const alt = (factor: number, fits: boolean) => ({ label: 'x', sets: ['parallel.zero=1'], stepTimeS: r.stepTimeS * factor, peakBytesPerGpu: 1, fits });
+
+  it('says so, and points to plan, when none of the simulated changes is faster and fits', () => {
+    expect(formatAdvice(r, [alt(1.2, true), alt(0.8, false)])).toContain('none of the 2 is faster and fits: clustersim plan searches every split');
+  });
+
+  it('says nothing of the kind when one is faster and fits', () => {
+    expect(formatAdvice(r, [alt(1.2, true), alt(0.8, true)])).not.toContain('none of the');
   });
 });
