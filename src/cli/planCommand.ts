@@ -4,14 +4,14 @@ import { loadScenarioFile, applyOverrides } from '../scenario/load.js';
 import { applyImports, scenarioWithImports, type ImportOptions } from '../scenario/importSettings.js';
 import { defaultSpace, narrowSpace, SpaceSyntaxError, SPACE_FIELDS, type PlanSpace } from '../plan/space.js';
 import { DEFAULT_TOP, gpuSets, planSearch, type PlanProgress, type PlanResult } from '../plan/search.js';
-import { applyProfileOption } from './calibrateCommand.js';
+import { applyProfileOption, onInterrupt } from './calibrateCommand.js';
 import { collect } from './scenarioInput.js';
 import { jobsHelp, parseJobs } from './jobsOption.js';
 import { formatPlan, formatSizes, noteLines, PLAN_UNITS, planCsv, planJson, searchLines, sizesJson, type PlanTextContext } from './planOutput.js';
 import { VERSION } from '../version.js';
 import { checkOutputFiles, commandLineInputs, writeReportFile } from './reportFiles.js';
 import { processOutput, type Output } from './output.js';
-import { UsageError } from './usageError.js';
+import { InterruptedError, UsageError } from './usageError.js';
 import type { Scenario } from '../scenario/resolve.js';
 import { MAX_GPUS } from '../scenario/simulationLimits.js';
 import { parseGpuCounts } from '../sweep/scaleMath.js';
@@ -159,16 +159,23 @@ a node, cp 1 (1, 2, 4 from 8,192 tokens), any pp, micro-batch 1 to 16, virtual s
       const f = loadScenarioFile(file);
       const raw = applyImports(f.raw, imports);
       const plans: PlanResult[] = [];
-      for (const gpus of sizes) {
-        const progress = planProgress(io, sizes.length > 1 ? `${gpus} GPUs: ` : '');
-        const t0 = Date.now();
-        try {
-          plans.push(await planSearch({ raw, source: f.source, baseDir: f.baseDir, scenario, sets: opts.set, gpus, space, top, ...(profile ? { profile: { profile: profile.profile, path: profile.file } } : {}) }, { jobs, onProgress: progress.update }));
-        } finally {
-          progress.stop();
+      const controller = new AbortController();
+      const removeHandler = onInterrupt(io, controller, 'plan', 'the candidates in flight, then simulating the best found so far');
+      try {
+        for (const gpus of sizes) {
+          if (controller.signal.aborted) break;
+          const progress = planProgress(io, sizes.length > 1 ? `${gpus} GPUs: ` : '');
+          const t0 = Date.now();
+          try {
+            plans.push(await planSearch({ raw, source: f.source, baseDir: f.baseDir, scenario, sets: opts.set, gpus, space, top, ...(profile ? { profile: { profile: profile.profile, path: profile.file } } : {}) }, { jobs, onProgress: progress.update, signal: controller.signal }));
+          } finally {
+            progress.stop();
+          }
+          const p = plans[plans.length - 1];
+          io.err(`plan: ${gpus} GPUs: ${p.candidates} candidates, ${p.estimated} estimated, ${p.rows.length + (p.own && !p.rows.includes(p.own) ? 1 : 0)} simulated in full, in ${((Date.now() - t0) / 1e3).toFixed(1)} s on ${jobs} thread${jobs === 1 ? '' : 's'}`);
         }
-        const p = plans[plans.length - 1];
-        io.err(`plan: ${gpus} GPUs: ${p.candidates} candidates, ${p.estimated} estimated, ${p.rows.length + (p.own && !p.rows.includes(p.own) ? 1 : 0)} simulated in full, in ${((Date.now() - t0) / 1e3).toFixed(1)} s on ${jobs} thread${jobs === 1 ? '' : 's'}`);
+      } finally {
+        removeHandler();
       }
       const chosen = bestSize(plans, opts.objective) ?? plans.length - 1;
       const ownGpus = scenario.cluster.nodes * scenario.cluster.node.gpusPerNode;
@@ -188,5 +195,6 @@ a node, cp 1 (1, 2, 4 from 8,192 tokens), any pp, micro-batch 1 to 16, virtual s
         if (p.rows.length === 0) io.err(`clustersim: --write ${opts.write}: nothing fits, so no scenario was written`);
         else writeReportFile(opts.write, winnerYaml(raw, [...opts.set, ...sizeSets(p.gpus)], p, file), io);
       }
+      if (controller.signal.aborted) throw new InterruptedError(`plan interrupted (Ctrl-C): the answer above covers the ${plans.length < sizes.length ? `${plans.length} of ${sizes.length} GPU counts and the ` : ''}candidates done before it`);
     });
 }

@@ -46,6 +46,7 @@ export function searchLines(p: PlanResult, top: number): string[] {
   const refused = Object.entries(p.refused).map(([path, r]) => `${path} ${r.count}`);
   const survivors = p.estimated;
   return [
+    ...(p.interrupted ? ['  interrupted (Ctrl-C): the counts and the ranking cover only what was done before it'] : []),
     `  layouts      ${p.layouts} that tile ${p.gpus} GPUs (tp × cp × pp × dp, micro-batch, schedule)`,
     ...countLines(p.layoutsRemoved, '    left out: '),
     `  candidates   ${p.candidates} (layouts × ZeRO stage, offload, recompute, sequence parallelism, TP overlap)`,

@@ -100,9 +100,9 @@ export function estimateCandidate(job: PlanJob, i: number): Estimate {
  * the program compiled with the fewest micro-batches its schedule takes (one, or one round of pp when interleaved),
  * its work per micro-batch counted m times. With a 1F1B pipeline a stage also waits, before its first forward, for
  * the first micro-batch's forwards on the stages before it, and after its last backward the last micro-batch's
- * backwards still run on them (`pipelineFillDrainNs`). Undefined when the candidate cannot be compiled.
+ * backwards still run on them (`pipelineFillDrainNs`). Infinity when the candidate cannot be compiled.
  */
-export function boundCandidate(job: PlanJob, i: number): number | undefined {
+export function boundCandidate(job: PlanJob, i: number): number {
   const c = job.candidates[i];
   const l = c.layout;
   const fewest = l.schedule === 'interleaved' ? l.pp : 1;
@@ -121,7 +121,7 @@ export function boundCandidate(job: PlanJob, i: number): number | undefined {
     }
     return most / 1e9;
   } catch (err) {
-    if (err instanceof ScenarioError) return undefined;
+    if (err instanceof ScenarioError) return Infinity;
     throw err;
   }
 }
@@ -193,7 +193,7 @@ export function simulateSetup(job: PlanJob, i: number): SimulateOutcome {
 }
 
 /** Task `i` of the job's phase. */
-export function planTask(job: PlanJob, i: number): PruneOutcome | number | undefined | Estimate | SimulateOutcome {
+export function planTask(job: PlanJob, i: number): PruneOutcome | number | Estimate | SimulateOutcome {
   if (job.phase === 'prune') return pruneLayout(job.layouts[i], job.space, job.ctx, (sets) => resolveWith(job, sets));
   if (job.phase === 'bound') return boundCandidate(job, i);
   return job.phase === 'estimate' ? estimateCandidate(job, i) : simulateSetup(job, i);

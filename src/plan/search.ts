@@ -57,6 +57,8 @@ export interface PlanRow {
 
 export interface PlanResult {
   gpus: number;
+  /** Ctrl-C stopped the search: the counts and the ranking cover what was done before it. */
+  interrupted: boolean;
   /** Layouts of the space that tile the GPUs, and those left out before counting memory, by rule. */
   layouts: number;
   layoutsRemoved: Partial<Record<LayoutRule, number>>;
@@ -90,7 +92,15 @@ function sameCandidate(a: PlanCandidate, b: PlanCandidate): boolean {
   return JSON.stringify(a) === JSON.stringify(b);
 }
 
-async function runPhase<R>(job: PlanJob, count: number | readonly number[], jobs: number, onProgress?: (p: PlanProgress) => void): Promise<R[]> {
+/** How a plan runs: threads, progress, and the signal that stops it (Ctrl-C) with what it has. */
+export interface SearchOptions {
+  jobs: number;
+  onProgress?: (p: PlanProgress) => void;
+  signal?: AbortSignal;
+}
+
+/** Runs the tasks `count` (or these ids) of the job's phase; a task the signal kept from starting has no result. */
+async function runPhase<R>(job: PlanJob, count: number | readonly number[], jobs: number, onProgress?: (p: PlanProgress) => void, signal?: AbortSignal): Promise<(R | undefined)[]> {
   let done = 0;
   const ids = typeof count === 'number' ? Array.from({ length: count }, (_, i) => i) : count;
   const { results } = await runTasks<PlanJob, ReturnType<typeof planTask>>({
@@ -100,8 +110,9 @@ async function runPhase<R>(job: PlanJob, count: number | readonly number[], jobs
     ids,
     runHere: (i) => planTask(job, i),
     onResult: () => onProgress?.({ phase: job.phase, done: ++done, total: ids.length }),
+    ...(signal ? { signal } : {}),
   });
-  return results as R[];
+  return results as (R | undefined)[];
 }
 
 const byTime = (a: { t: number; i: number }, b: { t: number; i: number }) => a.t - b.t || a.i - b.i;
@@ -114,32 +125,33 @@ export const ESTIMATE_BATCH = 8;
  * bound exceeds the `top`-th best estimate: no candidate left can then be among the best `top`, so these are the best
  * `top` of all (branch and bound). `estimates[i]` is undefined for a candidate left out.
  */
-async function estimateBest(job: PlanJob, kept: PlanCandidate[], top: number, opts: { jobs: number; onProgress?: (p: PlanProgress) => void }): Promise<{ estimates: (Estimate | undefined)[]; bounded: number }> {
-  const bounds = await runPhase<number | undefined>({ ...job, phase: 'bound', candidates: kept }, kept.length, opts.jobs, opts.onProgress);
-  const order = bounds.map((b, i) => ({ t: b ?? Infinity, i })).sort(byTime);
+async function estimateBest(job: PlanJob, kept: PlanCandidate[], top: number, opts: SearchOptions): Promise<{ estimates: (Estimate | undefined)[]; bounded: number }> {
+  const bounds = await runPhase<number>({ ...job, phase: 'bound', candidates: kept }, kept.length, opts.jobs, opts.onProgress, opts.signal);
+  // Candidates the signal kept from being bounded are left out (the plan says it was interrupted).
+  const order = bounds.flatMap((b, i) => (b === undefined ? [] : [{ t: b, i }])).sort(byTime);
   const estimates: (Estimate | undefined)[] = new Array(kept.length).fill(undefined);
   const best: number[] = [];
   const finite = order.filter((o) => o.t !== Infinity).length;
   let next = 0;
   let done = 0;
   const onProgress = opts.onProgress && ((p: PlanProgress) => opts.onProgress!({ ...p, done: done + p.done, total: finite }));
-  while (next < order.length) {
+  while (next < order.length && !opts.signal?.aborted) {
     const cutoff = best.length >= top ? best[top - 1] : Infinity;
     if (order[next].t > cutoff || order[next].t === Infinity) break;
     const ids = order.slice(next, next + ESTIMATE_BATCH).map((o) => o.i);
     next += ids.length;
-    const results = await runPhase<Estimate>({ ...job, phase: 'estimate', candidates: kept }, ids, opts.jobs, onProgress);
+    const results = await runPhase<Estimate>({ ...job, phase: 'estimate', candidates: kept }, ids, opts.jobs, onProgress, opts.signal);
     done += ids.length;
     for (const id of ids) {
-      estimates[id] = results[id];
       const e = results[id];
-      if ('stepTimeS' in e) best.push(e.stepTimeS);
+      estimates[id] = e;
+      if (e && 'stepTimeS' in e) best.push(e.stepTimeS);
     }
     best.sort((a, b) => a - b);
   }
   // A candidate that does not compile has no bound: it is one that could not be simulated.
   for (const o of order.slice(finite)) estimates[o.i] = { error: 'could not be compiled' };
-  return { estimates, bounded: finite - Math.min(next, finite) };
+  return { estimates, bounded: opts.signal?.aborted ? 0 : finite - Math.min(next, finite) };
 }
 
 /**
@@ -147,14 +159,14 @@ async function estimateBest(job: PlanJob, kept: PlanCandidate[], top: number, op
  * survivor's step from two short simulations, simulates the best `top` in full and ranks them by that. Deterministic:
  * the same input gives the same answer on any number of threads.
  */
-export async function planSearch(input: PlanInput, opts: { jobs: number; onProgress?: (p: PlanProgress) => void }): Promise<PlanResult> {
+export async function planSearch(input: PlanInput, opts: SearchOptions): Promise<PlanResult> {
   const ctx = knobContext(input.scenario);
   const baseSets = [...input.sets, ...gpuSets(input.scenario, input.gpus)];
   const job: PlanJob = { raw: input.raw, baseSets, source: input.source, baseDir: input.baseDir, profile: input.profile, ctx, space: input.space, phase: 'prune', layouts: [], candidates: [], setups: [] };
   const { layouts, removed } = planLayouts(input.scenario, input.space, input.gpus);
   job.layouts = layouts;
   const pruned: PruneOutcome = { kept: [], keptBytes: [], removed: {}, refused: {} };
-  for (const part of await runPhase<PruneOutcome>(job, layouts.length, opts.jobs, opts.onProgress)) addPruneOutcome(pruned, part);
+  for (const part of await runPhase<PruneOutcome>(job, layouts.length, opts.jobs, opts.onProgress, opts.signal)) if (part) addPruneOutcome(pruned, part);
   const candidates = pruned.kept.length + Object.values(pruned.removed).reduce((a, n) => a + n, 0) + Object.values(pruned.refused).reduce((a, r) => a + r.count, 0);
 
   const { estimates, bounded } = await estimateBest(job, pruned.kept, input.top, opts);
@@ -164,6 +176,7 @@ export async function planSearch(input: PlanInput, opts: { jobs: number; onProgr
   const own = ownSetup(input.scenario, input.gpus);
   const setups = [...best.map((b) => candidateSets(pruned.kept[b.i], ctx)), ...(own ? [own.sets] : [])];
   const simulateJob: PlanJob = { ...job, phase: 'simulate', layouts: [], candidates: [], setups };
+  // The best found are simulated even after an interruption: what was estimated is not lost (Ctrl-C again quits).
   const sims = await runPhase<SimulateOutcome>(simulateJob, setups.length, opts.jobs, opts.onProgress);
   const ownSets = candidateSets(scenarioCandidate(input.scenario), ctx);
   const residuals = storedResiduals();
@@ -181,6 +194,7 @@ export async function planSearch(input: PlanInput, opts: { jobs: number; onProgr
   const estimateErrorPct = Math.max(0, ...rows.map((r) => Math.abs(100 * (r.estimateS / r.sim.stepTimeS - 1))));
   return {
     gpus: input.gpus,
+    interrupted: opts.signal?.aborted === true,
     layouts: layouts.length + Object.values(removed).reduce((a, n) => a + n, 0),
     layoutsRemoved: Object.fromEntries(removed),
     candidates,

@@ -108,3 +108,21 @@ describe('a plan', () => {
     expect(plan.estimateErrorPct).toBeLessThan(1e-6);
   }, 120_000);
 });
+
+describe('an interrupted plan', () => {
+  it('stops estimating, and still simulates and ranks the best of what it estimated', async () => {
+    const controller = new AbortController();
+    const input = { raw: f.raw, source: f.source, baseDir: f.baseDir, scenario, sets: [], gpus: 8, space, top: 3 };
+    const plan = await planSearch(input, { jobs: 1, signal: controller.signal, onProgress: (p) => p.phase === 'estimate' && controller.abort() });
+    expect(plan.interrupted).toBe(true);
+    expect(plan.estimated).toBeGreaterThan(0);
+    expect(plan.bounded).toBe(0);
+    const full = await planSearch(input, { jobs: 1 });
+    expect(plan.estimated).toBeLessThan(full.estimated);
+    expect(plan.rows.length).toBeGreaterThan(0);
+    const times = plan.rows.map((r) => r.sim.stepTimeS);
+    expect(times).toEqual([...times].sort((a, b) => a - b));
+    // What it found is no better than what the whole search finds.
+    expect(times[0]).toBeGreaterThanOrEqual(full.rows[0].sim.stepTimeS);
+  }, 120_000);
+});
