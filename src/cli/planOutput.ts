@@ -53,7 +53,7 @@ export function searchLines(p: PlanResult, top: number): string[] {
     '  pruned by the memory account, before any simulation:',
     ...countLines(p.memoryRemoved, '    '),
     ...(refused.length > 0 ? [`    refused by the scenario checks (by field): ${refused.join(', ')}`] : []),
-    `  estimated    ${survivors} of the ${survivors + p.bounded} that fit, each from two short simulations extended by micro-batches${p.estimateErrors > 0 ? ` (${p.estimateErrors} could not be simulated)` : ''}`,
+    `  estimated    ${survivors} of the ${p.fitting} that fit, each from two short simulations extended by micro-batches${p.estimateErrors > 0 ? ` (${p.estimateErrors} could not be simulated)` : ''}`,
     ...(p.bounded > 0 ? [`  bounded out  ${p.bounded}: the busiest stream of one of their GPUs alone takes longer than the ${ordinal(top)} best estimate`] : []),
     `  simulated    the best ${Math.min(top, p.rows.length)} in full; the estimate was within ${p.estimateErrorPct.toFixed(2)}% of the simulation`,
   ];

@@ -66,7 +66,8 @@ export interface PlanResult {
   candidates: number;
   memoryRemoved: Partial<Record<MemoryRule, number>>;
   refused: PruneOutcome['refused'];
-  /** Candidates estimated, those left out because their bound exceeds the best estimates, and those that failed. */
+  /** Candidates that fit; of them those estimated, those left out because their bound exceeds the best estimates, and those that failed. */
+  fitting: number;
   estimated: number;
   bounded: number;
   estimateErrors: number;
@@ -200,6 +201,7 @@ export async function planSearch(input: PlanInput, opts: SearchOptions): Promise
     candidates,
     memoryRemoved: pruned.removed,
     refused: pruned.refused,
+    fitting: pruned.kept.length,
     estimated: estimates.filter((e) => e !== undefined).length,
     bounded,
     estimateErrors: estimates.filter((e) => e !== undefined && 'error' in e).length,
