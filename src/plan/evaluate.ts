@@ -40,7 +40,7 @@ export function resolveWith(job: PlanJob, sets: readonly string[]): Scenario {
 }
 
 /** A candidate's estimated step time, or why it could not be simulated. */
-export type Estimate = { stepTimeS: number; exact: boolean } | { error: string };
+export type Estimate = { stepTimeS: number; exact: false } | { stepTimeS: number; exact: true; sim: Simulated } | { error: string };
 
 /** What a full simulation of a candidate gave. */
 export interface Simulated {
@@ -85,7 +85,12 @@ export function estimateCandidate(job: PlanJob, i: number): Estimate {
   const sets = candidateSets(c, job.ctx);
   try {
     const points = estimatePoints(c.layout);
-    if (!points) return { stepTimeS: stepAt(job, sets).stepTimeS, exact: true };
+    // Few enough micro-batches to simulate the step as it is: the estimate is the simulation, kept whole.
+    if (!points) {
+      const s = resolveWith(job, sets);
+      const sim = simulatedOf(s, simulateStep(s).result);
+      return { stepTimeS: sim.stepTimeS, exact: true, sim };
+    }
     const perMicroBatch = c.layout.microBatch * c.layout.dp;
     const t1 = stepAt(job, sets, points.m1 * perMicroBatch).stepTimeS;
     const t2 = stepAt(job, sets, points.m2 * perMicroBatch).stepTimeS;
@@ -181,12 +186,16 @@ function idleCollectiveNs(setup: Scenario): ((t: Task) => number) | undefined {
   };
 }
 
+/** What a plan keeps of a simulated step. */
+function simulatedOf(s: Scenario, r: StepResult): Simulated {
+  return { stepTimeS: r.stepTimeS, tokensPerS: r.tokensPerS, mfu: r.mfu, peakBytesPerGpu: r.memory.peakBytesPerGpu, capacityBytes: r.memory.capacityBytes, fits: r.memory.fits, breakdown: r.breakdown, bound: r.bottleneck.bound, kind: setupKind(s) };
+}
+
 /** Simulates setup `i` (overrides on the job's scenario) as `simulate` would. */
 export function simulateSetup(job: PlanJob, i: number): SimulateOutcome {
   try {
     const s = resolveWith(job, job.setups[i]);
-    const r = simulateStep(s).result;
-    return { stepTimeS: r.stepTimeS, tokensPerS: r.tokensPerS, mfu: r.mfu, peakBytesPerGpu: r.memory.peakBytesPerGpu, capacityBytes: r.memory.capacityBytes, fits: r.memory.fits, breakdown: r.breakdown, bound: r.bottleneck.bound, kind: setupKind(s) };
+    return simulatedOf(s, simulateStep(s).result);
   } catch (err) {
     return { error: messageOf(err) };
   }

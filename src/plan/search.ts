@@ -175,10 +175,19 @@ export async function planSearch(input: PlanInput, opts: SearchOptions): Promise
   const best = ranked.slice(0, input.top);
 
   const own = ownSetup(input.scenario, input.gpus);
-  const setups = [...best.map((b) => candidateSets(pruned.kept[b.i], ctx)), ...(own ? [own.sets] : [])];
+  // An estimate that was the step simulated as it is needs no second simulation.
+  const exactSim = (i: number): Simulated | undefined => {
+    const e = estimates[i];
+    return e && 'sim' in e ? e.sim : undefined;
+  };
+  const toSimulate = best.filter((b) => !exactSim(b.i));
+  const setups = [...toSimulate.map((b) => candidateSets(pruned.kept[b.i], ctx)), ...(own ? [own.sets] : [])];
   const simulateJob: PlanJob = { ...job, phase: 'simulate', layouts: [], candidates: [], setups };
   // The best found are simulated even after an interruption: what was estimated is not lost (Ctrl-C again quits).
-  const sims = await runPhase<SimulateOutcome>(simulateJob, setups.length, opts.jobs, opts.onProgress);
+  const ran = await runPhase<SimulateOutcome>(simulateJob, setups.length, opts.jobs, opts.onProgress);
+  const simOf = new Map(toSimulate.map((b, k) => [b.i, ran[k]]));
+  const sims = best.map((b) => exactSim(b.i) ?? simOf.get(b.i));
+  const ownSim = own ? ran[toSimulate.length] : undefined;
   const ownSets = candidateSets(scenarioCandidate(input.scenario), ctx);
   const residuals = storedResiduals();
   const spread = pairSpread(residuals);
@@ -207,7 +216,7 @@ export async function planSearch(input: PlanInput, opts: SearchOptions): Promise
     estimateErrors: estimates.filter((e) => e !== undefined && 'error' in e).length,
     rows,
     points: estimates.flatMap((e, i) => (e && 'stepTimeS' in e ? [{ candidate: pruned.kept[i], estimateS: e.stepTimeS, peakBytesPerGpu: pruned.keptBytes[i] }] : [])),
-    ...ownOf(own, rows, sims[best.length], rowOf),
+    ...ownOf(own, rows, ownSim, rowOf),
     estimateErrorPct,
     ...(spread ? { spread } : {}),
   };
