@@ -139,8 +139,10 @@ Examples:
 
 How it searches: every layout of the space that tiles the GPUs (tp × cp × pp × dp, micro-batch, 1F1B or
 interleaved with its chunks per stage); for each, the cheapest ZeRO stage, offload and recompute that fit
-in memory (counted, not simulated; more recompute, offload or ZeRO-3 than needed only costs time); every
-survivor estimated from two short simulations; the best --top simulated in full and ranked by that.
+in memory (counted, not simulated; more recompute, offload or ZeRO-3 than needed only costs time); the
+survivors estimated from two short simulations each, in the order of a lower bound from the compiled step,
+until no other can be among the best --top; those simulated in full and ranked by that. Ctrl-C stops the
+search and still prints the best of what it estimated.
 Held from the scenario: the model, GPUs and network, the global batch and sequence length, precision,
 kernels, buckets and overlap settings (change those with --set). The default space: tp in powers of 2 inside
 a node, cp 1 (1, 2, 4 from 8,192 tokens), any pp, micro-batch 1 to 16, virtual stages 2 to 8.`,
