@@ -100,10 +100,27 @@ function planProgress(io: Output, prefix: string): { update: (p: PlanProgress) =
   };
 }
 
+/** A word as a POSIX shell reads it back: bare when it is safe, else in single quotes. */
+export function shellQuote(word: string): string {
+  return /^[\w@%+=:,./-]+$/.test(word) ? word : `'${word.replace(/'/g, "'\\''")}'`;
+}
+
+/** The `simulate` command of the plan's input: the file, its imports, the profile and the overrides. */
+function simulateCommand(file: string, opts: PlanOptions, sets: readonly string[]): string {
+  const words = ['clustersim', 'simulate', file];
+  if (opts.megatronArgs !== undefined) words.push('--megatron-args', opts.megatronArgs);
+  if (opts.deepspeedConfig !== undefined) words.push('--deepspeed-config', opts.deepspeedConfig);
+  if (opts.profile !== undefined) words.push('--profile', opts.profile);
+  for (const s of sets) words.push('--set', s);
+  return words.map(shellQuote).join(' ');
+}
+
 /** The winner as a scenario file: the input with the imports, `--set`, the GPU count and the winner's settings applied. */
-function winnerYaml(raw: unknown, sets: readonly string[], result: PlanResult, file: string): string {
+function winnerYaml(raw: unknown, sets: readonly string[], result: PlanResult, file: string, profile?: string): string {
   const scenario = applyOverrides(raw, [...sets, ...result.rows[0].sets]);
   const head = [`# Written by clustersim plan from ${file}: the fastest setup found on ${result.gpus} GPUs.`, '# Relative paths in it (hfConfig, measured tables) are relative to the folder of that file.'];
+  if (profile !== undefined) head.push(`# Planned with --profile ${profile}: simulate it with the same profile.`);
+  if (result.interrupted) head.push('# The search was interrupted (Ctrl-C): this is the best of what it had estimated, not of the whole space.');
   return `${head.join('\n')}\n${stringify(scenario)}`;
 }
 
@@ -182,7 +199,7 @@ a node, cp 1 (1, 2, 4 from 8,192 tokens), any pp, micro-batch 1 to 16, virtual s
       const chosen = bestSize(plans, opts.objective) ?? plans.length - 1;
       const ownGpus = scenario.cluster.nodes * scenario.cluster.node.gpusPerNode;
       const sizeSets = (gpus: number) => (gpus !== ownGpus ? gpuSets(scenario, gpus) : []);
-      const ctxOf = (gpus: number): PlanTextContext => ({ name: scenario.name, command: `clustersim simulate ${file}${[...opts.set, ...sizeSets(gpus)].map((s) => ` --set ${s}`).join('')}`, gpus, ...(tokens !== undefined ? { tokens } : {}), ...(price !== undefined ? { price } : {}) });
+      const ctxOf = (gpus: number): PlanTextContext => ({ name: scenario.name, command: simulateCommand(file, opts, [...opts.set, ...sizeSets(gpus)]), gpus, ...(tokens !== undefined ? { tokens } : {}), ...(price !== undefined ? { price } : {}) });
       if (opts.json) io.out(JSON.stringify(plans.length === 1 ? planJson(plans[0], ctxOf(plans[0].gpus)) : sizesJson(plans, chosen, opts.objective, ctxOf), null, 2));
       else io.out(plans.length === 1 ? formatPlan(plans[0], ctxOf(plans[0].gpus), top) : `${formatSizes(plans, chosen, opts.objective, ctxOf(plans[chosen].gpus))}\n\n${formatPlan(plans[chosen], ctxOf(plans[chosen].gpus), top)}`);
       if (opts.csv) writeReportFile(opts.csv, planCsv(plans), io);
@@ -194,8 +211,8 @@ a node, cp 1 (1, 2, 4 from 8,192 tokens), any pp, micro-batch 1 to 16, virtual s
       }
       if (opts.write) {
         const p = plans[chosen];
-        if (p.rows.length === 0) io.err(`clustersim: --write ${opts.write}: nothing fits, so no scenario was written`);
-        else writeReportFile(opts.write, winnerYaml(raw, [...opts.set, ...sizeSets(p.gpus)], p, file), io);
+        if (p.rows.length === 0) io.err(`clustersim: --write ${opts.write}: no setup was simulated, so no scenario was written`);
+        else writeReportFile(opts.write, winnerYaml(raw, [...opts.set, ...sizeSets(p.gpus)], p, file, opts.profile), io);
       }
       if (controller.signal.aborted) throw new InterruptedError(`plan interrupted (Ctrl-C): the answer above covers the ${plans.length < sizes.length ? `${plans.length} of ${sizes.length} GPU counts and the ` : ''}candidates done before it`);
     });

@@ -39,7 +39,8 @@ function countLines(counts: Partial<Record<string, number>>, indent: string): st
     .map(([rule, n]) => `${indent}${rule.padEnd(44)} ${String(n).padStart(7)}`);
 }
 
-const ordinal = (n: number) => (n === 1 ? '' : `${n}${n % 10 === 2 && n % 100 !== 12 ? 'nd' : n % 10 === 3 && n % 100 !== 13 ? 'rd' : n % 10 === 1 && n % 100 !== 11 ? 'st' : 'th'}`);
+/** `the best estimate`, `the 2nd best estimate`, … */
+const nthBest = (n: number) => (n === 1 ? 'the best estimate' : `the ${n}${n % 10 === 2 && n % 100 !== 12 ? 'nd' : n % 10 === 3 && n % 100 !== 13 ? 'rd' : n % 10 === 1 && n % 100 !== 11 ? 'st' : 'th'} best estimate`);
 
 /** How the search went: what it considered and what each rule removed. */
 export function searchLines(p: PlanResult, top: number): string[] {
@@ -54,8 +55,8 @@ export function searchLines(p: PlanResult, top: number): string[] {
     ...countLines(p.memoryRemoved, '    '),
     ...(refused.length > 0 ? [`    refused by the scenario checks (by field): ${refused.join(', ')}`] : []),
     `  estimated    ${survivors} of the ${p.fitting} that fit, each from two short simulations extended by micro-batches${p.estimateErrors > 0 ? ` (${p.estimateErrors} could not be simulated)` : ''}`,
-    ...(p.bounded > 0 ? [`  bounded out  ${p.bounded}: the busiest stream of one of their GPUs alone takes longer than the ${ordinal(top)} best estimate`] : []),
-    `  simulated    the best ${Math.min(top, p.rows.length)} in full; the estimate was within ${p.estimateErrorPct.toFixed(2)}% of the simulation`,
+    ...(p.bounded > 0 ? [`  bounded out  ${p.bounded}: the busiest stream of one of their GPUs alone takes longer than ${nthBest(top)}`] : []),
+    ...(p.rows.length > 0 ? [`  simulated    the best ${p.rows.length} in full; the estimate was within ${p.estimateErrorPct.toFixed(2)}% of the simulation`] : []),
   ];
 }
 
@@ -94,7 +95,11 @@ export interface PlanTextContext {
 /** The whole text answer. */
 /** What follows the table: the notes on it, why the winner wins, the ties, the cost of a run and the command. */
 export function noteLines(p: PlanResult, ctx: PlanTextContext): string[] {
-  if (p.rows.length === 0) return ['  nothing fits: no candidate of the space fits in memory (see the counts above); try more GPUs (--gpus) or a wider --space.'];
+  if (p.rows.length === 0) {
+    if (p.interrupted) return ['  interrupted before any candidate was estimated: no answer.'];
+    if (p.fitting > 0) return [`  none of the ${p.fitting} candidates that fit could be simulated (see the counts above).`];
+    return ['  nothing fits: no candidate of the space fits in memory (see the counts above); try more GPUs (--gpus) or a wider --space.'];
+  }
   const lines = ['  compute, exp. comm and bubble: shares of the step (mean over GPUs); likely: the error band of validated runs like it.'];
   if (p.rows.some((r) => r.sim.mfu > MFU_NOTE_ABOVE)) lines.push(`  MFU above ${Math.round(100 * MFU_NOTE_ABOVE)}% is more than published training runs report: read those rows as optimistic.`);
   lines.push(...whyLines(p), ...tieLines(p));

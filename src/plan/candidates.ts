@@ -26,6 +26,8 @@ export interface KnobContext {
   reducedOptimizerState: boolean;
   /** The scenario overlaps Megatron's distributed optimizer's weight gather (which needs ZeRO-1). */
   overlapParamGather: boolean;
+  /** The framework's interleaved schedule runs every forward first when m = pp (FrameworkSpec). */
+  interleavedAllWarmupAtOneRound: boolean;
 }
 
 export function knobContext(s: Scenario): KnobContext {
@@ -35,6 +37,7 @@ export function knobContext(s: Scenario): KnobContext {
     gpusPerNode: s.cluster.node.gpusPerNode,
     reducedOptimizerState: s.training.optimizerState !== undefined,
     overlapParamGather: s.parallel.overlapParamGather === true,
+    interleavedAllWarmupAtOneRound: s.framework?.interleavedAllWarmupWhenOneGroup === true,
   };
 }
 
@@ -43,7 +46,8 @@ export function knobContext(s: Scenario): KnobContext {
  * one rank per weight (dp × cp = 1) ZeRO has nothing to shard over, so only stage 0 (if searched) is kept.
  */
 export function zeroStagesOf(space: PlanSpace, layout: PlanLayout): ZeroStage[] {
-  const allowed = space.zero.filter((z) => (layout.pp === 1 || z <= 1) && (layout.cp === 1 || z !== 3));
+  // In increasing order, whatever --space gave: ZeRO-3 is compared with the ZeRO-2 before it.
+  const allowed = [...space.zero].sort((a, b) => a - b).filter((z) => (layout.pp === 1 || z <= 1) && (layout.cp === 1 || z !== 3));
   if (layout.dp * layout.cp === 1 && allowed.includes(0)) return [0];
   return allowed;
 }
@@ -62,7 +66,8 @@ export function tpCommOverlapOf(space: PlanSpace, layout: PlanLayout, sequencePa
 
 /** Offload where it can run: with ZeRO, and an fp32 optimizer state. */
 export function offloadsOf(space: PlanSpace, zero: ZeroStage, ctx: KnobContext): Offload[] {
-  return space.offload.filter((o) => o === 'none' || (zero >= 1 && !ctx.reducedOptimizerState));
+  // Always no offload first, whatever order --space gave: the rules below compare with it.
+  return (['none', 'cpu'] as const).filter((o) => space.offload.includes(o) && (o === 'none' || (zero >= 1 && !ctx.reducedOptimizerState)));
 }
 
 /** The `--set` overrides that turn the scenario into this candidate (every searched field, so that none is inherited). */

@@ -64,9 +64,11 @@ export type SimulateOutcome = Simulated | { error: string };
  * straight line; without a pipeline each micro-batch adds its passes to the same reduction and optimizer step.
  * Undefined when m is small enough to simulate as it is.
  */
-export function estimatePoints(l: Pick<PlanLayout, 'pp' | 'microBatches' | 'schedule'>): { m1: number; m2: number } | undefined {
-  const m1 = l.pp;
-  const m2 = l.schedule === 'interleaved' ? 2 * l.pp : l.pp + 1;
+export function estimatePoints(l: Pick<PlanLayout, 'pp' | 'microBatches' | 'schedule'>, allWarmupAtOneRound = false): { m1: number; m2: number } | undefined {
+  // Megatron-DeepSpeed runs every forward first when m = pp (schedules.ts): another schedule than at more rounds.
+  const rounds = l.schedule === 'interleaved' && allWarmupAtOneRound ? 2 : 1;
+  const m1 = rounds * l.pp;
+  const m2 = l.schedule === 'interleaved' ? m1 + l.pp : l.pp + 1;
   return l.microBatches > m2 ? { m1, m2 } : undefined;
 }
 
@@ -84,7 +86,7 @@ export function estimateCandidate(job: PlanJob, i: number): Estimate {
   const c = job.candidates[i];
   const sets = candidateSets(c, job.ctx);
   try {
-    const points = estimatePoints(c.layout);
+    const points = estimatePoints(c.layout, job.ctx.interleavedAllWarmupAtOneRound);
     // Few enough micro-batches to simulate the step as it is: the estimate is the simulation, kept whole.
     if (!points) {
       const s = resolveWith(job, sets);
@@ -101,18 +103,28 @@ export function estimateCandidate(job: PlanJob, i: number): Estimate {
 }
 
 /**
+ * Micro-batches the bound's program is compiled with: at least 3 (and whole rounds of pp, interleaved), so that one
+ * micro-batch in the middle carries none of the once-a-step work the compiler ties to the first (Megatron's early
+ * weight gathers) or the last (the gradient reductions) micro-batch; `localBusy` takes the least of them.
+ */
+export function boundMicroBatches(l: Pick<PlanLayout, 'pp' | 'schedule'>): number {
+  return l.schedule === 'interleaved' ? l.pp * Math.ceil(3 / l.pp) : 3;
+}
+
+/**
  * A lower bound on candidate `i`'s step, s, without simulating it: the busiest stream of any rank (`localBusy`), from
- * the program compiled with the fewest micro-batches its schedule takes (one, or one round of pp when interleaved),
- * its work per micro-batch counted m times. With a 1F1B pipeline a stage also waits, before its first forward, for
+ * the program compiled with `boundMicroBatches`, its least work of one micro-batch counted m times. With compute
+ * jitter a micro-batch's kernels differ from draw to draw, so there is no bound (0). With a 1F1B pipeline a stage also waits, before its first forward, for
  * the first micro-batch's forwards on the stages before it, and after its last backward the last micro-batch's
  * backwards still run on them (`pipelineFillDrainNs`). Infinity when the candidate cannot be compiled.
  */
 export function boundCandidate(job: PlanJob, i: number): number {
   const c = job.candidates[i];
   const l = c.layout;
-  const fewest = l.schedule === 'interleaved' ? l.pp : 1;
+  const fewest = boundMicroBatches(l);
   try {
     const setup = resolveWith(job, [...candidateSets(c, job.ctx), `training.globalBatch=${fewest * l.microBatch * l.dp}`]);
+    if (setup.noise.computeJitter > 0) return 0;
     const plan = compileStep(setup);
     const busy = localBusy(plan.program, fewest, idleCollectiveNs(setup));
     const stageOf = (rank: number) => plan.layout.coords(rank).p;

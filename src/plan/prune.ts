@@ -9,11 +9,13 @@ import type { PlanSpace, Recompute } from './space.js';
 
 /**
  * Memory first: the knobs of one layout are counted against the GPU's memory (and, with offload, the host's) before
- * anything is simulated, and only the cheapest setting of each that fits is kept. Each rule trades time for memory,
- * so a setting past the one that fits only costs time:
+ * anything is simulated, and a setting is dropped only where another one that fits costs no more time on any axis:
  * - recomputation beyond the least that fits repeats forward work (none < selective < full);
- * - optimizer offload where the state fits on the GPUs moves the optimizer step to the host CPUs;
- * - ZeRO-3 where ZeRO-2 fits adds the weight all-gathers of every forward and backward to the same gradient traffic.
+ * - optimizer offload, where no offload fits with the same or less recomputation, moves the optimizer step to the host
+ *   CPUs for nothing (with less recomputation it is kept: the host's Adam may cost less than recomputing every
+ *   micro-batch);
+ * - ZeRO-3, where ZeRO-2 fits with the same or less recomputation and offload, adds the weight all-gathers of every
+ *   forward and backward to the same gradient traffic.
  * ZeRO-0, 1 and 2 are all kept: a higher stage moves the same gradient bytes and runs a shorter optimizer step.
  */
 export type MemoryRule = 'more recompute than needed' | 'offload where the GPUs hold the state' | 'ZeRO-3 where ZeRO-2 fits' | 'does not fit in memory';
@@ -47,48 +49,54 @@ export function memoryVerdict(resolve: (sets: string[]) => Scenario, sets: strin
   return { fits: stages.every((m) => m.fits) && host?.fits !== false, peakBytesPerGpu: Math.max(...stages.map((m) => m.totalBytes)) };
 }
 
+/** A (offload, recompute) choice that fits, with its memory. */
+interface Fit {
+  knobs: PlanKnobs;
+  bytes: number;
+}
+
+const OFFLOAD_RANK = { none: 0, cpu: 1 } as const;
+/** `a` costs no more time than `b` on either axis: no more recomputation and no more offload. */
+const noCostlier = (a: PlanKnobs, b: PlanKnobs) => RECOMPUTE_ORDER.indexOf(a.recompute) <= RECOMPUTE_ORDER.indexOf(b.recompute) && OFFLOAD_RANK[a.offload] <= OFFLOAD_RANK[b.offload];
+
 /** The knobs of one layout that survive the memory rules. */
 export function pruneLayout(layout: PlanLayout, space: PlanSpace, ctx: KnobContext, resolve: (sets: string[]) => Scenario): PruneOutcome {
   const out: PruneOutcome = { kept: [], keptBytes: [], removed: {}, refused: {} };
   const count = (rule: MemoryRule, n = 1) => (out.removed[rule] = (out.removed[rule] ?? 0) + n);
   const recomputes = RECOMPUTE_ORDER.filter((r) => space.recompute.includes(r));
+  /** The least recomputation that fits with these knobs, counting the rest; undefined when none fits. */
+  const leastFit = (base: Omit<PlanKnobs, 'recompute'>): Fit | undefined => {
+    for (const [k, recompute] of recomputes.entries()) {
+      const knobs: PlanKnobs = { ...base, recompute };
+      const verdict = memoryVerdict(resolve, candidateSets({ layout, knobs }, ctx));
+      if ('refused' in verdict) {
+        const key = verdict.refused.path || '(scenario)';
+        out.refused[key] ??= { count: 0, example: verdict.refused.message };
+        out.refused[key].count++;
+      } else if (verdict.fits) {
+        if (recomputes.length - k - 1 > 0) count('more recompute than needed', recomputes.length - k - 1);
+        return { knobs, bytes: verdict.peakBytesPerGpu };
+      } else count('does not fit in memory');
+    }
+    return undefined;
+  };
   for (const sequenceParallel of sequenceParallelOf(space, layout, ctx)) {
     for (const tpCommOverlap of tpCommOverlapOf(space, layout, sequenceParallel, ctx)) {
-      let zero2Fits = false;
+      let zero2: Fit[] = [];
       for (const zero of zeroStagesOf(space, layout)) {
-        const offloads = offloadsOf(space, zero, ctx);
-        const options = offloads.length * recomputes.length;
-        if (zero === 3 && zero2Fits) {
-          count('ZeRO-3 where ZeRO-2 fits', options);
-          continue;
+        const fits: Fit[] = [];
+        for (const offload of offloadsOf(space, zero, ctx)) {
+          const fit = leastFit({ zero, offload, sequenceParallel, tpCommOverlap });
+          if (!fit) continue;
+          if (fits.some((f) => noCostlier(f.knobs, fit.knobs))) count('offload where the GPUs hold the state');
+          else if (zero === 3 && zero2.some((f) => noCostlier(f.knobs, fit.knobs))) count('ZeRO-3 where ZeRO-2 fits');
+          else fits.push(fit);
         }
-        let found = false;
-        for (const offload of offloads) {
-          for (const recompute of recomputes) {
-            const knobs: PlanKnobs = { zero, offload, recompute, sequenceParallel, tpCommOverlap };
-            const candidate = { layout, knobs };
-            const verdict = memoryVerdict(resolve, candidateSets(candidate, ctx));
-            if ('refused' in verdict) {
-              const key = verdict.refused.path || '(scenario)';
-              out.refused[key] ??= { count: 0, example: verdict.refused.message };
-              out.refused[key].count++;
-            } else if (verdict.fits) {
-              out.kept.push(candidate);
-              out.keptBytes.push(verdict.peakBytesPerGpu);
-              found = true;
-              break;
-            } else count('does not fit in memory');
-          }
-          if (found) {
-            // The rest of this offload's recomputations, and every later offload, cost time for memory not needed.
-            const more = recomputes.length - recomputes.indexOf(out.kept[out.kept.length - 1].knobs.recompute) - 1;
-            if (more > 0) count('more recompute than needed', more);
-            const laterOffloads = offloads.length - offloads.indexOf(offload) - 1;
-            if (laterOffloads > 0) count('offload where the GPUs hold the state', laterOffloads * recomputes.length);
-            break;
-          }
+        if (zero === 2) zero2 = fits;
+        for (const f of fits) {
+          out.kept.push({ layout, knobs: f.knobs });
+          out.keptBytes.push(f.bytes);
         }
-        if (zero === 2 && found) zero2Fits = true;
       }
     }
   }

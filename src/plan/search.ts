@@ -89,8 +89,16 @@ export function gpuSets(s: Scenario, gpus: number): string[] {
   return [`cluster.nodes=${gpus / perNode}`];
 }
 
+/** The same layout and knobs, field by field. */
 function sameCandidate(a: PlanCandidate, b: PlanCandidate): boolean {
-  return JSON.stringify(a) === JSON.stringify(b);
+  const same = <T extends object>(x: T, y: T) => (Object.keys(x) as (keyof T)[]).every((k) => x[k] === y[k]) && Object.keys(x).length === Object.keys(y).length;
+  return same(a.layout, b.layout) && same(a.knobs, b.knobs);
+}
+
+/** The scenario's own setup is one a candidate can be: no GPipe, no uneven layer counts, both or neither split counted. */
+function ownIsCandidate(s: Scenario): boolean {
+  const p = s.parallel;
+  return (p.pp === 1 || p.schedule !== 'gpipe') && p.layersPerStage === undefined && (p.accountForEmbeddingInSplit ?? false) === (p.accountForLossInSplit ?? false);
 }
 
 /** How a plan runs: threads, progress, and the signal that stops it (Ctrl-C) with what it has. */
@@ -144,7 +152,9 @@ async function estimateBest(job: PlanJob, kept: PlanCandidate[], top: number, op
     const results = await runPhase<Estimate>({ ...job, phase: 'estimate', candidates: kept }, ids, opts.jobs, onProgress, opts.signal);
     done += ids.length;
     for (const id of ids) {
-      const e = results[id];
+      const r = results[id];
+      // No step is shorter than its bound: an extrapolation below it is raised to it (a whole simulation is kept).
+      const e = r && 'stepTimeS' in r && !r.exact ? { ...r, stepTimeS: Math.max(r.stepTimeS, bounds[id] ?? 0) } : r;
       estimates[id] = e;
       if (e && 'stepTimeS' in e) best.push(e.stepTimeS);
     }
@@ -189,11 +199,13 @@ export async function planSearch(input: PlanInput, opts: SearchOptions): Promise
   const sims = best.map((b) => exactSim(b.i) ?? simOf.get(b.i));
   const ownSim = own ? ran[toSimulate.length] : undefined;
   const ownSets = candidateSets(scenarioCandidate(input.scenario), ctx);
+  // The own setup at the plan's GPU count (its dp and micro-batches as they are there), when a candidate can be it.
+  const ownAsCandidate = own && ownIsCandidate(input.scenario) ? own.candidate : undefined;
   const residuals = storedResiduals();
   const spread = pairSpread(residuals);
   const rowOf = (candidate: PlanCandidate, estimateS: number, sim: Simulated): PlanRow => {
     const sets = candidateSets(candidate, ctx);
-    return { candidate, sets, changed: changedSets(sets, ownSets), estimateS, sim, band: errorBandFor(sim.kind, residuals), tie: false, own: sameCandidate(candidate, scenarioCandidate(input.scenario)) };
+    return { candidate, sets, changed: changedSets(sets, ownSets), estimateS, sim, band: errorBandFor(sim.kind, residuals), tie: false, own: ownAsCandidate !== undefined && sameCandidate(candidate, ownAsCandidate) };
   };
   const rows = best
     .flatMap((b, k) => (sims[k] && 'stepTimeS' in sims[k] ? [rowOf(pruned.kept[b.i], b.t, sims[k] as Simulated)] : []))

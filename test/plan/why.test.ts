@@ -44,3 +44,13 @@ describe('token counts', () => {
     expect(() => parseTokens('0')).toThrow(/not a token count/);
   });
 });
+
+describe('the command that reproduces a plan', () => {
+  it('quotes the words a shell would split or expand, and reads back as they were', async () => {
+    const { shellQuote } = await import('../../src/cli/planCommand.js');
+    const { shellWords } = await import('../../src/scenario/importShellWords.js');
+    const words = ['clustersim', 'parallel.tp=8', '--tensor-model-parallel-size 8 --bf16', "it's", 'a b/c.yaml', '$HOME'];
+    expect(words.map(shellQuote).slice(0, 2)).toEqual(['clustersim', 'parallel.tp=8']);
+    expect(shellWords(words.map(shellQuote).join(' '), 'test').words).toEqual(words);
+  });
+});
