@@ -71,7 +71,28 @@ export function whyLines(p: PlanResult): string[] {
   else if (second) lines.push(`  why: #1 is ${gain(second)} faster than #2: ${whyClause(winner.sim, second.sim, formatSeconds)}.`);
   if (p.own && p.own !== winner && !winner.own) lines.push(`  against the scenario's own setup (${formatSeconds(p.own.sim.stepTimeS)}${p.own.sim.fits ? '' : ', does not fit'}): ${gain(p.own)} faster, ${whyClause(winner.sim, p.own.sim, formatSeconds)}.`);
   if (winner.own) lines.push("  the scenario's own setup is the best found.");
+  lines.push(...biasLines(p.rows));
   return lines;
+}
+
+/**
+ * A caution when the error bands disagree with the order: validated runs of some kinds (ZeRO-3/FSDP, say) measured
+ * longer than predicted more than others, so a row whose time, moved by its band's median, beats #1's so moved is named.
+ * The ranking itself stays the model's: the medians are not fitted into it.
+ */
+export function biasLines(rows: readonly PlanRow[]): string[] {
+  const corrected = (r: PlanRow) => (r.band ? r.sim.stepTimeS * (1 + r.band.medianPct / 100) : undefined);
+  const first = rows[0] && corrected(rows[0]);
+  if (first === undefined) return [];
+  let best: { i: number; t: number } | undefined;
+  for (const [i, r] of rows.entries()) {
+    const t = corrected(r);
+    if (i > 0 && t !== undefined && t < first && (!best || t < best.t)) best = { i, t };
+  }
+  if (!best) return [];
+  const m = (r: PlanRow) => `${r.band!.medianPct >= 0 ? '+' : ''}${r.band!.medianPct.toFixed(0)}%`;
+  const other = rows[best.i];
+  return [`  caution: validated runs like #1 measured a median ${m(rows[0])} against its prediction, like #${best.i + 1} ${m(other)}; with those medians #${best.i + 1} would be faster (${formatSeconds(best.t)} against ${formatSeconds(first)}). Measure both.`];
 }
 
 /** The tie note: what makes a runner-up a tie, from the validated pairs. */

@@ -54,3 +54,19 @@ describe('the command that reproduces a plan', () => {
     expect(shellWords(words.map(shellQuote).join(' '), 'test').words).toEqual(words);
   });
 });
+
+describe('the caution when the error bands reorder the best', () => {
+  const band = (medianPct: number) => ({ rows: 10, matched: ['gpu' as const], sets: ['s'], edges: 'p10-p90' as const, lowPct: medianPct - 5, medianPct, highPct: medianPct + 5 });
+  const row = (stepS: number, medianPct: number) => ({ candidate: {} as never, sets: [], changed: [], estimateS: stepS, sim: sim(stepS, 0, 0), band: band(medianPct), tie: false, own: false });
+
+  it('names the row that the bands’ medians would put first, with both corrected times', async () => {
+    const { biasLines } = await import('../../src/cli/planOutput.js');
+    // #1 10 s with +30% (13 s), #2 11 s with 0% (11 s), #3 12 s with -10% (10.8 s): #3 is the one named.
+    const lines = biasLines([row(10, 30), row(11, 0), row(12, -10)]);
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toContain('like #1 measured a median +30%');
+    expect(lines[0]).toContain('like #3 -10%');
+    expect(lines[0]).toContain('(10.800 s against 13.000 s)');
+    expect(biasLines([row(10, 0), row(11, 5)])).toEqual([]);
+  });
+});
