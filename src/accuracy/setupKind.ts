@@ -35,7 +35,7 @@ export function gpuGeneration(computeCapability: number | undefined): GpuGenerat
   return 'other';
 }
 
-const KIND_VALUES: Record<keyof SetupKind, readonly string[]> = {
+export const KIND_VALUES: Record<keyof SetupKind, readonly string[]> = {
   gpu: ['volta', 'ampere', 'hopper', 'other'],
   style: PARALLEL_STYLES,
   scale: ['one-node', 'multi-node'],

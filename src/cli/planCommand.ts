@@ -14,6 +14,8 @@ import { processOutput, type Output } from './output.js';
 import { InterruptedError, UsageError } from './usageError.js';
 import type { Scenario } from '../scenario/resolve.js';
 import { MAX_GPUS } from '../scenario/simulationLimits.js';
+import { parseShard, ShardSyntaxError, shardText, type Shard } from '../sweep/grid.js';
+import { planId, planPartText } from '../plan/parts.js';
 import { parseGpuCounts } from '../sweep/scaleMath.js';
 import { bestSize, OBJECTIVES, type Objective } from '../plan/objective.js';
 
@@ -32,6 +34,8 @@ interface PlanOptions extends ImportOptions {
   price?: string;
   profile?: string;
   objective: Objective;
+  shard?: string;
+  out?: string;
 }
 
 const SUFFIX: Record<string, number> = { '': 1, K: 1e3, M: 1e6, B: 1e9, G: 1e9, T: 1e12 };
@@ -71,6 +75,25 @@ function parseGpus(text: string | undefined, s: Scenario): number[] {
     if (gpus > perNode && gpus % perNode !== 0) throw new UsageError(`--gpus: ${gpus} GPUs are not whole nodes of ${perNode} (${s.cluster.node.name}); give multiples of ${perNode}`);
   }
   return counts;
+}
+
+/** Reads `--shard` (one GPU count, and none of the outputs that belong to merge); undefined without it. */
+function shardOf(opts: PlanOptions, sizes: readonly number[]): Shard | undefined {
+  if (opts.shard === undefined) {
+    if (opts.out !== undefined) throw new UsageError('--out: only with --shard (the part it writes); without --shard the answer is printed');
+    return undefined;
+  }
+  let shard: Shard;
+  try {
+    shard = parseShard(opts.shard);
+  } catch (err) {
+    if (err instanceof ShardSyntaxError) throw new UsageError(`--shard: ${err.message}`);
+    throw err;
+  }
+  if (sizes.length > 1) throw new UsageError('--shard: plans one GPU count; give --gpus a single count (run one sharded plan per count)');
+  const merged = (['json', 'csv', 'write', 'report'] as const).filter((o) => opts[o] !== undefined);
+  if (merged.length > 0) throw new UsageError(`--shard: ${merged.map((o) => `--${o}`).join(', ')} belong to clustersim merge, which joins the parts`);
+  return shard;
 }
 
 function spaceOf(s: Scenario, opts: PlanOptions): PlanSpace {
@@ -145,6 +168,8 @@ export function registerPlan(program: Command, io: Output): void {
     .option('--csv <file>', 'write the simulated setups as CSV')
     .option('--write <best.yaml>', 'write the winner as a scenario file')
     .option('--report <plan.html>', 'write an HTML report: step time against memory per GPU with the Pareto front, the table, why')
+    .option('--shard <i/N>', 'plan part i of N (every N-th layout) and print it, or write it with --out, for clustersim merge')
+    .option('--out <part.json>', 'with --shard: write the part to this file')
     .addHelpText(
       'after',
       `
@@ -153,6 +178,9 @@ Examples:
   $ clustersim plan scenarios/llama2-13b-tp8-nvswitch.yaml --fix tp=8 --space microBatch=1,2
   $ clustersim plan scenarios/llama2-7b-zero3-pcie.yaml --tokens 1T --price 2.5 --write best.yaml --report plan.html
   $ clustersim plan scenarios/bert-large-ddp-2node.yaml --space zero=0,1 --top 8 --json --csv plan.csv
+  $ clustersim plan a.yaml --gpus 1024 --shard 1/2 --out part-1.json   # on one machine
+  $ clustersim plan a.yaml --gpus 1024 --shard 2/2 --out part-2.json   # on another
+  $ clustersim merge part-*.json                                      # the answer of the whole plan
 
 How it searches: every layout of the space that tiles the GPUs (tp × cp × pp × dp, micro-batch, 1F1B or
 interleaved with its chunks per stage); for each, the cheapest ZeRO stage, offload and recompute that fit
@@ -174,7 +202,8 @@ a node, cp 1 (1, 2, 4 from 8,192 tokens), any pp, micro-batch 1 to 16, virtual s
       if (price !== undefined && tokens === undefined) throw new UsageError('--price: needs --tokens (the cost is of training that many tokens)');
       const space = spaceOf(scenario, opts);
       const jobs = parseJobs(opts.jobs, 'the candidates');
-      checkOutputFiles([[opts.csv, '--csv'], [opts.write, '--write'], [opts.report, '--report']], commandLineInputs([file], opts));
+      const shard = shardOf(opts, sizes);
+      checkOutputFiles([[opts.csv, '--csv'], [opts.write, '--write'], [opts.report, '--report'], [opts.out, '--out']], commandLineInputs([file], opts));
       const f = loadScenarioFile(file);
       const raw = applyImports(f.raw, imports);
       const plans: PlanResult[] = [];
@@ -186,7 +215,7 @@ a node, cp 1 (1, 2, 4 from 8,192 tokens), any pp, micro-batch 1 to 16, virtual s
           const progress = planProgress(io, sizes.length > 1 ? `${gpus} GPUs: ` : '');
           const t0 = Date.now();
           try {
-            plans.push(await planSearch({ raw, source: f.source, baseDir: f.baseDir, scenario, sets: opts.set, gpus, space, top, ...(profile ? { profile: { profile: profile.profile, path: profile.file } } : {}) }, { jobs, onProgress: progress.update, signal: controller.signal }));
+            plans.push(await planSearch({ raw, source: f.source, baseDir: f.baseDir, scenario, sets: opts.set, gpus, space, top, ...(shard ? { shard } : {}), ...(profile ? { profile: { profile: profile.profile, path: profile.file } } : {}) }, { jobs, onProgress: progress.update, signal: controller.signal }));
           } finally {
             progress.stop();
           }
@@ -200,6 +229,15 @@ a node, cp 1 (1, 2, 4 from 8,192 tokens), any pp, micro-batch 1 to 16, virtual s
       const ownGpus = scenario.cluster.nodes * scenario.cluster.node.gpusPerNode;
       const sizeSets = (gpus: number) => (gpus !== ownGpus ? gpuSets(scenario, gpus) : []);
       const ctxOf = (gpus: number): PlanTextContext => ({ name: scenario.name, command: simulateCommand(file, opts, [...opts.set, ...sizeSets(gpus)]), gpus, ...(tokens !== undefined ? { tokens } : {}), ...(price !== undefined ? { price } : {}) });
+      if (shard) {
+        const p = plans[0];
+        const id = planId({ raw, sets: opts.set, gpus: p.gpus, space, top, ...(opts.profile !== undefined ? { profile: opts.profile } : {}), ...(opts.megatronArgs !== undefined ? { megatronArgs: opts.megatronArgs } : {}), ...(opts.deepspeedConfig !== undefined ? { deepspeedConfig: opts.deepspeedConfig } : {}) });
+        const text = planPartText(p, { name: scenario.name, command: ctxOf(p.gpus).command, top }, id, shard);
+        if (opts.out) writeReportFile(opts.out, text, io);
+        else io.out(text.trimEnd());
+        if (controller.signal.aborted) throw new InterruptedError(`plan part ${shardText(shard)} interrupted (Ctrl-C): the part covers the candidates done before it${opts.out ? ` and is in ${opts.out}` : ''}; run it again for a complete answer`);
+        return;
+      }
       if (opts.json) io.out(JSON.stringify(plans.length === 1 ? planJson(plans[0], ctxOf(plans[0].gpus)) : sizesJson(plans, chosen, opts.objective, ctxOf), null, 2));
       else io.out(plans.length === 1 ? formatPlan(plans[0], ctxOf(plans[0].gpus), top) : `${formatSizes(plans, chosen, opts.objective, ctxOf(plans[chosen].gpus))}\n\n${formatPlan(plans[chosen], ctxOf(plans[chosen].gpus), top)}`);
       if (opts.csv) writeReportFile(opts.csv, planCsv(plans), io);

@@ -7,6 +7,7 @@ import { compiledWorker, runTasks } from '../threads/taskPool.js';
 import { candidateSets, changedSets, knobContext, scenarioCandidate, type PlanCandidate } from './candidates.js';
 import { planTask, type Estimate, type PlanJob, type Simulated, type SimulateOutcome } from './evaluate.js';
 import { planLayouts, type LayoutRule } from './layouts.js';
+import { shardOf, type Shard } from '../sweep/grid.js';
 import { addPruneOutcome, type MemoryRule, type PruneOutcome } from './prune.js';
 import type { PlanSpace } from './space.js';
 
@@ -25,6 +26,8 @@ export interface PlanInput {
   space: PlanSpace;
   top: number;
   profile?: ProfileSpec;
+  /** Plan only part `index` of `count` of the layouts (round-robin); the parts' rows merge into the whole answer. */
+  shard?: Shard;
 }
 
 export interface PlanProgress {
@@ -174,7 +177,12 @@ export async function planSearch(input: PlanInput, opts: SearchOptions): Promise
   const ctx = knobContext(input.scenario);
   const baseSets = [...input.sets, ...gpuSets(input.scenario, input.gpus)];
   const job: PlanJob = { raw: input.raw, baseSets, source: input.source, baseDir: input.baseDir, profile: input.profile, ctx, space: input.space, phase: 'prune', layouts: [], candidates: [], setups: [] };
-  const { layouts, removed } = planLayouts(input.scenario, input.space, input.gpus);
+  const all = planLayouts(input.scenario, input.space, input.gpus);
+  const shard = input.shard;
+  // A part takes every count-th layout; the first part alone counts those left out before memory and runs the
+  // scenario's own setup, so that the parts add up to the whole.
+  const layouts = shard ? all.layouts.filter((_, i) => shardOf(i, shard.count) === shard.index) : all.layouts;
+  const removed = !shard || shard.index === 1 ? all.removed : new Map<LayoutRule, number>();
   job.layouts = layouts;
   const pruned: PruneOutcome = { kept: [], keptBytes: [], removed: {}, refused: {} };
   for (const part of await runPhase<PruneOutcome>(job, layouts.length, opts.jobs, opts.onProgress, opts.signal)) if (part) addPruneOutcome(pruned, part);
@@ -184,7 +192,8 @@ export async function planSearch(input: PlanInput, opts: SearchOptions): Promise
   const ranked = estimates.flatMap((e, i) => (e && 'stepTimeS' in e ? [{ t: e.stepTimeS, i }] : [])).sort(byTime);
   const best = ranked.slice(0, input.top);
 
-  const own = ownSetup(input.scenario, input.gpus);
+  const ownHere = ownSetup(input.scenario, input.gpus);
+  const own = !shard || shard.index === 1 ? ownHere : undefined;
   // An estimate that was the step simulated as it is needs no second simulation.
   const exactSim = (i: number): Simulated | undefined => {
     const e = estimates[i];
@@ -200,7 +209,7 @@ export async function planSearch(input: PlanInput, opts: SearchOptions): Promise
   const ownSim = own ? ran[toSimulate.length] : undefined;
   const ownSets = candidateSets(scenarioCandidate(input.scenario), ctx);
   // The own setup at the plan's GPU count (its dp and micro-batches as they are there), when a candidate can be it.
-  const ownAsCandidate = own && ownIsCandidate(input.scenario) ? own.candidate : undefined;
+  const ownAsCandidate = ownHere && ownIsCandidate(input.scenario) ? ownHere.candidate : undefined;
   const residuals = storedResiduals();
   const spread = pairSpread(residuals);
   const rowOf = (candidate: PlanCandidate, estimateS: number, sim: Simulated): PlanRow => {
