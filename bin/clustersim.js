@@ -4,6 +4,7 @@
 import { spawn } from 'node:child_process';
 import { totalmem } from 'node:os';
 import { getHeapStatistics } from 'node:v8';
+import { Worker } from 'node:worker_threads';
 
 const wantMiB = Math.min(32 * 1024, Math.floor((totalmem() * 0.75) / 2 ** 20));
 const haveMiB = getHeapStatistics().heap_size_limit / 2 ** 20;
@@ -25,6 +26,14 @@ if (!process.env.CLUSTERSIM_NO_RESPAWN && haveMiB < wantMiB * 0.9) {
     process.exit(code ?? 1);
   });
 } else {
+  // Run by the wrapper: die with it, however it went (kill -9 included), rather than go on simulating as an orphan.
+  // A simulation keeps the main thread busy for minutes, so a thread of its own watches for the wrapper's end (this
+  // process then has another parent) and hangs up, as a closed terminal would; it keeps nothing alive.
+  if (process.env.CLUSTERSIM_WRAPPED === '1') {
+    const watch = `const { workerData } = require('node:worker_threads');
+setInterval(() => { if (process.ppid !== workerData) process.kill(process.pid, 'SIGHUP'); }, 250);`;
+    new Worker(watch, { eval: true, workerData: process.ppid }).unref();
+  }
   import('../dist/cli/main.js').then((m) => m.main(process.argv)).catch((err) => {
     process.stderr.write(`clustersim: ${err && err.message ? err.message : err}\n`);
     process.exitCode = 1;

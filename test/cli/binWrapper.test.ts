@@ -54,3 +54,32 @@ describe('bin/clustersim.js', () => {
     expect(r.stderr.trim()).toBe('clustersim: cannot write to standard output: no space left on the device (ENOSPC)');
   });
 });
+
+describe('bin/clustersim.js killed with SIGKILL', () => {
+  it('takes the simulation it started with it: no orphan keeps running', async () => {
+    const p = spawn(process.execPath, ['--max-old-space-size=256', 'bin/clustersim.js', 'simulate', 'scenarios/llama3-405b-16384xh100.yaml', '--alternatives', '0'], {
+      env: { ...process.env, CLUSTERSIM_NO_RESPAWN: '' },
+      stdio: 'ignore',
+    });
+    // The child the wrapper started (Linux: /proc lists a process's children).
+    const childOf = (pid: number) => spawnSync('pgrep', ['-P', String(pid)], { encoding: 'utf8' }).stdout.trim();
+    let child = '';
+    for (let i = 0; i < 50 && child === ''; i++) {
+      await new Promise((r) => setTimeout(r, 100));
+      child = childOf(p.pid!);
+    }
+    expect(child).toMatch(/^\d+$/);
+    await new Promise((r) => setTimeout(r, 500));
+    p.kill('SIGKILL');
+    let alive = true;
+    for (let i = 0; i < 50 && alive; i++) {
+      await new Promise((r) => setTimeout(r, 100));
+      try {
+        process.kill(Number(child), 0);
+      } catch {
+        alive = false;
+      }
+    }
+    expect(alive).toBe(false);
+  }, 30_000);
+});
