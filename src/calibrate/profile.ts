@@ -1,3 +1,4 @@
+import { fileErrorReason } from '../fileErrors.js';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { z } from 'zod';
 import type { MachineInfo } from './backends.js';
@@ -170,7 +171,7 @@ export function readProfile(path: string): Profile {
   try {
     text = readFileSync(path, 'utf8');
   } catch (err) {
-    throw new ProfileError(`cannot read profile ${path}: ${(err as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : (err as Error).message}`);
+    throw new ProfileError(`cannot read profile ${path}: ${fileErrorReason(err)}`);
   }
   let value: unknown;
   try {

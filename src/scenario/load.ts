@@ -19,6 +19,8 @@ export interface RawScenario {
 /** ` at line L, column C: what` from a YAML parse error, without the source excerpt the parser appends. */
 function yamlProblem(err: YAMLParseError): string {
   const at = err.linePos ? ` at line ${err.linePos[0].line}, column ${err.linePos[0].col}` : '';
+  // The library's words for a second document name one of its calls: say what the file holds instead.
+  if (err.code === 'MULTIPLE_DOCS') return `${at}: the file holds more than one YAML document (a '---' line starts another); a scenario is one document`;
   const what = err.message.split('\n')[0].replace(/ at line \d+, column \d+:?\s*$/, '');
   return `${at}: ${what}`;
 }

@@ -1,3 +1,4 @@
+import { MAX_GPUS } from '../scenario/simulationLimits.js';
 import type { SetupKind } from '../accuracy/setupKind.js';
 import type { BandJson } from '../accuracy/bandText.js';
 /** One GPU count of a scaling sweep. Rows that could not be simulated carry only `gpus`, `status` and `reason`. */
@@ -81,10 +82,12 @@ export function parseGpuCounts(text: string): number[] {
     if (range) {
       const [a, b] = [Number(range[1]), Number(range[2])];
       if (a < 1 || b < a) throw new RangeError(`'${part}': a range runs from a count ≥ 1 up to a larger one, e.g. 8..1024`);
+      if (b > MAX_GPUS) throw new RangeError(`'${part}': ${b} is more than the ${MAX_GPUS} GPUs the simulator takes`);
       for (let g = a; g <= b; g *= 2) out.add(g);
       continue;
     }
     if (!/^\d+$/.test(part) || Number(part) < 1) throw new RangeError(`'${part}' is not a GPU count; write e.g. 8,16,32 or 8..1024 (doubling)`);
+    if (Number(part) > MAX_GPUS) throw new RangeError(`'${part}' is more than the ${MAX_GPUS} GPUs the simulator takes`);
     out.add(Number(part));
   }
   if (out.size === 0) throw new RangeError('name at least one GPU count, e.g. 8,16,32');
