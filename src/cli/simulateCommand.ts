@@ -80,7 +80,7 @@ export function gemmRateLine(gpu: GpuSpec, dtype: Dtype): string | undefined {
 export function formatStepSummary(r: StepResult, scenario: { clusterName: string; modelName: string; gemmRate?: string }, band?: StepBand): string {
   const m = r.memory;
   const lines = [
-    `${r.name}: ${scenario.modelName} on ${scenario.clusterName} (${r.gpus} GPUs), seed ${r.seed}`,
+    `${r.name}: ${scenario.modelName} on ${scenario.clusterName} (${r.gpus} ${r.gpus === 1 ? 'GPU' : 'GPUs'}), seed ${r.seed}`,
     `  split               ${strategyText(r.parallel)}`,
     ...(r.attention ? [`  attention           ${attentionLine(r.attention)}`] : []),
     ...(scenario.gemmRate ? [scenario.gemmRate] : []),

@@ -15,7 +15,7 @@ export interface ScenarioLabel {
 
 /** `bert-large-ddp-2node: bert-large on 2× dgx-a100-80gb (16 GPUs)` */
 export function titleOf(label: ScenarioLabel, r: StepResult): string {
-  return `${label.name}: ${label.modelName} on ${label.clusterName} (${r.gpus} GPUs)`;
+  return `${label.name}: ${label.modelName} on ${label.clusterName} (${r.gpus} ${r.gpus === 1 ? 'GPU' : 'GPUs'})`;
 }
 
 /** `10.5 GiB of 80.0 GiB, fits` or `… OOM, short by 3.2 GiB` */

@@ -24,7 +24,7 @@ export function checkParallel(par: ScenarioInput['parallel'], dp: number, gpus: 
         ? split > gpus ? `${names} = ${values} = ${split} exceeds` : `${names} = ${values} does not divide`
         : `${names} × dp = ${values} × ${dp} = ${used} ${used > gpus ? 'exceeds' : 'does not match'}`;
     const fix = par.dp !== undefined && gpus % split === 0 ? `; set dp to ${gpus / split} or leave it out` : '';
-    problems.push({ path: par.dp === undefined ? 'parallel' : 'parallel.dp', message: `${given} the cluster's ${gpus} GPUs (${nodes} ${nodes === 1 ? 'node' : 'nodes'} × ${perNode})${fix}` });
+    problems.push({ path: par.dp === undefined ? 'parallel' : 'parallel.dp', message: `${given} the cluster's ${gpus} ${gpus === 1 ? 'GPU' : 'GPUs'} (${nodes} ${nodes === 1 ? 'node' : 'nodes'} × ${perNode})${fix}` });
   }
   if (cp > 1) problems.push(...contextParallelProblems(cp, model, training, par.zero, par.tp, par.cpCommType));
   if (model.arch !== 'mlp' && model.heads % par.tp !== 0) problems.push({ path: 'parallel.tp', message: `${par.tp} does not divide heads (${model.heads})` });

@@ -305,7 +305,8 @@ export const scenarioSchema = z
     description: z.string().optional(),
     seed: z.number().int().nonnegative().default(1),
     cluster: clusterSchema,
-    model: modelSchema,
+    // A preset's name alone, as cluster.node.gpu and cluster.network take it: `model: llama2-7b`.
+    model: z.preprocess((v) => (typeof v === 'string' ? { preset: v } : v), modelSchema),
     training: trainingSchema,
     parallel: parallelSchema,
     comm: commSchema,
