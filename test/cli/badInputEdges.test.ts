@@ -54,3 +54,14 @@ describe('papercuts (issue 26, item 17)', () => {
     expectBadInput(bad, "the cluster's 1 GPU (1 node × 1)");
   });
 });
+
+describe('the host memory of CPU offload in --json (issue 26, item 9)', () => {
+  it('has capacityBytes and fits exactly when the node states its host memory', async () => {
+    const base = ['memory', 'scenarios/llama2-7b-zero3-pcie.yaml', '--set', 'parallel.offload=cpu', '--json'];
+    const unstated = JSON.parse((await cli(...base)).stdout).host;
+    expect(Object.keys(unstated).sort()).toEqual(['bytesPerNode', 'shortfallBytes']);
+    const stated = JSON.parse((await cli(...base, '--set', 'cluster.node.hostMemoryGiB=512')).stdout).host;
+    expect(stated.capacityBytes).toBe(512 * 2 ** 30);
+    expect(stated.fits).toBe(stated.bytesPerNode <= stated.capacityBytes);
+  });
+});
