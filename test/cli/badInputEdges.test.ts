@@ -50,8 +50,14 @@ describe('papercuts (issue 26, item 17)', () => {
     const one = ['--set', 'cluster.nodes=1', '--set', 'cluster.node.gpusPerNode=1', '--set', 'cluster.node.nicsPerNode=1'];
     const r = await cli('simulate', 'scenarios/llama2-7b-zero3-nvlink.yaml', ...one, '--set', 'parallel.zero=0', '--alternatives', '0');
     expect(r.stdout).toContain('(1 GPU), seed');
-    const bad = await cli('simulate', 'scenarios/bert-large-ddp-2node.yaml', ...one);
+    const bad = await cli('simulate', 'scenarios/bert-large-ddp-2node.yaml', ...one, '--set', 'parallel.dp=16');
     expectBadInput(bad, "the cluster's 1 GPU (1 node × 1)");
+  });
+
+  it('lets a bundled scenario change its node count with --set (issue 26, item 16): no fixed dp in the files', async () => {
+    const r = await cli('simulate', 'scenarios/bert-large-ddp-2node.yaml', '--set', 'cluster.nodes=4', '--json', '--alternatives', '0');
+    expect(r.code, r.stderr).toBe(0);
+    expect(JSON.parse(r.stdout).parallel.dp).toBe(32);
   });
 });
 
