@@ -226,7 +226,7 @@ export async function planSearch(input: PlanInput, opts: SearchOptions): Promise
   return {
     gpus: input.gpus,
     interrupted: opts.signal?.aborted === true,
-    layouts: layouts.length + Object.values(removed).reduce((a, n) => a + n, 0),
+    layouts: layouts.length + [...removed.values()].reduce((a, n) => a + n, 0),
     layoutsRemoved: Object.fromEntries(removed),
     candidates,
     memoryRemoved: pruned.removed,

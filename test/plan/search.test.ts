@@ -94,6 +94,7 @@ describe('a plan', () => {
     const plan = await planSearch(input, { jobs: 1 });
     const kept = layouts.flatMap((l) => pruneLayout(l, space, ctx, resolve).kept);
     expect(plan.estimated + plan.bounded).toBe(kept.length);
+    expect(plan.layouts).toBe(layouts.length);
     expect(plan.bounded).toBeGreaterThan(0);
     const all = job({ phase: 'simulate', setups: kept.map((c) => candidateSets(c, ctx)) });
     const times = kept.map((_, i) => {
@@ -110,6 +111,17 @@ describe('a plan', () => {
     expect(plan.rows.map((r) => r.sim.stepTimeS)).toEqual([...times].sort((a, b) => a - b).slice(0, 3));
     expect(plan.estimateErrorPct).toBeLessThan(1e-6);
   }, 120_000);
+});
+
+describe('the counts of a plan', () => {
+  it('counts among the layouts that tile the GPUs those left out before memory', async () => {
+    // 8 GPUs as dp 8 with micro-batch 8 would need 64 sequences of the 32: the one layout is left out.
+    const narrow: PlanSpace = { ...space, tp: [1], pp: [1], microBatch: [8] };
+    const plan = await planSearch({ raw: f.raw, source: f.source, baseDir: f.baseDir, scenario, sets: [], gpus: 8, space: narrow, top: 1 }, { jobs: 1 });
+    expect(plan.layoutsRemoved).toEqual({ 'batch does not divide': 1 });
+    expect(plan.layouts).toBe(1);
+    expect(plan.candidates).toBe(0);
+  });
 });
 
 describe('an interrupted plan', () => {
