@@ -6,6 +6,7 @@ import type { Objective } from '../plan/objective.js';
 import { whyClause } from '../plan/why.js';
 import { table } from '../report/textTable.js';
 import { PLAN_TABLE_HEADER, planTableRows } from '../report/planTable.js';
+import { csvCell } from '../report/scaleTable.js';
 import { VERSION } from '../version.js';
 import { MFU_NOTE_ABOVE } from '../sim/simulateStep.js';
 import { formatBytes, formatSeconds } from './units.js';
@@ -165,11 +166,6 @@ export function planJson(p: PlanResult, ctx: PlanTextContext): Record<string, un
 }
 
 const CSV_HEADER = ['gpus', 'rank', 'tie', 'own', 'tp', 'cp', 'pp', 'dp', 'microBatch', 'schedule', 'virtualStages', 'zero', 'offload', 'recompute', 'sequenceParallel', 'tpCommOverlap', 'stepTimeS', 'bandLowS', 'bandHighS', 'estimateS', 'tokensPerS', 'mfu', 'peakBytesPerGpu', 'capacityBytes', 'computeS', 'exposedCommS', 'bubbleS', 'bound', 'sets'];
-
-const csvCell = (v: unknown) => {
-  const t = v === undefined ? '' : String(v);
-  return /[",\n]/.test(t) ? `"${t.replace(/"/g, '""')}"` : t;
-};
 
 /** The simulated setups of every plan (one per GPU count) as CSV, one row each, the scenario's own marked `own`. */
 export function planCsv(plans: readonly PlanResult[]): string {

@@ -77,8 +77,9 @@ function messageOf(err: unknown): string {
   throw err;
 }
 
-function stepAt(job: PlanJob, sets: string[], globalBatch?: number): StepResult {
-  return simulateStep(resolveWith(job, globalBatch === undefined ? sets : [...sets, `training.globalBatch=${globalBatch}`])).result;
+/** A candidate's overrides with the global batch that gives it `m` micro-batches a step. */
+function atMicroBatches(c: PlanCandidate, ctx: KnobContext, m: number): string[] {
+  return [...candidateSets(c, ctx), `training.globalBatch=${m * c.layout.microBatch * c.layout.dp}`];
 }
 
 /** Estimates candidate `i`: simulated at two small micro-batch counts and extended by a straight line. */
@@ -93,9 +94,9 @@ export function estimateCandidate(job: PlanJob, i: number): Estimate {
       const sim = simulatedOf(s, simulateStep(s).result);
       return { stepTimeS: sim.stepTimeS, exact: true, sim };
     }
-    const perMicroBatch = c.layout.microBatch * c.layout.dp;
-    const t1 = stepAt(job, sets, points.m1 * perMicroBatch).stepTimeS;
-    const t2 = stepAt(job, sets, points.m2 * perMicroBatch).stepTimeS;
+    const stepAt = (m: number) => simulateStep(resolveWith(job, atMicroBatches(c, job.ctx, m))).result.stepTimeS;
+    const t1 = stepAt(points.m1);
+    const t2 = stepAt(points.m2);
     return { stepTimeS: t1 + ((c.layout.microBatches - points.m1) * (t2 - t1)) / (points.m2 - points.m1), exact: false };
   } catch (err) {
     return { error: messageOf(err) };
@@ -123,7 +124,7 @@ export function boundCandidate(job: PlanJob, i: number): number {
   const l = c.layout;
   const fewest = boundMicroBatches(l);
   try {
-    const setup = resolveWith(job, [...candidateSets(c, job.ctx), `training.globalBatch=${fewest * l.microBatch * l.dp}`]);
+    const setup = resolveWith(job, atMicroBatches(c, job.ctx, fewest));
     if (setup.noise.computeJitter > 0) return 0;
     const plan = compileStep(setup);
     const busy = localBusy(plan.program, fewest, idleCollectiveNs(setup));

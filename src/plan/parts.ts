@@ -5,7 +5,8 @@ import { storedResiduals } from '../accuracy/residualStore.js';
 import { KIND_VALUES } from '../accuracy/setupKind.js';
 import { VERSION } from '../version.js';
 import { shardText, type Shard } from '../sweep/grid.js';
-import type { PlanResult, PlanRow } from './search.js';
+import { estimateErrorPct, rankRows, type PlanResult, type PlanRow } from './search.js';
+import { addCounts, addRefused } from './prune.js';
 import type { PlanSpace } from './space.js';
 
 /**
@@ -159,11 +160,6 @@ function checkParts(parts: readonly { file: string; part: PlanPart }[]): { count
   return { count: n };
 }
 
-const addCounts = (a: Record<string, number>, b: Record<string, number>) => {
-  for (const [k, v] of Object.entries(b)) a[k] = (a[k] ?? 0) + v;
-  return a;
-};
-
 /** The answer of the whole plan from its parts, with its meta (from the first part). */
 export function mergePlanParts(parts: readonly { file: string; part: PlanPart }[]): { result: PlanResult; meta: PlanPartMeta } {
   if (parts.length === 0) throw new PlanPartError('no part given');
@@ -171,25 +167,19 @@ export function mergePlanParts(parts: readonly { file: string; part: PlanPart }[
   const byShard = [...parts].sort((a, b) => Number(a.part.shard.split('/')[0]) - Number(b.part.shard.split('/')[0]));
   const results = byShard.map((p) => p.part.result);
   const { top } = byShard[0].part;
-  const rows = results
-    .flatMap((r) => r.rows.map((row) => ({ ...row, tie: false })))
-    .map((r, i) => ({ r, i }))
-    .sort((a, b) => a.r.sim.stepTimeS - b.r.sim.stepTimeS || a.i - b.i)
-    .slice(0, top)
-    .map((x) => x.r);
   const spread = pairSpread(storedResiduals());
-  if (rows.length > 0 && spread) for (const r of rows.slice(1)) r.tie = (100 * (r.sim.stepTimeS - rows[0].sim.stepTimeS)) / rows[0].sim.stepTimeS < spread.pct;
+  const rows = rankRows(results.flatMap((r) => r.rows), spread, top);
   const ownRow: PlanRow | undefined = rows.find((r) => r.own) ?? results[0].own;
   const refused: PlanResult['refused'] = {};
-  for (const r of results) for (const [k, v] of Object.entries(r.refused)) refused[k] = { count: (refused[k]?.count ?? 0) + v.count, example: refused[k]?.example ?? v.example };
+  for (const r of results) addRefused(refused, r.refused);
   const sum = (f: (r: PlanResult) => number) => results.reduce((a, r) => a + f(r), 0);
   const result: PlanResult = {
     gpus: results[0].gpus,
     interrupted: results.some((r) => r.interrupted),
     layouts: sum((r) => r.layouts),
-    layoutsRemoved: results.reduce((a, r) => addCounts(a, r.layoutsRemoved as Record<string, number>), {} as Record<string, number>),
+    layoutsRemoved: results.reduce((a, r) => addCounts(a, r.layoutsRemoved), {}),
     candidates: sum((r) => r.candidates),
-    memoryRemoved: results.reduce((a, r) => addCounts(a, r.memoryRemoved as Record<string, number>), {} as Record<string, number>),
+    memoryRemoved: results.reduce((a, r) => addCounts(a, r.memoryRemoved), {}),
     refused,
     fitting: sum((r) => r.fitting),
     estimated: sum((r) => r.estimated),
@@ -198,7 +188,7 @@ export function mergePlanParts(parts: readonly { file: string; part: PlanPart }[
     rows,
     points: results.flatMap((r) => r.points),
     ...(ownRow ? { own: ownRow } : {}),
-    estimateErrorPct: Math.max(0, ...rows.map((r) => Math.abs(100 * (r.estimateS / r.sim.stepTimeS - 1)))),
+    estimateErrorPct: estimateErrorPct(rows),
     ...(spread ? { spread } : {}),
   };
   if (results.some((r) => r.gpus !== result.gpus)) throw new PlanPartError('the parts plan different GPU counts');

@@ -107,9 +107,20 @@ export function pruneLayout(layout: PlanLayout, space: PlanSpace, ctx: KnobConte
 export function addPruneOutcome(total: PruneOutcome, part: PruneOutcome): void {
   total.kept.push(...part.kept);
   total.keptBytes.push(...part.keptBytes);
-  for (const [rule, n] of Object.entries(part.removed) as [MemoryRule, number][]) total.removed[rule] = (total.removed[rule] ?? 0) + n;
-  for (const [path, r] of Object.entries(part.refused)) {
-    total.refused[path] ??= { count: 0, example: r.example };
-    total.refused[path].count += r.count;
+  addCounts(total.removed, part.removed);
+  addRefused(total.refused, part.refused);
+}
+
+/** Adds counts by name into a running total (and returns it). */
+export function addCounts<K extends string>(total: Partial<Record<K, number>>, part: Partial<Record<K, number>>): Partial<Record<K, number>> {
+  for (const [k, n] of Object.entries(part) as [K, number][]) total[k] = (total[k] ?? 0) + n;
+  return total;
+}
+
+/** Adds refusals by field into a running total, keeping the first example of each. */
+export function addRefused(total: PruneOutcome['refused'], part: PruneOutcome['refused']): void {
+  for (const [path, r] of Object.entries(part)) {
+    total[path] ??= { count: 0, example: r.example };
+    total[path].count += r.count;
   }
 }

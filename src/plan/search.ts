@@ -129,6 +129,28 @@ async function runPhase<R>(job: PlanJob, count: number | readonly number[], jobs
 
 const byTime = (a: { t: number; i: number }, b: { t: number; i: number }) => a.t - b.t || a.i - b.i;
 
+/**
+ * The best `top` of simulated rows, by the full simulation's step (the earlier row first on equal steps), each after the
+ * first marked a tie when it is within the validated pair spread of it.
+ */
+export function rankRows(rows: readonly PlanRow[], spread: PairSpread | undefined, top = rows.length): PlanRow[] {
+  const ranked = rows
+    .map((r, i) => ({ t: r.sim.stepTimeS, i }))
+    .sort(byTime)
+    .slice(0, top)
+    .map(({ i }) => ({ ...rows[i], tie: false }));
+  if (ranked.length > 0 && spread) for (const r of ranked.slice(1)) r.tie = (100 * (r.sim.stepTimeS - ranked[0].sim.stepTimeS)) / ranked[0].sim.stepTimeS < spread.pct;
+  return ranked;
+}
+
+/** The largest |estimate / simulation − 1| over the rows, %. */
+export function estimateErrorPct(rows: readonly PlanRow[]): number {
+  return Math.max(0, ...rows.map((r) => Math.abs(100 * (r.estimateS / r.sim.stepTimeS - 1))));
+}
+
+/** The sum of counts by name. */
+const total = (counts: Partial<Record<string, number>>) => Object.values(counts).reduce((a: number, n) => a + (n ?? 0), 0);
+
 /** Candidates estimated side by side before the bound is checked again: fixed, so that the answer does not depend on the threads. */
 export const ESTIMATE_BATCH = 8;
 
@@ -186,7 +208,7 @@ export async function planSearch(input: PlanInput, opts: SearchOptions): Promise
   job.layouts = layouts;
   const pruned: PruneOutcome = { kept: [], keptBytes: [], removed: {}, refused: {} };
   for (const part of await runPhase<PruneOutcome>(job, layouts.length, opts.jobs, opts.onProgress, opts.signal)) if (part) addPruneOutcome(pruned, part);
-  const candidates = pruned.kept.length + Object.values(pruned.removed).reduce((a, n) => a + n, 0) + Object.values(pruned.refused).reduce((a, r) => a + r.count, 0);
+  const candidates = pruned.kept.length + total(pruned.removed) + Object.values(pruned.refused).reduce((a, r) => a + r.count, 0);
 
   const { estimates, bounded } = await estimateBest(job, pruned.kept, input.top, opts);
   const ranked = estimates.flatMap((e, i) => (e && 'stepTimeS' in e ? [{ t: e.stepTimeS, i }] : [])).sort(byTime);
@@ -216,17 +238,12 @@ export async function planSearch(input: PlanInput, opts: SearchOptions): Promise
     const sets = candidateSets(candidate, ctx);
     return { candidate, sets, changed: changedSets(sets, ownSets), estimateS, sim, band: errorBandFor(sim.kind, residuals), tie: false, own: ownAsCandidate !== undefined && sameCandidate(candidate, ownAsCandidate) };
   };
-  const rows = best
-    .flatMap((b, k) => (sims[k] && 'stepTimeS' in sims[k] ? [rowOf(pruned.kept[b.i], b.t, sims[k] as Simulated)] : []))
-    .map((r, i) => ({ r, i }))
-    .sort((a, b) => a.r.sim.stepTimeS - b.r.sim.stepTimeS || a.i - b.i)
-    .map((x) => x.r);
-  if (rows.length > 0 && spread) for (const r of rows.slice(1)) r.tie = (100 * (r.sim.stepTimeS - rows[0].sim.stepTimeS)) / rows[0].sim.stepTimeS < spread.pct;
-  const estimateErrorPct = Math.max(0, ...rows.map((r) => Math.abs(100 * (r.estimateS / r.sim.stepTimeS - 1))));
+  const simulated = best.flatMap((b, k) => (sims[k] && 'stepTimeS' in sims[k] ? [rowOf(pruned.kept[b.i], b.t, sims[k] as Simulated)] : []));
+  const rows = rankRows(simulated, spread);
   return {
     gpus: input.gpus,
     interrupted: opts.signal?.aborted === true,
-    layouts: layouts.length + [...removed.values()].reduce((a, n) => a + n, 0),
+    layouts: layouts.length + total(Object.fromEntries(removed)),
     layoutsRemoved: Object.fromEntries(removed),
     candidates,
     memoryRemoved: pruned.removed,
@@ -238,7 +255,7 @@ export async function planSearch(input: PlanInput, opts: SearchOptions): Promise
     rows,
     points: estimates.flatMap((e, i) => (e && 'stepTimeS' in e ? [{ candidate: pruned.kept[i], estimateS: e.stepTimeS, peakBytesPerGpu: pruned.keptBytes[i] }] : [])),
     ...ownOf(own, rows, ownSim, rowOf),
-    estimateErrorPct,
+    estimateErrorPct: estimateErrorPct(rows),
     ...(spread ? { spread } : {}),
   };
 }

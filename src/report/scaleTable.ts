@@ -52,7 +52,8 @@ export interface CsvSeries extends CommSettings {
   rows: readonly ScaleRow[];
 }
 
-function csvCell(v: string | number | boolean | undefined): string {
+/** A CSV cell: quoted when it holds a quote, a comma or a line break. */
+export function csvCell(v: string | number | boolean | undefined): string {
   if (v === undefined) return '';
   const s = String(v);
   return /[",\n\r]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s;
