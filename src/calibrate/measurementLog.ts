@@ -1,4 +1,6 @@
-import { appendFileSync, existsSync, readFileSync, statSync, truncateSync, writeFileSync } from 'node:fs';
+import { appendFileSync, existsSync, statSync, truncateSync, writeFileSync } from 'node:fs';
+import { fileErrorReason } from '../fileErrors.js';
+import { readInputText } from '../inputFile.js';
 import type { MachineInfo } from './backends.js';
 import { FitError, summarise } from './stats.js';
 import type { BackendKind, MeasurementRecord, PlannedItem, RawResult } from './types.js';
@@ -116,7 +118,12 @@ export class MeasurementLog {
    */
   static resume(path: string, expected: { backend: BackendKind; quick: boolean; machine?: MachineInfo }): { log: MeasurementLog; parsed: ParsedLog } {
     if (!existsSync(path)) throw new LogError(`--resume: ${path} does not exist; run without --resume to start a calibration`);
-    const text = readFileSync(path, 'utf8');
+    let text: string;
+    try {
+      text = readInputText(path);
+    } catch (err) {
+      throw new LogError(`--resume: cannot read ${path}: ${fileErrorReason(err)}`);
+    }
     const parsed = parseLog(text);
     const h = parsed.header;
     if (!h) throw new LogError(`--resume: ${path} is not a clustersim measurement log (no header line)`);

@@ -1,10 +1,10 @@
-import { readFileSync } from 'node:fs';
 import { median } from '../calibrate/stats.js';
 import { fileErrorReason } from '../fileErrors.js';
 import { parseCollectiveTable } from '../scenario/ncclTestsTable.js';
 import type { SweepRow } from '../sim/collectives/sweep.js';
 import type { CollectiveOp } from '../sim/collectives/types.js';
 import { UsageError } from './usageError.js';
+import { readInputText } from '../inputFile.js';
 
 /** One size of `collective --compare`: the model's row next to the measured time. */
 export interface ComparedRow extends SweepRow {
@@ -17,7 +17,7 @@ export interface ComparedRow extends SweepRow {
 export function readComparison(path: string, op: CollectiveOp, ranks: number): { bytes: number; timeNs: number }[] {
   let text: string;
   try {
-    text = readFileSync(path, 'utf8');
+    text = readInputText(path);
   } catch (err) {
     throw new UsageError(`--compare: cannot read '${path}': ${fileErrorReason(err)}`);
   }

@@ -1,4 +1,3 @@
-import { readFileSync } from 'node:fs';
 import { fileErrorReason } from '../fileErrors.js';
 import type { Command } from 'commander';
 import { MergeError, mergeParts, type PartText } from '../sweep/merge.js';
@@ -9,6 +8,7 @@ import { UsageError } from './usageError.js';
 import { checkOutputFiles, writeReportFile } from './reportFiles.js';
 import { isPlanPart, mergePlanParts, PlanPartError, readPlanPart } from '../plan/parts.js';
 import { formatPlan, planCsv, planJson } from './planOutput.js';
+import { readInputText } from '../inputFile.js';
 
 interface MergeOptions {
   json?: boolean;
@@ -18,7 +18,7 @@ interface MergeOptions {
 
 function readPart(file: string): PartText {
   try {
-    return { file, text: readFileSync(file, 'utf8') };
+    return { file, text: readInputText(file) };
   } catch (err) {
     const why = fileErrorReason(err);
     throw new UsageError(`cannot read part '${file}': ${why}`);

@@ -1,4 +1,3 @@
-import { readFileSync } from 'node:fs';
 import { fileErrorReason } from '../fileErrors.js';
 import { resolve } from 'node:path';
 import { ScenarioError } from '../sim/errors.js';
@@ -9,6 +8,7 @@ import { InvalidScenarioError, withFileLines, type Problem } from './errors.js';
 import { importMegatronArgs, type MegatronContext } from './importMegatron.js';
 import { importDeepSpeedConfig, type DeepSpeedContext } from './importDeepSpeed.js';
 import { shownValue, yamlScalar, type ImportedField, type ImportResult } from './importResult.js';
+import { readInputText } from '../inputFile.js';
 
 /**
  * Applying imported framework settings to a scenario: the file, then `--megatron-args`, then
@@ -33,7 +33,7 @@ export interface ScenarioWithImports {
 
 function readText(path: string, what: string): string {
   try {
-    return readFileSync(path, 'utf8');
+    return readInputText(path);
   } catch (err) {
     const why = fileErrorReason(err);
     const full = resolve(path);

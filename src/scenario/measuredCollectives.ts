@@ -1,4 +1,4 @@
-import { readFileSync, statSync } from 'node:fs';
+import { statSync } from 'node:fs';
 import { resolve as resolvePath } from 'node:path';
 import { busBandwidthFactor } from '../sim/collectives/busBandwidth.js';
 import type { MeasuredCollectiveTable } from '../sim/collectives/measuredTable.js';
@@ -7,6 +7,7 @@ import { fileErrorReason } from '../fileErrors.js';
 import { InvalidScenarioError, type Problem } from './errors.js';
 import { parseCollectiveTable } from './ncclTestsTable.js';
 import type { ScenarioInput } from './schema.js';
+import { readInputText } from '../inputFile.js';
 
 /**
  * Parsed points by absolute path, modification time and size, op and ranks: sweeps and validation resolve the
@@ -34,7 +35,7 @@ export function resolveMeasuredCollectives(entries: ScenarioInput['comm']['measu
       const key = `${full}|${st.mtimeMs}|${st.size}|${e.op}|${e.ranks}`;
       points = cache.get(key);
       if (!points) {
-        points = parseCollectiveTable(readFileSync(full, 'utf8'), e.op, e.ranks, e.file).points;
+        points = parseCollectiveTable(readInputText(full), e.op, e.ranks, e.file).points;
         cache.set(key, points);
       }
     } catch (err) {
