@@ -1,9 +1,9 @@
-import { readFileSync } from 'node:fs';
 import { fileErrorReason } from '../fileErrors.js';
 import { dirname, resolve } from 'node:path';
-import { isMap, isScalar, LineCounter, parse, parseDocument, YAMLParseError, type Node } from 'yaml';
+import { isMap, isScalar, LineCounter, parseDocument, YAMLParseError, type Document, type Node } from 'yaml';
 import { ScenarioError } from '../sim/errors.js';
 import { scenarioSchema } from './schema.js';
+import { readInputText } from '../inputFile.js';
 
 /** A scenario file as read from disk, before validation. */
 export interface RawScenario {
@@ -25,6 +25,26 @@ function yamlProblem(err: YAMLParseError): string {
   return `${at}: ${what}`;
 }
 
+/**
+ * The plain value of a parsed YAML document. Aliases are expanded here, which is where the library finds an alias
+ * that names no anchor and one that expands to too many copies (an "alias bomb"): both come back as the words of a
+ * problem, for the caller's message, instead of as the library's exception.
+ */
+function yamlValue(doc: Document): { value: unknown } | { problem: string } {
+  try {
+    return { value: doc.toJS({ maxAliasCount: MAX_YAML_ALIASES }) };
+  } catch (err) {
+    const message = (err as Error).message;
+    const unresolved = /^Unresolved alias.*: (.*)$/.exec(message);
+    if (unresolved) return { problem: `the alias *${unresolved[1]} names no anchor: an anchor (&${unresolved[1]}) must be set before the alias that uses it` };
+    if (/alias count/i.test(message)) return { problem: `its aliases expand to too many copies (more than ${MAX_YAML_ALIASES} per alias, as a YAML "alias bomb" does); write the values out` };
+    throw err;
+  }
+}
+
+/** The most copies one YAML alias may expand to (the library's default, named here for the message). */
+const MAX_YAML_ALIASES = 100;
+
 /** The line of every mapping key under `node`, by dotted path (lists are not entered). */
 function keyLines(node: Node | null | undefined, counter: LineCounter, prefix: string, out: Map<string, number>): Map<string, number> {
   if (!isMap(node)) return out;
@@ -42,7 +62,7 @@ function keyLines(node: Node | null | undefined, counter: LineCounter, prefix: s
 function readStructured(path: string, what: string): { value: unknown; lines: Map<string, number> } {
   let text: string;
   try {
-    text = readFileSync(path, 'utf8');
+    text = readInputText(path);
   } catch (err) {
     const why = fileErrorReason(err);
     const full = resolve(path);
@@ -58,7 +78,9 @@ function readStructured(path: string, what: string): { value: unknown; lines: Ma
     }
     throw first;
   }
-  return { value: doc.toJS(), lines: keyLines(doc.contents, counter, '', new Map()) };
+  const plain = yamlValue(doc);
+  if ('problem' in plain) throw new ScenarioError('', `${what} '${path}' is not valid YAML/JSON: ${plain.problem}`);
+  return { value: plain.value, lines: keyLines(doc.contents, counter, '', new Map()) };
 }
 
 /** Reads a YAML or JSON file (YAML is a superset of JSON). */
@@ -76,6 +98,9 @@ export function loadScenarioFile(path: string): RawScenario {
   return { raw, source: path, baseDir: dirname(resolve(path)), lines };
 }
 
+/** Keys that are not fields but the machinery of every JavaScript object; a `--set` path may not name them. */
+const OBJECT_BUILTIN_KEYS = new Set(['__proto__', 'constructor', 'prototype']);
+
 /**
  * Applies `--set path=value` overrides to a raw scenario. The value is read as YAML, so numbers,
  * booleans and lists come out typed (`parallel.ddp.bucketMB=5`, `comm.mode=step`); `null` (or `~`) removes the field.
@@ -90,16 +115,18 @@ export function applyOverrides(raw: unknown, sets: readonly string[]): unknown {
     if (eq < 0 || keys.some((k) => k === '')) {
       throw new ScenarioError('', `--set '${s}': expected path=value with a dotted field path, e.g. --set parallel.ddp.bucketMB=5 or --set cluster.preset=dgx-h100`);
     }
-    let value: unknown;
-    try {
-      value = parse(s.slice(eq + 1));
-    } catch (err) {
-      if (err instanceof YAMLParseError) throw new ScenarioError('', `--set '${s}': the value '${s.slice(eq + 1)}' is not valid YAML${yamlProblem(err)}; quote it to set text`);
-      throw err;
-    }
+    // Names every JavaScript object answers to: setting them would change all objects, not a scenario field.
+    const builtin = keys.find((k) => OBJECT_BUILTIN_KEYS.has(k));
+    if (builtin !== undefined) throw new ScenarioError('', `--set '${s}': '${builtin}' is not a scenario field (no scenario has a field of that name)`);
+    const doc = parseDocument(s.slice(eq + 1), { prettyErrors: false });
+    const [error] = doc.errors;
+    if (error) throw new ScenarioError('', `--set '${s}': the value '${s.slice(eq + 1)}' is not valid YAML${yamlProblem(error)}; quote it to set text`);
+    const plain = yamlValue(doc);
+    if ('problem' in plain) throw new ScenarioError('', `--set '${s}': the value '${s.slice(eq + 1)}' is not valid YAML: ${plain.problem}; quote it to set text`);
+    const value = plain.value;
     let obj = root;
     for (let i = 0; i < keys.length - 1; i++) {
-      const next = obj[keys[i]];
+      const next = Object.hasOwn(obj, keys[i]) ? obj[keys[i]] : undefined;
       // A list's element is named by its index (parallel.layersPerStage.0=20, comm.measured.1.file=x.txt).
       const index = Array.isArray(next) && /^\d+$/.test(keys[i + 1]) ? Number(keys[i + 1]) : undefined;
       if (Array.isArray(next) && (index === undefined || index >= next.length)) {
