@@ -100,6 +100,10 @@ function resolveCluster(c: ScenarioInput['cluster'], source: string): ClusterSpe
   if (c.node?.hostMemoryGiB !== undefined) node.hostMemoryBytes = c.node.hostMemoryGiB * GiB;
   node.gpu = gpu;
   if (node.intra === 'pcie' && node.nvls) throw new ScenarioError('cluster.node.nvls', 'NVLink SHARP needs an NVSwitch node (intra: nvswitch); set it to false or use an NVSwitch node preset');
+  // NVLink of no bandwidth would carry every transfer inside the node in no time.
+  if (node.intra !== 'pcie' && node.gpusPerNode > 1 && node.nvlinkBandwidthGBps === 0) {
+    throw new ScenarioError('cluster.node.nvlinkBandwidthGBps', `is 0, but the GPUs of this node talk over NVLink (intra: ${node.intra}); give its bandwidth per GPU and direction, or set cluster.node.intra: pcie for a node without NVLink`);
+  }
   const nicProblem = nicCountProblem(node.gpusPerNode, node.nicsPerNode);
   if (nicProblem) throw new ScenarioError('cluster.node.nicsPerNode', nicProblem);
   // A GPU other than the node preset's is named, or the header would show the preset's GPU beside another's memory.

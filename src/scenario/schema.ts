@@ -14,21 +14,31 @@ const positiveInt = z.number().int().positive();
 const positive = z.number().positive().finite();
 const fraction = z.number().gt(0).lte(1);
 
+/**
+ * A hardware number within a plausible range: 0.01× the smallest to 100× the largest of today's parts, wide enough
+ * for any real or planned machine, narrow enough that a typo (0, 1e-300, 1e300) is refused instead of making a part
+ * free or the step time overflow. Today: up to 2,250 dense bf16 TFLOP/s (B200), 8,000 GB/s of HBM, 288 GiB, 900 GB/s
+ * of NVLink, 800 Gb/s per NIC, a kernel launch of a few µs.
+ */
+const within = (min: number, max: number) => z.number().finite().min(min).max(max);
+const latencyNs = within(0, 1e7);
+const bandwidthGBps = within(0.01, 1e5);
+
 const gpuInline = z
   .object({
     preset: z.string().describe('a GPU preset name (`clustersim presets` lists them)'),
     name: z.string(),
-    peakTflops: z.object({ fp32: positive, tf32: positive, fp16: positive, bf16: positive, fp8: positive }).partial().strict(),
+    peakTflops: z.object({ fp32: within(0.01, 1e6), tf32: within(0.01, 1e6), fp16: within(0.01, 1e6), bf16: within(0.01, 1e6), fp8: within(0.01, 1e6) }).partial().strict(),
     gemmCeiling: z.object({ fp32: fraction, tf32: fraction, fp16: fraction, bf16: fraction, fp8: fraction }).partial().strict(),
     sustainedGemmFraction: fraction,
-    memoryGiB: positive,
-    hbmBandwidthGBps: positive,
+    memoryGiB: within(0.1, 1e5),
+    hbmBandwidthGBps: bandwidthGBps,
     hbmEfficiency: fraction,
-    smCount: positiveInt,
+    smCount: positiveInt.max(100_000),
     computeCapability: z.number().gte(1).lt(100),
-    nvlinkBandwidthGBps: z.number().nonnegative().finite(),
+    nvlinkBandwidthGBps: within(0, 1e5),
     pcieGen: z.union([z.literal(3), z.literal(4), z.literal(5)]),
-    kernelLaunchNs: z.number().nonnegative().finite(),
+    kernelLaunchNs: latencyNs,
   })
   .partial()
   .strict();
@@ -36,18 +46,18 @@ const gpuInline = z
 const nodeInline = z
   .object({
     preset: z.string().describe('a node preset name (`clustersim presets` lists them)'),
-    gpusPerNode: positiveInt,
+    gpusPerNode: positiveInt.max(4096),
     intra: z.enum(['nvswitch', 'nvlink-mesh', 'pcie']),
-    nvlinkBandwidthGBps: z.number().nonnegative().finite(),
-    nvlinkLatencyNs: z.number().nonnegative().finite(),
+    nvlinkBandwidthGBps: within(0, 1e5),
+    nvlinkLatencyNs: latencyNs,
     nvls: z.boolean(),
-    pcieBandwidthGBps: positive,
-    pcieLatencyNs: z.number().nonnegative().finite(),
+    pcieBandwidthGBps: bandwidthGBps,
+    pcieLatencyNs: latencyNs,
     gpusPerPcieSwitch: positiveInt,
-    interSocketBandwidthGBps: positive,
-    nicsPerNode: positiveInt,
-    hostAdamParamsPerS: positive.describe("the whole node's CPU-Adam rate for optimizer offload, parameters per second, shared by its GPUs' processes"),
-    hostMemoryGiB: positive.describe('host (CPU) memory of the node, GiB: where optimizer offload keeps its state'),
+    interSocketBandwidthGBps: bandwidthGBps,
+    nicsPerNode: positiveInt.max(1024),
+    hostAdamParamsPerS: within(1e3, 1e15).describe("the whole node's CPU-Adam rate for optimizer offload, parameters per second, shared by its GPUs' processes"),
+    hostMemoryGiB: within(0.1, 1e7).describe('host (CPU) memory of the node, GiB: where optimizer offload keeps its state'),
   })
   .partial()
   .strict();
@@ -56,11 +66,11 @@ const networkInline = z
   .object({
     preset: z.string().describe('a network preset name (`clustersim presets` lists them)'),
     fabric: z.enum(['infiniband', 'ethernet']),
-    linkGbps: positive,
+    linkGbps: within(0.01, 1e6),
     linkEfficiency: fraction,
-    linkLatencyNs: z.number().nonnegative().finite(),
+    linkLatencyNs: latencyNs,
     railOptimized: z.boolean(),
-    oversubscription: z.number().gte(1).finite(),
+    oversubscription: within(1, 1000),
     nodesPerLeaf: positiveInt,
   })
   .partial()

@@ -1,3 +1,4 @@
+import { ScenarioError } from './errors.js';
 import { Simulator } from './engine/simulator.js';
 import { buildTopology } from './network/topology.js';
 import { FlowNetwork } from './network/flowNetwork.js';
@@ -178,6 +179,10 @@ export function simulateStep(setup: StepSetup, options: { onProgress?: (p: StepP
   const par = setup.parallel;
   const gpus = plan.layout.world;
   const stepTimeS = trace.makespanNs / 1e9;
+  // Every input is range-checked, so this is a last guard: a result that is not a number is never printed as one.
+  if (!Number.isFinite(stepTimeS)) {
+    throw new ScenarioError('', `the simulated step time came out as ${stepTimeS} s, not a finite number: a hardware or profile value is out of any real range (a rate near 0, a latency near infinity); check the cluster's fields and the profile`);
+  }
   const t = setup.training;
   const modelFlops = modelFlopsPerStep(setup.model, t.globalBatch, t.seqLen);
   const hardwareFlops = hardwareFlopsPerStep(setup.model, t.globalBatch, t.seqLen, par.recompute);
