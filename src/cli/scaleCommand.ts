@@ -4,6 +4,7 @@ import { storedResiduals } from '../accuracy/residualStore.js';
 import { loadScenarioFile } from '../scenario/load.js';
 import { planSeries, type ScaleMode, type ScaleSeries } from '../sweep/scale.js';
 import { isSimulated, parseGpuCounts, scalingBaseGpus } from '../sweep/scaleMath.js';
+import { MAX_SWEEP_POINTS } from '../sweep/grid.js';
 import { parallelSizesText } from '../report/format.js';
 import { parseShard, ShardSyntaxError, type Shard } from '../sweep/grid.js';
 import { jobsHelp, parseJobs } from './jobsOption.js';
@@ -147,6 +148,7 @@ Examples:
         if (err instanceof RangeError) throw new UsageError(`--gpus: ${err.message}`);
         throw err;
       }
+      if (files.length * gpus.length > MAX_SWEEP_POINTS) throw new UsageError(`--gpus: ${files.length} scenarios × ${gpus.length} GPU counts = ${files.length * gpus.length} points, more than the ${MAX_SWEEP_POINTS} a sweep may have; name fewer sizes`);
       const jobs = parseJobs(opts.jobs, 'the sweep');
       const shard = shardOption(opts.shard);
       if (shard) {

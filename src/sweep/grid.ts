@@ -12,6 +12,9 @@ export interface SweepPoint {
   gpus: number;
 }
 
+/** The most points (scenarios × GPU counts) one sweep may have: far more than a sweep that finishes would. */
+export const MAX_SWEEP_POINTS = 100_000;
+
 /** A sweep's points in table order: index = series × (GPU counts) + position of the GPU count. */
 export function sweepGrid(seriesCount: number, gpuCounts: readonly number[]): SweepPoint[] {
   const points: SweepPoint[] = [];

@@ -1,7 +1,8 @@
 import { withScaling, type ScaleRow } from './scaleMath.js';
 import { setupKindProblem } from '../accuracy/setupKind.js';
 import type { ScaleMode, ScaleSeries } from './scale.js';
-import { shardOf } from './grid.js';
+import { MAX_SWEEP_POINTS, shardOf } from './grid.js';
+import { MAX_GPUS } from '../scenario/simulationLimits.js';
 import { POINT_FORMAT, type PointRecord } from './records.js';
 import { commSettingsProblem, commSettingsText, pickCommSettings } from './commSettings.js';
 
@@ -33,14 +34,48 @@ const ROW_NUMBERS = ['nodes', 'dp', 'globalBatch', 'stepTimeS', 'samplesPerS', '
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 const isCount = (v: unknown, min: number): v is number => typeof v === 'number' && Number.isSafeInteger(v) && v >= min;
 
+/**
+ * What each number of a row may be: whole counts, positive rates, shares of 0 to 1, byte counts. A simulated row
+ * ('ok', 'oom') has them all; an infeasible one only the counts it got to. A value JSON cannot carry comes back as
+ * null (NaN) or Infinity (1e309): both are refused, as a scenario's would be.
+ */
+const ROW_FIELDS: Record<(typeof ROW_NUMBERS)[number], { expected: string; ok: (x: number) => boolean }> = {
+  nodes: { expected: 'a whole number of at least 1', ok: (x) => Number.isSafeInteger(x) && x >= 1 },
+  dp: { expected: 'a whole number of at least 1', ok: (x) => Number.isSafeInteger(x) && x >= 1 },
+  globalBatch: { expected: 'a whole number of at least 1', ok: (x) => Number.isSafeInteger(x) && x >= 1 },
+  stepTimeS: { expected: 'a finite number of seconds above 0', ok: (x) => Number.isFinite(x) && x > 0 },
+  samplesPerS: { expected: 'a finite rate above 0', ok: (x) => Number.isFinite(x) && x > 0 },
+  tokensPerS: { expected: 'a finite rate above 0', ok: (x) => Number.isFinite(x) && x > 0 },
+  exposedCommShare: { expected: 'a share from 0 to 1', ok: (x) => x >= 0 && x <= 1 },
+  mfu: { expected: 'a finite number of at least 0', ok: (x) => Number.isFinite(x) && x >= 0 },
+  memoryBytesPerGpu: { expected: 'a finite number of bytes of at least 0', ok: (x) => Number.isFinite(x) && x >= 0 },
+  capacityBytes: { expected: 'a finite number of bytes above 0', ok: (x) => Number.isFinite(x) && x > 0 },
+};
+
+function checkRowNumbers(row: Record<string, unknown>, where: string): void {
+  const simulated = row.status !== 'infeasible';
+  for (const f of ROW_NUMBERS) {
+    const rule = ROW_FIELDS[f];
+    const value = row[f];
+    if (value === undefined && !simulated) continue;
+    if (typeof value !== 'number' || !rule.ok(value)) {
+      const shown = value === undefined ? 'missing' : typeof value === 'number' && !Number.isFinite(value) ? String(value) : JSON.stringify(value);
+      throw new MergeError(`${where}: 'row.${f}' is ${shown}; expected ${rule.expected}${simulated ? ` in a row of status '${String(row.status)}'` : ''}`);
+    }
+  }
+}
+
 /** Checks one parsed line field by field; throws a `MergeError` naming the first field that is wrong. */
 function checkRecord(v: Record<string, unknown>, where: string): PointRecord {
   const bad = (field: string, expected: string) => new MergeError(`${where}: '${field}' is ${JSON.stringify(v[field]) ?? 'missing'}; expected ${expected}`);
   for (const f of ['version', 'sweep', 'source', 'name', 'shard']) if (typeof v[f] !== 'string') throw bad(f, 'a string');
   if (v.mode !== 'strong' && v.mode !== 'weak') throw bad('mode', "'strong' or 'weak'");
   if (!Array.isArray(v.scenarios) || v.scenarios.length === 0 || !v.scenarios.every((s) => typeof s === 'string')) throw bad('scenarios', 'a list of scenario paths');
-  if (!Array.isArray(v.gpuCounts) || v.gpuCounts.length === 0 || !v.gpuCounts.every((g) => isCount(g, 1))) throw bad('gpuCounts', 'a list of GPU counts');
+  if (!Array.isArray(v.gpuCounts) || v.gpuCounts.length === 0 || !v.gpuCounts.every((g, i, all) => isCount(g, 1) && g <= MAX_GPUS && (i === 0 || g > all[i - 1]))) {
+    throw bad('gpuCounts', `a rising list of GPU counts, each at most ${MAX_GPUS}`);
+  }
   const total = v.scenarios.length * v.gpuCounts.length;
+  if (total > MAX_SWEEP_POINTS) throw new MergeError(`${where}: declares ${v.scenarios.length} scenarios × ${v.gpuCounts.length} GPU counts = ${total} points, more than the ${MAX_SWEEP_POINTS} a sweep may have`);
   if (!isCount(v.point, 0) || v.point >= total) throw bad('point', `a point index from 0 to ${total - 1}`);
   const perSeries = v.gpuCounts.length;
   if (v.series !== Math.floor(v.point / perSeries)) throw bad('series', `${Math.floor(v.point / perSeries)} for point ${v.point + 1}`);
@@ -54,11 +89,10 @@ function checkRecord(v: Record<string, unknown>, where: string): PointRecord {
   if (!isObject(row)) throw bad('row', 'an object');
   if (row.gpus !== v.gpus) throw new MergeError(`${where}: 'row.gpus' is ${JSON.stringify(row.gpus)}; expected ${v.gpus}, the point's GPU count`);
   if (typeof row.status !== 'string' || !STATUSES.has(row.status)) throw new MergeError(`${where}: 'row.status' is ${JSON.stringify(row.status)}; expected 'ok', 'oom' or 'infeasible'`);
-  for (const f of ROW_NUMBERS) {
-    // A NaN written by JSON.stringify comes back as null.
-    if (row[f] !== undefined && row[f] !== null && typeof row[f] !== 'number') throw new MergeError(`${where}: 'row.${f}' is ${JSON.stringify(row[f])}; expected a number`);
-  }
+  checkRowNumbers(row, where);
   if (row.fits !== undefined && typeof row.fits !== 'boolean') throw new MergeError(`${where}: 'row.fits' is ${JSON.stringify(row.fits)}; expected true or false`);
+  if (row.status !== 'infeasible' && row.fits !== (row.status === 'ok')) throw new MergeError(`${where}: 'row.fits' is ${JSON.stringify(row.fits) ?? 'missing'}; expected ${row.status === 'ok'} for status '${row.status}'`);
+  if (row.status === 'infeasible' && typeof row.reason !== 'string') throw new MergeError(`${where}: 'row.reason' is missing; an infeasible row says why`);
   const kindProblem = row.kind === undefined ? undefined : setupKindProblem(row.kind);
   if (kindProblem) throw new MergeError(`${where}: 'row.kind' ${kindProblem}`);
   if (row.reason !== undefined && typeof row.reason !== 'string') throw new MergeError(`${where}: 'row.reason' is ${JSON.stringify(row.reason)}; expected text`);
@@ -111,7 +145,9 @@ const pointName = (r: Pick<PointRecord, 'point' | 'source' | 'gpus'>) => `point 
  */
 export function mergeParts(parts: readonly PartText[]): MergedSweep {
   let ref: { record: PointRecord; where: string } | undefined;
-  let byPoint: ({ record: PointRecord; where: string } | undefined)[] = [];
+  // By point index; a Map, so that what a header declares costs nothing until points arrive.
+  const byPoint = new Map<number, { record: PointRecord; where: string }>();
+  let total = 0;
   let split: { count: number; where: string; shard: string } | undefined;
   const firstOfSeries = new Map<number, { record: PointRecord; where: string }>();
   for (const part of parts) {
@@ -122,7 +158,7 @@ export function mergeParts(parts: readonly PartText[]): MergedSweep {
       const record = readLine(line, where);
       if (!ref) {
         ref = { record, where };
-        byPoint = new Array(record.scenarios.length * record.gpuCounts.length).fill(undefined);
+        total = record.scenarios.length * record.gpuCounts.length;
       } else if (record.sweep !== ref.record.sweep) {
         throw new MergeError(`${where}: belongs to a different sweep than ${ref.where}: ${sweepDifference(record, ref.record)}`);
       }
@@ -132,13 +168,13 @@ export function mergeParts(parts: readonly PartText[]): MergedSweep {
         throw new MergeError(`${where}: a part of ${cut[1]} (--shard ${record.shard}), but ${split.where} is a part of ${split.count} (--shard ${split.shard}); run every part with the same N in --shard i/N`);
       }
       if (cut && !split) split = { count: Number(cut[1]), where, shard: record.shard };
-      const seen = byPoint[record.point];
+      const seen = byPoint.get(record.point);
       if (seen) throw new MergeError(`${where}: ${pointName(record)} is already in ${seen.where}; every point must come from exactly one part (was a part given twice?)`);
       const first = firstOfSeries.get(record.series);
       if (first && (first.record.name !== record.name || splitText(first.record) !== splitText(record))) {
         throw new MergeError(`${where}: scenario ${record.series} is '${record.name}' with ${splitText(record)}, but ${first.where} says '${first.record.name}' with ${splitText(first.record)}`);
       }
-      byPoint[record.point] = { record, where };
+      byPoint.set(record.point, { record, where });
       if (!first) firstOfSeries.set(record.series, { record, where });
     });
   }
@@ -148,7 +184,8 @@ export function mergeParts(parts: readonly PartText[]): MergedSweep {
   }
   const head = ref.record;
   const perSeries = head.gpuCounts.length;
-  const missing = byPoint.flatMap((e, point) => (e ? [] : [point]));
+  const missing: number[] = [];
+  for (let point = 0; point < total; point++) if (!byPoint.has(point)) missing.push(point);
   if (missing.length > 0) {
     // Every part was cut with the same N (checked above), so each missing point has one part it belongs to.
     const count = split?.count;
@@ -157,13 +194,13 @@ export function mergeParts(parts: readonly PartText[]): MergedSweep {
       return count ? `${name}, part ${shardOf(point, count)}/${count}` : name;
     });
     const more = missing.length > list.length ? `, and ${missing.length - list.length} more` : '';
-    throw new MergeError(`missing ${missing.length} of ${byPoint.length} points of the sweep: ${list.join('; ')}${more}. Is a part missing, or was one cut short?`);
+    throw new MergeError(`missing ${missing.length} of ${total} points of the sweep: ${list.join('; ')}${more}. Is a part missing, or was one cut short?`);
   }
   const series: ScaleSeries[] = head.scenarios.map((source, s) => {
-    const entries = byPoint.slice(s * perSeries, (s + 1) * perSeries).map((e) => e!.record);
+    const entries = head.gpuCounts.map((_, g) => byPoint.get(s * perSeries + g)!.record);
     const rows: ScaleRow[] = entries.map((r) => r.row);
     const { name, tp, pp, cp } = entries[0];
     return { name, source, mode: head.mode, tp, pp, ...(cp !== undefined ? { cp } : {}), ...pickCommSettings(entries[0]), rows: withScaling(rows) };
   });
-  return { sweep: head.sweep, mode: head.mode, series, points: byPoint.length };
+  return { sweep: head.sweep, mode: head.mode, series, points: total };
 }
