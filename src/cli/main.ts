@@ -1,3 +1,4 @@
+import { boundedMessage } from './messageBounds.js';
 import { writeSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';
 import { fileWriteErrorReason } from '../fileErrors.js';
@@ -79,19 +80,19 @@ export async function runCli(argv: string[], io: Output = processOutput): Promis
       return EXIT_BAD_INPUT;
     }
     if (err instanceof InterruptedError) {
-      io.err(`clustersim: ${err.message}`);
+      io.err(`clustersim: ${boundedMessage(err.message)}`);
       return EXIT_INTERRUPTED;
     }
     if (err instanceof CheckFailedError) {
-      io.err(`clustersim: ${err.message}`);
+      io.err(`clustersim: ${boundedMessage(err.message)}`);
       return EXIT_CHECK_FAILED;
     }
     if (err instanceof ScenarioError || err instanceof UsageError) {
-      io.err(`clustersim: ${err.message}`);
+      io.err(`clustersim: ${boundedMessage(err.message)}`);
       return EXIT_BAD_INPUT;
     }
     const e = err as Error;
-    io.err(`clustersim: internal error: ${e?.message ?? String(err)}`);
+    io.err(`clustersim: internal error: ${boundedMessage(e?.message ?? String(err))}`);
     if (process.env.CLUSTERSIM_DEBUG) io.err(e?.stack ?? '');
     else io.err('(set CLUSTERSIM_DEBUG=1 to see where; please report it)');
     return 1;
