@@ -1,11 +1,12 @@
-import { fileErrorReason } from '../fileErrors.js';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { fileErrorReason, fileWriteErrorReason } from '../fileErrors.js';
+import { writeFileAtomic } from '../atomicWrite.js';
 import { z } from 'zod';
 import type { MachineInfo } from './backends.js';
 import type { AlphaBetaFit } from './fitAlphaBeta.js';
 import type { GemmFit } from './fitGemm.js';
 import type { Dtype } from '../sim/hardware/types.js';
 import type { BackendKind, MeasuredCollective, SampleStatistic } from './types.js';
+import { readInputText } from '../inputFile.js';
 
 /**
  * The calibration profile (`calibrate --out profile.json`): the machine, a summary of every measurement, how
@@ -75,16 +76,20 @@ export class ProfileError extends Error {
 
 const positive = z.number().positive().finite();
 const nonNegative = z.number().nonnegative().finite();
+// What the simulator takes from a fit, within what any machine measures: a latency under a second, a rate from
+// 1 MB/s to 1 PB/s, a GEMM ceiling up to 100 times the fastest GPU's. A hand-edited 1e300 would overflow the step.
+const latencyS = z.number().nonnegative().max(1);
+const rateGBps = z.number().min(1e-3).max(1e6);
 const residualsSchema = z.object({ medianPct: nonNegative, worstPct: nonNegative, rmsPct: nonNegative });
-const alphaBetaSchema = z.object({ latencyS: nonNegative, bandwidthGBps: positive, points: z.number().int().positive(), minBytes: positive, maxBytes: positive, residuals: residualsSchema });
+const alphaBetaSchema = z.object({ latencyS, bandwidthGBps: rateGBps, points: z.number().int().positive(), minBytes: positive, maxBytes: positive, residuals: residualsSchema });
 const gemmSchema = z.object({
   tileM: z.number().int().positive(),
   tileN: z.number().int().positive(),
   units: z.number().int().positive(),
   splitKMinK: z.number().int().nonnegative(),
-  ceilingTflops: positive,
-  smallKHalf: nonNegative,
-  corrections: z.array(z.object({ m: positive, n: positive, k: positive, ratio: positive })).optional(),
+  ceilingTflops: z.number().min(1e-6).max(1e6),
+  smallKHalf: z.number().nonnegative().max(1e9),
+  corrections: z.array(z.object({ m: positive, n: positive, k: positive, ratio: z.number().min(1e-3).max(1e3) })).optional(),
   points: z.number().int().positive(),
   residuals: residualsSchema,
   leaveOneOutPct: z.object({ model: nonNegative, corrected: nonNegative }),
@@ -115,12 +120,12 @@ export const profileSchema = z.object({
   noise: z.object({ medianSpreadPct: nonNegative, p90SpreadPct: nonNegative, worstSpreadPct: nonNegative }),
   measurements: z.array(z.object({ id: z.string(), group: z.string(), medianS: positive, minS: positive, maxS: positive, spreadPct: nonNegative, samples: z.number().int().positive() })),
   fit: z.object({
-    launchS: nonNegative,
-    launchHostS: nonNegative.optional(),
-    memoryBandwidthGBps: positive,
+    launchS: latencyS,
+    launchHostS: latencyS.optional(),
+    memoryBandwidthGBps: rateGBps,
     copies: z.record(alphaBetaSchema),
     gemm: z.record(dtypeSchema, gemmSchema),
-    collectives: z.array(alphaBetaSchema.extend({ op: z.enum(['all_reduce', 'all_gather', 'reduce_scatter']), ranks: z.number().int().min(2), busBandwidthGBps: positive })),
+    collectives: z.array(alphaBetaSchema.extend({ op: z.enum(['all_reduce', 'all_gather', 'reduce_scatter']), ranks: z.number().int().min(2), busBandwidthGBps: rateGBps })),
     overlap: z.object({ computeS: positive, copyS: positive, bothS: positive, slowdownPct: z.number().finite() }).optional(),
   }),
 }).superRefine((p, ctx) => {
@@ -169,7 +174,7 @@ export function parseProfile(value: unknown, source: string): Profile {
 export function readProfile(path: string): Profile {
   let text: string;
   try {
-    text = readFileSync(path, 'utf8');
+    text = readInputText(path);
   } catch (err) {
     throw new ProfileError(`cannot read profile ${path}: ${fileErrorReason(err)}`);
   }
@@ -189,6 +194,11 @@ export function readProfile(path: string): Profile {
   return parseProfile(value, path);
 }
 
+/** Writes a profile whole or not at all; a failed write is a {@link ProfileError} in a user's words. */
 export function writeProfile(path: string, profile: Profile): void {
-  writeFileSync(path, `${JSON.stringify(profile, null, 2)}\n`);
+  try {
+    writeFileAtomic(path, `${JSON.stringify(profile, null, 2)}\n`);
+  } catch (err) {
+    throw new ProfileError(`cannot write the profile ${path}: ${fileWriteErrorReason(err, path)}; the measurements are kept in the log, so the same command with --resume writes it without measuring again`);
+  }
 }

@@ -1,4 +1,4 @@
-import { writeFileSync } from 'node:fs';
+import { writeFileAtomic } from '../atomicWrite.js';
 import { makeFolders } from './outputFile.js';
 import { dirname, resolve } from 'node:path';
 import { loadScenarioFile } from '../scenario/load.js';
@@ -34,7 +34,7 @@ export const TIMELINE_MAX_RANKS = 64;
 export function writeReportFile(path: string, text: string, io: Output): void {
   try {
     makeFolders(dirname(path));
-    writeFileSync(path, text);
+    writeFileAtomic(path, text);
   } catch (err) {
     throw new UsageError(`cannot write '${path}': ${fileWriteErrorReason(err, path)}`);
   }

@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { writeFileSync } from 'node:fs';
+import { writeReportFile } from './reportFiles.js';
 import { hostname } from 'node:os';
 import { openCpuBackend, openCudaBackend } from '../calibrate/backends.js';
 import { loadAddon } from '../calibrate/native.js';
@@ -95,7 +95,7 @@ Examples:
       const { cases, summary, interrupted } = result;
       // A run cut short says so in the file too: its summary covers only the cases that ran.
       const json = JSON.stringify({ cases, summary, ...(interrupted ? { interrupted: true } : {}) }, null, 2);
-      if (opts.out) writeFileSync(opts.out, `${json}\n`);
+      if (opts.out) writeReportFile(opts.out, `${json}\n`, io);
       if (opts.json) io.out(json);
       else io.out(formatValidation(cases, summary));
       if (interrupted) throw new InterruptedError('validation interrupted; the cases above ran');
