@@ -68,6 +68,17 @@ function resolveGpu(input: ScenarioInput['cluster']['gpu'], base: GpuSpec): GpuS
   return gpu;
 }
 
+/** The link latency fields of a cluster and whether the scenario gave each (a preset's own values are not warned of). */
+function linkLatencyFields(c: ScenarioInput['cluster']): [string, boolean][] {
+  const node = typeof c.node === 'object' ? c.node : undefined;
+  const network = typeof c.network === 'object' ? c.network : undefined;
+  return [
+    ['node.nvlinkLatencyNs', node?.nvlinkLatencyNs !== undefined],
+    ['node.pcieLatencyNs', node?.pcieLatencyNs !== undefined],
+    ['network.linkLatencyNs', network?.linkLatencyNs !== undefined],
+  ];
+}
+
 /**
  * Runs `f`; a `ScenarioError` it throws becomes problems in `problems` and the result is undefined,
  * so independent parts of a scenario are all checked before anything is reported.
@@ -288,6 +299,11 @@ export function resolveScenario(raw: unknown, source: string, baseDir: string): 
   const gpuIn = input.cluster.gpu;
   if (typeof gpuIn === 'object' && gpuIn.nvlinkBandwidthGBps !== undefined) warnings.push('cluster.gpu.nvlinkBandwidthGBps: ignored, the datasheet figure times nothing; NVLink transfers take the bandwidth NCCL reaches per GPU and direction, cluster.node.nvlinkBandwidthGBps: set that');
   if (typeof gpuIn === 'object' && gpuIn.pcieGen !== undefined) warnings.push('cluster.gpu.pcieGen: ignored, it times nothing; PCIe transfers take cluster.node.pcieBandwidthGBps: set that');
+  // Link latencies describe the wires, but every transfer is timed by NCCL's latency model (ncclTuning.ts: a base
+  // plus hwLat per NVLink, PCIe or network hop, which is what NCCL measured those hops at), so they time nothing.
+  for (const [field, given] of linkLatencyFields(input.cluster)) {
+    if (given) warnings.push(`cluster.${field}: ignored, link latencies time nothing; collectives and point-to-point sends take NCCL's latency per hop (NVLink, PCIe or network), which counts the wire and switch latency already`);
+  }
   if (par.pp > 1 && par.schedule !== 'interleaved' && par.virtualStages > 1) {
     warnings.push(`parallel.virtualStages ${par.virtualStages}: ignored, the ${par.schedule} schedule runs one model chunk per stage; set parallel.schedule: interleaved to use it`);
   }

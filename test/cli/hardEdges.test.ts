@@ -216,3 +216,15 @@ describe('outputs are replaced whole or not at all (item 10)', () => {
     }
   }, 60_000);
 });
+
+describe('link latencies say they are ignored (item 12)', () => {
+  it('warns of each link latency given, and the step is the same with them at 0', async () => {
+    const base = await cli('simulate', BERT, '--json', '--alternatives', '0');
+    const zero = await cli('simulate', BERT, '--json', '--alternatives', '0', '--set', 'cluster.node.nvlinkLatencyNs=0', '--set', 'cluster.node.pcieLatencyNs=0', '--set', 'cluster.network.linkLatencyNs=0');
+    expect(zero.code, zero.stderr).toBe(0);
+    for (const field of ['node.nvlinkLatencyNs', 'node.pcieLatencyNs', 'network.linkLatencyNs']) expect(zero.stderr).toContain(`cluster.${field}: ignored, link latencies time nothing`);
+    const step = (r: { stdout: string }) => (JSON.parse(r.stdout) as { stepTimeS: number }).stepTimeS;
+    expect(step(zero)).toBe(step(base));
+    expect(base.stderr).not.toContain('link latencies');
+  });
+});

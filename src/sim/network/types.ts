@@ -38,7 +38,10 @@ export interface Topology {
    * deterministic for a given (src, dst, channel).
    */
   route(src: number, dst: number, channel: number): Int32Array;
-  /** Sum of the latencies along `route(src, dst, channel)`, ns. */
+  /**
+   * Sum of the latencies along `route(src, dst, channel)`, ns: a description of the wires, which times nothing (every
+   * transfer takes NCCL's latency per hop, ncclTuning.ts, and the scenario warns that the fields are ignored).
+   */
   routeLatencyNs(src: number, dst: number, channel: number): number;
   /** Whether GPU `localGpu` (index inside its node) sits under the PCIe switch of the NIC that `channel` uses. */
   nearNic(localGpu: number, channel: number): boolean;
