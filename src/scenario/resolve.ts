@@ -68,6 +68,22 @@ function resolveGpu(input: ScenarioInput['cluster']['gpu'], base: GpuSpec): GpuS
   return gpu;
 }
 
+/**
+ * The training length taken for a Hugging Face config when the scenario gives none: a config states the longest
+ * sequence the model takes (131,072 for Qwen2.5, whose first result would be a 647 GiB OOM), not the length it is
+ * trained at. 4,096 is what most pretraining runs at: Llama 2's whole pretraining (Touvron et al. 2023, Table 1) and
+ * Qwen2.5's first pretraining stage (Qwen2.5 technical report, arXiv 2412.15115: 4,096 tokens before its long-context
+ * stage at 32,768).
+ */
+export const HF_DEFAULT_TRAINING_SEQ_LEN = 4096;
+
+function hfSeqLenWarning(config: string, maxPositions: number, seqLen: number): string {
+  const which = seqLen < maxPositions
+    ? `using ${seqLen} tokens, the length most pretraining runs at, not the ${maxPositions} positions ${config} allows (max_position_embeddings or n_positions)`
+    : `using the longest sequence ${config} allows (max_position_embeddings or n_positions, ${maxPositions})`;
+  return `training.seqLen not given: ${which}; it sets activation memory and step time, so give training.seqLen for the length you train with`;
+}
+
 /** The link latency fields of a cluster and whether the scenario gave each (a preset's own values are not warned of). */
 function linkLatencyFields(c: ScenarioInput['cluster']): [string, boolean][] {
   const node = typeof c.node === 'object' ? c.node : undefined;
@@ -274,14 +290,10 @@ export function resolveScenario(raw: unknown, source: string, baseDir: string): 
     problems.push({ path: 'parallel.overlapParamGather', message: 'needs the gradient reduction overlapped too, as Megatron requires (--overlap-grad-reduce): set parallel.zeroConfig.overlapComm: true, or leave overlapParamGather off' });
   }
   if (problems.length > 0 || !measured) throw new InvalidScenarioError(source, problems);
-  const seqLen = t.seqLen ?? model.seqLen;
+  const lengthFromHf = t.seqLen === undefined && input.model.hfConfig !== undefined && input.model.seqLen === undefined;
+  const seqLen = t.seqLen ?? (lengthFromHf ? Math.min(model.seqLen, HF_DEFAULT_TRAINING_SEQ_LEN) : model.seqLen);
   const warnings: string[] = [];
-  if (t.seqLen === undefined && input.model.hfConfig !== undefined && input.model.seqLen === undefined) {
-    warnings.push(
-      `training.seqLen not given: using the longest sequence ${input.model.hfConfig} allows (max_position_embeddings or n_positions, ${model.seqLen}), ` +
-        'which sets activation memory and step time; give training.seqLen for the length you train with',
-    );
-  }
+  if (lengthFromHf) warnings.push(hfSeqLenWarning(input.model.hfConfig!, model.seqLen, seqLen));
   const positions = learnedPositionsWarning(model, seqLen);
   if (positions) warnings.push(positions);
   if (par.zeroConfig.stage3 !== undefined && par.zero !== 3) warnings.push(`parallel.zeroConfig.stage3 is ignored: it says whose ZeRO-3 it is, and zero is ${par.zero}`);

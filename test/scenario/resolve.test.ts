@@ -1,4 +1,4 @@
-import { copyFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -213,6 +213,14 @@ describe('hfConfig', () => {
     expect(llama2Fields(s.model)).toEqual(llama2Fields(modelPreset('llama2-7b')));
     // The config's max_position_embeddings stood in for the training length: the scenario says so.
     expect(s.warnings).toEqual([expect.stringMatching(/^training\.seqLen not given: using the longest sequence models\/llama2-7b\.config\.json allows \(max_position_embeddings or n_positions, 4096\)/)]);
+    // A config that allows more than 4,096 positions trains at 4,096 unless told otherwise (issue 26, item 15): not the
+    // 131,072 of a long-context config, whose first result was a 647 GiB OOM.
+    const dir131k = mkdtempSync(join(tmpdir(), 'hf-131k-'));
+    const long = { ...JSON.parse(readFileSync(LLAMA_CONFIG, 'utf8')), max_position_embeddings: 131072 };
+    writeFileSync(join(dir131k, 'config.json'), JSON.stringify(long));
+    const longRun = resolved({ ...base(), model: { hfConfig: 'config.json' }, training: { globalBatch: 16 } }, dir131k);
+    expect(longRun.training.seqLen).toBe(4096);
+    expect(longRun.warnings).toEqual([expect.stringMatching(/^training\.seqLen not given: using 4096 tokens, the length most pretraining runs at, not the 131072 positions config\.json allows/)]);
     const given = resolved({ ...base(), model: { hfConfig: 'models/llama2-7b.config.json' }, training: { globalBatch: 16, seqLen: 2048 } }, join(ROOT, 'scenarios'));
     expect(given.warnings).toBeUndefined();
   });
