@@ -171,8 +171,9 @@ describe('bad input: sizes that must be positive', () => {
     ['parallel.ddp.bucketMB', '0', 'a number > 0'],
     ['parallel.ddp.firstBucketMB', '-5', 'a number > 0'],
     ['training.microBatch', '0', 'a whole number > 0'],
-    ['cluster.gpu.memoryGiB', '0', 'a number > 0'],
-    ['cluster.node.nicsPerNode', '0', 'a whole number > 0'],
+    // Hardware numbers have a plausible range (issue 26, item 3), which the message gives.
+    ['cluster.gpu.memoryGiB', '0', 'a number ≥ 0.1 and ≤ 100000'],
+    ['cluster.node.nicsPerNode', '0', 'a whole number > 0 and ≤ 1024'],
     ['cluster.network.linkEfficiency', '1.5', 'a number > 0 and ≤ 1'],
   ])('rejects %s: %s and says it must be %s', async (path, value, allowed) => {
     const r = await cli('simulate', scenario(), '--set', `${path}=${value}`);
@@ -181,11 +182,11 @@ describe('bad input: sizes that must be positive', () => {
   });
 
   it.each([
-    ['cluster.node.hostMemoryGiB', '-5', "host (CPU) memory of the node, GiB: where optimizer offload keeps its state"],
-    ['cluster.node.hostAdamParamsPerS', '0', "the whole node's CPU-Adam rate for optimizer offload, parameters per second, shared by its GPUs' processes"],
-  ])('rejects %s: %s and says it must be > 0 as well as what the field means', async (path, value, meaning) => {
+    ['cluster.node.hostMemoryGiB', '-5', '≥ 0.1 and ≤ 10000000', "host (CPU) memory of the node, GiB: where optimizer offload keeps its state"],
+    ['cluster.node.hostAdamParamsPerS', '0', '≥ 1000 and ≤ 1000000000000000', "the whole node's CPU-Adam rate for optimizer offload, parameters per second, shared by its GPUs' processes"],
+  ])('rejects %s: %s and says it must be in range (%s) as well as what the field means', async (path, value, range, meaning) => {
     const r = await cli('simulate', scenario(), '--set', `${path}=${value}`);
-    expectBadInput(r, `${path}: expected a number > 0 (${meaning}), got ${value}`);
+    expectBadInput(r, `${path}: expected a number ${range} (${meaning}), got ${value}`);
     expect(problemLines(r.stderr)).toHaveLength(1);
   });
 

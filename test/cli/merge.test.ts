@@ -134,7 +134,7 @@ describe('clustersim merge', () => {
       [`${good[0].replace('"gpus":4,"row"', '"gpus":64,"row"')}\n`, /bad\.jsonl line 1: 'gpus' is 64; expected 4 for point 1/],
       [`${good[0].replace('"status":"ok"', '"status":"fine"')}\n`, /bad\.jsonl line 1: 'row\.status' is "fine"; expected 'ok', 'oom' or 'infeasible'/],
       [`${good[0].replace('"point":0', '"point":99')}\n`, /bad\.jsonl line 1: 'point' is 99; expected a point index from 0 to 9/],
-      [`${good[0].replace(/"samplesPerS":[^,]+/, '"samplesPerS":"fast"')}\n`, /bad\.jsonl line 1: 'row\.samplesPerS' is "fast"; expected a number/],
+      [`${good[0].replace(/"samplesPerS":[^,]+/, '"samplesPerS":"fast"')}\n`, /bad\.jsonl line 1: 'row\.samplesPerS' is "fast"; expected a finite rate above 0 in a row of status 'ok'/],
       [`${good[0].replace('"gpu":"ampere"', '"gpu":"tpu"')}\n`, /bad\.jsonl line 1: 'row\.kind' has gpu "tpu"; expected volta \| ampere \| hopper \| other/],
     ];
     for (const [text, message] of cases) {
