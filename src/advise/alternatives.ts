@@ -4,6 +4,7 @@ import { precisionInfo } from '../sim/parallel/stepCompiler.js';
 import { padVocab } from '../sim/workload/framework.js';
 import { dimMisaligned } from '../sim/workload/kernelTime.js';
 import { resolveAttentionKernel } from '../sim/workload/attentionKernels.js';
+import { IMBALANCE_SHARE_TO_SAY } from '../sim/stats/bottleneck.js';
 
 /** A change to try, as `--set` overrides. */
 export interface Candidate {
@@ -93,6 +94,12 @@ export function candidateChanges(s: Scenario, r: StepResult): Candidate[] {
     if (t.globalBatch % (2 * t.microBatch * p.dp) === 0) add(`twice the nodes (${2 * s.cluster.nodes})`, `cluster.nodes=${2 * s.cluster.nodes}`, `parallel.dp=${2 * p.dp}`);
   }
   if (p.tp > gpn && (p.tp / gpn) * p.pp <= s.model.layers) add(`tp ${gpn} inside the node, pp ${(p.pp * p.tp) / gpn}`, `parallel.tp=${gpn}`, `parallel.pp=${(p.pp * p.tp) / gpn}`);
+  // Stages of unequal compute (the output layer and loss on the last): the split that evens them (stageBalance.ts).
+  const even = r.stageBalance?.suggestedLayersPerStage;
+  if (even && r.stageBalance!.imbalanceShare >= IMBALANCE_SHARE_TO_SAY) {
+    const slots = [...(p.accountForEmbeddingInSplit ? ['parallel.accountForEmbeddingInSplit=false'] : []), ...(p.accountForLossInSplit ? ['parallel.accountForLossInSplit=false'] : [])];
+    add(`layers per stage ${even.join(',')} (evens the stages' compute)`, `parallel.layersPerStage=[${even.join(',')}]`, ...slots);
+  }
   if (p.pp > 1) for (const c of pipelineCandidates(s, m, r.breakdown.bubbleS / r.stepTimeS)) add(c.label, ...c.sets);
   // Not when the pipeline's bubble bounds the step: half as many micro-batches only widen it.
   if (r.memory.fits && r.memory.peakBytesPerGpu < 0.6 * r.memory.capacityBytes && t.globalBatch % (2 * t.microBatch * p.dp) === 0 && r.bottleneck.bound !== 'pipeline bubble') add(`micro-batch ${t.microBatch * 2}`, `training.microBatch=${t.microBatch * 2}`);

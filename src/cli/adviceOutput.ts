@@ -3,7 +3,7 @@ import { evaluateAlternatives, type ProfileSpec } from '../advise/evaluate.js';
 import { loadScenarioFile } from '../scenario/load.js';
 import type { Scenario } from '../scenario/resolve.js';
 import type { StepResult } from '../sim/simulateStep.js';
-import { trafficName } from '../sim/stats/bottleneck.js';
+import { bottleneckText, stageImbalanceText, trafficName } from '../sim/stats/bottleneck.js';
 import { formatBytes, formatSeconds } from './units.js';
 import { table } from '../report/textTable.js';
 import { ALTERNATIVES_HEADER, alternativeRows } from '../report/summary.js';
@@ -31,7 +31,10 @@ export async function alternativesFor(
 /** The bottleneck line, exposed communication by traffic, and the table of alternatives. */
 export function formatAdvice(result: StepResult, alternatives: readonly Alternative[]): string {
   const b = result.bottleneck;
-  const lines = ['', `  bottleneck: ${b.bound} — ${b.detail}`];
+  const lines = ['', `  bottleneck: ${bottleneckText(b)}`];
+  // Unequal stages cost time even where the bubble is not the largest loss: said on its own line then.
+  const unequal = b.bound === 'pipeline bubble' ? undefined : stageImbalanceText(result.stageBalance, result.stepTimeS);
+  if (unequal) lines.push(`  unequal pipeline stages: ${unequal}`);
   const shown = b.exposure.filter((e) => e.exposedS / result.stepTimeS >= 0.005).slice(0, 4);
   if (shown.length > 0) {
     lines.push('  exposed communication by traffic:');

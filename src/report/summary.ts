@@ -1,3 +1,4 @@
+import { bottleneckText, stageImbalanceText } from '../sim/stats/bottleneck.js';
 import type { StepResult } from '../sim/simulateStep.js';
 import type { Alternative } from '../advise/alternatives.js';
 import { bytesText, countText, durationText, percentText, strategyText, tflopsText, type StrategyParts } from './format.js';
@@ -80,7 +81,8 @@ export function summaryRows(label: ScenarioLabel, r: StepResult): [string, strin
     ...(r.breakdown.hostOptimizerS > 0 ? [['optimizer on the host (CPU offload)', share(r.breakdown.hostOptimizerS)] as [string, string]] : []),
     ['idle', share(r.breakdown.idleS)],
     ['communication busy', `${durationText(r.breakdown.commS * 1e9)} (${percentText(r.breakdown.commS > 0 ? 1 - r.breakdown.exposedCommS / r.breakdown.commS : 0)} hidden behind compute)`],
-    ...(r.bottleneck ? [['bottleneck', `${r.bottleneck.bound} — ${r.bottleneck.detail}`] as [string, string]] : []),
+    ...(r.bottleneck ? [['bottleneck', bottleneckText(r.bottleneck)] as [string, string]] : []),
+    ...(unequalStages(r) ? [['unequal pipeline stages', unequalStages(r)!] as [string, string]] : []),
     ...notesOf(r).map((n) => ['note', n] as [string, string]),
     ['micro-batches per step', String(r.microBatchesPerStep)],
     ['gradient buckets', `${r.buckets.count} of ${bytesText(r.buckets.meanBytes)} on average` + (r.gradientAllReduce ? `, ${r.gradientAllReduce.algorithm}/${r.gradientAllReduce.protocol}` : '')],
@@ -112,4 +114,9 @@ export function alternativeRows(
 function notesOf(r: StepResult): string[] {
   const n = (r as { notes?: unknown }).notes;
   return Array.isArray(n) ? n.filter((x): x is string => typeof x === 'string') : [];
+}
+
+/** Unequal pipeline stages in words, where the bottleneck line does not already say it (a bubble-bound step does). */
+function unequalStages(r: StepResult): string | undefined {
+  return r.bottleneck?.bound === 'pipeline bubble' ? undefined : stageImbalanceText(r.stageBalance, r.stepTimeS);
 }

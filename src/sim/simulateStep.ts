@@ -9,11 +9,12 @@ import { compileStep, precisionInfo, type StepPlan } from './parallel/stepCompil
 import { meanBreakdown, rankBreakdowns } from './stats/breakdown.js';
 import { exposureByTraffic } from './stats/exposure.js';
 import { diagnose, type Bottleneck } from './stats/bottleneck.js';
+import { stageBalance, type StageBalance } from './stats/stageBalance.js';
 import type { MemoryBreakdown } from './memory/memory.js';
 import { hostMemoryPerNode, type HostMemory } from './memory/hostMemory.js';
 import { stageMemories, type StageMemory } from './memory/stageMemory.js';
 import { modelFlopsPerStep, hardwareFlopsPerStep } from './workload/flops.js';
-import { parameterCount } from './workload/model.js';
+import { parameterCount, pipelineLayerCount } from './workload/model.js';
 import { attentionSummary, type AttentionSummary } from './workload/attentionKernels.js';
 import type { StepSetup } from './setup.js';
 import { expectedMaxStandardNormal, gpuSpeedFactors, symmetricStageFactors } from './parallel/gpuSpeed.js';
@@ -75,6 +76,8 @@ export interface StepResult {
   notes: string[];
   /** What bounds the step, and exposed communication by traffic and wire. */
   bottleneck: Bottleneck;
+  /** With a pipeline: each stage's compute and layers, the idle their imbalance forces, and a split that evens them. */
+  stageBalance?: StageBalance;
 }
 
 /** MFU above which a step's result says it is above what published training runs report. */
@@ -187,7 +190,8 @@ export function simulateStep(setup: StepSetup, options: { onProgress?: (p: StepP
   const modelFlops = modelFlopsPerStep(setup.model, t.globalBatch, t.seqLen);
   const hardwareFlops = hardwareFlopsPerStep(setup.model, t.globalBatch, t.seqLen, par.recompute);
   const peak = setup.cluster.node.gpu.peakTflops[precisionInfo(t.precision).dtype] ?? NaN;
-  const mean = meanBreakdown(rankBreakdowns(trace));
+  const breakdowns = rankBreakdowns(trace);
+  const mean = meanBreakdown(breakdowns);
   const bubbleNs = par.pp > 1 ? mean.windowIdleNs : 0;
   const perStage = stageMemories(setup);
   const fullest = perStage.reduce((a, b) => (b.totalBytes > a.totalBytes ? b : a), perStage[0]);
@@ -240,8 +244,10 @@ export function simulateStep(setup: StepSetup, options: { onProgress?: (p: StepP
     notes: [...placementNotes(setup), ...(setup.cluster.node.gpu.calibratedCpu ? [] : mfuNotes(tflopsPerGpu / peak, t.kernels))],
     bottleneck: undefined as unknown as Bottleneck,
   };
+  const balance = stageBalance(plan, breakdowns, stepTimeS, pipelineLayerCount(setup.model));
+  if (balance) result.stageBalance = balance;
   result.bottleneck = diagnose(
-    { ...result.breakdown, stepTimeS, fits: result.memory.gpuFits, shortfallBytes: result.memory.shortfallBytes, capacityBytes, host: result.memory.host },
+    { ...result.breakdown, stepTimeS, fits: result.memory.gpuFits, shortfallBytes: result.memory.shortfallBytes, capacityBytes, host: result.memory.host, stages: balance },
     exposureByTraffic(trace, topology),
   );
   return { result, trace, plan, topology };

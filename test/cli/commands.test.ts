@@ -68,7 +68,9 @@ describe('clustersim simulate', () => {
     const text = await cli('simulate', 'scenarios/llama2-13b-tp8-nvswitch.yaml', ...sets);
     const j = JSON.parse((await cli('simulate', 'scenarios/llama2-13b-tp8-nvswitch.yaml', ...sets, '--json')).out);
     expect(j.bottleneck.bound).toBe('pipeline bubble');
-    expect(text.out).toContain(`bottleneck: pipeline bubble — stages wait for each other while the pipeline fills and drains; ${(100 * j.bottleneck.share).toFixed(1)}% of the step`);
+    // Compute is 66% of the step: it is what bounds it, and the bubble is named as the largest loss (issue 26, item 14).
+    expect(j.bottleneck.computeShare).toBeGreaterThan(0.5);
+    expect(text.out).toContain(`bottleneck: compute (${(100 * j.bottleneck.computeShare).toFixed(1)}% of the step); the largest loss is pipeline bubble — ${(100 * j.bottleneck.share).toFixed(1)}% of the step: stages wait for each other while the pipeline fills and drains`);
     expect(j.bottleneck.share).toBeCloseTo(j.breakdown.bubbleS / j.stepTimeS, 9);
     expect(text.out).toContain('16 micro-batch(es) per step\n');
     expect(text.out).not.toContain('gradient buckets');

@@ -1,6 +1,7 @@
 import type { TaskKind } from '../program/types.js';
 import type { ExposureRow } from './exposure.js';
 import type { HostMemory } from '../memory/hostMemory.js';
+import type { StageBalance } from './stageBalance.js';
 
 /** What bounds a step, with its share of the step time. */
 export interface Bottleneck {
@@ -8,6 +9,8 @@ export interface Bottleneck {
   /** Fraction of the step time (for memory: the shortfall as a fraction of capacity). */
   share: number;
   detail: string;
+  /** Compute's share of the step: what bounds it when it is most of the step, even where `bound` names a loss. */
+  computeShare: number;
   /** Exposed communication by traffic and wire, largest first. */
   exposure: ExposureRow[];
 }
@@ -44,6 +47,34 @@ export interface StepShares {
   capacityBytes: number;
   /** With CPU offload, the fullest node's host memory (`hostMemoryPerNode`). */
   host?: HostMemory;
+  /** With a pipeline, how evenly its stages share the compute. */
+  stages?: StageBalance;
+}
+
+/** The least share of the step that stages of unequal compute must idle for the bubble's detail to say so. */
+export const IMBALANCE_SHARE_TO_SAY = 0.02;
+
+/**
+ * The idle that stages of unequal compute force, in words, when it is at least `IMBALANCE_SHARE_TO_SAY` of the step:
+ * `3.1% of the step: stage 7 computes for 95.2% of it with 5 layers, stage 1 for 92.0% with 5; parallel.layersPerStage=[…]
+ * evens them`. Undefined otherwise.
+ */
+export function stageImbalanceText(stages: StageBalance | undefined, stepTimeS: number): string | undefined {
+  if (!stages || stages.imbalanceShare < IMBALANCE_SHARE_TO_SAY) return undefined;
+  const slow = stages.computeS.indexOf(Math.max(...stages.computeS));
+  const fast = stages.computeS.indexOf(Math.min(...stages.computeS));
+  const pct = (s: number) => `${((100 * s) / stepTimeS).toFixed(1)}%`;
+  const split = stages.suggestedLayersPerStage
+    ? `; parallel.layersPerStage=[${stages.suggestedLayersPerStage.join(',')}] evens them`
+    : stages.layerS !== undefined ? `; no split of whole layers evens them (one layer computes for ${pct(stages.layerS)} of the step)` : '';
+  return `${pct(stages.imbalanceShare * stepTimeS)} of the step: stage ${slow} computes for ${pct(stages.computeS[slow])} of it with ${stages.layers[slow]} layers, stage ${fast} for ${pct(stages.computeS[fast])} with ${stages.layers[fast]}${split}`;
+}
+
+/** What the bubble is made of: fill and drain, and, where stages compute unequally, the idle that forces. */
+function bubbleWhy(stages: StageBalance | undefined, stepTimeS: number): string {
+  const fill = 'stages wait for each other while the pipeline fills and drains';
+  const unequal = stageImbalanceText(stages, stepTimeS);
+  return unequal ? `${fill}; of that, stages of unequal compute take ${unequal}` : fill;
 }
 
 /**
@@ -53,12 +84,13 @@ export interface StepShares {
  * otherwise compute.
  */
 export function diagnose(s: StepShares, exposure: ExposureRow[]): Bottleneck {
+  const computeShare = s.computeS / s.stepTimeS;
   if (!s.fits) {
-    return { bound: 'memory', share: s.shortfallBytes / s.capacityBytes, detail: `does not fit: ${(s.shortfallBytes / 2 ** 30).toFixed(1)} GiB short per GPU`, exposure };
+    return { bound: 'memory', share: s.shortfallBytes / s.capacityBytes, detail: `does not fit: ${(s.shortfallBytes / 2 ** 30).toFixed(1)} GiB short per GPU`, computeShare, exposure };
   }
   const h = s.host;
   if (h?.fits === false) {
-    return { bound: 'memory', share: h.shortfallBytes / h.capacityBytes!, detail: `the offloaded optimizer state does not fit in host memory: ${(h.shortfallBytes / 2 ** 30).toFixed(1)} GiB short per node`, exposure };
+    return { bound: 'memory', share: h.shortfallBytes / h.capacityBytes!, detail: `the offloaded optimizer state does not fit in host memory: ${(h.shortfallBytes / 2 ** 30).toFixed(1)} GiB short per node`, computeShare, exposure };
   }
   const candidates: [Bottleneck['bound'], number][] = [
     ['exposed communication', s.exposedCommS],
@@ -69,7 +101,7 @@ export function diagnose(s: StepShares, exposure: ExposureRow[]): Bottleneck {
   candidates.sort((a, b) => b[1] - a[1]);
   const [bound, time] = candidates[0];
   const share = time / s.stepTimeS;
-  if (share < 0.1) return { bound: 'compute', share: s.computeS / s.stepTimeS, detail: 'the GPUs compute most of the time; faster kernels or more GPUs are what helps', exposure };
+  if (share < 0.1) return { bound: 'compute', share: computeShare, detail: 'the GPUs compute most of the time; faster kernels or more GPUs are what helps', computeShare, exposure };
   if (bound === 'exposed communication' && exposure.length > 0) {
     const top = exposure[0];
     const small = top.smallShare > 0.5;
@@ -78,12 +110,26 @@ export function diagnose(s: StepShares, exposure: ExposureRow[]): Bottleneck {
       share,
       // `share` counts all exposed communication; the detail names the largest traffic, with its own share.
       detail: `${trafficName(top)} (${((100 * top.exposedS) / s.stepTimeS).toFixed(1)}% of the step${small ? ', mostly collectives under 1 MiB' : ''}${exposure.length > 1 ? `; all exposed communication ${(100 * share).toFixed(1)}%` : ''})`,
+      computeShare,
       exposure,
     };
   }
   const why =
-    bound === 'pipeline bubble' ? 'stages wait for each other while the pipeline fills and drains'
+    bound === 'pipeline bubble' ? bubbleWhy(s.stages, s.stepTimeS)
     : bound === 'optimizer on the host' ? 'the GPUs wait for the CPU-Adam update of the offloaded optimizer state (cluster.node.hostAdamParamsPerS; more nodes share it, or keep the state on the GPUs)'
     : 'ranks wait for slower ranks';
-  return { bound, share, detail: `${why}; ${(100 * share).toFixed(1)}% of the step`, exposure };
+  return { bound, share, detail: `${(100 * share).toFixed(1)}% of the step: ${why}`, computeShare, exposure };
+}
+
+/** Compute's share from which it, not the largest loss, is what the bottleneck line names first. */
+export const COMPUTE_SHARE_BOUNDS = 0.5;
+
+/**
+ * The bottleneck as a line says it: what bounds the step, and, where compute is most of the step but one loss takes
+ * 10% or more, that loss named as the largest loss rather than as the bound (`compute (76% of the step); the largest
+ * loss is exposed communication — …`).
+ */
+export function bottleneckText(b: Bottleneck): string {
+  if (b.bound === 'compute' || b.bound === 'memory' || b.computeShare < COMPUTE_SHARE_BOUNDS) return `${b.bound} — ${b.detail}`;
+  return `compute (${(100 * b.computeShare).toFixed(1)}% of the step); the largest loss is ${b.bound} — ${b.detail}`;
 }
