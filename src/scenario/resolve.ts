@@ -277,7 +277,7 @@ export function resolveScenario(raw: unknown, source: string, baseDir: string): 
   if (noNvls) problems.push({ path: 'comm.algorithm', message: noNvls });
   problems.push(...gpuTrainingProblems(cluster.node.gpu, t, par.cp ?? 1));
   const microBatches = t.globalBatch / unit;
-  problems.push(...simulationLimitProblems(gpus, dpKnown ? microBatches : NaN));
+  problems.push(...simulationLimitProblems(gpus, dpKnown ? microBatches : NaN, model.layers));
   if (dpKnown && par.pp > 1 && par.schedule === 'interleaved' && Number.isInteger(microBatches) && microBatches % par.pp !== 0) {
     problems.push({ path: 'training.globalBatch', message: `the interleaved schedule needs the micro-batches per step (${microBatches}) to be a multiple of pp (${par.pp}), as Megatron requires` });
   }

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { scenarioOf } from '../helpers/scenario.js';
 import { InvalidScenarioError } from '../../src/scenario/errors.js';
-import { MAX_GPUS, MAX_MICRO_BATCHES_PER_STEP } from '../../src/scenario/simulationLimits.js';
+import { MAX_GPUS, MAX_LAYER_PASSES, MAX_MICRO_BATCHES_PER_STEP } from '../../src/scenario/simulationLimits.js';
 import { cli } from '../helpers/cli.js';
 
 function problemsOf(raw: Record<string, unknown>) {
@@ -22,6 +22,15 @@ describe('inputs too large to simulate are refused before anything runs', () => 
     const over = problemsOf(base(1, 8 * (MAX_MICRO_BATCHES_PER_STEP + 1)));
     expect(over).toEqual([{ path: 'training.globalBatch', message: expect.stringMatching(/^makes 10,001 micro-batches per step on each replica .*Raise training\.microBatch/) }]);
     expect(problemsOf(base(1, 8 * MAX_MICRO_BATCHES_PER_STEP))).toEqual([]);
+  });
+
+  it('more layer passes (layers × micro-batches) than the limit: a problem at model.layers (issue 26, item 6)', () => {
+    const deep = (layers: number, globalBatch: number) => ({ ...base(1, globalBatch), model: { arch: 'llama', layers, hidden: 256, heads: 4, ffnHidden: 512, seqLen: 256, vocab: 1000 } });
+    // dp 8: 8 × m sequences make m micro-batches per replica.
+    expect(problemsOf(deep(100_000, 8 * 8))).toEqual([{ path: 'model.layers', message: expect.stringMatching(/^100,000 layers × 8 micro-batches per replica = 800,000 layer passes, more than the 400,000/) }]);
+    expect(problemsOf(deep(MAX_LAYER_PASSES / 4, 8 * 4))).toEqual([]);
+    // A 32-layer model keeps the whole micro-batch limit.
+    expect(32 * MAX_MICRO_BATCHES_PER_STEP).toBeLessThanOrEqual(MAX_LAYER_PASSES);
   });
 
   it('more GPUs than the limit: a problem at cluster.nodes', () => {
