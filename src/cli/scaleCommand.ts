@@ -61,7 +61,8 @@ export function formatScaleSeries(s: ScaleSeries): string {
   const fixed = s.mode === 'strong' ? 'global batch fixed' : 'batch per replica fixed';
   const grid = s.tp > 1 || s.pp > 1 || (s.cp ?? 1) > 1 ? `, ${parallelSizesText(s)} fixed, dp grows` : '';
   const base = scalingBaseGpus(s.rows);
-  const against = base !== undefined ? `; speedup and efficiency against ${base} GPUs` : '';
+  const smallerOom = base !== undefined && s.rows.some((r) => r.status === 'oom' && r.gpus < base);
+  const against = base !== undefined ? `; speedup and efficiency against ${base} GPUs${smallerOom ? ', the smallest size that fits' : ''}` : '';
   return `${s.name}: ${s.mode} scaling (${fixed}${grid}${against})\n\n${alignColumns(SCALE_TABLE_HEADER, scaleTableRows(s.rows))}`;
 }
 
@@ -226,7 +227,7 @@ Examples:
       await writeScaleOutputs(series, opts.mode, opts, io, `clustersim ${VERSION} scale --mode ${opts.mode}`, warnings);
       if (interrupted) {
         const moved = series.filter((s) => s.scalingBaseGpus !== undefined).map((s) => `${s.name}'s against ${s.scalingBaseGpus} GPUs`);
-        const base = moved.length > 0 ? `; speed-up and efficiency are against the smallest size simulated, not the smallest asked for: ${moved.join(', ')}` : '';
+        const base = moved.length > 0 ? `; speed-up and efficiency are against the smallest size simulated that fits, not the smallest asked for: ${moved.join(', ')}` : '';
         throw new InterruptedError(`scale interrupted: the sizes not simulated are rows marked '${INTERRUPTED_REASON}' (status interrupted)${base}`);
       }
     });

@@ -119,7 +119,7 @@ export function renderScalingChart(input: ScalingChartInput): string {
 
   type Entry = { text: string; color: string; kind: 'series' | 'ideal' | 'oom' };
   const entries: Entry[] = [
-    ...input.series.map((s): Entry => ({ text: s.scalingBaseGpus !== undefined ? `${s.name} (efficiency against ${s.scalingBaseGpus} GPUs, the smallest size done)` : s.name, color: color(s.name), kind: 'series' })),
+    ...input.series.map((s): Entry => ({ text: s.scalingBaseGpus !== undefined ? `${s.name} (efficiency against ${s.scalingBaseGpus} GPUs, the smallest size done that fits)` : s.name, color: color(s.name), kind: 'series' })),
     { text: 'ideal (linear from the smallest size)', color: '#888', kind: 'ideal' },
     { text: 'hollow: does not fit in memory', color: '#888', kind: 'oom' },
   ];

@@ -95,6 +95,7 @@ function checkRecord(v: Record<string, unknown>, where: string): PointRecord {
   if (row.status === 'infeasible' && typeof row.reason !== 'string') throw new MergeError(`${where}: 'row.reason' is missing; an infeasible row says why`);
   const kindProblem = row.kind === undefined ? undefined : setupKindProblem(row.kind);
   if (kindProblem) throw new MergeError(`${where}: 'row.kind' ${kindProblem}`);
+  if (row.microBatch !== undefined && !isCount(row.microBatch, 1)) throw new MergeError(`${where}: 'row.microBatch' is ${JSON.stringify(row.microBatch)}; expected a whole number of at least 1`);
   if (row.reason !== undefined && typeof row.reason !== 'string') throw new MergeError(`${where}: 'row.reason' is ${JSON.stringify(row.reason)}; expected text`);
   return v as unknown as PointRecord;
 }

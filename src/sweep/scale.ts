@@ -165,10 +165,13 @@ export function simulatePoint(plan: SeriesPlan, gpus: number): PointOutcome {
   const dp = gpus / group;
   const nodes = Math.max(1, gpus / perNode);
   const globalBatch = plan.mode === 'weak' ? plan.perReplicaBatch * dp : plan.globalBatch;
-  if (globalBatch % (plan.microBatch * dp) !== 0) {
-    return { row: { gpus, nodes, dp, globalBatch, status: 'infeasible', reason: `not divisible: global batch ${globalBatch} over microBatch × dp = ${plan.microBatch} × ${dp}` } };
+  const microBatch = fittingMicroBatch(globalBatch, dp, plan.microBatch);
+  if (microBatch === undefined) {
+    const why = globalBatch % dp !== 0 ? `${dp} replicas (dp)` : `microBatch × dp = ${plan.microBatch} × ${dp}`;
+    return { row: { gpus, nodes, dp, globalBatch, status: 'infeasible', reason: `not divisible: global batch ${globalBatch} over ${why}` } };
   }
   const sets = [`cluster.nodes=${nodes}`, `parallel.dp=${dp}`, `training.globalBatch=${globalBatch}`];
+  if (microBatch !== plan.microBatch) sets.push(`training.microBatch=${microBatch}`);
   if (gpus < perNode) sets.push(`cluster.node.gpusPerNode=${gpus}`, `cluster.node.nicsPerNode=${Math.min(plan.nicsPerNode, gpus)}`);
   let scenario: Scenario;
   let run: StepRun;
@@ -197,10 +200,23 @@ export function simulatePoint(plan: SeriesPlan, gpus: number): PointOutcome {
     capacityBytes: r.memory.capacityBytes,
     fits,
     kind: setupKind(scenario),
+    ...(microBatch !== plan.microBatch ? { microBatch } : {}),
     // GPU memory that fits with host memory that does not: say which.
     ...(r.memory.gpuFits && host?.fits === false ? { reason: `host memory short by ${(host.shortfallBytes / 2 ** 30).toFixed(1)} GiB per node (CPU offload)` } : {}),
   };
   return { row, scenario, run };
+}
+
+/**
+ * The micro-batch a size runs with: the scenario's, or, under strong scaling where more replicas leave each fewer
+ * sequences than it, the largest micro-batch at most the scenario's that divides the sequences per replica (as a
+ * user would lower `--micro-batch-size` to keep the global batch). Undefined when the replicas do not split the batch.
+ */
+export function fittingMicroBatch(globalBatch: number, dp: number, microBatch: number): number | undefined {
+  if (globalBatch % dp !== 0) return undefined;
+  const perReplica = globalBatch / dp;
+  for (let m = Math.min(microBatch, perReplica); m >= 1; m--) if (perReplica % m === 0) return m;
+  return undefined;
 }
 
 /** A series from its plan and its rows in GPU-count order (speedup and efficiency filled in here). */

@@ -32,6 +32,8 @@ export interface ScaleRow {
   fits?: boolean;
   /** The kind of prediction (accuracy/setupKind.ts) its error band is looked up by; simulated rows only. */
   kind?: SetupKind;
+  /** The micro-batch this size ran with, where strong scaling lowered the scenario's to divide the sequences per replica. */
+  microBatch?: number;
   /** The error band of its step time (accuracy/bandText.ts), filled in when the sweep is printed (`withErrorBands`). */
   errorBand?: BandJson;
 }
@@ -41,19 +43,28 @@ export function isSimulated(row: ScaleRow): row is ScaleRow & Required<Pick<Scal
   return (row.status === 'ok' || row.status === 'oom') && row.samplesPerS !== undefined;
 }
 
-/** The GPU count speedup and efficiency are measured against: the smallest simulated size; undefined when none was. */
+/**
+ * The row speedup and efficiency are measured against: the smallest size that was simulated and fits (a size that
+ * does not fit is no run to scale from), or the smallest simulated where none fits.
+ */
+function scalingBase(rows: readonly ScaleRow[]): (ScaleRow & { samplesPerS: number }) | undefined {
+  const simulated = rows.filter(isSimulated);
+  return simulated.find((r) => r.status === 'ok') ?? simulated[0];
+}
+
+/** The GPU count speedup and efficiency are measured against (`scalingBase`); undefined when no size was simulated. */
 export function scalingBaseGpus(rows: readonly ScaleRow[]): number | undefined {
-  return rows.find(isSimulated)?.gpus;
+  return scalingBase(rows)?.gpus;
 }
 
 /**
  * The GPU count speedup and efficiency are measured against when it is not the sweep's smallest size that can be
- * built: sizes below it were interrupted before they were simulated. Undefined otherwise.
+ * built: sizes below it were interrupted before they were simulated, or did not fit. Undefined otherwise.
  */
 export function movedScalingBase(rows: readonly ScaleRow[]): number | undefined {
   const base = scalingBaseGpus(rows);
   if (base === undefined) return undefined;
-  return rows.some((r) => r.status === 'interrupted' && r.gpus < base) ? base : undefined;
+  return rows.some((r) => (r.status === 'interrupted' || r.status === 'oom') && r.gpus < base) ? base : undefined;
 }
 
 /**
@@ -63,7 +74,7 @@ export function movedScalingBase(rows: readonly ScaleRow[]): number | undefined 
  * Efficiency = speedup / (GPUs / base GPUs).
  */
 export function withScaling(rows: readonly ScaleRow[]): ScaleRow[] {
-  const base = rows.find(isSimulated);
+  const base = scalingBase(rows);
   return rows.map((r) => {
     if (!base || !isSimulated(r)) return { ...r };
     const speedup = r.samplesPerS / base.samplesPerS;

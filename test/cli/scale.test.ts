@@ -53,14 +53,17 @@ describe('clustersim scale', () => {
   });
 
   it('reports sizes that cannot be built as rows with a reason, not as a failure', async () => {
-    const doc = await scaleJson('--gpus', '4,12,16,64');
+    const doc = await scaleJson('--gpus', '4,12,16,64,512');
     const rows = doc.series[0].rows as { gpus: number; status: string; reason?: string; nodes?: number }[];
     expect(rows[0]).toMatchObject({ gpus: 4, status: 'ok', nodes: 1 });
     expect(rows[1]).toMatchObject({ gpus: 12, status: 'infeasible' });
     expect(rows[1].reason).toMatch(/not whole nodes/);
     expect(rows[2].status).toBe('ok');
-    expect(rows[3]).toMatchObject({ gpus: 64, status: 'infeasible' });
-    expect(rows[3].reason).toMatch(/^not divisible: global batch 256 over microBatch × dp = 8 × 64/);
+    // 4 sequences per replica at dp 64: the micro-batch of 8 is lowered to 4 (issue 26, item 16), and runs.
+    expect(rows[3]).toMatchObject({ gpus: 64, status: 'ok', microBatch: 4 });
+    // 512 replicas cannot split 256 sequences.
+    expect(rows[4]).toMatchObject({ gpus: 512, status: 'infeasible' });
+    expect(rows[4].reason).toMatch(/^not divisible: global batch 256 over 512 replicas \(dp\)/);
   });
 
   it('fails with exit code 2, writing nothing, when no size of the sweep can be simulated', async () => {
@@ -102,11 +105,12 @@ describe('clustersim scale', () => {
   });
 
   it('prints a table with the documented columns', async () => {
-    const { code, out } = await cli('scale', BERT, '--gpus', '8,16,64');
+    const { code, out } = await cli('scale', BERT, '--gpus', '8,16,64,512');
     expect(code).toBe(0);
     expect(out).toMatch(/GPUs\s+nodes\s+dp\s+global batch\s+step time\s+error band\s+samples\/s\s+tokens\/s\s+speedup\s+efficiency\s+MFU\s+exposed comm\s+memory\/GPU\s+fits\s+note/);
     expect(out).toMatch(/^\s+8\s+1\s+8\s+256\s.*1\.00x\s+100\.0%.*yes/m);
-    expect(out).toMatch(/^\s+64\s.*not divisible/m);
+    expect(out).toMatch(/^\s+64\s.*yes\s+micro-batch 4$/m);
+    expect(out).toMatch(/^\s+512\s.*not divisible/m);
   });
 
   it("gives each simulated size the error band of its kind, one node's apart from several nodes'", async () => {

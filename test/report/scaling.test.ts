@@ -65,15 +65,15 @@ describe('scaling table and CSV', () => {
     expect(lines[0]).toBe(
       'scenario,mode,gpus,status,nodes,dp,global_batch,step_time_s,samples_per_s,tokens_per_s,speedup,efficiency,exposed_comm_share,mfu,memory_bytes_per_gpu,capacity_bytes,fits,reason,' +
         'tp,pp,cp,cp_comm_type,tp_comm_overlap,tp_comm_overlap_sms_proj,tp_comm_overlap_sms_fc2,tp_comm_overlap_sms_bulk,speedup_base_gpus,' +
-        'error_band_low_pct,error_band_high_pct,error_band_rows',
+        'error_band_low_pct,error_band_high_pct,error_band_rows,micro_batch',
     );
     expect(lines).toHaveLength(5);
     expect(lines[1].split(',').slice(0, 4)).toEqual(['a', 'strong', '8', 'ok']);
-    expect(lines[3]).toMatch(/^a,strong,12,infeasible,,,,.*,"not whole nodes: 12 GPUs, over nodes of 8",1,1,1,,false,,,,,,,$/);
+    expect(lines[3]).toMatch(/^a,strong,12,infeasible,,,,.*,"not whole nodes: 12 GPUs, over nodes of 8",1,1,1,,false,,,,,,,,$/);
     // The rows with a speedup name the size it is against: the first simulated one, whatever comes before it.
-    expect(lines[1].split(',').at(-4)).toBe('8');
+    expect(lines[1].split(',').at(-5)).toBe('8');
     const cut = scaleCsv([{ name: 'c', mode: 'strong', tp: 1, pp: 1, rows: withScaling([{ gpus: 4, status: 'interrupted', reason: 'interrupted (Ctrl-C) before this size was simulated' }, ok(8, 100), ok(16, 180)]) }]);
-    expect(cut.trimEnd().split('\n').slice(1).map((l) => l.split(',').at(-4))).toEqual(['', '8', '8']);
+    expect(cut.trimEnd().split('\n').slice(1).map((l) => l.split(',').at(-5))).toEqual(['', '8', '8']);
     expect(lines[3].split(',').length).toBeGreaterThanOrEqual(SCALE_CSV_COLUMNS.length);
   });
 
@@ -99,7 +99,7 @@ describe('scaling table and CSV', () => {
 describe('scaling chart', () => {
   it('says in the legend when a series\' efficiency is against another size than the smallest asked for', () => {
     const svg = parseSvg(renderScalingChart({ series: [{ name: 'cut', rows: withScaling([ok(16, 180), ok(32, 320)]), scalingBaseGpus: 16 }], mode: 'strong', title: 't' }));
-    expect(svg.querySelector('g.legend')?.textContent).toContain('cut (efficiency against 16 GPUs, the smallest size done)');
+    expect(svg.querySelector('g.legend')?.textContent).toContain('cut (efficiency against 16 GPUs, the smallest size done that fits)');
   });
 
   it('draws a curve per scenario with points only for simulated sizes, hollow when OOM', () => {
