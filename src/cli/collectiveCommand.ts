@@ -58,7 +58,7 @@ Examples:
   $ clustersim collective --cluster dgx-a100-80gb --nodes 1 --op all_reduce --min-bytes 8 --max-bytes 8GiB
   $ clustersim collective --cluster dgx-h100 --nodes 4 --op all_gather --max-bytes 1GiB --json
   $ clustersim collective --cluster dgx-a100-80gb --nodes 2 --nics-per-node 4 --min-bytes 1MiB --max-bytes 4GiB
-  $ clustersim collective --cluster dgx-a100-80gb --gpus 8 --compare all_reduce_perf.txt   # model vs your nccl-tests`,
+  $ clustersim collective --cluster dgx-a100-80gb --gpus 8 --compare scenarios/measured/all_reduce_perf-a100-8gpu.csv   # model vs nccl-tests`,
     )
     .action((opts: CollectiveOptions) => {
       const minBytes = parseBytes(opts.minBytes, '--min-bytes');
@@ -103,7 +103,7 @@ Examples:
       const where = spanned === nodes ? cluster.name : `${spanned} of ${cluster.name}`;
       const gpusText = opts.op === 'send_recv' ? `2 GPUs (${spanned > 1 ? 'GPU 0 of node 0 to GPU 0 of node 1' : 'GPU 0 to GPU 1'})` : `${group.length} GPUs`;
       const topology = buildTopology(cluster);
-      const measured = opts.compare ? readComparison(opts.compare, opts.op, group.length) : undefined;
+      const measured = opts.compare ? readComparison(opts.compare, opts.op, group.length, cluster.node) : undefined;
       const sizes = measured ? measured.map((p) => p.bytes) : wholeElementSizes(opts.op, sweepSizes(minBytes, maxBytes, factor), group.length);
       if (sizes.length === 0) throw new UsageError(`--max-bytes: ${maxBytes} B holds no whole float${opts.op === 'all_gather' || opts.op === 'reduce_scatter' ? ` per rank (${group.length} ranks × 4 B = ${4 * group.length} B at least)` : ' (4 B)'}; raise it`);
       const tooBig = sizes.filter((b) => b > cluster.node.gpu.memoryBytes);

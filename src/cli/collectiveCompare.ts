@@ -1,3 +1,5 @@
+import { implausibleBandwidth } from '../scenario/measuredCollectives.js';
+import type { NodeSpec } from '../sim/hardware/types.js';
 import { median } from '../calibrate/stats.js';
 import { fileErrorReason } from '../fileErrors.js';
 import { parseCollectiveTable } from '../scenario/ncclTestsTable.js';
@@ -14,18 +16,22 @@ export interface ComparedRow extends SweepRow {
 }
 
 /** Sizes and times of a measured table (nccl-tests output or CSV), or a usage error naming the file. */
-export function readComparison(path: string, op: CollectiveOp, ranks: number): { bytes: number; timeNs: number }[] {
+export function readComparison(path: string, op: CollectiveOp, ranks: number, node: NodeSpec): { bytes: number; timeNs: number }[] {
   let text: string;
   try {
     text = readInputText(path);
   } catch (err) {
     throw new UsageError(`--compare: cannot read '${path}': ${fileErrorReason(err)}`);
   }
+  let points: { bytes: number; timeNs: number }[];
   try {
-    return [...parseCollectiveTable(text, op, ranks, path).points];
+    points = [...parseCollectiveTable(text, op, ranks, path).points];
   } catch (err) {
     throw new UsageError(`--compare: ${(err as Error).message}`);
   }
+  const implausible = implausibleBandwidth(points, op, ranks, node);
+  if (implausible) throw new UsageError(`--compare '${path}': ${implausible}`);
+  return points;
 }
 
 /** The model's rows at the measured sizes, with the measured time and the error of each. */

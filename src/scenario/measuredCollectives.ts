@@ -3,6 +3,7 @@ import { resolve as resolvePath } from 'node:path';
 import { busBandwidthFactor } from '../sim/collectives/busBandwidth.js';
 import type { MeasuredCollectiveTable } from '../sim/collectives/measuredTable.js';
 import type { NodeSpec } from '../sim/hardware/types.js';
+import type { CollectiveOp } from '../sim/collectives/types.js';
 import { fileErrorReason } from '../fileErrors.js';
 import { InvalidScenarioError, type Problem } from './errors.js';
 import { parseCollectiveTable } from './ncclTestsTable.js';
@@ -51,8 +52,11 @@ export function resolveMeasuredCollectives(entries: ScenarioInput['comm']['measu
   return tables;
 }
 
-/** Why a table cannot be a measurement on this node (bus bandwidth far above its links), or undefined. */
-function implausibleBandwidth(points: MeasuredCollectiveTable['points'], op: ScenarioInput['comm']['measured'][number]['op'], ranks: number, node: NodeSpec): string | undefined {
+/**
+ * Why a table cannot be a measurement on this node (bus bandwidth far above its links), or undefined: the check that
+ * `comm.measured` and `collective --compare` both make.
+ */
+export function implausibleBandwidth(points: readonly { bytes: number; timeNs: number }[], op: CollectiveOp, ranks: number, node: NodeSpec): string | undefined {
   const linkGBps = node.intra === 'pcie' ? node.pcieBandwidthGBps : node.nvlinkBandwidthGBps;
   for (const p of points) {
     const busGBps = (p.bytes / p.timeNs) * busBandwidthFactor(op, ranks);

@@ -228,3 +228,25 @@ describe('link latencies say they are ignored (item 12)', () => {
     expect(base.stderr).not.toContain('link latencies');
   });
 });
+
+describe('collective --compare is checked as comm.measured is (items 9 and 17)', () => {
+  const shipped = 'scenarios/measured/all_reduce_perf-a100-8gpu.csv';
+
+  it('ships the table the README and --help compare against, and it compares', async () => {
+    const r = await cli('collective', '--cluster', 'dgx-a100-80gb', '--gpus', '8', '--compare', shipped, '--json');
+    expect(r.code, r.stderr).toBe(0);
+    expect((JSON.parse(r.stdout) as { rows: unknown[] }).rows).toHaveLength(1024);
+  });
+
+  it('refuses a table of µs labelled ns, which made a 164,415% error', async () => {
+    // The same table with its times divided by 1,000: µs under a time(ns) heading.
+    const lines = readFileSync(shipped, 'utf8').split('\n').map((l) => {
+      if (!/^\d/.test(l)) return l;
+      const cells = l.split(',');
+      for (const c of [3, 5]) cells[c] = String(Math.round(Number(cells[c]) / 1000));
+      return cells.join(',');
+    });
+    const r = await cli('collective', '--cluster', 'dgx-a100-80gb', '--gpus', '8', '--compare', file('us-as-ns.csv', lines.join('\n')));
+    expectBadInput(r, 'of bus bandwidth, more than', 'are the times in µs but labelled ns?');
+  });
+});

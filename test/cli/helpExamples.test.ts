@@ -17,7 +17,7 @@ async function runnableExamples(command: string): Promise<string[][]> {
   const lines = (help.out + help.err).split('\n').filter((l) => /^\s*\$ clustersim /.test(l));
   return lines
     .map((l) => shellWords(l.replace(/^\s*\$ clustersim /, '').replace(/\s+#.*$/, ''), 'help').words)
-    .filter((words) => !words.some((w) => w.includes('$') || w.includes('*') || /^(a|b|c)\.yaml$/.test(w) || w === 'cuda' || w.endsWith('_perf.txt')))
+    .filter((words) => !words.some((w) => w.includes('$') || w.includes('*') || /^(a|b|c)\.yaml$/.test(w) || w === 'cuda'))
     .filter((words) => !(words[0] === 'validate' && words.includes('--profile')))
     .filter((words) => words[0] !== 'calibrate');
 }
