@@ -1,3 +1,4 @@
+import { SUMMARY_WIDTH, wrapAfter } from '../report/format.js';
 import { candidateChanges, type Alternative } from '../advise/alternatives.js';
 import { evaluateAlternatives, type ProfileSpec } from '../advise/evaluate.js';
 import { loadScenarioFile } from '../scenario/load.js';
@@ -28,13 +29,23 @@ export async function alternativesFor(
   return evaluateAlternatives(job, limit, { ...opts, ...(result.memory.fits ? { keep: (a: Alternative) => a.fits === true } : {}) });
 }
 
+/**
+ * The alternatives as a table, each row followed by the `--set` list that makes it (the how column of the HTML
+ * report) on a line of its own, wrapped: a column of them ran the table to 190 characters.
+ */
+function alternativesTable(rows: readonly string[][]): string[] {
+  const lines = table(ALTERNATIVES_HEADER.slice(0, -1), rows.map((r) => r.slice(0, -1))).split('\n');
+  const how = rows.map((r) => r[r.length - 1]);
+  return [lines[0], ...lines.slice(1).flatMap((line, i) => [line, ...(how[i] === '' ? [] : wrapAfter('  ', how[i], SUMMARY_WIDTH - 4))])];
+}
+
 /** The bottleneck line, exposed communication by traffic, and the table of alternatives. */
 export function formatAdvice(result: StepResult, alternatives: readonly Alternative[]): string {
   const b = result.bottleneck;
-  const lines = ['', `  bottleneck: ${bottleneckText(b)}`];
+  const lines = ['', ...wrapAfter('  bottleneck: ', bottleneckText(b))];
   // Unequal stages cost time even where the bubble is not the largest loss: said on its own line then.
   const unequal = b.bound === 'pipeline bubble' ? undefined : stageImbalanceText(result.stageBalance, result.stepTimeS);
-  if (unequal) lines.push(`  unequal pipeline stages: ${unequal}`);
+  if (unequal) lines.push(...wrapAfter('  unequal pipeline stages: ', unequal));
   const shown = b.exposure.filter((e) => e.exposedS / result.stepTimeS >= 0.005).slice(0, 4);
   if (shown.length > 0) {
     lines.push('  exposed communication by traffic:');
@@ -42,8 +53,7 @@ export function formatAdvice(result: StepResult, alternatives: readonly Alternat
   }
   if (alternatives.length > 0) {
     lines.push('', '  what to try (each simulated):');
-    const rows = alternativeRows(result, alternatives, { seconds: formatSeconds, bytes: formatBytes });
-    lines.push(table(ALTERNATIVES_HEADER, rows).split('\n').map((l) => `    ${l}`).join('\n'));
+    lines.push(...alternativesTable(alternativeRows(result, alternatives, { seconds: formatSeconds, bytes: formatBytes })).map((l) => `    ${l}`));
     // What would help: a faster setup that fits, or, when the current one does not fit, any that does.
     const helps = (a: Alternative) => a.fits === true && (!result.memory.fits || (a.stepTimeS !== undefined && a.stepTimeS < result.stepTimeS));
     if (!alternatives.some(helps)) lines.push(`    none of the ${alternatives.length} ${result.memory.fits ? 'is faster and fits' : 'fits'}: clustersim plan searches every split`);

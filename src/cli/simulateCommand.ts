@@ -20,7 +20,7 @@ import { setupKind, type SetupKind } from '../accuracy/setupKind.js';
 import { errorBandFor, type ErrorBand } from '../accuracy/errorBand.js';
 import { bandBasis, bandJson, bandRangeText } from '../accuracy/bandText.js';
 import { storedResiduals } from '../accuracy/residualStore.js';
-import { wrapWords } from '../report/format.js';
+import { SUMMARY_WIDTH, wrapAfter, wrapItems, wrapWords } from '../report/format.js';
 import type { Dtype, GpuSpec } from '../sim/hardware/types.js';
 import { precisionInfo } from '../sim/parallel/stepCompiler.js';
 import { SUSTAINED_GEMM_FRACTION } from '../sim/hardware/sustainedGemm.js';
@@ -73,7 +73,7 @@ export function gemmRateLine(gpu: GpuSpec, dtype: Dtype): string | undefined {
   const pct = (x: number) => `${(100 * x).toFixed(1)}%`;
   const fitted = (Object.values(SUSTAINED_GEMM_FRACTION) as number[]).includes(gpu.sustainedGemmFraction);
   const why = fitted ? 'fitted per GPU generation' : 'as the scenario sets it; the error band is of the fitted value';
-  return `  GEMM ceiling        ${pct(burst * gpu.sustainedGemmFraction)} of peak: a burst ceiling of ${pct(burst)} × ${gpu.sustainedGemmFraction} sustained in a step (${why})`;
+  return wrapAfter('  GEMM ceiling        ', `${pct(burst * gpu.sustainedGemmFraction)} of peak: a burst ceiling of ${pct(burst)} × ${gpu.sustainedGemmFraction} sustained in a step (${why})`).join('\n');
 }
 
 /** The human-readable summary of one simulated step. */
@@ -94,7 +94,7 @@ export function formatStepSummary(r: StepResult, scenario: { clusterName: string
     `  memory per GPU      ${formatBytes(m.peakBytesPerGpu)} of ${formatBytes(m.capacityBytes)}: ${m.gpuFits ? 'fits' : `OOM, short by ${formatBytes(m.shortfallBytes)}`}`,
     `    weights ${formatBytes(m.breakdown.weightsBytes)}, gradients ${formatBytes(m.breakdown.gradientsBytes)}, optimizer ${formatBytes(m.breakdown.optimizerBytes)}${m.optimizerState ? ` (${describeOptimizerState(m.optimizerState)})` : ''},`,
     `    activations ${formatBytes(m.breakdown.activationsBytes)}, buffers ${formatBytes(m.breakdown.buffersBytes)}, runtime reserve ${formatBytes(m.breakdown.reserveBytes)}`,
-    ...(m.perStage.length > 1 ? [`    per stage: ${m.perStage.map((s) => `${s.stage}: ${formatBytes(s.totalBytes)}${s.fits ? '' : ' OOM'}`).join(', ')}`] : []),
+    ...(m.perStage.length > 1 ? wrapItems('    per stage: ', m.perStage.map((s) => `${s.stage}: ${formatBytes(s.totalBytes)}${s.fits ? '' : ' OOM'}`)) : []),
     ...(hostMemoryVerdict(r) ? [`  host memory         ${hostMemoryVerdict(r)} (CPU offload: optimizer state, fp32 gradients, 16-bit partitions)`] : []),
     '',
     '  where the time went (mean over GPUs)',
@@ -105,11 +105,16 @@ export function formatStepSummary(r: StepResult, scenario: { clusterName: string
     `    idle                   ${formatSeconds(r.breakdown.idleS).padStart(10)}  ${pct(r.breakdown.idleS, r.stepTimeS)}`,
     `    (communication busy ${formatSeconds(r.breakdown.commS)}, ${pct(r.breakdown.commS - r.breakdown.exposedCommS, Math.max(r.breakdown.commS, 1e-30))} of it hidden behind compute)`,
     '',
-    `  ${r.microBatchesPerStep} micro-batch(es) per step` +
-      // Without data parallelism (over dp × cp) no gradient is reduced, so there are no buckets to speak of.
-      (r.parallel.dp * r.parallel.cp > 1 ? `; ${bucketsText(r)}` : '') +
-      (r.gradientAllReduce ? `; gradient reduction: ${r.gradientAllReduce.algorithm}/${r.gradientAllReduce.protocol}` : ''),
-    ...r.notes.map((n) => `  note: ${n}`),
+    ...wrapAfter(
+      '  ',
+      `${r.microBatchesPerStep} micro-batch(es) per step` +
+        // Without data parallelism (over dp × cp) no gradient is reduced, so there are no buckets to speak of.
+        (r.parallel.dp * r.parallel.cp > 1 ? `; ${bucketsText(r)}` : '') +
+        (r.gradientAllReduce ? `; gradient reduction: ${r.gradientAllReduce.algorithm}/${r.gradientAllReduce.protocol}` : ''),
+      SUMMARY_WIDTH,
+      '    ',
+    ),
+    ...r.notes.flatMap((n) => wrapAfter('  note: ', n)),
   ];
   return lines.join('\n');
 }

@@ -98,6 +98,33 @@ export function strategyText(p: StrategyParts): string {
 }
 
 /** Words of `text` in lines of at most `width` characters (a longer word has a line of its own). */
+/** The widest line the text summaries print outside their tables, in characters. */
+export const SUMMARY_WIDTH = 114;
+
+/**
+ * `prefix` then `text`, wrapped to `width` columns, later lines indented under the text's start (or by `indent`):
+ * the summaries' prose lines (notes, the bottleneck) this way fit a terminal instead of running to 300 columns.
+ */
+export function wrapAfter(prefix: string, text: string, width = SUMMARY_WIDTH, indent = ' '.repeat(prefix.length)): string[] {
+  const [first = '', ...rest] = wrapWords(text, width - prefix.length);
+  return [`${prefix}${first}`, ...rest.map((l) => `${indent}${l}`)];
+}
+
+/** `prefix` then `items` joined by ', ', wrapped between items (never inside one), later lines under the first item. */
+export function wrapItems(prefix: string, items: readonly string[], width = SUMMARY_WIDTH): string[] {
+  const indent = ' '.repeat(prefix.length);
+  const lines: string[] = [];
+  let line = '';
+  items.forEach((item, i) => {
+    const piece = i < items.length - 1 ? `${item},` : item;
+    if (line !== '' && prefix.length + line.length + 1 + piece.length > width) {
+      lines.push(line);
+      line = piece;
+    } else line = line === '' ? piece : `${line} ${piece}`;
+  });
+  return [...lines, line].map((l, i) => `${i === 0 ? prefix : indent}${l}`);
+}
+
 export function wrapWords(text: string, width: number): string[] {
   const lines: string[] = [];
   let line = '';

@@ -250,3 +250,14 @@ describe('collective --compare is checked as comm.measured is (items 9 and 17)',
     expectBadInput(r, 'of bus bandwidth, more than', 'are the times in µs but labelled ns?');
   });
 });
+
+describe('the summary fits a terminal (item 17)', () => {
+  for (const scenario of ['scenarios/bert-large-ddp-2node.yaml', 'scenarios/llama2-70b-tp8-scale.yaml', 'scenarios/llama2-13b-tp8-pcie.yaml']) {
+    it(`prints no line wider than 114 characters for ${scenario}`, async () => {
+      const r = await cli('simulate', scenario);
+      expect(r.code, r.stderr).toBe(0);
+      const wide = r.stdout.split('\n').filter((l) => [...l].length > 114);
+      expect(wide).toEqual([]);
+    }, 60_000);
+  }
+});
