@@ -1,3 +1,4 @@
+import { rowProgress } from './rowProgress.js';
 import { renameSync, writeFileSync } from 'node:fs';
 import { compiledWorker, defaultJobs, runTasks } from '../threads/taskPool.js';
 import { table as formatTable } from '../report/textTable.js';
@@ -28,7 +29,7 @@ async function predictAll(limit: number): Promise<{ outcomes: StepOutcome[]; wal
   const ids = tasks.map((_, i) => i);
   const costly = (i: number) => HAND_OUT_FIRST.includes(tasks[i].set);
   const t0 = Date.now();
-  let done = 0;
+  const progress = rowProgress(tasks.length);
   const { results, workers } = await runTasks<StepTaskJob, StepPrediction>({
     jobs: defaultJobs(),
     worker: compiledWorker(new URL('./stepTaskWorker.js', import.meta.url)),
@@ -36,11 +37,9 @@ async function predictAll(limit: number): Promise<{ outcomes: StepOutcome[]; wal
     ids,
     handOut: [...ids.filter(costly), ...ids.filter((i) => !costly(i))],
     runHere: (i) => predictStepTask(job, i),
-    onResult: () => {
-      if (process.stderr.isTTY) process.stderr.write(`\rrow ${++done}/${tasks.length}`);
-    },
+    onResult: (i) => progress.tick(`${tasks[i].set} row ${i + 1}`),
   });
-  if (process.stderr.isTTY) process.stderr.write('\r\x1b[K');
+  progress.stop();
   return { outcomes: tasks.map((t, i) => stepOutcome(t, results[i])), wallS: (Date.now() - t0) / 1e3, threads: workers + 1 };
 }
 

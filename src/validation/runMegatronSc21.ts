@@ -1,3 +1,4 @@
+import { rowProgress } from './rowProgress.js';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { resolveScenario } from '../scenario/resolve.js';
@@ -18,13 +19,14 @@ export function runMegatronSc21(options: Pick<ValidateOptions, 'limit' | 'json'>
   const table = parseMegatronSc21Csv(readFileSync(file, 'utf8'));
   const rows = table.rows.slice(0, limit);
   const t0 = Date.now();
+  const progress = rowProgress(rows.length);
   const outcomes = rows.map((row, i) => {
-    if (process.stderr.isTTY) process.stderr.write(`\rrow ${i + 1}/${rows.length}`);
     const stepTimeS = simulateStep(megatronSc21Setup(row, resolveScenario)).result.stepTimeS;
     const predicted = achievedTflopsPerGpu(row, stepTimeS);
+    progress.tick(`row ${i + 1}`);
     return { row, virtualStages: virtualStagesFor(row), stepTimeS, predictedTflops: predicted, publishedTflops: row.tflopsPerGpu, errorPct: (100 * (predicted - row.tflopsPerGpu)) / row.tflopsPerGpu };
   });
-  if (process.stderr.isTTY) process.stderr.write('\r\x1b[K');
+  progress.stop();
   const summary = setSummary(table.source, t0, outcomes, (o) => ({ predicted: o.predictedTflops, measured: o.publishedTflops }));
   if (options.json) {
     process.stdout.write(JSON.stringify(summary, null, 2) + '\n');

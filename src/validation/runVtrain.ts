@@ -1,3 +1,4 @@
+import { rowProgress } from './rowProgress.js';
 import { readFileSync } from 'node:fs';
 import { compiledWorker, defaultJobs, runTasks } from '../threads/taskPool.js';
 import { mape, meanSignedErrorPct, parseVtrainCsv, VTRAIN_DATA_DIR, type VtrainRow } from './vtrain.js';
@@ -47,19 +48,17 @@ async function runVtrainSet(): Promise<void> {
   }
   const t0 = Date.now();
   const job: VtrainJob = { rows, opts: { hostOpUs: options.hostOpUs, hostCollectiveUs: options.hostCollectiveUs, vocab: options.vocab } };
-  let done = 0;
+  const progress = rowProgress(rows.length);
   const { results } = await runTasks<VtrainJob, number>({
     jobs: defaultJobs(),
     worker: compiledWorker(new URL('./vtrainWorker.js', import.meta.url)),
     job,
     ids: rows.map((_, i) => i),
     runHere: (i) => predictVtrainRow(job, i),
-    onResult: () => {
-      if (process.stderr.isTTY) process.stderr.write(`\rrow ${++done}/${rows.length}`);
-    },
+    onResult: (i) => progress.tick(`row ${i + 1}`),
   });
   const outcomes: Outcome[] = rows.map((row, i) => ({ row, predictedMs: results[i], errorPct: (100 * (results[i] - row.measuredMs)) / row.measuredMs }));
-  if (process.stderr.isTTY) process.stderr.write('\r\x1b[K');
+  progress.stop();
 
   const pairs = (xs: Outcome[]) => xs.map((o) => ({ predicted: o.predictedMs, measured: o.row.measuredMs }));
   const byGroup = new Map<string, Outcome[]>();

@@ -261,3 +261,16 @@ describe('the summary fits a terminal (item 17)', () => {
     }, 60_000);
   }
 });
+
+describe('npm run validate shows progress in a log (item 17)', () => {
+  it('prints plain progress lines on stderr when stderr is not a terminal', async () => {
+    await buildIfStale();
+    const run = spawn(process.execPath, ['dist/validation/runVtrain.js', '--limit', '2'], { stdio: ['ignore', 'ignore', 'pipe'] });
+    let stderr = '';
+    run.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    const code = await new Promise((r) => run.once('exit', r));
+    expect(code).toBe(0);
+    expect(stderr).toMatch(/^validate: 1\/4 runs done in \d+ s \(last: row \d\)$/m);
+    expect(stderr).toMatch(/^validate: 4\/4 runs done/m);
+  }, 120_000);
+});
