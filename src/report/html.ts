@@ -21,7 +21,8 @@ section{background:#fff;border:1px solid #e2e2e0;border-radius:6px;padding:8px 1
 figure{margin:0;overflow-x:auto}
 figure svg{max-width:100%;height:auto;display:block}
 table{border-collapse:collapse;font-size:.9rem;font-variant-numeric:tabular-nums}
-th,td{padding:3px 10px;border-bottom:1px solid #eee;text-align:right;white-space:nowrap}
+th,td{padding:3px 6px;border-bottom:1px solid #eee;text-align:right;white-space:nowrap}
+th{white-space:normal;vertical-align:bottom}
 th{background:#fafafa;font-weight:600}
 table.kv td,td.note,th.note{text-align:left}
 table.kv td:first-child{color:#555;padding-right:24px}

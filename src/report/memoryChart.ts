@@ -20,6 +20,9 @@ export const MEMORY_PARTS = [
   { key: 'reserveBytes', label: 'runtime reserve', color: '#bab0ac' },
 ] as const satisfies readonly { key: keyof MemoryBreakdown; label: string; color: string }[];
 
+/** The widest a chart makes itself (a caller may ask for more), px: fits a 1,366 px laptop screen with its margins. */
+export const MAX_NATURAL_WIDTH_PX = 1200;
+
 /** A bar ending closer than this under the capacity line has its total written above the line instead, px. */
 const LABEL_CLEARANCE_PX = 18;
 
@@ -65,8 +68,10 @@ export interface MemoryChartInput {
 export function renderMemoryChart(input: MemoryChartInput): string {
   const height = 380;
   const m = { left: 70, right: 190, top: 48, bottom: 40 };
-  // Bars at most ~110 px wide: a single bar spanning the plot reads as a background, not a bar.
-  const natural = m.left + 40 + 150 * input.bars.length + m.right;
+  // Bars at most ~110 px wide: a single bar spanning the plot reads as a background, not a bar. At most
+  // `MAX_NATURAL_WIDTH_PX` wide however many stages (16 stages made it 2,700 px and cut the legend off a laptop screen):
+  // the bars narrow instead.
+  const natural = Math.min(MAX_NATURAL_WIDTH_PX, m.left + 40 + 150 * input.bars.length + m.right);
   const width = Math.max(input.widthPx ?? natural, 560);
   const totals = input.bars.map((b) => totalOf(b.breakdown));
   const top = Math.max(input.capacityBytes, ...totals) * 1.1;
@@ -80,8 +85,14 @@ export function renderMemoryChart(input: MemoryChartInput): string {
   svg.append('text').attr('class', 'title').attr('x', 12).attr('y', 22).attr('font-size', 15).attr('font-weight', 600).text(input.title);
   svg.append('g').attr('class', 'axis y').attr('transform', `translate(${m.left},0)`).call(d3.axisLeft(y).ticks(8) as never);
   svg.append('text').attr('transform', `translate(18,${(m.top + height - m.bottom) / 2}) rotate(-90)`).attr('text-anchor', 'middle').text('memory per GPU (GiB)');
-  svg.append('g').attr('class', 'axis x').attr('transform', `translate(0,${height - m.bottom})`).call(d3.axisBottom(x).tickSizeOuter(0) as never);
+  // Narrow bars: the stage numbers alone under them, and what they number said once beside the axis.
+  const numbersOnly = x.step() < 64 && input.bars.every((b) => b.label.startsWith('stage '));
+  const xAxis = d3.axisBottom(x).tickSizeOuter(0).tickFormat((label) => (numbersOnly ? label.slice('stage '.length) : label));
+  svg.append('g').attr('class', 'axis x').attr('transform', `translate(0,${height - m.bottom})`).call(xAxis as never);
+  if (numbersOnly) svg.append('text').attr('class', 'x-caption').attr('x', m.left + plotW / 2).attr('y', height - 6).attr('text-anchor', 'middle').text('pipeline stage');
 
+  // A total fits over its bar: the font shrinks with the bar (≈ 0.6 em a character), to no less than 7 px.
+  const totalFontPx = (text: string) => Math.max(7, Math.min(12, x.bandwidth() / 0.6 / text.length));
   input.bars.forEach((bar, i) => {
     const g = svg.append('g').attr('class', 'bar').attr('data-label', bar.label);
     let base = 0;
@@ -110,6 +121,7 @@ export function renderMemoryChart(input: MemoryChartInput): string {
       .attr('y', px((barTop > capTop && barTop - capTop < LABEL_CLEARANCE_PX ? capTop : barTop) - 6))
       .attr('text-anchor', 'middle')
       .attr('fill', over > 0 ? '#c0392b' : '#222')
+      .attr('font-size', px(totalFontPx(over > 0 ? `${bytesText(totals[i])}: OOM by ${bytesText(over)}` : bytesText(totals[i]))))
       .text(over > 0 ? `${bytesText(totals[i])}: OOM by ${bytesText(over)}` : bytesText(totals[i]));
   });
 

@@ -74,7 +74,9 @@ export function renderScalingChart(input: ScalingChartInput): string {
   const xL = d3.scaleLog().base(2).domain([gMin / 1.3, gMax * 1.3]).range([left0, left0 + panelW]);
   const xR = d3.scaleLog().base(2).domain([gMin / 1.3, gMax * 1.3]).range([right0, right0 + panelW]);
   const yT = d3.scaleLog().domain([thrMin / 1.5, idealMax * 1.5]).range([M.top + PANEL_H, M.top]);
-  const yE = d3.scaleLinear().domain([0, effMax]).nice().range([M.top + PANEL_H, M.top]);
+  // From a little under the lowest efficiency, not from 0: 87% against 97% is the difference to read.
+  const effMin = Math.max(0, Math.floor((Math.min(1, ...all.map((p) => p.efficiency)) - 0.05) * 10) / 10);
+  const yE = d3.scaleLinear().domain([effMin, effMax]).nice().range([M.top + PANEL_H, M.top]);
   const color = d3.scaleOrdinal<string, string>(d3.schemeTableau10).domain(input.series.map((s) => s.name));
 
   const svg = createSvg(width, 100, 'scaling-chart').attr('data-series', input.series.length);

@@ -3,10 +3,10 @@ import type { StreamKind } from '../sim/program/types.js';
 import type { Trace } from '../sim/program/trace.js';
 import type { StepResult } from '../sim/simulateStep.js';
 import { KIND_ORDER, kindClass, kindStyle } from './kinds.js';
-import { collectLanes, mergeLanes, type Lane } from './timelineLanes.js';
+import { collectLanes, mergeLanes, type Lane, type LaneSpan } from './timelineLanes.js';
 import { createSvg, drawLegend, px, serializeSvg } from './svgDom.js';
 import { compactRanks, simulatedRanks } from './ranks.js';
-import { durationText, escapeXml, timeUnitFor } from './format.js';
+import { durationText, escapeXml, timeUnitFor, wrapWords } from './format.js';
 import { keyFiguresLine, titleOf, type ScenarioLabel } from './summary.js';
 
 /** What a timeline shows. */
@@ -32,6 +32,25 @@ const RANK_GAP = 10;
 const MARGIN = { left: 215, right: 24, top: 62 };
 /** Bars narrower than this get no tooltip: one cannot point at them anyway, px. */
 const TOOLTIP_MIN_PX = 3;
+
+/**
+ * One bar as SVG markup: a task as a full-height rect; a merged bar as a stack, from the bottom, of its kinds' time over
+ * its length (a bar of 40% forward, 30% backward and 30% idle is a rect of 0.4 of the height under one of 0.3, over
+ * the idle background), so that the kinds and the gaps a merge joins stay visible. The tooltip goes on the first rect.
+ */
+function barMarkup(s: LaneSpan, x: number, w: number, tip: string): string {
+  const lengthNs = s.endNs - s.startNs;
+  if (!s.mix || lengthNs <= 0) return `<rect class="span ${kindClass(s.kind)}" x="${x}" width="${w}" height="${LANE_H}">${tip}</rect>`;
+  let html = '';
+  let bottom = LANE_H;
+  s.mix.forEach((m, i) => {
+    const h = Math.min(bottom, (LANE_H * m.ns) / lengthNs);
+    if (h <= 0) return;
+    bottom -= h;
+    html += `<rect class="span ${kindClass(m.kind)}" x="${x}" y="${px(bottom)}" width="${w}" height="${px(h)}">${i === 0 ? tip : ''}</rect>`;
+  });
+  return html;
+}
 
 /** Vertical position of each lane, px from the top of the plot. */
 function laneOffsets(lanes: readonly Lane[]): number[] {
@@ -126,7 +145,7 @@ export function renderTimeline(input: TimelineInput): string {
       const w = px(Math.max(0.1, Math.min(x1, MARGIN.left + plotW) - px(x0)));
       const start = px(Math.min(x0, MARGIN.left + plotW - w));
       const tip = x1 - x0 >= TOOLTIP_MIN_PX ? `<title>${escapeXml(`${s.label}: ${durationText(s.endNs - s.startNs)} from ${durationText(s.startNs)}`)}</title>` : '';
-      html += `<rect class="span ${kindClass(s.kind)}" x="${start}" width="${w}" height="${LANE_H}">${tip}</rect>`;
+      html += barMarkup(s, start, w, tip);
     }
     // Thousands of bars: building them as markup is several times faster than one DOM call per attribute.
     g.append('g').attr('class', 'spans').attr('shape-rendering', 'crispEdges').html(html);
@@ -152,7 +171,11 @@ export function renderTimeline(input: TimelineInput): string {
   const footY = axisY + 50 + legendH + 14;
   const sim = simulatedRanks(input.trace);
   const mirrored = sim.length < input.trace.program.rankCount ? ` Simulated ranks: ${compactRanks(sim)}; the others mirror them.` : '';
-  svg.append('text').attr('class', 'note').attr('x', MARGIN.left).attr('y', footY).attr('fill', '#666').attr('font-size', 11).text(`${note}Ranks shown: ${input.ranks.join(', ')} of ${input.trace.program.rankCount}.${mirrored}`);
-  svg.attr('height', footY + 10).attr('viewBox', `0 0 ${width} ${footY + 10}`);
+  // Wrapped to the plot's width (≈ 6.1 px a character at 11 px): one line of 1,024 ranks ran off the picture.
+  const footLines = wrapWords(`${note}Ranks shown: ${input.ranks.join(', ')} of ${input.trace.program.rankCount}.${mirrored}`, Math.floor(plotW / 6.1));
+  const foot = svg.append('text').attr('class', 'note').attr('x', MARGIN.left).attr('y', footY).attr('fill', '#666').attr('font-size', 11);
+  footLines.forEach((l, i) => foot.append('tspan').attr('x', MARGIN.left).attr('dy', i === 0 ? 0 : 14).text(l));
+  const bottomY = footY + 14 * (footLines.length - 1) + 10;
+  svg.attr('height', bottomY).attr('viewBox', `0 0 ${width} ${bottomY}`);
   return serializeSvg(svg);
 }

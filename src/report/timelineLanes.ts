@@ -11,6 +11,23 @@ export interface LaneSpan {
   label: string;
   /** How many tasks the bar stands for. */
   tasks: number;
+  /**
+   * A merged bar's time by kind, most first (at most `MIX_KINDS`; the rest is counted with the last shown), ns: the
+   * bar is drawn as a stack of them over the bar's length, so that short forwards between long backwards still show,
+   * and the time between the merged tasks stays visible as idle.
+   */
+  mix?: { kind: string; ns: number }[];
+}
+
+/** The most kinds a merged bar's stack shows. */
+export const MIX_KINDS = 3;
+
+/** A merged bar's time by kind, most first, the kinds past `MIX_KINDS` counted with the last shown. */
+function mixOf(timeByKind: ReadonlyMap<string, number>): { kind: string; ns: number }[] {
+  const all = [...timeByKind].map(([kind, ns]) => ({ kind, ns })).sort((a, b) => b.ns - a.ns || (a.kind < b.kind ? -1 : 1));
+  const shown = all.slice(0, MIX_KINDS);
+  for (const rest of all.slice(MIX_KINDS)) shown[shown.length - 1].ns += rest.ns;
+  return shown;
 }
 
 /** The spans of one rank on one stream, in time order. */
@@ -68,6 +85,7 @@ export function mergeSpans(spans: readonly LaneSpan[], resolutionNs: number): La
       for (const [k, ns] of timeByKind) if (ns > bestNs) [best, bestNs] = [k, ns];
       cur.kind = best;
       cur.label = `${firstLabel} … ${lastLabel} (${cur.tasks} tasks, mostly ${best})`;
+      cur.mix = mixOf(timeByKind);
     }
     out.push(cur);
   };
@@ -92,14 +110,15 @@ export function mergeSpans(spans: readonly LaneSpan[], resolutionNs: number): La
 
 /**
  * Merges the spans of every lane at the finest resolution that keeps all lanes together under
- * `maxBars` bars (which bounds the file size): one pixel (`onePixelNs`) first, then twice as coarse,
+ * `maxBars` rects (a merged bar's stack counting one a kind; which bounds the file size): one pixel (`onePixelNs`) first, then twice as coarse,
  * and so on. Returns the merged lanes and the resolution used, ns.
  */
 export function mergeLanes(lanes: readonly Lane[], onePixelNs: number, makespanNs: number, maxBars: number): { lanes: Lane[]; resolutionNs: number } {
   let resolutionNs = Math.max(onePixelNs, 1e-9);
   for (;;) {
     const merged = lanes.map((l) => ({ ...l, spans: mergeSpans(l.spans, resolutionNs) }));
-    const bars = merged.reduce((a, l) => a + l.spans.length, 0);
+    // What is drawn: one rect a task, one a kind of a merged bar's stack.
+    const bars = merged.reduce((a, l) => a + l.spans.reduce((n, s) => n + (s.mix?.length ?? 1), 0), 0);
     // At a resolution of the whole step a lane has at most two bars; coarser cannot help.
     if (bars <= maxBars || resolutionNs >= makespanNs) return { lanes: merged, resolutionNs };
     resolutionNs *= 2;

@@ -86,6 +86,10 @@ async function expectChartsVisible(page: Awaited<ReturnType<typeof open>>['page'
   // Readable on a laptop: nothing sticks out sideways.
   const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
   expect(overflow).toBeLessThanOrEqual(0);
+  // Nor inside: no table or picture scrolls sideways in its box (issue 26, item 13: the scale table did, and an
+  // 8-stage memory chart of 1,500 px had its legend cut).
+  const sideways = await page.evaluate(() => [...document.querySelectorAll('.wrap, figure')].filter((e) => e.scrollWidth > e.clientWidth + 1).map((e) => `${e.tagName.toLowerCase()}.${e.className} ${e.scrollWidth} > ${e.clientWidth}`));
+  expect(sideways).toEqual([]);
 }
 
 describe('HTML reports in Chromium', () => {
