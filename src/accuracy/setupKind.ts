@@ -49,7 +49,7 @@ export function setupKindProblem(v: unknown): string | undefined {
   for (const [part, allowed] of Object.entries(KIND_VALUES)) {
     if (typeof o[part] !== 'string' || !allowed.includes(o[part] as string)) return `has ${part} ${JSON.stringify(o[part]) ?? 'missing'}; expected ${allowed.join(' | ')}`;
   }
-  const extra = Object.keys(o).filter((k) => !(k in KIND_VALUES));
+  const extra = Object.keys(o).filter((k) => !Object.hasOwn(KIND_VALUES, k));
   return extra.length > 0 ? `has unknown field(s) ${extra.join(', ')}` : undefined;
 }
 

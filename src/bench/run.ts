@@ -31,7 +31,7 @@ const opt = (name: string) => {
 const repeat = Number(opt('--repeat') ?? 5);
 const growth = args.includes('--growth');
 const only = growth ? Object.keys(GROWTH_CASES) : opt('--only')?.split(',');
-const unknown = only?.filter((n) => !(n in BENCH_CASES)) ?? [];
+const unknown = only?.filter((n) => !Object.hasOwn(BENCH_CASES, n)) ?? [];
 if (unknown.length > 0) {
   process.stderr.write(`bench: unknown case ${unknown.join(', ')}; run with --help for the list\n`);
   process.exit(2);

@@ -141,7 +141,7 @@ function topLevelUnknown(c: ImportCollector, cfg: Json, r: Readers): string[] {
   const known = [...HANDLED, ...TOP_LEVEL_NO_EFFECT, ...Object.keys(TOP_LEVEL_NOT_MODELLED)];
   const unknown: string[] = [];
   for (const k of Object.keys(cfg)) {
-    if (k in TOP_LEVEL_NOT_MODELLED) c.warn(`${k}: not modelled; ${TOP_LEVEL_NOT_MODELLED[k]}`);
+    if (Object.hasOwn(TOP_LEVEL_NOT_MODELLED, k)) c.warn(`${k}: not modelled; ${TOP_LEVEL_NOT_MODELLED[k]}`);
     else if (TOP_LEVEL_NO_EFFECT.has(k) || HANDLED.has(k)) continue;
     else {
       const meant = closest(k, known);

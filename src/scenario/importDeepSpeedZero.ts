@@ -139,7 +139,7 @@ export function importZero(c: ImportCollector, cfg: Json, r: Readers, gradBytes:
   }
   importStage3Sizes(c, z, r, stage, hidden);
   for (const k of Object.keys(z)) {
-    if (k in ZERO_NOT_MODELLED) c.warn(`${zf(k)}: not modelled; ${ZERO_NOT_MODELLED[k]}`);
+    if (Object.hasOwn(ZERO_NOT_MODELLED, k)) c.warn(`${zf(k)}: not modelled; ${ZERO_NOT_MODELLED[k]}`);
   }
   refuseUnknown(r, 'zero_optimization', z, [...ZERO_KNOWN, ...Object.keys(ZERO_NOT_MODELLED)]);
   for (const key of ['offload_optimizer', 'offload_param'] as const) {

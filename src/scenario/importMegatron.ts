@@ -143,7 +143,7 @@ function importCpCommType(c: ImportCollector, a: MegatronArgs, cp: number): void
     return;
   }
   const values = given.split(' ');
-  const wrong = values.find((v) => !(v in CP_COMM_TYPE_OF));
+  const wrong = values.find((v) => !Object.hasOwn(CP_COMM_TYPE_OF, v));
   if (wrong !== undefined) {
     const hint = wrong.includes('$') ? ' (shell variables are not expanded: paste the command as it ran, e.g. from the job log)' : '';
     throw new ScenarioError('', `${SOURCE}: --cp-comm-type has '${wrong}'; expected p2p, all_gather, a2a or a2a+p2p (one, or one per layer)${hint}`);

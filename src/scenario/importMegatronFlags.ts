@@ -222,7 +222,7 @@ export class MegatronArgs {
         // Unknown and not-modelled flags take whatever values follow them (argparse nargs vary: --data-path a b, --rampup-batch-size 16 16 5859375).
         const values = inline === undefined ? [] : [inline];
         while (i < words.length && !isFlag(words[i])) values.push(words[i++]);
-        if (name in NOT_MODELLED) this.notModelled.set(name, values);
+        if (Object.hasOwn(NOT_MODELLED, name)) this.notModelled.set(name, values);
         else if (!NO_EFFECT.has(name) && !this.unknown.includes(`--${name}`)) this.unknown.push(`--${name}`);
       }
     }

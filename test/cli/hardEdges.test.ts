@@ -274,3 +274,16 @@ describe('npm run validate shows progress in a log (item 17)', () => {
     expect(stderr).toMatch(/^validate: 4\/4 runs done/m);
   }, 120_000);
 });
+
+describe('keys named like the machinery of objects are plain unknown fields in imports (item 9)', () => {
+  it('warns of a DeepSpeed "__proto__" key by its name, not as [object Object]', async () => {
+    const ds = file('proto-ds.json', '{"train_batch_size": 16, "__proto__": {"x": 1}, "zero_optimization": {"stage": 2}}');
+    const r = await cli('simulate', 'scenarios/llama2-70b-zero2-8xa100.yaml', '--deepspeed-config', ds, '--alternatives', '0');
+    expect(r.stderr).toContain('unknown DeepSpeed fields, ignored: __proto__');
+    expect(r.stderr).not.toContain('[object Object]');
+  });
+
+  it('refuses --cp-comm-type constructor, which an inherited member let through', async () => {
+    expectBadInput(await cli('simulate', 'scenarios/gpt3-175b-1024xa100.yaml', '--megatron-args', '--cp-comm-type constructor'), "--cp-comm-type has 'constructor'");
+  });
+});
