@@ -17,8 +17,9 @@ import { formatSeconds, parsePositiveInt } from './units.js';
 import { prepareOutputFile, sameFile } from './outputFile.js';
 import { InterruptedError, UsageError } from './usageError.js';
 
-/** Without a terminal, a line at least this often while a group of measurements runs (CI and GPU-run logs). */
-export const PLAIN_PROGRESS_EVERY_MS = 30_000;
+// Without a terminal, a line at least this often while a group of measurements runs.
+import { PLAIN_PROGRESS_EVERY_MS } from '../report/progressLines.js';
+export { PLAIN_PROGRESS_EVERY_MS };
 
 /**
  * Progress on stderr: a bar when stderr is a terminal, otherwise one line per group of measurements and one at

@@ -1,17 +1,13 @@
 import cliProgress from 'cli-progress';
-import { PLAIN_PROGRESS_EVERY_MS } from './calibrateCommand.js';
+import { plainProgressLines, type SweepProgress } from '../report/progressLines.js';
 import { processOutput, type Output } from './output.js';
 
-export interface SweepProgress {
-  /** One more point done; `label` says which. */
-  tick(label: string): void;
-  stop(): void;
-}
+export type { SweepProgress };
 
 /**
  * Progress of a sweep's points on stderr. On a terminal, a bar. Otherwise (a log, a batch job) plain lines: one when the
- * first point is done, which tells how long a point takes, then at most one every `PLAIN_PROGRESS_EVERY_MS`, as
- * calibrate's, and at the end one with the final count if the last line did not have it. Nothing when the output is
+ * first point is done, which tells how long a point takes, then at most one every `PLAIN_PROGRESS_EVERY_MS`
+ * (`progressLines.ts`), as calibrate's, and at the end one with the final count if the last line did not have it. Nothing when the output is
  * not the process's own (tests, library use).
  */
 export function sweepProgress(io: Output, what: string, total: number, nowMs: () => number = Date.now): SweepProgress {
@@ -29,25 +25,5 @@ export function sweepProgress(io: Output, what: string, total: number, nowMs: ()
 
 /** The plain-line form of `sweepProgress`, for any output (exported for tests). */
 export function plainSweepProgress(io: Output, what: string, total: number, nowMs: () => number = Date.now): SweepProgress {
-  const startMs = nowMs();
-  let done = 0;
-  let shown = 0;
-  let last = '';
-  let lastLineMs: number | undefined;
-  const line = (t: number) => {
-    lastLineMs = t;
-    shown = done;
-    io.err(`${what}: ${done}/${total} runs done in ${Math.round((t - startMs) / 1000)} s (last: ${last})`);
-  };
-  return {
-    tick(label) {
-      done += 1;
-      last = label;
-      const t = nowMs();
-      if (lastLineMs === undefined || t - lastLineMs >= PLAIN_PROGRESS_EVERY_MS) line(t);
-    },
-    stop: () => {
-      if (done > shown) line(nowMs());
-    },
-  };
+  return plainProgressLines((line) => io.err(line), what, total, nowMs);
 }

@@ -1,5 +1,4 @@
-import { processOutput } from '../cli/output.js';
-import { plainSweepProgress, type SweepProgress } from '../cli/sweepProgress.js';
+import { plainProgressLines, type SweepProgress } from '../report/progressLines.js';
 
 /**
  * Progress of a validation run's rows on stderr: on a terminal a counter redrawn in place; in a log or CI, where a run
@@ -13,5 +12,5 @@ export function rowProgress(total: number): SweepProgress {
       stop: () => void process.stderr.write('\r\x1b[K'),
     };
   }
-  return plainSweepProgress(processOutput, 'validate', total);
+  return plainProgressLines((line) => void process.stderr.write(`${line}\n`), 'validate', total);
 }
