@@ -61,7 +61,7 @@ describe('the timeline of a 1,024-GPU pipeline', () => {
 });
 
 describe('a memory chart of many stages', () => {
-  const bar = (i: number): MemoryBar => ({ label: `stage ${i}`, breakdown: { weightsBytes: 1e10, gradientsBytes: 1e10, optimizerBytes: 2e10, activationsBytes: 3e10, buffersBytes: 0, reserveBytes: 1e9 } });
+  const bar = (i: number): MemoryBar => ({ label: `stage ${i}`, breakdown: { weightsBytes: 1e10, gradientsBytes: 1e10, optimizerBytes: 2e10, activationsBytes: 3e10, buffersBytes: 0, reserveBytes: 1e9, totalBytes: 7.1e10 } });
 
   it('stays within a laptop screen for 16 stages, numbering the stages under narrow bars', () => {
     const root = parseSvg(renderMemoryChart({ bars: Array.from({ length: 16 }, (_, i) => bar(i)), capacityBytes: 80 * 2 ** 30, title: 't' }));
