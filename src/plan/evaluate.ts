@@ -1,3 +1,4 @@
+import { boundOf } from '../sim/stats/bottleneck.js';
 import { withProfile } from '../calibrate/applyProfile.js';
 import type { ProfileSpec } from '../advise/evaluate.js';
 import { setupKind, type SetupKind } from '../accuracy/setupKind.js';
@@ -51,6 +52,7 @@ export interface Simulated {
   capacityBytes: number;
   fits: boolean;
   breakdown: StepResult['breakdown'];
+  /** What bounds the step (`boundOf`: compute where it is over half the step, else the largest loss). */
   bound: string;
   kind: SetupKind;
 }
@@ -201,7 +203,7 @@ function idleCollectiveNs(setup: Scenario): ((t: Task) => number) | undefined {
 
 /** What a plan keeps of a simulated step. */
 function simulatedOf(s: Scenario, r: StepResult): Simulated {
-  return { stepTimeS: r.stepTimeS, tokensPerS: r.tokensPerS, mfu: r.mfu, peakBytesPerGpu: r.memory.peakBytesPerGpu, capacityBytes: r.memory.capacityBytes, fits: r.memory.fits, breakdown: r.breakdown, bound: r.bottleneck.bound, kind: setupKind(s) };
+  return { stepTimeS: r.stepTimeS, tokensPerS: r.tokensPerS, mfu: r.mfu, peakBytesPerGpu: r.memory.peakBytesPerGpu, capacityBytes: r.memory.capacityBytes, fits: r.memory.fits, breakdown: r.breakdown, bound: boundOf(r.bottleneck), kind: setupKind(s) };
 }
 
 /** Simulates setup `i` (overrides on the job's scenario) as `simulate` would. */

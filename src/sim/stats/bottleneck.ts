@@ -125,6 +125,14 @@ export function diagnose(s: StepShares, exposure: ExposureRow[]): Bottleneck {
 export const COMPUTE_SHARE_BOUNDS = 0.5;
 
 /**
+ * What bounds the step in one word, as a table column shows it: `compute` where compute is over half the step, even
+ * where `bound` names a loss of 10% or more (the table's share columns show that loss); else `bound`.
+ */
+export function boundOf(b: Bottleneck): Bottleneck['bound'] {
+  return b.bound !== 'memory' && b.computeShare >= COMPUTE_SHARE_BOUNDS ? 'compute' : b.bound;
+}
+
+/**
  * The bottleneck as a line says it: what bounds the step, and, where compute is most of the step but one loss takes
  * 10% or more, that loss named as the largest loss rather than as the bound (`compute (76% of the step); the largest
  * loss is exposed communication — …`).

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { balancedLayers } from '../../../src/sim/stats/stageBalance.js';
-import { bottleneckText, diagnose, stageImbalanceText, type StepShares } from '../../../src/sim/stats/bottleneck.js';
+import { boundOf, bottleneckText, diagnose, stageImbalanceText, type StepShares } from '../../../src/sim/stats/bottleneck.js';
 import { cli } from '../../helpers/badInput.js';
 
 // Issue 26, item 14: the bottleneck line says what bounds the step, and a pipeline's unequal stages are named, with
@@ -31,6 +31,12 @@ describe('the bottleneck line', () => {
     const b = diagnose(shares({}), []);
     expect(b.bound).toBe('exposed communication');
     expect(bottleneckText(b)).toMatch(/^compute \(76\.0% of the step\); the largest loss is exposed communication — /);
+  });
+
+  it('gives a table column compute for that step, and the loss where compute is under half (boundOf)', () => {
+    expect(boundOf(diagnose(shares({}), []))).toBe('compute');
+    expect(boundOf(diagnose(shares({ computeS: 0.45, exposedCommS: 0.5 }), []))).toBe('exposed communication');
+    expect(boundOf(diagnose(shares({ fits: false, shortfallBytes: 1, capacityBytes: 10 }), []))).toBe('memory');
   });
 
   it('names the loss as the bound when compute is under half the step', () => {
