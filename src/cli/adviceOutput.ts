@@ -4,7 +4,7 @@ import { evaluateAlternatives, type ProfileSpec } from '../advise/evaluate.js';
 import { loadScenarioFile } from '../scenario/load.js';
 import type { Scenario } from '../scenario/resolve.js';
 import type { StepResult } from '../sim/simulateStep.js';
-import { bottleneckText, stageImbalanceText, trafficName } from '../sim/stats/bottleneck.js';
+import { bottleneckText, trafficName, unequalStagesText } from '../sim/stats/bottleneck.js';
 import { formatBytes, formatSeconds } from './units.js';
 import { table } from '../report/textTable.js';
 import { ALTERNATIVES_HEADER, alternativeRows } from '../report/summary.js';
@@ -44,7 +44,7 @@ export function formatAdvice(result: StepResult, alternatives: readonly Alternat
   const b = result.bottleneck;
   const lines = ['', ...wrapAfter('  bottleneck: ', bottleneckText(b))];
   // Unequal stages cost time even where the bubble is not the largest loss: said on its own line then.
-  const unequal = b.bound === 'pipeline bubble' ? undefined : stageImbalanceText(result.stageBalance, result.stepTimeS);
+  const unequal = unequalStagesText(b, result.stageBalance, result.stepTimeS);
   if (unequal) lines.push(...wrapAfter('  unequal pipeline stages: ', unequal));
   const shown = b.exposure.filter((e) => e.exposedS / result.stepTimeS >= 0.005).slice(0, 4);
   if (shown.length > 0) {

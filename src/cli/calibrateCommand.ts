@@ -16,9 +16,9 @@ import { table } from '../report/textTable.js';
 import { formatSeconds, parsePositiveInt } from './units.js';
 import { prepareOutputFile, sameFile } from './outputFile.js';
 import { InterruptedError, UsageError } from './usageError.js';
-
-// Without a terminal, a line at least this often while a group of measurements runs.
 import { PLAIN_PROGRESS_EVERY_MS } from '../report/progressLines.js';
+
+// Without a terminal, a line at least this often while a group of measurements runs (the sweeps' interval).
 export { PLAIN_PROGRESS_EVERY_MS };
 
 /**

@@ -97,7 +97,6 @@ export function strategyText(p: StrategyParts): string {
   return parts.filter((x) => x !== '').join(', ');
 }
 
-/** Words of `text` in lines of at most `width` characters (a longer word has a line of its own). */
 /** The widest line the text summaries print outside their tables, in characters. */
 export const SUMMARY_WIDTH = 114;
 
@@ -125,6 +124,7 @@ export function wrapItems(prefix: string, items: readonly string[], width = SUMM
   return [...lines, line].map((l, i) => `${i === 0 ? prefix : indent}${l}`);
 }
 
+/** Words of `text` in lines of at most `width` characters (a longer word has a line of its own). */
 export function wrapWords(text: string, width: number): string[] {
   const lines: string[] = [];
   let line = '';

@@ -1,4 +1,4 @@
-import { bottleneckText, stageImbalanceText } from '../sim/stats/bottleneck.js';
+import { bottleneckText, stageImbalanceText, unequalStagesText } from '../sim/stats/bottleneck.js';
 import type { StepResult } from '../sim/simulateStep.js';
 import type { Alternative } from '../advise/alternatives.js';
 import { bytesText, countText, durationText, percentText, strategyText, tflopsText, type StrategyParts } from './format.js';
@@ -116,7 +116,7 @@ function notesOf(r: StepResult): string[] {
   return Array.isArray(n) ? n.filter((x): x is string => typeof x === 'string') : [];
 }
 
-/** Unequal pipeline stages in words, where the bottleneck line does not already say it (a bubble-bound step does). */
+/** Unequal pipeline stages in words, where the bottleneck line does not already say it. */
 function unequalStages(r: StepResult): string | undefined {
-  return r.bottleneck?.bound === 'pipeline bubble' ? undefined : stageImbalanceText(r.stageBalance, r.stepTimeS);
+  return r.bottleneck ? unequalStagesText(r.bottleneck, r.stageBalance, r.stepTimeS) : stageImbalanceText(r.stageBalance, r.stepTimeS);
 }

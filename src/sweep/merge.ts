@@ -39,13 +39,15 @@ const isCount = (v: unknown, min: number): v is number => typeof v === 'number' 
  * ('ok', 'oom') has them all; an infeasible one only the counts it got to. A value JSON cannot carry comes back as
  * null (NaN) or Infinity (1e309): both are refused, as a scenario's would be.
  */
+const WHOLE = { expected: 'a whole number of at least 1', ok: (x: number) => Number.isSafeInteger(x) && x >= 1 };
+const RATE = { expected: 'a finite rate above 0', ok: (x: number) => Number.isFinite(x) && x > 0 };
 const ROW_FIELDS: Record<(typeof ROW_NUMBERS)[number], { expected: string; ok: (x: number) => boolean }> = {
-  nodes: { expected: 'a whole number of at least 1', ok: (x) => Number.isSafeInteger(x) && x >= 1 },
-  dp: { expected: 'a whole number of at least 1', ok: (x) => Number.isSafeInteger(x) && x >= 1 },
-  globalBatch: { expected: 'a whole number of at least 1', ok: (x) => Number.isSafeInteger(x) && x >= 1 },
+  nodes: WHOLE,
+  dp: WHOLE,
+  globalBatch: WHOLE,
   stepTimeS: { expected: 'a finite number of seconds above 0', ok: (x) => Number.isFinite(x) && x > 0 },
-  samplesPerS: { expected: 'a finite rate above 0', ok: (x) => Number.isFinite(x) && x > 0 },
-  tokensPerS: { expected: 'a finite rate above 0', ok: (x) => Number.isFinite(x) && x > 0 },
+  samplesPerS: RATE,
+  tokensPerS: RATE,
   exposedCommShare: { expected: 'a share from 0 to 1', ok: (x) => x >= 0 && x <= 1 },
   mfu: { expected: 'a finite number of at least 0', ok: (x) => Number.isFinite(x) && x >= 0 },
   memoryBytesPerGpu: { expected: 'a finite number of bytes of at least 0', ok: (x) => Number.isFinite(x) && x >= 0 },

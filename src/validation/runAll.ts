@@ -1,5 +1,5 @@
 import { rowProgress } from './rowProgress.js';
-import { renameSync, writeFileSync } from 'node:fs';
+import { writeFileAtomic } from '../atomicWrite.js';
 import { compiledWorker, defaultJobs, runTasks } from '../threads/taskPool.js';
 import { table as formatTable } from '../report/textTable.js';
 import { VERSION } from '../version.js';
@@ -52,9 +52,7 @@ function writeResiduals(outcomes: readonly StepOutcome[]): void {
   });
   const text = residualFileText({ writtenBy: 'npm run validate -- --all --write-residuals', version: VERSION, rows });
   // Written whole or not at all: an interrupted run leaves the old file.
-  const tmp = `${RESIDUALS_FILE}.tmp-${process.pid}`;
-  writeFileSync(tmp, text);
-  renameSync(tmp, RESIDUALS_FILE);
+  writeFileAtomic(RESIDUALS_FILE, text);
 }
 
 const pct = (x: number, d = 1) => `${x >= 0 ? '+' : ''}${x.toFixed(d)}%`;

@@ -70,6 +70,11 @@ export function stageImbalanceText(stages: StageBalance | undefined, stepTimeS: 
   return `${pct(stages.imbalanceShare * stepTimeS)} of the step: stage ${slow} computes for ${pct(stages.computeS[slow])} of it with ${stages.layers[slow]} layers, stage ${fast} for ${pct(stages.computeS[fast])} with ${stages.layers[fast]}${split}`;
 }
 
+/** Unequal stages in words where the bottleneck's detail does not already say it (a bubble-bound step's does). */
+export function unequalStagesText(b: Bottleneck, stages: StageBalance | undefined, stepTimeS: number): string | undefined {
+  return b.bound === 'pipeline bubble' ? undefined : stageImbalanceText(stages, stepTimeS);
+}
+
 /** What the bubble is made of: fill and drain, and, where stages compute unequally, the idle that forces. */
 function bubbleWhy(stages: StageBalance | undefined, stepTimeS: number): string {
   const fill = 'stages wait for each other while the pipeline fills and drains';
