@@ -42,7 +42,8 @@ function attentionLine(a: AttentionSummary): string {
     return `${a.label} (unfused attention's time × ${forward} forward, × ${backward} backward, xFormers' V100 medians; no s×s matrix kept)`;
   }
   const fractions = `${Math.round(100 * a.forwardEfficiency!)}% / ${Math.round(100 * a.backwardEfficiency!)}% of peak forward / backward`;
-  return `${a.label} (${fractions}${a.figures === 'stand-in' ? ", its A100 figures: none published for this GPU" : ''})`;
+  const caveat = a.figures === 'stand-in' ? ', its A100 figures: none published for this GPU' : a.figures === 'derived' ? `, ${a.derivedFrom}` : '';
+  return `${a.label} (${fractions}${caveat})`;
 }
 
 /** A prediction's kind and its error band (accuracy/errorBand.ts); absent band: no comparable validated row. */

@@ -138,6 +138,7 @@ export const trainingSchema = z
      * The fused attention kernel when `flashAttention` (src/sim/workload/attentionKernels.ts): `auto`
      * FlashAttention-2 (what PyTorch's scaled_dot_product_attention runs up to 2.10), `fa3` FlashAttention-3 (Hopper),
      * `cudnn` cuDNN's fused attention (what Transformer Engine and Megatron-Core run on Hopper, and SDPA there from 2.11),
+     * `triton` FlashAttention written in Triton (MPT's `attn_impl: triton`, llm-foundry up to 0.4; tritonFlashAttention.ts),
      * `mem-efficient` xFormers' memory-efficient kernel (what SDPA runs below Ampere, where `auto` means it).
      */
     attentionKernel: z.enum(ATTENTION_KERNEL_NAMES).default('auto'),

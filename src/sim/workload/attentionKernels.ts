@@ -37,12 +37,13 @@
  * layer. With such a PyTorch on Hopper, `cudnn` is the kernel SDPA runs.
  */
 import type { GpuSpec } from '../hardware/types.js';
+import { TRITON_FLASH_A100, TRITON_FLASH_HOPPER } from './tritonFlashAttention.js';
 
 /**
  * Kernels a scenario may name in `training.attentionKernel`; `auto` is FlashAttention-2 where it runs (Ampere and
  * newer), and the memory-efficient kernel below that.
  */
-export const ATTENTION_KERNEL_NAMES = ['auto', 'fa2', 'fa3', 'cudnn', 'mem-efficient'] as const;
+export const ATTENTION_KERNEL_NAMES = ['auto', 'fa2', 'fa3', 'cudnn', 'triton', 'mem-efficient'] as const;
 export type AttentionKernelChoice = (typeof ATTENTION_KERNEL_NAMES)[number];
 export type AttentionKernel = Exclude<AttentionKernelChoice, 'auto'>;
 
@@ -57,6 +58,11 @@ export interface AttentionKernelEfficiency {
    * Absent: one efficiency at every length (the published figures, read at their long-sequence end).
    */
   halfEfficiencyKeys?: { forward: number; backward: number };
+  /**
+   * Present when no benchmark of the kernel on this GPU is published and the figures are derived from another
+   * GPU's: how (shown in `simulate`'s output).
+   */
+  derivedFrom?: string;
 }
 
 /** What the kernels are called in output. */
@@ -64,6 +70,7 @@ export const ATTENTION_KERNEL_LABELS: Record<AttentionKernel, string> = {
   fa2: 'FlashAttention-2',
   fa3: 'FlashAttention-3',
   cudnn: 'cuDNN fused attention',
+  triton: "FlashAttention in Triton (MPT's attn_impl: triton)",
   'mem-efficient': "memory-efficient attention (xFormers' kernel in PyTorch's SDPA)",
 };
 
@@ -92,12 +99,14 @@ export function flashRunsOn(gpu: GpuSpec): boolean {
 
 export const A100_ATTENTION: Partial<Record<AttentionKernel, AttentionKernelEfficiency>> = {
   fa2: { forward: 0.6, backward: 0.5625 },
+  triton: TRITON_FLASH_A100,
 };
 
 export const HOPPER_ATTENTION: Partial<Record<AttentionKernel, AttentionKernelEfficiency>> = {
   fa2: { forward: 0.34, backward: 0.34, halfEfficiencyKeys: { forward: 190, backward: 520 } },
   fa3: { forward: 0.6, backward: 0.52 },
   cudnn: { forward: 0.53, backward: 0.48 },
+  triton: TRITON_FLASH_HOPPER,
 };
 
 /**
@@ -169,8 +178,12 @@ export interface AttentionSummary {
   backwardEfficiency?: number;
   /** The memory-efficient kernel: its time over the unfused attention's (`MEM_EFFICIENT_TIME_OVER_UNFUSED`). */
   timeOverUnfused?: { forward: number; backward: number };
-  /** Whether the figures are the kernel's own on this GPU, or FlashAttention-2's A100 ones standing in. */
-  figures: 'published' | 'stand-in';
+  /**
+   * Whether the figures are the kernel's own on this GPU, derived from its figures on another GPU (`derivedFrom`
+   * says how), or FlashAttention-2's A100 ones standing in.
+   */
+  figures: 'published' | 'derived' | 'stand-in';
+  derivedFrom?: string;
 }
 
 export function attentionSummary(gpu: GpuSpec, choice: AttentionKernelChoice | undefined): AttentionSummary {
@@ -178,5 +191,6 @@ export function attentionSummary(gpu: GpuSpec, choice: AttentionKernelChoice | u
   if (kernel === 'mem-efficient') return { kernel, label: ATTENTION_KERNEL_LABELS[kernel], timeOverUnfused: { ...MEM_EFFICIENT_TIME_OVER_UNFUSED }, figures: 'published' };
   const own = gpu.attentionKernels?.[kernel];
   const f = own ?? GENERIC_ATTENTION;
-  return { kernel, label: ATTENTION_KERNEL_LABELS[kernel], forwardEfficiency: f.forward, backwardEfficiency: f.backward, figures: own ? 'published' : 'stand-in' };
+  const figures = !own ? 'stand-in' : own.derivedFrom ? 'derived' : 'published';
+  return { kernel, label: ATTENTION_KERNEL_LABELS[kernel], forwardEfficiency: f.forward, backwardEfficiency: f.backward, figures, ...(own?.derivedFrom ? { derivedFrom: own.derivedFrom } : {}) };
 }

@@ -109,7 +109,7 @@ describe('training.attentionKernel in a scenario', () => {
     };
     expect(problemsOf(raw('dgx-a100-80gb', { attentionKernel: 'fa3' }))).toContainEqual({
       path: 'training.attentionKernel',
-      message: expect.stringMatching(/^fa3: no published figures for FlashAttention-3 on a100-sxm4-80gb \(FlashAttention-3 needs a Hopper GPU\); kernels with figures there: auto, fa2$/),
+      message: expect.stringMatching(/^fa3: no published figures for FlashAttention-3 on a100-sxm4-80gb \(FlashAttention-3 needs a Hopper GPU\); kernels with figures there: auto, fa2, triton$/),
     });
     // FlashAttention does not run on a V100 (attention on V100: memEfficientAttention.test.ts). An Ampere-class GPU
     // without figures of its own takes FlashAttention-2's A100 figures, and nothing else.
