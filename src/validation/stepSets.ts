@@ -5,6 +5,7 @@ import { resolveScenario } from '../scenario/resolve.js';
 import { parseVtrainCsv, VTRAIN_DATA_DIR, vtrainScenario, type VtrainRow } from './vtrain.js';
 import { megatronFlopsPerIteration, MEGATRON_SC21_SEQ, MEGATRON_SC21_VOCAB, megatronSc21Scenario, parseMegatronSc21Csv } from './megatronSc21.js';
 import { megatronSp22Scenario, parseMegatronSp22Csv, publishedIterationS, SP22_CONFIGS } from './megatronSp22.js';
+import type { AttentionKernel } from '../sim/workload/attentionKernels.js';
 
 /**
  * Every published set of measured training-step times as one list of tasks: the scenario that reproduces a row,
@@ -109,11 +110,24 @@ function checkTasks(set: 'nemo-dgxc-h100' | 'fms-fsdp-a100', limit: number): Ste
  * - the row's node preset, nodes = GPUs / 8; the A100 tables' "1600 Gbps node-node interconnect (RoCE)" as eight
  *   200 Gb/s RoCE NICs per node (the roce-400 preset at 200 Gb/s); the H100 tables name no network, so the dgx-h100
  *   preset's eight NDR InfiniBand NICs stand in (an assumption);
- * - a GPT of the row's shape (FFN 4h, vocabulary 50,368, tied embeddings), flash attention, eager PyTorch;
+ * - a GPT of the row's shape (FFN 4h, vocabulary 50,368, tied embeddings) with the attention kernel the row's
+ *   `attn_impl` names (Triton's FlashAttention for the 2023 tables, FlashAttention-2 where the 2024 sweep asked for
+ *   it) and fused element-wise kernels: MPT's loss is flash-attn's fused cross-entropy (`loss_fn` defaults to
+ *   `fused_crossentropy` in modeling_mpt.py at v0.3.0 and at 5e85bd62: flash_attn.losses.cross_entropy), and its
+ *   attention splits heads with views, not the copies eager Hugging Face layers make;
  * - FULL_SHARD as ZeRO-3 over every GPU; Composer's DEFAULT mixed precision reduces gradients in fp32 (PURE: bf16);
  *   activation checkpointing as full recompute. SHARD_GRAD_OP rows (6 of 209) are left out: FSDP's ZeRO-2 keeps the
  *   weights sharded outside forward and backward, which clustersim's ZeRO-2 (DeepSpeed's) does not model.
  */
+/** MPT's `attn_config.attn_impl` as the kernel it runs: `flash` is the flash-attn package's FlashAttention-2. */
+const ATTENTION_OF_MPT_IMPL: Record<string, AttentionKernel> = { triton: 'triton', flash: 'fa2' };
+
+function mptAttentionKernel(attnImpl: string): AttentionKernel {
+  const kernel = ATTENTION_OF_MPT_IMPL[attnImpl];
+  if (!kernel) throw new Error(`llm-foundry-fsdp.csv: attn_impl ${attnImpl} is not one of ${Object.keys(ATTENTION_OF_MPT_IMPL).join(', ')}`);
+  return kernel;
+}
+
 function llmFoundryTasks(limit: number): StepTask[] {
   return csvRecords('llm-foundry-fsdp.csv')
     .filter((r) => r.sharding === 'FULL_SHARD')
@@ -129,7 +143,7 @@ function llmFoundryTasks(limit: number): StepTask[] {
           name: `llm-foundry-${r.model}-${gpus}gpu-seq${seq}`,
           cluster: { preset: r.node, nodes: gpus / 8, ...(a100 ? { network: { preset: 'roce-400', linkGbps: 200 } } : {}) },
           model: { arch: 'gpt', layers: Number(r.layers), hidden, heads: Number(r.heads), ffnHidden: 4 * hidden, seqLen: seq, vocab: 50368, tiedEmbeddings: true },
-          training: { globalBatch: Number(r.global_batch), microBatch: Number(r.micro_batch), precision: 'bf16', optimizer: 'adam', flashAttention: true, kernels: 'eager' },
+          training: { globalBatch: Number(r.global_batch), microBatch: Number(r.micro_batch), precision: 'bf16', optimizer: 'adam', flashAttention: true, attentionKernel: mptAttentionKernel(r.attn_impl), kernels: 'fused' },
           parallel: { tp: 1, pp: 1, dp: gpus, zero: 3, recompute: r.act_ckpt === 'true' ? 'full' : 'none', fp32Reduction: r.mp_mode === 'DEFAULT' },
         },
         baseDir: '.',
