@@ -72,10 +72,10 @@ export const HF_AUTO_SIZES = {
   stage3_param_persistence_threshold: { formula: '10 × hidden_size', elements: (h: number) => 10 * h },
 } as const;
 
-/** Why a ZeRO-3 size without a scenario field changes nothing here. */
-const STAGE3_NOT_MODELLED = {
-  stage3_prefetch_bucket_size: 'the simulation gathers each block\'s weights one block ahead, whatever the prefetch size',
-  stage3_param_persistence_threshold: 'every parameter is partitioned; none below the threshold is kept whole',
+/** The scenario fields of ZeRO-3's prefetch size and persistence threshold (DeepSpeed's ZeRO-3 only). */
+const STAGE3_FIELDS = {
+  stage3_prefetch_bucket_size: 'parallel.zeroConfig.prefetchBucketElements',
+  stage3_param_persistence_threshold: 'parallel.zeroConfig.persistenceThresholdElements',
 } as const;
 
 /**
@@ -172,19 +172,23 @@ function importOffload(c: ImportCollector, z: Json, r: Readers): void {
 }
 
 /**
- * ZeRO-3's prefetch size and persistence threshold: checked as DeepSpeed's counts (whole numbers ≥ 0), and an "auto"
- * says what the Trainer would write there, and that no scenario field takes it. Below stage 3 the Trainer leaves
- * them "auto" and DeepSpeed does not use them, so nothing is said.
+ * ZeRO-3's prefetch size and persistence threshold, checked as DeepSpeed's counts (whole numbers ≥ 0), into the
+ * scenario's fields at stage 3; an "auto" is what the Trainer would write there, from the model's hidden size. Below
+ * stage 3 the Trainer leaves them "auto" and DeepSpeed does not use them, so nothing is said.
  */
 function importStage3Sizes(c: ImportCollector, z: Json, r: Readers, stage: number, hidden: number | undefined): void {
   for (const key of ['stage3_prefetch_bucket_size', 'stage3_param_persistence_threshold'] as const) {
     const field = zf(key);
-    r.count(field, z[key]);
-    if (z[key] !== 'auto') continue;
-    r.filled(field);
+    const value = r.count(field, z[key]);
+    if (z[key] === 'auto') r.filled(field);
     if (stage !== 3) continue;
+    if (value !== undefined) {
+      c.set(STAGE3_FIELDS[key], value, field);
+      continue;
+    }
+    if (z[key] !== 'auto') continue;
     const rule = HF_AUTO_SIZES[key];
-    const value = hidden !== undefined ? ` = ${rule.elements(hidden)} elements (hidden_size ${hidden})` : ', and the scenario\'s model has no hidden size here';
-    c.warn(`${field} "auto": the Hugging Face Trainer fills in ${rule.formula}${value}; not modelled: ${STAGE3_NOT_MODELLED[key]}`);
+    if (hidden !== undefined) c.set(STAGE3_FIELDS[key], rule.elements(hidden), `${field} "auto": the Hugging Face Trainer's ${rule.formula} (hidden_size ${hidden})`);
+    else c.warn(`${field} "auto": the Hugging Face Trainer fills in ${rule.formula}, and the scenario's model has no hidden size here; ${STAGE3_FIELDS[key]} keeps the scenario's value (or DeepSpeed's default)`);
   }
 }

@@ -242,6 +242,17 @@ export const parallelSchema = z
          */
         stage1: z.enum(['deepspeed', 'megatron']).optional(),
         stage3: z.enum(['deepspeed', 'fsdp']).optional(),
+        /**
+         * DeepSpeed ZeRO-3's `stage3_prefetch_bucket_size`: it gathers parameters in groups of at least this many
+         * elements, a larger parameter on its own (src/sim/parallel/zero3Collectives.ts); 0, DeepSpeed's "no prefetch",
+         * gathers each parameter on its own. Default DeepSpeed's 5e7.
+         */
+        prefetchBucketElements: z.number().nonnegative().finite().default(5e7),
+        /**
+         * DeepSpeed ZeRO-3's `stage3_param_persistence_threshold`: parameters of fewer elements are kept whole and never
+         * gathered. Default DeepSpeed's 1e5. FSDP's ZeRO-3 uses neither: it gathers a wrapped block at a time.
+         */
+        persistenceThresholdElements: z.number().nonnegative().finite().default(1e5),
       })
       .strict()
       .default({}),

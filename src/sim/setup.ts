@@ -56,6 +56,10 @@ export interface ZeroSetup {
   stage1?: ZeroStage1;
   /** Whose ZeRO-3 (`parallel.zeroConfig.stage3`), for what it gathers at a time; absent: `fsdp`. */
   stage3?: ZeroStage3;
+  /** DeepSpeed ZeRO-3's `stage3_prefetch_bucket_size`, elements; absent: DeepSpeed's default (zero3Collectives.ts). */
+  prefetchBucketElements?: number;
+  /** DeepSpeed ZeRO-3's `stage3_param_persistence_threshold`, elements; absent: DeepSpeed's default. */
+  persistenceThresholdElements?: number;
 }
 
 /**

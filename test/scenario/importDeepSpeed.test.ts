@@ -49,6 +49,8 @@ describe('importDeepSpeedConfig', () => {
       // reduce_bucket_size counts elements: 5e7 bf16 gradients.
       'parallel.zeroConfig.reduceBucketMB': (5e7 * 2) / MiB,
       'parallel.zeroConfig.overlapComm': true,
+      // stage3_prefetch_bucket_size: what DeepSpeed gathers at a time.
+      'parallel.zeroConfig.prefetchBucketElements': 5e7,
       'training.microBatch': 2,
       'training.globalBatch': 64,
       'training.optimizer': 'adam',
@@ -110,18 +112,19 @@ describe('importDeepSpeedConfig', () => {
     );
   });
 
-  it('follows the Hugging Face Trainer for every "auto" size it derives from hidden_size (trainer_config_finalize), saying which have no scenario field', () => {
+  it('follows the Hugging Face Trainer for every "auto" size it derives from hidden_size (trainer_config_finalize)', () => {
     const all = { reduce_bucket_size: 'auto', stage3_prefetch_bucket_size: 'auto', stage3_param_persistence_threshold: 'auto' };
     const r = ds({ bf16: { enabled: true }, optimizer: { type: 'auto' }, zero_optimization: { stage: 3, ...all } }, { dp: 8, hidden: 4096 });
     // hidden_size² = 16,777,216 elements × 2 bytes = 32 MiB.
     expect(fieldsOf(r)['parallel.zeroConfig.reduceBucketMB']).toBe(32);
-    // int(0.9 × 16,777,216) = int(15,099,494.4) = 15,099,494; 10 × 4096 = 40,960. No scenario field takes them.
-    expect(r.warnings).toContainEqual(expect.stringMatching(/^zero_optimization\.stage3_prefetch_bucket_size "auto": the Hugging Face Trainer fills in int\(0\.9 × hidden_size²\) = 15099494 elements \(hidden_size 4096\); not modelled: /));
-    expect(r.warnings).toContainEqual(expect.stringMatching(/^zero_optimization\.stage3_param_persistence_threshold "auto": the Hugging Face Trainer fills in 10 × hidden_size = 40960 elements \(hidden_size 4096\); not modelled: /));
-    // Each is said once; the general "leaves the scenario's value" list names only what nothing filled in.
+    // int(0.9 × 16,777,216) = int(15,099,494.4) = 15,099,494; 10 × 4096 = 40,960: DeepSpeed's ZeRO-3 sizes.
+    expect(fieldsOf(r)['parallel.zeroConfig.prefetchBucketElements']).toBe(15099494);
+    expect(fieldsOf(r)['parallel.zeroConfig.persistenceThresholdElements']).toBe(40960);
+    expect(r.warnings.join('\n')).not.toMatch(/stage3_/);
+    // The general "leaves the scenario's value" list names only what nothing filled in.
     expect(r.warnings.filter((w) => w.includes('leaves the scenario'))).toEqual([expect.stringMatching(/: optimizer\.type$/)]);
     // A hidden size that makes 0.9·h² whole: 0.9 × 1000² = 900,000.
-    expect(ds({ zero_optimization: { stage: 3, ...all } }, { hidden: 1000 }).warnings.join('\n')).toMatch(/= 900000 elements \(hidden_size 1000\)/);
+    expect(fieldsOf(ds({ zero_optimization: { stage: 3, ...all } }, { hidden: 1000 }))['parallel.zeroConfig.prefetchBucketElements']).toBe(900000);
 
     // Without the hidden size nothing is derived, and each field says why.
     const unknown = ds({ bf16: { enabled: true }, zero_optimization: { stage: 3, ...all } }, { dp: 8 });

@@ -8,6 +8,7 @@ import { elementsPerTpRank, parameterTensors, tiedEmbeddingCopy, type ParamTenso
 import { opTimeNs, optimizerOp } from '../workload/kernelTime.js';
 import type { Block } from '../workload/ops.js';
 import { assignReductionBuckets, reductionOverlaps, type GradBucket } from './buckets.js';
+import { deepspeedGatherGroups, deepspeedReduceBuckets } from './zero3Collectives.js';
 import type { ParallelLayout } from './layout.js';
 import type { PassKey, PassRecord, StagePlan } from './stepCompiler.js';
 
@@ -99,7 +100,11 @@ export function addGradientReduction(program: Program, setup: StepSetup, layout:
       const layerOf = new Map(tensors.map((x) => [x.name, x.layer]));
       addParamGathers({ program, stage: st, passes, key, pp, t, replicas, buckets, layerOf, weightBytes: mixed ? 2 : 4, gradientBytes: gradBytes, group, members, shadowGroups, aligned: pp > 1 && par.schedule === 'interleaved' });
     }
-    if (dp > 1 && zero === 3) lastComm = addZero3(program, layout, passes, key, t, m, { weight: mixed ? 2 : 4, gradient: gradBytes * wirePerStored }, new Map(tensors.map((x) => [x.name, x])), replicas, members, overlap, shadowGroups);
+    if (dp > 1 && zero === 3) {
+      const zc = par.zeroConfig;
+      const deepspeed = zc.stage3 === 'deepspeed' ? { reduceBucketElements: (zc.reduceBucketMB * MiB) / gradBytes, prefetchBucketElements: zc.prefetchBucketElements, persistenceThresholdElements: zc.persistenceThresholdElements } : undefined;
+      lastComm = addZero3(program, layout, passes, key, t, m, { weight: mixed ? 2 : 4, gradient: gradBytes * wirePerStored }, new Map(tensors.map((x) => [x.name, x])), replicas, members, overlap, deepspeed, shadowGroups);
+    }
     else if (dp > 1) {
       const rounds = zero === 2 ? [...Array(m).keys()] : [m - 1];
       for (const mb of rounds) {
@@ -185,25 +190,53 @@ function lastOfPass(passes: Map<string, PassRecord>, key: PassKey, d: number, st
   return last;
 }
 
-function blockParams(block: Block, tp: number, all: Map<string, ParamTensor>): number {
-  let n = 0;
-  for (const op of block.backward) for (const name of op.gradParams ?? []) n += elementsPerTpRank(all.get(name)!, tp);
-  return n;
+/** Elements per TP rank of each parameter a block's backward makes a gradient of, in the order it makes them. */
+function blockParamElements(block: Block, tp: number, all: Map<string, ParamTensor>): number[] {
+  return block.backward.flatMap((op) => (op.gradParams ?? []).map((name) => elementsPerTpRank(all.get(name)!, tp)));
 }
 
 /**
- * ZeRO-3 (DeepSpeed): before each block's forward and backward its weights are all-gathered over the
- * DP group, one block ahead (the gather for block i + 1 is queued before block i's gradient
- * reduce-scatter and may start once block i has started); after a block's backward its gradients are
- * reduce-scattered. Pipeline parallelism is excluded (pp = 1), so all passes belong to virtual stage 0.
+ * A block's ZeRO-3 collectives, in elements: FSDP's one all-gather and one reduce-scatter of the whole block, or, given
+ * DeepSpeed's reduce bucket, DeepSpeed's per-parameter groups (zero3Collectives.ts). Empty for a block without weights.
+ */
+function zero3Collectives(block: Block, tp: number, all: Map<string, ParamTensor>, deepspeed: DeepSpeedZero3 | undefined): { gathers: number[]; reductions: number[] } {
+  const backwardOrder = blockParamElements(block, tp, all);
+  const total = backwardOrder.reduce((a, n) => a + n, 0);
+  if (total === 0) return { gathers: [], reductions: [] };
+  if (!deepspeed) return { gathers: [total], reductions: [total] };
+  return {
+    gathers: deepspeedGatherGroups([...backwardOrder].reverse(), deepspeed.prefetchBucketElements, deepspeed.persistenceThresholdElements),
+    reductions: deepspeedReduceBuckets(backwardOrder, deepspeed.reduceBucketElements),
+  };
+}
+
+/** DeepSpeed's ZeRO-3 sizes, in elements (undefined: its defaults). */
+interface DeepSpeedZero3 {
+  reduceBucketElements: number;
+  prefetchBucketElements?: number;
+  persistenceThresholdElements?: number;
+}
+
+/**
+ * ZeRO-3: before each block's forward and backward its weights are all-gathered over the DP group, one block ahead
+ * (the gathers for block i + 1 are queued before block i's gradient reduce-scatters and may start once block i has
+ * started); after a block's backward its gradients are reduce-scattered. FSDP makes one collective of each a block,
+ * DeepSpeed one a parameter group and one a reduce bucket (`zero3Collectives`, zero3Collectives.ts), one after another
+ * on the comm stream. Pipeline parallelism is excluded (pp = 1), so all passes belong to virtual stage 0.
  * Without `overlap` (overlap_comm false) DeepSpeed issues the gathers and the reductions on the compute stream
  * (parameter_offload.py `__allgather_stream`, stage3.py `reduce_and_partition_stream`: the default stream unless
  * overlap_comm): a block's gather waits for the block before it, and the next block waits for both.
  * Returns the last communication task.
  */
-function addZero3(program: Program, layout: ParallelLayout, passes: Map<string, PassRecord>, key: PassKey, t: number, m: number, bytes: { weight: number; gradient: number }, all: Map<string, ParamTensor>, replicas: number[], members: readonly number[], overlap: boolean, shadowGroups?: readonly (readonly number[])[]): number {
+function addZero3(program: Program, layout: ParallelLayout, passes: Map<string, PassRecord>, key: PassKey, t: number, m: number, bytes: { weight: number; gradient: number }, all: Map<string, ParamTensor>, replicas: number[], members: readonly number[], overlap: boolean, deepspeed: DeepSpeedZero3 | undefined, shadowGroups?: readonly (readonly number[])[]): number {
   const group = layout.dpGroup(t, 0);
   let last = -1;
+  const ofBlock = new Map<Block, { gathers: number[]; reductions: number[] }>();
+  const collectivesOf = (block: Block) => {
+    let c = ofBlock.get(block);
+    if (!c) ofBlock.set(block, (c = zero3Collectives(block, layout.tp, all, deepspeed)));
+    return c;
+  };
   // Without overlap: the compute tasks before the next gather (the previous pass's last), and the reduction the next block waits for.
   let before: number[] = [];
   let pendingReduction = -1;
@@ -215,10 +248,14 @@ function addZero3(program: Program, layout: ParallelLayout, passes: Map<string, 
       const gather = (i: number) => {
         if (i >= blocks.length || gathered.has(i)) return;
         gathered.add(i);
-        const params = blockParams(blocks[i].block, layout.tp, all);
-        if (params === 0) return;
+        const { gathers } = collectivesOf(blocks[i].block);
+        if (gathers.length === 0) return;
         const deps = !overlap ? (i > 0 ? recs.map((r) => r.blocks[i - 1].last[t]) : before) : i > 0 ? recs.map((r) => r.blocks[i - 1].first[t]) : [];
-        last = program.collective('zero-gather', `all-gather weights ${blocks[i].block.name} mb${mb}`, { op: 'all_gather', group, bytes: params * bytes.weight, shadowGroups }, deps, mb, 'comm', members);
+        // The gathers of one block follow one another on the comm stream; the block waits for the last.
+        for (const [k, elements] of gathers.entries()) {
+          const label = gathers.length === 1 ? `all-gather weights ${blocks[i].block.name} mb${mb}` : `all-gather weights ${blocks[i].block.name} (${k + 1}/${gathers.length}) mb${mb}`;
+          last = program.collective('zero-gather', label, { op: 'all_gather', group, bytes: elements * bytes.weight, shadowGroups }, k === 0 ? deps : [last], mb, 'comm', members);
+        }
         for (const r of recs) program.addDep(r.blocks[i].first[t], last);
       };
       for (let i = 0; i < blocks.length; i++) {
@@ -226,9 +263,12 @@ function addZero3(program: Program, layout: ParallelLayout, passes: Map<string, 
         if (overlap) gather(i + 1);
         else if (pendingReduction >= 0) for (const r of recs) program.addDep(r.blocks[i].first[t], pendingReduction);
         pendingReduction = -1;
-        const params = blockParams(blocks[i].block, layout.tp, all);
-        if (kind === 'B' && params > 0) {
-          last = program.collective('dp-reducescatter', `reduce-scatter gradients ${blocks[i].block.name} mb${mb}`, { op: 'reduce_scatter', group, bytes: params * bytes.gradient, shadowGroups }, recs.map((r) => r.blocks[i].last[t]), mb, 'comm', members);
+        const { reductions } = collectivesOf(blocks[i].block);
+        if (kind === 'B' && reductions.length > 0) {
+          for (const [k, elements] of reductions.entries()) {
+            const label = reductions.length === 1 ? `reduce-scatter gradients ${blocks[i].block.name} mb${mb}` : `reduce-scatter gradients ${blocks[i].block.name} (${k + 1}/${reductions.length}) mb${mb}`;
+            last = program.collective('dp-reducescatter', label, { op: 'reduce_scatter', group, bytes: elements * bytes.gradient, shadowGroups }, k === 0 ? recs.map((r) => r.blocks[i].last[t]) : [last], mb, 'comm', members);
+          }
           pendingReduction = last;
         }
       }
