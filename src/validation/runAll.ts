@@ -59,7 +59,8 @@ const pct = (x: number, d = 1) => `${x >= 0 ? '+' : ''}${x.toFixed(d)}%`;
 
 function summaryLines(s: AllSetsSummary, kernels: ReturnType<typeof setFigures>): string[] {
   const setRows = [...s.sets, kernels].map((f) => [f.set, f.rows, `${f.mapePct.toFixed(2)}%`, pct(f.meanSignedErrorPct, 2), `${pct(f.worst.errorPct)} ${f.worst.label}`]);
-  const described = s.sets.map((f) => `  ${f.set.padEnd(17)} ${STEP_SET_DESCRIPTIONS[f.set as StepSetName]}`);
+  const nameWidth = Math.max('h200-kernels'.length, ...s.sets.map((f) => f.set.length));
+  const described = s.sets.map((f) => `  ${f.set.padEnd(nameWidth)} ${STEP_SET_DESCRIPTIONS[f.set as StepSetName]}`);
   const rankRows = s.ranking.map((r) => [r.set, r.groups, `${r.top1Right} (${Math.round((100 * r.top1Right) / r.groups)}%)`, `${(100 * r.meanRegret).toFixed(2)}%`, `${(100 * r.worstRegret).toFixed(1)}%`, r.meanTau.toFixed(2)]);
   const w = kindWords;
   const bandRows = s.bands.map(({ kind: k, band: b }) => [
@@ -70,7 +71,7 @@ function summaryLines(s: AllSetsSummary, kernels: ReturnType<typeof setFigures>)
     formatTable(['set', 'rows', 'MAPE', 'signed mean', 'worst row'], setRows).replace(/^/gm, '  '),
     '',
     ...described,
-    `  ${'h200-kernels'.padEnd(17)} attention kernels and Llama layers on one H200, GPU time (npm run validate -- --set h200-kernels)`,
+    `  ${'h200-kernels'.padEnd(nameWidth)} attention kernels and Llama layers on one H200, GPU time (npm run validate -- --set h200-kernels)`,
     '  signed: (predicted − measured) / measured of the step time (of the GPU time for h200-kernels); negative: too fast',
     '',
     'ranking: each group is one model on one GPU count with one batch, run with different splits',

@@ -6,6 +6,8 @@ import { parseVtrainCsv, VTRAIN_DATA_DIR, vtrainScenario, type VtrainRow } from 
 import { megatronFlopsPerIteration, MEGATRON_SC21_SEQ, MEGATRON_SC21_VOCAB, megatronSc21Scenario, parseMegatronSc21Csv } from './megatronSc21.js';
 import { megatronSp22Scenario, parseMegatronSp22Csv, publishedIterationS, SP22_CONFIGS } from './megatronSp22.js';
 import type { AttentionKernel } from '../sim/workload/attentionKernels.js';
+import { csvRecords, dataFile } from './dataFiles.js';
+import { deepspeedAzureTasks } from './deepspeedAzure.js';
 
 /**
  * Every published set of measured training-step times as one list of tasks: the scenario that reproduces a row,
@@ -14,7 +16,7 @@ import type { AttentionKernel } from '../sim/workload/attentionKernels.js';
  * each set's error and ranking quality, and write the residuals the error bands rest on (src/accuracy).
  */
 
-export const STEP_SETS = ['vtrain-single', 'vtrain-multi', 'megatron-sc21', 'megatron-sp22', 'nemo-dgxc-h100', 'fms-fsdp-a100', 'llm-foundry-fsdp'] as const;
+export const STEP_SETS = ['vtrain-single', 'vtrain-multi', 'megatron-sc21', 'megatron-sp22', 'nemo-dgxc-h100', 'fms-fsdp-a100', 'llm-foundry-fsdp', 'deepspeed-azure-zero3'] as const;
 export type StepSetName = (typeof STEP_SETS)[number];
 
 /** One measured row to predict: plain data, so that it crosses to a worker thread. */
@@ -38,9 +40,9 @@ export const STEP_SET_DESCRIPTIONS: Record<StepSetName, string> = {
   'nemo-dgxc-h100': 'NeMo Nemotron-4 and Llama 3.1, 8-2,048 H100 (NVIDIA DGX Cloud recipes)',
   'fms-fsdp-a100': 'PyTorch FSDP Llama-2 7B-70B, 128 A100 (IBM fms-fsdp)',
   'llm-foundry-fsdp': 'Composer/PyTorch FSDP MPT 125M-70B, 8-512 A100 and H100 (llm-foundry)',
+  'deepspeed-azure-zero3': 'DeepSpeed ZeRO-3 GPT-3 175B, no TP or PP, 128-1,024 A100 (DeepSpeed on Azure, 2022)',
 };
 
-const dataFile = (name: string) => fileURLToPath(new URL(`../../test/validation/${name}`, import.meta.url));
 const CHECKS_DIR = fileURLToPath(new URL('../../scenarios/checks/', import.meta.url));
 
 function vtrainTasks(group: 'single' | 'multi', limit: number): StepTask[] {
@@ -81,12 +83,6 @@ function sp22Tasks(limit: number): StepTask[] {
 }
 
 /** The rows of a data file with text columns (`#` comment lines, a header, then rows), each by its header's names. */
-function csvRecords(name: string): Record<string, string>[] {
-  const lines = readFileSync(dataFile(name), 'utf8').split(/\r?\n/).filter((l) => l.trim() !== '' && !l.startsWith('#'));
-  const header = lines[0].split(',');
-  return lines.slice(1).map((l) => Object.fromEntries(l.split(',').map((v, i) => [header[i], v])));
-}
-
 /** The runs of the scenarios in scenarios/checks/ (test/validation/published-checks.csv). */
 function checkTasks(set: 'nemo-dgxc-h100' | 'fms-fsdp-a100', limit: number): StepTask[] {
   const rows = csvRecords('published-checks.csv').filter((r) => r.set === set);
@@ -161,6 +157,7 @@ export function stepTasks(sets: readonly StepSetName[], limit = Infinity): StepT
     'nemo-dgxc-h100': () => checkTasks('nemo-dgxc-h100', limit),
     'fms-fsdp-a100': () => checkTasks('fms-fsdp-a100', limit),
     'llm-foundry-fsdp': () => llmFoundryTasks(limit),
+    'deepspeed-azure-zero3': () => deepspeedAzureTasks(limit),
   };
   return sets.flatMap((s) => of[s]());
 }
