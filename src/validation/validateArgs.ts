@@ -30,7 +30,8 @@ Predicts every row of a published measurement set and prints the error of the pr
 
 Options:
   --all             every published set: the ones below, the runs of scenarios/checks/ (NeMo on H100,
-                    FSDP on A100) and llm-foundry's FSDP benchmarks; each set's rows, MAPE, signed mean
+                    FSDP on A100), llm-foundry's FSDP benchmarks and DeepSpeed's ZeRO-3 runs of GPT-3 175B
+                    on 128-1,024 A100; each set's rows, MAPE, signed mean
                     and worst row, how well the predictions rank the splits of one job, and the error
                     bands simulate and scale show
   --write-residuals with --all: write those residuals to data/validation-residuals.json
