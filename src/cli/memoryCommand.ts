@@ -48,7 +48,7 @@ Examples:
   $ clustersim memory scenarios/llama2-70b-zero2-8xa100.yaml --set training.optimizerState.momentum=bf16 --set training.optimizerState.variance=bf16
   $ clustersim memory scenarios/imports/llama2-7b-a100-1node.yaml --deepspeed-config scenarios/imports/ds_config.json
 
-What sets the memory (README, "Scenario format"): parallel.tp, pp, dp and cp (ZeRO shards over dp × cp),
+What sets the memory (docs/scenarios.md): parallel.tp, pp, dp and cp (ZeRO shards over dp × cp),
 zero (0-3), offload, recompute, sequenceParallel, schedule and virtualStages (passes in flight),
 layersPerStage (or accountForEmbeddingInSplit, accountForLossInSplit), fp32Gradients, fp32Reduction and the
 bucket sizes (ddp.bucketMB, zeroConfig.reduceBucketMB); training.microBatch, seqLen, precision,

@@ -149,8 +149,8 @@ Examples:
 The alternatives are whole simulations again; they run side by side, one thread per core (--jobs), and the
 output is the same whatever --jobs says.
 
-Scenario fields: cluster, model, training, comm, noise, simulation and parallel; README, "Scenario format",
-lists every one with its values. The parallel ones used most: tp, pp, dp, cp, schedule (gpipe | 1f1b |
+Scenario fields: cluster, model, training, comm, noise, simulation and parallel; docs/scenarios.md lists
+every one with its values. The parallel ones used most: tp, pp, dp, cp, schedule (gpipe | 1f1b |
 interleaved), virtualStages, sequenceParallel, recompute (none | selective | full), zero (0-3), offload
 (none | cpu), ddp.{bucketMB, overlap}, layersPerStage. --set path=value overrides any field; the value is
 read as YAML, and null takes the field out (its default applies).`,
