@@ -4,6 +4,8 @@ import { collectiveSweep, sweepSizes } from '../sim/collectives/sweep.js';
 import { nvlsUnavailable } from '../sim/collectives/collectiveService.js';
 import { ALGORITHMS, COLLECTIVE_OPS, PROTOCOLS, type Algorithm, type CollectiveOp, type Protocol } from '../sim/collectives/types.js';
 import { resolveClusterSection } from '../scenario/resolve.js';
+import { loadScenarioFile } from '../scenario/load.js';
+import type { ClusterSpec } from '../sim/hardware/types.js';
 import { nicCountProblem } from '../scenario/hardwareChecks.js';
 import { networkPreset, nodePreset } from '../sim/hardware/presets.js';
 import { formatBytes, parseBytes, parseIntAtLeast, parsePositiveInt } from './units.js';
@@ -13,8 +15,9 @@ import { compareRows, comparisonSummary, formatComparison, readComparison } from
 import type { Output } from './output.js';
 
 interface CollectiveOptions {
-  cluster: string;
-  nodes: string;
+  cluster?: string;
+  scenario?: string;
+  nodes?: string;
   gpus?: string;
   network?: string;
   nicsPerNode?: string;
@@ -29,6 +32,33 @@ interface CollectiveOptions {
   json?: boolean;
 }
 
+/**
+ * The cluster the options name: a node preset (`--cluster`, with `--network` and `--nics-per-node`), or a scenario
+ * file's cluster section (`--scenario`), whose node count `--nodes` may replace. Exactly one of the two.
+ */
+function clusterOf(opts: CollectiveOptions): { cluster: ClusterSpec; nodes: number } {
+  if (opts.scenario !== undefined) {
+    if (opts.cluster !== undefined) throw new UsageError('--scenario and --cluster both name a cluster; give one of them');
+    const mixed = [opts.network !== undefined && '--network', opts.nicsPerNode !== undefined && '--nics-per-node'].filter(Boolean);
+    if (mixed.length > 0) throw new UsageError(`${mixed.join(' and ')}: with --scenario the scenario's cluster section says it; change the file (cluster.network, cluster.node.nicsPerNode) or use --cluster`);
+    const { raw, source } = loadScenarioFile(opts.scenario);
+    const section = (raw as { cluster?: unknown }).cluster;
+    if (section === undefined) throw new UsageError(`--scenario ${opts.scenario}: it has no cluster section`);
+    const nodes = opts.nodes === undefined ? undefined : parsePositiveInt(opts.nodes, '--nodes');
+    const cluster = resolveClusterSection(nodes === undefined ? section : { ...(section as object), nodes }, source);
+    return { cluster, nodes: cluster.nodes };
+  }
+  if (opts.cluster === undefined) throw new UsageError('name the cluster: --cluster <node preset> (see `clustersim presets`) or --scenario <file>');
+  const nodes = parsePositiveInt(opts.nodes ?? '1', '--nodes');
+  // Checked here so that the message names the option, not the scenario field it stands for.
+  nodePreset(opts.cluster, '--cluster');
+  if (opts.network) networkPreset(opts.network, '--network');
+  const nics = opts.nicsPerNode === undefined ? undefined : parsePositiveInt(opts.nicsPerNode, '--nics-per-node');
+  const nicProblem = nics === undefined ? undefined : nicCountProblem(nodePreset(opts.cluster, '--cluster').gpusPerNode, nics);
+  if (nicProblem) throw new UsageError(`--nics-per-node: ${nicProblem}`);
+  return { cluster: resolveClusterSection({ preset: opts.cluster, nodes, ...(opts.network ? { network: opts.network } : {}), ...(nics ? { node: { nicsPerNode: nics } } : {}) }, 'command line'), nodes };
+}
+
 function formatRow(cols: (string | number)[], widths: number[]): string {
   return cols.map((c, i) => String(c).padStart(widths[i])).join(' ');
 }
@@ -37,8 +67,9 @@ export function registerCollective(program: Command, io: Output): void {
   program
     .command('collective')
     .description('predict a collective over a cluster at doubling sizes, in the layout of nccl-tests')
-    .requiredOption('--cluster <preset>', 'node preset, e.g. dgx-a100-80gb (see `clustersim presets`)')
-    .option('--nodes <n>', 'number of nodes', '1')
+    .option('--cluster <preset>', 'node preset, e.g. dgx-a100-80gb (see `clustersim presets`)')
+    .option('--scenario <file>', "the cluster of a scenario file instead (its cluster section: presets, custom GPU, node and network); --nodes still overrides its node count")
+    .option('--nodes <n>', 'number of nodes (default 1, or the scenario\'s)')
     .option('--gpus <n>', 'GPUs taking part (default: all GPUs of all nodes)')
     .option('--network <preset>', 'scale-out network preset (default: the node preset\'s usual one)')
     .option('--nics-per-node <n>', 'NICs per node, in place of the node preset\'s (e.g. 4 for 4 × HDR on an 8-GPU node)')
@@ -58,21 +89,15 @@ Examples:
   $ clustersim collective --cluster dgx-a100-80gb --nodes 1 --op all_reduce --min-bytes 8 --max-bytes 8GiB
   $ clustersim collective --cluster dgx-h100 --nodes 4 --op all_gather --max-bytes 1GiB --json
   $ clustersim collective --cluster dgx-a100-80gb --nodes 2 --nics-per-node 4 --min-bytes 1MiB --max-bytes 4GiB
-  $ clustersim collective --cluster dgx-a100-80gb --gpus 8 --compare scenarios/measured/all_reduce_perf-a100-8gpu.csv   # model vs nccl-tests`,
+  $ clustersim collective --cluster dgx-a100-80gb --gpus 8 --compare scenarios/measured/all_reduce_perf-a100-8gpu.csv   # model vs nccl-tests
+  $ clustersim collective --scenario scenarios/llama2-13b-tp8-pcie.yaml --op all_gather   # the cluster a scenario describes`,
     )
     .action((opts: CollectiveOptions) => {
       const minBytes = parseBytes(opts.minBytes, '--min-bytes');
       const maxBytes = parseBytes(opts.maxBytes, '--max-bytes');
       if (maxBytes < minBytes) throw new UsageError(`--max-bytes (${maxBytes}) is smaller than --min-bytes (${minBytes})`);
       const factor = parseIntAtLeast(opts.stepFactor, '--step-factor', 2);
-      const nodes = parsePositiveInt(opts.nodes, '--nodes');
-      // Checked here so that the message names the option, not the scenario field it stands for.
-      nodePreset(opts.cluster, '--cluster');
-      if (opts.network) networkPreset(opts.network, '--network');
-      const nics = opts.nicsPerNode === undefined ? undefined : parsePositiveInt(opts.nicsPerNode, '--nics-per-node');
-      const nicProblem = nics === undefined ? undefined : nicCountProblem(nodePreset(opts.cluster, '--cluster').gpusPerNode, nics);
-      if (nicProblem) throw new UsageError(`--nics-per-node: ${nicProblem}`);
-      const cluster = resolveClusterSection({ preset: opts.cluster, nodes, ...(opts.network ? { network: opts.network } : {}), ...(nics ? { node: { nicsPerNode: nics } } : {}) }, 'command line');
+      const { cluster, nodes } = clusterOf(opts);
       // Forced choices the model would otherwise replace without a word.
       if (opts.algorithm !== 'auto' && opts.op !== 'all_reduce') {
         throw new UsageError(`--algorithm ${opts.algorithm}: forces the algorithm of all_reduce only; --op ${opts.op} runs as NCCL picks it (leave --algorithm out)`);
@@ -89,7 +114,7 @@ Examples:
       const gpus = opts.gpus === undefined ? total : parsePositiveInt(opts.gpus, '--gpus');
       if (gpus > total) {
         const need = Math.ceil(gpus / cluster.node.gpusPerNode);
-        throw new UsageError(`--gpus: ${gpus} is more than the ${total} GPUs of ${nodes} × ${opts.cluster}; add --nodes ${need} (${cluster.node.gpusPerNode} GPUs per node)`);
+        throw new UsageError(`--gpus: ${gpus} is more than the ${total} GPUs of ${nodes} × ${cluster.node.name}; add --nodes ${need} (${cluster.node.gpusPerNode} GPUs per node)`);
       }
       if (gpus < 2) throw new UsageError(`--gpus: a collective needs at least 2 GPUs (a single GPU moves nothing); ${total > 1 ? 'give --gpus 2 or more' : 'use a node preset with more GPUs, or --nodes 2'}`);
       if (opts.op === 'send_recv' && gpus !== 2) throw new UsageError('--op send_recv: needs --gpus 2 (sender and receiver)');

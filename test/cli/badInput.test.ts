@@ -332,7 +332,8 @@ describe('bad usage: commander', () => {
 
   it('rejects a missing argument and a missing required option with exit code 2', async () => {
     expectBadInput(await cli('simulate'), "missing required argument 'scenario'");
-    expectBadInput(await cli('collective'), "required option '--cluster <preset>' not specified");
+    expectBadInput(await cli('validate'), "required option '--profile <profile.json>' not specified");
+    expectBadInput(await cli('collective'), 'name the cluster: --cluster <node preset> (see `clustersim presets`) or --scenario <file>');
   });
 
   it('rejects a value outside an option\'s choices and lists them', async () => {
