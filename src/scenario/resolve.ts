@@ -65,7 +65,20 @@ function resolveGpu(input: ScenarioInput['cluster']['gpu'], base: GpuSpec): GpuS
   if (input.peakTflops) gpu.peakTflops = { ...start.peakTflops, ...input.peakTflops };
   if (input.gemmCeiling) gpu.gemmCeiling = { ...start.gemmCeiling, ...input.gemmCeiling };
   if (input.name === undefined && input.preset === undefined) gpu.name = `${start.name} (modified)`;
+  const inherited = inheritedKernelFigures(input, start);
+  if (input.preset === undefined && input.name !== undefined && input.name !== start.name && inherited.length > 0) gpu.kernelFiguresOf = { gpu: start.name, figures: inherited };
   return gpu;
+}
+
+/** The fields that set how fast a GPU's kernels run, beyond its peaks and bandwidth. */
+const KERNEL_FIGURE_FIELDS = ['gemmCeiling', 'sustainedGemmFraction', 'smCount', 'computeCapability', 'hbmEfficiency', 'kernelLaunchNs'] as const;
+
+/** What a GPU mapping keeps of `start`'s kernel figures: the fields it leaves out, and the tables no field sets. */
+function inheritedKernelFigures(input: Record<string, unknown>, start: GpuSpec): string[] {
+  const fields: string[] = KERNEL_FIGURE_FIELDS.filter((k) => input[k] === undefined);
+  if (start.attentionKernels) fields.push('attention-kernel figures');
+  if (start.misalignedGemmSlowdown) fields.push('misaligned-GEMM slowdowns');
+  return fields;
 }
 
 /**

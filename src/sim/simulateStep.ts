@@ -94,6 +94,14 @@ function mfuNotes(mfu: number, kernels: StepSetup['training']['kernels']): strin
   return [`MFU ${(100 * mfu).toFixed(1)}% is above what published training runs report (Megatron-LM up to 52% on A100, SC21 Table 1; PyTorch FSDP up to 46% on H100, llm-foundry's benchmarks): read it as a bound${eager}`];
 }
 
+/** A GPU of the scenario's own that runs on another's kernel figures: which, so that the output never hides it. */
+function kernelFigureNotes(setup: StepSetup): string[] {
+  const gpu = setup.cluster.node.gpu;
+  if (!gpu.kernelFiguresOf) return [];
+  const { gpu: base, figures } = gpu.kernelFiguresOf;
+  return [`GPU ${gpu.name} computes with ${base}'s kernel figures where the scenario gives none (${figures.join(', ')}): set the fields under cluster.gpu, or measure the GPU with clustersim calibrate and pass --profile`];
+}
+
 /** Remarks on placement: TP groups that leave the node, pipeline stages that share a node, etc. */
 function placementNotes(setup: StepSetup): string[] {
   const notes: string[] = [];
@@ -241,7 +249,7 @@ export function simulateStep(setup: StepSetup, options: { onProgress?: (p: StepP
     ...(t.flashAttention && setup.model.arch !== 'mlp' ? { attention: attentionSummary(setup.cluster.node.gpu, t.attentionKernel) } : {}),
     ...gpuSpeedSummary(setup, gpus),
     // A calibrated CPU's peak is its own measured ceiling: published GPU runs say nothing of its MFU.
-    notes: [...placementNotes(setup), ...(setup.cluster.node.gpu.calibratedCpu ? [] : mfuNotes(tflopsPerGpu / peak, t.kernels))],
+    notes: [...kernelFigureNotes(setup), ...placementNotes(setup), ...(setup.cluster.node.gpu.calibratedCpu ? [] : mfuNotes(tflopsPerGpu / peak, t.kernels))],
     bottleneck: undefined as unknown as Bottleneck,
   };
   const balance = stageBalance(plan, breakdowns, stepTimeS, pipelineLayerCount(setup.model));

@@ -53,6 +53,11 @@ export interface GpuSpec {
   misalignedGemmSlowdown?: MisalignedGemmSlowdown;
   /** Set for a CPU calibrated as the simulator's device (`calibrate --backend cpu`): its peak is the measured ceiling. */
   calibratedCpu?: boolean;
+  /**
+   * A GPU a scenario defines under a name of its own on top of another (the node preset's): the GPU whose kernel
+   * figures it keeps, and those it keeps (scenario fields it did not give, and figures no field sets), for the summary.
+   */
+  kernelFiguresOf?: { gpu: string; figures: string[] };
   source: string;
 }
 
