@@ -105,7 +105,9 @@ export function candidateChanges(s: Scenario, r: StepResult): Candidate[] {
   if (r.memory.fits && r.memory.peakBytesPerGpu < 0.6 * r.memory.capacityBytes && t.globalBatch % (2 * t.microBatch * p.dp) === 0 && r.bottleneck.bound !== 'pipeline bubble') add(`micro-batch ${t.microBatch * 2}`, `training.microBatch=${t.microBatch * 2}`);
   if (t.kernels === 'eager' && s.model.arch === 'llama') add('fused element-wise kernels (torch.compile)', 'training.kernels=fused');
   // On Hopper, FlashAttention-2 reaches about half the peak share FlashAttention-3 does (attentionKernels.ts).
-  if (t.flashAttention && resolveAttentionKernel(t.attentionKernel, s.cluster.node.gpu) === 'fa2' && s.cluster.node.gpu.attentionKernels?.fa3) add('FlashAttention-3 (Hopper)', 'training.attentionKernel=fa3');
+  // Not for a GPU of the scenario's own that only borrows a Hopper preset's attention figures: FA3 is Hopper's kernel.
+  const ownGpu = s.cluster.node.gpu.kernelFiguresOf !== undefined;
+  if (t.flashAttention && !ownGpu && resolveAttentionKernel(t.attentionKernel, s.cluster.node.gpu) === 'fa2' && s.cluster.node.gpu.attentionKernels?.fa3) add('FlashAttention-3 (Hopper)', 'training.attentionKernel=fa3');
   if (p.zero === 3) add('ZeRO-2 instead of ZeRO-3', 'parallel.zero=2');
   if (p.zero === 0 && !p.ddp.overlap && p.dp > 1) add('overlap the gradient all-reduce with backward', 'parallel.ddp.overlap=true');
   if (r.bottleneck.bound === 'latency of small collectives' && p.zero === 0) add(`bucket ${p.ddp.bucketMB * 4} MB`, `parallel.ddp.bucketMB=${p.ddp.bucketMB * 4}`);
@@ -113,7 +115,8 @@ export function candidateChanges(s: Scenario, r: StepResult): Candidate[] {
     for (const zero of [2, 3]) add(`no tensor parallelism, ZeRO-${zero} instead`, 'parallel.tp=1', `parallel.dp=${p.dp * p.tp}`, `parallel.zero=${zero}`, 'parallel.sequenceParallel=false');
   }
   if (top && top.kind === 'tp-collective' && p.tp > 1 && !p.sequenceParallel && p.tpStyle === 'megatron') add('sequence parallelism', 'parallel.sequenceParallel=true');
-  if (top && top.kind === 'tp-collective' && p.sequenceParallel && p.tpStyle === 'megatron' && !p.tpCommOverlap) add('TP communication overlapped with GEMMs (Transformer Engine)', 'parallel.tpCommOverlap=true');
+  // Transformer Engine's userbuffers overlap is NVIDIA's; a GPU of the scenario's own may have no such library.
+  if (top && top.kind === 'tp-collective' && !ownGpu && p.sequenceParallel && p.tpStyle === 'megatron' && !p.tpCommOverlap) add('TP communication overlapped with GEMMs (Transformer Engine)', 'parallel.tpCommOverlap=true');
   const seen = new Set<string>();
   return out.filter((c) => !seen.has(c.sets.join(' ')) && seen.add(c.sets.join(' ')));
 }

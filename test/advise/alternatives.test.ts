@@ -208,3 +208,15 @@ describe('what to try: candidate changes from what bounds the step', () => {
     expect(blocking.list.map((c) => c.sets.join(' '))).toContain('parallel.cpCommType=p2p');
   });
 });
+
+describe("what to try on a GPU of the scenario's own", () => {
+  it("offers neither FlashAttention-3 nor Transformer Engine's overlap to a GPU that borrows a Hopper preset's figures", () => {
+    const base = { cluster: { preset: 'dgx-h100', nodes: 1 }, model: gpt, training: { globalBatch: 8, microBatch: 1 }, parallel: { tp: 8, dp: 1, sequenceParallel: true } };
+    const labels = (raw: Record<string, unknown>) => candidates(raw).list.map((c) => c.label);
+    // On the H100 itself FlashAttention-3 is offered.
+    expect(labels(base)).toContain('FlashAttention-3 (Hopper)');
+    const own = labels({ ...base, cluster: { ...base.cluster, gpu: { name: 'mi300x', peakTflops: { bf16: 1307 }, memoryGiB: 192 } } });
+    expect(own).not.toContain('FlashAttention-3 (Hopper)');
+    expect(own.some((l) => l.includes('Transformer Engine'))).toBe(false);
+  });
+});
