@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { FRAMEWORK_NAMES } from '../sim/workload/framework.js';
 import { ATTENTION_KERNEL_NAMES } from '../sim/workload/attentionKernels.js';
+import { DEEPSPEED_PERSISTENCE_THRESHOLD_ELEMENTS, DEEPSPEED_PREFETCH_BUCKET_ELEMENTS } from '../sim/parallel/zero3Collectives.js';
 import { CP_COMM_TYPES, type CpCommType } from '../sim/workload/ops.js';
 import { MASTER_WEIGHTS_TYPES, MOMENT_TYPES, type MasterWeightsType, type MomentType } from '../sim/memory/optimizerState.js';
 
@@ -247,12 +248,12 @@ export const parallelSchema = z
          * elements, a larger parameter on its own (src/sim/parallel/zero3Collectives.ts); 0, DeepSpeed's "no prefetch",
          * gathers each parameter on its own. Default DeepSpeed's 5e7.
          */
-        prefetchBucketElements: z.number().nonnegative().finite().default(5e7),
+        prefetchBucketElements: z.number().nonnegative().finite().default(DEEPSPEED_PREFETCH_BUCKET_ELEMENTS),
         /**
          * DeepSpeed ZeRO-3's `stage3_param_persistence_threshold`: parameters of fewer elements are kept whole and never
          * gathered. Default DeepSpeed's 1e5. FSDP's ZeRO-3 uses neither: it gathers a wrapped block at a time.
          */
-        persistenceThresholdElements: z.number().nonnegative().finite().default(1e5),
+        persistenceThresholdElements: z.number().nonnegative().finite().default(DEEPSPEED_PERSISTENCE_THRESHOLD_ELEMENTS),
       })
       .strict()
       .default({}),

@@ -28,9 +28,12 @@ function unwrap(schema: AnyZod): { inner: AnyZod; defaultValue?: unknown } {
   }
 }
 
+/** A number in exponent form, as YAML and JavaScript read it: 5e7. */
+const exponentText = (n: number) => n.toExponential().replace('e+', 'e');
+
 /** A number as a reader writes it: 5e7 for a large round one, 1,000 with separators, else as it is. */
 export function numberText(n: number): string {
-  if (Math.abs(n) >= 1e6 && Number.isInteger(n)) return n.toExponential().replace('e+', 'e');
+  if (Math.abs(n) >= 1e6 && Number.isInteger(n)) return exponentText(n);
   return Math.abs(n) >= 1e4 ? n.toLocaleString('en-US') : String(n);
 }
 
@@ -68,7 +71,7 @@ function defaultWords(value: unknown): string | undefined {
   if (value === undefined) return undefined;
   if (typeof value === 'object' && value !== null && !Array.isArray(value) && Object.keys(value).length === 0) return undefined;
   // As a scenario would write it: 1e5 for a round power, the digits otherwise (no separators: YAML reads 1,000 as text).
-  if (typeof value === 'number') return Number.isInteger(value) && value >= 1e4 && /^[1-9]0+$/.test(String(value)) ? value.toExponential().replace('e+', 'e') : String(value);
+  if (typeof value === 'number') return Number.isInteger(value) && value >= 1e4 && /^[1-9]0+$/.test(String(value)) ? exponentText(value) : String(value);
   return typeof value === 'string' ? value : JSON.stringify(value);
 }
 
@@ -87,7 +90,7 @@ export function schemaFields(schema: AnyZod, prefix = ''): SchemaField[] {
   if (inner instanceof z.ZodUnion) {
     const options = (inner._def.options as AnyZod[]).map((o) => unwrap(o).inner);
     const mapping = options.find((o): o is z.ZodObject<z.ZodRawShape> => o instanceof z.ZodObject);
-    if (mapping) return [...here(options.filter((o) => o !== mapping).map(takesWords).concat('a mapping:').join(' | ').replace(' | a mapping:', ', or a mapping of the fields below')), ...under(mapping)];
+    if (mapping) return [...here(`${options.filter((o) => o !== mapping).map(takesWords).join(' | ')}, or a mapping of the fields below`), ...under(mapping)];
   }
   return here(takesWords(inner));
 }

@@ -210,6 +210,11 @@ function zero3Collectives(block: Block, tp: number, all: Map<string, ParamTensor
   };
 }
 
+/** A block's k-th of n collectives of one kind, as the timeline names it (the part only when there are several). */
+function partLabel(what: string, block: string, k: number, n: number, mb: number): string {
+  return n === 1 ? `${what} ${block} mb${mb}` : `${what} ${block} (${k + 1}/${n}) mb${mb}`;
+}
+
 /** DeepSpeed's ZeRO-3 sizes, in elements (undefined: its defaults). */
 interface DeepSpeedZero3 {
   reduceBucketElements: number;
@@ -253,8 +258,7 @@ function addZero3(program: Program, layout: ParallelLayout, passes: Map<string, 
         const deps = !overlap ? (i > 0 ? recs.map((r) => r.blocks[i - 1].last[t]) : before) : i > 0 ? recs.map((r) => r.blocks[i - 1].first[t]) : [];
         // The gathers of one block follow one another on the comm stream; the block waits for the last.
         for (const [k, elements] of gathers.entries()) {
-          const label = gathers.length === 1 ? `all-gather weights ${blocks[i].block.name} mb${mb}` : `all-gather weights ${blocks[i].block.name} (${k + 1}/${gathers.length}) mb${mb}`;
-          last = program.collective('zero-gather', label, { op: 'all_gather', group, bytes: elements * bytes.weight, shadowGroups }, k === 0 ? deps : [last], mb, 'comm', members);
+          last = program.collective('zero-gather', partLabel('all-gather weights', blocks[i].block.name, k, gathers.length, mb), { op: 'all_gather', group, bytes: elements * bytes.weight, shadowGroups }, k === 0 ? deps : [last], mb, 'comm', members);
         }
         for (const r of recs) program.addDep(r.blocks[i].first[t], last);
       };
@@ -266,8 +270,7 @@ function addZero3(program: Program, layout: ParallelLayout, passes: Map<string, 
         const { reductions } = collectivesOf(blocks[i].block);
         if (kind === 'B' && reductions.length > 0) {
           for (const [k, elements] of reductions.entries()) {
-            const label = reductions.length === 1 ? `reduce-scatter gradients ${blocks[i].block.name} mb${mb}` : `reduce-scatter gradients ${blocks[i].block.name} (${k + 1}/${reductions.length}) mb${mb}`;
-            last = program.collective('dp-reducescatter', label, { op: 'reduce_scatter', group, bytes: elements * bytes.gradient, shadowGroups }, k === 0 ? recs.map((r) => r.blocks[i].last[t]) : [last], mb, 'comm', members);
+            last = program.collective('dp-reducescatter', partLabel('reduce-scatter gradients', blocks[i].block.name, k, reductions.length, mb), { op: 'reduce_scatter', group, bytes: elements * bytes.gradient, shadowGroups }, k === 0 ? recs.map((r) => r.blocks[i].last[t]) : [last], mb, 'comm', members);
           }
           pendingReduction = last;
         }
