@@ -1,6 +1,6 @@
 import type { Scenario } from '../scenario/resolve.js';
 import type { StepResult } from '../sim/simulateStep.js';
-import { precisionInfo } from '../sim/parallel/stepCompiler.js';
+import { precisionInfo } from '../sim/parallel/stepContext.js';
 import { padVocab } from '../sim/workload/framework.js';
 import { dimMisaligned } from '../sim/workload/kernelTime.js';
 import { resolveAttentionKernel } from '../sim/workload/attentionKernels.js';

@@ -22,7 +22,7 @@ import { bandBasis, bandJson, bandRangeText } from '../accuracy/bandText.js';
 import { storedResiduals } from '../accuracy/residualStore.js';
 import { SUMMARY_WIDTH, wrapAfter, wrapItems, wrapWords } from '../report/format.js';
 import type { Dtype, GpuSpec } from '../sim/hardware/types.js';
-import { precisionInfo } from '../sim/parallel/stepCompiler.js';
+import { precisionInfo } from '../sim/parallel/stepContext.js';
 import { SUSTAINED_GEMM_FRACTION } from '../sim/hardware/sustainedGemm.js';
 
 /** The `--json` document of `simulate`: the result plus the version that made it. */

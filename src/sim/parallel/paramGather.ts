@@ -1,6 +1,6 @@
 import type { Program } from '../program/types.js';
 import type { GradBucket } from './buckets.js';
-import type { PassKey, PassRecord, StagePlan } from './stepCompiler.js';
+import type { PassKey, PassRecord, StagePlan } from './stepTypes.js';
 
 /**
  * Megatron's `--overlap-param-gather` (Megatron-Core DistributedDataParallelConfig.overlap_param_gather; NeMo's

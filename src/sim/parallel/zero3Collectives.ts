@@ -1,3 +1,6 @@
+import { elementsPerTpRank, type ParamTensor } from '../workload/model.js';
+import type { Block } from '../workload/ops.js';
+
 /**
  * How many collectives ZeRO-3 makes of a block's weights and gradients, and how large each is.
  *
@@ -54,4 +57,37 @@ export function deepspeedReduceBuckets(elements: readonly number[], bucketElemen
   }
   if (open > 0) buckets.push(open);
   return buckets;
+}
+
+/** DeepSpeed's ZeRO-3 sizes, in elements (undefined: its defaults). */
+export interface DeepSpeedZero3 {
+  reduceBucketElements: number;
+  prefetchBucketElements?: number;
+  persistenceThresholdElements?: number;
+}
+
+/** A block's ZeRO-3 collectives: the elements of each weight all-gather and each gradient reduce-scatter. */
+export interface BlockZero3Collectives {
+  gathers: number[];
+  reductions: number[];
+}
+
+/** Elements per TP rank of each parameter a block's backward makes a gradient of, in the order it makes them. */
+function blockParamElements(block: Block, tp: number, all: ReadonlyMap<string, ParamTensor>): number[] {
+  return block.backward.flatMap((op) => (op.gradParams ?? []).map((name) => elementsPerTpRank(all.get(name)!, tp)));
+}
+
+/**
+ * A block's ZeRO-3 collectives, in elements: FSDP's one all-gather and one reduce-scatter of the whole block, or, given
+ * DeepSpeed's sizes, DeepSpeed's per-parameter groups. Empty for a block without weights.
+ */
+export function blockZero3Collectives(block: Block, tp: number, all: ReadonlyMap<string, ParamTensor>, deepspeed: DeepSpeedZero3 | undefined): BlockZero3Collectives {
+  const backwardOrder = blockParamElements(block, tp, all);
+  const total = backwardOrder.reduce((a, n) => a + n, 0);
+  if (total === 0) return { gathers: [], reductions: [] };
+  if (!deepspeed) return { gathers: [total], reductions: [total] };
+  return {
+    gathers: deepspeedGatherGroups([...backwardOrder].reverse(), deepspeed.prefetchBucketElements, deepspeed.persistenceThresholdElements),
+    reductions: deepspeedReduceBuckets(backwardOrder, deepspeed.reduceBucketElements),
+  };
 }

@@ -1,4 +1,4 @@
-import type { StepPlan } from '../parallel/stepCompiler.js';
+import type { StepPlan } from '../parallel/stepTypes.js';
 import type { RankBreakdown } from './breakdown.js';
 
 /** How evenly a pipeline's stages share the compute, and a split of the layers that would even them. */

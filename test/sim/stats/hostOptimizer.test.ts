@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { scenarioOf } from '../../helpers/scenario.js';
 import { simulateStep } from '../../../src/sim/simulateStep.js';
-import { hostAdamNs } from '../../../src/sim/parallel/gradReduction.js';
+import { hostAdamNs } from '../../../src/sim/parallel/optimizerStep.js';
 
 const raw = (parallel: Record<string, unknown>, hostAdamParamsPerS?: number) => ({
   name: 'offload',
