@@ -1,10 +1,10 @@
-import { splitOf } from '../parallel/layout.js';
+import { stageLayers, stepContext } from '../parallel/stepContext.js';
 import { peakInFlight, peakLayersInFlight, stageSchedule } from '../parallel/schedules.js';
 import { scheduleRules } from '../workload/framework.js';
 import { cpBufferBytes } from '../parallel/contextParallel.js';
 import { reductionBuckets, reductionBuffers } from '../parallel/buckets.js';
 import type { StepSetup } from '../setup.js';
-import { elementsPerTpRank, parameterTensors, pipelineLayerCount, tiedEmbeddingCopy } from '../workload/model.js';
+import { elementsPerTpRank, parameterTensors, tiedEmbeddingCopy } from '../workload/model.js';
 import { activationBytesPerLayer, activationBytesPerRank, embeddingActivationBytes } from './activations.js';
 import { optimizerStateBytesPerParam } from './optimizerState.js';
 import { memoryPerGpu, offloadHostBytes, type MemoryBreakdown } from './memory.js';
@@ -35,17 +35,14 @@ export interface StageMemory extends MemoryBreakdown {
  */
 export function stageMemories(setup: StepSetup): StageMemory[] {
   const { model, training: t, parallel: par } = setup;
-  const mixed = t.precision === 'bf16' || t.precision === 'fp16';
-  const m = t.globalBatch / (t.microBatch * par.dp);
-  const cp = par.cp ?? 1;
-  const v = par.virtualStages;
+  const ctx = stepContext(setup);
+  const { mixed, elementBytes } = ctx.precision;
+  const { microBatches: m, cp, chunksPerStage: v, virtualStageLayers: chunks } = ctx;
   const mlp = model.arch === 'mlp';
-  const chunks = splitOf(pipelineLayerCount(model), par);
   const tensors = parameterTensors(model);
   const copy = par.pp > 1 ? tiedEmbeddingCopy(model) : undefined;
   return Array.from({ length: par.pp }, (_, s) => {
-    const layerSet = new Set<number>();
-    for (let c = 0; c < v; c++) for (const l of chunks[c * par.pp + s]) layerSet.add(l);
+    const layerSet = stageLayers(ctx, s);
     const first = s === 0;
     const last = s === par.pp - 1;
     const holds = (layer: number) => layerSet.has(layer) || (first && layer < 0) || (last && layer >= model.layers);
@@ -59,7 +56,7 @@ export function stageMemories(setup: StepSetup): StageMemory[] {
     const layersPerPass = peakLayersInFlight(schedule, (c) => chunks[c * par.pp + s].length) / passes;
     // A context-parallel rank keeps the activations of its 1/cp of each sequence (the ring needs fused attention,
     // so no term grows with s²).
-    const shape = { microBatch: t.microBatch, seqLen: t.seqLen / cp, tp: par.tp, sequenceParallel: par.sequenceParallel, recompute: par.recompute, flashAttention: t.flashAttention, bytesPerElement: mixed ? 2 : 4, eager: t.kernels === 'eager' };
+    const shape = { microBatch: t.microBatch, seqLen: t.seqLen / cp, tp: par.tp, sequenceParallel: par.sequenceParallel, recompute: par.recompute, flashAttention: t.flashAttention, bytesPerElement: elementBytes, eager: t.kernels === 'eager' };
     // Each pass in flight keeps its own chunk's layers (an MLP's differ in size); the embedding's only a pass through
     // the first chunk of the first stage (virtual stage 0), not the interleaved schedule's later chunks.
     const perLayer = activationBytesPerLayer(model, shape);
@@ -70,7 +67,7 @@ export function stageMemories(setup: StepSetup): StageMemory[] {
     };
     const inFlightBytes = peakLayersInFlight(schedule, chunkBytes);
     const activationBytes = activationBytesPerRank(model, shape, { layers: mlp ? 0 : layersPerPass, microBatchesInFlight: passes, firstStage: first, lastStage: last, inFlightBytes });
-    const state = { paramsPerRank, dp: par.dp * cp, zero: par.zero, precision: mixed ? ('mixed' as const) : ('fp32' as const), optimizer: t.optimizer, offloadOptimizer: par.offload === 'cpu', optimizerBytesPerParam: optimizerStateBytesPerParam(mixed ? 'mixed' : 'fp32', t.optimizer, t.optimizerState) };
+    const state = { paramsPerRank, dp: ctx.reducingRanks, zero: par.zero, precision: mixed ? ('mixed' as const) : ('fp32' as const), optimizer: t.optimizer, offloadOptimizer: par.offload === 'cpu', optimizerBytesPerParam: optimizerStateBytesPerParam(mixed ? 'mixed' : 'fp32', t.optimizer, t.optimizerState) };
     const mem = memoryPerGpu({
       ...state,
       model,
@@ -79,7 +76,7 @@ export function stageMemories(setup: StepSetup): StageMemory[] {
       bucketBytes: reductionBuckets(par).bucketBytes,
       bucketsInFlight: reductionBuffers(par),
       ...(mixed && par.fp32Reduction && !par.fp32Gradients ? { reductionCopyPerBucketByte: 2 } : {}),
-      attentionBufferBytes: cpBufferBytes({ model, cp, tp: par.tp, tokens: (t.microBatch * t.seqLen) / cp, elementBytes: mixed ? 2 : 4, commType: par.cpCommType }),
+      attentionBufferBytes: cpBufferBytes({ model, cp, tp: par.tp, tokens: ctx.tokensPerRank, elementBytes, commType: par.cpCommType }),
       tp: par.tp,
       ...(par.zero === 3 ? { zero3: par.zeroConfig.stage3 ?? 'fsdp' } : {}),
       ...(mixed && par.fp32Gradients ? { gradientBytesPerParam: 4 } : {}),
