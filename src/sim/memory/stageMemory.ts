@@ -1,10 +1,10 @@
 import { stageLayers, stepContext } from '../parallel/stepContext.js';
+import { stageParameters } from '../parallel/stageParameters.js';
 import { peakInFlight, peakLayersInFlight, stageSchedule } from '../parallel/schedules.js';
 import { scheduleRules } from '../workload/framework.js';
 import { cpBufferBytes } from '../parallel/contextParallel.js';
 import { reductionBuckets, reductionBuffers } from '../parallel/buckets.js';
 import type { StepSetup } from '../setup.js';
-import { elementsPerTpRank, parameterTensors, tiedEmbeddingCopy } from '../workload/model.js';
 import { activationBytesPerLayer, activationBytesPerRank, embeddingActivationBytes } from './activations.js';
 import { optimizerStateBytesPerParam } from './optimizerState.js';
 import { memoryPerGpu, offloadHostBytes, type MemoryBreakdown } from './memory.js';
@@ -39,16 +39,11 @@ export function stageMemories(setup: StepSetup): StageMemory[] {
   const { mixed, elementBytes } = ctx.precision;
   const { microBatches: m, cp, chunksPerStage: v, virtualStageLayers: chunks } = ctx;
   const mlp = model.arch === 'mlp';
-  const tensors = parameterTensors(model);
-  const copy = par.pp > 1 ? tiedEmbeddingCopy(model) : undefined;
   return Array.from({ length: par.pp }, (_, s) => {
     const layerSet = stageLayers(ctx, s);
     const first = s === 0;
     const last = s === par.pp - 1;
-    const holds = (layer: number) => layerSet.has(layer) || (first && layer < 0) || (last && layer >= model.layers);
-    // The last stage holds the states of its copy of tied word embeddings too.
-    const tiedCopy = last && copy ? elementsPerTpRank(copy, par.tp) : 0;
-    const paramsPerRank = tensors.filter((x) => holds(x.layer)).reduce((a, x) => a + elementsPerTpRank(x, par.tp), 0) + tiedCopy;
+    const paramsPerRank = stageParameters(ctx, s).elementsPerRank;
     const schedule = stageSchedule(par.schedule, par.pp, s, m, v, scheduleRules(setup.framework));
     const passes = peakInFlight(schedule);
     // Layers per pass in flight (the mean over the passes alive at the peak of layers): whether the stage has layers

@@ -21,7 +21,7 @@ import { addZero3 } from './zero3Reduction.js';
 export function addGradientReduction(scope: CompileScope, st: StagePlan, first?: StageGradients): void {
   const { ctx, layout } = scope;
   const par = ctx.setup.parallel;
-  const params = stageParameters(ctx.setup.model, st, ctx.pp, ctx.tp);
+  const params = stageParameters(ctx, st.stage);
   const sharded = params.tensors.map((t) => ({ ...t, elements: elementsPerTpRank(t, ctx.tp) }));
   // DDP's buckets without ZeRO and for Megatron's distributed optimizer, DeepSpeed's reduce_bucket_size otherwise.
   const buckets = assignReductionBuckets(sharded, ctx.precision.gradientBytes, par);

@@ -1,8 +1,7 @@
-import type { ModelSpec } from '../workload/model.js';
 import { elementsPerTpRank, parameterTensors, tiedEmbeddingCopy, type ParamTensor } from '../workload/model.js';
-import type { StagePlan } from './stepTypes.js';
+import type { StepContext } from './stepContext.js';
 
-/** The parameters of one pipeline stage, as its gradient reduction sees them. */
+/** The parameters one pipeline stage holds, which its gradient reduction reduces and its memory account counts. */
 export interface StageParameters {
   /** In registration order; the last stage's copy of tied embeddings last. */
   tensors: ParamTensor[];
@@ -14,23 +13,37 @@ export interface StageParameters {
   elementsPerRank: number;
 }
 
-/** The parameters whose gradients stage `st`'s backward passes make, and where each is made. */
-export function stageParameters(model: ModelSpec, st: StagePlan, pp: number, tp: number): StageParameters {
-  const names = new Map<string, number>();
-  st.chunks.forEach((blocks, c) => {
-    for (const b of blocks) for (const op of b.backward) for (const t of op.gradParams ?? []) names.set(t, c * pp + st.stage);
+/**
+ * The parameters of stage `stage`: the layers of its chunks (the embeddings with the first virtual stage; the final
+ * norm and head with the last), and on the last stage of a pipeline the copy of tied embeddings.
+ */
+export function stageParameters(ctx: StepContext, stage: number): StageParameters {
+  const { model } = ctx.setup;
+  const { pp } = ctx;
+  const lastVirtual = ctx.virtualStageLayers.length - 1;
+  const ofLayer = new Map<number, number>();
+  ctx.virtualStageLayers.forEach((layers, vs) => {
+    if (vs % pp === stage) for (const l of layers) ofLayer.set(l, vs);
   });
-  const tensors = parameterTensors(model).filter((t) => names.has(t.name));
+  const virtualStageOfLayer = (layer: number) => (layer < 0 ? (stage === 0 ? 0 : undefined) : layer >= model.layers ? (stage === pp - 1 ? lastVirtual : undefined) : ofLayer.get(layer));
+  const virtualStageOf = new Map<string, number>();
+  const tensors: ParamTensor[] = [];
+  for (const t of parameterTensors(model)) {
+    const vs = virtualStageOfLayer(t.layer);
+    if (vs === undefined) continue;
+    tensors.push(t);
+    virtualStageOf.set(t.name, vs);
+  }
   const readyWith = new Map<string, string>();
   // The last stage's copy of tied embeddings is its own parameter there. Its gradient comes from the LM head, in the
   // last chunk, whose backward ends with the final norm's: that gradient's completion stands for the copy's.
-  const copy = pp > 1 && st.stage === pp - 1 ? tiedEmbeddingCopy(model) : undefined;
+  const copy = pp > 1 && stage === pp - 1 ? tiedEmbeddingCopy(model) : undefined;
   if (copy) {
     tensors.push(copy);
-    names.set(copy.name, (st.chunks.length - 1) * pp + st.stage);
+    virtualStageOf.set(copy.name, lastVirtual);
     const finalNorm = tensors.find((t) => t.layer === model.layers && t !== copy);
     if (finalNorm) readyWith.set(copy.name, finalNorm.name);
   }
-  const elementsPerRank = tensors.reduce((a, t) => a + elementsPerTpRank(t, tp), 0);
-  return { tensors, virtualStageOf: names, readyWith, elementsPerRank };
+  const elementsPerRank = tensors.reduce((a, t) => a + elementsPerTpRank(t, ctx.tp), 0);
+  return { tensors, virtualStageOf, readyWith, elementsPerRank };
 }
