@@ -9,10 +9,14 @@ import { Worker } from 'node:worker_threads';
 const wantMiB = Math.min(32 * 1024, Math.floor((totalmem() * 0.75) / 2 ** 20));
 const haveMiB = getHeapStatistics().heap_size_limit / 2 ** 20;
 if (!process.env.CLUSTERSIM_NO_RESPAWN && haveMiB < wantMiB * 0.9) {
-  const child = spawn(process.execPath, [`--max-old-space-size=${wantMiB}`, ...process.execArgv, ...process.argv.slice(1)], {
-    stdio: 'inherit',
-    env: { ...process.env, CLUSTERSIM_NO_RESPAWN: '1', CLUSTERSIM_WRAPPED: '1' },
-  });
+  const child = spawn(
+    process.execPath,
+    [`--max-old-space-size=${wantMiB}`, ...process.execArgv, ...process.argv.slice(1)],
+    {
+      stdio: 'inherit',
+      env: { ...process.env, CLUSTERSIM_NO_RESPAWN: '1', CLUSTERSIM_WRAPPED: '1' },
+    },
+  );
   // This process only waits for the child, and passes on the signals that would stop it: the child handles them
   // (a calibration keeps what it measured). Ctrl-C reaches both processes of the group, so the child may get
   // SIGINT twice within a moment; it takes that as one Ctrl-C (CLUSTERSIM_WRAPPED, REPEATED_SIGINT_MS in
@@ -34,8 +38,10 @@ if (!process.env.CLUSTERSIM_NO_RESPAWN && haveMiB < wantMiB * 0.9) {
 setInterval(() => { if (process.ppid !== workerData) process.kill(process.pid, 'SIGHUP'); }, 250);`;
     new Worker(watch, { eval: true, workerData: process.ppid }).unref();
   }
-  import('../dist/cli/main.js').then((m) => m.main(process.argv)).catch((err) => {
-    process.stderr.write(`clustersim: ${err && err.message ? err.message : err}\n`);
-    process.exitCode = 1;
-  });
+  import('../dist/cli/main.js')
+    .then((m) => m.main(process.argv))
+    .catch((err) => {
+      process.stderr.write(`clustersim: ${err && err.message ? err.message : err}\n`);
+      process.exitCode = 1;
+    });
 }

@@ -29,10 +29,18 @@ const stamp = join(nativeDir, 'build', 'Release', 'clustersim-abi.txt');
 // What an addon is built for: the Node ABI, the platform and the architecture.
 const buildKey = `${process.versions.modules} ${process.platform} ${process.arch}`;
 const newestSourceMs = () => {
-  const files = [join(nativeDir, 'binding.gyp'), join(nativeDir, 'build.mjs'), ...readdirSync(join(nativeDir, 'src')).map((f) => join(nativeDir, 'src', f))];
+  const files = [
+    join(nativeDir, 'binding.gyp'),
+    join(nativeDir, 'build.mjs'),
+    ...readdirSync(join(nativeDir, 'src')).map((f) => join(nativeDir, 'src', f)),
+  ];
   return Math.max(...files.map((f) => statSync(f).mtimeMs));
 };
-const upToDate = () => existsSync(addon) && existsSync(stamp) && readFileSync(stamp, 'utf8').trim() === buildKey && statSync(addon).mtimeMs >= newestSourceMs();
+const upToDate = () =>
+  existsSync(addon) &&
+  existsSync(stamp) &&
+  readFileSync(stamp, 'utf8').trim() === buildKey &&
+  statSync(addon).mtimeMs >= newestSourceMs();
 if (!process.argv.includes('--force') && upToDate()) {
   console.log(`clustersim: native addon up to date in ${join(nativeDir, 'build', 'Release')} (--force rebuilds it)`);
   process.exit(0);

@@ -52,13 +52,19 @@ export async function goldenOf(scenario) {
   const dir = mkdtempSync(join(tmpdir(), 'clustersim-golden-'));
   try {
     const tracePath = join(dir, 'trace.json');
-    const { stdout } = await run(process.execPath, simulateArgs(scenario, tracePath), { encoding: 'utf8', maxBuffer: 1 << 26 });
+    const { stdout } = await run(process.execPath, simulateArgs(scenario, tracePath), {
+      encoding: 'utf8',
+      maxBuffer: 1 << 26,
+    });
     const trace = readFileSync(tracePath);
     return {
       scenario,
       stdoutSha256: createHash('sha256').update(stdout).digest('hex'),
       simulate: JSON.parse(stdout),
-      trace: { sha256: createHash('sha256').update(trace).digest('hex'), events: JSON.parse(trace.toString('utf8')).traceEvents.length },
+      trace: {
+        sha256: createHash('sha256').update(trace).digest('hex'),
+        events: JSON.parse(trace.toString('utf8')).traceEvents.length,
+      },
     };
   } finally {
     rmSync(dir, { recursive: true, force: true });

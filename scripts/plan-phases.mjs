@@ -17,8 +17,22 @@ const f = loadScenarioFile(file);
 const t0 = Date.now();
 const s = () => ((Date.now() - t0) / 1e3).toFixed(1);
 const r = await planSearch(
-  { raw: f.raw, source: f.source, baseDir: f.baseDir, scenario, sets, gpus: Number(gpusText), space: defaultSpace(scenario), top: 5 },
+  {
+    raw: f.raw,
+    source: f.source,
+    baseDir: f.baseDir,
+    scenario,
+    sets,
+    gpus: Number(gpusText),
+    space: defaultSpace(scenario),
+    top: 5,
+  },
   { jobs: 2, onProgress: (p) => p.done === p.total && console.log(`${s()} s  ${p.phase} ${p.done}/${p.total}`) },
 );
-console.log(`${s()} s  total: ${r.candidates} candidates, ${r.fitting} fit, ${r.estimated} estimated, ${r.bounded} bounded out`);
-for (const row of r.rows) console.log(`  ${row.sim.stepTimeS.toFixed(3)} s  ${JSON.stringify(row.candidate.layout)} ${JSON.stringify(row.candidate.knobs)}`);
+console.log(
+  `${s()} s  total: ${r.candidates} candidates, ${r.fitting} fit, ${r.estimated} estimated, ${r.bounded} bounded out`,
+);
+for (const row of r.rows)
+  console.log(
+    `  ${row.sim.stepTimeS.toFixed(3)} s  ${JSON.stringify(row.candidate.layout)} ${JSON.stringify(row.candidate.knobs)}`,
+  );

@@ -13,7 +13,13 @@ if (!target) {
 const topIdx = rest.indexOf('--top');
 const top = topIdx >= 0 ? Number(rest[topIdx + 1]) : 15;
 const file = statSync(target).isDirectory()
-  ? join(target, readdirSync(target).filter((f) => f.endsWith('.cpuprofile')).sort().pop() ?? '')
+  ? join(
+      target,
+      readdirSync(target)
+        .filter((f) => f.endsWith('.cpuprofile'))
+        .sort()
+        .pop() ?? '',
+    )
   : target;
 const profile = JSON.parse(readFileSync(file, 'utf8'));
 const nodeById = new Map(profile.nodes.map((n) => [n.id, n]));

@@ -1,4 +1,14 @@
-import { chmodSync, closeSync, fsyncSync, openSync, realpathSync, renameSync, statSync, unlinkSync, writeSync } from 'node:fs';
+import {
+  chmodSync,
+  closeSync,
+  fsyncSync,
+  openSync,
+  realpathSync,
+  renameSync,
+  statSync,
+  unlinkSync,
+  writeSync,
+} from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 
 /**
@@ -37,7 +47,10 @@ export function writeFileAtomic(path: string, text: string | Uint8Array): void {
     writeAll(openSync(target, 'w'), bytes);
     return;
   }
-  const temp = join(dirname(target), `.${basename(target)}.${process.pid}.${Math.random().toString(36).slice(2, 8)}.tmp`);
+  const temp = join(
+    dirname(target),
+    `.${basename(target)}.${process.pid}.${Math.random().toString(36).slice(2, 8)}.tmp`,
+  );
   let renamed = false;
   try {
     writeAll(openSync(temp, 'wx', mode ?? 0o666), bytes, true);
@@ -52,7 +65,7 @@ export function writeFileAtomic(path: string, text: string | Uint8Array): void {
 /** Writes every byte to `fd` (flushed to disk first when `sync`) and closes it, even when a write fails. */
 function writeAll(fd: number, bytes: Uint8Array, sync = false): void {
   try {
-    for (let at = 0; at < bytes.length; ) at += writeSync(fd, bytes, at, bytes.length - at);
+    for (let at = 0; at < bytes.length;) at += writeSync(fd, bytes, at, bytes.length - at);
     if (sync) fsyncSync(fd);
   } finally {
     closeSync(fd);

@@ -34,7 +34,8 @@ export function readInputText(path: string, maxBytes = MAX_INPUT_FILE_BYTES): st
   try {
     const st = fstatSync(fd);
     if (st.isDirectory()) throw new InputFileError('it is a folder, not a file');
-    if (!st.isFile()) throw new InputFileError(`it is ${fileKind(st)}, not a regular file; save what it holds to a file and give that`);
+    if (!st.isFile())
+      throw new InputFileError(`it is ${fileKind(st)}, not a regular file; save what it holds to a file and give that`);
     if (st.size > maxBytes) throw tooLarge(st.size, maxBytes);
     const buffer = Buffer.allocUnsafe(Math.min(maxBytes + 1, st.size + 65536));
     let length = 0;
@@ -53,5 +54,7 @@ export function readInputText(path: string, maxBytes = MAX_INPUT_FILE_BYTES): st
 
 function tooLarge(bytes: number, maxBytes: number): InputFileError {
   const mib = (b: number): string => `${(b / 1024 / 1024).toFixed(b < 10 * 1024 * 1024 ? 1 : 0)} MiB`;
-  return new InputFileError(`it holds ${bytes > maxBytes + 1 ? mib(bytes) : `more than ${mib(maxBytes)}`}, and an input file may hold at most ${mib(maxBytes)}; is it the file you meant?`);
+  return new InputFileError(
+    `it holds ${bytes > maxBytes + 1 ? mib(bytes) : `more than ${mib(maxBytes)}`}, and an input file may hold at most ${mib(maxBytes)}; is it the file you meant?`,
+  );
 }

@@ -7,7 +7,17 @@ import { kindWords, type SetupKind } from './setupKind.js';
  */
 
 export type BandJson =
-  | { rows: number; matched: (keyof SetupKind)[]; sets: string[]; edges: ErrorBand['edges']; lowPct: number; medianPct: number; highPct: number; stepTimeLowS: number; stepTimeHighS: number }
+  | {
+      rows: number;
+      matched: (keyof SetupKind)[];
+      sets: string[];
+      edges: ErrorBand['edges'];
+      lowPct: number;
+      medianPct: number;
+      highPct: number;
+      stepTimeLowS: number;
+      stepTimeHighS: number;
+    }
   | { rows: 0; note: string };
 
 const signed = (x: number) => `${x >= 0 ? '+' : '−'}${Math.abs(x).toFixed(0)}%`;
@@ -17,7 +27,8 @@ function matchedWords(kind: SetupKind, matched: readonly (keyof SetupKind)[]): s
   const words = matched.map((part) => (kindWords[part] as (v: string) => string)(kind[part])).join(', ');
   // Rows of other GPUs, or of other parallel styles, stand in: say so.
   if (!matched.includes('gpu')) return `${words} on other GPUs (too few validated on ${kindWords.gpu(kind.gpu)})`;
-  if (!matched.includes('style')) return `${words}, other parallel styles (too few validated ${kindWords.style(kind.style)}): runs not like this one`;
+  if (!matched.includes('style'))
+    return `${words}, other parallel styles (too few validated ${kindWords.style(kind.style)}): runs not like this one`;
   return words;
 }
 
@@ -29,7 +40,17 @@ export function noBandNote(kind: SetupKind): string {
 export function bandJson(kind: SetupKind, band: ErrorBand | undefined, predictedS: number): BandJson {
   if (!band) return { rows: 0, note: noBandNote(kind) };
   const { lowS, highS } = bandRangeS(band, predictedS);
-  return { rows: band.rows, matched: band.matched, sets: band.sets, edges: band.edges, lowPct: band.lowPct, medianPct: band.medianPct, highPct: band.highPct, stepTimeLowS: lowS, stepTimeHighS: highS };
+  return {
+    rows: band.rows,
+    matched: band.matched,
+    sets: band.sets,
+    edges: band.edges,
+    lowPct: band.lowPct,
+    medianPct: band.medianPct,
+    highPct: band.highPct,
+    stepTimeLowS: lowS,
+    stepTimeHighS: highS,
+  };
 }
 
 /** A residual in words: `9% more` or `3% less` (than predicted). */
@@ -74,7 +95,10 @@ export function bandCsvCells(b: BandJson | undefined): (number | undefined)[] {
 }
 
 /** A scale row with the band of its kind (rows without a kind, not simulated, are left as they are). */
-export function withErrorBand<R extends { kind?: SetupKind; stepTimeS?: number }>(row: R, residuals: readonly Residual[]): R & { errorBand?: BandJson } {
+export function withErrorBand<R extends { kind?: SetupKind; stepTimeS?: number }>(
+  row: R,
+  residuals: readonly Residual[],
+): R & { errorBand?: BandJson } {
   if (row.kind === undefined || row.stepTimeS === undefined) return row;
   return { ...row, errorBand: bandJson(row.kind, errorBandFor(row.kind, residuals), row.stepTimeS) };
 }

@@ -56,7 +56,8 @@ export const MATCH_LEVELS: readonly (keyof SetupKind)[][] = [
 ];
 
 /** measured / predicted − 1 in percent: how much longer (positive) or shorter the real step was. */
-export const residualPct = (r: Pick<Residual, 'measuredS' | 'predictedS'>): number => 100 * (r.measuredS / r.predictedS - 1);
+export const residualPct = (r: Pick<Residual, 'measuredS' | 'predictedS'>): number =>
+  100 * (r.measuredS / r.predictedS - 1);
 
 export function bandOf(rows: readonly Residual[], matched: (keyof SetupKind)[]): ErrorBand {
   const pcts = rows.map(residualPct);

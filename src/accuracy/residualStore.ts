@@ -38,7 +38,12 @@ export function residualFileText(file: ResidualFile): string {
 
 function checkedRow(r: unknown, i: number): StoredResidual {
   const row = r as StoredResidual;
-  const ok = typeof row?.set === 'string' && (row.rankGroup === undefined || typeof row.rankGroup === 'string') && row.measuredS > 0 && row.predictedS > 0 && KIND_KEYS.every((k) => typeof row.kind?.[k] === 'string');
+  const ok =
+    typeof row?.set === 'string' &&
+    (row.rankGroup === undefined || typeof row.rankGroup === 'string') &&
+    row.measuredS > 0 &&
+    row.predictedS > 0 &&
+    KIND_KEYS.every((k) => typeof row.kind?.[k] === 'string');
   if (!ok) throw new Error(`${RESIDUALS_FILE}: row ${i} is not a residual (set, kind, measuredS > 0, predictedS > 0)`);
   return row;
 }

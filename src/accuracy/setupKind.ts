@@ -44,10 +44,12 @@ export const KIND_VALUES: Record<keyof SetupKind, readonly string[]> = {
 
 /** What is wrong with a kind read from a file (a merged part), in words; undefined when it is one. */
 export function setupKindProblem(v: unknown): string | undefined {
-  if (typeof v !== 'object' || v === null || Array.isArray(v)) return `is ${JSON.stringify(v)}; expected an object { gpu, style, scale, host }`;
+  if (typeof v !== 'object' || v === null || Array.isArray(v))
+    return `is ${JSON.stringify(v)}; expected an object { gpu, style, scale, host }`;
   const o = v as Record<string, unknown>;
   for (const [part, allowed] of Object.entries(KIND_VALUES)) {
-    if (typeof o[part] !== 'string' || !allowed.includes(o[part] as string)) return `has ${part} ${JSON.stringify(o[part]) ?? 'missing'}; expected ${allowed.join(' | ')}`;
+    if (typeof o[part] !== 'string' || !allowed.includes(o[part] as string))
+      return `has ${part} ${JSON.stringify(o[part]) ?? 'missing'}; expected ${allowed.join(' | ')}`;
   }
   const extra = Object.keys(o).filter((k) => !Object.hasOwn(KIND_VALUES, k));
   return extra.length > 0 ? `has unknown field(s) ${extra.join(', ')}` : undefined;
@@ -69,7 +71,12 @@ export function setupKind(setup: Pick<StepSetup, 'cluster' | 'parallel' | 'frame
   };
 }
 
-const GPU_WORDS: Record<GpuGeneration, string> = { volta: 'Volta', ampere: 'Ampere (A100)', hopper: 'Hopper (H100/H200)', other: 'other GPUs' };
+const GPU_WORDS: Record<GpuGeneration, string> = {
+  volta: 'Volta',
+  ampere: 'Ampere (A100)',
+  hopper: 'Hopper (H100/H200)',
+  other: 'other GPUs',
+};
 const STYLE_WORDS: Record<ParallelStyle, string> = {
   'sharded-data': 'ZeRO-3/FSDP',
   pipeline: 'pipeline-parallel',

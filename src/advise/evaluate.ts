@@ -43,7 +43,11 @@ export function evaluateCandidate(job: AlternativesJob, i: number): Alternative 
  * `limit` count, the next (limit − counted so far) candidates run side by side: the very ones a one-by-one loop would
  * reach before it could stop, so the result is that loop's whatever `jobs` says.
  */
-export async function evaluateAlternatives(job: AlternativesJob, limit: number, opts: { jobs: number; onStart?: (label: string) => void; keep?: (a: Alternative) => boolean }): Promise<Alternative[]> {
+export async function evaluateAlternatives(
+  job: AlternativesJob,
+  limit: number,
+  opts: { jobs: number; onStart?: (label: string) => void; keep?: (a: Alternative) => boolean },
+): Promise<Alternative[]> {
   const worker = compiledWorker(new URL('./alternativeWorker.js', import.meta.url));
   const out: Alternative[] = [];
   let next = 0;
@@ -51,8 +55,15 @@ export async function evaluateAlternatives(job: AlternativesJob, limit: number, 
     const ids = Array.from({ length: Math.min(limit - out.length, job.candidates.length - next) }, (_, k) => next + k);
     next += ids.length;
     for (const id of ids) opts.onStart?.(job.candidates[id].label);
-    const { results } = await runTasks<AlternativesJob, Alternative>({ jobs: opts.jobs, worker, job, ids, runHere: (id) => evaluateCandidate(job, id) });
-    for (const id of ids) if (results[id].stepTimeS !== undefined && (opts.keep?.(results[id]) ?? true)) out.push(results[id]);
+    const { results } = await runTasks<AlternativesJob, Alternative>({
+      jobs: opts.jobs,
+      worker,
+      job,
+      ids,
+      runHere: (id) => evaluateCandidate(job, id),
+    });
+    for (const id of ids)
+      if (results[id].stepTimeS !== undefined && (opts.keep?.(results[id]) ?? true)) out.push(results[id]);
   }
   return out;
 }

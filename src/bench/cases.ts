@@ -46,7 +46,12 @@ function scenarioFileCase(file: string): () => CaseResult {
 /** Times a whole CLI command as a user runs it (process start-up and worker threads included). */
 function cliCase(args: string[]): () => CaseResult {
   return () => {
-    const { wallS } = timed(() => execFileSync(process.execPath, [repoRoot + 'bin/clustersim.js', ...args], { cwd: repoRoot, stdio: ['ignore', 'ignore', 'inherit'] }));
+    const { wallS } = timed(() =>
+      execFileSync(process.execPath, [repoRoot + 'bin/clustersim.js', ...args], {
+        cwd: repoRoot,
+        stdio: ['ignore', 'ignore', 'inherit'],
+      }),
+    );
     return { value: wallS, unit: 's' };
   };
 }
@@ -59,7 +64,12 @@ function ringStepCase(nodes: number, bytes: number, skipRepeats = true): () => C
   return () => {
     const { result, wallS } = timed(() => {
       const topology = buildTopology(resolveClusterSection({ preset: 'dgx-a100-80gb', nodes }, 'bench'));
-      const svc = new CollectiveService(topology, { mode: 'step', allReduceAlgorithm: 'ring', protocol: 'Simple', skipRepeats });
+      const svc = new CollectiveService(topology, {
+        mode: 'step',
+        allReduceAlgorithm: 'ring',
+        protocol: 'Simple',
+        skipRepeats,
+      });
       const group = Array.from({ length: topology.gpuCount }, (_, i) => i);
       return svc.simulateIdleNs('all_reduce', group, bytes, { algorithm: 'ring', protocol: 'Simple', predictedNs: 0 });
     });
@@ -72,27 +82,57 @@ const GiB = 2 ** 30;
 
 /** The benchmark cases by name, in the order they are reported. */
 export const BENCH_CASES: Record<string, { title: string; run: () => CaseResult }> = {
-  'hold-1e3': { title: 'engine hold model, 1e3 pending events', run: () => ({ value: holdModelEventsPerS(1e3, 5e6), unit: 'events/s' }) },
-  'hold-1e5': { title: 'engine hold model, 1e5 pending events', run: () => ({ value: holdModelEventsPerS(1e5, 3e6), unit: 'events/s' }) },
-  'hold-1e6': { title: 'engine hold model, 1e6 pending events', run: () => ({ value: holdModelEventsPerS(1e6, 4e6), unit: 'events/s' }) },
+  'hold-1e3': {
+    title: 'engine hold model, 1e3 pending events',
+    run: () => ({ value: holdModelEventsPerS(1e3, 5e6), unit: 'events/s' }),
+  },
+  'hold-1e5': {
+    title: 'engine hold model, 1e5 pending events',
+    run: () => ({ value: holdModelEventsPerS(1e5, 3e6), unit: 'events/s' }),
+  },
+  'hold-1e6': {
+    title: 'engine hold model, 1e6 pending events',
+    run: () => ({ value: holdModelEventsPerS(1e6, 4e6), unit: 'events/s' }),
+  },
   'ring-step-256': { title: 'ring all-reduce 1 GiB, step-by-step, 256 GPUs', run: ringStepCase(32, GiB) },
   'ring-step-1024': { title: 'ring all-reduce 1 GiB, step-by-step, 1,024 GPUs', run: ringStepCase(128, GiB) },
-  'ring-step-1024-noskip': { title: 'ring all-reduce 1 GiB, every step simulated, 1,024 GPUs', run: ringStepCase(128, GiB, false) },
+  'ring-step-1024-noskip': {
+    title: 'ring all-reduce 1 GiB, every step simulated, 1,024 GPUs',
+    run: ringStepCase(128, GiB, false),
+  },
   'ddp-llama2-7b-64': {
     title: 'DDP step, llama2-7b, 64 GPUs (8 dgx-a100-80gb)',
-    run: stepCase({ cluster: { preset: 'dgx-a100-80gb', nodes: 8 }, model: { preset: 'llama2-7b' }, training: { globalBatch: 64, microBatch: 1 } }),
+    run: stepCase({
+      cluster: { preset: 'dgx-a100-80gb', nodes: 8 },
+      model: { preset: 'llama2-7b' },
+      training: { globalBatch: 64, microBatch: 1 },
+    }),
   },
   'ddp-llama2-7b-1024': {
     title: 'DDP step, llama2-7b, 1,024 GPUs (128 dgx-a100-80gb)',
-    run: stepCase({ cluster: { preset: 'dgx-a100-80gb', nodes: 128 }, model: { preset: 'llama2-7b' }, training: { globalBatch: 1024, microBatch: 1 } }),
+    run: stepCase({
+      cluster: { preset: 'dgx-a100-80gb', nodes: 128 },
+      model: { preset: 'llama2-7b' },
+      training: { globalBatch: 1024, microBatch: 1 },
+    }),
   },
   'ddp-llama2-7b-1024-full': {
     title: 'DDP step, llama2-7b, 1,024 GPUs, full fidelity',
-    run: stepCase({ cluster: { preset: 'dgx-a100-80gb', nodes: 128 }, model: { preset: 'llama2-7b' }, training: { globalBatch: 1024, microBatch: 1 }, simulation: { fidelity: 'full' } }),
+    run: stepCase({
+      cluster: { preset: 'dgx-a100-80gb', nodes: 128 },
+      model: { preset: 'llama2-7b' },
+      training: { globalBatch: 1024, microBatch: 1 },
+      simulation: { fidelity: 'full' },
+    }),
   },
   'gpt3-175b-1024': {
     title: 'GPT-3 175B, 1,024 A100, TP 8 PP 8 DP 16, interleaved',
-    run: stepCase({ cluster: { preset: 'dgx-a100-80gb', nodes: 128 }, model: { preset: 'gpt3-175b' }, training: { globalBatch: 1536, microBatch: 1 }, parallel: { tp: 8, pp: 8, schedule: 'interleaved', virtualStages: 3, recompute: 'full' } }),
+    run: stepCase({
+      cluster: { preset: 'dgx-a100-80gb', nodes: 128 },
+      model: { preset: 'gpt3-175b' },
+      training: { globalBatch: 1536, microBatch: 1 },
+      parallel: { tp: 8, pp: 8, schedule: 'interleaved', virtualStages: 3, recompute: 'full' },
+    }),
   },
   'gpt-1t-3072': {
     title: 'GPT 1T (128 layers, h 25600), 3,072 A100, TP 8 PP 64 DP 6, interleaved',
@@ -113,7 +153,19 @@ export const BENCH_CASES: Record<string, { title: string; run: () => CaseResult 
   },
   'plan-70b-64xh100': {
     title: 'clustersim plan, Llama-2-70B on 64 H100, global batch 512 (target ≤ 30 s)',
-    run: cliCase(['plan', 'scenarios/llama2-70b-tp8-scale.yaml', '--gpus', '64', '--set', 'cluster.preset=dgx-h100', '--set', 'training.globalBatch=512', '--json']),
+    run: cliCase([
+      'plan',
+      'scenarios/llama2-70b-tp8-scale.yaml',
+      '--gpus',
+      '64',
+      '--set',
+      'cluster.preset=dgx-h100',
+      '--set',
+      'training.globalBatch=512',
+      '--json',
+    ]),
   },
-  ...Object.fromEntries(Object.entries(GROWTH_CASES).map(([name, g]) => [name, { title: g.title, run: stepCase(g.raw) }])),
+  ...Object.fromEntries(
+    Object.entries(GROWTH_CASES).map(([name, g]) => [name, { title: g.title, run: stepCase(g.raw) }]),
+  ),
 };

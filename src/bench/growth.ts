@@ -32,8 +32,24 @@ export const GROWTH_GPU_COUNTS = [64, 256, 1024, 4096, 16384];
 export const GROWTH_MICRO_BATCHES = [8, 16, 32, 64, 128];
 
 export const GROWTH_CASES: Record<string, GrowthCase> = Object.fromEntries([
-  ...GROWTH_GPU_COUNTS.map((g) => [`growth-gpus-${g}`, { title: `growth: Llama-3-70B TP 8 PP 8, ${g.toLocaleString('en-US')} GPUs, 16 micro-batches`, series: 'gpus' as const, x: g, raw: growthScenario(g, 16) }]),
-  ...GROWTH_MICRO_BATCHES.map((m) => [`growth-mb-${m}`, { title: `growth: Llama-3-70B TP 8 PP 8, 1,024 GPUs, ${m} micro-batches`, series: 'microBatches' as const, x: m, raw: growthScenario(1024, m) }]),
+  ...GROWTH_GPU_COUNTS.map((g) => [
+    `growth-gpus-${g}`,
+    {
+      title: `growth: Llama-3-70B TP 8 PP 8, ${g.toLocaleString('en-US')} GPUs, 16 micro-batches`,
+      series: 'gpus' as const,
+      x: g,
+      raw: growthScenario(g, 16),
+    },
+  ]),
+  ...GROWTH_MICRO_BATCHES.map((m) => [
+    `growth-mb-${m}`,
+    {
+      title: `growth: Llama-3-70B TP 8 PP 8, 1,024 GPUs, ${m} micro-batches`,
+      series: 'microBatches' as const,
+      x: m,
+      raw: growthScenario(1024, m),
+    },
+  ]),
 ]);
 
 /** Least-squares slope of log(y) against log(x): y ∝ x^slope. NaN with fewer than two points. */

@@ -21,14 +21,26 @@ export function matchGpuPreset(deviceName: string, memoryBytes = 0): string | un
   const n = deviceName.toLowerCase();
   if (n.includes('h200')) return 'h200-sxm-141gb';
   if (n.includes('h100') && !n.includes('pcie')) return 'h100-sxm5-80gb';
-  if (n.includes('a100')) return n.includes('pcie') ? 'a100-pcie-40gb' : memoryBytes > 60 * 2 ** 30 || n.includes('80g') ? 'a100-sxm4-80gb' : 'a100-sxm4-40gb';
+  if (n.includes('a100'))
+    return n.includes('pcie')
+      ? 'a100-pcie-40gb'
+      : memoryBytes > 60 * 2 ** 30 || n.includes('80g')
+        ? 'a100-sxm4-80gb'
+        : 'a100-sxm4-40gb';
   if (n.includes('v100')) return 'v100-sxm2-32gb';
   return undefined;
 }
 
 /** The model fields of a GEMM fit (without its fit statistics), as GpuSpec.measuredGemm holds them. */
 export function measuredGemmOf(fit: GemmFit): MeasuredGemm {
-  const m: MeasuredGemm = { tileM: fit.tileM, tileN: fit.tileN, units: fit.units, splitKMinK: fit.splitKMinK, ceilingTflops: fit.ceilingTflops, smallKHalf: fit.smallKHalf };
+  const m: MeasuredGemm = {
+    tileM: fit.tileM,
+    tileN: fit.tileN,
+    units: fit.units,
+    splitKMinK: fit.splitKMinK,
+    ceilingTflops: fit.ceilingTflops,
+    smallKHalf: fit.smallKHalf,
+  };
   if (fit.corrections) m.corrections = fit.corrections;
   return m;
 }
@@ -72,13 +84,24 @@ export function profileGpu(profile: Profile, base?: GpuSpec): { gpu: GpuSpec; ap
   const f = profile.fit;
   if (profile.backend === 'cpu') {
     const gpu = cpuDevice(profile);
-    return { gpu, applied: [`GPU replaced by the calibrated CPU device '${gpu.name}' (fp32 only, ${gpu.smCount} compute thread(s))`] };
+    return {
+      gpu,
+      applied: [
+        `GPU replaced by the calibrated CPU device '${gpu.name}' (fp32 only, ${gpu.smCount} compute thread(s))`,
+      ],
+    };
   }
   const start = base ?? (profile.device.gpuPreset ? GPU_PRESETS[profile.device.gpuPreset] : undefined);
   const applied: string[] = [];
   const gpu: GpuSpec = start
     ? { ...start, peakTflops: { ...start.peakTflops }, gemmCeiling: { ...start.gemmCeiling } }
-    : { ...cpuDevice(profile), name: profile.device.name, peakTflops: {}, smCount: profile.machine.cuda?.devices[0]?.smCount ?? 1, calibratedCpu: undefined };
+    : {
+        ...cpuDevice(profile),
+        name: profile.device.name,
+        peakTflops: {},
+        smCount: profile.machine.cuda?.devices[0]?.smCount ?? 1,
+        calibratedCpu: undefined,
+      };
   const gemm = measuredGemms(profile);
   gpu.measuredGemm = { ...gpu.measuredGemm, ...gemm };
   for (const [dtype, m] of Object.entries(gemm)) {
@@ -90,7 +113,9 @@ export function profileGpu(profile: Profile, base?: GpuSpec): { gpu: GpuSpec; ap
   const nominal = gpu.hbmBandwidthGBps;
   if (f.memoryBandwidthGBps > nominal) gpu.hbmBandwidthGBps = f.memoryBandwidthGBps;
   gpu.hbmEfficiency = Math.min(1, f.memoryBandwidthGBps / gpu.hbmBandwidthGBps);
-  applied.push(`streaming memory bandwidth ${f.memoryBandwidthGBps.toFixed(0)} GB/s (efficiency ${gpu.hbmEfficiency.toFixed(3)} of ${gpu.hbmBandwidthGBps.toFixed(0)} GB/s)`);
+  applied.push(
+    `streaming memory bandwidth ${f.memoryBandwidthGBps.toFixed(0)} GB/s (efficiency ${gpu.hbmEfficiency.toFixed(3)} of ${gpu.hbmBandwidthGBps.toFixed(0)} GB/s)`,
+  );
   gpu.name = `${gpu.name} (calibrated)`;
   gpu.source = `${gpu.source}; ${calibratedNote(profile)}`;
   return { gpu, applied };
@@ -109,12 +134,16 @@ export function profileNode(profile: Profile, node: NodeSpec): { node: NodeSpec;
   const link = linkFit(profile);
   if (link && node.intra !== 'pcie') {
     // With a ring over the node's GPUs, all_reduce_perf's bus bandwidth is the per-GPU link bandwidth NCCL gets.
-    applied.push(`intra-node link bandwidth ${node.nvlinkBandwidthGBps} → ${link.busBandwidthGBps.toFixed(1)} GB/s (all-reduce bus bandwidth over ${link.ranks})`);
+    applied.push(
+      `intra-node link bandwidth ${node.nvlinkBandwidthGBps} → ${link.busBandwidthGBps.toFixed(1)} GB/s (all-reduce bus bandwidth over ${link.ranks})`,
+    );
     out.nvlinkBandwidthGBps = link.busBandwidthGBps;
   }
   const h2d = profile.fit.copies['h2d-pinned'];
   if (h2d) {
-    applied.push(`PCIe bandwidth ${node.pcieBandwidthGBps} → ${h2d.bandwidthGBps.toFixed(1)} GB/s (pinned host-to-device copies)`);
+    applied.push(
+      `PCIe bandwidth ${node.pcieBandwidthGBps} → ${h2d.bandwidthGBps.toFixed(1)} GB/s (pinned host-to-device copies)`,
+    );
     out.pcieBandwidthGBps = h2d.bandwidthGBps;
   }
   return { node: out, applied };
@@ -170,7 +199,16 @@ export function profileCollectiveTables(profile: Profile, source = 'profile'): M
     if (!(ranks >= 2 && bytes > 0 && timeNs > 0)) continue;
     const key = `${op}/${ranks}`;
     let t = byKey.get(key);
-    if (!t) byKey.set(key, (t = { op: op as MeasuredCollective, ranks, points: [], source: `${source} (${profile.device.name}, ${profile.createdAt})` }));
+    if (!t)
+      byKey.set(
+        key,
+        (t = {
+          op: op as MeasuredCollective,
+          ranks,
+          points: [],
+          source: `${source} (${profile.device.name}, ${profile.createdAt})`,
+        }),
+      );
     t.points.push({ bytes, timeNs });
   }
   const tables = [...byKey.values()];
@@ -179,11 +217,20 @@ export function profileCollectiveTables(profile: Profile, source = 'profile'): M
 }
 
 /** `scenario` with `profile`'s constants in place of its GPU's and links', and what was replaced. */
-export function withProfile<T extends { cluster: ClusterSpec; comm: CommSetup }>(scenario: T, profile: Profile, path: string): { scenario: T; applied: string[] } {
+export function withProfile<T extends { cluster: ClusterSpec; comm: CommSetup }>(
+  scenario: T,
+  profile: Profile,
+  path: string,
+): { scenario: T; applied: string[] } {
   const { cluster, applied } = profileCluster(profile, scenario.cluster);
   // The scenario's own tables win over the profile's for the same op and group size.
   const own = scenario.comm.measured ?? [];
-  const added = profileCollectiveTables(profile, path).filter((t) => t.ranks <= cluster.node.gpusPerNode && !own.some((o) => o.op === t.op && o.ranks === t.ranks));
-  if (added.length > 0) applied.push(`measured collectives inside a node: ${added.map((t) => `${t.op} ×${t.ranks} (${t.points.length} sizes)`).join(', ')}`);
+  const added = profileCollectiveTables(profile, path).filter(
+    (t) => t.ranks <= cluster.node.gpusPerNode && !own.some((o) => o.op === t.op && o.ranks === t.ranks),
+  );
+  if (added.length > 0)
+    applied.push(
+      `measured collectives inside a node: ${added.map((t) => `${t.op} ×${t.ranks} (${t.points.length} sizes)`).join(', ')}`,
+    );
   return { scenario: { ...scenario, cluster, comm: { ...scenario.comm, measured: [...own, ...added] } }, applied };
 }

@@ -1,5 +1,13 @@
 import { hostname, platform, release, arch } from 'node:os';
-import { CPU_BACKEND_HINT, CUDA_LIBS, candidatesFor, explainLoadFailure, optionalMissing, searchDirs, type SearchEnv } from './cudaLibs.js';
+import {
+  CPU_BACKEND_HINT,
+  CUDA_LIBS,
+  candidatesFor,
+  explainLoadFailure,
+  optionalMissing,
+  searchDirs,
+  type SearchEnv,
+} from './cudaLibs.js';
 import { loadAddon, type CpuInfo, type NativeAddon } from './native.js';
 import { gatherSearchEnv } from './searchEnv.js';
 import type { BackendKind, BenchItem, CpuClockMode, RawResult } from './types.js';
@@ -61,7 +69,11 @@ function baseMachine(cpu: CpuInfo): MachineInfo {
 }
 
 /** The clock the CPU backend times `item` with (see CpuClockMode); an item may ask for the wall clock itself. */
-export function cpuClockFor(item: Pick<BenchItem, 'kind' | 'clock'>, threads: number, mode: CpuClockMode): 'wall' | 'thread' {
+export function cpuClockFor(
+  item: Pick<BenchItem, 'kind' | 'clock'>,
+  threads: number,
+  mode: CpuClockMode,
+): 'wall' | 'thread' {
   if (mode === 'wall') return 'wall';
   if (item.clock) return item.clock;
   switch (item.kind) {
@@ -91,7 +103,12 @@ function threadsRefusal(threads: number, cores: number): string {
  * @param tooMany the refusal's words for the caller, given the threads and the cores (default: calibrate's `--threads`)
  * @throws BackendUnavailableError for more threads than logical cores
  */
-export function openCpuBackend(addon: NativeAddon = loadAddon(), computeThreads?: number, clock: CpuClockMode = 'auto', tooMany: (threads: number, cores: number) => string = threadsRefusal): Backend {
+export function openCpuBackend(
+  addon: NativeAddon = loadAddon(),
+  computeThreads?: number,
+  clock: CpuClockMode = 'auto',
+  tooMany: (threads: number, cores: number) => string = threadsRefusal,
+): Backend {
   const cpu = addon.cpuInfo();
   const threads = computeThreads ?? Math.max(1, cpu.logicalCores - 1);
   if (threads > cpu.logicalCores) throw new BackendUnavailableError(tooMany(threads, cpu.logicalCores));
@@ -106,26 +123,49 @@ export function openCpuBackend(addon: NativeAddon = loadAddon(), computeThreads?
 }
 
 function ncclEnv(env: NodeJS.ProcessEnv): Record<string, string> {
-  return Object.fromEntries(Object.entries(env).filter(([k, v]) => k.startsWith('NCCL_') && v !== undefined) as [string, string][]);
+  return Object.fromEntries(
+    Object.entries(env).filter(([k, v]) => k.startsWith('NCCL_') && v !== undefined) as [string, string][],
+  );
 }
 
 /** Turns cudaDescribe's flat strings into devices. */
-export function parseCudaDescription(d: Record<string, string>): { devices: GpuInfo[]; versions: Record<string, string> } {
+export function parseCudaDescription(d: Record<string, string>): {
+  devices: GpuInfo[];
+  versions: Record<string, string>;
+} {
   const count = Number(d.deviceCount ?? 0);
   const devices: GpuInfo[] = [];
   for (let i = 0; i < count; i++) {
     const p = `device.${i}.`;
-    devices.push({ index: i, name: d[`${p}name`] ?? 'unknown', memoryBytes: Number(d[`${p}memoryBytes`] ?? 0), smCount: Number(d[`${p}smCount`] ?? 0), computeCapability: d[`${p}computeCapability`] ?? '' });
+    devices.push({
+      index: i,
+      name: d[`${p}name`] ?? 'unknown',
+      memoryBytes: Number(d[`${p}memoryBytes`] ?? 0),
+      smCount: Number(d[`${p}smCount`] ?? 0),
+      computeCapability: d[`${p}computeCapability`] ?? '',
+    });
   }
   const versions = Object.fromEntries(Object.entries(d).filter(([k]) => k.endsWith('Version')));
   return { devices, versions };
 }
 
 /** The CUDA backend: opens the libraries, describes the GPUs; throws BackendUnavailableError saying why not. */
-export function openCudaBackend(addon: NativeAddon = loadAddon(), env: SearchEnv = gatherSearchEnv(), warn: (s: string) => void = () => {}, otherwise = CPU_BACKEND_HINT): Backend {
+export function openCudaBackend(
+  addon: NativeAddon = loadAddon(),
+  env: SearchEnv = gatherSearchEnv(),
+  warn: (s: string) => void = () => {},
+  otherwise = CPU_BACKEND_HINT,
+): Backend {
   const dirs = searchDirs(env);
-  const outcomes = addon.cudaLoad(CUDA_LIBS.map((l) => ({ name: l.name, required: l.required, paths: candidatesFor(l, env, dirs).map((c) => c.path) })));
-  if (outcomes.some((o) => o.required && !o.path)) throw new BackendUnavailableError(explainLoadFailure(outcomes, dirs, otherwise));
+  const outcomes = addon.cudaLoad(
+    CUDA_LIBS.map((l) => ({
+      name: l.name,
+      required: l.required,
+      paths: candidatesFor(l, env, dirs).map((c) => c.path),
+    })),
+  );
+  if (outcomes.some((o) => o.required && !o.path))
+    throw new BackendUnavailableError(explainLoadFailure(outcomes, dirs, otherwise));
   const libraries = Object.fromEntries(outcomes.filter((o) => o.path).map((o) => [o.name, o.path as string]));
   let description: Record<string, string>;
   try {
@@ -137,12 +177,18 @@ export function openCudaBackend(addon: NativeAddon = loadAddon(), env: SearchEnv
     );
   }
   const { devices, versions } = parseCudaDescription(description);
-  if (devices.length === 0) throw new BackendUnavailableError(`the CUDA libraries loaded, but they see no GPU (cudaGetDeviceCount = 0); check nvidia-smi and CUDA_VISIBLE_DEVICES; ${otherwise}.`);
+  if (devices.length === 0)
+    throw new BackendUnavailableError(
+      `the CUDA libraries loaded, but they see no GPU (cudaGetDeviceCount = 0); check nvidia-smi and CUDA_VISIBLE_DEVICES; ${otherwise}.`,
+    );
   for (const line of optionalMissing(outcomes)) warn(line);
   if (devices.length > 1 && !libraries.nccl) warn('without libnccl the collectives between GPUs are not measured');
   return {
     kind: 'cuda',
-    machine: { ...baseMachine(addon.cpuInfo()), cuda: { ...versions, libraries, devices, ncclEnv: ncclEnv(process.env) } },
+    machine: {
+      ...baseMachine(addon.cpuInfo()),
+      cuda: { ...versions, libraries, devices, ncclEnv: ncclEnv(process.env) },
+    },
     maxRanks: libraries.nccl ? devices.length : 1,
     run: (item) => addon.runCuda(item),
   };
@@ -152,7 +198,10 @@ export function openCudaBackend(addon: NativeAddon = loadAddon(), env: SearchEnv
  * Opens the backend asked for. `auto` tries CUDA and falls back to the CPU, telling `warn` why; `cuda` fails
  * with the reason; `cpu` always works once the addon is built.
  */
-export function openBackend(requested: BackendKind | 'auto', opts: { threads?: number; clock?: CpuClockMode; warn?: (s: string) => void } = {}): Backend {
+export function openBackend(
+  requested: BackendKind | 'auto',
+  opts: { threads?: number; clock?: CpuClockMode; warn?: (s: string) => void } = {},
+): Backend {
   const warn = opts.warn ?? (() => {});
   const addon = loadAddon();
   if (requested === 'cpu') return openCpuBackend(addon, opts.threads, opts.clock);

@@ -83,9 +83,17 @@ async function calibrateLocked(o: CalibrateOptions): Promise<CalibrateResult> {
     const r = MeasurementLog.resume(o.logPath, { backend: o.backend.kind, quick: o.quick, machine: o.backend.machine });
     log = r.log;
     for (const rec of r.parsed.records) have.set(rec.id, rec);
-    if (r.parsed.badLines.length > 0) warnings.push(`${o.logPath}: skipped unreadable line(s) ${r.parsed.badLines.join(', ')} (cut short by an interruption?)`);
+    if (r.parsed.badLines.length > 0)
+      warnings.push(
+        `${o.logPath}: skipped unreadable line(s) ${r.parsed.badLines.join(', ')} (cut short by an interruption?)`,
+      );
   } else {
-    log = MeasurementLog.create(o.logPath, { backend: o.backend.kind, quick: o.quick, machine: o.backend.machine, startedAt: new Date().toISOString() });
+    log = MeasurementLog.create(o.logPath, {
+      backend: o.backend.kind,
+      quick: o.quick,
+      machine: o.backend.machine,
+      startedAt: new Date().toISOString(),
+    });
   }
   const resumed = plan.filter((p) => have.has(p.id)).length;
   let done = resumed;

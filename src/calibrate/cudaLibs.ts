@@ -22,11 +22,46 @@ export interface CudaLibSpec {
 
 /** Load order matters: libcublas needs libcublasLt, which is then found already loaded by soname. */
 export const CUDA_LIBS: readonly CudaLibSpec[] = [
-  { name: 'cudart', base: 'libcudart.so', sonames: ['libcudart.so.13', 'libcudart.so.12', 'libcudart.so.11.0', 'libcudart.so'], required: true, purpose: 'CUDA runtime: memory, streams, events, copies', installHint: 'pip install nvidia-cuda-runtime-cu12, or the CUDA toolkit' },
-  { name: 'cublasLt', base: 'libcublasLt.so', sonames: ['libcublasLt.so.13', 'libcublasLt.so.12', 'libcublasLt.so.11', 'libcublasLt.so'], required: true, purpose: 'cuBLASLt, which cuBLAS needs', installHint: 'pip install nvidia-cublas-cu12, or the CUDA toolkit' },
-  { name: 'cublas', base: 'libcublas.so', sonames: ['libcublas.so.13', 'libcublas.so.12', 'libcublas.so.11', 'libcublas.so'], required: true, purpose: 'cuBLAS: the GEMM benchmarks', installHint: 'pip install nvidia-cublas-cu12, or the CUDA toolkit' },
-  { name: 'nccl', base: 'libnccl.so', sonames: ['libnccl.so.2', 'libnccl.so'], required: false, purpose: 'NCCL: collectives over several GPUs', installHint: 'pip install nvidia-nccl-cu12, or the libnccl2 package' },
-  { name: 'cuda', base: 'libcuda.so', sonames: ['libcuda.so.1', 'libcuda.so'], required: false, purpose: 'CUDA driver API: device names and an empty kernel for launch latency', installHint: 'it comes with the NVIDIA driver' },
+  {
+    name: 'cudart',
+    base: 'libcudart.so',
+    sonames: ['libcudart.so.13', 'libcudart.so.12', 'libcudart.so.11.0', 'libcudart.so'],
+    required: true,
+    purpose: 'CUDA runtime: memory, streams, events, copies',
+    installHint: 'pip install nvidia-cuda-runtime-cu12, or the CUDA toolkit',
+  },
+  {
+    name: 'cublasLt',
+    base: 'libcublasLt.so',
+    sonames: ['libcublasLt.so.13', 'libcublasLt.so.12', 'libcublasLt.so.11', 'libcublasLt.so'],
+    required: true,
+    purpose: 'cuBLASLt, which cuBLAS needs',
+    installHint: 'pip install nvidia-cublas-cu12, or the CUDA toolkit',
+  },
+  {
+    name: 'cublas',
+    base: 'libcublas.so',
+    sonames: ['libcublas.so.13', 'libcublas.so.12', 'libcublas.so.11', 'libcublas.so'],
+    required: true,
+    purpose: 'cuBLAS: the GEMM benchmarks',
+    installHint: 'pip install nvidia-cublas-cu12, or the CUDA toolkit',
+  },
+  {
+    name: 'nccl',
+    base: 'libnccl.so',
+    sonames: ['libnccl.so.2', 'libnccl.so'],
+    required: false,
+    purpose: 'NCCL: collectives over several GPUs',
+    installHint: 'pip install nvidia-nccl-cu12, or the libnccl2 package',
+  },
+  {
+    name: 'cuda',
+    base: 'libcuda.so',
+    sonames: ['libcuda.so.1', 'libcuda.so'],
+    required: false,
+    purpose: 'CUDA driver API: device names and an empty kernel for launch latency',
+    installHint: 'it comes with the NVIDIA driver',
+  },
 ];
 
 /** What the search looks at; `listDir` returns a folder's entries, or undefined when it does not exist. */
@@ -79,10 +114,13 @@ export function searchDirs(env: SearchEnv): SearchDir[] {
   };
   for (const d of env.extraDirs) add(d, 'CLUSTERSIM_CUDA_LIBS');
   for (const d of env.ldLibraryPath.split(':')) add(d, 'LD_LIBRARY_PATH');
-  for (const home of env.cudaHomes) for (const sub of ['lib64', 'lib', 'targets/x86_64-linux/lib']) if (env.listDir(`${home}/${sub}`)) add(`${home}/${sub}`, `${home}`);
+  for (const home of env.cudaHomes)
+    for (const sub of ['lib64', 'lib', 'targets/x86_64-linux/lib'])
+      if (env.listDir(`${home}/${sub}`)) add(`${home}/${sub}`, `${home}`);
   for (const site of env.sitePackages) {
     for (const pkg of env.listDir(`${site}/nvidia`) ?? []) {
-      for (const sub of ['lib', 'lib64']) if (env.listDir(`${site}/nvidia/${pkg}/${sub}`)) add(`${site}/nvidia/${pkg}/${sub}`, 'python site-packages');
+      for (const sub of ['lib', 'lib64'])
+        if (env.listDir(`${site}/nvidia/${pkg}/${sub}`)) add(`${site}/nvidia/${pkg}/${sub}`, 'python site-packages');
     }
   }
   return out;
@@ -107,7 +145,9 @@ export function candidatesFor(lib: CudaLibSpec, env: SearchEnv, dirs = searchDir
     if (!out.some((c) => c.path === path)) out.push({ path, source });
   };
   const inDir = (d: SearchDir) => {
-    const files = (env.listDir(d.dir) ?? []).filter((f) => f === lib.base || /^\.\d+(\.\d+)*$/.test(f.slice(lib.base.length)) && f.startsWith(lib.base));
+    const files = (env.listDir(d.dir) ?? []).filter(
+      (f) => f === lib.base || (/^\.\d+(\.\d+)*$/.test(f.slice(lib.base.length)) && f.startsWith(lib.base)),
+    );
     for (const f of files.sort(newestFirst(lib.base))) add(`${d.dir}/${f}`, d.source);
   };
   // The loader cache ranks after explicit folders but before the guesses (/usr/local/cuda*, Python).
@@ -135,21 +175,34 @@ export const CPU_BACKEND_HINT = 'or run with --backend cpu';
  * The message for a failed load: which libraries are missing, every path tried with dlopen's reason, which
  * folders were searched, and what to do.
  */
-export function explainLoadFailure(outcomes: readonly LibOutcome[], dirs: readonly SearchDir[], otherwise = CPU_BACKEND_HINT): string {
+export function explainLoadFailure(
+  outcomes: readonly LibOutcome[],
+  dirs: readonly SearchDir[],
+  otherwise = CPU_BACKEND_HINT,
+): string {
   const missing = outcomes.filter((o) => !o.path && o.required);
   const noDriver = outcomes.some((o) => o.name === 'cuda' && !o.path);
   const lines = [
-    ...(noDriver ? ['no NVIDIA driver here: libcuda.so.1, which comes with the driver, could not be loaded, so there is no GPU to measure.'] : []),
+    ...(noDriver
+      ? [
+          'no NVIDIA driver here: libcuda.so.1, which comes with the driver, could not be loaded, so there is no GPU to measure.',
+        ]
+      : []),
     `the CUDA backend cannot start: ${missing.map((o) => o.name).join(', ')} could not be loaded.`,
   ];
   for (const o of missing) {
     const spec = CUDA_LIBS.find((l) => l.name === o.name);
     lines.push(`  lib${o.name} (${spec?.purpose ?? o.name}): tried ${o.tried.length} path(s)`);
     // dlerror() often starts with the path itself; say it once.
-    for (const t of o.tried.slice(0, 8)) lines.push(`    ${t.path}: ${t.error.startsWith(`${t.path}: `) ? t.error.slice(t.path.length + 2) : t.error}`);
+    for (const t of o.tried.slice(0, 8))
+      lines.push(`    ${t.path}: ${t.error.startsWith(`${t.path}: `) ? t.error.slice(t.path.length + 2) : t.error}`);
     if (o.tried.length > 8) lines.push(`    … and ${o.tried.length - 8} more`);
   }
-  lines.push(dirs.length > 0 ? `  folders searched: ${dirs.map((d) => `${d.dir} (${d.source})`).join(', ')}` : '  folders searched: none found (LD_LIBRARY_PATH is empty, no /usr/local/cuda*, no site-packages/nvidia)');
+  lines.push(
+    dirs.length > 0
+      ? `  folders searched: ${dirs.map((d) => `${d.dir} (${d.source})`).join(', ')}`
+      : '  folders searched: none found (LD_LIBRARY_PATH is empty, no /usr/local/cuda*, no site-packages/nvidia)',
+  );
   const hints = [...new Set(missing.map((o) => CUDA_LIBS.find((l) => l.name === o.name)?.installHint).filter(Boolean))];
   lines.push(
     noDriver

@@ -24,7 +24,9 @@ export interface FitContext {
 export function copyKey(r: MeasurementRecord): string | undefined {
   const it = r.item;
   if (it.kind !== 'copy') return undefined;
-  return it.direction === 'h2d' || it.direction === 'd2h' ? `${it.direction}-${it.pinned ? 'pinned' : 'pageable'}` : it.direction;
+  return it.direction === 'h2d' || it.direction === 'd2h'
+    ? `${it.direction}-${it.pinned ? 'pinned' : 'pageable'}`
+    : it.direction;
 }
 
 function groupBy<T>(items: T[], key: (t: T) => string | undefined): Map<string, T[]> {
@@ -36,7 +38,10 @@ function groupBy<T>(items: T[], key: (t: T) => string | undefined): Map<string, 
   return m;
 }
 
-export function fitProfile(records: readonly MeasurementRecord[], ctx: FitContext): { fit: ProfileFit; warnings: string[] } {
+export function fitProfile(
+  records: readonly MeasurementRecord[],
+  ctx: FitContext,
+): { fit: ProfileFit; warnings: string[] } {
   const warnings: string[] = [];
   const statistic = ctx.statistic ?? 'median';
   const t = (r: MeasurementRecord) => valueOf(r.summary, statistic);
@@ -73,12 +78,19 @@ export function fitProfile(records: readonly MeasurementRecord[], ctx: FitContex
   if (Object.keys(gemm).length === 0) throw new FitError('no GEMM measurements could be fitted');
 
   const collectives: CollectiveFit[] = [];
-  const byGroup = groupBy([...records], (r) => (r.item.kind === 'collective' ? `${r.item.op}/${r.item.ranks}` : undefined));
+  const byGroup = groupBy([...records], (r) =>
+    r.item.kind === 'collective' ? `${r.item.op}/${r.item.ranks}` : undefined,
+  );
   for (const [key, rs] of byGroup) {
     const it0 = rs[0].item as { op: CollectiveFit['op']; ranks: number };
     try {
       const ab = fitAlphaBeta(rs.map((r) => ({ bytes: (r.item as { bytes: number }).bytes, seconds: t(r) })));
-      collectives.push({ op: it0.op, ranks: it0.ranks, ...ab, busBandwidthGBps: ab.bandwidthGBps * busBandwidthFactor(it0.op, it0.ranks) });
+      collectives.push({
+        op: it0.op,
+        ranks: it0.ranks,
+        ...ab,
+        busBandwidthGBps: ab.bandwidthGBps * busBandwidthFactor(it0.op, it0.ranks),
+      });
     } catch (err) {
       warnings.push(`collective ${key}: ${(err as Error).message}`);
     }
@@ -92,13 +104,22 @@ export function fitProfile(records: readonly MeasurementRecord[], ctx: FitContex
     return r ? t(r) : undefined;
   };
   const [computeS, copyS, bothS] = [ov('compute'), ov('copy'), ov('both')];
-  if (computeS && copyS && bothS) fit.overlap = { computeS, copyS, bothS, slowdownPct: 100 * (bothS / Math.max(computeS, copyS) - 1) };
+  if (computeS && copyS && bothS)
+    fit.overlap = { computeS, copyS, bothS, slowdownPct: 100 * (bothS / Math.max(computeS, copyS) - 1) };
   return { fit, warnings };
 }
 
 /** Noise of a set of measurements: median, 90th percentile and worst of their spreads (max − min over median). */
-export function noiseOf(records: readonly MeasurementRecord[]): { medianSpreadPct: number; p90SpreadPct: number; worstSpreadPct: number } {
+export function noiseOf(records: readonly MeasurementRecord[]): {
+  medianSpreadPct: number;
+  p90SpreadPct: number;
+  worstSpreadPct: number;
+} {
   if (records.length === 0) return { medianSpreadPct: 0, p90SpreadPct: 0, worstSpreadPct: 0 };
   const s = records.map((r) => r.summary.spreadPct).sort((a, b) => a - b);
-  return { medianSpreadPct: median(s), p90SpreadPct: s[Math.min(s.length - 1, Math.floor(0.9 * s.length))], worstSpreadPct: s[s.length - 1] };
+  return {
+    medianSpreadPct: median(s),
+    p90SpreadPct: s[Math.min(s.length - 1, Math.floor(0.9 * s.length))],
+    worstSpreadPct: s[s.length - 1],
+  };
 }

@@ -31,10 +31,18 @@ export function fitAlphaBeta(points: readonly SizedTime[]): AlphaBetaFit {
   if (new Set(points.map((p) => p.bytes)).size < 2) throw new FitError('an α–β fit needs at least 2 different sizes');
   const y = points.map((p) => p.seconds);
   const w = y.map((t) => 1 / (t * t));
-  let [latencyS, sPerByte] = weightedLeastSquares(points.map((p) => [1, p.bytes]), y, w);
+  let [latencyS, sPerByte] = weightedLeastSquares(
+    points.map((p) => [1, p.bytes]),
+    y,
+    w,
+  );
   if (latencyS < 0) {
     latencyS = 0;
-    [sPerByte] = weightedLeastSquares(points.map((p) => [p.bytes]), y, w);
+    [sPerByte] = weightedLeastSquares(
+      points.map((p) => [p.bytes]),
+      y,
+      w,
+    );
   }
   if (!(sPerByte > 0)) throw new FitError('the measured times do not grow with size, so no bandwidth can be fitted');
   const fit = { latencyS, bandwidthGBps: 1 / (sPerByte * 1e9) };
@@ -43,6 +51,9 @@ export function fitAlphaBeta(points: readonly SizedTime[]): AlphaBetaFit {
     points: points.length,
     minBytes: Math.min(...points.map((p) => p.bytes)),
     maxBytes: Math.max(...points.map((p) => p.bytes)),
-    residuals: residuals(y, points.map((p) => alphaBetaSeconds(fit, p.bytes))),
+    residuals: residuals(
+      y,
+      points.map((p) => alphaBetaSeconds(fit, p.bytes)),
+    ),
   };
 }

@@ -41,7 +41,10 @@ function modelSeconds(p: GemmPoint, mg: MeasuredGemm): number {
 /** The least-squares smooth model (no corrections) of `points`, all with positive time. */
 function smoothFit(points: readonly GemmPoint[], layout: GemmLayout): MeasuredGemm {
   const rows = points.map((p) => {
-    const { waves, kPerTile } = measuredGemmWaves({ m: p.m, n: p.n, k: p.k, batch: 1 }, { ...layout, ceilingTflops: 1, smallKHalf: 0 });
+    const { waves, kPerTile } = measuredGemmWaves(
+      { m: p.m, n: p.n, k: p.k, batch: 1 },
+      { ...layout, ceilingTflops: 1, smallKHalf: 0 },
+    );
     const w = 2 * layout.tileM * layout.tileN * layout.units * waves;
     return [w * kPerTile, w];
   });
@@ -50,7 +53,11 @@ function smoothFit(points: readonly GemmPoint[], layout: GemmLayout): MeasuredGe
   let [perFlop, fixed] = weightedLeastSquares(rows, y, weights);
   if (fixed < 0) {
     fixed = 0;
-    [perFlop] = weightedLeastSquares(rows.map((r) => [r[0]]), y, weights);
+    [perFlop] = weightedLeastSquares(
+      rows.map((r) => [r[0]]),
+      y,
+      weights,
+    );
   }
   if (!(perFlop > 0)) throw new FitError('GEMM times do not grow with the work, so no throughput can be fitted');
   return { ...layout, ceilingTflops: 1 / perFlop / 1e12, smallKHalf: fixed / perFlop };
@@ -59,7 +66,8 @@ function smoothFit(points: readonly GemmPoint[], layout: GemmLayout): MeasuredGe
 /** Fits ceilingTflops and smallKHalf; keeps per-shape corrections only if they predict left-out shapes clearly better. */
 export function fitGemm(points: readonly GemmPoint[], layout: GemmLayout): GemmFit {
   const usable = points.filter((p) => p.seconds > 0);
-  if (usable.length < 3) throw new FitError(`a GEMM fit needs at least 3 shapes with positive time, got ${usable.length}`);
+  if (usable.length < 3)
+    throw new FitError(`a GEMM fit needs at least 3 shapes with positive time, got ${usable.length}`);
   const y = usable.map((p) => p.seconds);
   const smooth = smoothFit(usable, layout);
   const model = usable.map((p) => modelSeconds(p, smooth));
@@ -69,7 +77,10 @@ export function fitGemm(points: readonly GemmPoint[], layout: GemmLayout): GemmF
     usable.map((p, i) => {
       let left: MeasuredGemm;
       try {
-        left = smoothFit(usable.filter((_, j) => j !== i), layout);
+        left = smoothFit(
+          usable.filter((_, j) => j !== i),
+          layout,
+        );
       } catch {
         left = smooth;
       }
@@ -89,7 +100,10 @@ export function fitGemm(points: readonly GemmPoint[], layout: GemmLayout): GemmF
   return {
     ...chosen,
     points: usable.length,
-    residuals: residuals(y, usable.map((p) => modelSeconds(p, chosen))),
+    residuals: residuals(
+      y,
+      usable.map((p) => modelSeconds(p, chosen)),
+    ),
     leaveOneOutPct: { model: looModel, corrected: looCorrected },
   };
 }

@@ -72,7 +72,8 @@ function readLock(path: string): LockFile | undefined {
   }
 }
 
-const sameLock = (a: LockFile, b: LockFile) => a.content === b.content && a.dev === b.dev && a.ino === b.ino && a.mtimeMs === b.mtimeMs;
+const sameLock = (a: LockFile, b: LockFile) =>
+  a.content === b.content && a.dev === b.dev && a.ino === b.ino && a.mtimeMs === b.mtimeMs;
 
 /** The owner's process id (the first word; a lock of an older version holds only the id), or NaN. */
 const ownerOf = (content: string) => Number(content.trim().split(/\s+/)[0] || NaN);
@@ -136,7 +137,8 @@ function take(path: string, depth: number, deadline: number, hooks: LockHooks): 
       sleep(WAIT_MS); // being written in place
       continue;
     }
-    const live = Number.isInteger(holder) && holder > 0 && (holder === process.pid ? held.has(seen.content) : alive(holder));
+    const live =
+      Number.isInteger(holder) && holder > 0 && (holder === process.pid ? held.has(seen.content) : alive(holder));
     if (live) return { busy: holder };
     hooks.onStale?.(holder);
     const guardPath = `${path}.takeover`;
@@ -174,7 +176,10 @@ export function lockLog(logPath: string, hooks: LockHooks = {}): () => void {
   const lock = `${logPath}.lock`;
   const got = take(lock, 0, Date.now() + PATIENCE_MS, hooks);
   if (!got) throw new LogError(`${logPath}: could not take its lock file ${lock}`);
-  if ('busy' in got) throw new LogError(`${logPath} is being written by another calibration (process ${got.busy}); wait for it to end, or give this one another --log`);
+  if ('busy' in got)
+    throw new LogError(
+      `${logPath} is being written by another calibration (process ${got.busy}); wait for it to end, or give this one another --log`,
+    );
   const release = () => {
     releaseLock(lock, got.content);
     process.off('exit', release);

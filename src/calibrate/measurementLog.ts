@@ -35,7 +35,15 @@ export class LogError extends Error {
 /** Checks a raw native result and turns it into a log record. */
 export function toRecord(planned: PlannedItem, raw: RawResult, takenAt = new Date().toISOString()): MeasurementRecord {
   if (!raw || !Array.isArray(raw.samplesS)) throw new FitError(`${planned.id}: the backend returned no samples`);
-  const record: MeasurementRecord = { type: 'measurement', id: planned.id, group: planned.group, item: planned.item, samplesS: raw.samplesS, summary: summarise(raw.samplesS), takenAt };
+  const record: MeasurementRecord = {
+    type: 'measurement',
+    id: planned.id,
+    group: planned.group,
+    item: planned.item,
+    samplesS: raw.samplesS,
+    summary: summarise(raw.samplesS),
+    takenAt,
+  };
   if (raw.extra && Object.keys(raw.extra).length > 0) record.extra = raw.extra;
   if (raw.notes && Object.keys(raw.notes).length > 0) record.notes = raw.notes;
   return record;
@@ -64,7 +72,11 @@ export function parseLog(text: string): ParsedLog {
     }
     const o = v as { type?: string };
     if (o.type === 'header' && (v as LogHeader).schema === LOG_SCHEMA) header = v as LogHeader;
-    else if (o.type === 'measurement' && typeof (v as MeasurementRecord).id === 'string' && Array.isArray((v as MeasurementRecord).samplesS)) {
+    else if (
+      o.type === 'measurement' &&
+      typeof (v as MeasurementRecord).id === 'string' &&
+      Array.isArray((v as MeasurementRecord).samplesS)
+    ) {
       const r = v as MeasurementRecord;
       try {
         byId.set(r.id, { ...r, summary: summarise(r.samplesS) });
@@ -81,7 +93,10 @@ export function parseLog(text: string): ParsedLog {
  * GPUs (names, count), the driver and NCCL versions, the CPU model, and for the CPU backend the threads and the clock.
  */
 export function setupDifference(then: MachineInfo, now: MachineInfo): string | undefined {
-  const gpus = (m: MachineInfo) => (m.cuda ? `${m.cuda.devices.length} × ${[...new Set(m.cuda.devices.map((d) => d.name))].join(' + ') || 'no GPU'}` : undefined);
+  const gpus = (m: MachineInfo) =>
+    m.cuda
+      ? `${m.cuda.devices.length} × ${[...new Set(m.cuda.devices.map((d) => d.name))].join(' + ') || 'no GPU'}`
+      : undefined;
   const facts: [string, (m: MachineInfo) => unknown][] = [
     ['GPUs', gpus],
     ['driver', (m) => m.cuda?.driverVersion],
@@ -105,7 +120,9 @@ export class MeasurementLog {
   /** Starts a new log; refuses to overwrite one that holds measurements (use `resume` or delete it). */
   static create(path: string, header: Omit<LogHeader, 'type' | 'schema' | 'schemaVersion'>): MeasurementLog {
     if (existsSync(path) && statSync(path).size > 0) {
-      throw new LogError(`${path} already holds measurements: pass --resume to continue that calibration, or delete the file to start over`);
+      throw new LogError(
+        `${path} already holds measurements: pass --resume to continue that calibration, or delete the file to start over`,
+      );
     }
     const full: LogHeader = { type: 'header', schema: LOG_SCHEMA, schemaVersion: LOG_SCHEMA_VERSION, ...header };
     writeFileSync(path, `${JSON.stringify(full)}\n`);
@@ -116,8 +133,12 @@ export class MeasurementLog {
    * Reopens a log for `--resume`; it must exist and come from the same backend, mode and measuring setup (machine,
    * when `expected.machine` is given: see `setupDifference`).
    */
-  static resume(path: string, expected: { backend: BackendKind; quick: boolean; machine?: MachineInfo }): { log: MeasurementLog; parsed: ParsedLog } {
-    if (!existsSync(path)) throw new LogError(`--resume: ${path} does not exist; run without --resume to start a calibration`);
+  static resume(
+    path: string,
+    expected: { backend: BackendKind; quick: boolean; machine?: MachineInfo },
+  ): { log: MeasurementLog; parsed: ParsedLog } {
+    if (!existsSync(path))
+      throw new LogError(`--resume: ${path} does not exist; run without --resume to start a calibration`);
     let text: string;
     try {
       text = readInputText(path);
@@ -127,19 +148,39 @@ export class MeasurementLog {
     const parsed = parseLog(text);
     const h = parsed.header;
     if (!h) throw new LogError(`--resume: ${path} is not a clustersim measurement log (no header line)`);
-    if (h.schemaVersion !== LOG_SCHEMA_VERSION) throw new LogError(`--resume: ${path} has log schema version ${h.schemaVersion}, this version writes ${LOG_SCHEMA_VERSION}; start over`);
-    if (h.backend !== expected.backend) throw new LogError(`--resume: ${path} was measured with the ${h.backend} backend, not ${expected.backend}; pass --backend ${h.backend}`);
-    if (h.quick !== expected.quick) throw new LogError(`--resume: ${path} was a ${h.quick ? '--quick' : 'full'} calibration; ${h.quick ? 'add' : 'drop'} --quick`);
+    if (h.schemaVersion !== LOG_SCHEMA_VERSION)
+      throw new LogError(
+        `--resume: ${path} has log schema version ${h.schemaVersion}, this version writes ${LOG_SCHEMA_VERSION}; start over`,
+      );
+    if (h.backend !== expected.backend)
+      throw new LogError(
+        `--resume: ${path} was measured with the ${h.backend} backend, not ${expected.backend}; pass --backend ${h.backend}`,
+      );
+    if (h.quick !== expected.quick)
+      throw new LogError(
+        `--resume: ${path} was a ${h.quick ? '--quick' : 'full'} calibration; ${h.quick ? 'add' : 'drop'} --quick`,
+      );
     const differs = expected.machine ? setupDifference(h.machine, expected.machine) : undefined;
     if (differs) {
       // Options that would make this run's setup the log's, when nothing else differs.
       const now = expected.machine!;
-      const sameOptions = setupDifference(h.machine, { ...now, computeThreads: h.machine.computeThreads, cpuClock: h.machine.cpuClock }) === undefined;
+      const sameOptions =
+        setupDifference(h.machine, {
+          ...now,
+          computeThreads: h.machine.computeThreads,
+          cpuClock: h.machine.cpuClock,
+        }) === undefined;
       const same = !sameOptions
         ? []
         : [
-            h.machine.computeThreads !== undefined && h.machine.computeThreads !== now.computeThreads ? `--threads ${h.machine.computeThreads}` : '',
-            h.machine.cpuClock !== now.cpuClock ? (h.machine.cpuClock === 'wall' ? 'with --wall-clock' : 'without --wall-clock') : '',
+            h.machine.computeThreads !== undefined && h.machine.computeThreads !== now.computeThreads
+              ? `--threads ${h.machine.computeThreads}`
+              : '',
+            h.machine.cpuClock !== now.cpuClock
+              ? h.machine.cpuClock === 'wall'
+                ? 'with --wall-clock'
+                : 'without --wall-clock'
+              : '',
           ].filter((x) => x);
       throw new LogError(
         `--resume: ${path} was measured with ${differs}; measurements taken under different setups cannot be fitted together: ` +
@@ -151,7 +192,8 @@ export class MeasurementLog {
     // editor's doing) is ended.
     if (text.length > 0 && !text.endsWith('\n')) {
       const lines = text.split('\n');
-      if (parsed.badLines.includes(lines.length)) truncateSync(path, Buffer.byteLength(text.slice(0, text.lastIndexOf('\n') + 1)));
+      if (parsed.badLines.includes(lines.length))
+        truncateSync(path, Buffer.byteLength(text.slice(0, text.lastIndexOf('\n') + 1)));
       else appendFileSync(path, '\n');
     }
     return { log: new MeasurementLog(path), parsed };

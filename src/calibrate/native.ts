@@ -31,7 +31,11 @@ export interface NativeAddon {
    * Correctness checks of the CPU kernels (for tests): `gemm` returns max |C − reference| / k against a plain
    * loop; a collective op returns the largest deviation from the exact result of one run on known data.
    */
-  cpuCheck(args: { what: 'gemm'; threads: number; m: number; n: number; k: number } | { what: 'all_reduce' | 'all_gather' | 'reduce_scatter'; ranks: number; floats: number }): number;
+  cpuCheck(
+    args:
+      | { what: 'gemm'; threads: number; m: number; n: number; k: number }
+      | { what: 'all_reduce' | 'all_gather' | 'reduce_scatter'; ranks: number; floats: number },
+  ): number;
   cudaLoad(requests: { name: string; paths: string[]; required: boolean }[]): LibOutcome[];
   /** Flat key → value strings: driverVersion, runtimeVersion, device.0.name, … Throws when no GPU is usable. */
   cudaDescribe(): Record<string, string>;
@@ -82,7 +86,9 @@ export function loadAddon(path = addonPath()): NativeAddon {
     throw new NativeUnavailableError(explainAddonFailure(path, true, err));
   }
   if (addon.abiVersion !== NATIVE_ABI_VERSION) {
-    throw new NativeUnavailableError(`the native addon at ${path} is version ${addon.abiVersion}, this code needs ${NATIVE_ABI_VERSION}: rebuild it with \`npm run build:native\`.`);
+    throw new NativeUnavailableError(
+      `the native addon at ${path} is version ${addon.abiVersion}, this code needs ${NATIVE_ABI_VERSION}: rebuild it with \`npm run build:native\`.`,
+    );
   }
   cached = addon;
   return addon;

@@ -1,6 +1,13 @@
 import type { Dtype } from '../sim/hardware/types.js';
 import { FIT_LAYERS, gradientBytes, layerGemmShapes, layerOps, opDims, type LayerShape } from './workloads.js';
-import { MEASURED_COLLECTIVES, type BackendKind, type BenchItem, type CopyDirection, type GemmDims, type PlannedItem } from './types.js';
+import {
+  MEASURED_COLLECTIVES,
+  type BackendKind,
+  type BenchItem,
+  type CopyDirection,
+  type GemmDims,
+  type PlannedItem,
+} from './types.js';
 
 /**
  * What `calibrate` measures, per backend, in full or `--quick` form. Every item has a stable id, the key by
@@ -61,11 +68,24 @@ export function parseCollectiveId(id: string): { op: string; ranks: number; byte
   return kind === 'collective' ? { op, ranks: Number(ranks), bytes: Number(bytes) } : undefined;
 }
 
-function gemmItems(backend: BackendKind, dtype: Dtype, shapes: GemmDims[], repeats: number, group: string): PlannedItem[] {
+function gemmItems(
+  backend: BackendKind,
+  dtype: Dtype,
+  shapes: GemmDims[],
+  repeats: number,
+  group: string,
+): PlannedItem[] {
   const guess = GUESS_FLOPS[backend][dtype] ?? 1e12;
   return shapes.map((d) => {
     const est = (2 * d.m * d.n * d.k) / guess;
-    const item: BenchItem = { kind: 'gemm', dtype, ...d, warmup: backend === 'cuda' ? 2 : 1, repeats, inner: innerFor(est, backend === 'cuda' ? 1e-3 : 2e-3, 200) };
+    const item: BenchItem = {
+      kind: 'gemm',
+      dtype,
+      ...d,
+      warmup: backend === 'cuda' ? 2 : 1,
+      repeats,
+      inner: innerFor(est, backend === 'cuda' ? 1e-3 : 2e-3, 200),
+    };
     return { id: gemmId(dtype, d), group, item };
   });
 }
@@ -83,7 +103,13 @@ function withLayers(shapes: GemmDims[], layers: LayerShape[], dtype: Dtype): Gem
 }
 
 /** The backward GEMMs of a layer with a gradient copy after each wgrad: a DDP/ZeRO-Offload step in miniature. */
-export function overlapProgram(layer: LayerShape, dtype: Dtype, direction: CopyDirection, run: 'both' | 'compute' | 'copy', reps: { warmup: number; repeats: number }): BenchItem {
+export function overlapProgram(
+  layer: LayerShape,
+  dtype: Dtype,
+  direction: CopyDirection,
+  run: 'both' | 'compute' | 'copy',
+  reps: { warmup: number; repeats: number },
+): BenchItem {
   const { backward } = layerOps(layer, dtype);
   const copies = backward.flatMap((op, i) => (op.gradParams ? [{ bytes: gradientBytes(op, dtype), after: i }] : []));
   return { kind: 'program', dtype, gemms: backward.map(opDims), copies, direction, run, ...reps, inner: 1 };
@@ -98,9 +124,20 @@ export const CPU_COLLECTIVE_FOOTPRINT = 64 * MiB;
 
 function cpuPlan(o: PlanOptions): PlannedItem[] {
   const q = o.quick;
-  const items: PlannedItem[] = [{ id: 'launch', group: 'launch', item: { kind: 'launch', warmup: 200, repeats: q ? 5 : 9, inner: 2000 } }];
+  const items: PlannedItem[] = [
+    { id: 'launch', group: 'launch', item: { kind: 'launch', warmup: 200, repeats: q ? 5 : 9, inner: 2000 } },
+  ];
   for (const bytes of q ? geometric(256 * KiB, 16 * MiB, 4) : geometric(64 * KiB, 64 * MiB, 2)) {
-    const item: BenchItem = { kind: 'copy', direction: 'h2h', pinned: true, bytes, footprintBytes: CPU_COPY_FOOTPRINT, warmup: 2, repeats: q ? 5 : 7, inner: innerFor(bytes / 5e9, 5e-3, 1000) };
+    const item: BenchItem = {
+      kind: 'copy',
+      direction: 'h2h',
+      pinned: true,
+      bytes,
+      footprintBytes: CPU_COPY_FOOTPRINT,
+      warmup: 2,
+      repeats: q ? 5 : 7,
+      inner: innerFor(bytes / 5e9, 5e-3, 1000),
+    };
     items.push({ id: copyId('h2h', true, bytes), group: 'copy h2h', item });
   }
   const dims = q ? [64, 256, 1024] : [64, 128, 256, 512, 1024, 1536];
@@ -108,27 +145,67 @@ function cpuPlan(o: PlanOptions): PlannedItem[] {
   for (const ranks of rankCounts(o.maxRanks, q)) {
     for (const op of MEASURED_COLLECTIVES) {
       for (const bytes of q ? geometric(64 * KiB, 16 * MiB, 4) : geometric(16 * KiB, 64 * MiB, 2)) {
-        const item: BenchItem = { kind: 'collective', op, ranks, bytes, footprintBytes: CPU_COLLECTIVE_FOOTPRINT, warmup: 2, repeats: q ? 5 : 7, inner: innerFor(bytes / 3e9, 5e-3, 256) };
+        const item: BenchItem = {
+          kind: 'collective',
+          op,
+          ranks,
+          bytes,
+          footprintBytes: CPU_COLLECTIVE_FOOTPRINT,
+          warmup: 2,
+          repeats: q ? 5 : 7,
+          inner: innerFor(bytes / 3e9, 5e-3, 256),
+        };
         items.push({ id: collectiveId(op, ranks, bytes), group: `${op} ×${ranks}`, item });
       }
     }
   }
   for (const run of ['compute', 'copy', 'both'] as const) {
-    items.push({ id: `overlap/${run}`, group: 'overlap', item: overlapProgram(FIT_LAYERS.cpu[0], 'fp32', 'h2h', run, { warmup: 1, repeats: q ? 3 : 5 }) });
+    items.push({
+      id: `overlap/${run}`,
+      group: 'overlap',
+      item: overlapProgram(FIT_LAYERS.cpu[0], 'fp32', 'h2h', run, { warmup: 1, repeats: q ? 3 : 5 }),
+    });
   }
   return items;
 }
 
 function cudaPlan(o: PlanOptions): PlannedItem[] {
   const q = o.quick;
-  const items: PlannedItem[] = [{ id: 'launch', group: 'launch', item: { kind: 'launch', warmup: 100, repeats: q ? 5 : 9, inner: 1000 } }];
+  const items: PlannedItem[] = [
+    { id: 'launch', group: 'launch', item: { kind: 'launch', warmup: 100, repeats: q ? 5 : 9, inner: 1000 } },
+  ];
   const sizes = q ? geometric(1 * MiB, 256 * MiB, 4) : geometric(64 * KiB, 1 * GiB, 4);
   for (const bytes of sizes) {
-    items.push({ id: copyId('d2d', true, bytes), group: 'copy d2d', item: { kind: 'copy', direction: 'd2d', pinned: true, bytes, footprintBytes: 2 * GiB, warmup: 3, repeats: 5, inner: innerFor(bytes / 2e12, 2e-3, 1000) } });
+    items.push({
+      id: copyId('d2d', true, bytes),
+      group: 'copy d2d',
+      item: {
+        kind: 'copy',
+        direction: 'd2d',
+        pinned: true,
+        bytes,
+        footprintBytes: 2 * GiB,
+        warmup: 3,
+        repeats: 5,
+        inner: innerFor(bytes / 2e12, 2e-3, 1000),
+      },
+    });
     for (const direction of ['h2d', 'd2h'] as const) {
       for (const pinned of [true, false]) {
-        const item: BenchItem = { kind: 'copy', direction, pinned, bytes, warmup: 2, repeats: 5, inner: innerFor(bytes / 25e9, 2e-3, 1000) };
-        items.push({ id: copyId(direction, pinned, bytes), group: `copy ${direction} ${pinned ? 'pinned' : 'pageable'}`, item });
+        const item: BenchItem = {
+          kind: 'copy',
+          direction,
+          pinned,
+          bytes,
+          warmup: 2,
+          repeats: 5,
+          inner: innerFor(bytes / 25e9, 2e-3, 1000),
+        };
+        items.push({
+          id: copyId(direction, pinned, bytes),
+          group: `copy ${direction} ${pinned ? 'pinned' : 'pageable'}`,
+          item,
+        });
       }
     }
   }
@@ -139,13 +216,25 @@ function cudaPlan(o: PlanOptions): PlannedItem[] {
   for (const ranks of rankCounts(o.maxRanks, q)) {
     for (const op of MEASURED_COLLECTIVES) {
       for (const bytes of q ? geometric(64 * KiB, 1 * GiB, 4) : geometric(8 * KiB, 2 * GiB, 4)) {
-        const item: BenchItem = { kind: 'collective', op, ranks, bytes, warmup: 3, repeats: 5, inner: innerFor(20e-6 + bytes / 100e9, 2e-3, 100) };
+        const item: BenchItem = {
+          kind: 'collective',
+          op,
+          ranks,
+          bytes,
+          warmup: 3,
+          repeats: 5,
+          inner: innerFor(20e-6 + bytes / 100e9, 2e-3, 100),
+        };
         items.push({ id: collectiveId(op, ranks, bytes), group: `${op} ×${ranks}`, item });
       }
     }
   }
   for (const run of ['compute', 'copy', 'both'] as const) {
-    items.push({ id: `overlap/${run}`, group: 'overlap', item: overlapProgram(FIT_LAYERS.cuda[1], 'bf16', 'd2h', run, { warmup: 2, repeats: 5 }) });
+    items.push({
+      id: `overlap/${run}`,
+      group: 'overlap',
+      item: overlapProgram(FIT_LAYERS.cuda[1], 'bf16', 'd2h', run, { warmup: 2, repeats: 5 }),
+    });
   }
   return items;
 }

@@ -39,7 +39,10 @@ export function benchGemmOp(name: string, g: GemmDims, dtype: Dtype): Op {
 function singleDeviceExecutor(profile: Profile, program: Program): number {
   const topology = buildTopology(measuredGroupCluster(profile, 1, profile.fit.memoryBandwidthGBps));
   const sim = new Simulator();
-  const net = new FlowNetwork(sim, topology.links.map((l) => l.bandwidthGBps));
+  const net = new FlowNetwork(
+    sim,
+    topology.links.map((l) => l.bandwidthGBps),
+  );
   return new ProgramExecutor(program, sim, net, new CollectiveService(topology)).run().makespanNs;
 }
 
@@ -47,13 +50,30 @@ function programSeconds(profile: Profile, gpu: GpuSpec, item: Extract<BenchItem,
   const p = new Program(1);
   const done: number[] = [];
   if (item.run !== 'copy') {
-    item.gemms.forEach((g, i) => done.push(p.local(0, 'compute', 'backward', `gemm${i}`, opTimeNs(benchGemmOp(`gemm${i}`, g, item.dtype), gpu, item.dtype))));
+    item.gemms.forEach((g, i) =>
+      done.push(
+        p.local(
+          0,
+          'compute',
+          'backward',
+          `gemm${i}`,
+          opTimeNs(benchGemmOp(`gemm${i}`, g, item.dtype), gpu, item.dtype),
+        ),
+      ),
+    );
   }
   if (item.run !== 'compute' && item.copies.length > 0) {
     const fit = copyFit(profile, item.direction, true);
     item.copies.forEach((c, j) => {
       const deps = c.after >= 0 && done[c.after] !== undefined ? [done[c.after]] : [];
-      p.local(0, 'copy', item.direction === 'h2d' ? 'h2d' : 'd2h', `copy${j}`, Math.round(alphaBetaSeconds(fit, c.bytes) * 1e9), deps);
+      p.local(
+        0,
+        'copy',
+        item.direction === 'h2d' ? 'h2d' : 'd2h',
+        `copy${j}`,
+        Math.round(alphaBetaSeconds(fit, c.bytes) * 1e9),
+        deps,
+      );
     });
   }
   return singleDeviceExecutor(profile, p) / 1e9;
@@ -63,7 +83,11 @@ function collectiveSeconds(profile: Profile, item: Extract<BenchItem, { kind: 'c
   const fit = profile.fit.collectives.find((c) => c.op === item.op && c.ranks === item.ranks);
   if (!fit) throw new FitError(`the profile has no fit for ${item.op} over ${item.ranks}`);
   const topology = buildTopology(measuredGroupCluster(profile, item.ranks, fit.busBandwidthGBps));
-  const service = new CollectiveService(topology, { mode: 'aggregated', allReduceAlgorithm: 'ring', protocol: 'Simple' });
+  const service = new CollectiveService(topology, {
+    mode: 'aggregated',
+    allReduceAlgorithm: 'ring',
+    protocol: 'Simple',
+  });
   const group = [...Array(item.ranks).keys()];
   const phases = service.phases(item.op, group, item.bytes, { algorithm: 'ring', protocol: 'Simple', predictedNs: 0 });
   // The latency is the measured one (the fit's α), spread over the phases as NCCL's model would spread its own.
@@ -82,7 +106,13 @@ export function predictSeconds(profile: Profile, item: BenchItem, gpu: GpuSpec =
       return programSeconds(profile, gpu, item);
     case 'copy': {
       const p = new Program(1);
-      p.local(0, 'copy', 'other', 'copy', Math.round(alphaBetaSeconds(copyFit(profile, item.direction, item.pinned), item.bytes) * 1e9));
+      p.local(
+        0,
+        'copy',
+        'other',
+        'copy',
+        Math.round(alphaBetaSeconds(copyFit(profile, item.direction, item.pinned), item.bytes) * 1e9),
+      );
       return singleDeviceExecutor(profile, p) / 1e9;
     }
     case 'collective':

@@ -81,7 +81,14 @@ const nonNegative = z.number().nonnegative().finite();
 const latencyS = z.number().nonnegative().max(1);
 const rateGBps = z.number().min(1e-3).max(1e6);
 const residualsSchema = z.object({ medianPct: nonNegative, worstPct: nonNegative, rmsPct: nonNegative });
-const alphaBetaSchema = z.object({ latencyS, bandwidthGBps: rateGBps, points: z.number().int().positive(), minBytes: positive, maxBytes: positive, residuals: residualsSchema });
+const alphaBetaSchema = z.object({
+  latencyS,
+  bandwidthGBps: rateGBps,
+  points: z.number().int().positive(),
+  minBytes: positive,
+  maxBytes: positive,
+  residuals: residualsSchema,
+});
 const gemmSchema = z.object({
   tileM: z.number().int().positive(),
   tileN: z.number().int().positive(),
@@ -89,56 +96,91 @@ const gemmSchema = z.object({
   splitKMinK: z.number().int().nonnegative(),
   ceilingTflops: z.number().min(1e-6).max(1e6),
   smallKHalf: z.number().nonnegative().max(1e9),
-  corrections: z.array(z.object({ m: positive, n: positive, k: positive, ratio: z.number().min(1e-3).max(1e3) })).optional(),
+  corrections: z
+    .array(z.object({ m: positive, n: positive, k: positive, ratio: z.number().min(1e-3).max(1e3) }))
+    .optional(),
   points: z.number().int().positive(),
   residuals: residualsSchema,
   leaveOneOutPct: z.object({ model: nonNegative, corrected: nonNegative }),
 });
 const dtypeSchema = z.enum(['fp32', 'tf32', 'fp16', 'bf16', 'fp8']);
 
-export const profileSchema = z.object({
-  schema: z.literal(PROFILE_SCHEMA),
-  schemaVersion: z.literal(PROFILE_SCHEMA_VERSION),
-  createdAt: z.string(),
-  tool: z.object({ name: z.string(), version: z.string() }),
-  backend: z.enum(['cpu', 'cuda']),
-  quick: z.boolean(),
-  statistic: z.enum(['median', 'min']),
-  device: z.object({ name: z.string(), count: z.number().int().positive(), gpuPreset: z.string().optional() }),
-  machine: z
-    .object({
-      hostname: z.string(),
-      os: z.string(),
-      arch: z.string(),
-      node: z.string(),
-      // memoryBytes is a CPU device's memory capacity (applyProfile.ts); computeThreads its GEMM units.
-      cpu: z.object({ model: z.string(), logicalCores: z.number().int().positive(), memoryBytes: positive }).passthrough(),
-      computeThreads: z.number().int().positive().optional(),
-      cpuClock: z.enum(['auto', 'wall']).optional(),
-    })
-    .passthrough(),
-  noise: z.object({ medianSpreadPct: nonNegative, p90SpreadPct: nonNegative, worstSpreadPct: nonNegative }),
-  measurements: z.array(z.object({ id: z.string(), group: z.string(), medianS: positive, minS: positive, maxS: positive, spreadPct: nonNegative, samples: z.number().int().positive() })),
-  fit: z.object({
-    launchS: latencyS,
-    launchHostS: latencyS.optional(),
-    memoryBandwidthGBps: rateGBps,
-    copies: z.record(alphaBetaSchema),
-    gemm: z.record(dtypeSchema, gemmSchema),
-    collectives: z.array(alphaBetaSchema.extend({ op: z.enum(['all_reduce', 'all_gather', 'reduce_scatter']), ranks: z.number().int().min(2), busBandwidthGBps: rateGBps })),
-    overlap: z.object({ computeS: positive, copyS: positive, bothS: positive, slowdownPct: z.number().finite() }).optional(),
-  }),
-}).superRefine((p, ctx) => {
-  // What every profile calibrate writes holds (fit.ts); without it the simulator would fall back on placeholders.
-  if (Object.keys(p.fit.gemm).length === 0) ctx.addIssue({ code: z.ZodIssueCode.custom, path: ['fit', 'gemm'], message: 'no GEMM fit (a profile has at least one dtype)' });
-  if (p.backend === 'cpu' && !p.fit.gemm.fp32) ctx.addIssue({ code: z.ZodIssueCode.custom, path: ['fit', 'gemm', 'fp32'], message: 'a cpu profile needs its fp32 GEMM fit' });
-});
+export const profileSchema = z
+  .object({
+    schema: z.literal(PROFILE_SCHEMA),
+    schemaVersion: z.literal(PROFILE_SCHEMA_VERSION),
+    createdAt: z.string(),
+    tool: z.object({ name: z.string(), version: z.string() }),
+    backend: z.enum(['cpu', 'cuda']),
+    quick: z.boolean(),
+    statistic: z.enum(['median', 'min']),
+    device: z.object({ name: z.string(), count: z.number().int().positive(), gpuPreset: z.string().optional() }),
+    machine: z
+      .object({
+        hostname: z.string(),
+        os: z.string(),
+        arch: z.string(),
+        node: z.string(),
+        // memoryBytes is a CPU device's memory capacity (applyProfile.ts); computeThreads its GEMM units.
+        cpu: z
+          .object({ model: z.string(), logicalCores: z.number().int().positive(), memoryBytes: positive })
+          .passthrough(),
+        computeThreads: z.number().int().positive().optional(),
+        cpuClock: z.enum(['auto', 'wall']).optional(),
+      })
+      .passthrough(),
+    noise: z.object({ medianSpreadPct: nonNegative, p90SpreadPct: nonNegative, worstSpreadPct: nonNegative }),
+    measurements: z.array(
+      z.object({
+        id: z.string(),
+        group: z.string(),
+        medianS: positive,
+        minS: positive,
+        maxS: positive,
+        spreadPct: nonNegative,
+        samples: z.number().int().positive(),
+      }),
+    ),
+    fit: z.object({
+      launchS: latencyS,
+      launchHostS: latencyS.optional(),
+      memoryBandwidthGBps: rateGBps,
+      copies: z.record(alphaBetaSchema),
+      gemm: z.record(dtypeSchema, gemmSchema),
+      collectives: z.array(
+        alphaBetaSchema.extend({
+          op: z.enum(['all_reduce', 'all_gather', 'reduce_scatter']),
+          ranks: z.number().int().min(2),
+          busBandwidthGBps: rateGBps,
+        }),
+      ),
+      overlap: z
+        .object({ computeS: positive, copyS: positive, bothS: positive, slowdownPct: z.number().finite() })
+        .optional(),
+    }),
+  })
+  .superRefine((p, ctx) => {
+    // What every profile calibrate writes holds (fit.ts); without it the simulator would fall back on placeholders.
+    if (Object.keys(p.fit.gemm).length === 0)
+      ctx.addIssue({
+        code: z.ZodIssueCode.custom,
+        path: ['fit', 'gemm'],
+        message: 'no GEMM fit (a profile has at least one dtype)',
+      });
+    if (p.backend === 'cpu' && !p.fit.gemm.fp32)
+      ctx.addIssue({
+        code: z.ZodIssueCode.custom,
+        path: ['fit', 'gemm', 'fp32'],
+        message: 'a cpu profile needs its fp32 GEMM fit',
+      });
+  });
 
 /** What a JSON value that should have been a profile holds, in a few words. */
 function foundInstead(value: unknown): string {
   if (value === null) return 'null';
   if (Array.isArray(value)) return `a list of ${value.length}`;
-  if (typeof value === 'string') return `the text ${JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}…` : value)}`;
+  if (typeof value === 'string')
+    return `the text ${JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}…` : value)}`;
   if (typeof value !== 'object') return `the ${typeof value} ${String(value)}`;
   const record = value as Record<string, unknown>;
   if ('schema' in record) return `an object with "schema": ${JSON.stringify(record.schema)}`;
@@ -160,7 +202,9 @@ export function parseProfile(value: unknown, source: string): Profile {
     const newer = typeof header.schemaVersion === 'number' && header.schemaVersion > PROFILE_SCHEMA_VERSION;
     throw new ProfileError(
       `${source}: profile schema version ${String(header.schemaVersion)} is not supported (this version of clustersim reads ${PROFILE_SCHEMA_VERSION}); ` +
-        (newer ? 'it was written by a newer clustersim: upgrade clustersim to read it' : 'calibrate again with this version'),
+        (newer
+          ? 'it was written by a newer clustersim: upgrade clustersim to read it'
+          : 'calibrate again with this version'),
     );
   }
   const r = profileSchema.safeParse(value);
@@ -199,6 +243,8 @@ export function writeProfile(path: string, profile: Profile): void {
   try {
     writeFileAtomic(path, `${JSON.stringify(profile, null, 2)}\n`);
   } catch (err) {
-    throw new ProfileError(`cannot write the profile ${path}: ${fileWriteErrorReason(err, path)}; the measurements are kept in the log, so the same command with --resume writes it without measuring again`);
+    throw new ProfileError(
+      `cannot write the profile ${path}: ${fileWriteErrorReason(err, path)}; the measurements are kept in the log, so the same command with --resume writes it without measuring again`,
+    );
   }
 }

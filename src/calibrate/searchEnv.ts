@@ -39,11 +39,18 @@ function sitePackages(env: NodeJS.ProcessEnv): string[] {
   for (const py of ['python3', 'python']) {
     const text = run(py, ['-c', script]);
     if (text) {
-      out.push(...text.split('\n').map((s) => s.trim()).filter(Boolean));
+      out.push(
+        ...text
+          .split('\n')
+          .map((s) => s.trim())
+          .filter(Boolean),
+      );
       break;
     }
   }
-  const roots = [env.VIRTUAL_ENV, env.CONDA_PREFIX, '/usr/local', '/usr', `${homedir()}/.local`].filter((r): r is string => !!r);
+  const roots = [env.VIRTUAL_ENV, env.CONDA_PREFIX, '/usr/local', '/usr', `${homedir()}/.local`].filter(
+    (r): r is string => !!r,
+  );
   for (const root of roots) {
     for (const lib of ['lib', 'lib64']) {
       for (const py of (listDir(`${root}/${lib}`) ?? []).filter((d) => /^python3(\.\d+)?$/.test(d))) {

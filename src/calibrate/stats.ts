@@ -69,9 +69,14 @@ export function residuals(measured: readonly number[], predicted: readonly numbe
  * Solves min Σ w_i (y_i − x_i·β)² by the normal equations (XᵀWX)β = XᵀWy with partial pivoting.
  * Enough for the 1–3 parameter fits here; throws FitError when the columns are (nearly) dependent.
  */
-export function weightedLeastSquares(rows: readonly number[][], y: readonly number[], weights: readonly number[]): number[] {
+export function weightedLeastSquares(
+  rows: readonly number[][],
+  y: readonly number[],
+  weights: readonly number[],
+): number[] {
   const p = rows[0]?.length ?? 0;
-  if (rows.length < p || p === 0) throw new FitError(`least squares needs at least ${Math.max(p, 1)} points, got ${rows.length}`);
+  if (rows.length < p || p === 0)
+    throw new FitError(`least squares needs at least ${Math.max(p, 1)} points, got ${rows.length}`);
   // Columns are scaled to unit size first: feature magnitudes here span 1e0…1e12.
   const scale = Array.from({ length: p }, (_, j) => Math.max(...rows.map((r) => Math.abs(r[j]))) || 1);
   const a = Array.from({ length: p }, () => new Array<number>(p + 1).fill(0));

@@ -59,9 +59,15 @@ export interface ValidateOptions {
 }
 
 /** Summary of case results (exported for tests and for re-summarising saved results). */
-export function summariseCases(results: readonly CaseResult[], meta: { backend: string; device: string; statistic?: string; skipped?: ValidationSummary['skipped'] }): ValidationSummary {
+export function summariseCases(
+  results: readonly CaseResult[],
+  meta: { backend: string; device: string; statistic?: string; skipped?: ValidationSummary['skipped'] },
+): ValidationSummary {
   const abs = results.map((r) => Math.abs(r.errorPct));
-  const worst = results.reduce<CaseResult | undefined>((w, r) => (!w || Math.abs(r.errorPct) > Math.abs(w.errorPct) ? r : w), undefined);
+  const worst = results.reduce<CaseResult | undefined>(
+    (w, r) => (!w || Math.abs(r.errorPct) > Math.abs(w.errorPct) ? r : w),
+    undefined,
+  );
   return {
     cases: results.length,
     medianErrorPct: abs.length ? median(abs) : NaN,
@@ -92,7 +98,9 @@ export function anchorItems(profile: Profile, maxRanks: number): PlannedItem[] {
     if (c.length === 0) continue;
     const time = (p: PlannedItem) => valueOf(then.get(p.id)!, profile.statistic);
     const medianTime = median(c.map(time));
-    const steadiest = c.filter((p) => time(p) >= medianTime).sort((a, b) => then.get(a.id)!.spreadPct - then.get(b.id)!.spreadPct || time(b) - time(a));
+    const steadiest = c
+      .filter((p) => time(p) >= medianTime)
+      .sort((a, b) => then.get(a.id)!.spreadPct - then.get(b.id)!.spreadPct || time(b) - time(a));
     out.push(steadiest[0]);
   }
   return out;
@@ -108,7 +116,9 @@ async function driftPct(o: ValidateOptions, anchors: PlannedItem[]): Promise<num
   return ratios.length ? median(ratios) : NaN;
 }
 
-export async function runValidation(o: ValidateOptions): Promise<{ cases: CaseResult[]; summary: ValidationSummary; interrupted: boolean }> {
+export async function runValidation(
+  o: ValidateOptions,
+): Promise<{ cases: CaseResult[]; summary: ValidationSummary; interrupted: boolean }> {
   const cases = validationCases(o.backend.kind, o.quick, o.backend.maxRanks);
   const anchors = anchorItems(o.profile, o.backend.maxRanks);
   let beforePct = NaN;
@@ -138,7 +148,14 @@ export async function runValidation(o: ValidateOptions): Promise<{ cases: CaseRe
     try {
       const s = summarise((await o.backend.run(c.item)).samplesS);
       const measuredS = valueOf(s, o.profile.statistic);
-      results.push({ name: c.name, kind: c.kind, predictedS, measuredS, errorPct: (100 * (predictedS - measuredS)) / measuredS, spreadPct: s.spreadPct });
+      results.push({
+        name: c.name,
+        kind: c.kind,
+        predictedS,
+        measuredS,
+        errorPct: (100 * (predictedS - measuredS)) / measuredS,
+        spreadPct: s.spreadPct,
+      });
     } catch (err) {
       skipped.push({ name: c.name, reason: `measurement failed: ${(err as Error).message}` });
     }
@@ -146,12 +163,19 @@ export async function runValidation(o: ValidateOptions): Promise<{ cases: CaseRe
   let afterPct = NaN;
   if (!interrupted) afterPct = await driftPct(o, anchors).catch(() => NaN);
   o.onProgress?.(cases.length, cases.length);
-  const summary = summariseCases(results, { backend: o.backend.kind, device: o.profile.device.name, statistic: o.profile.statistic, skipped });
+  const summary = summariseCases(results, {
+    backend: o.backend.kind,
+    device: o.profile.device.name,
+    statistic: o.profile.statistic,
+    skipped,
+  });
   if (anchors.length > 0) summary.drift = { beforePct, afterPct, anchors: anchors.map((a) => a.id) };
   const drifts = [beforePct, afterPct].filter(Number.isFinite);
   if (drifts.length > 0 && results.length > 0) {
     const f = 1 + drifts.reduce((a, b) => a + b, 0) / drifts.length / 100;
-    summary.driftAdjustedMedianErrorPct = median(results.map((r) => Math.abs((100 * (r.predictedS * f - r.measuredS)) / r.measuredS)));
+    summary.driftAdjustedMedianErrorPct = median(
+      results.map((r) => Math.abs((100 * (r.predictedS * f - r.measuredS)) / r.measuredS)),
+    );
   }
   return { cases: results, summary, interrupted };
 }

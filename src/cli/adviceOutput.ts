@@ -25,8 +25,18 @@ export async function alternativesFor(
 ): Promise<Alternative[]> {
   if (limit <= 0) return [];
   const f = loadScenarioFile(file);
-  const job = { raw: adjust(f.raw), baseSets: [], source: f.source, baseDir: f.baseDir, candidates: candidateChanges(scenario, result), profile: opts.profile };
-  return evaluateAlternatives(job, limit, { ...opts, ...(result.memory.fits ? { keep: (a: Alternative) => a.fits === true } : {}) });
+  const job = {
+    raw: adjust(f.raw),
+    baseSets: [],
+    source: f.source,
+    baseDir: f.baseDir,
+    candidates: candidateChanges(scenario, result),
+    profile: opts.profile,
+  };
+  return evaluateAlternatives(job, limit, {
+    ...opts,
+    ...(result.memory.fits ? { keep: (a: Alternative) => a.fits === true } : {}),
+  });
 }
 
 /**
@@ -34,9 +44,17 @@ export async function alternativesFor(
  * report) on a line of its own, wrapped: a column of them ran the table to 190 characters.
  */
 function alternativesTable(rows: readonly string[][]): string[] {
-  const lines = table(ALTERNATIVES_HEADER.slice(0, -1), rows.map((r) => r.slice(0, -1))).split('\n');
+  const lines = table(
+    ALTERNATIVES_HEADER.slice(0, -1),
+    rows.map((r) => r.slice(0, -1)),
+  ).split('\n');
   const how = rows.map((r) => r[r.length - 1]);
-  return [lines[0], ...lines.slice(1).flatMap((line, i) => [line, ...(how[i] === '' ? [] : wrapAfter('  ', how[i], SUMMARY_WIDTH - 4))])];
+  return [
+    lines[0],
+    ...lines
+      .slice(1)
+      .flatMap((line, i) => [line, ...(how[i] === '' ? [] : wrapAfter('  ', how[i], SUMMARY_WIDTH - 4))]),
+  ];
 }
 
 /** The bottleneck line, exposed communication by traffic, and the table of alternatives. */
@@ -49,14 +67,25 @@ export function formatAdvice(result: StepResult, alternatives: readonly Alternat
   const shown = b.exposure.filter((e) => e.exposedS / result.stepTimeS >= 0.005).slice(0, 4);
   if (shown.length > 0) {
     lines.push('  exposed communication by traffic:');
-    for (const e of shown) lines.push(`    ${trafficName(e).padEnd(58)} ${formatSeconds(e.exposedS).padStart(10)}  ${((100 * e.exposedS) / result.stepTimeS).toFixed(1)}%`);
+    for (const e of shown)
+      lines.push(
+        `    ${trafficName(e).padEnd(58)} ${formatSeconds(e.exposedS).padStart(10)}  ${((100 * e.exposedS) / result.stepTimeS).toFixed(1)}%`,
+      );
   }
   if (alternatives.length > 0) {
     lines.push('', '  what to try (each simulated):');
-    lines.push(...alternativesTable(alternativeRows(result, alternatives, { seconds: formatSeconds, bytes: formatBytes })).map((l) => `    ${l}`));
+    lines.push(
+      ...alternativesTable(alternativeRows(result, alternatives, { seconds: formatSeconds, bytes: formatBytes })).map(
+        (l) => `    ${l}`,
+      ),
+    );
     // What would help: a faster setup that fits, or, when the current one does not fit, any that does.
-    const helps = (a: Alternative) => a.fits === true && (!result.memory.fits || (a.stepTimeS !== undefined && a.stepTimeS < result.stepTimeS));
-    if (!alternatives.some(helps)) lines.push(`    none of the ${alternatives.length} ${result.memory.fits ? 'is faster and fits' : 'fits'}: clustersim plan searches every split`);
+    const helps = (a: Alternative) =>
+      a.fits === true && (!result.memory.fits || (a.stepTimeS !== undefined && a.stepTimeS < result.stepTimeS));
+    if (!alternatives.some(helps))
+      lines.push(
+        `    none of the ${alternatives.length} ${result.memory.fits ? 'is faster and fits' : 'fits'}: clustersim plan searches every split`,
+      );
   }
   return lines.join('\n');
 }

@@ -2,7 +2,14 @@ import { Option, type Command } from 'commander';
 import { buildTopology } from '../sim/network/topology.js';
 import { collectiveSweep, sweepSizes } from '../sim/collectives/sweep.js';
 import { nvlsUnavailable } from '../sim/collectives/collectiveService.js';
-import { ALGORITHMS, COLLECTIVE_OPS, PROTOCOLS, type Algorithm, type CollectiveOp, type Protocol } from '../sim/collectives/types.js';
+import {
+  ALGORITHMS,
+  COLLECTIVE_OPS,
+  PROTOCOLS,
+  type Algorithm,
+  type CollectiveOp,
+  type Protocol,
+} from '../sim/collectives/types.js';
 import { resolveClusterSection } from '../scenario/resolve.js';
 import { loadScenarioFile } from '../scenario/load.js';
 import type { ClusterSpec } from '../sim/hardware/types.js';
@@ -38,9 +45,16 @@ interface CollectiveOptions {
  */
 function clusterOf(opts: CollectiveOptions): { cluster: ClusterSpec; nodes: number } {
   if (opts.scenario !== undefined) {
-    if (opts.cluster !== undefined) throw new UsageError('--scenario and --cluster both name a cluster; give one of them');
-    const mixed = [opts.network !== undefined && '--network', opts.nicsPerNode !== undefined && '--nics-per-node'].filter(Boolean);
-    if (mixed.length > 0) throw new UsageError(`${mixed.join(' and ')}: with --scenario the scenario's cluster section says it; change the file (cluster.network, cluster.node.nicsPerNode) or use --cluster`);
+    if (opts.cluster !== undefined)
+      throw new UsageError('--scenario and --cluster both name a cluster; give one of them');
+    const mixed = [
+      opts.network !== undefined && '--network',
+      opts.nicsPerNode !== undefined && '--nics-per-node',
+    ].filter(Boolean);
+    if (mixed.length > 0)
+      throw new UsageError(
+        `${mixed.join(' and ')}: with --scenario the scenario's cluster section says it; change the file (cluster.network, cluster.node.nicsPerNode) or use --cluster`,
+      );
     const { raw, source } = loadScenarioFile(opts.scenario);
     const section = (raw as { cluster?: unknown }).cluster;
     if (section === undefined) throw new UsageError(`--scenario ${opts.scenario}: it has no cluster section`);
@@ -48,15 +62,28 @@ function clusterOf(opts: CollectiveOptions): { cluster: ClusterSpec; nodes: numb
     const cluster = resolveClusterSection(nodes === undefined ? section : { ...(section as object), nodes }, source);
     return { cluster, nodes: cluster.nodes };
   }
-  if (opts.cluster === undefined) throw new UsageError('name the cluster: --cluster <node preset> (see `clustersim presets`) or --scenario <file>');
+  if (opts.cluster === undefined)
+    throw new UsageError('name the cluster: --cluster <node preset> (see `clustersim presets`) or --scenario <file>');
   const nodes = parsePositiveInt(opts.nodes ?? '1', '--nodes');
   // Checked here so that the message names the option, not the scenario field it stands for.
   nodePreset(opts.cluster, '--cluster');
   if (opts.network) networkPreset(opts.network, '--network');
   const nics = opts.nicsPerNode === undefined ? undefined : parsePositiveInt(opts.nicsPerNode, '--nics-per-node');
-  const nicProblem = nics === undefined ? undefined : nicCountProblem(nodePreset(opts.cluster, '--cluster').gpusPerNode, nics);
+  const nicProblem =
+    nics === undefined ? undefined : nicCountProblem(nodePreset(opts.cluster, '--cluster').gpusPerNode, nics);
   if (nicProblem) throw new UsageError(`--nics-per-node: ${nicProblem}`);
-  return { cluster: resolveClusterSection({ preset: opts.cluster, nodes, ...(opts.network ? { network: opts.network } : {}), ...(nics ? { node: { nicsPerNode: nics } } : {}) }, 'command line'), nodes };
+  return {
+    cluster: resolveClusterSection(
+      {
+        preset: opts.cluster,
+        nodes,
+        ...(opts.network ? { network: opts.network } : {}),
+        ...(nics ? { node: { nicsPerNode: nics } } : {}),
+      },
+      'command line',
+    ),
+    nodes,
+  };
 }
 
 function formatRow(cols: (string | number)[], widths: number[]): string {
@@ -68,20 +95,35 @@ export function registerCollective(program: Command, io: Output): void {
     .command('collective')
     .description('predict a collective over a cluster at doubling sizes, in the layout of nccl-tests')
     .option('--cluster <preset>', 'node preset, e.g. dgx-a100-80gb (see `clustersim presets`)')
-    .option('--scenario <file>', "the cluster of a scenario file instead (its cluster section: presets, custom GPU, node and network); --nodes still overrides its node count")
-    .option('--nodes <n>', 'number of nodes (default 1, or the scenario\'s)')
+    .option(
+      '--scenario <file>',
+      'the cluster of a scenario file instead (its cluster section: presets, custom GPU, node and network); --nodes still overrides its node count',
+    )
+    .option('--nodes <n>', "number of nodes (default 1, or the scenario's)")
     .option('--gpus <n>', 'GPUs taking part (default: all GPUs of all nodes)')
-    .option('--network <preset>', 'scale-out network preset (default: the node preset\'s usual one)')
-    .option('--nics-per-node <n>', 'NICs per node, in place of the node preset\'s (e.g. 4 for 4 × HDR on an 8-GPU node)')
+    .option('--network <preset>', "scale-out network preset (default: the node preset's usual one)")
+    .option('--nics-per-node <n>', "NICs per node, in place of the node preset's (e.g. 4 for 4 × HDR on an 8-GPU node)")
     .addOption(new Option('--op <op>', 'collective').choices(COLLECTIVE_OPS as string[]).default('all_reduce'))
     .option('--min-bytes <size>', 'smallest size: bytes or with a unit (8, 32768, 1MiB)', '8')
     .option('--max-bytes <size>', 'largest size (8GiB)', '128MiB')
     .option('--step-factor <f>', 'size multiplier between rows (nccl-tests -f)', '2')
-    .addOption(new Option('--algorithm <a>', 'force an all-reduce algorithm').choices(['auto', ...ALGORITHMS]).default('auto'))
+    .addOption(
+      new Option('--algorithm <a>', 'force an all-reduce algorithm').choices(['auto', ...ALGORITHMS]).default('auto'),
+    )
     .addOption(new Option('--protocol <p>', 'force a protocol').choices(['auto', ...PROTOCOLS]).default('auto'))
-    .addOption(new Option('--mode <m>', 'flows per ring step (step) or per collective (aggregated)').choices(['aggregated', 'step']).default('aggregated'))
-    .option('--compare <file>', 'nccl-tests output (or a CSV with size(B) and time(ns|us) columns) of the same op and GPU count: predict at its sizes and print the error')
-    .option('--json', 'print an array of { bytes, timeUs, algbwGBps, busbwGBps, algorithm, protocol } (with --compare: { rows with measuredUs and errorPct, summary })')
+    .addOption(
+      new Option('--mode <m>', 'flows per ring step (step) or per collective (aggregated)')
+        .choices(['aggregated', 'step'])
+        .default('aggregated'),
+    )
+    .option(
+      '--compare <file>',
+      'nccl-tests output (or a CSV with size(B) and time(ns|us) columns) of the same op and GPU count: predict at its sizes and print the error',
+    )
+    .option(
+      '--json',
+      'print an array of { bytes, timeUs, algbwGBps, busbwGBps, algorithm, protocol } (with --compare: { rows with measuredUs and errorPct, summary })',
+    )
     .addHelpText(
       'after',
       `
@@ -95,45 +137,74 @@ Examples:
     .action((opts: CollectiveOptions) => {
       const minBytes = parseBytes(opts.minBytes, '--min-bytes');
       const maxBytes = parseBytes(opts.maxBytes, '--max-bytes');
-      if (maxBytes < minBytes) throw new UsageError(`--max-bytes (${maxBytes}) is smaller than --min-bytes (${minBytes})`);
+      if (maxBytes < minBytes)
+        throw new UsageError(`--max-bytes (${maxBytes}) is smaller than --min-bytes (${minBytes})`);
       const factor = parseIntAtLeast(opts.stepFactor, '--step-factor', 2);
       const { cluster, nodes } = clusterOf(opts);
       // Forced choices the model would otherwise replace without a word.
       if (opts.algorithm !== 'auto' && opts.op !== 'all_reduce') {
-        throw new UsageError(`--algorithm ${opts.algorithm}: forces the algorithm of all_reduce only; --op ${opts.op} runs as NCCL picks it (leave --algorithm out)`);
+        throw new UsageError(
+          `--algorithm ${opts.algorithm}: forces the algorithm of all_reduce only; --op ${opts.op} runs as NCCL picks it (leave --algorithm out)`,
+        );
       }
-      if ((opts.algorithm === 'nvls' || opts.algorithm === 'hierarchical') && opts.protocol !== 'auto' && opts.protocol !== 'Simple') {
-        throw new UsageError(`--protocol ${opts.protocol}: the ${opts.algorithm} algorithm runs the Simple protocol only; use --protocol Simple or auto`);
+      if (
+        (opts.algorithm === 'nvls' || opts.algorithm === 'hierarchical') &&
+        opts.protocol !== 'auto' &&
+        opts.protocol !== 'Simple'
+      ) {
+        throw new UsageError(
+          `--protocol ${opts.protocol}: the ${opts.algorithm} algorithm runs the Simple protocol only; use --protocol Simple or auto`,
+        );
       }
       const noNvls = opts.algorithm === 'nvls' ? nvlsUnavailable(cluster.node) : undefined;
       if (noNvls) throw new UsageError(`--algorithm ${noNvls}`);
       const total = nodes * cluster.node.gpusPerNode;
       if (total > MAX_GPUS) {
-        throw new UsageError(`--nodes: ${nodes.toLocaleString('en-US')} × ${cluster.node.gpusPerNode} = ${total.toLocaleString('en-US')} GPUs is more than the ${MAX_GPUS.toLocaleString('en-US')} the simulator takes (time grows with the cluster); use at most ${Math.floor(MAX_GPUS / cluster.node.gpusPerNode).toLocaleString('en-US')} nodes`);
+        throw new UsageError(
+          `--nodes: ${nodes.toLocaleString('en-US')} × ${cluster.node.gpusPerNode} = ${total.toLocaleString('en-US')} GPUs is more than the ${MAX_GPUS.toLocaleString('en-US')} the simulator takes (time grows with the cluster); use at most ${Math.floor(MAX_GPUS / cluster.node.gpusPerNode).toLocaleString('en-US')} nodes`,
+        );
       }
       const gpus = opts.gpus === undefined ? total : parsePositiveInt(opts.gpus, '--gpus');
       if (gpus > total) {
         const need = Math.ceil(gpus / cluster.node.gpusPerNode);
-        throw new UsageError(`--gpus: ${gpus} is more than the ${total} GPUs of ${nodes} × ${cluster.node.name}; add --nodes ${need} (${cluster.node.gpusPerNode} GPUs per node)`);
+        throw new UsageError(
+          `--gpus: ${gpus} is more than the ${total} GPUs of ${nodes} × ${cluster.node.name}; add --nodes ${need} (${cluster.node.gpusPerNode} GPUs per node)`,
+        );
       }
-      if (gpus < 2) throw new UsageError(`--gpus: a collective needs at least 2 GPUs (a single GPU moves nothing); ${total > 1 ? 'give --gpus 2 or more' : 'use a node preset with more GPUs, or --nodes 2'}`);
-      if (opts.op === 'send_recv' && gpus !== 2) throw new UsageError('--op send_recv: needs --gpus 2 (sender and receiver)');
+      if (gpus < 2)
+        throw new UsageError(
+          `--gpus: a collective needs at least 2 GPUs (a single GPU moves nothing); ${total > 1 ? 'give --gpus 2 or more' : 'use a node preset with more GPUs, or --nodes 2'}`,
+        );
+      if (opts.op === 'send_recv' && gpus !== 2)
+        throw new UsageError('--op send_recv: needs --gpus 2 (sender and receiver)');
       const group = opts.op === 'send_recv' && nodes > 1 ? [0, cluster.node.gpusPerNode] : [...Array(gpus).keys()];
       // The group fills nodes in order: with fewer GPUs than the cluster, say how many nodes it spans. A send_recv over
       // several nodes crosses from the first node to the second (what nccl-tests' sendrecv_perf measures across nodes).
       const spanned = new Set(group.map((g) => Math.floor(g / cluster.node.gpusPerNode))).size;
       if (opts.algorithm === 'hierarchical' && spanned > 1 && gpus % cluster.node.gpusPerNode !== 0) {
-        throw new UsageError(`--algorithm hierarchical: needs the same number of GPUs on every node, and --gpus ${gpus} fills ${spanned - 1} node(s) of ${cluster.node.gpusPerNode} and leaves ${gpus % cluster.node.gpusPerNode} on the last; give a multiple of ${cluster.node.gpusPerNode}, or at most ${cluster.node.gpusPerNode}`);
+        throw new UsageError(
+          `--algorithm hierarchical: needs the same number of GPUs on every node, and --gpus ${gpus} fills ${spanned - 1} node(s) of ${cluster.node.gpusPerNode} and leaves ${gpus % cluster.node.gpusPerNode} on the last; give a multiple of ${cluster.node.gpusPerNode}, or at most ${cluster.node.gpusPerNode}`,
+        );
       }
       const where = spanned === nodes ? cluster.name : `${spanned} of ${cluster.name}`;
-      const gpusText = opts.op === 'send_recv' ? `2 GPUs (${spanned > 1 ? 'GPU 0 of node 0 to GPU 0 of node 1' : 'GPU 0 to GPU 1'})` : `${group.length} GPUs`;
+      const gpusText =
+        opts.op === 'send_recv'
+          ? `2 GPUs (${spanned > 1 ? 'GPU 0 of node 0 to GPU 0 of node 1' : 'GPU 0 to GPU 1'})`
+          : `${group.length} GPUs`;
       const topology = buildTopology(cluster);
       const measured = opts.compare ? readComparison(opts.compare, opts.op, group.length, cluster.node) : undefined;
-      const sizes = measured ? measured.map((p) => p.bytes) : wholeElementSizes(opts.op, sweepSizes(minBytes, maxBytes, factor), group.length);
-      if (sizes.length === 0) throw new UsageError(`--max-bytes: ${maxBytes} B holds no whole float${opts.op === 'all_gather' || opts.op === 'reduce_scatter' ? ` per rank (${group.length} ranks × 4 B = ${4 * group.length} B at least)` : ' (4 B)'}; raise it`);
+      const sizes = measured
+        ? measured.map((p) => p.bytes)
+        : wholeElementSizes(opts.op, sweepSizes(minBytes, maxBytes, factor), group.length);
+      if (sizes.length === 0)
+        throw new UsageError(
+          `--max-bytes: ${maxBytes} B holds no whole float${opts.op === 'all_gather' || opts.op === 'reduce_scatter' ? ` per rank (${group.length} ranks × 4 B = ${4 * group.length} B at least)` : ' (4 B)'}; raise it`,
+        );
       const tooBig = sizes.filter((b) => b > cluster.node.gpu.memoryBytes);
       if (tooBig.length > 0) {
-        io.err(`clustersim: warning: ${tooBig.length} of the sizes (from ${formatBytes(tooBig[0])}) exceed the ${formatBytes(cluster.node.gpu.memoryBytes)} of one ${cluster.node.gpu.name}: no GPU could hold the buffer, so those rows are arithmetic only`);
+        io.err(
+          `clustersim: warning: ${tooBig.length} of the sizes (from ${formatBytes(tooBig[0])}) exceed the ${formatBytes(cluster.node.gpu.memoryBytes)} of one ${cluster.node.gpu.name}: no GPU could hold the buffer, so those rows are arithmetic only`,
+        );
       }
       const rows = collectiveSweep(topology, opts.op, group, sizes, {
         mode: opts.mode,
@@ -144,7 +215,10 @@ Examples:
         const compared = compareRows(rows, measured);
         const summary = comparisonSummary(compared);
         if (opts.json) io.out(JSON.stringify({ rows: compared, summary }, null, 2));
-        else io.out(formatComparison(compared, summary, `${opts.op} over ${gpusText}, ${where}: predicted vs ${opts.compare}`));
+        else
+          io.out(
+            formatComparison(compared, summary, `${opts.op} over ${gpusText}, ${where}: predicted vs ${opts.compare}`),
+          );
         return;
       }
       if (opts.json) {
@@ -158,7 +232,19 @@ Examples:
         formatRow(['#      size', 'count', 'type', 'redop', 'time', 'algbw', 'busbw', 'algorithm'], w),
         formatRow(['#       (B)', '(elements)', '', '', '(us)', '(GB/s)', '(GB/s)', ''], w),
         ...rows.map((r) =>
-          formatRow([r.bytes, countColumn(opts.op, r.bytes, group.length), 'float', opts.op === 'all_reduce' || opts.op === 'reduce_scatter' ? 'sum' : 'none', r.timeUs.toFixed(2), r.algbwGBps.toFixed(2), r.busbwGBps.toFixed(2), `${opts.op === 'send_recv' ? 'p2p' : r.algorithm}/${r.protocol}`], w),
+          formatRow(
+            [
+              r.bytes,
+              countColumn(opts.op, r.bytes, group.length),
+              'float',
+              opts.op === 'all_reduce' || opts.op === 'reduce_scatter' ? 'sum' : 'none',
+              r.timeUs.toFixed(2),
+              r.algbwGBps.toFixed(2),
+              r.busbwGBps.toFixed(2),
+              `${opts.op === 'send_recv' ? 'p2p' : r.algorithm}/${r.protocol}`,
+            ],
+            w,
+          ),
         ),
         `# Avg bus bandwidth    : ${(rows.reduce((a, r) => a + r.busbwGBps, 0) / rows.length).toFixed(3)}`,
       ];

@@ -16,7 +16,12 @@ export interface ComparedRow extends SweepRow {
 }
 
 /** Sizes and times of a measured table (nccl-tests output or CSV), or a usage error naming the file. */
-export function readComparison(path: string, op: CollectiveOp, ranks: number, node: NodeSpec): { bytes: number; timeNs: number }[] {
+export function readComparison(
+  path: string,
+  op: CollectiveOp,
+  ranks: number,
+  node: NodeSpec,
+): { bytes: number; timeNs: number }[] {
   let text: string;
   try {
     text = readInputText(path);
@@ -35,7 +40,10 @@ export function readComparison(path: string, op: CollectiveOp, ranks: number, no
 }
 
 /** The model's rows at the measured sizes, with the measured time and the error of each. */
-export function compareRows(rows: readonly SweepRow[], measured: readonly { bytes: number; timeNs: number }[]): ComparedRow[] {
+export function compareRows(
+  rows: readonly SweepRow[],
+  measured: readonly { bytes: number; timeNs: number }[],
+): ComparedRow[] {
   return rows.map((r, i) => {
     const measuredUs = measured[i].timeNs / 1e3;
     return { ...r, measuredUs, errorPct: (100 * (r.timeUs - measuredUs)) / measuredUs };
@@ -43,20 +51,36 @@ export function compareRows(rows: readonly SweepRow[], measured: readonly { byte
 }
 
 /** Median and worst absolute error of a comparison, percent. */
-export function comparisonSummary(rows: readonly ComparedRow[]): { medianAbsErrorPct: number; worstAbsErrorPct: number; worstBytes: number } {
+export function comparisonSummary(rows: readonly ComparedRow[]): {
+  medianAbsErrorPct: number;
+  worstAbsErrorPct: number;
+  worstBytes: number;
+} {
   const abs = rows.map((r) => Math.abs(r.errorPct));
   const worst = abs.indexOf(Math.max(...abs));
   return { medianAbsErrorPct: median(abs), worstAbsErrorPct: abs[worst], worstBytes: rows[worst].bytes };
 }
 
 /** The comparison as a table: size, measured and predicted time, error, the model's algorithm; then the summary. */
-export function formatComparison(rows: readonly ComparedRow[], summary: ReturnType<typeof comparisonSummary>, title: string): string {
+export function formatComparison(
+  rows: readonly ComparedRow[],
+  summary: ReturnType<typeof comparisonSummary>,
+  title: string,
+): string {
   const w = [12, 13, 14, 9, 16];
   const line = (cols: (string | number)[]) => cols.map((c, i) => String(c).padStart(w[i])).join(' ');
   return [
     `# clustersim collective: ${title}`,
     line(['#  size (B)', 'measured (us)', 'predicted (us)', 'error %', 'algorithm']),
-    ...rows.map((r) => line([r.bytes, r.measuredUs.toFixed(2), r.timeUs.toFixed(2), r.errorPct.toFixed(1), `${r.algorithm}/${r.protocol}`])),
+    ...rows.map((r) =>
+      line([
+        r.bytes,
+        r.measuredUs.toFixed(2),
+        r.timeUs.toFixed(2),
+        r.errorPct.toFixed(1),
+        `${r.algorithm}/${r.protocol}`,
+      ]),
+    ),
     `# median |error| ${summary.medianAbsErrorPct.toFixed(1)}%, worst ${summary.worstAbsErrorPct.toFixed(1)}% at ${summary.worstBytes} B`,
   ].join('\n');
 }

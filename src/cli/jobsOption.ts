@@ -9,6 +9,9 @@ export function jobsHelp(what: string): string {
 /** Reads `--jobs`: a whole number of threads ≥ 1 (`what`: what one thread then runs, for the message). */
 export function parseJobs(text: string | undefined, what: string): number {
   if (text === undefined) return defaultJobs();
-  if (!/^\s*\d+\s*$/.test(text) || Number(text) < 1) throw new UsageError(`--jobs: '${text}' is not a number of threads; give a whole number ≥ 1 (1 runs ${what} in one thread; default: one per core, ${defaultJobs()} here)`);
+  if (!/^\s*\d+\s*$/.test(text) || Number(text) < 1)
+    throw new UsageError(
+      `--jobs: '${text}' is not a number of threads; give a whole number ≥ 1 (1 runs ${what} in one thread; default: one per core, ${defaultJobs()} here)`,
+    );
   return Number(text);
 }

@@ -13,12 +13,15 @@ import type { Output } from './output.js';
 import { table } from '../report/textTable.js';
 
 function verdict(m: StageMemory, capacity: number): string {
-  return m.fits ? `fits (${formatBytes(capacity - m.totalBytes)} free)` : `OOM by ${formatBytes(m.totalBytes - capacity)}`;
+  return m.fits
+    ? `fits (${formatBytes(capacity - m.totalBytes)} free)`
+    : `OOM by ${formatBytes(m.totalBytes - capacity)}`;
 }
 
 function hostLine(h: HostMemory): string {
   const what = `Host memory for CPU offload (optimizer state, fp32 gradients and 16-bit partitions): ${formatBytes(h.bytesPerNode)} on the fullest node`;
-  if (h.capacityBytes === undefined) return `${what}; the node's host memory is not stated (give cluster.node.hostMemoryGiB to check it).`;
+  if (h.capacityBytes === undefined)
+    return `${what}; the node's host memory is not stated (give cluster.node.hostMemoryGiB to check it).`;
   return `${what} of ${formatBytes(h.capacityBytes)}: ${h.fits ? `fits (${formatBytes(h.capacityBytes - h.bytesPerNode)} free)` : `does not fit, short by ${formatBytes(h.shortfallBytes)}`}.`;
 }
 
@@ -35,9 +38,18 @@ export function registerMemory(program: Command, io: Output): void {
     .description('memory per GPU for each pipeline stage, against capacity, without simulating the step')
     .argument('<scenario>', 'scenario file (YAML or JSON)')
     .option('--set <path=value>', 'override a scenario field (repeatable)', collect, [])
-    .option('--megatron-args <args>', 'build the strategy (and model/training where given) from a Megatron-LM command line, as pasted, or @file holding it')
-    .option('--deepspeed-config <ds_config.json>', 'take batch sizes, ZeRO stage, buckets, offload and precision from a DeepSpeed config')
-    .option('--json', 'print { capacityBytes, fits, gpuFits, shortfallBytes, optimizerState, stages: [...], host } as JSON (fits: GPUs and, with CPU offload, hosts; optimizerState only when not all fp32)')
+    .option(
+      '--megatron-args <args>',
+      'build the strategy (and model/training where given) from a Megatron-LM command line, as pasted, or @file holding it',
+    )
+    .option(
+      '--deepspeed-config <ds_config.json>',
+      'take batch sizes, ZeRO stage, buckets, offload and precision from a DeepSpeed config',
+    )
+    .option(
+      '--json',
+      'print { capacityBytes, fits, gpuFits, shortfallBytes, optimizerState, stages: [...], host } as JSON (fits: GPUs and, with CPU offload, hosts; optimizerState only when not all fp32)',
+    )
     .addHelpText(
       'after',
       `
@@ -70,7 +82,26 @@ steps: ZeRO-3 shards it over dp × cp).`,
       const fits = gpuFits && host?.fits !== false;
       const shortfallBytes = Math.max(...stages.map((s) => s.shortfallBytes));
       if (opts.json) {
-        io.out(JSON.stringify({ version: VERSION, name: scenario.name, capacityBytes: capacity, fits, gpuFits, shortfallBytes, ...(scenario.training.optimizerState ? { optimizerState: scenario.training.optimizerState } : {}), stages, host, ...(imports.length > 0 ? { imports: importsJson(imports, opts.set) } : {}), ...(warnings.length > 0 ? { warnings } : {}), errorBand: memoryBandJson() }, null, 2));
+        io.out(
+          JSON.stringify(
+            {
+              version: VERSION,
+              name: scenario.name,
+              capacityBytes: capacity,
+              fits,
+              gpuFits,
+              shortfallBytes,
+              ...(scenario.training.optimizerState ? { optimizerState: scenario.training.optimizerState } : {}),
+              stages,
+              host,
+              ...(imports.length > 0 ? { imports: importsJson(imports, opts.set) } : {}),
+              ...(warnings.length > 0 ? { warnings } : {}),
+              errorBand: memoryBandJson(),
+            },
+            null,
+            2,
+          ),
+        );
         return;
       }
       const p = scenario.parallel;
@@ -92,12 +123,35 @@ steps: ZeRO-3 shards it over dp × cp).`,
           `${scenario.name}: ${scenario.model.name} on ${scenario.cluster.name}, ${strategyText({ ...p, tpCommOverlap: p.tpCommOverlap !== undefined })}` +
             `${scenario.training.optimizerState ? `, optimizer state ${describeOptimizerState(scenario.training.optimizerState)}` : ''}; ${formatBytes(capacity)} per GPU`,
           '',
-          table(['stage', 'layers', 'params/GPU', 'weights', 'gradients', 'optimizer', 'activations (passes in flight)', 'buffers', 'reserve', 'total', 'verdict'], rows),
+          table(
+            [
+              'stage',
+              'layers',
+              'params/GPU',
+              'weights',
+              'gradients',
+              'optimizer',
+              'activations (passes in flight)',
+              'buffers',
+              'reserve',
+              'total',
+              'verdict',
+            ],
+            rows,
+          ),
           '',
-          gpuFits ? 'Every stage fits on its GPUs.' : `Does not fit: ${stages.filter((s) => !s.fits).length} of ${stages.length} stage(s) exceed ${formatBytes(capacity)}.`,
+          gpuFits
+            ? 'Every stage fits on its GPUs.'
+            : `Does not fit: ${stages.filter((s) => !s.fits).length} of ${stages.length} stage(s) exceed ${formatBytes(capacity)}.`,
           ...(host ? [hostLine(host)] : []),
-          ...(gpuFits && !fits ? ['Does not fit: the GPUs hold their share, the hosts do not hold the offloaded state.'] : []),
-          ...(p.tp > scenario.cluster.node.gpusPerNode ? [`Note: tp ${p.tp} exceeds the ${scenario.cluster.node.gpusPerNode} GPUs of a node, so tensor-parallel collectives cross the NICs; \`clustersim simulate\` shows what that costs.`] : []),
+          ...(gpuFits && !fits
+            ? ['Does not fit: the GPUs hold their share, the hosts do not hold the offloaded state.']
+            : []),
+          ...(p.tp > scenario.cluster.node.gpusPerNode
+            ? [
+                `Note: tp ${p.tp} exceeds the ${scenario.cluster.node.gpusPerNode} GPUs of a node, so tensor-parallel collectives cross the NICs; \`clustersim simulate\` shows what that costs.`,
+              ]
+            : []),
           ...(p.zero === 3 ? [zero3GatherLine(p.zeroConfig.stage3 ?? 'fsdp')] : []),
           ...wrapWords(`Error band: ${MEMORY_BAND_NOTE}.`, 116),
           ...describeImports(imports, opts.set),

@@ -43,7 +43,9 @@ function mergePlanOutput(texts: readonly PartText[], opts: MergeOptions, io: Out
 export function registerMerge(program: Command, io: Output): void {
   program
     .command('merge')
-    .description('join the parts of a sharded scale sweep (scale --shard i/N) or plan (plan --shard i/N) into one answer')
+    .description(
+      'join the parts of a sharded scale sweep (scale --shard i/N) or plan (plan --shard i/N) into one answer',
+    )
     .argument('<parts...>', 'the files the parts wrote (part-*.jsonl of scale, part-*.json of plan), in any order')
     .option('--json', 'print { version, mode, series: [{ name, rows }] } instead of tables, as scale --json does')
     .option('--csv <file.csv>', 'write the rows of every scenario as CSV')
@@ -63,11 +65,20 @@ Examples:
   $ clustersim merge plan-part-*.json --json          # the parts of plan --shard i/N --out plan-part-i.json`,
     )
     .action(async (files: string[], opts: MergeOptions) => {
-      checkOutputFiles([[opts.csv, '--csv'], [opts.svg, '--svg']], files.map((f) => [f, 'a part']));
+      checkOutputFiles(
+        [
+          [opts.csv, '--csv'],
+          [opts.svg, '--svg'],
+        ],
+        files.map((f) => [f, 'a part']),
+      );
       const texts = files.map(readPart);
       const plans = texts.filter((t) => isPlanPart(t.text));
       if (plans.length > 0) {
-        if (plans.length < texts.length) throw new UsageError(`${texts.find((t) => !isPlanPart(t.text))!.file}: not a part of a plan, as ${plans[0].file} is; merge parts of one command`);
+        if (plans.length < texts.length)
+          throw new UsageError(
+            `${texts.find((t) => !isPlanPart(t.text))!.file}: not a part of a plan, as ${plans[0].file} is; merge parts of one command`,
+          );
         if (opts.svg) throw new UsageError('--svg: a plan has no scaling chart; plan --report draws one unsharded');
         mergePlanOutput(plans, opts, io);
         return;

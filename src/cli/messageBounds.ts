@@ -11,7 +11,9 @@ function shortWord(word: string): string {
 
 function shortLine(line: string): string {
   const short = line.replace(/\S+/g, shortWord);
-  return short.length <= MAX_LINE_CHARS ? short : `${short.slice(0, MAX_LINE_CHARS)}…[${short.length - MAX_LINE_CHARS} more characters]`;
+  return short.length <= MAX_LINE_CHARS
+    ? short
+    : `${short.slice(0, MAX_LINE_CHARS)}…[${short.length - MAX_LINE_CHARS} more characters]`;
 }
 
 /**

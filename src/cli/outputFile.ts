@@ -1,4 +1,16 @@
-import { accessSync, closeSync, constants, existsSync, lstatSync, mkdirSync, openSync, readlinkSync, realpathSync, statSync, unlinkSync } from 'node:fs';
+import {
+  accessSync,
+  closeSync,
+  constants,
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  openSync,
+  readlinkSync,
+  realpathSync,
+  statSync,
+  unlinkSync,
+} from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
 import { UsageError } from './usageError.js';
 import { fileWriteErrorReason } from '../fileErrors.js';
@@ -9,9 +21,11 @@ import { fileWriteErrorReason } from '../fileErrors.js';
  * failing with a system error after the work is done.
  */
 export function prepareOutputFile(path: string, flag: string): void {
-  if (existsSync(path) && statSync(path).isDirectory()) throw new UsageError(`${flag} ${path} is a folder; give a file name in it`);
+  if (existsSync(path) && statSync(path).isDirectory())
+    throw new UsageError(`${flag} ${path} is a folder; give a file name in it`);
   const folder = dirname(path);
-  if (existsSync(folder) && !statSync(folder).isDirectory()) throw new UsageError(`${flag} ${path}: ${folder} is a file, not a folder`);
+  if (existsSync(folder) && !statSync(folder).isDirectory())
+    throw new UsageError(`${flag} ${path}: ${folder} is a file, not a folder`);
   try {
     makeFolders(folder);
   } catch (err) {
@@ -84,10 +98,16 @@ export function checkDistinctFiles(outputs: readonly NamedPath[], inputs: readon
   const given = outputs.filter((o): o is [string, string] => o[0] !== undefined && regularOrAbsent(o[0]));
   for (const [i, [path, flag]] of given.entries()) {
     for (const [input, what] of inputs) {
-      if (input !== undefined && sameFile(path, input)) throw new UsageError(`${flag} ${path} is ${what}, which this run reads: writing it would destroy it; give ${flag} another file name`);
+      if (input !== undefined && sameFile(path, input))
+        throw new UsageError(
+          `${flag} ${path} is ${what}, which this run reads: writing it would destroy it; give ${flag} another file name`,
+        );
     }
     for (const [other, otherFlag] of given.slice(0, i)) {
-      if (sameFile(path, other)) throw new UsageError(`${otherFlag} ${other} and ${flag} ${path} are the same file: the second written would replace the first; give each its own file name`);
+      if (sameFile(path, other))
+        throw new UsageError(
+          `${otherFlag} ${other} and ${flag} ${path} are the same file: the second written would replace the first; give each its own file name`,
+        );
     }
   }
 }

@@ -21,14 +21,24 @@ export interface RunCost {
 export function runCost(row: PlanRow, gpus: number, tokens: number, pricePerGpuHour?: number): RunCost {
   const seconds = tokens / row.sim.tokensPerS;
   const gpuHours = (gpus * seconds) / 3600;
-  return { days: seconds / 86400, gpuHours, ...(pricePerGpuHour !== undefined ? { cost: gpuHours * pricePerGpuHour } : {}) };
+  return {
+    days: seconds / 86400,
+    gpuHours,
+    ...(pricePerGpuHour !== undefined ? { cost: gpuHours * pricePerGpuHour } : {}),
+  };
 }
 
 const pct = (x: number) => `${(100 * x).toFixed(0)}%`;
 
 /** A token count as people write it: 2T, 300B, 1.5M. */
 export function tokensText(n: number): string {
-  for (const [suffix, v] of [['T', 1e12], ['B', 1e9], ['M', 1e6], ['K', 1e3]] as const) if (n >= v) return `${Number((n / v).toPrecision(4))}${suffix}`;
+  for (const [suffix, v] of [
+    ['T', 1e12],
+    ['B', 1e9],
+    ['M', 1e6],
+    ['K', 1e3],
+  ] as const)
+    if (n >= v) return `${Number((n / v).toPrecision(4))}${suffix}`;
   return String(n);
 }
 
@@ -41,7 +51,10 @@ function countLines(counts: Partial<Record<string, number>>, indent: string): st
 }
 
 /** `the best estimate`, `the 2nd best estimate`, … */
-const nthBest = (n: number) => (n === 1 ? 'the best estimate' : `the ${n}${n % 10 === 2 && n % 100 !== 12 ? 'nd' : n % 10 === 3 && n % 100 !== 13 ? 'rd' : n % 10 === 1 && n % 100 !== 11 ? 'st' : 'th'} best estimate`);
+const nthBest = (n: number) =>
+  n === 1
+    ? 'the best estimate'
+    : `the ${n}${n % 10 === 2 && n % 100 !== 12 ? 'nd' : n % 10 === 3 && n % 100 !== 13 ? 'rd' : n % 10 === 1 && n % 100 !== 11 ? 'st' : 'th'} best estimate`;
 
 /** How the search went: what it considered and what each rule removed. */
 export function searchLines(p: PlanResult, top: number): string[] {
@@ -56,8 +69,14 @@ export function searchLines(p: PlanResult, top: number): string[] {
     ...countLines(p.memoryRemoved, '    '),
     ...(refused.length > 0 ? [`    refused by the scenario checks (by field): ${refused.join(', ')}`] : []),
     `  estimated    ${survivors} of the ${p.fitting} that fit, each from two short simulations extended by micro-batches${p.estimateErrors > 0 ? ` (${p.estimateErrors} could not be simulated)` : ''}`,
-    ...(p.bounded > 0 ? [`  bounded out  ${p.bounded}: the busiest stream of one of their GPUs alone takes longer than ${nthBest(top)}`] : []),
-    ...(p.rows.length > 0 ? [`  simulated    the best ${p.rows.length} in full; the estimate was within ${p.estimateErrorPct.toFixed(2)}% of the simulation`] : []),
+    ...(p.bounded > 0
+      ? [`  bounded out  ${p.bounded}: the busiest stream of one of their GPUs alone takes longer than ${nthBest(top)}`]
+      : []),
+    ...(p.rows.length > 0
+      ? [
+          `  simulated    the best ${p.rows.length} in full; the estimate was within ${p.estimateErrorPct.toFixed(2)}% of the simulation`,
+        ]
+      : []),
   ];
 }
 
@@ -68,9 +87,14 @@ export function whyLines(p: PlanResult): string[] {
   const lines: string[] = [];
   const gain = (other: PlanRow) => `${(100 * (other.sim.stepTimeS / winner.sim.stepTimeS - 1)).toFixed(1)}%`;
   const same = (other: PlanRow) => Math.abs(other.sim.stepTimeS / winner.sim.stepTimeS - 1) < 5e-4;
-  if (second && same(second)) lines.push('  why: #1 and #2 take the same time (within 0.05%); #1 is listed first for its place in the search.');
-  else if (second) lines.push(`  why: #1 is ${gain(second)} faster than #2: ${whyClause(winner.sim, second.sim, formatSeconds)}.`);
-  if (p.own && p.own !== winner && !winner.own) lines.push(`  against the scenario's own setup (${formatSeconds(p.own.sim.stepTimeS)}${p.own.sim.fits ? '' : ', does not fit'}): ${gain(p.own)} faster, ${whyClause(winner.sim, p.own.sim, formatSeconds)}.`);
+  if (second && same(second))
+    lines.push('  why: #1 and #2 take the same time (within 0.05%); #1 is listed first for its place in the search.');
+  else if (second)
+    lines.push(`  why: #1 is ${gain(second)} faster than #2: ${whyClause(winner.sim, second.sim, formatSeconds)}.`);
+  if (p.own && p.own !== winner && !winner.own)
+    lines.push(
+      `  against the scenario's own setup (${formatSeconds(p.own.sim.stepTimeS)}${p.own.sim.fits ? '' : ', does not fit'}): ${gain(p.own)} faster, ${whyClause(winner.sim, p.own.sim, formatSeconds)}.`,
+    );
   if (winner.own) lines.push("  the scenario's own setup is the best found.");
   lines.push(...biasLines(p.rows));
   return lines;
@@ -93,7 +117,9 @@ export function biasLines(rows: readonly PlanRow[]): string[] {
   if (!best) return [];
   const m = (r: PlanRow) => `${r.band!.medianPct >= 0 ? '+' : ''}${r.band!.medianPct.toFixed(0)}%`;
   const other = rows[best.i];
-  return [`  caution: validated runs like #1 measured a median ${m(rows[0])} against its prediction, like #${best.i + 1} ${m(other)}; with those medians #${best.i + 1} would be faster (${formatSeconds(best.t)} against ${formatSeconds(first)}). Measure both.`];
+  return [
+    `  caution: validated runs like #1 measured a median ${m(rows[0])} against its prediction, like #${best.i + 1} ${m(other)}; with those medians #${best.i + 1} would be faster (${formatSeconds(best.t)} against ${formatSeconds(first)}). Measure both.`,
+  ];
 }
 
 /** The tie note: what makes a runner-up a tie, from the validated pairs. */
@@ -119,15 +145,25 @@ export interface PlanTextContext {
 export function noteLines(p: PlanResult, ctx: PlanTextContext): string[] {
   if (p.rows.length === 0) {
     if (p.interrupted) return ['  interrupted before any candidate was estimated: no answer.'];
-    if (p.fitting > 0) return [`  none of the ${p.fitting} candidates that fit could be simulated (see the counts above).`];
-    return ['  nothing fits: no candidate of the space fits in memory (see the counts above); try more GPUs (--gpus) or a wider --space.'];
+    if (p.fitting > 0)
+      return [`  none of the ${p.fitting} candidates that fit could be simulated (see the counts above).`];
+    return [
+      '  nothing fits: no candidate of the space fits in memory (see the counts above); try more GPUs (--gpus) or a wider --space.',
+    ];
   }
-  const lines = ['  compute, exp. comm and bubble: shares of the step (mean over GPUs); likely: the error band of validated runs like it.'];
-  if (p.rows.some((r) => r.sim.mfu > MFU_NOTE_ABOVE)) lines.push(`  MFU above ${Math.round(100 * MFU_NOTE_ABOVE)}% is more than published training runs report: read those rows as optimistic.`);
+  const lines = [
+    '  compute, exp. comm and bubble: shares of the step (mean over GPUs); likely: the error band of validated runs like it.',
+  ];
+  if (p.rows.some((r) => r.sim.mfu > MFU_NOTE_ABOVE))
+    lines.push(
+      `  MFU above ${Math.round(100 * MFU_NOTE_ABOVE)}% is more than published training runs report: read those rows as optimistic.`,
+    );
   lines.push(...whyLines(p), ...tieLines(p));
   if (ctx.tokens !== undefined) {
     const c = runCost(p.rows[0], ctx.gpus, ctx.tokens, ctx.price);
-    lines.push(`  to train ${tokensText(ctx.tokens)} tokens with #1: ${c.days.toFixed(1)} days, ${Math.round(c.gpuHours).toLocaleString('en-US')} GPU-hours${c.cost !== undefined ? `, ${Math.round(c.cost).toLocaleString('en-US')} at ${ctx.price} per GPU-hour` : ''}`);
+    lines.push(
+      `  to train ${tokensText(ctx.tokens)} tokens with #1: ${c.days.toFixed(1)} days, ${Math.round(c.gpuHours).toLocaleString('en-US')} GPU-hours${c.cost !== undefined ? `, ${Math.round(c.cost).toLocaleString('en-US')} at ${ctx.price} per GPU-hour` : ''}`,
+    );
   }
   lines.push('', `  to run #1: ${ctx.command}${p.rows[0].changed.map((s) => ` --set ${s}`).join('')}`);
   return lines;
@@ -136,7 +172,14 @@ export function noteLines(p: PlanResult, ctx: PlanTextContext): string[] {
 /** The whole text answer for one GPU count. */
 export function formatPlan(p: PlanResult, ctx: PlanTextContext, top: number): string {
   const lines = [`plan: ${ctx.name} on ${ctx.gpus} GPUs`, ...searchLines(p, top), ''];
-  if (p.rows.length > 0) lines.push(table(PLAN_TABLE_HEADER, planTableRows(p, PLAN_UNITS)).split('\n').map((l) => `  ${l}`).join('\n'), '');
+  if (p.rows.length > 0)
+    lines.push(
+      table(PLAN_TABLE_HEADER, planTableRows(p, PLAN_UNITS))
+        .split('\n')
+        .map((l) => `  ${l}`)
+        .join('\n'),
+      '',
+    );
   return [...lines, ...noteLines(p, ctx)].join('\n');
 }
 
@@ -144,7 +187,9 @@ export function formatPlan(p: PlanResult, ctx: PlanTextContext, top: number): st
 export const PLAN_UNITS = { seconds: formatSeconds, bytes: formatBytes };
 
 function rowJson(r: PlanRow, gpus: number, tokens?: number, price?: number): Record<string, unknown> {
-  const band = r.band ? { ...bandRangeS(r.band, r.sim.stepTimeS), lowPct: r.band.lowPct, highPct: r.band.highPct, rows: r.band.rows } : undefined;
+  const band = r.band
+    ? { ...bandRangeS(r.band, r.sim.stepTimeS), lowPct: r.band.lowPct, highPct: r.band.highPct, rows: r.band.rows }
+    : undefined;
   return {
     layout: r.candidate.layout,
     knobs: r.candidate.knobs,
@@ -162,28 +207,104 @@ function rowJson(r: PlanRow, gpus: number, tokens?: number, price?: number): Rec
 
 export function planJson(p: PlanResult, ctx: PlanTextContext): Record<string, unknown> {
   const { rows, own, ...search } = p;
-  return { version: VERSION, name: ctx.name, ...search, rows: rows.map((r) => rowJson(r, p.gpus, ctx.tokens, ctx.price)), ...(own ? { own: rowJson(own, p.gpus, ctx.tokens, ctx.price) } : {}) };
+  return {
+    version: VERSION,
+    name: ctx.name,
+    ...search,
+    rows: rows.map((r) => rowJson(r, p.gpus, ctx.tokens, ctx.price)),
+    ...(own ? { own: rowJson(own, p.gpus, ctx.tokens, ctx.price) } : {}),
+  };
 }
 
-const CSV_HEADER = ['gpus', 'rank', 'tie', 'own', 'tp', 'cp', 'pp', 'dp', 'microBatch', 'schedule', 'virtualStages', 'zero', 'offload', 'recompute', 'sequenceParallel', 'tpCommOverlap', 'stepTimeS', 'bandLowS', 'bandHighS', 'estimateS', 'tokensPerS', 'mfu', 'peakBytesPerGpu', 'capacityBytes', 'computeS', 'exposedCommS', 'bubbleS', 'bound', 'sets'];
+const CSV_HEADER = [
+  'gpus',
+  'rank',
+  'tie',
+  'own',
+  'tp',
+  'cp',
+  'pp',
+  'dp',
+  'microBatch',
+  'schedule',
+  'virtualStages',
+  'zero',
+  'offload',
+  'recompute',
+  'sequenceParallel',
+  'tpCommOverlap',
+  'stepTimeS',
+  'bandLowS',
+  'bandHighS',
+  'estimateS',
+  'tokensPerS',
+  'mfu',
+  'peakBytesPerGpu',
+  'capacityBytes',
+  'computeS',
+  'exposedCommS',
+  'bubbleS',
+  'bound',
+  'sets',
+];
 
 /** The simulated setups of every plan (one per GPU count) as CSV, one row each, the scenario's own marked `own`. */
 export function planCsv(plans: readonly PlanResult[]): string {
   const lines = plans.flatMap((p) => {
-    const all = [...p.rows.map((r, i) => ({ r, rank: String(i + 1) })), ...(p.own && !p.rows.includes(p.own) ? [{ r: p.own, rank: 'own' }] : [])];
+    const all = [
+      ...p.rows.map((r, i) => ({ r, rank: String(i + 1) })),
+      ...(p.own && !p.rows.includes(p.own) ? [{ r: p.own, rank: 'own' }] : []),
+    ];
     return all.map(({ r, rank }) => {
       const l = r.candidate.layout;
       const k = r.candidate.knobs;
       const band = r.band ? bandRangeS(r.band, r.sim.stepTimeS) : undefined;
       const b = r.sim.breakdown;
-      return [p.gpus, rank, r.tie, r.own, l.tp, l.cp, l.pp, l.dp, l.microBatch, l.schedule, l.virtualStages, k.zero, k.offload, k.recompute, k.sequenceParallel, k.tpCommOverlap, r.sim.stepTimeS, band?.lowS, band?.highS, r.estimateS, r.sim.tokensPerS, r.sim.mfu, r.sim.peakBytesPerGpu, r.sim.capacityBytes, b.computeS, b.exposedCommS, b.bubbleS, r.sim.bound, r.sets.join(' ')].map(csvCell).join(',');
+      return [
+        p.gpus,
+        rank,
+        r.tie,
+        r.own,
+        l.tp,
+        l.cp,
+        l.pp,
+        l.dp,
+        l.microBatch,
+        l.schedule,
+        l.virtualStages,
+        k.zero,
+        k.offload,
+        k.recompute,
+        k.sequenceParallel,
+        k.tpCommOverlap,
+        r.sim.stepTimeS,
+        band?.lowS,
+        band?.highS,
+        r.estimateS,
+        r.sim.tokensPerS,
+        r.sim.mfu,
+        r.sim.peakBytesPerGpu,
+        r.sim.capacityBytes,
+        b.computeS,
+        b.exposedCommS,
+        b.bubbleS,
+        r.sim.bound,
+        r.sets.join(' '),
+      ]
+        .map(csvCell)
+        .join(',');
     });
   });
   return [CSV_HEADER.join(','), ...lines].join('\n') + '\n';
 }
 
 /** The best of each GPU count, one line each, and which the objective picks. */
-export function formatSizes(plans: readonly PlanResult[], chosen: number, objective: Objective, ctx: Omit<PlanTextContext, 'gpus' | 'command'>): string {
+export function formatSizes(
+  plans: readonly PlanResult[],
+  chosen: number,
+  objective: Objective,
+  ctx: Omit<PlanTextContext, 'gpus' | 'command'>,
+): string {
   const rows = plans.map((p, i) => {
     const w = p.rows[0];
     if (!w) return [String(p.gpus), 'nothing fits', '', '', '', '', ''];
@@ -196,14 +317,45 @@ export function formatSizes(plans: readonly PlanResult[], chosen: number, object
       Math.round(w.sim.tokensPerS).toLocaleString('en-US'),
       pct(w.sim.mfu),
       `${(perToken * 1e9).toFixed(0)}`,
-      run ? `${run.days.toFixed(1)} d${run.cost !== undefined ? `, ${Math.round(run.cost).toLocaleString('en-US')}` : ''}` : '',
+      run
+        ? `${run.days.toFixed(1)} d${run.cost !== undefined ? `, ${Math.round(run.cost).toLocaleString('en-US')}` : ''}`
+        : '',
     ];
   });
-  const header = ['GPUs', 'best split', 'step', 'tokens/s', 'MFU', 'GPU-h per 1B tokens', ctx.tokens !== undefined ? `${tokensText(ctx.tokens)} tokens` : ''];
-  const words = objective === 'cost' ? 'the fewest GPU-hours per token' : objective === 'time' ? 'the shortest time to train' : 'the most tokens per second';
-  return [`plan: ${ctx.name} at ${plans.length} GPU counts; * marks ${words} (--objective ${objective})`, table(header, rows).split('\n').map((l) => `  ${l}`).join('\n')].join('\n');
+  const header = [
+    'GPUs',
+    'best split',
+    'step',
+    'tokens/s',
+    'MFU',
+    'GPU-h per 1B tokens',
+    ctx.tokens !== undefined ? `${tokensText(ctx.tokens)} tokens` : '',
+  ];
+  const words =
+    objective === 'cost'
+      ? 'the fewest GPU-hours per token'
+      : objective === 'time'
+        ? 'the shortest time to train'
+        : 'the most tokens per second';
+  return [
+    `plan: ${ctx.name} at ${plans.length} GPU counts; * marks ${words} (--objective ${objective})`,
+    table(header, rows)
+      .split('\n')
+      .map((l) => `  ${l}`)
+      .join('\n'),
+  ].join('\n');
 }
 
-export function sizesJson(plans: readonly PlanResult[], chosen: number, objective: Objective, ctxOf: (gpus: number) => PlanTextContext): Record<string, unknown> {
-  return { version: VERSION, objective, chosenGpus: plans[chosen].gpus, sizes: plans.map((p) => planJson(p, ctxOf(p.gpus))) };
+export function sizesJson(
+  plans: readonly PlanResult[],
+  chosen: number,
+  objective: Objective,
+  ctxOf: (gpus: number) => PlanTextContext,
+): Record<string, unknown> {
+  return {
+    version: VERSION,
+    objective,
+    chosenGpus: plans[chosen].gpus,
+    sizes: plans.map((p) => planJson(p, ctxOf(p.gpus))),
+  };
 }

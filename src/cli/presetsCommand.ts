@@ -31,10 +31,25 @@ export function presetCatalogue() {
       hostAdamParamsPerS: n.hostAdamParamsPerS,
       defaultNetwork: defaultNetworkFor(name),
     })),
-    networks: Object.entries(NETWORK_PRESETS).map(([name, n]) => ({ name, fabric: n.fabric, linkGbps: n.linkGbps, railOptimized: n.railOptimized, oversubscription: n.oversubscription })),
+    networks: Object.entries(NETWORK_PRESETS).map(([name, n]) => ({
+      name,
+      fabric: n.fabric,
+      linkGbps: n.linkGbps,
+      railOptimized: n.railOptimized,
+      oversubscription: n.oversubscription,
+    })),
     models: MODEL_PRESET_NAMES.map((name) => {
       const m = modelPreset(name);
-      return { name, arch: m.arch, layers: m.layers, hidden: m.hidden, heads: m.heads, kvHeads: m.kvHeads, seqLen: m.seqLen, params: parameterCount(m) };
+      return {
+        name,
+        arch: m.arch,
+        layers: m.layers,
+        hidden: m.hidden,
+        heads: m.heads,
+        kvHeads: m.kvHeads,
+        seqLen: m.seqLen,
+        params: parameterCount(m),
+      };
     }),
   };
 }
@@ -59,20 +74,65 @@ export function registerPresets(program: Command, io: Output): void {
         'GPUs (dense peaks, TFLOP/s)',
         table(
           ['name', 'fp32', 'tf32', 'bf16', 'fp16', 'fp8', 'memory GiB', 'HBM GB/s', 'NVLink GB/s each way', 'PCIe'],
-          c.gpus.map((g) => [g.name, g.peakTflops.fp32 ?? '-', g.peakTflops.tf32 ?? '-', g.peakTflops.bf16 ?? '-', g.peakTflops.fp16 ?? '-', g.peakTflops.fp8 ?? '-', g.memoryGiB.toFixed(1), g.hbmBandwidthGBps, g.nvlinkBandwidthGBps, `gen${g.pcieGen}`]),
+          c.gpus.map((g) => [
+            g.name,
+            g.peakTflops.fp32 ?? '-',
+            g.peakTflops.tf32 ?? '-',
+            g.peakTflops.bf16 ?? '-',
+            g.peakTflops.fp16 ?? '-',
+            g.peakTflops.fp8 ?? '-',
+            g.memoryGiB.toFixed(1),
+            g.hbmBandwidthGBps,
+            g.nvlinkBandwidthGBps,
+            `gen${g.pcieGen}`,
+          ]),
         ),
         '',
         'Nodes (cluster.preset)',
         table(
-          ['name', 'gpu', 'GPUs', 'intra-node', 'NVLink GB/s each way (NCCL busbw)', 'NVLS', 'NICs', 'host GiB', 'host Adam Gparam/s', 'default network'],
-          c.nodes.map((n) => [n.name, n.gpu, n.gpusPerNode, n.intra, n.nvlinkBandwidthGBps, n.nvls ? 'yes' : 'no', n.nicsPerNode, n.hostMemoryGiB ?? '-', (n.hostAdamParamsPerS / 1e9).toFixed(1), n.defaultNetwork]),
+          [
+            'name',
+            'gpu',
+            'GPUs',
+            'intra-node',
+            'NVLink GB/s each way (NCCL busbw)',
+            'NVLS',
+            'NICs',
+            'host GiB',
+            'host Adam Gparam/s',
+            'default network',
+          ],
+          c.nodes.map((n) => [
+            n.name,
+            n.gpu,
+            n.gpusPerNode,
+            n.intra,
+            n.nvlinkBandwidthGBps,
+            n.nvls ? 'yes' : 'no',
+            n.nicsPerNode,
+            n.hostMemoryGiB ?? '-',
+            (n.hostAdamParamsPerS / 1e9).toFixed(1),
+            n.defaultNetwork,
+          ]),
         ),
         '',
         'Networks (cluster.network)',
-        table(['name', 'fabric', 'Gb/s per NIC', 'rail-optimised', 'oversubscription'], c.networks.map((n) => [n.name, n.fabric, n.linkGbps, n.railOptimized ? 'yes' : 'no', `${n.oversubscription}:1`])),
+        table(
+          ['name', 'fabric', 'Gb/s per NIC', 'rail-optimised', 'oversubscription'],
+          c.networks.map((n) => [
+            n.name,
+            n.fabric,
+            n.linkGbps,
+            n.railOptimized ? 'yes' : 'no',
+            `${n.oversubscription}:1`,
+          ]),
+        ),
         '',
         'Models (model.preset)',
-        table(['name', 'arch', 'layers', 'hidden', 'heads', 'kv heads', 'seq', 'params'], c.models.map((m) => [m.name, m.arch, m.layers, m.hidden, m.heads, m.kvHeads, m.seqLen, billions(m.params)])),
+        table(
+          ['name', 'arch', 'layers', 'hidden', 'heads', 'kv heads', 'seq', 'params'],
+          c.models.map((m) => [m.name, m.arch, m.layers, m.hidden, m.heads, m.kvHeads, m.seqLen, billions(m.params)]),
+        ),
       ];
       io.out(text.join('\n'));
     });

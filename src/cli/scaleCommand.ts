@@ -15,7 +15,14 @@ import { SCALE_TABLE_HEADER, scaleCsv, scaleTableRows } from '../report/scaleTab
 import type { ScaleView } from '../report/reports.js';
 import { VERSION } from '../version.js';
 import { collect } from './scenarioInput.js';
-import { applyImports, explainProblems, importsOf, pinnedAccumulationSteps, scenarioWithImports, type ImportOptions } from '../scenario/importSettings.js';
+import {
+  applyImports,
+  explainProblems,
+  importsOf,
+  pinnedAccumulationSteps,
+  scenarioWithImports,
+  type ImportOptions,
+} from '../scenario/importSettings.js';
 import { InvalidScenarioError } from '../scenario/errors.js';
 import { checkOutputFiles, commandLineInputs, loadReports, stepView, writeReportFile } from './reportFiles.js';
 import type { Output } from './output.js';
@@ -53,7 +60,14 @@ function shardOption(text: string | undefined): Shard | undefined {
 function alignColumns(header: readonly string[], rows: readonly (readonly string[])[]): string {
   const all = [header, ...rows];
   const widths = header.map((_, c) => Math.max(...all.map((r) => r[c].length)));
-  return all.map((r) => r.map((cell, c) => (c === r.length - 1 ? cell : cell.padStart(widths[c]))).join('  ').trimEnd()).join('\n');
+  return all
+    .map((r) =>
+      r
+        .map((cell, c) => (c === r.length - 1 ? cell : cell.padStart(widths[c])))
+        .join('  ')
+        .trimEnd(),
+    )
+    .join('\n');
 }
 
 /** The printed table of one scenario's sweep; its heading names the size speedup and efficiency are against. */
@@ -62,7 +76,10 @@ export function formatScaleSeries(s: ScaleSeries): string {
   const grid = s.tp > 1 || s.pp > 1 || (s.cp ?? 1) > 1 ? `, ${parallelSizesText(s)} fixed, dp grows` : '';
   const base = scalingBaseGpus(s.rows);
   const smallerOom = base !== undefined && s.rows.some((r) => r.status === 'oom' && r.gpus < base);
-  const against = base !== undefined ? `; speedup and efficiency against ${base} GPUs${smallerOom ? ', the smallest size that fits' : ''}` : '';
+  const against =
+    base !== undefined
+      ? `; speedup and efficiency against ${base} GPUs${smallerOom ? ', the smallest size that fits' : ''}`
+      : '';
   return `${s.name}: ${s.mode} scaling (${fixed}${grid}${against})\n\n${alignColumns(SCALE_TABLE_HEADER, scaleTableRows(s.rows))}`;
 }
 
@@ -78,13 +95,26 @@ export interface FileWarning {
  * tpCommOverlap and tpCommOverlapSms when on), as `simulate --json` writes them under `parallel`, and, when any size
  * was simulated, `scalingBaseGpus`: the size its speedup and efficiency are against (the CSV's `speedup_base_gpus`).
  */
-export function scaleJson(mode: ScaleMode, series: readonly ScaleSeries[], warnings: readonly FileWarning[] = []): Record<string, unknown> {
+export function scaleJson(
+  mode: ScaleMode,
+  series: readonly ScaleSeries[],
+  warnings: readonly FileWarning[] = [],
+): Record<string, unknown> {
   return {
     version: VERSION,
     mode,
     series: series.map((s) => {
       const base = scalingBaseGpus(s.rows);
-      return { name: s.name, source: s.source, tp: s.tp, pp: s.pp, ...(s.cp !== undefined ? { cp: s.cp } : {}), ...pickCommSettings(s), ...(base !== undefined ? { scalingBaseGpus: base } : {}), rows: s.rows };
+      return {
+        name: s.name,
+        source: s.source,
+        tp: s.tp,
+        pp: s.pp,
+        ...(s.cp !== undefined ? { cp: s.cp } : {}),
+        ...pickCommSettings(s),
+        ...(base !== undefined ? { scalingBaseGpus: base } : {}),
+        rows: s.rows,
+      };
     }),
     ...(warnings.length > 0 ? { warnings } : {}),
   };
@@ -102,20 +132,49 @@ function defaultGpuCounts(s: Scenario): number[] {
 export function registerScale(program: Command, io: Output): void {
   program
     .command('scale')
-    .description('simulate a scenario at several GPU counts and show how it scales (table, CSV, JSON, SVG chart, HTML report)')
+    .description(
+      'simulate a scenario at several GPU counts and show how it scales (table, CSV, JSON, SVG chart, HTML report)',
+    )
     .argument('<scenario>', 'scenario file (YAML or JSON)')
-    .option('--gpus <list>', 'GPU counts: 8,16,32 or a doubling range 8..1024 (default: one node, then doubling while within the scenario\'s size; at least two sizes, 8,16 for one 8-GPU node)')
-    .addOption(new Option('--mode <mode>', 'strong: keep the global batch; weak: keep the batch per data-parallel replica').choices(['strong', 'weak']).default('strong'))
-    .option('--set <path=value>', 'override a scenario field before scaling (repeatable; applies to --compare files too)', collect, [])
+    .option(
+      '--gpus <list>',
+      "GPU counts: 8,16,32 or a doubling range 8..1024 (default: one node, then doubling while within the scenario's size; at least two sizes, 8,16 for one 8-GPU node)",
+    )
+    .addOption(
+      new Option('--mode <mode>', 'strong: keep the global batch; weak: keep the batch per data-parallel replica')
+        .choices(['strong', 'weak'])
+        .default('strong'),
+    )
+    .option(
+      '--set <path=value>',
+      'override a scenario field before scaling (repeatable; applies to --compare files too)',
+      collect,
+      [],
+    )
     .option('--compare <files...>', 'more scenarios to sweep and overlay on the same chart')
-    .option('--megatron-args <args>', 'build the strategy (and model/training where given) from a Megatron-LM command line, as pasted, or @file holding it (applies to --compare files too; each sweep size derives its own dp)')
-    .option('--deepspeed-config <file>', 'take batch sizes, ZeRO stage, buckets, overlap, offload and precision from a DeepSpeed ds_config.json (applies to --compare files too)')
+    .option(
+      '--megatron-args <args>',
+      'build the strategy (and model/training where given) from a Megatron-LM command line, as pasted, or @file holding it (applies to --compare files too; each sweep size derives its own dp)',
+    )
+    .option(
+      '--deepspeed-config <file>',
+      'take batch sizes, ZeRO stage, buckets, overlap, offload and precision from a DeepSpeed ds_config.json (applies to --compare files too)',
+    )
     .option('--csv <file.csv>', 'write the rows of every scenario as CSV')
     .option('--svg <file.svg>', 'write the scaling chart (throughput and efficiency against GPUs)')
-    .option('--report <file.html>', 'write a self-contained HTML report (curves, tables, timeline and memory of the largest size)')
-    .option('--json', 'print { version, mode, series: [{ name, source, tp, pp, cp?, cpCommType?, tpCommOverlap?, tpCommOverlapSms?, scalingBaseGpus?, rows }], warnings? } instead of tables')
+    .option(
+      '--report <file.html>',
+      'write a self-contained HTML report (curves, tables, timeline and memory of the largest size)',
+    )
+    .option(
+      '--json',
+      'print { version, mode, series: [{ name, source, tp, pp, cp?, cpCommType?, tpCommOverlap?, tpCommOverlapSms?, scalingBaseGpus?, rows }], warnings? } instead of tables',
+    )
     .option('--jobs <n>', jobsHelp('the sizes'))
-    .option('--shard <i/N>', 'run only part i of N (1 ≤ i ≤ N; points dealt round-robin) and print its results as JSON lines for clustersim merge')
+    .option(
+      '--shard <i/N>',
+      'run only part i of N (1 ≤ i ≤ N; points dealt round-robin) and print its results as JSON lines for clustersim merge',
+    )
     .option('--out <file.jsonl>', 'with --shard: write the JSON lines to this file instead of stdout')
     .addHelpText(
       'after',
@@ -149,18 +208,37 @@ Examples:
         if (err instanceof RangeError) throw new UsageError(`--gpus: ${err.message}`);
         throw err;
       }
-      if (files.length * gpus.length > MAX_SWEEP_POINTS) throw new UsageError(`--gpus: ${files.length} scenarios × ${gpus.length} GPU counts = ${files.length * gpus.length} points, more than the ${MAX_SWEEP_POINTS} a sweep may have; name fewer sizes`);
+      if (files.length * gpus.length > MAX_SWEEP_POINTS)
+        throw new UsageError(
+          `--gpus: ${files.length} scenarios × ${gpus.length} GPU counts = ${files.length * gpus.length} points, more than the ${MAX_SWEEP_POINTS} a sweep may have; name fewer sizes`,
+        );
       const jobs = parseJobs(opts.jobs, 'the sweep');
       const shard = shardOption(opts.shard);
       if (shard) {
         const outputs = (['json', 'csv', 'svg'] as const).filter((o) => opts[o]).map((o) => `--${o}`);
-        if (outputs.length > 0) throw new UsageError(`${outputs.join(', ')}: a part (--shard) writes JSON lines only; give ${outputs.join(', ')} to clustersim merge once all parts are done`);
+        if (outputs.length > 0)
+          throw new UsageError(
+            `${outputs.join(', ')}: a part (--shard) writes JSON lines only; give ${outputs.join(', ')} to clustersim merge once all parts are done`,
+          );
         // The report draws the largest point's timeline and memory, which a part's lines do not carry.
-        if (opts.report) throw new UsageError('--report: a part (--shard) writes JSON lines only, and merge writes tables and the chart (--json, --csv, --svg), not the HTML report; run the sweep without --shard for it');
+        if (opts.report)
+          throw new UsageError(
+            '--report: a part (--shard) writes JSON lines only, and merge writes tables and the chart (--json, --csv, --svg), not the HTML report; run the sweep without --shard for it',
+          );
       } else if (opts.out !== undefined) {
-        throw new UsageError('--out: only with --shard (it names the JSON-lines file of the part); use --json, --csv, --svg or --report for a whole sweep');
+        throw new UsageError(
+          '--out: only with --shard (it names the JSON-lines file of the part); use --json, --csv, --svg or --report for a whole sweep',
+        );
       }
-      checkOutputFiles([[opts.csv, '--csv'], [opts.svg, '--svg'], [opts.report, '--report'], [opts.out, '--out']], commandLineInputs(files, opts));
+      checkOutputFiles(
+        [
+          [opts.csv, '--csv'],
+          [opts.svg, '--svg'],
+          [opts.report, '--report'],
+          [opts.out, '--out'],
+        ],
+        commandLineInputs(files, opts),
+      );
       // Every scenario is checked before anything runs, so a bad --compare file fails at once. Each file's warnings are
       // printed as it is read, also for a file not valid at its own size but swept from the fewest nodes that hold its
       // split; with several files each warning names its file.
@@ -180,9 +258,14 @@ Examples:
           throw err instanceof InvalidScenarioError ? explainProblems(err, loaded, imports, opts.set) : err;
         }
         for (const message of plan.warnings) warn(message);
-        const steps = opts.deepspeedConfig !== undefined && opts.mode === 'strong' ? pinnedAccumulationSteps(opts.deepspeedConfig) : undefined;
+        const steps =
+          opts.deepspeedConfig !== undefined && opts.mode === 'strong'
+            ? pinnedAccumulationSteps(opts.deepspeedConfig)
+            : undefined;
         if (steps !== undefined) {
-          warn(`--deepspeed-config: gradient_accumulation_steps ${steps} holds at one data-parallel size only; strong scaling keeps the global batch and the micro-batch the config gives, so each size accumulates what they leave (DeepSpeed would need the config rewritten, or "auto", per size)`);
+          warn(
+            `--deepspeed-config: gradient_accumulation_steps ${steps} holds at one data-parallel size only; strong scaling keeps the global batch and the micro-batch the config gives, so each size accumulates what they leave (DeepSpeed would need the config rewritten, or "auto", per size)`,
+          );
         }
         return plan;
       });
@@ -190,13 +273,21 @@ Examples:
 
       if (shard) {
         const total = plans.length * gpus.length;
-        const progress = sweepProgress(io, `part ${shard.index}/${shard.count}`, Math.ceil(Math.max(0, total - shard.index + 1) / shard.count));
+        const progress = sweepProgress(
+          io,
+          `part ${shard.index}/${shard.count}`,
+          Math.ceil(Math.max(0, total - shard.index + 1) / shard.count),
+        );
         let part: Awaited<ReturnType<typeof runScaleShard>>;
         // Ctrl-C stops the part after the points in flight and keeps those done, as calibrate keeps its measurements.
         const controller = new AbortController();
         const removeHandler = onInterrupt(io, controller, `part ${shard.index}/${shard.count}`, 'the points in flight');
         try {
-          part = await runScaleShard(plans, gpus, opts.mode, shard, { jobs, onPoint: (p) => progress.tick(label(p.series, p.gpus)), signal: controller.signal });
+          part = await runScaleShard(plans, gpus, opts.mode, shard, {
+            jobs,
+            onPoint: (p) => progress.tick(label(p.series, p.gpus)),
+            signal: controller.signal,
+          });
         } finally {
           progress.stop();
           removeHandler();
@@ -205,9 +296,14 @@ Examples:
         if (opts.out !== undefined) writeReportFile(opts.out, text, io);
         else if (text !== '') io.out(text);
         if (part.interrupted) {
-          throw new InterruptedError(`part ${shard.index}/${shard.count} interrupted: ${part.records.length} of its ${part.planned} points were done${opts.out !== undefined ? ` and are in ${opts.out}` : ''}; merge refuses a part with points missing, so run the part again to complete it`);
+          throw new InterruptedError(
+            `part ${shard.index}/${shard.count} interrupted: ${part.records.length} of its ${part.planned} points were done${opts.out !== undefined ? ` and are in ${opts.out}` : ''}; merge refuses a part with points missing, so run the part again to complete it`,
+          );
         }
-        if (part.records.length === 0) io.err(`part ${shard.index}/${shard.count} holds no points (the sweep has ${part.points}); merge accepts its empty output`);
+        if (part.records.length === 0)
+          io.err(
+            `part ${shard.index}/${shard.count} holds no points (the sweep has ${part.points}); merge accepts its empty output`,
+          );
         return;
       }
 
@@ -218,17 +314,30 @@ Examples:
       const controller = new AbortController();
       const removeHandler = onInterrupt(io, controller, 'scale', 'the sizes in flight');
       try {
-        ({ series, interrupted } = await runScaleSweep(plans, gpus, { jobs, keepLargest: opts.report !== undefined, onPoint: (p) => progress.tick(label(p.series, p.gpus)), signal: controller.signal }));
+        ({ series, interrupted } = await runScaleSweep(plans, gpus, {
+          jobs,
+          keepLargest: opts.report !== undefined,
+          onPoint: (p) => progress.tick(label(p.series, p.gpus)),
+          signal: controller.signal,
+        }));
       } finally {
         progress.stop();
         removeHandler();
       }
-      if (interrupted && !anySimulated(series)) throw new InterruptedError('scale interrupted before any size was simulated; nothing written');
+      if (interrupted && !anySimulated(series))
+        throw new InterruptedError('scale interrupted before any size was simulated; nothing written');
       await writeScaleOutputs(series, opts.mode, opts, io, `clustersim ${VERSION} scale --mode ${opts.mode}`, warnings);
       if (interrupted) {
-        const moved = series.filter((s) => s.scalingBaseGpus !== undefined).map((s) => `${s.name}'s against ${s.scalingBaseGpus} GPUs`);
-        const base = moved.length > 0 ? `; speed-up and efficiency are against the smallest size simulated that fits, not the smallest asked for: ${moved.join(', ')}` : '';
-        throw new InterruptedError(`scale interrupted: the sizes not simulated are rows marked '${INTERRUPTED_REASON}' (status interrupted)${base}`);
+        const moved = series
+          .filter((s) => s.scalingBaseGpus !== undefined)
+          .map((s) => `${s.name}'s against ${s.scalingBaseGpus} GPUs`);
+        const base =
+          moved.length > 0
+            ? `; speed-up and efficiency are against the smallest size simulated that fits, not the smallest asked for: ${moved.join(', ')}`
+            : '';
+        throw new InterruptedError(
+          `scale interrupted: the sizes not simulated are rows marked '${INTERRUPTED_REASON}' (status interrupted)${base}`,
+        );
       }
     });
 }
@@ -253,7 +362,9 @@ export async function writeScaleOutputs(
   else io.out(series.map(formatScaleSeries).join('\n\n'));
   // A sweep of sizes none of which could be built is a mistake in the sizes (or the scenario): no empty chart for it.
   if (!anySimulated(series)) {
-    throw new UsageError(`no size of the sweep could be simulated (the reasons are in the note column${opts.json ? ', `reason` in the JSON' : ''}); choose GPU counts of whole nodes whose data-parallel size divides the global batch${opts.csv || opts.svg || opts.report ? ', nothing was written' : ''}`);
+    throw new UsageError(
+      `no size of the sweep could be simulated (the reasons are in the note column${opts.json ? ', `reason` in the JSON' : ''}); choose GPU counts of whole nodes whose data-parallel size divides the global batch${opts.csv || opts.svg || opts.report ? ', nothing was written' : ''}`,
+    );
   }
 
   if (!opts.csv && !opts.svg && !opts.report) return;

@@ -5,7 +5,11 @@ import type { Scenario } from '../scenario/resolve.js';
  * Reads, overrides (`--set`) and validates a scenario file; a problem with a `--set` value says so.
  * @param warn called with each warning about a value the scenario left to a default
  */
-export function scenarioFromFile(path: string, sets: readonly string[] = [], warn: (message: string) => void = () => {}): Scenario {
+export function scenarioFromFile(
+  path: string,
+  sets: readonly string[] = [],
+  warn: (message: string) => void = () => {},
+): Scenario {
   return scenarioWithImports(path, {}, sets, warn).scenario;
 }
 

@@ -4,14 +4,27 @@ import { VERSION } from '../version.js';
 import { formatBytes, formatSeconds } from './units.js';
 import { strategyText, tflopsText } from '../report/format.js';
 import { collect } from './scenarioInput.js';
-import { applyImports, describeImports, importsJson, scenarioWithImports, type ImportOptions } from '../scenario/importSettings.js';
+import {
+  applyImports,
+  describeImports,
+  importsJson,
+  scenarioWithImports,
+  type ImportOptions,
+} from '../scenario/importSettings.js';
 import { applyOverrides } from '../scenario/load.js';
 import { processOutput, type Output } from './output.js';
 import { alternativesFor, formatAdvice } from './adviceOutput.js';
 import { jobsHelp, parseJobs } from './jobsOption.js';
 import { stepProgress } from './stepProgress.js';
 import { UsageError } from './usageError.js';
-import { addStepFileOptions, checkStepFileOptions, commandLineInputs, stepFilesView, writeStepFiles, type StepFileOptions } from './reportFiles.js';
+import {
+  addStepFileOptions,
+  checkStepFileOptions,
+  commandLineInputs,
+  stepFilesView,
+  writeStepFiles,
+  type StepFileOptions,
+} from './reportFiles.js';
 import { applyProfileOption } from './calibrateCommand.js';
 import { hostMemoryVerdict } from '../report/summary.js';
 import { describeOptimizerState } from '../sim/memory/optimizerState.js';
@@ -34,7 +47,6 @@ function pct(part: number, whole: number): string {
   return `${((100 * part) / whole).toFixed(1)}%`;
 }
 
-
 /** The attention kernel and the share of the peak its passes reach (or, memory-efficient, its time over unfused). */
 function attentionLine(a: AttentionSummary): string {
   if (a.timeOverUnfused) {
@@ -42,7 +54,12 @@ function attentionLine(a: AttentionSummary): string {
     return `${a.label} (unfused attention's time × ${forward} forward, × ${backward} backward, xFormers' V100 medians; no s×s matrix kept)`;
   }
   const fractions = `${Math.round(100 * a.forwardEfficiency!)}% / ${Math.round(100 * a.backwardEfficiency!)}% of peak forward / backward`;
-  const caveat = a.figures === 'stand-in' ? ', its A100 figures: none published for this GPU' : a.figures === 'derived' ? `, ${a.derivedFrom}` : '';
+  const caveat =
+    a.figures === 'stand-in'
+      ? ', its A100 figures: none published for this GPU'
+      : a.figures === 'derived'
+        ? `, ${a.derivedFrom}`
+        : '';
   return `${a.label} (${fractions}${caveat})`;
 }
 
@@ -74,11 +91,18 @@ export function gemmRateLine(gpu: GpuSpec, dtype: Dtype): string | undefined {
   const pct = (x: number) => `${(100 * x).toFixed(1)}%`;
   const fitted = (Object.values(SUSTAINED_GEMM_FRACTION) as number[]).includes(gpu.sustainedGemmFraction);
   const why = fitted ? 'fitted per GPU generation' : 'as the scenario sets it; the error band is of the fitted value';
-  return wrapAfter('  GEMM ceiling        ', `${pct(burst * gpu.sustainedGemmFraction)} of peak: a burst ceiling of ${pct(burst)} × ${gpu.sustainedGemmFraction} sustained in a step (${why})`).join('\n');
+  return wrapAfter(
+    '  GEMM ceiling        ',
+    `${pct(burst * gpu.sustainedGemmFraction)} of peak: a burst ceiling of ${pct(burst)} × ${gpu.sustainedGemmFraction} sustained in a step (${why})`,
+  ).join('\n');
 }
 
 /** The human-readable summary of one simulated step. */
-export function formatStepSummary(r: StepResult, scenario: { clusterName: string; modelName: string; gemmRate?: string }, band?: StepBand): string {
+export function formatStepSummary(
+  r: StepResult,
+  scenario: { clusterName: string; modelName: string; gemmRate?: string },
+  band?: StepBand,
+): string {
   const m = r.memory;
   const lines = [
     `${r.name}: ${scenario.modelName} on ${scenario.clusterName} (${r.gpus} ${r.gpus === 1 ? 'GPU' : 'GPUs'}), seed ${r.seed}`,
@@ -95,14 +119,31 @@ export function formatStepSummary(r: StepResult, scenario: { clusterName: string
     `  memory per GPU      ${formatBytes(m.peakBytesPerGpu)} of ${formatBytes(m.capacityBytes)}: ${m.gpuFits ? 'fits' : `OOM, short by ${formatBytes(m.shortfallBytes)}`}`,
     `    weights ${formatBytes(m.breakdown.weightsBytes)}, gradients ${formatBytes(m.breakdown.gradientsBytes)}, optimizer ${formatBytes(m.breakdown.optimizerBytes)}${m.optimizerState ? ` (${describeOptimizerState(m.optimizerState)})` : ''},`,
     `    activations ${formatBytes(m.breakdown.activationsBytes)}, buffers ${formatBytes(m.breakdown.buffersBytes)}, runtime reserve ${formatBytes(m.breakdown.reserveBytes)}`,
-    ...(m.perStage.length > 1 ? wrapItems('    per stage: ', m.perStage.map((s) => `${s.stage}: ${formatBytes(s.totalBytes)}${s.fits ? '' : ' OOM'}`)) : []),
-    ...(hostMemoryVerdict(r) ? [`  host memory         ${hostMemoryVerdict(r)} (CPU offload: optimizer state, fp32 gradients, 16-bit partitions)`] : []),
+    ...(m.perStage.length > 1
+      ? wrapItems(
+          '    per stage: ',
+          m.perStage.map((s) => `${s.stage}: ${formatBytes(s.totalBytes)}${s.fits ? '' : ' OOM'}`),
+        )
+      : []),
+    ...(hostMemoryVerdict(r)
+      ? [
+          `  host memory         ${hostMemoryVerdict(r)} (CPU offload: optimizer state, fp32 gradients, 16-bit partitions)`,
+        ]
+      : []),
     '',
     '  where the time went (mean over GPUs)',
     `    compute                ${formatSeconds(r.breakdown.computeS).padStart(10)}  ${pct(r.breakdown.computeS, r.stepTimeS)}`,
     `    exposed communication  ${formatSeconds(r.breakdown.exposedCommS).padStart(10)}  ${pct(r.breakdown.exposedCommS, r.stepTimeS)}`,
-    ...(r.parallel.pp > 1 ? [`    pipeline bubble        ${formatSeconds(r.breakdown.bubbleS).padStart(10)}  ${pct(r.breakdown.bubbleS, r.stepTimeS)}`] : []),
-    ...(r.breakdown.hostOptimizerS > 0 ? [`    optimizer on the host  ${formatSeconds(r.breakdown.hostOptimizerS).padStart(10)}  ${pct(r.breakdown.hostOptimizerS, r.stepTimeS)}`] : []),
+    ...(r.parallel.pp > 1
+      ? [
+          `    pipeline bubble        ${formatSeconds(r.breakdown.bubbleS).padStart(10)}  ${pct(r.breakdown.bubbleS, r.stepTimeS)}`,
+        ]
+      : []),
+    ...(r.breakdown.hostOptimizerS > 0
+      ? [
+          `    optimizer on the host  ${formatSeconds(r.breakdown.hostOptimizerS).padStart(10)}  ${pct(r.breakdown.hostOptimizerS, r.stepTimeS)}`,
+        ]
+      : []),
     `    idle                   ${formatSeconds(r.breakdown.idleS).padStart(10)}  ${pct(r.breakdown.idleS, r.stepTimeS)}`,
     `    (communication busy ${formatSeconds(r.breakdown.commS)}, ${pct(r.breakdown.commS - r.breakdown.exposedCommS, Math.max(r.breakdown.commS, 1e-30))} of it hidden behind compute)`,
     '',
@@ -111,7 +152,9 @@ export function formatStepSummary(r: StepResult, scenario: { clusterName: string
       `${r.microBatchesPerStep} micro-batch(es) per step` +
         // Without data parallelism (over dp × cp) no gradient is reduced, so there are no buckets to speak of.
         (r.parallel.dp * r.parallel.cp > 1 ? `; ${bucketsText(r)}` : '') +
-        (r.gradientAllReduce ? `; gradient reduction: ${r.gradientAllReduce.algorithm}/${r.gradientAllReduce.protocol}` : ''),
+        (r.gradientAllReduce
+          ? `; gradient reduction: ${r.gradientAllReduce.algorithm}/${r.gradientAllReduce.protocol}`
+          : ''),
       SUMMARY_WIDTH,
       '    ',
     ),
@@ -125,14 +168,33 @@ export function registerSimulate(program: Command, io: Output): void {
     .command('simulate')
     .description('simulate one training step of a scenario and summarise it')
     .argument('<scenario>', 'scenario file (YAML or JSON)')
-    .option('--set <path=value>', 'override a scenario field (repeatable), e.g. --set parallel.ddp.bucketMB=5', collect, [])
+    .option(
+      '--set <path=value>',
+      'override a scenario field (repeatable), e.g. --set parallel.ddp.bucketMB=5',
+      collect,
+      [],
+    )
     .option('--json', 'print the result as one JSON object')
-    .option('--megatron-args <args>', 'build the strategy (and model/training where given) from a Megatron-LM command line, as pasted, or @file holding it')
-    .option('--deepspeed-config <ds_config.json>', 'take batch sizes, ZeRO stage, buckets, overlap, offload and precision from a DeepSpeed config')
-    .addOption(new Option('--fidelity <f>', 'symmetric: one data-parallel replica simulated, the rest as shadow traffic; full: every rank').choices(['symmetric', 'full']))
+    .option(
+      '--megatron-args <args>',
+      'build the strategy (and model/training where given) from a Megatron-LM command line, as pasted, or @file holding it',
+    )
+    .option(
+      '--deepspeed-config <ds_config.json>',
+      'take batch sizes, ZeRO stage, buckets, overlap, offload and precision from a DeepSpeed config',
+    )
+    .addOption(
+      new Option(
+        '--fidelity <f>',
+        'symmetric: one data-parallel replica simulated, the rest as shadow traffic; full: every rank',
+      ).choices(['symmetric', 'full']),
+    )
     .option('--alternatives <n>', 'simulate up to n promising changes and show them next to the result (0: none)', '3')
     .option('--jobs <n>', jobsHelp('the alternatives'))
-    .option('--profile <profile.json>', 'use the constants `clustersim calibrate` measured, for the GPU and links the profile describes')
+    .option(
+      '--profile <profile.json>',
+      'use the constants `clustersim calibrate` measured, for the GPU and links the profile describes',
+    )
     .addHelpText(
       'after',
       `
@@ -155,40 +217,92 @@ interleaved), virtualStages, sequenceParallel, recompute (none | selective | ful
 (none | cpu), ddp.{bucketMB, overlap}, layersPerStage. --set path=value overrides any field; the value is
 read as YAML, and null takes the field out (its default applies).`,
     );
-  addStepFileOptions(cmd).action(async (file: string, opts: { set: string[]; json?: boolean; profile?: string; alternatives: string; fidelity?: string; jobs?: string } & ImportOptions & StepFileOptions) => {
-    const sets = opts.fidelity ? [...opts.set, `simulation.fidelity=${opts.fidelity}`] : opts.set;
-    const { scenario: imported, imports } = scenarioWithImports(file, opts, sets, (w) => io.err(`clustersim: warning: ${w}`));
-    const { scenario, profile } = applyProfileOption(imported, opts.profile, io);
-    checkStepFileOptions(scenario, opts, commandLineInputs([file], opts));
-    const alternativeCount = parseCount(opts.alternatives, '--alternatives');
-    const jobs = parseJobs(opts.jobs, 'the alternatives');
-    const progress = stepProgress(io, 'simulate');
-    let run: ReturnType<typeof simulateStep>;
-    try {
-      run = simulateStep(scenario, { onProgress: progress.update });
-    } finally {
-      progress.stop();
-    }
-    const view = stepFilesView(scenario, run, opts, io, profile ? { file: profile.file, applied: profile.applied } : undefined);
-    const { result } = run;
-    const band = stepBand(scenario);
-    const adjust = (raw: unknown) => applyOverrides(applyImports(raw, imports), sets);
-    // Each alternative is a whole simulation again: say which one is running, on a terminal.
-    const showing = io === processOutput && process.stderr.isTTY;
-    const announce = showing ? (label: string) => io.err(`clustersim: simulating an alternative: ${label} (--alternatives 0 to skip)`) : undefined;
-    const alternatives = await alternativesFor(file, adjust, scenario, result, alternativeCount, { jobs, onStart: announce, profile: profile ? { profile: profile.profile, path: profile.file } : undefined });
-    if (opts.json) {
-      // What the imports set and warned about, and the scenario's own warnings, for scripts (also on stderr).
-      const extra = {
-        ...(imports.length > 0 ? { imports: importsJson(imports, opts.set) } : {}),
-        ...(scenario.warnings ? { warnings: scenario.warnings } : {}),
-        ...(profile ? { profile: { file: profile.file, applied: profile.applied } } : {}),
-      };
-      io.out(JSON.stringify({ ...simulateJson(result), errorBand: bandJson(band.kind, band.band, result.stepTimeS), alternatives, ...extra }, null, 2));
-    }
-    else io.out([formatStepSummary(result, { clusterName: scenario.cluster.name, modelName: scenario.model.name, gemmRate: gemmRateLine(scenario.cluster.node.gpu, precisionInfo(scenario.training.precision).dtype) }, band), formatAdvice(result, alternatives), ...describeImports(imports, opts.set)].join('\n'));
-    await writeStepFiles(scenario, run, opts, view, io, alternatives);
-  });
+  addStepFileOptions(cmd).action(
+    async (
+      file: string,
+      opts: {
+        set: string[];
+        json?: boolean;
+        profile?: string;
+        alternatives: string;
+        fidelity?: string;
+        jobs?: string;
+      } & ImportOptions &
+        StepFileOptions,
+    ) => {
+      const sets = opts.fidelity ? [...opts.set, `simulation.fidelity=${opts.fidelity}`] : opts.set;
+      const { scenario: imported, imports } = scenarioWithImports(file, opts, sets, (w) =>
+        io.err(`clustersim: warning: ${w}`),
+      );
+      const { scenario, profile } = applyProfileOption(imported, opts.profile, io);
+      checkStepFileOptions(scenario, opts, commandLineInputs([file], opts));
+      const alternativeCount = parseCount(opts.alternatives, '--alternatives');
+      const jobs = parseJobs(opts.jobs, 'the alternatives');
+      const progress = stepProgress(io, 'simulate');
+      let run: ReturnType<typeof simulateStep>;
+      try {
+        run = simulateStep(scenario, { onProgress: progress.update });
+      } finally {
+        progress.stop();
+      }
+      const view = stepFilesView(
+        scenario,
+        run,
+        opts,
+        io,
+        profile ? { file: profile.file, applied: profile.applied } : undefined,
+      );
+      const { result } = run;
+      const band = stepBand(scenario);
+      const adjust = (raw: unknown) => applyOverrides(applyImports(raw, imports), sets);
+      // Each alternative is a whole simulation again: say which one is running, on a terminal.
+      const showing = io === processOutput && process.stderr.isTTY;
+      const announce = showing
+        ? (label: string) => io.err(`clustersim: simulating an alternative: ${label} (--alternatives 0 to skip)`)
+        : undefined;
+      const alternatives = await alternativesFor(file, adjust, scenario, result, alternativeCount, {
+        jobs,
+        onStart: announce,
+        profile: profile ? { profile: profile.profile, path: profile.file } : undefined,
+      });
+      if (opts.json) {
+        // What the imports set and warned about, and the scenario's own warnings, for scripts (also on stderr).
+        const extra = {
+          ...(imports.length > 0 ? { imports: importsJson(imports, opts.set) } : {}),
+          ...(scenario.warnings ? { warnings: scenario.warnings } : {}),
+          ...(profile ? { profile: { file: profile.file, applied: profile.applied } } : {}),
+        };
+        io.out(
+          JSON.stringify(
+            {
+              ...simulateJson(result),
+              errorBand: bandJson(band.kind, band.band, result.stepTimeS),
+              alternatives,
+              ...extra,
+            },
+            null,
+            2,
+          ),
+        );
+      } else
+        io.out(
+          [
+            formatStepSummary(
+              result,
+              {
+                clusterName: scenario.cluster.name,
+                modelName: scenario.model.name,
+                gemmRate: gemmRateLine(scenario.cluster.node.gpu, precisionInfo(scenario.training.precision).dtype),
+              },
+              band,
+            ),
+            formatAdvice(result, alternatives),
+            ...describeImports(imports, opts.set),
+          ].join('\n'),
+        );
+      await writeStepFiles(scenario, run, opts, view, io, alternatives);
+    },
+  );
 }
 
 /** The gradient buckets: with a pipeline, the count is over every stage, each GPU holding its stage's. */

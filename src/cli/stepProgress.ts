@@ -20,14 +20,22 @@ export function stepProgress(io: Output, what: string): { update: (p: StepProgre
       if (!bar) {
         if (Date.now() - startedMs < STEP_PROGRESS_AFTER_MS) return;
         bar = new cliProgress.SingleBar(
-          { stream: process.stderr, format: `${what} {bar} {percentage}% of {tasks} tasks | {simulated} of the step simulated`, hideCursor: false, clearOnComplete: true },
+          {
+            stream: process.stderr,
+            format: `${what} {bar} {percentage}% of {tasks} tasks | {simulated} of the step simulated`,
+            hideCursor: false,
+            clearOnComplete: true,
+          },
           cliProgress.Presets.shades_classic,
         );
         bar.start(p.tasks, 0, { simulated: '', tasks: p.tasks.toLocaleString('en-US') });
       }
       // A run that starts over (without idle-time collectives) counts its tasks again.
       bar.setTotal(p.tasks);
-      bar.update(p.tasksDone, { simulated: formatSeconds(p.simulatedNs / 1e9), tasks: p.tasks.toLocaleString('en-US') });
+      bar.update(p.tasksDone, {
+        simulated: formatSeconds(p.simulatedNs / 1e9),
+        tasks: p.tasks.toLocaleString('en-US'),
+      });
     },
     stop: () => bar?.stop(),
   };

@@ -14,7 +14,12 @@ export function sweepProgress(io: Output, what: string, total: number, nowMs: ()
   if (io !== processOutput) return { tick: () => {}, stop: () => {} };
   if (process.stderr.isTTY) {
     const bar = new cliProgress.SingleBar(
-      { stream: process.stderr, format: `${what} {bar} {value}/{total} runs | done: {label}`, hideCursor: true, clearOnComplete: true },
+      {
+        stream: process.stderr,
+        format: `${what} {bar} {value}/{total} runs | done: {label}`,
+        hideCursor: true,
+        clearOnComplete: true,
+      },
       cliProgress.Presets.shades_classic,
     );
     bar.start(total, 0, { label: '' });
@@ -24,6 +29,11 @@ export function sweepProgress(io: Output, what: string, total: number, nowMs: ()
 }
 
 /** The plain-line form of `sweepProgress`, for any output (exported for tests). */
-export function plainSweepProgress(io: Output, what: string, total: number, nowMs: () => number = Date.now): SweepProgress {
+export function plainSweepProgress(
+  io: Output,
+  what: string,
+  total: number,
+  nowMs: () => number = Date.now,
+): SweepProgress {
   return plainProgressLines((line) => io.err(line), what, total, nowMs);
 }

@@ -1,7 +1,18 @@
 import { bytesText } from '../report/format.js';
 import { UsageError } from './usageError.js';
 
-const BINARY: Record<string, number> = { '': 1, b: 1, k: 1024, kib: 1024, m: 1024 ** 2, mib: 1024 ** 2, g: 1024 ** 3, gib: 1024 ** 3, t: 1024 ** 4, tib: 1024 ** 4 };
+const BINARY: Record<string, number> = {
+  '': 1,
+  b: 1,
+  k: 1024,
+  kib: 1024,
+  m: 1024 ** 2,
+  mib: 1024 ** 2,
+  g: 1024 ** 3,
+  gib: 1024 ** 3,
+  t: 1024 ** 4,
+  tib: 1024 ** 4,
+};
 const DECIMAL: Record<string, number> = { kb: 1e3, mb: 1e6, gb: 1e9, tb: 1e12 };
 
 /**
@@ -13,13 +24,18 @@ export function parseBytes(text: string, option: string): number {
   const unit = m ? m[2].toLowerCase() : '';
   const scale = m ? (BINARY[unit] ?? DECIMAL[unit]) : undefined;
   if (!m || scale === undefined) {
-    throw new UsageError(`${option}: '${text}' is not a size; use bytes (32768) or a number with a unit: K, M, G, T (×1024), KiB, MiB, GiB, TiB, or KB, MB, GB, TB (×1000), in either case`);
+    throw new UsageError(
+      `${option}: '${text}' is not a size; use bytes (32768) or a number with a unit: K, M, G, T (×1024), KiB, MiB, GiB, TiB, or KB, MB, GB, TB (×1000), in either case`,
+    );
   }
   const product = Number(m[1]) * scale;
   const bytes = Math.round(product);
   // 1.5GiB is a whole number of bytes; 1.5 is not one (a size is a count of bytes, as nccl-tests takes it). The
   // product only needs to be whole up to rounding: 4.1 × 1e6 is 4099999.9999999995 in floating point.
-  if (Math.abs(product - bytes) > 1e-6 * Math.max(1, bytes)) throw new UsageError(`${option}: '${text}' is not a whole number of bytes; give a whole count (1.5 KiB = 1536 is fine, 1.5 bytes is not)`);
+  if (Math.abs(product - bytes) > 1e-6 * Math.max(1, bytes))
+    throw new UsageError(
+      `${option}: '${text}' is not a whole number of bytes; give a whole count (1.5 KiB = 1536 is fine, 1.5 bytes is not)`,
+    );
   if (bytes <= 0) throw new UsageError(`${option}: must be at least 1 byte, got '${text}'`);
   return bytes;
 }
@@ -37,7 +53,8 @@ export function formatSeconds(s: number): string {
 
 /** Parses a whole number of at least `min`; anything else is refused with the same message, naming the range. */
 export function parseIntAtLeast(text: string, option: string, min: number): number {
-  if (!/^\d+$/.test(text.trim()) || Number(text) < min) throw new UsageError(`${option}: expected a whole number ≥ ${min}, got '${text}'`);
+  if (!/^\d+$/.test(text.trim()) || Number(text) < min)
+    throw new UsageError(`${option}: expected a whole number ≥ ${min}, got '${text}'`);
   return Number(text);
 }
 

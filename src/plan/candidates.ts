@@ -47,7 +47,9 @@ export function knobContext(s: Scenario): KnobContext {
  */
 export function zeroStagesOf(space: PlanSpace, layout: PlanLayout): ZeroStage[] {
   // In increasing order, whatever --space gave: ZeRO-3 is compared with the ZeRO-2 before it.
-  const allowed = [...space.zero].sort((a, b) => a - b).filter((z) => (layout.pp === 1 || z <= 1) && (layout.cp === 1 || z !== 3));
+  const allowed = [...space.zero]
+    .sort((a, b) => a - b)
+    .filter((z) => (layout.pp === 1 || z <= 1) && (layout.cp === 1 || z !== 3));
   if (layout.dp * layout.cp === 1 && allowed.includes(0)) return [0];
   return allowed;
 }
@@ -59,15 +61,23 @@ export function sequenceParallelOf(space: PlanSpace, layout: PlanLayout, ctx: Kn
 }
 
 /** TP communication overlap where Transformer Engine has it: sequence parallel, inside a node, no framework model. */
-export function tpCommOverlapOf(space: PlanSpace, layout: PlanLayout, sequenceParallel: boolean, ctx: KnobContext): boolean[] {
-  const possible = sequenceParallel && ctx.framework === 'none' && layout.tp <= ctx.gpusPerNode && ctx.gpusPerNode % layout.tp === 0;
+export function tpCommOverlapOf(
+  space: PlanSpace,
+  layout: PlanLayout,
+  sequenceParallel: boolean,
+  ctx: KnobContext,
+): boolean[] {
+  const possible =
+    sequenceParallel && ctx.framework === 'none' && layout.tp <= ctx.gpusPerNode && ctx.gpusPerNode % layout.tp === 0;
   return possible ? space.tpCommOverlap : [false];
 }
 
 /** Offload where it can run: with ZeRO, and an fp32 optimizer state. */
 export function offloadsOf(space: PlanSpace, zero: ZeroStage, ctx: KnobContext): Offload[] {
   // Always no offload first, whatever order --space gave: the rules below compare with it.
-  return (['none', 'cpu'] as const).filter((o) => space.offload.includes(o) && (o === 'none' || (zero >= 1 && !ctx.reducedOptimizerState)));
+  return (['none', 'cpu'] as const).filter(
+    (o) => space.offload.includes(o) && (o === 'none' || (zero >= 1 && !ctx.reducedOptimizerState)),
+  );
 }
 
 /** The `--set` overrides that turn the scenario into this candidate (every searched field, so that none is inherited). */
@@ -100,8 +110,24 @@ export function scenarioCandidate(s: Scenario): PlanCandidate {
   const p = s.parallel;
   const microBatches = s.training.globalBatch / (s.training.microBatch * p.dp);
   return {
-    layout: { tp: p.tp, cp: p.cp ?? 1, pp: p.pp, dp: p.dp, microBatch: s.training.microBatch, microBatches, schedule: p.schedule === 'interleaved' ? 'interleaved' : '1f1b', virtualStages: p.virtualStages, countEmbeddingAndLoss: p.accountForEmbeddingInSplit === true && p.accountForLossInSplit === true },
-    knobs: { zero: p.zero, offload: p.offload, recompute: p.recompute, sequenceParallel: p.sequenceParallel, tpCommOverlap: p.tpCommOverlap !== undefined },
+    layout: {
+      tp: p.tp,
+      cp: p.cp ?? 1,
+      pp: p.pp,
+      dp: p.dp,
+      microBatch: s.training.microBatch,
+      microBatches,
+      schedule: p.schedule === 'interleaved' ? 'interleaved' : '1f1b',
+      virtualStages: p.virtualStages,
+      countEmbeddingAndLoss: p.accountForEmbeddingInSplit === true && p.accountForLossInSplit === true,
+    },
+    knobs: {
+      zero: p.zero,
+      offload: p.offload,
+      recompute: p.recompute,
+      sequenceParallel: p.sequenceParallel,
+      tpCommOverlap: p.tpCommOverlap !== undefined,
+    },
   };
 }
 

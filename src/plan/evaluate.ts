@@ -41,7 +41,8 @@ export function resolveWith(job: PlanJob, sets: readonly string[]): Scenario {
 }
 
 /** A candidate's estimated step time, or why it could not be simulated. */
-export type Estimate = { stepTimeS: number; exact: false } | { stepTimeS: number; exact: true; sim: Simulated } | { error: string };
+export type Estimate =
+  { stepTimeS: number; exact: false } | { stepTimeS: number; exact: true; sim: Simulated } | { error: string };
 
 /** What a full simulation of a candidate gave. */
 export interface Simulated {
@@ -66,7 +67,10 @@ export type SimulateOutcome = Simulated | { error: string };
  * straight line; without a pipeline each micro-batch adds its passes to the same reduction and optimizer step.
  * Undefined when m is small enough to simulate as it is.
  */
-export function estimatePoints(l: Pick<PlanLayout, 'pp' | 'microBatches' | 'schedule'>, allWarmupAtOneRound = false): { m1: number; m2: number } | undefined {
+export function estimatePoints(
+  l: Pick<PlanLayout, 'pp' | 'microBatches' | 'schedule'>,
+  allWarmupAtOneRound = false,
+): { m1: number; m2: number } | undefined {
   // Megatron-DeepSpeed runs every forward first when m = pp (schedules.ts): another schedule than at more rounds.
   const rounds = l.schedule === 'interleaved' && allWarmupAtOneRound ? 2 : 1;
   const m1 = rounds * l.pp;
@@ -99,7 +103,10 @@ export function estimateCandidate(job: PlanJob, i: number): Estimate {
     const stepAt = (m: number) => simulateStep(resolveWith(job, atMicroBatches(c, job.ctx, m))).result.stepTimeS;
     const t1 = stepAt(points.m1);
     const t2 = stepAt(points.m2);
-    return { stepTimeS: t1 + ((c.layout.microBatches - points.m1) * (t2 - t1)) / (points.m2 - points.m1), exact: false };
+    return {
+      stepTimeS: t1 + ((c.layout.microBatches - points.m1) * (t2 - t1)) / (points.m2 - points.m1),
+      exact: false,
+    };
   } catch (err) {
     return { error: messageOf(err) };
   }
@@ -137,7 +144,8 @@ export function boundCandidate(job: PlanJob, i: number): number {
       const [rank, stream] = key.split('/');
       const work = b.fixedNs + l.microBatches * b.perMicroBatchNs;
       most = Math.max(most, work);
-      if (fillDrain && stream === 'compute') most = Math.max(most, fillDrain[stageOf(Number(rank))] + l.microBatches * b.perMicroBatchNs);
+      if (fillDrain && stream === 'compute')
+        most = Math.max(most, fillDrain[stageOf(Number(rank))] + l.microBatches * b.perMicroBatchNs);
     }
     return most / 1e9;
   } catch (err) {
@@ -190,7 +198,11 @@ function idleCollectiveNs(setup: Scenario): ((t: Task) => number) | undefined {
   const config = { mode: setup.comm.mode, allReduceAlgorithm: setup.comm.algorithm, protocol: setup.comm.protocol };
   const key = JSON.stringify([setup.cluster, config]);
   let entry = idleTimes.get(key);
-  if (!entry) idleTimes.set(key, (entry = { service: new CollectiveService(buildTopology(setup.cluster), config), ns: new Map() }));
+  if (!entry)
+    idleTimes.set(
+      key,
+      (entry = { service: new CollectiveService(buildTopology(setup.cluster), config), ns: new Map() }),
+    );
   const { service, ns: cache } = entry;
   return (t) => {
     const c = t.collective!;
@@ -203,7 +215,17 @@ function idleCollectiveNs(setup: Scenario): ((t: Task) => number) | undefined {
 
 /** What a plan keeps of a simulated step. */
 function simulatedOf(s: Scenario, r: StepResult): Simulated {
-  return { stepTimeS: r.stepTimeS, tokensPerS: r.tokensPerS, mfu: r.mfu, peakBytesPerGpu: r.memory.peakBytesPerGpu, capacityBytes: r.memory.capacityBytes, fits: r.memory.fits, breakdown: r.breakdown, bound: boundOf(r.bottleneck), kind: setupKind(s) };
+  return {
+    stepTimeS: r.stepTimeS,
+    tokensPerS: r.tokensPerS,
+    mfu: r.mfu,
+    peakBytesPerGpu: r.memory.peakBytesPerGpu,
+    capacityBytes: r.memory.capacityBytes,
+    fits: r.memory.fits,
+    breakdown: r.breakdown,
+    bound: boundOf(r.bottleneck),
+    kind: setupKind(s),
+  };
 }
 
 /** Simulates setup `i` (overrides on the job's scenario) as `simulate` would. */

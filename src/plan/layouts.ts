@@ -22,7 +22,8 @@ export interface PlanLayout {
 }
 
 /** Layouts left out before any memory is counted, by why. */
-export type LayoutRule = 'batch does not divide' | 'layers do not split' | 'interleaving needs micro-batches in whole rounds';
+export type LayoutRule =
+  'batch does not divide' | 'layers do not split' | 'interleaving needs micro-batches in whole rounds';
 
 export interface LayoutSet {
   layouts: PlanLayout[];
@@ -41,13 +42,14 @@ function splitOf(layers: number, pp: number, v: number): { countEmbeddingAndLoss
 }
 
 /** The schedules (and chunks per stage) a `pp`-stage pipeline with `m` micro-batches may run. */
-function schedulesOf(space: PlanSpace, layers: number, pp: number, m: number): { schedule: PipelineSchedule; v: number }[] {
+function schedulesOf(space: PlanSpace, layers: number, pp: number): { schedule: PipelineSchedule; v: number }[] {
   if (pp === 1) return [{ schedule: '1f1b', v: 1 }];
   const out: { schedule: PipelineSchedule; v: number }[] = [];
   if (space.schedule.includes('1f1b')) out.push({ schedule: '1f1b', v: 1 });
   if (space.schedule.includes('interleaved')) {
     const perStage = Math.floor((layers + 2) / pp);
-    for (const v of space.virtualStages ?? defaultVirtualStages(layers % pp === 0 ? layers / pp : perStage)) if (v >= 2) out.push({ schedule: 'interleaved', v });
+    for (const v of space.virtualStages ?? defaultVirtualStages(layers % pp === 0 ? layers / pp : perStage))
+      if (v >= 2) out.push({ schedule: 'interleaved', v });
   }
   return out;
 }
@@ -74,10 +76,11 @@ export function planLayouts(s: Scenario, space: PlanSpace, gpus: number): Layout
             continue;
           }
           const m = globalBatch / (microBatch * dp);
-          for (const { schedule, v } of schedulesOf(space, layers, pp, m)) {
+          for (const { schedule, v } of schedulesOf(space, layers, pp)) {
             const split = splitOf(layers, pp, v);
             if (!split) drop('layers do not split');
-            else if (schedule === 'interleaved' && m % pp !== 0) drop('interleaving needs micro-batches in whole rounds');
+            else if (schedule === 'interleaved' && m % pp !== 0)
+              drop('interleaving needs micro-batches in whole rounds');
             else layouts.push({ tp, cp, pp, dp, microBatch, microBatches: m, schedule, virtualStages: v, ...split });
           }
         }

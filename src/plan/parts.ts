@@ -17,8 +17,20 @@ import type { PlanSpace } from './space.js';
 export const PLAN_PART_FORMAT = 'clustersim-plan-part/1';
 
 /** What decides a plan's answer: parts of one plan carry the same id (16 hex digits of SHA-256). */
-export function planId(basis: { raw: unknown; sets: readonly string[]; gpus: number; space: PlanSpace; top: number; profile?: string; megatronArgs?: string; deepspeedConfig?: string }): string {
-  return createHash('sha256').update(JSON.stringify({ version: VERSION, ...basis })).digest('hex').slice(0, 16);
+export function planId(basis: {
+  raw: unknown;
+  sets: readonly string[];
+  gpus: number;
+  space: PlanSpace;
+  top: number;
+  profile?: string;
+  megatronArgs?: string;
+  deepspeedConfig?: string;
+}): string {
+  return createHash('sha256')
+    .update(JSON.stringify({ version: VERSION, ...basis }))
+    .digest('hex')
+    .slice(0, 16);
 }
 
 /** What the text of the merged answer needs besides the rows. */
@@ -37,7 +49,14 @@ export interface PlanPart extends PlanPartMeta {
 }
 
 export function planPartText(result: PlanResult, meta: PlanPartMeta, id: string, shard: Shard): string {
-  const part: PlanPart = { format: PLAN_PART_FORMAT, version: VERSION, plan: id, shard: shardText(shard), ...meta, result };
+  const part: PlanPart = {
+    format: PLAN_PART_FORMAT,
+    version: VERSION,
+    plan: id,
+    shard: shardText(shard),
+    ...meta,
+    result,
+  };
   return `${JSON.stringify(part)}\n`;
 }
 
@@ -67,7 +86,9 @@ const knobsSchema = z.strictObject({
   tpCommOverlap: z.boolean(),
 });
 const candidateSchema = z.strictObject({ layout: layoutSchema, knobs: knobsSchema });
-const kindSchema = z.strictObject(Object.fromEntries(Object.entries(KIND_VALUES).map(([k, v]) => [k, z.enum(v as [string, ...string[]])])));
+const kindSchema = z.strictObject(
+  Object.fromEntries(Object.entries(KIND_VALUES).map(([k, v]) => [k, z.enum(v as [string, ...string[]])])),
+);
 const bandSchema = z.strictObject({
   rows: positiveCount,
   matched: z.array(z.enum(Object.keys(KIND_VALUES) as [string, ...string[]])),
@@ -84,12 +105,28 @@ const simSchema = z.strictObject({
   peakBytesPerGpu: bytes,
   capacityBytes: z.number().finite().positive(),
   fits: z.boolean(),
-  breakdown: z.strictObject({ computeS: seconds, exposedCommS: seconds, bubbleS: seconds, hostOptimizerS: seconds, idleS: seconds, commS: seconds }),
+  breakdown: z.strictObject({
+    computeS: seconds,
+    exposedCommS: seconds,
+    bubbleS: seconds,
+    hostOptimizerS: seconds,
+    idleS: seconds,
+    commS: seconds,
+  }),
   bound: z.string(),
   kind: kindSchema,
 });
 const setsSchema = z.array(z.string().max(1000)).max(100);
-const rowSchema = z.strictObject({ candidate: candidateSchema, sets: setsSchema, changed: setsSchema, estimateS: positiveSeconds, sim: simSchema, band: bandSchema.optional(), tie: z.boolean(), own: z.boolean() });
+const rowSchema = z.strictObject({
+  candidate: candidateSchema,
+  sets: setsSchema,
+  changed: setsSchema,
+  estimateS: positiveSeconds,
+  sim: simSchema,
+  band: bandSchema.optional(),
+  tie: z.boolean(),
+  own: z.boolean(),
+});
 const resultSchema = z.strictObject({
   gpus: positiveCount,
   interrupted: z.boolean(),
@@ -103,10 +140,14 @@ const resultSchema = z.strictObject({
   bounded: count,
   estimateErrors: count,
   rows: z.array(rowSchema).max(100),
-  points: z.array(z.strictObject({ candidate: candidateSchema, estimateS: positiveSeconds, peakBytesPerGpu: bytes })).max(1_000_000),
+  points: z
+    .array(z.strictObject({ candidate: candidateSchema, estimateS: positiveSeconds, peakBytesPerGpu: bytes }))
+    .max(1_000_000),
   own: rowSchema.optional(),
   estimateErrorPct: z.number().finite().nonnegative(),
-  spread: z.strictObject({ pairs: positiveCount, groups: positiveCount, pct: z.number().finite().nonnegative() }).optional(),
+  spread: z
+    .strictObject({ pairs: positiveCount, groups: positiveCount, pct: z.number().finite().nonnegative() })
+    .optional(),
 });
 const partSchema = z.strictObject({
   format: z.literal(PLAN_PART_FORMAT),
@@ -149,26 +190,40 @@ function checkParts(parts: readonly { file: string; part: PlanPart }[]): { count
   const n = Number(first.part.shard.split('/')[1]);
   const seen = new Map<number, string>();
   for (const { file, part } of parts) {
-    if (part.plan !== first.part.plan || part.version !== first.part.version) throw new PlanPartError(`${file}: from another plan than ${first.file} (plan ${part.plan} of clustersim ${part.version}, not ${first.part.plan} of ${first.part.version}); merge parts of one plan command`);
+    if (part.plan !== first.part.plan || part.version !== first.part.version)
+      throw new PlanPartError(
+        `${file}: from another plan than ${first.file} (plan ${part.plan} of clustersim ${part.version}, not ${first.part.plan} of ${first.part.version}); merge parts of one plan command`,
+      );
     const [i, count] = part.shard.split('/').map(Number);
-    if (count !== n || i < 1 || i > n) throw new PlanPartError(`${file}: shard ${part.shard} is not one of 1/${n} … ${n}/${n} (as ${first.file} says)`);
+    if (count !== n || i < 1 || i > n)
+      throw new PlanPartError(`${file}: shard ${part.shard} is not one of 1/${n} … ${n}/${n} (as ${first.file} says)`);
     if (seen.has(i)) throw new PlanPartError(`${file}: shard ${part.shard} is also in ${seen.get(i)}`);
     seen.set(i, file);
   }
   const missing = Array.from({ length: n }, (_, k) => k + 1).filter((i) => !seen.has(i));
-  if (missing.length > 0) throw new PlanPartError(`shard${missing.length > 1 ? 's' : ''} ${missing.map((i) => `${i}/${n}`).join(', ')} missing: merge needs every part of the plan`);
+  if (missing.length > 0)
+    throw new PlanPartError(
+      `shard${missing.length > 1 ? 's' : ''} ${missing.map((i) => `${i}/${n}`).join(', ')} missing: merge needs every part of the plan`,
+    );
   return { count: n };
 }
 
 /** The answer of the whole plan from its parts, with its meta (from the first part). */
-export function mergePlanParts(parts: readonly { file: string; part: PlanPart }[]): { result: PlanResult; meta: PlanPartMeta } {
+export function mergePlanParts(parts: readonly { file: string; part: PlanPart }[]): {
+  result: PlanResult;
+  meta: PlanPartMeta;
+} {
   if (parts.length === 0) throw new PlanPartError('no part given');
   checkParts(parts);
   const byShard = [...parts].sort((a, b) => Number(a.part.shard.split('/')[0]) - Number(b.part.shard.split('/')[0]));
   const results = byShard.map((p) => p.part.result);
   const { top } = byShard[0].part;
   const spread = pairSpread(storedResiduals());
-  const rows = rankRows(results.flatMap((r) => r.rows), spread, top);
+  const rows = rankRows(
+    results.flatMap((r) => r.rows),
+    spread,
+    top,
+  );
   const ownRow: PlanRow | undefined = rows.find((r) => r.own) ?? results[0].own;
   const refused: PlanResult['refused'] = {};
   for (const r of results) addRefused(refused, r.refused);

@@ -3,7 +3,16 @@ import { InvalidScenarioError } from '../scenario/errors.js';
 import type { Scenario } from '../scenario/resolve.js';
 import { hostMemoryPerNode } from '../sim/memory/hostMemory.js';
 import { stageMemories } from '../sim/memory/stageMemory.js';
-import { candidateSets, offloadsOf, sequenceParallelOf, tpCommOverlapOf, zeroStagesOf, type KnobContext, type PlanCandidate, type PlanKnobs } from './candidates.js';
+import {
+  candidateSets,
+  offloadsOf,
+  sequenceParallelOf,
+  tpCommOverlapOf,
+  zeroStagesOf,
+  type KnobContext,
+  type PlanCandidate,
+  type PlanKnobs,
+} from './candidates.js';
 import type { PlanLayout } from './layouts.js';
 import type { PlanSpace, Recompute } from './space.js';
 
@@ -18,7 +27,11 @@ import type { PlanSpace, Recompute } from './space.js';
  *   forward and backward to the same gradient traffic.
  * ZeRO-0, 1 and 2 are all kept: a higher stage moves the same gradient bytes and runs a shorter optimizer step.
  */
-export type MemoryRule = 'more recompute than needed' | 'offload where the GPUs hold the state' | 'ZeRO-3 where ZeRO-2 fits' | 'does not fit in memory';
+export type MemoryRule =
+  | 'more recompute than needed'
+  | 'offload where the GPUs hold the state'
+  | 'ZeRO-3 where ZeRO-2 fits'
+  | 'does not fit in memory';
 
 export interface PruneOutcome {
   kept: PlanCandidate[];
@@ -40,13 +53,17 @@ export function memoryVerdict(resolve: (sets: string[]) => Scenario, sets: strin
   try {
     s = resolve(sets);
   } catch (err) {
-    if (err instanceof InvalidScenarioError) return { refused: { path: err.problems[0]?.path ?? '', message: err.problems[0]?.message ?? err.message } };
+    if (err instanceof InvalidScenarioError)
+      return { refused: { path: err.problems[0]?.path ?? '', message: err.problems[0]?.message ?? err.message } };
     if (err instanceof ScenarioError) return { refused: { path: '', message: err.message } };
     throw err;
   }
   const stages = stageMemories(s);
   const host = hostMemoryPerNode(s, stages);
-  return { fits: stages.every((m) => m.fits) && host?.fits !== false, peakBytesPerGpu: Math.max(...stages.map((m) => m.totalBytes)) };
+  return {
+    fits: stages.every((m) => m.fits) && host?.fits !== false,
+    peakBytesPerGpu: Math.max(...stages.map((m) => m.totalBytes)),
+  };
 }
 
 /** A (offload, recompute) choice that fits, with its memory. */
@@ -57,10 +74,17 @@ interface Fit {
 
 const OFFLOAD_RANK = { none: 0, cpu: 1 } as const;
 /** `a` costs no more time than `b` on either axis: no more recomputation and no more offload. */
-const noCostlier = (a: PlanKnobs, b: PlanKnobs) => RECOMPUTE_ORDER.indexOf(a.recompute) <= RECOMPUTE_ORDER.indexOf(b.recompute) && OFFLOAD_RANK[a.offload] <= OFFLOAD_RANK[b.offload];
+const noCostlier = (a: PlanKnobs, b: PlanKnobs) =>
+  RECOMPUTE_ORDER.indexOf(a.recompute) <= RECOMPUTE_ORDER.indexOf(b.recompute) &&
+  OFFLOAD_RANK[a.offload] <= OFFLOAD_RANK[b.offload];
 
 /** The knobs of one layout that survive the memory rules. */
-export function pruneLayout(layout: PlanLayout, space: PlanSpace, ctx: KnobContext, resolve: (sets: string[]) => Scenario): PruneOutcome {
+export function pruneLayout(
+  layout: PlanLayout,
+  space: PlanSpace,
+  ctx: KnobContext,
+  resolve: (sets: string[]) => Scenario,
+): PruneOutcome {
   const out: PruneOutcome = { kept: [], keptBytes: [], removed: {}, refused: {} };
   const count = (rule: MemoryRule, n = 1) => (out.removed[rule] = (out.removed[rule] ?? 0) + n);
   const recomputes = RECOMPUTE_ORDER.filter((r) => space.recompute.includes(r));
@@ -112,7 +136,10 @@ export function addPruneOutcome(total: PruneOutcome, part: PruneOutcome): void {
 }
 
 /** Adds counts by name into a running total (and returns it). */
-export function addCounts<K extends string>(total: Partial<Record<K, number>>, part: Partial<Record<K, number>>): Partial<Record<K, number>> {
+export function addCounts<K extends string>(
+  total: Partial<Record<K, number>>,
+  part: Partial<Record<K, number>>,
+): Partial<Record<K, number>> {
   for (const [k, n] of Object.entries(part) as [K, number][]) total[k] = (total[k] ?? 0) + n;
   return total;
 }

@@ -88,20 +88,30 @@ export interface PlanResult {
 /** The overrides that give the scenario `gpus` GPUs: whole nodes, or one node with fewer GPUs (and NICs). */
 export function gpuSets(s: Scenario, gpus: number): string[] {
   const perNode = s.cluster.node.gpusPerNode;
-  if (gpus < perNode) return ['cluster.nodes=1', `cluster.node.gpusPerNode=${gpus}`, `cluster.node.nicsPerNode=${Math.min(s.cluster.node.nicsPerNode, gpus)}`];
+  if (gpus < perNode)
+    return [
+      'cluster.nodes=1',
+      `cluster.node.gpusPerNode=${gpus}`,
+      `cluster.node.nicsPerNode=${Math.min(s.cluster.node.nicsPerNode, gpus)}`,
+    ];
   return [`cluster.nodes=${gpus / perNode}`];
 }
 
 /** The same layout and knobs, field by field. */
 function sameCandidate(a: PlanCandidate, b: PlanCandidate): boolean {
-  const same = <T extends object>(x: T, y: T) => (Object.keys(x) as (keyof T)[]).every((k) => x[k] === y[k]) && Object.keys(x).length === Object.keys(y).length;
+  const same = <T extends object>(x: T, y: T) =>
+    (Object.keys(x) as (keyof T)[]).every((k) => x[k] === y[k]) && Object.keys(x).length === Object.keys(y).length;
   return same(a.layout, b.layout) && same(a.knobs, b.knobs);
 }
 
 /** The scenario's own setup is one a candidate can be: no GPipe, no uneven layer counts, both or neither split counted. */
 function ownIsCandidate(s: Scenario): boolean {
   const p = s.parallel;
-  return (p.pp === 1 || p.schedule !== 'gpipe') && p.layersPerStage === undefined && (p.accountForEmbeddingInSplit ?? false) === (p.accountForLossInSplit ?? false);
+  return (
+    (p.pp === 1 || p.schedule !== 'gpipe') &&
+    p.layersPerStage === undefined &&
+    (p.accountForEmbeddingInSplit ?? false) === (p.accountForLossInSplit ?? false)
+  );
 }
 
 /** How a plan runs: threads, progress, and the signal that stops it (Ctrl-C) with what it has. */
@@ -112,7 +122,13 @@ export interface SearchOptions {
 }
 
 /** Runs the tasks `count` (or these ids) of the job's phase; a task the signal kept from starting has no result. */
-async function runPhase<R>(job: PlanJob, count: number | readonly number[], jobs: number, onProgress?: (p: PlanProgress) => void, signal?: AbortSignal): Promise<(R | undefined)[]> {
+async function runPhase<R>(
+  job: PlanJob,
+  count: number | readonly number[],
+  jobs: number,
+  onProgress?: (p: PlanProgress) => void,
+  signal?: AbortSignal,
+): Promise<(R | undefined)[]> {
   let done = 0;
   const ids = typeof count === 'number' ? Array.from({ length: count }, (_, i) => i) : count;
   const { results } = await runTasks<PlanJob, ReturnType<typeof planTask>>({
@@ -139,7 +155,9 @@ export function rankRows(rows: readonly PlanRow[], spread: PairSpread | undefine
     .sort(byTime)
     .slice(0, top)
     .map(({ i }) => ({ ...rows[i], tie: false }));
-  if (ranked.length > 0 && spread) for (const r of ranked.slice(1)) r.tie = (100 * (r.sim.stepTimeS - ranked[0].sim.stepTimeS)) / ranked[0].sim.stepTimeS < spread.pct;
+  if (ranked.length > 0 && spread)
+    for (const r of ranked.slice(1))
+      r.tie = (100 * (r.sim.stepTimeS - ranked[0].sim.stepTimeS)) / ranked[0].sim.stepTimeS < spread.pct;
   return ranked;
 }
 
@@ -149,7 +167,8 @@ export function estimateErrorPct(rows: readonly PlanRow[]): number {
 }
 
 /** The sum of counts by name. */
-const total = (counts: Partial<Record<string, number>>) => Object.values(counts).reduce((a: number, n) => a + (n ?? 0), 0);
+const total = (counts: Partial<Record<string, number>>) =>
+  Object.values(counts).reduce((a: number, n) => a + (n ?? 0), 0);
 
 /** Candidates estimated side by side before the bound is checked again: fixed, so that the answer does not depend on the threads. */
 export const ESTIMATE_BATCH = 8;
@@ -159,8 +178,19 @@ export const ESTIMATE_BATCH = 8;
  * bound exceeds the `top`-th best estimate: no candidate left can then be among the best `top`, so these are the best
  * `top` of all (branch and bound). `estimates[i]` is undefined for a candidate left out.
  */
-async function estimateBest(job: PlanJob, kept: PlanCandidate[], top: number, opts: SearchOptions): Promise<{ estimates: (Estimate | undefined)[]; bounded: number }> {
-  const bounds = await runPhase<number>({ ...job, phase: 'bound', candidates: kept }, kept.length, opts.jobs, opts.onProgress, opts.signal);
+async function estimateBest(
+  job: PlanJob,
+  kept: PlanCandidate[],
+  top: number,
+  opts: SearchOptions,
+): Promise<{ estimates: (Estimate | undefined)[]; bounded: number }> {
+  const bounds = await runPhase<number>(
+    { ...job, phase: 'bound', candidates: kept },
+    kept.length,
+    opts.jobs,
+    opts.onProgress,
+    opts.signal,
+  );
   // Candidates the signal kept from being bounded are left out (the plan says it was interrupted).
   const order = bounds.flatMap((b, i) => (b === undefined ? [] : [{ t: b, i }])).sort(byTime);
   const estimates: (Estimate | undefined)[] = new Array(kept.length).fill(undefined);
@@ -168,13 +198,20 @@ async function estimateBest(job: PlanJob, kept: PlanCandidate[], top: number, op
   const finite = order.filter((o) => o.t !== Infinity).length;
   let next = 0;
   let done = 0;
-  const onProgress = opts.onProgress && ((p: PlanProgress) => opts.onProgress!({ ...p, done: done + p.done, total: finite }));
+  const onProgress =
+    opts.onProgress && ((p: PlanProgress) => opts.onProgress!({ ...p, done: done + p.done, total: finite }));
   while (next < order.length && !opts.signal?.aborted) {
     const cutoff = best.length >= top ? best[top - 1] : Infinity;
     if (order[next].t > cutoff || order[next].t === Infinity) break;
     const ids = order.slice(next, next + ESTIMATE_BATCH).map((o) => o.i);
     next += ids.length;
-    const results = await runPhase<Estimate>({ ...job, phase: 'estimate', candidates: kept }, ids, opts.jobs, onProgress, opts.signal);
+    const results = await runPhase<Estimate>(
+      { ...job, phase: 'estimate', candidates: kept },
+      ids,
+      opts.jobs,
+      onProgress,
+      opts.signal,
+    );
     done += ids.length;
     for (const id of ids) {
       const r = results[id];
@@ -198,7 +235,19 @@ async function estimateBest(job: PlanJob, kept: PlanCandidate[], top: number, op
 export async function planSearch(input: PlanInput, opts: SearchOptions): Promise<PlanResult> {
   const ctx = knobContext(input.scenario);
   const baseSets = [...input.sets, ...gpuSets(input.scenario, input.gpus)];
-  const job: PlanJob = { raw: input.raw, baseSets, source: input.source, baseDir: input.baseDir, profile: input.profile, ctx, space: input.space, phase: 'prune', layouts: [], candidates: [], setups: [] };
+  const job: PlanJob = {
+    raw: input.raw,
+    baseSets,
+    source: input.source,
+    baseDir: input.baseDir,
+    profile: input.profile,
+    ctx,
+    space: input.space,
+    phase: 'prune',
+    layouts: [],
+    candidates: [],
+    setups: [],
+  };
   const all = planLayouts(input.scenario, input.space, input.gpus);
   const shard = input.shard;
   // A part takes every count-th layout; the first part alone counts those left out before memory and runs the
@@ -207,8 +256,10 @@ export async function planSearch(input: PlanInput, opts: SearchOptions): Promise
   const removed = !shard || shard.index === 1 ? all.removed : new Map<LayoutRule, number>();
   job.layouts = layouts;
   const pruned: PruneOutcome = { kept: [], keptBytes: [], removed: {}, refused: {} };
-  for (const part of await runPhase<PruneOutcome>(job, layouts.length, opts.jobs, opts.onProgress, opts.signal)) if (part) addPruneOutcome(pruned, part);
-  const candidates = pruned.kept.length + total(pruned.removed) + Object.values(pruned.refused).reduce((a, r) => a + r.count, 0);
+  for (const part of await runPhase<PruneOutcome>(job, layouts.length, opts.jobs, opts.onProgress, opts.signal))
+    if (part) addPruneOutcome(pruned, part);
+  const candidates =
+    pruned.kept.length + total(pruned.removed) + Object.values(pruned.refused).reduce((a, r) => a + r.count, 0);
 
   const { estimates, bounded } = await estimateBest(job, pruned.kept, input.top, opts);
   const ranked = estimates.flatMap((e, i) => (e && 'stepTimeS' in e ? [{ t: e.stepTimeS, i }] : [])).sort(byTime);
@@ -236,9 +287,20 @@ export async function planSearch(input: PlanInput, opts: SearchOptions): Promise
   const spread = pairSpread(residuals);
   const rowOf = (candidate: PlanCandidate, estimateS: number, sim: Simulated): PlanRow => {
     const sets = candidateSets(candidate, ctx);
-    return { candidate, sets, changed: changedSets(sets, ownSets), estimateS, sim, band: errorBandFor(sim.kind, residuals), tie: false, own: ownAsCandidate !== undefined && sameCandidate(candidate, ownAsCandidate) };
+    return {
+      candidate,
+      sets,
+      changed: changedSets(sets, ownSets),
+      estimateS,
+      sim,
+      band: errorBandFor(sim.kind, residuals),
+      tie: false,
+      own: ownAsCandidate !== undefined && sameCandidate(candidate, ownAsCandidate),
+    };
   };
-  const simulated = best.flatMap((b, k) => (sims[k] && 'stepTimeS' in sims[k] ? [rowOf(pruned.kept[b.i], b.t, sims[k] as Simulated)] : []));
+  const simulated = best.flatMap((b, k) =>
+    sims[k] && 'stepTimeS' in sims[k] ? [rowOf(pruned.kept[b.i], b.t, sims[k] as Simulated)] : [],
+  );
   const rows = rankRows(simulated, spread);
   return {
     gpus: input.gpus,
@@ -253,7 +315,11 @@ export async function planSearch(input: PlanInput, opts: SearchOptions): Promise
     bounded,
     estimateErrors: estimates.filter((e) => e !== undefined && 'error' in e).length,
     rows,
-    points: estimates.flatMap((e, i) => (e && 'stepTimeS' in e ? [{ candidate: pruned.kept[i], estimateS: e.stepTimeS, peakBytesPerGpu: pruned.keptBytes[i] }] : [])),
+    points: estimates.flatMap((e, i) =>
+      e && 'stepTimeS' in e
+        ? [{ candidate: pruned.kept[i], estimateS: e.stepTimeS, peakBytesPerGpu: pruned.keptBytes[i] }]
+        : [],
+    ),
     ...ownOf(own, rows, ownSim, rowOf),
     estimateErrorPct: estimateErrorPct(rows),
     ...(spread ? { spread } : {}),
@@ -276,7 +342,12 @@ function ownSetup(s: Scenario, gpus: number): { sets: string[]; candidate: PlanC
 }
 
 /** The own row: the simulated row of the same candidate when there is one, else its own simulation (if it ran and fits). */
-function ownOf(own: ReturnType<typeof ownSetup>, rows: readonly PlanRow[], sim: SimulateOutcome | undefined, rowOf: (c: PlanCandidate, estimateS: number, sim: Simulated) => PlanRow): { own?: PlanRow } {
+function ownOf(
+  own: ReturnType<typeof ownSetup>,
+  rows: readonly PlanRow[],
+  sim: SimulateOutcome | undefined,
+  rowOf: (c: PlanCandidate, estimateS: number, sim: Simulated) => PlanRow,
+): { own?: PlanRow } {
   const found = rows.find((r) => r.own);
   if (found) return { own: found };
   if (!own || !sim || !('stepTimeS' in sim)) return {};

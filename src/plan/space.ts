@@ -65,7 +65,8 @@ const powersOfTwoUpTo = (n: number): number[] => {
 export function defaultSpace(s: Scenario): PlanSpace {
   const m = s.model;
   const t = s.training;
-  const divides = (tp: number) => m.arch === 'mlp' || (m.heads % tp === 0 && m.kvHeads % tp === 0 && m.ffnHidden % tp === 0);
+  const divides = (tp: number) =>
+    m.arch === 'mlp' || (m.heads % tp === 0 && m.kvHeads % tp === 0 && m.ffnHidden % tp === 0);
   const seqLen = t.seqLen ?? m.seqLen;
   const cpAllowed = m.arch !== 'mlp' && t.flashAttention && t.framework === 'none' && seqLen >= CP_FROM_SEQ_LEN;
   return {
@@ -83,7 +84,9 @@ export function defaultSpace(s: Scenario): PlanSpace {
 
 /** Chunks per stage the default space tries: those from 2 to `MAX_DEFAULT_VIRTUAL_STAGES` that split `layersPerStage`. */
 export function defaultVirtualStages(layersPerStage: number): number[] {
-  return Array.from({ length: MAX_DEFAULT_VIRTUAL_STAGES - 1 }, (_, i) => i + 2).filter((v) => layersPerStage % v === 0);
+  return Array.from({ length: MAX_DEFAULT_VIRTUAL_STAGES - 1 }, (_, i) => i + 2).filter(
+    (v) => layersPerStage % v === 0,
+  );
 }
 
 /** A `--space` or `--fix` value that is not one of the allowed. */
@@ -105,7 +108,8 @@ function parseValue(name: SpaceName, text: string): number | string | boolean {
     if (name === 'zero') return Number(text);
     return name === 'sequenceParallel' || name === 'tpCommOverlap' ? text === 'true' : text;
   }
-  if (!/^\d+$/.test(text) || Number(text) < 1 || Number(text) > 1e6) throw new SpaceSyntaxError(`${name}: '${text}' is not a whole number from 1 to 1000000`);
+  if (!/^\d+$/.test(text) || Number(text) < 1 || Number(text) > 1e6)
+    throw new SpaceSyntaxError(`${name}: '${text}' is not a whole number from 1 to 1000000`);
   return Number(text);
 }
 
@@ -113,25 +117,37 @@ function parseValue(name: SpaceName, text: string): number | string | boolean {
 function spaceName(text: string): SpaceName {
   const names = Object.keys(SPACE_FIELDS) as SpaceName[];
   const found = names.find((n) => n === text || SPACE_FIELDS[n] === text);
-  if (!found) throw new SpaceSyntaxError(`'${text}' is not a setting the plan searches; use one of ${names.join(', ')} (or its field, e.g. parallel.tp)`);
+  if (!found)
+    throw new SpaceSyntaxError(
+      `'${text}' is not a setting the plan searches; use one of ${names.join(', ')} (or its field, e.g. parallel.tp)`,
+    );
   return found;
 }
 
 /** Reads `name=a,b,c` into the setting and its values (duplicates dropped, in the order given). */
 export function parseSpaceEntry(text: string): { name: SpaceName; values: (number | string | boolean)[] } {
   const eq = text.indexOf('=');
-  if (eq <= 0 || eq === text.length - 1) throw new SpaceSyntaxError(`'${text}' is not name=value[,value...] (e.g. tp=2,4,8 or recompute=none,selective)`);
+  if (eq <= 0 || eq === text.length - 1)
+    throw new SpaceSyntaxError(`'${text}' is not name=value[,value...] (e.g. tp=2,4,8 or recompute=none,selective)`);
   const name = spaceName(text.slice(0, eq).trim());
-  const values = text.slice(eq + 1).split(',').map((v) => parseValue(name, v.trim()));
+  const values = text
+    .slice(eq + 1)
+    .split(',')
+    .map((v) => parseValue(name, v.trim()));
   return { name, values: [...new Set(values)] };
 }
 
 /** The space with `--space` entries replacing their defaults, then `--fix` entries (one value each) on top. */
-export function narrowSpace(space: PlanSpace, spaceEntries: readonly string[], fixEntries: readonly string[]): PlanSpace {
+export function narrowSpace(
+  space: PlanSpace,
+  spaceEntries: readonly string[],
+  fixEntries: readonly string[],
+): PlanSpace {
   const out: PlanSpace = { ...space };
   const put = (text: string, single: boolean) => {
     const { name, values } = parseSpaceEntry(text);
-    if (single && values.length !== 1) throw new SpaceSyntaxError(`--fix ${text}: give one value (--space takes several)`);
+    if (single && values.length !== 1)
+      throw new SpaceSyntaxError(`--fix ${text}: give one value (--space takes several)`);
     (out as unknown as Record<string, unknown>)[name] = values;
   };
   for (const e of spaceEntries) put(e, false);

@@ -28,7 +28,10 @@ export function partDifferences(winner: Simulated, other: Simulated): PartDiffer
  */
 export function whyClause(winner: Simulated, other: Simulated, seconds: (s: number) => string): string {
   const diffs = partDifferences(winner, other);
-  const saved = diffs.filter((d) => d.savedS > 0).slice(0, 2).map((d) => `${seconds(d.savedS)} less ${d.part}`);
+  const saved = diffs
+    .filter((d) => d.savedS > 0)
+    .slice(0, 2)
+    .map((d) => `${seconds(d.savedS)} less ${d.part}`);
   const paid = diffs.filter((d) => d.savedS < 0).sort((a, b) => a.savedS - b.savedS)[0];
   const cost = paid && -paid.savedS > 0.01 * winner.stepTimeS ? `, for ${seconds(-paid.savedS)} more ${paid.part}` : '';
   return saved.length > 0 ? `${saved.join(' and ')}${cost}` : 'the same parts, in a shorter step';

@@ -77,7 +77,13 @@ export function toChromeTrace(input: ChromeTraceInput): ChromeTrace {
   const spans: TraceEvent[] = [];
   for (const rank of all) {
     const pid = processId(rank);
-    meta.push({ name: 'process_name', ph: 'M', pid, tid: 1, args: { name: `rank ${rank} (node ${Math.floor(rank / input.gpusPerNode)})` } });
+    meta.push({
+      name: 'process_name',
+      ph: 'M',
+      pid,
+      tid: 1,
+      args: { name: `rank ${rank} (node ${Math.floor(rank / input.gpusPerNode)})` },
+    });
     meta.push({ name: 'process_sort_index', ph: 'M', pid, tid: 1, args: { sort_index: rank } });
     for (const stream of STREAMS) {
       const tasks = byLane.get(`${rank}/${stream}`);
@@ -92,15 +98,34 @@ export function toChromeTrace(input: ChromeTraceInput): ChromeTrace {
         if (slot < 0) {
           slot = slotEnds.length;
           const tid = threadId(stream, slot);
-          meta.push({ name: 'thread_name', ph: 'M', pid, tid, args: { name: slot === 0 ? stream : `${stream} (${slot + 1})` } });
+          meta.push({
+            name: 'thread_name',
+            ph: 'M',
+            pid,
+            tid,
+            args: { name: slot === 0 ? stream : `${stream} (${slot + 1})` },
+          });
           meta.push({ name: 'thread_sort_index', ph: 'M', pid, tid, args: { sort_index: tid } });
           slotEnds.push(e);
         } else slotEnds[slot] = e;
-        spans.push({ name: t.label, cat: t.kind, ph: 'X', ts: us(s), dur: us(e - s), pid, tid: threadId(stream, slot), args: argsOf(t) });
+        spans.push({
+          name: t.label,
+          cat: t.kind,
+          ph: 'X',
+          ts: us(s),
+          dur: us(e - s),
+          pid,
+          tid: threadId(stream, slot),
+          args: argsOf(t),
+        });
       }
     }
   }
-  return { traceEvents: [...meta, ...spans], displayTimeUnit: 'ms', otherData: { generator: 'clustersim', ...(input.meta ?? {}) } };
+  return {
+    traceEvents: [...meta, ...spans],
+    displayTimeUnit: 'ms',
+    otherData: { generator: 'clustersim', ...(input.meta ?? {}) },
+  };
 }
 
 function argsOf(t: Task): Record<string, unknown> {

@@ -63,7 +63,11 @@ export function tflopsText(tflops: number): string {
 }
 
 /** How each context-parallel communication type (`parallel.cpCommType`) is named. */
-const CP_COMM_TEXT: Record<string, string> = { p2p: 'ring (p2p)', all_gather: 'key/value all-gather', a2a: 'all-to-all' };
+const CP_COMM_TEXT: Record<string, string> = {
+  p2p: 'ring (p2p)',
+  all_gather: 'key/value all-gather',
+  a2a: 'all-to-all',
+};
 
 /** What of a strategy the outputs name beside its sizes (a step result's `parallel`, or a scenario's). */
 export interface StrategyParts {
@@ -89,7 +93,9 @@ export function strategyText(p: StrategyParts): string {
   const parts = [
     parallelSizesText(p),
     p.cpCommType ? `context parallel by ${CP_COMM_TEXT[p.cpCommType] ?? p.cpCommType}` : '',
-    p.pp > 1 && p.schedule ? `${p.schedule}${(p.virtualStages ?? 1) > 1 ? ` (${p.virtualStages} chunks/stage)` : ''}` : '',
+    p.pp > 1 && p.schedule
+      ? `${p.schedule}${(p.virtualStages ?? 1) > 1 ? ` (${p.virtualStages} chunks/stage)` : ''}`
+      : '',
     (p.zero ?? 0) > 0 ? `ZeRO-${p.zero}${p.offload === 'cpu' ? ' + CPU offload' : ''}` : '',
     p.sequenceParallel ? `sequence parallel${p.tpCommOverlap ? ' (communication overlapped with GEMMs)' : ''}` : '',
     p.recompute && p.recompute !== 'none' ? `${p.recompute} recompute` : '',
@@ -104,7 +110,12 @@ export const SUMMARY_WIDTH = 114;
  * `prefix` then `text`, wrapped to `width` columns, later lines indented under the text's start (or by `indent`):
  * the summaries' prose lines (notes, the bottleneck) this way fit a terminal instead of running to 300 columns.
  */
-export function wrapAfter(prefix: string, text: string, width = SUMMARY_WIDTH, indent = ' '.repeat(prefix.length)): string[] {
+export function wrapAfter(
+  prefix: string,
+  text: string,
+  width = SUMMARY_WIDTH,
+  indent = ' '.repeat(prefix.length),
+): string[] {
   const [first = '', ...rest] = wrapWords(text, width - prefix.length);
   return [`${prefix}${first}`, ...rest.map((l) => `${indent}${l}`)];
 }

@@ -37,10 +37,18 @@ export function keyValueTable(rows: readonly [string, string][]): string {
 }
 
 /** A table with a header row; the last column is left-aligned when `noteColumn` is set. */
-export function dataTable(header: readonly string[], rows: readonly (readonly string[])[], className = 'data', noteColumn = false): string {
+export function dataTable(
+  header: readonly string[],
+  rows: readonly (readonly string[])[],
+  className = 'data',
+  noteColumn = false,
+): string {
   const head = `<tr>${header.map((h, i) => `<th${noteColumn && i === header.length - 1 ? ' class="note"' : ''}>${escapeXml(h)}</th>`).join('')}</tr>`;
   const body = rows
-    .map((r) => `<tr>${r.map((c, i) => `<td${noteColumn && i === r.length - 1 ? ' class="note"' : ''}>${escapeXml(c)}</td>`).join('')}</tr>`)
+    .map(
+      (r) =>
+        `<tr>${r.map((c, i) => `<td${noteColumn && i === r.length - 1 ? ' class="note"' : ''}>${escapeXml(c)}</td>`).join('')}</tr>`,
+    )
     .join('');
   return `<div class="wrap"><table class="${className}">${head}${body}</table></div>`;
 }
@@ -57,7 +65,10 @@ export function figure(svg: string): string {
  */
 export function reportPage(title: string, meta: string, sections: readonly ReportSection[]): string {
   const body = sections
-    .map((s) => `<section><h2>${escapeXml(s.heading)}</h2>${s.caption ? `<p class="caption">${escapeXml(s.caption)}</p>` : ''}${s.html}</section>`)
+    .map(
+      (s) =>
+        `<section><h2>${escapeXml(s.heading)}</h2>${s.caption ? `<p class="caption">${escapeXml(s.caption)}</p>` : ''}${s.html}</section>`,
+    )
     .join('\n');
   return `<!DOCTYPE html>
 <html lang="en">

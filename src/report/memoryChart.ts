@@ -27,7 +27,11 @@ export const MAX_NATURAL_WIDTH_PX = 1200;
 const LABEL_CLEARANCE_PX = 18;
 
 function isBreakdown(x: unknown): x is MemoryBreakdown {
-  return typeof x === 'object' && x !== null && MEMORY_PARTS.every((p) => typeof (x as Record<string, unknown>)[p.key] === 'number');
+  return (
+    typeof x === 'object' &&
+    x !== null &&
+    MEMORY_PARTS.every((p) => typeof (x as Record<string, unknown>)[p.key] === 'number')
+  );
 }
 
 /**
@@ -40,7 +44,8 @@ export function memoryBars(result: StepResult): MemoryBar[] {
   if (Array.isArray(perStage) && perStage.length > 1 && perStage.every(isBreakdown)) {
     return perStage.map((b, i) => {
       const extra = b as MemoryBreakdown & { stage?: unknown; label?: unknown };
-      const label = typeof extra.label === 'string' ? extra.label : `stage ${typeof extra.stage === 'number' ? extra.stage : i}`;
+      const label =
+        typeof extra.label === 'string' ? extra.label : `stage ${typeof extra.stage === 'number' ? extra.stage : i}`;
       return { label, breakdown: b };
     });
   }
@@ -77,19 +82,57 @@ export function renderMemoryChart(input: MemoryChartInput): string {
   const top = Math.max(input.capacityBytes, ...totals) * 1.1;
   const gib = 2 ** 30;
   const plotW = Math.min(width - m.left - m.right, 40 + 150 * input.bars.length);
-  const x = d3.scaleBand<string>().domain(input.bars.map((b) => b.label)).range([m.left, m.left + plotW]).paddingInner(0.3).paddingOuter(0.4);
-  const y = d3.scaleLinear().domain([0, top / gib]).nice().range([height - m.bottom, m.top]);
+  const x = d3
+    .scaleBand<string>()
+    .domain(input.bars.map((b) => b.label))
+    .range([m.left, m.left + plotW])
+    .paddingInner(0.3)
+    .paddingOuter(0.4);
+  const y = d3
+    .scaleLinear()
+    .domain([0, top / gib])
+    .nice()
+    .range([height - m.bottom, m.top]);
   const yBytes = (b: number) => y(b / gib);
 
   const svg = createSvg(width, height, 'memory-chart').attr('data-bars', input.bars.length);
-  svg.append('text').attr('class', 'title').attr('x', 12).attr('y', 22).attr('font-size', 15).attr('font-weight', 600).text(input.title);
-  svg.append('g').attr('class', 'axis y').attr('transform', `translate(${m.left},0)`).call(d3.axisLeft(y).ticks(8) as never);
-  svg.append('text').attr('transform', `translate(18,${(m.top + height - m.bottom) / 2}) rotate(-90)`).attr('text-anchor', 'middle').text('memory per GPU (GiB)');
+  svg
+    .append('text')
+    .attr('class', 'title')
+    .attr('x', 12)
+    .attr('y', 22)
+    .attr('font-size', 15)
+    .attr('font-weight', 600)
+    .text(input.title);
+  svg
+    .append('g')
+    .attr('class', 'axis y')
+    .attr('transform', `translate(${m.left},0)`)
+    .call(d3.axisLeft(y).ticks(8) as never);
+  svg
+    .append('text')
+    .attr('transform', `translate(18,${(m.top + height - m.bottom) / 2}) rotate(-90)`)
+    .attr('text-anchor', 'middle')
+    .text('memory per GPU (GiB)');
   // Narrow bars: the stage numbers alone under them, and what they number said once beside the axis.
   const numbersOnly = x.step() < 64 && input.bars.every((b) => b.label.startsWith('stage '));
-  const xAxis = d3.axisBottom(x).tickSizeOuter(0).tickFormat((label) => (numbersOnly ? label.slice('stage '.length) : label));
-  svg.append('g').attr('class', 'axis x').attr('transform', `translate(0,${height - m.bottom})`).call(xAxis as never);
-  if (numbersOnly) svg.append('text').attr('class', 'x-caption').attr('x', m.left + plotW / 2).attr('y', height - 6).attr('text-anchor', 'middle').text('pipeline stage');
+  const xAxis = d3
+    .axisBottom(x)
+    .tickSizeOuter(0)
+    .tickFormat((label) => (numbersOnly ? label.slice('stage '.length) : label));
+  svg
+    .append('g')
+    .attr('class', 'axis x')
+    .attr('transform', `translate(0,${height - m.bottom})`)
+    .call(xAxis as never);
+  if (numbersOnly)
+    svg
+      .append('text')
+      .attr('class', 'x-caption')
+      .attr('x', m.left + plotW / 2)
+      .attr('y', height - 6)
+      .attr('text-anchor', 'middle')
+      .text('pipeline stage');
 
   // A total fits over its bar: the font shrinks with the bar (≈ 0.6 em a character), to no less than 7 px.
   const totalFontPx = (text: string) => Math.max(7, Math.min(12, x.bandwidth() / 0.6 / text.length));
@@ -121,19 +164,39 @@ export function renderMemoryChart(input: MemoryChartInput): string {
       .attr('y', px((barTop > capTop && barTop - capTop < LABEL_CLEARANCE_PX ? capTop : barTop) - 6))
       .attr('text-anchor', 'middle')
       .attr('fill', over > 0 ? '#c0392b' : '#222')
-      .attr('font-size', px(totalFontPx(over > 0 ? `${bytesText(totals[i])}: OOM by ${bytesText(over)}` : bytesText(totals[i]))))
+      .attr(
+        'font-size',
+        px(totalFontPx(over > 0 ? `${bytesText(totals[i])}: OOM by ${bytesText(over)}` : bytesText(totals[i]))),
+      )
       .text(over > 0 ? `${bytesText(totals[i])}: OOM by ${bytesText(over)}` : bytesText(totals[i]));
   });
 
   const capY = px(yBytes(input.capacityBytes));
-  svg.append('line').attr('class', 'capacity').attr('x1', m.left).attr('x2', m.left + plotW).attr('y1', capY).attr('y2', capY).attr('stroke', '#c0392b').attr('stroke-width', 1.5).attr('stroke-dasharray', '6 4');
-  svg.append('text').attr('x', m.left + plotW + 6).attr('y', capY + 4).attr('fill', '#c0392b').text(`capacity ${bytesText(input.capacityBytes)}`);
+  svg
+    .append('line')
+    .attr('class', 'capacity')
+    .attr('x1', m.left)
+    .attr('x2', m.left + plotW)
+    .attr('y1', capY)
+    .attr('y2', capY)
+    .attr('stroke', '#c0392b')
+    .attr('stroke-width', 1.5)
+    .attr('stroke-dasharray', '6 4');
+  svg
+    .append('text')
+    .attr('x', m.left + plotW + 6)
+    .attr('y', capY + 4)
+    .attr('fill', '#c0392b')
+    .text(`capacity ${bytesText(input.capacityBytes)}`);
 
   // Under the capacity label when there is room for it there; else at the top, away from the label (a bar far over
   // capacity puts the line near the bottom, and a legend under it would be drawn off the chart).
   const legendH = 18 * MEMORY_PARTS.length;
   const legendY = capY + 24 + legendH <= height ? Math.max(m.top, capY + 24) : m.top;
-  const legend = svg.append('g').attr('class', 'legend').attr('transform', `translate(${m.left + plotW + 24},${legendY})`);
+  const legend = svg
+    .append('g')
+    .attr('class', 'legend')
+    .attr('transform', `translate(${m.left + plotW + 24},${legendY})`);
   drawLegend(
     legend,
     [...MEMORY_PARTS].reverse(),

@@ -8,7 +8,20 @@ export interface PlanUnits {
   bytes: (b: number) => string;
 }
 
-export const PLAN_TABLE_HEADER = ['#', 'split', 'settings', 'step', 'likely', 'tokens/s', 'MFU', 'memory per GPU', 'compute', 'exp. comm', 'bubble', 'bound'];
+export const PLAN_TABLE_HEADER = [
+  '#',
+  'split',
+  'settings',
+  'step',
+  'likely',
+  'tokens/s',
+  'MFU',
+  'memory per GPU',
+  'compute',
+  'exp. comm',
+  'bubble',
+  'bound',
+];
 
 const pct = (x: number) => `${(100 * x).toFixed(0)}%`;
 

@@ -13,7 +13,12 @@ export interface SweepProgress {
  * takes, then at most one every `PLAIN_PROGRESS_EVERY_MS`, and at the end one with the final count if the last line
  * did not have it. `writeLine` takes each line (stderr, in the commands).
  */
-export function plainProgressLines(writeLine: (line: string) => void, what: string, total: number, nowMs: () => number = Date.now): SweepProgress {
+export function plainProgressLines(
+  writeLine: (line: string) => void,
+  what: string,
+  total: number,
+  nowMs: () => number = Date.now,
+): SweepProgress {
   const startMs = nowMs();
   let done = 0;
   let shown = 0;

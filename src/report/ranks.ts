@@ -22,7 +22,7 @@ export function simulatedRanks(trace: Trace): readonly number[] {
 export function compactRanks(ranks: readonly number[]): string {
   const sorted = [...ranks].sort((a, b) => a - b);
   const parts: string[] = [];
-  for (let i = 0; i < sorted.length; ) {
+  for (let i = 0; i < sorted.length;) {
     let j = i;
     while (j + 1 < sorted.length && sorted[j + 1] === sorted[j] + 1) j++;
     parts.push(j > i ? `${sorted[i]}-${sorted[j]}` : `${sorted[i]}`);
@@ -33,8 +33,13 @@ export function compactRanks(ranks: readonly number[]): string {
 
 /** A rank that exists but whose work was not simulated (it mirrors a simulated one). */
 export class RankNotSimulatedError extends RankSelectionError {
-  constructor(readonly rank: number, readonly simulated: readonly number[]) {
-    super(`rank ${rank} was not simulated: this run simulated ranks ${compactRanks(simulated)}, and the others mirror them`);
+  constructor(
+    readonly rank: number,
+    readonly simulated: readonly number[],
+  ) {
+    super(
+      `rank ${rank} was not simulated: this run simulated ranks ${compactRanks(simulated)}, and the others mirror them`,
+    );
     this.name = 'RankNotSimulatedError';
   }
 }
@@ -63,9 +68,13 @@ export function parseRankList(text: string, rankCount: number, simulated?: reado
 
 /** Reads a stream list (`compute,comm`) into streams in their usual order. */
 export function parseStreamList(text: string): StreamKind[] {
-  const asked = text.split(',').map((s) => s.trim()).filter((s) => s !== '');
+  const asked = text
+    .split(',')
+    .map((s) => s.trim())
+    .filter((s) => s !== '');
   for (const s of asked) {
-    if (!(STREAMS as readonly string[]).includes(s)) throw new RankSelectionError(`unknown stream '${s}'; expected some of: ${STREAMS.join(', ')}`);
+    if (!(STREAMS as readonly string[]).includes(s))
+      throw new RankSelectionError(`unknown stream '${s}'; expected some of: ${STREAMS.join(', ')}`);
   }
   if (asked.length === 0) throw new RankSelectionError(`name at least one stream of: ${STREAMS.join(', ')}`);
   return STREAMS.filter((s) => asked.includes(s));
@@ -123,7 +132,13 @@ export function defaultRanks(input: RankChoiceInput): number[] {
  * that scenarios without pipeline fields give none). Ranks are numbered as Megatron does: with placement
  * `tp-dp-pp` (the default) rank = (p·dp + d)·tp + t; with `tp-pp-dp` rank = (d·pp + p)·tp + t; d counts dp × cp ranks.
  */
-export function pipelineStageRanks(parallel: { dp: number; tp?: unknown; pp?: unknown; cp?: unknown; placement?: unknown }): number[][] {
+export function pipelineStageRanks(parallel: {
+  dp: number;
+  tp?: unknown;
+  pp?: unknown;
+  cp?: unknown;
+  placement?: unknown;
+}): number[][] {
   const tp = typeof parallel.tp === 'number' ? parallel.tp : 1;
   const pp = typeof parallel.pp === 'number' ? parallel.pp : 1;
   // Context-parallel ranks come right after tp in either order (ParallelLayout).

@@ -4,7 +4,23 @@ import { bandCsvCells, bandCellOf } from '../accuracy/bandText.js';
 import { bytesText, countText, durationText, percentText } from './format.js';
 
 /** Column headers of the scaling table, as printed and in the HTML report. */
-export const SCALE_TABLE_HEADER = ['GPUs', 'nodes', 'dp', 'global batch', 'step time', 'error band', 'samples/s', 'tokens/s', 'speedup', 'efficiency', 'MFU', 'exposed comm', 'memory/GPU', 'fits', 'note'];
+export const SCALE_TABLE_HEADER = [
+  'GPUs',
+  'nodes',
+  'dp',
+  'global batch',
+  'step time',
+  'error band',
+  'samples/s',
+  'tokens/s',
+  'speedup',
+  'efficiency',
+  'MFU',
+  'exposed comm',
+  'memory/GPU',
+  'fits',
+  'note',
+];
 
 /** The scaling table's cells as text, one row per GPU count; infeasible rows show their reason. */
 export function scaleTableRows(rows: readonly ScaleRow[]): string[][] {
@@ -30,7 +46,11 @@ export function scaleTableRows(rows: readonly ScaleRow[]): string[][] {
 
 /** The note cell: why a size did not run or fit, and the micro-batch where strong scaling lowered it. */
 function noteOf(r: ScaleRow): string {
-  const why = r.reason ?? (r.status === 'oom' && r.memoryBytesPerGpu !== undefined && r.capacityBytes !== undefined ? `short by ${bytesText(r.memoryBytesPerGpu - r.capacityBytes)}` : '');
+  const why =
+    r.reason ??
+    (r.status === 'oom' && r.memoryBytesPerGpu !== undefined && r.capacityBytes !== undefined
+      ? `short by ${bytesText(r.memoryBytesPerGpu - r.capacityBytes)}`
+      : '');
   return [r.microBatch !== undefined ? `micro-batch ${r.microBatch}` : '', why].filter((x) => x !== '').join('; ');
 }
 
@@ -41,10 +61,37 @@ function noteOf(r: ScaleRow): string {
  * `tp_comm_overlap` (true or false) and the SMs each overlap takes (empty when it is off). New columns go at the end.
  */
 export const SCALE_CSV_COLUMNS = [
-  'scenario', 'mode', 'gpus', 'status', 'nodes', 'dp', 'global_batch', 'step_time_s', 'samples_per_s', 'tokens_per_s',
-  'speedup', 'efficiency', 'exposed_comm_share', 'mfu', 'memory_bytes_per_gpu', 'capacity_bytes', 'fits', 'reason',
-  'tp', 'pp', 'cp', 'cp_comm_type', 'tp_comm_overlap', 'tp_comm_overlap_sms_proj', 'tp_comm_overlap_sms_fc2', 'tp_comm_overlap_sms_bulk',
-  'speedup_base_gpus', 'error_band_low_pct', 'error_band_high_pct', 'error_band_rows', 'micro_batch',
+  'scenario',
+  'mode',
+  'gpus',
+  'status',
+  'nodes',
+  'dp',
+  'global_batch',
+  'step_time_s',
+  'samples_per_s',
+  'tokens_per_s',
+  'speedup',
+  'efficiency',
+  'exposed_comm_share',
+  'mfu',
+  'memory_bytes_per_gpu',
+  'capacity_bytes',
+  'fits',
+  'reason',
+  'tp',
+  'pp',
+  'cp',
+  'cp_comm_type',
+  'tp_comm_overlap',
+  'tp_comm_overlap_sms_proj',
+  'tp_comm_overlap_sms_fc2',
+  'tp_comm_overlap_sms_bulk',
+  'speedup_base_gpus',
+  'error_band_low_pct',
+  'error_band_high_pct',
+  'error_band_rows',
+  'micro_batch',
 ] as const;
 
 /** What `scaleCsv` needs of a series: its name, mode, split and communication settings, and rows. */
@@ -74,7 +121,30 @@ export function scaleCsv(series: readonly CsvSeries[]): string {
     // The size speedup and efficiency are measured against (the smallest simulated), on the rows that have them.
     const base = scalingBaseGpus(s.rows);
     for (const r of s.rows) {
-      const cells = [s.name, s.mode, r.gpus, r.status, r.nodes, r.dp, r.globalBatch, r.stepTimeS, r.samplesPerS, r.tokensPerS, r.speedup, r.efficiency, r.exposedCommShare, r.mfu, r.memoryBytesPerGpu, r.capacityBytes, r.fits, r.reason, ...fixed, r.speedup !== undefined ? base : undefined, ...bandCsvCells(r.errorBand), r.microBatch];
+      const cells = [
+        s.name,
+        s.mode,
+        r.gpus,
+        r.status,
+        r.nodes,
+        r.dp,
+        r.globalBatch,
+        r.stepTimeS,
+        r.samplesPerS,
+        r.tokensPerS,
+        r.speedup,
+        r.efficiency,
+        r.exposedCommShare,
+        r.mfu,
+        r.memoryBytesPerGpu,
+        r.capacityBytes,
+        r.fits,
+        r.reason,
+        ...fixed,
+        r.speedup !== undefined ? base : undefined,
+        ...bandCsvCells(r.errorBand),
+        r.microBatch,
+      ];
       lines.push(cells.map(csvCell).join(','));
     }
   }

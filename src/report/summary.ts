@@ -1,7 +1,15 @@
 import { bottleneckText, stageImbalanceText, unequalStagesText } from '../sim/stats/bottleneck.js';
 import type { StepResult } from '../sim/simulateStep.js';
 import type { Alternative } from '../advise/alternatives.js';
-import { bytesText, countText, durationText, percentText, strategyText, tflopsText, type StrategyParts } from './format.js';
+import {
+  bytesText,
+  countText,
+  durationText,
+  percentText,
+  strategyText,
+  tflopsText,
+  type StrategyParts,
+} from './format.js';
 
 /** What a report says about the scenario besides the simulation result. */
 export interface ScenarioLabel {
@@ -29,7 +37,8 @@ export function memoryVerdict(r: StepResult): string {
 export function hostMemoryVerdict(r: StepResult): string | undefined {
   const h = (r.memory as { host?: StepResult['memory']['host'] }).host;
   if (!h) return undefined;
-  if (h.capacityBytes === undefined) return `${bytesText(h.bytesPerNode)} per node (the node's host memory is not stated: cluster.node.hostMemoryGiB)`;
+  if (h.capacityBytes === undefined)
+    return `${bytesText(h.bytesPerNode)} per node (the node's host memory is not stated: cluster.node.hostMemoryGiB)`;
   return `${bytesText(h.bytesPerNode)} of ${bytesText(h.capacityBytes)} per node, ${h.fits ? 'fits' : `does not fit, short by ${bytesText(h.shortfallBytes)}`}`;
 }
 
@@ -64,9 +73,14 @@ export function summaryRows(label: ScenarioLabel, r: StepResult): [string, strin
   const share = (s: number) => `${durationText(s * 1e9)} (${percentText(s / r.stepTimeS)})`;
   return [
     ['scenario', label.name],
-    ['model', `${label.modelName}, ${r.modelParams >= 1e9 ? `${(r.modelParams / 1e9).toFixed(2)} B` : `${(r.modelParams / 1e6).toFixed(1)} M`} parameters`],
+    [
+      'model',
+      `${label.modelName}, ${r.modelParams >= 1e9 ? `${(r.modelParams / 1e9).toFixed(2)} B` : `${(r.modelParams / 1e6).toFixed(1)} M`} parameters`,
+    ],
     ['cluster', `${label.clusterName}, ${r.gpus} GPUs`],
-    ...(label.profile ? [['calibration profile', `${label.profile.file}: ${label.profile.applied.join('; ')}`] as [string, string]] : []),
+    ...(label.profile
+      ? [['calibration profile', `${label.profile.file}: ${label.profile.applied.join('; ')}`] as [string, string]]
+      : []),
     ...(splitText(r) ? [['parallelism', splitText(r)!] as [string, string]] : []),
     ['seed', String(r.seed)],
     ['step time', durationText(r.stepTimeS * 1e9)],
@@ -78,14 +92,23 @@ export function summaryRows(label: ScenarioLabel, r: StepResult): [string, strin
     ['compute', share(r.breakdown.computeS)],
     ['exposed communication', share(r.breakdown.exposedCommS)],
     ...(bubbleS(r) > 0 ? [['pipeline bubble', share(bubbleS(r))] as [string, string]] : []),
-    ...(r.breakdown.hostOptimizerS > 0 ? [['optimizer on the host (CPU offload)', share(r.breakdown.hostOptimizerS)] as [string, string]] : []),
+    ...(r.breakdown.hostOptimizerS > 0
+      ? [['optimizer on the host (CPU offload)', share(r.breakdown.hostOptimizerS)] as [string, string]]
+      : []),
     ['idle', share(r.breakdown.idleS)],
-    ['communication busy', `${durationText(r.breakdown.commS * 1e9)} (${percentText(r.breakdown.commS > 0 ? 1 - r.breakdown.exposedCommS / r.breakdown.commS : 0)} hidden behind compute)`],
+    [
+      'communication busy',
+      `${durationText(r.breakdown.commS * 1e9)} (${percentText(r.breakdown.commS > 0 ? 1 - r.breakdown.exposedCommS / r.breakdown.commS : 0)} hidden behind compute)`,
+    ],
     ...(r.bottleneck ? [['bottleneck', bottleneckText(r.bottleneck)] as [string, string]] : []),
     ...(unequalStages(r) ? [['unequal pipeline stages', unequalStages(r)!] as [string, string]] : []),
     ...notesOf(r).map((n) => ['note', n] as [string, string]),
     ['micro-batches per step', String(r.microBatchesPerStep)],
-    ['gradient buckets', `${r.buckets.count} of ${bytesText(r.buckets.meanBytes)} on average` + (r.gradientAllReduce ? `, ${r.gradientAllReduce.algorithm}/${r.gradientAllReduce.protocol}` : '')],
+    [
+      'gradient buckets',
+      `${r.buckets.count} of ${bytesText(r.buckets.meanBytes)} on average` +
+        (r.gradientAllReduce ? `, ${r.gradientAllReduce.algorithm}/${r.gradientAllReduce.protocol}` : ''),
+    ],
   ];
 }
 
@@ -99,13 +122,32 @@ export const ALTERNATIVES_HEADER = ['option', 'step time', 'vs now', 'memory/GPU
 export function alternativeRows(
   r: StepResult,
   alternatives: readonly Alternative[],
-  units: { seconds: (s: number) => string; bytes: (b: number) => string } = { seconds: (s) => durationText(s * 1e9), bytes: bytesText },
+  units: { seconds: (s: number) => string; bytes: (b: number) => string } = {
+    seconds: (s) => durationText(s * 1e9),
+    bytes: bytesText,
+  },
 ): string[][] {
-  const rows = [['current setup', units.seconds(r.stepTimeS), '', units.bytes(r.memory.peakBytesPerGpu), r.memory.fits ? 'yes' : 'no', '']];
+  const rows = [
+    [
+      'current setup',
+      units.seconds(r.stepTimeS),
+      '',
+      units.bytes(r.memory.peakBytesPerGpu),
+      r.memory.fits ? 'yes' : 'no',
+      '',
+    ],
+  ];
   for (const a of alternatives) {
     if (a.stepTimeS === undefined) continue;
     const change = ((100 * (a.stepTimeS - r.stepTimeS)) / r.stepTimeS).toFixed(1);
-    rows.push([a.label, units.seconds(a.stepTimeS), `${Number(change) > 0 ? '+' : ''}${change}%`, units.bytes(a.peakBytesPerGpu ?? 0), a.fits ? 'yes' : 'no', a.sets.map((s) => `--set ${s}`).join(' ')]);
+    rows.push([
+      a.label,
+      units.seconds(a.stepTimeS),
+      `${Number(change) > 0 ? '+' : ''}${change}%`,
+      units.bytes(a.peakBytesPerGpu ?? 0),
+      a.fits ? 'yes' : 'no',
+      a.sets.map((s) => `--set ${s}`).join(' '),
+    ]);
   }
   return rows;
 }
@@ -118,5 +160,7 @@ function notesOf(r: StepResult): string[] {
 
 /** Unequal pipeline stages in words, where the bottleneck line does not already say it. */
 function unequalStages(r: StepResult): string | undefined {
-  return r.bottleneck ? unequalStagesText(r.bottleneck, r.stageBalance, r.stepTimeS) : stageImbalanceText(r.stageBalance, r.stepTimeS);
+  return r.bottleneck
+    ? unequalStagesText(r.bottleneck, r.stageBalance, r.stepTimeS)
+    : stageImbalanceText(r.stageBalance, r.stepTimeS);
 }

@@ -65,7 +65,10 @@ export function drawLegend<T>(
       x = 0;
       y += rowHeight;
     }
-    const g = parent.append('g').attr('class', 'legend-item').attr('transform', `translate(${px(x)},${y})`);
+    const g = parent
+      .append('g')
+      .attr('class', 'legend-item')
+      .attr('transform', `translate(${px(x)},${y})`);
     for (const [k, v] of Object.entries(attrs(item))) g.attr(k, v);
     swatch(g, item);
     g.append('text').attr('x', 20).attr('y', 11).text(text);

@@ -24,7 +24,9 @@ export const MIX_KINDS = 3;
 
 /** A merged bar's time by kind, most first, the kinds past `MIX_KINDS` counted with the last shown. */
 function mixOf(timeByKind: ReadonlyMap<string, number>): { kind: string; ns: number }[] {
-  const all = [...timeByKind].map(([kind, ns]) => ({ kind, ns })).sort((a, b) => b.ns - a.ns || (a.kind < b.kind ? -1 : 1));
+  const all = [...timeByKind]
+    .map(([kind, ns]) => ({ kind, ns }))
+    .sort((a, b) => b.ns - a.ns || (a.kind < b.kind ? -1 : 1));
   const shown = all.slice(0, MIX_KINDS);
   for (const rest of all.slice(MIX_KINDS)) shown[shown.length - 1].ns += rest.ns;
   return shown;
@@ -53,7 +55,9 @@ export function collectLanes(trace: Trace, ranks: readonly number[], streams: re
     if (!streams.includes(t.stream)) continue;
     for (const r of t.ranks) {
       if (!wanted.has(r)) continue;
-      index.get(`${r}/${t.stream}`)!.spans.push({ startNs: trace.startNs[t.id], endNs: trace.endNs[t.id], kind: t.kind, label: t.label, tasks: 1 });
+      index
+        .get(`${r}/${t.stream}`)!
+        .spans.push({ startNs: trace.startNs[t.id], endNs: trace.endNs[t.id], kind: t.kind, label: t.label, tasks: 1 });
     }
   }
   for (const lane of lanes) lane.spans.sort((a, b) => a.startNs - b.startNs || a.endNs - b.endNs);
@@ -113,7 +117,12 @@ export function mergeSpans(spans: readonly LaneSpan[], resolutionNs: number): La
  * `maxBars` rects (a merged bar's stack counting one a kind; which bounds the file size): one pixel (`onePixelNs`) first, then twice as coarse,
  * and so on. Returns the merged lanes and the resolution used, ns.
  */
-export function mergeLanes(lanes: readonly Lane[], onePixelNs: number, makespanNs: number, maxBars: number): { lanes: Lane[]; resolutionNs: number } {
+export function mergeLanes(
+  lanes: readonly Lane[],
+  onePixelNs: number,
+  makespanNs: number,
+  maxBars: number,
+): { lanes: Lane[]; resolutionNs: number } {
   let resolutionNs = Math.max(onePixelNs, 1e-9);
   for (;;) {
     const merged = lanes.map((l) => ({ ...l, spans: mergeSpans(l.spans, resolutionNs) }));

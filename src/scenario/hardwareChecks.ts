@@ -20,17 +20,27 @@ export function nicCountProblem(gpus: number, nics: number): string | undefined 
  * refuse it too, so that memory and scale refuse what simulate refuses), its attention kernel, and context parallelism
  * (`cp`), whose attention is Transformer Engine's fused kernels, which need Ampere or newer.
  */
-export function gpuTrainingProblems(gpu: GpuSpec, t: { precision: Dtype; attentionKernel: AttentionKernelChoice; flashAttention: boolean }, cp = 1): Problem[] {
+export function gpuTrainingProblems(
+  gpu: GpuSpec,
+  t: { precision: Dtype; attentionKernel: AttentionKernelChoice; flashAttention: boolean },
+  cp = 1,
+): Problem[] {
   const problems: Problem[] = [];
   const noPeak = precisionProblem(gpu, t.precision, 'its spec');
   if (noPeak) problems.push({ path: 'training.precision', message: noPeak });
   const kernelProblem = attentionKernelProblem(gpu, t.attentionKernel);
   if (kernelProblem) problems.push({ path: 'training.attentionKernel', message: kernelProblem });
   if (t.attentionKernel !== 'auto' && !t.flashAttention) {
-    problems.push({ path: 'training.attentionKernel', message: `${t.attentionKernel} is a fused attention kernel, but training.flashAttention is false (unfused attention); set flashAttention: true or leave attentionKernel out` });
+    problems.push({
+      path: 'training.attentionKernel',
+      message: `${t.attentionKernel} is a fused attention kernel, but training.flashAttention is false (unfused attention); set flashAttention: true or leave attentionKernel out`,
+    });
   }
   if (cp > 1 && t.flashAttention && !flashRunsOn(gpu)) {
-    problems.push({ path: 'parallel.cp', message: `context parallelism runs on Transformer Engine's fused attention, which needs compute capability 8.0 or more (Ampere or newer); ${gpu.name} has ${gpu.computeCapability!.toFixed(1)}: use cp 1` });
+    problems.push({
+      path: 'parallel.cp',
+      message: `context parallelism runs on Transformer Engine's fused attention, which needs compute capability 8.0 or more (Ampere or newer); ${gpu.name} has ${gpu.computeCapability!.toFixed(1)}: use cp 1`,
+    });
   }
   return problems;
 }

@@ -35,14 +35,42 @@ export interface DeepSpeedContext {
 }
 
 const TOP_LEVEL_NO_EFFECT = new Set([
-  'gradient_clipping', 'steps_per_print', 'wall_clock_breakdown', 'scheduler', 'zero_allow_untested_optimizer',
-  'zero_force_ds_cpu_optimizer', 'prescale_gradients', 'gradient_predivide_factor', 'sparse_gradients', 'tensorboard',
-  'wandb', 'csv_monitor', 'comet', 'flops_profiler', 'comms_logger', 'dump_state', 'checkpoint', 'memory_breakdown',
-  'aio', 'autotuning', 'nebula', 'data_efficiency', 'disable_allgather',
+  'gradient_clipping',
+  'steps_per_print',
+  'wall_clock_breakdown',
+  'scheduler',
+  'zero_allow_untested_optimizer',
+  'zero_force_ds_cpu_optimizer',
+  'prescale_gradients',
+  'gradient_predivide_factor',
+  'sparse_gradients',
+  'tensorboard',
+  'wandb',
+  'csv_monitor',
+  'comet',
+  'flops_profiler',
+  'comms_logger',
+  'dump_state',
+  'checkpoint',
+  'memory_breakdown',
+  'aio',
+  'autotuning',
+  'nebula',
+  'data_efficiency',
+  'disable_allgather',
   // DeepSpeed fields with no bearing on a step's time or memory here, listed so that none is taken for a typo.
-  'gradient_accumulation_dtype', 'seq_parallel_communication_data_type', 'dataloader_drop_last', 'hybrid_engine',
-  'timers', 'eigenvalue', 'load_universal_checkpoint', 'use_node_local_storage', 'graph_harvesting', 'monitor_config',
-  'quantize_training', 'weight_quantization',
+  'gradient_accumulation_dtype',
+  'seq_parallel_communication_data_type',
+  'dataloader_drop_last',
+  'hybrid_engine',
+  'timers',
+  'eigenvalue',
+  'load_universal_checkpoint',
+  'use_node_local_storage',
+  'graph_harvesting',
+  'monitor_config',
+  'quantize_training',
+  'weight_quantization',
 ]);
 const TOP_LEVEL_NOT_MODELLED: Readonly<Record<string, string>> = {
   activation_checkpointing: 'whether layers are recomputed depends on the model code; set parallel.recompute',
@@ -76,11 +104,22 @@ function parseJson(text: string, source: string): Json {
   } catch (err) {
     const msg = (err as Error).message;
     const pos = /position (\d+)/.exec(msg);
-    fail(source, `not valid JSON${pos ? ` at ${lineCol(text, Number(pos[1]))}` : ''}: ${msg.replace(/ in JSON at position \d+.*$/, '')}`);
+    fail(
+      source,
+      `not valid JSON${pos ? ` at ${lineCol(text, Number(pos[1]))}` : ''}: ${msg.replace(/ in JSON at position \d+.*$/, '')}`,
+    );
   }
-  if (typeof json !== 'object' || json === null || Array.isArray(json)) fail(source, `expected a JSON object (a DeepSpeed config), found ${json === null ? 'null' : Array.isArray(json) ? 'a list' : typeof json}`);
+  if (typeof json !== 'object' || json === null || Array.isArray(json))
+    fail(
+      source,
+      `expected a JSON object (a DeepSpeed config), found ${json === null ? 'null' : Array.isArray(json) ? 'a list' : typeof json}`,
+    );
   const twice = duplicateJsonKeys(text);
-  if (twice.length > 0) fail(source, `${twice.map((k) => `'${k}'`).join(', ')} given twice; DeepSpeed stops at duplicate keys ("Duplicate keys in DeepSpeed config"), and which one counts would be a guess: keep one`);
+  if (twice.length > 0)
+    fail(
+      source,
+      `${twice.map((k) => `'${k}'`).join(', ')} given twice; DeepSpeed stops at duplicate keys ("Duplicate keys in DeepSpeed config"), and which one counts would be a guess: keep one`,
+    );
   return json as Json;
 }
 
@@ -102,8 +141,14 @@ export function importDeepSpeedConfig(text: string, source: string, context: Dee
   // fp32, which converts each bucket for its collective and back (stage_1_and_2.py gradient_reduction_w_predivide). It
   // owns them, so this also undoes a Megatron import's fp32 main_grad (Megatron-DeepSpeed).
   const fp32Comm = communicationIsFp32(cfg, r);
-  if (context.fp32Gradients) c.set('parallel.fp32Gradients', false, 'DeepSpeed keeps gradients in the parameters\' type (its engine owns them)');
-  if (fp32Comm) c.set('parallel.fp32Reduction', true, `communication_data_type ${String(cfg.communication_data_type)}: 16-bit gradients reduced in fp32`);
+  if (context.fp32Gradients)
+    c.set('parallel.fp32Gradients', false, "DeepSpeed keeps gradients in the parameters' type (its engine owns them)");
+  if (fp32Comm)
+    c.set(
+      'parallel.fp32Reduction',
+      true,
+      `communication_data_type ${String(cfg.communication_data_type)}: 16-bit gradients reduced in fp32`,
+    );
   const gradBytes = effective === 'fp32' || effective === 'tf32' ? 4 : 2;
   importZero(c, cfg, r, gradBytes, context.hidden);
   importBatch(c, cfg, r, context);
@@ -113,7 +158,10 @@ export function importDeepSpeedConfig(text: string, source: string, context: Dee
 
   if (unknown.length > 0) c.warn(`unknown DeepSpeed fields, ignored: ${unknown.join(', ')}`);
   const left = r.autos.filter((f) => !r.filledIn.has(f));
-  if (left.length > 0) c.warn(`"auto" (filled in by the Hugging Face Trainer) leaves the scenario's value, or its default: ${left.join(', ')}`);
+  if (left.length > 0)
+    c.warn(
+      `"auto" (filled in by the Hugging Face Trainer) leaves the scenario's value, or its default: ${left.join(', ')}`,
+    );
   return c.result(SOURCE);
 }
 
@@ -145,14 +193,29 @@ function topLevelUnknown(c: ImportCollector, cfg: Json, r: Readers): string[] {
     else if (TOP_LEVEL_NO_EFFECT.has(k) || HANDLED.has(k)) continue;
     else {
       const meant = closest(k, known);
-      if (meant) r.problem(k, `unknown field; did you mean '${meant}'? (DeepSpeed ignores unknown top-level fields, which would leave '${meant}' at its default)`);
+      if (meant)
+        r.problem(
+          k,
+          `unknown field; did you mean '${meant}'? (DeepSpeed ignores unknown top-level fields, which would leave '${meant}' at its default)`,
+        );
       else unknown.push(k);
     }
   }
   return unknown;
 }
 
-const HANDLED = new Set(['train_batch_size', 'train_micro_batch_size_per_gpu', 'gradient_accumulation_steps', 'zero_optimization', 'fp16', 'bf16', 'bfloat16', 'amp', 'optimizer', 'communication_data_type']);
+const HANDLED = new Set([
+  'train_batch_size',
+  'train_micro_batch_size_per_gpu',
+  'gradient_accumulation_steps',
+  'zero_optimization',
+  'fp16',
+  'bf16',
+  'bfloat16',
+  'amp',
+  'optimizer',
+  'communication_data_type',
+]);
 
 function importPrecision(c: ImportCollector, cfg: Json, r: Readers): TrainingPrecision | undefined {
   const { bool, section } = r;
@@ -162,7 +225,10 @@ function importPrecision(c: ImportCollector, cfg: Json, r: Readers): TrainingPre
   const bf16 = bool(`${bfKey}.enabled`, section(bfKey, cfg[bfKey])?.enabled);
   const amp = bool('amp.enabled', section('amp', cfg.amp)?.enabled);
   if (fp16 && bf16) {
-    r.problem('fp16.enabled', `true, and so is ${bfKey}.enabled; DeepSpeed accepts one of them (set the other to false)`);
+    r.problem(
+      'fp16.enabled',
+      `true, and so is ${bfKey}.enabled; DeepSpeed accepts one of them (set the other to false)`,
+    );
     return undefined;
   }
   if (fp16) c.set('training.precision', 'fp16', 'fp16.enabled');
@@ -171,8 +237,11 @@ function importPrecision(c: ImportCollector, cfg: Json, r: Readers): TrainingPre
     c.set('training.precision', 'fp16', 'amp.enabled');
     c.warn('amp.enabled: NVIDIA Apex AMP is simulated as fp16 mixed precision');
   }
-  const stated = [cfg.fp16, cfg[bfKey], cfg.amp].some((s) => s && typeof s === 'object' && (s as Json).enabled !== undefined);
-  if (!fp16 && !bf16 && !amp && !stated) c.warn('neither fp16 nor bf16 is enabled: DeepSpeed would train in fp32; the scenario\'s precision is kept');
+  const stated = [cfg.fp16, cfg[bfKey], cfg.amp].some(
+    (s) => s && typeof s === 'object' && (s as Json).enabled !== undefined,
+  );
+  if (!fp16 && !bf16 && !amp && !stated)
+    c.warn("neither fp16 nor bf16 is enabled: DeepSpeed would train in fp32; the scenario's precision is kept");
   return fp16 || amp ? 'fp16' : bf16 ? 'bf16' : undefined;
 }
 
@@ -208,17 +277,29 @@ function importBatch(c: ImportCollector, cfg: Json, r: Readers, context: DeepSpe
   const derived = (field: string) => (cfg[field] === 'auto' ? ` (for its "auto")` : '');
   if (train && micro && accum) {
     if (train !== micro * accum * dp) {
-      r.problem(T, `${train} ≠ ${M} ${micro} × ${A} ${accum} × ${dpText} = ${micro * accum * dp}; make the three agree for this cluster (DeepSpeed checks the same)`);
+      r.problem(
+        T,
+        `${train} ≠ ${M} ${micro} × ${A} ${accum} × ${dpText} = ${micro * accum * dp}; make the three agree for this cluster (DeepSpeed checks the same)`,
+      );
     }
   } else if (train && micro) {
-    if (train % (micro * dp) !== 0) r.problem(T, `${train} is not a multiple of ${M} ${micro} × ${dpText} = ${micro * dp}, so ${A} would not be whole`);
+    if (train % (micro * dp) !== 0)
+      r.problem(
+        T,
+        `${train} is not a multiple of ${M} ${micro} × ${dpText} = ${micro * dp}, so ${A} would not be whole`,
+      );
   } else if (train && accum) {
-    if (train % (accum * dp) !== 0) r.problem(T, `${train} is not a multiple of ${A} ${accum} × ${dpText} = ${accum * dp}, so ${M} would not be whole`);
+    if (train % (accum * dp) !== 0)
+      r.problem(
+        T,
+        `${train} is not a multiple of ${A} ${accum} × ${dpText} = ${accum * dp}, so ${M} would not be whole`,
+      );
     else c.set('training.microBatch', train / (accum * dp), `${T} ${train} / (${A} ${accum} × dp ${dp})${derived(M)}`);
   } else if (micro && accum) {
     c.set('training.globalBatch', micro * accum * dp, `${M} ${micro} × ${A} ${accum} × dp ${dp}${derived(T)}`);
   } else if (train) {
-    if (train % dp !== 0) r.problem(T, `${train} is not a multiple of ${dpText}, so ${M} would not be whole (${A} defaults to 1)`);
+    if (train % dp !== 0)
+      r.problem(T, `${train} is not a multiple of ${dpText}, so ${M} would not be whole (${A} defaults to 1)`);
     else c.set('training.microBatch', train / dp, `${T} ${train} / dp ${dp} (${A} defaults to 1)`);
   } else if (micro) {
     c.set('training.globalBatch', micro * dp, `${M} ${micro} × dp ${dp} (${A} defaults to 1)`);

@@ -19,24 +19,74 @@ const DEFAULT_BUCKET_ELEMENTS = 500_000_000;
  * aliases and older spellings), which forbids any other: an unknown one is refused, with the name it may have meant.
  */
 const ZERO_KNOWN = new Set([
-  'stage', 'reduce_bucket_size', 'allgather_bucket_size', 'overlap_comm', 'contiguous_gradients', 'offload_optimizer',
-  'offload_param', 'cpu_offload', 'cpu_offload_param', 'cpu_offload_params', 'cpu_offload_use_pin_memory', 'reduce_scatter',
-  'allgather_partitions', 'round_robin_gradients', 'sub_group_size', 'zenflow', 'leaf_module',
-  'stage3_prefetch_bucket_size', 'stage3_param_persistence_threshold', 'stage3_model_persistence_threshold',
-  'stage3_max_live_parameters', 'stage3_max_reuse_distance', 'stage3_gather_16bit_weights_on_model_save',
-  'stage3_gather_fp16_weights_on_model_save', 'stage3_module_granularity_threshold', 'stage3_use_all_reduce_for_fetch_params',
-  'stage3_allgather_sequential', 'stage3_partition_stream_chunk_size',
-  'prefetch_bucket_size', 'param_persistence_threshold', 'model_persistence_threshold', 'max_live_parameters',
-  'max_reuse_distance', 'gather_16bit_weights_on_model_save', 'module_granularity_threshold',
-  'use_all_reduce_for_fetch_params', 'allgather_sequential', 'partition_stream_chunk_size',
-  'load_from_fp32_weights', 'elastic_checkpoint', 'ignore_unused_parameters', 'legacy_stage1', 'use_multi_rank_bucket_allreduce',
-  'memory_efficient_linear', 'log_trace_cache_warnings', 'pipeline_loading_checkpoint', 'override_module_apply',
-  'enable_sanity_checks', 'save_muon_momentum_buffer_in_memory', 'mics_hierarchical_params_gather',
+  'stage',
+  'reduce_bucket_size',
+  'allgather_bucket_size',
+  'overlap_comm',
+  'contiguous_gradients',
+  'offload_optimizer',
+  'offload_param',
+  'cpu_offload',
+  'cpu_offload_param',
+  'cpu_offload_params',
+  'cpu_offload_use_pin_memory',
+  'reduce_scatter',
+  'allgather_partitions',
+  'round_robin_gradients',
+  'sub_group_size',
+  'zenflow',
+  'leaf_module',
+  'stage3_prefetch_bucket_size',
+  'stage3_param_persistence_threshold',
+  'stage3_model_persistence_threshold',
+  'stage3_max_live_parameters',
+  'stage3_max_reuse_distance',
+  'stage3_gather_16bit_weights_on_model_save',
+  'stage3_gather_fp16_weights_on_model_save',
+  'stage3_module_granularity_threshold',
+  'stage3_use_all_reduce_for_fetch_params',
+  'stage3_allgather_sequential',
+  'stage3_partition_stream_chunk_size',
+  'prefetch_bucket_size',
+  'param_persistence_threshold',
+  'model_persistence_threshold',
+  'max_live_parameters',
+  'max_reuse_distance',
+  'gather_16bit_weights_on_model_save',
+  'module_granularity_threshold',
+  'use_all_reduce_for_fetch_params',
+  'allgather_sequential',
+  'partition_stream_chunk_size',
+  'load_from_fp32_weights',
+  'elastic_checkpoint',
+  'ignore_unused_parameters',
+  'legacy_stage1',
+  'use_multi_rank_bucket_allreduce',
+  'memory_efficient_linear',
+  'log_trace_cache_warnings',
+  'pipeline_loading_checkpoint',
+  'override_module_apply',
+  'enable_sanity_checks',
+  'save_muon_momentum_buffer_in_memory',
+  'mics_hierarchical_params_gather',
 ]);
 
 /** The fields of DeepSpeed's offload configs (deepspeed/runtime/zero/offload_config.py), which forbid any other. */
 const OFFLOAD_KNOWN = {
-  offload_optimizer: ['device', 'nvme_path', 'buffer_count', 'pin_memory', 'pipeline', 'pipeline_read', 'pipeline_write', 'fast_init', 'ratio', 'super_offload', 'convert_grad_on_cpu', 'cpuadam_cores_perc'],
+  offload_optimizer: [
+    'device',
+    'nvme_path',
+    'buffer_count',
+    'pin_memory',
+    'pipeline',
+    'pipeline_read',
+    'pipeline_write',
+    'fast_init',
+    'ratio',
+    'super_offload',
+    'convert_grad_on_cpu',
+    'cpuadam_cores_perc',
+  ],
   offload_param: ['device', 'nvme_path', 'buffer_count', 'buffer_size', 'max_in_cpu', 'pin_memory'],
 } as const;
 
@@ -45,7 +95,10 @@ function refuseUnknown(r: Readers, section: string, fields: Json, known: readonl
   for (const k of Object.keys(fields)) {
     if (known.includes(k)) continue;
     const meant = closest(k, known);
-    r.problem(`${section}.${k}`, `unknown field${meant ? `; did you mean '${meant}'?` : ''} (DeepSpeed refuses fields its ${section} config does not have)`);
+    r.problem(
+      `${section}.${k}`,
+      `unknown field${meant ? `; did you mean '${meant}'?` : ''} (DeepSpeed refuses fields its ${section} config does not have)`,
+    );
   }
 }
 const ZERO_NOT_MODELLED: Readonly<Record<string, string>> = {
@@ -92,7 +145,12 @@ export function importZero(c: ImportCollector, cfg: Json, r: Readers, gradBytes:
     if (rawStage === 0 || rawStage === 1 || rawStage === 2 || rawStage === 3) stage = rawStage;
     else r.problem(zf('stage'), `expected 0, 1, 2 or 3, got ${JSON.stringify(rawStage)}`);
   }
-  c.set('parallel.zero', stage, rawStage !== undefined ? zf('stage') : 'DeepSpeed default (no zero_optimization.stage)', rawStage === undefined);
+  c.set(
+    'parallel.zero',
+    stage,
+    rawStage !== undefined ? zf('stage') : 'DeepSpeed default (no zero_optimization.stage)',
+    rawStage === undefined,
+  );
 
   importOffload(c, z, r);
 
@@ -101,7 +159,9 @@ export function importZero(c: ImportCollector, cfg: Json, r: Readers, gradBytes:
   const mib = (elements: number) => (elements * gradBytes) / MiB;
   const bucket = r.posInt(zf('reduce_bucket_size'), z.reduce_bucket_size);
   const bucketAuto = z.reduce_bucket_size === 'auto';
-  const bucketFrom = bucket ? `${zf('reduce_bucket_size')} ${bucket} elements × ${gradBytes} B` : `DeepSpeed default: 5e8 elements × ${gradBytes} B`;
+  const bucketFrom = bucket
+    ? `${zf('reduce_bucket_size')} ${bucket} elements × ${gradBytes} B`
+    : `DeepSpeed default: 5e8 elements × ${gradBytes} B`;
   const overlapGiven = r.bool(zf('overlap_comm'), z.overlap_comm);
   const overlapAuto = z.overlap_comm === 'auto';
   const overlap = overlapGiven ?? stage === 3;
@@ -117,24 +177,51 @@ export function importZero(c: ImportCollector, cfg: Json, r: Readers, gradBytes:
     // An "auto" here has nothing to stand for either: the warning covers it.
     if (bucketAuto) r.filled(zf('reduce_bucket_size'));
     if (overlapAuto) r.filled(zf('overlap_comm'));
-    if (bucket || bucketAuto || overlapGiven !== undefined || overlapAuto) c.warn(`${zf('reduce_bucket_size')}/${zf('overlap_comm')}: apply to ZeRO stages 1–3; ignored with stage 0`);
+    if (bucket || bucketAuto || overlapGiven !== undefined || overlapAuto)
+      c.warn(`${zf('reduce_bucket_size')}/${zf('overlap_comm')}: apply to ZeRO stages 1–3; ignored with stage 0`);
   } else {
-    let size: { mb: number; from: string; byDefault: boolean } | undefined = { mb: mib(bucket ?? DEFAULT_BUCKET_ELEMENTS), from: bucketFrom, byDefault: !bucket };
+    let size: { mb: number; from: string; byDefault: boolean } | undefined = {
+      mb: mib(bucket ?? DEFAULT_BUCKET_ELEMENTS),
+      from: bucketFrom,
+      byDefault: !bucket,
+    };
     if (bucketAuto) {
       r.filled(zf('reduce_bucket_size'));
       const rule = HF_AUTO_SIZES.reduce_bucket_size;
       const elements = hidden !== undefined ? rule.elements(hidden) : undefined;
-      size = elements !== undefined ? { mb: mib(elements), from: `${zf('reduce_bucket_size')} "auto": the Hugging Face Trainer's ${rule.formula} = ${elements} elements × ${gradBytes} B`, byDefault: false } : undefined;
-      if (!size) c.warn(`${zf('reduce_bucket_size')} "auto": the Hugging Face Trainer fills in ${rule.formula}, and the scenario's model has no hidden size here; parallel.zeroConfig.reduceBucketMB keeps the scenario's value (or its default)`);
+      size =
+        elements !== undefined
+          ? {
+              mb: mib(elements),
+              from: `${zf('reduce_bucket_size')} "auto": the Hugging Face Trainer's ${rule.formula} = ${elements} elements × ${gradBytes} B`,
+              byDefault: false,
+            }
+          : undefined;
+      if (!size)
+        c.warn(
+          `${zf('reduce_bucket_size')} "auto": the Hugging Face Trainer fills in ${rule.formula}, and the scenario's model has no hidden size here; parallel.zeroConfig.reduceBucketMB keeps the scenario's value (or its default)`,
+        );
     }
     if (size) c.set('parallel.zeroConfig.reduceBucketMB', size.mb, size.from, size.byDefault);
     // DeepSpeed's stage 1 reduces in buckets of reduce_bucket_size as its stage 2 does (stage_1_and_2.py), not in the
     // DDP buckets of Megatron's distributed optimizer.
-    if (stage === 1) c.set('parallel.zeroConfig.stage1', 'deepspeed', `${zf('stage')} 1: DeepSpeed's ZeRO-1 (reduce_bucket_size buckets)`);
-    if (stage === 3) c.set('parallel.zeroConfig.stage3', 'deepspeed', `${zf('stage')} 3: DeepSpeed's ZeRO-3 (gathers one module's parameters at a time)`);
+    if (stage === 1)
+      c.set(
+        'parallel.zeroConfig.stage1',
+        'deepspeed',
+        `${zf('stage')} 1: DeepSpeed's ZeRO-1 (reduce_bucket_size buckets)`,
+      );
+    if (stage === 3)
+      c.set(
+        'parallel.zeroConfig.stage3',
+        'deepspeed',
+        `${zf('stage')} 3: DeepSpeed's ZeRO-3 (gathers one module's parameters at a time)`,
+      );
     if (!overlapAuto) c.set('parallel.zeroConfig.overlapComm', overlap, overlapFrom, overlapGiven === undefined);
     if ((stage === 1 || stage === 2) && z.allgather_bucket_size !== undefined) {
-      c.warn(`${zf('allgather_bucket_size')}: not modelled; the updated weights are all-gathered in one collective per stage`);
+      c.warn(
+        `${zf('allgather_bucket_size')}: not modelled; the updated weights are all-gathered in one collective per stage`,
+      );
     }
   }
   importStage3Sizes(c, z, r, stage, hidden);
@@ -144,7 +231,8 @@ export function importZero(c: ImportCollector, cfg: Json, r: Readers, gradBytes:
   refuseUnknown(r, 'zero_optimization', z, [...ZERO_KNOWN, ...Object.keys(ZERO_NOT_MODELLED)]);
   for (const key of ['offload_optimizer', 'offload_param'] as const) {
     const block = z[key];
-    if (block && typeof block === 'object' && !Array.isArray(block)) refuseUnknown(r, zf(key), block as Json, OFFLOAD_KNOWN[key]);
+    if (block && typeof block === 'object' && !Array.isArray(block))
+      refuseUnknown(r, zf(key), block as Json, OFFLOAD_KNOWN[key]);
   }
 }
 
@@ -158,7 +246,11 @@ function importOffload(c: ImportCollector, z: Json, r: Readers): void {
     if (device === 'cpu' || device === 'none') {
       offload = device;
       offloadFrom = zf('offload_optimizer.device');
-    } else if (device === 'nvme') r.problem(zf('offload_optimizer.device'), 'expected "cpu" or "none", got "nvme": offload to NVMe is not modelled');
+    } else if (device === 'nvme')
+      r.problem(
+        zf('offload_optimizer.device'),
+        'expected "cpu" or "none", got "nvme": offload to NVMe is not modelled',
+      );
     else r.problem(zf('offload_optimizer.device'), `expected "cpu" or "none", got ${JSON.stringify(device)}`);
   } else if (r.bool(zf('cpu_offload'), z.cpu_offload)) {
     offload = 'cpu';
@@ -166,7 +258,10 @@ function importOffload(c: ImportCollector, z: Json, r: Readers): void {
   }
   if (device !== 'auto') c.set('parallel.offload', offload, offloadFrom, offloadFrom === 'DeepSpeed default');
   const param = r.section(zf('offload_param'), z.offload_param);
-  if ((param?.device !== undefined && param.device !== 'none') || r.bool(zf('cpu_offload_params'), z.cpu_offload_params)) {
+  if (
+    (param?.device !== undefined && param.device !== 'none') ||
+    r.bool(zf('cpu_offload_params'), z.cpu_offload_params)
+  ) {
     c.warn(`${zf('offload_param')}: parameter offload is not modelled; the stage-3 weight shards stay on the GPU`);
   }
 }
@@ -188,7 +283,15 @@ function importStage3Sizes(c: ImportCollector, z: Json, r: Readers, stage: numbe
     }
     if (z[key] !== 'auto') continue;
     const rule = HF_AUTO_SIZES[key];
-    if (hidden !== undefined) c.set(STAGE3_FIELDS[key], rule.elements(hidden), `${field} "auto": the Hugging Face Trainer's ${rule.formula} (hidden_size ${hidden})`);
-    else c.warn(`${field} "auto": the Hugging Face Trainer fills in ${rule.formula}, and the scenario's model has no hidden size here; ${STAGE3_FIELDS[key]} keeps the scenario's value (or DeepSpeed's default)`);
+    if (hidden !== undefined)
+      c.set(
+        STAGE3_FIELDS[key],
+        rule.elements(hidden),
+        `${field} "auto": the Hugging Face Trainer's ${rule.formula} (hidden_size ${hidden})`,
+      );
+    else
+      c.warn(
+        `${field} "auto": the Hugging Face Trainer fills in ${rule.formula}, and the scenario's model has no hidden size here; ${STAGE3_FIELDS[key]} keeps the scenario's value (or DeepSpeed's default)`,
+      );
   }
 }

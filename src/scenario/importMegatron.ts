@@ -42,7 +42,8 @@ export function importMegatronArgs(text: string, context: MegatronContext = {}):
   const int = (f: string) => a.int(f);
   const flagText = (f: string) => a.shown(f);
 
-  if (has('fp16') && has('bf16')) throw new ScenarioError('', `${SOURCE}: --fp16 and --bf16 were both given; Megatron accepts one of them`);
+  if (has('fp16') && has('bf16'))
+    throw new ScenarioError('', `${SOURCE}: --fp16 and --bf16 were both given; Megatron accepts one of them`);
   const precision: TrainingPrecision | undefined = has('bf16') ? 'bf16' : has('fp16') ? 'fp16' : undefined;
 
   // Parallel sizes. Megatron derives the data-parallel size from the world size: world / (tp × cp × pp).
@@ -68,12 +69,28 @@ export function importMegatronArgs(text: string, context: MegatronContext = {}):
   importPipelineSplit(c, a, ppv, layers ?? context.layers);
   // Megatron turns sequence parallelism off at tp 1 (with a warning), and TP overlap needs it.
   const sp = has('sequence-parallel') && tpv > 1;
-  if (has('sequence-parallel') && !sp) c.warn('--sequence-parallel: turned off, as Megatron does, because tensor parallelism is off (--tensor-model-parallel-size 1)');
-  c.set('parallel.sequenceParallel', sp, sp ? '--sequence-parallel' : has('sequence-parallel') ? '--sequence-parallel, turned off at tp 1' : 'Megatron default', !has('sequence-parallel'));
+  if (has('sequence-parallel') && !sp)
+    c.warn(
+      '--sequence-parallel: turned off, as Megatron does, because tensor parallelism is off (--tensor-model-parallel-size 1)',
+    );
+  c.set(
+    'parallel.sequenceParallel',
+    sp,
+    sp
+      ? '--sequence-parallel'
+      : has('sequence-parallel')
+        ? '--sequence-parallel, turned off at tp 1'
+        : 'Megatron default',
+    !has('sequence-parallel'),
+  );
   const overlapTp = has('tp-comm-overlap') && sp;
   // validate_args asserts it ("Tensor parallel communication/GEMM overlap can happen only when sequence parallelism is
   // enabled"), after turning sequence parallelism off at tp 1.
-  if (has('tp-comm-overlap') && !sp) throw new ScenarioError('', `${SOURCE}: --tp-comm-overlap without sequence parallelism${has('sequence-parallel') ? ' (Megatron turns --sequence-parallel off at tp 1)' : ''}: Megatron refuses it (the overlap works on sequence parallelism's all-gathers and reduce-scatters); add --sequence-parallel with tp > 1, or drop --tp-comm-overlap`);
+  if (has('tp-comm-overlap') && !sp)
+    throw new ScenarioError(
+      '',
+      `${SOURCE}: --tp-comm-overlap without sequence parallelism${has('sequence-parallel') ? ' (Megatron turns --sequence-parallel off at tp 1)' : ''}: Megatron refuses it (the overlap works on sequence parallelism's all-gathers and reduce-scatters); add --sequence-parallel with tp > 1, or drop --tp-comm-overlap`,
+    );
   c.set('parallel.tpCommOverlap', overlapTp, overlapTp ? '--tp-comm-overlap' : 'Megatron default', !overlapTp);
   c.set('parallel.tpStyle', 'megatron', 'Megatron', true);
   c.set('parallel.placement', 'tp-dp-pp', 'Megatron rank order', true);
@@ -83,28 +100,59 @@ export function importMegatronArgs(text: string, context: MegatronContext = {}):
   const distOpt = has('use-distributed-optimizer');
   c.set('parallel.zero', distOpt ? 1 : 0, distOpt ? '--use-distributed-optimizer' : 'Megatron default', !distOpt);
   const offload = has('optimizer-cpu-offload');
-  c.set('parallel.offload', offload ? 'cpu' : 'none', offload ? '--optimizer-cpu-offload' : 'Megatron default', !offload);
+  c.set(
+    'parallel.offload',
+    offload ? 'cpu' : 'none',
+    offload ? '--optimizer-cpu-offload' : 'Megatron default',
+    !offload,
+  );
   const overlap = has('overlap-grad-reduce');
   const overlapFrom = overlap ? '--overlap-grad-reduce' : 'Megatron default';
   c.set('parallel.ddp.overlap', overlap, overlapFrom, !overlap);
   // The step compiler reads ZeRO-1's overlap from zeroConfig.overlapComm; Megatron's ZeRO-1 reduces in its DDP buckets.
   if (distOpt) {
     c.set('parallel.zeroConfig.overlapComm', overlap, overlapFrom, !overlap);
-    c.set('parallel.zeroConfig.stage1', 'megatron', '--use-distributed-optimizer: Megatron\'s distributed optimizer (DDP buckets)');
+    c.set(
+      'parallel.zeroConfig.stage1',
+      'megatron',
+      "--use-distributed-optimizer: Megatron's distributed optimizer (DDP buckets)",
+    );
   }
   // Megatron asserts --overlap-param-gather only with the distributed optimizer (arguments.py).
   const overlapGather = has('overlap-param-gather');
-  if (overlapGather && !distOpt) throw new ScenarioError('', '--megatron-args: --overlap-param-gather without --use-distributed-optimizer: Megatron supports it only with the distributed optimizer; add --use-distributed-optimizer');
-  if (overlapGather && !overlap) throw new ScenarioError('', '--megatron-args: --overlap-param-gather without --overlap-grad-reduce: Megatron requires both ("Must use --overlap-param-gather with --overlap-grad-reduce"); add --overlap-grad-reduce');
-  c.set('parallel.overlapParamGather', overlapGather, overlapGather ? '--overlap-param-gather' : 'Megatron default', !overlapGather);
+  if (overlapGather && !distOpt)
+    throw new ScenarioError(
+      '',
+      '--megatron-args: --overlap-param-gather without --use-distributed-optimizer: Megatron supports it only with the distributed optimizer; add --use-distributed-optimizer',
+    );
+  if (overlapGather && !overlap)
+    throw new ScenarioError(
+      '',
+      '--megatron-args: --overlap-param-gather without --overlap-grad-reduce: Megatron requires both ("Must use --overlap-param-gather with --overlap-grad-reduce"); add --overlap-grad-reduce',
+    );
+  c.set(
+    'parallel.overlapParamGather',
+    overlapGather,
+    overlapGather ? '--overlap-param-gather' : 'Megatron default',
+    !overlapGather,
+  );
   // Megatron keeps 16-bit training's gradients in fp32 main_grad buffers with --bf16 (arguments.py sets
   // accumulate_allreduce_grads_in_fp32), or when asked; --grad-reduce-in-bf16 keeps them in bf16.
   // --main-grads-dtype bf16 keeps bf16's gradients in bf16 too (arguments.py turns the fp32 accumulation on only
   // when the main gradients are fp32).
   const bf16MainGrads = a.pick('main-grads-dtype') === 'bf16';
-  const fp32Grads = precision !== undefined && !has('grad-reduce-in-bf16') && (has('accumulate-allreduce-grads-in-fp32') || (precision === 'bf16' && !bf16MainGrads));
+  const fp32Grads =
+    precision !== undefined &&
+    !has('grad-reduce-in-bf16') &&
+    (has('accumulate-allreduce-grads-in-fp32') || (precision === 'bf16' && !bf16MainGrads));
   if (precision !== undefined) {
-    const from = has('grad-reduce-in-bf16') ? '--grad-reduce-in-bf16' : has('accumulate-allreduce-grads-in-fp32') ? '--accumulate-allreduce-grads-in-fp32' : bf16MainGrads && precision === 'bf16' ? '--main-grads-dtype bf16' : `Megatron default with --${precision}`;
+    const from = has('grad-reduce-in-bf16')
+      ? '--grad-reduce-in-bf16'
+      : has('accumulate-allreduce-grads-in-fp32')
+        ? '--accumulate-allreduce-grads-in-fp32'
+        : bf16MainGrads && precision === 'bf16'
+          ? '--main-grads-dtype bf16'
+          : `Megatron default with --${precision}`;
     c.set('parallel.fp32Gradients', fp32Grads, from, from.startsWith('Megatron default'));
   }
   importBuckets(c, a, dp, precision ?? context.precision, overlap, fp32Grads);
@@ -120,15 +168,25 @@ export function importMegatronArgs(text: string, context: MegatronContext = {}):
   if (a.unknown.length > 0) c.warn(`unknown Megatron flags, ignored: ${a.unknown.map(unknownFlagShown).join(' ')}`);
   const vars = a.stray.filter((w) => w.includes('$'));
   const others = a.stray.filter((w) => !w.includes('$'));
-  if (vars.length > 0) c.warn(`shell variables are not expanded, so the flags they hold were not read: ${vars.join(' ')}`);
+  if (vars.length > 0)
+    c.warn(`shell variables are not expanded, so the flags they hold were not read: ${vars.join(' ')}`);
   if (others.length > 0) c.warn(`words that belong to no flag, ignored: ${others.join(' ')}`);
   if (a.stoppedAt) c.warn(`stopped reading at '${a.stoppedAt}' (the rest is another command or a redirection)`);
-  if (a.values.size === 0) c.warn('none of the Megatron flags clustersim reads were found; the parallel strategy is Megatron\'s default (tp 1, pp 1, no sequence parallel, no recompute)');
+  if (a.values.size === 0)
+    c.warn(
+      "none of the Megatron flags clustersim reads were found; the parallel strategy is Megatron's default (tp 1, pp 1, no sequence parallel, no recompute)",
+    );
   return c.result(SOURCE);
 }
 
 /** Megatron's `--cp-comm-type` values, and the scenario's `parallel.cpCommType` each runs as. */
-const CP_COMM_TYPE_OF: Readonly<Record<string, CpCommType>> = { p2p: 'p2p', all_gather: 'all_gather', allgather: 'all_gather', a2a: 'a2a', 'a2a+p2p': 'p2p' };
+const CP_COMM_TYPE_OF: Readonly<Record<string, CpCommType>> = {
+  p2p: 'p2p',
+  all_gather: 'all_gather',
+  allgather: 'all_gather',
+  a2a: 'a2a',
+  'a2a+p2p': 'p2p',
+};
 
 /**
  * `--cp-comm-type` (one value, or one per layer): Transformer Engine's implementation of context parallelism. Megatron's
@@ -145,8 +203,13 @@ function importCpCommType(c: ImportCollector, a: MegatronArgs, cp: number): void
   const values = given.split(' ');
   const wrong = values.find((v) => !Object.hasOwn(CP_COMM_TYPE_OF, v));
   if (wrong !== undefined) {
-    const hint = wrong.includes('$') ? ' (shell variables are not expanded: paste the command as it ran, e.g. from the job log)' : '';
-    throw new ScenarioError('', `${SOURCE}: --cp-comm-type has '${wrong}'; expected p2p, all_gather, a2a or a2a+p2p (one, or one per layer)${hint}`);
+    const hint = wrong.includes('$')
+      ? ' (shell variables are not expanded: paste the command as it ran, e.g. from the job log)'
+      : '';
+    throw new ScenarioError(
+      '',
+      `${SOURCE}: --cp-comm-type has '${wrong}'; expected p2p, all_gather, a2a or a2a+p2p (one, or one per layer)${hint}`,
+    );
   }
   // Counted as they run (a2a+p2p runs as the ring, the gather has two spellings).
   const counts = new Map<CpCommType, number>();
@@ -156,7 +219,10 @@ function importCpCommType(c: ImportCollector, a: MegatronArgs, cp: number): void
   c.set('parallel.cpCommType', common, from);
   if (cp === 1) c.warn(`${from}: ignored, context parallelism is off (--context-parallel-size 1)`);
   if (counts.size > 1) c.warn(`--cp-comm-type ${given}: a type per layer is not modelled; every layer runs ${common}`);
-  if (values.includes('a2a+p2p')) c.warn('--cp-comm-type a2a+p2p: the hierarchical all-to-all within groups then ring across them is not modelled; simulated as the p2p ring over all cp ranks');
+  if (values.includes('a2a+p2p'))
+    c.warn(
+      '--cp-comm-type a2a+p2p: the hierarchical all-to-all within groups then ring across them is not modelled; simulated as the p2p ring over all cp ranks',
+    );
 }
 
 function importRecompute(c: ImportCollector, a: MegatronArgs, layers: number | undefined, pp: number): void {
@@ -172,25 +238,43 @@ function importRecompute(c: ImportCollector, a: MegatronArgs, layers: number | u
   const n = a.int('recompute-num-layers');
   // validate_args: "recompute method is not yet supported for selective recomputing granularity".
   if (granularity === 'selective' && method !== undefined) {
-    throw new ScenarioError('', `${SOURCE}: ${from} (selective recompute) with --recompute-method ${method}: Megatron refuses it (a method applies to full recompute only); drop --recompute-method, or use --recompute-granularity full without --recompute-activations`);
+    throw new ScenarioError(
+      '',
+      `${SOURCE}: ${from} (selective recompute) with --recompute-method ${method}: Megatron refuses it (a method applies to full recompute only); drop --recompute-method, or use --recompute-granularity full without --recompute-activations`,
+    );
   }
   // Megatron-core's TransformerConfig refuses full recompute without a method (older Megatron failed in
   // _checkpointed_forward: "Invalid activation recompute method"), and without a layer count.
   if (granularity === 'full' && method === undefined) {
-    throw new ScenarioError('', `${SOURCE}: ${from} without --recompute-method: Megatron refuses it (its TransformerConfig wants recompute_method block or uniform); add --recompute-method uniform --recompute-num-layers 1 to recompute every layer`);
+    throw new ScenarioError(
+      '',
+      `${SOURCE}: ${from} without --recompute-method: Megatron refuses it (its TransformerConfig wants recompute_method block or uniform); add --recompute-method uniform --recompute-num-layers 1 to recompute every layer`,
+    );
   }
-  if (granularity === 'full' && n === undefined) c.warn(`${from} --recompute-method ${method} without --recompute-num-layers: Megatron-core refuses it; taken as 1, older Megatron's default`);
+  if (granularity === 'full' && n === undefined)
+    c.warn(
+      `${from} --recompute-method ${method} without --recompute-num-layers: Megatron-core refuses it; taken as 1, older Megatron's default`,
+    );
   if (granularity === 'full' && method === 'block') {
     const perStage = layers !== undefined ? layers / pp : undefined;
     if (perStage === undefined || n === undefined || n < perStage) {
-      c.warn(`--recompute-method block --recompute-num-layers ${n ?? 1}: Megatron recomputes only the first ${n ?? 1} layer(s) of each pipeline stage; simulated as full recompute of every layer (recompute time overestimated, activation memory underestimated)`);
+      c.warn(
+        `--recompute-method block --recompute-num-layers ${n ?? 1}: Megatron recomputes only the first ${n ?? 1} layer(s) of each pipeline stage; simulated as full recompute of every layer (recompute time overestimated, activation memory underestimated)`,
+      );
     }
   } else if (granularity === 'full' && method === 'uniform' && n !== undefined && n > 1) {
-    c.warn(`--recompute-method uniform --recompute-num-layers ${n}: Megatron checkpoints one input per ${n} layers; simulated as one per layer (activation memory slightly overestimated)`);
+    c.warn(
+      `--recompute-method uniform --recompute-num-layers ${n}: Megatron checkpoints one input per ${n} layers; simulated as one per layer (activation memory slightly overestimated)`,
+    );
   } else if (granularity !== 'full' && (method !== undefined || n !== undefined)) {
-    c.warn(`--recompute-method/--recompute-num-layers apply to full recompute only; ignored with ${granularity ? `${granularity} recompute` : 'no recompute'}`);
+    c.warn(
+      `--recompute-method/--recompute-num-layers apply to full recompute only; ignored with ${granularity ? `${granularity} recompute` : 'no recompute'}`,
+    );
   }
-  if (a.has('distribute-saved-activations')) c.warn('--distribute-saved-activations: not modelled; the recompute checkpoints are counted whole on every tensor-parallel rank');
+  if (a.has('distribute-saved-activations'))
+    c.warn(
+      '--distribute-saved-activations: not modelled; the recompute checkpoints are counted whole on every tensor-parallel rank',
+    );
 }
 
 /**
@@ -198,16 +282,27 @@ function importRecompute(c: ImportCollector, a: MegatronArgs, layers: number | u
  * Megatron buckets have no small first bucket. Converted to MiB at the simulation's gradient width
  * (2 bytes in mixed precision) so a bucket holds as many parameters as Megatron's.
  */
-function importBuckets(c: ImportCollector, a: MegatronArgs, dp: number | undefined, precision: TrainingPrecision | undefined, overlap: boolean, fp32Grads: boolean): void {
+function importBuckets(
+  c: ImportCollector,
+  a: MegatronArgs,
+  dp: number | undefined,
+  precision: TrainingPrecision | undefined,
+  overlap: boolean,
+  fp32Grads: boolean,
+): void {
   const given = a.int('ddp-bucket-size');
   const params = given ?? Math.max(40_000_000, 1_000_000 * (dp ?? 1));
   const gradBytes = precision === 'fp32' || precision === 'tf32' || fp32Grads ? 4 : 2;
   const mib = (params * gradBytes) / MiB;
-  const from = given ? `${a.shown('ddp-bucket-size')} parameters × ${gradBytes} B` : `Megatron default: max(40M, 1M × dp${dp ? ` ${dp}` : ''}) parameters × ${gradBytes} B`;
+  const from = given
+    ? `${a.shown('ddp-bucket-size')} parameters × ${gradBytes} B`
+    : `Megatron default: max(40M, 1M × dp${dp ? ` ${dp}` : ''}) parameters × ${gradBytes} B`;
   c.set('parallel.ddp.bucketMB', mib, from, !given);
   c.set('parallel.ddp.firstBucketMB', mib, `${from} (no small first bucket)`, !given);
   if (!overlap) {
-    c.warn('without --overlap-grad-reduce Megatron reduces all gradients in one bucket after backward; simulated as its buckets reduced one after another after backward');
+    c.warn(
+      'without --overlap-grad-reduce Megatron reduces all gradients in one bucket after backward; simulated as its buckets reduced one after another after backward',
+    );
   }
 }
 
@@ -227,14 +322,25 @@ function importModel(c: ImportCollector, a: MegatronArgs, tp: number): void {
   const describesModel = layers !== undefined || hidden !== undefined || heads !== undefined;
   if (describesModel || swiglu || has('normalization')) {
     const llama = swiglu || rms;
-    const from = [swiglu ? '--swiglu' : '', rms ? '--normalization RMSNorm' : ''].filter(Boolean).join(' ') || 'Megatron default: LayerNorm, GeLU MLP';
+    const from =
+      [swiglu ? '--swiglu' : '', rms ? '--normalization RMSNorm' : ''].filter(Boolean).join(' ') ||
+      'Megatron default: LayerNorm, GeLU MLP';
     c.set('model.arch', llama ? 'llama' : 'gpt', from, !llama);
-    if (swiglu !== rms) c.warn(`${swiglu ? '--swiglu without --normalization RMSNorm' : '--normalization RMSNorm without --swiglu'}: simulated as the llama architecture, which has both (RMSNorm, SwiGLU, no biases, rotary positions)`);
-    if (!llama && has('disable-bias-linear')) c.warn('--disable-bias-linear: the gpt architecture keeps its linear biases (a few parameters per layer)');
+    if (swiglu !== rms)
+      c.warn(
+        `${swiglu ? '--swiglu without --normalization RMSNorm' : '--normalization RMSNorm without --swiglu'}: simulated as the llama architecture, which has both (RMSNorm, SwiGLU, no biases, rotary positions)`,
+      );
+    if (!llama && has('disable-bias-linear'))
+      c.warn('--disable-bias-linear: the gpt architecture keeps its linear biases (a few parameters per layer)');
   }
   if (describesModel || has('untie-embeddings-and-output-weights')) {
     const untied = has('untie-embeddings-and-output-weights');
-    c.set('model.tiedEmbeddings', !untied, untied ? '--untie-embeddings-and-output-weights' : 'Megatron default: shared embeddings', !untied);
+    c.set(
+      'model.tiedEmbeddings',
+      !untied,
+      untied ? '--untie-embeddings-and-output-weights' : 'Megatron default: shared embeddings',
+      !untied,
+    );
   }
   // --num-query-groups counts only with --group-query-attention (default 1 group then).
   const groups = int('num-query-groups');
@@ -242,10 +348,20 @@ function importModel(c: ImportCollector, a: MegatronArgs, tp: number): void {
     // TransformerConfig: "num_query_groups must be a multiple of tensor_model_parallel_size"; since NVIDIA/Megatron-LM#2565
     // (core 0.16) a tp that is a multiple of the groups is taken too, the QKV activations all-gathered over TP.
     const g = groups ?? 1;
-    if (g % tp !== 0 && tp % g !== 0) throw new ScenarioError('', `${SOURCE}: --group-query-attention with ${g} query group(s) (${groups ? flagText('num-query-groups') : 'Megatron default'}) over tensor parallelism ${tp}: Megatron refuses it (the groups must be a multiple of tp, or tp a multiple of the groups since core 0.16); use a tp that divides ${g}`);
-    c.set('model.kvHeads', groups ?? 1, groups ? `--group-query-attention ${flagText('num-query-groups')}` : '--group-query-attention (Megatron default: 1 group)', !groups);
-  }
-  else {
+    if (g % tp !== 0 && tp % g !== 0)
+      throw new ScenarioError(
+        '',
+        `${SOURCE}: --group-query-attention with ${g} query group(s) (${groups ? flagText('num-query-groups') : 'Megatron default'}) over tensor parallelism ${tp}: Megatron refuses it (the groups must be a multiple of tp, or tp a multiple of the groups since core 0.16); use a tp that divides ${g}`,
+      );
+    c.set(
+      'model.kvHeads',
+      groups ?? 1,
+      groups
+        ? `--group-query-attention ${flagText('num-query-groups')}`
+        : '--group-query-attention (Megatron default: 1 group)',
+      !groups,
+    );
+  } else {
     if (groups) c.warn(`--num-query-groups ${groups} without --group-query-attention: ignored, as Megatron does`);
     if (heads) c.set('model.kvHeads', heads, 'no --group-query-attention: one KV head per attention head', true);
   }
@@ -254,7 +370,12 @@ function importModel(c: ImportCollector, a: MegatronArgs, tp: number): void {
   else if (hidden) {
     // validate_args: 4h, or for SwiGLU int(4h·2/3 / 64)·64 so the 3-matrix MLP has about as many parameters.
     const value = swiglu ? Math.floor((4 * hidden * 2) / 3 / 64) * 64 : 4 * hidden;
-    c.set('model.ffnHidden', value, swiglu ? 'Megatron default for --swiglu: int(4h·2/3 / 64)·64' : 'Megatron default: 4 × hidden', true);
+    c.set(
+      'model.ffnHidden',
+      value,
+      swiglu ? 'Megatron default for --swiglu: int(4h·2/3 / 64)·64' : 'Megatron default: 4 × hidden',
+      true,
+    );
   }
   const kv = int('kv-channels');
   // The projections map h to heads × kv_channels (validate_args defaults it to hidden // heads).
@@ -262,9 +383,11 @@ function importModel(c: ImportCollector, a: MegatronArgs, tp: number): void {
   importVocab(c, a, tp);
   const seq = int('seq-length');
   const maxPos = int('max-position-embeddings');
-  if (seq && maxPos && maxPos < seq) throw new ScenarioError('', `${SOURCE}: --max-position-embeddings ${maxPos} is smaller than --seq-length ${seq}`);
+  if (seq && maxPos && maxPos < seq)
+    throw new ScenarioError('', `${SOURCE}: --max-position-embeddings ${maxPos} is smaller than --seq-length ${seq}`);
   if (seq) c.set('training.seqLen', seq, flagText('seq-length'));
-  if (maxPos || seq) c.set('model.seqLen', maxPos ?? seq!, maxPos ? flagText('max-position-embeddings') : flagText('seq-length'));
+  if (maxPos || seq)
+    c.set('model.seqLen', maxPos ?? seq!, maxPos ? flagText('max-position-embeddings') : flagText('seq-length'));
 }
 
 /** Megatron pads the vocabulary to a multiple of make-vocab-size-divisible-by × tp (`_vocab_size_with_padding`). */
@@ -283,14 +406,23 @@ function importVocab(c: ImportCollector, a: MegatronArgs, tp: number): void {
   let size: number | undefined;
   let from = '';
   if (given) [size, from] = [given, `--vocab-size ${given}`];
-  else if (tokenizer && known[tokenizer]) [size, from] = [known[tokenizer], `--tokenizer-type ${tokenizer} (${known[tokenizer]} tokens)`];
+  else if (tokenizer && known[tokenizer])
+    [size, from] = [known[tokenizer], `--tokenizer-type ${tokenizer} (${known[tokenizer]} tokens)`];
   else if (!tokenizer && a.has('merge-file')) [size, from] = [50257, '--merge-file: GPT-2 BPE (50257 tokens)'];
-  else if (tokenizer) c.warn(`--tokenizer-type ${tokenizer}: its vocabulary size is not known here; the scenario's vocab is kept (give --vocab-size or --padded-vocab-size)`);
+  else if (tokenizer)
+    c.warn(
+      `--tokenizer-type ${tokenizer}: its vocabulary size is not known here; the scenario's vocab is kept (give --vocab-size or --padded-vocab-size)`,
+    );
   if (size === undefined) return;
   c.set('model.vocab', padVocab(size, tp, divisibleBy), `${from}, padded to a multiple of ${divisibleBy} × tp ${tp}`);
 }
 
-function importTraining(c: ImportCollector, a: MegatronArgs, dp: number | undefined, precision: TrainingPrecision | undefined): void {
+function importTraining(
+  c: ImportCollector,
+  a: MegatronArgs,
+  dp: number | undefined,
+  precision: TrainingPrecision | undefined,
+): void {
   const int = (f: string) => a.int(f);
   const pick = (f: string) => a.pick(f);
   const flagText = (f: string) => a.shown(f);
@@ -298,16 +430,26 @@ function importTraining(c: ImportCollector, a: MegatronArgs, dp: number | undefi
   const global = int('global-batch-size');
   if (micro) c.set('training.microBatch', micro, flagText('micro-batch-size'));
   if (global) c.set('training.globalBatch', global, flagText('global-batch-size'));
-  else if (micro && dp) c.set('training.globalBatch', micro * dp, `Megatron default: --micro-batch-size ${micro} × dp ${dp}`, true);
-  else if (micro) c.warn('--micro-batch-size without --global-batch-size: Megatron uses micro × dp, but dp is not known here; the scenario\'s globalBatch is kept');
+  else if (micro && dp)
+    c.set('training.globalBatch', micro * dp, `Megatron default: --micro-batch-size ${micro} × dp ${dp}`, true);
+  else if (micro)
+    c.warn(
+      "--micro-batch-size without --global-batch-size: Megatron uses micro × dp, but dp is not known here; the scenario's globalBatch is kept",
+    );
   if (precision) c.set('training.precision', precision, `--${precision}`);
-  else if (a.values.size > 0) c.warn('neither --fp16 nor --bf16: Megatron would train in fp32; the scenario\'s precision is kept');
+  else if (a.values.size > 0)
+    c.warn("neither --fp16 nor --bf16: Megatron would train in fp32; the scenario's precision is kept");
   const backend = pick('attention-backend');
   if (a.has('use-flash-attn')) c.set('training.flashAttention', true, '--use-flash-attn');
-  else if (backend === 'flash' || backend === 'fused') c.set('training.flashAttention', true, flagText('attention-backend'));
-  else if (backend === 'unfused' || backend === 'local') c.set('training.flashAttention', false, flagText('attention-backend'));
+  else if (backend === 'flash' || backend === 'fused')
+    c.set('training.flashAttention', true, flagText('attention-backend'));
+  else if (backend === 'unfused' || backend === 'local')
+    c.set('training.flashAttention', false, flagText('attention-backend'));
   // Transformer Engine's FusedAttention is cuDNN's kernel; which kernel `auto` picks depends on the GPU (cuDNN on Hopper).
-  if (backend === 'fused') c.warn('--attention-backend fused runs cuDNN\'s fused attention: on Hopper add --set training.attentionKernel=cudnn (the scenario keeps FlashAttention-2\'s figures otherwise)');
+  if (backend === 'fused')
+    c.warn(
+      "--attention-backend fused runs cuDNN's fused attention: on Hopper add --set training.attentionKernel=cudnn (the scenario keeps FlashAttention-2's figures otherwise)",
+    );
   const optimizer = pick('optimizer');
   if (optimizer) c.set('training.optimizer', optimizer, flagText('optimizer'));
 }
@@ -321,28 +463,72 @@ function importTraining(c: ImportCollector, a: MegatronArgs, dp: number | undefi
  * @throws ScenarioError for a combination Megatron refuses
  */
 function importOptimizerState(c: ImportCollector, a: MegatronArgs, precision: TrainingPrecision | undefined): void {
-  const typed = ['main-params-dtype', 'main-grads-dtype', 'exp-avg-dtype', 'exp-avg-sq-dtype'].filter((f) => a.has(f) && a.pick(f) !== 'fp32');
+  const typed = ['main-params-dtype', 'main-grads-dtype', 'exp-avg-dtype', 'exp-avg-sq-dtype'].filter(
+    (f) => a.has(f) && a.pick(f) !== 'fp32',
+  );
   // The strategy is built in full: a state the scenario file reduced is replaced by the one Megatron would keep.
   const allFp32 = (from: string) => {
-    for (const part of ['masterWeights', 'momentum', 'variance']) c.set(`training.optimizerState.${part}`, 'fp32', from, true);
+    for (const part of ['masterWeights', 'momentum', 'variance'])
+      c.set(`training.optimizerState.${part}`, 'fp32', from, true);
   };
   if (!a.has('use-precision-aware-optimizer')) {
-    if (typed.length > 0) throw new ScenarioError('', `--megatron-args: ${typed.map((f) => a.shown(f)).join(', ')}: Megatron refuses any type but fp32 without --use-precision-aware-optimizer ("can only be fp32 when not using precision-aware optimizer"); add the switch or drop the flag`);
+    if (typed.length > 0)
+      throw new ScenarioError(
+        '',
+        `--megatron-args: ${typed.map((f) => a.shown(f)).join(', ')}: Megatron refuses any type but fp32 without --use-precision-aware-optimizer ("can only be fp32 when not using precision-aware optimizer"); add the switch or drop the flag`,
+      );
     allFp32('Megatron default: fp32 optimizer state without --use-precision-aware-optimizer');
     return;
   }
-  if ((a.pick('optimizer') ?? 'adam') !== 'adam') throw new ScenarioError('', `--megatron-args: --use-precision-aware-optimizer with ${a.shown('optimizer')}: Megatron supports it only with adam`);
-  if (!a.has('use-distributed-optimizer')) throw new ScenarioError('', '--megatron-args: --use-precision-aware-optimizer without --use-distributed-optimizer: Megatron supports it only with the distributed optimizer; add --use-distributed-optimizer');
+  if ((a.pick('optimizer') ?? 'adam') !== 'adam')
+    throw new ScenarioError(
+      '',
+      `--megatron-args: --use-precision-aware-optimizer with ${a.shown('optimizer')}: Megatron supports it only with adam`,
+    );
+  if (!a.has('use-distributed-optimizer'))
+    throw new ScenarioError(
+      '',
+      '--megatron-args: --use-precision-aware-optimizer without --use-distributed-optimizer: Megatron supports it only with the distributed optimizer; add --use-distributed-optimizer',
+    );
   if (a.has('optimizer-cpu-offload')) {
-    if (typed.some((f) => f !== 'main-grads-dtype')) c.warn(`${typed.map((f) => a.shown(f)).join(', ')}: with --optimizer-cpu-offload the optimizer state on the host is simulated in fp32`);
+    if (typed.some((f) => f !== 'main-grads-dtype'))
+      c.warn(
+        `${typed.map((f) => a.shown(f)).join(', ')}: with --optimizer-cpu-offload the optimizer state on the host is simulated in fp32`,
+      );
     allFp32('--optimizer-cpu-offload: the host optimizer state is simulated in fp32');
     return;
   }
   const main = a.pick('main-params-dtype') ?? 'fp32';
-  const from = (f: string, what: string) => (a.has(f) ? a.shown(f) : `Megatron default with --use-precision-aware-optimizer: ${what}`);
-  if (precision === 'bf16' && main === 'fp32') c.set('training.optimizerState.masterWeights', 'remainders', from('main-params-dtype', 'an fp32 master of bf16 weights kept as its 16-bit remainders (store_param_remainders)'), true);
-  else if (precision === 'bf16' || precision === 'fp16') c.set('training.optimizerState.masterWeights', main, from('main-params-dtype', 'fp32'), !a.has('main-params-dtype'));
+  const from = (f: string, what: string) =>
+    a.has(f) ? a.shown(f) : `Megatron default with --use-precision-aware-optimizer: ${what}`;
+  if (precision === 'bf16' && main === 'fp32')
+    c.set(
+      'training.optimizerState.masterWeights',
+      'remainders',
+      from(
+        'main-params-dtype',
+        'an fp32 master of bf16 weights kept as its 16-bit remainders (store_param_remainders)',
+      ),
+      true,
+    );
+  else if (precision === 'bf16' || precision === 'fp16')
+    c.set(
+      'training.optimizerState.masterWeights',
+      main,
+      from('main-params-dtype', 'fp32'),
+      !a.has('main-params-dtype'),
+    );
   else c.set('training.optimizerState.masterWeights', 'fp32', 'Megatron: no master copy in fp32 training', true);
-  c.set('training.optimizerState.momentum', a.pick('exp-avg-dtype') ?? 'fp32', from('exp-avg-dtype', 'fp32'), !a.has('exp-avg-dtype'));
-  c.set('training.optimizerState.variance', a.pick('exp-avg-sq-dtype') ?? 'fp32', from('exp-avg-sq-dtype', 'fp32'), !a.has('exp-avg-sq-dtype'));
+  c.set(
+    'training.optimizerState.momentum',
+    a.pick('exp-avg-dtype') ?? 'fp32',
+    from('exp-avg-dtype', 'fp32'),
+    !a.has('exp-avg-dtype'),
+  );
+  c.set(
+    'training.optimizerState.variance',
+    a.pick('exp-avg-sq-dtype') ?? 'fp32',
+    from('exp-avg-sq-dtype', 'fp32'),
+    !a.has('exp-avg-sq-dtype'),
+  );
 }

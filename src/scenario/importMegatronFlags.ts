@@ -13,7 +13,12 @@ export const SOURCE = '--megatron-args';
  * What a flag takes: nothing (`store_true`), a positive integer, one of some words, any text, or one or more words
  * (argparse `nargs='+'`; kept joined by single spaces).
  */
-type FlagKind = { kind: 'bool' } | { kind: 'int' } | { kind: 'choice'; choices: readonly string[] } | { kind: 'text' } | { kind: 'words'; words: readonly string[] };
+type FlagKind =
+  | { kind: 'bool' }
+  | { kind: 'int' }
+  | { kind: 'choice'; choices: readonly string[] }
+  | { kind: 'text' }
+  | { kind: 'words'; words: readonly string[] };
 
 const BOOL: FlagKind = { kind: 'bool' };
 const INT: FlagKind = { kind: 'int' };
@@ -83,20 +88,28 @@ export const FLAGS: Readonly<Record<string, FlagKind>> = {
 
 /** Flags that change performance but are not modelled: accepted with a warning (any values). */
 export const NOT_MODELLED: Readonly<Record<string, string>> = {
-  'disable-tp-comm-overlap-ag': 'every ring-exchange all-gather is simulated overlapped with its GEMM under --tp-comm-overlap',
-  'disable-tp-comm-overlap-rs': 'every pipelined reduce-scatter is simulated overlapped with its GEMM under --tp-comm-overlap',
-  'disable-tp-comm-bulk-dgrad': 'the backward bulk overlaps stay simulated as overlapped, with their SM margin (parallel.tpCommOverlapSms.bulk; set it to 0)',
-  'disable-tp-comm-bulk-wgrad': 'the backward bulk overlaps stay simulated as overlapped, with their SM margin (parallel.tpCommOverlapSms.bulk; set it to 0)',
-  'tp-comm-overlap-rs-dgrad': 'the input-gradient reduce-scatters are simulated overlapped with the weight-gradient GEMMs either way',
-  'tp-comm-overlap-cfg': "the userbuffers config file is not read; Transformer Engine's default SMs per overlap are used (set parallel.tpCommOverlapSms)",
-  'hierarchical-context-parallel-sizes': 'only used by --cp-comm-type a2a+p2p, which is simulated as the p2p ring over all cp ranks',
+  'disable-tp-comm-overlap-ag':
+    'every ring-exchange all-gather is simulated overlapped with its GEMM under --tp-comm-overlap',
+  'disable-tp-comm-overlap-rs':
+    'every pipelined reduce-scatter is simulated overlapped with its GEMM under --tp-comm-overlap',
+  'disable-tp-comm-bulk-dgrad':
+    'the backward bulk overlaps stay simulated as overlapped, with their SM margin (parallel.tpCommOverlapSms.bulk; set it to 0)',
+  'disable-tp-comm-bulk-wgrad':
+    'the backward bulk overlaps stay simulated as overlapped, with their SM margin (parallel.tpCommOverlapSms.bulk; set it to 0)',
+  'tp-comm-overlap-rs-dgrad':
+    'the input-gradient reduce-scatters are simulated overlapped with the weight-gradient GEMMs either way',
+  'tp-comm-overlap-cfg':
+    "the userbuffers config file is not read; Transformer Engine's default SMs per overlap are used (set parallel.tpCommOverlapSms)",
+  'hierarchical-context-parallel-sizes':
+    'only used by --cp-comm-type a2a+p2p, which is simulated as the p2p ring over all cp ranks',
   'expert-model-parallel-size': 'mixture-of-experts is not modelled',
   'num-experts': 'mixture-of-experts is not modelled; the model is simulated dense',
   'fp8-format': 'FP8 GEMMs are not modelled; the step runs at the --bf16/--fp16 precision',
   'rampup-batch-size': 'the step is simulated at the full --global-batch-size (after the ramp-up)',
   deepspeed_config: 'pass the DeepSpeed config file to clustersim with --deepspeed-config',
   deepspeed: 'Megatron-DeepSpeed: pass the DeepSpeed config file to clustersim with --deepspeed-config',
-  'zero-stage': 'Megatron-DeepSpeed: pass the DeepSpeed config file to clustersim with --deepspeed-config (its zero_optimization.stage is read)',
+  'zero-stage':
+    'Megatron-DeepSpeed: pass the DeepSpeed config file to clustersim with --deepspeed-config (its zero_optimization.stage is read)',
 };
 
 /** Flags with no effect on one step's time or memory (data, schedule of the learning rate, logging): accepted silently. */
@@ -183,7 +196,9 @@ export class MegatronArgs {
     const v = this.values.get(flag) ?? '';
     const spec = FLAGS[flag];
     if (spec?.kind === 'int' && (!/^\d+$/.test(v) || Number(v) <= 0)) {
-      const hint = v.includes('$') ? ' (shell variables are not expanded: paste the command as it ran, e.g. from the job log)' : '';
+      const hint = v.includes('$')
+        ? ' (shell variables are not expanded: paste the command as it ran, e.g. from the job log)'
+        : '';
       this.problem(flag, `expected a positive whole number, got '${v}'${hint}`);
     } else if (spec?.kind === 'choice' && !spec.choices.includes(v)) {
       this.problem(flag, `expected one of ${spec.choices.join(', ')}; got '${v}'`);
@@ -216,7 +231,8 @@ export class MegatronArgs {
         }
         // nargs='+': the flag's own words that follow belong to it too (not after `=value`, as with argparse); anything
         // else (an unexpanded $VAR, a stray word) is left for the stray-word warning.
-        if (spec.kind === 'words' && inline === undefined) while (i < words.length && spec.words.includes(words[i])) value += ` ${words[i++]}`;
+        if (spec.kind === 'words' && inline === undefined)
+          while (i < words.length && spec.words.includes(words[i])) value += ` ${words[i++]}`;
         this.values.set(name, value);
       } else {
         // Unknown and not-modelled flags take whatever values follow them (argparse nargs vary: --data-path a b, --rampup-batch-size 16 16 5859375).

@@ -118,7 +118,11 @@ function megatronContext(raw: unknown, source: string, baseDir: string): Megatro
 }
 
 function deepSpeedContext(raw: unknown, source: string, baseDir: string): DeepSpeedContext {
-  const known = { precision: precisionOf(raw), hidden: modelSize(raw, 'hidden', baseDir, source), fp32Gradients: get(raw, 'parallel.fp32Gradients') === true };
+  const known = {
+    precision: precisionOf(raw),
+    hidden: modelSize(raw, 'hidden', baseDir, source),
+    fp32Gradients: get(raw, 'parallel.fp32Gradients') === true,
+  };
   const given = num(get(raw, 'parallel.dp'));
   if (given) return { ...known, dp: given, dpFrom: 'parallel.dp' };
   const gpus = gpusOf(raw, source);
@@ -126,7 +130,11 @@ function deepSpeedContext(raw: unknown, source: string, baseDir: string): DeepSp
   const pp = num(get(raw, 'parallel.pp')) ?? 1;
   const cp = num(get(raw, 'parallel.cp')) ?? 1;
   if (gpus === undefined || gpus % (tp * cp * pp) !== 0) return known;
-  return { ...known, dp: gpus / (tp * cp * pp), dpFrom: `${gpus} GPUs / (tp ${tp} × ${cp > 1 ? `cp ${cp} × ` : ''}pp ${pp})` };
+  return {
+    ...known,
+    dp: gpus / (tp * cp * pp),
+    dpFrom: `${gpus} GPUs / (tp ${tp} × ${cp > 1 ? `cp ${cp} × ` : ''}pp ${pp})`,
+  };
 }
 
 /** The `--set` values that name this field, a field inside it, or a mapping that holds it. */
@@ -156,10 +164,14 @@ function merge(earlier: ImportResult[], next: ImportResult): ImportResult {
   const fields: ImportedField[] = [];
   const warnings = [...next.warnings];
   for (const f of next.fields) {
-    const prev = earlier.flatMap((e) => e.fields.filter((x) => x.path === f.path).map((x) => ({ x, source: e.source }))).pop();
+    const prev = earlier
+      .flatMap((e) => e.fields.filter((x) => x.path === f.path).map((x) => ({ x, source: e.source })))
+      .pop();
     if (prev && !prev.x.byDefault && f.byDefault) continue;
     if (prev && !prev.x.byDefault && !f.byDefault && prev.x.value !== f.value) {
-      warnings.push(`${f.path}: ${prev.source} gives ${shownValue(prev.x.value)} (${prev.x.from}), ${next.source} gives ${shownValue(f.value)} (${f.from}); using ${shownValue(f.value)}`);
+      warnings.push(
+        `${f.path}: ${prev.source} gives ${shownValue(prev.x.value)} (${prev.x.from}), ${next.source} gives ${shownValue(f.value)} (${f.from}); using ${shownValue(f.value)}`,
+      );
     }
     fields.push(f);
   }
@@ -184,15 +196,26 @@ function namedIn(path: string, message: string): boolean {
 }
 
 /** Notes, on each problem about a field an import or `--set` gave, where its value came from. */
-function annotate(err: InvalidScenarioError, source: string, imports: readonly ImportResult[], sets: readonly string[]): InvalidScenarioError {
+function annotate(
+  err: InvalidScenarioError,
+  source: string,
+  imports: readonly ImportResult[],
+  sets: readonly string[],
+): InvalidScenarioError {
   const problems: Problem[] = err.problems.map((p) => {
     // The field at fault, and the fields the message names (pp × virtualStages, change training.microBatch).
     // An unknown field's message lists the allowed names, which blame nothing.
     const text = p.message.split('; allowed in ')[0];
-    const named = [...imports.flatMap((imp) => imp.fields.map((f) => f.path)), ...sets.map(setPath)].filter((f) => namedIn(f, text));
+    const named = [...imports.flatMap((imp) => imp.fields.map((f) => f.path)), ...sets.map(setPath)].filter((f) =>
+      namedIn(f, text),
+    );
     const paths = [...new Set([...(p.path === 'parallel' ? ['parallel.tp', 'parallel.pp'] : [p.path]), ...named])];
     const origins = [
-      ...imports.flatMap((imp) => imp.fields.filter((f) => paths.includes(f.path) && f.value !== undefined && !setBy(f.path, sets)).map((f) => `${f.path} ${shownValue(f.value)} from ${imp.source}: ${f.from}`)),
+      ...imports.flatMap((imp) =>
+        imp.fields
+          .filter((f) => paths.includes(f.path) && f.value !== undefined && !setBy(f.path, sets))
+          .map((f) => `${f.path} ${shownValue(f.value)} from ${imp.source}: ${f.from}`),
+      ),
       ...[...new Set(paths.flatMap((path) => setsNaming(path, sets)))].map((s) => `from --set ${s}`),
     ];
     return origins.length > 0 ? { path: p.path, message: `${p.message} [${origins.join('; ')}]` } : p;
@@ -207,7 +230,12 @@ function annotate(err: InvalidScenarioError, source: string, imports: readonly I
  *   the warnings reach the user even when the scenario is then rejected
  * @throws ScenarioError for unreadable or malformed imports and every scenario problem
  */
-export function scenarioWithImports(path: string, options: ImportOptions, sets: readonly string[] = [], warn: (message: string) => void = () => {}): ScenarioWithImports {
+export function scenarioWithImports(
+  path: string,
+  options: ImportOptions,
+  sets: readonly string[] = [],
+  warn: (message: string) => void = () => {},
+): ScenarioWithImports {
   const file = loadScenarioFile(path);
   const imports = importsOf(file, options, sets, warn);
   const raw = applyOverrides(applyImports(file.raw, imports), sets);
@@ -222,7 +250,12 @@ export function scenarioWithImports(path: string, options: ImportOptions, sets: 
 }
 
 /** A scenario's problems with where each value came from: the import or `--set` that gave it, or the file's line. */
-export function explainProblems(err: InvalidScenarioError, file: RawScenario, imports: readonly ImportResult[], sets: readonly string[]): InvalidScenarioError {
+export function explainProblems(
+  err: InvalidScenarioError,
+  file: RawScenario,
+  imports: readonly ImportResult[],
+  sets: readonly string[],
+): InvalidScenarioError {
   const annotated = imports.length > 0 || sets.length > 0 ? annotate(err, file.source, imports, sets) : err;
   return withFileLines(annotated, file.source, file.lines, (path) => givenElsewhere(path, imports, sets));
 }
@@ -238,7 +271,12 @@ export function givenElsewhere(path: string, imports: readonly ImportResult[], s
  * resolves it at each size). Each import's warnings go to `warn` as soon as it is read.
  * @throws ScenarioError for unreadable or malformed imports
  */
-export function importsOf(file: RawScenario, options: ImportOptions, sets: readonly string[] = [], warn: (message: string) => void = () => {}): ImportResult[] {
+export function importsOf(
+  file: RawScenario,
+  options: ImportOptions,
+  sets: readonly string[] = [],
+  warn: (message: string) => void = () => {},
+): ImportResult[] {
   const imports: ImportResult[] = [];
   const add = (result: ImportResult) => {
     const base = applyImports(file.raw, imports);
@@ -271,7 +309,14 @@ export function importsJson(imports: readonly ImportResult[], sets: readonly str
     source: imp.source,
     fields: imp.fields.map((f) => {
       const later = overridingImport(imports, i, f);
-      return { path: f.path, value: f.value ?? null, from: f.from, byDefault: !!f.byDefault, overriddenBySet: setBy(f.path, sets), ...(later ? { overriddenBy: later } : {}) };
+      return {
+        path: f.path,
+        value: f.value ?? null,
+        from: f.from,
+        byDefault: !!f.byDefault,
+        overriddenBySet: setBy(f.path, sets),
+        ...(later ? { overriddenBy: later } : {}),
+      };
     }),
     warnings: imp.warnings,
   }));
@@ -306,7 +351,8 @@ export function describeImports(imports: readonly ImportResult[], sets: readonly
       const item = `${rest.join('.')} ${value}${f.byDefault ? '*' : ''}${overridden}`;
       sections.set(section, [...(sections.get(section) ?? []), item]);
     }
-    for (const [section, items] of sections) if (items.length > 0) lines.push(...wrap(`    ${section.padEnd(9)} `, items, 110));
+    for (const [section, items] of sections)
+      if (items.length > 0) lines.push(...wrap(`    ${section.padEnd(9)} `, items, 110));
   }
   return lines;
 }

@@ -68,7 +68,8 @@ export function shellWords(text: string, what: string): ShellWords {
           } else word += '\\';
         } else word += text[j];
       }
-      if (j >= text.length) throw new ScenarioError('', `${what}: unterminated " quote starting at '${excerpt(text, i)}'`);
+      if (j >= text.length)
+        throw new ScenarioError('', `${what}: unterminated " quote starting at '${excerpt(text, i)}'`);
       inWord = true;
       i = j + 1;
     } else if (COMMAND_END.has(c)) {

@@ -18,7 +18,7 @@ export function duplicateJsonKeys(text: string): string[] {
   const childPath = () => {
     const f = top();
     if (!f) return '';
-    const name = f.object ? f.pending ?? '' : '[]';
+    const name = f.object ? (f.pending ?? '') : '[]';
     return f.path === '' ? name : `${f.path}.${name}`;
   };
   for (let i = 0; i < text.length; i++) {

@@ -20,7 +20,8 @@ export interface RawScenario {
 function yamlProblem(err: YAMLParseError): string {
   const at = err.linePos ? ` at line ${err.linePos[0].line}, column ${err.linePos[0].col}` : '';
   // The library's words for a second document name one of its calls: say what the file holds instead.
-  if (err.code === 'MULTIPLE_DOCS') return `${at}: the file holds more than one YAML document (a '---' line starts another); a scenario is one document`;
+  if (err.code === 'MULTIPLE_DOCS')
+    return `${at}: the file holds more than one YAML document (a '---' line starts another); a scenario is one document`;
   const what = err.message.split('\n')[0].replace(/ at line \d+, column \d+:?\s*$/, '');
   return `${at}: ${what}`;
 }
@@ -36,8 +37,14 @@ function yamlValue(doc: Document): { value: unknown } | { problem: string } {
   } catch (err) {
     const message = (err as Error).message;
     const unresolved = /^Unresolved alias.*: (.*)$/.exec(message);
-    if (unresolved) return { problem: `the alias *${unresolved[1]} names no anchor: an anchor (&${unresolved[1]}) must be set before the alias that uses it` };
-    if (/alias count/i.test(message)) return { problem: `its aliases expand to too many copies (more than ${MAX_YAML_ALIASES} per alias, as a YAML "alias bomb" does); write the values out` };
+    if (unresolved)
+      return {
+        problem: `the alias *${unresolved[1]} names no anchor: an anchor (&${unresolved[1]}) must be set before the alias that uses it`,
+      };
+    if (/alias count/i.test(message))
+      return {
+        problem: `its aliases expand to too many copies (more than ${MAX_YAML_ALIASES} per alias, as a YAML "alias bomb" does); write the values out`,
+      };
     throw err;
   }
 }
@@ -46,7 +53,12 @@ function yamlValue(doc: Document): { value: unknown } | { problem: string } {
 const MAX_YAML_ALIASES = 100;
 
 /** The line of every mapping key under `node`, by dotted path (lists are not entered). */
-function keyLines(node: Node | null | undefined, counter: LineCounter, prefix: string, out: Map<string, number>): Map<string, number> {
+function keyLines(
+  node: Node | null | undefined,
+  counter: LineCounter,
+  prefix: string,
+  out: Map<string, number>,
+): Map<string, number> {
   if (!isMap(node)) return out;
   for (const pair of node.items) {
     const key = pair.key as Node | null;
@@ -91,9 +103,17 @@ export function readStructuredFile(path: string, what: string): unknown {
 export function loadScenarioFile(path: string): RawScenario {
   const { value: raw, lines } = readStructured(path, 'scenario file');
   if (raw === null || raw === undefined || typeof raw !== 'object' || Array.isArray(raw)) {
-    const found = raw === null || raw === undefined ? 'it is empty' : Array.isArray(raw) ? 'it holds a list' : `it holds the ${typeof raw} ${JSON.stringify(raw)}`;
+    const found =
+      raw === null || raw === undefined
+        ? 'it is empty'
+        : Array.isArray(raw)
+          ? 'it holds a list'
+          : `it holds the ${typeof raw} ${JSON.stringify(raw)}`;
     const optional = Object.keys(scenarioSchema.shape).filter((k) => !['cluster', 'model', 'training'].includes(k));
-    throw new ScenarioError('', `scenario file '${path}' must hold a mapping of fields (cluster, model, training, and optionally ${optional.join(', ')}), but ${found}`);
+    throw new ScenarioError(
+      '',
+      `scenario file '${path}' must hold a mapping of fields (cluster, model, training, and optionally ${optional.join(', ')}), but ${found}`,
+    );
   }
   return { raw, source: path, baseDir: dirname(resolve(path)), lines };
 }
@@ -113,16 +133,31 @@ export function applyOverrides(raw: unknown, sets: readonly string[]): unknown {
     const path = eq < 0 ? '' : s.slice(0, eq).trim();
     const keys = path.split('.').map((k) => k.trim());
     if (eq < 0 || keys.some((k) => k === '')) {
-      throw new ScenarioError('', `--set '${s}': expected path=value with a dotted field path, e.g. --set parallel.ddp.bucketMB=5 or --set cluster.preset=dgx-h100`);
+      throw new ScenarioError(
+        '',
+        `--set '${s}': expected path=value with a dotted field path, e.g. --set parallel.ddp.bucketMB=5 or --set cluster.preset=dgx-h100`,
+      );
     }
     // Names every JavaScript object answers to: setting them would change all objects, not a scenario field.
     const builtin = keys.find((k) => OBJECT_BUILTIN_KEYS.has(k));
-    if (builtin !== undefined) throw new ScenarioError('', `--set '${s}': '${builtin}' is not a scenario field (no scenario has a field of that name)`);
+    if (builtin !== undefined)
+      throw new ScenarioError(
+        '',
+        `--set '${s}': '${builtin}' is not a scenario field (no scenario has a field of that name)`,
+      );
     const doc = parseDocument(s.slice(eq + 1), { prettyErrors: false });
     const [error] = doc.errors;
-    if (error) throw new ScenarioError('', `--set '${s}': the value '${s.slice(eq + 1)}' is not valid YAML${yamlProblem(error)}; quote it to set text`);
+    if (error)
+      throw new ScenarioError(
+        '',
+        `--set '${s}': the value '${s.slice(eq + 1)}' is not valid YAML${yamlProblem(error)}; quote it to set text`,
+      );
     const plain = yamlValue(doc);
-    if ('problem' in plain) throw new ScenarioError('', `--set '${s}': the value '${s.slice(eq + 1)}' is not valid YAML: ${plain.problem}; quote it to set text`);
+    if ('problem' in plain)
+      throw new ScenarioError(
+        '',
+        `--set '${s}': the value '${s.slice(eq + 1)}' is not valid YAML: ${plain.problem}; quote it to set text`,
+      );
     const value = plain.value;
     let obj = root;
     for (let i = 0; i < keys.length - 1; i++) {
@@ -131,15 +166,24 @@ export function applyOverrides(raw: unknown, sets: readonly string[]): unknown {
       const index = Array.isArray(next) && /^\d+$/.test(keys[i + 1]) ? Number(keys[i + 1]) : undefined;
       if (Array.isArray(next) && (index === undefined || index >= next.length)) {
         const at = keys.slice(0, i + 1).join('.');
-        throw new ScenarioError('', `--set '${s}': '${at}' is a list of ${next.length}, so '${keys[i + 1]}' names no element of it; ${next.length > 0 ? `use an index from 0 to ${next.length - 1}, or ` : ''}give the whole list: --set '${at}=[...]'`);
+        throw new ScenarioError(
+          '',
+          `--set '${s}': '${at}' is a list of ${next.length}, so '${keys[i + 1]}' names no element of it; ${next.length > 0 ? `use an index from 0 to ${next.length - 1}, or ` : ''}give the whole list: --set '${at}=[...]'`,
+        );
       }
       if (next === undefined || next === null) obj[keys[i]] = {};
       else if (typeof next !== 'object') {
         const at = keys.slice(0, i + 1).join('.');
         // A preset named by a string (cluster.gpu: a100-sxm4-80gb) takes fields in its mapping form.
         const field = keys.slice(i + 1);
-        const asMapping = typeof next === 'string' && field.length === 1 && value !== null ? `; to change one field of it, give the mapping form: --set '${at}={preset: ${next}, ${field[0]}: ${s.slice(eq + 1)}}'` : '';
-        throw new ScenarioError('', `--set '${s}': '${at}' is ${JSON.stringify(next)}, not a mapping, so it has no field '${keys[i + 1]}'${asMapping}`);
+        const asMapping =
+          typeof next === 'string' && field.length === 1 && value !== null
+            ? `; to change one field of it, give the mapping form: --set '${at}={preset: ${next}, ${field[0]}: ${s.slice(eq + 1)}}'`
+            : '';
+        throw new ScenarioError(
+          '',
+          `--set '${s}': '${at}' is ${JSON.stringify(next)}, not a mapping, so it has no field '${keys[i + 1]}'${asMapping}`,
+        );
       }
       obj = obj[keys[i]] as Record<string, unknown>;
     }
@@ -148,8 +192,7 @@ export function applyOverrides(raw: unknown, sets: readonly string[]): unknown {
     if (value === null && s.slice(eq + 1).trim() !== '') {
       if (Array.isArray(obj)) obj.splice(Number(keys[keys.length - 1]), 1);
       else delete obj[keys[keys.length - 1]];
-    }
-    else obj[keys[keys.length - 1]] = value;
+    } else obj[keys[keys.length - 1]] = value;
   }
   return root;
 }

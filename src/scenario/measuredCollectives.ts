@@ -24,7 +24,12 @@ const IMPLAUSIBLE_BUS_FACTOR = 1.5;
  * folder. A table applies to groups of its size that lie in one node; on a node with fewer GPUs it simply
  * never applies (so scale sweeps can go below a node). Every bad entry is reported, each at its path.
  */
-export function resolveMeasuredCollectives(entries: ScenarioInput['comm']['measured'], baseDir: string, node: NodeSpec, source: string): MeasuredCollectiveTable[] {
+export function resolveMeasuredCollectives(
+  entries: ScenarioInput['comm']['measured'],
+  baseDir: string,
+  node: NodeSpec,
+  source: string,
+): MeasuredCollectiveTable[] {
   const problems: Problem[] = [];
   const tables: MeasuredCollectiveTable[] = [];
   entries.forEach((e, i) => {
@@ -40,7 +45,9 @@ export function resolveMeasuredCollectives(entries: ScenarioInput['comm']['measu
         cache.set(key, points);
       }
     } catch (err) {
-      const message = (err as NodeJS.ErrnoException).code ? `cannot read '${e.file}' (${full}): ${fileErrorReason(err)}; a relative path is looked up from the scenario file's folder` : (err as Error).message;
+      const message = (err as NodeJS.ErrnoException).code
+        ? `cannot read '${e.file}' (${full}): ${fileErrorReason(err)}; a relative path is looked up from the scenario file's folder`
+        : (err as Error).message;
       problems.push({ path, message });
       return;
     }
@@ -56,7 +63,12 @@ export function resolveMeasuredCollectives(entries: ScenarioInput['comm']['measu
  * Why a table cannot be a measurement on this node (bus bandwidth far above its links), or undefined: the check that
  * `comm.measured` and `collective --compare` both make.
  */
-export function implausibleBandwidth(points: readonly { bytes: number; timeNs: number }[], op: CollectiveOp, ranks: number, node: NodeSpec): string | undefined {
+export function implausibleBandwidth(
+  points: readonly { bytes: number; timeNs: number }[],
+  op: CollectiveOp,
+  ranks: number,
+  node: NodeSpec,
+): string | undefined {
   const linkGBps = node.intra === 'pcie' ? node.pcieBandwidthGBps : node.nvlinkBandwidthGBps;
   for (const p of points) {
     const busGBps = (p.bytes / p.timeNs) * busBandwidthFactor(op, ranks);

@@ -12,14 +12,24 @@ import type { CollectiveOp } from '../sim/collectives/types.js';
  * Returns the points sorted by size (a size measured twice keeps its first time), or throws an Error
  * saying which line is wrong.
  */
-export function parseCollectiveTable(text: string, op: CollectiveOp, ranks: number, source: string): MeasuredCollectiveTable {
+export function parseCollectiveTable(
+  text: string,
+  op: CollectiveOp,
+  ranks: number,
+  source: string,
+): MeasuredCollectiveTable {
   const lines = text.replace(/^\uFEFF/, '').split(/\r?\n/);
   // A CSV has a header line naming its size column; nccl-tests output (even with NCCL_DEBUG lines, which
   // hold commas) has none.
-  const headerAt = lines.findIndex((l) => !isComment(l) && l.split(',').some((c) => SIZE_HEADERS.includes(c.trim().toLowerCase())));
+  const headerAt = lines.findIndex(
+    (l) => !isComment(l) && l.split(',').some((c) => SIZE_HEADERS.includes(c.trim().toLowerCase())),
+  );
   if (headerAt < 0) checkRankCount(lines, ranks, source);
   const points = headerAt >= 0 ? parseCsv(lines, headerAt, source) : parseNcclTestsText(lines, op, source);
-  if (points.length === 0) throw new Error(`${source}: no measurements found (expected nccl-tests output or a CSV with size(B) and time(ns) or time(us) columns)`);
+  if (points.length === 0)
+    throw new Error(
+      `${source}: no measurements found (expected nccl-tests output or a CSV with size(B) and time(ns) or time(us) columns)`,
+    );
   const seen = new Set<number>();
   const unique = points.filter((p) => (seen.has(p.bytes) ? false : (seen.add(p.bytes), true)));
   unique.sort((a, b) => a.bytes - b.bytes);
@@ -29,7 +39,8 @@ export function parseCollectiveTable(text: string, op: CollectiveOp, ranks: numb
 type Point = { bytes: number; timeNs: number };
 
 function checkedPoint(bytes: number, timeNs: number, where: string): Point {
-  if (!(bytes > 0) || !(timeNs > 0)) throw new Error(`${where}: size and time must be positive numbers (got size ${bytes}, time ${timeNs} ns)`);
+  if (!(bytes > 0) || !(timeNs > 0))
+    throw new Error(`${where}: size and time must be positive numbers (got size ${bytes}, time ${timeNs} ns)`);
   return { bytes, timeNs };
 }
 
@@ -45,7 +56,10 @@ function parseCsv(lines: string[], headerAt: number, source: string): Point[] {
   const header = lines[headerAt].split(',').map((h) => h.trim().toLowerCase());
   const sizeCol = header.findIndex((h) => SIZE_HEADERS.includes(h));
   const timeCol = header.findIndex((h) => h === 'time(ns)' || h === 'time(us)');
-  if (timeCol < 0) throw new Error(`${source}: the CSV header needs a time(ns) or time(us) column next to ${header[sizeCol]} (found: ${header.join(', ')})`);
+  if (timeCol < 0)
+    throw new Error(
+      `${source}: the CSV header needs a time(ns) or time(us) column next to ${header[sizeCol]} (found: ${header.join(', ')})`,
+    );
   const scale = header[timeCol] === 'time(us)' ? 1e3 : 1;
   const out: Point[] = [];
   lines.forEach((line, i) => {
@@ -63,12 +77,20 @@ function parseCsv(lines: string[], headerAt: number, source: string): Point[] {
 function checkRankCount(lines: string[], ranks: number, source: string): void {
   const listed = lines.filter((l) => /^#\s*Rank\s+\d+\b/.test(l.trim())).length;
   if (listed > 0 && listed !== ranks) {
-    throw new Error(`${source}: the nccl-tests output lists ${listed} ranks ('# Rank' lines), but the table is declared for ${ranks} GPUs`);
+    throw new Error(
+      `${source}: the nccl-tests output lists ${listed} ranks ('# Rank' lines), but the table is declared for ${ranks} GPUs`,
+    );
   }
 }
 
 /** The nccl-tests binary that measures each op (`sendrecv_perf` for a send/receive pair). */
-const PERF_BINARY: Record<CollectiveOp, string> = { all_reduce: 'all_reduce_perf', all_gather: 'all_gather_perf', reduce_scatter: 'reduce_scatter_perf', broadcast: 'broadcast_perf', send_recv: 'sendrecv_perf' };
+const PERF_BINARY: Record<CollectiveOp, string> = {
+  all_reduce: 'all_reduce_perf',
+  all_gather: 'all_gather_perf',
+  reduce_scatter: 'reduce_scatter_perf',
+  broadcast: 'broadcast_perf',
+  send_recv: 'sendrecv_perf',
+};
 const REDUCING = new Set<CollectiveOp>(['all_reduce', 'reduce_scatter']);
 
 /**
@@ -84,11 +106,15 @@ function checkOp(lines: string[], op: CollectiveOp, redops: readonly string[], s
   }
   const reduces = redops.find((r) => r !== 'none' && /^[a-z]+$/.test(r));
   if (!banner && REDUCING.has(op) && redops.length > 0 && redops.every((r) => r === 'none')) {
-    throw new Error(`${source}: the rows reduce nothing (redop 'none', as all_gather_perf or broadcast_perf write), but ${declared}`);
+    throw new Error(
+      `${source}: the rows reduce nothing (redop 'none', as all_gather_perf or broadcast_perf write), but ${declared}`,
+    );
   }
   // sendrecv_perf's redop column is not documented either way: only the banner checks it.
   if (!banner && !REDUCING.has(op) && op !== 'send_recv' && reduces) {
-    throw new Error(`${source}: the rows reduce with '${reduces}' (redop, as all_reduce_perf or reduce_scatter_perf write), but ${declared}`);
+    throw new Error(
+      `${source}: the rows reduce with '${reduces}' (redop, as all_reduce_perf or reduce_scatter_perf write), but ${declared}`,
+    );
   }
 }
 

@@ -5,7 +5,12 @@ import { gpuPreset, networkPreset, nodePreset, nodePresetNames } from '../sim/ha
 import { headDim, withPlainHeadDim, type ModelSpec } from '../sim/workload/model.js';
 import { modelPreset } from '../sim/workload/modelPresets.js';
 import { modelFromHfConfig } from '../sim/workload/hfConfig.js';
-import { frameworkByName, MEGATRON_VOCAB_DIVISIBLE_BY, padVocab, type FrameworkSpec } from '../sim/workload/framework.js';
+import {
+  frameworkByName,
+  MEGATRON_VOCAB_DIVISIBLE_BY,
+  padVocab,
+  type FrameworkSpec,
+} from '../sim/workload/framework.js';
 import { ScenarioError } from '../sim/errors.js';
 import { GiB } from '../sim/engine/units.js';
 import { clusterSchema, modelSchema, scenarioSchema, type ScenarioInput } from './schema.js';
@@ -28,12 +33,25 @@ function frameworkVocab(model: ModelSpec, tp: number, divisibleBy: number): numb
   return model.arch === 'mlp' || divisibleBy <= 1 ? model.vocab : padVocab(model.vocab, tp, divisibleBy);
 }
 
-function withHostCosts(fw: FrameworkSpec | undefined, hostOpUs: number | undefined, hostCollectiveUs: number | undefined): FrameworkSpec | undefined {
+function withHostCosts(
+  fw: FrameworkSpec | undefined,
+  hostOpUs: number | undefined,
+  hostCollectiveUs: number | undefined,
+): FrameworkSpec | undefined {
   if (!fw) return fw;
   let out = fw;
-  if (hostOpUs !== undefined) out = { ...out, hostOpNs: hostOpUs * 1e3, source: `${out.source}; host cost per call ${hostOpUs} µs from the scenario (training.hostOpUs)` };
+  if (hostOpUs !== undefined)
+    out = {
+      ...out,
+      hostOpNs: hostOpUs * 1e3,
+      source: `${out.source}; host cost per call ${hostOpUs} µs from the scenario (training.hostOpUs)`,
+    };
   if (hostCollectiveUs !== undefined) {
-    out = { ...out, hostCollectiveNs: hostCollectiveUs * 1e3, source: `${out.source}; host cost per collective call ${hostCollectiveUs} µs from the scenario (training.hostCollectiveUs)` };
+    out = {
+      ...out,
+      hostCollectiveNs: hostCollectiveUs * 1e3,
+      source: `${out.source}; host cost per collective call ${hostCollectiveUs} µs from the scenario (training.hostCollectiveUs)`,
+    };
   }
   return out;
 }
@@ -44,13 +62,20 @@ export interface Scenario extends StepSetup {
   seed: number;
   cluster: ClusterSpec;
   model: ModelSpec;
-  training: Omit<ScenarioInput['training'], 'optimizerState'> & { seqLen: number; optimizerState?: ScenarioInput['training']['optimizerState'] };
+  training: Omit<ScenarioInput['training'], 'optimizerState'> & {
+    seqLen: number;
+    optimizerState?: ScenarioInput['training']['optimizerState'];
+  };
   comm: Omit<ScenarioInput['comm'], 'measured'> & { measured: MeasuredCollectiveTable[] };
   /** What the user should know about values the scenario left to a default (printed as warnings); absent if none. */
   warnings?: string[];
 }
 
-function withOverrides<T extends object>(base: T, overrides: Record<string, unknown> | undefined, skip: string[] = ['preset']): T {
+function withOverrides<T extends object>(
+  base: T,
+  overrides: Record<string, unknown> | undefined,
+  skip: string[] = ['preset'],
+): T {
   const out = { ...base } as Record<string, unknown>;
   for (const [k, v] of Object.entries(overrides ?? {})) if (!skip.includes(k) && v !== undefined) out[k] = v;
   return out as T;
@@ -66,12 +91,20 @@ function resolveGpu(input: ScenarioInput['cluster']['gpu'], base: GpuSpec): GpuS
   if (input.gemmCeiling) gpu.gemmCeiling = { ...start.gemmCeiling, ...input.gemmCeiling };
   if (input.name === undefined && input.preset === undefined) gpu.name = `${start.name} (modified)`;
   const inherited = inheritedKernelFigures(input, start);
-  if (input.preset === undefined && input.name !== undefined && input.name !== start.name && inherited.length > 0) gpu.kernelFiguresOf = { gpu: start.name, figures: inherited };
+  if (input.preset === undefined && input.name !== undefined && input.name !== start.name && inherited.length > 0)
+    gpu.kernelFiguresOf = { gpu: start.name, figures: inherited };
   return gpu;
 }
 
 /** The fields that set how fast a GPU's kernels run, beyond its peaks and bandwidth. */
-const KERNEL_FIGURE_FIELDS = ['gemmCeiling', 'sustainedGemmFraction', 'smCount', 'computeCapability', 'hbmEfficiency', 'kernelLaunchNs'] as const;
+const KERNEL_FIGURE_FIELDS = [
+  'gemmCeiling',
+  'sustainedGemmFraction',
+  'smCount',
+  'computeCapability',
+  'hbmEfficiency',
+  'kernelLaunchNs',
+] as const;
 
 /** What a GPU mapping keeps of `start`'s kernel figures: the fields it leaves out, and the tables no field sets. */
 function inheritedKernelFigures(input: Record<string, unknown>, start: GpuSpec): string[] {
@@ -91,9 +124,10 @@ function inheritedKernelFigures(input: Record<string, unknown>, start: GpuSpec):
 export const HF_DEFAULT_TRAINING_SEQ_LEN = 4096;
 
 function hfSeqLenWarning(config: string, maxPositions: number, seqLen: number): string {
-  const which = seqLen < maxPositions
-    ? `using ${seqLen} tokens, the length most pretraining runs at, not the ${maxPositions} positions ${config} allows (max_position_embeddings or n_positions)`
-    : `using the longest sequence ${config} allows (max_position_embeddings or n_positions, ${maxPositions})`;
+  const which =
+    seqLen < maxPositions
+      ? `using ${seqLen} tokens, the length most pretraining runs at, not the ${maxPositions} positions ${config} allows (max_position_embeddings or n_positions)`
+      : `using the longest sequence ${config} allows (max_position_embeddings or n_positions, ${maxPositions})`;
   return `training.seqLen not given: ${which}; it sets activation memory and step time, so give training.seqLen for the length you train with`;
 }
 
@@ -125,11 +159,25 @@ function attempt<T>(problems: Problem[], f: () => T): T | undefined {
 
 function resolveCluster(c: ScenarioInput['cluster'], source: string): ClusterSpec {
   const nodeName = c.node?.preset ?? c.preset;
-  if (!nodeName) throw new ScenarioError('cluster.preset', `is required: name a node preset (one of: ${nodePresetNames().join(', ')}) and override its fields inline under cluster.node, cluster.gpu, cluster.network`);
+  if (!nodeName)
+    throw new ScenarioError(
+      'cluster.preset',
+      `is required: name a node preset (one of: ${nodePresetNames().join(', ')}) and override its fields inline under cluster.node, cluster.gpu, cluster.network`,
+    );
   const problems: Problem[] = [];
-  const baseNode = attempt(problems, () => nodePreset(nodeName, c.node?.preset ? 'cluster.node.preset' : 'cluster.preset'));
+  const baseNode = attempt(problems, () =>
+    nodePreset(nodeName, c.node?.preset ? 'cluster.node.preset' : 'cluster.preset'),
+  );
   // With an unknown node there is no GPU to start from, but a GPU preset named in full can still be checked.
-  const gpu = attempt(problems, () => (baseNode ? resolveGpu(c.gpu, baseNode.gpu) : typeof c.gpu === 'string' ? gpuPreset(c.gpu, 'cluster.gpu') : c.gpu?.preset ? gpuPreset(c.gpu.preset, 'cluster.gpu.preset') : undefined));
+  const gpu = attempt(problems, () =>
+    baseNode
+      ? resolveGpu(c.gpu, baseNode.gpu)
+      : typeof c.gpu === 'string'
+        ? gpuPreset(c.gpu, 'cluster.gpu')
+        : c.gpu?.preset
+          ? gpuPreset(c.gpu.preset, 'cluster.gpu.preset')
+          : undefined,
+  );
   const network = attempt(problems, (): NetworkSpec => {
     if (typeof c.network === 'string') return networkPreset(c.network, 'cluster.network');
     const netName = c.network?.preset ?? defaultNetworkFor(nodeName);
@@ -139,10 +187,17 @@ function resolveCluster(c: ScenarioInput['cluster'], source: string): ClusterSpe
   const node: NodeSpec = withOverrides(baseNode, c.node, ['preset', 'hostMemoryGiB']);
   if (c.node?.hostMemoryGiB !== undefined) node.hostMemoryBytes = c.node.hostMemoryGiB * GiB;
   node.gpu = gpu;
-  if (node.intra === 'pcie' && node.nvls) throw new ScenarioError('cluster.node.nvls', 'NVLink SHARP needs an NVSwitch node (intra: nvswitch); set it to false or use an NVSwitch node preset');
+  if (node.intra === 'pcie' && node.nvls)
+    throw new ScenarioError(
+      'cluster.node.nvls',
+      'NVLink SHARP needs an NVSwitch node (intra: nvswitch); set it to false or use an NVSwitch node preset',
+    );
   // NVLink of no bandwidth would carry every transfer inside the node in no time.
   if (node.intra !== 'pcie' && node.gpusPerNode > 1 && node.nvlinkBandwidthGBps === 0) {
-    throw new ScenarioError('cluster.node.nvlinkBandwidthGBps', `is 0, but the GPUs of this node talk over NVLink (intra: ${node.intra}); give its bandwidth per GPU and direction, or set cluster.node.intra: pcie for a node without NVLink`);
+    throw new ScenarioError(
+      'cluster.node.nvlinkBandwidthGBps',
+      `is 0, but the GPUs of this node talk over NVLink (intra: ${node.intra}); give its bandwidth per GPU and direction, or set cluster.node.intra: pcie for a node without NVLink`,
+    );
   }
   const nicProblem = nicCountProblem(node.gpusPerNode, node.nicsPerNode);
   if (nicProblem) throw new ScenarioError('cluster.node.nicsPerNode', nicProblem);
@@ -160,7 +215,8 @@ function modelFromHfFile(hfConfig: string, baseDir: string): ModelSpec {
     if (err instanceof ScenarioError) {
       // Errors about the file's content carry its path as theirs; read errors have no path.
       if (err.path === hfConfig) throw new ScenarioError('model.hfConfig', `'${hfConfig}': ${problemOf(err).message}`);
-      const hint = full === hfConfig ? '' : ` (a relative hfConfig is looked up from the scenario file's folder, ${baseDir})`;
+      const hint =
+        full === hfConfig ? '' : ` (a relative hfConfig is looked up from the scenario file's folder, ${baseDir})`;
       throw new ScenarioError('model.hfConfig', err.message + hint);
     }
     throw err;
@@ -176,19 +232,29 @@ function resolveModel(m: ScenarioInput['model'], baseDir: string, source: string
   if (base) {
     const model = withOverrides(base, inline);
     // A multi-head model keeps one key/value head per query head when only the heads are changed.
-    if (inline.heads !== undefined && inline.kvHeads === undefined && base.kvHeads === base.heads) model.kvHeads = model.heads;
+    if (inline.heads !== undefined && inline.kvHeads === undefined && base.kvHeads === base.heads)
+      model.kvHeads = model.heads;
     // The name says when the shape is no longer the preset's (the sequence length is a training choice).
-    const shape = (['arch', 'layers', 'hidden', 'heads', 'kvHeads', 'ffnHidden', 'vocab', 'tiedEmbeddings'] as const).some((k) => model[k] !== base![k]) || headDim(model) !== headDim(base);
-    if (inline.name === undefined && (shape || JSON.stringify(model.mlpSizes) !== JSON.stringify(base.mlpSizes))) model.name = `${base.name} (modified)`;
+    const shape =
+      (['arch', 'layers', 'hidden', 'heads', 'kvHeads', 'ffnHidden', 'vocab', 'tiedEmbeddings'] as const).some(
+        (k) => model[k] !== base![k],
+      ) || headDim(model) !== headDim(base);
+    if (inline.name === undefined && (shape || JSON.stringify(model.mlpSizes) !== JSON.stringify(base.mlpSizes)))
+      model.name = `${base.name} (modified)`;
     return withPlainHeadDim(model);
   }
-  const missing: (keyof typeof inline)[] = (['arch', 'layers', 'hidden', 'seqLen', 'vocab'] as const).filter((k) => inline[k] === undefined);
+  const missing: (keyof typeof inline)[] = (['arch', 'layers', 'hidden', 'seqLen', 'vocab'] as const).filter(
+    (k) => inline[k] === undefined,
+  );
   if (inline.arch !== 'mlp' && inline.heads === undefined) missing.push('heads');
   if (inline.arch === 'mlp' && inline.mlpSizes === undefined) missing.push('mlpSizes');
   if (missing.length > 0) {
     throw new InvalidScenarioError(
       source,
-      missing.map((k) => ({ path: `model.${k}`, message: `is required when the model has no preset or hfConfig; expected ${expectation(modelSchema.shape[k])}` })),
+      missing.map((k) => ({
+        path: `model.${k}`,
+        message: `is required when the model has no preset or hfConfig; expected ${expectation(modelSchema.shape[k])}`,
+      })),
     );
   }
   const arch = inline.arch!;
@@ -214,8 +280,13 @@ function checkModel(model: ModelSpec): Problem[] {
   const problems: Problem[] = [];
   if (model.arch !== 'mlp') {
     // With heads of a width of their own the projections map h to heads·headDim, so heads need not divide h.
-    if (model.headDim === undefined && model.hidden % model.heads !== 0) problems.push({ path: 'model.heads', message: `${model.heads} does not divide hidden (${model.hidden}); give model.headDim if the heads have a width of their own` });
-    if (model.heads % model.kvHeads !== 0) problems.push({ path: 'model.kvHeads', message: `${model.kvHeads} does not divide heads (${model.heads})` });
+    if (model.headDim === undefined && model.hidden % model.heads !== 0)
+      problems.push({
+        path: 'model.heads',
+        message: `${model.heads} does not divide hidden (${model.hidden}); give model.headDim if the heads have a width of their own`,
+      });
+    if (model.heads % model.kvHeads !== 0)
+      problems.push({ path: 'model.kvHeads', message: `${model.kvHeads} does not divide heads (${model.heads})` });
   }
   return problems;
 }
@@ -223,7 +294,8 @@ function checkModel(model: ModelSpec): Problem[] {
 /** Validates and resolves a `cluster:` section on its own (for commands that need no model). */
 export function resolveClusterSection(raw: unknown, source: string): ClusterSpec {
   const parsed = clusterSchema.safeParse(raw);
-  if (!parsed.success) throw new InvalidScenarioError(source, zodProblems(parsed.error, 'cluster', { schema: clusterSchema, input: raw }));
+  if (!parsed.success)
+    throw new InvalidScenarioError(source, zodProblems(parsed.error, 'cluster', { schema: clusterSchema, input: raw }));
   const problems: Problem[] = [];
   const cluster = attempt(problems, () => resolveCluster(parsed.data, source));
   if (!cluster) throw new InvalidScenarioError(source, problems);
@@ -237,7 +309,8 @@ export function resolveClusterSection(raw: unknown, source: string): ClusterSpec
  */
 export function resolveModelSection(raw: unknown, baseDir: string, source: string): ModelSpec {
   const parsed = modelSchema.safeParse(raw);
-  if (!parsed.success) throw new InvalidScenarioError(source, zodProblems(parsed.error, 'model', { schema: modelSchema, input: raw }));
+  if (!parsed.success)
+    throw new InvalidScenarioError(source, zodProblems(parsed.error, 'model', { schema: modelSchema, input: raw }));
   return resolveModel(parsed.data, baseDir, source);
 }
 
@@ -250,7 +323,8 @@ export function resolveScenario(raw: unknown, source: string, baseDir: string): 
   try {
     input = scenarioSchema.parse(raw);
   } catch (err) {
-    if (err instanceof ZodError) throw new InvalidScenarioError(source, zodProblems(err, '', { schema: scenarioSchema, input: raw }));
+    if (err instanceof ZodError)
+      throw new InvalidScenarioError(source, zodProblems(err, '', { schema: scenarioSchema, input: raw }));
     throw err;
   }
   // Cluster and model are looked up independently, so a scenario with two bad presets hears of both.
@@ -266,7 +340,11 @@ export function resolveScenario(raw: unknown, source: string, baseDir: string): 
   problems.push(...checkParallel(par, dp, gpus, cluster.nodes, cluster.node.gpusPerNode, model, input.training));
   if (par.tpCommOverlap) problems.push(...tpCommOverlapProblems(par, cluster.node, input.training.framework, model));
   for (const [k, sms] of Object.entries(par.tpCommOverlapSms)) {
-    if (par.tpCommOverlap && sms >= cluster.node.gpu.smCount) problems.push({ path: `parallel.tpCommOverlapSms.${k}`, message: `${sms} SMs leave none of the ${cluster.node.gpu.name}'s ${cluster.node.gpu.smCount} to the GEMM; use fewer` });
+    if (par.tpCommOverlap && sms >= cluster.node.gpu.smCount)
+      problems.push({
+        path: `parallel.tpCommOverlapSms.${k}`,
+        message: `${sms} SMs leave none of the ${cluster.node.gpu.name}'s ${cluster.node.gpu.smCount} to the GEMM; use fewer`,
+      });
   }
   const t = input.training;
   const unit = t.microBatch * dp;
@@ -282,7 +360,10 @@ export function resolveScenario(raw: unknown, source: string, baseDir: string): 
   }
   for (const field of ['hostOpUs', 'hostCollectiveUs'] as const) {
     if (t[field] !== undefined && t.framework === 'none') {
-      problems.push({ path: `training.${field}`, message: `sets a host cost of the framework, but training.framework is 'none' (no host is modelled); set training.framework (e.g. megatron-deepspeed) or leave ${field} out` });
+      problems.push({
+        path: `training.${field}`,
+        message: `sets a host cost of the framework, but training.framework is 'none' (no host is modelled); set training.framework (e.g. megatron-deepspeed) or leave ${field} out`,
+      });
     }
   }
   problems.push(...optimizerStateProblems(t, par.offload));
@@ -291,16 +372,34 @@ export function resolveScenario(raw: unknown, source: string, baseDir: string): 
   problems.push(...gpuTrainingProblems(cluster.node.gpu, t, par.cp ?? 1));
   const microBatches = t.globalBatch / unit;
   problems.push(...simulationLimitProblems(gpus, dpKnown ? microBatches : NaN, model.layers));
-  if (dpKnown && par.pp > 1 && par.schedule === 'interleaved' && Number.isInteger(microBatches) && microBatches % par.pp !== 0) {
-    problems.push({ path: 'training.globalBatch', message: `the interleaved schedule needs the micro-batches per step (${microBatches}) to be a multiple of pp (${par.pp}), as Megatron requires` });
+  if (
+    dpKnown &&
+    par.pp > 1 &&
+    par.schedule === 'interleaved' &&
+    Number.isInteger(microBatches) &&
+    microBatches % par.pp !== 0
+  ) {
+    problems.push({
+      path: 'training.globalBatch',
+      message: `the interleaved schedule needs the micro-batches per step (${microBatches}) to be a multiple of pp (${par.pp}), as Megatron requires`,
+    });
   }
-  const measured = attempt(problems, () => resolveMeasuredCollectives(input.comm.measured, baseDir, cluster.node, source));
+  const measured = attempt(problems, () =>
+    resolveMeasuredCollectives(input.comm.measured, baseDir, cluster.node, source),
+  );
   const stage1 = par.zeroConfig.stage1 ?? (t.framework === 'megatron-deepspeed' ? 'deepspeed' : 'megatron');
   if (par.overlapParamGather && (par.zero !== 1 || stage1 !== 'megatron')) {
-    problems.push({ path: 'parallel.overlapParamGather', message: `overlaps the weight all-gather of Megatron's distributed optimizer, which needs zero 1 with zeroConfig.stage1 megatron (not zero ${par.zero}${par.zero === 1 ? `, stage1 ${stage1}` : ''}); leave overlapParamGather off` });
+    problems.push({
+      path: 'parallel.overlapParamGather',
+      message: `overlaps the weight all-gather of Megatron's distributed optimizer, which needs zero 1 with zeroConfig.stage1 megatron (not zero ${par.zero}${par.zero === 1 ? `, stage1 ${stage1}` : ''}); leave overlapParamGather off`,
+    });
   } else if (par.overlapParamGather && !par.zeroConfig.overlapComm) {
     // arguments.py: "Must use --overlap-param-gather with --overlap-grad-reduce".
-    problems.push({ path: 'parallel.overlapParamGather', message: 'needs the gradient reduction overlapped too, as Megatron requires (--overlap-grad-reduce): set parallel.zeroConfig.overlapComm: true, or leave overlapParamGather off' });
+    problems.push({
+      path: 'parallel.overlapParamGather',
+      message:
+        'needs the gradient reduction overlapped too, as Megatron requires (--overlap-grad-reduce): set parallel.zeroConfig.overlapComm: true, or leave overlapParamGather off',
+    });
   }
   if (problems.length > 0 || !measured) throw new InvalidScenarioError(source, problems);
   const lengthFromHf = t.seqLen === undefined && input.model.hfConfig !== undefined && input.model.seqLen === undefined;
@@ -309,37 +408,85 @@ export function resolveScenario(raw: unknown, source: string, baseDir: string): 
   if (lengthFromHf) warnings.push(hfSeqLenWarning(input.model.hfConfig!, model.seqLen, seqLen));
   const positions = learnedPositionsWarning(model, seqLen);
   if (positions) warnings.push(positions);
-  if (par.zeroConfig.stage3 !== undefined && par.zero !== 3) warnings.push(`parallel.zeroConfig.stage3 is ignored: it says whose ZeRO-3 it is, and zero is ${par.zero}`);
+  if (par.zeroConfig.stage3 !== undefined && par.zero !== 3)
+    warnings.push(`parallel.zeroConfig.stage3 is ignored: it says whose ZeRO-3 it is, and zero is ${par.zero}`);
   if (model.arch !== 'mlp' && model.kvHeads < model.heads && model.kvHeads % par.tp !== 0) {
-    const how = par.tp % model.kvHeads === 0 ? 'each TP rank is simulated with a copy of one, as inference engines replicate them' : `each TP rank is simulated with ${(model.kvHeads / par.tp).toFixed(2)} of them`;
-    warnings.push(`parallel.tp ${par.tp} does not divide the model's ${model.kvHeads} key/value heads: ${how}; Megatron-LM refused it before core 0.16, and since then (NVIDIA/Megatron-LM#2565) all-gathers the QKV activations over TP instead, which is not modelled`);
+    const how =
+      par.tp % model.kvHeads === 0
+        ? 'each TP rank is simulated with a copy of one, as inference engines replicate them'
+        : `each TP rank is simulated with ${(model.kvHeads / par.tp).toFixed(2)} of them`;
+    warnings.push(
+      `parallel.tp ${par.tp} does not divide the model's ${model.kvHeads} key/value heads: ${how}; Megatron-LM refused it before core 0.16, and since then (NVIDIA/Megatron-LM#2565) all-gathers the QKV activations over TP instead, which is not modelled`,
+    );
   }
   // Only when the scenario asked for it: the schema's default is not the user's request.
-  const overlapAsked = (raw as { parallel?: { zeroConfig?: { overlapComm?: unknown } } } | null)?.parallel?.zeroConfig?.overlapComm === true;
+  const overlapAsked =
+    (raw as { parallel?: { zeroConfig?: { overlapComm?: unknown } } } | null)?.parallel?.zeroConfig?.overlapComm ===
+    true;
   if (par.zero === 1 && stage1 === 'deepspeed' && par.pp > 1 && overlapAsked) {
     // deepspeed/runtime/engine.py _configure_zero_optimizer: "Pipeline parallelism does not support overlapped communication".
-    warnings.push('parallel.zeroConfig.overlapComm: DeepSpeed turns overlap_comm off under pipeline parallelism, so its ZeRO-1 reduces the gradients after backward; simulated so');
+    warnings.push(
+      'parallel.zeroConfig.overlapComm: DeepSpeed turns overlap_comm off under pipeline parallelism, so its ZeRO-1 reduces the gradients after backward; simulated so',
+    );
   }
   // The GPU's datasheet NVLink rate and PCIe generation are shown by `presets` but time nothing: the node's fields do.
   const gpuIn = input.cluster.gpu;
-  if (typeof gpuIn === 'object' && gpuIn.nvlinkBandwidthGBps !== undefined) warnings.push('cluster.gpu.nvlinkBandwidthGBps: ignored, the datasheet figure times nothing; NVLink transfers take the bandwidth NCCL reaches per GPU and direction, cluster.node.nvlinkBandwidthGBps: set that');
-  if (typeof gpuIn === 'object' && gpuIn.pcieGen !== undefined) warnings.push('cluster.gpu.pcieGen: ignored, it times nothing; PCIe transfers take cluster.node.pcieBandwidthGBps: set that');
+  if (typeof gpuIn === 'object' && gpuIn.nvlinkBandwidthGBps !== undefined)
+    warnings.push(
+      'cluster.gpu.nvlinkBandwidthGBps: ignored, the datasheet figure times nothing; NVLink transfers take the bandwidth NCCL reaches per GPU and direction, cluster.node.nvlinkBandwidthGBps: set that',
+    );
+  if (typeof gpuIn === 'object' && gpuIn.pcieGen !== undefined)
+    warnings.push(
+      'cluster.gpu.pcieGen: ignored, it times nothing; PCIe transfers take cluster.node.pcieBandwidthGBps: set that',
+    );
   // Link latencies describe the wires, but every transfer is timed by NCCL's latency model (ncclTuning.ts: a base
   // plus hwLat per NVLink, PCIe or network hop, which is what NCCL measured those hops at), so they time nothing.
   for (const [field, given] of linkLatencyFields(input.cluster)) {
-    if (given) warnings.push(`cluster.${field}: ignored, link latencies time nothing; collectives and point-to-point sends take NCCL's latency per hop (NVLink, PCIe or network), which counts the wire and switch latency already`);
+    if (given)
+      warnings.push(
+        `cluster.${field}: ignored, link latencies time nothing; collectives and point-to-point sends take NCCL's latency per hop (NVLink, PCIe or network), which counts the wire and switch latency already`,
+      );
   }
   if (par.pp > 1 && par.schedule !== 'interleaved' && par.virtualStages > 1) {
-    warnings.push(`parallel.virtualStages ${par.virtualStages}: ignored, the ${par.schedule} schedule runs one model chunk per stage; set parallel.schedule: interleaved to use it`);
+    warnings.push(
+      `parallel.virtualStages ${par.virtualStages}: ignored, the ${par.schedule} schedule runs one model chunk per stage; set parallel.schedule: interleaved to use it`,
+    );
   }
   return {
     ...(warnings.length > 0 ? { warnings } : {}),
     name: input.name ?? source.replace(/^.*[\\/]/, '').replace(/\.(ya?ml|json)$/, ''),
     seed: input.seed,
     cluster,
-    model: { ...model, seqLen, vocab: frameworkVocab(model, par.tp, t.vocabDivisibleBy ?? (t.framework === 'megatron-deepspeed' ? MEGATRON_VOCAB_DIVISIBLE_BY : 1)) },
-    training: { ...t, seqLen, optimizerState: isReducedOptimizerState(t.optimizerState) ? t.optimizerState : undefined },
-    parallel: { ...par, zeroConfig: { ...par.zeroConfig, stage1, ...(par.zero === 3 ? { stage3: par.zeroConfig.stage3 ?? (t.framework === 'megatron-deepspeed' ? 'deepspeed' : 'fsdp') } : {}) }, dp, cp: par.cp, cpCommType: par.cp > 1 ? par.cpCommType : undefined, tpCommOverlap: par.tpCommOverlap ? par.tpCommOverlapSms : undefined, schedule: par.pp > 1 ? par.schedule : '1f1b', virtualStages: par.pp > 1 && par.schedule === 'interleaved' ? par.virtualStages : 1 },
+    model: {
+      ...model,
+      seqLen,
+      vocab: frameworkVocab(
+        model,
+        par.tp,
+        t.vocabDivisibleBy ?? (t.framework === 'megatron-deepspeed' ? MEGATRON_VOCAB_DIVISIBLE_BY : 1),
+      ),
+    },
+    training: {
+      ...t,
+      seqLen,
+      optimizerState: isReducedOptimizerState(t.optimizerState) ? t.optimizerState : undefined,
+    },
+    parallel: {
+      ...par,
+      zeroConfig: {
+        ...par.zeroConfig,
+        stage1,
+        ...(par.zero === 3
+          ? { stage3: par.zeroConfig.stage3 ?? (t.framework === 'megatron-deepspeed' ? 'deepspeed' : 'fsdp') }
+          : {}),
+      },
+      dp,
+      cp: par.cp,
+      cpCommType: par.cp > 1 ? par.cpCommType : undefined,
+      tpCommOverlap: par.tpCommOverlap ? par.tpCommOverlapSms : undefined,
+      schedule: par.pp > 1 ? par.schedule : '1f1b',
+      virtualStages: par.pp > 1 && par.schedule === 'interleaved' ? par.virtualStages : 1,
+    },
     comm: { ...input.comm, measured },
     noise: input.noise,
     framework: withHostCosts(frameworkByName(t.framework), t.hostOpUs, t.hostCollectiveUs),

@@ -1,9 +1,17 @@
 import { z } from 'zod';
 import { FRAMEWORK_NAMES } from '../sim/workload/framework.js';
 import { ATTENTION_KERNEL_NAMES } from '../sim/workload/attentionKernels.js';
-import { DEEPSPEED_PERSISTENCE_THRESHOLD_ELEMENTS, DEEPSPEED_PREFETCH_BUCKET_ELEMENTS } from '../sim/parallel/zero3Collectives.js';
+import {
+  DEEPSPEED_PERSISTENCE_THRESHOLD_ELEMENTS,
+  DEEPSPEED_PREFETCH_BUCKET_ELEMENTS,
+} from '../sim/parallel/zero3Collectives.js';
 import { CP_COMM_TYPES, type CpCommType } from '../sim/workload/ops.js';
-import { MASTER_WEIGHTS_TYPES, MOMENT_TYPES, type MasterWeightsType, type MomentType } from '../sim/memory/optimizerState.js';
+import {
+  MASTER_WEIGHTS_TYPES,
+  MOMENT_TYPES,
+  type MasterWeightsType,
+  type MomentType,
+} from '../sim/memory/optimizerState.js';
 
 /**
  * The scenario file's shape (YAML or JSON). Field names here are the contract with users; every
@@ -29,8 +37,20 @@ const gpuInline = z
   .object({
     preset: z.string().describe('a GPU preset name (`clustersim presets` lists them)'),
     name: z.string(),
-    peakTflops: z.object({ fp32: within(0.01, 1e6), tf32: within(0.01, 1e6), fp16: within(0.01, 1e6), bf16: within(0.01, 1e6), fp8: within(0.01, 1e6) }).partial().strict(),
-    gemmCeiling: z.object({ fp32: fraction, tf32: fraction, fp16: fraction, bf16: fraction, fp8: fraction }).partial().strict(),
+    peakTflops: z
+      .object({
+        fp32: within(0.01, 1e6),
+        tf32: within(0.01, 1e6),
+        fp16: within(0.01, 1e6),
+        bf16: within(0.01, 1e6),
+        fp8: within(0.01, 1e6),
+      })
+      .partial()
+      .strict(),
+    gemmCeiling: z
+      .object({ fp32: fraction, tf32: fraction, fp16: fraction, bf16: fraction, fp8: fraction })
+      .partial()
+      .strict(),
     sustainedGemmFraction: fraction,
     memoryGiB: within(0.1, 1e5),
     hbmBandwidthGBps: bandwidthGBps,
@@ -57,8 +77,12 @@ const nodeInline = z
     gpusPerPcieSwitch: positiveInt,
     interSocketBandwidthGBps: bandwidthGBps,
     nicsPerNode: positiveInt.max(1024),
-    hostAdamParamsPerS: within(1e3, 1e15).describe("the whole node's CPU-Adam rate for optimizer offload, parameters per second, shared by its GPUs' processes"),
-    hostMemoryGiB: within(0.1, 1e7).describe('host (CPU) memory of the node, GiB: where optimizer offload keeps its state'),
+    hostAdamParamsPerS: within(1e3, 1e15).describe(
+      "the whole node's CPU-Adam rate for optimizer offload, parameters per second, shared by its GPUs' processes",
+    ),
+    hostMemoryGiB: within(0.1, 1e7).describe(
+      'host (CPU) memory of the node, GiB: where optimizer offload keeps its state',
+    ),
   })
   .partial()
   .strict();
@@ -82,9 +106,15 @@ export const clusterSchema = z
     /** A node preset (`dgx-a100-80gb`); it brings its usual network unless `network` says otherwise. */
     preset: z.string().describe('a node preset name (`clustersim presets` lists them)').optional(),
     nodes: positiveInt.default(1),
-    gpu: z.union([z.string(), gpuInline]).describe(`a GPU preset name or a mapping with fields ${Object.keys(gpuInline.shape).join(', ')}`).optional(),
+    gpu: z
+      .union([z.string(), gpuInline])
+      .describe(`a GPU preset name or a mapping with fields ${Object.keys(gpuInline.shape).join(', ')}`)
+      .optional(),
     node: nodeInline.optional(),
-    network: z.union([z.string(), networkInline]).describe(`a network preset name or a mapping with fields ${Object.keys(networkInline.shape).join(', ')}`).optional(),
+    network: z
+      .union([z.string(), networkInline])
+      .describe(`a network preset name or a mapping with fields ${Object.keys(networkInline.shape).join(', ')}`)
+      .optional(),
   })
   .strict();
 
@@ -196,7 +226,11 @@ export const parallelSchema = z
     tpCommOverlap: z.boolean().default(false),
     /** SMs its communication takes beside the GEMMs (TE's defaults: 16 each; NeMo recipes set their own). */
     tpCommOverlapSms: z
-      .object({ proj: z.number().int().nonnegative().default(16), fc2: z.number().int().nonnegative().default(16), bulk: z.number().int().nonnegative().default(16) })
+      .object({
+        proj: z.number().int().nonnegative().default(16),
+        fc2: z.number().int().nonnegative().default(16),
+        bulk: z.number().int().nonnegative().default(16),
+      })
       .strict()
       .default({}),
     tpStyle: z.enum(['megatron', 'allgather']).default('megatron'),
@@ -253,7 +287,11 @@ export const parallelSchema = z
          * DeepSpeed ZeRO-3's `stage3_param_persistence_threshold`: parameters of fewer elements are kept whole and never
          * gathered. Default DeepSpeed's 1e5. FSDP's ZeRO-3 uses neither: it gathers a wrapped block at a time.
          */
-        persistenceThresholdElements: z.number().nonnegative().finite().default(DEEPSPEED_PERSISTENCE_THRESHOLD_ELEMENTS),
+        persistenceThresholdElements: z
+          .number()
+          .nonnegative()
+          .finite()
+          .default(DEEPSPEED_PERSISTENCE_THRESHOLD_ELEMENTS),
       })
       .strict()
       .default({}),

@@ -47,8 +47,12 @@ function numberWords(s: z.ZodNumber): string {
     else if (c.kind === 'min') min = c;
     else if (c.kind === 'max') max = c;
   }
-  if (min && max && min.inclusive && max.inclusive) return `${kind}, ${numberText(min.value)} to ${numberText(max.value)}`;
-  const bounds = [min && `${min.inclusive ? '≥' : '>'} ${numberText(min.value)}`, max && `${max.inclusive ? '≤' : '<'} ${numberText(max.value)}`].filter(Boolean);
+  if (min && max && min.inclusive && max.inclusive)
+    return `${kind}, ${numberText(min.value)} to ${numberText(max.value)}`;
+  const bounds = [
+    min && `${min.inclusive ? '≥' : '>'} ${numberText(min.value)}`,
+    max && `${max.inclusive ? '≤' : '<'} ${numberText(max.value)}`,
+  ].filter(Boolean);
   return [kind, ...bounds].join(' ');
 }
 
@@ -69,9 +73,13 @@ export function takesWords(schema: AnyZod): string {
 
 function defaultWords(value: unknown): string | undefined {
   if (value === undefined) return undefined;
-  if (typeof value === 'object' && value !== null && !Array.isArray(value) && Object.keys(value).length === 0) return undefined;
+  if (typeof value === 'object' && value !== null && !Array.isArray(value) && Object.keys(value).length === 0)
+    return undefined;
   // As a scenario would write it: 1e5 for a round power, the digits otherwise (no separators: YAML reads 1,000 as text).
-  if (typeof value === 'number') return Number.isInteger(value) && value >= 1e4 && /^[1-9]0+$/.test(String(value)) ? exponentText(value) : String(value);
+  if (typeof value === 'number')
+    return Number.isInteger(value) && value >= 1e4 && /^[1-9]0+$/.test(String(value))
+      ? exponentText(value)
+      : String(value);
   return typeof value === 'string' ? value : JSON.stringify(value);
 }
 
@@ -85,12 +93,22 @@ export function schemaFields(schema: AnyZod, prefix = ''): SchemaField[] {
     const d = defaultWords(defaultValue);
     return prefix === '' ? [] : [{ path: prefix, takes, ...(d !== undefined ? { default: d } : {}) }];
   };
-  const under = (obj: z.ZodObject<z.ZodRawShape>) => Object.entries(obj.shape).flatMap(([k, v]) => schemaFields(v as AnyZod, prefix ? `${prefix}.${k}` : k));
+  const under = (obj: z.ZodObject<z.ZodRawShape>) =>
+    Object.entries(obj.shape).flatMap(([k, v]) => schemaFields(v as AnyZod, prefix ? `${prefix}.${k}` : k));
   if (inner instanceof z.ZodObject) return under(inner);
   if (inner instanceof z.ZodUnion) {
     const options = (inner._def.options as AnyZod[]).map((o) => unwrap(o).inner);
     const mapping = options.find((o): o is z.ZodObject<z.ZodRawShape> => o instanceof z.ZodObject);
-    if (mapping) return [...here(`${options.filter((o) => o !== mapping).map(takesWords).join(' | ')}, or a mapping of the fields below`), ...under(mapping)];
+    if (mapping)
+      return [
+        ...here(
+          `${options
+            .filter((o) => o !== mapping)
+            .map(takesWords)
+            .join(' | ')}, or a mapping of the fields below`,
+        ),
+        ...under(mapping),
+      ];
   }
   return here(takesWords(inner));
 }
@@ -98,5 +116,11 @@ export function schemaFields(schema: AnyZod, prefix = ''): SchemaField[] {
 /** The fields as a markdown table. */
 export function schemaFieldTable(fields: readonly SchemaField[]): string {
   const cell = (s: string) => s.replace(/\|/g, '\\|');
-  return ['| field | takes | default |', '|---|---|---|', ...fields.map((f) => `| \`${f.path}\` | ${cell(f.takes)} | ${f.default !== undefined ? `\`${cell(f.default)}\`` : ''} |`)].join('\n');
+  return [
+    '| field | takes | default |',
+    '|---|---|---|',
+    ...fields.map(
+      (f) => `| \`${f.path}\` | ${cell(f.takes)} | ${f.default !== undefined ? `\`${cell(f.default)}\`` : ''} |`,
+    ),
+  ].join('\n');
 }

@@ -31,7 +31,10 @@ export function simulationLimitProblems(gpus: number, microBatches: number, laye
     });
   }
   if (gpus > MAX_GPUS) {
-    problems.push({ path: 'cluster.nodes', message: `${gpus.toLocaleString('en-US')} GPUs is more than the ${MAX_GPUS.toLocaleString('en-US')} the simulator takes (time grows with the cluster); simulate a smaller cluster` });
+    problems.push({
+      path: 'cluster.nodes',
+      message: `${gpus.toLocaleString('en-US')} GPUs is more than the ${MAX_GPUS.toLocaleString('en-US')} the simulator takes (time grows with the cluster); simulate a smaller cluster`,
+    });
   }
   if (Number.isFinite(microBatches) && microBatches > MAX_MICRO_BATCHES_PER_STEP) {
     problems.push({

@@ -32,7 +32,12 @@ function unwrap(schema: ZodTypeAny): { inner: ZodTypeAny; description?: string }
   let description = def(s).description;
   for (;;) {
     const d = def(s);
-    const next = d.typeName === 'ZodOptional' || d.typeName === 'ZodDefault' || d.typeName === 'ZodNullable' ? d.innerType : d.typeName === 'ZodEffects' ? d.schema : undefined;
+    const next =
+      d.typeName === 'ZodOptional' || d.typeName === 'ZodDefault' || d.typeName === 'ZodNullable'
+        ? d.innerType
+        : d.typeName === 'ZodEffects'
+          ? d.schema
+          : undefined;
     if (!next) return { inner: s, description };
     s = next;
     description ??= def(s).description;
@@ -43,10 +48,11 @@ function fieldsOf(schema: ZodTypeAny): string[] | undefined {
   const { inner } = unwrap(schema);
   const d = def(inner);
   if (d.typeName === 'ZodObject' && d.shape) return Object.keys(d.shape());
-  if (d.typeName === 'ZodUnion') for (const o of d.options ?? []) {
-    const f = fieldsOf(o);
-    if (f) return f;
-  }
+  if (d.typeName === 'ZodUnion')
+    for (const o of d.options ?? []) {
+      const f = fieldsOf(o);
+      if (f) return f;
+    }
   return undefined;
 }
 
@@ -81,7 +87,8 @@ export function expectation(schema: ZodTypeAny): string {
       return JSON.stringify(d.value);
     case 'ZodUnion': {
       const opts = d.options ?? [];
-      if (opts.every((o) => def(unwrap(o).inner).typeName === 'ZodLiteral')) return `one of ${opts.map((o) => JSON.stringify(def(unwrap(o).inner).value)).join(', ')}`;
+      if (opts.every((o) => def(unwrap(o).inner).typeName === 'ZodLiteral'))
+        return `one of ${opts.map((o) => JSON.stringify(def(unwrap(o).inner).value)).join(', ')}`;
       return opts.map(expectation).join(' or ');
     }
     case 'ZodObject':
@@ -158,7 +165,9 @@ function join(prefix: string, path: readonly (string | number)[]): string {
 /** For a preset's name where only a mapping is taken (`cluster: dgx-h100`): how to write it. */
 function presetHint(field: ZodTypeAny | undefined, value: unknown, path: string): string {
   const fields = field ? fieldsOf(field) : undefined;
-  return typeof value === 'string' && fields?.includes('preset') ? `; to name a preset write ${path}: { preset: ${value} }` : '';
+  return typeof value === 'string' && fields?.includes('preset')
+    ? `; to name a preset write ${path}: { preset: ${value} }`
+    : '';
 }
 
 function drafts(issue: ZodIssue, prefix: string, ctx: Context): Draft[] {
@@ -168,11 +177,23 @@ function drafts(issue: ZodIssue, prefix: string, ctx: Context): Draft[] {
   const path = join(prefix, issue.path);
   switch (issue.code) {
     case 'invalid_type':
-      if (issue.received === 'undefined') return [{ path, message: `is required; expected ${expected ?? issue.expected}`, required: true }];
-      if (issue.expected === 'integer') return [{ path, message: `expected ${expected ?? 'a whole number'}, got ${got}` }];
-      return [{ path, message: `expected ${expected ?? issue.expected}, got ${ctx.input === undefined ? issue.received : got}${presetHint(field, valueAt(ctx.input, issue.path), path)}` }];
+      if (issue.received === 'undefined')
+        return [{ path, message: `is required; expected ${expected ?? issue.expected}`, required: true }];
+      if (issue.expected === 'integer')
+        return [{ path, message: `expected ${expected ?? 'a whole number'}, got ${got}` }];
+      return [
+        {
+          path,
+          message: `expected ${expected ?? issue.expected}, got ${ctx.input === undefined ? issue.received : got}${presetHint(field, valueAt(ctx.input, issue.path), path)}`,
+        },
+      ];
     case 'invalid_enum_value':
-      return [{ path, message: `expected one of ${issue.options.map((o) => `'${String(o)}'`).join(', ')}, got '${String(issue.received)}'` }];
+      return [
+        {
+          path,
+          message: `expected one of ${issue.options.map((o) => `'${String(o)}'`).join(', ')}, got '${String(issue.received)}'`,
+        },
+      ];
     case 'invalid_literal':
       return [{ path, message: `expected ${expected ?? JSON.stringify(issue.expected)}, got ${got}` }];
     case 'unrecognized_keys': {
@@ -195,12 +216,20 @@ function drafts(issue: ZodIssue, prefix: string, ctx: Context): Draft[] {
     case 'not_finite':
       if (issue.code !== 'not_finite' && issue.type === 'array') {
         const found = valueAt(ctx.input, issue.path);
-        if (expected && Array.isArray(found)) return [{ path, message: `expected ${expected}, got a list of ${found.length}` }];
-        return [{ path, message: `needs ${issue.code === 'too_small' ? 'at least' : 'at most'} ${issue.code === 'too_small' ? issue.minimum : issue.maximum} entries` }];
+        if (expected && Array.isArray(found))
+          return [{ path, message: `expected ${expected}, got a list of ${found.length}` }];
+        return [
+          {
+            path,
+            message: `needs ${issue.code === 'too_small' ? 'at least' : 'at most'} ${issue.code === 'too_small' ? issue.minimum : issue.maximum} entries`,
+          },
+        ];
       }
       if (expected) return [{ path, message: `expected ${expected}, got ${got}` }];
-      if (issue.code === 'too_small' && issue.type === 'number') return [{ path, message: `must be ${issue.inclusive ? '≥' : '>'} ${issue.minimum}` }];
-      if (issue.code === 'too_big' && issue.type === 'number') return [{ path, message: `must be ${issue.inclusive ? '≤' : '<'} ${issue.maximum}` }];
+      if (issue.code === 'too_small' && issue.type === 'number')
+        return [{ path, message: `must be ${issue.inclusive ? '≥' : '>'} ${issue.minimum}` }];
+      if (issue.code === 'too_big' && issue.type === 'number')
+        return [{ path, message: `must be ${issue.inclusive ? '≤' : '<'} ${issue.maximum}` }];
       return [{ path, message: issue.message }];
     case 'invalid_union': {
       // A branch that got past the type check says more than "wrong type" does: report its issues.
@@ -225,6 +254,10 @@ export function zodProblems(error: ZodError, prefix = '', ctx: Context = {}): Pr
     .filter((p) => !(p.required && typoed.has(p.path)))
     .map((p) => ({
       path: p.path,
-      message: p.message.replace(/\?\)$/, p.meant && all.some((q) => q.required && q.path === p.meant) ? '? it is required and missing)' : '?)') + (p.allowedText ?? ''),
+      message:
+        p.message.replace(
+          /\?\)$/,
+          p.meant && all.some((q) => q.required && q.path === p.meant) ? '? it is required and missing)' : '?)',
+        ) + (p.allowedText ?? ''),
     }));
 }

@@ -26,7 +26,10 @@ export class UnknownPresetError extends ScenarioError {
 
   constructor(kind: string, requested: string, allowed: readonly string[], path = kind) {
     const meant = closest(requested, allowed);
-    super(path, `unknown ${kind} preset '${requested}'${meant ? ` (did you mean '${meant}'?)` : ''}; expected one of: ${allowed.join(', ')}`);
+    super(
+      path,
+      `unknown ${kind} preset '${requested}'${meant ? ` (did you mean '${meant}'?)` : ''}; expected one of: ${allowed.join(', ')}`,
+    );
     this.name = 'UnknownPresetError';
     this.kind = kind;
     this.requested = requested;

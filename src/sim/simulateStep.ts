@@ -30,7 +30,25 @@ export interface StepResult {
   name: string;
   seed: number;
   gpus: number;
-  parallel: { tp: number; pp: number; dp: number; cp: number; cpCommType?: string; schedule: string; virtualStages: number; zero: number; offload: string; recompute: string; sequenceParallel: boolean; tpCommOverlap?: boolean; tpCommOverlapSms?: { proj: number; fc2: number; bulk: number }; fp32Gradients: boolean; fp32Reduction?: boolean; zeroStage1?: 'deepspeed' | 'megatron'; overlapParamGather?: boolean };
+  parallel: {
+    tp: number;
+    pp: number;
+    dp: number;
+    cp: number;
+    cpCommType?: string;
+    schedule: string;
+    virtualStages: number;
+    zero: number;
+    offload: string;
+    recompute: string;
+    sequenceParallel: boolean;
+    tpCommOverlap?: boolean;
+    tpCommOverlapSms?: { proj: number; fc2: number; bulk: number };
+    fp32Gradients: boolean;
+    fp32Reduction?: boolean;
+    zeroStage1?: 'deepspeed' | 'megatron';
+    overlapParamGather?: boolean;
+  };
   stepTimeS: number;
   samplesPerS: number;
   tokensPerS: number;
@@ -63,7 +81,14 @@ export interface StepResult {
    * optimizer step on the host (CPU offload) while the GPU neither computes nor communicates. `bubbleS` is idle time
    * between a rank's first and last forward/backward work when there is a pipeline (0 otherwise).
    */
-  breakdown: { computeS: number; exposedCommS: number; bubbleS: number; hostOptimizerS: number; idleS: number; commS: number };
+  breakdown: {
+    computeS: number;
+    exposedCommS: number;
+    bubbleS: number;
+    hostOptimizerS: number;
+    idleS: number;
+    commS: number;
+  };
   modelParams: number;
   microBatchesPerStep: number;
   buckets: { count: number; meanBytes: number };
@@ -92,8 +117,13 @@ export const MFU_NOTE_ABOVE = 0.65;
  */
 function mfuNotes(mfu: number, kernels: StepSetup['training']['kernels']): string[] {
   if (!(mfu > MFU_NOTE_ABOVE)) return [];
-  const eager = kernels === 'eager' ? '' : '; the default fused element-wise kernels are a best case, --set training.kernels=eager models eager PyTorch';
-  return [`MFU ${(100 * mfu).toFixed(1)}% is above what published training runs report (Megatron-LM up to 52% on A100, SC21 Table 1; PyTorch FSDP up to 46% on H100, llm-foundry's benchmarks): read it as a bound${eager}`];
+  const eager =
+    kernels === 'eager'
+      ? ''
+      : '; the default fused element-wise kernels are a best case, --set training.kernels=eager models eager PyTorch';
+  return [
+    `MFU ${(100 * mfu).toFixed(1)}% is above what published training runs report (Megatron-LM up to 52% on A100, SC21 Table 1; PyTorch FSDP up to 46% on H100, llm-foundry's benchmarks): read it as a bound${eager}`,
+  ];
 }
 
 /** A GPU of the scenario's own that runs on another's kernel figures: which, so that the output never hides it. */
@@ -101,7 +131,9 @@ function kernelFigureNotes(setup: StepSetup): string[] {
   const gpu = setup.cluster.node.gpu;
   if (!gpu.kernelFiguresOf) return [];
   const { gpu: base, figures } = gpu.kernelFiguresOf;
-  return [`GPU ${gpu.name} computes with ${base}'s kernel figures where the scenario gives none (${figures.join(', ')}): set the fields under cluster.gpu, or measure the GPU with clustersim calibrate and pass --profile`];
+  return [
+    `GPU ${gpu.name} computes with ${base}'s kernel figures where the scenario gives none (${figures.join(', ')}): set the fields under cluster.gpu, or measure the GPU with clustersim calibrate and pass --profile`,
+  ];
 }
 
 /** Remarks on placement: TP groups that leave the node, pipeline stages that share a node, etc. */
@@ -110,22 +142,35 @@ function placementNotes(setup: StepSetup): string[] {
   const par = setup.parallel;
   const perNode = setup.cluster.node.gpusPerNode;
   if (par.tp > perNode) {
-    notes.push(`tp ${par.tp} exceeds the ${perNode} GPUs of a node: tensor-parallel collectives cross the NICs (${setup.cluster.network.linkGbps} Gb/s ${setup.cluster.network.fabric}) on the critical path`);
+    notes.push(
+      `tp ${par.tp} exceeds the ${perNode} GPUs of a node: tensor-parallel collectives cross the NICs (${setup.cluster.network.linkGbps} Gb/s ${setup.cluster.network.fabric}) on the critical path`,
+    );
   } else if (par.placement === 'tp-dp-pp' && perNode % par.tp !== 0) {
     notes.push(`tp ${par.tp} does not divide the ${perNode} GPUs of a node: some TP groups straddle two nodes`);
   }
-  if (setup.cluster.node.intra === 'pcie' && par.tp > 1) notes.push(`tensor parallelism over PCIe (no NVLink in ${setup.cluster.node.name}): every layer waits for its all-reduces over PCIe`);
+  if (setup.cluster.node.intra === 'pcie' && par.tp > 1)
+    notes.push(
+      `tensor parallelism over PCIe (no NVLink in ${setup.cluster.node.name}): every layer waits for its all-reduces over PCIe`,
+    );
   const spread = setup.noise.gpuSpeedSpread ?? 0;
   if (spread > 0) {
     const world = par.tp * (par.cp ?? 1) * par.pp * par.dp;
     const pct = (f: number) => `${(100 * (f - 1)).toFixed(1)}%`;
-    if (setup.fidelity === 'full') notes.push(`GPU speed spread ${(100 * spread).toFixed(1)}%: each GPU's compute is slowed by its own factor, drawn from seed ${setup.seed}`);
-    else if (par.pp === 1) notes.push(`GPU speed spread ${(100 * spread).toFixed(1)}%: every GPU computes at the expected slowest of the ${world}, ${pct(1 + spread * expectedMaxStandardNormal(world))} slower than the model's figures`);
+    if (setup.fidelity === 'full')
+      notes.push(
+        `GPU speed spread ${(100 * spread).toFixed(1)}%: each GPU's compute is slowed by its own factor, drawn from seed ${setup.seed}`,
+      );
+    else if (par.pp === 1)
+      notes.push(
+        `GPU speed spread ${(100 * spread).toFixed(1)}%: every GPU computes at the expected slowest of the ${world}, ${pct(1 + spread * expectedMaxStandardNormal(world))} slower than the model's figures`,
+      );
     else {
       const f = symmetricStageFactors(setup, world);
       const slowest = f.indexOf(Math.max(...f));
       const others = f[slowest === 0 ? 1 : 0];
-      notes.push(`GPU speed spread ${(100 * spread).toFixed(1)}%: every stage computes at the expected slowest of its ${world / par.pp} GPUs (${pct(others)} slower), and stage ${slowest} holds the expected slowest of all ${world} (${pct(f[slowest])} slower), drawn from seed ${setup.seed}; an upper estimate with a pipeline (full fidelity over several seeds gives the mean)`);
+      notes.push(
+        `GPU speed spread ${(100 * spread).toFixed(1)}%: every stage computes at the expected slowest of its ${world / par.pp} GPUs (${pct(others)} slower), and stage ${slowest} holds the expected slowest of all ${world} (${pct(f[slowest])} slower), drawn from seed ${setup.seed}; an upper estimate with a pipeline (full fidelity over several seeds gives the mean)`,
+      );
     }
   }
   return notes;
@@ -139,7 +184,10 @@ function gpuSpeedSummary(setup: StepSetup, world: number): { gpuSpeed?: { spread
   const spread = setup.noise.gpuSpeedSpread ?? 0;
   if (spread <= 0) return {};
   const factorOf = gpuSpeedFactors(setup, world);
-  const factors = setup.fidelity === 'full' ? Array.from({ length: world }, (_, r) => factorOf(r)) : symmetricStageFactors(setup, world);
+  const factors =
+    setup.fidelity === 'full'
+      ? Array.from({ length: world }, (_, r) => factorOf(r))
+      : symmetricStageFactors(setup, world);
   return { gpuSpeed: { spread, slowestFactor: factors.reduce((a, b) => Math.max(a, b), 0) } };
 }
 
@@ -156,10 +204,18 @@ export interface StepRun {
  * idle-network time as one event (exact, and most of the flows of a tensor-parallel run). Should a
  * flow ever meet such a call, the step is simulated again with flows throughout.
  */
-function execute(plan: StepPlan, topology: Topology, collectives: CollectiveService, onProgress?: (p: StepProgress) => void): { trace: Trace; sim: Simulator } {
+function execute(
+  plan: StepPlan,
+  topology: Topology,
+  collectives: CollectiveService,
+  onProgress?: (p: StepProgress) => void,
+): { trace: Trace; sim: Simulator } {
   for (const idleCollectives of [true, false]) {
     const sim = new Simulator();
-    const net = new FlowNetwork(sim, topology.links.map((l) => l.bandwidthGBps));
+    const net = new FlowNetwork(
+      sim,
+      topology.links.map((l) => l.bandwidthGBps),
+    );
     try {
       const executor = new ProgramExecutor(plan.program, sim, net, collectives, { idleCollectives });
       const tasks = plan.program.tasks.length;
@@ -183,10 +239,16 @@ export interface StepProgress {
  * Simulates one training step, event by event. `onProgress` is called every few thousand events (a long run shows
  * progress with it); should the run start over without idle-time collectives, the count starts over too.
  */
+// eslint-disable-next-line max-lines-per-function -- assembles the StepResult from every statistic; debt: to split by section
 export function simulateStep(setup: StepSetup, options: { onProgress?: (p: StepProgress) => void } = {}): StepRun {
   const topology = buildTopology(setup.cluster);
   const plan = compileStep(setup);
-  const collectives = new CollectiveService(topology, { mode: setup.comm.mode, allReduceAlgorithm: setup.comm.algorithm, protocol: setup.comm.protocol, measured: setup.comm.measured });
+  const collectives = new CollectiveService(topology, {
+    mode: setup.comm.mode,
+    allReduceAlgorithm: setup.comm.algorithm,
+    protocol: setup.comm.protocol,
+    measured: setup.comm.measured,
+  });
   const { trace, sim } = execute(plan, topology, collectives, options.onProgress);
 
   const par = setup.parallel;
@@ -194,7 +256,10 @@ export function simulateStep(setup: StepSetup, options: { onProgress?: (p: StepP
   const stepTimeS = trace.makespanNs / 1e9;
   // Every input is range-checked, so this is a last guard: a result that is not a number is never printed as one.
   if (!Number.isFinite(stepTimeS)) {
-    throw new ScenarioError('', `the simulated step time came out as ${stepTimeS} s, not a finite number: a hardware or profile value is out of any real range (a rate near 0, a latency near infinity); check the cluster's fields and the profile`);
+    throw new ScenarioError(
+      '',
+      `the simulated step time came out as ${stepTimeS} s, not a finite number: a hardware or profile value is out of any real range (a rate near 0, a latency near infinity); check the cluster's fields and the profile`,
+    );
   }
   const t = setup.training;
   const modelFlops = modelFlopsPerStep(setup.model, t.globalBatch, t.seqLen);
@@ -209,15 +274,45 @@ export function simulateStep(setup: StepSetup, options: { onProgress?: (p: StepP
   const buckets = plan.stages.flatMap((s) => s.gradients.buckets);
   const largest = buckets.reduce((a, b) => (b.bytes > a.bytes ? b : a), buckets[0]);
   const dpGroup = plan.layout.dpGroup(0, 0);
-  const choice = plan.layout.dp > 1 && largest ? collectives.choose(par.zero === 0 ? 'all_reduce' : 'reduce_scatter', dpGroup, largest.bytes) : undefined;
-  const { stage: _s, fits: _f, layers: _l, paramsPerRank: _p, paramsHeldPerGpu: _ph, passesInFlight: _i, shortfallBytes: _b, hostBytes: _h, ...breakdown } = fullest;
+  const choice =
+    plan.layout.dp > 1 && largest
+      ? collectives.choose(par.zero === 0 ? 'all_reduce' : 'reduce_scatter', dpGroup, largest.bytes)
+      : undefined;
+  const {
+    stage: _s,
+    fits: _f,
+    layers: _l,
+    paramsPerRank: _p,
+    paramsHeldPerGpu: _ph,
+    passesInFlight: _i,
+    shortfallBytes: _b,
+    hostBytes: _h,
+    ...breakdown
+  } = fullest;
   const host = hostMemoryPerNode(setup, perStage);
   const tflopsPerGpu = modelFlops / stepTimeS / gpus / 1e12;
   const result: StepResult = {
     name: setup.name,
     seed: setup.seed,
     gpus,
-    parallel: { tp: par.tp, pp: par.pp, dp: par.dp, cp: par.cp ?? 1, ...((par.cp ?? 1) > 1 ? { cpCommType: par.cpCommType ?? 'p2p' } : {}), schedule: par.schedule, virtualStages: par.virtualStages, zero: par.zero, offload: par.offload, recompute: par.recompute, sequenceParallel: par.sequenceParallel, ...(par.tpCommOverlap ? { tpCommOverlap: true, tpCommOverlapSms: { ...par.tpCommOverlap } } : {}), fp32Gradients: par.fp32Gradients ?? false, ...(par.fp32Reduction ? { fp32Reduction: true } : {}), ...(par.zero === 1 && par.zeroConfig.stage1 ? { zeroStage1: par.zeroConfig.stage1 } : {}), ...(par.overlapParamGather ? { overlapParamGather: true } : {}) },
+    parallel: {
+      tp: par.tp,
+      pp: par.pp,
+      dp: par.dp,
+      cp: par.cp ?? 1,
+      ...((par.cp ?? 1) > 1 ? { cpCommType: par.cpCommType ?? 'p2p' } : {}),
+      schedule: par.schedule,
+      virtualStages: par.virtualStages,
+      zero: par.zero,
+      offload: par.offload,
+      recompute: par.recompute,
+      sequenceParallel: par.sequenceParallel,
+      ...(par.tpCommOverlap ? { tpCommOverlap: true, tpCommOverlapSms: { ...par.tpCommOverlap } } : {}),
+      fp32Gradients: par.fp32Gradients ?? false,
+      ...(par.fp32Reduction ? { fp32Reduction: true } : {}),
+      ...(par.zero === 1 && par.zeroConfig.stage1 ? { zeroStage1: par.zeroConfig.stage1 } : {}),
+      ...(par.overlapParamGather ? { overlapParamGather: true } : {}),
+    },
     stepTimeS,
     samplesPerS: t.globalBatch / stepTimeS,
     tokensPerS: (t.globalBatch * t.seqLen) / stepTimeS,
@@ -245,19 +340,36 @@ export function simulateStep(setup: StepSetup, options: { onProgress?: (p: StepP
     },
     modelParams: parameterCount(setup.model),
     microBatchesPerStep: plan.microBatchesPerStep,
-    buckets: { count: buckets.length, meanBytes: buckets.reduce((a, b) => a + b.bytes, 0) / Math.max(1, buckets.length) },
+    buckets: {
+      count: buckets.length,
+      meanBytes: buckets.reduce((a, b) => a + b.bytes, 0) / Math.max(1, buckets.length),
+    },
     gradientAllReduce: choice ? { algorithm: choice.algorithm, protocol: choice.protocol } : undefined,
     eventsFired: sim.eventsFired,
-    ...(t.flashAttention && setup.model.arch !== 'mlp' ? { attention: attentionSummary(setup.cluster.node.gpu, t.attentionKernel) } : {}),
+    ...(t.flashAttention && setup.model.arch !== 'mlp'
+      ? { attention: attentionSummary(setup.cluster.node.gpu, t.attentionKernel) }
+      : {}),
     ...gpuSpeedSummary(setup, gpus),
     // A calibrated CPU's peak is its own measured ceiling: published GPU runs say nothing of its MFU.
-    notes: [...kernelFigureNotes(setup), ...placementNotes(setup), ...(setup.cluster.node.gpu.calibratedCpu ? [] : mfuNotes(tflopsPerGpu / peak, t.kernels))],
+    notes: [
+      ...kernelFigureNotes(setup),
+      ...placementNotes(setup),
+      ...(setup.cluster.node.gpu.calibratedCpu ? [] : mfuNotes(tflopsPerGpu / peak, t.kernels)),
+    ],
     bottleneck: undefined as unknown as Bottleneck,
   };
   const balance = stageBalance(plan, breakdowns, stepTimeS, pipelineLayerCount(setup.model));
   if (balance) result.stageBalance = balance;
   result.bottleneck = diagnose(
-    { ...result.breakdown, stepTimeS, fits: result.memory.gpuFits, shortfallBytes: result.memory.shortfallBytes, capacityBytes, host: result.memory.host, stages: balance },
+    {
+      ...result.breakdown,
+      stepTimeS,
+      fits: result.memory.gpuFits,
+      shortfallBytes: result.memory.shortfallBytes,
+      capacityBytes,
+      host: result.memory.host,
+      stages: balance,
+    },
     exposureByTraffic(trace, topology),
   );
   return { result, trace, plan, topology };

@@ -41,7 +41,9 @@ export function commSettingsText(x: CommSettings): string {
   return [
     x.cpCommType !== undefined ? `cpCommType ${x.cpCommType}` : '',
     x.tpCommOverlap ? `tpCommOverlap${sms ? ` (SMs proj ${sms.proj}, fc2 ${sms.fc2}, bulk ${sms.bulk})` : ''}` : '',
-  ].filter((s) => s !== '').join(', ');
+  ]
+    .filter((s) => s !== '')
+    .join(', ');
 }
 
 const isSmCount = (v: unknown): boolean => typeof v === 'number' && Number.isSafeInteger(v) && v >= 0;
@@ -52,15 +54,21 @@ const isSmCount = (v: unknown): boolean => typeof v === 'number' && Number.isSaf
  */
 export function commSettingsProblem(v: Record<string, unknown>): [string, string] | undefined {
   if (v.cpCommType !== undefined) {
-    if (v.cp === undefined) return ['cpCommType', 'no cpCommType without cp (it applies only with context parallelism)'];
-    if (!(CP_COMM_TYPES as readonly unknown[]).includes(v.cpCommType)) return ['cpCommType', CP_COMM_TYPES.map((t) => `'${t}'`).join(', ')];
+    if (v.cp === undefined)
+      return ['cpCommType', 'no cpCommType without cp (it applies only with context parallelism)'];
+    if (!(CP_COMM_TYPES as readonly unknown[]).includes(v.cpCommType))
+      return ['cpCommType', CP_COMM_TYPES.map((t) => `'${t}'`).join(', ')];
   }
-  if (v.tpCommOverlap !== undefined && v.tpCommOverlap !== true) return ['tpCommOverlap', 'true, or no tpCommOverlap (overlap off)'];
+  if (v.tpCommOverlap !== undefined && v.tpCommOverlap !== true)
+    return ['tpCommOverlap', 'true, or no tpCommOverlap (overlap off)'];
   const sms = v.tpCommOverlapSms;
-  if (sms !== undefined && v.tpCommOverlap !== true) return ['tpCommOverlapSms', 'no tpCommOverlapSms without tpCommOverlap: true'];
+  if (sms !== undefined && v.tpCommOverlap !== true)
+    return ['tpCommOverlapSms', 'no tpCommOverlapSms without tpCommOverlap: true'];
   if (v.tpCommOverlap === true) {
-    const counts = typeof sms === 'object' && sms !== null && !Array.isArray(sms) ? (sms as Record<string, unknown>) : {};
-    if (!['proj', 'fc2', 'bulk'].every((k) => isSmCount(counts[k]))) return ['tpCommOverlapSms', '{ proj, fc2, bulk }: SMs, whole numbers ≥ 0'];
+    const counts =
+      typeof sms === 'object' && sms !== null && !Array.isArray(sms) ? (sms as Record<string, unknown>) : {};
+    if (!['proj', 'fc2', 'bulk'].every((k) => isSmCount(counts[k])))
+      return ['tpCommOverlapSms', '{ proj, fc2, bulk }: SMs, whole numbers ≥ 0'];
   }
   return undefined;
 }

@@ -30,8 +30,17 @@ export function sweepGrid(seriesCount: number, gpuCounts: readonly number[]): Sw
  * sweep run on different machines carry the same id; `merge` refuses to join parts whose ids differ.
  * Files a scenario refers to (an `hfConfig`) are named, not hashed.
  */
-export function sweepId(plans: readonly Pick<SeriesPlan, 'source' | 'raw'>[], gpuCounts: readonly number[], mode: ScaleMode): string {
-  const basis = JSON.stringify({ version: VERSION, mode, gpuCounts, scenarios: plans.map((p) => ({ source: p.source, raw: p.raw })) });
+export function sweepId(
+  plans: readonly Pick<SeriesPlan, 'source' | 'raw'>[],
+  gpuCounts: readonly number[],
+  mode: ScaleMode,
+): string {
+  const basis = JSON.stringify({
+    version: VERSION,
+    mode,
+    gpuCounts,
+    scenarios: plans.map((p) => ({ source: p.source, raw: p.raw })),
+  });
   return createHash('sha256').update(basis).digest('hex').slice(0, 16);
 }
 
@@ -55,13 +64,23 @@ export class ShardSyntaxError extends Error {
  */
 export function parseShard(text: string): Shard {
   const m = /^\s*(\d+)\s*\/\s*(\d+)\s*$/.exec(text);
-  if (!m) throw new ShardSyntaxError(`'${text}' is not i/N; write the part and the number of parts, e.g. 2/8 for the second of eight`);
+  if (!m)
+    throw new ShardSyntaxError(
+      `'${text}' is not i/N; write the part and the number of parts, e.g. 2/8 for the second of eight`,
+    );
   const index = Number(m[1]);
   const count = Number(m[2]);
-  if (!Number.isSafeInteger(index) || !Number.isSafeInteger(count)) throw new ShardSyntaxError(`'${text}': the numbers are too large`);
+  if (!Number.isSafeInteger(index) || !Number.isSafeInteger(count))
+    throw new ShardSyntaxError(`'${text}': the numbers are too large`);
   if (count < 1) throw new ShardSyntaxError(`'${text}': N, the number of parts, must be at least 1`);
-  if (index < 1) throw new ShardSyntaxError(`'${text}': parts count from 1 (1/${count} … ${count}/${count}); from a 0-based index (Kubernetes' JOB_COMPLETION_INDEX) write $((i + 1))/${count}`);
-  if (index > count) throw new ShardSyntaxError(`'${text}': part ${index} does not exist, there are only ${count} (1/${count} … ${count}/${count})`);
+  if (index < 1)
+    throw new ShardSyntaxError(
+      `'${text}': parts count from 1 (1/${count} … ${count}/${count}); from a 0-based index (Kubernetes' JOB_COMPLETION_INDEX) write $((i + 1))/${count}`,
+    );
+  if (index > count)
+    throw new ShardSyntaxError(
+      `'${text}': part ${index} does not exist, there are only ${count} (1/${count} … ${count}/${count})`,
+    );
   return { index, count };
 }
 

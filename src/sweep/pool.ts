@@ -56,7 +56,11 @@ function simulateHere(plans: readonly SeriesPlan[], point: SweepPoint, options: 
  * idle. Runs in this thread alone, in table order, when `jobs` is 1, when there is at most one point, or
  * when no compiled worker is available.
  */
-export async function runPoints(plans: readonly SeriesPlan[], points: readonly SweepPoint[], options: RunPointsOptions): Promise<PointsResult> {
+export async function runPoints(
+  plans: readonly SeriesPlan[],
+  points: readonly SweepPoint[],
+  options: RunPointsOptions,
+): Promise<PointsResult> {
   const ids = points.map((_, i) => i);
   const { results, workers, interrupted } = await runTasks<PointsJob, ScaleRow>({
     jobs: options.jobs,

@@ -73,7 +73,8 @@ export interface PointOutcome {
 
 /** One line from a scenario error: an `InvalidScenarioError`'s problems joined, without the file name. */
 function reasonOf(err: ScenarioError): string {
-  if (err instanceof InvalidScenarioError) return err.problems.map((p) => (p.path ? `${p.path}: ${p.message}` : p.message)).join('; ');
+  if (err instanceof InvalidScenarioError)
+    return err.problems.map((p) => (p.path ? `${p.path}: ${p.message}` : p.message)).join('; ');
   return err.message;
 }
 
@@ -87,7 +88,11 @@ function positiveIntOr(value: unknown, fallback: number): number {
  * nodes that do, with dp derived. Every point sets its own size anyway. When that fails too, the scenario's own
  * problems are what the user is told.
  */
-function resolveReference(raw: Record<string, unknown>, file: RawScenario, parallel: Record<string, unknown>): Scenario {
+function resolveReference(
+  raw: Record<string, unknown>,
+  file: RawScenario,
+  parallel: Record<string, unknown>,
+): Scenario {
   try {
     return resolveScenario(raw, file.source, file.baseDir);
   } catch (err) {
@@ -104,7 +109,11 @@ function resolveReference(raw: Record<string, unknown>, file: RawScenario, paral
     const nodes = split / gcd(split, perNode);
     const { dp: _dp, ...rest } = parallel;
     try {
-      return resolveScenario({ ...raw, cluster: { ...(raw.cluster as Record<string, unknown>), nodes }, parallel: rest }, file.source, file.baseDir);
+      return resolveScenario(
+        { ...raw, cluster: { ...(raw.cluster as Record<string, unknown>), nodes }, parallel: rest },
+        file.source,
+        file.baseDir,
+      );
     } catch {
       throw err;
     }
@@ -142,7 +151,9 @@ export function planSeries(file: RawScenario, mode: ScaleMode, sets: readonly st
 function spreadWarning(base: Scenario): string[] {
   const spread = base.noise.gpuSpeedSpread ?? 0;
   if (spread <= 0) return [];
-  return [`noise.gpuSpeedSpread ${(100 * spread).toFixed(1)}%: each size runs at the expected slowest of its GPUs, so the efficiency includes the loss to slower GPUs, which grows with the GPU count`];
+  return [
+    `noise.gpuSpeedSpread ${(100 * spread).toFixed(1)}%: each size runs at the expected slowest of its GPUs, so the efficiency includes the loss to slower GPUs, which grows with the GPU count`,
+  ];
 }
 
 /**
@@ -160,26 +171,41 @@ export function simulatePoint(plan: SeriesPlan, gpus: number): PointOutcome {
   const cp = plan.cp ?? 1;
   const group = tp * cp * pp;
   const groupText = cp > 1 ? `tp × cp × pp = ${tp} × ${cp} × ${pp}` : `tp × pp = ${tp} × ${pp}`;
-  if (gpus % group !== 0) return { row: { gpus, status: 'infeasible', reason: `not divisible: ${gpus} GPUs do not split into ${groupText} groups` } };
-  if (gpus > perNode && gpus % perNode !== 0) return { row: { gpus, status: 'infeasible', reason: `not whole nodes: ${gpus} GPUs over nodes of ${perNode}` } };
+  if (gpus % group !== 0)
+    return {
+      row: { gpus, status: 'infeasible', reason: `not divisible: ${gpus} GPUs do not split into ${groupText} groups` },
+    };
+  if (gpus > perNode && gpus % perNode !== 0)
+    return { row: { gpus, status: 'infeasible', reason: `not whole nodes: ${gpus} GPUs over nodes of ${perNode}` } };
   const dp = gpus / group;
   const nodes = Math.max(1, gpus / perNode);
   const globalBatch = plan.mode === 'weak' ? plan.perReplicaBatch * dp : plan.globalBatch;
   const microBatch = fittingMicroBatch(globalBatch, dp, plan.microBatch);
   if (microBatch === undefined) {
     const why = globalBatch % dp !== 0 ? `${dp} replicas (dp)` : `microBatch × dp = ${plan.microBatch} × ${dp}`;
-    return { row: { gpus, nodes, dp, globalBatch, status: 'infeasible', reason: `not divisible: global batch ${globalBatch} over ${why}` } };
+    return {
+      row: {
+        gpus,
+        nodes,
+        dp,
+        globalBatch,
+        status: 'infeasible',
+        reason: `not divisible: global batch ${globalBatch} over ${why}`,
+      },
+    };
   }
   const sets = [`cluster.nodes=${nodes}`, `parallel.dp=${dp}`, `training.globalBatch=${globalBatch}`];
   if (microBatch !== plan.microBatch) sets.push(`training.microBatch=${microBatch}`);
-  if (gpus < perNode) sets.push(`cluster.node.gpusPerNode=${gpus}`, `cluster.node.nicsPerNode=${Math.min(plan.nicsPerNode, gpus)}`);
+  if (gpus < perNode)
+    sets.push(`cluster.node.gpusPerNode=${gpus}`, `cluster.node.nicsPerNode=${Math.min(plan.nicsPerNode, gpus)}`);
   let scenario: Scenario;
   let run: StepRun;
   try {
     scenario = resolveScenario(applyOverrides(plan.raw, sets), plan.source, plan.baseDir);
     run = simulateStep(scenario);
   } catch (err) {
-    if (err instanceof ScenarioError) return { row: { gpus, nodes, dp, globalBatch, status: 'infeasible', reason: reasonOf(err) } };
+    if (err instanceof ScenarioError)
+      return { row: { gpus, nodes, dp, globalBatch, status: 'infeasible', reason: reasonOf(err) } };
     throw err;
   }
   const r = run.result;
@@ -202,7 +228,9 @@ export function simulatePoint(plan: SeriesPlan, gpus: number): PointOutcome {
     kind: setupKind(scenario),
     ...(microBatch !== plan.microBatch ? { microBatch } : {}),
     // GPU memory that fits with host memory that does not: say which.
-    ...(r.memory.gpuFits && host?.fits === false ? { reason: `host memory short by ${(host.shortfallBytes / 2 ** 30).toFixed(1)} GiB per node (CPU offload)` } : {}),
+    ...(r.memory.gpuFits && host?.fits === false
+      ? { reason: `host memory short by ${(host.shortfallBytes / 2 ** 30).toFixed(1)} GiB per node (CPU offload)` }
+      : {}),
   };
   return { row, scenario, run };
 }
@@ -222,7 +250,17 @@ export function fittingMicroBatch(globalBatch: number, dp: number, microBatch: n
 /** A series from its plan and its rows in GPU-count order (speedup and efficiency filled in here). */
 export function assembleSeries(plan: SeriesPlan, rows: readonly ScaleRow[]): ScaleSeries {
   const base = movedScalingBase(rows);
-  return { name: plan.name, source: plan.source, mode: plan.mode, tp: plan.tp, pp: plan.pp, ...(plan.cp > 1 ? { cp: plan.cp } : {}), ...pickCommSettings(plan), rows: withScaling(rows), ...(base !== undefined ? { scalingBaseGpus: base } : {}) };
+  return {
+    name: plan.name,
+    source: plan.source,
+    mode: plan.mode,
+    tp: plan.tp,
+    pp: plan.pp,
+    ...(plan.cp > 1 ? { cp: plan.cp } : {}),
+    ...pickCommSettings(plan),
+    rows: withScaling(rows),
+    ...(base !== undefined ? { scalingBaseGpus: base } : {}),
+  };
 }
 
 /** The GPU count of the largest simulated row (`ok` or `oom`) of a series: the one the report draws. */

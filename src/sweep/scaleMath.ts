@@ -39,7 +39,9 @@ export interface ScaleRow {
 }
 
 /** A simulated row: one that has a throughput. */
-export function isSimulated(row: ScaleRow): row is ScaleRow & Required<Pick<ScaleRow, 'samplesPerS' | 'stepTimeS' | 'memoryBytesPerGpu'>> {
+export function isSimulated(
+  row: ScaleRow,
+): row is ScaleRow & Required<Pick<ScaleRow, 'samplesPerS' | 'stepTimeS' | 'memoryBytesPerGpu'>> {
   return (row.status === 'ok' || row.status === 'oom') && row.samplesPerS !== undefined;
 }
 
@@ -88,17 +90,23 @@ export function withScaling(rows: readonly ScaleRow[]): ScaleRow[] {
  */
 export function parseGpuCounts(text: string): number[] {
   const out = new Set<number>();
-  for (const part of text.split(',').map((p) => p.trim()).filter((p) => p !== '')) {
+  for (const part of text
+    .split(',')
+    .map((p) => p.trim())
+    .filter((p) => p !== '')) {
     const range = /^(\d+)\s*\.\.\s*(\d+)$/.exec(part);
     if (range) {
       const [a, b] = [Number(range[1]), Number(range[2])];
-      if (a < 1 || b < a) throw new RangeError(`'${part}': a range runs from a count ≥ 1 up to a larger one, e.g. 8..1024`);
+      if (a < 1 || b < a)
+        throw new RangeError(`'${part}': a range runs from a count ≥ 1 up to a larger one, e.g. 8..1024`);
       if (b > MAX_GPUS) throw new RangeError(`'${part}': ${b} is more than the ${MAX_GPUS} GPUs the simulator takes`);
       for (let g = a; g <= b; g *= 2) out.add(g);
       continue;
     }
-    if (!/^\d+$/.test(part) || Number(part) < 1) throw new RangeError(`'${part}' is not a GPU count; write e.g. 8,16,32 or 8..1024 (doubling)`);
-    if (Number(part) > MAX_GPUS) throw new RangeError(`'${part}' is more than the ${MAX_GPUS} GPUs the simulator takes`);
+    if (!/^\d+$/.test(part) || Number(part) < 1)
+      throw new RangeError(`'${part}' is not a GPU count; write e.g. 8,16,32 or 8..1024 (doubling)`);
+    if (Number(part) > MAX_GPUS)
+      throw new RangeError(`'${part}' is more than the ${MAX_GPUS} GPUs the simulator takes`);
     out.add(Number(part));
   }
   if (out.size === 0) throw new RangeError('name at least one GPU count, e.g. 8,16,32');

@@ -1,5 +1,12 @@
 import type { ScaleRow } from './scaleMath.js';
-import { assembleSeries, largestSimulatedGpus, simulatePoint, type ScaleMode, type ScaleSeries, type SeriesPlan } from './scale.js';
+import {
+  assembleSeries,
+  largestSimulatedGpus,
+  simulatePoint,
+  type ScaleMode,
+  type ScaleSeries,
+  type SeriesPlan,
+} from './scale.js';
 import { shardPoints, sweepGrid, sweepId, type Shard, type SweepPoint } from './grid.js';
 import { runPoints } from './pool.js';
 import { pointRecord, type PointRecord } from './records.js';
@@ -30,7 +37,11 @@ export async function runScaleSweep(
 ): Promise<{ series: ScaleSeries[]; workers: number; interrupted: boolean }> {
   const points = sweepGrid(plans.length, gpuCounts);
   let largest: ScaleSeries['largest'];
-  const { rows: done, workers, interrupted } = await runPoints(plans, points, {
+  const {
+    rows: done,
+    workers,
+    interrupted,
+  } = await runPoints(plans, points, {
     jobs: options.jobs,
     onPoint: options.onPoint,
     signal: options.signal,
@@ -41,7 +52,9 @@ export async function runScaleSweep(
       : undefined,
   });
   // Sizes a Ctrl-C left unsimulated are rows with that reason, so that what was done still reads as a table.
-  const rows = points.map((p, i) => done[i] ?? { gpus: p.gpus, status: 'interrupted' as const, reason: INTERRUPTED_REASON });
+  const rows = points.map(
+    (p, i) => done[i] ?? { gpus: p.gpus, status: 'interrupted' as const, reason: INTERRUPTED_REASON },
+  );
   const per = gpuCounts.length;
   const series = plans.map((plan, s) => assembleSeries(plan, rows.slice(s * per, (s + 1) * per)));
   if (options.keepLargest && series.length > 0) {

@@ -6,4 +6,6 @@ import { serveTasks } from '../threads/taskPool.js';
 import { simulatePoint } from './scale.js';
 import type { PointsJob } from './pool.js';
 
-serveTasks<PointsJob, ReturnType<typeof simulatePoint>['row']>((job, id) => simulatePoint(job.plans[job.points[id].series], job.points[id].gpus).row);
+serveTasks<PointsJob, ReturnType<typeof simulatePoint>['row']>(
+  (job, id) => simulatePoint(job.plans[job.points[id].series], job.points[id].gpus).row,
+);

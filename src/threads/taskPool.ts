@@ -23,7 +23,8 @@ export interface TaskPoolInput<I> {
 }
 
 /** A worker's messages: a task's result, what went wrong (an internal error), or that no task is left. */
-export type TaskReply<R> = { id: number; result: R } | { error: { name: string; message: string; stack?: string } } | { done: true };
+export type TaskReply<R> =
+  { id: number; result: R } | { error: { name: string; message: string; stack?: string } } | { done: true };
 
 export interface RunTasksOptions<I, R> {
   /** Threads to use, this one included; 1 runs every task here. */
@@ -138,7 +139,8 @@ export async function runTasks<I, R>(o: RunTasksOptions<I, R>): Promise<TasksRes
           resolve();
         });
         w.on('exit', (code) => {
-          if (code !== 0 && !closing) fail(new Error(`a worker thread stopped (exit code ${code}) before its tasks were done`));
+          if (code !== 0 && !closing)
+            fail(new Error(`a worker thread stopped (exit code ${code}) before its tasks were done`));
           resolve();
         });
       }),
@@ -160,7 +162,8 @@ export async function runTasks<I, R>(o: RunTasksOptions<I, R>): Promise<TasksRes
   if (failure) throw failure;
   // A stop that came after the last task was handed out leaves nothing missing: not an interruption.
   const missing = o.ids.filter((id) => !(id in results));
-  if (missing.length > 0 && !o.signal?.aborted) throw new Error(`the worker threads returned no result for task(s) ${missing.join(', ')}`);
+  if (missing.length > 0 && !o.signal?.aborted)
+    throw new Error(`the worker threads returned no result for task(s) ${missing.join(', ')}`);
   return { results, workers: pool.length, interrupted: missing.length > 0 };
 }
 

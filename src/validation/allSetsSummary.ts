@@ -22,7 +22,10 @@ export interface SetFigures {
 }
 
 /** Rows, MAPE, signed mean and worst row of one set's outcomes. */
-export function setFigures(set: string, outcomes: readonly { label: string; errorPct: number; measuredS: number; predictedS: number }[]): SetFigures {
+export function setFigures(
+  set: string,
+  outcomes: readonly { label: string; errorPct: number; measuredS: number; predictedS: number }[],
+): SetFigures {
   const worst = outcomes.reduce((w, o) => (Math.abs(o.errorPct) > Math.abs(w.errorPct) ? o : w));
   return {
     set,

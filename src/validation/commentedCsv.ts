@@ -39,5 +39,13 @@ export interface PublishedGptShape {
 
 /** Reads the shared columns (params_b, heads, hidden, layers, tp, pp, gpus) of one row. */
 export function gptShapeOf(t: CommentedCsv, v: number[]): PublishedGptShape {
-  return { paramsB: v[t.col('params_b')], heads: v[t.col('heads')], hidden: v[t.col('hidden')], layers: v[t.col('layers')], tp: v[t.col('tp')], pp: v[t.col('pp')], gpus: v[t.col('gpus')] };
+  return {
+    paramsB: v[t.col('params_b')],
+    heads: v[t.col('heads')],
+    hidden: v[t.col('hidden')],
+    layers: v[t.col('layers')],
+    tp: v[t.col('tp')],
+    pp: v[t.col('pp')],
+    gpus: v[t.col('gpus')],
+  };
 }

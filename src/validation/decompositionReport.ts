@@ -43,7 +43,8 @@ export function attributeError(families: readonly FittedFamily[]): PartAttributi
     for (const o of os) {
       const own = pct(o.predictedMs, o.row);
       sums.mape += own;
-      for (const part of PARTS) sums[part] += m && p ? pct(o.predictedMs - partMs(p, part, o.row) + partMs(m, part, o.row), o.row) : own;
+      for (const part of PARTS)
+        sums[part] += m && p ? pct(o.predictedMs - partMs(p, part, o.row) + partMs(m, part, o.row), o.row) : own;
       rows++;
     }
     if (!m) continue;
@@ -60,7 +61,11 @@ export function attributeError(families: readonly FittedFamily[]): PartAttributi
   return {
     rows,
     mapePct: mean(sums.mape),
-    withMeasuredPartPct: { perLayer: mean(sums.perLayer), perMicroBatch: mean(sums.perMicroBatch), perStep: mean(sums.perStep) },
+    withMeasuredPartPct: {
+      perLayer: mean(sums.perLayer),
+      perMicroBatch: mean(sums.perMicroBatch),
+      perStep: mean(sums.perStep),
+    },
     layerTimes: layerTimes.size,
     layerTimeSpreadPct: 100 * spread,
   };
@@ -78,31 +83,62 @@ export function decompositionLines(outcomes: readonly Outcome[]): string[] {
   // How exactly each family's times follow the four-part form: mean |fit − time| / time over the fitted rows.
   const residual = { measured: 0, predicted: 0, rows: 0 };
   const misfit = (rs: TimedRun[], parts: StepParts) =>
-    rs.reduce((a, r) => a + Math.abs(parts.perLayerMicroBatchMs * r.layers * r.microBatches + parts.perMicroBatchMs * r.microBatches + parts.perStepMs(r.layers) - r.timeMs) / r.timeMs, 0);
+    rs.reduce(
+      (a, r) =>
+        a +
+        Math.abs(
+          parts.perLayerMicroBatchMs * r.layers * r.microBatches +
+            parts.perMicroBatchMs * r.microBatches +
+            parts.perStepMs(r.layers) -
+            r.timeMs,
+        ) /
+          r.timeMs,
+      0,
+    );
   const families = fittedFamilies(outcomes);
-  if (!families.some((fam) => fam.measured && fam.predicted)) return ['decomposition: no single-node family to fit (it needs the single-node rows: leave out --only multi and --limit)'];
+  if (!families.some((fam) => fam.measured && fam.predicted))
+    return [
+      'decomposition: no single-node family to fit (it needs the single-node rows: leave out --only multi and --limit)',
+    ];
   for (const { rows: os, measured: m, predicted: p } of families) {
     if (!m || !p) continue;
-    residual.measured += misfit(timedRuns(os, (o) => o.row.measuredMs), m);
-    residual.predicted += misfit(timedRuns(os, (o) => o.predictedMs), p);
+    residual.measured += misfit(
+      timedRuns(os, (o) => o.row.measuredMs),
+      m,
+    );
+    residual.predicted += misfit(
+      timedRuns(os, (o) => o.predictedMs),
+      p,
+    );
     residual.rows += os.length;
     const r = os[0].row;
     const k = `h${r.hidden} tp${r.tp}${r.pp > 1 ? ` pp${r.pp}` : ''} mb${r.microBatch}`;
-    const v = [m.perLayerMicroBatchMs, p.perLayerMicroBatchMs, m.perMicroBatchMs, p.perMicroBatchMs, m.perStepMs(24), p.perStepMs(24)];
+    const v = [
+      m.perLayerMicroBatchMs,
+      p.perLayerMicroBatchMs,
+      m.perMicroBatchMs,
+      p.perMicroBatchMs,
+      m.perStepMs(24),
+      p.perStepMs(24),
+    ];
     groups.set(k, [...(groups.get(k) ?? []), v]);
   }
   const f = (x: number) => x.toFixed(2).padStart(7);
   const lines = [
     'decomposition, single node: ms measured / predicted (T = a·L·n + b·n + c0 + c1·L, fitted per (h, tp, pp, dp, mb);',
-    '  with pp > 1, a and b are the slowest stage\'s per micro-batch and the per-step part holds the pipeline fill)',
+    "  with pp > 1, a and b are the slowest stage's per micro-batch and the per-step part holds the pipeline fill)",
     '  group                 a per layer·micro-batch   b per micro-batch    per step at L = 24',
   ];
   for (const [k, vs] of [...groups.entries()].sort()) {
     const mean = vs[0].map((_, i) => vs.reduce((s, v) => s + v[i], 0) / vs.length);
-    lines.push(`  ${k.padEnd(20)} ${f(mean[0])} / ${f(mean[1])}     ${f(mean[2])} / ${f(mean[3])}    ${f(mean[4])} / ${f(mean[5])}`);
+    lines.push(
+      `  ${k.padEnd(20)} ${f(mean[0])} / ${f(mean[1])}     ${f(mean[2])} / ${f(mean[3])}    ${f(mean[4])} / ${f(mean[5])}`,
+    );
   }
   const pct = (x: number) => ((100 * x) / Math.max(1, residual.rows)).toFixed(3);
-  lines.push(`  the four-part form fits each family's measured times within ${pct(residual.measured)}% and its predicted times within ${pct(residual.predicted)}% (mean |residual|, ${residual.rows} rows)`);
+  lines.push(
+    `  the four-part form fits each family's measured times within ${pct(residual.measured)}% and its predicted times within ${pct(residual.predicted)}% (mean |residual|, ${residual.rows} rows)`,
+  );
   const at = attributeError(families);
   const p2 = (x: number) => `${x.toFixed(2)}%`;
   lines.push(
@@ -119,7 +155,7 @@ export function decompositionLines(outcomes: readonly Outcome[]): string[] {
   if (rates.length > 0) {
     const f1 = (x: number) => x.toFixed(1);
     lines.push(
-      '  once-per-step time per layer parameter without data or pipeline parallelism (the optimizer\'s work), ps measured / predicted:',
+      "  once-per-step time per layer parameter without data or pipeline parallelism (the optimizer's work), ps measured / predicted:",
       `    ${rates.map((r) => `h${r.hidden} tp${r.tp} ${f1(r.measuredPsPerParam)} / ${f1(r.predictedPsPerParam)}`).join(', ')}`,
     );
   }

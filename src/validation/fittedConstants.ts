@@ -31,14 +31,23 @@ const h200File = (name: string) => fileURLToPath(new URL(`../../reports/calibrat
 function table4Residuals(f: number): number[] {
   const row22b = parseMegatronSp22Csv(readFileSync(sp22File(), 'utf8')).rows[0];
   const resolve = (raw: Record<string, unknown>, name: string, dir: string) =>
-    resolveScenario({ ...raw, cluster: { ...(raw.cluster as object), gpu: { preset: 'a100-sxm4-80gb', sustainedGemmFraction: f } } }, name, dir);
+    resolveScenario(
+      { ...raw, cluster: { ...(raw.cluster as object), gpu: { preset: 'a100-sxm4-80gb', sustainedGemmFraction: f } } },
+      name,
+      dir,
+    );
   const ms = table4LayerMs(row22b, (s) => simulateStep(s).result.stepTimeS * 1e3, resolve);
-  return (Object.keys(TABLE4_LAYER_MS) as Table4Experiment[]).map((k) => (100 * (ms[k] - TABLE4_LAYER_MS[k])) / TABLE4_LAYER_MS[k]);
+  return (Object.keys(TABLE4_LAYER_MS) as Table4Experiment[]).map(
+    (k) => (100 * (ms[k] - TABLE4_LAYER_MS[k])) / TABLE4_LAYER_MS[k],
+  );
 }
 
 /** The eager Llama layers measured on one H200 with the H200's sustained GEMM fraction at `f`. */
 function h200LayerResiduals(f: number): number[] {
-  return llamaLayerComparisons(h200File('llama-layer.json'), 'eager', { ...H200_SXM_141GB, sustainedGemmFraction: f }).map((r) => r.errorPct);
+  return llamaLayerComparisons(h200File('llama-layer.json'), 'eager', {
+    ...H200_SXM_141GB,
+    sustainedGemmFraction: f,
+  }).map((r) => r.errorPct);
 }
 
 export const FITTED_CONSTANTS: readonly FittedConstant[] = [
@@ -59,7 +68,8 @@ export const FITTED_CONSTANTS: readonly FittedConstant[] = [
 ];
 
 /** Mean of squared relative errors (percent²): what the fit minimises. */
-export const meanSquaredPct = (errors: readonly number[]): number => errors.reduce((a, e) => a + e * e, 0) / errors.length;
+export const meanSquaredPct = (errors: readonly number[]): number =>
+  errors.reduce((a, e) => a + e * e, 0) / errors.length;
 
 /** The fit's resolution: values are rounded to it, and a value is a fit when neither neighbour at it does better. */
 export const FIT_STEP = 0.001;

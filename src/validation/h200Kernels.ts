@@ -22,9 +22,15 @@ export interface KernelComparison {
   errorPct: number;
 }
 
-const compare = (name: string, predictedS: number, measuredS: number): KernelComparison => ({ name, predictedS, measuredS, errorPct: (100 * (predictedS - measuredS)) / measuredS });
+const compare = (name: string, predictedS: number, measuredS: number): KernelComparison => ({
+  name,
+  predictedS,
+  measuredS,
+  errorPct: (100 * (predictedS - measuredS)) / measuredS,
+});
 
-const sumSeconds = (ops: Op[], gpu: GpuSpec = H200_SXM_141GB) => ops.reduce((a, o) => a + opTimeNs(o, gpu, 'bf16'), 0) / 1e9;
+const sumSeconds = (ops: Op[], gpu: GpuSpec = H200_SXM_141GB) =>
+  ops.reduce((a, o) => a + opTimeNs(o, gpu, 'bf16'), 0) / 1e9;
 
 interface AttentionCase {
   backend: string;
@@ -40,13 +46,39 @@ interface AttentionCase {
 const KERNEL_OF_BACKEND: Record<string, AttentionKernel | undefined> = { flash: 'fa2', cudnn: 'cudnn' };
 
 /** A one-layer model of `hidden`, `heads` (and as many key/value heads), `ffnHidden`, `seqLen`. */
-function oneLayer(name: string, hidden: number, heads: number, kvHeads: number, ffnHidden: number, seqLen: number): ModelSpec {
-  return { name, arch: 'llama', layers: 1, hidden, heads, kvHeads, ffnHidden, seqLen, vocab: 32000, tiedEmbeddings: false };
+function oneLayer(
+  name: string,
+  hidden: number,
+  heads: number,
+  kvHeads: number,
+  ffnHidden: number,
+  seqLen: number,
+): ModelSpec {
+  return {
+    name,
+    arch: 'llama',
+    layers: 1,
+    hidden,
+    heads,
+    kvHeads,
+    ffnHidden,
+    seqLen,
+    vocab: 32000,
+    tiedEmbeddings: false,
+  };
 }
 
 /** Layer 0 of `model` on one GPU: bf16 with flash attention unless `shape` says otherwise. */
 function layerZero(model: ModelSpec, shape: Partial<MicroBatchShape> & Pick<MicroBatchShape, 'microBatch'>) {
-  return buildBlocks(model, { seqLen: model.seqLen, dtype: 'bf16', tp: 1, sequenceParallel: false, flashAttention: true, recompute: 'none', ...shape }).find((b) => b.layer === 0)!;
+  return buildBlocks(model, {
+    seqLen: model.seqLen,
+    dtype: 'bf16',
+    tp: 1,
+    sequenceParallel: false,
+    flashAttention: true,
+    recompute: 'none',
+    ...shape,
+  }).find((b) => b.layer === 0)!;
 }
 
 export function attentionComparisons(path = 'reports/calibration/h200/attention.json'): KernelComparison[] {
@@ -55,7 +87,10 @@ export function attentionComparisons(path = 'reports/calibration/h200/attention.
     const kernel = KERNEL_OF_BACKEND[c.backend];
     if (!kernel) return [];
     // The model's own attention ops of a layer with these heads and this batch.
-    const layer = layerZero(oneLayer('attention', c.heads * c.headDim, c.heads, c.heads, 4 * c.heads * c.headDim, c.seq), { microBatch: c.batch, attentionKernel: kernel });
+    const layer = layerZero(
+      oneLayer('attention', c.heads * c.headDim, c.heads, c.heads, 4 * c.heads * c.headDim, c.seq),
+      { microBatch: c.batch, attentionKernel: kernel },
+    );
     const core = (name: string) => layer.forward.concat(layer.backward).filter((o) => o.name === name);
     return [
       compare(`${kernel} forward, seq ${c.seq}`, sumSeconds(core('attn.core')), c.forwardS),
@@ -87,13 +122,21 @@ interface LayerCase {
  * key/value heads out to 32 (`repeat_kv`, about 0.5 ms of its kernels forward and backward in eager mode), which the
  * model leaves out as Hugging Face does when SDPA takes grouped queries itself (`enable_gqa`).
  */
-export function llamaLayerComparisons(path = 'reports/calibration/h200/llama-layer.json', kernels: 'eager' | 'fused' = 'eager', gpu: GpuSpec = H200_SXM_141GB): KernelComparison[] {
+export function llamaLayerComparisons(
+  path = 'reports/calibration/h200/llama-layer.json',
+  kernels: 'eager' | 'fused' = 'eager',
+  gpu: GpuSpec = H200_SXM_141GB,
+): KernelComparison[] {
   const cases = (JSON.parse(readFileSync(path, 'utf8')) as { cases: LayerCase[] }).cases;
   const label = kernels === 'eager' ? 'layer' : 'layer compiled';
   return cases
     .filter((c) => c.issueSPerLayer < 0.5 * (c.forwardSPerLayer + c.backwardSPerLayer))
     .flatMap((c) => {
-      const layer = layerZero(oneLayer(c.name, c.hidden, c.heads, c.kvHeads, c.ffnHidden, c.seqLen), { microBatch: c.microBatch, kernels, attentionKernel: 'cudnn' });
+      const layer = layerZero(oneLayer(c.name, c.hidden, c.heads, c.kvHeads, c.ffnHidden, c.seqLen), {
+        microBatch: c.microBatch,
+        kernels,
+        attentionKernel: 'cudnn',
+      });
       return [
         compare(`${c.name} ${label} forward, seq ${c.seqLen}`, sumSeconds(layer.forward, gpu), c.forwardSPerLayer),
         compare(`${c.name} ${label} backward, seq ${c.seqLen}`, sumSeconds(layer.backward, gpu), c.backwardSPerLayer),
@@ -115,17 +158,36 @@ interface FallbackCase {
  * and the GPU bounds the measurement (host issue under half the GPU time; at 2 × 2048² and 2 × 1024² the host issuing
  * the kernels sets the time): one head of 64 per score matrix, micro-batch 1.
  */
-export function softmaxFallbackComparisons(path = 'reports/calibration/h200/softmax-fallback.json'): KernelComparison[] {
+export function softmaxFallbackComparisons(
+  path = 'reports/calibration/h200/softmax-fallback.json',
+): KernelComparison[] {
   const cases = (JSON.parse(readFileSync(path, 'utf8')) as { cases: FallbackCase[] }).cases;
   return cases
     .filter((c) => c.batchHeads % 4 !== 0 && c.issueS < 0.5 * (c.forwardS + c.backwardS))
     .flatMap((c) => {
-      const gpt: ModelSpec = { ...oneLayer('gpt', 64 * c.batchHeads, c.batchHeads, c.batchHeads, 256 * c.batchHeads, c.seq), arch: 'gpt', tiedEmbeddings: true };
-      const layer = layerZero(gpt, { microBatch: 1, dtype: 'fp16', flashAttention: false, framework: MEGATRON_DEEPSPEED });
+      const gpt: ModelSpec = {
+        ...oneLayer('gpt', 64 * c.batchHeads, c.batchHeads, c.batchHeads, 256 * c.batchHeads, c.seq),
+        arch: 'gpt',
+        tiedEmbeddings: true,
+      };
+      const layer = layerZero(gpt, {
+        microBatch: 1,
+        dtype: 'fp16',
+        flashAttention: false,
+        framework: MEGATRON_DEEPSPEED,
+      });
       const softmax = (ops: Op[]) => ops.filter((o) => o.name.startsWith('attn.softmax'));
       return [
-        compare(`softmax fallback forward, ${c.batchHeads} × ${c.seq}²`, sumSeconds(softmax(layer.forward)), c.forwardS),
-        compare(`softmax fallback backward, ${c.batchHeads} × ${c.seq}²`, sumSeconds(softmax(layer.backward)), c.backwardS),
+        compare(
+          `softmax fallback forward, ${c.batchHeads} × ${c.seq}²`,
+          sumSeconds(softmax(layer.forward)),
+          c.forwardS,
+        ),
+        compare(
+          `softmax fallback backward, ${c.batchHeads} × ${c.seq}²`,
+          sumSeconds(softmax(layer.backward)),
+          c.backwardS,
+        ),
       ];
     });
 }

@@ -45,7 +45,11 @@ function costOf(rows: readonly FittedRow[], a: number): number {
 }
 
 /** The least-cost per-layer times of one (hidden, tp), in the order of `sizes` (ascending), and their cost. */
-function bestChain(sizes: readonly number[], rowsBySize: ReadonlyMap<number, FittedRow[]>, grid: readonly number[]): { cost: number; picks: number[] } {
+function bestChain(
+  sizes: readonly number[],
+  rowsBySize: ReadonlyMap<number, FittedRow[]>,
+  grid: readonly number[],
+): { cost: number; picks: number[] } {
   const costs = sizes.map((mb) => grid.map((a) => costOf(rowsBySize.get(mb) ?? [], a)));
   // best[i][g]: least cost of sizes i.. when size i takes grid[g]; next[i][g]: the grid index size i + 1 takes then.
   const best: number[][] = [costs[sizes.length - 1]];

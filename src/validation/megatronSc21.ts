@@ -54,13 +54,23 @@ export function parseMegatronSc21Csv(text: string): MegatronSc21Table {
  * FLOPs per iteration as the paper counts them (§5.1, Eq. 3, with activation recomputation):
  * F = 96·B·s·l·h²·(1 + s/(6h) + V/(16·l·h)).
  */
-export function megatronFlopsPerIteration(batch: number, seq: number, layers: number, hidden: number, vocab: number): number {
+export function megatronFlopsPerIteration(
+  batch: number,
+  seq: number,
+  layers: number,
+  hidden: number,
+  vocab: number,
+): number {
   return 96 * batch * seq * layers * hidden * hidden * (1 + seq / (6 * hidden) + vocab / (16 * layers * hidden));
 }
 
 /** Achieved teraFLOP/s per GPU for a row at a given step time, by the paper's formula. */
 export function achievedTflopsPerGpu(row: MegatronSc21Row, stepTimeS: number): number {
-  return megatronFlopsPerIteration(row.batch, MEGATRON_SC21_SEQ, row.layers, row.hidden, MEGATRON_SC21_VOCAB) / (stepTimeS * row.gpus) / 1e12;
+  return (
+    megatronFlopsPerIteration(row.batch, MEGATRON_SC21_SEQ, row.layers, row.hidden, MEGATRON_SC21_VOCAB) /
+    (stepTimeS * row.gpus) /
+    1e12
+  );
 }
 
 /** Model chunks per stage for the interleaved schedule: the smallest v ≥ 2 dividing the layers per stage (1 without a pipeline). */
@@ -78,16 +88,32 @@ export function megatronSc21Scenario(row: MegatronSc21Row): Record<string, unkno
   return {
     name: `megatron-sc21-${row.paramsB}b-${row.gpus}gpu-tp${row.tp}-pp${row.pp}-dp${dp}`,
     cluster: { preset: 'dgx-a100-80gb', nodes: row.gpus / 8 },
-    model: { arch: 'gpt', layers: row.layers, hidden: row.hidden, heads: row.heads, ffnHidden: 4 * row.hidden, seqLen: MEGATRON_SC21_SEQ, vocab: MEGATRON_SC21_VOCAB, tiedEmbeddings: true },
+    model: {
+      arch: 'gpt',
+      layers: row.layers,
+      hidden: row.hidden,
+      heads: row.heads,
+      ffnHidden: 4 * row.hidden,
+      seqLen: MEGATRON_SC21_SEQ,
+      vocab: MEGATRON_SC21_VOCAB,
+      tiedEmbeddings: true,
+    },
     training: { globalBatch: row.batch, microBatch: 1, precision: 'fp16', optimizer: 'adam', flashAttention: false },
     parallel: {
-      tp: row.tp, pp: row.pp, dp,
-      schedule: v > 1 ? 'interleaved' : '1f1b', virtualStages: v,
-      recompute: 'full', ddp: { bucketMB: 1e6, overlap: false },
+      tp: row.tp,
+      pp: row.pp,
+      dp,
+      schedule: v > 1 ? 'interleaved' : '1f1b',
+      virtualStages: v,
+      recompute: 'full',
+      ddp: { bucketMB: 1e6, overlap: false },
     },
   };
 }
 
-export function megatronSc21Setup(row: MegatronSc21Row, resolve: (raw: Record<string, unknown>, name: string, dir: string) => StepSetup): StepSetup {
+export function megatronSc21Setup(
+  row: MegatronSc21Row,
+  resolve: (raw: Record<string, unknown>, name: string, dir: string) => StepSetup,
+): StepSetup {
   return resolve(megatronSc21Scenario(row), 'megatron-sc21', '.');
 }

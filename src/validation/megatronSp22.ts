@@ -58,17 +58,40 @@ export function megatronSp22Scenario(row: MegatronSp22Row, config: Sp22Config): 
   return {
     name: `megatron-sp22-${row.paramsB}b-${config}`,
     cluster: { preset: 'dgx-a100-80gb', nodes: row.gpus / 8 },
-    model: { arch: 'gpt', layers: row.layers, hidden: row.hidden, heads: row.heads, ffnHidden: 4 * row.hidden, seqLen: MEGATRON_SP22_SEQ, vocab: MEGATRON_SP22_VOCAB, tiedEmbeddings: true },
-    training: { globalBatch: row.globalBatch, microBatch: row.microBatch, precision: 'fp16', optimizer: 'adam', flashAttention: false },
+    model: {
+      arch: 'gpt',
+      layers: row.layers,
+      hidden: row.hidden,
+      heads: row.heads,
+      ffnHidden: 4 * row.hidden,
+      seqLen: MEGATRON_SP22_SEQ,
+      vocab: MEGATRON_SP22_VOCAB,
+      tiedEmbeddings: true,
+    },
+    training: {
+      globalBatch: row.globalBatch,
+      microBatch: row.microBatch,
+      precision: 'fp16',
+      optimizer: 'adam',
+      flashAttention: false,
+    },
     parallel: {
-      tp: row.tp, pp: row.pp, dp: 1,
-      schedule: row.virtualStages > 1 ? 'interleaved' : '1f1b', virtualStages: row.virtualStages,
-      sequenceParallel: sp, recompute: sp ? 'selective' : 'full',
+      tp: row.tp,
+      pp: row.pp,
+      dp: 1,
+      schedule: row.virtualStages > 1 ? 'interleaved' : '1f1b',
+      virtualStages: row.virtualStages,
+      sequenceParallel: sp,
+      recompute: sp ? 'selective' : 'full',
     },
   };
 }
 
-export function megatronSp22Setup(row: MegatronSp22Row, config: Sp22Config, resolve: (raw: Record<string, unknown>, name: string, dir: string) => StepSetup): StepSetup {
+export function megatronSp22Setup(
+  row: MegatronSp22Row,
+  config: Sp22Config,
+  resolve: (raw: Record<string, unknown>, name: string, dir: string) => StepSetup,
+): StepSetup {
   return resolve(megatronSp22Scenario(row, config), 'megatron-sp22', '.');
 }
 
@@ -78,7 +101,10 @@ export function megatronSp22Setup(row: MegatronSp22Row, config: Sp22Config, reso
  */
 export const TABLE4_LAYER_MS = { none: 19.6, sp: 19.0, full: 27.2, selective: 20.9, 'selective+sp': 20.3 } as const;
 export type Table4Experiment = keyof typeof TABLE4_LAYER_MS;
-const TABLE4_SETTINGS: Record<Table4Experiment, { recompute: 'none' | 'full' | 'selective'; sequenceParallel: boolean }> = {
+const TABLE4_SETTINGS: Record<
+  Table4Experiment,
+  { recompute: 'none' | 'full' | 'selective'; sequenceParallel: boolean }
+> = {
   none: { recompute: 'none', sequenceParallel: false },
   sp: { recompute: 'none', sequenceParallel: true },
   full: { recompute: 'full', sequenceParallel: false },
@@ -91,10 +117,20 @@ const TABLE4_SETTINGS: Record<Table4Experiment, { recompute: 'none' | 'full' | '
  * 22B row (one micro-batch of 4, as in Table 3). It includes the layer's share of the optimizer step, which
  * Table 4 does not.
  */
-export function table4LayerMs(row22b: MegatronSp22Row, simulateMs: (setup: StepSetup) => number, resolve: (raw: Record<string, unknown>, name: string, dir: string) => StepSetup): Record<Table4Experiment, number> {
+export function table4LayerMs(
+  row22b: MegatronSp22Row,
+  simulateMs: (setup: StepSetup) => number,
+  resolve: (raw: Record<string, unknown>, name: string, dir: string) => StepSetup,
+): Record<Table4Experiment, number> {
   const stepMs = (layers: number, e: Table4Experiment) => {
     const raw = megatronSp22Scenario({ ...row22b, layers }, 'full-recompute');
-    return simulateMs(resolve({ ...raw, parallel: { ...(raw.parallel as object), ...TABLE4_SETTINGS[e] } }, 'megatron-sp22-table4', '.'));
+    return simulateMs(
+      resolve(
+        { ...raw, parallel: { ...(raw.parallel as object), ...TABLE4_SETTINGS[e] } },
+        'megatron-sp22-table4',
+        '.',
+      ),
+    );
   };
   const out = {} as Record<Table4Experiment, number>;
   for (const e of Object.keys(TABLE4_SETTINGS) as Table4Experiment[]) out[e] = stepMs(3, e) - stepMs(2, e);

@@ -18,12 +18,26 @@ export interface PerStepRate {
 
 /** The single-node GPT layer of a row's hidden size, as the vTrain scenarios build it (vtrain.ts). */
 function gptLayer(hidden: number, heads: number): ModelSpec {
-  return { name: 'vtrain-gpt-layer', arch: 'gpt', layers: 1, hidden, heads, kvHeads: heads, ffnHidden: 4 * hidden, seqLen: 1024, vocab: 1024, tiedEmbeddings: true };
+  return {
+    name: 'vtrain-gpt-layer',
+    arch: 'gpt',
+    layers: 1,
+    hidden,
+    heads,
+    kvHeads: heads,
+    ffnHidden: 4 * hidden,
+    seqLen: 1024,
+    vocab: 1024,
+    tiedEmbeddings: true,
+  };
 }
 
 /** Per (hidden, tp): the mean over its dp-1, pp-1 families (`fittedFamilies`, one per micro-batch size). */
 export function perStepRates(families: readonly FittedFamily[]): PerStepRate[] {
-  const byCell = new Map<string, { hidden: number; tp: number; layerParams: number; measured: number[]; predicted: number[] }>();
+  const byCell = new Map<
+    string,
+    { hidden: number; tp: number; layerParams: number; measured: number[]; predicted: number[] }
+  >();
   for (const { rows, measured: m, predicted: p } of families) {
     const r = rows[0].row;
     if (r.dp !== 1 || r.pp !== 1 || !m || !p) continue;
@@ -38,5 +52,11 @@ export function perStepRates(families: readonly FittedFamily[]): PerStepRate[] {
   const mean = (xs: number[]) => xs.reduce((s, x) => s + x, 0) / xs.length;
   return [...byCell.values()]
     .sort((a, b) => a.hidden - b.hidden || a.tp - b.tp)
-    .map((c) => ({ hidden: c.hidden, tp: c.tp, layerParams: c.layerParams, measuredPsPerParam: mean(c.measured), predictedPsPerParam: mean(c.predicted) }));
+    .map((c) => ({
+      hidden: c.hidden,
+      tp: c.tp,
+      layerParams: c.layerParams,
+      measuredPsPerParam: mean(c.measured),
+      predictedPsPerParam: mean(c.predicted),
+    }));
 }

@@ -66,7 +66,10 @@ export interface RankingSummary {
 }
 
 /** Groups rows by `key` (rows without one, and groups of one row, are left out) and summarises their rankings. */
-export function rankingSummary<T extends RankedRow>(rows: readonly T[], key: (row: T) => string | undefined): RankingSummary | undefined {
+export function rankingSummary<T extends RankedRow>(
+  rows: readonly T[],
+  key: (row: T) => string | undefined,
+): RankingSummary | undefined {
   const groups = new Map<string, T[]>();
   for (const r of rows) {
     const k = key(r);

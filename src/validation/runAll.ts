@@ -20,8 +20,13 @@ import { FITTED_CONSTANTS, meanSquaredPct } from './fittedConstants.js';
  */
 
 /** Sets whose tasks take longest go first, so that the threads finish together. */
-const HAND_OUT_FIRST: readonly StepSetName[] = ['megatron-sc21', 'megatron-sp22', 'nemo-dgxc-h100', 'fms-fsdp-a100', 'llm-foundry-fsdp'];
-
+const HAND_OUT_FIRST: readonly StepSetName[] = [
+  'megatron-sc21',
+  'megatron-sp22',
+  'nemo-dgxc-h100',
+  'fms-fsdp-a100',
+  'llm-foundry-fsdp',
+];
 
 async function predictAll(limit: number): Promise<{ outcomes: StepOutcome[]; wallS: number; threads: number }> {
   const tasks = stepTasks(STEP_SETS, limit);
@@ -40,7 +45,11 @@ async function predictAll(limit: number): Promise<{ outcomes: StepOutcome[]; wal
     onResult: (i) => progress.tick(`${tasks[i].set} row ${i + 1}`),
   });
   progress.stop();
-  return { outcomes: tasks.map((t, i) => stepOutcome(t, results[i])), wallS: (Date.now() - t0) / 1e3, threads: workers + 1 };
+  return {
+    outcomes: tasks.map((t, i) => stepOutcome(t, results[i])),
+    wallS: (Date.now() - t0) / 1e3,
+    threads: workers + 1,
+  };
 }
 
 function writeResiduals(outcomes: readonly StepOutcome[]): void {
@@ -48,7 +57,15 @@ function writeResiduals(outcomes: readonly StepOutcome[]): void {
   const rows: StoredResidual[] = outcomes.map((o) => {
     const index = indexInSet.get(o.set) ?? 0;
     indexInSet.set(o.set, index + 1);
-    return { set: o.set, index, label: o.label, ...(o.rankGroup !== undefined ? { rankGroup: o.rankGroup } : {}), kind: o.kind, measuredS: o.measuredS, predictedS: o.predictedS };
+    return {
+      set: o.set,
+      index,
+      label: o.label,
+      ...(o.rankGroup !== undefined ? { rankGroup: o.rankGroup } : {}),
+      kind: o.kind,
+      measuredS: o.measuredS,
+      predictedS: o.predictedS,
+    };
   });
   const text = residualFileText({ writtenBy: 'npm run validate -- --all --write-residuals', version: VERSION, rows });
   // Written whole or not at all: an interrupted run leaves the old file.
@@ -58,14 +75,35 @@ function writeResiduals(outcomes: readonly StepOutcome[]): void {
 const pct = (x: number, d = 1) => `${x >= 0 ? '+' : ''}${x.toFixed(d)}%`;
 
 function summaryLines(s: AllSetsSummary, kernels: ReturnType<typeof setFigures>): string[] {
-  const setRows = [...s.sets, kernels].map((f) => [f.set, f.rows, `${f.mapePct.toFixed(2)}%`, pct(f.meanSignedErrorPct, 2), `${pct(f.worst.errorPct)} ${f.worst.label}`]);
+  const setRows = [...s.sets, kernels].map((f) => [
+    f.set,
+    f.rows,
+    `${f.mapePct.toFixed(2)}%`,
+    pct(f.meanSignedErrorPct, 2),
+    `${pct(f.worst.errorPct)} ${f.worst.label}`,
+  ]);
   const nameWidth = Math.max('h200-kernels'.length, ...s.sets.map((f) => f.set.length));
   const described = s.sets.map((f) => `  ${f.set.padEnd(nameWidth)} ${STEP_SET_DESCRIPTIONS[f.set as StepSetName]}`);
-  const rankRows = s.ranking.map((r) => [r.set, r.groups, `${r.top1Right} (${Math.round((100 * r.top1Right) / r.groups)}%)`, `${(100 * r.meanRegret).toFixed(2)}%`, `${(100 * r.worstRegret).toFixed(1)}%`, r.meanTau.toFixed(2)]);
+  const rankRows = s.ranking.map((r) => [
+    r.set,
+    r.groups,
+    `${r.top1Right} (${Math.round((100 * r.top1Right) / r.groups)}%)`,
+    `${(100 * r.meanRegret).toFixed(2)}%`,
+    `${(100 * r.worstRegret).toFixed(1)}%`,
+    r.meanTau.toFixed(2),
+  ]);
   const w = kindWords;
   const bandRows = s.bands.map(({ kind: k, band: b }) => [
-    w.gpu(k.gpu), w.style(k.style), w.scale(k.scale), w.host(k.host), b.rows, pct(b.lowPct), pct(b.medianPct), pct(b.highPct),
-    b.rows < BAND_MIN_ROWS ? 'too few: broader' : b.edges === 'p10-p90' ? 'p10-p90' : 'min-max', b.sets.join(' '),
+    w.gpu(k.gpu),
+    w.style(k.style),
+    w.scale(k.scale),
+    w.host(k.host),
+    b.rows,
+    pct(b.lowPct),
+    pct(b.medianPct),
+    pct(b.highPct),
+    b.rows < BAND_MIN_ROWS ? 'too few: broader' : b.edges === 'p10-p90' ? 'p10-p90' : 'min-max',
+    b.sets.join(' '),
   ]);
   return [
     formatTable(['set', 'rows', 'MAPE', 'signed mean', 'worst row'], setRows).replace(/^/gm, '  '),
@@ -75,13 +113,19 @@ function summaryLines(s: AllSetsSummary, kernels: ReturnType<typeof setFigures>)
     '  signed: (predicted − measured) / measured of the step time (of the GPU time for h200-kernels); negative: too fast',
     '',
     'ranking: each group is one model on one GPU count with one batch, run with different splits',
-    formatTable(['set', 'groups', 'top-1 right', 'mean regret', 'worst regret', "Kendall's tau"], rankRows).replace(/^/gm, '  '),
+    formatTable(['set', 'groups', 'top-1 right', 'mean regret', 'worst regret', "Kendall's tau"], rankRows).replace(
+      /^/gm,
+      '  ',
+    ),
     '  regret: measured time of the predicted-fastest split over the measured fastest, minus 1; tau-b, mean over groups',
     '',
     ...fittedConstantLines(),
     '',
     'error bands by kind of prediction: measured / predicted − 1 (positive: the real step was longer), low edge, median, high edge',
-    formatTable(['GPU', 'parallelism', 'nodes', 'host', 'rows', 'low', 'median', 'high', 'edges', 'sets'], bandRows).replace(/^/gm, '  '),
+    formatTable(
+      ['GPU', 'parallelism', 'nodes', 'host', 'rows', 'low', 'median', 'high', 'edges', 'sets'],
+      bandRows,
+    ).replace(/^/gm, '  '),
     `  edges: 10th and 90th percentile, or the extremes under ${PERCENTILE_MIN_ROWS} rows; a kind with fewer than ${BAND_MIN_ROWS} rows gets the band of a broader match in simulate and scale`,
   ];
 }
@@ -110,14 +154,27 @@ export async function runAllSets(options: Pick<ValidateOptions, 'limit' | 'json'
   const { outcomes, wallS, threads } = await predictAll(options.limit);
   const summary = allSetsSummary(outcomes);
   const kernelRows = h200KernelRows(options.limit);
-  const kernels = setFigures('h200-kernels', kernelRows.map((r) => ({ label: r.name, errorPct: r.errorPct, measuredS: r.measuredS, predictedS: r.predictedS })));
+  const kernels = setFigures(
+    'h200-kernels',
+    kernelRows.map((r) => ({ label: r.name, errorPct: r.errorPct, measuredS: r.measuredS, predictedS: r.predictedS })),
+  );
   if (options.writeResiduals) writeResiduals(outcomes);
   if (options.json) {
-    const fittedConstants = FITTED_CONSTANTS.map((c) => ({ name: c.name, value: c.value, fittedOn: c.fittedOn, sharesSourceWith: c.sharesSourceWith, trainingErrorsPct: c.residualsAt(c.value) }));
-    process.stdout.write(JSON.stringify({ rows: outcomes.length, wallS, threads, ...summary, kernels, fittedConstants }, null, 2) + '\n');
+    const fittedConstants = FITTED_CONSTANTS.map((c) => ({
+      name: c.name,
+      value: c.value,
+      fittedOn: c.fittedOn,
+      sharesSourceWith: c.sharesSourceWith,
+      trainingErrorsPct: c.residualsAt(c.value),
+    }));
+    process.stdout.write(
+      JSON.stringify({ rows: outcomes.length, wallS, threads, ...summary, kernels, fittedConstants }, null, 2) + '\n',
+    );
     return;
   }
   const head = `Every validation set: ${outcomes.length.toLocaleString('en-US')} step times predicted in ${wallS.toFixed(0)} s on ${threads} thread(s)`;
-  const written = options.writeResiduals ? ['', `residuals written to data/validation-residuals.json (${outcomes.length} rows)`] : [];
+  const written = options.writeResiduals
+    ? ['', `residuals written to data/validation-residuals.json (${outcomes.length} rows)`]
+    : [];
   process.stdout.write([head, '', ...summaryLines(summary, kernels), ...written].join('\n') + '\n');
 }

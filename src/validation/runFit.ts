@@ -7,7 +7,15 @@ import { FITTED_CONSTANTS, fitGoldenSection, meanSquaredPct } from './fittedCons
 export function runFit(options: { json: boolean }): void {
   const fits = FITTED_CONSTANTS.map((c) => {
     const fitted = fitGoldenSection(c.residualsAt);
-    return { name: c.name, fittedOn: c.fittedOn, preset: c.value, fitted, errorsAtPresetPct: c.residualsAt(c.value), errorsAtFitPct: c.residualsAt(fitted), errorsWithoutPct: c.residualsAt(1) };
+    return {
+      name: c.name,
+      fittedOn: c.fittedOn,
+      preset: c.value,
+      fitted,
+      errorsAtPresetPct: c.residualsAt(c.value),
+      errorsAtFitPct: c.residualsAt(fitted),
+      errorsWithoutPct: c.residualsAt(1),
+    };
   });
   if (options.json) {
     process.stdout.write(JSON.stringify(fits, null, 2) + '\n');

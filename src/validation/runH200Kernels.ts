@@ -1,6 +1,11 @@
 import { fileURLToPath } from 'node:url';
 import { table as formatTable } from '../report/textTable.js';
-import { attentionComparisons, llamaLayerComparisons, softmaxFallbackComparisons, type KernelComparison } from './h200Kernels.js';
+import {
+  attentionComparisons,
+  llamaLayerComparisons,
+  softmaxFallbackComparisons,
+  type KernelComparison,
+} from './h200Kernels.js';
 import { median } from '../calibrate/stats.js';
 import type { ValidateOptions } from './validateArgs.js';
 
@@ -13,10 +18,22 @@ function kernelGroups(limit: number): { name: string; rows: KernelComparison[] }
   const file = (name: string) => fileURLToPath(new URL(`../../reports/calibration/h200/${name}`, import.meta.url));
   const options = { limit };
   return [
-    { name: 'attention (SDPA, causal, head dim 128, 16k tokens; scripts/measure-attention.py)', rows: attentionComparisons(file('attention.json')).slice(0, options.limit) },
-    { name: 'eager Llama layers (Hugging Face form, bf16, micro-batch 1; scripts/measure-llama-layer.py)', rows: llamaLayerComparisons(file('llama-layer.json')).slice(0, options.limit) },
-    { name: 'Llama layers under torch.compile against the default fused kernels (scripts/measure-llama-layer.py --compile)', rows: llamaLayerComparisons(file('llama-layer-compiled.json'), 'fused').slice(0, options.limit) },
-    { name: "Megatron's torch softmax fallback (fp16 scores, fp32 softmax; scripts/measure-softmax-fallback.py)", rows: softmaxFallbackComparisons(file('softmax-fallback.json')).slice(0, options.limit) },
+    {
+      name: 'attention (SDPA, causal, head dim 128, 16k tokens; scripts/measure-attention.py)',
+      rows: attentionComparisons(file('attention.json')).slice(0, options.limit),
+    },
+    {
+      name: 'eager Llama layers (Hugging Face form, bf16, micro-batch 1; scripts/measure-llama-layer.py)',
+      rows: llamaLayerComparisons(file('llama-layer.json')).slice(0, options.limit),
+    },
+    {
+      name: 'Llama layers under torch.compile against the default fused kernels (scripts/measure-llama-layer.py --compile)',
+      rows: llamaLayerComparisons(file('llama-layer-compiled.json'), 'fused').slice(0, options.limit),
+    },
+    {
+      name: "Megatron's torch softmax fallback (fp16 scores, fp32 softmax; scripts/measure-softmax-fallback.py)",
+      rows: softmaxFallbackComparisons(file('softmax-fallback.json')).slice(0, options.limit),
+    },
   ];
 }
 
@@ -27,16 +44,31 @@ export function h200KernelRows(limit: number): KernelComparison[] {
 
 export function runH200Kernels(options: Pick<ValidateOptions, 'limit' | 'json'>): void {
   const groups = kernelGroups(options.limit);
-  const summary = (rows: KernelComparison[]) => ({ medianAbsErrorPct: median(rows.map((r) => Math.abs(r.errorPct))), worstAbsErrorPct: Math.max(...rows.map((r) => Math.abs(r.errorPct))) });
+  const summary = (rows: KernelComparison[]) => ({
+    medianAbsErrorPct: median(rows.map((r) => Math.abs(r.errorPct))),
+    worstAbsErrorPct: Math.max(...rows.map((r) => Math.abs(r.errorPct))),
+  });
   if (options.json) {
-    process.stdout.write(JSON.stringify({ gpu: 'h200-sxm-141gb', groups: groups.map((g) => ({ ...g, ...summary(g.rows) })) }, null, 2) + '\n');
+    process.stdout.write(
+      JSON.stringify({ gpu: 'h200-sxm-141gb', groups: groups.map((g) => ({ ...g, ...summary(g.rows) })) }, null, 2) +
+        '\n',
+    );
     return;
   }
   const f = (x: number, d = 3) => x.toFixed(d);
-  const lines = ['The H200 preset against PyTorch on one NVIDIA H200 (reports/calibration/h200), GPU time (negative: predicted faster)'];
+  const lines = [
+    'The H200 preset against PyTorch on one NVIDIA H200 (reports/calibration/h200), GPU time (negative: predicted faster)',
+  ];
   for (const g of groups) {
     const s = summary(g.rows);
-    lines.push('', g.name, formatTable(['case', 'predicted ms', 'measured ms', 'error'], g.rows.map((r) => [r.name, f(r.predictedS * 1e3), f(r.measuredS * 1e3), `${r.errorPct.toFixed(1)}%`])).replace(/^/gm, '  '));
+    lines.push(
+      '',
+      g.name,
+      formatTable(
+        ['case', 'predicted ms', 'measured ms', 'error'],
+        g.rows.map((r) => [r.name, f(r.predictedS * 1e3), f(r.measuredS * 1e3), `${r.errorPct.toFixed(1)}%`]),
+      ).replace(/^/gm, '  '),
+    );
     lines.push(`  median |error| ${s.medianAbsErrorPct.toFixed(1)}%, worst ${s.worstAbsErrorPct.toFixed(1)}%`);
   }
   process.stdout.write(lines.join('\n') + '\n');

@@ -3,7 +3,13 @@ import { fileURLToPath } from 'node:url';
 import { applyOverrides, loadScenarioFile } from '../scenario/load.js';
 import { resolveScenario } from '../scenario/resolve.js';
 import { parseVtrainCsv, VTRAIN_DATA_DIR, vtrainScenario, type VtrainRow } from './vtrain.js';
-import { megatronFlopsPerIteration, MEGATRON_SC21_SEQ, MEGATRON_SC21_VOCAB, megatronSc21Scenario, parseMegatronSc21Csv } from './megatronSc21.js';
+import {
+  megatronFlopsPerIteration,
+  MEGATRON_SC21_SEQ,
+  MEGATRON_SC21_VOCAB,
+  megatronSc21Scenario,
+  parseMegatronSc21Csv,
+} from './megatronSc21.js';
 import { megatronSp22Scenario, parseMegatronSp22Csv, publishedIterationS, SP22_CONFIGS } from './megatronSp22.js';
 import type { AttentionKernel } from '../sim/workload/attentionKernels.js';
 import { csvRecords, dataFile } from './dataFiles.js';
@@ -16,7 +22,16 @@ import { deepspeedAzureTasks } from './deepspeedAzure.js';
  * each set's error and ranking quality, and write the residuals the error bands rest on (src/accuracy).
  */
 
-export const STEP_SETS = ['vtrain-single', 'vtrain-multi', 'megatron-sc21', 'megatron-sp22', 'nemo-dgxc-h100', 'fms-fsdp-a100', 'llm-foundry-fsdp', 'deepspeed-azure-zero3'] as const;
+export const STEP_SETS = [
+  'vtrain-single',
+  'vtrain-multi',
+  'megatron-sc21',
+  'megatron-sp22',
+  'nemo-dgxc-h100',
+  'fms-fsdp-a100',
+  'llm-foundry-fsdp',
+  'deepspeed-azure-zero3',
+] as const;
 export type StepSetName = (typeof STEP_SETS)[number];
 
 /** One measured row to predict: plain data, so that it crosses to a worker thread. */
@@ -47,7 +62,8 @@ const CHECKS_DIR = fileURLToPath(new URL('../../scenarios/checks/', import.meta.
 
 function vtrainTasks(group: 'single' | 'multi', limit: number): StepTask[] {
   const rows = parseVtrainCsv(readFileSync(dataFile(`vtrain-${group}-node.csv`), 'utf8'), group).slice(0, limit);
-  const label = (r: VtrainRow) => `${r.gpus} GPUs h${r.hidden} l${r.layers} tp${r.tp} pp${r.pp} dp${r.dp} mb${r.microBatch} gb${r.globalBatch}`;
+  const label = (r: VtrainRow) =>
+    `${r.gpus} GPUs h${r.hidden} l${r.layers} tp${r.tp} pp${r.pp} dp${r.dp} mb${r.microBatch} gb${r.globalBatch}`;
   return rows.map((r) => ({
     set: `vtrain-${group}`,
     label: label(r),
@@ -59,45 +75,56 @@ function vtrainTasks(group: 'single' | 'multi', limit: number): StepTask[] {
 }
 
 function sc21Tasks(limit: number): StepTask[] {
-  return parseMegatronSc21Csv(readFileSync(dataFile('megatron-sc21-table1.csv'), 'utf8')).rows.slice(0, limit).map((r) => ({
-    set: 'megatron-sc21',
-    label: `${r.paramsB}B on ${r.gpus} GPUs tp${r.tp} pp${r.pp}`,
-    // The paper's Eq. 3 FLOPs over the published TFLOP/s per GPU: the measured step time.
-    measuredS: megatronFlopsPerIteration(r.batch, MEGATRON_SC21_SEQ, r.layers, r.hidden, MEGATRON_SC21_VOCAB) / (r.tflopsPerGpu * 1e12 * r.gpus),
-    raw: megatronSc21Scenario(r),
-    baseDir: '.',
-  }));
+  return parseMegatronSc21Csv(readFileSync(dataFile('megatron-sc21-table1.csv'), 'utf8'))
+    .rows.slice(0, limit)
+    .map((r) => ({
+      set: 'megatron-sc21',
+      label: `${r.paramsB}B on ${r.gpus} GPUs tp${r.tp} pp${r.pp}`,
+      // The paper's Eq. 3 FLOPs over the published TFLOP/s per GPU: the measured step time.
+      measuredS:
+        megatronFlopsPerIteration(r.batch, MEGATRON_SC21_SEQ, r.layers, r.hidden, MEGATRON_SC21_VOCAB) /
+        (r.tflopsPerGpu * 1e12 * r.gpus),
+      raw: megatronSc21Scenario(r),
+      baseDir: '.',
+    }));
 }
 
 function sp22Tasks(limit: number): StepTask[] {
-  return parseMegatronSp22Csv(readFileSync(dataFile('megatron-sp22-table5.csv'), 'utf8')).rows.slice(0, limit).flatMap((r) =>
-    SP22_CONFIGS.map((config) => ({
-      set: 'megatron-sp22' as const,
-      label: `${r.paramsB}B ${config}`,
-      rankGroup: `${r.paramsB}B`,
-      measuredS: publishedIterationS(r, config),
-      raw: megatronSp22Scenario(r, config),
-      baseDir: '.',
-    })),
-  );
+  return parseMegatronSp22Csv(readFileSync(dataFile('megatron-sp22-table5.csv'), 'utf8'))
+    .rows.slice(0, limit)
+    .flatMap((r) =>
+      SP22_CONFIGS.map((config) => ({
+        set: 'megatron-sp22' as const,
+        label: `${r.paramsB}B ${config}`,
+        rankGroup: `${r.paramsB}B`,
+        measuredS: publishedIterationS(r, config),
+        raw: megatronSp22Scenario(r, config),
+        baseDir: '.',
+      })),
+    );
 }
 
 /** The rows of a data file with text columns (`#` comment lines, a header, then rows), each by its header's names. */
 /** The runs of the scenarios in scenarios/checks/ (test/validation/published-checks.csv). */
 function checkTasks(set: 'nemo-dgxc-h100' | 'fms-fsdp-a100', limit: number): StepTask[] {
   const rows = csvRecords('published-checks.csv').filter((r) => r.set === set);
-  return rows.slice(0, limit).map(({ scenario: file, nodes, global_batch: globalBatch, tokens_per_s_per_gpu: tokensPerSPerGpu }) => {
-    const raw = applyOverrides(loadScenarioFile(`${CHECKS_DIR}${file}`).raw, [`cluster.nodes=${nodes}`, `training.globalBatch=${globalBatch}`]) as Record<string, unknown>;
-    const setup = resolveScenario(raw, file, CHECKS_DIR);
-    const gpus = setup.parallel.tp * setup.parallel.pp * setup.parallel.dp * (setup.parallel.cp ?? 1);
-    return {
-      set,
-      label: `${file.replace(/\.yaml$/, '')} on ${gpus} GPUs`,
-      measuredS: (Number(globalBatch) * setup.training.seqLen) / (Number(tokensPerSPerGpu) * gpus),
-      raw,
-      baseDir: CHECKS_DIR,
-    };
-  });
+  return rows
+    .slice(0, limit)
+    .map(({ scenario: file, nodes, global_batch: globalBatch, tokens_per_s_per_gpu: tokensPerSPerGpu }) => {
+      const raw = applyOverrides(loadScenarioFile(`${CHECKS_DIR}${file}`).raw, [
+        `cluster.nodes=${nodes}`,
+        `training.globalBatch=${globalBatch}`,
+      ]) as Record<string, unknown>;
+      const setup = resolveScenario(raw, file, CHECKS_DIR);
+      const gpus = setup.parallel.tp * setup.parallel.pp * setup.parallel.dp * (setup.parallel.cp ?? 1);
+      return {
+        set,
+        label: `${file.replace(/\.yaml$/, '')} on ${gpus} GPUs`,
+        measuredS: (Number(globalBatch) * setup.training.seqLen) / (Number(tokensPerSPerGpu) * gpus),
+        raw,
+        baseDir: CHECKS_DIR,
+      };
+    });
 }
 
 /**
@@ -120,7 +147,10 @@ const ATTENTION_OF_MPT_IMPL: Record<string, AttentionKernel> = { triton: 'triton
 
 function mptAttentionKernel(attnImpl: string): AttentionKernel {
   const kernel = ATTENTION_OF_MPT_IMPL[attnImpl];
-  if (!kernel) throw new Error(`llm-foundry-fsdp.csv: attn_impl ${attnImpl} is not one of ${Object.keys(ATTENTION_OF_MPT_IMPL).join(', ')}`);
+  if (!kernel)
+    throw new Error(
+      `llm-foundry-fsdp.csv: attn_impl ${attnImpl} is not one of ${Object.keys(ATTENTION_OF_MPT_IMPL).join(', ')}`,
+    );
   return kernel;
 }
 
@@ -137,10 +167,38 @@ function llmFoundryTasks(limit: number): StepTask[] {
         measuredS: (Number(r.global_batch) * seq) / (Number(r.tokens_per_s_per_gpu) * gpus),
         raw: {
           name: `llm-foundry-${r.model}-${gpus}gpu-seq${seq}`,
-          cluster: { preset: r.node, nodes: gpus / 8, ...(a100 ? { network: { preset: 'roce-400', linkGbps: 200 } } : {}) },
-          model: { arch: 'gpt', layers: Number(r.layers), hidden, heads: Number(r.heads), ffnHidden: 4 * hidden, seqLen: seq, vocab: 50368, tiedEmbeddings: true },
-          training: { globalBatch: Number(r.global_batch), microBatch: Number(r.micro_batch), precision: 'bf16', optimizer: 'adam', flashAttention: true, attentionKernel: mptAttentionKernel(r.attn_impl), kernels: 'fused' },
-          parallel: { tp: 1, pp: 1, dp: gpus, zero: 3, recompute: r.act_ckpt === 'true' ? 'full' : 'none', fp32Reduction: r.mp_mode === 'DEFAULT' },
+          cluster: {
+            preset: r.node,
+            nodes: gpus / 8,
+            ...(a100 ? { network: { preset: 'roce-400', linkGbps: 200 } } : {}),
+          },
+          model: {
+            arch: 'gpt',
+            layers: Number(r.layers),
+            hidden,
+            heads: Number(r.heads),
+            ffnHidden: 4 * hidden,
+            seqLen: seq,
+            vocab: 50368,
+            tiedEmbeddings: true,
+          },
+          training: {
+            globalBatch: Number(r.global_batch),
+            microBatch: Number(r.micro_batch),
+            precision: 'bf16',
+            optimizer: 'adam',
+            flashAttention: true,
+            attentionKernel: mptAttentionKernel(r.attn_impl),
+            kernels: 'fused',
+          },
+          parallel: {
+            tp: 1,
+            pp: 1,
+            dp: gpus,
+            zero: 3,
+            recompute: r.act_ckpt === 'true' ? 'full' : 'none',
+            fp32Reduction: r.mp_mode === 'DEFAULT',
+          },
         },
         baseDir: '.',
       };

@@ -37,7 +37,10 @@ export interface VtrainRow {
 
 /** Parses one of the CSV files (UTF-8 with BOM, CRLF). */
 export function parseVtrainCsv(text: string, group: 'single' | 'multi'): VtrainRow[] {
-  const lines = text.replace(/^\uFEFF/, '').split(/\r?\n/).filter((l) => l.trim() !== '');
+  const lines = text
+    .replace(/^\uFEFF/, '')
+    .split(/\r?\n/)
+    .filter((l) => l.trim() !== '');
   const rows: VtrainRow[] = [];
   for (const line of lines.slice(1)) {
     const v = line.split(',').map(Number);
@@ -107,12 +110,48 @@ export function vtrainScenario(row: VtrainRow, opts: VtrainScenarioOptions = {})
   const perNode = Math.min(8, row.gpus);
   return {
     name: `vtrain-${row.group}-${row.gpus}gpu-h${row.hidden}-l${row.layers}-tp${row.tp}-pp${row.pp}-dp${row.dp}-mb${row.microBatch}`,
-    cluster: { preset: 'dgx-a100-80gb', nodes: Math.max(1, row.gpus / 8), node: { gpusPerNode: perNode, nicsPerNode: Math.min(4, perNode) } },
-    model: { arch: 'gpt', layers: row.layers, hidden: row.hidden, heads: row.heads, ffnHidden: 4 * row.hidden, seqLen: row.seqLen, vocab: vtrainVocab(row.tp, opts.vocab ?? 'peer'), tiedEmbeddings: true },
+    cluster: {
+      preset: 'dgx-a100-80gb',
+      nodes: Math.max(1, row.gpus / 8),
+      node: { gpusPerNode: perNode, nicsPerNode: Math.min(4, perNode) },
+    },
+    model: {
+      arch: 'gpt',
+      layers: row.layers,
+      hidden: row.hidden,
+      heads: row.heads,
+      ffnHidden: 4 * row.hidden,
+      seqLen: row.seqLen,
+      vocab: vtrainVocab(row.tp, opts.vocab ?? 'peer'),
+      tiedEmbeddings: true,
+    },
     // The split is given whole (`vtrainVocab`): the framework's own padding is off.
-    training: { globalBatch: row.globalBatch, microBatch: row.microBatch, precision: 'fp16', optimizer: 'adam', flashAttention: false, framework: 'megatron-deepspeed', vocabDivisibleBy: 1, ...(hostOpUs === undefined ? {} : { hostOpUs }), ...(hostCollectiveUs === undefined ? {} : { hostCollectiveUs }) },
-    parallel: { tp: row.tp, pp: row.pp, dp: row.dp, schedule: '1f1b', recompute: 'full', ddp: { bucketMB: 1e6, overlap: false } },
-    comm: { measured: VTRAIN_ALLREDUCE_RANKS.map((n) => ({ op: 'all_reduce', ranks: n, file: `vtrain-a100-allreduce/AR_GPU${n}_1M_1024M_LUT.csv` })) },
+    training: {
+      globalBatch: row.globalBatch,
+      microBatch: row.microBatch,
+      precision: 'fp16',
+      optimizer: 'adam',
+      flashAttention: false,
+      framework: 'megatron-deepspeed',
+      vocabDivisibleBy: 1,
+      ...(hostOpUs === undefined ? {} : { hostOpUs }),
+      ...(hostCollectiveUs === undefined ? {} : { hostCollectiveUs }),
+    },
+    parallel: {
+      tp: row.tp,
+      pp: row.pp,
+      dp: row.dp,
+      schedule: '1f1b',
+      recompute: 'full',
+      ddp: { bucketMB: 1e6, overlap: false },
+    },
+    comm: {
+      measured: VTRAIN_ALLREDUCE_RANKS.map((n) => ({
+        op: 'all_reduce',
+        ranks: n,
+        file: `vtrain-a100-allreduce/AR_GPU${n}_1M_1024M_LUT.csv`,
+      })),
+    },
   };
 }
 
@@ -121,7 +160,11 @@ export function vtrainScenario(row: VtrainRow, opts: VtrainScenarioOptions = {})
  * taken with (`training.framework: megatron-deepspeed`, framework.ts) so that host costs and its kernel
  * sequence are modelled.
  */
-export function vtrainSetup(row: VtrainRow, resolve: (raw: Record<string, unknown>, name: string, dir: string) => StepSetup, opts: VtrainScenarioOptions = {}): StepSetup {
+export function vtrainSetup(
+  row: VtrainRow,
+  resolve: (raw: Record<string, unknown>, name: string, dir: string) => StepSetup,
+  opts: VtrainScenarioOptions = {},
+): StepSetup {
   return resolve(vtrainScenario(row, opts), 'vtrain', VTRAIN_DATA_DIR);
 }
 

@@ -3,9 +3,20 @@ import { BAND_MIN_ROWS, bandRangeS, errorBandFor, residualPct, type Residual } f
 import { quantile } from '../../src/calibrate/stats.js';
 import type { SetupKind } from '../../src/accuracy/setupKind.js';
 
-const kind = (over: Partial<SetupKind> = {}): SetupKind => ({ gpu: 'ampere', style: 'pipeline', scale: 'multi-node', host: 'kernels-only', ...over });
+const kind = (over: Partial<SetupKind> = {}): SetupKind => ({
+  gpu: 'ampere',
+  style: 'pipeline',
+  scale: 'multi-node',
+  host: 'kernels-only',
+  ...over,
+});
 /** A row that measured `pct` percent more (or less) than predicted. */
-const row = (pct: number, k: SetupKind = kind(), set = 'a'): Residual => ({ set, kind: k, predictedS: 1, measuredS: 1 + pct / 100 });
+const row = (pct: number, k: SetupKind = kind(), set = 'a'): Residual => ({
+  set,
+  kind: k,
+  predictedS: 1,
+  measuredS: 1 + pct / 100,
+});
 
 describe('error band of a prediction', () => {
   it('interpolates quantiles between order statistics', () => {
@@ -47,13 +58,19 @@ describe('error band of a prediction', () => {
   it('keeps the parallel style longer than the GPU generation, and gives no band when neither has the rows', () => {
     const otherStyle = Array.from({ length: 10 }, () => row(1, kind({ style: 'data' })));
     const otherGpu = Array.from({ length: 10 }, () => row(2, kind({ style: 'sharded-data', gpu: 'hopper' })));
-    expect(errorBandFor(kind({ style: 'sharded-data' }), [...otherStyle, ...otherGpu])!.matched).toEqual(['style', 'scale']);
+    expect(errorBandFor(kind({ style: 'sharded-data' }), [...otherStyle, ...otherGpu])!.matched).toEqual([
+      'style',
+      'scale',
+    ]);
     expect(errorBandFor(kind({ style: 'sharded-data' }), otherStyle)!.matched).toEqual(['gpu']);
     expect(errorBandFor(kind({ style: 'sharded-data', gpu: 'volta' }), otherStyle)).toBeUndefined();
   });
 
   it('takes the extremes rather than interpolated percentiles of fewer than 10 rows', () => {
-    const band = errorBandFor(kind(), [2, 4, 6, 8, 30].map((p) => row(p)))!;
+    const band = errorBandFor(
+      kind(),
+      [2, 4, 6, 8, 30].map((p) => row(p)),
+    )!;
     expect(band).toMatchObject({ edges: 'min-max', rows: 5 });
     expect(band.lowPct).toBeCloseTo(2, 9);
     expect(band.medianPct).toBeCloseTo(6, 9);

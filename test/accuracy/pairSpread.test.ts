@@ -3,7 +3,15 @@ import { pairRatioErrorsPct, pairSpread, TIE_QUANTILE } from '../../src/accuracy
 import { storedResiduals, type StoredResidual } from '../../src/accuracy/residualStore.js';
 
 const kind = { gpu: 'ampere', style: 'pipeline', scale: 'one-node', host: 'framework-host' } as const;
-const row = (set: string, rankGroup: string | undefined, predictedS: number, measuredS: number): StoredResidual => ({ set, index: 0, label: '', kind, predictedS, measuredS, ...(rankGroup ? { rankGroup } : {}) });
+const row = (set: string, rankGroup: string | undefined, predictedS: number, measuredS: number): StoredResidual => ({
+  set,
+  index: 0,
+  label: '',
+  kind,
+  predictedS,
+  measuredS,
+  ...(rankGroup ? { rankGroup } : {}),
+});
 
 describe('the spread of predicted ratios between splits of one job', () => {
   it('is |(p_a / p_b) / (m_a / m_b) − 1| over pairs inside each group, and nothing across groups or without one', () => {
@@ -36,7 +44,11 @@ describe('the spread of predicted ratios between splits of one job', () => {
   it('rests, in the stored residuals, on the groups of vTrain and Korthikanti 2022', () => {
     const spread = pairSpread(storedResiduals());
     expect(spread).toBeDefined();
-    const sets = new Set(storedResiduals().filter((r) => r.rankGroup !== undefined).map((r) => r.set));
+    const sets = new Set(
+      storedResiduals()
+        .filter((r) => r.rankGroup !== undefined)
+        .map((r) => r.set),
+    );
     expect([...sets].sort()).toEqual(['megatron-sp22', 'vtrain-multi', 'vtrain-single']);
     expect(spread!.groups).toBeGreaterThan(100);
   });

@@ -20,6 +20,9 @@ describe('the stored validation residuals are current', () => {
   it.each(STEP_SETS)('give the prediction the model makes now for the first row of %s', (set) => {
     const i = tasks.findIndex((t) => t.set === set);
     const now = predictStepTask({ tasks }, i);
-    expect({ predictedS: stored[i].predictedS, kind: stored[i].kind }).toEqual({ predictedS: now.predictedS, kind: now.kind });
+    expect({ predictedS: stored[i].predictedS, kind: stored[i].kind }).toEqual({
+      predictedS: now.predictedS,
+      kind: now.kind,
+    });
   });
 });

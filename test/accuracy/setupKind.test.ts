@@ -3,7 +3,14 @@ import { gpuGeneration, parallelStyle, setupKindProblem } from '../../src/accura
 
 describe('the kind of a prediction', () => {
   it('names the GPU generation by compute capability', () => {
-    expect([7.0, 8.0, 8.6, 9.0, 10.0, undefined].map(gpuGeneration)).toEqual(['volta', 'ampere', 'ampere', 'hopper', 'other', 'other']);
+    expect([7.0, 8.0, 8.6, 9.0, 10.0, undefined].map(gpuGeneration)).toEqual([
+      'volta',
+      'ampere',
+      'ampere',
+      'hopper',
+      'other',
+      'other',
+    ]);
   });
 
   it('names the parallel style: ZeRO-3 first, then a pipeline, then tensor or context parallelism', () => {
@@ -15,9 +22,15 @@ describe('the kind of a prediction', () => {
 
   it('says what is wrong with a kind read from a file', () => {
     expect(setupKindProblem({ gpu: 'ampere', style: 'data', scale: 'one-node', host: 'kernels-only' })).toBeUndefined();
-    expect(setupKindProblem({ gpu: 'tpu', style: 'data', scale: 'one-node', host: 'kernels-only' })).toBe('has gpu "tpu"; expected volta | ampere | hopper | other');
-    expect(setupKindProblem({ gpu: 'ampere', style: 'data', scale: 'one-node' })).toBe('has host missing; expected framework-host | kernels-only');
-    expect(setupKindProblem({ gpu: 'ampere', style: 'data', scale: 'one-node', host: 'kernels-only', x: 1 })).toBe('has unknown field(s) x');
+    expect(setupKindProblem({ gpu: 'tpu', style: 'data', scale: 'one-node', host: 'kernels-only' })).toBe(
+      'has gpu "tpu"; expected volta | ampere | hopper | other',
+    );
+    expect(setupKindProblem({ gpu: 'ampere', style: 'data', scale: 'one-node' })).toBe(
+      'has host missing; expected framework-host | kernels-only',
+    );
+    expect(setupKindProblem({ gpu: 'ampere', style: 'data', scale: 'one-node', host: 'kernels-only', x: 1 })).toBe(
+      'has unknown field(s) x',
+    );
     expect(setupKindProblem([1])).toMatch(/expected an object/);
   });
 });

@@ -2,8 +2,23 @@ import { describe, expect, it } from 'vitest';
 import { evaluateAlternatives, evaluateCandidate, type AlternativesJob } from '../../src/advise/evaluate.js';
 import type { Alternative } from '../../src/advise/alternatives.js';
 
-const gpt = { arch: 'gpt', layers: 4, hidden: 1024, heads: 16, ffnHidden: 4096, seqLen: 1024, vocab: 51200, tiedEmbeddings: true };
-const raw = { name: 'b', cluster: { preset: 'dgx-a100-80gb', nodes: 1 }, model: gpt, training: { globalBatch: 16, microBatch: 2, precision: 'bf16' }, parallel: { dp: 8 } };
+const gpt = {
+  arch: 'gpt',
+  layers: 4,
+  hidden: 1024,
+  heads: 16,
+  ffnHidden: 4096,
+  seqLen: 1024,
+  vocab: 51200,
+  tiedEmbeddings: true,
+};
+const raw = {
+  name: 'b',
+  cluster: { preset: 'dgx-a100-80gb', nodes: 1 },
+  model: gpt,
+  training: { globalBatch: 16, microBatch: 2, precision: 'bf16' },
+  parallel: { dp: 8 },
+};
 const list = [
   { label: 'tp 3', sets: ['parallel.tp=3'] }, // 16 heads over 3 ranks
   { label: 'mb 4', sets: ['training.microBatch=4'] }, // 2 samples per replica

@@ -29,19 +29,48 @@ async function clustersim(...args: string[]): Promise<void> {
 }
 
 beforeAll(async () => {
-  if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: install Debian's chromium (apt-get update && apt-get install -y chromium)`);
+  if (!existsSync(CHROMIUM))
+    throw new Error(
+      `${CHROMIUM} is missing: install Debian's chromium (apt-get update && apt-get install -y chromium)`,
+    );
   work = mkdtempSync(join(tmpdir(), 'clustersim-browser-'));
   userDataDir = mkdtempSync(join(tmpdir(), 'clustersim-chromium-profile-'));
   SHOTS = SHOTS_DIR ? resolve(SHOTS_DIR) : join(work, 'screenshots');
   mkdirSync(SHOTS, { recursive: true });
   const full = ['--set', 'simulation.fidelity=full'];
-  await clustersim('simulate', 'scenarios/bert-large-ddp-2node.yaml', ...full, '--report', join(work, 'simulate.html'), '--ranks', '0,5,8', '--streams', 'compute,comm');
-  await clustersim('scale', 'scenarios/bert-large-ddp-2node.yaml', '--gpus', '8,16,32', '--report', join(work, 'scale.html'));
+  await clustersim(
+    'simulate',
+    'scenarios/bert-large-ddp-2node.yaml',
+    ...full,
+    '--report',
+    join(work, 'simulate.html'),
+    '--ranks',
+    '0,5,8',
+    '--streams',
+    'compute,comm',
+  );
+  await clustersim(
+    'scale',
+    'scenarios/bert-large-ddp-2node.yaml',
+    '--gpus',
+    '8,16,32',
+    '--report',
+    join(work, 'scale.html'),
+  );
   context = await chromium.launchPersistentContext(userDataDir, {
     executablePath: CHROMIUM,
     headless: true,
     viewport: { width: 1366, height: 768 },
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    args: [
+      '--headless',
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+    ],
   });
 });
 
@@ -84,11 +113,17 @@ async function expectChartsVisible(page: Awaited<ReturnType<typeof open>>['page'
     expect(box!.height).toBeGreaterThan(50);
   }
   // Readable on a laptop: nothing sticks out sideways.
-  const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+  const overflow = await page.evaluate(
+    () => document.documentElement.scrollWidth - document.documentElement.clientWidth,
+  );
   expect(overflow).toBeLessThanOrEqual(0);
   // Nor inside: no table or picture scrolls sideways in its box (issue 26, item 13: the scale table did, and an
   // 8-stage memory chart of 1,500 px had its legend cut).
-  const sideways = await page.evaluate(() => [...document.querySelectorAll('.wrap, figure')].filter((e) => e.scrollWidth > e.clientWidth + 1).map((e) => `${e.tagName.toLowerCase()}.${e.className} ${e.scrollWidth} > ${e.clientWidth}`));
+  const sideways = await page.evaluate(() =>
+    [...document.querySelectorAll('.wrap, figure')]
+      .filter((e) => e.scrollWidth > e.clientWidth + 1)
+      .map((e) => `${e.tagName.toLowerCase()}.${e.className} ${e.scrollWidth} > ${e.clientWidth}`),
+  );
   expect(sideways).toEqual([]);
 }
 

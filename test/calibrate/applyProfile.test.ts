@@ -1,5 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { linkFit, matchGpuPreset, measuredGemmOf, profileCluster, profileGpu } from '../../src/calibrate/applyProfile.js';
+import {
+  linkFit,
+  matchGpuPreset,
+  measuredGemmOf,
+  profileCluster,
+  profileGpu,
+} from '../../src/calibrate/applyProfile.js';
 import { alphaBetaSeconds } from '../../src/calibrate/fitAlphaBeta.js';
 import { predictSeconds } from '../../src/calibrate/predict.js';
 import { H200_SXM_141GB } from '../../src/sim/hardware/gpus.js';
@@ -13,23 +19,36 @@ describe('the calibrated GEMM model in the kernel-time model', () => {
   it('changes nothing for a GPU without measured GEMMs', () => {
     const op = gemmOp('x', 4096, 4096, 4096, 1, 'bf16');
     const peakPerNs = H200_SXM_141GB.peakTflops.bf16! * 1e3;
-    const expected = Math.round(op.flops / (peakPerNs * gemmEfficiency(4096, 4096, 4096, H200_SXM_141GB, 'bf16')) + H200_SXM_141GB.kernelLaunchNs);
+    const expected = Math.round(
+      op.flops / (peakPerNs * gemmEfficiency(4096, 4096, 4096, H200_SXM_141GB, 'bf16')) + H200_SXM_141GB.kernelLaunchNs,
+    );
     expect(opTimeNs(op, H200_SXM_141GB, 'bf16')).toBe(expected);
   });
 
   it('uses the measured model plus the launch overhead where the dtype was measured, and only there', () => {
-    const gpu = { ...H200_SXM_141GB, kernelLaunchNs: 2000, measuredGemm: { bf16: { tileM: 128, tileN: 128, units: 132, splitKMinK: 256, ceilingTflops: 700, smallKHalf: 40 } } };
+    const gpu = {
+      ...H200_SXM_141GB,
+      kernelLaunchNs: 2000,
+      measuredGemm: {
+        bf16: { tileM: 128, tileN: 128, units: 132, splitKMinK: 256, ceilingTflops: 700, smallKHalf: 40 },
+      },
+    };
     const op = gemmOp('x', 8192, 8192, 8192, 1, 'bf16');
     // 64 × 64 tiles = 4096 over 132 SMs: 32 waves of 2·128·128·(8192 + 40) FLOP per SM at 700/132 TFLOP/s each.
     const waveNs = (2 * 128 * 128 * 132 * (8192 + 40)) / 700e3;
     expect(opTimeNs(op, gpu, 'bf16')).toBe(Math.round(32 * waveNs + 2000));
-    expect(opTimeNs(gemmOp('x', 512, 512, 512, 1, 'fp16'), gpu, 'fp16')).toBe(opTimeNs(gemmOp('x', 512, 512, 512, 1, 'fp16'), { ...gpu, measuredGemm: undefined }, 'fp16'));
+    expect(opTimeNs(gemmOp('x', 512, 512, 512, 1, 'fp16'), gpu, 'fp16')).toBe(
+      opTimeNs(gemmOp('x', 512, 512, 512, 1, 'fp16'), { ...gpu, measuredGemm: undefined }, 'fp16'),
+    );
   });
 
   it('splits k like cuBLAS when tiles are fewer than the SMs', () => {
     const mg = { tileM: 128, tileN: 128, units: 132, splitKMinK: 256, ceilingTflops: 700, smallKHalf: 0 };
     // One tile, k = 8192: split 32 ways (≤ 132 SMs, k/256) → one wave of k 256 each.
-    expect(measuredGemmNs({ m: 128, n: 128, k: 8192, batch: 1 }, mg)).toBeCloseTo((2 * 128 * 128 * 132 * 256) / 700e3, 6);
+    expect(measuredGemmNs({ m: 128, n: 128, k: 8192, batch: 1 }, mg)).toBeCloseTo(
+      (2 * 128 * 128 * 132 * 256) / 700e3,
+      6,
+    );
   });
 
   it('interpolates corrections: the measured ratio at a measured shape, shrinking to 1 far from all', () => {
@@ -63,7 +82,9 @@ describe('applying a profile', () => {
     expect(gpu.peakTflops).toEqual(H200_SXM_141GB.peakTflops);
     expect(gpu.memoryBytes).toBe(H200_SXM_141GB.memoryBytes);
     expect(gpu.name).toBe('h200-sxm-141gb (calibrated)');
-    expect(applied.join('\n')).toMatch(/gemm fp32[\s\S]*launch overhead 4000 →[\s\S]*streaming memory bandwidth 4000 GB\/s/);
+    expect(applied.join('\n')).toMatch(
+      /gemm fp32[\s\S]*launch overhead 4000 →[\s\S]*streaming memory bandwidth 4000 GB\/s/,
+    );
     expect(H200_SXM_141GB.measuredGemm).toBeUndefined();
   });
 
@@ -78,11 +99,16 @@ describe('applying a profile', () => {
     expect(HGX_H200.nvlinkBandwidthGBps).toBe(370);
   });
 
-  it('names the calibrated GPU once when the scenario had already swapped the node preset\'s GPU for it', () => {
+  it("names the calibrated GPU once when the scenario had already swapped the node preset's GPU for it", () => {
     // resolve.ts names such a cluster '1× pcie-8gpu with h200-sxm-141gb'; the profile replaces that GPU.
     const p = syntheticProfile({ backend: 'cuda', device: 'NVIDIA H200', gpuPreset: 'h200-sxm-141gb' });
     const node = { ...HGX_H200, name: 'pcie-8gpu', gpu: H200_SXM_141GB };
-    const { cluster } = profileCluster(p, { name: '1× pcie-8gpu with h200-sxm-141gb', node, nodes: 1, network: IB_NDR });
+    const { cluster } = profileCluster(p, {
+      name: '1× pcie-8gpu with h200-sxm-141gb',
+      node,
+      nodes: 1,
+      network: IB_NDR,
+    });
     expect(cluster.name).toBe('1× pcie-8gpu with h200-sxm-141gb (calibrated)');
   });
 
@@ -102,18 +128,39 @@ describe('simulating validation workloads with a profile', () => {
 
   it('predicts a GEMM as the fitted model plus launch overhead', () => {
     const s = predictSeconds(p, { kind: 'gemm', dtype: 'fp32', m: 300, n: 500, k: 700, ...rep });
-    const expected = (measuredGemmNs({ m: 300, n: 500, k: 700, batch: 1 }, measuredGemmOf(p.fit.gemm.fp32!)) + p.fit.launchS * 1e9) / 1e9;
+    const expected =
+      (measuredGemmNs({ m: 300, n: 500, k: 700, batch: 1 }, measuredGemmOf(p.fit.gemm.fp32!)) + p.fit.launchS * 1e9) /
+      1e9;
     expect(s).toBeCloseTo(expected, 8);
     expect(measuredGemmOf(p.fit.gemm.fp32!).ceilingTflops / TRUE_GEMM.ceilingTflops).toBeCloseTo(1, 1);
   });
 
   it('runs a GEMM chain in order and hides copies behind compute on another stream', () => {
-    const gemms = [{ m: 512, n: 512, k: 512 }, { m: 512, n: 512, k: 512 }];
-    const chain = predictSeconds(p, { kind: 'program', dtype: 'fp32', gemms, copies: [], direction: 'h2h', run: 'compute', ...rep });
+    const gemms = [
+      { m: 512, n: 512, k: 512 },
+      { m: 512, n: 512, k: 512 },
+    ];
+    const chain = predictSeconds(p, {
+      kind: 'program',
+      dtype: 'fp32',
+      gemms,
+      copies: [],
+      direction: 'h2h',
+      run: 'compute',
+      ...rep,
+    });
     const one = predictSeconds(p, { kind: 'gemm', dtype: 'fp32', ...gemms[0], ...rep });
     expect(chain).toBeCloseTo(2 * one, 8);
     const copyS = alphaBetaSeconds(p.fit.copies.h2h, 1 << 20);
-    const both = predictSeconds(p, { kind: 'program', dtype: 'fp32', gemms, copies: [{ bytes: 1 << 20, after: 0 }], direction: 'h2h', run: 'both', ...rep });
+    const both = predictSeconds(p, {
+      kind: 'program',
+      dtype: 'fp32',
+      gemms,
+      copies: [{ bytes: 1 << 20, after: 0 }],
+      direction: 'h2h',
+      run: 'both',
+      ...rep,
+    });
     expect(both).toBeCloseTo(Math.max(2 * one, one + copyS), 8);
   });
 
@@ -127,7 +174,11 @@ describe('simulating validation workloads with a profile', () => {
   });
 
   it('says when the profile has nothing to predict a case with', () => {
-    expect(() => predictSeconds(p, { kind: 'collective', op: 'reduce_scatter', ranks: 2, bytes: 1024, ...rep })).toThrow(/no fit for reduce_scatter over 2/);
-    expect(() => predictSeconds(p, { kind: 'copy', direction: 'd2h', pinned: true, bytes: 1024, ...rep })).toThrow(/no d2h-pinned copy fit/);
+    expect(() =>
+      predictSeconds(p, { kind: 'collective', op: 'reduce_scatter', ranks: 2, bytes: 1024, ...rep }),
+    ).toThrow(/no fit for reduce_scatter over 2/);
+    expect(() => predictSeconds(p, { kind: 'copy', direction: 'd2h', pinned: true, bytes: 1024, ...rep })).toThrow(
+      /no d2h-pinned copy fit/,
+    );
   });
 });

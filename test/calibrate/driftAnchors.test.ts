@@ -24,7 +24,15 @@ describe('drift anchors (calibration measurements validate retakes before and af
   });
 
   it('never takes a pageable copy or a short measurement, however steady', () => {
-    const steady = (id: string, medianS: number, spreadPct: number) => ({ id, group: id.split('/').slice(0, 2).join(' '), medianS, minS: medianS, maxS: medianS, spreadPct, samples: 5 });
+    const steady = (id: string, medianS: number, spreadPct: number) => ({
+      id,
+      group: id.split('/').slice(0, 2).join(' '),
+      medianS,
+      minS: medianS,
+      maxS: medianS,
+      spreadPct,
+      samples: 5,
+    });
     const profile: Profile = {
       ...h200,
       measurements: [

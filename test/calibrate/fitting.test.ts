@@ -8,20 +8,42 @@ import { noisy, syntheticRecords, TRUE, TRUE_GEMM } from './fixtures.js';
 
 describe('least squares and summaries', () => {
   it('solves an exactly determined weighted system', () => {
-    const [a, b] = weightedLeastSquares([[1, 1], [1, 2], [1, 3]], [3, 5, 7], [1, 1, 1]);
+    const [a, b] = weightedLeastSquares(
+      [
+        [1, 1],
+        [1, 2],
+        [1, 3],
+      ],
+      [3, 5, 7],
+      [1, 1, 1],
+    );
     expect(a).toBeCloseTo(1, 9);
     expect(b).toBeCloseTo(2, 9);
   });
 
   it('copes with features twelve orders of magnitude apart', () => {
     const rows = [1e3, 1e6, 1e9, 1e12].map((x) => [1, x]);
-    const [a, b] = weightedLeastSquares(rows, rows.map((r) => 2e-6 + r[1] * 1e-10), [1, 1, 1, 1]);
+    const [a, b] = weightedLeastSquares(
+      rows,
+      rows.map((r) => 2e-6 + r[1] * 1e-10),
+      [1, 1, 1, 1],
+    );
     expect(a).toBeCloseTo(2e-6, 12);
     expect(b).toBeCloseTo(1e-10, 16);
   });
 
   it('refuses parameters the data do not determine', () => {
-    expect(() => weightedLeastSquares([[1, 2], [2, 4], [3, 6]], [1, 2, 3], [1, 1, 1])).toThrow(FitError);
+    expect(() =>
+      weightedLeastSquares(
+        [
+          [1, 2],
+          [2, 4],
+          [3, 6],
+        ],
+        [1, 2, 3],
+        [1, 1, 1],
+      ),
+    ).toThrow(FitError);
     expect(() => weightedLeastSquares([[1, 2]], [1], [1])).toThrow(/at least 2 points/);
   });
 
@@ -60,27 +82,45 @@ describe('α–β fitting', () => {
   });
 
   it('fits through the origin instead of returning a negative latency', () => {
-    const fit = fitAlphaBeta([{ bytes: 1e6, seconds: 0.9e-4 }, { bytes: 2e6, seconds: 2e-4 }, { bytes: 4e6, seconds: 4.1e-4 }]);
+    const fit = fitAlphaBeta([
+      { bytes: 1e6, seconds: 0.9e-4 },
+      { bytes: 2e6, seconds: 2e-4 },
+      { bytes: 4e6, seconds: 4.1e-4 },
+    ]);
     expect(fit.latencyS).toBe(0);
     expect(fit.bandwidthGBps).toBeGreaterThan(9);
   });
 
   it('needs two distinct sizes and times that grow', () => {
     expect(() => fitAlphaBeta([{ bytes: 1, seconds: 1 }])).toThrow(/at least 2 sizes/);
-    expect(() => fitAlphaBeta([{ bytes: 1, seconds: 1 }, { bytes: 1, seconds: 2 }])).toThrow(/different sizes/);
-    expect(() => fitAlphaBeta([{ bytes: 1, seconds: 2 }, { bytes: 1e6, seconds: 1 }])).toThrow(/do not grow/);
+    expect(() =>
+      fitAlphaBeta([
+        { bytes: 1, seconds: 1 },
+        { bytes: 1, seconds: 2 },
+      ]),
+    ).toThrow(/different sizes/);
+    expect(() =>
+      fitAlphaBeta([
+        { bytes: 1, seconds: 2 },
+        { bytes: 1e6, seconds: 1 },
+      ]),
+    ).toThrow(/do not grow/);
   });
 });
 
 describe('GEMM model fitting', () => {
   const shapes: [number, number, number][] = [];
-  for (const m of [64, 256, 1024, 1500]) for (const n of [64, 300, 1024]) for (const k of [16, 128, 1024]) shapes.push([m, n, k]);
+  for (const m of [64, 256, 1024, 1500])
+    for (const n of [64, 300, 1024]) for (const k of [16, 128, 1024]) shapes.push([m, n, k]);
   const layout = { tileM: TRUE_GEMM.tileM, tileN: TRUE_GEMM.tileN, units: TRUE_GEMM.units, splitKMinK: 0 };
   const truth = (m: number, n: number, k: number) => measuredGemmNs({ m, n, k, batch: 1 }, TRUE_GEMM) * 1e-9;
 
   it('recovers the throughput of full waves and the per-tile fixed cost from noisy times', () => {
     const noise = noisy('gemm', 0.03);
-    const fit = fitGemm(shapes.map(([m, n, k]) => ({ m, n, k, seconds: truth(m, n, k) * noise() })), layout);
+    const fit = fitGemm(
+      shapes.map(([m, n, k]) => ({ m, n, k, seconds: truth(m, n, k) * noise() })),
+      layout,
+    );
     expect(fit.ceilingTflops / TRUE_GEMM.ceilingTflops).toBeGreaterThan(0.95);
     expect(fit.ceilingTflops / TRUE_GEMM.ceilingTflops).toBeLessThan(1.05);
     expect(fit.smallKHalf).toBeGreaterThan(TRUE_GEMM.smallKHalf * 0.7);
@@ -89,7 +129,10 @@ describe('GEMM model fitting', () => {
   });
 
   it('is exact on noiseless data and then needs no corrections', () => {
-    const fit = fitGemm(shapes.map(([m, n, k]) => ({ m, n, k, seconds: truth(m, n, k) })), layout);
+    const fit = fitGemm(
+      shapes.map(([m, n, k]) => ({ m, n, k, seconds: truth(m, n, k) })),
+      layout,
+    );
     expect(fit.ceilingTflops).toBeCloseTo(TRUE_GEMM.ceilingTflops, 9);
     expect(fit.smallKHalf).toBeCloseTo(TRUE_GEMM.smallKHalf, 6);
     expect(fit.residuals.worstPct).toBeLessThan(1e-6);
@@ -98,7 +141,10 @@ describe('GEMM model fitting', () => {
 
   it('keeps per-shape corrections when they predict left-out shapes better than the smooth model', () => {
     // A systematic effect the model lacks: shapes with m ≥ 1024 run 30% slower (say, a cache limit).
-    const fit = fitGemm(shapes.map(([m, n, k]) => ({ m, n, k, seconds: truth(m, n, k) * (m >= 1024 ? 1.3 : 1) })), layout);
+    const fit = fitGemm(
+      shapes.map(([m, n, k]) => ({ m, n, k, seconds: truth(m, n, k) * (m >= 1024 ? 1.3 : 1) })),
+      layout,
+    );
     expect(fit.leaveOneOutPct.corrected).toBeLessThan(fit.leaveOneOutPct.model);
     expect(fit.corrections?.length).toBe(shapes.length);
     expect(fit.residuals.medianPct).toBeLessThan(fit.leaveOneOutPct.model);
@@ -112,7 +158,10 @@ describe('GEMM model fitting', () => {
     const fit = fitGemm(points, layout);
     const loo = median(
       points.map((p, i) => {
-        const others = fitGemm(points.filter((_, j) => j !== i), layout);
+        const others = fitGemm(
+          points.filter((_, j) => j !== i),
+          layout,
+        );
         const smooth = { ...layout, ceilingTflops: others.ceilingTflops, smallKHalf: others.smallKHalf };
         const predicted = measuredGemmNs({ m: p.m, n: p.n, k: p.k, batch: 1 }, smooth) * 1e-9;
         return (100 * Math.abs(predicted - p.seconds)) / p.seconds;
@@ -128,7 +177,9 @@ describe('GEMM model fitting', () => {
 
 describe('fitting a whole profile', () => {
   it('recovers every constant of a synthetic calibration with 2% noise', () => {
-    const { fit, warnings } = fitProfile(syntheticRecords(0.02), { gemmLayout: () => ({ tileM: 96, tileN: 128, units: 2, splitKMinK: 0 }) });
+    const { fit, warnings } = fitProfile(syntheticRecords(0.02), {
+      gemmLayout: () => ({ tileM: 96, tileN: 128, units: 2, splitKMinK: 0 }),
+    });
     expect(warnings).toEqual([]);
     expect(fit.launchS / TRUE.launchS).toBeGreaterThan(0.95);
     expect(fit.launchS / TRUE.launchS).toBeLessThan(1.05);
@@ -148,9 +199,24 @@ describe('fitting a whole profile', () => {
   it('says which essential part is missing', () => {
     const records = syntheticRecords();
     const ctx = { gemmLayout: () => ({ tileM: 96, tileN: 128, units: 2, splitKMinK: 0 }) };
-    expect(() => fitProfile(records.filter((r) => r.id !== 'launch'), ctx)).toThrow(/launch/);
-    expect(() => fitProfile(records.filter((r) => r.item.kind !== 'copy'), ctx)).toThrow(/memory bandwidth/);
-    expect(() => fitProfile(records.filter((r) => r.item.kind !== 'gemm'), ctx)).toThrow(/GEMM/);
+    expect(() =>
+      fitProfile(
+        records.filter((r) => r.id !== 'launch'),
+        ctx,
+      ),
+    ).toThrow(/launch/);
+    expect(() =>
+      fitProfile(
+        records.filter((r) => r.item.kind !== 'copy'),
+        ctx,
+      ),
+    ).toThrow(/memory bandwidth/);
+    expect(() =>
+      fitProfile(
+        records.filter((r) => r.item.kind !== 'gemm'),
+        ctx,
+      ),
+    ).toThrow(/GEMM/);
   });
 
   it('measures noise as the spread of the repeats', () => {

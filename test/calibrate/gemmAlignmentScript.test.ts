@@ -2,7 +2,8 @@ import { spawnSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
 
 /** scripts/measure-gemm-alignment.py: the misaligned LM-head slowdown by alignment, for the GPU host. */
-const run = (...args: string[]) => spawnSync('python3', ['scripts/measure-gemm-alignment.py', ...args], { encoding: 'utf8', timeout: 120_000 });
+const run = (...args: string[]) =>
+  spawnSync('python3', ['scripts/measure-gemm-alignment.py', ...args], { encoding: 'utf8', timeout: 120_000 });
 
 describe('scripts/measure-gemm-alignment.py', () => {
   it('checks its arguments before anything else', () => {
@@ -23,7 +24,11 @@ describe('scripts/measure-gemm-alignment.py', () => {
         expect(row.forwardUs).toBeGreaterThan(0);
         expect(row.width % row.alignElems).toBe(0);
       }
-      expect(out.rows.filter((row: { width: number; alignedNeighbour: number }) => row.width === row.alignedNeighbour).every((row: { slowdown: number }) => row.slowdown === 1)).toBe(true);
+      expect(
+        out.rows
+          .filter((row: { width: number; alignedNeighbour: number }) => row.width === row.alignedNeighbour)
+          .every((row: { slowdown: number }) => row.slowdown === 1),
+      ).toBe(true);
     } else {
       expect(r.stderr).toMatch(/PyTorch is not installed for this Python/);
     }

@@ -6,11 +6,19 @@ import { describe, expect, it } from 'vitest';
  * argument checks, and a small CPU run where a Python with PyTorch is found here (Debian's python3-torch is at
  * /usr/bin/python3 on the development image); otherwise the message that says what is missing.
  */
-const withTorch = ['python3', '/usr/bin/python3'].find((py) => spawnSync(py, ['-c', 'import torch'], { timeout: 60_000 }).status === 0);
+const withTorch = ['python3', '/usr/bin/python3'].find(
+  (py) => spawnSync(py, ['-c', 'import torch'], { timeout: 60_000 }).status === 0,
+);
 const run = (script: string, args: string[], python = withTorch ?? 'python3') =>
   spawnSync(python, [`scripts/${script}`, ...args], { encoding: 'utf8', timeout: 120_000 });
 
-const scripts: { script: string; bad: string[]; error: RegExp; small: string[]; check: (out: { device: string; cases: Record<string, number | string>[]; errors: unknown[] }) => void }[] = [
+const scripts: {
+  script: string;
+  bad: string[];
+  error: RegExp;
+  small: string[];
+  check: (out: { device: string; cases: Record<string, number | string>[]; errors: unknown[] }) => void;
+}[] = [
   {
     script: 'measure-attention.py',
     bad: ['--seqs', '2048,x'],
@@ -59,7 +67,12 @@ const scripts: { script: string; bad: string[]; error: RegExp; small: string[]; 
     error: /--seconds and --window-ms above 0/,
     small: ['--size', '128', '--seconds', '0.3', '--window-ms', '50'],
     check: (out) => {
-      const r = out as unknown as { windows: number; tflopsByWindow: number[]; sustainedOverBurst: number; burstTflops: number };
+      const r = out as unknown as {
+        windows: number;
+        tflopsByWindow: number[];
+        sustainedOverBurst: number;
+        burstTflops: number;
+      };
       expect(r.windows).toBe(6);
       expect(r.tflopsByWindow).toHaveLength(6);
       expect(r.burstTflops).toBe(Math.max(...r.tflopsByWindow)); // all windows fall in the first two seconds

@@ -2,7 +2,8 @@ import { spawnSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
 
 /** scripts/measure-host-op.py: the host cost of an eager PyTorch call (training.hostOpUs), for the training host. */
-const run = (...args: string[]) => spawnSync('python3', ['scripts/measure-host-op.py', ...args], { encoding: 'utf8', timeout: 120_000 });
+const run = (...args: string[]) =>
+  spawnSync('python3', ['scripts/measure-host-op.py', ...args], { encoding: 'utf8', timeout: 120_000 });
 
 describe('scripts/measure-host-op.py', () => {
   it('checks its arguments before anything else', () => {
@@ -18,7 +19,8 @@ describe('scripts/measure-host-op.py', () => {
       const out = JSON.parse(r.stdout);
       expect(out.device).toBe('cpu');
       expect(out.hostOpUs).toBeGreaterThan(0);
-      for (const k of ['addmmAutogradUs', 'linearModuleUs', 'backwardPerNodeUs']) expect(typeof out.context[k]).toBe('number');
+      for (const k of ['addmmAutogradUs', 'linearModuleUs', 'backwardPerNodeUs'])
+        expect(typeof out.context[k]).toBe('number');
     } else {
       expect(r.stderr).toMatch(/PyTorch is not installed for this Python/);
     }

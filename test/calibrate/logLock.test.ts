@@ -14,12 +14,16 @@ describe('one calibration per measurement log', () => {
     // A lock held by a running process other than this one: the parent of this test process.
     writeFileSync(`${log}.lock`, String(process.ppid));
     expect(() => lockLog(log)).toThrow(LogError);
-    expect(() => lockLog(log)).toThrow(new RegExp(`is being written by another calibration \\(process ${process.ppid}\\)`));
+    expect(() => lockLog(log)).toThrow(
+      new RegExp(`is being written by another calibration \\(process ${process.ppid}\\)`),
+    );
   });
 
   it('takes over a lock left by a process that is gone, and releases its own', () => {
     const log = join(dir, 'b.jsonl');
-    const gone = spawnSync(process.execPath, ['-e', 'process.stdout.write(String(process.pid))'], { encoding: 'utf8' }).stdout;
+    const gone = spawnSync(process.execPath, ['-e', 'process.stdout.write(String(process.pid))'], {
+      encoding: 'utf8',
+    }).stdout;
     writeFileSync(`${log}.lock`, gone);
     writeFileSync(`${log}.lock.${gone}`, gone); // killed before it removed the file it linked from
     const release = lockLog(log);
@@ -32,7 +36,8 @@ describe('one calibration per measurement log', () => {
   });
 
   /** The id of a process that has ended. */
-  const deadPid = () => spawnSync(process.execPath, ['-e', 'process.stdout.write(String(process.pid))'], { encoding: 'utf8' }).stdout;
+  const deadPid = () =>
+    spawnSync(process.execPath, ['-e', 'process.stdout.write(String(process.pid))'], { encoding: 'utf8' }).stdout;
 
   it('of two contenders that read the same dead lock, only the first to take it over gets the log', () => {
     const log = join(dir, 'c.jsonl');
@@ -40,7 +45,13 @@ describe('one calibration per measurement log', () => {
     // A reads the dead lock and is paused right there; B, meanwhile, takes it over; then A goes on.
     let releaseB: (() => void) | undefined;
     let paused = 0;
-    const a = () => lockLog(log, { onStale: () => { paused++; releaseB = lockLog(log); } });
+    const a = () =>
+      lockLog(log, {
+        onStale: () => {
+          paused++;
+          releaseB = lockLog(log);
+        },
+      });
     expect(a).toThrow(new RegExp(`is being written by another calibration \\(process ${process.pid}\\)`));
     expect(paused).toBe(1);
     expect(releaseB).toBeTypeOf('function');
@@ -74,7 +85,8 @@ describe('one calibration per measurement log', () => {
           child.stdout!.on('data', (d) => (out += d));
           const waitMs = new Int32Array(new SharedArrayBuffer(4));
           // This contender stays paused meanwhile.
-          for (const until = Date.now() + 20_000; !existsSync(ready); Atomics.wait(waitMs, 0, 0, 5)) if (Date.now() > until) throw new Error('the other process did not start');
+          for (const until = Date.now() + 20_000; !existsSync(ready); Atomics.wait(waitMs, 0, 0, 5))
+            if (Date.now() > until) throw new Error('the other process did not start');
         },
       });
     try {

@@ -1,6 +1,14 @@
 import { describe, expect, it } from 'vitest';
 import { cpuClockFor } from '../../src/calibrate/backends.js';
-import { calibrationPlan, collectiveId, copyId, gemmId, geometric, innerFor, rankCounts } from '../../src/calibrate/plan.js';
+import {
+  calibrationPlan,
+  collectiveId,
+  copyId,
+  gemmId,
+  geometric,
+  innerFor,
+  rankCounts,
+} from '../../src/calibrate/plan.js';
 import type { BenchItem } from '../../src/calibrate/types.js';
 import { validationCases } from '../../src/calibrate/validatePlan.js';
 import { FIT_LAYERS, HELD_OUT_LAYERS, layerGemmShapes, layerOps } from '../../src/calibrate/workloads.js';
@@ -33,16 +41,24 @@ describe('calibration and validation plans', () => {
   }
 
   it('checks a misaligned GEMM on a GPU (an unpadded GPT-2 LM head), not on the CPU', () => {
-    const gemms = (backend: 'cpu' | 'cuda') => validationCases(backend, false, 8).flatMap((c) => (c.item.kind === 'gemm' ? [c.item] : []));
+    const gemms = (backend: 'cpu' | 'cuda') =>
+      validationCases(backend, false, 8).flatMap((c) => (c.item.kind === 'gemm' ? [c.item] : []));
     // In the addon's layout (column-major, no transposes) m and k are leading dimensions, n is not.
-    const misaligned = (g: { m: number; n: number; k: number; dtype: Dtype }) => gemmMisaligned(benchGemmOp('g', g, g.dtype).gemm!, g.dtype);
-    expect(gemms('cuda').filter(misaligned).map((g) => `${g.dtype} ${g.m}x${g.n}x${g.k}`)).toEqual(['bf16 50257x4096x2048']);
+    const misaligned = (g: { m: number; n: number; k: number; dtype: Dtype }) =>
+      gemmMisaligned(benchGemmOp('g', g, g.dtype).gemm!, g.dtype);
+    expect(
+      gemms('cuda')
+        .filter(misaligned)
+        .map((g) => `${g.dtype} ${g.m}x${g.n}x${g.k}`),
+    ).toEqual(['bf16 50257x4096x2048']);
     expect(gemms('cpu').filter(misaligned)).toEqual([]);
   });
 
   it('holds out whole layers: no held-out layer is a fitted one', () => {
     for (const backend of ['cpu', 'cuda'] as const) {
-      const fitted = new Set(FIT_LAYERS[backend].flatMap((l) => layerGemmShapes(l, 'fp32').map((d) => `${d.m}x${d.n}x${d.k}`)));
+      const fitted = new Set(
+        FIT_LAYERS[backend].flatMap((l) => layerGemmShapes(l, 'fp32').map((d) => `${d.m}x${d.n}x${d.k}`)),
+      );
       for (const l of HELD_OUT_LAYERS[backend]) {
         const shapes = layerGemmShapes(l, 'fp32').map((d) => `${d.m}x${d.n}x${d.k}`);
         expect(shapes.filter((s) => fitted.has(s))).toEqual([]);
@@ -72,14 +88,24 @@ describe('calibration and validation plans', () => {
   });
 
   it('plans the CPU backend without collectives when only one thread could take part', () => {
-    expect(calibrationPlan({ backend: 'cpu', quick: true, maxRanks: 1 }).some((p) => p.item.kind === 'collective')).toBe(false);
+    expect(
+      calibrationPlan({ backend: 'cpu', quick: true, maxRanks: 1 }).some((p) => p.item.kind === 'collective'),
+    ).toBe(false);
     expect(validationCases('cpu', true, 1).some((c) => c.kind === 'collective')).toBe(false);
   });
 });
 
 describe('how the CPU backend times its work', () => {
   const rep = { warmup: 1, repeats: 3, inner: 1 };
-  const program = { kind: 'program' as const, dtype: 'fp32' as const, gemms: [{ m: 8, n: 8, k: 8 }], copies: [{ bytes: 64, after: 0 }], direction: 'h2h' as const, run: 'both' as const, ...rep };
+  const program = {
+    kind: 'program' as const,
+    dtype: 'fp32' as const,
+    gemms: [{ m: 8, n: 8, k: 8 }],
+    copies: [{ bytes: 64, after: 0 }],
+    direction: 'h2h' as const,
+    run: 'both' as const,
+    ...rep,
+  };
 
   const gemm: BenchItem = { kind: 'gemm', dtype: 'fp32', m: 1, n: 1, k: 1, ...rep };
   const copy: BenchItem = { kind: 'copy', direction: 'h2h', pinned: true, bytes: 64, ...rep };

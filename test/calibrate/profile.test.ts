@@ -3,7 +3,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { LogError, MeasurementLog, setupDifference, parseLog, toRecord } from '../../src/calibrate/measurementLog.js';
-import { parseProfile, PROFILE_SCHEMA_VERSION, ProfileError, readProfile, writeProfile } from '../../src/calibrate/profile.js';
+import {
+  parseProfile,
+  PROFILE_SCHEMA_VERSION,
+  ProfileError,
+  readProfile,
+  writeProfile,
+} from '../../src/calibrate/profile.js';
 import { FitError } from '../../src/calibrate/stats.js';
 import type { PlannedItem } from '../../src/calibrate/types.js';
 import { syntheticProfile } from './fixtures.js';
@@ -21,16 +27,33 @@ describe('the profile schema', () => {
 
   it('records the machine, every measurement summary, the noise and the fitted constants', () => {
     const p = syntheticProfile();
-    for (const k of ['schema', 'schemaVersion', 'createdAt', 'tool', 'backend', 'device', 'machine', 'noise', 'measurements', 'fit']) expect(p).toHaveProperty(k);
-    for (const k of ['launchS', 'memoryBandwidthGBps', 'copies', 'gemm', 'collectives']) expect(p.fit).toHaveProperty(k);
-    expect(p.measurements[0]).toEqual(expect.objectContaining({ id: 'launch', medianS: expect.any(Number), spreadPct: expect.any(Number), samples: 5 }));
+    for (const k of [
+      'schema',
+      'schemaVersion',
+      'createdAt',
+      'tool',
+      'backend',
+      'device',
+      'machine',
+      'noise',
+      'measurements',
+      'fit',
+    ])
+      expect(p).toHaveProperty(k);
+    for (const k of ['launchS', 'memoryBandwidthGBps', 'copies', 'gemm', 'collectives'])
+      expect(p.fit).toHaveProperty(k);
+    expect(p.measurements[0]).toEqual(
+      expect.objectContaining({ id: 'launch', medianS: expect.any(Number), spreadPct: expect.any(Number), samples: 5 }),
+    );
   });
 
   it('names the fields that are wrong', () => {
     const p = syntheticProfile() as unknown as Record<string, any>;
     p.fit.launchS = -1;
     p.backend = 'tpu';
-    expect(() => parseProfile(p, 'x.json')).toThrow(/x.json is not a valid clustersim profile:[\s\S]*backend[\s\S]*fit.launchS/);
+    expect(() => parseProfile(p, 'x.json')).toThrow(
+      /x.json is not a valid clustersim profile:[\s\S]*backend[\s\S]*fit.launchS/,
+    );
   });
 
   it('refuses a profile without what the simulator reads from it (CPU memory, threads, clock, the fp32 GEMM fit)', () => {
@@ -45,16 +68,27 @@ describe('the profile schema', () => {
     expect(edit((p) => (p.machine.computeThreads = '4'))).toThrow(/machine\.computeThreads/);
     expect(edit((p) => (p.machine.cpuClock = 'sundial'))).toThrow(/machine\.cpuClock/);
     expect(edit((p) => (p.fit.gemm = {}))).toThrow(/fit\.gemm: no GEMM fit/);
-    expect(edit((p) => (p.fit.gemm = { bf16: p.fit.gemm.fp32 }))).toThrow(/fit\.gemm\.fp32: a cpu profile needs its fp32 GEMM fit/);
+    expect(edit((p) => (p.fit.gemm = { bf16: p.fit.gemm.fp32 }))).toThrow(
+      /fit\.gemm\.fp32: a cpu profile needs its fp32 GEMM fit/,
+    );
     expect(edit((p) => (p.machine.cpuClock = 'wall'))).not.toThrow();
   });
 
   it('tells apart a newer schema version and a file that is not a profile', () => {
-    expect(() => parseProfile({ ...syntheticProfile(), schemaVersion: 99 }, 'x.json')).toThrow(/schema version 99 is not supported .*written by a newer clustersim: upgrade clustersim to read it/);
-    expect(() => parseProfile({ ...syntheticProfile(), schemaVersion: 0 }, 'x.json')).toThrow(/schema version 0 is not supported .*calibrate again with this version/);
-    const notProfile = 'x.json is not a clustersim calibration profile: it holds %s, but a profile is a JSON object with "schema": "clustersim.profile", the fitted constants of a machine; make one with `clustersim calibrate --out profile.json`';
-    expect(() => parseProfile({ hello: 1, world: 2 }, 'x.json')).toThrow(notProfile.replace('%s', 'an object with the fields hello, world, and no "schema"'));
-    expect(() => parseProfile({ schema: 'other.tool', createdAt: 1 }, 'x.json')).toThrow(notProfile.replace('%s', 'an object with "schema": "other.tool"'));
+    expect(() => parseProfile({ ...syntheticProfile(), schemaVersion: 99 }, 'x.json')).toThrow(
+      /schema version 99 is not supported .*written by a newer clustersim: upgrade clustersim to read it/,
+    );
+    expect(() => parseProfile({ ...syntheticProfile(), schemaVersion: 0 }, 'x.json')).toThrow(
+      /schema version 0 is not supported .*calibrate again with this version/,
+    );
+    const notProfile =
+      'x.json is not a clustersim calibration profile: it holds %s, but a profile is a JSON object with "schema": "clustersim.profile", the fitted constants of a machine; make one with `clustersim calibrate --out profile.json`';
+    expect(() => parseProfile({ hello: 1, world: 2 }, 'x.json')).toThrow(
+      notProfile.replace('%s', 'an object with the fields hello, world, and no "schema"'),
+    );
+    expect(() => parseProfile({ schema: 'other.tool', createdAt: 1 }, 'x.json')).toThrow(
+      notProfile.replace('%s', 'an object with "schema": "other.tool"'),
+    );
     expect(() => parseProfile([1, 2], 'x.json')).toThrow(notProfile.replace('%s', 'a list of 2'));
     expect(() => parseProfile(7, 'x.json')).toThrow(notProfile.replace('%s', 'the number 7'));
     writeFileSync(join(dir, 'bad.json'), '{ nope');
@@ -62,12 +96,18 @@ describe('the profile schema', () => {
     expect(() => readProfile(join(dir, 'missing.json'))).toThrow(ProfileError);
     expect(() => readProfile(join(dir, 'missing.json'))).toThrow(/no such file/);
     // The measurement log (JSON lines) given in place of the profile: said so, with what to give instead.
-    expect(() => readProfile('reports/calibration/cpu/measurements.jsonl')).toThrow(/is the measurement log of a calibration, not its profile: give the file calibrate wrote with --out/);
+    expect(() => readProfile('reports/calibration/cpu/measurements.jsonl')).toThrow(
+      /is the measurement log of a calibration, not its profile: give the file calibrate wrote with --out/,
+    );
   });
 });
 
 describe('the measurement log', () => {
-  const planned: PlannedItem = { id: 'copy/h2h/1024', group: 'copy h2h', item: { kind: 'copy', direction: 'h2h', pinned: true, bytes: 1024, warmup: 1, repeats: 3, inner: 1 } };
+  const planned: PlannedItem = {
+    id: 'copy/h2h/1024',
+    group: 'copy h2h',
+    item: { kind: 'copy', direction: 'h2h', pinned: true, bytes: 1024, warmup: 1, repeats: 3, inner: 1 },
+  };
   const machine = syntheticProfile().machine;
 
   it('turns a native result into a record and rejects malformed results', () => {
@@ -93,29 +133,59 @@ describe('the measurement log', () => {
   it('refuses to overwrite a log and checks a resumed one matches', () => {
     const path = join(dir, 'log2.jsonl');
     MeasurementLog.create(path, { backend: 'cpu', quick: true, machine, startedAt: 'now' });
-    expect(() => MeasurementLog.create(path, { backend: 'cpu', quick: true, machine, startedAt: 'now' })).toThrow(/already holds measurements: pass --resume/);
-    expect(() => MeasurementLog.resume(path, { backend: 'cuda', quick: true })).toThrow(/measured with the cpu backend, not cuda; pass --backend cpu/);
-    expect(() => MeasurementLog.resume(path, { backend: 'cpu', quick: false })).toThrow(/was a --quick calibration; add --quick/);
+    expect(() => MeasurementLog.create(path, { backend: 'cpu', quick: true, machine, startedAt: 'now' })).toThrow(
+      /already holds measurements: pass --resume/,
+    );
+    expect(() => MeasurementLog.resume(path, { backend: 'cuda', quick: true })).toThrow(
+      /measured with the cpu backend, not cuda; pass --backend cpu/,
+    );
+    expect(() => MeasurementLog.resume(path, { backend: 'cpu', quick: false })).toThrow(
+      /was a --quick calibration; add --quick/,
+    );
     expect(() => MeasurementLog.resume(join(dir, 'none.jsonl'), { backend: 'cpu', quick: true })).toThrow(LogError);
     expect(MeasurementLog.resume(path, { backend: 'cpu', quick: true, machine }).parsed.header?.backend).toBe('cpu');
-    expect(() => MeasurementLog.resume(path, { backend: 'cpu', quick: true, machine: { ...machine, computeThreads: (machine.computeThreads ?? 1) + 1 } })).toThrow(
+    expect(() =>
+      MeasurementLog.resume(path, {
+        backend: 'cpu',
+        quick: true,
+        machine: { ...machine, computeThreads: (machine.computeThreads ?? 1) + 1 },
+      }),
+    ).toThrow(
       /was measured with threads \d+, this run \d+; .*resume it with the same setup \(--threads \d+\), or start a new log \(--log another.jsonl\)/,
     );
     // No option can match a log from another CPU: none is suggested.
     let other = '';
     try {
-      MeasurementLog.resume(path, { backend: 'cpu', quick: true, machine: { ...machine, cpu: { ...machine.cpu, model: 'another CPU' }, computeThreads: (machine.computeThreads ?? 1) + 1 } });
+      MeasurementLog.resume(path, {
+        backend: 'cpu',
+        quick: true,
+        machine: {
+          ...machine,
+          cpu: { ...machine.cpu, model: 'another CPU' },
+          computeThreads: (machine.computeThreads ?? 1) + 1,
+        },
+      });
     } catch (err) {
       other = (err as Error).message;
     }
-    expect(other).toMatch(/was measured with CPU .*, this run another CPU; .*resume it with the same setup, or start a new log/);
+    expect(other).toMatch(
+      /was measured with CPU .*, this run another CPU; .*resume it with the same setup, or start a new log/,
+    );
     expect(other).not.toContain('--threads');
-    const gpu = (name: string, driver: string) => ({ ...machine, cuda: { driverVersion: driver, libraries: {}, devices: [{ name }], ncclEnv: {} } }) as unknown as typeof machine;
+    const gpu = (name: string, driver: string) =>
+      ({
+        ...machine,
+        cuda: { driverVersion: driver, libraries: {}, devices: [{ name }], ncclEnv: {} },
+      }) as unknown as typeof machine;
     expect(setupDifference(gpu('NVIDIA H200', '570'), gpu('NVIDIA H200', '570'))).toBeUndefined();
-    expect(setupDifference(gpu('NVIDIA H200', '570'), gpu('NVIDIA H100 80GB HBM3', '570'))).toBe('GPUs 1 × NVIDIA H200, this run 1 × NVIDIA H100 80GB HBM3');
+    expect(setupDifference(gpu('NVIDIA H200', '570'), gpu('NVIDIA H100 80GB HBM3', '570'))).toBe(
+      'GPUs 1 × NVIDIA H200, this run 1 × NVIDIA H100 80GB HBM3',
+    );
     expect(setupDifference(gpu('NVIDIA H200', '570'), gpu('NVIDIA H200', '575'))).toBe('driver 570, this run 575');
     writeFileSync(join(dir, 'other.jsonl'), '{"a":1}\n');
-    expect(() => MeasurementLog.resume(join(dir, 'other.jsonl'), { backend: 'cpu', quick: true })).toThrow(/not a clustersim measurement log/);
+    expect(() => MeasurementLog.resume(join(dir, 'other.jsonl'), { backend: 'cpu', quick: true })).toThrow(
+      /not a clustersim measurement log/,
+    );
   });
 
   it('skips a line cut short by an interruption and keeps the latest record per id', () => {
@@ -139,7 +209,7 @@ describe('the measurement log', () => {
     expect(after.records.map((r) => r.id)).toEqual([planned.id, 'copy/h2h/2048']);
   });
 
-  it('keeps a whole last line that lost its line end (an editor\'s doing), header included, and ends it', () => {
+  it("keeps a whole last line that lost its line end (an editor's doing), header included, and ends it", () => {
     for (const lines of [1, 2]) {
       const path = join(dir, `unended-${lines}.jsonl`);
       const log = MeasurementLog.create(path, { backend: 'cpu', quick: true, machine, startedAt: 'now' });
@@ -154,5 +224,4 @@ describe('the measurement log', () => {
       expect(after.records.map((r) => r.id)).toEqual([...(lines === 2 ? [planned.id] : []), 'copy/h2h/4096']);
     }
   });
-
 });

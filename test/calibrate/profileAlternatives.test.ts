@@ -15,20 +15,54 @@ describe('simulate --profile', () => {
     expect(doc.profile.applied.join('; ')).toMatch(/GPU replaced by the calibrated CPU device/);
     const [alt] = doc.alternatives as { sets: string[]; stepTimeS: number; peakBytesPerGpu: number }[];
     // The same change, run by hand with the profile, gives the same step and memory.
-    const byHand = JSON.parse((await cli(...base, '--alternatives', '0', ...alt.sets.flatMap((s) => ['--set', s]))).out);
+    const byHand = JSON.parse(
+      (await cli(...base, '--alternatives', '0', ...alt.sets.flatMap((s) => ['--set', s]))).out,
+    );
     expect(alt.stepTimeS).toBe(byHand.stepTimeS);
     expect(alt.peakBytesPerGpu).toBe(byHand.memory.peakBytesPerGpu);
     // Without the profile the same change is another number: the alternative did not fall back to the preset GPU.
-    const preset = JSON.parse((await cli('simulate', SCENARIO, '--set', 'training.precision=fp32', '--json', '--alternatives', '0', ...alt.sets.flatMap((s) => ['--set', s]))).out);
+    const preset = JSON.parse(
+      (
+        await cli(
+          'simulate',
+          SCENARIO,
+          '--set',
+          'training.precision=fp32',
+          '--json',
+          '--alternatives',
+          '0',
+          ...alt.sets.flatMap((s) => ['--set', s]),
+        )
+      ).out,
+    );
     expect(preset.stepTimeS).not.toBe(alt.stepTimeS);
   });
 
   it('refuses a GPU profile measured on another GPU preset, and says how to simulate that GPU', async () => {
-    const r = await cli('simulate', SCENARIO, '--profile', 'reports/calibration/h200/profile.json', '--alternatives', '0');
+    const r = await cli(
+      'simulate',
+      SCENARIO,
+      '--profile',
+      'reports/calibration/h200/profile.json',
+      '--alternatives',
+      '0',
+    );
     expect(r.code).toBe(2);
-    expect(r.err).toMatch(/--profile reports\/calibration\/h200\/profile.json: measured on NVIDIA H200 \(h200-sxm-141gb\), but the scenario's GPU is a100-sxm4-80gb; simulate that GPU \(--set cluster.gpu=h200-sxm-141gb\)/);
+    expect(r.err).toMatch(
+      /--profile reports\/calibration\/h200\/profile.json: measured on NVIDIA H200 \(h200-sxm-141gb\), but the scenario's GPU is a100-sxm4-80gb; simulate that GPU \(--set cluster.gpu=h200-sxm-141gb\)/,
+    );
     expect(r.err).not.toMatch(/\n\s+at /);
-    const same = await cli('simulate', SCENARIO, '--profile', 'reports/calibration/h200/profile.json', '--set', 'cluster.gpu=h200-sxm-141gb', '--alternatives', '0', '--json');
+    const same = await cli(
+      'simulate',
+      SCENARIO,
+      '--profile',
+      'reports/calibration/h200/profile.json',
+      '--set',
+      'cluster.gpu=h200-sxm-141gb',
+      '--alternatives',
+      '0',
+      '--json',
+    );
     expect(same.code).toBe(0);
     expect(JSON.parse(same.out).mfu).toBeLessThan(1);
   });

@@ -27,7 +27,10 @@ describe('bad input at the edges', () => {
     expect(() => parseGpuCounts('8..100000000000000000000')).toThrow(/more than the 262144 GPUs/);
     expect(() => parseGpuCounts('300000')).toThrow(/more than the 262144 GPUs/);
     expect(parseGpuCounts('8..32')).toEqual([8, 16, 32]);
-    expectBadInput(await cli('scale', 'scenarios/bert-large-ddp-2node.yaml', '--gpus', '8..100000000000000000000'), 'more than the 262144 GPUs the simulator takes');
+    expectBadInput(
+      await cli('scale', 'scenarios/bert-large-ddp-2node.yaml', '--gpus', '8..100000000000000000000'),
+      'more than the 262144 GPUs the simulator takes',
+    );
   });
 });
 
@@ -36,26 +39,58 @@ describe('papercuts (issue 26, item 17)', () => {
 
   it('takes a model preset given by its name alone, as a GPU preset is', async () => {
     const file = join(dir, 'model-name.yaml');
-    writeFileSync(file, 'name: x\ncluster: { preset: dgx-a100-80gb, nodes: 1 }\nmodel: llama2-7b\ntraining: { globalBatch: 8, microBatch: 1 }\n');
+    writeFileSync(
+      file,
+      'name: x\ncluster: { preset: dgx-a100-80gb, nodes: 1 }\nmodel: llama2-7b\ntraining: { globalBatch: 8, microBatch: 1 }\n',
+    );
     const byName = await cli('simulate', file, '--json', '--alternatives', '0');
     expect(byName.code, byName.stderr).toBe(0);
-    writeFileSync(file, 'name: x\ncluster: { preset: dgx-a100-80gb, nodes: 1 }\nmodel: { preset: llama2-7b }\ntraining: { globalBatch: 8, microBatch: 1 }\n');
+    writeFileSync(
+      file,
+      'name: x\ncluster: { preset: dgx-a100-80gb, nodes: 1 }\nmodel: { preset: llama2-7b }\ntraining: { globalBatch: 8, microBatch: 1 }\n',
+    );
     const byMapping = await cli('simulate', file, '--json', '--alternatives', '0');
     expect(byName.stdout).toBe(byMapping.stdout);
-    writeFileSync(file, 'name: x\ncluster: { preset: dgx-a100-80gb, nodes: 1 }\nmodel: llama9\ntraining: { globalBatch: 8, microBatch: 1 }\n');
+    writeFileSync(
+      file,
+      'name: x\ncluster: { preset: dgx-a100-80gb, nodes: 1 }\nmodel: llama9\ntraining: { globalBatch: 8, microBatch: 1 }\n',
+    );
     expectBadInput(await cli('simulate', file), "model.preset: unknown model preset 'llama9'");
   });
 
   it('says 1 GPU, not 1 GPUs', async () => {
-    const one = ['--set', 'cluster.nodes=1', '--set', 'cluster.node.gpusPerNode=1', '--set', 'cluster.node.nicsPerNode=1'];
-    const r = await cli('simulate', 'scenarios/llama2-7b-zero3-nvlink.yaml', ...one, '--set', 'parallel.zero=0', '--alternatives', '0');
+    const one = [
+      '--set',
+      'cluster.nodes=1',
+      '--set',
+      'cluster.node.gpusPerNode=1',
+      '--set',
+      'cluster.node.nicsPerNode=1',
+    ];
+    const r = await cli(
+      'simulate',
+      'scenarios/llama2-7b-zero3-nvlink.yaml',
+      ...one,
+      '--set',
+      'parallel.zero=0',
+      '--alternatives',
+      '0',
+    );
     expect(r.stdout).toContain('(1 GPU), seed');
     const bad = await cli('simulate', 'scenarios/bert-large-ddp-2node.yaml', ...one, '--set', 'parallel.dp=16');
     expectBadInput(bad, "the cluster's 1 GPU (1 node × 1)");
   });
 
   it('lets a bundled scenario change its node count with --set (issue 26, item 16): no fixed dp in the files', async () => {
-    const r = await cli('simulate', 'scenarios/bert-large-ddp-2node.yaml', '--set', 'cluster.nodes=4', '--json', '--alternatives', '0');
+    const r = await cli(
+      'simulate',
+      'scenarios/bert-large-ddp-2node.yaml',
+      '--set',
+      'cluster.nodes=4',
+      '--json',
+      '--alternatives',
+      '0',
+    );
     expect(r.code, r.stderr).toBe(0);
     expect(JSON.parse(r.stdout).parallel.dp).toBe(32);
   });

@@ -13,37 +13,60 @@ describe('bin/clustersim.js', () => {
   it.each([
     ['to the process group (Ctrl-C, timeout -s INT)', true],
     ['to the wrapper alone (kill -INT <pid>)', false],
-  ])('on SIGINT %s returns only after the interrupted calibration has saved its log', async (_how, group) => {
-    const dir = mkdtempSync(join(tmpdir(), 'wrapper-'));
-    // Force the respawn whatever the machine's memory: an inherited small heap limit is always below the wanted one.
-    const p = spawn(process.execPath, ['--max-old-space-size=256', 'bin/clustersim.js', 'calibrate', '--backend', 'cpu', '--quick', '--out', join(dir, 'p.json')], {
-      detached: true,
-      env: { ...process.env, CLUSTERSIM_NO_RESPAWN: '' },
-    });
-    let err = '';
-    p.stderr.on('data', (d) => (err += d));
-    // Interrupt once it has started measuring.
-    await new Promise<void>((resolve) => {
-      const poll = setInterval(() => {
-        if (/\d+\/\d+/.test(err) || err.includes('done')) {
-          clearInterval(poll);
-          resolve();
-        }
-      }, 100);
-    });
-    // When the wrapper exits, nothing of its process group may still be running.
-    const left = new Promise<string>((resolve) => p.on('exit', () => resolve(spawnSync('pgrep', ['-g', String(p.pid)], { encoding: 'utf8' }).stdout.trim())));
-    const closed = new Promise<number | null>((resolve) => p.on('close', (c) => resolve(c)));
-    process.kill(group ? -p.pid! : p.pid!, 'SIGINT');
-    expect(await left).toBe('');
-    const code = await closed;
-    expect(err).toMatch(/interrupted; \d+ new measurement\(s\) saved in .*p\.measurements\.jsonl/);
-    expect(code).toBe(130); // interrupted, its work kept: the shell's code for SIGINT, not bad input (2)
-  }, 60_000);
+  ])(
+    'on SIGINT %s returns only after the interrupted calibration has saved its log',
+    async (_how, group) => {
+      const dir = mkdtempSync(join(tmpdir(), 'wrapper-'));
+      // Force the respawn whatever the machine's memory: an inherited small heap limit is always below the wanted one.
+      const p = spawn(
+        process.execPath,
+        [
+          '--max-old-space-size=256',
+          'bin/clustersim.js',
+          'calibrate',
+          '--backend',
+          'cpu',
+          '--quick',
+          '--out',
+          join(dir, 'p.json'),
+        ],
+        {
+          detached: true,
+          env: { ...process.env, CLUSTERSIM_NO_RESPAWN: '' },
+        },
+      );
+      let err = '';
+      p.stderr.on('data', (d) => (err += d));
+      // Interrupt once it has started measuring.
+      await new Promise<void>((resolve) => {
+        const poll = setInterval(() => {
+          if (/\d+\/\d+/.test(err) || err.includes('done')) {
+            clearInterval(poll);
+            resolve();
+          }
+        }, 100);
+      });
+      // When the wrapper exits, nothing of its process group may still be running.
+      const left = new Promise<string>((resolve) =>
+        p.on('exit', () => resolve(spawnSync('pgrep', ['-g', String(p.pid)], { encoding: 'utf8' }).stdout.trim())),
+      );
+      const closed = new Promise<number | null>((resolve) => p.on('close', (c) => resolve(c)));
+      process.kill(group ? -p.pid! : p.pid!, 'SIGINT');
+      expect(await left).toBe('');
+      const code = await closed;
+      expect(err).toMatch(/interrupted; \d+ new measurement\(s\) saved in .*p\.measurements\.jsonl/);
+      expect(code).toBe(130); // interrupted, its work kept: the shell's code for SIGINT, not bad input (2)
+    },
+    60_000,
+  );
 
   it('stops quietly when the reader of its output goes away (| head)', () => {
     // `true` reads nothing and is gone long before the CLI has started, so every write meets a closed pipe.
-    const r = spawnSync('bash', ['-c', 'node bin/clustersim.js simulate --help | true; echo "status ${PIPESTATUS[0]}"'], { encoding: 'utf8' });
+    const r = spawnSync(
+      'bash',
+      ['-c', 'node bin/clustersim.js simulate --help | true; echo "status ${PIPESTATUS[0]}"'],
+      { encoding: 'utf8' },
+    );
     expect(r.stdout).toContain('status 0');
     expect(r.stderr).not.toMatch(/EPIPE|Unhandled/);
   });
@@ -57,10 +80,21 @@ describe('bin/clustersim.js', () => {
 
 describe('bin/clustersim.js killed with SIGKILL', () => {
   it('takes the simulation it started with it: no orphan keeps running', async () => {
-    const p = spawn(process.execPath, ['--max-old-space-size=256', 'bin/clustersim.js', 'simulate', 'scenarios/llama3-405b-16384xh100.yaml', '--alternatives', '0'], {
-      env: { ...process.env, CLUSTERSIM_NO_RESPAWN: '' },
-      stdio: 'ignore',
-    });
+    const p = spawn(
+      process.execPath,
+      [
+        '--max-old-space-size=256',
+        'bin/clustersim.js',
+        'simulate',
+        'scenarios/llama3-405b-16384xh100.yaml',
+        '--alternatives',
+        '0',
+      ],
+      {
+        env: { ...process.env, CLUSTERSIM_NO_RESPAWN: '' },
+        stdio: 'ignore',
+      },
+    );
     // The child the wrapper started (Linux: /proc lists a process's children).
     const childOf = (pid: number) => spawnSync('pgrep', ['-P', String(pid)], { encoding: 'utf8' }).stdout.trim();
     let child = '';

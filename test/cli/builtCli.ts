@@ -31,7 +31,8 @@ export async function buildIfStale(): Promise<void> {
       break;
     } catch {
       // Another file is building: wait for it, then look again.
-      if (Date.now() > until) throw new Error(`${LOCK} held for over ${LOCK_WAIT_MS / 1000} s: remove it if no test is building`);
+      if (Date.now() > until)
+        throw new Error(`${LOCK} held for over ${LOCK_WAIT_MS / 1000} s: remove it if no test is building`);
       await new Promise((resolve) => setTimeout(resolve, 500));
       if (!existsSync(LOCK) && !stale()) return;
     }

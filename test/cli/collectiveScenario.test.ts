@@ -13,12 +13,30 @@ const rowsOf = (stdout: string) => JSON.parse(stdout) as { bytes: number; timeUs
 
 describe('collective --scenario: the cluster a scenario file describes', () => {
   it("times the collective on the scenario's own cluster, custom GPU included, as the same cluster named by options", async () => {
-    const fromFile = await cli('collective', '--scenario', PCIE, '--op', 'all_gather', '--max-bytes', '64MiB', '--json');
+    const fromFile = await cli(
+      'collective',
+      '--scenario',
+      PCIE,
+      '--op',
+      'all_gather',
+      '--max-bytes',
+      '64MiB',
+      '--json',
+    );
     expect(fromFile.code).toBe(0);
     const text = await cli('collective', '--scenario', PCIE, '--op', 'all_gather', '--max-bytes', '64MiB');
     expect(text.stdout).toMatch(/all_gather over 8 GPUs, 1× pcie-8gpu with a100-sxm4-80gb, 100 Gb\/s ethernet/);
     // The pcie-8gpu preset with its own A100 40 GB moves the same bytes over the same PCIe and network: the same times.
-    const preset = await cli('collective', '--cluster', 'pcie-8gpu', '--op', 'all_gather', '--max-bytes', '64MiB', '--json');
+    const preset = await cli(
+      'collective',
+      '--cluster',
+      'pcie-8gpu',
+      '--op',
+      'all_gather',
+      '--max-bytes',
+      '64MiB',
+      '--json',
+    );
     expect(rowsOf(fromFile.stdout).map((r) => r.timeUs)).toEqual(rowsOf(preset.stdout).map((r) => r.timeUs));
   });
 
@@ -33,9 +51,18 @@ describe('collective --scenario: the cluster a scenario file describes', () => {
   });
 
   it('needs exactly one way of naming the cluster, and says which options the file replaces', async () => {
-    expectBadInput(await cli('collective', '--max-bytes', '1MiB'), 'name the cluster: --cluster <node preset> (see `clustersim presets`) or --scenario <file>');
-    expectBadInput(await cli('collective', '--scenario', H200, '--cluster', 'dgx-h100'), '--scenario and --cluster both name a cluster; give one of them');
-    expectBadInput(await cli('collective', '--scenario', H200, '--network', 'ib-hdr'), "--network: with --scenario the scenario's cluster section says it");
-    expectBadInput(await cli('collective', '--scenario', join(ROOT, 'no-such.yaml')), "cannot read scenario file");
+    expectBadInput(
+      await cli('collective', '--max-bytes', '1MiB'),
+      'name the cluster: --cluster <node preset> (see `clustersim presets`) or --scenario <file>',
+    );
+    expectBadInput(
+      await cli('collective', '--scenario', H200, '--cluster', 'dgx-h100'),
+      '--scenario and --cluster both name a cluster; give one of them',
+    );
+    expectBadInput(
+      await cli('collective', '--scenario', H200, '--network', 'ib-hdr'),
+      "--network: with --scenario the scenario's cluster section says it",
+    );
+    expectBadInput(await cli('collective', '--scenario', join(ROOT, 'no-such.yaml')), 'cannot read scenario file');
   });
 });

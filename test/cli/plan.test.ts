@@ -30,7 +30,9 @@ describe('clustersim plan', () => {
     const html = readFileSync(report, 'utf8');
     expect(html).toContain(`data-points="${plan.points.length}"`);
     expect(html.match(/class="rank"/g)).toHaveLength(3);
-    expect(readFileSync(best, 'utf8')).toMatch(/^# Written by clustersim plan from scenarios\/llama2-13b-tp8-nvswitch.yaml/);
+    expect(readFileSync(best, 'utf8')).toMatch(
+      /^# Written by clustersim plan from scenarios\/llama2-13b-tp8-nvswitch.yaml/,
+    );
     const again = await cli('simulate', best, '--json', '--alternatives', '0');
     expect(again.code, again.stderr).toBe(0);
     expect(JSON.parse(again.stdout).stepTimeS).toBe(plan.rows[0].stepTimeS);
@@ -39,7 +41,16 @@ describe('clustersim plan', () => {
   it('prints the table, why the winner wins, and a command that reproduces it', async () => {
     const r = await cli('plan', FILE, ...NARROW, '--tokens', '300B', '--price', '2');
     expect(r.code, r.stderr).toBe(0);
-    for (const s of ['pruned by the memory account', 'estimated', 'likely', 'tokens/s', 'memory per GPU', 'ties:', 'to train 300B tokens with #1']) expect(r.stdout).toContain(s);
+    for (const s of [
+      'pruned by the memory account',
+      'estimated',
+      'likely',
+      'tokens/s',
+      'memory per GPU',
+      'ties:',
+      'to train 300B tokens with #1',
+    ])
+      expect(r.stdout).toContain(s);
     const run = /to run #1: clustersim (.*)$/m.exec(r.stdout);
     expect(run).not.toBeNull();
     const words = shellWords(run![1], 'test').words;
@@ -70,8 +81,12 @@ describe('clustersim plan', () => {
       expect(r.code, r.stderr).toBe(0);
       const j = JSON.parse(r.stdout);
       expect(j.sizes.map((p: { gpus: number }) => p.gpus)).toEqual([8, 16]);
-      const score = (p: { gpus: number; rows: { tokensPerS: number }[] }) => (objective === 'cost' ? p.gpus / p.rows[0].tokensPerS : 1 / p.rows[0].tokensPerS);
-      const best = j.sizes.reduce((a: { gpus: number; rows: { tokensPerS: number }[] }, b: { gpus: number; rows: { tokensPerS: number }[] }) => (score(b) < score(a) ? b : a));
+      const score = (p: { gpus: number; rows: { tokensPerS: number }[] }) =>
+        objective === 'cost' ? p.gpus / p.rows[0].tokensPerS : 1 / p.rows[0].tokensPerS;
+      const best = j.sizes.reduce(
+        (a: { gpus: number; rows: { tokensPerS: number }[] }, b: { gpus: number; rows: { tokensPerS: number }[] }) =>
+          score(b) < score(a) ? b : a,
+      );
       expect(j.objective).toBe(objective);
       expect(j.chosenGpus).toBe(best.gpus);
     }

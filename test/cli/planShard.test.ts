@@ -5,7 +5,18 @@ import { describe, expect, it } from 'vitest';
 import { cli, expectBadInput } from '../helpers/badInput.js';
 
 const FILE = 'scenarios/llama2-13b-tp8-nvswitch.yaml';
-const NARROW = ['--space', 'tp=2,4,8', '--space', 'pp=1,2', '--space', 'microBatch=1,2', '--space', 'virtualStages=2', '--top', '3'];
+const NARROW = [
+  '--space',
+  'tp=2,4,8',
+  '--space',
+  'pp=1,2',
+  '--space',
+  'microBatch=1,2',
+  '--space',
+  'virtualStages=2',
+  '--top',
+  '3',
+];
 
 describe('a sharded plan', () => {
   const dir = mkdtempSync(join(tmpdir(), 'clustersim-plan-shard-'));
@@ -23,7 +34,8 @@ describe('a sharded plan', () => {
     const w = JSON.parse(whole.stdout);
     expect(m.rows).toEqual(w.rows);
     expect(m.own).toEqual(w.own);
-    for (const k of ['layouts', 'layoutsRemoved', 'candidates', 'memoryRemoved', 'fitting', 'gpus']) expect(m[k], k).toEqual(w[k]);
+    for (const k of ['layouts', 'layoutsRemoved', 'candidates', 'memoryRemoved', 'fitting', 'gpus'])
+      expect(m[k], k).toEqual(w[k]);
     // Each part bounds against its own best, so together they estimate at least as many.
     expect(m.estimated + m.bounded).toBe(w.estimated + w.bounded);
     const text = await cli('merge', part(1), part(2), part(3));

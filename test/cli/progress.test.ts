@@ -1,5 +1,10 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { onInterrupt, PLAIN_PROGRESS_EVERY_MS, progressReporter, REPEATED_SIGINT_MS } from '../../src/cli/calibrateCommand.js';
+import {
+  onInterrupt,
+  PLAIN_PROGRESS_EVERY_MS,
+  progressReporter,
+  REPEATED_SIGINT_MS,
+} from '../../src/cli/calibrateCommand.js';
 import { plainSweepProgress } from '../../src/cli/sweepProgress.js';
 
 describe('progress without a terminal', () => {
@@ -20,7 +25,7 @@ describe('progress without a terminal', () => {
     expect(lines.slice(2)).toEqual(['calibrate: copy h2d (90/100 done)']);
   });
 
-  it("a sweep says when its first point is done, then at most once every 30 s, counting every point", () => {
+  it('a sweep says when its first point is done, then at most once every 30 s, counting every point', () => {
     let nowMs = 1_000_000;
     const lines: string[] = [];
     const p = plainSweepProgress({ out: () => {}, err: (t) => lines.push(t) }, 'scale', 10, () => nowMs);

@@ -17,8 +17,21 @@ describe('clustersim scale', () => {
   it('keeps the global batch in strong scaling and reports efficiency against linear', async () => {
     const doc = await scaleJson('--gpus', '8,16,32');
     expect(doc.mode).toBe('strong');
-    const rows = doc.series[0].rows as { gpus: number; globalBatch: number; dp: number; nodes: number; samplesPerS: number; speedup: number; efficiency: number; stepTimeS: number }[];
-    expect(rows.map((r) => [r.gpus, r.nodes, r.dp, r.globalBatch])).toEqual([[8, 1, 8, 256], [16, 2, 16, 256], [32, 4, 32, 256]]);
+    const rows = doc.series[0].rows as {
+      gpus: number;
+      globalBatch: number;
+      dp: number;
+      nodes: number;
+      samplesPerS: number;
+      speedup: number;
+      efficiency: number;
+      stepTimeS: number;
+    }[];
+    expect(rows.map((r) => [r.gpus, r.nodes, r.dp, r.globalBatch])).toEqual([
+      [8, 1, 8, 256],
+      [16, 2, 16, 256],
+      [32, 4, 32, 256],
+    ]);
     expect(rows[0].speedup).toBe(1);
     for (const r of rows) {
       expect(r.speedup).toBeCloseTo(r.samplesPerS / rows[0].samplesPerS, 12);
@@ -39,7 +52,12 @@ describe('clustersim scale', () => {
 
   it('names the size speedup and efficiency are against, the smallest simulated, in the table and the JSON', async () => {
     // 3 GPUs cannot hold the batch (256 over 8 × 3), so the base is 4, the smallest size simulated.
-    const doc = (await scaleJson('--gpus', '3,4,8')) as unknown as { series: { scalingBaseGpus?: number; rows: { gpus: number; status: string; stepTimeS: number; speedup: number; efficiency: number }[] }[] };
+    const doc = (await scaleJson('--gpus', '3,4,8')) as unknown as {
+      series: {
+        scalingBaseGpus?: number;
+        rows: { gpus: number; status: string; stepTimeS: number; speedup: number; efficiency: number }[];
+      }[];
+    };
     const s = doc.series[0];
     expect(s.rows[0].status).toBe('infeasible');
     expect(s.scalingBaseGpus).toBe(4);
@@ -73,7 +91,9 @@ describe('clustersim scale', () => {
     expect(r.code).toBe(2);
     // The rows still say why, and the error what to change.
     expect(r.out).toMatch(/not whole nodes: 12 GPUs over nodes of 8/);
-    expect(r.err).toMatch(/no size of the sweep could be simulated .*choose GPU counts of whole nodes whose data-parallel size divides the global batch, nothing was written/);
+    expect(r.err).toMatch(
+      /no size of the sweep could be simulated .*choose GPU counts of whole nodes whose data-parallel size divides the global batch, nothing was written/,
+    );
     expect(() => readFileSync(svg)).toThrow();
   });
 
@@ -89,25 +109,50 @@ describe('clustersim scale', () => {
     for (const command of ['simulate', 'memory', 'scale']) {
       const r = await cli(command, BERT, '--set', 'cluster.preset=dgx-1-v100');
       expect(r.code, command).toBe(2);
-      expect(r.err).toMatch(/training.precision: v100-sxm2-32gb has no dense bf16 peak \(its spec gives fp16, fp32\); use one it runs, for example --set training.precision=fp16/);
+      expect(r.err).toMatch(
+        /training.precision: v100-sxm2-32gb has no dense bf16 peak \(its spec gives fp16, fp32\); use one it runs, for example --set training.precision=fp16/,
+      );
     }
   });
 
-  it('sweeps a split larger than the file\'s own cluster (cp 16 on a one-node file) from the fewest nodes that hold it', async () => {
-    const r = await cli('scale', 'scenarios/checks/dgxc-llama31-8b-cp2.yaml', '--set', 'parallel.cp=16', '--gpus', '8,16,32', '--json');
+  it("sweeps a split larger than the file's own cluster (cp 16 on a one-node file) from the fewest nodes that hold it", async () => {
+    const r = await cli(
+      'scale',
+      'scenarios/checks/dgxc-llama31-8b-cp2.yaml',
+      '--set',
+      'parallel.cp=16',
+      '--gpus',
+      '8,16,32',
+      '--json',
+    );
     expect(r.code).toBe(0);
     const [series] = JSON.parse(r.out).series;
     expect(series.cp).toBe(16);
-    expect(series.rows.map((x: { gpus: number; status: string; dp: number }) => [x.gpus, x.status, x.dp])).toEqual([[8, 'infeasible', undefined], [16, 'ok', 1], [32, 'ok', 2]]);
+    expect(series.rows.map((x: { gpus: number; status: string; dp: number }) => [x.gpus, x.status, x.dp])).toEqual([
+      [8, 'infeasible', undefined],
+      [16, 'ok', 1],
+      [32, 'ok', 2],
+    ]);
     // A split of 12 on 8-GPU nodes: the fewest whole nodes it divides are 3.
-    const twelve = await cli('scale', 'scenarios/bert-large-ddp-2node.yaml', '--set', 'parallel.tp=4', '--set', 'parallel.pp=3', '--gpus', '24,48');
+    const twelve = await cli(
+      'scale',
+      'scenarios/bert-large-ddp-2node.yaml',
+      '--set',
+      'parallel.tp=4',
+      '--set',
+      'parallel.pp=3',
+      '--gpus',
+      '24,48',
+    );
     expect(twelve.code, twelve.err).toBe(0);
   });
 
   it('prints a table with the documented columns', async () => {
     const { code, out } = await cli('scale', BERT, '--gpus', '8,16,64,512');
     expect(code).toBe(0);
-    expect(out).toMatch(/GPUs\s+nodes\s+dp\s+global batch\s+step time\s+error band\s+samples\/s\s+tokens\/s\s+speedup\s+efficiency\s+MFU\s+exposed comm\s+memory\/GPU\s+fits\s+note/);
+    expect(out).toMatch(
+      /GPUs\s+nodes\s+dp\s+global batch\s+step time\s+error band\s+samples\/s\s+tokens\/s\s+speedup\s+efficiency\s+MFU\s+exposed comm\s+memory\/GPU\s+fits\s+note/,
+    );
     expect(out).toMatch(/^\s+8\s+1\s+8\s+256\s.*1\.00x\s+100\.0%.*yes/m);
     expect(out).toMatch(/^\s+64\s.*yes\s+micro-batch 4$/m);
     expect(out).toMatch(/^\s+512\s.*not divisible/m);
@@ -128,7 +173,22 @@ describe('clustersim scale', () => {
   it('writes CSV, an SVG chart and an HTML report, and overlays --compare scenarios', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'clustersim-scale-'));
     const [csv, svg, html] = ['s.csv', 's.svg', 's.html'].map((f) => join(dir, f));
-    const r = await cli('scale', BERT, '--gpus', '8,16', '--csv', csv, '--svg', svg, '--report', html, '--compare', BERT, '--set', 'seed=3');
+    const r = await cli(
+      'scale',
+      BERT,
+      '--gpus',
+      '8,16',
+      '--csv',
+      csv,
+      '--svg',
+      svg,
+      '--report',
+      html,
+      '--compare',
+      BERT,
+      '--set',
+      'seed=3',
+    );
     expect(r.code).toBe(0);
     expect(r.out.match(/strong scaling/g)).toHaveLength(2);
     const lines = readFileSync(csv, 'utf8').trimEnd().split('\n');
@@ -140,7 +200,12 @@ describe('clustersim scale', () => {
     for (const s of ['scaling-chart', 'class="timeline"', 'memory-chart', '<table']) expect(page).toContain(s);
     expect(r.err).toContain(`wrote ${csv}`);
     // No progress bar when stderr is not a terminal: only the "wrote" lines.
-    expect(r.err.trim().split('\n').every((l) => l.startsWith('wrote '))).toBe(true);
+    expect(
+      r.err
+        .trim()
+        .split('\n')
+        .every((l) => l.startsWith('wrote ')),
+    ).toBe(true);
   });
 
   it('prints the warnings of every scenario swept, --compare files included, each naming its file', async () => {
@@ -149,7 +214,10 @@ describe('clustersim scale', () => {
     const config = resolve('scenarios/models/llama2-7b.config.json');
     const files = ['a.yaml', 'b.yaml'].map((name, i) => {
       const f = join(dir, name);
-      writeFileSync(f, `cluster: { preset: hgx-h200, nodes: ${i + 1} }\nmodel: { hfConfig: ${config} }\ntraining: { globalBatch: 16, microBatch: 1 }\n`);
+      writeFileSync(
+        f,
+        `cluster: { preset: hgx-h200, nodes: ${i + 1} }\nmodel: { hfConfig: ${config} }\ntraining: { globalBatch: 16, microBatch: 1 }\n`,
+      );
       return f;
     });
     const r = await cli('scale', files[0], '--compare', files[1], '--gpus', '8');
@@ -160,12 +228,20 @@ describe('clustersim scale', () => {
     expect(single.err).toMatch(/^clustersim: warning: training\.seqLen not given/m);
     // --json carries them, each with its file.
     const json = JSON.parse((await cli('scale', files[0], '--compare', files[1], '--gpus', '8', '--json')).out);
-    expect(json.warnings).toEqual(files.map((file) => ({ file, message: expect.stringMatching(/^training\.seqLen not given/) })));
+    expect(json.warnings).toEqual(
+      files.map((file) => ({ file, message: expect.stringMatching(/^training\.seqLen not given/) })),
+    );
     // A file not valid at its own size (tp 8 × pp 2 on one 8-GPU node) is swept from two nodes: its warnings print too,
     // as a --compare file and as the main one.
     const split = join(dir, 'split.yaml');
-    writeFileSync(split, `cluster: { preset: hgx-h200, nodes: 1 }\nmodel: { hfConfig: ${config} }\ntraining: { globalBatch: 16, microBatch: 1 }\nparallel: { tp: 8, pp: 2 }\n`);
-    for (const order of [[files[0], split], [split, files[0]]]) {
+    writeFileSync(
+      split,
+      `cluster: { preset: hgx-h200, nodes: 1 }\nmodel: { hfConfig: ${config} }\ntraining: { globalBatch: 16, microBatch: 1 }\nparallel: { tp: 8, pp: 2 }\n`,
+    );
+    for (const order of [
+      [files[0], split],
+      [split, files[0]],
+    ]) {
       const both = await cli('scale', order[0], '--compare', order[1], '--gpus', '16');
       expect(both.code, both.err).toBe(0);
       for (const f of order) expect(both.err).toContain(`clustersim: warning: ${f}: training.seqLen not given`);
@@ -184,20 +260,73 @@ describe('clustersim scale', () => {
 
   it('takes --megatron-args and --deepspeed-config as simulate does: the sweep holds the imported split and batch', async () => {
     const llama = 'scenarios/imports/llama2-7b-a100-1node.yaml';
-    const mg = await cli('scale', llama, '--json', '--gpus', '8,16', '--megatron-args', '--tensor-model-parallel-size 2 --pipeline-model-parallel-size 2 --micro-batch-size 1 --global-batch-size 32');
+    const mg = await cli(
+      'scale',
+      llama,
+      '--json',
+      '--gpus',
+      '8,16',
+      '--megatron-args',
+      '--tensor-model-parallel-size 2 --pipeline-model-parallel-size 2 --micro-batch-size 1 --global-batch-size 32',
+    );
     expect(mg.code, mg.err).toBe(0);
-    const [series] = JSON.parse(mg.out).series as { tp: number; pp: number; rows: { gpus: number; dp: number; globalBatch: number }[] }[];
+    const [series] = JSON.parse(mg.out).series as {
+      tp: number;
+      pp: number;
+      rows: { gpus: number; dp: number; globalBatch: number }[];
+    }[];
     expect([series.tp, series.pp]).toEqual([2, 2]);
-    expect(series.rows.map((r) => [r.gpus, r.dp, r.globalBatch])).toEqual([[8, 2, 32], [16, 4, 32]]);
+    expect(series.rows.map((r) => [r.gpus, r.dp, r.globalBatch])).toEqual([
+      [8, 2, 32],
+      [16, 4, 32],
+    ]);
     // The same import through simulate at 8 GPUs gives the sweep's first step time.
-    const sim = JSON.parse((await cli('simulate', llama, '--json', '--alternatives', '0', '--megatron-args', '--tensor-model-parallel-size 2 --pipeline-model-parallel-size 2 --micro-batch-size 1 --global-batch-size 32')).out);
+    const sim = JSON.parse(
+      (
+        await cli(
+          'simulate',
+          llama,
+          '--json',
+          '--alternatives',
+          '0',
+          '--megatron-args',
+          '--tensor-model-parallel-size 2 --pipeline-model-parallel-size 2 --micro-batch-size 1 --global-batch-size 32',
+        )
+      ).out,
+    );
     expect((series.rows[0] as unknown as { stepTimeS: number }).stepTimeS).toBeCloseTo(sim.stepTimeS, 9);
-    const ds = await cli('scale', llama, '--json', '--gpus', '8,16', '--deepspeed-config', 'scenarios/imports/ds_config.json');
+    const ds = await cli(
+      'scale',
+      llama,
+      '--json',
+      '--gpus',
+      '8,16',
+      '--deepspeed-config',
+      'scenarios/imports/ds_config.json',
+    );
     expect(ds.code, ds.err).toBe(0);
-    expect(JSON.parse(ds.out).series[0].rows[0].globalBatch).toBe(JSON.parse(readFileSync('scenarios/imports/ds_config.json', 'utf8')).train_batch_size);
+    expect(JSON.parse(ds.out).series[0].rows[0].globalBatch).toBe(
+      JSON.parse(readFileSync('scenarios/imports/ds_config.json', 'utf8')).train_batch_size,
+    );
     // Its gradient_accumulation_steps holds at one size only when the batch is kept (strong), not per replica (weak).
-    expect(JSON.parse(ds.out).warnings.map((w: { message: string }) => w.message).join('\n')).toMatch(/gradient_accumulation_steps 4 holds at one data-parallel size only; strong scaling keeps the global batch/);
-    const weak = await cli('scale', llama, '--json', '--gpus', '8,16', '--mode', 'weak', '--deepspeed-config', 'scenarios/imports/ds_config.json');
+    expect(
+      JSON.parse(ds.out)
+        .warnings.map((w: { message: string }) => w.message)
+        .join('\n'),
+    ).toMatch(
+      /gradient_accumulation_steps 4 holds at one data-parallel size only; strong scaling keeps the global batch/,
+    );
+    const weak = await cli(
+      'scale',
+      llama,
+      '--json',
+      '--gpus',
+      '8,16',
+      '--mode',
+      'weak',
+      '--deepspeed-config',
+      'scenarios/imports/ds_config.json',
+    );
     expect(weak.err).not.toMatch(/gradient_accumulation_steps/);
     const bad = await cli('scale', llama, '--gpus', '8,16', '--megatron-args', '--tensor-model-parallel-size two');
     expect(bad.code).toBe(2);
@@ -211,11 +340,23 @@ describe('clustersim scale', () => {
   });
 
   it('says when a GPU speed spread is set, since the efficiency then includes the loss to slower GPUs', async () => {
-    const r = await cli('scale', 'scenarios/bert-large-ddp-2node.yaml', '--gpus', '8..16', '--set', 'noise.gpuSpeedSpread=0.05', '--json');
+    const r = await cli(
+      'scale',
+      'scenarios/bert-large-ddp-2node.yaml',
+      '--gpus',
+      '8..16',
+      '--set',
+      'noise.gpuSpeedSpread=0.05',
+      '--json',
+    );
     const doc = JSON.parse(r.out);
-    expect(doc.warnings.map((w: { message: string }) => w.message).join('\n')).toMatch(/noise.gpuSpeedSpread 5.0%: each size runs at the expected slowest of its GPUs/);
+    expect(doc.warnings.map((w: { message: string }) => w.message).join('\n')).toMatch(
+      /noise.gpuSpeedSpread 5.0%: each size runs at the expected slowest of its GPUs/,
+    );
     // The larger size waits for the slower of more GPUs: its efficiency falls below the run without a spread.
-    const plain = JSON.parse((await cli('scale', 'scenarios/bert-large-ddp-2node.yaml', '--gpus', '8..16', '--json')).out);
+    const plain = JSON.parse(
+      (await cli('scale', 'scenarios/bert-large-ddp-2node.yaml', '--gpus', '8..16', '--json')).out,
+    );
     expect(doc.series[0].rows[1].efficiency).toBeLessThan(plain.series[0].rows[1].efficiency);
   });
 });

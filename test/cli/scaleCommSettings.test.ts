@@ -22,7 +22,10 @@ let whole: { json: string; csv: string };
 
 /** The CSV as one object per line, by column name. */
 function csvRecords(text: string): Record<string, string>[] {
-  const [header, ...body] = text.trimEnd().split('\n').map((l) => l.split(','));
+  const [header, ...body] = text
+    .trimEnd()
+    .split('\n')
+    .map((l) => l.split(','));
   return body.map((cells) => Object.fromEntries(header.map((h, i) => [h, cells[i]])));
 }
 
@@ -30,7 +33,8 @@ beforeAll(async () => {
   const r = await cli('scale', ...SWEEP, '--json', '--csv', path('whole.csv'));
   expect(r.code, r.err).toBe(0);
   whole = { json: r.out, csv: readFileSync(path('whole.csv'), 'utf8') };
-  for (const i of [1, 2, 3]) expect((await cli('scale', ...SWEEP, '--shard', `${i}/3`, '--out', path(`part-${i}.jsonl`))).code).toBe(0);
+  for (const i of [1, 2, 3])
+    expect((await cli('scale', ...SWEEP, '--shard', `${i}/3`, '--out', path(`part-${i}.jsonl`))).code).toBe(0);
 }, 120_000);
 
 describe('scale carries the context-parallel communication type and TP overlap', () => {
@@ -39,7 +43,12 @@ describe('scale carries the context-parallel communication type and TP overlap',
     expect(cp).toMatchObject({ tp: 1, pp: 1, cp: 2, cpCommType: 'all_gather' });
     expect(cp).not.toHaveProperty('tpCommOverlap');
     expect(cp).not.toHaveProperty('tpCommOverlapSms');
-    expect(overlap).toMatchObject({ tp: 2, pp: 1, tpCommOverlap: true, tpCommOverlapSms: { proj: 20, fc2: 12, bulk: 0 } });
+    expect(overlap).toMatchObject({
+      tp: 2,
+      pp: 1,
+      tpCommOverlap: true,
+      tpCommOverlapSms: { proj: 20, fc2: 12, bulk: 0 },
+    });
     // cp 1: no cp, and the --set cpCommType does not apply.
     expect(overlap).not.toHaveProperty('cp');
     expect(overlap).not.toHaveProperty('cpCommType');
@@ -57,7 +66,18 @@ describe('scale carries the context-parallel communication type and TP overlap',
   it('writes them as columns of every CSV line, empty where they do not apply', () => {
     const rows = csvRecords(whole.csv);
     expect(rows).toHaveLength(4);
-    const fixed = (r: Record<string, string>) => [r.scenario, r.gpus, r.tp, r.pp, r.cp, r.cp_comm_type, r.tp_comm_overlap, r.tp_comm_overlap_sms_proj, r.tp_comm_overlap_sms_fc2, r.tp_comm_overlap_sms_bulk];
+    const fixed = (r: Record<string, string>) => [
+      r.scenario,
+      r.gpus,
+      r.tp,
+      r.pp,
+      r.cp,
+      r.cp_comm_type,
+      r.tp_comm_overlap,
+      r.tp_comm_overlap_sms_proj,
+      r.tp_comm_overlap_sms_fc2,
+      r.tp_comm_overlap_sms_bulk,
+    ];
     expect(rows.map(fixed)).toEqual([
       ['dgxc-llama31-8b-cp2', '8', '1', '1', '2', 'all_gather', 'false', '', '', ''],
       ['dgxc-llama31-8b-cp2', '16', '1', '1', '2', 'all_gather', 'false', '', '', ''],
@@ -68,23 +88,45 @@ describe('scale carries the context-parallel communication type and TP overlap',
   });
 
   it('keeps them in the --shard records, and merge gives back the same JSON and CSV', async () => {
-    const records = [1, 2, 3].flatMap((i) => readFileSync(path(`part-${i}.jsonl`), 'utf8').trimEnd().split('\n').map((l) => JSON.parse(l)));
+    const records = [1, 2, 3].flatMap((i) =>
+      readFileSync(path(`part-${i}.jsonl`), 'utf8')
+        .trimEnd()
+        .split('\n')
+        .map((l) => JSON.parse(l)),
+    );
     for (const r of records) {
       if (r.series === 0) expect(r).toMatchObject({ cp: 2, cpCommType: 'all_gather' });
       else expect(r).toMatchObject({ tpCommOverlap: true, tpCommOverlapSms: { proj: 20, fc2: 12, bulk: 0 } });
       expect(r.series === 0 ? 'tpCommOverlap' in r : 'cpCommType' in r).toBe(false);
     }
-    const merged = await cli('merge', path('part-2.jsonl'), path('part-3.jsonl'), path('part-1.jsonl'), '--json', '--csv', path('merged.csv'));
+    const merged = await cli(
+      'merge',
+      path('part-2.jsonl'),
+      path('part-3.jsonl'),
+      path('part-1.jsonl'),
+      '--json',
+      '--csv',
+      path('merged.csv'),
+    );
     expect(merged.code, merged.err).toBe(0);
     expect(merged.out).toBe(whole.json);
     expect(readFileSync(path('merged.csv'), 'utf8')).toBe(whole.csv);
   });
 
   it('merge refuses a part whose settings differ from its series, or are malformed (exit 2)', async () => {
-    const lines = (i: number) => readFileSync(path(`part-${i}.jsonl`), 'utf8').trimEnd().split('\n').map((l) => JSON.parse(l));
+    const lines = (i: number) =>
+      readFileSync(path(`part-${i}.jsonl`), 'utf8')
+        .trimEnd()
+        .split('\n')
+        .map((l) => JSON.parse(l));
     // Four points over three parts: part 1 holds points 0 and 3, part 2 point 1, part 3 point 2 (series 0: points 0, 1).
     const mergeEdited = (part: number, change: (r: Record<string, unknown>) => Record<string, unknown>) => {
-      writeFileSync(path('edited.jsonl'), lines(part).map((r) => JSON.stringify(change(r))).join('\n'));
+      writeFileSync(
+        path('edited.jsonl'),
+        lines(part)
+          .map((r) => JSON.stringify(change(r)))
+          .join('\n'),
+      );
       return cli('merge', ...[1, 2, 3].map((i) => (i === part ? path('edited.jsonl') : path(`part-${i}.jsonl`))));
     };
     const p2p = await mergeEdited(2, (r) => ({ ...r, cpCommType: 'p2p' }));
@@ -92,8 +134,14 @@ describe('scale carries the context-parallel communication type and TP overlap',
     expect(p2p.err).toContain('with tp 1 × cp 2 × pp 1, cpCommType p2p, but');
     const off = await mergeEdited(3, ({ tpCommOverlap: _o, tpCommOverlapSms: _s, ...r }) => r);
     expect(off.code).toBe(2);
-    expect(off.err).toMatch(/with tp 2 × pp 1, but .* says 'bert-tp2-overlap' with tp 2 × pp 1, tpCommOverlap \(SMs proj 20, fc2 12, bulk 0\)/);
-    expect((await mergeEdited(2, (r) => ({ ...r, cpCommType: 'ring' }))).err).toContain(`'cpCommType' is "ring"; expected 'p2p', 'all_gather', 'a2a'`);
-    expect((await mergeEdited(3, (r) => ({ ...r, tpCommOverlapSms: { proj: 20 } }))).err).toMatch(/'tpCommOverlapSms' is \{"proj":20\}; expected \{ proj, fc2, bulk \}/);
+    expect(off.err).toMatch(
+      /with tp 2 × pp 1, but .* says 'bert-tp2-overlap' with tp 2 × pp 1, tpCommOverlap \(SMs proj 20, fc2 12, bulk 0\)/,
+    );
+    expect((await mergeEdited(2, (r) => ({ ...r, cpCommType: 'ring' }))).err).toContain(
+      `'cpCommType' is "ring"; expected 'p2p', 'all_gather', 'a2a'`,
+    );
+    expect((await mergeEdited(3, (r) => ({ ...r, tpCommOverlapSms: { proj: 20 } }))).err).toMatch(
+      /'tpCommOverlapSms' is \{"proj":20\}; expected \{ proj, fc2, bulk \}/,
+    );
   });
 });

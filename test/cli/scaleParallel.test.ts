@@ -27,23 +27,29 @@ const dir = mkdtempSync(join(tmpdir(), 'clustersim-jobs-'));
 beforeAll(buildIfStale, 300_000);
 
 describe('clustersim scale on worker threads (built CLI)', () => {
-  it('prints byte-identical JSON, CSV and tables with --jobs 1, 2 and 3', async () => {
-    const outputs = [];
-    for (const jobs of ['1', '2', '3']) {
-      const csv = join(dir, `jobs-${jobs}.csv`);
-      const json = await clustersim('scale', ...SWEEP, '--json', '--csv', csv, '--jobs', jobs);
-      outputs.push({ json: json.out, csv: readFileSync(csv, 'utf8') });
-    }
-    expect(JSON.parse(outputs[0].json).series).toHaveLength(2);
-    expect(outputs[1]).toEqual(outputs[0]);
-    expect(outputs[2]).toEqual(outputs[0]);
-    const tables = [await clustersim('scale', ...SWEEP, '--jobs', '1'), await clustersim('scale', ...SWEEP)];
-    expect(tables[1].out).toBe(tables[0].out);
-  }, SLOW);
+  it(
+    'prints byte-identical JSON, CSV and tables with --jobs 1, 2 and 3',
+    async () => {
+      const outputs = [];
+      for (const jobs of ['1', '2', '3']) {
+        const csv = join(dir, `jobs-${jobs}.csv`);
+        const json = await clustersim('scale', ...SWEEP, '--json', '--csv', csv, '--jobs', jobs);
+        outputs.push({ json: json.out, csv: readFileSync(csv, 'utf8') });
+      }
+      expect(JSON.parse(outputs[0].json).series).toHaveLength(2);
+      expect(outputs[1]).toEqual(outputs[0]);
+      expect(outputs[2]).toEqual(outputs[0]);
+      const tables = [await clustersim('scale', ...SWEEP, '--jobs', '1'), await clustersim('scale', ...SWEEP)];
+      expect(tables[1].out).toBe(tables[0].out);
+    },
+    SLOW,
+  );
 
-  it('really runs on worker threads, and gives the same series and report run as one thread', async () => {
-    const dist = (f: string) => pathToFileURL(resolve('dist', f)).href;
-    const script = `
+  it(
+    'really runs on worker threads, and gives the same series and report run as one thread',
+    async () => {
+      const dist = (f: string) => pathToFileURL(resolve('dist', f)).href;
+      const script = `
       import { loadScenarioFile } from '${dist('scenario/load.js')}';
       import { planSeries } from '${dist('sweep/scale.js')}';
       import { runScaleSweep } from '${dist('sweep/sweep.js')}';
@@ -55,28 +61,34 @@ describe('clustersim scale on worker threads (built CLI)', () => {
         out[jobs] = { workers, rows: series.map((s) => s.rows), largest: { gpus: largest.gpus, result: largest.run.result } };
       }
       process.stdout.write(JSON.stringify(out));`;
-    const file = join(dir, 'threads.mjs');
-    writeFileSync(file, script);
-    const { stdout } = await run(process.execPath, [file], { maxBuffer: 64 << 20 });
-    const out = JSON.parse(stdout);
-    // This thread plus jobs − 1 workers.
-    expect([out[1].workers, out[2].workers, out[3].workers]).toEqual([0, 1, 2]);
-    for (const jobs of [2, 3]) {
-      expect(out[jobs].rows).toEqual(out[1].rows);
-      expect(out[jobs].largest).toEqual(out[1].largest);
-    }
-    expect(out[1].largest.gpus).toBe(16);
-  }, SLOW);
+      const file = join(dir, 'threads.mjs');
+      writeFileSync(file, script);
+      const { stdout } = await run(process.execPath, [file], { maxBuffer: 64 << 20 });
+      const out = JSON.parse(stdout);
+      // This thread plus jobs − 1 workers.
+      expect([out[1].workers, out[2].workers, out[3].workers]).toEqual([0, 1, 2]);
+      for (const jobs of [2, 3]) {
+        expect(out[jobs].rows).toEqual(out[1].rows);
+        expect(out[jobs].largest).toEqual(out[1].largest);
+      }
+      expect(out[1].largest.gpus).toBe(16);
+    },
+    SLOW,
+  );
 
-  it('merges threaded parts into the output of the unsharded run', async () => {
-    const whole = await clustersim('scale', ...SWEEP, '--json', '--jobs', '2');
-    const parts = [];
-    for (const i of [1, 2]) {
-      const file = join(dir, `part-${i}.jsonl`);
-      await clustersim('scale', ...SWEEP, '--shard', `${i}/2`, '--out', file, '--jobs', '2');
-      parts.push(file);
-    }
-    const merged = await clustersim('merge', ...parts, '--json');
-    expect(merged.out).toBe(whole.out);
-  }, SLOW);
+  it(
+    'merges threaded parts into the output of the unsharded run',
+    async () => {
+      const whole = await clustersim('scale', ...SWEEP, '--json', '--jobs', '2');
+      const parts = [];
+      for (const i of [1, 2]) {
+        const file = join(dir, `part-${i}.jsonl`);
+        await clustersim('scale', ...SWEEP, '--shard', `${i}/2`, '--out', file, '--jobs', '2');
+        parts.push(file);
+      }
+      const merged = await clustersim('merge', ...parts, '--json');
+      expect(merged.out).toBe(whole.out);
+    },
+    SLOW,
+  );
 });

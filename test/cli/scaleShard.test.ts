@@ -10,8 +10,14 @@ describe('clustersim scale --shard, --out and --jobs', () => {
   it('prints a part as JSON lines on stdout, one per point, in point order', async () => {
     const r = await cli('scale', BERT, '--gpus', '4,8,16', '--shard', '1/2');
     expect(r.code).toBe(0);
-    const records = r.out.trimEnd().split('\n').map((l) => JSON.parse(l));
-    expect(records.map((x) => [x.point, x.gpus, x.shard])).toEqual([[0, 4, '1/2'], [2, 16, '1/2']]);
+    const records = r.out
+      .trimEnd()
+      .split('\n')
+      .map((l) => JSON.parse(l));
+    expect(records.map((x) => [x.point, x.gpus, x.shard])).toEqual([
+      [0, 4, '1/2'],
+      [2, 16, '1/2'],
+    ]);
     // Rows before speedup and efficiency: those need the whole series, so merge computes them.
     expect(records[0].row.speedup).toBeUndefined();
     expect(r.err).toBe('');
@@ -23,7 +29,12 @@ describe('clustersim scale --shard, --out and --jobs', () => {
     expect(r.code).toBe(0);
     expect(r.out).toBe('');
     expect(r.err).toContain(`wrote ${file}`);
-    expect(readFileSync(file, 'utf8').trimEnd().split('\n').map((l) => JSON.parse(l).gpus)).toEqual([8]);
+    expect(
+      readFileSync(file, 'utf8')
+        .trimEnd()
+        .split('\n')
+        .map((l) => JSON.parse(l).gpus),
+    ).toEqual([8]);
   });
 
   it('runs a part with no points (more parts than points) and says so', async () => {
@@ -49,11 +60,15 @@ describe('clustersim scale --shard, --out and --jobs', () => {
   it('rejects outputs of a whole sweep with --shard, and --out without it (exit 2)', async () => {
     const a = await cli('scale', BERT, '--gpus', '8', '--shard', '1/2', '--json', '--csv', 'x.csv');
     expect(a.code).toBe(2);
-    expect(a.err).toContain('--json, --csv: a part (--shard) writes JSON lines only; give --json, --csv to clustersim merge');
+    expect(a.err).toContain(
+      '--json, --csv: a part (--shard) writes JSON lines only; give --json, --csv to clustersim merge',
+    );
     // merge has no --report, so the advice must not send the user there.
     const r = await cli('scale', BERT, '--gpus', '8', '--shard', '1/2', '--report', 'r.html');
     expect(r.code).toBe(2);
-    expect(r.err).toContain('--report: a part (--shard) writes JSON lines only, and merge writes tables and the chart (--json, --csv, --svg), not the HTML report; run the sweep without --shard for it');
+    expect(r.err).toContain(
+      '--report: a part (--shard) writes JSON lines only, and merge writes tables and the chart (--json, --csv, --svg), not the HTML report; run the sweep without --shard for it',
+    );
     expect((await cli('merge', '--report', 'r.html', 'x.jsonl')).err).toMatch(/unknown option '--report'/);
     const b = await cli('scale', BERT, '--gpus', '8', '--out', 'x.jsonl');
     expect(b.code).toBe(2);

@@ -14,7 +14,12 @@ describe('collective sizes as nccl-tests runs them (count = size / 4, per rank f
   });
 
   it('agrees with the count column: size = count × 4, × ranks where the count is per rank', () => {
-    for (const [op, ranks] of [['all_reduce', 8], ['all_gather', 8], ['reduce_scatter', 6], ['broadcast', 4]] as const) {
+    for (const [op, ranks] of [
+      ['all_reduce', 8],
+      ['all_gather', 8],
+      ['reduce_scatter', 6],
+      ['broadcast', 4],
+    ] as const) {
       for (const b of wholeElementSizes(op, [5, 37, 1000, 4099], ranks)) {
         const perRank = op === 'all_gather' || op === 'reduce_scatter';
         expect(countColumn(op, b, ranks) * 4 * (perRank ? ranks : 1)).toBe(b);

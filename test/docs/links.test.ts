@@ -3,7 +3,13 @@ import { dirname, join, normalize } from 'node:path';
 import { describe, expect, it } from 'vitest';
 
 /** The markdown a reader walks: the README, CONTRIBUTING and every page of docs/. */
-const PAGES = ['README.md', 'CONTRIBUTING.md', ...readdirSync('docs').filter((f) => f.endsWith('.md')).map((f) => `docs/${f}`)];
+const PAGES = [
+  'README.md',
+  'CONTRIBUTING.md',
+  ...readdirSync('docs')
+    .filter((f) => f.endsWith('.md'))
+    .map((f) => `docs/${f}`),
+];
 
 /** Every relative link target of a page (the part before any #anchor), with its line. */
 function relativeLinks(page: string): { line: number; target: string }[] {
@@ -16,7 +22,11 @@ function relativeLinks(page: string): { line: number; target: string }[] {
 
 describe('the documentation', () => {
   it('links only to files that exist', () => {
-    const broken = PAGES.flatMap((page) => relativeLinks(page).filter(({ target }) => !existsSync(normalize(join(dirname(page), target)))).map(({ line, target }) => `${page}:${line} → ${target}`));
+    const broken = PAGES.flatMap((page) =>
+      relativeLinks(page)
+        .filter(({ target }) => !existsSync(normalize(join(dirname(page), target))))
+        .map(({ line, target }) => `${page}:${line} → ${target}`),
+    );
     expect(broken).toEqual([]);
   });
 

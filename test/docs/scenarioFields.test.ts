@@ -16,7 +16,11 @@ describe("docs/scenarios.md's field table", () => {
     const paths = fields.map((f) => f.path);
     expect(new Set(paths).size).toBe(paths.length);
     const of = (path: string) => fields.find((f) => f.path === path);
-    expect(of('parallel.schedule')).toEqual({ path: 'parallel.schedule', takes: 'gpipe | 1f1b | interleaved', default: '1f1b' });
+    expect(of('parallel.schedule')).toEqual({
+      path: 'parallel.schedule',
+      takes: 'gpipe | 1f1b | interleaved',
+      default: '1f1b',
+    });
     expect(of('training.globalBatch')).toEqual({ path: 'training.globalBatch', takes: 'integer > 0' });
     // Defaults as a scenario would write them (YAML reads 100,000 as text).
     expect(of('parallel.zeroConfig.prefetchBucketElements')?.default).toBe('5e7');
@@ -25,7 +29,11 @@ describe("docs/scenarios.md's field table", () => {
     expect(of('cluster.gpu')?.takes).toBe('text, or a mapping of the fields below');
     expect(of('cluster.gpu.memoryGiB')?.takes).toBe('number, 0.1 to 100,000');
     // Every top-level section of the scenario has fields in the table.
-    for (const section of ['cluster', 'model', 'training', 'parallel', 'comm', 'noise', 'simulation']) expect(paths.some((p) => p.startsWith(`${section}.`)), section).toBe(true);
+    for (const section of ['cluster', 'model', 'training', 'parallel', 'comm', 'noise', 'simulation'])
+      expect(
+        paths.some((p) => p.startsWith(`${section}.`)),
+        section,
+      ).toBe(true);
   });
 
   it('words numbers and their bounds as a reader writes them', () => {

@@ -4,8 +4,19 @@ import { planLayouts } from '../../src/plan/layouts.js';
 import { defaultSpace, type PlanSpace } from '../../src/plan/space.js';
 
 // Llama-2-7B (32 layers), global batch 8 for the counts below.
-const s = scenarioFromFile('scenarios/llama2-7b-zero3-nvlink.yaml', ['training.globalBatch=8', 'training.microBatch=1']);
-const small = (over: Partial<PlanSpace>): PlanSpace => ({ ...defaultSpace(s), tp: [1, 2], cp: [1], pp: [1, 2, 4], microBatch: [1, 2], schedule: ['1f1b'], ...over });
+const s = scenarioFromFile('scenarios/llama2-7b-zero3-nvlink.yaml', [
+  'training.globalBatch=8',
+  'training.microBatch=1',
+]);
+const small = (over: Partial<PlanSpace>): PlanSpace => ({
+  ...defaultSpace(s),
+  tp: [1, 2],
+  cp: [1],
+  pp: [1, 2, 4],
+  microBatch: [1, 2],
+  schedule: ['1f1b'],
+  ...over,
+});
 
 describe('plan layouts', () => {
   it('lists every tiling of the GPUs whose batch divides, and counts those whose batch does not', () => {
@@ -25,18 +36,32 @@ describe('plan layouts', () => {
     const interleaved = layouts.filter((l) => l.schedule === 'interleaved');
     // Pipelines: (pp 2, dp 4): m = 2 (mb 1), 1 (mb 2); (pp 4, dp 2): 4, 2; (pp 2, dp 2): 4, 2; (pp 4, dp 1): 8, 4.
     // Whole rounds (m divisible by pp): pp 2 dp 4 mb 1; pp 4 dp 2 mb 1; pp 2 dp 2 mb 1 and mb 2; pp 4 dp 1 mb 1 and mb 2.
-    expect(interleaved.map((l) => `${l.pp}/${l.dp}/${l.microBatch}`).sort()).toEqual(['2/2/1', '2/2/2', '2/4/1', '4/1/1', '4/1/2', '4/2/1']);
+    expect(interleaved.map((l) => `${l.pp}/${l.dp}/${l.microBatch}`).sort()).toEqual([
+      '2/2/1',
+      '2/2/2',
+      '2/4/1',
+      '4/1/1',
+      '4/1/2',
+      '4/2/1',
+    ]);
     expect(removed.get('interleaving needs micro-batches in whole rounds')).toBe(2);
   });
 
   it('counts the embedding and the loss as layers where the layers alone do not split (126 layers over 16 × 8 chunks)', () => {
     const l405 = { ...s, model: { ...s.model, layers: 126 }, training: { ...s.training, globalBatch: 16 } };
-    const { layouts } = planLayouts(l405, { ...small({ tp: [1], pp: [16], microBatch: [1], schedule: ['interleaved'], virtualStages: [8] }) }, 16);
+    const { layouts } = planLayouts(
+      l405,
+      { ...small({ tp: [1], pp: [16], microBatch: [1], schedule: ['interleaved'], virtualStages: [8] }) },
+      16,
+    );
     expect(layouts).toEqual([expect.objectContaining({ pp: 16, virtualStages: 8, countEmbeddingAndLoss: true })]);
     // 126 layers split evenly over 2 stages of 63: no counting needed; over 4, only with the two counted (128 / 4);
     // over 5 neither way (126 and 128 are not multiples of 5).
     const even = planLayouts(l405, small({ tp: [1], pp: [2, 4], microBatch: [1] }), 16);
-    expect(even.layouts.map((l) => [l.pp, l.countEmbeddingAndLoss])).toEqual([[2, false], [4, true]]);
+    expect(even.layouts.map((l) => [l.pp, l.countEmbeddingAndLoss])).toEqual([
+      [2, false],
+      [4, true],
+    ]);
     const none = planLayouts(l405, small({ tp: [1], pp: [5], microBatch: [1] }), 10);
     expect(none.layouts).toEqual([]);
     expect(none.removed.get('layers do not split')).toBe(1);

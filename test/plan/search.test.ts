@@ -2,7 +2,13 @@ import { describe, expect, it } from 'vitest';
 import { scenarioWithImports } from '../../src/scenario/importSettings.js';
 import { loadScenarioFile } from '../../src/scenario/load.js';
 import { candidateSets, knobContext, type PlanCandidate } from '../../src/plan/candidates.js';
-import { boundCandidate, estimateCandidate, estimatePoints, simulateSetup, type PlanJob } from '../../src/plan/evaluate.js';
+import {
+  boundCandidate,
+  estimateCandidate,
+  estimatePoints,
+  simulateSetup,
+  type PlanJob,
+} from '../../src/plan/evaluate.js';
 import { planLayouts } from '../../src/plan/layouts.js';
 import { memoryVerdict, pruneLayout } from '../../src/plan/prune.js';
 import { gpuSets, planSearch } from '../../src/plan/search.js';
@@ -13,9 +19,27 @@ import { resolveWith } from '../../src/plan/evaluate.js';
 const FILE = 'scenarios/llama2-7b-zero3-nvlink.yaml';
 const { scenario } = scenarioWithImports(FILE, {}, []);
 const f = loadScenarioFile(FILE);
-const space: PlanSpace = { ...defaultSpace(scenario), tp: [1, 2, 4], pp: [1, 2, 4], microBatch: [1, 2, 4], virtualStages: [2] };
+const space: PlanSpace = {
+  ...defaultSpace(scenario),
+  tp: [1, 2, 4],
+  pp: [1, 2, 4],
+  microBatch: [1, 2, 4],
+  virtualStages: [2],
+};
 const ctx = knobContext(scenario);
-const job = (over: Partial<PlanJob>): PlanJob => ({ raw: f.raw, baseSets: gpuSets(scenario, 8), source: f.source, baseDir: f.baseDir, ctx, space, phase: 'prune', layouts: [], candidates: [], setups: [], ...over });
+const job = (over: Partial<PlanJob>): PlanJob => ({
+  raw: f.raw,
+  baseSets: gpuSets(scenario, 8),
+  source: f.source,
+  baseDir: f.baseDir,
+  ctx,
+  space,
+  phase: 'prune',
+  layouts: [],
+  candidates: [],
+  setups: [],
+  ...over,
+});
 const layouts = planLayouts(scenario, space, 8).layouts;
 const resolve = (sets: string[]) => resolveWith(job({}), sets);
 
@@ -41,8 +65,14 @@ describe('the memory rules of a plan', () => {
     let checked = 0;
     for (const { o } of outcomes) {
       for (const c of o.kept.filter((k) => k.knobs.zero === 3 || k.knobs.offload === 'cpu')) {
-        if (c.knobs.offload === 'cpu') expect(memoryVerdict(resolve, candidateSets({ ...c, knobs: { ...c.knobs, offload: 'none' } }, ctx))).toMatchObject({ fits: false });
-        if (c.knobs.zero === 3) expect(memoryVerdict(resolve, candidateSets({ ...c, knobs: { ...c.knobs, zero: 2 } }, ctx))).toMatchObject({ fits: false });
+        if (c.knobs.offload === 'cpu')
+          expect(
+            memoryVerdict(resolve, candidateSets({ ...c, knobs: { ...c.knobs, offload: 'none' } }, ctx)),
+          ).toMatchObject({ fits: false });
+        if (c.knobs.zero === 3)
+          expect(memoryVerdict(resolve, candidateSets({ ...c, knobs: { ...c.knobs, zero: 2 } }, ctx))).toMatchObject({
+            fits: false,
+          });
         checked++;
       }
     }
@@ -55,7 +85,10 @@ describe('the memory rules of a plan', () => {
       // (0-1 with a pipeline, only 0 with dp 1); offload with ZeRO ≥ 1; three recomputations.
       const zeros = l.dp === 1 ? [0] : l.pp > 1 ? [0, 1] : [0, 1, 2, 3];
       const expected = zeros.reduce((a, z) => a + (z >= 1 ? 2 : 1) * 3, 0);
-      const counted = o.kept.length + Object.values(o.removed).reduce((a, n) => a + n, 0) + Object.values(o.refused).reduce((a, r) => a + r.count, 0);
+      const counted =
+        o.kept.length +
+        Object.values(o.removed).reduce((a, n) => a + n, 0) +
+        Object.values(o.refused).reduce((a, r) => a + r.count, 0);
       expect(counted, JSON.stringify(l)).toBe(expected);
     }
   });
@@ -72,9 +105,48 @@ describe('the estimate of a plan', () => {
 
   it('equals the full simulation of the step for data parallelism, 1F1B and the interleaved schedule', () => {
     const cases: PlanCandidate[] = [
-      { layout: { tp: 1, cp: 1, pp: 1, dp: 8, microBatch: 1, microBatches: 4, schedule: '1f1b', virtualStages: 1, countEmbeddingAndLoss: false }, knobs: { zero: 2, offload: 'none', recompute: 'none', sequenceParallel: false, tpCommOverlap: false } },
-      { layout: { tp: 2, cp: 1, pp: 2, dp: 2, microBatch: 1, microBatches: 16, schedule: '1f1b', virtualStages: 1, countEmbeddingAndLoss: false }, knobs: { zero: 1, offload: 'none', recompute: 'selective', sequenceParallel: true, tpCommOverlap: false } },
-      { layout: { tp: 1, cp: 1, pp: 4, dp: 2, microBatch: 1, microBatches: 16, schedule: 'interleaved', virtualStages: 2, countEmbeddingAndLoss: false }, knobs: { zero: 0, offload: 'none', recompute: 'none', sequenceParallel: false, tpCommOverlap: false } },
+      {
+        layout: {
+          tp: 1,
+          cp: 1,
+          pp: 1,
+          dp: 8,
+          microBatch: 1,
+          microBatches: 4,
+          schedule: '1f1b',
+          virtualStages: 1,
+          countEmbeddingAndLoss: false,
+        },
+        knobs: { zero: 2, offload: 'none', recompute: 'none', sequenceParallel: false, tpCommOverlap: false },
+      },
+      {
+        layout: {
+          tp: 2,
+          cp: 1,
+          pp: 2,
+          dp: 2,
+          microBatch: 1,
+          microBatches: 16,
+          schedule: '1f1b',
+          virtualStages: 1,
+          countEmbeddingAndLoss: false,
+        },
+        knobs: { zero: 1, offload: 'none', recompute: 'selective', sequenceParallel: true, tpCommOverlap: false },
+      },
+      {
+        layout: {
+          tp: 1,
+          cp: 1,
+          pp: 4,
+          dp: 2,
+          microBatch: 1,
+          microBatches: 16,
+          schedule: 'interleaved',
+          virtualStages: 2,
+          countEmbeddingAndLoss: false,
+        },
+        knobs: { zero: 0, offload: 'none', recompute: 'none', sequenceParallel: false, tpCommOverlap: false },
+      },
     ];
     const j = job({ phase: 'estimate', candidates: cases, setups: cases.map((c) => candidateSets(c, ctx)) });
     for (const [i, c] of cases.entries()) {
@@ -104,7 +176,8 @@ describe('a plan', () => {
     const best = Math.min(...times);
     // The bound that leaves candidates out is one: no step is shorter than it.
     const bounds = job({ phase: 'bound', candidates: kept });
-    for (const [i, t] of times.entries()) expect(boundCandidate(bounds, i)! / t, JSON.stringify(kept[i])).toBeLessThanOrEqual(1 + 1e-12);
+    for (const [i, t] of times.entries())
+      expect(boundCandidate(bounds, i)! / t, JSON.stringify(kept[i])).toBeLessThanOrEqual(1 + 1e-12);
     expect(plan.rows[0].sim.stepTimeS).toBe(best);
     expect(plan.rows[0].sets).toEqual(candidateSets(kept[times.indexOf(best)], ctx));
     // The rows are the best three, in order, and the estimate was the simulation.
@@ -117,7 +190,10 @@ describe('the counts of a plan', () => {
   it('counts among the layouts that tile the GPUs those left out before memory', async () => {
     // 8 GPUs as dp 8 with micro-batch 8 would need 64 sequences of the 32: the one layout is left out.
     const narrow: PlanSpace = { ...space, tp: [1], pp: [1], microBatch: [8] };
-    const plan = await planSearch({ raw: f.raw, source: f.source, baseDir: f.baseDir, scenario, sets: [], gpus: 8, space: narrow, top: 1 }, { jobs: 1 });
+    const plan = await planSearch(
+      { raw: f.raw, source: f.source, baseDir: f.baseDir, scenario, sets: [], gpus: 8, space: narrow, top: 1 },
+      { jobs: 1 },
+    );
     expect(plan.layoutsRemoved).toEqual({ 'batch does not divide': 1 });
     expect(plan.layouts).toBe(1);
     expect(plan.candidates).toBe(0);
@@ -128,7 +204,11 @@ describe('an interrupted plan', () => {
   it('stops estimating, and still simulates and ranks the best of what it estimated', async () => {
     const controller = new AbortController();
     const input = { raw: f.raw, source: f.source, baseDir: f.baseDir, scenario, sets: [], gpus: 8, space, top: 3 };
-    const plan = await planSearch(input, { jobs: 1, signal: controller.signal, onProgress: (p) => p.phase === 'estimate' && controller.abort() });
+    const plan = await planSearch(input, {
+      jobs: 1,
+      signal: controller.signal,
+      onProgress: (p) => p.phase === 'estimate' && controller.abort(),
+    });
     expect(plan.interrupted).toBe(true);
     expect(plan.estimated).toBeGreaterThan(0);
     expect(plan.bounded).toBe(0);
@@ -151,10 +231,47 @@ describe('the bound of a plan, where gradient reductions are long', () => {
   const lf = loadScenarioFile(file);
   const knobs = { zero: 0, offload: 'none', recompute: 'none', sequenceParallel: true, tpCommOverlap: false } as const;
   const cases: PlanCandidate[] = [
-    { layout: { tp: 8, cp: 1, pp: 1, dp: 16, microBatch: 1, microBatches: 16, schedule: '1f1b', virtualStages: 1, countEmbeddingAndLoss: false }, knobs },
-    { layout: { tp: 8, cp: 1, pp: 2, dp: 8, microBatch: 1, microBatches: 32, schedule: '1f1b', virtualStages: 1, countEmbeddingAndLoss: false }, knobs },
+    {
+      layout: {
+        tp: 8,
+        cp: 1,
+        pp: 1,
+        dp: 16,
+        microBatch: 1,
+        microBatches: 16,
+        schedule: '1f1b',
+        virtualStages: 1,
+        countEmbeddingAndLoss: false,
+      },
+      knobs,
+    },
+    {
+      layout: {
+        tp: 8,
+        cp: 1,
+        pp: 2,
+        dp: 8,
+        microBatch: 1,
+        microBatches: 32,
+        schedule: '1f1b',
+        virtualStages: 1,
+        countEmbeddingAndLoss: false,
+      },
+      knobs,
+    },
   ];
-  const j: PlanJob = { raw: lf.raw, baseSets: [], source: lf.source, baseDir: lf.baseDir, ctx: knobContext(s), space: defaultSpace(s), phase: 'bound', layouts: [], candidates: cases, setups: cases.map((c) => candidateSets(c, knobContext(s))) };
+  const j: PlanJob = {
+    raw: lf.raw,
+    baseSets: [],
+    source: lf.source,
+    baseDir: lf.baseDir,
+    ctx: knobContext(s),
+    space: defaultSpace(s),
+    phase: 'bound',
+    layouts: [],
+    candidates: cases,
+    setups: cases.map((c) => candidateSets(c, knobContext(s))),
+  };
 
   it('counts that reduction once, and stays below the simulated step', () => {
     for (const [i, c] of cases.entries()) {

@@ -1,6 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import { scenarioFromFile } from '../../src/cli/scenarioInput.js';
-import { defaultSpace, defaultVirtualStages, narrowSpace, parseSpaceEntry, SpaceSyntaxError } from '../../src/plan/space.js';
+import {
+  defaultSpace,
+  defaultVirtualStages,
+  narrowSpace,
+  parseSpaceEntry,
+  SpaceSyntaxError,
+} from '../../src/plan/space.js';
 
 const s70b = scenarioFromFile('scenarios/llama2-70b-tp8-scale.yaml');
 
@@ -29,7 +35,11 @@ describe('the plan space', () => {
   });
 
   it('reads --space and --fix by name or by field, and replaces only what they name', () => {
-    const narrowed = narrowSpace(defaultSpace(s70b), ['tp=2,4', 'recompute=none,full'], ['parallel.zero=1', 'training.microBatch=2']);
+    const narrowed = narrowSpace(
+      defaultSpace(s70b),
+      ['tp=2,4', 'recompute=none,full'],
+      ['parallel.zero=1', 'training.microBatch=2'],
+    );
     expect(narrowed.tp).toEqual([2, 4]);
     expect(narrowed.recompute).toEqual(['none', 'full']);
     expect(narrowed.zero).toEqual([1]);

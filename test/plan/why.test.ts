@@ -25,11 +25,15 @@ describe('why a plan winner wins', () => {
       { part: 'pipeline bubble', savedS: 1 },
       { part: 'compute', savedS: -0.5 },
     ]);
-    expect(whyClause(winner, other, (s) => `${s.toFixed(1)} s`)).toBe('1.0 s less exposed communication and 1.0 s less pipeline bubble, for 0.5 s more compute');
+    expect(whyClause(winner, other, (s) => `${s.toFixed(1)} s`)).toBe(
+      '1.0 s less exposed communication and 1.0 s less pipeline bubble, for 0.5 s more compute',
+    );
   });
 
   it('leaves out a cost under 1% of the step', () => {
-    expect(whyClause(sim(10, 1, 0), sim(9.95, 2, 0), (s) => `${s.toFixed(2)} s`)).toBe('1.00 s less exposed communication');
+    expect(whyClause(sim(10, 1, 0), sim(9.95, 2, 0), (s) => `${s.toFixed(2)} s`)).toBe(
+      '1.00 s less exposed communication',
+    );
   });
 });
 
@@ -49,15 +53,39 @@ describe('the command that reproduces a plan', () => {
   it('quotes the words a shell would split or expand, and reads back as they were', async () => {
     const { shellQuote } = await import('../../src/cli/planCommand.js');
     const { shellWords } = await import('../../src/scenario/importShellWords.js');
-    const words = ['clustersim', 'parallel.tp=8', '--tensor-model-parallel-size 8 --bf16', "it's", 'a b/c.yaml', '$HOME'];
+    const words = [
+      'clustersim',
+      'parallel.tp=8',
+      '--tensor-model-parallel-size 8 --bf16',
+      "it's",
+      'a b/c.yaml',
+      '$HOME',
+    ];
     expect(words.map(shellQuote).slice(0, 2)).toEqual(['clustersim', 'parallel.tp=8']);
     expect(shellWords(words.map(shellQuote).join(' '), 'test').words).toEqual(words);
   });
 });
 
 describe('the caution when the error bands reorder the best', () => {
-  const band = (medianPct: number) => ({ rows: 10, matched: ['gpu' as const], sets: ['s'], edges: 'p10-p90' as const, lowPct: medianPct - 5, medianPct, highPct: medianPct + 5 });
-  const row = (stepS: number, medianPct: number) => ({ candidate: {} as never, sets: [], changed: [], estimateS: stepS, sim: sim(stepS, 0, 0), band: band(medianPct), tie: false, own: false });
+  const band = (medianPct: number) => ({
+    rows: 10,
+    matched: ['gpu' as const],
+    sets: ['s'],
+    edges: 'p10-p90' as const,
+    lowPct: medianPct - 5,
+    medianPct,
+    highPct: medianPct + 5,
+  });
+  const row = (stepS: number, medianPct: number) => ({
+    candidate: {} as never,
+    sets: [],
+    changed: [],
+    estimateS: stepS,
+    sim: sim(stepS, 0, 0),
+    band: band(medianPct),
+    tie: false,
+    own: false,
+  });
 
   it('names the row that the bands’ medians would put first, with both corrected times', async () => {
     const { biasLines } = await import('../../src/cli/planOutput.js');

@@ -20,7 +20,11 @@ function expectValidEvent(e: TraceEvent): void {
 describe('Chrome / Perfetto trace', () => {
   const { run, scenario } = bertRun();
   const text = chromeTraceJson(toChromeTrace({ trace: run.trace, gpusPerNode: 8, meta: { scenario: scenario.name } }));
-  const doc = JSON.parse(text) as { traceEvents: TraceEvent[]; displayTimeUnit: string; otherData: Record<string, unknown> };
+  const doc = JSON.parse(text) as {
+    traceEvents: TraceEvent[];
+    displayTimeUnit: string;
+    otherData: Record<string, unknown>;
+  };
   const spans = doc.traceEvents.filter((e) => e.ph === 'X');
 
   it('is valid JSON in the object form of the Trace Event Format', () => {
@@ -58,13 +62,20 @@ describe('Chrome / Perfetto trace', () => {
   it('keeps only the ranks asked for', () => {
     const some = toChromeTrace({ trace: run.trace, ranks: [0, 8], gpusPerNode: 8 });
     expect(new Set(some.traceEvents.map((e) => e.pid))).toEqual(new Set([1, 9]));
-    expect(some.traceEvents.filter((e) => e.ph === 'X').length).toBe(run.trace.program.tasks.filter((t) => t.ranks.includes(0)).length * 2);
+    expect(some.traceEvents.filter((e) => e.ph === 'X').length).toBe(
+      run.trace.program.tasks.filter((t) => t.ranks.includes(0)).length * 2,
+    );
   });
 
   it('puts overlapping spans of one stream on separate threads so that every thread nests', () => {
     const program = new Program(1);
     for (let i = 0; i < 3; i++) program.local(0, 'comm', 'pp-send', `send ${i}`, 10);
-    const trace: Trace = { program, startNs: Float64Array.from([0, 5, 20]), endNs: Float64Array.from([10, 15, 30]), makespanNs: 30 };
+    const trace: Trace = {
+      program,
+      startNs: Float64Array.from([0, 5, 20]),
+      endNs: Float64Array.from([10, 15, 30]),
+      makespanNs: 30,
+    };
     const events = toChromeTrace({ trace, gpusPerNode: 8 }).traceEvents;
     const x = events.filter((e) => e.ph === 'X');
     expect(x.map((e) => e.tid)).toEqual([2, 201, 2]);

@@ -13,7 +13,8 @@ import { REPORT_JOBS } from '../../scripts/reportJobs.mjs';
  */
 const FILE_OPTIONS = ['--svg', '--report', '--csv'];
 /** A job's arguments without its output files (each option and the path after it): only the CSV is written again. */
-const withoutFiles = (args: string[]) => args.filter((a, i) => !FILE_OPTIONS.includes(a) && !FILE_OPTIONS.includes(args[i - 1]));
+const withoutFiles = (args: string[]) =>
+  args.filter((a, i) => !FILE_OPTIONS.includes(a) && !FILE_OPTIONS.includes(args[i - 1]));
 const csvJobs = (REPORT_JOBS as string[][])
   .filter((args) => args.includes('--csv'))
   .map((args) => {
@@ -24,10 +25,14 @@ const csvJobs = (REPORT_JOBS as string[][])
 describe('the committed example reports', () => {
   const dir = mkdtempSync(join(tmpdir(), 'clustersim-examples-'));
   it('include scaling CSVs to check', () => expect(csvJobs.length).toBeGreaterThan(0));
-  it.each(csvJobs)('%s is current (run npm run reports after a model change)', async (name, committed, args) => {
-    const csv = join(dir, name);
-    const r = await cli(...args, '--jobs', '1', '--csv', csv);
-    expect(r.code, r.err).toBe(0);
-    expect(readFileSync(csv, 'utf8')).toBe(readFileSync(committed, 'utf8'));
-  }, 120_000);
+  it.each(csvJobs)(
+    '%s is current (run npm run reports after a model change)',
+    async (name, committed, args) => {
+      const csv = join(dir, name);
+      const r = await cli(...args, '--jobs', '1', '--csv', csv);
+      expect(r.code, r.err).toBe(0);
+      expect(readFileSync(csv, 'utf8')).toBe(readFileSync(committed, 'utf8'));
+    },
+    120_000,
+  );
 });

@@ -11,7 +11,16 @@ export function bertRun(): { scenario: Scenario; run: StepRun; label: ScenarioLa
   if (!cached) {
     const scenario = scenarioFromFile('scenarios/bert-large-ddp-2node.yaml', ['simulation.fidelity=full']);
     const run = simulateStep(scenario);
-    cached = { scenario, run, label: { name: scenario.name, modelName: scenario.model.name, clusterName: scenario.cluster.name, gpusPerNode: scenario.cluster.node.gpusPerNode } };
+    cached = {
+      scenario,
+      run,
+      label: {
+        name: scenario.name,
+        modelName: scenario.model.name,
+        clusterName: scenario.cluster.name,
+        gpusPerNode: scenario.cluster.node.gpusPerNode,
+      },
+    };
   }
   return cached;
 }

@@ -22,19 +22,25 @@ describe('memory chart', () => {
   });
 
   it('shows one bar per pipeline stage when the result has memory.perStage', () => {
-    const result = { memory: { breakdown: breakdown(1), perStage: [breakdown(2), breakdown(1)] } } as unknown as StepResult;
+    const result = {
+      memory: { breakdown: breakdown(1), perStage: [breakdown(2), breakdown(1)] },
+    } as unknown as StepResult;
     expect(memoryBars(result).map((b) => b.label)).toEqual(['stage 0', 'stage 1']);
   });
 
   it('stacks the parts of each bar up to its total, with the capacity line at the GPU memory', () => {
-    const bars = [{ label: 'stage 0', breakdown: breakdown(8) }, { label: 'stage 1', breakdown: breakdown(2) }];
+    const bars = [
+      { label: 'stage 0', breakdown: breakdown(8) },
+      { label: 'stage 1', breakdown: breakdown(2) },
+    ];
     const root = parseSvg(renderMemoryChart({ bars, capacityBytes: 80 * GiB, title: 'test' }));
     const groups = [...root.querySelectorAll('g.bar')];
     expect(groups.map((g) => g.getAttribute('data-label'))).toEqual(['stage 0', 'stage 1']);
     const segs = [...groups[0].querySelectorAll('rect.segment')];
     expect(segs.map((s) => s.getAttribute('data-part'))).toEqual(MEMORY_PARTS.map((p) => p.label));
     // Segments touch: each one's top is the next one's bottom.
-    for (let i = 1; i < segs.length; i++) expect(num(segs[i], 'y') + num(segs[i], 'height')).toBeCloseTo(num(segs[i - 1], 'y'), 0);
+    for (let i = 1; i < segs.length; i++)
+      expect(num(segs[i], 'y') + num(segs[i], 'height')).toBeCloseTo(num(segs[i - 1], 'y'), 0);
     // 81.5 GiB on an 80 GiB GPU: stage 0 is OOM by 1.5 GiB, stage 1 fits.
     expect(groups[0].querySelector('text.total')!.textContent).toContain('OOM by 1.50 GiB');
     expect(groups[1].querySelector('text.total')!.textContent).not.toContain('OOM');
@@ -44,15 +50,29 @@ describe('memory chart', () => {
 
   it('draws a real result without empty segments', () => {
     const { run } = bertRun();
-    const root = parseSvg(renderMemoryChart({ bars: memoryBars(run.result), capacityBytes: run.result.memory.capacityBytes, title: 'bert' }));
+    const root = parseSvg(
+      renderMemoryChart({
+        bars: memoryBars(run.result),
+        capacityBytes: run.result.memory.capacityBytes,
+        title: 'bert',
+      }),
+    );
     for (const s of root.querySelectorAll('rect.segment')) expect(num(s, 'height')).toBeGreaterThanOrEqual(0);
     expect(root.querySelectorAll('g.legend-item').length).toBe(MEMORY_PARTS.length);
   });
   it('keeps the legend inside the chart, whether a bar fits or is far over capacity', () => {
     for (const gib of [0.5, 4, 8, 12, 30, 100]) {
-      const root = parseSvg(renderMemoryChart({ bars: [{ label: 'all ranks', breakdown: breakdown(gib) }], capacityBytes: 80 * GiB, title: 'test' }));
+      const root = parseSvg(
+        renderMemoryChart({
+          bars: [{ label: 'all ranks', breakdown: breakdown(gib) }],
+          capacityBytes: 80 * GiB,
+          title: 'test',
+        }),
+      );
       const height = Number(root.getAttribute('viewBox')!.split(' ')[3]);
-      const legendY = Number(/translate\([^,]+,([^)]+)\)/.exec(root.querySelector('g.legend')!.getAttribute('transform')!)![1]);
+      const legendY = Number(
+        /translate\([^,]+,([^)]+)\)/.exec(root.querySelector('g.legend')!.getAttribute('transform')!)![1],
+      );
       const items = [...root.querySelectorAll('g.legend-item')];
       expect(items.length).toBe(MEMORY_PARTS.length);
       for (const item of items) {

@@ -11,18 +11,31 @@ import type { ScaleRow } from '../../src/sweep/scaleMath.js';
 import { num, parseSvg } from './fixtures.js';
 
 // Issue 26, item 13: pictures of large runs.
-const span = (startNs: number, endNs: number, kind: string): LaneSpan => ({ startNs, endNs, kind, label: kind, tasks: 1 });
+const span = (startNs: number, endNs: number, kind: string): LaneSpan => ({
+  startNs,
+  endNs,
+  kind,
+  label: kind,
+  tasks: 1,
+});
 
 describe('a merged timeline bar keeps its kinds and its gaps', () => {
   it('stacks the time of each kind over the bar, most first, leaving the gaps between tasks as idle', () => {
     const [bar] = mergeSpans([span(0, 10, 'forward'), span(20, 40, 'backward'), span(45, 50, 'forward')], 100);
     expect(bar).toMatchObject({ startNs: 0, endNs: 50, tasks: 3, kind: 'backward' });
-    expect(bar.mix).toEqual([{ kind: 'backward', ns: 20 }, { kind: 'forward', ns: 15 }]);
+    expect(bar.mix).toEqual([
+      { kind: 'backward', ns: 20 },
+      { kind: 'forward', ns: 15 },
+    ]);
   });
 
   it('shows at most three kinds, counting the rest with the third', () => {
     const [bar] = mergeSpans([span(0, 4, 'a'), span(4, 7, 'b'), span(7, 9, 'c'), span(9, 10, 'd')], 100);
-    expect(bar.mix).toEqual([{ kind: 'a', ns: 4 }, { kind: 'b', ns: 3 }, { kind: 'c', ns: 3 }]);
+    expect(bar.mix).toEqual([
+      { kind: 'a', ns: 4 },
+      { kind: 'b', ns: 3 },
+      { kind: 'c', ns: 3 },
+    ]);
   });
 
   it('leaves a task alone unmixed', () => {
@@ -35,17 +48,28 @@ describe('the timeline of a 1,024-GPU pipeline', () => {
   const scenario = scenarioFromFile('scenarios/gpt3-175b-1024xa100.yaml', []);
   const run = simulateStep(scenario);
   const ranks = defaultRanks({ trace: run.trace, gpusPerNode: 8, stages: pipelineStageRanks(scenario.parallel) });
-  const svg = renderTimeline({ trace: run.trace, result: run.result, label: { name: scenario.name, modelName: scenario.model.name, clusterName: scenario.cluster.name, gpusPerNode: 8 }, ranks, streams: usedStreams(run.trace) });
+  const svg = renderTimeline({
+    trace: run.trace,
+    result: run.result,
+    label: { name: scenario.name, modelName: scenario.model.name, clusterName: scenario.cluster.name, gpusPerNode: 8 },
+    ranks,
+    streams: usedStreams(run.trace),
+  });
   const root = parseSvg(svg);
 
   it('still shows forward work on the compute lanes, not one backward bar', () => {
     for (const lane of root.querySelectorAll('g.lane[data-stream="compute"]')) {
-      expect(lane.querySelectorAll(`rect.${kindClass('forward')}`).length, `rank ${lane.getAttribute('data-rank')}`).toBeGreaterThan(0);
+      expect(
+        lane.querySelectorAll(`rect.${kindClass('forward')}`).length,
+        `rank ${lane.getAttribute('data-rank')}`,
+      ).toBeGreaterThan(0);
     }
   });
 
   it('leaves idle visible inside merged bars: some are shorter than the lane', () => {
-    const heights = [...root.querySelectorAll('g.lane rect.span')].map((r) => (r.hasAttribute('y') ? num(r, 'height') : 18));
+    const heights = [...root.querySelectorAll('g.lane rect.span')].map((r) =>
+      r.hasAttribute('y') ? num(r, 'height') : 18,
+    );
     expect(heights.some((h) => h < 18 * 0.95)).toBe(true);
   });
 
@@ -61,13 +85,32 @@ describe('the timeline of a 1,024-GPU pipeline', () => {
 });
 
 describe('a memory chart of many stages', () => {
-  const bar = (i: number): MemoryBar => ({ label: `stage ${i}`, breakdown: { weightsBytes: 1e10, gradientsBytes: 1e10, optimizerBytes: 2e10, activationsBytes: 3e10, buffersBytes: 0, reserveBytes: 1e9, totalBytes: 7.1e10 } });
+  const bar = (i: number): MemoryBar => ({
+    label: `stage ${i}`,
+    breakdown: {
+      weightsBytes: 1e10,
+      gradientsBytes: 1e10,
+      optimizerBytes: 2e10,
+      activationsBytes: 3e10,
+      buffersBytes: 0,
+      reserveBytes: 1e9,
+      totalBytes: 7.1e10,
+    },
+  });
 
   it('stays within a laptop screen for 16 stages, numbering the stages under narrow bars', () => {
-    const root = parseSvg(renderMemoryChart({ bars: Array.from({ length: 16 }, (_, i) => bar(i)), capacityBytes: 80 * 2 ** 30, title: 't' }));
+    const root = parseSvg(
+      renderMemoryChart({
+        bars: Array.from({ length: 16 }, (_, i) => bar(i)),
+        capacityBytes: 80 * 2 ** 30,
+        title: 't',
+      }),
+    );
     expect(num(root, 'width')).toBeLessThanOrEqual(MAX_NATURAL_WIDTH_PX);
     expect(root.querySelector('text.x-caption')?.textContent).toBe('pipeline stage');
-    expect([...root.querySelectorAll('g.axis.x .tick text')].map((t) => t.textContent)).toEqual(Array.from({ length: 16 }, (_, i) => String(i)));
+    expect([...root.querySelectorAll('g.axis.x .tick text')].map((t) => t.textContent)).toEqual(
+      Array.from({ length: 16 }, (_, i) => String(i)),
+    );
   });
 
   it('keeps its width and labels for two stages', () => {
@@ -79,10 +122,27 @@ describe('a memory chart of many stages', () => {
 
 describe('the efficiency axis', () => {
   it('starts a little under the lowest efficiency, not at 0', () => {
-    const row = (gpus: number, efficiency: number): ScaleRow => ({ gpus, status: 'ok', samplesPerS: gpus * efficiency, stepTimeS: 1, memoryBytesPerGpu: 1, efficiency, speedup: (gpus / 8) * efficiency, fits: true });
-    const root = parseSvg(renderScalingChart({ series: [{ name: 'a', rows: [row(8, 1), row(16, 0.95), row(32, 0.87)] }], title: 't', mode: 'strong' }));
+    const row = (gpus: number, efficiency: number): ScaleRow => ({
+      gpus,
+      status: 'ok',
+      samplesPerS: gpus * efficiency,
+      stepTimeS: 1,
+      memoryBytesPerGpu: 1,
+      efficiency,
+      speedup: (gpus / 8) * efficiency,
+      fits: true,
+    });
+    const root = parseSvg(
+      renderScalingChart({
+        series: [{ name: 'a', rows: [row(8, 1), row(16, 0.95), row(32, 0.87)] }],
+        title: 't',
+        mode: 'strong',
+      }),
+    );
     // The right panel's axis (percent ticks): its lowest is 80%, not 0%.
-    const eff = [...root.querySelectorAll('g.axis.y')[1].querySelectorAll('.tick text')].map((t) => Number((t.textContent ?? '').replace('%', '')));
+    const eff = [...root.querySelectorAll('g.axis.y')[1].querySelectorAll('.tick text')].map((t) =>
+      Number((t.textContent ?? '').replace('%', '')),
+    );
     expect(Math.min(...eff)).toBe(80);
   });
 });

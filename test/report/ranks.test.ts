@@ -1,7 +1,16 @@
 import { describe, expect, it } from 'vitest';
 import { Program } from '../../src/sim/program/types.js';
 import type { Trace } from '../../src/sim/program/trace.js';
-import { compactRanks, defaultRanks, parseRankList, parseStreamList, pipelineStageRanks, RankNotSimulatedError, RankSelectionError, simulatedRanks } from '../../src/report/ranks.js';
+import {
+  compactRanks,
+  defaultRanks,
+  parseRankList,
+  parseStreamList,
+  pipelineStageRanks,
+  RankNotSimulatedError,
+  RankSelectionError,
+  simulatedRanks,
+} from '../../src/report/ranks.js';
 
 /** A trace where every rank computes `busy[r]` ns; only `simulated` ranks (default all) have work. */
 function traceWithBusy(busy: number[], simulated?: number[]): Trace {
@@ -44,7 +53,9 @@ describe('rank selection', () => {
     expect(stages).toEqual([[0], [4], [8], [12]]);
     expect(pipelineStageRanks({ tp: 2, pp: 2, dp: 2, placement: 'tp-pp-dp' })).toEqual([[0], [2]]);
     expect(pipelineStageRanks({ dp: 16 })).toEqual([]);
-    expect(defaultRanks({ trace: traceWithBusy(new Array(16).fill(1)), gpusPerNode: 8, stages })).toEqual([0, 4, 8, 12]);
+    expect(defaultRanks({ trace: traceWithBusy(new Array(16).fill(1)), gpusPerNode: 8, stages })).toEqual([
+      0, 4, 8, 12,
+    ]);
   });
 
   it('chooses only among simulated ranks when the simulator mirrors the others', () => {
@@ -56,7 +67,9 @@ describe('rank selection', () => {
     // Across nodes, the farthest simulated node's first rank is added.
     expect(defaultRanks({ trace, gpusPerNode: 2 })).toEqual([0, 2]);
     expect(() => parseRankList('0,5', 8, simulatedRanks(trace))).toThrow(RankNotSimulatedError);
-    expect(() => parseRankList('0,5', 8, simulatedRanks(trace))).toThrow(/rank 5 was not simulated: this run simulated ranks 0-3/);
+    expect(() => parseRankList('0,5', 8, simulatedRanks(trace))).toThrow(
+      /rank 5 was not simulated: this run simulated ranks 0-3/,
+    );
   });
 
   it('writes rank sets compactly', () => {

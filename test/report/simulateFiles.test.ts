@@ -15,7 +15,20 @@ describe('clustersim simulate --timeline / --report / --trace', () => {
   it('writes the files and leaves stdout and the JSON as they were', async () => {
     const plain = await cli('simulate', BERT, '--json', ...FULL);
     const [svg, html, trace] = ['t.svg', 'r.html', 'x.json'].map((f) => join(dir, f));
-    const r = await cli('simulate', BERT, '--json', ...FULL, '--timeline', svg, '--report', html, '--trace', trace, '--ranks', '0-2,9');
+    const r = await cli(
+      'simulate',
+      BERT,
+      '--json',
+      ...FULL,
+      '--timeline',
+      svg,
+      '--report',
+      html,
+      '--trace',
+      trace,
+      '--ranks',
+      '0-2,9',
+    );
     expect(r.code).toBe(0);
     expect(r.out).toBe(plain.out);
     for (const f of [svg, html, trace]) expect(existsSync(f)).toBe(true);
@@ -31,7 +44,8 @@ describe('clustersim simulate --timeline / --report / --trace', () => {
     expect((await cli('simulate', BERT, '--report', html)).code).toBe(0);
     const page = readFileSync(html, 'utf8');
     expect(page).toMatch(/^<!DOCTYPE html>/);
-    for (const s of ['step time', 'MFU', 'class="timeline"', 'class="memory-chart"', "default-src 'none'"]) expect(page).toContain(s);
+    for (const s of ['step time', 'MFU', 'class="timeline"', 'class="memory-chart"', "default-src 'none'"])
+      expect(page).toContain(s);
     expect(page).not.toMatch(/<script|<link|src="http|href="http|@import/);
     // What bounds the step, as the text summary names it.
     const text = (await cli('simulate', BERT, '--alternatives', '0')).out;
@@ -52,19 +66,31 @@ describe('clustersim simulate --timeline / --report / --trace', () => {
     expect(readFileSync(none, 'utf8')).not.toContain('What to try');
   });
 
-  it('carries the simulator\'s notes into the HTML report (TP over PCIe)', async () => {
+  it("carries the simulator's notes into the HTML report (TP over PCIe)", async () => {
     const html = join(dir, 'pcie.html');
-    expect((await cli('simulate', 'scenarios/llama2-13b-tp8-pcie.yaml', '--alternatives', '0', '--report', html)).code).toBe(0);
+    expect(
+      (await cli('simulate', 'scenarios/llama2-13b-tp8-pcie.yaml', '--alternatives', '0', '--report', html)).code,
+    ).toBe(0);
     expect(readFileSync(html, 'utf8')).toMatch(/<td>note<\/td><td>tensor parallelism over PCIe/);
   });
 
   it("says in the HTML report's parallelism line what the text says: ZeRO with CPU offload and the recompute", async () => {
     const html = join(dir, 'split.html');
     const sets = ['parallel.zero=3', 'parallel.offload=cpu', 'parallel.recompute=full'].flatMap((s) => ['--set', s]);
-    const r = await cli('simulate', 'scenarios/llama2-7b-zero3-nvlink.yaml', '--alternatives', '0', '--report', html, ...sets);
+    const r = await cli(
+      'simulate',
+      'scenarios/llama2-7b-zero3-nvlink.yaml',
+      '--alternatives',
+      '0',
+      '--report',
+      html,
+      ...sets,
+    );
     expect(r.code, r.err).toBe(0);
     expect(r.out).toMatch(/ZeRO-3 \+ CPU offload, full recompute/);
-    expect(readFileSync(html, 'utf8')).toMatch(/<td>parallelism<\/td><td>tp 1 × pp 1 × dp 8, ZeRO-3 \+ CPU offload, full recompute<\/td>/);
+    expect(readFileSync(html, 'utf8')).toMatch(
+      /<td>parallelism<\/td><td>tp 1 × pp 1 × dp 8, ZeRO-3 \+ CPU offload, full recompute<\/td>/,
+    );
   });
 
   it('defaults to rank 0 and a rank on the last node, and to all ranks in the trace', async () => {
@@ -78,19 +104,31 @@ describe('clustersim simulate --timeline / --report / --trace', () => {
   it('takes --streams for the timeline lanes', async () => {
     const svg = join(dir, 's.svg');
     expect((await cli('simulate', BERT, ...FULL, '--timeline', svg, '--ranks', '3', '--streams', 'comm')).code).toBe(0);
-    const lanes = [...parseSvg(readFileSync(svg, 'utf8')).querySelectorAll('g.lane')].map((g) => g.getAttribute('data-stream'));
+    const lanes = [...parseSvg(readFileSync(svg, 'utf8')).querySelectorAll('g.lane')].map((g) =>
+      g.getAttribute('data-stream'),
+    );
     expect(lanes).toEqual(['comm']);
     // A stream with no work in this run (BERT runs no tensor parallelism) is drawn, empty, and warned of.
     const idle = await cli('simulate', BERT, ...FULL, '--timeline', svg, '--ranks', '3', '--streams', 'comm,tp');
     expect(idle.code).toBe(0);
-    expect(idle.err).toMatch(/warning: --streams: tp has no work in this run, so its lanes are empty \(streams with work: compute, comm\)/);
+    expect(idle.err).toMatch(
+      /warning: --streams: tp has no work in this run, so its lanes are empty \(streams with work: compute, comm\)/,
+    );
   });
 
   it('rejects ranks that do not exist and too many ranks for a timeline, with exit code 2', async () => {
     const bad = await cli('simulate', BERT, ...FULL, '--timeline', join(dir, 'b.svg'), '--ranks', '0-16');
     expect(bad.code).toBe(2);
     expect(bad.err).toContain('--ranks: rank 16 does not exist');
-    const many = await cli('simulate', 'scenarios/llama2-7b-ddp-16node.yaml', ...FULL, '--timeline', join(dir, 'm.svg'), '--ranks', '0-127');
+    const many = await cli(
+      'simulate',
+      'scenarios/llama2-7b-ddp-16node.yaml',
+      ...FULL,
+      '--timeline',
+      join(dir, 'm.svg'),
+      '--ranks',
+      '0-127',
+    );
     expect(many.code).toBe(2);
     expect(many.err).toMatch(/at most 64 ranks/);
     const streams = await cli('simulate', BERT, '--timeline', join(dir, 'c.svg'), '--streams', 'nvlink');
@@ -103,7 +141,14 @@ describe('clustersim simulate --timeline / --report / --trace', () => {
     const ranks = await cli('simulate', BERT, '--ranks', '0');
     expect([ranks.code, ranks.out]).toEqual([2, '']);
     expect(ranks.err).toContain('--ranks: picks what --timeline, --report or --trace show; give one of them too');
-    const streams = await cli('simulate', BERT, '--streams', 'compute', '--trace', join(mkdtempSync(join(tmpdir(), 'cs-')), 't.json'));
+    const streams = await cli(
+      'simulate',
+      BERT,
+      '--streams',
+      'compute',
+      '--trace',
+      join(mkdtempSync(join(tmpdir(), 'cs-')), 't.json'),
+    );
     expect([streams.code, streams.out]).toEqual([2, '']);
     expect(streams.err).toContain('--streams: picks what --timeline or --report show; give one of them too');
   });
@@ -128,6 +173,8 @@ describe('clustersim simulate --timeline / --report / --trace', () => {
     const bad = await cli('simulate', BERT, '--timeline', svg, '--ranks', '0,8');
     expect(bad.code).toBe(2);
     expect(bad.out).toBe('');
-    expect(bad.err).toContain('--ranks: rank 8 was not simulated: this run simulated ranks 0, and the others mirror them; --set simulation.fidelity=full simulates every rank');
+    expect(bad.err).toContain(
+      '--ranks: rank 8 was not simulated: this run simulated ranks 0, and the others mirror them; --set simulation.fidelity=full simulates every rank',
+    );
   });
 });

@@ -8,7 +8,13 @@ import { bertRun, num, parseSvg } from './fixtures.js';
 
 describe('SVG timeline', () => {
   const { run, label } = bertRun();
-  const svg = renderTimeline({ trace: run.trace, result: run.result, label, ranks: [0, 8], streams: ['compute', 'comm'] });
+  const svg = renderTimeline({
+    trace: run.trace,
+    result: run.result,
+    label,
+    ranks: [0, 8],
+    streams: ['compute', 'comm'],
+  });
   const root = parseSvg(svg);
 
   it('is a well-formed standalone SVG document', () => {
@@ -19,7 +25,9 @@ describe('SVG timeline', () => {
   });
 
   it('has one lane per rank and stream asked for, in rank-major order', () => {
-    const lanes = [...root.querySelectorAll('g.lane')].map((g) => `${g.getAttribute('data-rank')}/${g.getAttribute('data-stream')}`);
+    const lanes = [...root.querySelectorAll('g.lane')].map(
+      (g) => `${g.getAttribute('data-rank')}/${g.getAttribute('data-stream')}`,
+    );
     expect(lanes).toEqual(['0/compute', '0/comm', '8/compute', '8/comm']);
     expect(root.getAttribute('data-lanes')).toBe('4');
   });
@@ -37,7 +45,9 @@ describe('SVG timeline', () => {
   });
 
   it('has a legend entry for each kind present (and idle), and none for kinds absent', () => {
-    const present = new Set(run.trace.program.tasks.filter((t) => t.ranks.includes(0) || t.ranks.includes(8)).map((t) => t.kind));
+    const present = new Set(
+      run.trace.program.tasks.filter((t) => t.ranks.includes(0) || t.ranks.includes(8)).map((t) => t.kind),
+    );
     const legend = [...root.querySelectorAll('g.legend-item')].map((g) => g.getAttribute('data-kind'));
     expect(new Set(legend)).toEqual(new Set([...present, 'idle']));
     for (const k of present) expect(root.querySelector(`rect.span.${kindClass(k)}`)).not.toBeNull();
@@ -77,7 +87,13 @@ describe('SVG timeline', () => {
         let t = 0;
         for (let i = 0; i < perLane; i++) {
           const d = 1 + ((i * 7919 + r * 13 + si) % 100_000);
-          program.local(r, stream, kinds[(i + si) % 5], `a rather long task label, layer ${i % 80}, micro-batch ${i % 16} <&>`, d);
+          program.local(
+            r,
+            stream,
+            kinds[(i + si) % 5],
+            `a rather long task label, layer ${i % 80}, micro-batch ${i % 16} <&>`,
+            d,
+          );
           startNs.push(t);
           endNs.push(t + d);
           t += d + (i % 7) * 50;
@@ -86,7 +102,13 @@ describe('SVG timeline', () => {
     }
     const makespanNs = endNs.reduce((a, b) => Math.max(a, b), 0);
     const trace: Trace = { program, startNs: Float64Array.from(startNs), endNs: Float64Array.from(endNs), makespanNs };
-    const big = renderTimeline({ trace, result: run.result, label, ranks: [...Array(ranks).keys()], streams: [...streams] });
+    const big = renderTimeline({
+      trace,
+      result: run.result,
+      label,
+      ranks: [...Array(ranks).keys()],
+      streams: [...streams],
+    });
     expect(Buffer.byteLength(big)).toBeLessThan(2 * 1024 * 1024);
     const r = parseSvg(big);
     expect(r.querySelectorAll('g.lane').length).toBe(ranks * streams.length);

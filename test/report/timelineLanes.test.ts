@@ -1,7 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import { mergeLanes, mergeSpans, type Lane, type LaneSpan } from '../../src/report/timelineLanes.js';
 
-const span = (startNs: number, endNs: number, kind = 'forward'): LaneSpan => ({ startNs, endNs, kind, label: kind, tasks: 1 });
+const span = (startNs: number, endNs: number, kind = 'forward'): LaneSpan => ({
+  startNs,
+  endNs,
+  kind,
+  label: kind,
+  tasks: 1,
+});
 
 describe('merging timeline spans', () => {
   it('keeps spans longer than the resolution as they are', () => {
@@ -49,7 +55,11 @@ describe('merging timeline spans', () => {
 
   it('merges at one pixel when that is under the bar budget, and coarser only as far as needed', () => {
     // Two lanes of 100 bars 30 ns long with 20 ns gaps over 5 µs.
-    const lane = (rank: number): Lane => ({ rank, stream: 'compute', spans: Array.from({ length: 100 }, (_, i) => span(i * 50, i * 50 + 30)) });
+    const lane = (rank: number): Lane => ({
+      rank,
+      stream: 'compute',
+      spans: Array.from({ length: 100 }, (_, i) => span(i * 50, i * 50 + 30)),
+    });
     const fine = mergeLanes([lane(0), lane(1)], 5, 5000, 1000);
     expect(fine.resolutionNs).toBe(5);
     expect(fine.lanes.map((l) => l.spans.length)).toEqual([100, 100]);

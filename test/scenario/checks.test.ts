@@ -18,7 +18,12 @@ describe('scenarios/checks', () => {
 
   it('holds the three fms-fsdp Llama-2 runs on A100 and the four DGX Cloud runs on H100 (Nemotron-4, Llama 3.1 with CP)', () => {
     expect(fms.sort()).toEqual(['fms-fsdp-llama2-13b.yaml', 'fms-fsdp-llama2-70b.yaml', 'fms-fsdp-llama2-7b.yaml']);
-    expect(dgxc.sort()).toEqual(['dgxc-llama31-70b-cp2.yaml', 'dgxc-llama31-8b-cp2.yaml', 'dgxc-nemotron4-15b.yaml', 'dgxc-nemotron4-340b.yaml']);
+    expect(dgxc.sort()).toEqual([
+      'dgxc-llama31-70b-cp2.yaml',
+      'dgxc-llama31-8b-cp2.yaml',
+      'dgxc-nemotron4-15b.yaml',
+      'dgxc-nemotron4-340b.yaml',
+    ]);
     expect(files.length).toBe(7);
   });
 
@@ -37,25 +42,35 @@ describe('scenarios/checks', () => {
     expect(s.training.kernels).toBe('eager');
   });
 
-  it.each(dgxc)('%s resolves on DGX H100 with cuDNN attention (Transformer Engine on Hopper), bf16, 4k context (8k with CP 2)', (f) => {
-    const s = load(f);
-    expect(s.cluster.node.gpu.name).toBe('h100-sxm5-80gb');
-    expect(s.training.attentionKernel).toBe('cudnn');
-    expect(s.training.precision).toBe('bf16');
-    const llama = f.startsWith('dgxc-llama31-');
-    expect(s.training.seqLen).toBe(llama ? 8192 : 4096);
-    expect(s.parallel.cp ?? 1).toBe(llama ? 2 : 1);
-  });
+  it.each(dgxc)(
+    '%s resolves on DGX H100 with cuDNN attention (Transformer Engine on Hopper), bf16, 4k context (8k with CP 2)',
+    (f) => {
+      const s = load(f);
+      expect(s.cluster.node.gpu.name).toBe('h100-sxm5-80gb');
+      expect(s.training.attentionKernel).toBe('cudnn');
+      expect(s.training.precision).toBe('bf16');
+      const llama = f.startsWith('dgxc-llama31-');
+      expect(s.training.seqLen).toBe(llama ? 8192 : 4096);
+      expect(s.parallel.cp ?? 1).toBe(llama ? 2 : 1);
+    },
+  );
 
-  it('fits every DGX Cloud layout in 80 GB, as the recipes ran them (with the 340B recipe\'s bf16 optimizer state)', () => {
+  it("fits every DGX Cloud layout in 80 GB, as the recipes ran them (with the 340B recipe's bf16 optimizer state)", () => {
     for (const f of dgxc) {
       const s = load(f);
       const capacity = s.cluster.node.gpu.memoryBytes;
-      for (const stage of stageMemories(s)) expect(stage.totalBytes, `${f} stage ${stage.stage}`).toBeLessThanOrEqual(capacity);
+      for (const stage of stageMemories(s))
+        expect(stage.totalBytes, `${f} stage ${stage.stage}`).toBeLessThanOrEqual(capacity);
     }
     // The recipe's distributed_fused_adam keeps state and gradients in bf16; with fp32 ones the layout does not fit.
     const nemotron = load('dgxc-nemotron4-340b.yaml');
-    const fp32State = { ...nemotron, training: { ...nemotron.training, optimizerState: undefined }, parallel: { ...nemotron.parallel, fp32Gradients: true } };
-    expect(Math.max(...stageMemories(fp32State).map((m) => m.totalBytes))).toBeGreaterThan(nemotron.cluster.node.gpu.memoryBytes);
+    const fp32State = {
+      ...nemotron,
+      training: { ...nemotron.training, optimizerState: undefined },
+      parallel: { ...nemotron.parallel, fp32Gradients: true },
+    };
+    expect(Math.max(...stageMemories(fp32State).map((m) => m.totalBytes))).toBeGreaterThan(
+      nemotron.cluster.node.gpu.memoryBytes,
+    );
   });
 });

@@ -43,18 +43,45 @@ describe('training.framework', () => {
 
   it('changes the prediction: at micro-batch 1 the host issue model makes the step slower', () => {
     const none = simulateStep(resolveScenario(base(), 'test.yaml', '.')).result.stepTimeS;
-    const mds = simulateStep(resolveScenario(base({ framework: 'megatron-deepspeed' }), 'test.yaml', '.')).result.stepTimeS;
+    const mds = simulateStep(resolveScenario(base({ framework: 'megatron-deepspeed' }), 'test.yaml', '.')).result
+      .stepTimeS;
     expect(mds).toBeGreaterThan(none);
   });
 
   it('is how the validation harness selects the framework of the measurement set', () => {
-    const row = { group: 'single' as const, gpus: 2, globalBatch: 4, microBatch: 1, hidden: 1024, heads: 16, layers: 2, seqLen: 1024, tp: 1, dp: 2, pp: 1, measuredMs: 1 };
+    const row = {
+      group: 'single' as const,
+      gpus: 2,
+      globalBatch: 4,
+      microBatch: 1,
+      hidden: 1024,
+      heads: 16,
+      layers: 2,
+      seqLen: 1024,
+      tp: 1,
+      dp: 2,
+      pp: 1,
+      measuredMs: 1,
+    };
     expect((vtrainScenario(row).training as Record<string, unknown>).framework).toBe('megatron-deepspeed');
     expect(vtrainSetup(row, resolveScenario).framework).toBe(MEGATRON_DEEPSPEED);
   });
 
-  it('takes the sensitivity runs\' host costs (validate --host-op-us, --host-collective-us) into the rows\' scenarios', () => {
-    const row = { group: 'single' as const, gpus: 2, globalBatch: 4, microBatch: 1, hidden: 1024, heads: 16, layers: 2, seqLen: 1024, tp: 2, dp: 1, pp: 1, measuredMs: 1 };
+  it("takes the sensitivity runs' host costs (validate --host-op-us, --host-collective-us) into the rows' scenarios", () => {
+    const row = {
+      group: 'single' as const,
+      gpus: 2,
+      globalBatch: 4,
+      microBatch: 1,
+      hidden: 1024,
+      heads: 16,
+      layers: 2,
+      seqLen: 1024,
+      tp: 2,
+      dp: 1,
+      pp: 1,
+      measuredMs: 1,
+    };
     const fw = vtrainSetup(row, resolveScenario, { hostOpUs: 19.1, hostCollectiveUs: 13.4 }).framework;
     expect(fw?.hostOpNs).toBe(19_100);
     expect(fw?.hostCollectiveNs).toBe(13_400);
@@ -63,7 +90,12 @@ describe('training.framework', () => {
 
 describe('training.hostOpUs (the host cost of a framework call, measured on the training host)', () => {
   it('replaces the cited 16.1 µs per call, and a host-bound step scales with it', () => {
-    const at = (us: number | undefined) => resolveScenario(base({ framework: 'megatron-deepspeed', ...(us === undefined ? {} : { hostOpUs: us }) }), 'test.yaml', '.');
+    const at = (us: number | undefined) =>
+      resolveScenario(
+        base({ framework: 'megatron-deepspeed', ...(us === undefined ? {} : { hostOpUs: us }) }),
+        'test.yaml',
+        '.',
+      );
     expect(at(20).framework?.hostOpNs).toBe(20_000);
     expect(at(undefined).framework?.hostOpNs).toBe(MEGATRON_DEEPSPEED.hostOpNs);
     expect(at(20).framework?.source).toContain('training.hostOpUs');
@@ -74,7 +106,15 @@ describe('training.hostOpUs (the host cost of a framework call, measured on the 
   });
 
   it('training.hostCollectiveUs replaces the cited 89 µs per collective call; a tp-2 host-bound step scales with it', () => {
-    const at = (us: number) => resolveScenario({ ...base({ framework: 'megatron-deepspeed', hostCollectiveUs: us }), parallel: { tp: 2, dp: 1, recompute: 'full' } }, 'test.yaml', '.');
+    const at = (us: number) =>
+      resolveScenario(
+        {
+          ...base({ framework: 'megatron-deepspeed', hostCollectiveUs: us }),
+          parallel: { tp: 2, dp: 1, recompute: 'full' },
+        },
+        'test.yaml',
+        '.',
+      );
     expect(at(40).framework?.hostCollectiveNs).toBe(40_000);
     expect(at(40).framework?.hostOpNs).toBe(MEGATRON_DEEPSPEED.hostOpNs);
     const t = (us: number) => simulateStep(at(us)).result.stepTimeS;
@@ -90,7 +130,9 @@ describe('training.hostOpUs (the host cost of a framework call, measured on the 
       if (!(err instanceof InvalidScenarioError)) throw err;
       problems = err.problems;
     }
-    expect(problems).toEqual([{ path: 'training.hostOpUs', message: expect.stringContaining("training.framework is 'none'") }]);
+    expect(problems).toEqual([
+      { path: 'training.hostOpUs', message: expect.stringContaining("training.framework is 'none'") },
+    ]);
     try {
       resolveScenario(base({ hostCollectiveUs: 50 }), 'test.yaml', '.');
       throw new Error('expected a problem');
@@ -135,9 +177,16 @@ describe('training.vocabDivisibleBy: the framework pads the vocabulary', () => {
   });
 
   it('so a Megatron-DeepSpeed GPT with GPT-2 vocabulary does not pay the misaligned LM head', () => {
-    const raw = (training: Record<string, unknown>) => ({ ...base(training), model: { arch: 'gpt', layers: 2, hidden: 1024, heads: 16, seqLen: 1024, vocab: 50257 } });
-    const padded = simulateStep(resolveScenario(raw({ framework: 'megatron-deepspeed', microBatch: 2 }), 'test.yaml', '.')).result.stepTimeS;
-    const unpadded = simulateStep(resolveScenario(raw({ framework: 'megatron-deepspeed', microBatch: 2, vocabDivisibleBy: 1 }), 'test.yaml', '.')).result.stepTimeS;
+    const raw = (training: Record<string, unknown>) => ({
+      ...base(training),
+      model: { arch: 'gpt', layers: 2, hidden: 1024, heads: 16, seqLen: 1024, vocab: 50257 },
+    });
+    const padded = simulateStep(
+      resolveScenario(raw({ framework: 'megatron-deepspeed', microBatch: 2 }), 'test.yaml', '.'),
+    ).result.stepTimeS;
+    const unpadded = simulateStep(
+      resolveScenario(raw({ framework: 'megatron-deepspeed', microBatch: 2, vocabDivisibleBy: 1 }), 'test.yaml', '.'),
+    ).result.stepTimeS;
     expect(unpadded).toBeGreaterThan(padded);
   });
 });

@@ -82,7 +82,12 @@ describe('importMegatronArgs', () => {
   });
 
   it('gives overrides that resolve, with the scenario file, to tp 8 × pp 16 × dp 8 on 1,024 GPUs', () => {
-    const file = { cluster: { preset: 'dgx-a100-80gb', nodes: 128 }, model: { preset: 'gpt3-175b' }, training: { globalBatch: 64 }, parallel: { dp: 1024 } };
+    const file = {
+      cluster: { preset: 'dgx-a100-80gb', nodes: 128 },
+      model: { preset: 'gpt3-175b' },
+      training: { globalBatch: 64 },
+      parallel: { dp: 1024 },
+    };
     const r = importMegatronArgs(GPT3_175B, { gpus: 1024 });
     const raw = applyOverrides(file, toSetArgs(r.fields)) as { parallel: Record<string, unknown> };
     delete raw.parallel.dp; // the removal the import asks for
@@ -94,15 +99,26 @@ describe('importMegatronArgs', () => {
   });
 
   it('reads --flag=value the same as --flag value', () => {
-    const spaced = fieldsOf(importMegatronArgs('--tensor-model-parallel-size 4 --num-layers 32 --recompute-granularity full --recompute-method uniform --recompute-num-layers 1'));
-    const joined = fieldsOf(importMegatronArgs('--tensor-model-parallel-size=4 --num-layers=32 --recompute-granularity=full --recompute-method=uniform --recompute-num-layers=1'));
+    const spaced = fieldsOf(
+      importMegatronArgs(
+        '--tensor-model-parallel-size 4 --num-layers 32 --recompute-granularity full --recompute-method uniform --recompute-num-layers 1',
+      ),
+    );
+    const joined = fieldsOf(
+      importMegatronArgs(
+        '--tensor-model-parallel-size=4 --num-layers=32 --recompute-granularity=full --recompute-method=uniform --recompute-num-layers=1',
+      ),
+    );
     expect(joined).toEqual(spaced);
     expect(spaced['parallel.tp']).toBe(4);
     expect(spaced['parallel.recompute']).toBe('full');
   });
 
   it('reads --context-parallel-size into parallel.cp and derives dp from GPUs / (tp × cp × pp)', () => {
-    const r = importMegatronArgs('--tensor-model-parallel-size 4 --pipeline-model-parallel-size 4 --context-parallel-size 2 --micro-batch-size 1', { gpus: 64 });
+    const r = importMegatronArgs(
+      '--tensor-model-parallel-size 4 --pipeline-model-parallel-size 4 --context-parallel-size 2 --micro-batch-size 1',
+      { gpus: 64 },
+    );
     const f = fieldsOf(r);
     expect(f['parallel.cp']).toBe(2);
     expect(f['training.globalBatch']).toBe(2);
@@ -111,30 +127,63 @@ describe('importMegatronArgs', () => {
   });
 
   it('reads --tp-comm-overlap (Transformer Engine userbuffers) and says its config file is not read', () => {
-    const r = importMegatronArgs('--tensor-model-parallel-size 4 --sequence-parallel --tp-comm-overlap --tp-comm-overlap-cfg ub.yaml');
+    const r = importMegatronArgs(
+      '--tensor-model-parallel-size 4 --sequence-parallel --tp-comm-overlap --tp-comm-overlap-cfg ub.yaml',
+    );
     expect(fieldsOf(r)).toMatchObject({ 'parallel.tpCommOverlap': true, 'parallel.sequenceParallel': true });
-    expect(r.warnings.join('\n')).toContain("--tp-comm-overlap-cfg ub.yaml: not modelled; the userbuffers config file is not read; Transformer Engine's default SMs per overlap are used (set parallel.tpCommOverlapSms)");
+    expect(r.warnings.join('\n')).toContain(
+      "--tp-comm-overlap-cfg ub.yaml: not modelled; the userbuffers config file is not read; Transformer Engine's default SMs per overlap are used (set parallel.tpCommOverlapSms)",
+    );
     expect(fieldsOf(importMegatronArgs('--tensor-model-parallel-size 4'))['parallel.tpCommOverlap']).toBe(false);
     // Megatron turns sequence parallelism off at tp 1 (a warning), then refuses the overlap without it (validate_args).
-    const tp1 = importMegatronArgs('--tensor-model-parallel-size 1 --context-parallel-size 2 --sequence-parallel --disable-tp-comm-overlap-rs');
+    const tp1 = importMegatronArgs(
+      '--tensor-model-parallel-size 1 --context-parallel-size 2 --sequence-parallel --disable-tp-comm-overlap-rs',
+    );
     expect(fieldsOf(tp1)).toMatchObject({ 'parallel.sequenceParallel': false, 'parallel.tpCommOverlap': false });
-    expect(tp1.warnings.join('\n')).toContain('--sequence-parallel: turned off, as Megatron does, because tensor parallelism is off');
-    expect(tp1.warnings.join('\n')).toContain('--disable-tp-comm-overlap-rs: not modelled; every pipelined reduce-scatter is simulated overlapped');
+    expect(tp1.warnings.join('\n')).toContain(
+      '--sequence-parallel: turned off, as Megatron does, because tensor parallelism is off',
+    );
+    expect(tp1.warnings.join('\n')).toContain(
+      '--disable-tp-comm-overlap-rs: not modelled; every pipelined reduce-scatter is simulated overlapped',
+    );
     expect(tp1.warnings.join('\n')).not.toMatch(/unknown Megatron flags/);
-    expect(() => importMegatronArgs('--tensor-model-parallel-size 1 --sequence-parallel --tp-comm-overlap')).toThrow(/--tp-comm-overlap without sequence parallelism \(Megatron turns --sequence-parallel off at tp 1\): Megatron refuses it/);
-    expect(() => importMegatronArgs('--tensor-model-parallel-size 4 --tp-comm-overlap')).toThrow(/--tp-comm-overlap without sequence parallelism: Megatron refuses it .*add --sequence-parallel with tp > 1/);
+    expect(() => importMegatronArgs('--tensor-model-parallel-size 1 --sequence-parallel --tp-comm-overlap')).toThrow(
+      /--tp-comm-overlap without sequence parallelism \(Megatron turns --sequence-parallel off at tp 1\): Megatron refuses it/,
+    );
+    expect(() => importMegatronArgs('--tensor-model-parallel-size 4 --tp-comm-overlap')).toThrow(
+      /--tp-comm-overlap without sequence parallelism: Megatron refuses it .*add --sequence-parallel with tp > 1/,
+    );
   });
 
   it('refuses what Megatron refuses: a recompute method with selective recompute, query groups that tp does not divide', () => {
-    expect(() => importMegatronArgs('--recompute-activations --recompute-granularity full --recompute-method uniform')).toThrow(/--recompute-activations \(selective recompute\) with --recompute-method uniform: Megatron refuses it/);
+    expect(() =>
+      importMegatronArgs('--recompute-activations --recompute-granularity full --recompute-method uniform'),
+    ).toThrow(/--recompute-activations \(selective recompute\) with --recompute-method uniform: Megatron refuses it/);
     // Neither a multiple of the other: refused. tp a multiple of the groups: taken since NVIDIA/Megatron-LM#2565 (core 0.16).
-    expect(() => importMegatronArgs('--tensor-model-parallel-size 8 --num-attention-heads 64 --group-query-attention --num-query-groups 6')).toThrow(/--group-query-attention with 6 query group\(s\) .* over tensor parallelism 8: Megatron refuses it/);
-    expect(fieldsOf(importMegatronArgs('--tensor-model-parallel-size 8 --num-attention-heads 64 --group-query-attention --num-query-groups 4'))['model.kvHeads']).toBe(4);
-    expect(fieldsOf(importMegatronArgs('--tensor-model-parallel-size 8 --num-attention-heads 64 --group-query-attention --num-query-groups 8'))['model.kvHeads']).toBe(8);
+    expect(() =>
+      importMegatronArgs(
+        '--tensor-model-parallel-size 8 --num-attention-heads 64 --group-query-attention --num-query-groups 6',
+      ),
+    ).toThrow(/--group-query-attention with 6 query group\(s\) .* over tensor parallelism 8: Megatron refuses it/);
+    expect(
+      fieldsOf(
+        importMegatronArgs(
+          '--tensor-model-parallel-size 8 --num-attention-heads 64 --group-query-attention --num-query-groups 4',
+        ),
+      )['model.kvHeads'],
+    ).toBe(4);
+    expect(
+      fieldsOf(
+        importMegatronArgs(
+          '--tensor-model-parallel-size 8 --num-attention-heads 64 --group-query-attention --num-query-groups 8',
+        ),
+      )['model.kvHeads'],
+    ).toBe(8);
   });
 
   it('reads --cp-comm-type (one value or one per layer), with both spellings of the gather', () => {
-    const cp = (args: string) => importMegatronArgs(`--context-parallel-size 2 ${args} --micro-batch-size 1`, { gpus: 8 });
+    const cp = (args: string) =>
+      importMegatronArgs(`--context-parallel-size 2 ${args} --micro-batch-size 1`, { gpus: 8 });
     expect(fieldsOf(cp(''))['parallel.cpCommType']).toBe('p2p');
     expect(fieldsOf(importMegatronArgs('--tensor-model-parallel-size 2'))['parallel.cpCommType']).toBeUndefined();
     expect(fieldsOf(cp('--cp-comm-type a2a'))['parallel.cpCommType']).toBe('a2a');
@@ -147,39 +196,74 @@ describe('importMegatronArgs', () => {
     // A list per layer (nargs '+'): its most common value, with a warning; the next flag is still read.
     const list = cp('--cp-comm-type a2a p2p a2a --tensor-model-parallel-size 2');
     expect(fieldsOf(list)).toMatchObject({ 'parallel.cpCommType': 'a2a', 'parallel.tp': 2 });
-    expect(list.warnings.join('\n')).toContain('--cp-comm-type a2a p2p a2a: a type per layer is not modelled; every layer runs a2a');
+    expect(list.warnings.join('\n')).toContain(
+      '--cp-comm-type a2a p2p a2a: a type per layer is not modelled; every layer runs a2a',
+    );
     const hier = cp('--cp-comm-type a2a+p2p --hierarchical-context-parallel-sizes 2 1');
     expect(fieldsOf(hier)['parallel.cpCommType']).toBe('p2p');
     expect(hier.warnings.join('\n')).toMatch(/a2a\+p2p: the hierarchical all-to-all .* simulated as the p2p ring/);
     expect(hier.warnings.join('\n')).toMatch(/--hierarchical-context-parallel-sizes 2 1: not modelled/);
-    expect(importMegatronArgs('--cp-comm-type a2a').warnings.join('\n')).toContain('--cp-comm-type a2a: ignored, context parallelism is off');
-    expect(errorOf(() => cp('--cp-comm-type ring')).message).toBe("--megatron-args: --cp-comm-type has 'ring'; expected p2p, all_gather, a2a or a2a+p2p (one, or one per layer)");
+    expect(importMegatronArgs('--cp-comm-type a2a').warnings.join('\n')).toContain(
+      '--cp-comm-type a2a: ignored, context parallelism is off',
+    );
+    expect(errorOf(() => cp('--cp-comm-type ring')).message).toBe(
+      "--megatron-args: --cp-comm-type has 'ring'; expected p2p, all_gather, a2a or a2a+p2p (one, or one per layer)",
+    );
     expect(errorOf(() => cp('--cp-comm-type')).message).toMatch(/--cp-comm-type: needs a value/);
     // Its list ends at the first word that is not a type: an unexpanded variable after it is a stray word, as after
     // any flag; a value given with '=' takes no more words (argparse).
     const stray = cp('--cp-comm-type p2p ${EXTRA_ARGS}');
     expect(fieldsOf(stray)['parallel.cpCommType']).toBe('p2p');
-    expect(stray.warnings.join('\n')).toContain('shell variables are not expanded, so the flags they hold were not read: ${EXTRA_ARGS}');
+    expect(stray.warnings.join('\n')).toContain(
+      'shell variables are not expanded, so the flags they hold were not read: ${EXTRA_ARGS}',
+    );
     const inline = cp('--cp-comm-type=a2a p2p');
     expect(fieldsOf(inline)['parallel.cpCommType']).toBe('a2a');
     expect(inline.warnings.join('\n')).toContain('words that belong to no flag, ignored: p2p');
-    expect(errorOf(() => cp('--cp-comm-type $CP_TYPE')).message).toContain("--cp-comm-type has '$CP_TYPE'; expected p2p, all_gather, a2a or a2a+p2p (one, or one per layer) (shell variables are not expanded");
+    expect(errorOf(() => cp('--cp-comm-type $CP_TYPE')).message).toContain(
+      "--cp-comm-type has '$CP_TYPE'; expected p2p, all_gather, a2a or a2a+p2p (one, or one per layer) (shell variables are not expanded",
+    );
     // a2a+p2p runs as the ring, so a list of it and p2p is one type.
     const mixed = cp('--cp-comm-type a2a+p2p p2p a2a');
     expect(fieldsOf(mixed)['parallel.cpCommType']).toBe('p2p');
-    expect(mixed.fields.find((f) => f.path === 'parallel.cpCommType')?.from).toBe('--cp-comm-type (p2p on 2 of 3 layers)');
+    expect(mixed.fields.find((f) => f.path === 'parallel.cpCommType')?.from).toBe(
+      '--cp-comm-type (p2p on 2 of 3 layers)',
+    );
   });
 
   it('takes --virtual-pipeline-model-parallel-size as the number of chunks, and rejects one that disagrees with the layers per virtual stage', () => {
-    expect(fieldsOf(importMegatronArgs('--pipeline-model-parallel-size 4 --virtual-pipeline-model-parallel-size 2'))).toMatchObject({ 'parallel.schedule': 'interleaved', 'parallel.virtualStages': 2 });
-    const err = errorOf(() => importMegatronArgs('--num-layers 96 --pipeline-model-parallel-size 16 --num-layers-per-virtual-pipeline-stage 2 --virtual-pipeline-model-parallel-size 2'));
-    expect(err.message).toMatch(/--virtual-pipeline-model-parallel-size 2 disagrees with --num-layers-per-virtual-pipeline-stage 2/);
-    expect(errorOf(() => importMegatronArgs('--num-layers 96 --pipeline-model-parallel-size 16 --num-layers-per-virtual-pipeline-stage 4')).message).toMatch(/does not divide the 6 layers per pipeline stage/);
+    expect(
+      fieldsOf(importMegatronArgs('--pipeline-model-parallel-size 4 --virtual-pipeline-model-parallel-size 2')),
+    ).toMatchObject({ 'parallel.schedule': 'interleaved', 'parallel.virtualStages': 2 });
+    const err = errorOf(() =>
+      importMegatronArgs(
+        '--num-layers 96 --pipeline-model-parallel-size 16 --num-layers-per-virtual-pipeline-stage 2 --virtual-pipeline-model-parallel-size 2',
+      ),
+    );
+    expect(err.message).toMatch(
+      /--virtual-pipeline-model-parallel-size 2 disagrees with --num-layers-per-virtual-pipeline-stage 2/,
+    );
+    expect(
+      errorOf(() =>
+        importMegatronArgs(
+          '--num-layers 96 --pipeline-model-parallel-size 16 --num-layers-per-virtual-pipeline-stage 4',
+        ),
+      ).message,
+    ).toMatch(/does not divide the 6 layers per pipeline stage/);
   });
 
-  it('uses the scenario model\'s layer count for --num-layers-per-virtual-pipeline-stage when the arguments omit --num-layers', () => {
-    expect(fieldsOf(importMegatronArgs('--pipeline-model-parallel-size 8 --num-layers-per-virtual-pipeline-stage 2', { layers: 80 }))['parallel.virtualStages']).toBe(5);
-    expect(errorOf(() => importMegatronArgs('--pipeline-model-parallel-size 8 --num-layers-per-virtual-pipeline-stage 2')).message).toMatch(/needs --num-layers/);
+  it("uses the scenario model's layer count for --num-layers-per-virtual-pipeline-stage when the arguments omit --num-layers", () => {
+    expect(
+      fieldsOf(
+        importMegatronArgs('--pipeline-model-parallel-size 8 --num-layers-per-virtual-pipeline-stage 2', {
+          layers: 80,
+        }),
+      )['parallel.virtualStages'],
+    ).toBe(5);
+    expect(
+      errorOf(() => importMegatronArgs('--pipeline-model-parallel-size 8 --num-layers-per-virtual-pipeline-stage 2'))
+        .message,
+    ).toMatch(/needs --num-layers/);
   });
 
   it("sets Megatron's defaults for the strategy where the arguments are silent (no overlap, no sequence parallel, no recompute, plain DDP)", () => {
@@ -203,7 +287,9 @@ describe('importMegatronArgs', () => {
 
   it('sizes DDP buckets as Megatron does: --ddp-bucket-size parameters, default max(40M, 1M × dp), with no small first bucket', () => {
     // With --bf16 the buckets are fp32 main_grad buffers: 4 bytes per parameter.
-    const byDefault = fieldsOf(importMegatronArgs('--tensor-model-parallel-size 8 --overlap-grad-reduce --bf16', { gpus: 1024 }));
+    const byDefault = fieldsOf(
+      importMegatronArgs('--tensor-model-parallel-size 8 --overlap-grad-reduce --bf16', { gpus: 1024 }),
+    );
     expect(byDefault['parallel.ddp.bucketMB']).toBeCloseTo((128e6 * 4) / MiB, 2); // dp 128 → 128M parameters
     expect(byDefault['parallel.ddp.firstBucketMB']).toBe(byDefault['parallel.ddp.bucketMB']);
     const given = fieldsOf(importMegatronArgs('--ddp-bucket-size 10000000 --fp16'));
@@ -213,14 +299,22 @@ describe('importMegatronArgs', () => {
   });
 
   it('takes --kv-channels as the width of a head (the projections map h to heads × kv_channels)', () => {
-    expect(fieldsOf(importMegatronArgs('--num-layers 40 --hidden-size 5120 --num-attention-heads 32 --kv-channels 128'))['model.headDim']).toBe(128);
-    expect(fieldsOf(importMegatronArgs('--num-layers 40 --hidden-size 5120 --num-attention-heads 32'))).not.toHaveProperty('model.headDim');
+    expect(
+      fieldsOf(importMegatronArgs('--num-layers 40 --hidden-size 5120 --num-attention-heads 32 --kv-channels 128'))[
+        'model.headDim'
+      ],
+    ).toBe(128);
+    expect(
+      fieldsOf(importMegatronArgs('--num-layers 40 --hidden-size 5120 --num-attention-heads 32')),
+    ).not.toHaveProperty('model.headDim');
   });
 
   it('keeps gradients in fp32 as Megatron does with --bf16 (main_grad), or with --accumulate-allreduce-grads-in-fp32, not with --grad-reduce-in-bf16', () => {
     expect(fieldsOf(importMegatronArgs('--bf16'))['parallel.fp32Gradients']).toBe(true);
     expect(fieldsOf(importMegatronArgs('--fp16'))['parallel.fp32Gradients']).toBe(false);
-    expect(fieldsOf(importMegatronArgs('--fp16 --accumulate-allreduce-grads-in-fp32'))['parallel.fp32Gradients']).toBe(true);
+    expect(fieldsOf(importMegatronArgs('--fp16 --accumulate-allreduce-grads-in-fp32'))['parallel.fp32Gradients']).toBe(
+      true,
+    );
     expect(fieldsOf(importMegatronArgs('--bf16 --grad-reduce-in-bf16'))['parallel.fp32Gradients']).toBe(false);
     expect(importMegatronArgs('--bf16').warnings.join('\n')).not.toMatch(/traffic is half/);
   });
@@ -234,7 +328,9 @@ describe('importMegatronArgs', () => {
     // The remainders are Megatron's default (store_param_remainders), shown as such.
     expect(pa.fields.find((f) => f.path === 'training.optimizerState.masterWeights')?.byDefault).toBe(true);
     // store_param_remainders needs bf16 weights and an fp32 master; an fp16 master is kept as such.
-    expect(fieldsOf(importMegatronArgs(`--bf16 ${PA} --main-params-dtype fp16`))['training.optimizerState.masterWeights']).toBe('fp16');
+    expect(
+      fieldsOf(importMegatronArgs(`--bf16 ${PA} --main-params-dtype fp16`))['training.optimizerState.masterWeights'],
+    ).toBe('fp16');
     expect(fieldsOf(importMegatronArgs(`--fp16 ${PA}`))['training.optimizerState.masterWeights']).toBe('fp32');
     // --main-grads-dtype bf16 keeps bf16 training's gradients in bf16 (arguments.py).
     expect(fieldsOf(importMegatronArgs(`--bf16 ${PA} --main-grads-dtype bf16`))['parallel.fp32Gradients']).toBe(false);
@@ -243,24 +339,71 @@ describe('importMegatronArgs', () => {
 
   it('refuses what Megatron refuses around the precision-aware optimizer, and keeps an offloaded state in fp32', () => {
     // optimizer_config.py: "exp_avg_dtype can only be fp32 when not using precision-aware optimizer".
-    expect(errorOf(() => importMegatronArgs('--bf16 --exp-avg-dtype bf16')).message).toMatch(/--exp-avg-dtype bf16: Megatron refuses any type but fp32 without --use-precision-aware-optimizer/);
-    expect(errorOf(() => importMegatronArgs('--bf16 --main-grads-dtype bf16')).message).toMatch(/--main-grads-dtype bf16: Megatron refuses/);
+    expect(errorOf(() => importMegatronArgs('--bf16 --exp-avg-dtype bf16')).message).toMatch(
+      /--exp-avg-dtype bf16: Megatron refuses any type but fp32 without --use-precision-aware-optimizer/,
+    );
+    expect(errorOf(() => importMegatronArgs('--bf16 --main-grads-dtype bf16')).message).toMatch(
+      /--main-grads-dtype bf16: Megatron refuses/,
+    );
     // Without the switch Megatron keeps fp32 state, and the import says so, replacing a reduced state in the file.
-    expect(fieldsOf(importMegatronArgs('--bf16 --exp-avg-dtype fp32'))['training.optimizerState.momentum']).toBe('fp32');
-    const file = { cluster: { preset: 'dgx-h100', nodes: 1 }, model: { preset: 'llama2-7b' }, training: { globalBatch: 8, optimizerState: { momentum: 'bf16', variance: 'bf16' } }, parallel: {} };
-    expect(resolveScenario(applyOverrides(file, toSetArgs(importMegatronArgs('--bf16 --use-distributed-optimizer').fields)), 'a.yaml', process.cwd()).training.optimizerState).toBeUndefined();
-    expect(errorOf(() => importMegatronArgs('--bf16 --use-distributed-optimizer --use-precision-aware-optimizer --optimizer sgd')).message).toMatch(/only with adam/);
-    expect(errorOf(() => importMegatronArgs('--bf16 --use-precision-aware-optimizer')).message).toMatch(/only with the distributed optimizer; add --use-distributed-optimizer/);
-    const offload = importMegatronArgs('--bf16 --use-distributed-optimizer --use-precision-aware-optimizer --optimizer-cpu-offload --exp-avg-dtype bf16');
-    expect(offload.fields.filter((f) => f.path.startsWith('training.optimizerState')).map((f) => f.value)).toEqual(['fp32', 'fp32', 'fp32']);
-    expect(offload.warnings.join('\n')).toMatch(/--exp-avg-dtype bf16: with --optimizer-cpu-offload the optimizer state on the host is simulated in fp32/);
+    expect(fieldsOf(importMegatronArgs('--bf16 --exp-avg-dtype fp32'))['training.optimizerState.momentum']).toBe(
+      'fp32',
+    );
+    const file = {
+      cluster: { preset: 'dgx-h100', nodes: 1 },
+      model: { preset: 'llama2-7b' },
+      training: { globalBatch: 8, optimizerState: { momentum: 'bf16', variance: 'bf16' } },
+      parallel: {},
+    };
+    expect(
+      resolveScenario(
+        applyOverrides(file, toSetArgs(importMegatronArgs('--bf16 --use-distributed-optimizer').fields)),
+        'a.yaml',
+        process.cwd(),
+      ).training.optimizerState,
+    ).toBeUndefined();
+    expect(
+      errorOf(() =>
+        importMegatronArgs('--bf16 --use-distributed-optimizer --use-precision-aware-optimizer --optimizer sgd'),
+      ).message,
+    ).toMatch(/only with adam/);
+    expect(errorOf(() => importMegatronArgs('--bf16 --use-precision-aware-optimizer')).message).toMatch(
+      /only with the distributed optimizer; add --use-distributed-optimizer/,
+    );
+    const offload = importMegatronArgs(
+      '--bf16 --use-distributed-optimizer --use-precision-aware-optimizer --optimizer-cpu-offload --exp-avg-dtype bf16',
+    );
+    expect(offload.fields.filter((f) => f.path.startsWith('training.optimizerState')).map((f) => f.value)).toEqual([
+      'fp32',
+      'fp32',
+      'fp32',
+    ]);
+    expect(offload.warnings.join('\n')).toMatch(
+      /--exp-avg-dtype bf16: with --optimizer-cpu-offload the optimizer state on the host is simulated in fp32/,
+    );
   });
 
   it('gives a precision-aware optimizer that resolves, and halves the optimizer memory with bf16 moments and remainders', () => {
-    const file = { cluster: { preset: 'dgx-h100', nodes: 1 }, model: { preset: 'llama2-7b' }, training: { globalBatch: 8 }, parallel: {} };
-    const plain = resolveScenario(applyOverrides(file, toSetArgs(importMegatronArgs('--bf16 --use-distributed-optimizer').fields)), 'a.yaml', process.cwd());
+    const file = {
+      cluster: { preset: 'dgx-h100', nodes: 1 },
+      model: { preset: 'llama2-7b' },
+      training: { globalBatch: 8 },
+      parallel: {},
+    };
+    const plain = resolveScenario(
+      applyOverrides(file, toSetArgs(importMegatronArgs('--bf16 --use-distributed-optimizer').fields)),
+      'a.yaml',
+      process.cwd(),
+    );
     const pa = resolveScenario(
-      applyOverrides(file, toSetArgs(importMegatronArgs('--bf16 --use-distributed-optimizer --use-precision-aware-optimizer --exp-avg-dtype bf16 --exp-avg-sq-dtype bf16').fields)),
+      applyOverrides(
+        file,
+        toSetArgs(
+          importMegatronArgs(
+            '--bf16 --use-distributed-optimizer --use-precision-aware-optimizer --exp-avg-dtype bf16 --exp-avg-sq-dtype bf16',
+          ).fields,
+        ),
+      ),
       'a.yaml',
       process.cwd(),
     );
@@ -273,12 +416,20 @@ describe('importMegatronArgs', () => {
 
   it('reads recompute flags: --recompute-activations is selective; full with the block method is approximated, with a warning', () => {
     expect(fieldsOf(importMegatronArgs('--recompute-activations'))['parallel.recompute']).toBe('selective');
-    const block = importMegatronArgs('--num-layers 96 --pipeline-model-parallel-size 8 --recompute-granularity full --recompute-method block --recompute-num-layers 4');
+    const block = importMegatronArgs(
+      '--num-layers 96 --pipeline-model-parallel-size 8 --recompute-granularity full --recompute-method block --recompute-num-layers 4',
+    );
     expect(fieldsOf(block)['parallel.recompute']).toBe('full');
-    expect(block.warnings.join('\n')).toMatch(/recomputes only the first 4 layer\(s\) of each pipeline stage; simulated as full recompute/);
-    const uniform = importMegatronArgs('--recompute-granularity full --recompute-method uniform --recompute-num-layers 2');
+    expect(block.warnings.join('\n')).toMatch(
+      /recomputes only the first 4 layer\(s\) of each pipeline stage; simulated as full recompute/,
+    );
+    const uniform = importMegatronArgs(
+      '--recompute-granularity full --recompute-method uniform --recompute-num-layers 2',
+    );
     expect(uniform.warnings.join('\n')).toMatch(/one input per 2 layers/);
-    expect(errorOf(() => importMegatronArgs('--recompute-granularity partial')).message).toMatch(/--recompute-granularity: expected one of full, selective; got 'partial'/);
+    expect(errorOf(() => importMegatronArgs('--recompute-granularity partial')).message).toMatch(
+      /--recompute-granularity: expected one of full, selective; got 'partial'/,
+    );
   });
 
   it('refuses full recompute without a method, as Megatron does, and warns when the layer count is missing', () => {
@@ -287,9 +438,13 @@ describe('importMegatronArgs', () => {
     expect(e.message).toContain('add --recompute-method uniform --recompute-num-layers 1');
     const noCount = importMegatronArgs('--num-layers 32 --recompute-granularity full --recompute-method uniform');
     expect(fieldsOf(noCount)['parallel.recompute']).toBe('full');
-    expect(noCount.warnings.join('\n')).toMatch(/without --recompute-num-layers: Megatron-core refuses it; taken as 1, older Megatron's default/);
+    expect(noCount.warnings.join('\n')).toMatch(
+      /without --recompute-num-layers: Megatron-core refuses it; taken as 1, older Megatron's default/,
+    );
     // Selective recompute takes no method.
-    expect(importMegatronArgs('--recompute-granularity selective').warnings.join('\n')).not.toMatch(/recompute-(method|num-layers)/);
+    expect(importMegatronArgs('--recompute-granularity selective').warnings.join('\n')).not.toMatch(
+      /recompute-(method|num-layers)/,
+    );
   });
 
   it('reads a Llama-style model: SwiGLU and RMSNorm make the llama architecture, with GQA, untied embeddings and the padded vocabulary', () => {
@@ -307,16 +462,22 @@ describe('importMegatronArgs', () => {
     });
     expect(r.warnings.join('\n')).not.toMatch(/unknown/);
     expect(fieldsOf(importMegatronArgs('--swiglu --num-layers 2'))['model.arch']).toBe('llama');
-    expect(importMegatronArgs('--swiglu --num-layers 2').warnings.join('\n')).toMatch(/--swiglu without --normalization RMSNorm/);
+    expect(importMegatronArgs('--swiglu --num-layers 2').warnings.join('\n')).toMatch(
+      /--swiglu without --normalization RMSNorm/,
+    );
   });
 
-  it('reads --attention-backend fused as flash attention and says that it is cuDNN\'s kernel, to name on Hopper', () => {
+  it("reads --attention-backend fused as flash attention and says that it is cuDNN's kernel, to name on Hopper", () => {
     const fused = importMegatronArgs('--attention-backend fused');
     expect(fieldsOf(fused)['training.flashAttention']).toBe(true);
-    expect(fused.warnings.join('\n')).toMatch(/--attention-backend fused runs cuDNN's fused attention: on Hopper add --set training.attentionKernel=cudnn/);
+    expect(fused.warnings.join('\n')).toMatch(
+      /--attention-backend fused runs cuDNN's fused attention: on Hopper add --set training.attentionKernel=cudnn/,
+    );
     expect(importMegatronArgs('--attention-backend flash').warnings.join('\n')).not.toMatch(/cuDNN/);
     // --use-flash-attn decides first, as before the warning was added.
-    expect(fieldsOf(importMegatronArgs('--use-flash-attn --attention-backend unfused'))['training.flashAttention']).toBe(true);
+    expect(
+      fieldsOf(importMegatronArgs('--use-flash-attn --attention-backend unfused'))['training.flashAttention'],
+    ).toBe(true);
     expect(fieldsOf(importMegatronArgs('--attention-backend unfused'))['training.flashAttention']).toBe(false);
   });
 
@@ -328,29 +489,46 @@ describe('importMegatronArgs', () => {
 
   it('takes --padded-vocab-size as it is and pads --vocab-size', () => {
     expect(fieldsOf(importMegatronArgs('--padded-vocab-size 50304'))['model.vocab']).toBe(50304);
-    expect(fieldsOf(importMegatronArgs('--vocab-size 50257 --tensor-model-parallel-size 4'))['model.vocab']).toBe(50688);
+    expect(fieldsOf(importMegatronArgs('--vocab-size 50257 --tensor-model-parallel-size 4'))['model.vocab']).toBe(
+      50688,
+    );
   });
 
   it('reads --data-parallel-size and --optimizer when given', () => {
-    expect(fieldsOf(importMegatronArgs('--data-parallel-size 4 --optimizer sgd'))).toMatchObject({ 'parallel.dp': 4, 'training.optimizer': 'sgd' });
+    expect(fieldsOf(importMegatronArgs('--data-parallel-size 4 --optimizer sgd'))).toMatchObject({
+      'parallel.dp': 4,
+      'training.optimizer': 'sgd',
+    });
   });
 
   it('lists unknown flags in a warning instead of failing, and reads the flags around them', () => {
-    const r = importMegatronArgs('--tensor-model-parallel-size 2 --my-custom-flag 3 4 --another-one --pipeline-model-parallel-size 2 --fp8-format hybrid');
+    const r = importMegatronArgs(
+      '--tensor-model-parallel-size 2 --my-custom-flag 3 4 --another-one --pipeline-model-parallel-size 2 --fp8-format hybrid',
+    );
     expect(fieldsOf(r)).toMatchObject({ 'parallel.tp': 2, 'parallel.pp': 2 });
     expect(r.warnings).toContain('unknown Megatron flags, ignored: --my-custom-flag --another-one');
     expect(r.warnings.join('\n')).toMatch(/--fp8-format hybrid: not modelled/);
   });
 
   it('reads --overlap-param-gather, which Megatron allows only with the distributed optimizer', () => {
-    expect(fieldsOf(importMegatronArgs('--use-distributed-optimizer --overlap-grad-reduce --overlap-param-gather'))['parallel.overlapParamGather']).toBe(true);
-    expect(errorOf(() => importMegatronArgs('--use-distributed-optimizer --overlap-param-gather')).message).toMatch(/without --overlap-grad-reduce: Megatron requires both/);
+    expect(
+      fieldsOf(importMegatronArgs('--use-distributed-optimizer --overlap-grad-reduce --overlap-param-gather'))[
+        'parallel.overlapParamGather'
+      ],
+    ).toBe(true);
+    expect(errorOf(() => importMegatronArgs('--use-distributed-optimizer --overlap-param-gather')).message).toMatch(
+      /without --overlap-grad-reduce: Megatron requires both/,
+    );
     expect(fieldsOf(importMegatronArgs('--use-distributed-optimizer'))['parallel.overlapParamGather']).toBe(false);
-    expect(errorOf(() => importMegatronArgs('--overlap-param-gather')).message).toMatch(/--overlap-param-gather without --use-distributed-optimizer/);
+    expect(errorOf(() => importMegatronArgs('--overlap-param-gather')).message).toMatch(
+      /--overlap-param-gather without --use-distributed-optimizer/,
+    );
   });
 
   it('suggests the flag a misspelt one probably meant, still only warning', () => {
-    const r = importMegatronArgs('--tensor-model-paralel-size 4 --pipeline-model-parallel-size 2 --sequence-paralel --my-custom-flag');
+    const r = importMegatronArgs(
+      '--tensor-model-paralel-size 4 --pipeline-model-parallel-size 2 --sequence-paralel --my-custom-flag',
+    );
     expect(fieldsOf(r)).toMatchObject({ 'parallel.pp': 2 });
     expect(r.warnings).toContain(
       'unknown Megatron flags, ignored: --tensor-model-paralel-size (did you mean --tensor-model-parallel-size?) --sequence-paralel (did you mean --sequence-parallel?) --my-custom-flag',
@@ -359,24 +537,42 @@ describe('importMegatronArgs', () => {
 
   it('warns about shell variables it cannot expand and about what follows a pipe', () => {
     const r = importMegatronArgs('python pretrain_gpt.py ${GPT_ARGS[@]} --tensor-model-parallel-size 2 | tee log');
-    expect(r.warnings.join('\n')).toMatch(/shell variables are not expanded, so the flags they hold were not read: \$\{GPT_ARGS\[@\]\}/);
+    expect(r.warnings.join('\n')).toMatch(
+      /shell variables are not expanded, so the flags they hold were not read: \$\{GPT_ARGS\[@\]\}/,
+    );
     expect(r.warnings.join('\n')).toMatch(/stopped reading at '\|'/);
   });
 
   it('rejects bad input with a message naming the flag', () => {
-    expect(errorOf(() => importMegatronArgs('--num-layers --hidden-size 1024')).message).toBe('--megatron-args: 1 problem:\n  --num-layers: needs a value (a positive whole number)');
+    expect(errorOf(() => importMegatronArgs('--num-layers --hidden-size 1024')).message).toBe(
+      '--megatron-args: 1 problem:\n  --num-layers: needs a value (a positive whole number)',
+    );
     expect(errorOf(() => importMegatronArgs('--hidden-size')).message).toMatch(/--hidden-size: needs a value/);
-    expect(errorOf(() => importMegatronArgs('--micro-batch-size two')).message).toMatch(/--micro-batch-size: expected a positive whole number, got 'two'/);
-    expect(errorOf(() => importMegatronArgs('--micro-batch-size 0')).message).toMatch(/--micro-batch-size: expected a positive whole number, got '0'/);
-    expect(errorOf(() => importMegatronArgs('--tensor-model-parallel-size $TP')).message).toMatch(/shell variables are not expanded/);
+    expect(errorOf(() => importMegatronArgs('--micro-batch-size two')).message).toMatch(
+      /--micro-batch-size: expected a positive whole number, got 'two'/,
+    );
+    expect(errorOf(() => importMegatronArgs('--micro-batch-size 0')).message).toMatch(
+      /--micro-batch-size: expected a positive whole number, got '0'/,
+    );
+    expect(errorOf(() => importMegatronArgs('--tensor-model-parallel-size $TP')).message).toMatch(
+      /shell variables are not expanded/,
+    );
     expect(errorOf(() => importMegatronArgs('--fp16 --bf16')).message).toMatch(/--fp16 and --bf16 were both given/);
-    expect(errorOf(() => importMegatronArgs('--sequence-parallel=true')).message).toMatch(/--sequence-parallel: takes no value \(a switch\), got 'true'/);
-    expect(errorOf(() => importMegatronArgs('--seq-length 4096 --max-position-embeddings 2048')).message).toMatch(/--max-position-embeddings 2048 is smaller than --seq-length 4096/);
+    expect(errorOf(() => importMegatronArgs('--sequence-parallel=true')).message).toMatch(
+      /--sequence-parallel: takes no value \(a switch\), got 'true'/,
+    );
+    expect(errorOf(() => importMegatronArgs('--seq-length 4096 --max-position-embeddings 2048')).message).toMatch(
+      /--max-position-embeddings 2048 is smaller than --seq-length 4096/,
+    );
     expect(errorOf(() => importMegatronArgs('--data-path "unterminated')).message).toMatch(/unterminated " quote/);
   });
 
   it('lists every bad flag at once, each with what it expected', () => {
-    const err = errorOf(() => importMegatronArgs('--tensor-model-parallel-size x --pipeline-model-parallel-size 0 --recompute-granularity half --bf16=1 --num-layers'));
+    const err = errorOf(() =>
+      importMegatronArgs(
+        '--tensor-model-parallel-size x --pipeline-model-parallel-size 0 --recompute-granularity half --bf16=1 --num-layers',
+      ),
+    );
     expect(err).toBeInstanceOf(InvalidScenarioError);
     expect((err as InvalidScenarioError).problems).toEqual([
       { path: '--bf16', message: "takes no value (a switch), got '1'" },

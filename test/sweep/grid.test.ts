@@ -1,17 +1,37 @@
 import { describe, expect, it } from 'vitest';
-import { parseShard, shardOf, shardPoints, ShardSyntaxError, shardText, sweepGrid, sweepId } from '../../src/sweep/grid.js';
+import {
+  parseShard,
+  shardOf,
+  shardPoints,
+  ShardSyntaxError,
+  shardText,
+  sweepGrid,
+  sweepId,
+} from '../../src/sweep/grid.js';
 
 describe('sweep grid and shards', () => {
   it('numbers the points in table order: scenario by scenario, GPU counts ascending', () => {
     expect(sweepGrid(2, [8, 16, 32])).toEqual([
-      { index: 0, series: 0, gpus: 8 }, { index: 1, series: 0, gpus: 16 }, { index: 2, series: 0, gpus: 32 },
-      { index: 3, series: 1, gpus: 8 }, { index: 4, series: 1, gpus: 16 }, { index: 5, series: 1, gpus: 32 },
+      { index: 0, series: 0, gpus: 8 },
+      { index: 1, series: 0, gpus: 16 },
+      { index: 2, series: 0, gpus: 32 },
+      { index: 3, series: 1, gpus: 8 },
+      { index: 4, series: 1, gpus: 16 },
+      { index: 5, series: 1, gpus: 32 },
     ]);
   });
 
   it('deals the points round-robin, so the parts are disjoint and together hold every point exactly once', () => {
-    for (const [series, counts] of [[1, 1], [1, 11], [3, 7], [2, 4]] as const) {
-      const grid = sweepGrid(series, Array.from({ length: counts }, (_, i) => 2 ** i));
+    for (const [series, counts] of [
+      [1, 1],
+      [1, 11],
+      [3, 7],
+      [2, 4],
+    ] as const) {
+      const grid = sweepGrid(
+        series,
+        Array.from({ length: counts }, (_, i) => 2 ** i),
+      );
       for (const n of [1, 2, 3, 5, 8, 40]) {
         const seen = new Map<number, number>();
         for (let i = 1; i <= n; i++) {

@@ -21,7 +21,10 @@ describe('running sweep points', () => {
   it('gives the same series as the one-scenario-at-a-time sweep, and keeps the largest run for the report', async () => {
     const file = loadScenarioFile(BERT);
     const serial = scaleSweep(file, [4, 8, 12, 16], { mode: 'strong' });
-    const { series } = await runScaleSweep([planSeries(file, 'strong')], [4, 8, 12, 16], { jobs: 2, keepLargest: true });
+    const { series } = await runScaleSweep([planSeries(file, 'strong')], [4, 8, 12, 16], {
+      jobs: 2,
+      keepLargest: true,
+    });
     const { largest, ...rest } = series[0];
     const { largest: serialLargest, ...serialRest } = serial;
     expect(rest).toEqual(serialRest);

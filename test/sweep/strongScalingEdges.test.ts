@@ -25,14 +25,23 @@ describe('the micro-batch a strong-scaling size runs with', () => {
     const r = await cli('scale', 'scenarios/llama2-13b-tp8-nvswitch.yaml', '--gpus', '64,128', '--json');
     expect(r.code, r.stderr).toBe(0);
     const rows = (JSON.parse(r.stdout) as { series: { rows: ScaleRow[] }[] }).series[0].rows;
-    expect(rows.map((x) => [x.gpus, x.status, x.microBatch])).toEqual([[64, 'ok', undefined], [128, 'ok', 1]]);
+    expect(rows.map((x) => [x.gpus, x.status, x.microBatch])).toEqual([
+      [64, 'ok', undefined],
+      [128, 'ok', 1],
+    ]);
     const text = await cli('scale', 'scenarios/llama2-13b-tp8-nvswitch.yaml', '--gpus', '64,128');
     expect(text.stdout).toMatch(/\n +128 .* yes +micro-batch 1\n?/);
   });
 });
 
 describe('the size efficiency is measured against', () => {
-  const row = (gpus: number, status: ScaleRow['status'], samplesPerS: number): ScaleRow => ({ gpus, status, samplesPerS, stepTimeS: 1, memoryBytesPerGpu: 1 });
+  const row = (gpus: number, status: ScaleRow['status'], samplesPerS: number): ScaleRow => ({
+    gpus,
+    status,
+    samplesPerS,
+    stepTimeS: 1,
+    memoryBytesPerGpu: 1,
+  });
 
   it('is the smallest size that fits, not a smaller one that does not', () => {
     const scaled = withScaling([row(8, 'oom', 1), row(16, 'ok', 1.9), row(32, 'ok', 3.8)]);
@@ -45,7 +54,16 @@ describe('the size efficiency is measured against', () => {
   });
 
   it('says so in the table heading', async () => {
-    const r = await cli('scale', 'scenarios/llama2-70b-zero2-8xa100.yaml', '--gpus', '8..32', '--set', 'parallel.zero=3', '--set', 'training.microBatch=1');
+    const r = await cli(
+      'scale',
+      'scenarios/llama2-70b-zero2-8xa100.yaml',
+      '--gpus',
+      '8..32',
+      '--set',
+      'parallel.zero=3',
+      '--set',
+      'training.microBatch=1',
+    );
     expect(r.stdout).toContain('speedup and efficiency against 16 GPUs, the smallest size that fits');
   });
 });

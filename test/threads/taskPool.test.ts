@@ -12,7 +12,14 @@ describe('the task pool in one thread', () => {
 
   it('runs the tasks in the order given, each once, and reports them as they finish', async () => {
     const seen: number[] = [];
-    const r = await runTasks({ jobs: 4, worker: undefined, job: null, ids: [2, 0, 1], runHere: (id) => id * 10, onResult: (id) => seen.push(id) });
+    const r = await runTasks({
+      jobs: 4,
+      worker: undefined,
+      job: null,
+      ids: [2, 0, 1],
+      runHere: (id) => id * 10,
+      onResult: (id) => seen.push(id),
+    });
     expect(seen).toEqual([2, 0, 1]);
     expect(r.results).toEqual([0, 10, 20]);
     expect(r).toMatchObject({ workers: 0, interrupted: false });
@@ -20,12 +27,27 @@ describe('the task pool in one thread', () => {
 
   it('starts no task once its signal has aborted, and keeps those done', async () => {
     const stop = new AbortController();
-    const r = await runTasks({ jobs: 1, worker: undefined, job: null, ids: [0, 1, 2], runHere: (id) => id, onResult: () => stop.abort(), signal: stop.signal });
+    const r = await runTasks({
+      jobs: 1,
+      worker: undefined,
+      job: null,
+      ids: [0, 1, 2],
+      runHere: (id) => id,
+      onResult: () => stop.abort(),
+      signal: stop.signal,
+    });
     expect(r.interrupted).toBe(true);
     expect(Object.keys(r.results)).toEqual(['0']);
     const before = new AbortController();
     before.abort();
-    const none = await runTasks({ jobs: 1, worker: undefined, job: null, ids: [0, 1], runHere: (id) => id, signal: before.signal });
+    const none = await runTasks({
+      jobs: 1,
+      worker: undefined,
+      job: null,
+      ids: [0, 1],
+      runHere: (id) => id,
+      signal: before.signal,
+    });
     expect(none).toMatchObject({ interrupted: true, results: [] });
   });
 });

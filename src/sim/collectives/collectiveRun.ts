@@ -5,7 +5,14 @@ import type { Phase } from './types.js';
 /** What the flow layer must offer a running collective (FlowNetwork implements it). */
 export interface FlowStarter {
   /** `multiplicity` m starts m identical flows as one, done once (see FlowNetwork.startFlow). */
-  startFlow(links: Int32Array, bytes: number, listener: FlowListener, tag: number, rateCapGBps?: number, multiplicity?: number): number;
+  startFlow(
+    links: Int32Array,
+    bytes: number,
+    listener: FlowListener,
+    tag: number,
+    rateCapGBps?: number,
+    multiplicity?: number,
+  ): number;
 }
 
 /** What skipping identical repetitions needs besides starting flows (FlowNetwork implements it). */
@@ -52,6 +59,7 @@ export class CollectiveRun implements EventTarget, FlowListener {
   /** Duration of the last repetition of this phase that ran alone, in ns; -1 when there is none. */
   private aloneRepNs = -1;
 
+  // eslint-disable-next-line max-params -- the run of one collective on the engine: the service wires these once per call; an input object is the next step (issue 22 part 4)
   constructor(
     private readonly sim: Simulator,
     private readonly net: FlowStarter,
@@ -121,7 +129,8 @@ export class CollectiveRun implements EventTarget, FlowListener {
       k = 0;
     }
     if (k <= 0) return false;
-    for (let i = 0; i < p.routes.length; i++) net.creditBytes(p.routes[i], k * p.count[i] * p.byteFraction[i] * this.bytes);
+    for (let i = 0; i < p.routes.length; i++)
+      net.creditBytes(p.routes[i], k * p.count[i] * p.byteFraction[i] * this.bytes);
     this.rep += k;
     this.sim.schedule(k * periodNs, this, 0);
     return true;

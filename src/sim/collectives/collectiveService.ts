@@ -7,7 +7,15 @@ import { busBandwidthFactor } from './busBandwidth.js';
 import { CollectiveRun } from './collectiveRun.js';
 import { groupLayout } from './groupLayout.js';
 import { findTable, tableTimeNs, type MeasuredCollectiveTable } from './measuredTable.js';
-import { gpuGeneration, llMaxBusBandwidthGBps, protocolEfficiency, ringSimplePlateauFactor, treeCorrectionFactor, treeModelBytesPerNs, type GpuGeneration } from './ncclTuning.js';
+import {
+  gpuGeneration,
+  llMaxBusBandwidthGBps,
+  protocolEfficiency,
+  ringSimplePlateauFactor,
+  treeCorrectionFactor,
+  treeModelBytesPerNs,
+  type GpuGeneration,
+} from './ncclTuning.js';
 import { phaseLatenciesNs, phasesFor, planShape, type PlanShape } from './plans.js';
 import type { Algorithm, CollectiveMode, CollectiveOp, Phase, Protocol } from './types.js';
 
@@ -29,7 +37,11 @@ export interface CollectiveConfig {
   measured?: readonly MeasuredCollectiveTable[];
 }
 
-export const DEFAULT_COLLECTIVE_CONFIG: CollectiveConfig = { mode: 'aggregated', allReduceAlgorithm: 'auto', protocol: 'auto' };
+export const DEFAULT_COLLECTIVE_CONFIG: CollectiveConfig = {
+  mode: 'aggregated',
+  allReduceAlgorithm: 'auto',
+  protocol: 'auto',
+};
 
 /** The algorithm and protocol chosen for one call, with the idle-network time predicted for it. */
 export interface CollectiveChoice {
@@ -65,7 +77,9 @@ export function candidateAlgorithms(topology: Topology, op: CollectiveOp, nodes:
  */
 export function nvlsUnavailable(node: NodeSpec): string | undefined {
   if (node.nvls && node.intra === 'nvswitch') return undefined;
-  const withNvls = Object.values(NODE_PRESETS).filter((n) => n.nvls).map((n) => n.name);
+  const withNvls = Object.values(NODE_PRESETS)
+    .filter((n) => n.nvls)
+    .map((n) => n.name);
   return `nvls needs NVLink SHARP in third-generation NVSwitch, which ${node.name} lacks (nodes with it: ${withNvls.join(', ')}); use ring, tree, hierarchical or auto`;
 }
 
@@ -92,7 +106,8 @@ export class CollectiveService {
     const cacheKey = `${op}/${bytes}`;
     const cached = info.choices.get(cacheKey);
     if (cached) return cached;
-    const forced = op === 'all_reduce' && this.config.allReduceAlgorithm !== 'auto' ? this.config.allReduceAlgorithm : undefined;
+    const forced =
+      op === 'all_reduce' && this.config.allReduceAlgorithm !== 'auto' ? this.config.allReduceAlgorithm : undefined;
     const algorithms = forced ? [forced] : candidateAlgorithms(this.topology, op, info.nodes, group.length);
     let best: CollectiveChoice | undefined;
     for (const algorithm of algorithms) {
@@ -111,18 +126,34 @@ export class CollectiveService {
    * which NCCL rates from the ring's bandwidth with its own factors (treeModelBytesPerNs) whatever the
    * tree would really reach.
    */
-  predictNs(op: CollectiveOp, algorithm: Algorithm, protocol: Protocol, group: ArrayLike<number>, bytes: number): number {
+  predictNs(
+    op: CollectiveOp,
+    algorithm: Algorithm,
+    protocol: Protocol,
+    group: ArrayLike<number>,
+    bytes: number,
+  ): number {
     const shape = this.shape(op, algorithm, group);
     const latency = latencySumNs(shape, protocol) * this.latencyFactor(op, algorithm, protocol, group, shape, bytes);
     if (algorithm === 'tree' && op === 'all_reduce') {
-      const ringBusBytesPerNs = busBandwidthFactor(op, group.length) / this.nsPerByte(op, 'ring', 'Simple', group, this.shape(op, 'ring', group));
-      return latency + bytes / treeModelBytesPerNs(protocol, ringBusBytesPerNs, this.info(group).nodes, this.generation, bytes);
+      const ringBusBytesPerNs =
+        busBandwidthFactor(op, group.length) /
+        this.nsPerByte(op, 'ring', 'Simple', group, this.shape(op, 'ring', group));
+      return (
+        latency +
+        bytes / treeModelBytesPerNs(protocol, ringBusBytesPerNs, this.info(group).nodes, this.generation, bytes)
+      );
     }
     return latency + bytes * this.nsPerByte(op, algorithm, protocol, group, shape);
   }
 
   /** Time of one call on the idle network, simulated flow by flow (latency included), in ns. */
-  simulateIdleNs(op: CollectiveOp, group: ArrayLike<number>, bytes: number, choice = this.choose(op, group, bytes)): number {
+  simulateIdleNs(
+    op: CollectiveOp,
+    group: ArrayLike<number>,
+    bytes: number,
+    choice = this.choose(op, group, bytes),
+  ): number {
     return this.runIdle(this.phases(op, group, bytes, choice), bytes);
   }
 
@@ -139,14 +170,22 @@ export class CollectiveService {
   simulateIdleTogetherNs(runs: readonly { phases: Phase[]; bytes: number }[]): { firstNs: number; lastNs: number } {
     if (!this.idle) {
       const sim = new Simulator();
-      this.idle = { sim, net: new FlowNetwork(sim, this.topology.links.map((l) => l.bandwidthGBps)) };
+      this.idle = {
+        sim,
+        net: new FlowNetwork(
+          sim,
+          this.topology.links.map((l) => l.bandwidthGBps),
+        ),
+      };
     }
     const { sim, net } = this.idle;
     const start = sim.now;
     let firstAt = -1;
     let lastAt = start;
     runs.forEach((r, i) => {
-      const listener = { onCollectiveDone: () => (i === 0 ? (firstAt = sim.now) : (lastAt = Math.max(lastAt, sim.now))) };
+      const listener = {
+        onCollectiveDone: () => (i === 0 ? (firstAt = sim.now) : (lastAt = Math.max(lastAt, sim.now))),
+      };
       new CollectiveRun(sim, net, r.phases, r.bytes, listener, 0, this.skipRepeats).start();
     });
     sim.run();
@@ -166,14 +205,17 @@ export class CollectiveService {
       const limits = this.protocolLimits(choice.algorithm, choice.protocol, group, shape);
       // tuning.cc's correction for trees at medium sizes is there because real trees reach less than
       // the model there; the flows carry it too.
-      let efficiency = limits.efficiency * (choice.algorithm === 'tree' ? treeCorrectionFactor(choice.protocol, bytes) : 1);
+      let efficiency =
+        limits.efficiency * (choice.algorithm === 'tree' ? treeCorrectionFactor(choice.protocol, bytes) : 1);
       let factor = this.latencyFactor(op, choice.algorithm, choice.protocol, group, shape, bytes);
       const measuredNs = this.measuredNs(op, group, bytes);
       if (measuredNs !== undefined) {
         // Meet the measured idle time: the latency terms take what the flows' transfer leaves, or, where
         // the transfer alone is already slower than measured, the flows run faster and pay no latency.
         // nsPerByte was probed at the protocol's efficiency alone: rescale to the one these flows carry.
-        const transferNs = (bytes * this.nsPerByte(op, choice.algorithm, choice.protocol, group, shape) * limits.efficiency) / efficiency;
+        const transferNs =
+          (bytes * this.nsPerByte(op, choice.algorithm, choice.protocol, group, shape) * limits.efficiency) /
+          efficiency;
         const latencyNs = latencySumNs(shape, choice.protocol);
         if (measuredNs >= transferNs && latencyNs > 0) factor = (measuredNs - transferNs) / latencyNs;
         else {
@@ -218,7 +260,12 @@ export class CollectiveService {
     return ['LL', 'LL128', 'Simple'];
   }
 
-  private protocolLimits(algorithm: Algorithm, protocol: Protocol, group: ArrayLike<number>, shape: PlanShape): { efficiency: number; capGBps: number } {
+  private protocolLimits(
+    algorithm: Algorithm,
+    protocol: Protocol,
+    group: ArrayLike<number>,
+    shape: PlanShape,
+  ): { efficiency: number; capGBps: number } {
     const info = this.info(group);
     let efficiency = protocolEfficiency(protocol, info.maxPerNode);
     // tuning.cc: tree bandwidth is taken at 92% of the ring's before protocol factors.
@@ -227,9 +274,22 @@ export class CollectiveService {
     return { efficiency, capGBps };
   }
 
-  private latencyFactor(op: CollectiveOp, algorithm: Algorithm, protocol: Protocol, group: ArrayLike<number>, shape: PlanShape, bytes: number): number {
+  // eslint-disable-next-line max-params -- NCCL's latency model takes op, algorithm, protocol, ranks, nodes and channels together (ncclTuning.ts)
+  private latencyFactor(
+    op: CollectiveOp,
+    algorithm: Algorithm,
+    protocol: Protocol,
+    group: ArrayLike<number>,
+    shape: PlanShape,
+    bytes: number,
+  ): number {
     const info = this.info(group);
-    const plateau = op === 'all_reduce' && algorithm === 'ring' && protocol === 'Simple' && info.nodes > 1 && bytes / (shape.channels * group.length) >= 64;
+    const plateau =
+      op === 'all_reduce' &&
+      algorithm === 'ring' &&
+      protocol === 'Simple' &&
+      info.nodes > 1 &&
+      bytes / (shape.channels * group.length) >= 64;
     return plateau ? ringSimplePlateauFactor(this.generation) : 1;
   }
 
@@ -237,7 +297,14 @@ export class CollectiveService {
     let info = this.groups.get(group);
     if (!info) {
       const layout = groupLayout(group, this.topology.cluster.node.gpusPerNode);
-      info = { shapes: new Map(), nsPerByte: new Map(), choices: new Map(), phases: new Map(), nodes: layout.nodes.length, maxPerNode: layout.maxPerNode };
+      info = {
+        shapes: new Map(),
+        nsPerByte: new Map(),
+        choices: new Map(),
+        phases: new Map(),
+        nodes: layout.nodes.length,
+        maxPerNode: layout.maxPerNode,
+      };
       this.groups.set(group, info);
     }
     return info;
@@ -255,7 +322,13 @@ export class CollectiveService {
   }
 
   /** Transfer time per byte on the idle network (no latency), measured by running the flows once. */
-  private nsPerByte(op: CollectiveOp, algorithm: Algorithm, protocol: Protocol, group: ArrayLike<number>, shape: PlanShape): number {
+  private nsPerByte(
+    op: CollectiveOp,
+    algorithm: Algorithm,
+    protocol: Protocol,
+    group: ArrayLike<number>,
+    shape: PlanShape,
+  ): number {
     const info = this.info(group);
     const key = `${op}/${algorithm}/${protocol}`;
     let v = info.nsPerByte.get(key);
@@ -278,7 +351,10 @@ function latencySumNs(shape: PlanShape, protocol: Protocol): number {
 /** Runs phases alone on a fresh, idle copy of the network and returns the time taken, in ns. */
 export function runPhasesIdleNs(topology: Topology, phases: Phase[], bytes: number): number {
   const sim = new Simulator();
-  const net = new FlowNetwork(sim, topology.links.map((l) => l.bandwidthGBps));
+  const net = new FlowNetwork(
+    sim,
+    topology.links.map((l) => l.bandwidthGBps),
+  );
   let doneAt = -1;
   new CollectiveRun(sim, net, phases, bytes, { onCollectiveDone: () => (doneAt = sim.now) }, 0).start();
   sim.run();

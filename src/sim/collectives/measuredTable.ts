@@ -39,6 +39,10 @@ export function tableTimeNs(table: MeasuredCollectiveTable, bytes: number): numb
 }
 
 /** The table for `op` over `ranks` GPUs, if one was given. */
-export function findTable(tables: readonly MeasuredCollectiveTable[] | undefined, op: CollectiveOp, ranks: number): MeasuredCollectiveTable | undefined {
+export function findTable(
+  tables: readonly MeasuredCollectiveTable[] | undefined,
+  op: CollectiveOp,
+  ranks: number,
+): MeasuredCollectiveTable | undefined {
   return tables?.find((t) => t.op === op && t.ranks === ranks);
 }

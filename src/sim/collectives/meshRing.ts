@@ -65,11 +65,12 @@ function mostDisjointCycles(k: number, capacity: Int32Array): number[][] {
   let best: number[][] = [];
   const chosen: number[][] = [];
   const fits = (c: number[]) => c.every((x, i) => left[x * k + c[(i + 1) % k]] > 0);
-  const take = (c: number[], d: number) => c.forEach((x, i) => {
-    const y = c[(i + 1) % k];
-    left[x * k + y] -= d;
-    left[y * k + x] -= d;
-  });
+  const take = (c: number[], d: number) =>
+    c.forEach((x, i) => {
+      const y = c[(i + 1) % k];
+      left[x * k + y] -= d;
+      left[y * k + x] -= d;
+    });
   const search = (from: number): void => {
     if (chosen.length > best.length) best = [...chosen];
     for (let i = from; i < cycles.length && best.length < k; i++) {

@@ -141,7 +141,13 @@ export function treeCorrectionFactor(protocol: Protocol, bytes: number): number 
  * double binary tree could carry nearly twice the ring's bandwidth, yet NCCL's model rates it
  * below the ring for large messages, so large all-reduces run as rings.
  */
-export function treeModelBytesPerNs(protocol: Protocol, ringBusBytesPerNs: number, nodes: number, gen: GpuGeneration, bytes: number): number {
+export function treeModelBytesPerNs(
+  protocol: Protocol,
+  ringBusBytesPerNs: number,
+  nodes: number,
+  gen: GpuGeneration,
+  bytes: number,
+): number {
   let bus = ringBusBytesPerNs * 0.92;
   if (protocol === 'LL') bus = Math.min(bus / 3.8, llMaxBusBandwidthGBps(gen, nodes));
   if (protocol === 'LL128') bus *= nodes === 1 ? 7 / 9 : 120 / 128;

@@ -41,7 +41,10 @@ class PhaseBuilder {
   /** Entry index by links and fraction. */
   private readonly index = new Map<string, number>();
   /** @param nics the NICs node-crossing channels use, in turn (`pxnNics`); absent: channel c uses NIC c. */
-  constructor(private readonly topology: Topology, private readonly nics?: readonly number[]) {}
+  constructor(
+    private readonly topology: Topology,
+    private readonly nics?: readonly number[],
+  ) {}
   add(src: number, dst: number, channel: number, fraction: number): void {
     if (src === dst || fraction <= 0) return;
     const gpn = this.topology.cluster.node.gpusPerNode;
@@ -61,7 +64,13 @@ class PhaseBuilder {
     this.counts.push(count);
   }
   build(steps: number, latency: PhaseLatency): PhaseShape {
-    return { routes: this.routes, byteFraction: Float64Array.from(this.fractions), count: Int32Array.from(this.counts), steps, latency };
+    return {
+      routes: this.routes,
+      byteFraction: Float64Array.from(this.fractions),
+      count: Int32Array.from(this.counts),
+      steps,
+      latency,
+    };
   }
 }
 
@@ -78,7 +87,12 @@ function intraHop(topology: Topology): HopKind {
   return topology.cluster.node.intra === 'pcie' ? 'pci' : 'nvlink';
 }
 
-function latencyOf(topology: Topology, algorithm: PhaseLatency['algorithm'], op: CollectiveOp, layout: GroupLayout): PhaseLatency {
+function latencyOf(
+  topology: Topology,
+  algorithm: PhaseLatency['algorithm'],
+  op: CollectiveOp,
+  layout: GroupLayout,
+): PhaseLatency {
   let ranks = 0;
   for (const m of layout.members) ranks += m.length;
   return { algorithm, shape: { op, ranks, nodes: layout.nodes.length, intraHop: intraHop(topology) } };
@@ -113,7 +127,13 @@ export function pxnNics(topology: Topology, layout: GroupLayout): number[] | und
  * rotation; else the channel's own ring as it was: one side crosses a host bridge whatever the rotation, and the plain
  * one keeps the channels spread over the GPUs.
  */
-function nicLocalRing(topology: Topology, rings: number[][], first: number, c: number, plain: number): { m: number[]; r: number } {
+function nicLocalRing(
+  topology: Topology,
+  rings: number[][],
+  first: number,
+  c: number,
+  plain: number,
+): { m: number[]; r: number } {
   const G = topology.cluster.node.gpusPerNode;
   const k = rings[first].length;
   const near = (g: number) => topology.nearNic(g % G, c);
@@ -141,12 +161,23 @@ function channelRing(topology: Topology, layout: GroupLayout, c: number): number
     // Across nodes on an NVLink mesh, a channel beyond the node's link-disjoint rings runs its ring the other way, on
     // the links' other direction (NVLink is full duplex), entering and leaving through the same two GPUs.
     const back = !single && node.intra === 'nvlink-mesh' && k >= 3 && Math.floor(c / rings.length) % 2 === 1;
-    for (let i = 0; i < k; i++) order.push(reverse ? m[(r - i + k) % k] : back ? m[(r - 1 - i + 2 * k) % k] : m[(i + r) % k]);
+    for (let i = 0; i < k; i++)
+      order.push(reverse ? m[(r - i + k) % k] : back ? m[(r - 1 - i + 2 * k) % k] : m[(i + r) % k]);
   }
   return order;
 }
 
-function ringPhase(topology: Topology, layout: GroupLayout, nics: number[] | undefined, channels: number, op: CollectiveOp, perEdgeFraction: number, steps: number, openRing = false): PhaseShape {
+// eslint-disable-next-line max-params -- a ring phase is fixed by its topology, ranks, order, bytes, steps and protocol together; the plan cache keys on them
+function ringPhase(
+  topology: Topology,
+  layout: GroupLayout,
+  nics: number[] | undefined,
+  channels: number,
+  op: CollectiveOp,
+  perEdgeFraction: number,
+  steps: number,
+  openRing = false,
+): PhaseShape {
   const b = new PhaseBuilder(topology, nics);
   for (let c = 0; c < channels; c++) {
     const ring = channelRing(topology, layout, c);
@@ -162,7 +193,8 @@ function ringShape(topology: Topology, op: CollectiveOp, group: ArrayLike<number
   const n = group.length;
   const nics = pxnNics(topology, layout);
   const channels = channelCount(topology, layout, nics);
-  if (op === 'all_reduce') return { phases: [ringPhase(topology, layout, nics, channels, op, (2 * (n - 1)) / n, 2 * (n - 1))], channels };
+  if (op === 'all_reduce')
+    return { phases: [ringPhase(topology, layout, nics, channels, op, (2 * (n - 1)) / n, 2 * (n - 1))], channels };
   if (op === 'broadcast') return { phases: [ringPhase(topology, layout, nics, channels, op, 1, 1, true)], channels };
   return { phases: [ringPhase(topology, layout, nics, channels, op, (n - 1) / n, n - 1)], channels };
 }
@@ -213,7 +245,8 @@ function hierarchicalShape(topology: Topology, group: ArrayLike<number>): PlanSh
   const k = layout.maxPerNode;
   const nn = layout.nodes.length;
   for (const m of layout.members) {
-    if (m.length !== k) throw new RangeError('hierarchical all-reduce needs the same number of group members on every node');
+    if (m.length !== k)
+      throw new RangeError('hierarchical all-reduce needs the same number of group members on every node');
   }
   const phases: PhaseShape[] = [];
   const local = (m: number[]): GroupLayout => ({ nodes: [0], members: [m], maxPerNode: m.length });
@@ -221,7 +254,15 @@ function hierarchicalShape(topology: Topology, group: ArrayLike<number>): PlanSh
     const rs = new PhaseBuilder(topology);
     for (const m of layout.members) {
       // Inside one node: no NIC, so no PXN.
-      const ph = ringPhase(topology, local(m), undefined, channelCount(topology, local(m), undefined), 'reduce_scatter', (k - 1) / k, k - 1);
+      const ph = ringPhase(
+        topology,
+        local(m),
+        undefined,
+        channelCount(topology, local(m), undefined),
+        'reduce_scatter',
+        (k - 1) / k,
+        k - 1,
+      );
       ph.routes.forEach((r, i) => rs.addRoute(r, ph.byteFraction[i], ph.count[i]));
     }
     phases.push(rs.build(k - 1, latencyOf(topology, 'ring', 'reduce_scatter', local(layout.members[0]))));
@@ -231,9 +272,13 @@ function hierarchicalShape(topology: Topology, group: ArrayLike<number>): PlanSh
     const ar = new PhaseBuilder(topology, pxnNics(topology, layout));
     for (let j = 0; j < k; j++) {
       const ring = layout.members.map((m) => m[j]);
-      for (let i = 0; i < nn; i++) ar.add(ring[i], ring[(i + 1) % nn], j, ((2 * (nn - 1)) / nn) / k);
+      for (let i = 0; i < nn; i++) ar.add(ring[i], ring[(i + 1) % nn], j, (2 * (nn - 1)) / nn / k);
     }
-    const across: GroupLayout = { nodes: layout.nodes, members: layout.nodes.map((_, i) => [layout.members[i][0]]), maxPerNode: 1 };
+    const across: GroupLayout = {
+      nodes: layout.nodes,
+      members: layout.nodes.map((_, i) => [layout.members[i][0]]),
+      maxPerNode: 1,
+    };
     phases.push(ar.build(2 * (nn - 1), latencyOf(topology, 'ring', 'all_reduce', across)));
   }
   if (k > 1) {
@@ -278,7 +323,12 @@ function sendRecvShape(topology: Topology, group: ArrayLike<number>): PlanShape 
 export const NVLS_EFFICIENCY = 0.75;
 
 /** Builds the size-independent shape of a collective. */
-export function planShape(topology: Topology, op: CollectiveOp, algorithm: Algorithm, group: ArrayLike<number>): PlanShape {
+export function planShape(
+  topology: Topology,
+  op: CollectiveOp,
+  algorithm: Algorithm,
+  group: ArrayLike<number>,
+): PlanShape {
   if (op === 'send_recv') return sendRecvShape(topology, group);
   switch (algorithm) {
     case 'ring':
@@ -302,12 +352,27 @@ export function phaseLatenciesNs(shape: PlanShape, protocol: Protocol): number[]
  * carry their fraction of the buffer divided by the protocol's efficiency, capped per flow. In step
  * mode a phase of s ring steps runs s times with 1/s of the bytes and of the latency each time.
  */
-export function phasesFor(shape: PlanShape, protocol: Protocol, latencyFactor: number, efficiency: number, rateCapGBps: number, mode: CollectiveMode): Phase[] {
+// eslint-disable-next-line max-params -- a ring phase is fixed by its topology, ranks, order, bytes, steps and protocol together; the plan cache keys on them
+export function phasesFor(
+  shape: PlanShape,
+  protocol: Protocol,
+  latencyFactor: number,
+  efficiency: number,
+  rateCapGBps: number,
+  mode: CollectiveMode,
+): Phase[] {
   const latencies = phaseLatenciesNs(shape, protocol);
   return shape.phases.map((p, k) => {
     const repeat = mode === 'step' && p.steps > 1 ? p.steps : 1;
     const byteFraction = new Float64Array(p.byteFraction.length);
     for (let i = 0; i < byteFraction.length; i++) byteFraction[i] = p.byteFraction[i] / efficiency / repeat;
-    return { latencyNs: (latencies[k] * latencyFactor) / repeat, routes: p.routes, byteFraction, count: p.count, rateCapGBps, repeat };
+    return {
+      latencyNs: (latencies[k] * latencyFactor) / repeat,
+      routes: p.routes,
+      byteFraction,
+      count: p.count,
+      rateCapGBps,
+      repeat,
+    };
   });
 }

@@ -24,7 +24,13 @@ export function sweepSizes(minBytes: number, maxBytes: number, factor = 2): numb
  * Simulates one collective per size on the idle cluster, flow by flow, and reports time and
  * bandwidths the way nccl-tests does (algbw = size / time; busbw = algbw × the op's factor).
  */
-export function collectiveSweep(topology: Topology, op: CollectiveOp, group: readonly number[], sizes: readonly number[], config: CollectiveConfig): SweepRow[] {
+export function collectiveSweep(
+  topology: Topology,
+  op: CollectiveOp,
+  group: readonly number[],
+  sizes: readonly number[],
+  config: CollectiveConfig,
+): SweepRow[] {
   const service = new CollectiveService(topology, config);
   return sizes.map((bytes) => {
     const choice = service.choose(op, group, bytes);

@@ -1,7 +1,13 @@
 /** Collective operations, named as nccl-tests names its binaries. */
 export type CollectiveOp = 'all_reduce' | 'all_gather' | 'reduce_scatter' | 'broadcast' | 'send_recv';
 
-export const COLLECTIVE_OPS: readonly CollectiveOp[] = ['all_reduce', 'all_gather', 'reduce_scatter', 'broadcast', 'send_recv'];
+export const COLLECTIVE_OPS: readonly CollectiveOp[] = [
+  'all_reduce',
+  'all_gather',
+  'reduce_scatter',
+  'broadcast',
+  'send_recv',
+];
 
 /**
  * How the collective is carried out. `ring`, `tree` and `nvls` are NCCL's algorithms; `hierarchical`

@@ -25,6 +25,7 @@ export const enum L {
   NEXT = 6,
   /** Words per bucket, and the slots a bucket holds before it links further ones through their records. */
   W = 8,
+  // eslint-disable-next-line @typescript-eslint/no-duplicate-enum-values -- a size that equals NEXT's offset by chance
   INLINE = 6,
   /** 2^53: times from here on are not all integers; such events wait, sorted, in the far list. */
   FAR = 9007199254740992,

@@ -20,7 +20,7 @@
  * would box (allocate).
  */
 
-import { Bottom, L, type EventTarget } from './bottom.js';
+import { Bottom, L } from './bottom.js';
 
 /** Deepest ladder; a split divides a bucket's width by at least 8, so 2^53 needs fewer than 18. */
 const MAX_RUNGS = 32;

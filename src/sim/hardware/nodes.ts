@@ -1,4 +1,11 @@
-import { A100_PCIE_40GB, A100_SXM4_40GB, A100_SXM4_80GB, H100_SXM5_80GB, H200_SXM_141GB, V100_SXM2_32GB } from './gpus.js';
+import {
+  A100_PCIE_40GB,
+  A100_SXM4_40GB,
+  A100_SXM4_80GB,
+  H100_SXM5_80GB,
+  H200_SXM_141GB,
+  V100_SXM2_32GB,
+} from './gpus.js';
 import { GiB } from '../engine/units.js';
 import type { NodeSpec } from './types.js';
 

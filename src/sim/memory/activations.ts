@@ -173,7 +173,10 @@ export function activationBytesPerRank(model: ModelSpec, shape: ActivationShape,
   if (opts.firstStage) perMicroBatch += embeddingActivationBytes(model, shape);
   const total = opts.inFlightBytes ?? perMicroBatch * inFlight;
   const head = opts.lastStage ? headActivationBytes(model, shape) : 0;
-  const working = opts.layers > 0 && shape.recompute !== 'none' ? activationBytesPerLayer(model, { ...shape, recompute: 'none' }) - activationBytesPerLayer(model, shape) : 0;
+  const working =
+    opts.layers > 0 && shape.recompute !== 'none'
+      ? activationBytesPerLayer(model, { ...shape, recompute: 'none' }) - activationBytesPerLayer(model, shape)
+      : 0;
   // The head's tensors (the logits the loss keeps above all) are freed by the head's backward, which runs before any
   // layer of that micro-batch is recomputed for its own backward: the two are never alive together.
   return total + Math.max(head, working);
@@ -186,7 +189,10 @@ export function activationBytesPerRank(model: ModelSpec, shape: ActivationShape,
  * the 5as/h term. A reference for tests and reports; `activationBytesPerLayer` is what the simulator uses.
  */
 export function korthikantiBytesPerLayer(
-  s: number, b: number, h: number, a: number,
+  s: number,
+  b: number,
+  h: number,
+  a: number,
   opts: { tp: number; sequenceParallel: boolean; recompute: RecomputeMode; flashAttention: boolean },
 ): number {
   const t = opts.tp;

@@ -31,6 +31,10 @@ export function hostMemoryPerNode(setup: StepSetup, stages: readonly StageMemory
   }
   const capacityBytes = setup.cluster.node.hostMemoryBytes;
   if (capacityBytes === undefined) return { bytesPerNode, shortfallBytes: 0 };
-  return { bytesPerNode, capacityBytes, fits: bytesPerNode <= capacityBytes, shortfallBytes: Math.max(0, bytesPerNode - capacityBytes) };
+  return {
+    bytesPerNode,
+    capacityBytes,
+    fits: bytesPerNode <= capacityBytes,
+    shortfallBytes: Math.max(0, bytesPerNode - capacityBytes),
+  };
 }
-

@@ -3,8 +3,13 @@ import { largestLayerParameters, largestModuleParameters, type ModelSpec } from 
 import type { ZeroStage3 } from '../setup.js';
 
 export {
-  activationBytesPerLayer, activationBytesPerRank, embeddingActivationBytes, headActivationBytes,
-  korthikantiBytesPerLayer, type ActivationShape, type StageActivationOptions,
+  activationBytesPerLayer,
+  activationBytesPerRank,
+  embeddingActivationBytes,
+  headActivationBytes,
+  korthikantiBytesPerLayer,
+  type ActivationShape,
+  type StageActivationOptions,
 } from './activations.js';
 
 /** Per-GPU memory account (DESIGN.md §7). */
@@ -118,7 +123,8 @@ export interface MemoryBreakdown {
  * 4 × largest layer, with the layer per module).
  */
 function zero3GatheredBytes(input: MemoryInput, weightBytes: number, largestBlock: number, P: number): number {
-  if (input.zero3 === 'deepspeed') return 2 * weightBytes * Math.min(largestModuleParameters(input.model, input.tp ?? 1), P);
+  if (input.zero3 === 'deepspeed')
+    return 2 * weightBytes * Math.min(largestModuleParameters(input.model, input.tp ?? 1), P);
   return 2 * weightBytes * Math.min(largestBlock, P);
 }
 
@@ -131,7 +137,11 @@ export function memoryPerGpu(input: MemoryInput): MemoryBreakdown {
   const P = input.paramsPerRank;
   const N = input.dp;
   const states = STATE_BYTES_PER_PARAM[input.precision][input.optimizer];
-  const per = { ...states, gradients: input.gradientBytesPerParam ?? states.gradients, optimizer: input.optimizerBytesPerParam ?? states.optimizer };
+  const per = {
+    ...states,
+    gradients: input.gradientBytesPerParam ?? states.gradients,
+    optimizer: input.optimizerBytesPerParam ?? states.optimizer,
+  };
   const deepspeed = input.accounting === 'deepspeed' && input.precision === 'mixed' && input.optimizer === 'adam';
   const z = input.zero;
 
@@ -167,8 +177,14 @@ export function memoryPerGpu(input: MemoryInput): MemoryBreakdown {
   // A bucket holds at most all of the rank's gradients, and there are only as many buckets as that fills.
   const gradientBytesToReduce = per.gradients * P;
   const bucketBytes = Math.min(input.bucketBytes, gradientBytesToReduce);
-  const bucketsHeld = bucketBytes > 0 ? Math.min(input.bucketsInFlight ?? BUCKETS_IN_FLIGHT, Math.ceil(gradientBytesToReduce / bucketBytes)) : 0;
-  let buffersBytes = bucketsHeld * bucketBytes * (1 + (input.reductionCopyPerBucketByte ?? 0)) + gathered + (input.attentionBufferBytes ?? 0);
+  const bucketsHeld =
+    bucketBytes > 0
+      ? Math.min(input.bucketsInFlight ?? BUCKETS_IN_FLIGHT, Math.ceil(gradientBytesToReduce / bucketBytes))
+      : 0;
+  let buffersBytes =
+    bucketsHeld * bucketBytes * (1 + (input.reductionCopyPerBucketByte ?? 0)) +
+    gathered +
+    (input.attentionBufferBytes ?? 0);
   if (input.ddpBucketCopy && z === 0) buffersBytes += per.gradients * P;
 
   const activationsBytes = input.activationBytes;
@@ -203,9 +219,15 @@ export const OFFLOAD_HOST_GRADIENT_BYTES = 4;
  * (`estimate_zero3_model_states_mem_needs`: 16 × params / nodes, × 1.5 buffer factor) leaves the 16-bit buffers out.
  * Not counted: the peak while the model is loaded, before it is partitioned, which a loader can avoid.
  */
-export function offloadHostBytes(input: Pick<MemoryInput, 'paramsPerRank' | 'dp' | 'zero' | 'precision' | 'optimizer' | 'offloadOptimizer' | 'optimizerBytesPerParam'> & { microBatches?: number }): number {
+export function offloadHostBytes(
+  input: Pick<
+    MemoryInput,
+    'paramsPerRank' | 'dp' | 'zero' | 'precision' | 'optimizer' | 'offloadOptimizer' | 'optimizerBytesPerParam'
+  > & { microBatches?: number },
+): number {
   if (!input.offloadOptimizer) return 0;
-  const optimizerBytes = input.optimizerBytesPerParam ?? STATE_BYTES_PER_PARAM[input.precision][input.optimizer].optimizer;
+  const optimizerBytes =
+    input.optimizerBytesPerParam ?? STATE_BYTES_PER_PARAM[input.precision][input.optimizer].optimizer;
   const shard = input.zero >= 1 ? input.paramsPerRank / input.dp : input.paramsPerRank;
   // Mixed precision counts the fp32 master weights in its optimizer state; in fp32 they are the weights.
   const fp32Weights = input.precision === 'fp32' ? 4 : 0;

@@ -30,15 +30,24 @@ export interface OptimizerStateTypes {
 
 export const FP32_OPTIMIZER_STATE: OptimizerStateTypes = { masterWeights: 'fp32', momentum: 'fp32', variance: 'fp32' };
 
-const BYTES_PER_ELEMENT: Record<MasterWeightsType | MomentType, number> = { fp32: 4, bf16: 2, fp16: 2, fp8: 1, remainders: 2 };
-
+const BYTES_PER_ELEMENT: Record<MasterWeightsType | MomentType, number> = {
+  fp32: 4,
+  bf16: 2,
+  fp16: 2,
+  fp8: 1,
+  remainders: 2,
+};
 
 /**
  * Optimizer-state bytes per parameter before sharding: the master copy (mixed precision only: in fp32 training the
  * weights are the master), the momentum, and Adam's variance. All fp32: mixed Adam 12, mixed SGD 8, fp32 Adam 8,
  * fp32 SGD 4.
  */
-export function optimizerStateBytesPerParam(precision: Precision, optimizer: OptimizerKind, state: OptimizerStateTypes = FP32_OPTIMIZER_STATE): number {
+export function optimizerStateBytesPerParam(
+  precision: Precision,
+  optimizer: OptimizerKind,
+  state: OptimizerStateTypes = FP32_OPTIMIZER_STATE,
+): number {
   const master = precision === 'mixed' ? BYTES_PER_ELEMENT[state.masterWeights] : 0;
   const variance = optimizer === 'adam' ? BYTES_PER_ELEMENT[state.variance] : 0;
   return master + BYTES_PER_ELEMENT[state.momentum] + variance;
@@ -65,7 +74,9 @@ export function optimizerStepBytesPerParam(
 
 /** Whether any part of the state is kept in something other than fp32. */
 export function isReducedOptimizerState(state: OptimizerStateTypes | undefined): boolean {
-  return state !== undefined && (state.masterWeights !== 'fp32' || state.momentum !== 'fp32' || state.variance !== 'fp32');
+  return (
+    state !== undefined && (state.masterWeights !== 'fp32' || state.momentum !== 'fp32' || state.variance !== 'fp32')
+  );
 }
 
 /**
@@ -73,6 +84,13 @@ export function isReducedOptimizerState(state: OptimizerStateTypes | undefined):
  * (A scenario sets a master type only with mixed precision and a variance type only with Adam.)
  */
 export function describeOptimizerState(state: OptimizerStateTypes): string {
-  const parts: [string, string][] = [['master', state.masterWeights], ['momentum', state.momentum], ['variance', state.variance]];
-  return parts.filter(([, type]) => type !== 'fp32').map(([part, type]) => `${part} ${type}`).join(', ');
+  const parts: [string, string][] = [
+    ['master', state.masterWeights],
+    ['momentum', state.momentum],
+    ['variance', state.variance],
+  ];
+  return parts
+    .filter(([, type]) => type !== 'fp32')
+    .map(([part, type]) => `${part} ${type}`)
+    .join(', ');
 }

@@ -1,6 +1,6 @@
-import { stageLayers, stepContext } from '../parallel/stepContext.js';
+import { stageLayers, stepContext, type StepContext } from '../parallel/stepContext.js';
 import { stageParameters } from '../parallel/stageParameters.js';
-import { peakInFlight, peakLayersInFlight, stageSchedule } from '../parallel/schedules.js';
+import { peakInFlight, peakLayersInFlight, stageSchedule, type PipeOp } from '../parallel/schedules.js';
 import { scheduleRules } from '../workload/framework.js';
 import { cpBufferBytes } from '../parallel/contextParallel.js';
 import { reductionBuckets, reductionBuffers } from '../parallel/buckets.js';
@@ -28,67 +28,120 @@ export interface StageMemory extends MemoryBreakdown {
 }
 
 /**
- * Memory per pipeline stage without running the step: weights, gradients and optimizer state of the
- * stage's parameters (ZeRO-sharded over dp × cp, the ranks that reduce the same gradients), activations of the passes its schedule keeps alive
- * (Korthikanti et al. 2022 per layer; 1F1B stage s holds p − s micro-batches, GPipe all of them,
+ * Memory per pipeline stage without running the step: weights, gradients and optimizer state of the stage's
+ * parameters (ZeRO-sharded over dp × cp, the ranks that reduce the same gradients), activations of the passes its
+ * schedule keeps alive (Korthikanti et al. 2022 per layer; 1F1B stage s holds p − s micro-batches, GPipe all of them,
  * interleaving more), buckets and the runtime reserve.
  */
 export function stageMemories(setup: StepSetup): StageMemory[] {
-  const { model, training: t, parallel: par } = setup;
   const ctx = stepContext(setup);
+  return Array.from({ length: ctx.pp }, (_, s) => stageMemory(ctx, s));
+}
+
+function stageMemory(ctx: StepContext, s: number): StageMemory {
+  const { setup } = ctx;
+  const { model, parallel: par } = setup;
   const { mixed, elementBytes } = ctx.precision;
-  const { microBatches: m, cp, chunksPerStage: v, virtualStageLayers: chunks } = ctx;
-  const mlp = model.arch === 'mlp';
-  return Array.from({ length: par.pp }, (_, s) => {
-    const layerSet = stageLayers(ctx, s);
-    const first = s === 0;
-    const last = s === par.pp - 1;
-    const paramsPerRank = stageParameters(ctx, s).elementsPerRank;
-    const schedule = stageSchedule(par.schedule, par.pp, s, m, v, scheduleRules(setup.framework));
-    const passes = peakInFlight(schedule);
-    // Layers per pass in flight (the mean over the passes alive at the peak of layers): whether the stage has layers
-    // whose recompute needs a working set; the bytes in flight are counted pass by pass below.
-    const layersPerPass = peakLayersInFlight(schedule, (c) => chunks[c * par.pp + s].length) / passes;
-    // A context-parallel rank keeps the activations of its 1/cp of each sequence (the ring needs fused attention,
-    // so no term grows with s²).
-    const shape = { microBatch: t.microBatch, seqLen: t.seqLen / cp, tp: par.tp, sequenceParallel: par.sequenceParallel, recompute: par.recompute, flashAttention: t.flashAttention, bytesPerElement: elementBytes, eager: t.kernels === 'eager' };
-    // Each pass in flight keeps its own chunk's layers (an MLP's differ in size); the embedding's only a pass through
-    // the first chunk of the first stage (virtual stage 0), not the interleaved schedule's later chunks.
-    const perLayer = activationBytesPerLayer(model, shape);
-    const embedding = first ? embeddingActivationBytes(model, shape) : 0;
-    const chunkBytes = (c: number) => {
-      const layers = chunks[c * par.pp + s];
-      return mlp ? layers.reduce((a, l) => a + activationBytesPerLayer(model, { ...shape, layerIndex: l }), 0) : layers.length * perLayer + (c === 0 ? embedding : 0);
-    };
-    const inFlightBytes = peakLayersInFlight(schedule, chunkBytes);
-    const activationBytes = activationBytesPerRank(model, shape, { layers: mlp ? 0 : layersPerPass, microBatchesInFlight: passes, firstStage: first, lastStage: last, inFlightBytes });
-    const state = { paramsPerRank, dp: ctx.reducingRanks, zero: par.zero, precision: mixed ? ('mixed' as const) : ('fp32' as const), optimizer: t.optimizer, offloadOptimizer: par.offload === 'cpu', optimizerBytesPerParam: optimizerStateBytesPerParam(mixed ? 'mixed' : 'fp32', t.optimizer, t.optimizerState) };
-    const mem = memoryPerGpu({
-      ...state,
+  const paramsPerRank = stageParameters(ctx, s).elementsPerRank;
+  const schedule = stageSchedule(
+    par.schedule,
+    ctx.pp,
+    s,
+    ctx.microBatches,
+    ctx.chunksPerStage,
+    scheduleRules(setup.framework),
+  );
+  const passes = peakInFlight(schedule);
+  const state = optimizerStateOf(ctx, paramsPerRank);
+  const mem = memoryPerGpu({
+    ...state,
+    model,
+    activationBytes: stageActivationBytes(ctx, s, schedule),
+    // The buckets the reduction packs (DeepSpeed's reduce_bucket_size from ZeRO-2 on and for its ZeRO-1).
+    bucketBytes: reductionBuckets(par).bucketBytes,
+    bucketsInFlight: reductionBuffers(par),
+    ...(mixed && par.fp32Reduction && !par.fp32Gradients ? { reductionCopyPerBucketByte: 2 } : {}),
+    attentionBufferBytes: cpBufferBytes({
       model,
-      activationBytes,
-      // The buckets the reduction packs (DeepSpeed's reduce_bucket_size from ZeRO-2 on and for its ZeRO-1).
-      bucketBytes: reductionBuckets(par).bucketBytes,
-      bucketsInFlight: reductionBuffers(par),
-      ...(mixed && par.fp32Reduction && !par.fp32Gradients ? { reductionCopyPerBucketByte: 2 } : {}),
-      attentionBufferBytes: cpBufferBytes({ model, cp, tp: par.tp, tokens: ctx.tokensPerRank, elementBytes, commType: par.cpCommType }),
-      tp: par.tp,
-      ...(par.zero === 3 ? { zero3: par.zeroConfig.stage3 ?? 'fsdp' } : {}),
-      ...(mixed && par.fp32Gradients ? { gradientBytesPerParam: 4 } : {}),
-      // PyTorch DDP's default gradient_as_bucket_view=False keeps a second, flat copy of the gradients.
-      ddpBucketCopy: par.tp === 1 && par.pp === 1 && par.zero === 0,
-    });
-    const capacity = setup.cluster.node.gpu.memoryBytes;
-    return {
-      ...mem,
-      stage: s,
-      layers: layerSet.size,
-      paramsPerRank,
-      paramsHeldPerGpu: par.zero === 3 ? paramsPerRank / state.dp : paramsPerRank,
-      passesInFlight: passes,
-      fits: mem.totalBytes <= capacity,
-      shortfallBytes: Math.max(0, mem.totalBytes - capacity),
-      hostBytes: offloadHostBytes({ ...state, microBatches: m }),
-    };
+      cp: ctx.cp,
+      tp: ctx.tp,
+      tokens: ctx.tokensPerRank,
+      elementBytes,
+      commType: par.cpCommType,
+    }),
+    tp: par.tp,
+    ...(par.zero === 3 ? { zero3: par.zeroConfig.stage3 ?? 'fsdp' } : {}),
+    ...(mixed && par.fp32Gradients ? { gradientBytesPerParam: 4 } : {}),
+    // PyTorch DDP's default gradient_as_bucket_view=False keeps a second, flat copy of the gradients.
+    ddpBucketCopy: par.tp === 1 && par.pp === 1 && par.zero === 0,
+  });
+  const capacity = setup.cluster.node.gpu.memoryBytes;
+  return {
+    ...mem,
+    stage: s,
+    layers: stageLayers(ctx, s).size,
+    paramsPerRank,
+    paramsHeldPerGpu: par.zero === 3 ? paramsPerRank / state.dp : paramsPerRank,
+    passesInFlight: passes,
+    fits: mem.totalBytes <= capacity,
+    shortfallBytes: Math.max(0, mem.totalBytes - capacity),
+    hostBytes: offloadHostBytes({ ...state, microBatches: ctx.microBatches }),
+  };
+}
+
+/** What sets a rank's weights, gradients and optimizer state: its parameters, their sharding and their types. */
+function optimizerStateOf(ctx: StepContext, paramsPerRank: number) {
+  const { training: t, parallel: par } = ctx.setup;
+  const precision = ctx.precision.mixed ? ('mixed' as const) : ('fp32' as const);
+  return {
+    paramsPerRank,
+    dp: ctx.reducingRanks,
+    zero: par.zero,
+    precision,
+    optimizer: t.optimizer,
+    offloadOptimizer: par.offload === 'cpu',
+    optimizerBytesPerParam: optimizerStateBytesPerParam(precision, t.optimizer, t.optimizerState),
+  };
+}
+
+/** The activations stage s keeps at its peak: those of the passes in flight, and the first and last stage's extras. */
+function stageActivationBytes(ctx: StepContext, s: number, schedule: PipeOp[]): number {
+  const { model, training: t, parallel: par } = ctx.setup;
+  const chunks = ctx.virtualStageLayers;
+  const mlp = model.arch === 'mlp';
+  const first = s === 0;
+  const passes = peakInFlight(schedule);
+  // Layers per pass in flight (the mean over the passes alive at the peak of layers): whether the stage has layers
+  // whose recompute needs a working set; the bytes in flight are counted pass by pass below.
+  const layersPerPass = peakLayersInFlight(schedule, (c) => chunks[c * ctx.pp + s].length) / passes;
+  // A context-parallel rank keeps the activations of its 1/cp of each sequence (the ring needs fused attention,
+  // so no term grows with s²).
+  const shape = {
+    microBatch: t.microBatch,
+    seqLen: t.seqLen / ctx.cp,
+    tp: par.tp,
+    sequenceParallel: par.sequenceParallel,
+    recompute: par.recompute,
+    flashAttention: t.flashAttention,
+    bytesPerElement: ctx.precision.elementBytes,
+    eager: t.kernels === 'eager',
+  };
+  // Each pass in flight keeps its own chunk's layers (an MLP's differ in size); the embedding's only a pass through
+  // the first chunk of the first stage (virtual stage 0), not the interleaved schedule's later chunks.
+  const perLayer = activationBytesPerLayer(model, shape);
+  const embedding = first ? embeddingActivationBytes(model, shape) : 0;
+  const chunkBytes = (c: number) => {
+    const layers = chunks[c * ctx.pp + s];
+    return mlp
+      ? layers.reduce((a, l) => a + activationBytesPerLayer(model, { ...shape, layerIndex: l }), 0)
+      : layers.length * perLayer + (c === 0 ? embedding : 0);
+  };
+  const inFlightBytes = peakLayersInFlight(schedule, chunkBytes);
+  return activationBytesPerRank(model, shape, {
+    layers: mlp ? 0 : layersPerPass,
+    microBatchesInFlight: passes,
+    firstStage: first,
+    lastStage: s === ctx.pp - 1,
+    inFlightBytes,
   });
 }

@@ -167,11 +167,31 @@ export class FlowTable {
     const f64 = (a: Float64Array) => resized(a, new Float64Array(cap));
     const i32 = (a: Int32Array) => resized(a, new Int32Array(cap));
     this.state = resized(this.state, new Uint8Array(cap));
-    [this.gen, this.size, this.remaining, this.rate] = [f64(this.gen), f64(this.size), f64(this.remaining), f64(this.rate)];
-    [this.rateCap, this.lastNs, this.handle, this.tag] = [f64(this.rateCap), f64(this.lastNs), f64(this.handle), f64(this.tag)];
+    [this.gen, this.size, this.remaining, this.rate] = [
+      f64(this.gen),
+      f64(this.size),
+      f64(this.remaining),
+      f64(this.rate),
+    ];
+    [this.rateCap, this.lastNs, this.handle, this.tag] = [
+      f64(this.rateCap),
+      f64(this.lastNs),
+      f64(this.handle),
+      f64(this.tag),
+    ];
     this.newRate = f64(this.newRate);
-    [this.flowEpoch, this.frozenEpoch, this.comp, this.freeSlots] = [i32(this.flowEpoch), i32(this.frozenEpoch), i32(this.comp), i32(this.freeSlots)];
-    [this.joined, this.joinRound, this.routeLen, this.mult] = [i32(this.joined), i32(this.joinRound), i32(this.routeLen), i32(this.mult)];
+    [this.flowEpoch, this.frozenEpoch, this.comp, this.freeSlots] = [
+      i32(this.flowEpoch),
+      i32(this.frozenEpoch),
+      i32(this.comp),
+      i32(this.freeSlots),
+    ];
+    [this.joined, this.joinRound, this.routeLen, this.mult] = [
+      i32(this.joined),
+      i32(this.joinRound),
+      i32(this.routeLen),
+      i32(this.mult),
+    ];
     this.route = resized(this.route, new Int32Array(cap * this.stride));
     this.pos = resized(this.pos, new Int32Array(cap * this.stride));
     this.cap = cap;

@@ -40,7 +40,20 @@ export class ClusterTopology implements Topology {
   private readonly devPerNode: number;
   private readonly linksPerNode: number;
   private readonly nodeLinkEnd: number;
-  private readonly o = { nvsUp: 0, nvsDown: 0, mesh: 0, gpuUp: 0, gpuDown: 0, swUp: 0, swDown: 0, sock: 0, nicUp: 0, nicDown: 0, netOut: 0, netIn: 0 };
+  private readonly o = {
+    nvsUp: 0,
+    nvsDown: 0,
+    mesh: 0,
+    gpuUp: 0,
+    gpuDown: 0,
+    swUp: 0,
+    swDown: 0,
+    sock: 0,
+    nicUp: 0,
+    nicDown: 0,
+    netOut: 0,
+    netIn: 0,
+  };
   private readonly nicSwitch: Int32Array;
   /** Local link offset of the direct NVLink a→b (index a·G+b), or -1. */
   private readonly meshLink: Int32Array;
@@ -52,6 +65,7 @@ export class ClusterTopology implements Topology {
   private readonly scratch = new Int32Array(32);
   private len = 0;
 
+  // eslint-disable-next-line max-lines-per-function -- builds every link of a cluster in one pass; debt: to split by tier
   constructor(cluster: ClusterSpec) {
     const node = cluster.node;
     const net = cluster.network;
@@ -63,25 +77,37 @@ export class ClusterTopology implements Topology {
     const P = Math.ceil(G / gpp);
     const S = (this.sockets = P >= 2 ? 2 : 1);
     const nvs = node.intra === 'nvswitch' ? 1 : 0;
-    const mesh = node.intra === 'nvlink-mesh' ? node.nvlinkMesh ?? [] : [];
+    const mesh = node.intra === 'nvlink-mesh' ? (node.nvlinkMesh ?? []) : [];
     this.gpuCount = cluster.nodes * G;
     this.devPerNode = G + nvs + P + S + N;
 
     // Per-node link layout (offsets within a node's block).
     const o = this.o;
     let off = 0;
-    o.nvsUp = off; off += nvs * G;
-    o.nvsDown = off; off += nvs * G;
-    o.mesh = off; off += 2 * mesh.length;
-    o.gpuUp = off; off += G;
-    o.gpuDown = off; off += G;
-    o.swUp = off; off += P;
-    o.swDown = off; off += P;
-    o.sock = off; off += S === 2 ? 2 : 0;
-    o.nicUp = off; off += N;
-    o.nicDown = off; off += N;
-    o.netOut = off; off += N;
-    o.netIn = off; off += N;
+    o.nvsUp = off;
+    off += nvs * G;
+    o.nvsDown = off;
+    off += nvs * G;
+    o.mesh = off;
+    off += 2 * mesh.length;
+    o.gpuUp = off;
+    off += G;
+    o.gpuDown = off;
+    off += G;
+    o.swUp = off;
+    off += P;
+    o.swDown = off;
+    off += P;
+    o.sock = off;
+    off += S === 2 ? 2 : 0;
+    o.nicUp = off;
+    off += N;
+    o.nicDown = off;
+    off += N;
+    o.netOut = off;
+    off += N;
+    o.netIn = off;
+    off += N;
     this.linksPerNode = off;
     this.nodeLinkEnd = cluster.nodes * off;
 
@@ -105,7 +131,8 @@ export class ClusterTopology implements Topology {
     const nicGBps = (net.linkGbps / 8) * net.linkEfficiency;
 
     // Devices.
-    const add = (kind: DeviceKind, n: number, name: string) => this.devices.push({ id: this.devices.length, kind, node: n, name });
+    const add = (kind: DeviceKind, n: number, name: string) =>
+      this.devices.push({ id: this.devices.length, kind, node: n, name });
     for (let n = 0; n < cluster.nodes; n++) {
       for (let i = 0; i < G; i++) add('gpu', n, `n${n}.gpu${i}`);
       if (nvs) add('nvswitch', n, `n${n}.nvswitch`);
@@ -129,8 +156,10 @@ export class ClusterTopology implements Topology {
       const sw = b + G + nvs;
       const cpu = sw + P;
       const nic = cpu + S;
-      for (let i = 0; i < nvs * G; i++) link(b + i, nvsDev, node.nvlinkBandwidthGBps, node.nvlinkLatencyNs / 2, 'nvlink');
-      for (let i = 0; i < nvs * G; i++) link(nvsDev, b + i, node.nvlinkBandwidthGBps, node.nvlinkLatencyNs / 2, 'nvlink');
+      for (let i = 0; i < nvs * G; i++)
+        link(b + i, nvsDev, node.nvlinkBandwidthGBps, node.nvlinkLatencyNs / 2, 'nvlink');
+      for (let i = 0; i < nvs * G; i++)
+        link(nvsDev, b + i, node.nvlinkBandwidthGBps, node.nvlinkLatencyNs / 2, 'nvlink');
       for (const p of mesh) {
         link(b + p.a, b + p.b, p.links * perLinkGBps, node.nvlinkLatencyNs, 'nvlink');
         link(b + p.b, b + p.a, p.links * perLinkGBps, node.nvlinkLatencyNs, 'nvlink');
@@ -150,12 +179,15 @@ export class ClusterTopology implements Topology {
         leafDown[leaf] += nicGBps;
         link(nic + r, this.leafDevice(leaf), nicGBps, net.linkLatencyNs / 2, 'network');
       }
-      for (let r = 0; r < N; r++) link(this.leafDevice(this.leafOf(n, r)), nic + r, nicGBps, net.linkLatencyNs / 2, 'network');
+      for (let r = 0; r < N; r++)
+        link(this.leafDevice(this.leafOf(n, r)), nic + r, nicGBps, net.linkLatencyNs / 2, 'network');
     }
     if (hasSpine) {
       const spine = this.leafDevice(this.leafCount);
-      for (let l = 0; l < this.leafCount; l++) link(this.leafDevice(l), spine, leafDown[l] / net.oversubscription, net.linkLatencyNs / 2, 'network');
-      for (let l = 0; l < this.leafCount; l++) link(spine, this.leafDevice(l), leafDown[l] / net.oversubscription, net.linkLatencyNs / 2, 'network');
+      for (let l = 0; l < this.leafCount; l++)
+        link(this.leafDevice(l), spine, leafDown[l] / net.oversubscription, net.linkLatencyNs / 2, 'network');
+      for (let l = 0; l < this.leafCount; l++)
+        link(spine, this.leafDevice(l), leafDown[l] / net.oversubscription, net.linkLatencyNs / 2, 'network');
     }
     this.linkBandwidthGBps = Float64Array.from(this.links, (l) => l.bandwidthGBps);
     this.latencyNs = Float64Array.from(this.links, (l) => l.latencyNs);
@@ -222,6 +254,7 @@ export class ClusterTopology implements Topology {
     return t;
   }
 
+  // eslint-disable-next-line max-lines-per-function -- builds every link of a cluster in one pass; debt: to split by tier
   private buildRoute(src: number, dst: number, c: number): Int32Array {
     const G = this.G;
     const o = this.o;
@@ -318,7 +351,8 @@ function meshIntermediates(G: number, links: Float64Array): number[][] {
     for (let b = 0; b < G; b++) {
       const cands: number[] = [];
       if (a !== b && links[a * G + b] === 0) {
-        for (let k = 0; k < G; k++) if (k !== a && k !== b && links[a * G + k] > 0 && links[k * G + b] > 0) cands.push(k);
+        for (let k = 0; k < G; k++)
+          if (k !== a && k !== b && links[a * G + k] > 0 && links[k * G + b] > 0) cands.push(k);
         const w = (k: number) => Math.min(links[a * G + k], links[k * G + b]);
         cands.sort((x, y) => w(y) - w(x) || x - y);
       }
@@ -348,12 +382,22 @@ function validate(c: ClusterSpec): void {
   posInt(n.gpusPerPcieSwitch, 'cluster.node.gpusPerPcieSwitch');
   posInt(n.nicsPerNode, 'cluster.node.nicsPerNode');
   posInt(c.network.nodesPerLeaf, 'cluster.network.nodesPerLeaf');
-  if (!(c.network.oversubscription >= 1)) throw new ScenarioError('cluster.network.oversubscription', `expected a number >= 1, got ${c.network.oversubscription}`);
+  if (!(c.network.oversubscription >= 1))
+    throw new ScenarioError(
+      'cluster.network.oversubscription',
+      `expected a number >= 1, got ${c.network.oversubscription}`,
+    );
   if (n.intra === 'nvlink-mesh') {
-    if (!n.nvlinkMesh || n.nvlinkMesh.length === 0) throw new ScenarioError('cluster.node.nvlinkMesh', 'an nvlink-mesh node needs its NVLink pairs');
+    if (!n.nvlinkMesh || n.nvlinkMesh.length === 0)
+      throw new ScenarioError('cluster.node.nvlinkMesh', 'an nvlink-mesh node needs its NVLink pairs');
     n.nvlinkMesh.forEach((p, k) => {
-      const ok = [p.a, p.b].every((g) => Number.isInteger(g) && g >= 0 && g < n.gpusPerNode) && p.a !== p.b && p.links > 0;
-      if (!ok) throw new ScenarioError(`cluster.node.nvlinkMesh[${k}]`, `expected two distinct GPUs in 0..${n.gpusPerNode - 1} and links > 0`);
+      const ok =
+        [p.a, p.b].every((g) => Number.isInteger(g) && g >= 0 && g < n.gpusPerNode) && p.a !== p.b && p.links > 0;
+      if (!ok)
+        throw new ScenarioError(
+          `cluster.node.nvlinkMesh[${k}]`,
+          `expected two distinct GPUs in 0..${n.gpusPerNode - 1} and links > 0`,
+        );
     });
   }
 }

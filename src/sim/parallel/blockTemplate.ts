@@ -46,7 +46,15 @@ export interface PassTemplate {
  * when ops carry host costs (`Op.hostNs`) the launch overhead is the host's, not the kernel's, and
  * each TP collective costs the host `collectiveHostNs`.
  */
-export function passTemplate(ops: readonly Op[], syncs: readonly TpSync[], kind: 'forward' | 'backward', gpu: GpuSpec, dtype: Dtype, collectiveHostNs = 0): PassTemplate {
+// eslint-disable-next-line max-params -- a template depends on the ops, their syncs, direction, GPU, dtype and host cost, and on nothing else
+export function passTemplate(
+  ops: readonly Op[],
+  syncs: readonly TpSync[],
+  kind: 'forward' | 'backward',
+  gpu: GpuSpec,
+  dtype: Dtype,
+  collectiveHostNs = 0,
+): PassTemplate {
   const n = ops.length;
   const hostModelled = ops.some((op) => op.hostNs !== undefined);
   const cuts = new Set<number>([0, n]);

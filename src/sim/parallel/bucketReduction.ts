@@ -25,7 +25,15 @@ export function addBucketReduction(g: ReductionGroup, buckets: readonly GradBuck
         return rec.gradTask![g.t].get(g.params.readyWith.get(lastTensor) ?? lastTensor) ?? rec.last[g.t];
       });
       const label = `${op.replace('_', '-')} bucket ${bk.index} mb${mb} (${(bk.bytes / MiB).toFixed(1)} MiB)`;
-      lastComm = program.collective(zero === 0 ? 'dp-allreduce' : 'dp-reducescatter', label, { op, group: g.group, bytes: bk.bytes * wirePerStored, shadowGroups: g.shadowGroups }, deps, mb, 'comm', g.members);
+      lastComm = program.collective(
+        zero === 0 ? 'dp-allreduce' : 'dp-reducescatter',
+        label,
+        { op, group: g.group, bytes: bk.bytes * wirePerStored, shadowGroups: g.shadowGroups },
+        deps,
+        mb,
+        'comm',
+        g.members,
+      );
     }
   }
   return lastComm;

@@ -14,7 +14,12 @@ export interface GradBucket {
  * buckets, never splitting a tensor. `closeAfterCrossing`: a bucket closes once it reaches its limit (DDP);
  * otherwise a tensor that would take a non-empty bucket past the limit closes it first (DeepSpeed).
  */
-function packBuckets(tensors: readonly ParamTensor[], bytesPerElement: number, limitOf: (index: number) => number, closeAfterCrossing: boolean): GradBucket[] {
+function packBuckets(
+  tensors: readonly ParamTensor[],
+  bytesPerElement: number,
+  limitOf: (index: number) => number,
+  closeAfterCrossing: boolean,
+): GradBucket[] {
   const buckets: GradBucket[] = [];
   let current: GradBucket = { index: 0, tensors: [], bytes: 0 };
   const close = () => {
@@ -38,7 +43,12 @@ function packBuckets(tensors: readonly ParamTensor[], bytesPerElement: number, l
  * communication starts early, the others use `bucket_cap_mb`. A tensor larger than the limit gets a
  * bucket of its own (buckets are closed after crossing the limit, never split a tensor).
  */
-export function assignBuckets(tensors: readonly ParamTensor[], bytesPerElement: number, firstBucketBytes: number, bucketBytes: number): GradBucket[] {
+export function assignBuckets(
+  tensors: readonly ParamTensor[],
+  bytesPerElement: number,
+  firstBucketBytes: number,
+  bucketBytes: number,
+): GradBucket[] {
   return packBuckets(tensors, bytesPerElement, (index) => (index === 0 ? firstBucketBytes : bucketBytes), true);
 }
 
@@ -48,7 +58,11 @@ export function assignBuckets(tensors: readonly ParamTensor[], bytesPerElement: 
  * sends the bucket off, then starts the next one; so a bucket stays within the size unless one tensor alone is
  * larger. Same order as DDP's.
  */
-export function assignZeroBuckets(tensors: readonly ParamTensor[], bytesPerElement: number, bucketBytes: number): GradBucket[] {
+export function assignZeroBuckets(
+  tensors: readonly ParamTensor[],
+  bytesPerElement: number,
+  bucketBytes: number,
+): GradBucket[] {
   return packBuckets(tensors, bytesPerElement, () => bucketBytes, false);
 }
 
@@ -89,9 +103,15 @@ export function reductionBuckets(par: Pick<ParallelSetup, 'zero' | 'zeroConfig' 
 }
 
 /** Packs a stage's gradient tensors into the buckets {@link reductionBuckets} describes. */
-export function assignReductionBuckets(tensors: readonly ParamTensor[], bytesPerElement: number, par: Pick<ParallelSetup, 'zero' | 'zeroConfig' | 'ddp'>): GradBucket[] {
+export function assignReductionBuckets(
+  tensors: readonly ParamTensor[],
+  bytesPerElement: number,
+  par: Pick<ParallelSetup, 'zero' | 'zeroConfig' | 'ddp'>,
+): GradBucket[] {
   const b = reductionBuckets(par);
-  return b.packing === 'zero' ? assignZeroBuckets(tensors, bytesPerElement, b.bucketBytes) : assignBuckets(tensors, bytesPerElement, b.firstBucketBytes, b.bucketBytes);
+  return b.packing === 'zero'
+    ? assignZeroBuckets(tensors, bytesPerElement, b.bucketBytes)
+    : assignBuckets(tensors, bytesPerElement, b.firstBucketBytes, b.bucketBytes);
 }
 
 /**

@@ -77,10 +77,25 @@ function ringSyncPoints(names: readonly string[], ctx: CpContext): TpSync[] {
       const step = at.get(`${base}.cp${i}`);
       if (before === undefined || step === undefined) continue;
       const withGrads = backward && i >= 2;
-      out.push({ op: 'send_recv', bytes: withGrads ? 2 * block : block, afterOp: before - 1, neededBy: step, label: `CP ring keys/values${withGrads ? ' + gradients' : ''} → step ${i}`, group: 'cp' });
+      out.push({
+        op: 'send_recv',
+        bytes: withGrads ? 2 * block : block,
+        afterOp: before - 1,
+        neededBy: step,
+        label: `CP ring keys/values${withGrads ? ' + gradients' : ''} → step ${i}`,
+        group: 'cp',
+      });
     }
     const last = at.get(`${base}.cp${ctx.cp - 1}`);
-    if (backward && last !== undefined) out.push({ op: 'send_recv', bytes: block, afterOp: last, neededBy: last + 1, label: 'CP ring key/value gradients, last step', group: 'cp' });
+    if (backward && last !== undefined)
+      out.push({
+        op: 'send_recv',
+        bytes: block,
+        afterOp: last,
+        neededBy: last + 1,
+        label: 'CP ring key/value gradients, last step',
+        group: 'cp',
+      });
   }
   return out;
 }
@@ -105,7 +120,8 @@ function collectiveSyncPoints(names: readonly string[], ctx: CpContext): TpSync[
   const at = new Map<string, number>();
   names.forEach((raw, i) => at.set(raw, i));
   const gather = ctx.commType === 'all_gather';
-  const coll = (op: 'all_gather' | 'reduce_scatter', bytes: number, afterOp: number, label: string) => out.push({ op, bytes, afterOp, neededBy: afterOp + 1, label, group: 'cp' });
+  const coll = (op: 'all_gather' | 'reduce_scatter', bytes: number, afterOp: number, label: string) =>
+    out.push({ op, bytes, afterOp, neededBy: afterOp + 1, label, group: 'cp' });
   for (const base of ['attn.core', 'recompute.attn.core', 'attn.core.bwd'] as const) {
     const backward = base === 'attn.core.bwd';
     const first = at.get(gather ? `${base}.cp0` : base);
@@ -117,8 +133,18 @@ function collectiveSyncPoints(names: readonly string[], ctx: CpContext): TpSync[
       if (backward) coll('reduce_scatter', cp * kv, last, 'CP reduce-scatter key/value gradients');
     } else {
       // An all-to-all of the rank's X bytes sends (cp − 1)/cp of X to the others: an all-gather into X bytes.
-      coll('all_gather', backward ? q : q + kv, first - 1, backward ? 'CP all-to-all output gradient' : 'CP all-to-all queries/keys/values');
-      coll('all_gather', backward ? q + kv : q, last, backward ? 'CP all-to-all query/key/value gradients' : 'CP all-to-all output');
+      coll(
+        'all_gather',
+        backward ? q : q + kv,
+        first - 1,
+        backward ? 'CP all-to-all output gradient' : 'CP all-to-all queries/keys/values',
+      );
+      coll(
+        'all_gather',
+        backward ? q + kv : q,
+        last,
+        backward ? 'CP all-to-all query/key/value gradients' : 'CP all-to-all output',
+      );
     }
   }
   return out;

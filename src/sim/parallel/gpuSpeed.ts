@@ -16,7 +16,8 @@ import type { StepSetup } from '../setup.js';
  * x · n·φ(x)·Φ(x)^(n−1); n = 2 gives 1/√π, n = 3 gives 3/(2√π).
  */
 export function expectedMaxStandardNormal(n: number): number {
-  if (!Number.isInteger(n) || n < 1) throw new RangeError(`expectedMaxStandardNormal: n must be a whole number ≥ 1, got ${n}`);
+  if (!Number.isInteger(n) || n < 1)
+    throw new RangeError(`expectedMaxStandardNormal: n must be a whole number ≥ 1, got ${n}`);
   let e = expectedMaxes.get(n);
   if (e === undefined) expectedMaxes.set(n, (e = integrateExpectedMax(n)));
   return e;
@@ -48,7 +49,22 @@ function normalPdf(x: number): number {
 function normalCdf(x: number): number {
   const z = Math.abs(x) / Math.SQRT2;
   const t = 1 / (1 + 0.5 * z);
-  const erfc = t * Math.exp(-z * z - 1.26551223 + t * (1.00002368 + t * (0.37409196 + t * (0.09678418 + t * (-0.18628806 + t * (0.27886807 + t * (-1.13520398 + t * (1.48851587 + t * (-0.82215223 + t * 0.17087277)))))))));
+  const erfc =
+    t *
+    Math.exp(
+      -z * z -
+        1.26551223 +
+        t *
+          (1.00002368 +
+            t *
+              (0.37409196 +
+                t *
+                  (0.09678418 +
+                    t *
+                      (-0.18628806 +
+                        t *
+                          (0.27886807 + t * (-1.13520398 + t * (1.48851587 + t * (-0.82215223 + t * 0.17087277)))))))),
+    );
   return x >= 0 ? 1 - 0.5 * erfc : 0.5 * erfc;
 }
 
@@ -61,7 +77,11 @@ function normalCdf(x: number): number {
  * the seed, at the slowest of all: an upper estimate of what full fidelity averages over seeds (1.07–1.76× on five
  * test pipelines), since the replicas really run their pipelines at their own speeds and meet only at the reduction.
  */
-export function gpuSpeedFactors(setup: StepSetup, world: number, stageOf: (rank: number) => number = () => 0): (rank: number) => number {
+export function gpuSpeedFactors(
+  setup: StepSetup,
+  world: number,
+  stageOf: (rank: number) => number = () => 0,
+): (rank: number) => number {
   const sigma = setup.noise.gpuSpeedSpread ?? 0;
   if (sigma <= 0) return () => 1;
   if (setup.fidelity !== 'full') {
@@ -88,7 +108,8 @@ export function symmetricStageFactors(setup: StepSetup, world: number): number[]
   // what a pipeline of equal stages waits for.
   const perStage = 1 + sigma * expectedMaxStandardNormal(Math.max(1, Math.round(world / pp)));
   const factors = new Array<number>(pp).fill(perStage);
-  factors[Math.floor(randomStream(setup.seed, 'gpu-speed/slowest-stage').next() * pp)] = 1 + sigma * expectedMaxStandardNormal(world);
+  factors[Math.floor(randomStream(setup.seed, 'gpu-speed/slowest-stage').next() * pp)] =
+    1 + sigma * expectedMaxStandardNormal(world);
   return factors;
 }
 

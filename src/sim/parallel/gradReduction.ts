@@ -29,8 +29,22 @@ export function addGradientReduction(scope: CompileScope, st: StagePlan, first?:
   st.gradients.paramsPerRank = params.elementsPerRank;
   for (let t = 0; t < scope.simulatedTp; t++) {
     const group = layout.dpGroup(t, st.stage);
-    const shadows = t === 0 ? Array.from({ length: ctx.tp - scope.simulatedTp }, (_, i) => layout.dpGroup(scope.simulatedTp + i, st.stage)).filter(scope.needsShadow) : [];
-    const g: ReductionGroup = { scope, stage: st, params, t, group, replicas: [...Array(scope.simulatedReplicas).keys()], members: group.slice(0, scope.simulatedReplicas), shadowGroups: shadows.length > 0 ? shadows : undefined };
+    const shadows =
+      t === 0
+        ? Array.from({ length: ctx.tp - scope.simulatedTp }, (_, i) =>
+            layout.dpGroup(scope.simulatedTp + i, st.stage),
+          ).filter(scope.needsShadow)
+        : [];
+    const g: ReductionGroup = {
+      scope,
+      stage: st,
+      params,
+      t,
+      group,
+      replicas: [...Array(scope.simulatedReplicas).keys()],
+      members: group.slice(0, scope.simulatedReplicas),
+      shadowGroups: shadows.length > 0 ? shadows : undefined,
+    };
     reduceAndStep(g, buckets, first);
   }
 }
@@ -44,13 +58,35 @@ function reduceAndStep(g: ReductionGroup, buckets: GradBucket[], first: StageGra
   // Megatron's --overlap-param-gather: the weight all-gather opens the step (ahead of the reductions on the comm stream).
   const gatherAhead = dp > 1 && zero === 1 && par.overlapParamGather === true;
   if (gatherAhead) addGathersAhead(g, buckets);
-  const lastComm = dp <= 1 ? -1 : zero === 3 ? addZero3(g, reductionOverlaps(par), deepspeedSizes(g)) : addBucketReduction(g, buckets, reductionOverlaps(par));
+  const lastComm =
+    dp <= 1
+      ? -1
+      : zero === 3
+        ? addZero3(g, reductionOverlaps(par), deepspeedSizes(g))
+        : addBucketReduction(g, buckets, reductionOverlaps(par));
   const embeddingSyncs = addTiedEmbeddingSync(g, lastComm, first);
   const pendingTp = g.stage.gradients.pendingTp ?? [];
-  const optimizerIds = addOptimizerSteps(g, lastComm, (i) => [...(lastComm >= 0 ? [lastComm] : []), ...(embeddingSyncs.length > 0 ? [embeddingSyncs[i]] : []), ...pendingTp]);
+  const optimizerIds = addOptimizerSteps(g, lastComm, (i) => [
+    ...(lastComm >= 0 ? [lastComm] : []),
+    ...(embeddingSyncs.length > 0 ? [embeddingSyncs[i]] : []),
+    ...pendingTp,
+  ]);
   recordTiedEnds(g, lastComm, optimizerIds);
   if (dp > 1 && (zero === 1 || zero === 2) && !gatherAhead) {
-    program.collective('dp-allgather', 'all-gather updated weights', { op: 'all_gather', group: g.group, bytes: g.params.elementsPerRank * ctx.precision.elementBytes, shadowGroups: g.shadowGroups }, optimizerIds, -1, 'comm', g.members);
+    program.collective(
+      'dp-allgather',
+      'all-gather updated weights',
+      {
+        op: 'all_gather',
+        group: g.group,
+        bytes: g.params.elementsPerRank * ctx.precision.elementBytes,
+        shadowGroups: g.shadowGroups,
+      },
+      optimizerIds,
+      -1,
+      'comm',
+      g.members,
+    );
   }
 }
 
@@ -60,12 +96,32 @@ function addGathersAhead(g: ReductionGroup, buckets: GradBucket[]): void {
   const par = ctx.setup.parallel;
   const layerOf = new Map(g.params.tensors.map((x) => [x.name, x.layer]));
   const { elementBytes: weightBytes, gradientBytes } = ctx.precision;
-  addParamGathers({ program, stage: g.stage, passes, key, pp: ctx.pp, t: g.t, replicas: g.replicas, buckets, layerOf, weightBytes, gradientBytes, group: g.group, members: g.members, shadowGroups: g.shadowGroups, aligned: ctx.pp > 1 && par.schedule === 'interleaved' });
+  addParamGathers({
+    program,
+    stage: g.stage,
+    passes,
+    key,
+    pp: ctx.pp,
+    t: g.t,
+    replicas: g.replicas,
+    buckets,
+    layerOf,
+    weightBytes,
+    gradientBytes,
+    group: g.group,
+    members: g.members,
+    shadowGroups: g.shadowGroups,
+    aligned: ctx.pp > 1 && par.schedule === 'interleaved',
+  });
 }
 
 /** DeepSpeed ZeRO-3's collective sizes in elements, or undefined for FSDP's one collective a block. */
 function deepspeedSizes(g: ReductionGroup) {
   const zc = g.scope.ctx.setup.parallel.zeroConfig;
   if (zc.stage3 !== 'deepspeed') return undefined;
-  return { reduceBucketElements: (zc.reduceBucketMB * MiB) / g.scope.ctx.precision.gradientBytes, prefetchBucketElements: zc.prefetchBucketElements, persistenceThresholdElements: zc.persistenceThresholdElements };
+  return {
+    reduceBucketElements: (zc.reduceBucketMB * MiB) / g.scope.ctx.precision.gradientBytes,
+    prefetchBucketElements: zc.prefetchBucketElements,
+    persistenceThresholdElements: zc.persistenceThresholdElements,
+  };
 }

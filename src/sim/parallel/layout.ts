@@ -118,12 +118,18 @@ export interface SplitSpec {
  * What is wrong with `layersPerStage` as a split of `layers` layers over `pp` stages of `v` model chunks each,
  * if anything: it needs one count per stage, adding up to the layers, and at least one layer per chunk.
  */
-export function layersPerStageProblem(layers: number, pp: number, v: number, layersPerStage: readonly number[]): string | undefined {
+export function layersPerStageProblem(
+  layers: number,
+  pp: number,
+  v: number,
+  layersPerStage: readonly number[],
+): string | undefined {
   if (layersPerStage.length !== pp) return `needs one count per pipeline stage (${pp}), got ${layersPerStage.length}`;
   const sum = layersPerStage.reduce((a, b) => a + b, 0);
   if (sum !== layers) return `adds up to ${sum}, but the model has ${layers} layers`;
   const short = layersPerStage.findIndex((n) => n < v);
-  if (short >= 0) return `stage ${short} has ${layersPerStage[short]} layers, fewer than its ${v} model chunks (virtualStages); each chunk needs at least one`;
+  if (short >= 0)
+    return `stage ${short} has ${layersPerStage[short]} layers, fewer than its ${v} model chunks (virtualStages); each chunk needs at least one`;
   return undefined;
 }
 
@@ -136,7 +142,10 @@ function unitsOf(layers: number, slots: SplitSlots): number {
 export function evenSplitProblem(layers: number, pp: number, v: number, slots: SplitSlots = {}): string | undefined {
   const units = unitsOf(layers, slots);
   if (units % (pp * v) === 0) return undefined;
-  const counted = units === layers ? `${layers} layers` : `${layers} layers + ${units - layers} (${[slots.embedding ? 'embedding' : '', slots.loss ? 'loss' : ''].filter(Boolean).join(' and ')} counted as layers)`;
+  const counted =
+    units === layers
+      ? `${layers} layers`
+      : `${layers} layers + ${units - layers} (${[slots.embedding ? 'embedding' : '', slots.loss ? 'loss' : ''].filter(Boolean).join(' and ')} counted as layers)`;
   return `${counted} do not split evenly over pp × virtualStages = ${pp} × ${v} = ${pp * v} model chunks`;
 }
 
@@ -151,7 +160,10 @@ function evenCounts(layers: number, pp: number, v: number, slots: SplitSlots): n
 
 /** The pipeline split of `layers` layers a parallel setup asks for (see `splitLayers`). */
 export function splitOf(layers: number, spec: SplitSpec): number[][] {
-  return splitLayers(layers, spec.pp, spec.virtualStages, spec.layersPerStage, { embedding: spec.accountForEmbeddingInSplit, loss: spec.accountForLossInSplit });
+  return splitLayers(layers, spec.pp, spec.virtualStages, spec.layersPerStage, {
+    embedding: spec.accountForEmbeddingInSplit,
+    loss: spec.accountForLossInSplit,
+  });
 }
 
 /**
@@ -161,7 +173,13 @@ export function splitOf(layers: number, spec: SplitSpec): number[][] {
  * they go, earlier chunks taking the remainder. An even split may count the embedding and the loss as a
  * layer each (`SplitSlots`); a chunk may then hold no layer.
  */
-export function splitLayers(layers: number, pp: number, v: number, layersPerStage?: readonly number[], slots: SplitSlots = {}): number[][] {
+export function splitLayers(
+  layers: number,
+  pp: number,
+  v: number,
+  layersPerStage?: readonly number[],
+  slots: SplitSlots = {},
+): number[][] {
   const virtual = pp * v;
   let counts: number[];
   if (layersPerStage) {
@@ -173,7 +191,11 @@ export function splitLayers(layers: number, pp: number, v: number, layersPerStag
     });
   } else {
     const problem = evenSplitProblem(layers, pp, v, slots);
-    if (problem) throw new ScenarioError(v > 1 ? 'parallel.virtualStages' : 'parallel.pp', `${problem}; give parallel.layersPerStage or change pp`);
+    if (problem)
+      throw new ScenarioError(
+        v > 1 ? 'parallel.virtualStages' : 'parallel.pp',
+        `${problem}; give parallel.layersPerStage or change pp`,
+      );
     counts = evenCounts(layers, pp, v, slots);
   }
   const out: number[][] = [];

@@ -21,7 +21,12 @@ export function addOptimizerSteps(g: ReductionGroup, lastComm: number, depsOf: (
       return addOffloadedStep(g, rank, shard, lastComm >= 0 ? deps : [...deps, stepBackwardEnd(g, d)]);
     }
     const { mixed, gradientBytes } = ctx.precision;
-    const op = optimizerOp(shard, { optimizer: setup.training.optimizer, precision: mixed ? 'mixed' : 'fp32', gradientBytes, state: setup.training.optimizerState });
+    const op = optimizerOp(shard, {
+      optimizer: setup.training.optimizer,
+      precision: mixed ? 'mixed' : 'fp32',
+      gradientBytes,
+      state: setup.training.optimizerState,
+    });
     const ns = Math.round(g.scope.speedOf(rank) * opTimeNs(op, setup.cluster.node.gpu, 'fp32'));
     return program.local(rank, 'compute', 'optimizer', 'optimizer step', ns, deps);
   });
@@ -37,9 +42,25 @@ function addOffloadedStep(g: ReductionGroup, rank: number, shard: number, ready:
   const { ctx, program } = g.scope;
   const node = ctx.setup.cluster.node;
   const pcie = node.pcieBandwidthGBps;
-  const d2h = program.local(rank, 'copy', 'd2h', 'fp32 gradient shard to host', (shard * OFFLOAD_HOST_GRADIENT_BYTES) / pcie + node.pcieLatencyNs, ready);
-  const host = program.local(rank, 'copy', 'host-optimizer', 'host Adam (CPU offload)', hostAdamNs(shard, ctx.setup), [d2h]);
-  return program.local(rank, 'copy', 'h2d', 'weights back to GPU', (shard * ctx.precision.elementBytes) / pcie + node.pcieLatencyNs, [host]);
+  const d2h = program.local(
+    rank,
+    'copy',
+    'd2h',
+    'fp32 gradient shard to host',
+    (shard * OFFLOAD_HOST_GRADIENT_BYTES) / pcie + node.pcieLatencyNs,
+    ready,
+  );
+  const host = program.local(rank, 'copy', 'host-optimizer', 'host Adam (CPU offload)', hostAdamNs(shard, ctx.setup), [
+    d2h,
+  ]);
+  return program.local(
+    rank,
+    'copy',
+    'h2d',
+    'weights back to GPU',
+    (shard * ctx.precision.elementBytes) / pcie + node.pcieLatencyNs,
+    [host],
+  );
 }
 
 /**
@@ -48,6 +69,9 @@ function addOffloadedStep(g: ReductionGroup, rank: number, shard: number, ready:
  */
 export function hostAdamNs(shard: number, setup: StepSetup): number {
   const node = setup.cluster.node;
-  const ranksOnNode = Math.min(node.gpusPerNode, setup.parallel.tp * setup.parallel.pp * setup.parallel.dp * (setup.parallel.cp ?? 1));
+  const ranksOnNode = Math.min(
+    node.gpusPerNode,
+    setup.parallel.tp * setup.parallel.pp * setup.parallel.dp * (setup.parallel.cp ?? 1),
+  );
   return ((shard * ranksOnNode) / node.hostAdamParamsPerS) * 1e9;
 }

@@ -62,7 +62,15 @@ export function addParamGathers(x: ParamGatherInput): void {
     const deps = x.aligned ? [] : (launchAt ?? startOf(earliest));
     const label = `all-gather updated weights, bucket ${bk.index} (overlapped with the forward)`;
     const bytes = (bk.bytes / x.gradientBytes) * x.weightBytes;
-    const id = program.collective('dp-allgather', label, { op: 'all_gather', group: x.group, bytes, shadowGroups: x.shadowGroups }, deps, 0, 'comm', x.members);
+    const id = program.collective(
+      'dp-allgather',
+      label,
+      { op: 'all_gather', group: x.group, bytes, shadowGroups: x.shadowGroups },
+      deps,
+      0,
+      'comm',
+      x.members,
+    );
     for (const layer of layers) for (const task of firstOf.get(layer) ?? []) program.addDep(task, id);
     // The next bucket goes out when this one's first layer starts: after its gather and whatever else it waits for.
     launchAt = startOf(earliest);

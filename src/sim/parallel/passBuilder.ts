@@ -61,13 +61,26 @@ export class PassBuilder {
 
   /** A new record for pass `op`, with a gradient-task map per member when it is a backward. */
   newRecord(op: PipeOp): PassRecord {
-    return { first: [], last: [], blocks: [], gradTask: op.kind === 'B' ? this.ranks.members.map(() => new Map()) : undefined };
+    return {
+      first: [],
+      last: [],
+      blocks: [],
+      gradTask: op.kind === 'B' ? this.ranks.members.map(() => new Map()) : undefined,
+    };
   }
 
   /** The all-gather, on the members' compute streams, of the 1/t shards of `what` a pass received. */
   gatherReceived(rec: PassRecord, what: string, op: PipeOp, bytes: number): void {
     const { group, shadows, members } = this.ranks;
-    rec.gather = this.program.collective('tp-collective', `all-gather received ${what} mb${op.microBatch}`, { op: 'all_gather', group, bytes, shadowGroups: shadows.length > 0 ? shadows : undefined }, [], op.microBatch, 'compute', members);
+    rec.gather = this.program.collective(
+      'tp-collective',
+      `all-gather received ${what} mb${op.microBatch}`,
+      { op: 'all_gather', group, bytes, shadowGroups: shadows.length > 0 ? shadows : undefined },
+      [],
+      op.microBatch,
+      'compute',
+      members,
+    );
   }
 
   /**
@@ -83,18 +96,41 @@ export class PassBuilder {
       this.issue(seg.issueBefore, issued, op);
       const deps = [...waiting, ...seg.waitFor.flatMap((s) => issued.get(s) ?? [])];
       const ring = this.ranks.ring;
-      const received = ring?.waited ? seg.waitFor.filter((s) => s.group === 'cp' && issued.has(s)).map((s) => ({ sync: s, sends: issued.get(s)! })) : [];
+      const received = ring?.waited
+        ? seg.waitFor.filter((s) => s.group === 'cp' && issued.has(s)).map((s) => ({ sync: s, sends: issued.get(s)! }))
+        : [];
       waiting = [];
       for (const s of seg.waitFor) issued.delete(s);
       const passSync = k === 0 && startHostNs !== undefined;
       const segmentTasks = this.ranks.members.map((rank, i) => {
         const own = deps.length === 0 && !t.hostModelled ? deps : [...deps];
-        const hostId = t.hostModelled ? this.addHostWork(i, { syncBefore: seg.syncBefore, passSync, leadNs: seg.hostLeadNs, startNs: passSync ? (startHostNs ?? 0) : 0, restNs: seg.hostNs - seg.hostLeadNs }, label, op.microBatch) : undefined;
+        const hostId = t.hostModelled
+          ? this.addHostWork(
+              i,
+              {
+                syncBefore: seg.syncBefore,
+                passSync,
+                leadNs: seg.hostLeadNs,
+                startNs: passSync ? (startHostNs ?? 0) : 0,
+                restNs: seg.hostNs - seg.hostLeadNs,
+              },
+              label,
+              op.microBatch,
+            )
+          : undefined;
         if (hostId !== undefined) {
           own.push(hostId);
           if (passSync) (rec.firstHost ??= [])[i] = hostId;
         }
-        const id = this.program.local(rank, 'compute', seg.kind, label, this.ranks.jitter[i](seg.durationNs), own, op.microBatch);
+        const id = this.program.local(
+          rank,
+          'compute',
+          seg.kind,
+          label,
+          this.ranks.jitter[i](seg.durationNs),
+          own,
+          op.microBatch,
+        );
         if (rec.first[i] === undefined) rec.first[i] = id;
         if (entry.first[i] === undefined) entry.first[i] = id;
         rec.last[i] = id;
@@ -120,11 +156,32 @@ export class PassBuilder {
     for (const sync of syncs) {
       const deps = members.map((_, i) => this.lastCompute[i]).filter((x): x is number => x !== undefined);
       if (sync.group === 'cp') {
-        issued.set(sync, issueCpExchange(this.program, sync, `${sync.label} mb${op.microBatch}`, members, this.ranks.ring!, this.lastCompute, op.microBatch));
+        issued.set(
+          sync,
+          issueCpExchange(
+            this.program,
+            sync,
+            `${sync.label} mb${op.microBatch}`,
+            members,
+            this.ranks.ring!,
+            this.lastCompute,
+            op.microBatch,
+          ),
+        );
         continue;
       }
       const stream: StreamKind = sync.neededBy > sync.afterOp + 1 ? 'tp' : 'compute';
-      issued.set(sync, [this.program.collective('tp-collective', sync.label, { op: sync.op, group, bytes: sync.bytes, shadowGroups: shadows.length > 0 ? shadows : undefined }, deps, op.microBatch, stream, members)]);
+      issued.set(sync, [
+        this.program.collective(
+          'tp-collective',
+          sync.label,
+          { op: sync.op, group, bytes: sync.bytes, shadowGroups: shadows.length > 0 ? shadows : undefined },
+          deps,
+          op.microBatch,
+          stream,
+          members,
+        ),
+      ]);
     }
   }
 
@@ -133,13 +190,15 @@ export class PassBuilder {
     const rank = this.ranks.members[i];
     const hostDeps: number[] = [];
     if ((seg.syncBefore || seg.passSync) && this.lastCompute[i] !== undefined) {
-      if (this.hostCarry[i] > 0) this.program.local(rank, 'host', 'other', `host: ${label}`, Math.round(this.hostCarry[i]), [], microBatch);
+      if (this.hostCarry[i] > 0)
+        this.program.local(rank, 'host', 'other', `host: ${label}`, Math.round(this.hostCarry[i]), [], microBatch);
       this.hostCarry[i] = 0;
       hostDeps.push(this.lastCompute[i]);
     }
     const hostNs = Math.round(this.hostCarry[i] + seg.leadNs + seg.startNs);
     this.hostCarry[i] = seg.restNs;
-    if (hostNs > 0 || hostDeps.length > 0 || seg.passSync) return this.program.local(rank, 'host', 'other', `host: ${label}`, hostNs, hostDeps, microBatch);
+    if (hostNs > 0 || hostDeps.length > 0 || seg.passSync)
+      return this.program.local(rank, 'host', 'other', `host: ${label}`, hostNs, hostDeps, microBatch);
     return undefined;
   }
 }

@@ -25,7 +25,15 @@ export function addPipelineTransfers(scope: CompileScope, bytesPerRank: number):
             const label = `${kind === 'F' ? 'activations' : 'gradients'} mb${mb} stage ${from % pp}→${vs % pp}`;
             const shadows = shadowsOf(d, t, from % pp, vs % pp);
             const pair = layout.pair(layout.rank(t, d, from % pp), layout.rank(t, d, vs % pp));
-            const x = program.transfer('pp-send', label, pair, bytesPerRank, [src.last[t]], mb, shadows.length > 0 ? shadows : undefined);
+            const x = program.transfer(
+              'pp-send',
+              label,
+              pair,
+              bytesPerRank,
+              [src.last[t]],
+              mb,
+              shadows.length > 0 ? shadows : undefined,
+            );
             if (dst.gather !== undefined) program.addDep(dst.gather, x);
             for (let u = 0; u < tpSim; u++) {
               program.addDep(dst.first[u], x);
@@ -48,7 +56,8 @@ function transferShadows(scope: CompileScope): (d: number, t: number, a: number,
   const { layout, simulatedReplicas: replicas, simulatedTp: tpSim, needsShadow } = scope;
   const { pp } = layout;
   const lists = new Map<number, (readonly number[])[]>();
-  const pairOf = (t: number, e: number, a: number, b: number) => layout.pair(layout.rank(t, e, a), layout.rank(t, e, b));
+  const pairOf = (t: number, e: number, a: number, b: number) =>
+    layout.pair(layout.rank(t, e, a), layout.rank(t, e, b));
   return (d, t, a, b) => {
     const listKey = ((d * layout.tp + t) * pp + a) * pp + b;
     let shadows = lists.get(listKey);

@@ -25,7 +25,8 @@ export interface ReductionGroup {
 export function lastBackwardOf(g: ReductionGroup, d: number, mb: number): number {
   const { passes, key, ctx } = g.scope;
   let last = -1;
-  for (let c = 0; c < g.stage.chunks.length; c++) last = Math.max(last, passes.get(key(d, c * ctx.pp + g.stage.stage, mb, 'B'))!.last[g.t]);
+  for (let c = 0; c < g.stage.chunks.length; c++)
+    last = Math.max(last, passes.get(key(d, c * ctx.pp + g.stage.stage, mb, 'B'))!.last[g.t]);
   return last;
 }
 

@@ -54,7 +54,11 @@ function interleaved(p: number, s: number, m: number, v: number, allWarmupWhenOn
   const at = (k: number, backward: boolean): PipeOp => {
     const inGroup = k % (p * v);
     const c = Math.floor(inGroup / p);
-    return { kind: backward ? 'B' : 'F', microBatch: Math.floor(k / (p * v)) * p + (k % p), chunk: backward ? v - 1 - c : c };
+    return {
+      kind: backward ? 'B' : 'F',
+      microBatch: Math.floor(k / (p * v)) * p + (k % p),
+      chunk: backward ? v - 1 - c : c,
+    };
   };
   const warmup = allWarmupWhenOneGroup && m === p ? total : Math.min((p - s - 1) * 2 + (v - 1) * p, total);
   const ops: PipeOp[] = [];
@@ -76,7 +80,15 @@ export interface ScheduleRules {
 }
 
 /** The op sequence of stage `s` of `p` for `m` micro-batches and `v` chunks per stage. */
-export function stageSchedule(schedule: PipelineSchedule, p: number, s: number, m: number, v = 1, rules: ScheduleRules = {}): PipeOp[] {
+// eslint-disable-next-line max-params -- a schedule is fixed by its kind, pp, stage, micro-batches, chunks and the framework's rules
+export function stageSchedule(
+  schedule: PipelineSchedule,
+  p: number,
+  s: number,
+  m: number,
+  v = 1,
+  rules: ScheduleRules = {},
+): PipeOp[] {
   if (p === 1) return interleavedOrPlain(schedule, m, v);
   if (schedule === 'gpipe') return gpipe(m);
   if (schedule === '1f1b') return oneFOneB(p, s, m);

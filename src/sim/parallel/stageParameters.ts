@@ -25,7 +25,16 @@ export function stageParameters(ctx: StepContext, stage: number): StageParameter
   ctx.virtualStageLayers.forEach((layers, vs) => {
     if (vs % pp === stage) for (const l of layers) ofLayer.set(l, vs);
   });
-  const virtualStageOfLayer = (layer: number) => (layer < 0 ? (stage === 0 ? 0 : undefined) : layer >= model.layers ? (stage === pp - 1 ? lastVirtual : undefined) : ofLayer.get(layer));
+  const virtualStageOfLayer = (layer: number) =>
+    layer < 0
+      ? stage === 0
+        ? 0
+        : undefined
+      : layer >= model.layers
+        ? stage === pp - 1
+          ? lastVirtual
+          : undefined
+        : ofLayer.get(layer);
   const virtualStageOf = new Map<string, number>();
   const tensors: ParamTensor[] = [];
   for (const t of parameterTensors(model)) {

@@ -20,7 +20,6 @@ import { PassBuilder, type PassRanks } from './passBuilder.js';
 import { stepContext, type StepContext } from './stepContext.js';
 import type { CompileScope, PassRecord, StagePlan, StepPlan } from './stepTypes.js';
 
-
 /** Each block's forward and backward pass as a template of compute segments and the syncs between them. */
 type PassTemplates = Map<Block, { F: PassTemplate; B: PassTemplate }>;
 
@@ -41,7 +40,20 @@ function virtualStageBlocks(ctx: StepContext, blocks: readonly Block[]): Block[]
 function stepBlocks(ctx: StepContext): Block[] {
   const { model, training, parallel: par, cluster, framework } = ctx.setup;
   const attentionKernel = resolveAttentionKernel(training.attentionKernel, cluster.node.gpu);
-  return buildBlocks(model, { microBatch: training.microBatch, seqLen: training.seqLen, cp: ctx.cp, cpCommType: par.cpCommType, dtype: ctx.precision.dtype, tp: ctx.tp, sequenceParallel: par.sequenceParallel, flashAttention: training.flashAttention, recompute: par.recompute, framework, kernels: training.kernels, attentionKernel });
+  return buildBlocks(model, {
+    microBatch: training.microBatch,
+    seqLen: training.seqLen,
+    cp: ctx.cp,
+    cpCommType: par.cpCommType,
+    dtype: ctx.precision.dtype,
+    tp: ctx.tp,
+    sequenceParallel: par.sequenceParallel,
+    flashAttention: training.flashAttention,
+    recompute: par.recompute,
+    framework,
+    kernels: training.kernels,
+    attentionKernel,
+  });
 }
 
 /**
@@ -52,12 +64,22 @@ function passTemplates(ctx: StepContext, blocks: readonly Block[]): PassTemplate
   const { model, parallel: par, cluster, framework } = ctx.setup;
   const { tp, cp, tokensPerRank: tokens } = ctx;
   const { elementBytes, dtype } = ctx.precision;
-  const tpCtx = { model, tp, sequenceParallel: par.sequenceParallel, style: par.tpStyle, tokens, elementBytes, asyncGradReduce: framework?.asyncTpGradReduce ?? true };
+  const tpCtx = {
+    model,
+    tp,
+    sequenceParallel: par.sequenceParallel,
+    style: par.tpStyle,
+    tokens,
+    elementBytes,
+    asyncGradReduce: framework?.asyncTpGradReduce ?? true,
+  };
   const cpCtx = { model, cp, tp, tokens, elementBytes, commType: par.cpCommType };
   const overlap = par.tpCommOverlap;
   const syncPoints = (names: readonly string[]) => {
     const tpSyncs = tpSyncPoints(names, tpCtx);
-    return [...(overlap ? overlapTpSyncs(names, tpSyncs) : tpSyncs), ...cpSyncPoints(names, cpCtx)].sort((a, b) => a.afterOp - b.afterOp);
+    return [...(overlap ? overlapTpSyncs(names, tpSyncs) : tpSyncs), ...cpSyncPoints(names, cpCtx)].sort(
+      (a, b) => a.afterOp - b.afterOp,
+    );
   };
   const opsOf = (ops: readonly Op[]) => (overlap ? ops.map((o) => withOverlapSmMargin(o, overlap)) : ops);
   const gpu = cluster.node.gpu;
@@ -91,7 +113,17 @@ function compileScope(ctx: StepContext): CompileScope {
   const key = (d: number, vs: number, mb: number, kind: 'F' | 'B') => `${d}/${vs}/${mb}/${kind}`;
   const needsShadow = shadowNeed(simulated, setup.cluster.node.gpusPerNode);
   const speedOf = gpuSpeedFactors(setup, layout.world, (r) => layout.coords(r).p);
-  return { ctx, program: new Program(layout.world, simulated), layout, passes: new Map(), key, simulatedReplicas, simulatedTp, needsShadow, speedOf };
+  return {
+    ctx,
+    program: new Program(layout.world, simulated),
+    layout,
+    passes: new Map(),
+    key,
+    simulatedReplicas,
+    simulatedTp,
+    needsShadow,
+    speedOf,
+  };
 }
 
 /**
@@ -110,9 +142,14 @@ export function compileStep(setup: StepSetup): StepPlan {
   const { program, layout } = scope;
   // Only when every rank of a ring is simulated (full fidelity) is there a predecessor's send to wait for.
   const ringWaits = scope.simulatedReplicas === layout.dp ? new RingWaits(ctx.cp) : undefined;
-  const stages = Array.from({ length: ctx.pp }, (_, s) => compileStage(scope, { stage: s, chunkBlocks, templates, ringWaits }));
+  const stages = Array.from({ length: ctx.pp }, (_, s) =>
+    compileStage(scope, { stage: s, chunkBlocks, templates, ringWaits }),
+  );
   ringWaits?.link(program);
-  addPipelineTransfers(scope, (ctx.tokensPerRank * setup.model.hidden * ctx.precision.elementBytes) / (ctx.tp > 1 ? ctx.tp : 1));
+  addPipelineTransfers(
+    scope,
+    (ctx.tokensPerRank * setup.model.hidden * ctx.precision.elementBytes) / (ctx.tp > 1 ? ctx.tp : 1),
+  );
   for (const st of stages) addGradientReduction(scope, st, stages[0].gradients);
   return { program, layout, microBatchesPerStep: ctx.microBatches, stages };
 }
@@ -129,30 +166,67 @@ interface StageInput {
 function compileStage(scope: CompileScope, input: StageInput): StagePlan {
   const { ctx, layout, passes, key } = scope;
   const { stage: s, chunkBlocks } = input;
-  const schedule = stageSchedule(ctx.setup.parallel.schedule, ctx.pp, s, ctx.microBatches, ctx.chunksPerStage, scheduleRules(ctx.setup.framework));
+  const schedule = stageSchedule(
+    ctx.setup.parallel.schedule,
+    ctx.pp,
+    s,
+    ctx.microBatches,
+    ctx.chunksPerStage,
+    scheduleRules(ctx.setup.framework),
+  );
   const chunks = Array.from({ length: ctx.chunksPerStage }, (_, c) => chunkBlocks[c * ctx.pp + s]);
-  const plan: StagePlan = { stage: s, chunks, schedule, peakInFlight: peakInFlight(schedule), gradients: { buckets: [], paramsPerRank: 0 } };
-  const tpShadows = Array.from({ length: layout.dp - scope.simulatedReplicas }, (_, i) => layout.tpGroup(scope.simulatedReplicas + i, s)).filter(scope.needsShadow);
+  const plan: StagePlan = {
+    stage: s,
+    chunks,
+    schedule,
+    peakInFlight: peakInFlight(schedule),
+    gradients: { buckets: [], paramsPerRank: 0 },
+  };
+  const tpShadows = Array.from({ length: layout.dp - scope.simulatedReplicas }, (_, i) =>
+    layout.tpGroup(scope.simulatedReplicas + i, s),
+  ).filter(scope.needsShadow);
   for (let d = 0; d < scope.simulatedReplicas; d++) {
-    const builder = new PassBuilder(scope.program, passRanks(scope, { d, stage: s, tpShadows, ringWaits: input.ringWaits }));
+    const builder = new PassBuilder(
+      scope.program,
+      passRanks(scope, { d, stage: s, tpShadows, ringWaits: input.ringWaits }),
+    );
     for (const op of schedule) {
       const vs = op.chunk * ctx.pp + s;
-      passes.set(key(d, vs, op.microBatch, op.kind), compilePass(scope, builder, { op, virtualStage: vs, blocks: chunkBlocks[vs], templates: input.templates }));
+      passes.set(
+        key(d, vs, op.microBatch, op.kind),
+        compilePass(scope, builder, { op, virtualStage: vs, blocks: chunkBlocks[vs], templates: input.templates }),
+      );
     }
     // Whatever TP collective is still outstanding at the end is waited for by the optimizer.
-    if (builder.pendingTp.length > 0) plan.gradients.pendingTp = [...(plan.gradients.pendingTp ?? []), ...builder.pendingTp];
+    if (builder.pendingTp.length > 0)
+      plan.gradients.pendingTp = [...(plan.gradients.pendingTp ?? []), ...builder.pendingTp];
   }
   return plan;
 }
 
 /** The ranks replica d's TP group of stage `stage` runs on, with their jitter and context-parallel ring. */
-function passRanks(scope: CompileScope, at: { d: number; stage: number; tpShadows: (readonly number[])[]; ringWaits?: RingWaits }): PassRanks {
+function passRanks(
+  scope: CompileScope,
+  at: { d: number; stage: number; tpShadows: (readonly number[])[]; ringWaits?: RingWaits },
+): PassRanks {
   const { ctx, layout } = scope;
   const { setup } = ctx;
   const group = layout.tpGroup(at.d, at.stage);
   const members = scope.simulatedTp === ctx.tp ? group : group.slice(0, scope.simulatedTp);
   const simulatedSet = new Set(scope.program.simulatedRanks);
-  const ring = ctx.cp > 1 ? cpRing(layout, at.d, at.stage, members, simulatedSet, scope.needsShadow, setup.cluster.node.gpusPerNode, at.ringWaits) : undefined;
+  const ring =
+    ctx.cp > 1
+      ? cpRing(
+          layout,
+          at.d,
+          at.stage,
+          members,
+          simulatedSet,
+          scope.needsShadow,
+          setup.cluster.node.gpusPerNode,
+          at.ringWaits,
+        )
+      : undefined;
   const jitter = members.map((r) => {
     const jittered = jitterer(setup.seed, `compute-jitter/rank-${r}`, setup.noise.computeJitter);
     const speed = scope.speedOf(r);
@@ -162,7 +236,11 @@ function passRanks(scope: CompileScope, at: { d: number; stage: number; tpShadow
 }
 
 /** One pass through one virtual stage: the all-gather of what it received when it needs one, then its blocks. */
-function compilePass(scope: CompileScope, builder: PassBuilder, pass: { op: StagePlan['schedule'][number]; virtualStage: number; blocks: Block[]; templates: PassTemplates }): PassRecord {
+function compilePass(
+  scope: CompileScope,
+  builder: PassBuilder,
+  pass: { op: StagePlan['schedule'][number]; virtualStage: number; blocks: Block[]; templates: PassTemplates },
+): PassRecord {
   const { ctx } = scope;
   const { op, virtualStage: vs } = pass;
   const virtualStages = ctx.virtualStageLayers.length;
@@ -171,9 +249,15 @@ function compilePass(scope: CompileScope, builder: PassBuilder, pass: { op: Stag
   const start = passStartHostNs(ctx.setup.framework, { kind: op.kind, virtualStage: vs, virtualStages, tp: ctx.tp });
   // Each TP rank received 1/t of the activations (or gradients); the pass starts with their all-gather.
   if (ctx.tp > 1 && !ctx.setup.parallel.sequenceParallel && (op.kind === 'F' ? vs > 0 : vs < virtualStages - 1)) {
-    builder.gatherReceived(rec, op.kind === 'F' ? 'activations' : 'gradients', op, ctx.tokensPerRank * ctx.setup.model.hidden * ctx.precision.elementBytes);
+    builder.gatherReceived(
+      rec,
+      op.kind === 'F' ? 'activations' : 'gradients',
+      op,
+      ctx.tokensPerRank * ctx.setup.model.hidden * ctx.precision.elementBytes,
+    );
   }
-  for (const b of list) builder.addBlock(b, pass.templates.get(b)![op.kind], op, rec, b === list[0] ? start : undefined);
+  for (const b of list)
+    builder.addBlock(b, pass.templates.get(b)![op.kind], op, rec, b === list[0] ? start : undefined);
   return rec;
 }
 

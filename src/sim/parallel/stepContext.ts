@@ -16,7 +16,11 @@ export interface PrecisionFacts {
 }
 
 /** Compute dtype and bytes per activation element for a training precision. */
-export function precisionInfo(precision: TrainingPrecision): { dtype: TrainingPrecision; mixed: boolean; elementBytes: number } {
+export function precisionInfo(precision: TrainingPrecision): {
+  dtype: TrainingPrecision;
+  mixed: boolean;
+  elementBytes: number;
+} {
   const mixed = precision === 'bf16' || precision === 'fp16';
   return { dtype: precision, mixed, elementBytes: mixed ? 2 : 4 };
 }
@@ -76,6 +80,7 @@ export function stepContext(setup: StepSetup): StepContext {
 /** The layers stage `stage` holds, over all its chunks. */
 export function stageLayers(ctx: StepContext, stage: number): Set<number> {
   const layers = new Set<number>();
-  for (let c = 0; c < ctx.chunksPerStage; c++) for (const l of ctx.virtualStageLayers[c * ctx.pp + stage]) layers.add(l);
+  for (let c = 0; c < ctx.chunksPerStage; c++)
+    for (const l of ctx.virtualStageLayers[c * ctx.pp + stage]) layers.add(l);
   return layers;
 }

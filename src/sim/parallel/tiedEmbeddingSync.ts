@@ -20,15 +20,28 @@ export function addTiedEmbeddingSync(g: ReductionGroup, lastComm: number, first:
   const tpSim = g.scope.simulatedTp;
   // The pairs nobody simulates (other replicas, other TP ranks) exchange alongside, as shadows.
   const ends = (u: number, e: number) => layout.pair(layout.rank(u, e, 0), layout.rank(u, e, pp - 1));
-  const shadowsOf = t === 0
-    ? [...Array.from({ length: dp - replicas.length }, (_, i) => ends(0, replicas.length + i)),
-      ...Array.from({ length: tp - tpSim }, (_, u) => Array.from({ length: dp }, (_, e) => ends(tpSim + u, e))).flat()].filter(g.scope.needsShadow)
-    : [];
+  const shadowsOf =
+    t === 0
+      ? [
+          ...Array.from({ length: dp - replicas.length }, (_, i) => ends(0, replicas.length + i)),
+          ...Array.from({ length: tp - tpSim }, (_, u) =>
+            Array.from({ length: dp }, (_, e) => ends(tpSim + u, e)),
+          ).flat(),
+        ].filter(g.scope.needsShadow)
+      : [];
   return replicas.map((d, i) => {
     const pair = ends(t, d);
     const deps = [...firstEnds.done[t], lastComm >= 0 ? lastComm : stepBackwardEnd(g, d), ...(first.pendingTp ?? [])];
     const bytes = elementsPerTpRank(tied, tp) * ctx.precision.gradientBytes;
-    const sync = program.collective('dp-allreduce', 'all-reduce tied embedding gradients (first and last stage)', { op: 'all_reduce', group: pair, bytes, shadowGroups: shadowsOf.length > 0 ? shadowsOf : undefined }, deps, -1, 'tp', pair);
+    const sync = program.collective(
+      'dp-allreduce',
+      'all-reduce tied embedding gradients (first and last stage)',
+      { op: 'all_reduce', group: pair, bytes, shadowGroups: shadowsOf.length > 0 ? shadowsOf : undefined },
+      deps,
+      -1,
+      'tp',
+      pair,
+    );
     program.addDep(firstEnds.optimizers[t][i], sync);
     return sync;
   });

@@ -43,9 +43,21 @@ export function overlapTpSyncs(names: readonly string[], syncs: readonly TpSync[
   for (const s of syncs) {
     const next = names[s.neededBy];
     const after = names[s.afterOp];
-    if (s.group !== 'cp' && s.op === 'all_gather' && s.neededBy === s.afterOp + 1 && next !== undefined && RING_EXCHANGE.has(base(next))) {
+    if (
+      s.group !== 'cp' &&
+      s.op === 'all_gather' &&
+      s.neededBy === s.afterOp + 1 &&
+      next !== undefined &&
+      RING_EXCHANGE.has(base(next))
+    ) {
       out.push({ ...s, neededBy: s.neededBy + 1, label: `${s.label} (overlapped)` });
-    } else if (s.group !== 'cp' && s.op === 'reduce_scatter' && s.neededBy === s.afterOp + 1 && after !== undefined && PIPELINE_RS.has(base(after))) {
+    } else if (
+      s.group !== 'cp' &&
+      s.op === 'reduce_scatter' &&
+      s.neededBy === s.afterOp + 1 &&
+      after !== undefined &&
+      PIPELINE_RS.has(base(after))
+    ) {
       const tail = s.bytes / PIPELINE_RS_SPLITS;
       out.push({ ...s, bytes: s.bytes - tail, afterOp: s.afterOp - 1, label: `${s.label} (overlapped)` });
       out.push({ ...s, bytes: tail, label: `${s.label} (last chunk)` });
@@ -59,6 +71,13 @@ export function overlapTpSyncs(names: readonly string[], syncs: readonly TpSync[
 /** The GEMMs that give SMs to the communication beside them, with how many (`TpCommOverlapSms`). */
 export function withOverlapSmMargin(op: Op, sms: TpCommOverlapSms): Op {
   const name = base(op.name);
-  const margin = name === 'proj' ? sms.proj : name === 'fc2' ? sms.fc2 : ['qkv.dgrad', 'qkv.wgrad', 'fc1.dgrad', 'fc1.wgrad'].includes(name) ? sms.bulk : 0;
+  const margin =
+    name === 'proj'
+      ? sms.proj
+      : name === 'fc2'
+        ? sms.fc2
+        : ['qkv.dgrad', 'qkv.wgrad', 'fc1.dgrad', 'fc1.wgrad'].includes(name)
+          ? sms.bulk
+          : 0;
   return margin > 0 && op.kind === 'gemm' ? { ...op, smMargin: margin } : op;
 }

@@ -65,10 +65,17 @@ export function tpSyncPoints(names: readonly string[], ctx: TpContext): TpSync[]
   const sp = ctx.sequenceParallel;
   names.forEach((raw, i) => {
     const name = raw.startsWith('recompute.') ? raw.slice('recompute.'.length) : raw;
-    const blocking = (op: CollectiveOp, bytes: number, label: string, after = i) => out.push({ op, bytes, afterOp: after, neededBy: after + 1, label });
-    const overlapped = (op: CollectiveOp, bytes: number, label: string) => out.push({ op, bytes, afterOp: i, neededBy: i + 2, label });
+    const blocking = (op: CollectiveOp, bytes: number, label: string, after = i) =>
+      out.push({ op, bytes, afterOp: after, neededBy: after + 1, label });
+    const overlapped = (op: CollectiveOp, bytes: number, label: string) =>
+      out.push({ op, bytes, afterOp: i, neededBy: i + 2, label });
     if (ctx.style === 'allgather') {
-      if (['qkv', 'proj', 'fc1', 'fc2', 'lm_head'].includes(name)) blocking('all_gather', full(name === 'lm_head' ? ctx.model.vocab : width(ctx, name).out), `TP all-gather ${name}`);
+      if (['qkv', 'proj', 'fc1', 'fc2', 'lm_head'].includes(name))
+        blocking(
+          'all_gather',
+          full(name === 'lm_head' ? ctx.model.vocab : width(ctx, name).out),
+          `TP all-gather ${name}`,
+        );
       if (['qkv.dgrad', 'proj.dgrad', 'fc1.dgrad', 'fc2.dgrad', 'lm_head.dgrad'].includes(name)) {
         const lin = name.replace('.dgrad', '');
         blocking('all_reduce', full(lin === 'lm_head' ? h : width(ctx, lin).in), `TP all-reduce ${name}`);
@@ -78,16 +85,27 @@ export function tpSyncPoints(names: readonly string[], ctx: TpContext): TpSync[]
     }
     // Megatron: row-parallel outputs (proj, fc2) and the vocab-parallel embedding are reduced; with
     // SP the reduction is a reduce-scatter and column-parallel inputs are all-gathered first.
-    if (name === 'proj' || name === 'fc2' || name === 'embed.lookup') blocking(sp ? 'reduce_scatter' : 'all_reduce', full(h), `TP ${sp ? 'reduce-scatter' : 'all-reduce'} ${name}`);
-    if (sp && (name === 'qkv' || name === 'fc1' || name === 'lm_head')) blocking('all_gather', full(h), `TP all-gather before ${name}`, i - 1);
+    if (name === 'proj' || name === 'fc2' || name === 'embed.lookup')
+      blocking(sp ? 'reduce_scatter' : 'all_reduce', full(h), `TP ${sp ? 'reduce-scatter' : 'all-reduce'} ${name}`);
+    if (sp && (name === 'qkv' || name === 'fc1' || name === 'lm_head'))
+      blocking('all_gather', full(h), `TP all-gather before ${name}`, i - 1);
     if (name === 'qkv.dgrad' || name === 'fc1.dgrad' || name === 'lm_head.dgrad') {
       // The input gradient of a column-parallel linear is reduced while its weight gradient is computed
       // (unless the framework turns that off; sequence parallelism's reduce-scatter is always async).
-      if (sp || ctx.asyncGradReduce !== false) overlapped(sp ? 'reduce_scatter' : 'all_reduce', full(h), `TP ${sp ? 'reduce-scatter' : 'all-reduce'} ${name}`);
+      if (sp || ctx.asyncGradReduce !== false)
+        overlapped(sp ? 'reduce_scatter' : 'all_reduce', full(h), `TP ${sp ? 'reduce-scatter' : 'all-reduce'} ${name}`);
       else blocking('all_reduce', full(h), `TP all-reduce ${name}`);
-      if (sp) out.push({ op: 'all_gather', bytes: full(h), afterOp: i - 1, neededBy: i + 1, label: `TP all-gather input for ${name.replace('.dgrad', '.wgrad')}` });
+      if (sp)
+        out.push({
+          op: 'all_gather',
+          bytes: full(h),
+          afterOp: i - 1,
+          neededBy: i + 1,
+          label: `TP all-gather input for ${name.replace('.dgrad', '.wgrad')}`,
+        });
     }
-    if (sp && (name === 'proj.dgrad' || name === 'fc2.dgrad')) blocking('all_gather', full(h), `TP all-gather grad before ${name}`, i - 1);
+    if (sp && (name === 'proj.dgrad' || name === 'fc2.dgrad'))
+      blocking('all_gather', full(h), `TP all-gather grad before ${name}`, i - 1);
     // The vocab-parallel cross-entropy all-reduces three fp32 values per token over the TP group: the logits' max,
     // the target's logit and the sum of exponentials (megatron/core/tensor_parallel/cross_entropy.py),
     // each one needed before the loss goes on. The loss is one op here, so all three sit between the logits and it.
@@ -98,7 +116,13 @@ export function tpSyncPoints(names: readonly string[], ctx: TpContext): TpSync[]
 
 /** The loss's three all-reduces over split logits (max, target logit, sum of exp; fp32 per token), before the loss op `i`. */
 function crossEntropySyncs(ctx: TpContext, i: number): TpSync[] {
-  return ['max', 'target logit', 'sum of exp'].map((what) => ({ op: 'all_reduce', bytes: ctx.tokens * 4, afterOp: i - 1, neededBy: i, label: `TP all-reduce cross-entropy ${what}` }));
+  return ['max', 'target logit', 'sum of exp'].map((what) => ({
+    op: 'all_reduce',
+    bytes: ctx.tokens * 4,
+    afterOp: i - 1,
+    neededBy: i,
+    label: `TP all-reduce cross-entropy ${what}`,
+  }));
 }
 
 /**
@@ -117,16 +141,27 @@ function mlpSyncPoints(names: readonly string[], ctx: TpContext): TpSync[] {
     const fwd = /^fc(\d+)$/.exec(name);
     const dgrad = /^fc(\d+)\.dgrad$/.exec(name);
     if (fwd && Number(fwd[1]) % 2 === 1) {
-      out.push({ op: 'all_reduce', bytes: ctx.tokens * sizes[Number(fwd[1]) + 1] * ctx.elementBytes, afterOp: i, neededBy: i + 1, label: `TP all-reduce ${name}` });
+      out.push({
+        op: 'all_reduce',
+        bytes: ctx.tokens * sizes[Number(fwd[1]) + 1] * ctx.elementBytes,
+        afterOp: i,
+        neededBy: i + 1,
+        label: `TP all-reduce ${name}`,
+      });
     }
     if (dgrad && Number(dgrad[1]) % 2 === 0 && Number(dgrad[1]) > 0) {
       // Overlapped with the weight-gradient GEMM that follows, unless that ends the block (the pass's sends to the
       // previous pipeline stage would not wait for a collective carried past it).
       const overlapped = ctx.asyncGradReduce !== false && i + 2 < names.length;
-      out.push({ op: 'all_reduce', bytes: ctx.tokens * sizes[Number(dgrad[1])] * ctx.elementBytes, afterOp: i, neededBy: overlapped ? i + 2 : i + 1, label: `TP all-reduce ${name}` });
+      out.push({
+        op: 'all_reduce',
+        bytes: ctx.tokens * sizes[Number(dgrad[1])] * ctx.elementBytes,
+        afterOp: i,
+        neededBy: overlapped ? i + 2 : i + 1,
+        label: `TP all-reduce ${name}`,
+      });
     }
     if (name === 'loss' && lastColumn) out.push(...crossEntropySyncs(ctx, i));
   });
   return out.sort((a, b) => a.afterOp - b.afterOp);
 }
-

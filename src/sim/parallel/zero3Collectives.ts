@@ -29,7 +29,11 @@ export const DEEPSPEED_PREFETCH_BUCKET_ELEMENTS = 5e7;
 export const DEEPSPEED_PERSISTENCE_THRESHOLD_ELEMENTS = 1e5;
 
 /** The elements of each all-gather DeepSpeed makes of parameters of these sizes, in the order it fetches them. */
-export function deepspeedGatherGroups(elements: readonly number[], bucketElements = DEEPSPEED_PREFETCH_BUCKET_ELEMENTS, persistenceThresholdElements = DEEPSPEED_PERSISTENCE_THRESHOLD_ELEMENTS): number[] {
+export function deepspeedGatherGroups(
+  elements: readonly number[],
+  bucketElements = DEEPSPEED_PREFETCH_BUCKET_ELEMENTS,
+  persistenceThresholdElements = DEEPSPEED_PERSISTENCE_THRESHOLD_ELEMENTS,
+): number[] {
   const groups: number[] = [];
   let open = 0;
   for (const n of elements) {
@@ -81,13 +85,22 @@ function blockParamElements(block: Block, tp: number, all: ReadonlyMap<string, P
  * A block's ZeRO-3 collectives, in elements: FSDP's one all-gather and one reduce-scatter of the whole block, or, given
  * DeepSpeed's sizes, DeepSpeed's per-parameter groups. Empty for a block without weights.
  */
-export function blockZero3Collectives(block: Block, tp: number, all: ReadonlyMap<string, ParamTensor>, deepspeed: DeepSpeedZero3 | undefined): BlockZero3Collectives {
+export function blockZero3Collectives(
+  block: Block,
+  tp: number,
+  all: ReadonlyMap<string, ParamTensor>,
+  deepspeed: DeepSpeedZero3 | undefined,
+): BlockZero3Collectives {
   const backwardOrder = blockParamElements(block, tp, all);
   const total = backwardOrder.reduce((a, n) => a + n, 0);
   if (total === 0) return { gathers: [], reductions: [] };
   if (!deepspeed) return { gathers: [total], reductions: [total] };
   return {
-    gathers: deepspeedGatherGroups([...backwardOrder].reverse(), deepspeed.prefetchBucketElements, deepspeed.persistenceThresholdElements),
+    gathers: deepspeedGatherGroups(
+      [...backwardOrder].reverse(),
+      deepspeed.prefetchBucketElements,
+      deepspeed.persistenceThresholdElements,
+    ),
     reductions: deepspeedReduceBuckets(backwardOrder, deepspeed.reduceBucketElements),
   };
 }

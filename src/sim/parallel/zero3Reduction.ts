@@ -45,7 +45,12 @@ export function addZero3(g: ReductionGroup, overlap: boolean, deepspeed: DeepSpe
   const bytes = { weight: ctx.precision.elementBytes, gradient: ctx.precision.wireGradientBytes };
   const cursor: Zero3Cursor = { g, overlap, collectivesOf, bytes, last: -1, before: [], pendingReduction: -1 };
   for (let mb = 0; mb < ctx.microBatches; mb++) {
-    for (const kind of ['F', 'B'] as const) addPassCollectives(cursor, g.replicas.map((d) => passes.get(key(d, 0, mb, kind))!), { mb, kind });
+    for (const kind of ['F', 'B'] as const)
+      addPassCollectives(
+        cursor,
+        g.replicas.map((d) => passes.get(key(d, 0, mb, kind))!),
+        { mb, kind },
+      );
   }
   return cursor.last;
 }
@@ -55,35 +60,66 @@ function addPassCollectives(cursor: Zero3Cursor, recs: PassRecord[], pass: { mb:
   const { g, overlap, collectivesOf } = cursor;
   const { program } = g.scope;
   const { t } = g;
-  const { mb } = pass;
   const blocks = recs[0].blocks;
   const gathered = new Set<number>();
   const gather = (i: number) => {
     if (i >= blocks.length || gathered.has(i)) return;
     gathered.add(i);
-    const { gathers } = collectivesOf(blocks[i].block);
-    if (gathers.length === 0) return;
-    const deps = !overlap ? (i > 0 ? recs.map((r) => r.blocks[i - 1].last[t]) : cursor.before) : i > 0 ? recs.map((r) => r.blocks[i - 1].first[t]) : [];
-    // The gathers of one block follow one another on the comm stream; the block waits for the last.
-    for (const [k, elements] of gathers.entries()) {
-      const label = partLabel('all-gather weights', blocks[i].block.name, k, gathers.length, mb);
-      cursor.last = program.collective('zero-gather', label, { op: 'all_gather', group: g.group, bytes: elements * cursor.bytes.weight, shadowGroups: g.shadowGroups }, k === 0 ? deps : [cursor.last], mb, 'comm', g.members);
-    }
-    for (const r of recs) program.addDep(r.blocks[i].first[t], cursor.last);
+    gatherBlock(cursor, recs, i, pass.mb);
   };
   for (let i = 0; i < blocks.length; i++) {
     gather(i);
     if (overlap) gather(i + 1);
-    else if (cursor.pendingReduction >= 0) for (const r of recs) program.addDep(r.blocks[i].first[t], cursor.pendingReduction);
+    else if (cursor.pendingReduction >= 0)
+      for (const r of recs) program.addDep(r.blocks[i].first[t], cursor.pendingReduction);
     cursor.pendingReduction = -1;
     const { reductions } = collectivesOf(blocks[i].block);
-    if (pass.kind === 'B' && reductions.length > 0) {
-      for (const [k, elements] of reductions.entries()) {
-        const label = partLabel('reduce-scatter gradients', blocks[i].block.name, k, reductions.length, mb);
-        cursor.last = program.collective('dp-reducescatter', label, { op: 'reduce_scatter', group: g.group, bytes: elements * cursor.bytes.gradient, shadowGroups: g.shadowGroups }, k === 0 ? recs.map((r) => r.blocks[i].last[t]) : [cursor.last], mb, 'comm', g.members);
-      }
-      cursor.pendingReduction = cursor.last;
-    }
+    if (pass.kind === 'B' && reductions.length > 0) reduceBlock(cursor, recs, i, pass.mb);
   }
   cursor.before = recs.map((r) => r.blocks[blocks.length - 1].last[t]);
+}
+
+/**
+ * The weight all-gathers of block i: after the block before it (without overlap), or once it has started (with
+ * overlap: one block ahead). They follow one another on the comm stream; the block waits for the last.
+ */
+function gatherBlock(cursor: Zero3Cursor, recs: PassRecord[], i: number, mb: number): void {
+  const { g, overlap } = cursor;
+  const { program } = g.scope;
+  const { t } = g;
+  const block = recs[0].blocks[i].block;
+  const { gathers } = cursor.collectivesOf(block);
+  if (gathers.length === 0) return;
+  const previous = (pick: 'first' | 'last') => recs.map((r) => r.blocks[i - 1][pick][t]);
+  const deps = !overlap ? (i > 0 ? previous('last') : cursor.before) : i > 0 ? previous('first') : [];
+  for (const [k, elements] of gathers.entries()) {
+    const label = partLabel('all-gather weights', block.name, k, gathers.length, mb);
+    const call = {
+      op: 'all_gather' as const,
+      group: g.group,
+      bytes: elements * cursor.bytes.weight,
+      shadowGroups: g.shadowGroups,
+    };
+    cursor.last = program.collective('zero-gather', label, call, k === 0 ? deps : [cursor.last], mb, 'comm', g.members);
+  }
+  for (const r of recs) program.addDep(r.blocks[i].first[t], cursor.last);
+}
+
+/** The gradient reduce-scatters of block i, after its backward, one after another; the next block waits for them. */
+function reduceBlock(cursor: Zero3Cursor, recs: PassRecord[], i: number, mb: number): void {
+  const { g } = cursor;
+  const block = recs[0].blocks[i].block;
+  const { reductions } = cursor.collectivesOf(block);
+  for (const [k, elements] of reductions.entries()) {
+    const label = partLabel('reduce-scatter gradients', block.name, k, reductions.length, mb);
+    const call = {
+      op: 'reduce_scatter' as const,
+      group: g.group,
+      bytes: elements * cursor.bytes.gradient,
+      shadowGroups: g.shadowGroups,
+    };
+    const deps = k === 0 ? recs.map((r) => r.blocks[i].last[g.t]) : [cursor.last];
+    cursor.last = g.scope.program.collective('dp-reducescatter', label, call, deps, mb, 'comm', g.members);
+  }
+  cursor.pendingReduction = cursor.last;
 }

@@ -46,10 +46,16 @@ export class CollectivePlans {
   private readonly byGroup = new Map<readonly number[], Map<CollectiveChoice, CollectivePlanEntry>>();
   private readonly groupIds = new Map<readonly number[], number>();
   private readonly marks = new LinkMarks();
-  private readonly composites = new Map<CollectivePlanEntry, Map<CollectivePlanEntry[], { ownNs: number; allNs: number }>>();
+  private readonly composites = new Map<
+    CollectivePlanEntry,
+    Map<CollectivePlanEntry[], { ownNs: number; allNs: number }>
+  >();
   /** The service's setting, followed by every run of these plans. */
   readonly skipRepeats: boolean;
-  private readonly shadowLists = new Map<readonly (readonly number[])[], Map<CollectivePlanEntry, CollectivePlanEntry[]>>();
+  private readonly shadowLists = new Map<
+    readonly (readonly number[])[],
+    Map<CollectivePlanEntry, CollectivePlanEntry[]>
+  >();
 
   constructor(
     program: Program,
@@ -117,7 +123,12 @@ export class CollectivePlans {
     return e;
   }
 
-  private entry(op: CollectiveOp, group: readonly number[], bytes: number, choice: CollectiveChoice): CollectivePlanEntry {
+  private entry(
+    op: CollectiveOp,
+    group: readonly number[],
+    bytes: number,
+    choice: CollectiveChoice,
+  ): CollectivePlanEntry {
     let perGroup = this.byGroup.get(group);
     if (!perGroup) this.byGroup.set(group, (perGroup = new Map()));
     // `choose` returns one object per (group, op, bytes), so a choice stands for the call it was made for.
@@ -145,7 +156,8 @@ export class CollectivePlans {
   private distinctLinks(phases: readonly Phase[]): Int32Array {
     this.marks.next();
     const out: number[] = [];
-    for (const p of phases) for (const r of p.routes) for (let k = 0; k < r.length; k++) if (this.marks.mark(r[k])) out.push(r[k]);
+    for (const p of phases)
+      for (const r of p.routes) for (let k = 0; k < r.length; k++) if (this.marks.mark(r[k])) out.push(r[k]);
     return Int32Array.from(out);
   }
 

@@ -22,8 +22,13 @@ const IGNORE: CollectiveListener = { onCollectiveDone: () => {} };
 
 /** A task that waits forever means the program is malformed (a cycle, or stream orders that cross). */
 export class DeadlockError extends Error {
-  constructor(readonly stuckTasks: number[], labels: string[]) {
-    super(`the step program cannot finish: ${stuckTasks.length} task(s) never became ready, e.g. ${labels.slice(0, 3).join('; ')}`);
+  constructor(
+    readonly stuckTasks: number[],
+    labels: string[],
+  ) {
+    super(
+      `the step program cannot finish: ${stuckTasks.length} task(s) never became ready, e.g. ${labels.slice(0, 3).join('; ')}`,
+    );
   }
 }
 
@@ -85,7 +90,13 @@ export class ProgramExecutor implements EventTarget, CollectiveListener {
     this.endNs = new Float64Array(n).fill(-1);
     this.ranIdle = new Uint8Array(n);
     if (options.idleCollectives) {
-      const windows = new IdleWindows(program, this.plans, this.startNs, this.endNs, new StreamBounds(program, this.queues, this.head));
+      const windows = new IdleWindows(
+        program,
+        this.plans,
+        this.startNs,
+        this.endNs,
+        new StreamBounds(program, this.queues, this.head),
+      );
       this.windows = windows;
       this.releaser = { onEvent: (id: number) => windows.release(id) };
       this.retrier = { onEvent: (id: number) => this.startCollective(id, false) };
@@ -105,7 +116,10 @@ export class ProgramExecutor implements EventTarget, CollectiveListener {
     const tasks = this.program.tasks;
     if (this.done < tasks.length) {
       const stuck = tasks.filter((t) => this.endNs[t.id] < 0).map((t) => t.id);
-      throw new DeadlockError(stuck, stuck.map((id) => tasks[id].label));
+      throw new DeadlockError(
+        stuck,
+        stuck.map((id) => tasks[id].label),
+      );
     }
     let makespanNs = 0;
     for (let i = 0; i < tasks.length; i++) if (this.endNs[i] > makespanNs) makespanNs = this.endNs[i];
@@ -166,7 +180,15 @@ export class ProgramExecutor implements EventTarget, CollectiveListener {
     const shadows = windows ? this.plans.runShadows[id] : this.plans.shadows[id];
     for (const sh of shadows ?? []) {
       if (windows) windows.runStarted(sh.index);
-      new CollectiveRun(this.sim, this.net, sh.phases, sh.bytes, windows ?? IGNORE, sh.index, this.plans.skipRepeats).start();
+      new CollectiveRun(
+        this.sim,
+        this.net,
+        sh.phases,
+        sh.bytes,
+        windows ?? IGNORE,
+        sh.index,
+        this.plans.skipRepeats,
+      ).start();
     }
   }
 

@@ -36,9 +36,11 @@ export class StreamBounds {
       const q = t.ranks[0] * STREAMS.length + streamIndex(t.stream);
       this.queueOf[t.id] = q;
     }
-    queues.forEach((q, qi) => q.forEach((id, pos) => {
-      if (this.queueOf[id] === qi) this.posOf[id] = pos;
-    }));
+    queues.forEach((q, qi) =>
+      q.forEach((id, pos) => {
+        if (this.queueOf[id] === qi) this.posOf[id] = pos;
+      }),
+    );
   }
 
   /** Earliest end of task `id`, which has not started, at time `nowNs`. */

@@ -18,7 +18,11 @@ export interface StreamBusy {
  * one micro-batch of the `microBatches` the program holds: the stream of a step with m micro-batches is then busy at
  * least fixed + m × that least, whatever m (each micro-batch runs the same passes on a stage).
  */
-export function localBusy(program: Program, microBatches: number, collectiveNs?: (t: Task) => number): Map<string, StreamBusy> {
+export function localBusy(
+  program: Program,
+  microBatches: number,
+  collectiveNs?: (t: Task) => number,
+): Map<string, StreamBusy> {
   const fixed = new Map<string, number>();
   const perBatch = new Map<string, Float64Array>();
   const add = (rank: number, t: Task, ns: number) => {

@@ -53,7 +53,14 @@ export type TaskKind =
   | 'other';
 
 export function isCommunication(kind: TaskKind): boolean {
-  return kind !== 'forward' && kind !== 'backward' && kind !== 'recompute' && kind !== 'optimizer' && kind !== 'host-optimizer' && kind !== 'other';
+  return (
+    kind !== 'forward' &&
+    kind !== 'backward' &&
+    kind !== 'recompute' &&
+    kind !== 'optimizer' &&
+    kind !== 'host-optimizer' &&
+    kind !== 'other'
+  );
 }
 
 /** A collective (or point-to-point transfer) that a task performs over a group of ranks. */
@@ -118,10 +125,29 @@ export class Program {
     return (this.single[rank] ??= [rank]);
   }
 
-  local(rank: number, stream: StreamKind, kind: TaskKind, label: string, durationNs: number, deps: number[] = [], microBatch = -1): number {
+  // eslint-disable-next-line max-params -- called once per task or flow on the hot path; positional, with no object per call, until npm run bench shows an options object costs nothing
+  local(
+    rank: number,
+    stream: StreamKind,
+    kind: TaskKind,
+    label: string,
+    durationNs: number,
+    deps: number[] = [],
+    microBatch = -1,
+  ): number {
     const id = this.tasks.length;
     const ranks = (this.single[rank] ??= [rank]);
-    this.tasks.push({ id, kind, label, stream, ranks, deps: deps.length === 0 ? NO_DEPS : deps, durationNs, microBatch, ordered: true });
+    this.tasks.push({
+      id,
+      kind,
+      label,
+      stream,
+      ranks,
+      deps: deps.length === 0 ? NO_DEPS : deps,
+      durationNs,
+      microBatch,
+      ordered: true,
+    });
     return id;
   }
 
@@ -136,9 +162,29 @@ export class Program {
    * Adds a collective over `work.group` on the `stream` (the DP comm stream by default) of `ranks`
    * (the group itself unless only some of its members are simulated). Returns its id.
    */
-  collective(kind: TaskKind, label: string, work: CollectiveWork, deps: number[] = [], microBatch = -1, stream: StreamKind = 'comm', ranks: readonly number[] = work.group): number {
+  // eslint-disable-next-line max-params -- called once per task or flow on the hot path; positional, with no object per call, until npm run bench shows an options object costs nothing
+  collective(
+    kind: TaskKind,
+    label: string,
+    work: CollectiveWork,
+    deps: number[] = [],
+    microBatch = -1,
+    stream: StreamKind = 'comm',
+    ranks: readonly number[] = work.group,
+  ): number {
     const id = this.tasks.length;
-    this.tasks.push({ id, kind, label, stream, ranks, deps, durationNs: 0, collective: work, microBatch, ordered: true });
+    this.tasks.push({
+      id,
+      kind,
+      label,
+      stream,
+      ranks,
+      deps,
+      durationNs: 0,
+      collective: work,
+      microBatch,
+      ordered: true,
+    });
     return id;
   }
 
@@ -146,9 +192,29 @@ export class Program {
    * Adds a point-to-point transfer over `pair` = [src, dst] that starts as soon as `deps` are done (shown on
    * both ranks' pp lane). Give one array per pair (ParallelLayout.pair): collective plans key on it.
    */
-  transfer(kind: TaskKind, label: string, pair: readonly number[], bytes: number, deps: number[], microBatch = -1, shadowGroups?: readonly (readonly number[])[]): number {
+  // eslint-disable-next-line max-params -- called once per task or flow on the hot path; positional, with no object per call, until npm run bench shows an options object costs nothing
+  transfer(
+    kind: TaskKind,
+    label: string,
+    pair: readonly number[],
+    bytes: number,
+    deps: number[],
+    microBatch = -1,
+    shadowGroups?: readonly (readonly number[])[],
+  ): number {
     const id = this.tasks.length;
-    this.tasks.push({ id, kind, label, stream: 'pp', ranks: pair, deps, durationNs: 0, collective: { op: 'send_recv', group: pair, bytes, shadowGroups }, microBatch, ordered: false });
+    this.tasks.push({
+      id,
+      kind,
+      label,
+      stream: 'pp',
+      ranks: pair,
+      deps,
+      durationNs: 0,
+      collective: { op: 'send_recv', group: pair, bytes, shadowGroups },
+      microBatch,
+      ordered: false,
+    });
     return id;
   }
 }

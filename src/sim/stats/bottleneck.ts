@@ -5,7 +5,14 @@ import type { StageBalance } from './stageBalance.js';
 
 /** What bounds a step, with its share of the step time. */
 export interface Bottleneck {
-  bound: 'memory' | 'compute' | 'exposed communication' | 'latency of small collectives' | 'pipeline bubble' | 'optimizer on the host' | 'idle (load imbalance)';
+  bound:
+    | 'memory'
+    | 'compute'
+    | 'exposed communication'
+    | 'latency of small collectives'
+    | 'pipeline bubble'
+    | 'optimizer on the host'
+    | 'idle (load imbalance)';
   /** Fraction of the step time (for memory: the shortfall as a fraction of capacity). */
   share: number;
   detail: string;
@@ -66,12 +73,18 @@ export function stageImbalanceText(stages: StageBalance | undefined, stepTimeS: 
   const pct = (s: number) => `${((100 * s) / stepTimeS).toFixed(1)}%`;
   const split = stages.suggestedLayersPerStage
     ? `; parallel.layersPerStage=[${stages.suggestedLayersPerStage.join(',')}] evens them`
-    : stages.layerS !== undefined ? `; no split of whole layers evens them (one layer computes for ${pct(stages.layerS)} of the step)` : '';
+    : stages.layerS !== undefined
+      ? `; no split of whole layers evens them (one layer computes for ${pct(stages.layerS)} of the step)`
+      : '';
   return `${pct(stages.imbalanceShare * stepTimeS)} of the step: stage ${slow} computes for ${pct(stages.computeS[slow])} of it with ${stages.layers[slow]} layers, stage ${fast} for ${pct(stages.computeS[fast])} with ${stages.layers[fast]}${split}`;
 }
 
 /** Unequal stages in words where the bottleneck's detail does not already say it (a bubble-bound step's does). */
-export function unequalStagesText(b: Bottleneck, stages: StageBalance | undefined, stepTimeS: number): string | undefined {
+export function unequalStagesText(
+  b: Bottleneck,
+  stages: StageBalance | undefined,
+  stepTimeS: number,
+): string | undefined {
   return b.bound === 'pipeline bubble' ? undefined : stageImbalanceText(stages, stepTimeS);
 }
 
@@ -91,11 +104,23 @@ function bubbleWhy(stages: StageBalance | undefined, stepTimeS: number): string 
 export function diagnose(s: StepShares, exposure: ExposureRow[]): Bottleneck {
   const computeShare = s.computeS / s.stepTimeS;
   if (!s.fits) {
-    return { bound: 'memory', share: s.shortfallBytes / s.capacityBytes, detail: `does not fit: ${(s.shortfallBytes / 2 ** 30).toFixed(1)} GiB short per GPU`, computeShare, exposure };
+    return {
+      bound: 'memory',
+      share: s.shortfallBytes / s.capacityBytes,
+      detail: `does not fit: ${(s.shortfallBytes / 2 ** 30).toFixed(1)} GiB short per GPU`,
+      computeShare,
+      exposure,
+    };
   }
   const h = s.host;
   if (h?.fits === false) {
-    return { bound: 'memory', share: h.shortfallBytes / h.capacityBytes!, detail: `the offloaded optimizer state does not fit in host memory: ${(h.shortfallBytes / 2 ** 30).toFixed(1)} GiB short per node`, computeShare, exposure };
+    return {
+      bound: 'memory',
+      share: h.shortfallBytes / h.capacityBytes!,
+      detail: `the offloaded optimizer state does not fit in host memory: ${(h.shortfallBytes / 2 ** 30).toFixed(1)} GiB short per node`,
+      computeShare,
+      exposure,
+    };
   }
   const candidates: [Bottleneck['bound'], number][] = [
     ['exposed communication', s.exposedCommS],
@@ -106,7 +131,14 @@ export function diagnose(s: StepShares, exposure: ExposureRow[]): Bottleneck {
   candidates.sort((a, b) => b[1] - a[1]);
   const [bound, time] = candidates[0];
   const share = time / s.stepTimeS;
-  if (share < 0.1) return { bound: 'compute', share: computeShare, detail: 'the GPUs compute most of the time; faster kernels or more GPUs are what helps', computeShare, exposure };
+  if (share < 0.1)
+    return {
+      bound: 'compute',
+      share: computeShare,
+      detail: 'the GPUs compute most of the time; faster kernels or more GPUs are what helps',
+      computeShare,
+      exposure,
+    };
   if (bound === 'exposed communication' && exposure.length > 0) {
     const top = exposure[0];
     const small = top.smallShare > 0.5;
@@ -120,9 +152,11 @@ export function diagnose(s: StepShares, exposure: ExposureRow[]): Bottleneck {
     };
   }
   const why =
-    bound === 'pipeline bubble' ? bubbleWhy(s.stages, s.stepTimeS)
-    : bound === 'optimizer on the host' ? 'the GPUs wait for the CPU-Adam update of the offloaded optimizer state (cluster.node.hostAdamParamsPerS; more nodes share it, or keep the state on the GPUs)'
-    : 'ranks wait for slower ranks';
+    bound === 'pipeline bubble'
+      ? bubbleWhy(s.stages, s.stepTimeS)
+      : bound === 'optimizer on the host'
+        ? 'the GPUs wait for the CPU-Adam update of the offloaded optimizer state (cluster.node.hostAdamParamsPerS; more nodes share it, or keep the state on the GPUs)'
+        : 'ranks wait for slower ranks';
   return { bound, share, detail: `${(100 * share).toFixed(1)}% of the step: ${why}`, computeShare, exposure };
 }
 
@@ -143,6 +177,7 @@ export function boundOf(b: Bottleneck): Bottleneck['bound'] {
  * loss is exposed communication — …`).
  */
 export function bottleneckText(b: Bottleneck): string {
-  if (b.bound === 'compute' || b.bound === 'memory' || b.computeShare < COMPUTE_SHARE_BOUNDS) return `${b.bound} — ${b.detail}`;
+  if (b.bound === 'compute' || b.bound === 'memory' || b.computeShare < COMPUTE_SHARE_BOUNDS)
+    return `${b.bound} — ${b.detail}`;
   return `compute (${(100 * b.computeShare).toFixed(1)}% of the step); the largest loss is ${b.bound} — ${b.detail}`;
 }

@@ -64,6 +64,7 @@ function lengthWithin(s: number[], e: number[], lo: number, hi: number): number 
 }
 
 /** Per-rank breakdown of the simulated ranks, derived from the trace alone. */
+// eslint-disable-next-line max-lines-per-function -- one pass over the trace per rank; debt: to split
 export function rankBreakdowns(trace: Trace): RankBreakdown[] {
   const n = trace.program.rankCount;
   const cs: number[][] = Array.from({ length: n }, () => []);
@@ -117,7 +118,15 @@ export function rankBreakdowns(trace: Trace): RankBreakdown[] {
     // A stage that finishes early may run its host optimizer step while others still work: busy, not bubble.
     const [b0, b1] = union([...x0, ...h0], [...x1, ...h1]);
     const windowIdleNs = Math.max(0, passesEnd - lengthWithin(b0, b1, 0, passesEnd));
-    out.push({ rank: r, computeNs, commNs, exposedCommNs, hostOptimizerNs, idleNs: trace.makespanNs - computeNs - exposedCommNs - hostOptimizerNs, windowIdleNs });
+    out.push({
+      rank: r,
+      computeNs,
+      commNs,
+      exposedCommNs,
+      hostOptimizerNs,
+      idleNs: trace.makespanNs - computeNs - exposedCommNs - hostOptimizerNs,
+      windowIdleNs,
+    });
   }
   return out;
 }
@@ -134,5 +143,12 @@ export function meanBreakdown(rows: readonly RankBreakdown[]): Omit<RankBreakdow
     sum.windowIdleNs += r.windowIdleNs;
   }
   const n = Math.max(1, rows.length);
-  return { computeNs: sum.computeNs / n, commNs: sum.commNs / n, exposedCommNs: sum.exposedCommNs / n, hostOptimizerNs: sum.hostOptimizerNs / n, idleNs: sum.idleNs / n, windowIdleNs: sum.windowIdleNs / n };
+  return {
+    computeNs: sum.computeNs / n,
+    commNs: sum.commNs / n,
+    exposedCommNs: sum.exposedCommNs / n,
+    hostOptimizerNs: sum.hostOptimizerNs / n,
+    idleNs: sum.idleNs / n,
+    windowIdleNs: sum.windowIdleNs / n,
+  };
 }

@@ -28,6 +28,7 @@ function mediumOf(t: Task, topology: Topology): ExposureRow['medium'] {
  * communication span (collectives, transfers, and copies to and from the host, which go over PCIe), the part during
  * which the rank's compute stream was idle, split evenly among the communication spans in flight at that moment.
  */
+// eslint-disable-next-line max-lines-per-function -- one sweep over the trace; debt: to split
 export function exposureByTraffic(trace: Trace, topology: Topology): ExposureRow[] {
   const { program, startNs, endNs } = trace;
   const ranks = program.simulatedRanks;
@@ -86,7 +87,8 @@ export function exposureByTraffic(trace: Trace, topology: Topology): ExposureRow
       // Idle part of [now, next): subtract the compute intervals that overlap it.
       let idle = next - now;
       while (bi < busy.length && endNs[busy[bi]] <= now) bi++;
-      for (let j = bi; j < busy.length && startNs[busy[j]] < next; j++) idle -= Math.max(0, Math.min(next, endNs[busy[j]]) - Math.max(now, startNs[busy[j]]));
+      for (let j = bi; j < busy.length && startNs[busy[j]] < next; j++)
+        idle -= Math.max(0, Math.min(next, endNs[busy[j]]) - Math.max(now, startNs[busy[j]]));
       if (idle <= 0) continue;
       const share = idle / active.size;
       for (const id of active) {
@@ -98,6 +100,11 @@ export function exposureByTraffic(trace: Trace, topology: Topology): ExposureRow
     }
   }
   return [...rows.values()]
-    .map((r) => ({ kind: r.kind, medium: r.medium, exposedS: r.ns / ranks.length / 1e9, smallShare: r.ns > 0 ? r.smallNs / r.ns : 0 }))
+    .map((r) => ({
+      kind: r.kind,
+      medium: r.medium,
+      exposedS: r.ns / ranks.length / 1e9,
+      smallShare: r.ns > 0 ? r.smallNs / r.ns : 0,
+    }))
     .sort((x, y) => y.exposedS - x.exposedS);
 }

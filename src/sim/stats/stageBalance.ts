@@ -32,11 +32,17 @@ function median(values: readonly number[]): number {
  * layers take `layerS` each, at least `minLayers` per stage, so that the slowest stage is as fast as it can be: each
  * layer goes to the stage that would finish earliest with it (optimal for items of one size).
  */
-export function balancedLayers(fixedS: readonly number[], layerS: number, totalLayers: number, minLayers: number): number[] {
+export function balancedLayers(
+  fixedS: readonly number[],
+  layerS: number,
+  totalLayers: number,
+  minLayers: number,
+): number[] {
   const counts = fixedS.map(() => minLayers);
   for (let left = totalLayers - minLayers * fixedS.length; left > 0; left--) {
     let best = 0;
-    for (let s = 1; s < counts.length; s++) if (fixedS[s] + (counts[s] + 1) * layerS < fixedS[best] + (counts[best] + 1) * layerS) best = s;
+    for (let s = 1; s < counts.length; s++)
+      if (fixedS[s] + (counts[s] + 1) * layerS < fixedS[best] + (counts[best] + 1) * layerS) best = s;
     counts[best]++;
   }
   return counts;
@@ -47,7 +53,12 @@ export function balancedLayers(fixedS: readonly number[], layerS: number, totalL
  * the last, of compute per layer (the first stage's embedding is a lookup; the last stage's output layer and loss are
  * the work that unbalances most pipelines); what a stage computes beyond its layers at that rate is its fixed work.
  */
-export function stageBalance(plan: StepPlan, breakdowns: readonly RankBreakdown[], stepTimeS: number, totalLayers: number): StageBalance | undefined {
+export function stageBalance(
+  plan: StepPlan,
+  breakdowns: readonly RankBreakdown[],
+  stepTimeS: number,
+  totalLayers: number,
+): StageBalance | undefined {
   const pp = plan.layout.pp;
   if (pp < 2) return undefined;
   const sums = new Array<number>(pp).fill(0);
@@ -63,7 +74,10 @@ export function stageBalance(plan: StepPlan, breakdowns: readonly RankBreakdown[
   const slowest = Math.max(...computeS);
   const mean = computeS.reduce((a, b) => a + b, 0) / pp;
   const balance: StageBalance = { computeS, layers, imbalanceShare: (slowest - mean) / stepTimeS };
-  const perLayer = computeS.slice(0, -1).map((c, s) => (layers[s] > 0 ? c / layers[s] : NaN)).filter((x) => Number.isFinite(x));
+  const perLayer = computeS
+    .slice(0, -1)
+    .map((c, s) => (layers[s] > 0 ? c / layers[s] : NaN))
+    .filter((x) => Number.isFinite(x));
   if (perLayer.length === 0) return balance;
   const layerS = median(perLayer);
   balance.layerS = layerS;
@@ -71,6 +85,7 @@ export function stageBalance(plan: StepPlan, breakdowns: readonly RankBreakdown[
   const chunks = plan.stages[0].chunks.length;
   const suggested = balancedLayers(fixedS, layerS, totalLayers, chunks);
   const predicted = Math.max(...suggested.map((n, s) => fixedS[s] + n * layerS));
-  if (predicted < slowest * (1 - SUGGEST_GAIN) && suggested.some((n, s) => n !== layers[s])) balance.suggestedLayersPerStage = suggested;
+  if (predicted < slowest * (1 - SUGGEST_GAIN) && suggested.some((n, s) => n !== layers[s]))
+    balance.suggestedLayersPerStage = suggested;
   return balance;
 }

@@ -143,7 +143,11 @@ export function attentionKernelEfficiency(gpu: GpuSpec, kernel: AttentionKernel,
 }
 
 /** The keys per query row at which a pass of `kernel` on `gpu` runs at half its efficiency; undefined where unmeasured. */
-export function attentionHalfEfficiencyKeys(gpu: GpuSpec, kernel: AttentionKernel, backward: boolean): number | undefined {
+export function attentionHalfEfficiencyKeys(
+  gpu: GpuSpec,
+  kernel: AttentionKernel,
+  backward: boolean,
+): number | undefined {
   const half = (gpu.attentionKernels?.[kernel] ?? GENERIC_ATTENTION).halfEfficiencyKeys;
   return half && (backward ? half.backward : half.forward);
 }
@@ -158,11 +162,15 @@ export function attentionKernelProblem(gpu: GpuSpec, choice: AttentionKernelChoi
     if (choice === 'mem-efficient') return undefined;
     return `${choice}: ${ATTENTION_KERNEL_LABELS[choice]} needs compute capability ${FLASH_MIN_COMPUTE_CAPABILITY}.0 or more (Ampere or newer); ${gpu.name} has ${gpu.computeCapability!.toFixed(1)} and PyTorch's SDPA runs the memory-efficient kernel there: use auto or mem-efficient`;
   }
-  if (choice === 'mem-efficient') return `mem-efficient: its figures are for GPUs without FlashAttention (below compute capability ${FLASH_MIN_COMPUTE_CAPABILITY}.0); on ${gpu.name} SDPA runs FlashAttention-2: use auto or fa2`;
+  if (choice === 'mem-efficient')
+    return `mem-efficient: its figures are for GPUs without FlashAttention (below compute capability ${FLASH_MIN_COMPUTE_CAPABILITY}.0); on ${gpu.name} SDPA runs FlashAttention-2: use auto or fa2`;
   const known = attentionKernelsOf(gpu);
   if (known.includes(choice) || (known.length === 0 && choice === 'fa2')) return undefined;
   const hopperOnly = choice === 'fa3' ? ' (FlashAttention-3 needs a Hopper GPU)' : '';
-  const there = known.length > 0 ? `kernels with figures there: ${['auto', ...known].join(', ')}` : "use auto or fa2 (FlashAttention-2's A100 figures stand in)";
+  const there =
+    known.length > 0
+      ? `kernels with figures there: ${['auto', ...known].join(', ')}`
+      : "use auto or fa2 (FlashAttention-2's A100 figures stand in)";
   return `${choice}: no published figures for ${ATTENTION_KERNEL_LABELS[choice]} on ${gpu.name}${hopperOnly}; ${there}`;
 }
 
@@ -188,9 +196,22 @@ export interface AttentionSummary {
 
 export function attentionSummary(gpu: GpuSpec, choice: AttentionKernelChoice | undefined): AttentionSummary {
   const kernel = resolveAttentionKernel(choice, gpu);
-  if (kernel === 'mem-efficient') return { kernel, label: ATTENTION_KERNEL_LABELS[kernel], timeOverUnfused: { ...MEM_EFFICIENT_TIME_OVER_UNFUSED }, figures: 'published' };
+  if (kernel === 'mem-efficient')
+    return {
+      kernel,
+      label: ATTENTION_KERNEL_LABELS[kernel],
+      timeOverUnfused: { ...MEM_EFFICIENT_TIME_OVER_UNFUSED },
+      figures: 'published',
+    };
   const own = gpu.attentionKernels?.[kernel];
   const f = own ?? GENERIC_ATTENTION;
   const figures = !own ? 'stand-in' : own.derivedFrom ? 'derived' : 'published';
-  return { kernel, label: ATTENTION_KERNEL_LABELS[kernel], forwardEfficiency: f.forward, backwardEfficiency: f.backward, figures, ...(own?.derivedFrom ? { derivedFrom: own.derivedFrom } : {}) };
+  return {
+    kernel,
+    label: ATTENTION_KERNEL_LABELS[kernel],
+    forwardEfficiency: f.forward,
+    backwardEfficiency: f.backward,
+    figures,
+    ...(own?.derivedFrom ? { derivedFrom: own.derivedFrom } : {}),
+  };
 }

@@ -48,7 +48,14 @@ function flashAttention(c: LayerContext): AttentionStage {
   const gathered = !plain && c.cpCommType === 'all_gather';
   const queryTokens = gathered ? c.tokens / 2 : c.tokens;
   const kvTokens = gathered ? (c.tokens * c.cp) / 2 : c.tokens;
-  const shape = { batchHeads: bh, seqLen: c.s, ...(queryLen !== undefined ? { queryLen } : {}), headDim: d, causal: c.causal, kernel: c.attentionKernel };
+  const shape = {
+    batchHeads: bh,
+    seqLen: c.s,
+    ...(queryLen !== undefined ? { queryLen } : {}),
+    headDim: d,
+    causal: c.causal,
+    kernel: c.attentionKernel,
+  };
   const name = (base: string, i: number) => (calls > 1 ? `${base}.cp${i}` : base);
   const fwd: Op[] = Array.from({ length: calls }, (_, i) => ({
     name: name('attn.core', i),
@@ -117,14 +124,20 @@ function rotary(c: LayerContext): Stage {
  */
 function memoryEfficientAttention(c: LayerContext): AttentionStage {
   const unfused = unfusedAttention(c);
-  const timed = (ratio: number) => (op: Op): Op => ({ ...op, timeFactor: ratio });
+  const timed =
+    (ratio: number) =>
+    (op: Op): Op => ({ ...op, timeFactor: ratio });
   const forward = unfused.forward.map(timed(MEM_EFFICIENT_TIME_OVER_UNFUSED.forward));
   return { forward, backward: unfused.backward.map(timed(MEM_EFFICIENT_TIME_OVER_UNFUSED.backward)), core: forward };
 }
 
 /** The attention core for this model and shape (rotary embedding included for Llama). */
 export function attentionStage(c: LayerContext): AttentionStage {
-  const core = !c.flash ? unfusedAttention(c) : c.attentionKernel === 'mem-efficient' ? memoryEfficientAttention(c) : flashAttention(c);
+  const core = !c.flash
+    ? unfusedAttention(c)
+    : c.attentionKernel === 'mem-efficient'
+      ? memoryEfficientAttention(c)
+      : flashAttention(c);
   if (c.model.arch !== 'llama') return core;
   const rope = c.eager ? eagerRotary(c) : rotary(c);
   // Hugging Face's layout copies around the kernel, in eager mode only (fused frameworks keep [s, b, h] throughout).

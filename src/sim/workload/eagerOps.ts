@@ -73,7 +73,13 @@ export function eagerRotary(c: LayerContext): Stage {
   const n = c.tokens * (c.headsPerRank + c.kvHeadsPerRank) * c.headDim;
   const e = c.e;
   return {
-    forward: [generic('rope.mul_cos', n, 2 * e), generic('rope.neg_half', n / 2, 2 * e), generic('rope.cat', n, 2 * e), generic('rope.mul_sin', n, 2 * e), generic('rope.add', n, 3 * e)],
+    forward: [
+      generic('rope.mul_cos', n, 2 * e),
+      generic('rope.neg_half', n / 2, 2 * e),
+      generic('rope.cat', n, 2 * e),
+      generic('rope.mul_sin', n, 2 * e),
+      generic('rope.add', n, 3 * e),
+    ],
     backward: [
       generic('rope.bwd.mul_cos', n, 2 * e),
       generic('rope.bwd.mul_sin', n, 2 * e),
@@ -116,6 +122,10 @@ export function eagerSwiglu(c: LayerContext, tokens = c.tokens, width = c.ffnPer
   const e = c.e;
   return {
     forward: [pass('silu', n, 2 * e, 4), pass('silu_mul_up', n, 3 * e)],
-    backward: [pass('silu_mul_up.bwd_gate', n, 3 * e), pass('silu_mul_up.bwd_up', n, 3 * e), pass('silu.bwd', n, 3 * e, 6)],
+    backward: [
+      pass('silu_mul_up.bwd_gate', n, 3 * e),
+      pass('silu_mul_up.bwd_up', n, 3 * e),
+      pass('silu.bwd', n, 3 * e, 6),
+    ],
   };
 }

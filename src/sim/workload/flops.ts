@@ -35,7 +35,10 @@ export function modelFlopsPerStep(model: ModelSpec, globalBatch: number, seqLen 
  * transformer layer; selective: one more attention core).
  */
 export function hardwareFlopsPerStep(
-  model: ModelSpec, globalBatch: number, seqLen = model.seqLen, recompute: RecomputeMode = 'none',
+  model: ModelSpec,
+  globalBatch: number,
+  seqLen = model.seqLen,
+  recompute: RecomputeMode = 'none',
 ): number {
   return stepFlops(model, globalBatch, seqLen, recompute);
 }
@@ -46,7 +49,12 @@ export function hardwareFlopsPerStep(
  * 72·B·s·l·h²·(1 + s/(6h) + V/(12·l·h)) without. Assumes an MLP of 4h and multi-head attention and
  * ignores norms, biases and the loss.
  */
-export function megatronFlopsPerStep(model: ModelSpec, globalBatch: number, seqLen: number, fullRecompute: boolean): number {
+export function megatronFlopsPerStep(
+  model: ModelSpec,
+  globalBatch: number,
+  seqLen: number,
+  fullRecompute: boolean,
+): number {
   const { layers: l, hidden: h, vocab: V } = model;
   const s = seqLen;
   const base = globalBatch * s * l * h * h;

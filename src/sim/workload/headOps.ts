@@ -82,7 +82,11 @@ function lossStage(c: LayerContext): Stage {
 function eagerLossStage(c: LayerContext, n: number): Stage {
   return {
     forward: [elementwiseOp('loss.cast', n, 0, n * (c.e + 4)), elementwiseOp('loss', n, 5, n * 8)],
-    backward: [elementwiseOp('loss.grad.zero', n, 0, n * 4), elementwiseOp('loss.bwd', n, 2, n * 12), elementwiseOp('loss.cast.bwd', n, 0, n * (4 + c.e))],
+    backward: [
+      elementwiseOp('loss.grad.zero', n, 0, n * 4),
+      elementwiseOp('loss.bwd', n, 2, n * 12),
+      elementwiseOp('loss.cast.bwd', n, 0, n * (4 + c.e)),
+    ],
   };
 }
 
@@ -102,7 +106,8 @@ export function headBlock(c: LayerContext): Block {
     );
     headParams = m.tiedEmbeddings ? [p + 'bias'] : [p + 'decoder.weight', p + 'bias'];
   } else {
-    const normParams = m.arch === 'llama' ? ['model.norm.weight'] : ['transformer.ln_f.weight', 'transformer.ln_f.bias'];
+    const normParams =
+      m.arch === 'llama' ? ['model.norm.weight'] : ['transformer.ln_f.weight', 'transformer.ln_f.bias'];
     stages.push(normStage('final_norm', c, normParams));
     // Tied: the LM head's weight gradient lands in the embedding table, complete only after the
     // embedding's backward, so it is listed there.

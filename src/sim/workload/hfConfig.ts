@@ -56,7 +56,13 @@ function intField(cfg: Json, keys: string[], sourcePath: string, fallback?: numb
     return v;
   }
   if (fallback !== undefined) return fallback;
-  const alt = keys.length > 1 ? ` (or ${keys.slice(1).map((k) => `'${k}'`).join(', ')})` : '';
+  const alt =
+    keys.length > 1
+      ? ` (or ${keys
+          .slice(1)
+          .map((k) => `'${k}'`)
+          .join(', ')})`
+      : '';
   return fail(sourcePath, `missing field '${keys[0]}'${alt}; expected a positive integer`);
 }
 
@@ -88,7 +94,10 @@ export function modelFromHfConfig(json: unknown, sourcePath: string): ModelSpec 
   }
   const arch = MODEL_TYPES[modelType];
   if (!arch) {
-    fail(sourcePath, `model_type '${modelType}' is not supported; expected one of: ${Object.keys(MODEL_TYPES).join(', ')}`);
+    fail(
+      sourcePath,
+      `model_type '${modelType}' is not supported; expected one of: ${Object.keys(MODEL_TYPES).join(', ')}`,
+    );
   }
 
   const layers = intField(cfg, ['num_hidden_layers', 'n_layer'], sourcePath);
@@ -96,7 +105,12 @@ export function modelFromHfConfig(json: unknown, sourcePath: string): ModelSpec 
   const heads = intField(cfg, ['num_attention_heads', 'n_head'], sourcePath);
   const kvHeads = intField(cfg, ['num_key_value_heads'], sourcePath, heads);
   // GPT-2 leaves n_inner null and uses 4·n_embd; the other families must state the width.
-  const ffnHidden = intField(cfg, ['intermediate_size', 'n_inner'], sourcePath, arch === 'gpt' ? 4 * hidden : undefined);
+  const ffnHidden = intField(
+    cfg,
+    ['intermediate_size', 'n_inner'],
+    sourcePath,
+    arch === 'gpt' ? 4 * hidden : undefined,
+  );
   const seqLen = intField(cfg, ['max_position_embeddings', 'n_positions'], sourcePath);
   const vocab = intField(cfg, ['vocab_size'], sourcePath);
 
@@ -108,9 +122,13 @@ export function modelFromHfConfig(json: unknown, sourcePath: string): ModelSpec 
 
   // LlamaConfig, MistralConfig, Qwen3Config and GemmaConfig take head_dim (default hidden / heads). Mistral NeMo's is
   // 128 beside 5120 / 32 = 160 (q_proj 5120 → 4096), Gemma 7B's 256 beside 3072 / 16, Qwen3-32B's 128 beside 5120 / 64.
-  const headDim = cfg['head_dim'] === undefined || cfg['head_dim'] === null ? undefined : intField(cfg, ['head_dim'], sourcePath);
+  const headDim =
+    cfg['head_dim'] === undefined || cfg['head_dim'] === null ? undefined : intField(cfg, ['head_dim'], sourcePath);
   if (headDim === undefined && hidden % heads !== 0) {
-    fail(sourcePath, `hidden size ${hidden} is not a multiple of the attention heads (${heads}), and no head_dim says how wide a head is`);
+    fail(
+      sourcePath,
+      `hidden size ${hidden} is not a multiple of the attention heads (${heads}), and no head_dim says how wide a head is`,
+    );
   }
   if (heads % kvHeads !== 0) {
     fail(sourcePath, `num_key_value_heads (${kvHeads}) does not divide num_attention_heads (${heads})`);
@@ -118,5 +136,17 @@ export function modelFromHfConfig(json: unknown, sourcePath: string): ModelSpec 
 
   const nameField = cfg['_name_or_path'];
   const name = typeof nameField === 'string' && nameField.length > 0 ? nameField : nameFromPath(sourcePath);
-  return withPlainHeadDim({ name, arch, layers, hidden, heads, kvHeads, ...(headDim !== undefined ? { headDim } : {}), ffnHidden, seqLen, vocab, tiedEmbeddings });
+  return withPlainHeadDim({
+    name,
+    arch,
+    layers,
+    hidden,
+    heads,
+    kvHeads,
+    ...(headDim !== undefined ? { headDim } : {}),
+    ffnHidden,
+    seqLen,
+    vocab,
+    tiedEmbeddings,
+  });
 }

@@ -105,7 +105,11 @@ export function dimMisaligned(width: number, dtype: Dtype): boolean {
  * figure for that alignment (an alignment narrower than any it lists takes its narrowest's figure), or
  * `MISALIGNED_GEMM_SLOWDOWN` where it has none.
  */
-export function misalignedGemmSlowdown(g: Pick<GemmShape, 'm' | 'n' | 'k' | 'leadingDims'>, dtype: Dtype, gpu: GpuSpec): number {
+export function misalignedGemmSlowdown(
+  g: Pick<GemmShape, 'm' | 'n' | 'k' | 'leadingDims'>,
+  dtype: Dtype,
+  gpu: GpuSpec,
+): number {
   const a = gemmAlignmentBytes(g, dtype);
   if (a >= TENSOR_OP_ALIGNMENT_BYTES) return 1;
   const table = gpu.misalignedGemmSlowdown ?? {};
@@ -124,7 +128,11 @@ const PRECISIONS: readonly Dtype[] = ['bf16', 'fp16', 'tf32', 'fp32'];
  * Why `gpu` cannot run GEMMs in `dtype`, or undefined: it has no dense peak for it. `source` says where the GPU's
  * figures come from (its spec alone when a scenario is read, before any calibration profile).
  */
-export function precisionProblem(gpu: GpuSpec, dtype: Dtype, source = 'its spec or calibration profile'): string | undefined {
+export function precisionProblem(
+  gpu: GpuSpec,
+  dtype: Dtype,
+  source = 'its spec or calibration profile',
+): string | undefined {
   if ((gpu.peakTflops[dtype] ?? 0) > 0) return undefined;
   const runs = PRECISIONS.filter((p) => (gpu.peakTflops[p] ?? 0) > 0);
   return `${gpu.name} has no dense ${dtype} peak (${source} gives ${runs.join(', ') || 'none'})${runs.length > 0 ? `; use one it runs, for example --set training.precision=${runs[0]}` : ''}`;
@@ -153,6 +161,7 @@ export function sustainedGemmCeiling(gpu: GpuSpec, dtype: Dtype): number {
  * the dtype × tile quantisation (useful share of the padded tiles) × wave quantisation (tiles over the
  * SMs, with split-k when there are fewer tiles than SMs) × a small-k factor.
  */
+// eslint-disable-next-line max-params -- the GEMM shape (m, n, k, batch) with the GPU and dtype: the arguments of cuBLAS itself
 export function gemmEfficiency(m: number, n: number, k: number, gpu: GpuSpec, dtype: Dtype, batch = 1): number {
   const tile = gemmTile(dtype);
   const tm = Math.ceil(m / tile.m);
@@ -175,7 +184,8 @@ export function gemmEfficiency(m: number, n: number, k: number, gpu: GpuSpec, dt
 export function measuredGemmWaves(g: GemmShape, mg: MeasuredGemm): { waves: number; kPerTile: number } {
   const tiles = Math.ceil(g.m / mg.tileM) * Math.ceil(g.n / mg.tileN) * g.batch;
   let split = 1;
-  if (mg.splitKMinK > 0 && tiles < mg.units) split = Math.max(1, Math.min(Math.floor(mg.units / tiles), Math.floor(g.k / mg.splitKMinK)));
+  if (mg.splitKMinK > 0 && tiles < mg.units)
+    split = Math.max(1, Math.min(Math.floor(mg.units / tiles), Math.floor(g.k / mg.splitKMinK)));
   return { waves: Math.ceil((tiles * split) / mg.units), kPerTile: g.k / split };
 }
 
@@ -203,7 +213,10 @@ export function gemmCorrection(g: GemmShape, points: MeasuredGemm['corrections']
 export function measuredGemmNs(g: GemmShape, mg: MeasuredGemm): number {
   const { waves, kPerTile } = measuredGemmWaves(g, mg);
   const flopPerNs = mg.ceilingTflops * 1e3;
-  return ((2 * mg.tileM * mg.tileN * mg.units * waves * (kPerTile + mg.smallKHalf)) / flopPerNs) * gemmCorrection(g, mg.corrections);
+  return (
+    ((2 * mg.tileM * mg.tileN * mg.units * waves * (kPerTile + mg.smallKHalf)) / flopPerNs) *
+    gemmCorrection(g, mg.corrections)
+  );
 }
 
 /**
@@ -269,14 +282,21 @@ export function opTimeNs(op: Op, gpu: GpuSpec, dtype: Dtype, opts: { launch?: bo
       // A calibrated model measured the whole kernel (memory traffic included), so it is not max-ed with HBM time.
       const mg = gpu.measuredGemm?.[dtype];
       const slowdown = g ? misalignedGemmSlowdown(g, dtype, gpu) : 1;
-      if (mg) return Math.round((g ? measuredGemmNs(g, mg) * slowdown : op.flops / (mg.ceilingTflops * 1e3)) * smMarginSlowdown(op, gpu, dtype) + launchNs);
+      if (mg)
+        return Math.round(
+          (g ? measuredGemmNs(g, mg) * slowdown : op.flops / (mg.ceilingTflops * 1e3)) *
+            smMarginSlowdown(op, gpu, dtype) +
+            launchNs,
+        );
       // Without a shape, assume a large well-shaped GEMM (the ceiling).
       const eff = g ? gemmEfficiency(g.m, g.n, g.k, gpu, dtype, g.batch) : sustainedGemmCeiling(gpu, dtype);
       computeNs = (op.flops / (peakFlopsPerNs(gpu, dtype) * eff)) * slowdown * smMarginSlowdown(op, gpu, dtype);
     } else if (op.kind === 'attention') {
       const a = op.attention;
       const executed = a?.causal ? op.flops * causalWorkFraction(a.seqLen) : op.flops;
-      const eff = a ? attentionEfficiency(a, gpu, keysPerQueryRow(a, executed)) : attentionKernelEfficiency(gpu, 'fa2', false);
+      const eff = a
+        ? attentionEfficiency(a, gpu, keysPerQueryRow(a, executed))
+        : attentionKernelEfficiency(gpu, 'fa2', false);
       computeNs = executed / (peakFlopsPerNs(gpu, dtype) * eff);
     } else {
       const vectorPeak = gpu.peakTflops.fp32 !== undefined ? peakFlopsPerNs(gpu, 'fp32') : peakFlopsPerNs(gpu, dtype);
@@ -310,7 +330,8 @@ export const GENERIC_KERNEL_BYTES_PER_ELEMENT = 12;
 
 /** Least time of a PyTorch generic element-wise kernel over `elements`, ns. */
 export function genericKernelNs(elements: number, gpu: GpuSpec): number {
-  if (gpu.boostClockMHz) return elements / (GENERIC_KERNEL_ELEMENTS_PER_SM_CYCLE * gpu.smCount * gpu.boostClockMHz * 1e-3);
+  if (gpu.boostClockMHz)
+    return elements / (GENERIC_KERNEL_ELEMENTS_PER_SM_CYCLE * gpu.smCount * gpu.boostClockMHz * 1e-3);
   return (elements * GENERIC_KERNEL_BYTES_PER_ELEMENT) / (gpu.hbmBandwidthGBps * gpu.hbmEfficiency);
 }
 
@@ -326,12 +347,22 @@ export const SGD_FLOPS_PER_PARAM = 5;
  */
 export function optimizerOp(
   params: number,
-  opts: { optimizer?: 'adam' | 'sgd'; precision?: 'mixed' | 'fp32'; gradientBytes?: number; state?: OptimizerStateTypes } = {},
+  opts: {
+    optimizer?: 'adam' | 'sgd';
+    precision?: 'mixed' | 'fp32';
+    gradientBytes?: number;
+    state?: OptimizerStateTypes;
+  } = {},
 ): Op {
   const optimizer = opts.optimizer ?? 'adam';
   const precision = opts.precision ?? 'mixed';
   const gradientBytes = opts.gradientBytes ?? (precision === 'mixed' ? 2 : 4);
   const bytesPerParam = optimizerStepBytesPerParam(precision, optimizer, gradientBytes, opts.state);
   const flopsPerParam = optimizer === 'sgd' ? SGD_FLOPS_PER_PARAM : ADAM_FLOPS_PER_PARAM;
-  return { name: `optimizer.${optimizer}`, kind: 'optimizer', flops: params * flopsPerParam, bytes: params * bytesPerParam };
+  return {
+    name: `optimizer.${optimizer}`,
+    kind: 'optimizer',
+    flops: params * flopsPerParam,
+    bytes: params * bytesPerParam,
+  };
 }

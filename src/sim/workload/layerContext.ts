@@ -56,13 +56,22 @@ export interface LayerContext {
 export function layerContext(model: ModelSpec, shape: MicroBatchShape): LayerContext {
   const { microBatch: b, seqLen: s, tp } = shape;
   const cp = shape.cp ?? 1;
-  for (const [path, v] of [['training.microBatch', b], ['training.seqLen', s], ['parallel.tp', tp], ['parallel.cp', cp]] as const) {
+  for (const [path, v] of [
+    ['training.microBatch', b],
+    ['training.seqLen', s],
+    ['parallel.tp', tp],
+    ['parallel.cp', cp],
+  ] as const) {
     if (!Number.isInteger(v) || v < 1) throw new ScenarioError(path, `${v} is not a positive integer`);
   }
   if (model.arch !== 'mlp' && model.heads % tp !== 0) {
     throw new ScenarioError('parallel.tp', `${tp} does not divide heads (${model.heads})`);
   }
-  if (cp > 1 && s % (2 * cp) !== 0) throw new ScenarioError('parallel.cp', `the sequence (${s} tokens) does not split into 2 × cp = ${2 * cp} equal chunks`);
+  if (cp > 1 && s % (2 * cp) !== 0)
+    throw new ScenarioError(
+      'parallel.cp',
+      `the sequence (${s} tokens) does not split into 2 × cp = ${2 * cp} equal chunks`,
+    );
   const tokens = (b * s) / cp;
   return {
     model,

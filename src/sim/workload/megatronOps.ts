@@ -1,7 +1,15 @@
 import { attentionStage } from './attentionOps.js';
 import { hostCost, type FrameworkSpec } from './framework.js';
 import { activationStage, normStage, residualStage, type LayerContext } from './layerContext.js';
-import { assembleBlock, elementwiseOp, linearStage, type Block, type Op, type RecomputeMode, type Stage } from './ops.js';
+import {
+  assembleBlock,
+  elementwiseOp,
+  linearStage,
+  type Block,
+  type Op,
+  type RecomputeMode,
+  type Stage,
+} from './ops.js';
 
 /**
  * A GPT transformer layer as Megatron-DeepSpeed (2023, PyTorch eager, DeepSpeed activation
@@ -30,7 +38,13 @@ import { assembleBlock, elementwiseOp, linearStage, type Block, type Op, type Re
  *   dense, ParallelMLP, fc1, fc2), its 11 custom autograd Function applications besides GeLU (2
  *   LayerNorm, 4 linear, 2 copy_to, 2 reduce_from, softmax) and their 12 Python backward calls.
  */
-export function megatronGptLayer(c: LayerContext, i: number, names: Record<'ln1' | 'qkv' | 'proj' | 'ln2' | 'fc1' | 'fc2', string[]>, recompute: RecomputeMode): Block {
+// eslint-disable-next-line max-lines-per-function -- lists Megatron's host calls op by op, in the order its code makes them (framework.ts)
+export function megatronGptLayer(
+  c: LayerContext,
+  i: number,
+  names: Record<'ln1' | 'qkv' | 'proj' | 'ln2' | 'fc1' | 'fc2', string[]>,
+  recompute: RecomputeMode,
+): Block {
   const fw = c.fw as FrameworkSpec;
   const T = c.tokens;
   const e = c.e;
@@ -115,7 +129,13 @@ export function megatronGptLayer(c: LayerContext, i: number, names: Record<'ln1'
 /** Whether Megatron's fused scale-mask-softmax kernel runs (`FusedScaleMaskSoftmax.is_kernel_available`, causal). */
 export function fusedSoftmaxAvailable(fw: FrameworkSpec, attnBatches: number, seqLen: number): boolean {
   const batchPerBlock = seqLen <= 128 ? 8 : 4;
-  return seqLen > 16 && seqLen <= fw.fusedSoftmaxMaxSeq && seqLen % 4 === 0 && attnBatches % 4 === 0 && attnBatches % batchPerBlock === 0;
+  return (
+    seqLen > 16 &&
+    seqLen <= fw.fusedSoftmaxMaxSeq &&
+    seqLen % 4 === 0 &&
+    attnBatches % 4 === 0 &&
+    attnBatches % batchPerBlock === 0
+  );
 }
 
 /**
@@ -135,7 +155,13 @@ function torchSoftmaxFallback(base: Op, n: number, backward: boolean): Op[] {
     ...(generic ? { genericElements: n } : {}),
   });
   if (!backward) {
-    return [pass('attn.softmax.to_fp32', 6, 0, true), pass('attn.softmax.scale', 8, 1), pass('attn.softmax.mask', 8, 1, true), pass('attn.softmax', 8, 4), pass('attn.softmax.to_half', 6, 0)];
+    return [
+      pass('attn.softmax.to_fp32', 6, 0, true),
+      pass('attn.softmax.scale', 8, 1),
+      pass('attn.softmax.mask', 8, 1, true),
+      pass('attn.softmax', 8, 4),
+      pass('attn.softmax.to_half', 6, 0),
+    ];
   }
   return [
     pass('attn.softmax.to_half.bwd', 6, 0, true),
@@ -147,7 +173,13 @@ function torchSoftmaxFallback(base: Op, n: number, backward: boolean): Op[] {
 }
 
 /** Megatron's CoreAttention (unfused) with its layout copies, or the flash path with host calls. */
-function megatronAttention(c: LayerContext, fw: FrameworkSpec, host: (op: Op, calls: number) => Op, nQkv: number, nCtx: number): Stage & { core: Op[] } {
+function megatronAttention(
+  c: LayerContext,
+  fw: FrameworkSpec,
+  host: (op: Op, calls: number) => Op,
+  nQkv: number,
+  nCtx: number,
+): Stage & { core: Op[] } {
   const base = attentionStage(c);
   const e = c.e;
   if (c.flash) {
@@ -177,7 +209,8 @@ function megatronAttention(c: LayerContext, fw: FrameworkSpec, host: (op: Op, ca
   for (const op of base.backward) {
     if (op.name === 'attn.softmax.bwd' && !fused) {
       backward.push(...torchSoftmaxFallback(op, n, true).map((o) => host(o, 1)));
-    } else if (op.name === 'attn.softmax.bwd') backward.push(host({ ...op, bytes: n * e * (2 * causalRead + 1) }, 1 + 1));
+    } else if (op.name === 'attn.softmax.bwd')
+      backward.push(host({ ...op, bytes: n * e * (2 * causalRead + 1) }, 1 + 1));
     else if (op.name.startsWith('attn.scores.')) backward.push(host(op, 2));
     else backward.push(host(op, 1));
   }
@@ -225,6 +258,7 @@ export const PIPE_ENGINE_CALLS = { firstStageForward: 14, lastStageForward: 6 + 
  */
 export const GET_BATCH_PIPE_CALLS = { plain: 8, collectives: 2 } as const;
 
+// eslint-disable-next-line max-lines-per-function -- lists Megatron's host calls op by op, in the order its code makes them (framework.ts)
 export function megatronGptEdges(block: Block, c: LayerContext): Block {
   const fw = c.fw as FrameworkSpec;
   const e = c.e;
@@ -239,23 +273,54 @@ export function megatronGptEdges(block: Block, c: LayerContext): Block {
   const map = (op: Op): Op => {
     switch (op.name) {
       // get_batch_pipe's 10 calls include broadcast_data's two broadcasts over the TP group (any size).
-      case 'embed.lookup': return set(op, PIPE_ENGINE_CALLS.firstStageForward + GET_BATCH_PIPE_CALLS.plain + 3 + (c.tp > 1 ? 8 : 1), 0, true, GET_BATCH_PIPE_CALLS.collectives + coll);
-      case 'embed.position': return set(op, 2 + 1);
-      case 'embed.dropout': return set(op, 2 + 1, 2 * nH * e);
-      case 'embed.dropout.bwd': return set(op, 2, 2 * nH * e);
-      case 'embed.position.wgrad': return set(op, 1 + 5 + 1);
-      case 'embed.wgrad': return set(op, 5 + 1 + (c.tp > 1 ? 1 : 0));
-      case 'final_norm': return set(op, 2 + 2, 2 * nH * e);
-      case 'final_norm.bwd': return set(op, 6 + 1, 2 * nH * e);
-      case 'lm_head': return set(op, 1 + 1);
-      case 'lm_head.dgrad': return set(op, 1 + 1, 0, false, coll);
-      case 'lm_head.wgrad': return set(op, 2);
+      case 'embed.lookup':
+        return set(
+          op,
+          PIPE_ENGINE_CALLS.firstStageForward + GET_BATCH_PIPE_CALLS.plain + 3 + (c.tp > 1 ? 8 : 1),
+          0,
+          true,
+          GET_BATCH_PIPE_CALLS.collectives + coll,
+        );
+      case 'embed.position':
+        return set(op, 2 + 1);
+      case 'embed.dropout':
+        return set(op, 2 + 1, 2 * nH * e);
+      case 'embed.dropout.bwd':
+        return set(op, 2, 2 * nH * e);
+      case 'embed.position.wgrad':
+        return set(op, 1 + 5 + 1);
+      case 'embed.wgrad':
+        return set(op, 5 + 1 + (c.tp > 1 ? 1 : 0));
+      case 'final_norm':
+        return set(op, 2 + 2, 2 * nH * e);
+      case 'final_norm.bwd':
+        return set(op, 6 + 1, 2 * nH * e);
+      case 'lm_head':
+        return set(op, 1 + 1);
+      case 'lm_head.dgrad':
+        return set(op, 1 + 1, 0, false, coll);
+      case 'lm_head.wgrad':
+        return set(op, 2);
       // The cross-entropy's 23 calls include its three all-reduces (max, target logit, sum of exp), issued
       // on the TP group whatever its size.
-      case 'loss': return set(fw.fp32CrossEntropy ? { ...op, bytes: 38 * nLogits } : op, 23 - 3 + 1 + PIPE_ENGINE_CALLS.lastStageForward, 0, false, 3);
+      case 'loss':
+        return set(
+          fw.fp32CrossEntropy ? { ...op, bytes: 38 * nLogits } : op,
+          23 - 3 + 1 + PIPE_ENGINE_CALLS.lastStageForward,
+          0,
+          false,
+          3,
+        );
       // DeepSpeedEngine.backward's `loss.mean().item()` (2 calls and a host sync) comes first when modelled.
-      case 'loss.bwd': return set(fw.fp32CrossEntropy ? { ...op, bytes: 14 * nLogits } : op, 6 + 1 + PIPE_ENGINE_CALLS.lastStageBackward + (fw.lossItemSync ? 2 : 0), 0, fw.lossItemSync);
-      default: return set(op, 1);
+      case 'loss.bwd':
+        return set(
+          fw.fp32CrossEntropy ? { ...op, bytes: 14 * nLogits } : op,
+          6 + 1 + PIPE_ENGINE_CALLS.lastStageBackward + (fw.lossItemSync ? 2 : 0),
+          0,
+          fw.lossItemSync,
+        );
+      default:
+        return set(op, 1);
     }
   };
   return { ...block, forward: block.forward.map(map), backward: block.backward.map(map) };

@@ -1,8 +1,14 @@
 import { ScenarioError } from '../errors.js';
 import { mlpSizesOf, type ModelSpec } from './model.js';
 import {
-  activationElementBytes, assembleBlock, elementwiseOp, linearStage,
-  type Block, type MicroBatchShape, type Op, type Stage,
+  activationElementBytes,
+  assembleBlock,
+  elementwiseOp,
+  linearStage,
+  type Block,
+  type MicroBatchShape,
+  type Op,
+  type Stage,
 } from './ops.js';
 
 /**

@@ -209,9 +209,7 @@ function mlpTensors(m: ModelSpec, push: Push): void {
 
 /** Layer widths of an `mlp` model, input first; falls back to [hidden, ffnHidden, vocab]. */
 export function mlpSizesOf(model: ModelSpec): number[] {
-  return model.mlpSizes && model.mlpSizes.length >= 2
-    ? model.mlpSizes
-    : [model.hidden, model.ffnHidden, model.vocab];
+  return model.mlpSizes && model.mlpSizes.length >= 2 ? model.mlpSizes : [model.hidden, model.ffnHidden, model.vocab];
 }
 
 /** The layers a pipeline splits, as the step compiler counts them: an MLP's linear layers (at most model.layers). */
@@ -222,7 +220,14 @@ export function pipelineLayerCount(model: ModelSpec): number {
 /** The trainable tensors in registration order (the order `nn.Module.parameters()` yields them). */
 export function parameterTensors(model: ModelSpec): ParamTensor[] {
   const out: ParamTensor[] = [];
-  const push: Push = (name, elements, layer, tpSharded, kvElements) => out.push({ name, elements, layer, tpSharded, ...(kvElements ? { kv: { elements: kvElements, heads: model.kvHeads } } : {}) });
+  const push: Push = (name, elements, layer, tpSharded, kvElements) =>
+    out.push({
+      name,
+      elements,
+      layer,
+      tpSharded,
+      ...(kvElements ? { kv: { elements: kvElements, heads: model.kvHeads } } : {}),
+    });
   switch (model.arch) {
     case 'gpt':
       gptTensors(model, push);
@@ -296,5 +301,7 @@ export function largestModuleParameters(model: ModelSpec, tp = 1): number {
  */
 export function tiedEmbeddingCopy(model: ModelSpec): ParamTensor | undefined {
   const embedding = parameterTensors(model).find((t) => t.layer < 0 && t.elements === model.vocab * model.hidden);
-  return model.tiedEmbeddings && embedding ? { ...embedding, name: `${embedding.name} (last-stage copy)`, layer: model.layers } : undefined;
+  return model.tiedEmbeddings && embedding
+    ? { ...embedding, name: `${embedding.name} (last-stage copy)`, layer: model.layers }
+    : undefined;
 }

@@ -161,7 +161,17 @@ export function activationElementBytes(dtype: Dtype): number {
 }
 
 /** A GEMM op: 2·m·n·k·batch FLOPs; reads A and B in `dtype`, writes C as an activation. */
-export function gemmOp(name: string, m: number, n: number, k: number, batch: number, dtype: Dtype, gradParams?: string[], leadingDims?: number[]): Op {
+// eslint-disable-next-line max-params -- the shape and the tensors of one GEMM or linear layer, as the model builders list them
+export function gemmOp(
+  name: string,
+  m: number,
+  n: number,
+  k: number,
+  batch: number,
+  dtype: Dtype,
+  gradParams?: string[],
+  leadingDims?: number[],
+): Op {
   const inB = dtypeBytes(dtype);
   const outB = activationElementBytes(dtype);
   const op: Op = {
@@ -176,7 +186,13 @@ export function gemmOp(name: string, m: number, n: number, k: number, batch: num
 }
 
 /** A memory-bound op over `elements` values with `flopsPerElement` and the given HBM traffic. */
-export function elementwiseOp(name: string, elements: number, flopsPerElement: number, bytes: number, gradParams?: string[]): Op {
+export function elementwiseOp(
+  name: string,
+  elements: number,
+  flopsPerElement: number,
+  bytes: number,
+  gradParams?: string[],
+): Op {
   const op: Op = { name, kind: 'elementwise', flops: elements * flopsPerElement, bytes };
   if (gradParams && gradParams.length > 0) op.gradParams = gradParams;
   return op;
@@ -193,8 +209,15 @@ export interface Stage {
  * wgrad (dW = Xᵀ·dY, which completes `params`). Backward is 2× forward FLOPs. `needInputGrad` false
  * drops the dgrad (first layer of a model whose input is data).
  */
+// eslint-disable-next-line max-params -- the shape and the tensors of one GEMM or linear layer, as the model builders list them
 export function linearStage(
-  name: string, tokens: number, inF: number, outF: number, dtype: Dtype, params: string[], needInputGrad = true,
+  name: string,
+  tokens: number,
+  inF: number,
+  outF: number,
+  dtype: Dtype,
+  params: string[],
+  needInputGrad = true,
 ): Stage {
   const backward: Op[] = [];
   const lead = [inF, outF];

@@ -82,9 +82,10 @@ function transformerLayer(c: LayerContext, i: number, recompute: MicroBatchShape
   const ln1 = normStage('ln1', c, names.ln1);
   const ln2 = normStage('ln2', c, names.ln2);
 
-  const stages: Stage[] = m.arch === 'bert'
-    ? [qkv, attn, proj, res1, ln1, fc1, act, fc2, res2, ln2]
-    : [ln1, qkv, attn, proj, res1, ln2, fc1, act, fc2, res2];
+  const stages: Stage[] =
+    m.arch === 'bert'
+      ? [qkv, attn, proj, res1, ln1, fc1, act, fc2, res2, ln2]
+      : [ln1, qkv, attn, proj, res1, ln2, fc1, act, fc2, res2];
 
   let again: Op[] = [];
   if (recompute === 'full') {

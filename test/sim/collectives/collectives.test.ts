@@ -3,7 +3,11 @@ import { buildTopology } from '../../../src/sim/network/topology.js';
 import { CollectiveService } from '../../../src/sim/collectives/collectiveService.js';
 import { collectiveSweep, sweepSizes } from '../../../src/sim/collectives/sweep.js';
 import { busBandwidthFactor } from '../../../src/sim/collectives/busBandwidth.js';
-import { collectiveLatencyUs, treeCorrectionFactor, treeModelBytesPerNs } from '../../../src/sim/collectives/ncclTuning.js';
+import {
+  collectiveLatencyUs,
+  treeCorrectionFactor,
+  treeModelBytesPerNs,
+} from '../../../src/sim/collectives/ncclTuning.js';
 import type { Algorithm, CollectiveOp } from '../../../src/sim/collectives/types.js';
 import { presetCluster } from '../../helpers/clusters.js';
 
@@ -11,13 +15,19 @@ const GiB = 2 ** 30;
 const MiB = 2 ** 20;
 const range = (n: number) => [...Array(n).keys()];
 
-function service(node: string, nodes: number, algorithm: Algorithm | 'auto' = 'auto', mode: 'aggregated' | 'step' = 'aggregated', protocol: 'auto' | 'Simple' = 'auto') {
+function service(
+  node: string,
+  nodes: number,
+  algorithm: Algorithm | 'auto' = 'auto',
+  mode: 'aggregated' | 'step' = 'aggregated',
+  protocol: 'auto' | 'Simple' = 'auto',
+) {
   const topology = buildTopology(presetCluster(node, nodes));
   return { topology, svc: new CollectiveService(topology, { mode, allReduceAlgorithm: algorithm, protocol }) };
 }
 
 describe('ring all-reduce on an idle ring', () => {
-  it('takes base + 2(N−1)·α + 2(N−1)/N·S/B, with NCCL\'s Simple-protocol α over NVLink', () => {
+  it("takes base + 2(N−1)·α + 2(N−1)/N·S/B, with NCCL's Simple-protocol α over NVLink", () => {
     // NCCL tuning.cc (v2.23): ring Simple baseLat 8.4 µs, NVLink hwLat 3.4 µs per step.
     const B = 230; // dgx-a100-80gb nvlinkBandwidthGBps, bytes/ns
     for (const N of [2, 4, 8]) {
@@ -25,7 +35,11 @@ describe('ring all-reduce on an idle ring', () => {
       const group = range(N);
       for (const S of [1 * MiB, 256 * MiB, 1 * GiB]) {
         const expectedNs = (8.4 + 2 * (N - 1) * 3.4) * 1e3 + ((2 * (N - 1)) / N) * (S / B);
-        const ns = svc.simulateIdleNs('all_reduce', group, S, { algorithm: 'ring', protocol: 'Simple', predictedNs: 0 });
+        const ns = svc.simulateIdleNs('all_reduce', group, S, {
+          algorithm: 'ring',
+          protocol: 'Simple',
+          predictedNs: 0,
+        });
         expect(Math.abs(ns - expectedNs)).toBeLessThanOrEqual(2 + expectedNs * 1e-9);
       }
     }
@@ -42,31 +56,45 @@ describe('ring all-reduce on an idle ring', () => {
   });
 });
 
-describe('latency terms, as NCCL\'s tuning.cc (v2.23.4) composes them', () => {
-  it('charges a ring with one rank per node the tree\'s network hop latency', () => {
+describe("latency terms, as NCCL's tuning.cc (v2.23.4) composes them", () => {
+  it("charges a ring with one rank per node the tree's network hop latency", () => {
     // tuning.cc: interLat = ppn == 1 ? hwLat[NET][TREE][p] : hwLat[NET][a][p]; NET Tree {5.0, 8.5, 14}, Ring {2.7, 4.0, 14}.
     // Ring all-reduce over 4 nodes: 2(n−1) = 6 steps, all of them inter-node at ppn 1.
-    const ppn1 = (protocol: 'LL' | 'LL128' | 'Simple') => collectiveLatencyUs('ring', protocol, { op: 'all_reduce', ranks: 4, nodes: 4, intraHop: 'nvlink' });
+    const ppn1 = (protocol: 'LL' | 'LL128' | 'Simple') =>
+      collectiveLatencyUs('ring', protocol, { op: 'all_reduce', ranks: 4, nodes: 4, intraHop: 'nvlink' });
     expect(ppn1('LL')).toBeCloseTo(6.6 + 6 * 5.0, 9);
     expect(ppn1('LL128')).toBeCloseTo(14 + 6 * 8.5, 9);
     expect(ppn1('Simple')).toBeCloseTo(8.4 + 6 * 14, 9);
     // Two ranks per node keep the ring's own figures: 14 steps, 6 of them inter-node.
-    expect(collectiveLatencyUs('ring', 'LL', { op: 'all_reduce', ranks: 8, nodes: 4, intraHop: 'nvlink' })).toBeCloseTo(6.6 + 8 * 0.6 + 6 * 2.7, 9);
+    expect(collectiveLatencyUs('ring', 'LL', { op: 'all_reduce', ranks: 8, nodes: 4, intraHop: 'nvlink' })).toBeCloseTo(
+      6.6 + 8 * 0.6 + 6 * 2.7,
+      9,
+    );
   });
 
-  it('counts the tree\'s network depth as the integer log2 of the node count (log2i) and ranks per node in integers', () => {
+  it("counts the tree's network depth as the integer log2 of the node count (log2i) and ranks per node in integers", () => {
     // tuning.cc: 2·((nRanks/nNodes − 1)·intraLat + log2i(nNodes)·interLat); Tree LL: base 6.8, NVLink 0.6, NET 5.0.
-    for (const [nodes, depth] of [[2, 1], [3, 1], [5, 2], [6, 2], [7, 2], [8, 3], [12, 3]]) {
+    for (const [nodes, depth] of [
+      [2, 1],
+      [3, 1],
+      [5, 2],
+      [6, 2],
+      [7, 2],
+      [8, 3],
+      [12, 3],
+    ]) {
       const us = collectiveLatencyUs('tree', 'LL', { op: 'all_reduce', ranks: 8 * nodes, nodes, intraHop: 'nvlink' });
       expect(us).toBeCloseTo(6.8 + 2 * (7 * 0.6 + depth * 5.0), 9);
     }
     // 13 ranks on 2 nodes: nRanks/nNodes = 6 in integers.
-    expect(collectiveLatencyUs('tree', 'LL', { op: 'all_reduce', ranks: 13, nodes: 2, intraHop: 'nvlink' })).toBeCloseTo(6.8 + 2 * (5 * 0.6 + 5.0), 9);
+    expect(
+      collectiveLatencyUs('tree', 'LL', { op: 'all_reduce', ranks: 13, nodes: 2, intraHop: 'nvlink' }),
+    ).toBeCloseTo(6.8 + 2 * (5 * 0.6 + 5.0), 9);
   });
 });
 
-describe('algorithm choice across nodes, as NCCL\'s tuner makes it', () => {
-  it('rates the tree from the ring\'s bus bandwidth: ×0.92, ×0.5 bus→algorithm, LL ×1/3.8 (capped), medium-size correction', () => {
+describe("algorithm choice across nodes, as NCCL's tuner makes it", () => {
+  it("rates the tree from the ring's bus bandwidth: ×0.92, ×0.5 bus→algorithm, LL ×1/3.8 (capped), medium-size correction", () => {
     // tuning.cc: tree busBw = 0.92 × nChannels·bw, algBw = busBw × 0.5; LL: busBw/3.8 capped at llMaxBw.
     expect(treeModelBytesPerNs('Simple', 100, 2, 'ampere', GiB)).toBeCloseTo(46, 9);
     expect(treeModelBytesPerNs('LL128', 100, 4, 'ampere', GiB)).toBeCloseTo((92 * 120) / 128 / 2, 9);
@@ -93,7 +121,9 @@ describe('algorithm choice across nodes, as NCCL\'s tuner makes it', () => {
     const S = 512 * MiB;
     const choice = auto.choose('all_reduce', group, S);
     expect(choice.algorithm).toBe('ring');
-    expect(tree.simulateIdleNs('all_reduce', group, S)).toBeLessThan(auto.simulateIdleNs('all_reduce', group, S, choice));
+    expect(tree.simulateIdleNs('all_reduce', group, S)).toBeLessThan(
+      auto.simulateIdleNs('all_reduce', group, S, choice),
+    );
     // Small messages are latency-bound and still go to the tree (log-depth latency across nodes).
     const bigCluster = service('dgx-a100-80gb', 16).svc;
     expect(bigCluster.choose('all_reduce', range(128), 64 * 1024).algorithm).toBe('tree');
@@ -128,7 +158,11 @@ describe('step-by-step and aggregated collectives', () => {
 describe('bus bandwidth of the presets against published nccl-tests results', () => {
   const busbwAt = (node: string, nodes: number, S: number, algorithm: Algorithm | 'auto' = 'auto', overrides = {}) => {
     const topology = buildTopology(presetCluster(node, nodes, overrides));
-    const [row] = collectiveSweep(topology, 'all_reduce', range(nodes * topology.cluster.node.gpusPerNode), [S], { mode: 'aggregated', allReduceAlgorithm: algorithm, protocol: 'auto' });
+    const [row] = collectiveSweep(topology, 'all_reduce', range(nodes * topology.cluster.node.gpusPerNode), [S], {
+      mode: 'aggregated',
+      allReduceAlgorithm: algorithm,
+      protocol: 'auto',
+    });
     return row.busbwGBps;
   };
 
@@ -156,14 +190,21 @@ describe('bus bandwidth of the presets against published nccl-tests results', ()
     expect(ring).toBeLessThan(370 * 1.05);
   });
 
-  it('one A100 NVSwitch node, 1 GiB: 229.4 GB/s on 8 GPUs, 221.9 on 4 (vTrain\'s published nccl-tests tables), within 5%', () => {
+  it("one A100 NVSwitch node, 1 GiB: 229.4 GB/s on 8 GPUs, 221.9 on 4 (vTrain's published nccl-tests tables), within 5%", () => {
     // test/validation/vtrain-a100-allreduce/AR_GPU{8,4}_1M_1024M_LUT.csv, last row (out-of-place busbw).
     // Their 2-GPU table reads 197.3 GB/s, 14% below the model: NCCL's 2-rank case is not modelled apart.
     const at = (n: number) => {
       const topology = buildTopology(presetCluster('dgx-a100-80gb', 1));
-      return collectiveSweep(topology, 'all_reduce', range(n), [GiB], { mode: 'aggregated', allReduceAlgorithm: 'auto', protocol: 'auto' })[0].busbwGBps;
+      return collectiveSweep(topology, 'all_reduce', range(n), [GiB], {
+        mode: 'aggregated',
+        allReduceAlgorithm: 'auto',
+        protocol: 'auto',
+      })[0].busbwGBps;
     };
-    for (const [n, published] of [[8, 229.35], [4, 221.86]]) {
+    for (const [n, published] of [
+      [8, 229.35],
+      [4, 221.86],
+    ]) {
       expect(at(n)).toBeGreaterThan(published * 0.95);
       expect(at(n)).toBeLessThan(published * 1.05);
     }
@@ -186,7 +227,11 @@ describe('bus bandwidth of the presets against published nccl-tests results', ()
 describe('small messages', () => {
   it('fall off to a latency floor instead of a flat bandwidth line', () => {
     const { topology } = service('dgx-a100-80gb', 1);
-    const rows = collectiveSweep(topology, 'all_reduce', range(8), sweepSizes(8, 8 * GiB), { mode: 'aggregated', allReduceAlgorithm: 'auto', protocol: 'auto' });
+    const rows = collectiveSweep(topology, 'all_reduce', range(8), sweepSizes(8, 8 * GiB), {
+      mode: 'aggregated',
+      allReduceAlgorithm: 'auto',
+      protocol: 'auto',
+    });
     const small = rows[0];
     const large = rows[rows.length - 1];
     expect(small.busbwGBps).toBeLessThan(0.001 * large.busbwGBps);
@@ -194,7 +239,8 @@ describe('small messages', () => {
     expect(small.timeUs).toBeGreaterThan(5);
     expect(small.timeUs).toBeLessThan(60);
     for (let i = 1; i < rows.length; i++) expect(rows[i].timeUs).toBeGreaterThanOrEqual(rows[i - 1].timeUs);
-    for (let i = 1; i < rows.length; i++) expect(rows[i].busbwGBps).toBeGreaterThanOrEqual(rows[i - 1].busbwGBps * 0.999);
+    for (let i = 1; i < rows.length; i++)
+      expect(rows[i].busbwGBps).toBeGreaterThanOrEqual(rows[i - 1].busbwGBps * 0.999);
   });
 
   it('switch from LL to LL128 to Simple as size grows, as NCCL does', () => {
@@ -209,11 +255,16 @@ describe('small messages', () => {
       const { svc } = service('pcie-8gpu', nodes);
       const group = range(8 * nodes);
       for (let bytes = 8; bytes <= 4 * GiB; bytes *= 4) {
-        for (const op of ['all_reduce', 'all_gather', 'broadcast'] as CollectiveOp[]) expect(svc.choose(op, group, bytes).protocol).not.toBe('LL128');
+        for (const op of ['all_reduce', 'all_gather', 'broadcast'] as CollectiveOp[])
+          expect(svc.choose(op, group, bytes).protocol).not.toBe('LL128');
       }
     }
     // NCCL_PROTO=LL128 still runs it.
-    const forced = new CollectiveService(buildTopology(presetCluster('pcie-8gpu', 1)), { mode: 'aggregated', allReduceAlgorithm: 'auto', protocol: 'LL128' });
+    const forced = new CollectiveService(buildTopology(presetCluster('pcie-8gpu', 1)), {
+      mode: 'aggregated',
+      allReduceAlgorithm: 'auto',
+      protocol: 'LL128',
+    });
     expect(forced.choose('all_reduce', range(8), 2 * MiB).protocol).toBe('LL128');
   });
 });
@@ -222,10 +273,23 @@ describe('collective properties', () => {
   it('is never slower when every link gets faster', () => {
     for (const scale of [1, 1.5, 3]) {
       const base = presetCluster('dgx-a100-80gb', 2);
-      const faster = presetCluster('dgx-a100-80gb', 2, { nvlinkBandwidthGBps: 230 * scale, pcieBandwidthGBps: 24 * scale }, { linkGbps: 200 * scale });
+      const faster = presetCluster(
+        'dgx-a100-80gb',
+        2,
+        { nvlinkBandwidthGBps: 230 * scale, pcieBandwidthGBps: 24 * scale },
+        { linkGbps: 200 * scale },
+      );
       for (const op of ['all_reduce', 'all_gather', 'broadcast'] as CollectiveOp[]) {
-        const t0 = collectiveSweep(buildTopology(base), op, range(16), [64 * MiB], { mode: 'aggregated', allReduceAlgorithm: 'auto', protocol: 'auto' })[0].timeUs;
-        const t1 = collectiveSweep(buildTopology(faster), op, range(16), [64 * MiB], { mode: 'aggregated', allReduceAlgorithm: 'auto', protocol: 'auto' })[0].timeUs;
+        const t0 = collectiveSweep(buildTopology(base), op, range(16), [64 * MiB], {
+          mode: 'aggregated',
+          allReduceAlgorithm: 'auto',
+          protocol: 'auto',
+        })[0].timeUs;
+        const t1 = collectiveSweep(buildTopology(faster), op, range(16), [64 * MiB], {
+          mode: 'aggregated',
+          allReduceAlgorithm: 'auto',
+          protocol: 'auto',
+        })[0].timeUs;
         expect(t1).toBeLessThanOrEqual(t0 * (1 + 1e-9));
       }
     }
@@ -240,7 +304,11 @@ describe('collective properties', () => {
 
   it('moves a bigger all-gather in proportionally more time at large sizes', () => {
     const { topology } = service('dgx-h100', 2);
-    const [a, b] = collectiveSweep(topology, 'all_gather', range(16), [1 * GiB, 2 * GiB], { mode: 'aggregated', allReduceAlgorithm: 'auto', protocol: 'auto' });
+    const [a, b] = collectiveSweep(topology, 'all_gather', range(16), [1 * GiB, 2 * GiB], {
+      mode: 'aggregated',
+      allReduceAlgorithm: 'auto',
+      protocol: 'auto',
+    });
     expect(b.timeUs / a.timeUs).toBeGreaterThan(1.95);
     expect(b.timeUs / a.timeUs).toBeLessThan(2.05);
   });
@@ -249,7 +317,7 @@ describe('collective properties', () => {
     const { topology, svc } = service('dgx-a100-80gb', 2);
     const S = 1 * GiB;
     const ns = svc.simulateIdleNs('send_recv', [0, 8], S, { algorithm: 'ring', protocol: 'Simple', predictedNs: 0 });
-    const nic = topology.cluster.network.linkGbps / 8 * topology.cluster.network.linkEfficiency;
+    const nic = (topology.cluster.network.linkGbps / 8) * topology.cluster.network.linkEfficiency;
     expect(S / ns).toBeGreaterThan(nic * 0.98);
     expect(S / ns).toBeLessThan(nic * 1.0001);
   });

@@ -41,11 +41,15 @@ describe('a measured collective table', () => {
       { bytes: 1048576, timeNs: 92790 },
       { bytes: 2097152, timeNs: 93250 },
     ]);
-    const noRoot = '#  size  count  type  redop  time  algbw  busbw  error\n 1048576 262144 float sum 50.00 20.97 36.70 0e+00\n';
+    const noRoot =
+      '#  size  count  type  redop  time  algbw  busbw  error\n 1048576 262144 float sum 50.00 20.97 36.70 0e+00\n';
     expect(parseCollectiveTable(noRoot, 'all_reduce', 8, 'b').points).toEqual([{ bytes: 1048576, timeNs: 50000 }]);
-    const csvNs = '\uFEFFsize(B),count,type,time(ns),busbw(GB/s),time(ns),busbw(GB/s)\r\n1048576,262144,float,44210,23.72,45100,23.25\r\n';
+    const csvNs =
+      '\uFEFFsize(B),count,type,time(ns),busbw(GB/s),time(ns),busbw(GB/s)\r\n1048576,262144,float,44210,23.72,45100,23.25\r\n';
     expect(parseCollectiveTable(csvNs, 'all_reduce', 2, 'c').points).toEqual([{ bytes: 1048576, timeNs: 44210 }]);
-    expect(parseCollectiveTable('size,time(us)\n4096,12.5\n', 'all_gather', 4, 'd').points).toEqual([{ bytes: 4096, timeNs: 12500 }]);
+    expect(parseCollectiveTable('size,time(us)\n4096,12.5\n', 'all_gather', 4, 'd').points).toEqual([
+      { bytes: 4096, timeNs: 12500 },
+    ]);
   });
 
   it('reads nccl-tests output with NCCL_DEBUG lines (commas and all), rows pasted without their header, and CSV comments', () => {
@@ -58,9 +62,25 @@ describe('a measured collective table', () => {
     ].join('\n');
     expect(parseCollectiveTable(log, 'all_reduce', 8, 'log').points).toEqual([{ bytes: 1048576, timeNs: 92790 }]);
     // Without a header: 13 fields mean a root column, 12 mean none. Times of 10 ms and more have no decimals.
-    expect(parseCollectiveTable('  268435456  67108864  float  sum  -1  12345  21.74  38.05  0  12340  21.75  38.07  0\n', 'all_reduce', 8, 'r').points).toEqual([{ bytes: 268435456, timeNs: 12345000 }]);
-    expect(parseCollectiveTable('  268435456  67108864  float  sum  12345  21.74  38.05  0  12340  21.75  38.07  0\n', 'all_reduce', 8, 's').points).toEqual([{ bytes: 268435456, timeNs: 12345000 }]);
-    expect(parseCollectiveTable('# measured on node 7\nsize(B),time(us)\n4096,12.5\n# end\n', 'all_reduce', 8, 'c').points).toEqual([{ bytes: 4096, timeNs: 12500 }]);
+    expect(
+      parseCollectiveTable(
+        '  268435456  67108864  float  sum  -1  12345  21.74  38.05  0  12340  21.75  38.07  0\n',
+        'all_reduce',
+        8,
+        'r',
+      ).points,
+    ).toEqual([{ bytes: 268435456, timeNs: 12345000 }]);
+    expect(
+      parseCollectiveTable(
+        '  268435456  67108864  float  sum  12345  21.74  38.05  0  12340  21.75  38.07  0\n',
+        'all_reduce',
+        8,
+        's',
+      ).points,
+    ).toEqual([{ bytes: 268435456, timeNs: 12345000 }]);
+    expect(
+      parseCollectiveTable('# measured on node 7\nsize(B),time(us)\n4096,12.5\n# end\n', 'all_reduce', 8, 'c').points,
+    ).toEqual([{ bytes: 4096, timeNs: 12500 }]);
   });
 
   it('checks the GPU count against the ranks nccl-tests lists', () => {
@@ -71,66 +91,107 @@ describe('a measured collective table', () => {
       '     1048576        262144     float     sum      -1    44.21   23.72   23.72      0    45.10   23.25   23.25      0',
     ].join('\n');
     expect(parseCollectiveTable(out, 'all_reduce', 2, 'two').points).toHaveLength(1);
-    expect(() => parseCollectiveTable(out, 'all_reduce', 8, 'two')).toThrow(/two: the nccl-tests output lists 2 ranks \('# Rank' lines\), but the table is declared for 8 GPUs/);
+    expect(() => parseCollectiveTable(out, 'all_reduce', 8, 'two')).toThrow(
+      /two: the nccl-tests output lists 2 ranks \('# Rank' lines\), but the table is declared for 8 GPUs/,
+    );
   });
 
   it('checks that nccl-tests output is of the op it is declared for: by its banner, else by the redop column', () => {
-    const rows = (redop: string) => `#  size  count  type  redop  root  time  algbw  busbw #wrong  time  algbw  busbw #wrong\n  1048576  262144  float  ${redop}  -1  92.79  11.30  19.78  0  92.15  11.38  19.91  0\n`;
-    expect(() => parseCollectiveTable(rows('sum'), 'all_gather', 8, 'ar.txt')).toThrow("ar.txt: the rows reduce with 'sum' (redop, as all_reduce_perf or reduce_scatter_perf write), but this table is declared for all_gather (the output of all_gather_perf)");
-    expect(() => parseCollectiveTable(rows('none'), 'all_reduce', 8, 'ag.txt')).toThrow(/ag\.txt: the rows reduce nothing \(redop 'none'/);
+    const rows = (redop: string) =>
+      `#  size  count  type  redop  root  time  algbw  busbw #wrong  time  algbw  busbw #wrong\n  1048576  262144  float  ${redop}  -1  92.79  11.30  19.78  0  92.15  11.38  19.91  0\n`;
+    expect(() => parseCollectiveTable(rows('sum'), 'all_gather', 8, 'ar.txt')).toThrow(
+      "ar.txt: the rows reduce with 'sum' (redop, as all_reduce_perf or reduce_scatter_perf write), but this table is declared for all_gather (the output of all_gather_perf)",
+    );
+    expect(() => parseCollectiveTable(rows('none'), 'all_reduce', 8, 'ag.txt')).toThrow(
+      /ag\.txt: the rows reduce nothing \(redop 'none'/,
+    );
     expect(parseCollectiveTable(rows('none'), 'all_gather', 8, 'ag.txt').points).toHaveLength(1);
     expect(parseCollectiveTable(rows('sum'), 'reduce_scatter', 8, 'rs.txt').points).toHaveLength(1);
     const banner = `# Collective test starting: reduce_scatter_perf\n${rows('sum')}`;
-    expect(() => parseCollectiveTable(banner, 'all_reduce', 8, 'rs.txt')).toThrow('rs.txt: the output is of reduce_scatter_perf, but this table is declared for all_reduce (the output of all_reduce_perf)');
+    expect(() => parseCollectiveTable(banner, 'all_reduce', 8, 'rs.txt')).toThrow(
+      'rs.txt: the output is of reduce_scatter_perf, but this table is declared for all_reduce (the output of all_reduce_perf)',
+    );
   });
 
   it('says what is wrong with a file it cannot use', () => {
-    expect(() => parseCollectiveTable('size,latency\n4096,12\n', 'all_reduce', 8, 'x.csv')).toThrow(/x\.csv: the CSV header needs a time\(ns\) or time\(us\) column next to size/);
-    expect(() => parseCollectiveTable('# nothing here\n', 'all_reduce', 8, 'y.txt')).toThrow(/y\.txt: no measurements found/);
-    expect(() => parseCollectiveTable('size(B),time(ns)\n4096,-3\n', 'all_reduce', 8, 'z.csv')).toThrow(/z\.csv line 2: size and time must be positive/);
+    expect(() => parseCollectiveTable('size,latency\n4096,12\n', 'all_reduce', 8, 'x.csv')).toThrow(
+      /x\.csv: the CSV header needs a time\(ns\) or time\(us\) column next to size/,
+    );
+    expect(() => parseCollectiveTable('# nothing here\n', 'all_reduce', 8, 'y.txt')).toThrow(
+      /y\.txt: no measurements found/,
+    );
+    expect(() => parseCollectiveTable('size(B),time(ns)\n4096,-3\n', 'all_reduce', 8, 'z.csv')).toThrow(
+      /z\.csv line 2: size and time must be positive/,
+    );
   });
 });
 
 describe('the collective service with a measured table', () => {
   const topology = buildTopology(presetCluster('dgx-a100-80gb', 2));
   const plain = new CollectiveService(topology);
-  const measured = new CollectiveService(topology, { mode: 'aggregated', allReduceAlgorithm: 'auto', protocol: 'auto', measured: [table] });
+  const measured = new CollectiveService(topology, {
+    mode: 'aggregated',
+    allReduceAlgorithm: 'auto',
+    protocol: 'auto',
+    measured: [table],
+  });
   const node0 = range(8);
 
-  it('takes the table\'s time on an idle node, at and between measured sizes and beyond them', () => {
+  it("takes the table's time on an idle node, at and between measured sizes and beyond them", () => {
     for (const bytes of [1 * MiB, 1.5 * MiB, 2 * MiB, 40 * MiB, 256 * MiB]) {
       expect(measured.simulateIdleNs('all_reduce', node0, bytes)).toBeCloseTo(tableTimeNs(table, bytes)!, -1);
     }
   });
 
-  it('in step mode too (within the event times\' rounding to whole ns per ring step)', () => {
-    const step = new CollectiveService(topology, { mode: 'step', allReduceAlgorithm: 'auto', protocol: 'auto', measured: [table] });
+  it("in step mode too (within the event times' rounding to whole ns per ring step)", () => {
+    const step = new CollectiveService(topology, {
+      mode: 'step',
+      allReduceAlgorithm: 'auto',
+      protocol: 'auto',
+      measured: [table],
+    });
     const expected = tableTimeNs(table, 40 * MiB)!;
     expect(Math.abs(step.simulateIdleNs('all_reduce', node0, 40 * MiB) - expected)).toBeLessThan(expected * 1e-4);
   });
 
   it('scales the model to meet the table below its smallest size', () => {
     const bytes = 256 * 1024;
-    const expected = (plain.simulateIdleNs('all_reduce', node0, bytes) * 100e3) / plain.simulateIdleNs('all_reduce', node0, 1 * MiB);
+    const expected =
+      (plain.simulateIdleNs('all_reduce', node0, bytes) * 100e3) / plain.simulateIdleNs('all_reduce', node0, 1 * MiB);
     expect(measured.simulateIdleNs('all_reduce', node0, bytes)).toBeCloseTo(expected, -1);
   });
 
   it('meets the table with a forced tree too (its flows carry the medium-size correction)', () => {
-    const tree = new CollectiveService(topology, { mode: 'aggregated', allReduceAlgorithm: 'tree', protocol: 'auto', measured: [table] });
-    for (const bytes of [1 * MiB, 1.5 * MiB, 40 * MiB]) expect(tree.simulateIdleNs('all_reduce', node0, bytes)).toBeCloseTo(tableTimeNs(table, bytes)!, -1);
+    const tree = new CollectiveService(topology, {
+      mode: 'aggregated',
+      allReduceAlgorithm: 'tree',
+      protocol: 'auto',
+      measured: [table],
+    });
+    for (const bytes of [1 * MiB, 1.5 * MiB, 40 * MiB])
+      expect(tree.simulateIdleNs('all_reduce', node0, bytes)).toBeCloseTo(tableTimeNs(table, bytes)!, -1);
   });
 
   it('leaves other group sizes, other ops and groups across nodes to the model', () => {
-    expect(measured.simulateIdleNs('all_reduce', range(4), 8 * MiB)).toBe(plain.simulateIdleNs('all_reduce', range(4), 8 * MiB));
-    expect(measured.simulateIdleNs('all_gather', node0, 8 * MiB)).toBe(plain.simulateIdleNs('all_gather', node0, 8 * MiB));
+    expect(measured.simulateIdleNs('all_reduce', range(4), 8 * MiB)).toBe(
+      plain.simulateIdleNs('all_reduce', range(4), 8 * MiB),
+    );
+    expect(measured.simulateIdleNs('all_gather', node0, 8 * MiB)).toBe(
+      plain.simulateIdleNs('all_gather', node0, 8 * MiB),
+    );
     const across = [0, 1, 2, 3, 8, 9, 10, 11];
-    expect(measured.simulateIdleNs('all_reduce', across, 8 * MiB)).toBe(plain.simulateIdleNs('all_reduce', across, 8 * MiB));
+    expect(measured.simulateIdleNs('all_reduce', across, 8 * MiB)).toBe(
+      plain.simulateIdleNs('all_reduce', across, 8 * MiB),
+    );
   });
 
   it('still shares the links: two calls on the same node at once take longer than one alone', () => {
     const bytes = 64 * MiB;
     const phases = measured.phases('all_reduce', node0, bytes);
-    const { lastNs } = measured.simulateIdleTogetherNs([{ phases, bytes }, { phases, bytes }]);
+    const { lastNs } = measured.simulateIdleTogetherNs([
+      { phases, bytes },
+      { phases, bytes },
+    ]);
     expect(lastNs).toBeGreaterThan(1.5 * measured.simulateIdleNs('all_reduce', node0, bytes));
   });
 });

@@ -39,7 +39,10 @@ function plannedBytes(topology: Topology, phases: Phase[], bytes: number): numbe
 
 function run(topology: Topology, phases: Phase[], bytes: number, skip: boolean) {
   const sim = new Simulator();
-  const net = new FlowNetwork(sim, topology.links.map((l) => l.bandwidthGBps));
+  const net = new FlowNetwork(
+    sim,
+    topology.links.map((l) => l.bandwidthGBps),
+  );
   let doneNs = -1;
   new CollectiveRun(sim, net, phases, bytes, { onCollectiveDone: () => (doneNs = sim.now) }, 0, skip).start();
   sim.run();
@@ -57,21 +60,89 @@ interface Case {
 }
 
 const cases: Case[] = [
-  { node: 'dgx-a100-80gb', nodes: 2, group: range(16), op: 'all_reduce', algorithm: 'ring', protocol: 'Simple', mode: 'step' },
-  { node: 'dgx-a100-80gb', nodes: 2, group: range(16), op: 'all_reduce', algorithm: 'ring', protocol: 'LL', mode: 'aggregated' },
-  { node: 'dgx-h100', nodes: 4, group: range(32), op: 'reduce_scatter', algorithm: 'ring', protocol: 'LL128', mode: 'step' },
-  { node: 'dgx-h100', nodes: 4, group: range(32), op: 'all_reduce', algorithm: 'tree', protocol: 'Simple', mode: 'aggregated' },
-  { node: 'dgx-a100-80gb', nodes: 2, group: range(16), op: 'all_reduce', algorithm: 'hierarchical', protocol: 'Simple', mode: 'step' },
-  { node: 'dgx-a100-80gb', nodes: 1, group: range(8), op: 'all_gather', algorithm: 'ring', protocol: 'Simple', mode: 'step' },
-  { node: 'dgx-1-v100', nodes: 2, group: range(16), op: 'all_reduce', algorithm: 'ring', protocol: 'Simple', mode: 'step' },
-  { node: 'pcie-8gpu', nodes: 2, group: range(16), op: 'broadcast', algorithm: 'ring', protocol: 'Simple', mode: 'aggregated' },
+  {
+    node: 'dgx-a100-80gb',
+    nodes: 2,
+    group: range(16),
+    op: 'all_reduce',
+    algorithm: 'ring',
+    protocol: 'Simple',
+    mode: 'step',
+  },
+  {
+    node: 'dgx-a100-80gb',
+    nodes: 2,
+    group: range(16),
+    op: 'all_reduce',
+    algorithm: 'ring',
+    protocol: 'LL',
+    mode: 'aggregated',
+  },
+  {
+    node: 'dgx-h100',
+    nodes: 4,
+    group: range(32),
+    op: 'reduce_scatter',
+    algorithm: 'ring',
+    protocol: 'LL128',
+    mode: 'step',
+  },
+  {
+    node: 'dgx-h100',
+    nodes: 4,
+    group: range(32),
+    op: 'all_reduce',
+    algorithm: 'tree',
+    protocol: 'Simple',
+    mode: 'aggregated',
+  },
+  {
+    node: 'dgx-a100-80gb',
+    nodes: 2,
+    group: range(16),
+    op: 'all_reduce',
+    algorithm: 'hierarchical',
+    protocol: 'Simple',
+    mode: 'step',
+  },
+  {
+    node: 'dgx-a100-80gb',
+    nodes: 1,
+    group: range(8),
+    op: 'all_gather',
+    algorithm: 'ring',
+    protocol: 'Simple',
+    mode: 'step',
+  },
+  {
+    node: 'dgx-1-v100',
+    nodes: 2,
+    group: range(16),
+    op: 'all_reduce',
+    algorithm: 'ring',
+    protocol: 'Simple',
+    mode: 'step',
+  },
+  {
+    node: 'pcie-8gpu',
+    nodes: 2,
+    group: range(16),
+    op: 'broadcast',
+    algorithm: 'ring',
+    protocol: 'Simple',
+    mode: 'aggregated',
+  },
 ];
 
 describe('merging identical flows of a collective phase', () => {
   it('folds the channels of a ring hop inside an NVSwitch node into one flow', () => {
     const topology = buildTopology(presetCluster('dgx-a100-80gb', 2));
     const svc = new CollectiveService(topology, { mode: 'aggregated', allReduceAlgorithm: 'ring', protocol: 'Simple' });
-    const [phase] = svc.phases('all_reduce', range(16), 64 * MiB, { algorithm: 'ring', protocol: 'Simple', predictedNs: 0 });
+    const [phase] = svc.phases('all_reduce', range(16), 64 * MiB, {
+      algorithm: 'ring',
+      protocol: 'Simple',
+      predictedNs: 0,
+    });
     // 8 channels × 16 hops, 14 of them per channel inside a node, where the route does not depend on the
     // channel: the channels' rings differ in where they cross nodes, but most hops are shared.
     expect(unmerged([phase])[0].routes.length).toBe(128);
@@ -82,7 +153,11 @@ describe('merging identical flows of a collective phase', () => {
   for (const c of cases) {
     it(`keeps each link's bytes and the time of ${c.algorithm} ${c.op} (${c.protocol}, ${c.mode}) on ${c.nodes}× ${c.node}`, () => {
       const topology = buildTopology(presetCluster(c.node, c.nodes));
-      const svc = new CollectiveService(topology, { mode: c.mode, allReduceAlgorithm: c.algorithm, protocol: c.protocol });
+      const svc = new CollectiveService(topology, {
+        mode: c.mode,
+        allReduceAlgorithm: c.algorithm,
+        protocol: c.protocol,
+      });
       const bytes = 48 * MiB + 12345;
       const merged = svc.phases(c.op, c.group, bytes, { algorithm: c.algorithm, protocol: c.protocol, predictedNs: 0 });
       const separate = unmerged(merged);

@@ -15,7 +15,12 @@ const options = { algorithm: 'ring' as const, protocol: 'Simple' as const, predi
 const bytes = 2 ** 30;
 
 /** The NICs (`n<node>.nic<i>`) the node-crossing routes of an all-reduce over `group` go through. */
-function nicsUsed(group: number[], algorithm: 'ring' | 'tree' | 'hierarchical' = 'ring', s = service, t: Topology = topology): Set<string> {
+function nicsUsed(
+  group: number[],
+  algorithm: 'ring' | 'tree' | 'hierarchical' = 'ring',
+  s = service,
+  t: Topology = topology,
+): Set<string> {
   const names = new Set<string>();
   for (const phase of s.phases('all_reduce', group, bytes, { ...options, algorithm })) {
     for (const r of phase.routes) {
@@ -28,7 +33,8 @@ function nicsUsed(group: number[], algorithm: 'ring' | 'tree' | 'hierarchical' =
   return names;
 }
 
-const busGBps = (group: number[], s = service) => (bytes * (2 * (group.length - 1))) / group.length / s.simulateIdleNs('all_reduce', group, bytes, options);
+const busGBps = (group: number[], s = service) =>
+  (bytes * (2 * (group.length - 1))) / group.length / s.simulateIdleNs('all_reduce', group, bytes, options);
 
 describe('node-crossing channels use only NICs next to GPUs of the group (PXN through members)', () => {
   it('a data-parallel group of one GPU per node (tp 8) keeps to its own rail, with no NVLink hop', () => {
@@ -59,14 +65,18 @@ describe('node-crossing channels use only NICs next to GPUs of the group (PXN th
     }
   });
 
-  it('holds for tree and hierarchical all-reduce too: a tp-2 data-parallel group uses its own GPUs\' NICs', () => {
+  it("holds for tree and hierarchical all-reduce too: a tp-2 data-parallel group uses its own GPUs' NICs", () => {
     const evenGpus = [0, 2, 4, 6, 8, 10, 12, 14];
     const own = ['n0.nic0', 'n0.nic2', 'n0.nic4', 'n0.nic6', 'n1.nic0', 'n1.nic2', 'n1.nic4', 'n1.nic6'];
-    for (const algorithm of ['ring', 'tree', 'hierarchical'] as const) expect([...nicsUsed(evenGpus, algorithm)].sort()).toEqual(own);
+    for (const algorithm of ['ring', 'tree', 'hierarchical'] as const)
+      expect([...nicsUsed(evenGpus, algorithm)].sort()).toEqual(own);
   });
 
-  it('with 4 NICs for 8 GPUs, every tp-4 data-parallel group gets the two NICs of its GPUs\' PCIe switches alike', () => {
-    const four = resolveClusterSection({ preset: 'dgx-a100-80gb', nodes: 2, node: { preset: 'dgx-a100-80gb', nicsPerNode: 4 } }, 'test');
+  it("with 4 NICs for 8 GPUs, every tp-4 data-parallel group gets the two NICs of its GPUs' PCIe switches alike", () => {
+    const four = resolveClusterSection(
+      { preset: 'dgx-a100-80gb', nodes: 2, node: { preset: 'dgx-a100-80gb', nicsPerNode: 4 } },
+      'test',
+    );
     const t = buildTopology(four);
     const s = new CollectiveService(t);
     const groups = [0, 1, 2, 3].map((g) => [g, g + 4, g + 8, g + 12]);

@@ -15,7 +15,11 @@ const range = (n: number) => [...Array(n).keys()];
 function ringPhases(nodes: number, bytes: number): { topology: Topology; phases: Phase[] } {
   const topology = buildTopology(presetCluster('dgx-a100-80gb', nodes));
   const svc = new CollectiveService(topology, { mode: 'step', allReduceAlgorithm: 'ring', protocol: 'Simple' });
-  const phases = svc.phases('all_reduce', range(nodes * 8), bytes, { algorithm: 'ring', protocol: 'Simple', predictedNs: 0 });
+  const phases = svc.phases('all_reduce', range(nodes * 8), bytes, {
+    algorithm: 'ring',
+    protocol: 'Simple',
+    predictedNs: 0,
+  });
   return { topology, phases };
 }
 
@@ -29,9 +33,19 @@ interface Outcome {
  * Runs the collective from time 0 with or without skipping; `setup` may add other work to the same
  * simulator and network first. Stops at `untilNs` if given.
  */
-function runRing(topology: Topology, phases: Phase[], bytes: number, skip: boolean, setup?: (sim: Simulator, net: FlowNetwork) => void, untilNs?: number): Outcome {
+function runRing(
+  topology: Topology,
+  phases: Phase[],
+  bytes: number,
+  skip: boolean,
+  setup?: (sim: Simulator, net: FlowNetwork) => void,
+  untilNs?: number,
+): Outcome {
   const sim = new Simulator();
-  const net = new FlowNetwork(sim, topology.links.map((l) => l.bandwidthGBps));
+  const net = new FlowNetwork(
+    sim,
+    topology.links.map((l) => l.bandwidthGBps),
+  );
   setup?.(sim, net);
   let doneNs = -1;
   new CollectiveRun(sim, net, phases, bytes, { onCollectiveDone: () => (doneNs = sim.now) }, 0, skip).start();
@@ -75,7 +89,9 @@ describe('skipping identical repetitions of a collective phase', () => {
     // A route across nodes: the NICs are the ring's bottleneck.
     const route = phases[0].routes.reduce((a, b) => (b.length > a.length ? b : a));
     const later = (sim: Simulator, net: FlowNetwork) =>
-      sim.schedule(Math.floor(quiet / 2), { onEvent: () => net.startFlow(route, 4 * MiB, { onFlowDone: () => {} }, 1) });
+      sim.schedule(Math.floor(quiet / 2), {
+        onEvent: () => net.startFlow(route, 4 * MiB, { onFlowDone: () => {} }, 1),
+      });
     const full = runRing(topology, phases, bytes, false, later);
     const skipped = runRing(topology, phases, bytes, true, later);
     expect(full.doneNs).toBeGreaterThan(quiet);
@@ -89,16 +105,22 @@ describe('skipping identical repetitions of a collective phase', () => {
     // Find when the repetitions start, then start a foreign flow 1 ns before one of them (in the latency
     // wait after the previous one, which ran alone).
     const sim = new Simulator();
-    const net = new FlowNetwork(sim, topology.links.map((l) => l.bandwidthGBps));
+    const net = new FlowNetwork(
+      sim,
+      topology.links.map((l) => l.bandwidthGBps),
+    );
     const starts = new Set<number>();
-    const recorder = { startFlow: (...a: Parameters<FlowNetwork['startFlow']>) => (starts.add(sim.now), net.startFlow(...a)) };
+    const recorder = {
+      startFlow: (...a: Parameters<FlowNetwork['startFlow']>) => (starts.add(sim.now), net.startFlow(...a)),
+    };
     new CollectiveRun(sim, recorder, phases, bytes, { onCollectiveDone: () => {} }, 0, false).start();
     sim.run();
     const repStarts = [...starts].sort((a, b) => a - b);
     expect(Math.ceil(phases[0].latencyNs)).toBeGreaterThan(1);
     const t = repStarts[Math.floor(repStarts.length / 3)] - 1;
     const route = phases[0].routes.reduce((a, b) => (b.length > a.length ? b : a));
-    const gap = (s: Simulator, n: FlowNetwork) => s.schedule(t, { onEvent: () => n.startFlow(route, 4 * MiB, { onFlowDone: () => {} }, 1) });
+    const gap = (s: Simulator, n: FlowNetwork) =>
+      s.schedule(t, { onEvent: () => n.startFlow(route, 4 * MiB, { onFlowDone: () => {} }, 1) });
     const full = runRing(topology, phases, bytes, false, gap);
     const skipped = runRing(topology, phases, bytes, true, gap);
     expect(skipped.doneNs).toBe(full.doneNs);
@@ -118,8 +140,15 @@ describe('skipping identical repetitions of a collective phase', () => {
     const group = range(16);
     const choice = { algorithm: 'ring' as const, protocol: 'Simple' as const, predictedNs: 0 };
     const on = new CollectiveService(topology, { mode: 'step', allReduceAlgorithm: 'ring', protocol: 'Simple' });
-    const off = new CollectiveService(topology, { mode: 'step', allReduceAlgorithm: 'ring', protocol: 'Simple', skipRepeats: false });
-    expect(on.simulateIdleNs('all_reduce', group, bytes, choice)).toBe(off.simulateIdleNs('all_reduce', group, bytes, choice));
+    const off = new CollectiveService(topology, {
+      mode: 'step',
+      allReduceAlgorithm: 'ring',
+      protocol: 'Simple',
+      skipRepeats: false,
+    });
+    expect(on.simulateIdleNs('all_reduce', group, bytes, choice)).toBe(
+      off.simulateIdleNs('all_reduce', group, bytes, choice),
+    );
     // What every run of the service's collectives (the step executor's included) is given.
     expect(on.skipRepeats).toBe(true);
     expect(off.skipRepeats).toBe(false);

@@ -175,7 +175,11 @@ describe('event queue (ladder)', () => {
       if (t === 2 ** 53 && !pushedLate) {
         // pushed while the far events are the bottom: they sort in among them
         pushedLate = true;
-        for (const [dt, id] of [[4, 100], [0, 101], [2 ** 62, 102]]) {
+        for (const [dt, id] of [
+          [4, 100],
+          [0, 101],
+          [2 ** 62, 102],
+        ]) {
           q.push(t + dt, target, id);
           ref.push(t + dt, id);
         }

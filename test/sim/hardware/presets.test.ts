@@ -26,9 +26,18 @@ function caught(fn: () => unknown): unknown {
 describe('hardware presets', () => {
   it('lists and finds every requested preset by name', () => {
     expect(gpuPresetNames()).toEqual(
-      expect.arrayContaining(['v100-sxm2-32gb', 'a100-sxm4-40gb', 'a100-sxm4-80gb', 'h100-sxm5-80gb', 'h200-sxm-141gb', 'a100-pcie-40gb']),
+      expect.arrayContaining([
+        'v100-sxm2-32gb',
+        'a100-sxm4-40gb',
+        'a100-sxm4-80gb',
+        'h100-sxm5-80gb',
+        'h200-sxm-141gb',
+        'a100-pcie-40gb',
+      ]),
     );
-    expect(nodePresetNames()).toEqual(expect.arrayContaining(['dgx-1-v100', 'dgx-a100-80gb', 'dgx-h100', 'hgx-h200', 'pcie-8gpu']));
+    expect(nodePresetNames()).toEqual(
+      expect.arrayContaining(['dgx-1-v100', 'dgx-a100-80gb', 'dgx-h100', 'hgx-h200', 'pcie-8gpu']),
+    );
     expect(networkPresetNames()).toEqual(['ib-edr', 'ib-hdr', 'ib-ndr', 'roce-25', 'roce-100', 'roce-400']);
     for (const n of gpuPresetNames()) expect(gpuPreset(n).name).toBe(n);
     for (const n of nodePresetNames()) expect(nodePreset(n).name).toBe(n);
@@ -46,7 +55,9 @@ describe('hardware presets', () => {
 
   it('suggests the closest preset name for a typo, as unknown fields do', () => {
     // Names a user types from a datasheet or an HF model id: "H100 SXM" without the 5, "Llama-2-70b".
-    expect((caught(() => gpuPreset('h100-sxm-80gb', 'cluster.gpu')) as Error).message).toContain("unknown gpu preset 'h100-sxm-80gb' (did you mean 'h100-sxm5-80gb'?)");
+    expect((caught(() => gpuPreset('h100-sxm-80gb', 'cluster.gpu')) as Error).message).toContain(
+      "unknown gpu preset 'h100-sxm-80gb' (did you mean 'h100-sxm5-80gb'?)",
+    );
     expect((caught(() => networkPreset('ib-hdrr')) as Error).message).toContain("(did you mean 'ib-hdr'?)");
     expect((caught(() => modelPreset('llama-2-70b')) as Error).message).toContain("(did you mean 'llama2-70b'?)");
     // Nothing close: no guess, only the list.
@@ -61,7 +72,10 @@ describe('hardware presets', () => {
     expect(gpuPreset('a100-sxm4-80gb').peakTflops.bf16).toBeCloseTo(tf(108, 1024, 1.41), 0);
     expect(gpuPreset('h100-sxm5-80gb').peakTflops.bf16! / tf(132, 2048, 1.83)).toBeCloseTo(1, 2);
     expect(gpuPreset('h100-sxm5-80gb').peakTflops.fp8).toBeCloseTo(2 * gpuPreset('h100-sxm5-80gb').peakTflops.bf16!, 0);
-    expect(gpuPreset('h100-sxm5-80gb').peakTflops.tf32).toBeCloseTo(gpuPreset('h100-sxm5-80gb').peakTflops.bf16! / 2, 0);
+    expect(gpuPreset('h100-sxm5-80gb').peakTflops.tf32).toBeCloseTo(
+      gpuPreset('h100-sxm5-80gb').peakTflops.bf16! / 2,
+      0,
+    );
   });
 
   it('leaves out dtypes a GPU has no tensor path for', () => {
@@ -151,7 +165,9 @@ describe('hardware presets', () => {
       const net = networkPreset(n);
       expect(net.linkEfficiency).toBeLessThanOrEqual(1);
       expect(net.oversubscription).toBeGreaterThanOrEqual(1);
-      expect(net.linkGbps).toBe(Number(n.split('-')[1].replace('edr', '100').replace('hdr', '200').replace('ndr', '400')));
+      expect(net.linkGbps).toBe(
+        Number(n.split('-')[1].replace('edr', '100').replace('hdr', '200').replace('ndr', '400')),
+      );
     }
   });
 });

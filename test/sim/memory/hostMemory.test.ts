@@ -40,7 +40,10 @@ describe('host memory under optimizer offload', () => {
   it('makes a step that fits the GPUs but not the host memory not fit, in simulate, memory and scale alike', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'hostmem-'));
     const file = join(dir, 's.yaml');
-    writeFileSync(file, 'cluster: { preset: dgx-a100-80gb, nodes: 1, node: { hostMemoryGiB: 64 } }\nmodel: { preset: llama2-7b, seqLen: 1024 }\ntraining: { globalBatch: 8, microBatch: 1 }\nparallel: { zero: 3, offload: cpu }\n');
+    writeFileSync(
+      file,
+      'cluster: { preset: dgx-a100-80gb, nodes: 1, node: { hostMemoryGiB: 64 } }\nmodel: { preset: llama2-7b, seqLen: 1024 }\ntraining: { globalBatch: 8, microBatch: 1 }\nparallel: { zero: 3, offload: cpu }\n',
+    );
     const { row } = simulatePoint(planSeries(loadScenarioFile(file), 'strong'), 8);
     expect(row).toMatchObject({ status: 'oom', fits: false });
     expect(row.reason).toMatch(/^host memory short by [\d.]+ GiB per node \(CPU offload\)$/);
@@ -50,9 +53,14 @@ describe('host memory under optimizer offload', () => {
     const mem = await cli('memory', file, '--json');
     expect(JSON.parse(mem.out)).toMatchObject({ fits: false, gpuFits: true, host: { fits: false } });
     const text = await cli('memory', file);
-    expect(text.out.trimEnd()).toMatch(/Every stage fits on its GPUs\.\n.*does not fit, short by .*\nDoes not fit: the GPUs hold their share, the hosts do not hold the offloaded state\.\nZeRO-3 as PyTorch FSDP gathers it: .*\nError band: /);
+    expect(text.out.trimEnd()).toMatch(
+      /Every stage fits on its GPUs\.\n.*does not fit, short by .*\nDoes not fit: the GPUs hold their share, the hosts do not hold the offloaded state\.\nZeRO-3 as PyTorch FSDP gathers it: .*\nError band: /,
+    );
     // With the capacity not stated, nothing is known to be short: the job fits.
-    writeFileSync(file, 'cluster: { preset: pcie-8gpu, nodes: 1 }\nmodel: { preset: llama2-7b, seqLen: 1024 }\ntraining: { globalBatch: 8, microBatch: 1 }\nparallel: { zero: 3, offload: cpu }\n');
+    writeFileSync(
+      file,
+      'cluster: { preset: pcie-8gpu, nodes: 1 }\nmodel: { preset: llama2-7b, seqLen: 1024 }\ntraining: { globalBatch: 8, microBatch: 1 }\nparallel: { zero: 3, offload: cpu }\n',
+    );
     expect(JSON.parse((await cli('memory', file, '--json')).out)).toMatchObject({ fits: true, gpuFits: true });
   });
 

@@ -1,6 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import {
-  RUNTIME_RESERVE_BYTES, memoryPerGpu, modelStateBytes, type MemoryInput,
+  RUNTIME_RESERVE_BYTES,
+  memoryPerGpu,
+  modelStateBytes,
+  type MemoryInput,
 } from '../../../src/sim/memory/memory.js';
 import { GiB } from '../../../src/sim/engine/units.js';
 import { largestLayerParameters } from '../../../src/sim/workload/model.js';
@@ -83,7 +86,9 @@ describe('memoryPerGpu', () => {
     expect(fsdp.buffersBytes).toBe(2 * 2 * block);
     expect(deepspeed.buffersBytes).toBe(4 * 4096 * 11008);
     // Over tensor parallelism the module is split as its weight is (column- or row-parallel).
-    expect(memoryPerGpu(input({ zero: 3, model, bucketBytes: 0, zero3: 'deepspeed', tp: 4 })).buffersBytes).toBe((4 * 4096 * 11008) / 4);
+    expect(memoryPerGpu(input({ zero: 3, model, bucketBytes: 0, zero3: 'deepspeed', tp: 4 })).buffersBytes).toBe(
+      (4 * 4096 * 11008) / 4,
+    );
   });
 
   it('holds no more bucket memory than the gradients fill: one bucket of all of them when the cap is larger', () => {
@@ -94,10 +99,11 @@ describe('memoryPerGpu', () => {
     expect(memoryPerGpu(input({ paramsPerRank: 1e9, bucketBytes: 25e6 })).buffersBytes).toBe(50e6);
   });
 
-  it('with CPU offload keeps on the GPU what DeepSpeed\'s estimators say (cpu_offload): 2P for ZeRO-2, 2P/N + 4·largest layer for ZeRO-3', () => {
+  it("with CPU offload keeps on the GPU what DeepSpeed's estimators say (cpu_offload): 2P for ZeRO-2, 2P/N + 4·largest layer for ZeRO-3", () => {
     const model = modelPreset('gpt3-6.7b');
     const L = 50257 * 4096; // the word embedding, its largest module
-    const off = (zero: 1 | 2 | 3) => memoryPerGpu(input({ zero, accounting: 'deepspeed', model, offloadOptimizer: true }));
+    const off = (zero: 1 | 2 | 3) =>
+      memoryPerGpu(input({ zero, accounting: 'deepspeed', model, offloadOptimizer: true }));
     // estimate_zero2_model_states_mem_needs(cpu_offload=True): gpu_mem = 2 · params.
     expect(modelStateBytes(off(2))).toBeCloseTo(2 * P, -3);
     // estimate_zero3_model_states_mem_needs(cpu_offload=True, cpu_offload_params=False): 4·largest + 2·params / GPUs.

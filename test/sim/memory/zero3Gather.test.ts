@@ -38,12 +38,18 @@ describe("ZeRO-3's gathered weights: whose ZeRO-3 it is", () => {
     // 18.75 GiB against 6.25 GiB.
     expect((fsdp.buffersBytes - deepspeed.buffersBytes) / 2 ** 30).toBeCloseTo(12.5, 1);
     // In fp32 training the module's weights and gradient are 4 bytes each.
-    const [fp32] = stageMemories(gpt530b({ zeroConfig: { stage3: 'deepspeed', reduceBucketMB: 0.001 } }, { precision: 'fp32' }));
+    const [fp32] = stageMemories(
+      gpt530b({ zeroConfig: { stage3: 'deepspeed', reduceBucketMB: 0.001 } }, { precision: 'fp32' }),
+    );
     expect(fp32.buffersBytes).toBeCloseTo(8 * fc1 + 0.001 * 2 ** 20, -3);
   });
 
   it('warns that stage3 is ignored below ZeRO-3', () => {
-    expect(gpt530b({ zero: 2, zeroConfig: { stage3: 'deepspeed' } }).warnings).toContain('parallel.zeroConfig.stage3 is ignored: it says whose ZeRO-3 it is, and zero is 2');
-    expect(gpt530b({ zeroConfig: { stage3: 'deepspeed' } }).warnings ?? []).not.toContainEqual(expect.stringContaining('stage3'));
+    expect(gpt530b({ zero: 2, zeroConfig: { stage3: 'deepspeed' } }).warnings).toContain(
+      'parallel.zeroConfig.stage3 is ignored: it says whose ZeRO-3 it is, and zero is 2',
+    );
+    expect(gpt530b({ zeroConfig: { stage3: 'deepspeed' } }).warnings ?? []).not.toContainEqual(
+      expect.stringContaining('stage3'),
+    );
   });
 });

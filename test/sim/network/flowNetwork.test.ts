@@ -58,27 +58,44 @@ describe('flow network', () => {
     const sim = new Simulator();
     const net = new FlowNetwork(sim, [5]);
     const done = new Done(sim);
-    sim.schedule(40, { onEvent: () => {
-      net.startFlow(new Int32Array(0), 1e9, done, 1);
-      net.startFlow(Int32Array.of(0), 0, done, 2);
-      expect(done.calls).toBe(0);
-      expect(net.activeFlowCount).toBe(2);
-    } });
+    sim.schedule(40, {
+      onEvent: () => {
+        net.startFlow(new Int32Array(0), 1e9, done, 1);
+        net.startFlow(Int32Array.of(0), 0, done, 2);
+        expect(done.calls).toBe(0);
+        expect(net.activeFlowCount).toBe(2);
+      },
+    });
     sim.run();
-    expect([...done.at.entries()]).toEqual([[1, 40], [2, 40]]);
+    expect([...done.at.entries()]).toEqual([
+      [1, 40],
+      [2, 40],
+    ]);
     expect(net.activeFlowCount).toBe(0);
   });
 
   it('gives two flows on one link half each, then the whole link to the survivor', () => {
     // Link 1 byte/ns. A: 1000 B, B: 3000 B. Both at 0.5 until A ends at 2000; B has 2000 left at 1 B/ns → 4000.
-    const { finish } = runFlows([1], [{ links: [0], bytes: 1000 }, { links: [0], bytes: 3000 }]);
+    const { finish } = runFlows(
+      [1],
+      [
+        { links: [0], bytes: 1000 },
+        { links: [0], bytes: 3000 },
+      ],
+    );
     expect(finish).toEqual([2000, 4000]);
   });
 
   it('shares a link with a flow that arrives later', () => {
     // A (1000 B) alone until 200 (200 B sent); then 0.5 each. B (500 B) ends at 200 + 1000 = 1200, when A has
     // 800 − 500 = 300 B left at 1 B/ns → 1500.
-    const { finish } = runFlows([1], [{ links: [0], bytes: 1000 }, { links: [0], bytes: 500, startNs: 200 }]);
+    const { finish } = runFlows(
+      [1],
+      [
+        { links: [0], bytes: 1000 },
+        { links: [0], bytes: 500, startNs: 200 },
+      ],
+    );
     expect(finish).toEqual([1500, 1200]);
   });
 
@@ -114,7 +131,15 @@ describe('flow network', () => {
     expect(net.rateOf(capped)).toBeCloseTo(0.2, 12);
     expect(net.rateOf(free)).toBeCloseTo(0.8, 12);
     // A cap above the fair share does not bind.
-    expect(runFlows([1], [{ links: [0], bytes: 1000, cap: 0.9 }, { links: [0], bytes: 1000 }]).finish).toEqual([2000, 2000]);
+    expect(
+      runFlows(
+        [1],
+        [
+          { links: [0], bytes: 1000, cap: 0.9 },
+          { links: [0], bytes: 1000 },
+        ],
+      ).finish,
+    ).toEqual([2000, 2000]);
   });
 
   it('matches an independent progressive-filling solver on random cases', () => {
@@ -177,7 +202,10 @@ describe('flow network', () => {
       const { caps, flows } = randomCase(rng, 6, 10);
       const k = 1 + rng.next() * 3;
       const base = runFlows(caps, flows).finish;
-      const faster = runFlows(caps.map((c) => c * k), flows).finish;
+      const faster = runFlows(
+        caps.map((c) => c * k),
+        flows,
+      ).finish;
       faster.forEach((t, i) => expect(t).toBeLessThanOrEqual(base[i]));
     }
   });

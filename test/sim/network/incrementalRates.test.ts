@@ -41,13 +41,22 @@ function checkAgainstReference(caps: number[], flows: Flow[]): { solves: number;
   const ids = new Array<number>(flows.length).fill(-1);
   const done = new Set<number>();
   const listener = { onFlowDone: (tag: number) => done.add(tag) };
-  flows.forEach((f, i) => sim.schedule(f.startNs, { onEvent: () => (ids[i] = net.startFlow(Int32Array.from(f.links), f.bytes, listener, i, f.cap)) }));
-  const stops = [...new Set(flows.flatMap((f) => [f.startNs, f.startNs + 500, f.startNs + 2500]))].sort((a, b) => a - b);
+  flows.forEach((f, i) =>
+    sim.schedule(f.startNs, {
+      onEvent: () => (ids[i] = net.startFlow(Int32Array.from(f.links), f.bytes, listener, i, f.cap)),
+    }),
+  );
+  const stops = [...new Set(flows.flatMap((f) => [f.startNs, f.startNs + 500, f.startNs + 2500]))].sort(
+    (a, b) => a - b,
+  );
   let checks = 0;
   for (const t of stops) {
     sim.run(t);
     const live = flows.map((_, i) => i).filter((i) => ids[i] >= 0 && !done.has(i));
-    const want = referenceRates(caps, live.map((i) => flows[i]));
+    const want = referenceRates(
+      caps,
+      live.map((i) => flows[i]),
+    );
     live.forEach((i, k) => expect(net.rateOf(ids[i])).toBeCloseTo(want[k], 9));
     checks += live.length;
   }
@@ -90,16 +99,24 @@ describe('rates after each change (incremental and full solves)', () => {
     // C and D join on l2 together: they split it evenly (5 each), still without touching A.
     let c = -1;
     let d = -1;
-    sim.schedule(0, { onEvent: () => ((c = net.startFlow(Int32Array.of(2), 1e9, noop, 2)), (d = net.startFlow(Int32Array.of(2, 0), 1e9, noop, 3))) });
+    sim.schedule(0, {
+      onEvent: () => (
+        (c = net.startFlow(Int32Array.of(2), 1e9, noop, 2)),
+        (d = net.startFlow(Int32Array.of(2, 0), 1e9, noop, 3))
+      ),
+    });
     sim.run(100);
     // D also crosses l0, where B had taken all the spare capacity: that needs the full solve.
     expect(net.fullSolveCount).toBe(1);
-    const want = referenceRates([10, 2, 10], [
-      { links: [0, 1], cap: Infinity },
-      { links: [0], cap: Infinity },
-      { links: [2], cap: Infinity },
-      { links: [2, 0], cap: Infinity },
-    ]);
+    const want = referenceRates(
+      [10, 2, 10],
+      [
+        { links: [0, 1], cap: Infinity },
+        { links: [0], cap: Infinity },
+        { links: [2], cap: Infinity },
+        { links: [2, 0], cap: Infinity },
+      ],
+    );
     [a, b, c, d].forEach((id, i) => expect(net.rateOf(id)).toBeCloseTo(want[i], 12));
   });
 
@@ -170,7 +187,9 @@ describe('flows of multiplicity m', () => {
       const { caps, flows } = randomWorkload(rng, 10, 24);
       const m = flows.map(() => (rng.next() < 0.5 ? 1 : 2 + Math.floor(rng.next() * 7)));
       merges += m.filter((x) => x > 1).length;
-      const stops = [...new Set(flows.flatMap((f) => [f.startNs, f.startNs + 500, f.startNs + 2500]))].sort((a, b) => a - b);
+      const stops = [...new Set(flows.flatMap((f) => [f.startNs, f.startNs + 500, f.startNs + 2500]))].sort(
+        (a, b) => a - b,
+      );
       const sep = run(caps, flows, m, false, stops);
       const one = run(caps, flows, m, true, stops);
       expect(one.flowsStarted).toBe(flows.length);
@@ -220,6 +239,7 @@ describe('flows of multiplicity m', () => {
   it('must be a whole number of at least 1', () => {
     const net = new FlowNetwork(new Simulator(), [1]);
     const noop = { onFlowDone: () => {} };
-    for (const m of [0, -1, 1.5, NaN]) expect(() => net.startFlow(Int32Array.of(0), 1, noop, 0, Infinity, m)).toThrow(RangeError);
+    for (const m of [0, -1, 1.5, NaN])
+      expect(() => net.startFlow(Int32Array.of(0), 1, noop, 0, Infinity, m)).toThrow(RangeError);
   });
 });

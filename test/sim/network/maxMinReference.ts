@@ -14,7 +14,11 @@ export function referenceRates(capacities: number[], flows: readonly { links: nu
     let level = Infinity;
     for (let l = 0; l < capacities.length; l++) if (users[l] > 0) level = Math.min(level, capLeft[l] / users[l]);
     for (const i of open) level = Math.min(level, capOf(i));
-    const fixed = open.filter((i) => capOf(i) <= level * (1 + 1e-12) || flows[i].links.some((l) => users[l] > 0 && capLeft[l] / users[l] <= level * (1 + 1e-12)));
+    const fixed = open.filter(
+      (i) =>
+        capOf(i) <= level * (1 + 1e-12) ||
+        flows[i].links.some((l) => users[l] > 0 && capLeft[l] / users[l] <= level * (1 + 1e-12)),
+    );
     for (const i of fixed) {
       rate[i] = level;
       for (const l of flows[i].links) capLeft[l] -= level;

@@ -41,7 +41,17 @@ describe('topology', () => {
   it('goes through the spine only when the two NICs hang off different leaves', () => {
     const t = buildTopology(cluster(DGX_A100_80GB, 8, { nodesPerLeaf: 4, railOptimized: false }));
     // Node 0 is under leaf 0, node 5 under leaf 1.
-    expect(hops(t, 0, 5 * 8, 0)).toEqual(['n0.gpu0', 'n0.pcie0', 'n0.nic0', 'leaf0', 'spine', 'leaf1', 'n5.nic0', 'n5.pcie0', 'n5.gpu0']);
+    expect(hops(t, 0, 5 * 8, 0)).toEqual([
+      'n0.gpu0',
+      'n0.pcie0',
+      'n0.nic0',
+      'leaf0',
+      'spine',
+      'leaf1',
+      'n5.nic0',
+      'n5.pcie0',
+      'n5.gpu0',
+    ]);
     expect(t.routeLatencyNs(0, 40, 0)).toBe(2 * DGX_A100_80GB.pcieLatencyNs + 2 * IB_HDR.linkLatencyNs);
     expect(hops(t, 0, 3 * 8, 0)).not.toContain('spine');
   });
@@ -51,7 +61,17 @@ describe('topology', () => {
     expect(t.leafCount).toBe(2 * 8);
     // Channel 11 → NIC 3 (11 mod 8), near GPU 3 on PCIe switch 1; GPU 0 hands its data over NVLink to
     // GPU 3 (PXN), which feeds the NIC.
-    expect(hops(t, 0, 8 + 3, 11)).toEqual(['n0.gpu0', 'n0.nvswitch', 'n0.gpu3', 'n0.pcie1', 'n0.nic3', 'leaf3', 'n1.nic3', 'n1.pcie1', 'n1.gpu3']);
+    expect(hops(t, 0, 8 + 3, 11)).toEqual([
+      'n0.gpu0',
+      'n0.nvswitch',
+      'n0.gpu3',
+      'n0.pcie1',
+      'n0.nic3',
+      'leaf3',
+      'n1.nic3',
+      'n1.pcie1',
+      'n1.gpu3',
+    ]);
     // A PCIe-only node has no NVLink to hand over on: the data crosses the CPU.
     const p = buildTopology(cluster(PCIE_8GPU, 2));
     expect(hops(p, 0, 8 + 2, 1)).toContain('n0.cpu0');
@@ -63,7 +83,11 @@ describe('topology', () => {
   it('cables all NICs of a node to one leaf when the fabric is not rail-optimised', () => {
     const t = buildTopology(cluster(DGX_A100_80GB, 4, { nodesPerLeaf: 2, railOptimized: false }));
     expect(t.leafCount).toBe(2);
-    const leaves = new Set(t.links.filter((l) => t.devices[l.from].name.startsWith('n1.nic') && t.devices[l.to].kind === 'leaf').map((l) => t.devices[l.to].name));
+    const leaves = new Set(
+      t.links
+        .filter((l) => t.devices[l.from].name.startsWith('n1.nic') && t.devices[l.to].kind === 'leaf')
+        .map((l) => t.devices[l.to].name),
+    );
     expect(leaves).toEqual(new Set(['leaf0']));
     expect(hops(t, 8, 16, 5)).toEqual(expect.arrayContaining(['n1.nic5', 'leaf0', 'spine', 'leaf1', 'n2.nic5']));
   });
@@ -73,7 +97,8 @@ describe('topology', () => {
     const t = buildTopology(cluster(DGX_A100_80GB, 6, net));
     const nicUp = t.links.find((l) => t.devices[l.from].name === 'n0.nic0' && t.devices[l.to].kind === 'leaf');
     expect(nicUp?.bandwidthGBps).toBe(25);
-    const up = (leaf: string) => t.links.find((l) => t.devices[l.from].name === leaf && t.devices[l.to].kind === 'spine');
+    const up = (leaf: string) =>
+      t.links.find((l) => t.devices[l.from].name === leaf && t.devices[l.to].kind === 'spine');
     // leaf0: 4 nodes × 8 NICs × 25 GB/s / 2 = 400; leaf1 holds the last 2 nodes: 200.
     expect(up('leaf0')?.bandwidthGBps).toBe(400);
     expect(up('leaf1')?.bandwidthGBps).toBe(200);
@@ -136,8 +161,17 @@ describe('topology', () => {
     // NIC 3 sits on switch 1 next to GPU 3; GPU 7 of the last node is on switch 3, so the data crosses
     // NVLink through GPU 3 there (PXN) instead of the CPUs.
     expect(far).toEqual([
-      'n0.gpu3', 'n0.pcie1', 'n0.nic3', 'leaf3', 'spine', `leaf${63 * 8 + 3}`,
-      'n2047.nic3', 'n2047.pcie1', 'n2047.gpu3', 'n2047.nvswitch', 'n2047.gpu7',
+      'n0.gpu3',
+      'n0.pcie1',
+      'n0.nic3',
+      'leaf3',
+      'spine',
+      `leaf${63 * 8 + 3}`,
+      'n2047.nic3',
+      'n2047.pcie1',
+      'n2047.gpu3',
+      'n2047.nvswitch',
+      'n2047.gpu7',
     ]);
     expect(t.gpuDevice(16383)).toBe(2047 * 23 + 7);
   });

@@ -13,11 +13,29 @@ const HEADS = 32;
 const KV = 8;
 
 /** A Llama-style model on one or more H100 nodes, one sequence per micro-batch. */
-function llama(parallel: Record<string, unknown>, opts: { nodes?: number; globalBatch?: number; layers?: number; training?: Record<string, unknown> } = {}) {
+function llama(
+  parallel: Record<string, unknown>,
+  opts: { nodes?: number; globalBatch?: number; layers?: number; training?: Record<string, unknown> } = {},
+) {
   return scenarioOf({
     cluster: { preset: 'dgx-h100', nodes: opts.nodes ?? 1 },
-    model: { arch: 'llama', layers: opts.layers ?? 4, hidden: H, heads: HEADS, kvHeads: KV, ffnHidden: 14336, seqLen: S, vocab: 32000 },
-    training: { globalBatch: opts.globalBatch ?? 8, microBatch: 1, precision: 'bf16', flashAttention: true, ...opts.training },
+    model: {
+      arch: 'llama',
+      layers: opts.layers ?? 4,
+      hidden: H,
+      heads: HEADS,
+      kvHeads: KV,
+      ffnHidden: 14336,
+      seqLen: S,
+      vocab: 32000,
+    },
+    training: {
+      globalBatch: opts.globalBatch ?? 8,
+      microBatch: 1,
+      precision: 'bf16',
+      flashAttention: true,
+      ...opts.training,
+    },
     parallel,
   });
 }
@@ -62,7 +80,15 @@ describe('context-parallel rank placement', () => {
 
 describe('ring attention', () => {
   it('gives each cp rank 1/cp of the attention FLOPs and of the tokens', () => {
-    const shape = { microBatch: 1, seqLen: S, dtype: 'bf16' as const, tp: 1, sequenceParallel: false, flashAttention: true, recompute: 'none' as const };
+    const shape = {
+      microBatch: 1,
+      seqLen: S,
+      dtype: 'bf16' as const,
+      tp: 1,
+      sequenceParallel: false,
+      flashAttention: true,
+      recompute: 'none' as const,
+    };
     const flops = (cp: number, kind: 'attention' | 'gemm') =>
       buildBlocks(llama({}).model, { ...shape, cp })
         .filter((b) => b.layer === 0)
@@ -99,18 +125,32 @@ describe('ring attention', () => {
     }
   });
 
-  it.each(['none', 'full'])('in full fidelity, makes a kernel wait for the block its predecessor in the ring sent (recompute %s)', (recompute) => {
-    const plan = compileStep(scenarioOf({ ...llamaRaw({ cp: 2, dp: 4, recompute }), training: { globalBatch: 4, microBatch: 1, precision: 'bf16', flashAttention: true }, simulation: { fidelity: 'full' }, noise: { computeJitter: 0.1 } }));
-    const tasks = plan.program.tasks;
-    const waiting = tasks.filter((t) => t.kind !== 'cp-exchange' && t.deps.some((d) => tasks[d].kind === 'cp-exchange'));
-    // Per rank (8), layer (4) and micro-batch (1): the forward's kernel 1 waits, the backward's kernel 1 and the op
-    // after its last kernel wait, and a recomputed forward's kernel 1 waits too.
-    expect(waiting.length).toBe(8 * 4 * (1 + 2 + (recompute === 'full' ? 1 : 0)));
-    for (const t of waiting) {
-      const received = t.deps.filter((d) => tasks[d].kind === 'cp-exchange' && tasks[d].collective!.group[1] === t.ranks[0]);
-      expect(received.length).toBeGreaterThan(0);
-    }
-  });
+  it.each(['none', 'full'])(
+    'in full fidelity, makes a kernel wait for the block its predecessor in the ring sent (recompute %s)',
+    (recompute) => {
+      const plan = compileStep(
+        scenarioOf({
+          ...llamaRaw({ cp: 2, dp: 4, recompute }),
+          training: { globalBatch: 4, microBatch: 1, precision: 'bf16', flashAttention: true },
+          simulation: { fidelity: 'full' },
+          noise: { computeJitter: 0.1 },
+        }),
+      );
+      const tasks = plan.program.tasks;
+      const waiting = tasks.filter(
+        (t) => t.kind !== 'cp-exchange' && t.deps.some((d) => tasks[d].kind === 'cp-exchange'),
+      );
+      // Per rank (8), layer (4) and micro-batch (1): the forward's kernel 1 waits, the backward's kernel 1 and the op
+      // after its last kernel wait, and a recomputed forward's kernel 1 waits too.
+      expect(waiting.length).toBe(8 * 4 * (1 + 2 + (recompute === 'full' ? 1 : 0)));
+      for (const t of waiting) {
+        const received = t.deps.filter(
+          (d) => tasks[d].kind === 'cp-exchange' && tasks[d].collective!.group[1] === t.ranks[0],
+        );
+        expect(received.length).toBeGreaterThan(0);
+      }
+    },
+  );
 
   it('reduces gradients over dp × cp ranks and shards ZeRO state over them', () => {
     const plan = compileStep(llama({ cp: 2, dp: 4, zero: 1 }, { layers: 2 }));
@@ -122,7 +162,7 @@ describe('ring attention', () => {
     expect(withCp.optimizerBytes).toBeCloseTo(without.optimizerBytes, 0);
   });
 
-  it('halves a rank\'s activations at cp 2', () => {
+  it("halves a rank's activations at cp 2", () => {
     const [one] = stageMemories(llama({ cp: 1, dp: 8 }));
     const [two] = stageMemories(llama({ cp: 2, dp: 4 }));
     expect(two.activationsBytes).toBeCloseTo(one.activationsBytes / 2, 0);
@@ -138,12 +178,23 @@ describe('ring attention', () => {
     expect(ratio).toBeLessThan(0.6);
   });
 
-  it.each(['p2p', 'all_gather'])('paces a ring that leaves the node by its hop over the network in symmetric mode, as full fidelity does (%s)', (cpCommType) => {
-    // cp 16 over two nodes: 14 hops over NVLink and 2 over InfiniBand. Every rank waits for its predecessor, so the
-    // ring runs at the network hop's pace; the one simulated rank must wait for that hop, not its own NVLink one.
-    const run = (fidelity: string) => simulateStep(scenarioOf({ ...llamaRaw({ cp: 16, dp: 1, cpCommType }), cluster: { preset: 'dgx-h100', nodes: 2 }, training: { globalBatch: 4, microBatch: 1, precision: 'bf16', flashAttention: true }, simulation: { fidelity } })).result.stepTimeS;
-    expect(run('symmetric') / run('full')).toBeCloseTo(1, 2);
-  });
+  it.each(['p2p', 'all_gather'])(
+    'paces a ring that leaves the node by its hop over the network in symmetric mode, as full fidelity does (%s)',
+    (cpCommType) => {
+      // cp 16 over two nodes: 14 hops over NVLink and 2 over InfiniBand. Every rank waits for its predecessor, so the
+      // ring runs at the network hop's pace; the one simulated rank must wait for that hop, not its own NVLink one.
+      const run = (fidelity: string) =>
+        simulateStep(
+          scenarioOf({
+            ...llamaRaw({ cp: 16, dp: 1, cpCommType }),
+            cluster: { preset: 'dgx-h100', nodes: 2 },
+            training: { globalBatch: 4, microBatch: 1, precision: 'bf16', flashAttention: true },
+            simulation: { fidelity },
+          }),
+        ).result.stepTimeS;
+      expect(run('symmetric') / run('full')).toBeCloseTo(1, 2);
+    },
+  );
 
   it('waits for a slow ring: with the keys and values over PCIe the step is slower than over NVLink', () => {
     const nvlink = simulateStep(llama({ cp: 8, dp: 1 }, { globalBatch: 2 }));
@@ -155,7 +206,16 @@ describe('ring attention', () => {
 function llamaRaw(parallel: Record<string, unknown>) {
   return {
     cluster: { preset: 'dgx-h100' },
-    model: { arch: 'llama', layers: 4, hidden: H, heads: HEADS, kvHeads: KV, ffnHidden: 14336, seqLen: S, vocab: 32000 },
+    model: {
+      arch: 'llama',
+      layers: 4,
+      hidden: H,
+      heads: HEADS,
+      kvHeads: KV,
+      ffnHidden: 14336,
+      seqLen: S,
+      vocab: 32000,
+    },
     training: { globalBatch: 2, microBatch: 1, precision: 'fp16', flashAttention: true },
     parallel,
   };
@@ -163,22 +223,39 @@ function llamaRaw(parallel: Record<string, unknown>) {
 
 describe('context-parallel checks', () => {
   it('counts cp in the split of the cluster', () => {
-    expect(problems(() => llama({ cp: 2, dp: 8 }))).toEqual([expect.stringMatching(/^parallel\.dp: tp × cp × pp × dp = 1 × 2 × 1 × 8 = 16 exceeds the cluster's 8 GPUs/)]);
+    expect(problems(() => llama({ cp: 2, dp: 8 }))).toEqual([
+      expect.stringMatching(/^parallel\.dp: tp × cp × pp × dp = 1 × 2 × 1 × 8 = 16 exceeds the cluster's 8 GPUs/),
+    ]);
     expect(llama({ cp: 4 }).parallel.dp).toBe(2);
   });
 
   it('refuses a sequence that does not split into 2·cp chunks, unfused attention, and frameworks without it', () => {
-    expect(problems(() => llama({ cp: 2 }, { training: { seqLen: 8190 } })).join('\n')).toMatch(/parallel\.cp: the sequence \(8190 tokens\) must split into 2 × cp = 4 equal chunks/);
-    expect(problems(() => llama({ cp: 2 }, { training: { flashAttention: false } })).join('\n')).toMatch(/parallel\.cp: context parallelism runs on fused attention/);
+    expect(problems(() => llama({ cp: 2 }, { training: { seqLen: 8190 } })).join('\n')).toMatch(
+      /parallel\.cp: the sequence \(8190 tokens\) must split into 2 × cp = 4 equal chunks/,
+    );
+    expect(problems(() => llama({ cp: 2 }, { training: { flashAttention: false } })).join('\n')).toMatch(
+      /parallel\.cp: context parallelism runs on fused attention/,
+    );
     expect(problems(() => llama({ cp: 2, zero: 3 })).join('\n')).toMatch(/parallel\.cp: ZeRO-3/);
   });
 });
 
 describe('context parallelism by all-gather and by all-to-all (--cp-comm-type)', () => {
   const D = H / HEADS;
-  const shape = { microBatch: 1, seqLen: S, dtype: 'bf16' as const, tp: 1, sequenceParallel: false, flashAttention: true, recompute: 'none' as const };
+  const shape = {
+    microBatch: 1,
+    seqLen: S,
+    dtype: 'bf16' as const,
+    tp: 1,
+    sequenceParallel: false,
+    flashAttention: true,
+    recompute: 'none' as const,
+  };
   const attention = (cp: number, cpCommType: 'p2p' | 'all_gather' | 'a2a', tp = 1) =>
-    buildBlocks(llama({}).model, { ...shape, tp, cp, cpCommType }).filter((b) => b.layer === 0).flatMap((b) => b.forward).filter((o) => o.kind === 'attention');
+    buildBlocks(llama({}).model, { ...shape, tp, cp, cpCommType })
+      .filter((b) => b.layer === 0)
+      .flatMap((b) => b.forward)
+      .filter((o) => o.kind === 'attention');
   const exchanges = (cpCommType: string, cp: number, recompute = 'none') => {
     const plan = compileStep(llama({ cp, dp: 8 / cp, cpCommType, recompute }, { layers: 2 }));
     return { m: plan.microBatchesPerStep, sends: plan.program.tasks.filter((t) => t.kind === 'cp-exchange'), plan };
@@ -187,16 +264,25 @@ describe('context parallelism by all-gather and by all-to-all (--cp-comm-type)',
   const kv = (cp: number) => 2 * (S / cp) * KV * D * 2;
   const q = (cp: number) => (S / cp) * HEADS * D * 2;
 
-  it('does the same attention work per rank in every type: 1/cp of the whole sequence\'s', () => {
+  it("does the same attention work per rank in every type: 1/cp of the whole sequence's", () => {
     for (const cp of [2, 4]) {
       const whole = attention(1, 'p2p').reduce((a, o) => a + o.flops, 0);
-      for (const type of ['p2p', 'all_gather', 'a2a'] as const) expect(attention(cp, type).reduce((a, o) => a + o.flops, 0)).toBeCloseTo(whole / cp, -6);
+      for (const type of ['p2p', 'all_gather', 'a2a'] as const)
+        expect(attention(cp, type).reduce((a, o) => a + o.flops, 0)).toBeCloseTo(whole / cp, -6);
       // all_gather: two calls (one per chunk the rank holds), each over s/(2·cp) query rows; a2a: one call over the
       // whole sequence for 1/cp of the heads.
       const gathered = attention(cp, 'all_gather');
-      expect(gathered.map((o) => [o.name, o.attention!.queryLen])).toEqual([['attn.core.cp0', S / (2 * cp)], ['attn.core.cp1', S / (2 * cp)]]);
+      expect(gathered.map((o) => [o.name, o.attention!.queryLen])).toEqual([
+        ['attn.core.cp0', S / (2 * cp)],
+        ['attn.core.cp1', S / (2 * cp)],
+      ]);
       const [a2a] = attention(cp, 'a2a');
-      expect([attention(cp, 'a2a').length, a2a.attention!.seqLen, a2a.attention!.queryLen, a2a.attention!.batchHeads]).toEqual([1, S, undefined, HEADS / cp]);
+      expect([
+        attention(cp, 'a2a').length,
+        a2a.attention!.seqLen,
+        a2a.attention!.queryLen,
+        a2a.attention!.batchHeads,
+      ]).toEqual([1, S, undefined, HEADS / cp]);
     }
   });
 
@@ -212,7 +298,11 @@ describe('context parallelism by all-gather and by all-to-all (--cp-comm-type)',
           expect(t.collective!.bytes).toBe(cp * kv(cp));
           expect([...t.collective!.group]).toEqual([...plan.layout.cpGroup(0, 0, 0)]);
         }
-        expect(sends.filter((t) => t.collective!.op === 'reduce_scatter').map((t) => t.label.startsWith('CP reduce-scatter'))).toEqual(Array(2 * m).fill(true));
+        expect(
+          sends
+            .filter((t) => t.collective!.op === 'reduce_scatter')
+            .map((t) => t.label.startsWith('CP reduce-scatter')),
+        ).toEqual(Array(2 * m).fill(true));
       }
     }
   });
@@ -232,7 +322,8 @@ describe('context parallelism by all-gather and by all-to-all (--cp-comm-type)',
   });
 
   it('blocks on the gathers and all-to-alls (the next op waits), so they expose more than the overlapped ring', () => {
-    const exposed = (cp: number, cpCommType: string) => simulateStep(llama({ cp, dp: 8 / cp, cpCommType }, { globalBatch: 8 / cp })).result.breakdown.exposedCommS;
+    const exposed = (cp: number, cpCommType: string) =>
+      simulateStep(llama({ cp, dp: 8 / cp, cpCommType }, { globalBatch: 8 / cp })).result.breakdown.exposedCommS;
     for (const cp of [2, 8]) {
       expect(exposed(cp, 'all_gather')).toBeGreaterThan(exposed(cp, 'p2p'));
       expect(exposed(cp, 'a2a')).toBeGreaterThan(exposed(cp, 'p2p'));
@@ -245,12 +336,21 @@ describe('context parallelism by all-gather and by all-to-all (--cp-comm-type)',
     const tasks = plan.program.tasks;
     // Every exchange is waited for by the compute that follows it on the same rank.
     for (const t of tasks.filter((x) => x.kind === 'cp-exchange')) {
-      expect(tasks.some((u) => u.kind !== 'cp-exchange' && u.deps.includes(t.id) && u.ranks[0] === t.collective!.group[0])).toBe(true);
+      expect(
+        tasks.some((u) => u.kind !== 'cp-exchange' && u.deps.includes(t.id) && u.ranks[0] === t.collective!.group[0]),
+      ).toBe(true);
     }
   });
 
-  it('in full fidelity, makes the op after a gather wait for every member\'s share of it, not only its ring predecessor\'s', () => {
-    const plan = compileStep(scenarioOf({ ...llamaRaw({ cp: 4, dp: 2, cpCommType: 'all_gather' }), training: { globalBatch: 2, microBatch: 1, precision: 'bf16', flashAttention: true }, simulation: { fidelity: 'full' }, noise: { computeJitter: 0.1 } }));
+  it("in full fidelity, makes the op after a gather wait for every member's share of it, not only its ring predecessor's", () => {
+    const plan = compileStep(
+      scenarioOf({
+        ...llamaRaw({ cp: 4, dp: 2, cpCommType: 'all_gather' }),
+        training: { globalBatch: 2, microBatch: 1, precision: 'bf16', flashAttention: true },
+        simulation: { fidelity: 'full' },
+        noise: { computeJitter: 0.1 },
+      }),
+    );
     const tasks = plan.program.tasks;
     const gathers = new Set(tasks.filter((t) => t.label.startsWith('CP all-gather keys/values')).map((t) => t.id));
     const waiting = tasks.filter((t) => t.kind !== 'cp-exchange' && t.deps.some((d) => gathers.has(d)));
@@ -261,7 +361,13 @@ describe('context parallelism by all-gather and by all-to-all (--cp-comm-type)',
 
   it('runs the gathers as collectives over the cp group, on every NIC of the nodes it spans, not one send per rank', () => {
     // cp 16 over two nodes: a ring all-gather of NCCL crosses between the nodes on all 8 NICs at once.
-    const run = simulateStep(scenarioOf({ ...llamaRaw({ cp: 16, dp: 1, cpCommType: 'all_gather' }), cluster: { preset: 'dgx-h100', nodes: 2 }, training: { globalBatch: 1, microBatch: 1, precision: 'bf16', flashAttention: true } }));
+    const run = simulateStep(
+      scenarioOf({
+        ...llamaRaw({ cp: 16, dp: 1, cpCommType: 'all_gather' }),
+        cluster: { preset: 'dgx-h100', nodes: 2 },
+        training: { globalBatch: 1, microBatch: 1, precision: 'bf16', flashAttention: true },
+      }),
+    );
     const { program, startNs, endNs } = run.trace;
     const gathers = program.tasks.filter((t) => t.label.startsWith('CP all-gather keys/values'));
     expect(gathers.length).toBeGreaterThan(0);
@@ -277,16 +383,29 @@ describe('context parallelism by all-gather and by all-to-all (--cp-comm-type)',
     // 32 query and 8 key/value heads: tp 4 leaves 8 and 2 per TP rank, which cp 2 splits.
     expect(problems(() => scenarioOf({ ...llamaRaw({ tp: 4, cp: 2, dp: 1, cpCommType: 'a2a' }) }))).toEqual([]);
     const two = { preset: 'dgx-h100', nodes: 2 };
-    const none = problems(() => scenarioOf({ ...llamaRaw({ tp: 8, cp: 2, dp: 1, cpCommType: 'a2a' }), cluster: two })).join('\n');
-    expect(none).toBe("parallel.cpCommType: a2a splits each TP rank's heads over the cp ranks, but 4 query head(s) and 1 key/value head(s) per TP rank do not divide by cp 2; use cpCommType p2p or all_gather, or a smaller tp");
-    const some = problems(() => scenarioOf({ ...llamaRaw({ tp: 2, cp: 8, dp: 1, cpCommType: 'a2a' }), cluster: two })).join('\n');
-    expect(some).toContain('16 query head(s) and 4 key/value head(s) per TP rank do not divide by cp 8; use cp 2 or 4, use cpCommType p2p');
-    expect(problems(() => scenarioOf({ ...llamaRaw({ tp: 2, cp: 8, dp: 1, cpCommType: 'all_gather' }), cluster: two }))).toEqual([]);
-    expect(problems(() => scenarioOf({ ...llamaRaw({ cp: 2, dp: 4, cpCommType: 'ring' }) }))).toEqual(["parallel.cpCommType: expected one of 'p2p', 'all_gather', 'a2a', got 'ring'"]);
+    const none = problems(() =>
+      scenarioOf({ ...llamaRaw({ tp: 8, cp: 2, dp: 1, cpCommType: 'a2a' }), cluster: two }),
+    ).join('\n');
+    expect(none).toBe(
+      "parallel.cpCommType: a2a splits each TP rank's heads over the cp ranks, but 4 query head(s) and 1 key/value head(s) per TP rank do not divide by cp 2; use cpCommType p2p or all_gather, or a smaller tp",
+    );
+    const some = problems(() =>
+      scenarioOf({ ...llamaRaw({ tp: 2, cp: 8, dp: 1, cpCommType: 'a2a' }), cluster: two }),
+    ).join('\n');
+    expect(some).toContain(
+      '16 query head(s) and 4 key/value head(s) per TP rank do not divide by cp 8; use cp 2 or 4, use cpCommType p2p',
+    );
+    expect(
+      problems(() => scenarioOf({ ...llamaRaw({ tp: 2, cp: 8, dp: 1, cpCommType: 'all_gather' }), cluster: two })),
+    ).toEqual([]);
+    expect(problems(() => scenarioOf({ ...llamaRaw({ cp: 2, dp: 4, cpCommType: 'ring' }) }))).toEqual([
+      "parallel.cpCommType: expected one of 'p2p', 'all_gather', 'a2a', got 'ring'",
+    ]);
   });
 
-  it('counts each type\'s attention buffers in memory: all-gather the gathered sequence, the ring its received blocks', () => {
-    const buffers = (cp: number, cpCommType: string) => stageMemories(llama({ cp, dp: 8 / cp, cpCommType }))[0].buffersBytes;
+  it("counts each type's attention buffers in memory: all-gather the gathered sequence, the ring its received blocks", () => {
+    const buffers = (cp: number, cpCommType: string) =>
+      stageMemories(llama({ cp, dp: 8 / cp, cpCommType }))[0].buffersBytes;
     const none = stageMemories(llama({ cp: 1, dp: 8 }))[0].buffersBytes;
     for (const cp of [2, 8]) {
       // all_gather: the gathered keys/values and, in backward, their full-length gradients: 2·cp blocks of 2U.
@@ -299,7 +418,11 @@ describe('context parallelism by all-gather and by all-to-all (--cp-comm-type)',
   });
 
   it('names the type in the result and leaves it out without context parallelism', () => {
-    expect(simulateStep(llama({ cp: 2, dp: 4, cpCommType: 'a2a' }, { layers: 1 })).result.parallel.cpCommType).toBe('a2a');
-    expect(simulateStep(llama({ cp: 1, dp: 8, cpCommType: 'a2a' }, { layers: 1 })).result.parallel.cpCommType).toBeUndefined();
+    expect(simulateStep(llama({ cp: 2, dp: 4, cpCommType: 'a2a' }, { layers: 1 })).result.parallel.cpCommType).toBe(
+      'a2a',
+    );
+    expect(
+      simulateStep(llama({ cp: 1, dp: 8, cpCommType: 'a2a' }, { layers: 1 })).result.parallel.cpCommType,
+    ).toBeUndefined();
   });
 });

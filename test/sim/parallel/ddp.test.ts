@@ -8,7 +8,10 @@ import { scenarioOf } from '../../helpers/scenario.js';
 
 const MiB = 2 ** 20;
 
-function bert(overrides: Record<string, unknown> = {}, cluster: Record<string, unknown> = { preset: 'dgx-a100-80gb', nodes: 2 }) {
+function bert(
+  overrides: Record<string, unknown> = {},
+  cluster: Record<string, unknown> = { preset: 'dgx-a100-80gb', nodes: 2 },
+) {
   return scenarioOf({
     cluster,
     model: { preset: 'bert-large' },
@@ -72,18 +75,28 @@ describe('DDP training step', () => {
   });
 
   it('communicates only in the last micro-batch under gradient accumulation (no_sync)', () => {
-    const s = scenarioOf({ cluster: { preset: 'dgx-a100-80gb', nodes: 1 }, model: { preset: 'bert-large' }, training: { globalBatch: 128, microBatch: 4 } });
+    const s = scenarioOf({
+      cluster: { preset: 'dgx-a100-80gb', nodes: 1 },
+      model: { preset: 'bert-large' },
+      training: { globalBatch: 128, microBatch: 4 },
+    });
     const { trace, plan } = simulateStep(s);
     expect(plan.microBatchesPerStep).toBe(4);
     const tasks = plan.program.tasks;
     const comm = tasks.filter((t) => t.collective);
     expect(comm.length).toBe(plan.stages[0].gradients.buckets.length);
-    const lastForwardStart = Math.min(...tasks.filter((t) => t.kind === 'forward' && t.microBatch === 3).map((t) => trace.startNs[t.id]));
+    const lastForwardStart = Math.min(
+      ...tasks.filter((t) => t.kind === 'forward' && t.microBatch === 3).map((t) => trace.startNs[t.id]),
+    );
     for (const c of comm) expect(trace.startNs[c.id]).toBeGreaterThan(lastForwardStart);
   });
 
   it('has no communication on one GPU: the step is the sum of its kernels and the optimizer', () => {
-    const s = scenarioOf({ cluster: { preset: 'dgx-a100-80gb', nodes: 1, node: { gpusPerNode: 1, nicsPerNode: 1 } }, model: { preset: 'mlp-small' }, training: { globalBatch: 64, microBatch: 64 } });
+    const s = scenarioOf({
+      cluster: { preset: 'dgx-a100-80gb', nodes: 1, node: { gpusPerNode: 1, nicsPerNode: 1 } },
+      model: { preset: 'mlp-small' },
+      training: { globalBatch: 64, microBatch: 64 },
+    });
     const { result, plan } = simulateStep(s);
     const sum = plan.program.tasks.reduce((a, t) => a + t.durationNs, 0);
     expect(plan.program.tasks.some((t) => t.collective)).toBe(false);
@@ -115,7 +128,13 @@ describe('DDP training step', () => {
 
 describe('DDP with compute jitter (stragglers)', () => {
   const jittered = (seed: number, computeJitter: number) =>
-    scenarioOf({ seed, cluster: { preset: 'dgx-a100-80gb', nodes: 2 }, model: { preset: 'bert-large' }, training: { globalBatch: 128, microBatch: 8 }, noise: { computeJitter } });
+    scenarioOf({
+      seed,
+      cluster: { preset: 'dgx-a100-80gb', nodes: 2 },
+      model: { preset: 'bert-large' },
+      training: { globalBatch: 128, microBatch: 8 },
+      noise: { computeJitter },
+    });
 
   it('gives the same step for the same seed and a different one for another seed', () => {
     const a = simulateStep(jittered(1, 0.05)).result.stepTimeS;

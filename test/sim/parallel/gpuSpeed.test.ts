@@ -37,11 +37,14 @@ describe('GPU speed spread (stragglers)', () => {
     expect(slow.breakdown.computeS / base.breakdown.computeS).toBeCloseTo(1 + sigma * expectedMaxStandardNormal(16), 4);
     expect(slow.breakdown.commS).toBeCloseTo(base.breakdown.commS, 9);
     expect(slow.stepTimeS).toBeGreaterThan(base.stepTimeS);
-    expect(slow.notes).toContain(`GPU speed spread 2.0%: every GPU computes at the expected slowest of the 16, ${(100 * sigma * expectedMaxStandardNormal(16)).toFixed(1)}% slower than the model's figures`);
+    expect(slow.notes).toContain(
+      `GPU speed spread 2.0%: every GPU computes at the expected slowest of the 16, ${(100 * sigma * expectedMaxStandardNormal(16)).toFixed(1)}% slower than the model's figures`,
+    );
     expect(base.notes.join(' ')).not.toMatch(/speed spread/);
     expect(slow.gpuSpeed).toEqual({ spread: sigma, slowestFactor: 1 + sigma * expectedMaxStandardNormal(16) });
     expect(base.gpuSpeed).toBeUndefined();
-    const drawn = simulateStep(dpOnly({ seed: 5, noise: { gpuSpeedSpread: sigma }, simulation: { fidelity: 'full' } })).result.gpuSpeed!;
+    const drawn = simulateStep(dpOnly({ seed: 5, noise: { gpuSpeedSpread: sigma }, simulation: { fidelity: 'full' } }))
+      .result.gpuSpeed!;
     expect(drawn.slowestFactor).toBeGreaterThan(1);
     expect(drawn.slowestFactor).not.toBe(slow.gpuSpeed!.slowestFactor);
   });
@@ -49,9 +52,17 @@ describe('GPU speed spread (stragglers)', () => {
   it('in full fidelity draws each GPU from the seed; over seeds the step averages what symmetric mode predicts', () => {
     const sigma = 0.03;
     const symmetric = simulateStep(dpOnly({ noise: { gpuSpeedSpread: sigma } })).result.stepTimeS;
-    const full = Array.from({ length: 16 }, (_, seed) => simulateStep(dpOnly({ seed, noise: { gpuSpeedSpread: sigma }, simulation: { fidelity: 'full' } })).result.stepTimeS);
+    const full = Array.from(
+      { length: 16 },
+      (_, seed) =>
+        simulateStep(dpOnly({ seed, noise: { gpuSpeedSpread: sigma }, simulation: { fidelity: 'full' } })).result
+          .stepTimeS,
+    );
     // Deterministic for a seed, different across seeds.
-    expect(simulateStep(dpOnly({ seed: 3, noise: { gpuSpeedSpread: sigma }, simulation: { fidelity: 'full' } })).result.stepTimeS).toBe(full[3]);
+    expect(
+      simulateStep(dpOnly({ seed: 3, noise: { gpuSpeedSpread: sigma }, simulation: { fidelity: 'full' } })).result
+        .stepTimeS,
+    ).toBe(full[3]);
     expect(new Set(full).size).toBeGreaterThan(8);
     const mean = full.reduce((a, b) => a + b, 0) / full.length;
     const base = simulateStep(dpOnly()).result.stepTimeS;
@@ -61,18 +72,45 @@ describe('GPU speed spread (stragglers)', () => {
   });
 
   it('with a pipeline, gives an upper estimate of what full fidelity averages over seeds, balanced or not', () => {
-    const gpt = (layers: number, vocab: number) => ({ arch: 'gpt', layers, hidden: 2048, heads: 16, ffnHidden: 8192, seqLen: 1024, vocab });
+    const gpt = (layers: number, vocab: number) => ({
+      arch: 'gpt',
+      layers,
+      hidden: 2048,
+      heads: 16,
+      ffnHidden: 8192,
+      seqLen: 1024,
+      vocab,
+    });
     const cases = [
       // The last stage (with a 51,200-word LM head) bounds this one; its stages hold two replicas each.
-      { cluster: { preset: 'dgx-a100-80gb', nodes: 1 }, model: gpt(8, 51200), training: { globalBatch: 32, microBatch: 2 }, parallel: { pp: 4 } },
+      {
+        cluster: { preset: 'dgx-a100-80gb', nodes: 1 },
+        model: gpt(8, 51200),
+        training: { globalBatch: 32, microBatch: 2 },
+        parallel: { pp: 4 },
+      },
       // Balanced stages: the pipeline waits for whichever holds the slowest GPU; one replica, then four.
-      { cluster: { preset: 'dgx-a100-80gb', nodes: 1 }, model: gpt(16, 1024), training: { globalBatch: 64, microBatch: 1 }, parallel: { pp: 8 } },
-      { cluster: { preset: 'dgx-a100-80gb', nodes: 2 }, model: gpt(16, 1024), training: { globalBatch: 64, microBatch: 1 }, parallel: { pp: 4 } },
+      {
+        cluster: { preset: 'dgx-a100-80gb', nodes: 1 },
+        model: gpt(16, 1024),
+        training: { globalBatch: 64, microBatch: 1 },
+        parallel: { pp: 8 },
+      },
+      {
+        cluster: { preset: 'dgx-a100-80gb', nodes: 2 },
+        model: gpt(16, 1024),
+        training: { globalBatch: 64, microBatch: 1 },
+        parallel: { pp: 4 },
+      },
     ];
     const sigma = 0.05;
     for (const raw of cases) {
       const base = simulateStep(scenarioOf(raw)).result.stepTimeS;
-      const slowdown = (seed: number, fidelity: string) => simulateStep(scenarioOf({ ...raw, seed, noise: { gpuSpeedSpread: sigma }, simulation: { fidelity } })).result.stepTimeS / base - 1;
+      const slowdown = (seed: number, fidelity: string) =>
+        simulateStep(scenarioOf({ ...raw, seed, noise: { gpuSpeedSpread: sigma }, simulation: { fidelity } })).result
+          .stepTimeS /
+          base -
+        1;
       const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
       const symmetric = mean(Array.from({ length: 8 }, (_, seed) => slowdown(seed, 'symmetric')));
       const full = mean(Array.from({ length: 24 }, (_, seed) => slowdown(seed + 1000, 'full')));
@@ -81,6 +119,8 @@ describe('GPU speed spread (stragglers)', () => {
       expect(symmetric / full).toBeLessThan(2);
     }
     const s = scenarioOf({ ...cases[1], noise: { gpuSpeedSpread: sigma } });
-    expect(simulateStep(s).result.notes.join(' ')).toMatch(/GPU speed spread 5.0%: every stage computes at the expected slowest of its 1 GPUs \(0.0% slower\), and stage \d holds the expected slowest of all 8 \(7.1% slower\), drawn from seed \d+/);
+    expect(simulateStep(s).result.notes.join(' ')).toMatch(
+      /GPU speed spread 5.0%: every stage computes at the expected slowest of its 1 GPUs \(0.0% slower\), and stage \d holds the expected slowest of all 8 \(7.1% slower\), drawn from seed \d+/,
+    );
   });
 });

@@ -17,7 +17,11 @@ describe('splitLayers', () => {
 
   it('takes an uneven split per stage with one chunk each', () => {
     const chunks = splitLayers(10, 3, 1, [2, 5, 3]);
-    expect(chunks).toEqual([[0, 1], [2, 3, 4, 5, 6], [7, 8, 9]]);
+    expect(chunks).toEqual([
+      [0, 1],
+      [2, 3, 4, 5, 6],
+      [7, 8, 9],
+    ]);
   });
 
   it('deals an uneven split over interleaved chunks: Llama 3 405B, 126 layers on 16 stages of 2 chunks', () => {
@@ -56,7 +60,9 @@ describe('splitLayers', () => {
   });
 
   it('refuses an even split whose layers and counted slots do not divide the chunks, saying what it counted', () => {
-    expect(() => splitLayers(126, 16, 2, undefined, { embedding: true })).toThrow(/126 layers \+ 1 \(embedding counted as layers\) do not split evenly over pp × virtualStages = 16 × 2 = 32/);
+    expect(() => splitLayers(126, 16, 2, undefined, { embedding: true })).toThrow(
+      /126 layers \+ 1 \(embedding counted as layers\) do not split evenly over pp × virtualStages = 16 × 2 = 32/,
+    );
     expect(evenSplitProblem(126, 16, 8, { embedding: true, loss: true })).toBeUndefined();
     expect(evenSplitProblem(128, 16, 8)).toBeUndefined();
   });

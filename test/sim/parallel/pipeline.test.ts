@@ -20,7 +20,12 @@ function pipeline(pp: number, microBatches: number, schedule = '1f1b', virtualSt
 
 describe('pipeline schedules', () => {
   it('run every forward and backward of every micro-batch and chunk exactly once, forward before backward', () => {
-    for (const [schedule, v] of [['gpipe', 1], ['1f1b', 1], ['interleaved', 2], ['interleaved', 3]] as const) {
+    for (const [schedule, v] of [
+      ['gpipe', 1],
+      ['1f1b', 1],
+      ['interleaved', 2],
+      ['interleaved', 3],
+    ] as const) {
       for (let s = 0; s < 4; s++) {
         const ops = stageSchedule(schedule, 4, s, 8, v);
         expect(ops.length).toBe(2 * 8 * v);
@@ -56,12 +61,16 @@ describe('pipeline schedules', () => {
     const older = { allWarmupWhenOneGroup: true };
     for (let s = 0; s < 4; s++) expect(peakInFlight(stageSchedule('interleaved', 4, s, 4, 2, older))).toBe(4 * 2);
     // With more micro-batches than stages the two rules agree.
-    for (let s = 0; s < 4; s++) expect(stageSchedule('interleaved', 4, s, 8, 2, older)).toEqual(stageSchedule('interleaved', 4, s, 8, 2));
+    for (let s = 0; s < 4; s++)
+      expect(stageSchedule('interleaved', 4, s, 8, 2, older)).toEqual(stageSchedule('interleaved', 4, s, 8, 2));
   });
 
-  it('follow the scenario\'s framework in the memory account: Megatron-DeepSpeed keeps the older rule', () => {
+  it("follow the scenario's framework in the memory account: Megatron-DeepSpeed keeps the older rule", () => {
     // p = 4, v = 2, m = 4: the last stage holds (v − 1)·p + 1 = 5 passes today, all m·v = 8 under the older rule.
-    const scenario = (framework: FrameworkName) => ({ ...pipeline(4, 4, 'interleaved', 2), framework: frameworkByName(framework) });
+    const scenario = (framework: FrameworkName) => ({
+      ...pipeline(4, 4, 'interleaved', 2),
+      framework: frameworkByName(framework),
+    });
     expect(stageMemories(scenario('none')).map((m) => m.passesInFlight)).toEqual([8, 8, 7, 5]);
     expect(stageMemories(scenario('megatron-deepspeed')).map((m) => m.passesInFlight)).toEqual([8, 8, 8, 8]);
   });
@@ -69,7 +78,11 @@ describe('pipeline schedules', () => {
 
 describe('pipeline bubble', () => {
   it('is (p−1)/(m+p−1) of the step for 1F1B with equal stages, within 2 points', () => {
-    for (const [p, m] of [[4, 8], [4, 16], [2, 8]]) {
+    for (const [p, m] of [
+      [4, 8],
+      [4, 16],
+      [2, 8],
+    ]) {
       const r = simulateStep(pipeline(p, m)).result;
       const fraction = r.breakdown.bubbleS / r.stepTimeS;
       expect(Math.abs(fraction - (p - 1) / (m + p - 1))).toBeLessThan(0.02);

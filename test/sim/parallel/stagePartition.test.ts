@@ -31,7 +31,10 @@ function gradientMakers(s: ReturnType<typeof setup>): Map<string, Set<number>> {
   const makers = new Map<string, Set<number>>();
   for (const st of plan.stages) {
     st.chunks.forEach((blocks, c) => {
-      for (const b of blocks) for (const op of b.backward) for (const name of op.gradParams ?? []) (makers.get(name) ?? makers.set(name, new Set()).get(name)!).add(c * pp + st.stage);
+      for (const b of blocks)
+        for (const op of b.backward)
+          for (const name of op.gradParams ?? [])
+            (makers.get(name) ?? makers.set(name, new Set()).get(name)!).add(c * pp + st.stage);
     });
   }
   return makers;
@@ -39,7 +42,13 @@ function gradientMakers(s: ReturnType<typeof setup>): Map<string, Set<number>> {
 
 describe('a stage holds the parameters whose gradients its backward passes make', () => {
   for (const [name, model] of cases) {
-    for (const parallel of [{ pp: 1 }, { pp: 2 }, { pp: 4 }, { pp: 2, tp: 2 }, { pp: 2, virtualStages: 2, schedule: 'interleaved' }]) {
+    for (const parallel of [
+      { pp: 1 },
+      { pp: 2 },
+      { pp: 4 },
+      { pp: 2, tp: 2 },
+      { pp: 2, virtualStages: 2, schedule: 'interleaved' },
+    ]) {
       it(`${name}, ${JSON.stringify(parallel)}`, () => {
         const s = setup(model, parallel);
         const ctx = stepContext(s);

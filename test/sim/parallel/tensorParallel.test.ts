@@ -12,7 +12,7 @@ function gpt(parallel: Record<string, unknown>, nodes = 1, cluster: Record<strin
   return scenarioOf({
     cluster: { preset: 'dgx-a100-80gb', nodes, ...cluster },
     model: { arch: 'gpt', layers: L, hidden: H, heads: 16, seqLen: 2048, vocab: 32000 },
-    training: { globalBatch: 2 * (8 * nodes) / ((parallel.tp as number) ?? 1), microBatch: 2 },
+    training: { globalBatch: (2 * (8 * nodes)) / ((parallel.tp as number) ?? 1), microBatch: 2 },
     parallel,
   });
 }
@@ -27,7 +27,9 @@ const isCrossEntropy = (label: string) => label.includes('cross-entropy');
 
 /** The TP collectives of the layers, embedding and LM head (the loss's own all-reduces left out). */
 function tpCollectives(parallel: Record<string, unknown>) {
-  return tpTasks(parallel).filter((t) => !isCrossEntropy(t.label)).map((t) => t.collective!);
+  return tpTasks(parallel)
+    .filter((t) => !isCrossEntropy(t.label))
+    .map((t) => t.collective!);
 }
 
 describe('rank placement', () => {
@@ -44,12 +46,13 @@ describe('rank placement', () => {
 
   it('keeps a TP group of 8 inside one DGX node', () => {
     const l = new ParallelLayout(8, 2, 2);
-    for (let d = 0; d < 2; d++) for (let p = 0; p < 2; p++) expect(new Set(l.tpGroup(d, p).map((g) => Math.floor(g / 8))).size).toBe(1);
+    for (let d = 0; d < 2; d++)
+      for (let p = 0; p < 2; p++) expect(new Set(l.tpGroup(d, p).map((g) => Math.floor(g / 8))).size).toBe(1);
   });
 });
 
 describe('Megatron tensor parallelism', () => {
-  it('puts two all-reduces of s·b·h in each layer\'s forward and two in its backward', () => {
+  it("puts two all-reduces of s·b·h in each layer's forward and two in its backward", () => {
     const c = tpCollectives({ tp: 2 });
     // Per layer 2 + 2; the vocab-parallel embedding adds one forward, the LM head's input gradient one backward.
     expect(c.length).toBe(4 * L + 2);
@@ -61,7 +64,9 @@ describe('Megatron tensor parallelism', () => {
 
   it('all-reduces three fp32 values per token for the vocab-parallel cross-entropy, with or without SP', () => {
     for (const parallel of [{ tp: 2 }, { tp: 2, sequenceParallel: true }, { tp: 2, recompute: 'full' }]) {
-      const ce = tpTasks(parallel).filter((t) => isCrossEntropy(t.label)).map((t) => t.collective!);
+      const ce = tpTasks(parallel)
+        .filter((t) => isCrossEntropy(t.label))
+        .map((t) => t.collective!);
       // One micro-batch per replica here (global batch 8 = micro-batch 2 × dp 4): max, target logit, sum of exp.
       expect(ce.map((x) => [x.op, x.bytes])).toEqual(Array.from({ length: 3 }, () => ['all_reduce', T * 4]));
     }
@@ -71,22 +76,46 @@ describe('Megatron tensor parallelism', () => {
   });
 
   it('splits an MLP as Megatron pairs its layers: a row-parallel layer all-reduces its output, a column-parallel one its input gradient', () => {
-    const mlp = (mlpSizes: number[]) => compileStep(scenarioOf({ cluster: { preset: 'dgx-a100-80gb', nodes: 1 }, model: { arch: 'mlp', layers: mlpSizes.length - 1, hidden: mlpSizes[1], seqLen: 1, vocab: 1, mlpSizes }, training: { globalBatch: 32, microBatch: 8 }, parallel: { tp: 2 } }));
+    const mlp = (mlpSizes: number[]) =>
+      compileStep(
+        scenarioOf({
+          cluster: { preset: 'dgx-a100-80gb', nodes: 1 },
+          model: { arch: 'mlp', layers: mlpSizes.length - 1, hidden: mlpSizes[1], seqLen: 1, vocab: 1, mlpSizes },
+          training: { globalBatch: 32, microBatch: 8 },
+          parallel: { tp: 2 },
+        }),
+      );
     const labels = (sizes: number[]) => {
       const plan = mlp(sizes);
       const group = plan.layout.tpGroup(0, 0);
-      return plan.program.tasks.filter((t) => t.kind === 'tp-collective' && t.collective!.group === group).map((t) => [t.label, t.collective!.bytes]);
+      return plan.program.tasks
+        .filter((t) => t.kind === 'tp-collective' && t.collective!.group === group)
+        .map((t) => [t.label, t.collective!.bytes]);
     };
     // Two layers (one micro-batch of 8 rows per replica): column then row, so the output is whole and the loss needs nothing.
     expect(labels([1024, 512, 10])).toEqual([['TP all-reduce fc1', 8 * 10 * 2]]);
     // Three: the last layer is column-parallel again; its input gradient is reduced, its split outputs need the loss's three.
-    expect(labels([1024, 512, 256, 10]).map(([l, b]) => `${l} ${b}`).sort()).toEqual([
-      `TP all-reduce cross-entropy max ${8 * 4}`, `TP all-reduce cross-entropy sum of exp ${8 * 4}`, `TP all-reduce cross-entropy target logit ${8 * 4}`,
-      `TP all-reduce fc1 ${8 * 256 * 2}`, `TP all-reduce fc2.dgrad ${8 * 256 * 2}`,
+    expect(
+      labels([1024, 512, 256, 10])
+        .map(([l, b]) => `${l} ${b}`)
+        .sort(),
+    ).toEqual([
+      `TP all-reduce cross-entropy max ${8 * 4}`,
+      `TP all-reduce cross-entropy sum of exp ${8 * 4}`,
+      `TP all-reduce cross-entropy target logit ${8 * 4}`,
+      `TP all-reduce fc1 ${8 * 256 * 2}`,
+      `TP all-reduce fc2.dgrad ${8 * 256 * 2}`,
     ]);
     // With a pipeline, the input gradient is reduced before the pass ends (and its send to the previous stage), not
     // carried into the stage's next pass.
-    const piped = compileStep(scenarioOf({ cluster: { preset: 'dgx-a100-80gb', nodes: 1 }, model: { arch: 'mlp', layers: 4, hidden: 512, seqLen: 1, vocab: 1, mlpSizes: [1024, 512, 512, 512, 10] }, training: { globalBatch: 16, microBatch: 4 }, parallel: { tp: 2, pp: 2 } }));
+    const piped = compileStep(
+      scenarioOf({
+        cluster: { preset: 'dgx-a100-80gb', nodes: 1 },
+        model: { arch: 'mlp', layers: 4, hidden: 512, seqLen: 1, vocab: 1, mlpSizes: [1024, 512, 512, 512, 10] },
+        training: { globalBatch: 16, microBatch: 4 },
+        parallel: { tp: 2, pp: 2 },
+      }),
+    );
     const tasks = piped.program.tasks;
     const reductions = tasks.filter((t) => t.label.startsWith('TP all-reduce fc2.dgrad'));
     expect(reductions.length).toBeGreaterThan(0);
@@ -130,7 +159,9 @@ describe('Megatron tensor parallelism', () => {
 
   it('says so when TP groups leave the node, and pays for it per collective', () => {
     const meanTpNs = (run: ReturnType<typeof simulateStep>) => {
-      const tasks = run.plan.program.tasks.filter((t) => t.kind === 'tp-collective' && t.collective!.bytes === T * H * 2);
+      const tasks = run.plan.program.tasks.filter(
+        (t) => t.kind === 'tp-collective' && t.collective!.bytes === T * H * 2,
+      );
       return tasks.reduce((a, t) => a + run.trace.endNs[t.id] - run.trace.startNs[t.id], 0) / tasks.length;
     };
     // Over 25 Gb/s Ethernet the NICs are far slower than NVLink, so TP groups that span nodes pay for it.
@@ -156,7 +187,8 @@ describe('TP collectives of heads with a width of their own (headDim ≠ hidden 
     // Mistral NeMo's shape: 32 heads and 8 key/value heads of 128 on a width of 5120.
     const model = { ...modelPreset('llama2-7b'), hidden: 5120, heads: 32, kvHeads: 8, headDim: 128, ffnHidden: 14336 };
     const ctx = { model, tp: 8, sequenceParallel: false, style: 'allgather' as const, tokens: 1000, elementBytes: 2 };
-    const bytesOf = (label: string) => tpSyncPoints(['qkv', 'proj', 'proj.dgrad', 'qkv.dgrad'], ctx).find((s) => s.label === label)!.bytes;
+    const bytesOf = (label: string) =>
+      tpSyncPoints(['qkv', 'proj', 'proj.dgrad', 'qkv.dgrad'], ctx).find((s) => s.label === label)!.bytes;
     expect(bytesOf('TP all-gather qkv')).toBe(1000 * (32 + 2 * 8) * 128 * 2);
     expect(bytesOf('TP all-gather proj')).toBe(1000 * 5120 * 2);
     expect(bytesOf('TP all-reduce proj.dgrad')).toBe(1000 * 32 * 128 * 2);

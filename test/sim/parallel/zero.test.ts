@@ -31,7 +31,13 @@ describe('ZeRO', () => {
 
   it('uses less memory at each stage, and less again with CPU offload', () => {
     const peak = (p: Record<string, unknown>) => simulateStep(llama(p)).result.memory.peakBytesPerGpu;
-    const [z0, z1, z2, z3, off] = [peak({ zero: 0 }), peak({ zero: 1 }), peak({ zero: 2 }), peak({ zero: 3 }), peak({ zero: 3, offload: 'cpu' })];
+    const [z0, z1, z2, z3, off] = [
+      peak({ zero: 0 }),
+      peak({ zero: 1 }),
+      peak({ zero: 2 }),
+      peak({ zero: 3 }),
+      peak({ zero: 3, offload: 'cpu' }),
+    ];
     expect(z1).toBeLessThan(z0);
     expect(z2).toBeLessThan(z1);
     expect(z3).toBeLessThan(z2);
@@ -58,12 +64,13 @@ describe('ZeRO', () => {
     // 200 MiB unless one tensor alone is larger, and could not have taken the next bucket's first gradient.
     const bytes = new Map(parameterTensors(llama({}).model).map((t) => [t.name, t.elements * 2]));
     for (const b of buckets) if (b.tensors.length > 1) expect(b.bytes).toBeLessThanOrEqual(200 * MiB);
-    for (let i = 0; i + 1 < buckets.length; i++) expect(buckets[i].bytes + bytes.get(buckets[i + 1].tensors[0])!).toBeGreaterThan(200 * MiB);
+    for (let i = 0; i + 1 < buckets.length; i++)
+      expect(buckets[i].bytes + bytes.get(buckets[i + 1].tensors[0])!).toBeGreaterThan(200 * MiB);
     expect(buckets.reduce((a, b) => a + b.bytes, 0)).toBe([...bytes.values()].reduce((a, b) => a + b, 0));
     expect(plan.program.tasks.filter((t) => t.kind === 'dp-reducescatter').length).toBe(3 * buckets.length);
   });
 
-  it('ZeRO-3 gathers each block\'s weights before its forward and backward, and reduce-scatters after backward', () => {
+  it("ZeRO-3 gathers each block's weights before its forward and backward, and reduce-scatters after backward", () => {
     const { plan } = simulateStep(llama({ zero: 3 }));
     const blocks = plan.stages[0].chunks[0].length; // embedding, 32 layers, head
     const tasks = plan.program.tasks;
@@ -78,10 +85,16 @@ describe('ZeRO', () => {
 
   it('ZeRO-3 in fp32 gathers and reduces 4-byte elements; fp32 gradients with 16-bit weights only the reduction', () => {
     const bytesOf = (training: Record<string, unknown>, parallel: Record<string, unknown>) => {
-      const s = scenarioOf({ cluster: { preset: 'dgx-a100-80gb', nodes: 1 }, model: { preset: 'llama2-7b', seqLen: 1024 }, training: { globalBatch: 8, microBatch: 1, ...training }, parallel: { zero: 3, ...parallel } });
+      const s = scenarioOf({
+        cluster: { preset: 'dgx-a100-80gb', nodes: 1 },
+        model: { preset: 'llama2-7b', seqLen: 1024 },
+        training: { globalBatch: 8, microBatch: 1, ...training },
+        parallel: { zero: 3, ...parallel },
+      });
       const { plan } = simulateStep(s);
       const P = plan.stages[0].gradients.paramsPerRank;
-      const sum = (kind: string) => plan.program.tasks.filter((t) => t.kind === kind).reduce((a, t) => a + t.collective!.bytes, 0);
+      const sum = (kind: string) =>
+        plan.program.tasks.filter((t) => t.kind === kind).reduce((a, t) => a + t.collective!.bytes, 0);
       return { gather: sum('zero-gather') / (2 * P), reduce: sum('dp-reducescatter') / P };
     };
     expect(bytesOf({ precision: 'fp32' }, {})).toEqual({ gather: 4, reduce: 4 });
@@ -92,10 +105,19 @@ describe('ZeRO', () => {
 
   it('ZeRO-2 with 16-bit gradients reduced in fp32 sends 4 bytes per element, and its buckets still hold 2-byte gradients', () => {
     const run = (fp32Reduction: boolean) => {
-      const s = scenarioOf({ cluster: { preset: 'dgx-a100-80gb', nodes: 1 }, model: { preset: 'llama2-7b', seqLen: 1024 }, training: { globalBatch: 8, microBatch: 1 }, parallel: { zero: 2, fp32Reduction } });
+      const s = scenarioOf({
+        cluster: { preset: 'dgx-a100-80gb', nodes: 1 },
+        model: { preset: 'llama2-7b', seqLen: 1024 },
+        training: { globalBatch: 8, microBatch: 1 },
+        parallel: { zero: 2, fp32Reduction },
+      });
       const { plan } = simulateStep(s);
       const reductions = plan.program.tasks.filter((t) => t.kind === 'dp-reducescatter');
-      return { wire: reductions.reduce((a, t) => a + t.collective!.bytes, 0), buckets: plan.stages[0].gradients.buckets.length, P: plan.stages[0].gradients.paramsPerRank };
+      return {
+        wire: reductions.reduce((a, t) => a + t.collective!.bytes, 0),
+        buckets: plan.stages[0].gradients.buckets.length,
+        P: plan.stages[0].gradients.paramsPerRank,
+      };
     };
     const [bf16, fp32] = [run(false), run(true)];
     // One micro-batch per replica (8 / (1 × 8)): every parameter's gradient reduced once, at 2 and at 4 bytes.
@@ -136,8 +158,17 @@ describe('ZeRO', () => {
     // DeepSpeed casts the shard's gradients to fp32 on the GPU and copies them to the host's fp32 buffer
     // (stage_1_and_2.py async_inplace_copy_grad_to_fp32_buffer_from_gpu, stage3.py _offload_grad_partition_at_boundary);
     // after CPU-Adam it copies the 16-bit (fp32 training: fp32) weights back.
-    for (const [training, zero, weightBytes] of [[{}, 2, 2], [{}, 3, 2], [{ precision: 'fp32' }, 2, 4]] as const) {
-      const s = scenarioOf({ cluster: { preset: 'dgx-a100-80gb', nodes: 1 }, model: { preset: 'llama2-7b', seqLen: 1024 }, training: { globalBatch: 8, microBatch: 1, ...training }, parallel: { zero, offload: 'cpu' } });
+    for (const [training, zero, weightBytes] of [
+      [{}, 2, 2],
+      [{}, 3, 2],
+      [{ precision: 'fp32' }, 2, 4],
+    ] as const) {
+      const s = scenarioOf({
+        cluster: { preset: 'dgx-a100-80gb', nodes: 1 },
+        model: { preset: 'llama2-7b', seqLen: 1024 },
+        training: { globalBatch: 8, microBatch: 1, ...training },
+        parallel: { zero, offload: 'cpu' },
+      });
       const { plan } = simulateStep(s);
       const shard = plan.stages[0].gradients.paramsPerRank / 8;
       const node = s.cluster.node;
@@ -163,11 +194,29 @@ describe('ZeRO', () => {
     const run = simulateStep(llama({ zero: 1 }));
     const m = run.result.memory.perStage[0];
     // Megatron's distributed optimizer (zero 1 without a framework) reduces in place in its gradient buffer: no bucket buffers.
-    const expected = memoryPerGpu({ model: llama({}).model, paramsPerRank: run.plan.stages[0].gradients.paramsPerRank, dp: 8, zero: 1, precision: 'mixed', optimizer: 'adam', activationBytes: m.activationsBytes, bucketBytes: 25 * MiB, bucketsInFlight: 0, tp: 1 });
+    const expected = memoryPerGpu({
+      model: llama({}).model,
+      paramsPerRank: run.plan.stages[0].gradients.paramsPerRank,
+      dp: 8,
+      zero: 1,
+      precision: 'mixed',
+      optimizer: 'adam',
+      activationBytes: m.activationsBytes,
+      bucketBytes: 25 * MiB,
+      bucketsInFlight: 0,
+      tp: 1,
+    });
     expect(m.totalBytes).toBeCloseTo(expected.totalBytes, -3);
   });
 
   it('refuses ZeRO-2/3 with pipeline parallelism, as DeepSpeed does', () => {
-    expect(() => scenarioOf({ cluster: { preset: 'dgx-a100-80gb', nodes: 1 }, model: { preset: 'llama2-7b' }, training: { globalBatch: 8, microBatch: 1 }, parallel: { pp: 2, zero: 2 } })).toThrow(/parallel.zero/);
+    expect(() =>
+      scenarioOf({
+        cluster: { preset: 'dgx-a100-80gb', nodes: 1 },
+        model: { preset: 'llama2-7b' },
+        training: { globalBatch: 8, microBatch: 1 },
+        parallel: { pp: 2, zero: 2 },
+      }),
+    ).toThrow(/parallel.zero/);
   });
 });

@@ -40,7 +40,9 @@ describe('ZeRO-1, DeepSpeed or Megatron', () => {
         if (next) expect(b.bytes + bytes.get(next.tensors[0])!).toBeGreaterThan(limitMB * MiB);
       });
       // The reduction issues one reduce-scatter per bucket, in the last micro-batch only.
-      const tasks = simulateStep(llama({ zeroConfig: { stage1: 'deepspeed', reduceBucketMB: limitMB } })).plan.program.tasks.filter((t) => t.kind === 'dp-reducescatter');
+      const tasks = simulateStep(
+        llama({ zeroConfig: { stage1: 'deepspeed', reduceBucketMB: limitMB } }),
+      ).plan.program.tasks.filter((t) => t.kind === 'dp-reducescatter');
       expect(tasks.map((t) => t.collective!.bytes)).toEqual(buckets.map((b) => b.bytes));
       return buckets.length;
     });
@@ -51,11 +53,14 @@ describe('ZeRO-1, DeepSpeed or Megatron', () => {
   });
 
   it("Megatron's distributed optimizer reduces in its DDP buckets: reduceBucketMB changes nothing, ddp.bucketMB does", () => {
-    const megatron = (p: Record<string, unknown>) => bucketsOf(llama({ zeroConfig: { stage1: 'megatron', ...p }, ddp: { bucketMB: 40, firstBucketMB: 40 } }));
+    const megatron = (p: Record<string, unknown>) =>
+      bucketsOf(llama({ zeroConfig: { stage1: 'megatron', ...p }, ddp: { bucketMB: 40, firstBucketMB: 40 } }));
     expect(megatron({ reduceBucketMB: 50 })).toEqual(megatron({ reduceBucketMB: 200 }));
     // The same buckets as plain data parallelism's (zero 0) with those DDP settings.
     expect(megatron({})).toEqual(bucketsOf(llama({ zero: 0, ddp: { bucketMB: 40, firstBucketMB: 40 } })));
-    expect(bucketsOf(llama({ zeroConfig: { stage1: 'megatron' }, ddp: { bucketMB: 10, firstBucketMB: 10 } })).length).toBeGreaterThan(megatron({}).length);
+    expect(
+      bucketsOf(llama({ zeroConfig: { stage1: 'megatron' }, ddp: { bucketMB: 10, firstBucketMB: 10 } })).length,
+    ).toBeGreaterThan(megatron({}).length);
   });
 
   it('says whose ZeRO-1 ran in simulate --json, so two runs that differ only there can be told apart', () => {
@@ -67,27 +72,43 @@ describe('ZeRO-1, DeepSpeed or Megatron', () => {
   it('takes the ZeRO-1 of the framework when the scenario does not say: DeepSpeed under megatron-deepspeed, else Megatron', () => {
     expect(llama({}).parallel.zeroConfig.stage1).toBe('megatron');
     expect(llama({}, { framework: 'megatron-deepspeed' }).parallel.zeroConfig.stage1).toBe('deepspeed');
-    expect(llama({ zeroConfig: { stage1: 'megatron' } }, { framework: 'megatron-deepspeed' }).parallel.zeroConfig.stage1).toBe('megatron');
-    expect(bucketsOf(llama({ zeroConfig: { reduceBucketMB: 50 } }, { framework: 'megatron-deepspeed' }))).toEqual(bucketsOf(llama({ zeroConfig: { stage1: 'deepspeed', reduceBucketMB: 50 } })));
+    expect(
+      llama({ zeroConfig: { stage1: 'megatron' } }, { framework: 'megatron-deepspeed' }).parallel.zeroConfig.stage1,
+    ).toBe('megatron');
+    expect(bucketsOf(llama({ zeroConfig: { reduceBucketMB: 50 } }, { framework: 'megatron-deepspeed' }))).toEqual(
+      bucketsOf(llama({ zeroConfig: { stage1: 'deepspeed', reduceBucketMB: 50 } })),
+    );
   });
 
   it('holds the buckets it reduces in: DeepSpeed its ipg buffers of reduceBucketMB, Megatron none beyond its gradient buffer', () => {
     const buffers = (p: Record<string, unknown>) => stageMemories(llama(p))[0].buffersBytes;
     // Gradients of several hundred MiB fill both buckets in flight; the rest of the buffers does not change.
-    expect(buffers({ zeroConfig: { stage1: 'deepspeed', reduceBucketMB: 100 } }) - buffers({ zeroConfig: { stage1: 'deepspeed', reduceBucketMB: 50 } })).toBe(BUCKETS_IN_FLIGHT * 50 * MiB);
-    expect(buffers({ zeroConfig: { stage1: 'megatron', reduceBucketMB: 100 } })).toBe(buffers({ zeroConfig: { stage1: 'megatron', reduceBucketMB: 50 } }));
+    expect(
+      buffers({ zeroConfig: { stage1: 'deepspeed', reduceBucketMB: 100 } }) -
+        buffers({ zeroConfig: { stage1: 'deepspeed', reduceBucketMB: 50 } }),
+    ).toBe(BUCKETS_IN_FLIGHT * 50 * MiB);
+    expect(buffers({ zeroConfig: { stage1: 'megatron', reduceBucketMB: 100 } })).toBe(
+      buffers({ zeroConfig: { stage1: 'megatron', reduceBucketMB: 50 } }),
+    );
     // Megatron's buckets are views into its gradient buffer, reduced in place: their size holds no memory of its own.
-    expect(buffers({ zeroConfig: { stage1: 'megatron' }, ddp: { bucketMB: 100 } })).toBe(buffers({ zeroConfig: { stage1: 'megatron' }, ddp: { bucketMB: 50 } }));
+    expect(buffers({ zeroConfig: { stage1: 'megatron' }, ddp: { bucketMB: 100 } })).toBe(
+      buffers({ zeroConfig: { stage1: 'megatron' }, ddp: { bucketMB: 50 } }),
+    );
   });
 
   it("DeepSpeed's stage 1 reduces after backward under a pipeline, overlap_comm or not (its engine turns overlap off), and says so", () => {
-    const piped = (overlapComm: boolean, stage1: string) => llama({ pp: 2, zeroConfig: { stage1, overlapComm } }, { globalBatch: 16 });
+    const piped = (overlapComm: boolean, stage1: string) =>
+      llama({ pp: 2, zeroConfig: { stage1, overlapComm } }, { globalBatch: 16 });
     const step = (s: ReturnType<typeof llama>) => simulateStep(s).result.stepTimeS;
-    expect(piped(true, 'deepspeed').warnings?.join('\n')).toMatch(/DeepSpeed turns overlap_comm off under pipeline parallelism/);
+    expect(piped(true, 'deepspeed').warnings?.join('\n')).toMatch(
+      /DeepSpeed turns overlap_comm off under pipeline parallelism/,
+    );
     expect(step(piped(true, 'deepspeed'))).toBe(step(piped(false, 'deepspeed')));
     expect(piped(true, 'megatron').warnings ?? []).toEqual([]);
     // Only when the scenario asked for overlap: the schema's default is not a request (a diff review found it blamed).
-    expect(llama({ pp: 2 }, { globalBatch: 16, framework: 'megatron-deepspeed' }).warnings?.join('\n') ?? '').not.toMatch(/overlap_comm/);
+    expect(
+      llama({ pp: 2 }, { globalBatch: 16, framework: 'megatron-deepspeed' }).warnings?.join('\n') ?? '',
+    ).not.toMatch(/overlap_comm/);
     // Megatron's --overlap-grad-reduce does overlap under a pipeline.
     expect(step(piped(true, 'megatron'))).toBeLessThan(step(piped(false, 'megatron')));
   });

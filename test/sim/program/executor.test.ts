@@ -11,7 +11,10 @@ import { presetCluster } from '../../helpers/clusters.js';
 function run(program: Program) {
   const topology = buildTopology(presetCluster('dgx-a100-80gb', 1));
   const sim = new Simulator();
-  const net = new FlowNetwork(sim, topology.links.map((l) => l.bandwidthGBps));
+  const net = new FlowNetwork(
+    sim,
+    topology.links.map((l) => l.bandwidthGBps),
+  );
   const svc = new CollectiveService(topology);
   return { trace: new ProgramExecutor(program, sim, net, svc).run(), svc, topology };
 }

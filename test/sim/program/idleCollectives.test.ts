@@ -15,7 +15,10 @@ import type { Topology } from '../../../src/sim/network/types.js';
 function bothWays(program: Program, topology: Topology) {
   const run = (idleCollectives: boolean) => {
     const sim = new Simulator();
-    const net = new FlowNetwork(sim, topology.links.map((l) => l.bandwidthGBps));
+    const net = new FlowNetwork(
+      sim,
+      topology.links.map((l) => l.bandwidthGBps),
+    );
     const executor = new ProgramExecutor(program, sim, net, new CollectiveService(topology), { idleCollectives });
     const trace = executor.run();
     return { trace, events: sim.eventsFired, executor };
@@ -24,22 +27,79 @@ function bothWays(program: Program, topology: Topology) {
 }
 
 /** Largest difference between the task times of two traces, ns. */
-function maxDiffNs(a: { startNs: Float64Array; endNs: Float64Array }, b: { startNs: Float64Array; endNs: Float64Array }): number {
+function maxDiffNs(
+  a: { startNs: Float64Array; endNs: Float64Array },
+  b: { startNs: Float64Array; endNs: Float64Array },
+): number {
   let d = 0;
-  for (let i = 0; i < a.startNs.length; i++) d = Math.max(d, Math.abs(a.startNs[i] - b.startNs[i]), Math.abs(a.endNs[i] - b.endNs[i]));
+  for (let i = 0; i < a.startNs.length; i++)
+    d = Math.max(d, Math.abs(a.startNs[i] - b.startNs[i]), Math.abs(a.endNs[i] - b.endNs[i]));
   return d;
 }
 
 const steps: [string, Record<string, unknown>][] = [
-  ['TP 8 × PP 2 × DP 2, interleaved, 2:1 oversubscribed', { cluster: { preset: 'dgx-a100-80gb', nodes: 4, network: { preset: 'roce-100', oversubscription: 2, nodesPerLeaf: 2 } }, model: { preset: 'gpt3-1.3b' }, training: { globalBatch: 16, microBatch: 2 }, parallel: { tp: 8, pp: 2, schedule: 'interleaved', virtualStages: 2 } }],
+  [
+    'TP 8 × PP 2 × DP 2, interleaved, 2:1 oversubscribed',
+    {
+      cluster: {
+        preset: 'dgx-a100-80gb',
+        nodes: 4,
+        network: { preset: 'roce-100', oversubscription: 2, nodesPerLeaf: 2 },
+      },
+      model: { preset: 'gpt3-1.3b' },
+      training: { globalBatch: 16, microBatch: 2 },
+      parallel: { tp: 8, pp: 2, schedule: 'interleaved', virtualStages: 2 },
+    },
+  ],
   // Untied: with tied embeddings the first/last-stage embedding all-reduces may overlap the last gradient
   // all-reduces, and no collective of this small step is left on idle links.
-  ['TP 2 × PP 2 × DP 4 with sequence parallelism, full fidelity', { cluster: { preset: 'dgx-a100-80gb', nodes: 2, network: { preset: 'ib-hdr', oversubscription: 4, nodesPerLeaf: 1 } }, model: { preset: 'gpt3-1.3b', tiedEmbeddings: false }, training: { globalBatch: 16, microBatch: 2 }, parallel: { tp: 2, pp: 2, sequenceParallel: true }, simulation: { fidelity: 'full' } }],
+  [
+    'TP 2 × PP 2 × DP 4 with sequence parallelism, full fidelity',
+    {
+      cluster: {
+        preset: 'dgx-a100-80gb',
+        nodes: 2,
+        network: { preset: 'ib-hdr', oversubscription: 4, nodesPerLeaf: 1 },
+      },
+      model: { preset: 'gpt3-1.3b', tiedEmbeddings: false },
+      training: { globalBatch: 16, microBatch: 2 },
+      parallel: { tp: 2, pp: 2, sequenceParallel: true },
+      simulation: { fidelity: 'full' },
+    },
+  ],
   // The gradient reduce-scatter's own shadow (the other TP rank's DP group) crosses its links.
-  ['TP 2 × DP 8 with ZeRO-3, symmetric', { cluster: { preset: 'dgx-a100-80gb', nodes: 2 }, model: { preset: 'llama2-7b', seqLen: 1024 }, training: { globalBatch: 16, microBatch: 1 }, parallel: { tp: 2, zero: 3 } }],
+  [
+    'TP 2 × DP 8 with ZeRO-3, symmetric',
+    {
+      cluster: { preset: 'dgx-a100-80gb', nodes: 2 },
+      model: { preset: 'llama2-7b', seqLen: 1024 },
+      training: { globalBatch: 16, microBatch: 1 },
+      parallel: { tp: 2, zero: 3 },
+    },
+  ],
   // The simulated rank's DP ring and the 7 shadow rings of the other TP ranks share every NIC (PXN).
-  ['TP 8 × DP 4 with ZeRO-1, symmetric, 2:1 oversubscribed', { cluster: { preset: 'dgx-a100-80gb', nodes: 4, network: { preset: 'roce-100', oversubscription: 2, nodesPerLeaf: 2 } }, model: { preset: 'gpt3-1.3b' }, training: { globalBatch: 8, microBatch: 1 }, parallel: { tp: 8, zero: 1 } }],
-  ['ZeRO-3 on one node', { cluster: { preset: 'dgx-a100-80gb', nodes: 1 }, model: { preset: 'llama2-7b', seqLen: 512 }, training: { globalBatch: 8, microBatch: 1 }, parallel: { zero: 3 } }],
+  [
+    'TP 8 × DP 4 with ZeRO-1, symmetric, 2:1 oversubscribed',
+    {
+      cluster: {
+        preset: 'dgx-a100-80gb',
+        nodes: 4,
+        network: { preset: 'roce-100', oversubscription: 2, nodesPerLeaf: 2 },
+      },
+      model: { preset: 'gpt3-1.3b' },
+      training: { globalBatch: 8, microBatch: 1 },
+      parallel: { tp: 8, zero: 1 },
+    },
+  ],
+  [
+    'ZeRO-3 on one node',
+    {
+      cluster: { preset: 'dgx-a100-80gb', nodes: 1 },
+      model: { preset: 'llama2-7b', seqLen: 512 },
+      training: { globalBatch: 8, microBatch: 1 },
+      parallel: { zero: 3 },
+    },
+  ],
 ];
 
 describe('collectives on idle-network time', () => {
@@ -86,7 +146,9 @@ describe('collectives with shadows on idle-network time', () => {
   // GPU 0 of each of 4 nodes, and as shadows GPUs 1..7 of the same nodes. Each group keeps to its own NIC (PXN goes
   // through members only); with one shared leaf per node (not rail-optimised), 2:1 to the spine, the groups meet on the
   // leaves' links to the spine.
-  const topology = buildTopology(presetCluster('dgx-a100-80gb', 4, {}, { oversubscription: 2, nodesPerLeaf: 1, railOptimized: false }));
+  const topology = buildTopology(
+    presetCluster('dgx-a100-80gb', 4, {}, { oversubscription: 2, nodesPerLeaf: 1, railOptimized: false }),
+  );
   const dpGroup = (g: number) => [0, 1, 2, 3].map((n) => n * 8 + g);
   const main = dpGroup(0);
   const shadowGroups = [1, 2, 3, 4, 5, 6, 7].map(dpGroup);
@@ -94,13 +156,29 @@ describe('collectives with shadows on idle-network time', () => {
   function program(withShadows: boolean, other: boolean): { p: Program; ar: number; late: number } {
     const p = new Program(32, main);
     const a = p.local(0, 'compute', 'backward', 'a', 50_000);
-    const ar = p.collective('dp-allreduce', 'ar', { op: 'all_reduce', group: main, bytes: 64 << 20, shadowGroups: withShadows ? shadowGroups : undefined }, [a], 0, 'comm', [0]);
+    const ar = p.collective(
+      'dp-allreduce',
+      'ar',
+      { op: 'all_reduce', group: main, bytes: 64 << 20, shadowGroups: withShadows ? shadowGroups : undefined },
+      [a],
+      0,
+      'comm',
+      [0],
+    );
     p.local(0, 'compute', 'optimizer', 'opt', 10_000, [ar]);
     let late = -1;
     if (other) {
       // Another group's all-reduce over the same NICs and spine links, starting while the first runs.
       const b = p.local(4, 'compute', 'forward', 'b', 200_000);
-      late = p.collective('dp-allreduce', 'other', { op: 'all_reduce', group: dpGroup(4).slice(), bytes: 16 << 20 }, [b], 0, 'comm', [4]);
+      late = p.collective(
+        'dp-allreduce',
+        'other',
+        { op: 'all_reduce', group: dpGroup(4).slice(), bytes: 16 << 20 },
+        [b],
+        0,
+        'comm',
+        [4],
+      );
     }
     return { p, ar, late };
   }
@@ -114,7 +192,9 @@ describe('collectives with shadows on idle-network time', () => {
     // The shadows share the NICs: the call takes longer with them than alone.
     const alone = bothWays(program(false, false).p, topology);
     expect(alone.idle.executor.ranOnIdleTime(ar)).toBe(true);
-    expect(idle.trace.endNs[ar] - idle.trace.startNs[ar]).toBeGreaterThan(alone.idle.trace.endNs[ar] - alone.idle.trace.startNs[ar]);
+    expect(idle.trace.endNs[ar] - idle.trace.startNs[ar]).toBeGreaterThan(
+      alone.idle.trace.endNs[ar] - alone.idle.trace.startNs[ar],
+    );
   });
 
   it('run a call with shadows as flows when other traffic can reach their links meanwhile', () => {
@@ -128,11 +208,22 @@ describe('collectives with shadows on idle-network time', () => {
     expect(maxDiffNs(flows.trace, idle.trace)).toBeLessThanOrEqual(4);
   });
 
-  it('let a call whose predecessor\'s shadows end as it starts run on idle time', () => {
+  it("let a call whose predecessor's shadows end as it starts run on idle time", () => {
     const p = new Program(32, main);
     let prev = p.local(0, 'compute', 'backward', 'a', 1_000);
     const ids: number[] = [];
-    for (let k = 0; k < 3; k++) ids.push((prev = p.collective('dp-reducescatter', `rs ${k}`, { op: 'reduce_scatter', group: main, bytes: 32 << 20, shadowGroups }, [prev], 0, 'comm', [0])));
+    for (let k = 0; k < 3; k++)
+      ids.push(
+        (prev = p.collective(
+          'dp-reducescatter',
+          `rs ${k}`,
+          { op: 'reduce_scatter', group: main, bytes: 32 << 20, shadowGroups },
+          [prev],
+          0,
+          'comm',
+          [0],
+        )),
+      );
     const { flows, idle } = bothWays(p, topology);
     for (const id of ids) expect(idle.executor.ranOnIdleTime(id)).toBe(true);
     expect(maxDiffNs(flows.trace, idle.trace)).toBeLessThanOrEqual(4);
@@ -146,7 +237,18 @@ describe('stream bounds', () => {
     const b = p.local(0, 'compute', 'forward', 'b', 30);
     const c = p.local(0, 'compute', 'forward', 'c', 7);
     const head = new Int32Array(6);
-    const bounds = new StreamBounds(p, [Int32Array.from([a, b, c]), new Int32Array(0), new Int32Array(0), new Int32Array(0), new Int32Array(0), new Int32Array(0)], head);
+    const bounds = new StreamBounds(
+      p,
+      [
+        Int32Array.from([a, b, c]),
+        new Int32Array(0),
+        new Int32Array(0),
+        new Int32Array(0),
+        new Int32Array(0),
+        new Int32Array(0),
+      ],
+      head,
+    );
     expect(bounds.notStartedEndNs(a, 0)).toBe(100);
     // a may be running: b and c still need their own time after now.
     expect(bounds.notStartedEndNs(c, 50)).toBe(50 + 30 + 7);

@@ -14,7 +14,11 @@ function exposedAndRows(parallel: Record<string, unknown>): { exposedS: number; 
     }),
   ).result;
   const rows = r.bottleneck.exposure;
-  return { exposedS: r.breakdown.exposedCommS, rowsS: rows.reduce((sum, e) => sum + e.exposedS, 0), kinds: rows.map((e) => `${e.kind}/${e.medium}`) };
+  return {
+    exposedS: r.breakdown.exposedCommS,
+    rowsS: rows.reduce((sum, e) => sum + e.exposedS, 0),
+    kinds: rows.map((e) => `${e.kind}/${e.medium}`),
+  };
 }
 
 describe('exposed communication by traffic', () => {

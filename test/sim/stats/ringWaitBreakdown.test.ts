@@ -13,7 +13,7 @@ const ring = (fidelity: 'symmetric' | 'full') =>
   });
 
 describe('breakdown of a rank that waits for a message it receives', () => {
-  it('counts the wait for a ring predecessor\'s send as exposed communication, so full fidelity agrees with symmetric mode', () => {
+  it("counts the wait for a ring predecessor's send as exposed communication, so full fidelity agrees with symmetric mode", () => {
     const symmetric = simulateStep(ring('symmetric')).result;
     const full = simulateStep(ring('full')).result;
     expect(full.stepTimeS).toBeCloseTo(symmetric.stepTimeS, 6);

@@ -1,6 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import { balancedLayers } from '../../../src/sim/stats/stageBalance.js';
-import { boundOf, bottleneckText, diagnose, stageImbalanceText, type StepShares } from '../../../src/sim/stats/bottleneck.js';
+import {
+  boundOf,
+  bottleneckText,
+  diagnose,
+  stageImbalanceText,
+  type StepShares,
+} from '../../../src/sim/stats/bottleneck.js';
 import { cli } from '../../helpers/badInput.js';
 
 // Issue 26, item 14: the bottleneck line says what bounds the step, and a pipeline's unequal stages are named, with
@@ -24,7 +30,18 @@ describe('balancedLayers: the split that makes the slowest stage fastest', () =>
   });
 });
 
-const shares = (over: Partial<StepShares>): StepShares => ({ stepTimeS: 1, computeS: 0.76, exposedCommS: 0.2, bubbleS: 0, hostOptimizerS: 0, idleS: 0.04, fits: true, shortfallBytes: 0, capacityBytes: 1, ...over });
+const shares = (over: Partial<StepShares>): StepShares => ({
+  stepTimeS: 1,
+  computeS: 0.76,
+  exposedCommS: 0.2,
+  bubbleS: 0,
+  hostOptimizerS: 0,
+  idleS: 0.04,
+  fits: true,
+  shortfallBytes: 0,
+  capacityBytes: 1,
+  ...over,
+});
 
 describe('the bottleneck line', () => {
   it('says compute bounds a step that is 76% compute, and names the largest loss as that', () => {
@@ -47,29 +64,69 @@ describe('the bottleneck line', () => {
   it('says nothing of stage balance under 2% of the step, and the gap and the split above it', () => {
     const even = { computeS: [1, 1.01], layers: [4, 4], imbalanceShare: 0.005, layerS: 0.25 };
     expect(stageImbalanceText(even, 2)).toBeUndefined();
-    const uneven = { computeS: [1, 1.5], layers: [4, 4], imbalanceShare: 0.125, layerS: 0.25, suggestedLayersPerStage: [5, 3] };
-    expect(stageImbalanceText(uneven, 2)).toBe('12.5% of the step: stage 1 computes for 75.0% of it with 4 layers, stage 0 for 50.0% with 4; parallel.layersPerStage=[5,3] evens them');
+    const uneven = {
+      computeS: [1, 1.5],
+      layers: [4, 4],
+      imbalanceShare: 0.125,
+      layerS: 0.25,
+      suggestedLayersPerStage: [5, 3],
+    };
+    expect(stageImbalanceText(uneven, 2)).toBe(
+      '12.5% of the step: stage 1 computes for 75.0% of it with 4 layers, stage 0 for 50.0% with 4; parallel.layersPerStage=[5,3] evens them',
+    );
   });
 });
 
 describe('unequal pipeline stages in a simulated step', () => {
   // Llama-3-8B's 128,256-token output layer is worth about two of its layers, all on the last of 4 stages.
-  const sets = ['--set', 'model.preset=llama3-8b', '--set', 'parallel.tp=2', '--set', 'parallel.pp=4', '--set', 'training.globalBatch=64', '--set', 'training.microBatch=1', '--set', 'parallel.dp=null'];
+  const sets = [
+    '--set',
+    'model.preset=llama3-8b',
+    '--set',
+    'parallel.tp=2',
+    '--set',
+    'parallel.pp=4',
+    '--set',
+    'training.globalBatch=64',
+    '--set',
+    'training.microBatch=1',
+    '--set',
+    'parallel.dp=null',
+  ];
 
   it('finds the last stage slowest, offers a split, and the split simulates faster', async () => {
     const r = await cli('simulate', 'scenarios/llama2-13b-tp8-nvswitch.yaml', ...sets, '--json', '--alternatives', '0');
     expect(r.code, r.stderr).toBe(0);
-    const j = JSON.parse(r.stdout) as { stepTimeS: number; stageBalance: { computeS: number[]; layers: number[]; imbalanceShare: number; suggestedLayersPerStage?: number[] } };
+    const j = JSON.parse(r.stdout) as {
+      stepTimeS: number;
+      stageBalance: {
+        computeS: number[];
+        layers: number[];
+        imbalanceShare: number;
+        suggestedLayersPerStage?: number[];
+      };
+    };
     const b = j.stageBalance;
     expect(b.layers).toEqual([8, 8, 8, 8]);
     expect(b.computeS.indexOf(Math.max(...b.computeS))).toBe(3);
     // The forced idle is at most what the step leaves beyond the mean compute.
     expect(b.imbalanceShare).toBeGreaterThan(0.02);
-    expect(b.imbalanceShare * j.stepTimeS).toBeLessThanOrEqual(j.stepTimeS - b.computeS.reduce((a, c) => a + c, 0) / 4 + 1e-9);
+    expect(b.imbalanceShare * j.stepTimeS).toBeLessThanOrEqual(
+      j.stepTimeS - b.computeS.reduce((a, c) => a + c, 0) / 4 + 1e-9,
+    );
     const split = b.suggestedLayersPerStage!;
     expect(split.reduce((a, c) => a + c, 0)).toBe(32);
     expect(split[3]).toBeLessThan(8);
-    const again = await cli('simulate', 'scenarios/llama2-13b-tp8-nvswitch.yaml', ...sets, '--set', `parallel.layersPerStage=[${split.join(',')}]`, '--json', '--alternatives', '0');
+    const again = await cli(
+      'simulate',
+      'scenarios/llama2-13b-tp8-nvswitch.yaml',
+      ...sets,
+      '--set',
+      `parallel.layersPerStage=[${split.join(',')}]`,
+      '--json',
+      '--alternatives',
+      '0',
+    );
     const after = JSON.parse(again.stdout) as { stepTimeS: number; stageBalance: { imbalanceShare: number } };
     expect(after.stepTimeS).toBeLessThan(j.stepTimeS);
     expect(after.stageBalance.imbalanceShare).toBeLessThan(b.imbalanceShare);

@@ -6,7 +6,15 @@ import { attentionComparisons } from '../../../src/validation/h200Kernels.js';
 
 /** PyTorch's SDPA on one H200 (scripts/measure-attention.py): causal, head dim 128, 16 heads, 16k tokens. */
 const measured = JSON.parse(readFileSync('reports/calibration/h200/attention.json', 'utf8')) as {
-  cases: { backend: string; seq: number; batch: number; heads: number; headDim: number; forwardS: number; backwardS: number }[];
+  cases: {
+    backend: string;
+    seq: number;
+    batch: number;
+    heads: number;
+    headDim: number;
+    forwardS: number;
+    backwardS: number;
+  }[];
 };
 
 /**
@@ -21,12 +29,21 @@ function fit(pass: 'forward' | 'backward'): { efficiency: number; halfKeys: numb
     .filter((c) => c.backend === 'flash')
     .map((c) => {
       const blocks = c.seq / 128;
-      const executed = 4 * c.batch * c.heads * c.seq * c.seq * c.headDim * (pass === 'backward' ? 2 : 1) * ((blocks + 1) / (2 * blocks));
+      const executed =
+        4 *
+        c.batch *
+        c.heads *
+        c.seq *
+        c.seq *
+        c.headDim *
+        (pass === 'backward' ? 2 : 1) *
+        ((blocks + 1) / (2 * blocks));
       return { x: 2 / (c.seq + 128), y: c[`${pass}S`] / (executed / peak) };
     });
   const mx = points.reduce((a, p) => a + p.x, 0) / points.length;
   const my = points.reduce((a, p) => a + p.y, 0) / points.length;
-  const slope = points.reduce((a, p) => a + (p.x - mx) * (p.y - my), 0) / points.reduce((a, p) => a + (p.x - mx) ** 2, 0);
+  const slope =
+    points.reduce((a, p) => a + (p.x - mx) * (p.y - my), 0) / points.reduce((a, p) => a + (p.x - mx) ** 2, 0);
   const intercept = my - slope * mx;
   const waves = 2048 / (Math.ceil(2048 / H200_SXM_141GB.smCount) * H200_SXM_141GB.smCount);
   return { efficiency: 1 / intercept / waves, halfKeys: slope / intercept };

@@ -14,7 +14,13 @@ function forwardTflops(gpu: GpuSpec, kernel: AttentionKernel, seqLen: number): n
   const d = 128;
   const batchHeads = (16384 / seqLen) * 16;
   const fwdFlops = 4 * batchHeads * seqLen * seqLen * d;
-  const fwd: Op = { name: 'attn.core', kind: 'attention', flops: fwdFlops, bytes: 0, attention: { batchHeads, seqLen, headDim: d, causal: true, kernel, backward: false } };
+  const fwd: Op = {
+    name: 'attn.core',
+    kind: 'attention',
+    flops: fwdFlops,
+    bytes: 0,
+    attention: { batchHeads, seqLen, headDim: d, causal: true, kernel, backward: false },
+  };
   return fwdFlops / 2 / opTimeNs(fwd, gpu, 'fp16', { launch: false }) / 1e3;
 }
 
@@ -28,8 +34,20 @@ function benchmarkTflops(gpu: GpuSpec, kernel: AttentionKernel, seqLen: number):
   const batchHeads = (16384 / seqLen) * 16;
   const fwdFlops = 4 * batchHeads * seqLen * seqLen * d; // the ops' convention: full s×s, backward 2×
   const attention = { batchHeads, seqLen, headDim: d, causal: true, kernel };
-  const fwd: Op = { name: 'attn.core', kind: 'attention', flops: fwdFlops, bytes: 0, attention: { ...attention, backward: false } };
-  const bwd: Op = { name: 'attn.core.bwd', kind: 'attention', flops: 2 * fwdFlops, bytes: 0, attention: { ...attention, backward: true } };
+  const fwd: Op = {
+    name: 'attn.core',
+    kind: 'attention',
+    flops: fwdFlops,
+    bytes: 0,
+    attention: { ...attention, backward: false },
+  };
+  const bwd: Op = {
+    name: 'attn.core.bwd',
+    kind: 'attention',
+    flops: 2 * fwdFlops,
+    bytes: 0,
+    attention: { ...attention, backward: true },
+  };
   const ns = opTimeNs(fwd, gpu, 'fp16', { launch: false }) + opTimeNs(bwd, gpu, 'fp16', { launch: false });
   const benchmarkFlops = (fwdFlops / 2) * 3.5;
   return benchmarkFlops / ns / 1e3;
@@ -62,7 +80,10 @@ describe('fused attention kernels against their published benchmarks (head dim 1
 
   it('H100 forward alone: FlashAttention-3 and cuDNN inside their published ranges (FlashAttention-3 paper, Fig. 5)', () => {
     // Causal, head dim 128, 2k–16k: FA3 521–616 TFLOP/s, cuDNN 484–539 (±5% for reading the plot).
-    const ranges: [AttentionKernel, number, number][] = [['fa3', 521, 616], ['cudnn', 484, 539]];
+    const ranges: [AttentionKernel, number, number][] = [
+      ['fa3', 521, 616],
+      ['cudnn', 484, 539],
+    ];
     for (const [kernel, lo, hi] of ranges) {
       for (const s of seqLens) {
         const t = forwardTflops(H100_SXM5_80GB, kernel, s);
@@ -93,8 +114,13 @@ describe('training.attentionKernel in a scenario', () => {
     expect(auto.attention).toMatchObject({ kernel: 'fa2', figures: 'published', forwardEfficiency: 0.34 });
     expect(fa3.attention?.kernel).toBe('fa3');
     expect(fa3.stepTimeS).toBeLessThan(auto.stepTimeS);
-    expect(candidateChanges(scenarioOf(raw('dgx-h100', {})), auto)).toContainEqual({ label: 'FlashAttention-3 (Hopper)', sets: ['training.attentionKernel=fa3'] });
-    expect(candidateChanges(scenarioOf(raw('dgx-h100', { attentionKernel: 'fa3' })), fa3).map((c) => c.label)).not.toContain('FlashAttention-3 (Hopper)');
+    expect(candidateChanges(scenarioOf(raw('dgx-h100', {})), auto)).toContainEqual({
+      label: 'FlashAttention-3 (Hopper)',
+      sets: ['training.attentionKernel=fa3'],
+    });
+    expect(
+      candidateChanges(scenarioOf(raw('dgx-h100', { attentionKernel: 'fa3' })), fa3).map((c) => c.label),
+    ).not.toContain('FlashAttention-3 (Hopper)');
   });
 
   it('refuses FlashAttention-3 on an A100, naming the kernels there, and a kernel with unfused attention', () => {
@@ -109,20 +135,35 @@ describe('training.attentionKernel in a scenario', () => {
     };
     expect(problemsOf(raw('dgx-a100-80gb', { attentionKernel: 'fa3' }))).toContainEqual({
       path: 'training.attentionKernel',
-      message: expect.stringMatching(/^fa3: no published figures for FlashAttention-3 on a100-sxm4-80gb \(FlashAttention-3 needs a Hopper GPU\); kernels with figures there: auto, fa2, triton$/),
+      message: expect.stringMatching(
+        /^fa3: no published figures for FlashAttention-3 on a100-sxm4-80gb \(FlashAttention-3 needs a Hopper GPU\); kernels with figures there: auto, fa2, triton$/,
+      ),
     });
     // FlashAttention does not run on a V100 (attention on V100: memEfficientAttention.test.ts). An Ampere-class GPU
     // without figures of its own takes FlashAttention-2's A100 figures, and nothing else.
     expect(problemsOf(raw('dgx-1-v100', { attentionKernel: 'fa3', precision: 'fp16' }))).toContainEqual({
       path: 'training.attentionKernel',
-      message: expect.stringMatching(/^fa3: FlashAttention-3 needs compute capability 8.0 or more \(Ampere or newer\); v100-sxm2-32gb has 7.0/),
+      message: expect.stringMatching(
+        /^fa3: FlashAttention-3 needs compute capability 8.0 or more \(Ampere or newer\); v100-sxm2-32gb has 7.0/,
+      ),
     });
-    const figureless = (training: Record<string, unknown>) => ({ ...raw('dgx-1-v100', { precision: 'fp16', ...training }), cluster: { preset: 'dgx-1-v100', nodes: 1, gpu: { preset: 'v100-sxm2-32gb', name: 'v100-as-ampere', computeCapability: 8.0 } } });
+    const figureless = (training: Record<string, unknown>) => ({
+      ...raw('dgx-1-v100', { precision: 'fp16', ...training }),
+      cluster: {
+        preset: 'dgx-1-v100',
+        nodes: 1,
+        gpu: { preset: 'v100-sxm2-32gb', name: 'v100-as-ampere', computeCapability: 8.0 },
+      },
+    });
     expect(problemsOf(figureless({ attentionKernel: 'fa3' }))).toContainEqual({
       path: 'training.attentionKernel',
-      message: expect.stringMatching(/^fa3: no published figures for FlashAttention-3 on v100-as-ampere .*use auto or fa2 \(FlashAttention-2's A100 figures stand in\)$/),
+      message: expect.stringMatching(
+        /^fa3: no published figures for FlashAttention-3 on v100-as-ampere .*use auto or fa2 \(FlashAttention-2's A100 figures stand in\)$/,
+      ),
     });
-    expect(problemsOf(figureless({ attentionKernel: 'fa2' })).map((p) => p.path)).not.toContain('training.attentionKernel');
+    expect(problemsOf(figureless({ attentionKernel: 'fa2' })).map((p) => p.path)).not.toContain(
+      'training.attentionKernel',
+    );
     expect(problemsOf(raw('dgx-h100', { attentionKernel: 'cudnn', flashAttention: false }))).toContainEqual({
       path: 'training.attentionKernel',
       message: expect.stringMatching(/cudnn is a fused attention kernel, but training.flashAttention is false/),

@@ -4,8 +4,15 @@ import { parameterCount } from '../../../src/sim/workload/model.js';
 import { modelPreset } from '../../../src/sim/workload/modelPresets.js';
 
 const GPT_PRESETS = [
-  'gpt3-1.3b', 'gpt3-2.7b', 'gpt3-6.7b', 'gpt3-13b', 'gpt3-175b',
-  'megatron-gpt-1.7b', 'megatron-gpt-18.4b', 'megatron-gpt-145.6b', 'megatron-gpt-1t',
+  'gpt3-1.3b',
+  'gpt3-2.7b',
+  'gpt3-6.7b',
+  'gpt3-13b',
+  'gpt3-175b',
+  'megatron-gpt-1.7b',
+  'megatron-gpt-18.4b',
+  'megatron-gpt-145.6b',
+  'megatron-gpt-1t',
 ];
 
 function rel(a: number, b: number): number {
@@ -29,8 +36,13 @@ describe('step FLOPs', () => {
     for (const name of GPT_PRESETS) {
       const m = modelPreset(name);
       for (const s of [m.seqLen, 512]) {
-        expect(rel(modelFlopsPerStep(m, 8, s), megatronFlopsPerStep(m, 8, s, false)), `${name} s=${s}`).toBeLessThan(0.02);
-        expect(rel(hardwareFlopsPerStep(m, 8, s, 'full'), megatronFlopsPerStep(m, 8, s, true)), `${name} full`).toBeLessThan(0.02);
+        expect(rel(modelFlopsPerStep(m, 8, s), megatronFlopsPerStep(m, 8, s, false)), `${name} s=${s}`).toBeLessThan(
+          0.02,
+        );
+        expect(
+          rel(hardwareFlopsPerStep(m, 8, s, 'full'), megatronFlopsPerStep(m, 8, s, true)),
+          `${name} full`,
+        ).toBeLessThan(0.02);
       }
     }
   });
@@ -57,7 +69,18 @@ describe('step FLOPs', () => {
 
   it('counts attention over heads × headDim, not the width, when the heads have a width of their own (Mistral NeMo)', () => {
     // 32 heads of 128 on a width of 5120: the scores and the context are 4096 wide.
-    const m = { ...modelPreset('llama2-7b'), name: 'nemo-like', layers: 4, hidden: 5120, heads: 32, kvHeads: 8, headDim: 128, ffnHidden: 14336, vocab: 131072, seqLen: 4096 };
+    const m = {
+      ...modelPreset('llama2-7b'),
+      name: 'nemo-like',
+      layers: 4,
+      hidden: 5120,
+      heads: 32,
+      kvHeads: 8,
+      headDim: 128,
+      ffnHidden: 14336,
+      vocab: 131072,
+      seqLen: 4096,
+    };
     const B = 2;
     const s = m.seqLen;
     const tokens = B * s;
@@ -65,7 +88,9 @@ describe('step FLOPs', () => {
     const expected = 6 * matmulParams * tokens + 12 * m.layers * s * (m.heads * m.headDim) * tokens;
     expect(rel(modelFlopsPerStep(m, B, s), expected)).toBeLessThan(0.002);
     // Against the width instead the attention term would be 25% more, 1.7% of the step: the count tells them apart.
-    expect(rel(modelFlopsPerStep(m, B, s), 6 * matmulParams * tokens + 12 * m.layers * s * m.hidden * tokens)).toBeGreaterThan(0.01);
+    expect(
+      rel(modelFlopsPerStep(m, B, s), 6 * matmulParams * tokens + 12 * m.layers * s * m.hidden * tokens),
+    ).toBeGreaterThan(0.01);
   });
 
   it('scales linearly with the global batch', () => {

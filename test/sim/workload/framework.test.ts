@@ -30,10 +30,26 @@ function pipelineEnd(ops: Op[]): number {
 }
 
 const gpt: ModelSpec = {
-  name: 'gpt-2-layer', arch: 'gpt', layers: 2, hidden: 1024, heads: 16, kvHeads: 16, ffnHidden: 4096, seqLen: 1024, vocab: 50304, tiedEmbeddings: true,
+  name: 'gpt-2-layer',
+  arch: 'gpt',
+  layers: 2,
+  hidden: 1024,
+  heads: 16,
+  kvHeads: 16,
+  ffnHidden: 4096,
+  seqLen: 1024,
+  vocab: 50304,
+  tiedEmbeddings: true,
 };
 const shape: MicroBatchShape = {
-  microBatch: 1, seqLen: 1024, dtype: 'fp16', tp: 1, sequenceParallel: false, flashAttention: false, recompute: 'full', framework: MEGATRON_DEEPSPEED,
+  microBatch: 1,
+  seqLen: 1024,
+  dtype: 'fp16',
+  tp: 1,
+  sequenceParallel: false,
+  flashAttention: false,
+  recompute: 'full',
+  framework: MEGATRON_DEEPSPEED,
 };
 
 describe('host issue model (framework overhead)', () => {
@@ -95,7 +111,11 @@ describe('Megatron-DeepSpeed GPT layer', () => {
   it('keeps every trainable tensor exactly once in some backward op', () => {
     for (const tp of [1, 2]) {
       const seen = buildBlocks(gpt, { ...shape, tp }).flatMap((b) => b.backward.flatMap((o) => o.gradParams ?? []));
-      expect(seen.sort()).toEqual(parameterTensors(gpt).map((t) => t.name).sort());
+      expect(seen.sort()).toEqual(
+        parameterTensors(gpt)
+          .map((t) => t.name)
+          .sort(),
+      );
     }
   });
 
@@ -168,17 +188,27 @@ describe('Megatron-DeepSpeed GPT layer', () => {
     expect(fusedSoftmaxAvailable(MEGATRON_DEEPSPEED, 16, 1024)).toBe(true);
     expect(fusedSoftmaxAvailable(MEGATRON_DEEPSPEED, 2, 1024)).toBe(false);
     expect(fusedSoftmaxAvailable(MEGATRON_DEEPSPEED, 4, 8192)).toBe(false);
-    const layer = (tp: number, b: number) => buildBlocks(gpt, { ...shape, tp, microBatch: b }).find((x) => x.name === 'layer.0')!;
+    const layer = (tp: number, b: number) =>
+      buildBlocks(gpt, { ...shape, tp, microBatch: b }).find((x) => x.name === 'layer.0')!;
     const softmaxOps = (ops: Op[]) => ops.filter((o) => o.name.startsWith('attn.softmax'));
     // 16 heads / tp 8 = 2 per rank: one sample falls back (five fp32 passes, a kernel each), two do not.
     const fallback = layer(8, 1);
     const fused = layer(8, 2);
     const n = 2 * 1024 * 1024;
-    expect(softmaxOps(fallback.forward).map((o) => o.name)).toEqual(['attn.softmax.to_fp32', 'attn.softmax.scale', 'attn.softmax.mask', 'attn.softmax', 'attn.softmax.to_half']);
+    expect(softmaxOps(fallback.forward).map((o) => o.name)).toEqual([
+      'attn.softmax.to_fp32',
+      'attn.softmax.scale',
+      'attn.softmax.mask',
+      'attn.softmax',
+      'attn.softmax.to_half',
+    ]);
     expect(softmaxOps(fallback.forward).reduce((a, o) => a + o.bytes, 0) / n).toBe(36);
     expect(softmaxOps(fallback.backward).reduce((a, o) => a + o.bytes, 0) / n).toBe(40);
     // The widening casts and the fills under the broadcast mask run on PyTorch's generic kernels.
-    const generic = (ops: Op[]) => softmaxOps(ops).filter((o) => o.genericElements === n).map((o) => o.name);
+    const generic = (ops: Op[]) =>
+      softmaxOps(ops)
+        .filter((o) => o.genericElements === n)
+        .map((o) => o.name);
     expect(generic(fallback.forward)).toEqual(['attn.softmax.to_fp32', 'attn.softmax.mask']);
     expect(generic(fallback.backward)).toEqual(['attn.softmax.to_half.bwd', 'attn.softmax.mask.bwd']);
     // Six host calls forward (five ops and nn.Softmax's module), five backward: as the single op had.
@@ -207,14 +237,32 @@ describe('DeepSpeed pipeline engine around a pipelined Megatron-DeepSpeed step',
     const s = scenarioOf({
       cluster: { preset: 'dgx-a100-80gb', nodes: 1, node: { gpusPerNode: gpus, nicsPerNode: 1 } },
       model: { arch: 'gpt', layers: 4, hidden: 1024, heads: 16, seqLen: 1024, vocab: 50304 },
-      training: { globalBatch: 4, microBatch: 1, precision: 'fp16', flashAttention: false, framework: 'megatron-deepspeed' },
-      parallel: { tp, pp, dp: gpus / (tp * pp), schedule: '1f1b', recompute: 'full', ddp: { bucketMB: 1e6, overlap: false } },
+      training: {
+        globalBatch: 4,
+        microBatch: 1,
+        precision: 'fp16',
+        flashAttention: false,
+        framework: 'megatron-deepspeed',
+      },
+      parallel: {
+        tp,
+        pp,
+        dp: gpus / (tp * pp),
+        schedule: '1f1b',
+        recompute: 'full',
+        ddp: { bucketMB: 1e6, overlap: false },
+      },
     });
     return { ...s, framework: { ...s.framework!, ...framework } };
   }
 
   /** For each transfer of `what`, how long after it ended the receiving rank's host started the pass (ns). */
-  function hostAfterArrival(setup: ReturnType<typeof pipelined>, what: 'activations' | 'gradients', rank: number, firstBlock: string): number[] {
+  function hostAfterArrival(
+    setup: ReturnType<typeof pipelined>,
+    what: 'activations' | 'gradients',
+    rank: number,
+    firstBlock: string,
+  ): number[] {
     const { trace } = simulateStep(setup);
     const tasks = trace.program.tasks;
     return tasks
@@ -231,7 +279,9 @@ describe('DeepSpeed pipeline engine around a pipelined Megatron-DeepSpeed step',
     expect(waits.length).toBe(4);
     for (const w of waits) expect(w).toBeGreaterThanOrEqual(0);
     // Without the last stage's load nothing holds its host back: it issues ahead of the data.
-    expect(Math.min(...hostAfterArrival(pipelined(2, 1, { lastStageLoadsBatch: false }), 'activations', 1, 'layer.2'))).toBeLessThan(0);
+    expect(
+      Math.min(...hostAfterArrival(pipelined(2, 1, { lastStageLoadsBatch: false }), 'activations', 1, 'layer.2')),
+    ).toBeLessThan(0);
   });
 
   it('with TP, partitioned pipeline tensors make the first stage wait for the received gradients before a backward', () => {
@@ -239,11 +289,14 @@ describe('DeepSpeed pipeline engine around a pipelined Megatron-DeepSpeed step',
     const waits = hostAfterArrival(pipelined(2, 2), 'gradients', 0, 'layer.1');
     expect(waits.length).toBe(4);
     for (const w of waits) expect(w).toBeGreaterThanOrEqual(0);
-    expect(Math.min(...hostAfterArrival(pipelined(2, 2, { partitionedPipeSync: false }), 'gradients', 0, 'layer.1'))).toBeLessThan(0);
+    expect(
+      Math.min(...hostAfterArrival(pipelined(2, 2, { partitionedPipeSync: false }), 'gradients', 0, 'layer.1')),
+    ).toBeLessThan(0);
   });
 
   it('each costs time, and none of them applies without a pipeline', () => {
-    const t = (pp: number, tp: number, f: Partial<FrameworkSpec> = {}) => simulateStep(pipelined(pp, tp, f)).result.stepTimeS;
+    const t = (pp: number, tp: number, f: Partial<FrameworkSpec> = {}) =>
+      simulateStep(pipelined(pp, tp, f)).result.stepTimeS;
     expect(t(2, 1, { lastStageLoadsBatch: false })).toBeLessThan(t(2, 1));
     expect(t(2, 2, { partitionedPipeSync: false })).toBeLessThan(t(2, 2));
     expect(t(2, 1, { lossItemSync: false })).toBeLessThan(t(2, 1));

@@ -3,7 +3,11 @@ import { ScenarioError } from '../../../src/sim/errors.js';
 import type { GpuSpec } from '../../../src/sim/hardware/types.js';
 import { modelFlopsPerStep } from '../../../src/sim/workload/flops.js';
 import {
-  causalWorkFraction, gemmEfficiency, opTimeNs, optimizerOp, waveEfficiency,
+  causalWorkFraction,
+  gemmEfficiency,
+  opTimeNs,
+  optimizerOp,
+  waveEfficiency,
 } from '../../../src/sim/workload/kernelTime.js';
 import { modelPreset } from '../../../src/sim/workload/modelPresets.js';
 import { elementwiseOp, gemmOp, type Op } from '../../../src/sim/workload/ops.js';
@@ -27,7 +31,13 @@ const gpu: GpuSpec = {
 describe('gemmEfficiency', () => {
   it('approaches the ceiling for large, well-shaped GEMMs and never exceeds it', () => {
     expect(gemmEfficiency(8192, 8192, 8192, gpu, 'bf16')).toBeGreaterThan(0.95 * 0.75);
-    for (const [m, n, k] of [[1, 1, 1], [127, 4097, 64], [8192, 50257, 4096], [3, 5, 100000], [4096, 128, 4096]]) {
+    for (const [m, n, k] of [
+      [1, 1, 1],
+      [127, 4097, 64],
+      [8192, 50257, 4096],
+      [3, 5, 100000],
+      [4096, 128, 4096],
+    ]) {
       const e = gemmEfficiency(m, n, k, gpu, 'bf16');
       expect(e).toBeGreaterThan(0);
       expect(e).toBeLessThanOrEqual(0.75);
@@ -83,15 +93,22 @@ describe('opTimeNs', () => {
   it("stretches a compute-bound GEMM by the GPU's sustained fraction and leaves memory-bound work alone", () => {
     const gemm = gemmOp('big', 8192, 8192, 8192, 1, 'bf16');
     const sustained: GpuSpec = { ...gpu, sustainedGemmFraction: 0.8 };
-    expect(opTimeNs(gemm, sustained, 'bf16', { launch: false }) / opTimeNs(gemm, gpu, 'bf16', { launch: false })).toBeCloseTo(1 / 0.8, 6);
-    expect(gemmEfficiency(8192, 8192, 8192, sustained, 'bf16')).toBeCloseTo(0.8 * gemmEfficiency(8192, 8192, 8192, gpu, 'bf16'), 12);
+    expect(
+      opTimeNs(gemm, sustained, 'bf16', { launch: false }) / opTimeNs(gemm, gpu, 'bf16', { launch: false }),
+    ).toBeCloseTo(1 / 0.8, 6);
+    expect(gemmEfficiency(8192, 8192, 8192, sustained, 'bf16')).toBeCloseTo(
+      0.8 * gemmEfficiency(8192, 8192, 8192, gpu, 'bf16'),
+      12,
+    );
     const copy = elementwiseOp('copy', 5e8, 0, 1e9);
     expect(opTimeNs(copy, sustained, 'bf16')).toBe(opTimeNs(copy, gpu, 'bf16'));
   });
 
   it('uses the dtype asked for: fp32 runs at the fp32 peak, not tf32', () => {
     const op32 = gemmOp('g', 4096, 4096, 4096, 1, 'fp32');
-    expect(opTimeNs(op32, gpu, 'fp32')).toBeGreaterThan(5 * opTimeNs(gemmOp('g', 4096, 4096, 4096, 1, 'tf32'), gpu, 'tf32'));
+    expect(opTimeNs(op32, gpu, 'fp32')).toBeGreaterThan(
+      5 * opTimeNs(gemmOp('g', 4096, 4096, 4096, 1, 'tf32'), gpu, 'tf32'),
+    );
   });
 
   it('is never slower with more bandwidth or a higher peak', () => {
@@ -102,7 +119,15 @@ describe('opTimeNs', () => {
 
   it('runs causal flash attention in about half the time of bidirectional', () => {
     const m = { ...modelPreset('gpt3-6.7b'), layers: 1 };
-    const shape = { microBatch: 4, seqLen: 4096, dtype: 'bf16' as const, tp: 1, sequenceParallel: false, flashAttention: true, recompute: 'none' as const };
+    const shape = {
+      microBatch: 4,
+      seqLen: 4096,
+      dtype: 'bf16' as const,
+      tp: 1,
+      sequenceParallel: false,
+      flashAttention: true,
+      recompute: 'none' as const,
+    };
     const causal = buildBlocks(m, shape)[1].forward.find((o) => o.kind === 'attention')!;
     const bidir: Op = { ...causal, attention: { ...causal.attention!, causal: false } };
     const ratio = (opTimeNs(causal, gpu, 'bf16') - 4000) / (opTimeNs(bidir, gpu, 'bf16') - 4000);
@@ -121,12 +146,22 @@ describe('opTimeNs', () => {
     } catch (e) {
       err = e as ScenarioError;
     }
-    expect(err?.message).toMatch(/^training\.precision: v100ish has no dense bf16 peak \(its spec or calibration profile gives fp16, fp32\); use one it runs, for example --set training\.precision=fp16$/);
+    expect(err?.message).toMatch(
+      /^training\.precision: v100ish has no dense bf16 peak \(its spec or calibration profile gives fp16, fp32\); use one it runs, for example --set training\.precision=fp16$/,
+    );
   });
 
   it('gives a plausible MFU for a Llama 2 7B micro-batch on an H100-like GPU', () => {
     const m = modelPreset('llama2-7b');
-    const blocks = buildBlocks(m, { microBatch: 1, seqLen: 4096, dtype: 'bf16', tp: 1, sequenceParallel: false, flashAttention: true, recompute: 'none' });
+    const blocks = buildBlocks(m, {
+      microBatch: 1,
+      seqLen: 4096,
+      dtype: 'bf16',
+      tp: 1,
+      sequenceParallel: false,
+      flashAttention: true,
+      recompute: 'none',
+    });
     let ns = 0;
     for (const b of blocks) for (const op of [...b.forward, ...b.backward]) ns += opTimeNs(op, gpu, 'bf16');
     const mfu = modelFlopsPerStep(m, 1, 4096) / (ns * 989.4e3);

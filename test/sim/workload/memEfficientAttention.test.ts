@@ -12,9 +12,20 @@ import { scenarioOf } from '../../helpers/scenario.js';
  * On a V100 FlashAttention does not run; PyTorch's SDPA runs xFormers' memory-efficient kernel, whose published V100
  * medians (xFormers pull request #362) are 5% slower than unfused attention forward and 15% slower backward.
  */
-const shape: MicroBatchShape = { microBatch: 2, seqLen: 2048, dtype: 'fp16', tp: 1, sequenceParallel: false, flashAttention: true, recompute: 'none' };
+const shape: MicroBatchShape = {
+  microBatch: 2,
+  seqLen: 2048,
+  dtype: 'fp16',
+  tp: 1,
+  sequenceParallel: false,
+  flashAttention: true,
+  recompute: 'none',
+};
 const model = modelPreset('llama2-7b');
-const attentionNs = (ops: Op[]) => ops.filter((o) => o.name.startsWith('attn.')).reduce((sum, o) => sum + opTimeNs(o, V100_SXM2_32GB, 'fp16', { launch: false }), 0);
+const attentionNs = (ops: Op[]) =>
+  ops
+    .filter((o) => o.name.startsWith('attn.'))
+    .reduce((sum, o) => sum + opTimeNs(o, V100_SXM2_32GB, 'fp16', { launch: false }), 0);
 const layer = (s: MicroBatchShape) => buildBlocks(model, s).find((b) => b.layer === 0)!;
 
 const raw = (node: string, training: Record<string, unknown> = {}, parallel: Record<string, unknown> = {}) => ({
@@ -45,7 +56,10 @@ describe('attention on a V100', () => {
   it('is what auto means there; the step keeps no s×s matrix, so it needs less memory than unfused attention', () => {
     const auto = simulateStep(scenarioOf(raw('dgx-1-v100'))).result;
     const unfused = simulateStep(scenarioOf(raw('dgx-1-v100', { flashAttention: false }))).result;
-    expect(auto.attention).toMatchObject({ kernel: 'mem-efficient', timeOverUnfused: { forward: 1.05, backward: 1.15 } });
+    expect(auto.attention).toMatchObject({
+      kernel: 'mem-efficient',
+      timeOverUnfused: { forward: 1.05, backward: 1.15 },
+    });
     expect(auto.attention?.label).not.toMatch(/FlashAttention/);
     expect(auto.memory.breakdown.activationsBytes).toBeLessThan(unfused.memory.breakdown.activationsBytes);
     // Every attention pass is slower than unfused, and nothing else changes.
@@ -55,9 +69,15 @@ describe('attention on a V100', () => {
   });
 
   it('refuses FlashAttention kernels and context parallelism on a V100, and the memory-efficient figures on an A100', () => {
-    expect(problemsOf(raw('dgx-1-v100', { attentionKernel: 'fa2' }))).toMatch(/training.attentionKernel: fa2: FlashAttention-2 needs compute capability 8.0 or more \(Ampere or newer\); v100-sxm2-32gb has 7.0 .*use auto or mem-efficient/);
-    expect(problemsOf(raw('dgx-1-v100', {}, { tp: 4, cp: 2 }))).toMatch(/parallel.cp: context parallelism runs on Transformer Engine's fused attention, which needs compute capability 8.0/);
-    expect(problemsOf(raw('dgx-a100-80gb', { attentionKernel: 'mem-efficient' }))).toMatch(/training.attentionKernel: mem-efficient: its figures are for GPUs without FlashAttention .*use auto or fa2/);
+    expect(problemsOf(raw('dgx-1-v100', { attentionKernel: 'fa2' }))).toMatch(
+      /training.attentionKernel: fa2: FlashAttention-2 needs compute capability 8.0 or more \(Ampere or newer\); v100-sxm2-32gb has 7.0 .*use auto or mem-efficient/,
+    );
+    expect(problemsOf(raw('dgx-1-v100', {}, { tp: 4, cp: 2 }))).toMatch(
+      /parallel.cp: context parallelism runs on Transformer Engine's fused attention, which needs compute capability 8.0/,
+    );
+    expect(problemsOf(raw('dgx-a100-80gb', { attentionKernel: 'mem-efficient' }))).toMatch(
+      /training.attentionKernel: mem-efficient: its figures are for GPUs without FlashAttention .*use auto or fa2/,
+    );
     expect(problemsOf(raw('dgx-1-v100', { attentionKernel: 'mem-efficient' }))).toBe('');
     expect(A100_SXM4_80GB.computeCapability).toBe(8.0);
   });

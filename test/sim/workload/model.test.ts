@@ -3,7 +3,11 @@ import { describe, expect, it } from 'vitest';
 import { ScenarioError, UnknownPresetError } from '../../../src/sim/errors.js';
 import { modelFromHfConfig } from '../../../src/sim/workload/hfConfig.js';
 import {
-  elementsPerTpRank, largestLayerParameters, parameterCount, parameterTensors, parametersPerTpRank,
+  elementsPerTpRank,
+  largestLayerParameters,
+  parameterCount,
+  parameterTensors,
+  parametersPerTpRank,
 } from '../../../src/sim/workload/model.js';
 import { MODEL_PRESET_NAMES, modelPreset, modelPresetNames } from '../../../src/sim/workload/modelPresets.js';
 
@@ -14,8 +18,19 @@ function within(actual: number, expected: number, rel: number): void {
 describe('model presets', () => {
   it('include every requested model', () => {
     for (const n of [
-      'gpt3-175b', 'gpt3-1.3b', 'gpt3-2.7b', 'gpt3-6.7b', 'gpt3-13b', 'llama2-7b', 'llama2-13b', 'llama2-70b',
-      'llama3-8b', 'llama3-70b', 'llama3-405b', 'bert-large', 'mlp-small',
+      'gpt3-175b',
+      'gpt3-1.3b',
+      'gpt3-2.7b',
+      'gpt3-6.7b',
+      'gpt3-13b',
+      'llama2-7b',
+      'llama2-13b',
+      'llama2-70b',
+      'llama3-8b',
+      'llama3-70b',
+      'llama3-405b',
+      'bert-large',
+      'mlp-small',
     ]) {
       expect(modelPreset(n).name).toBe(n);
     }
@@ -98,19 +113,25 @@ describe('parameter counts', () => {
     const m = modelPreset('llama2-7b');
     const full = parameterCount(m);
     const perRank = parametersPerTpRank(m, 8);
-    const replicated = parameterTensors(m).filter((t) => !t.tpSharded).reduce((s, t) => s + t.elements, 0);
+    const replicated = parameterTensors(m)
+      .filter((t) => !t.tpSharded)
+      .reduce((s, t) => s + t.elements, 0);
     expect(perRank).toBeCloseTo((full - replicated) / 8 + replicated, 0);
     expect(largestLayerParameters(m)).toBe(202_383_360); // one layer beats the 131M embedding table
     expect(largestLayerParameters(modelPreset('llama3-8b'))).toBe(128256 * 4096 + 4096); // head + final norm, with a 128k vocab
   });
 
-  it('past tp = key/value heads, give each rank a copy of one head\'s share of K and V (what the step simulates)', () => {
+  it("past tp = key/value heads, give each rank a copy of one head's share of K and V (what the step simulates)", () => {
     const m = modelPreset('llama2-70b'); // 8 KV heads of 128
     const kv = 8 * 128;
     const layer = (tp: number) => parametersPerTpRank(m, tp, (l) => l === 0);
     // tp 8: everything sharded splits 8 ways; tp 16: all but K and V 16 ways, and K and V (h × kv each) 8 ways.
-    const sharded = parameterTensors(m).filter((t) => t.layer === 0 && t.tpSharded).reduce((a, t) => a + t.elements, 0);
-    const whole = parameterTensors(m).filter((t) => t.layer === 0 && !t.tpSharded).reduce((a, t) => a + t.elements, 0);
+    const sharded = parameterTensors(m)
+      .filter((t) => t.layer === 0 && t.tpSharded)
+      .reduce((a, t) => a + t.elements, 0);
+    const whole = parameterTensors(m)
+      .filter((t) => t.layer === 0 && !t.tpSharded)
+      .reduce((a, t) => a + t.elements, 0);
     expect(layer(8)).toBe(sharded / 8 + whole);
     expect(layer(16)).toBe((sharded - 2 * m.hidden * kv) / 16 + (2 * m.hidden * kv) / 8 + whole);
     // GPT's fused QKV with grouped KV heads: its K and V columns alike.
@@ -138,7 +159,15 @@ describe('Hugging Face config.json', () => {
       { model_type: 'gpt2', n_layer: 12, n_embd: 768, n_head: 12, n_inner: null, n_positions: 1024, vocab_size: 50257 },
       'models/gpt2/config.json',
     );
-    expect(m).toMatchObject({ arch: 'gpt', layers: 12, hidden: 768, heads: 12, kvHeads: 12, ffnHidden: 3072, seqLen: 1024 });
+    expect(m).toMatchObject({
+      arch: 'gpt',
+      layers: 12,
+      hidden: 768,
+      heads: 12,
+      kvHeads: 12,
+      ffnHidden: 3072,
+      seqLen: 1024,
+    });
     expect(m.tiedEmbeddings).toBe(true);
     expect(m.name).toBe('gpt2');
     // GPT-2 small has 124,439,808 parameters.
@@ -146,10 +175,19 @@ describe('Hugging Face config.json', () => {
   });
 
   it('reads grouped-query attention from num_key_value_heads', () => {
-    const m = modelFromHfConfig({
-      model_type: 'mistral', num_hidden_layers: 32, hidden_size: 4096, num_attention_heads: 32,
-      num_key_value_heads: 8, intermediate_size: 14336, max_position_embeddings: 32768, vocab_size: 32000,
-    }, 'mistral.json');
+    const m = modelFromHfConfig(
+      {
+        model_type: 'mistral',
+        num_hidden_layers: 32,
+        hidden_size: 4096,
+        num_attention_heads: 32,
+        num_key_value_heads: 8,
+        intermediate_size: 14336,
+        max_position_embeddings: 32768,
+        vocab_size: 32000,
+      },
+      'mistral.json',
+    );
     expect(m).toMatchObject({ arch: 'llama', kvHeads: 8, tiedEmbeddings: false });
     within(parameterCount(m), 7.24e9, 0.01); // Mistral 7B
   });
@@ -157,37 +195,100 @@ describe('Hugging Face config.json', () => {
   it('sizes the attention projections by head_dim where it is not hidden_size / num_attention_heads (published parameter counts)', () => {
     // mistralai/Mistral-Nemo-Base-2407 config.json: 32 heads of 128 on a width of 5120 (q_proj 5120 → 4096); 12.2B
     // parameters on its model page. Sized from 160-wide heads it would count 13.3B.
-    const nemo = modelFromHfConfig({ model_type: 'mistral', num_hidden_layers: 40, hidden_size: 5120, num_attention_heads: 32, head_dim: 128,
-      num_key_value_heads: 8, intermediate_size: 14336, max_position_embeddings: 1024000, vocab_size: 131072 }, 'nemo.json');
+    const nemo = modelFromHfConfig(
+      {
+        model_type: 'mistral',
+        num_hidden_layers: 40,
+        hidden_size: 5120,
+        num_attention_heads: 32,
+        head_dim: 128,
+        num_key_value_heads: 8,
+        intermediate_size: 14336,
+        max_position_embeddings: 1024000,
+        vocab_size: 131072,
+      },
+      'nemo.json',
+    );
     expect(nemo.headDim).toBe(128);
     within(parameterCount(nemo), 12.2e9, 0.01);
     // Qwen/Qwen3-32B config.json: 64 heads of 128 on 5120 (q_proj 5120 → 8192); 32.8B parameters on its model page.
-    const qwen = modelFromHfConfig({ model_type: 'qwen3', num_hidden_layers: 64, hidden_size: 5120, num_attention_heads: 64, head_dim: 128,
-      num_key_value_heads: 8, intermediate_size: 25600, max_position_embeddings: 40960, vocab_size: 151936, tie_word_embeddings: false }, 'qwen3.json');
+    const qwen = modelFromHfConfig(
+      {
+        model_type: 'qwen3',
+        num_hidden_layers: 64,
+        hidden_size: 5120,
+        num_attention_heads: 64,
+        head_dim: 128,
+        num_key_value_heads: 8,
+        intermediate_size: 25600,
+        max_position_embeddings: 40960,
+        vocab_size: 151936,
+        tie_word_embeddings: false,
+      },
+      'qwen3.json',
+    );
     within(parameterCount(qwen), 32.8e9, 0.01);
     // google/gemma-7b config.json: 16 heads of 256 on 3072, tied embeddings by default; 8.54B parameters (Gemma report, Table 2).
-    const gemma = modelFromHfConfig({ model_type: 'gemma', num_hidden_layers: 28, hidden_size: 3072, num_attention_heads: 16, head_dim: 256,
-      num_key_value_heads: 16, intermediate_size: 24576, max_position_embeddings: 8192, vocab_size: 256000 }, 'gemma.json');
+    const gemma = modelFromHfConfig(
+      {
+        model_type: 'gemma',
+        num_hidden_layers: 28,
+        hidden_size: 3072,
+        num_attention_heads: 16,
+        head_dim: 256,
+        num_key_value_heads: 16,
+        intermediate_size: 24576,
+        max_position_embeddings: 8192,
+        vocab_size: 256000,
+      },
+      'gemma.json',
+    );
     expect(gemma.tiedEmbeddings).toBe(true);
     within(parameterCount(gemma), 8.54e9, 0.01);
     // meta-llama/Llama-3.1-8B config.json states head_dim 128 = 4096 / 32: the same model as without it.
-    const llama31 = modelFromHfConfig({ model_type: 'llama', num_hidden_layers: 32, hidden_size: 4096, num_attention_heads: 32, head_dim: 128,
-      num_key_value_heads: 8, intermediate_size: 14336, max_position_embeddings: 131072, vocab_size: 128256 }, 'llama31.json');
+    const llama31 = modelFromHfConfig(
+      {
+        model_type: 'llama',
+        num_hidden_layers: 32,
+        hidden_size: 4096,
+        num_attention_heads: 32,
+        head_dim: 128,
+        num_key_value_heads: 8,
+        intermediate_size: 14336,
+        max_position_embeddings: 131072,
+        vocab_size: 128256,
+      },
+      'llama31.json',
+    );
     expect(llama31).not.toHaveProperty('headDim');
     within(parameterCount(llama31), 8.03e9, 0.005);
   });
 
   it('reads BERT configs', () => {
-    const m = modelFromHfConfig({
-      model_type: 'bert', num_hidden_layers: 24, hidden_size: 1024, num_attention_heads: 16,
-      intermediate_size: 4096, max_position_embeddings: 512, vocab_size: 30522,
-    }, 'bert.json');
+    const m = modelFromHfConfig(
+      {
+        model_type: 'bert',
+        num_hidden_layers: 24,
+        hidden_size: 1024,
+        num_attention_heads: 16,
+        intermediate_size: 4096,
+        max_position_embeddings: 512,
+        vocab_size: 30522,
+      },
+      'bert.json',
+    );
     expect({ ...m, name: 'bert-large' }).toEqual(modelPreset('bert-large'));
   });
 
   it('names the missing field in its error', () => {
-    const cfg = { model_type: 'llama', hidden_size: 4096, num_attention_heads: 32, intermediate_size: 11008,
-      max_position_embeddings: 4096, vocab_size: 32000 };
+    const cfg = {
+      model_type: 'llama',
+      hidden_size: 4096,
+      num_attention_heads: 32,
+      intermediate_size: 11008,
+      max_position_embeddings: 4096,
+      vocab_size: 32000,
+    };
     expect(() => modelFromHfConfig(cfg, 'x/config.json')).toThrow(ScenarioError);
     expect(() => modelFromHfConfig(cfg, 'x/config.json')).toThrow(/num_hidden_layers.*n_layer/);
     try {
@@ -201,11 +302,31 @@ describe('Hugging Face config.json', () => {
     expect(() => modelFromHfConfig({ model_type: 't5' }, 'c.json')).toThrow(/model_type 't5' is not supported/);
     expect(() => modelFromHfConfig({ n_layer: 2 }, 'c.json')).toThrow(/missing field 'model_type'/);
     expect(() => modelFromHfConfig([], 'c.json')).toThrow(ScenarioError);
-    expect(() => modelFromHfConfig({
-      model_type: 'gpt2', n_layer: '12', n_embd: 768, n_head: 12, n_positions: 1024, vocab_size: 50257,
-    }, 'c.json')).toThrow(/'n_layer' is "12"; expected a positive integer/);
-    expect(() => modelFromHfConfig({
-      model_type: 'gpt2', n_layer: 12, n_embd: 770, n_head: 12, n_positions: 1024, vocab_size: 50257,
-    }, 'c.json')).toThrow(/not a multiple/);
+    expect(() =>
+      modelFromHfConfig(
+        {
+          model_type: 'gpt2',
+          n_layer: '12',
+          n_embd: 768,
+          n_head: 12,
+          n_positions: 1024,
+          vocab_size: 50257,
+        },
+        'c.json',
+      ),
+    ).toThrow(/'n_layer' is "12"; expected a positive integer/);
+    expect(() =>
+      modelFromHfConfig(
+        {
+          model_type: 'gpt2',
+          n_layer: 12,
+          n_embd: 770,
+          n_head: 12,
+          n_positions: 1024,
+          vocab_size: 50257,
+        },
+        'c.json',
+      ),
+    ).toThrow(/not a multiple/);
   });
 });

@@ -6,7 +6,13 @@ import { blocksFlops, type Block, type MicroBatchShape, type Op } from '../../..
 import { buildBlocks } from '../../../src/sim/workload/transformerOps.js';
 
 const base: MicroBatchShape = {
-  microBatch: 2, seqLen: 1024, dtype: 'bf16', tp: 1, sequenceParallel: false, flashAttention: true, recompute: 'none',
+  microBatch: 2,
+  seqLen: 1024,
+  dtype: 'bf16',
+  tp: 1,
+  sequenceParallel: false,
+  flashAttention: true,
+  recompute: 'none',
 };
 
 /** A 2-layer copy of a preset: same widths, fast to build. */
@@ -29,7 +35,9 @@ describe('buildBlocks', () => {
     for (const name of ['gpt3-1.3b', 'llama2-70b', 'llama3-8b', 'bert-large', 'mlp-small']) {
       for (const tied of [true, false]) {
         const m = { ...small(name), tiedEmbeddings: tied };
-        const expected = parameterTensors(m).map((t) => t.name).sort();
+        const expected = parameterTensors(m)
+          .map((t) => t.name)
+          .sort();
         for (const shape of [base, { ...base, tp: 2, recompute: 'full' as const, flashAttention: false }]) {
           const seen = buildBlocks(m, shape).flatMap((b) => b.backward.flatMap((op) => op.gradParams ?? []));
           expect(seen.sort(), `${name} tied=${tied}`).toEqual(expected);
@@ -56,12 +64,33 @@ describe('buildBlocks', () => {
       }
     }
     const l = layer(buildBlocks(small('gpt3-1.3b'), base));
-    expect(l.forward.map((o) => o.name)).toEqual(
-      ['ln1', 'qkv', 'attn.core', 'proj', 'residual1', 'ln2', 'fc1', 'gelu', 'fc2', 'residual2'],
-    );
+    expect(l.forward.map((o) => o.name)).toEqual([
+      'ln1',
+      'qkv',
+      'attn.core',
+      'proj',
+      'residual1',
+      'ln2',
+      'fc1',
+      'gelu',
+      'fc2',
+      'residual2',
+    ]);
     expect(l.backward.map((o) => o.name)).toEqual([
-      'residual2.bwd', 'fc2.dgrad', 'fc2.wgrad', 'gelu.bwd', 'fc1.dgrad', 'fc1.wgrad', 'ln2.bwd', 'residual1.bwd',
-      'proj.dgrad', 'proj.wgrad', 'attn.core.bwd', 'qkv.dgrad', 'qkv.wgrad', 'ln1.bwd',
+      'residual2.bwd',
+      'fc2.dgrad',
+      'fc2.wgrad',
+      'gelu.bwd',
+      'fc1.dgrad',
+      'fc1.wgrad',
+      'ln2.bwd',
+      'residual1.bwd',
+      'proj.dgrad',
+      'proj.wgrad',
+      'attn.core.bwd',
+      'qkv.dgrad',
+      'qkv.wgrad',
+      'ln1.bwd',
     ]);
   });
 
@@ -79,9 +108,21 @@ describe('buildBlocks', () => {
     const op = (n: string): Op => l.forward.find((o) => o.name === n)!;
     const T = base.microBatch * base.seqLen;
     // Shapes, and the leading dimensions (the weight's in and out features) that the alignment rule checks.
-    expect(op('qkv').gemm).toEqual({ m: T, n: (8 + 2 * 1) * 128, k: 8192, batch: 1, leadingDims: [8192, (8 + 2 * 1) * 128] });
+    expect(op('qkv').gemm).toEqual({
+      m: T,
+      n: (8 + 2 * 1) * 128,
+      k: 8192,
+      batch: 1,
+      leadingDims: [8192, (8 + 2 * 1) * 128],
+    });
     expect(op('proj').gemm).toEqual({ m: T, n: 8192, k: 1024, batch: 1, leadingDims: [1024, 8192] });
-    expect(op('fc1').gemm).toEqual({ m: T, n: (2 * 28672) / 8, k: 8192, batch: 1, leadingDims: [8192, (2 * 28672) / 8] });
+    expect(op('fc1').gemm).toEqual({
+      m: T,
+      n: (2 * 28672) / 8,
+      k: 8192,
+      batch: 1,
+      leadingDims: [8192, (2 * 28672) / 8],
+    });
     expect(op('fc2').gemm).toEqual({ m: T, n: 8192, k: 28672 / 8, batch: 1, leadingDims: [28672 / 8, 8192] });
     expect(l.forward.map((o) => o.name)).toContain('swiglu');
     expect(l.forward.map((o) => o.name)).toContain('rope');
@@ -123,9 +164,12 @@ describe('buildBlocks', () => {
     const n = none.forward.length;
     expect(full.backward.slice(0, n).map((o) => o.name)).toEqual(none.forward.map((o) => `recompute.${o.name}`));
     expect(sum(full.backward)).toBeCloseTo(sum(none.backward) + sum(none.forward), -3);
-    expect(sel.backward.slice(0, 4).map((o) => o.name)).toEqual(
-      ['recompute.attn.scores', 'recompute.attn.softmax', 'recompute.attn.dropout', 'recompute.attn.context'],
-    );
+    expect(sel.backward.slice(0, 4).map((o) => o.name)).toEqual([
+      'recompute.attn.scores',
+      'recompute.attn.softmax',
+      'recompute.attn.dropout',
+      'recompute.attn.context',
+    ]);
     // Embedding and head are never recomputed.
     const blocks = buildBlocks(m, { ...base, recompute: 'full' });
     expect(blocks[0].backward.some((o) => o.name.startsWith('recompute.'))).toBe(false);
@@ -135,9 +179,18 @@ describe('buildBlocks', () => {
   it('builds BERT as a bidirectional post-LN encoder with an MLM head', () => {
     const blocks = buildBlocks(small('bert-large'), base);
     const l = layer(blocks);
-    expect(l.forward.map((o) => o.name)).toEqual(
-      ['qkv', 'attn.core', 'proj', 'residual1', 'ln1', 'fc1', 'gelu', 'fc2', 'residual2', 'ln2'],
-    );
+    expect(l.forward.map((o) => o.name)).toEqual([
+      'qkv',
+      'attn.core',
+      'proj',
+      'residual1',
+      'ln1',
+      'fc1',
+      'gelu',
+      'fc2',
+      'residual2',
+      'ln2',
+    ]);
     expect(l.forward[1].attention?.causal).toBe(false);
     const head = blocks[blocks.length - 1];
     expect(head.forward.map((o) => o.name)).toEqual(['mlm.transform', 'gelu', 'mlm.norm', 'lm_head', 'loss']);
@@ -147,20 +200,33 @@ describe('buildBlocks', () => {
     // Eager: cast (2 + 4), log_softmax (4 + 4); backward zero-fill (4), log_softmax_backward (4 + 4 + 4), cast (4 + 2).
     const m = small('llama2-7b');
     const head = (kernels: MicroBatchShape['kernels']) => buildBlocks(m, { ...base, kernels }).at(-1)!;
-    const lossBytes = (b: Block) => [...b.forward, ...b.backward].filter((o) => o.name.startsWith('loss')).reduce((a, o) => a + o.bytes, 0);
+    const lossBytes = (b: Block) =>
+      [...b.forward, ...b.backward].filter((o) => o.name.startsWith('loss')).reduce((a, o) => a + o.bytes, 0);
     const logits = base.microBatch * base.seqLen * m.vocab;
     expect(lossBytes(head('eager'))).toBe(36 * logits);
     expect(lossBytes(head('fused'))).toBe(16 * logits);
-    expect(head('eager').forward.map((o) => o.name).slice(-2)).toEqual(['loss.cast', 'loss']);
+    expect(
+      head('eager')
+        .forward.map((o) => o.name)
+        .slice(-2),
+    ).toEqual(['loss.cast', 'loss']);
   });
 
   it('builds an MLP as linear layers, ReLU and a loss', () => {
     const m = modelPreset('mlp-small');
     const blocks = buildBlocks(m, { ...base, microBatch: 32, seqLen: 1 });
-    expect(blocks.map((b) => b.forward.map((o) => o.name))).toEqual([['fc0', 'relu0'], ['fc1', 'loss']]);
+    expect(blocks.map((b) => b.forward.map((o) => o.name))).toEqual([
+      ['fc0', 'relu0'],
+      ['fc1', 'loss'],
+    ]);
     expect(blocks[0].backward.map((o) => o.name)).toEqual(['relu0.bwd', 'fc0.wgrad']);
     const gemmFwd = 2 * 32 * (1024 * 512 + 512 * 10);
-    expect(sum(blocks.flatMap((b) => b.forward), isGemm)).toBe(gemmFwd);
+    expect(
+      sum(
+        blocks.flatMap((b) => b.forward),
+        isGemm,
+      ),
+    ).toBe(gemmFwd);
     // Backward is 2× forward except that the first layer needs no gradient for its (data) input.
     const all = blocks.flatMap((b) => [...b.forward, ...b.backward]);
     expect(sum(all, isGemm)).toBe(3 * gemmFwd - 2 * 32 * 1024 * 512);
@@ -176,7 +242,9 @@ describe('buildBlocks', () => {
   it('reports positive, finite FLOPs and bytes for every op', () => {
     for (const name of ['gpt3-1.3b', 'llama3-8b', 'bert-large', 'mlp-small']) {
       for (const flashAttention of [true, false]) {
-        for (const op of buildBlocks(small(name), { ...base, tp: 2, sequenceParallel: true, flashAttention }).flatMap((b) => [...b.forward, ...b.backward])) {
+        for (const op of buildBlocks(small(name), { ...base, tp: 2, sequenceParallel: true, flashAttention }).flatMap(
+          (b) => [...b.forward, ...b.backward],
+        )) {
           expect(Number.isFinite(op.flops) && op.flops >= 0, op.name).toBe(true);
           expect(Number.isFinite(op.bytes) && op.bytes > 0, op.name).toBe(true);
         }

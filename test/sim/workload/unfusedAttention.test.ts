@@ -15,16 +15,45 @@ import { buildBlocks } from '../../../src/sim/workload/transformerOps.js';
  * check; the others are independent.
  */
 const gpu = GPU_PRESETS['a100-sxm4-40gb'];
-const core = ['attn.scores', 'attn.softmax', 'attn.context', 'attn.context.dgrad', 'attn.context.vgrad', 'attn.softmax.bwd', 'attn.scores.qgrad', 'attn.scores.kgrad'];
+const core = [
+  'attn.scores',
+  'attn.softmax',
+  'attn.context',
+  'attn.context.dgrad',
+  'attn.context.vgrad',
+  'attn.softmax.bwd',
+  'attn.scores.qgrad',
+  'attn.scores.kgrad',
+];
 const dropout = ['attn.dropout', 'attn.dropout.bwd'];
 
 function attentionMs(seqLen: number, withDropout: boolean, streaming = false): { forward: number; backward: number } {
-  const model: ModelSpec = { name: 'gpt-1-layer', arch: 'gpt', layers: 1, hidden: 512, heads: 8, kvHeads: 8, ffnHidden: 2048, seqLen, vocab: 1024, tiedEmbeddings: true };
-  const blocks = buildBlocks(model, { microBatch: 16, seqLen, dtype: 'fp16', tp: 1, sequenceParallel: false, flashAttention: false, recompute: 'none' });
+  const model: ModelSpec = {
+    name: 'gpt-1-layer',
+    arch: 'gpt',
+    layers: 1,
+    hidden: 512,
+    heads: 8,
+    kvHeads: 8,
+    ffnHidden: 2048,
+    seqLen,
+    vocab: 1024,
+    tiedEmbeddings: true,
+  };
+  const blocks = buildBlocks(model, {
+    microBatch: 16,
+    seqLen,
+    dtype: 'fp16',
+    tp: 1,
+    sequenceParallel: false,
+    flashAttention: false,
+    recompute: 'none',
+  });
   const layer = blocks.find((b) => b.name === 'layer.0')!;
   const names = withDropout ? [...core, ...dropout] : core;
   // `streaming`: every pass at the plain-kernel bandwidth (the factor left out), as in the factor's derivation.
-  const time = (o: Op) => opTimeNs(streaming ? { ...o, bandwidthFactor: undefined } : o, gpu, 'fp16', { launch: false });
+  const time = (o: Op) =>
+    opTimeNs(streaming ? { ...o, bandwidthFactor: undefined } : o, gpu, 'fp16', { launch: false });
   const ms = (ops: Op[]) => ops.filter((o) => names.includes(o.name)).reduce((a, o) => a + time(o), 0) / 1e6;
   return { forward: ms(layer.forward), backward: ms(layer.backward) };
 }
