@@ -87,7 +87,7 @@ echo "== validate $quick"
 validate_s=$(cap "${VALIDATE_TIMEOUT_S:-240}" $(( $(left) - 5 )))
 (( validate_s < 10 )) && { echo "only $(left) s left of RUN_BUDGET_S: no time to validate; the profile is kept"; exit 1; }
 echo "validate gets at most $validate_s s"
-stop_after "$validate_s" "${cli[@]}" validate --profile "$out/profile.json" $quick \
+stop_after "$validate_s" "${cli[@]}" check-profile --profile "$out/profile.json" $quick \
   --out "$out/validate.json" >"$out/validate.txt" 2>"$out/validate.stderr.txt"
 echo "validate exit status $?"
 cat "$out/validate.txt"; tail -n 10 "$out/validate.stderr.txt"

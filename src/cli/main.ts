@@ -16,6 +16,9 @@ import { registerMemory } from './memoryCommand.js';
 import { registerScale } from './scaleCommand.js';
 import { registerMerge } from './mergeCommand.js';
 import { registerPlan } from './planCommand.js';
+import { registerCheckPublished } from './checkPublishedCommand.js';
+import { registerBench } from './benchCommand.js';
+import { registerRetiredValidate } from './retiredValidate.js';
 
 /** Exit codes: 0 ok, 1 internal error, 2 bad input (scenario or usage), 3 a requested check failed. */
 export const EXIT_BAD_INPUT = 2;
@@ -25,7 +28,11 @@ export const EXIT_INTERRUPTED = 130;
 
 /** Where commander writes: help to stdout, errors to stderr with the tool's name in front, as every other error. */
 function outputOf(io: Output) {
-  return { writeOut: (s: string) => io.out(s), writeErr: (s: string) => io.err(s), outputError: (s: string, write: (s: string) => void) => write(`clustersim: ${s}`) };
+  return {
+    writeOut: (s: string) => io.out(s),
+    writeErr: (s: string) => io.err(s),
+    outputError: (s: string, write: (s: string) => void) => write(`clustersim: ${s}`),
+  };
 }
 
 export function buildProgram(io: Output): Command {
@@ -48,6 +55,9 @@ export function buildProgram(io: Output): Command {
   registerScale(program, io);
   registerMerge(program, io);
   registerPlan(program, io);
+  registerCheckPublished(program, io);
+  registerBench(program, io);
+  registerRetiredValidate(program);
   for (const c of program.commands) c.exitOverride().allowExcessArguments(false).configureOutput(outputOf(io));
   program.addHelpText(
     'after',
@@ -76,7 +86,8 @@ export async function runCli(argv: string[], io: Output = processOutput): Promis
   } catch (err) {
     if (err instanceof CommanderError) {
       // Help asked for (--help, `help`) is a success; help shown because no command was given is not.
-      if (err.code === 'commander.helpDisplayed' || err.code === 'commander.version' || err.code === 'commander.help') return err.exitCode === 0 ? 0 : EXIT_BAD_INPUT;
+      if (err.code === 'commander.helpDisplayed' || err.code === 'commander.version' || err.code === 'commander.help')
+        return err.exitCode === 0 ? 0 : EXIT_BAD_INPUT;
       return EXIT_BAD_INPUT;
     }
     if (err instanceof InterruptedError) {
@@ -103,7 +114,10 @@ export async function runCli(argv: string[], io: Output = processOutput): Promis
 export async function main(argv: string[]): Promise<void> {
   // A reader that stops early (`clustersim simulate --help | head`) is not an error of ours: stop quietly. Output that
   // cannot be written (stdout to a full disk) stops the run with the reason, as an output file does.
-  for (const [stream, name] of [[process.stdout, 'standard output'], [process.stderr, 'standard error']] as const) {
+  for (const [stream, name] of [
+    [process.stdout, 'standard output'],
+    [process.stderr, 'standard error'],
+  ] as const) {
     stream.on('error', (err: NodeJS.ErrnoException) => {
       if (err.code === 'EPIPE') process.exit(process.exitCode ?? 0);
       try {

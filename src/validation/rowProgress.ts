@@ -12,5 +12,5 @@ export function rowProgress(total: number): SweepProgress {
       stop: () => void process.stderr.write('\r\x1b[K'),
     };
   }
-  return plainProgressLines((line) => void process.stderr.write(`${line}\n`), 'validate', total);
+  return plainProgressLines((line) => void process.stderr.write(`${line}\n`), 'check-published', total);
 }

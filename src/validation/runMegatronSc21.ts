@@ -9,7 +9,7 @@ import type { ValidateOptions } from './validateArgs.js';
 import { achievedTflopsPerGpu, megatronSc21Setup, parseMegatronSc21Csv, virtualStagesFor } from './megatronSc21.js';
 
 /**
- * `node dist/validation/runVtrain.js --set megatron-sc21` (or `npm run validate -- --set megatron-sc21`):
+ * `clustersim check-published --set megatron-sc21` (or `npm run validate -- --set megatron-sc21`):
  * predicts every row of Table 1 of Narayanan et al. (SC21) and compares the achieved teraFLOP/s per GPU, computed
  * with the paper's Eq. 3 from the predicted step time, with the published value. Options: `--limit N`, `--json`.
  */
@@ -24,10 +24,20 @@ export function runMegatronSc21(options: Pick<ValidateOptions, 'limit' | 'json'>
     const stepTimeS = simulateStep(megatronSc21Setup(row, resolveScenario)).result.stepTimeS;
     const predicted = achievedTflopsPerGpu(row, stepTimeS);
     progress.tick(`row ${i + 1}`);
-    return { row, virtualStages: virtualStagesFor(row), stepTimeS, predictedTflops: predicted, publishedTflops: row.tflopsPerGpu, errorPct: (100 * (predicted - row.tflopsPerGpu)) / row.tflopsPerGpu };
+    return {
+      row,
+      virtualStages: virtualStagesFor(row),
+      stepTimeS,
+      predictedTflops: predicted,
+      publishedTflops: row.tflopsPerGpu,
+      errorPct: (100 * (predicted - row.tflopsPerGpu)) / row.tflopsPerGpu,
+    };
   });
   progress.stop();
-  const summary = setSummary(table.source, t0, outcomes, (o) => ({ predicted: o.predictedTflops, measured: o.publishedTflops }));
+  const summary = setSummary(table.source, t0, outcomes, (o) => ({
+    predicted: o.predictedTflops,
+    measured: o.publishedTflops,
+  }));
   if (options.json) {
     process.stdout.write(JSON.stringify(summary, null, 2) + '\n');
     return;
@@ -39,7 +49,19 @@ export function runMegatronSc21(options: Pick<ValidateOptions, 'limit' | 'json'>
     '',
     formatTable(
       ['params B', 'GPUs', 'tp', 'pp', 'v', 'dp', 'batch', 'pred. step s', 'pred. TFLOP/s', 'published', 'error'],
-      outcomes.map((o) => [f(o.row.paramsB), o.row.gpus, o.row.tp, o.row.pp, o.virtualStages, o.row.gpus / (o.row.tp * o.row.pp), o.row.batch, f(o.stepTimeS, 2), f(o.predictedTflops), f(o.publishedTflops, 0), `${f(o.errorPct)}%`]),
+      outcomes.map((o) => [
+        f(o.row.paramsB),
+        o.row.gpus,
+        o.row.tp,
+        o.row.pp,
+        o.virtualStages,
+        o.row.gpus / (o.row.tp * o.row.pp),
+        o.row.batch,
+        f(o.stepTimeS, 2),
+        f(o.predictedTflops),
+        f(o.publishedTflops, 0),
+        `${f(o.errorPct)}%`,
+      ]),
     ).replace(/^/gm, '  '),
     '',
     `MAPE ${f(summary.mapePct, 2)}% of TFLOP/s per GPU; mean signed error ${f(summary.meanSignedErrorPct, 2)}% (positive: predicted faster than published)`,

@@ -1,7 +1,7 @@
 import { parseArgs } from 'node:util';
 import { VTRAIN_VOCABS, type VtrainVocab } from './vtrain.js';
 
-/** Options of `npm run validate` (dist/validation/runVtrain.js). */
+/** Options of `clustersim check-published` (`npm run validate`). */
 export interface ValidateOptions {
   set: 'vtrain' | 'megatron-sc21' | 'megatron-sp22' | 'h200-kernels';
   only?: 'single' | 'multi';
@@ -24,7 +24,8 @@ export interface ValidateOptions {
   help: boolean;
 }
 
-export const VALIDATE_USAGE = `Usage: npm run validate -- [options]
+export const VALIDATE_USAGE = `Usage: clustersim check-published [options]
+       npm run validate -- [options]
 
 Predicts every row of a published measurement set and prints the error of the predictions.
 
@@ -60,6 +61,7 @@ Options:
   -h, --help        this text
 
 Examples:
+  clustersim check-published --all
   npm run validate
   npm run validate -- --all
   npm run validate -- --all --write-residuals
@@ -121,33 +123,72 @@ export function parseValidateArgs(argv: readonly string[]): ValidateOptions {
   });
   const sets = ['vtrain', 'megatron-sc21', 'megatron-sp22', 'h200-kernels'];
   if (!sets.includes(values.set)) throw new Error(`--set: unknown set '${values.set}' (${sets.join(' | ')})`);
-  if (values.only !== undefined && values.only !== 'single' && values.only !== 'multi') throw new Error(`--only: '${values.only}' is not a group (single | multi)`);
+  if (values.only !== undefined && values.only !== 'single' && values.only !== 'multi')
+    throw new Error(`--only: '${values.only}' is not a group (single | multi)`);
   let limit = Infinity;
   if (values.limit !== undefined) {
     limit = Number(values.limit);
-    if (!Number.isInteger(limit) || limit < 1) throw new Error(`--limit: expected a whole number ≥ 1, got '${values.limit}'`);
+    if (!Number.isInteger(limit) || limit < 1)
+      throw new Error(`--limit: expected a whole number ≥ 1, got '${values.limit}'`);
   }
   // The scenario fields' own limits (schema.ts: training.hostOpUs, training.hostCollectiveUs).
   const hostOpUs = hostMicroseconds(values['host-op-us'], '--host-op-us', 10_000);
   const hostCollectiveUs = hostMicroseconds(values['host-collective-us'], '--host-collective-us', 100_000);
   const vocab = values.vocab ?? 'peer';
-  if (!VTRAIN_VOCABS.includes(vocab as VtrainVocab)) throw new Error(`--vocab: unknown split '${vocab}' (${VTRAIN_VOCABS.join(' | ')})`);
+  if (!VTRAIN_VOCABS.includes(vocab as VtrainVocab))
+    throw new Error(`--vocab: unknown split '${vocab}' (${VTRAIN_VOCABS.join(' | ')})`);
   if (values.fit) {
-    const others = ['all', 'set', 'only', 'limit', 'host-op-us', 'host-collective-us', 'vocab', 'decompose', 'write-residuals'].filter((o) => argv.some((a) => a === `--${o}` || a.startsWith(`--${o}=`)));
-    if (others.length > 0) throw new Error(`--fit: not with ${others.map((o) => `--${o}`).join(', ')} (it fits on the training subsets, not on a set); it takes --json`);
+    const others = [
+      'all',
+      'set',
+      'only',
+      'limit',
+      'host-op-us',
+      'host-collective-us',
+      'vocab',
+      'decompose',
+      'write-residuals',
+    ].filter((o) => argv.some((a) => a === `--${o}` || a.startsWith(`--${o}=`)));
+    if (others.length > 0)
+      throw new Error(
+        `--fit: not with ${others.map((o) => `--${o}`).join(', ')} (it fits on the training subsets, not on a set); it takes --json`,
+      );
   }
-  if (values['write-residuals'] && !values.all) throw new Error('--write-residuals: only with --all (the residuals are those of every set)');
-  if (values['write-residuals'] && values.limit !== undefined) throw new Error('--write-residuals: not with --limit (the error bands rest on every row)');
+  if (values['write-residuals'] && !values.all)
+    throw new Error('--write-residuals: only with --all (the residuals are those of every set)');
+  if (values['write-residuals'] && values.limit !== undefined)
+    throw new Error('--write-residuals: not with --limit (the error bands rest on every row)');
   if (values.all) {
-    const given = (['set', 'only', 'host-op-us', 'host-collective-us', 'vocab'] as const).filter((o) => argv.some((a) => a === `--${o}` || a.startsWith(`--${o}=`))).map((o) => `--${o}`);
+    const given = (['set', 'only', 'host-op-us', 'host-collective-us', 'vocab'] as const)
+      .filter((o) => argv.some((a) => a === `--${o}` || a.startsWith(`--${o}=`)))
+      .map((o) => `--${o}`);
     if (values.decompose) given.push('--decompose');
-    if (given.length > 0) throw new Error(`${given.join(', ')}: not with --all, which runs every set as it stands (it takes --limit, --json and --write-residuals)`);
+    if (given.length > 0)
+      throw new Error(
+        `${given.join(', ')}: not with --all, which runs every set as it stands (it takes --limit, --json and --write-residuals)`,
+      );
   }
   // The other sets take --limit and --json only: an option of the vtrain set would be ignored without a word.
   else if (values.set !== 'vtrain') {
-    const given = (['only', 'host-op-us', 'host-collective-us', 'vocab'] as const).filter((o) => values[o] !== undefined).map((o) => `--${o}`);
+    const given = (['only', 'host-op-us', 'host-collective-us', 'vocab'] as const)
+      .filter((o) => values[o] !== undefined)
+      .map((o) => `--${o}`);
     if (values.decompose) given.push('--decompose');
-    if (given.length > 0) throw new Error(`${given.join(', ')}: for the vtrain set only; --set ${values.set} takes --limit and --json`);
+    if (given.length > 0)
+      throw new Error(`${given.join(', ')}: for the vtrain set only; --set ${values.set} takes --limit and --json`);
   }
-  return { hostOpUs, hostCollectiveUs, vocab: vocab as VtrainVocab, set: values.set as ValidateOptions['set'], only: values.only as ValidateOptions['only'], limit, json: values.json, decompose: values.decompose, all: values.all, writeResiduals: values['write-residuals'], fit: values.fit, help: values.help };
+  return {
+    hostOpUs,
+    hostCollectiveUs,
+    vocab: vocab as VtrainVocab,
+    set: values.set as ValidateOptions['set'],
+    only: values.only as ValidateOptions['only'],
+    limit,
+    json: values.json,
+    decompose: values.decompose,
+    all: values.all,
+    writeResiduals: values['write-residuals'],
+    fit: values.fit,
+    help: values.help,
+  };
 }

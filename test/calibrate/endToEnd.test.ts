@@ -19,7 +19,10 @@ describe.skipIf(skip)('the CPU backend end to end (--quick)', () => {
   const log = join(dir, 'cpu.measurements.jsonl');
 
   it('has its native addon built', () => {
-    expect(existsSync(addonPath()), `${addonPath()} is missing: run npm run build:native (or set CLUSTERSIM_SKIP_NATIVE=1)`).toBe(true);
+    expect(
+      existsSync(addonPath()),
+      `${addonPath()} is missing: run npm run build:native (or set CLUSTERSIM_SKIP_NATIVE=1)`,
+    ).toBe(true);
   });
 
   it('calibrates: writes a valid profile and a measurement log with one line per measurement', async () => {
@@ -33,24 +36,36 @@ describe.skipIf(skip)('the CPU backend end to end (--quick)', () => {
     expect(p.fit.copies.h2h.bandwidthGBps).toBeGreaterThan(0);
     expect(p.fit.collectives.map((c) => c.op).sort()).toEqual(['all_gather', 'all_reduce', 'reduce_scatter']);
     expect(p.fit.overlap?.bothS).toBeGreaterThan(0);
-    const lines = readFileSync(log, 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+    const lines = readFileSync(log, 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
     expect(lines[0]).toEqual(expect.objectContaining({ type: 'header', backend: 'cpu', quick: true }));
     expect(lines.length - 1).toBe(p.measurements.length);
   });
 
   it('validates held-out workloads, prints each case as JSON with a summary, and fails above --max-error', async () => {
     // A limit no real measurement meets, so one run shows both the report and the failing exit status.
-    const r = await cli('validate', '--profile', out, '--quick', '--json', '--max-error', '0.000001');
+    const r = await cli('check-profile', '--profile', out, '--quick', '--json', '--max-error', '0.000001');
     expect(r.code).toBe(3);
     expect(r.err).toMatch(/median \|error\| .* is above --max-error 0.000001%/);
     const { cases, summary } = JSON.parse(r.out);
     expect(cases.length).toBeGreaterThanOrEqual(10);
     for (const c of cases) {
-      expect(c).toEqual(expect.objectContaining({ name: expect.any(String), predictedS: expect.any(Number), measuredS: expect.any(Number), errorPct: expect.any(Number) }));
+      expect(c).toEqual(
+        expect.objectContaining({
+          name: expect.any(String),
+          predictedS: expect.any(Number),
+          measuredS: expect.any(Number),
+          errorPct: expect.any(Number),
+        }),
+      );
       expect(c.predictedS).toBeGreaterThan(0);
       expect(c.errorPct).toBeCloseTo((100 * (c.predictedS - c.measuredS)) / c.measuredS, 6);
     }
-    expect(new Set(cases.map((c: { kind: string }) => c.kind))).toEqual(new Set(['gemm', 'chain', 'overlap', 'copy', 'collective']));
+    expect(new Set(cases.map((c: { kind: string }) => c.kind))).toEqual(
+      new Set(['gemm', 'chain', 'overlap', 'copy', 'collective']),
+    );
     expect(summary.cases).toBe(cases.length);
     expect(summary.medianErrorPct).toBeGreaterThanOrEqual(0);
     expect(summary.skipped).toEqual([]);

@@ -12,12 +12,23 @@ import { describe, expect, it } from 'vitest';
 function workspace(): string {
   const dir = mkdtempSync(join(tmpdir(), 'gpu-run-'));
   mkdirSync(join(dir, 'scripts/gpu'), { recursive: true });
-  for (const f of ['scripts/gpu/run-calibration.sh', 'scripts/measure-host-op.py', 'scripts/measure-gemm-alignment.py', 'scripts/measure-attention.py', 'scripts/measure-softmax-fallback.py', 'scripts/measure-llama-layer.py', 'scripts/torch_device.py']) cpSync(f, join(dir, f));
+  for (const f of [
+    'scripts/gpu/run-calibration.sh',
+    'scripts/measure-host-op.py',
+    'scripts/measure-gemm-alignment.py',
+    'scripts/measure-attention.py',
+    'scripts/measure-softmax-fallback.py',
+    'scripts/measure-llama-layer.py',
+    'scripts/torch_device.py',
+  ])
+    cpSync(f, join(dir, f));
   mkdirSync(join(dir, '.gpu'));
   writeFileSync(join(dir, '.gpu/enter.sh'), 'echo "stand-in machine"\n');
   const app = join(dir, 'app');
   mkdirSync(join(app, 'bin'), { recursive: true });
-  writeFileSync(join(app, 'bin/clustersim.js'), `
+  writeFileSync(
+    join(app, 'bin/clustersim.js'),
+    `
 const fs = require('node:fs');
 const [cmd, ...rest] = process.argv.slice(2);
 const arg = (k) => rest[rest.indexOf(k) + 1];
@@ -26,13 +37,19 @@ if (cmd === 'calibrate') {
   while (Date.now() < end) {}
   fs.writeFileSync(arg('--out'), '{"schema":1}');
   console.log('calibrated');
-} else if (cmd === 'validate') {
+} else if (cmd === 'check-profile') {
   fs.writeFileSync(arg('--out'), '{"cases":[]}');
   console.log('validated');
 }
-`);
+`,
+  );
   writeFileSync(join(app, 'package.json'), '{"type":"commonjs"}');
-  spawnSync('python3', ['-c', 'import sys, tarfile\nt = tarfile.open(sys.argv[1], "w:xz")\nt.add(sys.argv[2], arcname=".")\nt.close()', join(dir, '.gpu/app.tar.xz'), app]);
+  spawnSync('python3', [
+    '-c',
+    'import sys, tarfile\nt = tarfile.open(sys.argv[1], "w:xz")\nt.add(sys.argv[2], arcname=".")\nt.close()',
+    join(dir, '.gpu/app.tar.xz'),
+    app,
+  ]);
   return dir;
 }
 
@@ -44,7 +61,12 @@ function runScript(env: Record<string, string>, files: Record<string, string> = 
   }
   const out = join(dir, 'out');
   const t0 = Date.now();
-  const r = spawnSync('bash', ['scripts/gpu/run-calibration.sh'], { cwd: dir, encoding: 'utf8', env: { ...process.env, OUT: out, ...env }, timeout: 60_000 });
+  const r = spawnSync('bash', ['scripts/gpu/run-calibration.sh'], {
+    cwd: dir,
+    encoding: 'utf8',
+    env: { ...process.env, OUT: out, ...env },
+    timeout: 60_000,
+  });
   return { ...r, wallS: (Date.now() - t0) / 1e3, out: join(out, 'calibration') };
 }
 
@@ -66,7 +88,8 @@ describe('scripts/gpu/run-calibration.sh', () => {
     const r = runScript({ RUN_BUDGET_S: '60', VALIDATE_RESERVE_S: '10', LAST_MIN_S: '1000' });
     expect(r.status).toBe(0);
     expect(r.stdout).toContain('validated');
-    for (const name of ['attention', 'softmax-fallback', 'llama-layer']) expect(r.stdout).toContain(`s left of RUN_BUDGET_S: ${name} not measured`);
+    for (const name of ['attention', 'softmax-fallback', 'llama-layer'])
+      expect(r.stdout).toContain(`s left of RUN_BUDGET_S: ${name} not measured`);
   });
 
   it('cuts calibrate so that validate still has its reserve, and ends inside the budget', () => {
@@ -87,9 +110,15 @@ describe('scripts/gpu/run-calibration.sh', () => {
   });
 
   it('resumes only a log put in reports/calibration/h200/resume.jsonl, never the complete log committed with a profile', () => {
-    const committed = runScript({ RUN_BUDGET_S: '60', VALIDATE_RESERVE_S: '10' }, { 'reports/calibration/h200/measurements.jsonl': '{"type":"header"}\n' });
+    const committed = runScript(
+      { RUN_BUDGET_S: '60', VALIDATE_RESERVE_S: '10' },
+      { 'reports/calibration/h200/measurements.jsonl': '{"type":"header"}\n' },
+    );
     expect(committed.stdout).toMatch(/== calibrate *\n/);
-    const resumed = runScript({ RUN_BUDGET_S: '60', VALIDATE_RESERVE_S: '10' }, { 'reports/calibration/h200/resume.jsonl': '{"type":"header"}\n' });
+    const resumed = runScript(
+      { RUN_BUDGET_S: '60', VALIDATE_RESERVE_S: '10' },
+      { 'reports/calibration/h200/resume.jsonl': '{"type":"header"}\n' },
+    );
     expect(resumed.stdout).toContain('== calibrate  --resume');
     expect(readFileSync(join(resumed.out, 'measurements.jsonl'), 'utf8')).toBe('{"type":"header"}\n');
   });

@@ -10,7 +10,11 @@ beforeAll(buildIfStale, 300_000);
 describe('validate cut short by Ctrl-C', () => {
   it('says in its --out file that the run was interrupted, so that the summary is not read as the whole', async () => {
     const out = join(mkdtempSync(join(tmpdir(), 'clustersim-vint-')), 'v.json');
-    const child = spawn(process.execPath, ['bin/clustersim.js', 'validate', '--profile', 'reports/calibration/cpu/profile.json', '--out', out], { stdio: ['ignore', 'ignore', 'pipe'] });
+    const child = spawn(
+      process.execPath,
+      ['bin/clustersim.js', 'check-profile', '--profile', 'reports/calibration/cpu/profile.json', '--out', out],
+      { stdio: ['ignore', 'ignore', 'pipe'] },
+    );
     let err = '';
     child.stderr.on('data', (d: Buffer) => {
       err += d.toString();

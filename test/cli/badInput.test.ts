@@ -27,7 +27,9 @@ function file(text: string, name = `scenario-${++n}.yaml`): string {
 }
 
 /** A valid scenario (BERT-Large DDP on 2 DGX A100 nodes) with some lines changed. */
-function scenario(overrides: { cluster?: string; model?: string; training?: string; parallel?: string; extra?: string } = {}): string {
+function scenario(
+  overrides: { cluster?: string; model?: string; training?: string; parallel?: string; extra?: string } = {},
+): string {
   return file(
     [
       'name: bad-input-test',
@@ -64,8 +66,23 @@ describe('bad input: unknown presets', () => {
   });
 
   it('reports every unknown preset of a scenario at once, one line each', async () => {
-    const r = await cli('simulate', scenario(), '--set', 'cluster.preset=dgx-z', '--set', 'cluster.network=ib-xyz', '--set', 'model.preset=llama9');
-    expectBadInput(r, '3 problems', "cluster.preset: unknown node preset 'dgx-z'", "cluster.network: unknown network preset 'ib-xyz'", "model.preset: unknown model preset 'llama9'");
+    const r = await cli(
+      'simulate',
+      scenario(),
+      '--set',
+      'cluster.preset=dgx-z',
+      '--set',
+      'cluster.network=ib-xyz',
+      '--set',
+      'model.preset=llama9',
+    );
+    expectBadInput(
+      r,
+      '3 problems',
+      "cluster.preset: unknown node preset 'dgx-z'",
+      "cluster.network: unknown network preset 'ib-xyz'",
+      "model.preset: unknown model preset 'llama9'",
+    );
     expect(problemLines(r.stderr)).toHaveLength(3);
   });
 
@@ -75,9 +92,18 @@ describe('bad input: unknown presets', () => {
     const m = await cli('memory', scenario(), '--set', 'parallel.tp=3');
     expectBadInput(m, 'parallel.tp: 3 does not divide heads', '[from --set parallel.tp=3]');
     // Field names with characters special to regular expressions are reported like any unknown field.
-    expectBadInput(await cli('simulate', scenario(), '--set', 'training.x[=1'), 'training.x[: unknown field', '[from --set training.x[=1]');
+    expectBadInput(
+      await cli('simulate', scenario(), '--set', 'training.x[=1'),
+      'training.x[: unknown field',
+      '[from --set training.x[=1]',
+    );
     expectBadInput(await cli('simulate', scenario(), '--set', 'training.foo(=1'), 'training.foo(: unknown field');
-    const own = await cli('simulate', scenario({ training: 'training: { globalBatch: 100, microBatch: 8 }' }), '--set', 'seed=2');
+    const own = await cli(
+      'simulate',
+      scenario({ training: 'training: { globalBatch: 100, microBatch: 8 }' }),
+      '--set',
+      'seed=2',
+    );
     expectBadInput(own, 'training.globalBatch: 100 is not divisible by');
     expect(own.stderr).not.toContain('--set');
   });
@@ -85,15 +111,29 @@ describe('bad input: unknown presets', () => {
   it('reports a layersPerStage that does not add up like every other problem: under the file name, with its --set', async () => {
     const path = scenario();
     const r = await cli('simulate', path, '--set', 'parallel.layersPerStage=[1]');
-    expect(r.stderr).toBe(`clustersim: ${path}: 1 problem:\n  parallel.layersPerStage: adds up to 1, but the model has 24 layers [from --set parallel.layersPerStage=[1]]`);
+    expect(r.stderr).toBe(
+      `clustersim: ${path}: 1 problem:\n  parallel.layersPerStage: adds up to 1, but the model has 24 layers [from --set parallel.layersPerStage=[1]]`,
+    );
     expectBadInput(r);
     const stages = await cli('simulate', path, '--set', 'parallel.layersPerStage=[12, 12]');
-    expectBadInput(stages, `${path}: 1 problem:`, 'parallel.layersPerStage: needs one count per pipeline stage (1), got 2 [from --set parallel.layersPerStage=[12, 12]]');
+    expectBadInput(
+      stages,
+      `${path}: 1 problem:`,
+      'parallel.layersPerStage: needs one count per pipeline stage (1), got 2 [from --set parallel.layersPerStage=[12, 12]]',
+    );
   });
 
   it('names the option, not the scenario field, for an unknown preset given to collective', async () => {
-    expectBadInput(await cli('collective', '--cluster', 'dgx-zz'), "--cluster: unknown node preset 'dgx-zz'; expected one of: ", 'dgx-a100-80gb');
-    expectBadInput(await cli('collective', '--cluster', 'dgx-a100-80gb', '--network', 'ib-xyz'), "--network: unknown network preset 'ib-xyz'; expected one of: ", 'ib-hdr');
+    expectBadInput(
+      await cli('collective', '--cluster', 'dgx-zz'),
+      "--cluster: unknown node preset 'dgx-zz'; expected one of: ",
+      'dgx-a100-80gb',
+    );
+    expectBadInput(
+      await cli('collective', '--cluster', 'dgx-a100-80gb', '--network', 'ib-xyz'),
+      "--network: unknown network preset 'ib-xyz'; expected one of: ",
+      'ib-hdr',
+    );
   });
 });
 
@@ -115,7 +155,13 @@ describe('bad input: missing fields', () => {
 
   it('lists every field an inline model without preset or hfConfig lacks', async () => {
     const r = await cli('simulate', scenario({ model: 'model: { arch: gpt, hidden: 1024 }' }));
-    expectBadInput(r, 'model.layers: is required when the model has no preset or hfConfig; expected a whole number > 0', 'model.seqLen: is required', 'model.vocab: is required', 'model.heads: is required');
+    expectBadInput(
+      r,
+      'model.layers: is required when the model has no preset or hfConfig; expected a whole number > 0',
+      'model.seqLen: is required',
+      'model.vocab: is required',
+      'model.heads: is required',
+    );
     expect(r.stderr).not.toContain('model.hidden');
     expect(problemLines(r.stderr)).toHaveLength(4);
   });
@@ -130,11 +176,17 @@ describe('bad input: wrong types', () => {
 
   it('hints to drop the quotes when a number was written as text', async () => {
     const r = await cli('simulate', scenario(), '--set', 'training.globalBatch="256"');
-    expectBadInput(r, "training.globalBatch: expected a whole number > 0, got '256' (text; write numbers without quotes)");
+    expectBadInput(
+      r,
+      "training.globalBatch: expected a whole number > 0, got '256' (text; write numbers without quotes)",
+    );
   });
 
   it('reports a fraction where a whole number is expected', async () => {
-    expectBadInput(await cli('simulate', scenario(), '--set', 'cluster.nodes=1.5'), 'cluster.nodes: expected a whole number > 0, got 1.5');
+    expectBadInput(
+      await cli('simulate', scenario(), '--set', 'cluster.nodes=1.5'),
+      'cluster.nodes: expected a whole number > 0, got 1.5',
+    );
   });
 
   it('lists the choices of an enumerated field', async () => {
@@ -149,17 +201,38 @@ describe('bad input: wrong types', () => {
 
   it('shows how to write a preset named where its mapping belongs', async () => {
     const r = await cli('simulate', scenario({ cluster: 'cluster: dgx-h100' }));
-    expectBadInput(r, "cluster: expected a mapping with fields preset, nodes, gpu, node, network, got 'dgx-h100' (text); to name a preset write cluster: { preset: dgx-h100 }");
+    expectBadInput(
+      r,
+      "cluster: expected a mapping with fields preset, nodes, gpu, node, network, got 'dgx-h100' (text); to name a preset write cluster: { preset: dgx-h100 }",
+    );
   });
 
   it('reports a preset-or-fields field given neither', async () => {
     const r = await cli('simulate', scenario(), '--set', 'cluster.gpu=5');
-    expectBadInput(r, 'cluster.gpu: expected a GPU preset name or a mapping with fields preset, name', 'memoryGiB', 'got 5');
+    expectBadInput(
+      r,
+      'cluster.gpu: expected a GPU preset name or a mapping with fields preset, name',
+      'memoryGiB',
+      'got 5',
+    );
   });
 
   it('reports each of several problems in one file on its own line', async () => {
-    const r = await cli('simulate', scenario({ training: 'training: { globalBatch: 256, microBatch: "eight", precision: fp4 }', extra: 'comm: { mode: fast }\nseed: -1' }));
-    expectBadInput(r, '4 problems', 'seed: expected a whole number ≥ 0, got -1', 'training.microBatch:', 'training.precision:', "comm.mode: expected one of 'aggregated', 'step', got 'fast'");
+    const r = await cli(
+      'simulate',
+      scenario({
+        training: 'training: { globalBatch: 256, microBatch: "eight", precision: fp4 }',
+        extra: 'comm: { mode: fast }\nseed: -1',
+      }),
+    );
+    expectBadInput(
+      r,
+      '4 problems',
+      'seed: expected a whole number ≥ 0, got -1',
+      'training.microBatch:',
+      'training.precision:',
+      "comm.mode: expected one of 'aggregated', 'step', got 'fast'",
+    );
     expect(problemLines(r.stderr)).toHaveLength(4);
   });
 });
@@ -182,37 +255,71 @@ describe('bad input: sizes that must be positive', () => {
   });
 
   it.each([
-    ['cluster.node.hostMemoryGiB', '-5', '≥ 0.1 and ≤ 10000000', "host (CPU) memory of the node, GiB: where optimizer offload keeps its state"],
-    ['cluster.node.hostAdamParamsPerS', '0', '≥ 1000 and ≤ 1000000000000000', "the whole node's CPU-Adam rate for optimizer offload, parameters per second, shared by its GPUs' processes"],
-  ])('rejects %s: %s and says it must be in range (%s) as well as what the field means', async (path, value, range, meaning) => {
-    const r = await cli('simulate', scenario(), '--set', `${path}=${value}`);
-    expectBadInput(r, `${path}: expected a number ${range} (${meaning}), got ${value}`);
-    expect(problemLines(r.stderr)).toHaveLength(1);
-  });
+    [
+      'cluster.node.hostMemoryGiB',
+      '-5',
+      '≥ 0.1 and ≤ 10000000',
+      'host (CPU) memory of the node, GiB: where optimizer offload keeps its state',
+    ],
+    [
+      'cluster.node.hostAdamParamsPerS',
+      '0',
+      '≥ 1000 and ≤ 1000000000000000',
+      "the whole node's CPU-Adam rate for optimizer offload, parameters per second, shared by its GPUs' processes",
+    ],
+  ])(
+    'rejects %s: %s and says it must be in range (%s) as well as what the field means',
+    async (path, value, range, meaning) => {
+      const r = await cli('simulate', scenario(), '--set', `${path}=${value}`);
+      expectBadInput(r, `${path}: expected a number ${range} (${meaning}), got ${value}`);
+      expect(problemLines(r.stderr)).toHaveLength(1);
+    },
+  );
 
   it('rejects an infinite bucket size', async () => {
-    expectBadInput(await cli('simulate', scenario(), '--set', 'parallel.ddp.bucketMB=.inf'), 'parallel.ddp.bucketMB: expected a number > 0, got Infinity');
+    expectBadInput(
+      await cli('simulate', scenario(), '--set', 'parallel.ddp.bucketMB=.inf'),
+      'parallel.ddp.bucketMB: expected a number > 0, got Infinity',
+    );
   });
 });
 
 describe('bad input: batch arithmetic', () => {
   it('reports a global batch not divisible by microBatch × dp, with the divisor and the nearest valid batches', async () => {
     const r = await cli('simulate', scenario({ training: 'training: { globalBatch: 200, microBatch: 8 }' }));
-    expectBadInput(r, 'training.globalBatch: 200 is not divisible by microBatch × dp = 8 × 16 = 128; use a multiple of 128 (e.g. 128 or 256)');
+    expectBadInput(
+      r,
+      'training.globalBatch: 200 is not divisible by microBatch × dp = 8 × 16 = 128; use a multiple of 128 (e.g. 128 or 256)',
+    );
   });
 
   it('reports a dp that does not use every GPU', async () => {
     const r = await cli('simulate', scenario({ parallel: 'parallel: { dp: 8 }' }));
-    expectBadInput(r, "parallel.dp: tp × pp × dp = 1 × 1 × 8 = 8 does not match the cluster's 16 GPUs (2 nodes × 8)", 'set dp to 16 or leave it out');
+    expectBadInput(
+      r,
+      "parallel.dp: tp × pp × dp = 1 × 1 × 8 = 8 does not match the cluster's 16 GPUs (2 nodes × 8)",
+      'set dp to 16 or leave it out',
+    );
   });
 
   it('says a split larger than the cluster exceeds it, and counts one node as one node', async () => {
     const one = 'cluster: { preset: dgx-a100-80gb, nodes: 1 }';
     const tp = await cli('simulate', scenario({ cluster: one }), '--set', 'parallel.tp=16');
-    expectBadInput(tp, "parallel: tp × pp = 16 × 1 = 16 exceeds the cluster's 8 GPUs (1 node × 8) [from --set parallel.tp=16]");
+    expectBadInput(
+      tp,
+      "parallel: tp × pp = 16 × 1 = 16 exceeds the cluster's 8 GPUs (1 node × 8) [from --set parallel.tp=16]",
+    );
     const dp = await cli('simulate', scenario({ cluster: one, parallel: 'parallel: { dp: 16 }' }));
-    expectBadInput(dp, "parallel.dp: tp × pp × dp = 1 × 1 × 16 = 16 exceeds the cluster's 8 GPUs (1 node × 8); set dp to 8 or leave it out");
-    const odd = await cli('simulate', scenario({ cluster: 'cluster: { preset: dgx-a100-80gb, nodes: 3 }' }), '--set', 'parallel.tp=16');
+    expectBadInput(
+      dp,
+      "parallel.dp: tp × pp × dp = 1 × 1 × 16 = 16 exceeds the cluster's 8 GPUs (1 node × 8); set dp to 8 or leave it out",
+    );
+    const odd = await cli(
+      'simulate',
+      scenario({ cluster: 'cluster: { preset: dgx-a100-80gb, nodes: 3 }' }),
+      '--set',
+      'parallel.tp=16',
+    );
     expectBadInput(odd, "parallel: tp × pp = 16 × 1 does not divide the cluster's 24 GPUs (3 nodes × 8)");
   });
 
@@ -233,8 +340,19 @@ describe('bad input: the file itself', () => {
   });
 
   it('gives the line of the field at fault, or of the section that holds it, and none for a value --set gave', async () => {
-    const head = ['name: lines', 'cluster: { preset: dgx-a100-80gb, nodes: 1 }', 'model: { preset: llama2-7b }', 'training:', '  globalBatch: 8', 'parallel:', '  pp: 1'];
-    expectBadInput(await cli('simulate', file([...head, '  schedul: 1f1b'].join('\n'))), /parallel\.schedul: unknown field .*\[line 8\]$/m);
+    const head = [
+      'name: lines',
+      'cluster: { preset: dgx-a100-80gb, nodes: 1 }',
+      'model: { preset: llama2-7b }',
+      'training:',
+      '  globalBatch: 8',
+      'parallel:',
+      '  pp: 1',
+    ];
+    expectBadInput(
+      await cli('simulate', file([...head, '  schedul: 1f1b'].join('\n'))),
+      /parallel\.schedul: unknown field .*\[line 8\]$/m,
+    );
     const tp3 = file([...head, '  tp: 3'].join('\n'));
     const r = await cli('simulate', tp3);
     expectBadInput(r);
@@ -243,9 +361,21 @@ describe('bad input: the file itself', () => {
     for (const l of tp) expect(l).toMatch(/^ {2}parallel\.tp: .*\[line 8\]$/);
     const viaSet = await cli('simulate', tp3, '--set', 'parallel.tp=5');
     expectBadInput(viaSet);
-    for (const l of problemLines(viaSet.stderr).filter((x) => x.startsWith('  parallel.tp'))) expect(l).toMatch(/^ {2}parallel\.tp: .*\[from --set parallel\.tp=5\]$/);
+    for (const l of problemLines(viaSet.stderr).filter((x) => x.startsWith('  parallel.tp')))
+      expect(l).toMatch(/^ {2}parallel\.tp: .*\[from --set parallel\.tp=5\]$/);
     // A field the file leaves out: the line of the section that should hold it (training:, line 4).
-    const noBatch = await cli('simulate', file(['name: lines', 'cluster: { preset: dgx-a100-80gb, nodes: 1 }', 'model: { preset: llama2-7b }', 'training:', '  microBatch: 1'].join('\n')));
+    const noBatch = await cli(
+      'simulate',
+      file(
+        [
+          'name: lines',
+          'cluster: { preset: dgx-a100-80gb, nodes: 1 }',
+          'model: { preset: llama2-7b }',
+          'training:',
+          '  microBatch: 1',
+        ].join('\n'),
+      ),
+    );
     expectBadInput(noBatch, /^ {2}training\.globalBatch: .*\[line 4\]$/m);
   });
 
@@ -257,18 +387,30 @@ describe('bad input: the file itself', () => {
   });
 
   it('reports malformed JSON', async () => {
-    expectBadInput(await cli('simulate', file('{"cluster": {"preset": "dgx-a100-80gb",}, ', 'bad.json')), /bad\.json' is not valid YAML\/JSON at line 1/);
+    expectBadInput(
+      await cli('simulate', file('{"cluster": {"preset": "dgx-a100-80gb",}, ', 'bad.json')),
+      /bad\.json' is not valid YAML\/JSON at line 1/,
+    );
   });
 
   it('reports a typo in a top-level field once, suggesting the field it meant', async () => {
-    const r = await cli('simulate', file('cluster: { preset: dgx-a100-80gb }\nmodel: { preset: bert-large }\ntrainin: { globalBatch: 8 }\n'));
-    expectBadInput(r, "trainin: unknown field (did you mean 'training'? it is required and missing); allowed at the top level: name, description, seed, cluster, model, training, parallel, comm");
+    const r = await cli(
+      'simulate',
+      file('cluster: { preset: dgx-a100-80gb }\nmodel: { preset: bert-large }\ntrainin: { globalBatch: 8 }\n'),
+    );
+    expectBadInput(
+      r,
+      "trainin: unknown field (did you mean 'training'? it is required and missing); allowed at the top level: name, description, seed, cluster, model, training, parallel, comm",
+    );
     expect(problemLines(r.stderr)).toHaveLength(1);
   });
 
   it('reports an unknown nested field and the fields allowed there', async () => {
     const r = await cli('simulate', scenario({ parallel: 'parallel: { ddp: { bucketMb: 5 } }' }));
-    expectBadInput(r, "parallel.ddp.bucketMb: unknown field (did you mean 'bucketMB'?); allowed in parallel.ddp: bucketMB, firstBucketMB, overlap");
+    expectBadInput(
+      r,
+      "parallel.ddp.bucketMb: unknown field (did you mean 'bucketMB'?); allowed in parallel.ddp: bucketMB, firstBucketMB, overlap",
+    );
   });
 
   it('reports an unknown field with no close match, listing what is allowed', async () => {
@@ -277,14 +419,22 @@ describe('bad input: the file itself', () => {
   });
 
   it('reports a scenario that is a list', async () => {
-    expectBadInput(await cli('simulate', file('- cluster: dgx-a100-80gb\n- model: bert-large\n')), 'must hold a mapping of fields (cluster, model, training', 'but it holds a list');
+    expectBadInput(
+      await cli('simulate', file('- cluster: dgx-a100-80gb\n- model: bert-large\n')),
+      'must hold a mapping of fields (cluster, model, training',
+      'but it holds a list',
+    );
   });
 
   it.each([
     ['empty', ''],
     ['only a comment', '# nothing here\n'],
   ])('reports a scenario that is %s', async (_what, text) => {
-    expectBadInput(await cli('simulate', file(text)), 'must hold a mapping of fields (cluster, model, training, and optionally name, description, seed, parallel, comm, noise, simulation)', 'but it is empty');
+    expectBadInput(
+      await cli('simulate', file(text)),
+      'must hold a mapping of fields (cluster, model, training, and optionally name, description, seed, parallel, comm, noise, simulation)',
+      'but it is empty',
+    );
   });
 
   it('reports a scenario that is a single value', async () => {
@@ -293,7 +443,11 @@ describe('bad input: the file itself', () => {
 
   it('reports a missing hfConfig file under model.hfConfig, saying where relative paths start', async () => {
     const r = await cli('simulate', scenario({ model: 'model: { hfConfig: models/none.json }' }));
-    expectBadInput(r, `model.hfConfig: cannot read Hugging Face config '${join(dir, 'models/none.json')}': no such file`, `looked up from the scenario file's folder, ${dir}`);
+    expectBadInput(
+      r,
+      `model.hfConfig: cannot read Hugging Face config '${join(dir, 'models/none.json')}': no such file`,
+      `looked up from the scenario file's folder, ${dir}`,
+    );
   });
 
   it('reports an hfConfig that lacks a field under model.hfConfig', async () => {
@@ -304,20 +458,36 @@ describe('bad input: the file itself', () => {
 });
 
 describe('bad input: --set', () => {
-  it.each([['nodes'], ['=3'], ['training..globalBatch=3']])("rejects --set '%s' and shows the expected form", async (arg) => {
-    expectBadInput(await cli('simulate', scenario(), '--set', arg), `--set '${arg}': expected path=value`, 'parallel.ddp.bucketMB=5');
-  });
+  it.each([['nodes'], ['=3'], ['training..globalBatch=3']])(
+    "rejects --set '%s' and shows the expected form",
+    async (arg) => {
+      expectBadInput(
+        await cli('simulate', scenario(), '--set', arg),
+        `--set '${arg}': expected path=value`,
+        'parallel.ddp.bucketMB=5',
+      );
+    },
+  );
 
   it('rejects a --set value that is not valid YAML', async () => {
-    expectBadInput(await cli('simulate', scenario(), '--set', 'model.mlpSizes=[1, 2'), "--set 'model.mlpSizes=[1, 2': the value '[1, 2' is not valid YAML");
+    expectBadInput(
+      await cli('simulate', scenario(), '--set', 'model.mlpSizes=[1, 2'),
+      "--set 'model.mlpSizes=[1, 2': the value '[1, 2' is not valid YAML",
+    );
   });
 
   it('rejects a --set path that goes inside a plain value', async () => {
-    expectBadInput(await cli('simulate', scenario(), '--set', 'training.globalBatch.x=3'), "--set 'training.globalBatch.x=3': 'training.globalBatch' is 256, not a mapping, so it has no field 'x'");
+    expectBadInput(
+      await cli('simulate', scenario(), '--set', 'training.globalBatch.x=3'),
+      "--set 'training.globalBatch.x=3': 'training.globalBatch' is 256, not a mapping, so it has no field 'x'",
+    );
   });
 
   it('reports a --set of an unknown field like one written in the file', async () => {
-    expectBadInput(await cli('simulate', scenario(), '--set', 'training.globalbatch=3'), "training.globalbatch: unknown field (did you mean 'globalBatch'?)");
+    expectBadInput(
+      await cli('simulate', scenario(), '--set', 'training.globalbatch=3'),
+      "training.globalbatch: unknown field (did you mean 'globalBatch'?)",
+    );
   });
 });
 
@@ -332,12 +502,18 @@ describe('bad usage: commander', () => {
 
   it('rejects a missing argument and a missing required option with exit code 2', async () => {
     expectBadInput(await cli('simulate'), "missing required argument 'scenario'");
-    expectBadInput(await cli('validate'), "required option '--profile <profile.json>' not specified");
-    expectBadInput(await cli('collective'), 'name the cluster: --cluster <node preset> (see `clustersim presets`) or --scenario <file>');
+    expectBadInput(await cli('check-profile'), "required option '--profile <profile.json>' not specified");
+    expectBadInput(
+      await cli('collective'),
+      'name the cluster: --cluster <node preset> (see `clustersim presets`) or --scenario <file>',
+    );
   });
 
-  it('rejects a value outside an option\'s choices and lists them', async () => {
-    expectBadInput(await cli('collective', '--cluster', 'dgx-a100-80gb', '--op', 'bcast'), "argument 'bcast' is invalid. Allowed choices are all_reduce, all_gather");
+  it("rejects a value outside an option's choices and lists them", async () => {
+    expectBadInput(
+      await cli('collective', '--cluster', 'dgx-a100-80gb', '--op', 'bcast'),
+      "argument 'bcast' is invalid. Allowed choices are all_reduce, all_gather",
+    );
   });
 });
 
@@ -368,8 +544,16 @@ describe('the real process', () => {
   it('exits with code 2 and prints no stack trace for a bad scenario and for an unknown option', () => {
     mkdirSync(join(dir, 'proc'), { recursive: true });
     const bad = join(dir, 'proc', 'bad.yaml');
-    writeFileSync(bad, 'cluster: { preset: dgx-a100-80gb }\nmodel: { preset: bert-large }\ntraining: { globalBatch: 8, microBatch: eight }\n');
-    const run = (...args: string[]) => spawnSync(process.execPath, [join(ROOT, 'bin/clustersim.js'), ...args], { cwd: ROOT, encoding: 'utf8', timeout: 30_000 });
+    writeFileSync(
+      bad,
+      'cluster: { preset: dgx-a100-80gb }\nmodel: { preset: bert-large }\ntraining: { globalBatch: 8, microBatch: eight }\n',
+    );
+    const run = (...args: string[]) =>
+      spawnSync(process.execPath, [join(ROOT, 'bin/clustersim.js'), ...args], {
+        cwd: ROOT,
+        encoding: 'utf8',
+        timeout: 30_000,
+      });
 
     const scenarioRun = run('simulate', bad);
     expect(scenarioRun.status, scenarioRun.stderr).toBe(2);
@@ -385,10 +569,18 @@ describe('the real process', () => {
   });
 
   it('runs as `node dist/cli/main.js` too, as bin/clustersim.js does (a review found it silent, exit 0)', () => {
-    const help = spawnSync(process.execPath, [join(ROOT, 'dist/cli/main.js'), '--help'], { cwd: ROOT, encoding: 'utf8', timeout: 30_000 });
+    const help = spawnSync(process.execPath, [join(ROOT, 'dist/cli/main.js'), '--help'], {
+      cwd: ROOT,
+      encoding: 'utf8',
+      timeout: 30_000,
+    });
     expect(help.status, help.stderr).toBe(0);
     expect(help.stdout).toContain('Usage: clustersim');
-    const bad = spawnSync(process.execPath, [join(ROOT, 'dist/cli/main.js'), 'simulat'], { cwd: ROOT, encoding: 'utf8', timeout: 30_000 });
+    const bad = spawnSync(process.execPath, [join(ROOT, 'dist/cli/main.js'), 'simulat'], {
+      cwd: ROOT,
+      encoding: 'utf8',
+      timeout: 30_000,
+    });
     expect(bad.status).toBe(2);
     expect(bad.stderr).toContain("clustersim: error: unknown command 'simulat'");
   });

@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { execFileSync, spawn } from 'node:child_process';
@@ -22,20 +22,42 @@ const file = (name: string, text: string): string => {
 
 describe('YAML aliases are bad input, not internal errors (item 1)', () => {
   it('refuses an alias bomb', async () => {
-    const rows = ['a: &a [1, 2]', 'b: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a]', 'c: &c [*b, *b, *b, *b, *b, *b, *b, *b, *b]', 'd: &d [*c, *c, *c, *c, *c, *c, *c, *c, *c]', 'e: [*d, *d, *d, *d, *d, *d, *d, *d, *d]'];
-    expectBadInput(await cli('simulate', file('bomb.yaml', `${rows.join('\n')}\n`)), 'aliases expand to too many copies');
+    const rows = [
+      'a: &a [1, 2]',
+      'b: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a]',
+      'c: &c [*b, *b, *b, *b, *b, *b, *b, *b, *b]',
+      'd: &d [*c, *c, *c, *c, *c, *c, *c, *c, *c]',
+      'e: [*d, *d, *d, *d, *d, *d, *d, *d, *d]',
+    ];
+    expectBadInput(
+      await cli('simulate', file('bomb.yaml', `${rows.join('\n')}\n`)),
+      'aliases expand to too many copies',
+    );
   });
 
   it('refuses an alias that names no anchor, in a scenario, a --set value and a Hugging Face config', async () => {
-    expectBadInput(await cli('simulate', file('undefined-alias.yaml', 'name: *nope\n')), 'the alias *nope names no anchor');
-    expectBadInput(await cli('simulate', BERT, '--set', 'parallel.tp=*x'), "--set 'parallel.tp=*x'", 'the alias *x names no anchor');
+    expectBadInput(
+      await cli('simulate', file('undefined-alias.yaml', 'name: *nope\n')),
+      'the alias *nope names no anchor',
+    );
+    expectBadInput(
+      await cli('simulate', BERT, '--set', 'parallel.tp=*x'),
+      "--set 'parallel.tp=*x'",
+      'the alias *x names no anchor',
+    );
     const hf = file('hf-alias.json', '{"model_type": "llama", "hidden_size": *a}');
-    const scenario = file('hf.yaml', `cluster: { preset: dgx-h100 }\nmodel: { hfConfig: ${hf} }\ntraining: { globalBatch: 8, microBatch: 1 }\n`);
+    const scenario = file(
+      'hf.yaml',
+      `cluster: { preset: dgx-h100 }\nmodel: { hfConfig: ${hf} }\ntraining: { globalBatch: 8, microBatch: 1 }\n`,
+    );
     expectBadInput(await cli('simulate', scenario), 'model.hfConfig', 'the alias *a names no anchor');
   });
 
   it('still expands an alias that has its anchor', async () => {
-    const same = file('alias-ok.yaml', `name: x\ncluster: { preset: dgx-a100-80gb, nodes: &n 1 }\nmodel: { preset: gpt3-1.3b, layers: 4 }\ntraining: { globalBatch: &b 8, microBatch: 1 }\n`);
+    const same = file(
+      'alias-ok.yaml',
+      `name: x\ncluster: { preset: dgx-a100-80gb, nodes: &n 1 }\nmodel: { preset: gpt3-1.3b, layers: 4 }\ntraining: { globalBatch: &b 8, microBatch: 1 }\n`,
+    );
     const r = await cli('simulate', same, '--json', '--alternatives', '0');
     expect(r.code, r.stderr).toBe(0);
     expect(JSON.parse(r.stdout).gpus).toBe(8);
@@ -43,7 +65,13 @@ describe('YAML aliases are bad input, not internal errors (item 1)', () => {
 });
 
 describe('--set paths cannot reach the machinery of JavaScript objects (item 2)', () => {
-  for (const path of ['__proto__.polluted', '__proto__.hasOwnProperty', 'constructor.prototype.x', 'model.__proto__.x', 'prototype']) {
+  for (const path of [
+    '__proto__.polluted',
+    '__proto__.hasOwnProperty',
+    'constructor.prototype.x',
+    'model.__proto__.x',
+    'prototype',
+  ]) {
     it(`refuses --set ${path}=1 and leaves Object.prototype alone`, async () => {
       expectBadInput(await cli('simulate', BERT, '--set', `${path}=1`), 'is not a scenario field');
       expect(({} as Record<string, unknown>).polluted).toBeUndefined();
@@ -54,7 +82,11 @@ describe('--set paths cannot reach the machinery of JavaScript objects (item 2)'
 
 describe('hardware and profile values outside any real range are refused (item 3)', () => {
   it('refuses NVLink of no bandwidth on an NVLink node, which made communication free', async () => {
-    expectBadInput(await cli('simulate', BERT, '--set', 'cluster.node.nvlinkBandwidthGBps=0'), 'cluster.node.nvlinkBandwidthGBps: is 0', 'intra: pcie');
+    expectBadInput(
+      await cli('simulate', BERT, '--set', 'cluster.node.nvlinkBandwidthGBps=0'),
+      'cluster.node.nvlinkBandwidthGBps: is 0',
+      'intra: pcie',
+    );
   });
 
   it('keeps 0 NVLink bandwidth for a PCIe node', async () => {
@@ -77,9 +109,14 @@ describe('hardware and profile values outside any real range are refused (item 3
   }
 
   it('refuses a hand-edited profile whose launch time is 1e300 s', async () => {
-    const profile = JSON.parse(readFileSync('reports/calibration/cpu/profile.json', 'utf8')) as { fit: { launchS: number } };
+    const profile = JSON.parse(readFileSync('reports/calibration/cpu/profile.json', 'utf8')) as {
+      fit: { launchS: number };
+    };
     profile.fit.launchS = 1e300;
-    expectBadInput(await cli('simulate', BERT, '--profile', file('bad-profile.json', JSON.stringify(profile))), 'fit.launchS');
+    expectBadInput(
+      await cli('simulate', BERT, '--profile', file('bad-profile.json', JSON.stringify(profile))),
+      'fit.launchS',
+    );
   });
 });
 
@@ -90,11 +127,21 @@ describe('merge checks a part as strictly as a scenario (item 4)', () => {
       const out = join(dir, 'part.jsonl');
       const r = await cli('scale', BERT, '--gpus', '8,16', '--shard', '1/1', '--out', out);
       expect(r.code, r.stderr).toBe(0);
-      lines = readFileSync(out, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
+      lines = readFileSync(out, 'utf8')
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l) as Record<string, unknown>);
     }
     return structuredClone(lines);
   };
-  const write = (name: string, records: Record<string, unknown>[]): string => file(name, records.map((r) => JSON.stringify(r)).join('\n').replace('"INFINITY"', '1e309') + '\n');
+  const write = (name: string, records: Record<string, unknown>[]): string =>
+    file(
+      name,
+      records
+        .map((r) => JSON.stringify(r))
+        .join('\n')
+        .replace('"INFINITY"', '1e309') + '\n',
+    );
 
   for (const [name, value, words] of [
     ['negative', -1, "'row.stepTimeS' is -1"],
@@ -105,7 +152,11 @@ describe('merge checks a part as strictly as a scenario (item 4)', () => {
     it(`refuses a row whose step time is ${name}`, async () => {
       const records = await part();
       (records[0].row as Record<string, unknown>).stepTimeS = value;
-      expectBadInput(await cli('merge', write(`${name}.jsonl`, records)), words, 'expected a finite number of seconds above 0');
+      expectBadInput(
+        await cli('merge', write(`${name}.jsonl`, records)),
+        words,
+        'expected a finite number of seconds above 0',
+      );
     });
   }
 
@@ -113,7 +164,10 @@ describe('merge checks a part as strictly as a scenario (item 4)', () => {
     const records = await part();
     records[0].scenarios = Array.from({ length: 30_000 }, () => 'x.yaml');
     records[0].gpuCounts = Array.from({ length: 30_000 }, (_, i) => i + 1);
-    expectBadInput(await cli('merge', write('huge.jsonl', records.slice(0, 1))), '900000000 points, more than the 100000');
+    expectBadInput(
+      await cli('merge', write('huge.jsonl', records.slice(0, 1))),
+      '900000000 points, more than the 100000',
+    );
   });
 
   it('still joins the parts as written', async () => {
@@ -220,9 +274,22 @@ describe('outputs are replaced whole or not at all (item 10)', () => {
 describe('link latencies say they are ignored (item 12)', () => {
   it('warns of each link latency given, and the step is the same with them at 0', async () => {
     const base = await cli('simulate', BERT, '--json', '--alternatives', '0');
-    const zero = await cli('simulate', BERT, '--json', '--alternatives', '0', '--set', 'cluster.node.nvlinkLatencyNs=0', '--set', 'cluster.node.pcieLatencyNs=0', '--set', 'cluster.network.linkLatencyNs=0');
+    const zero = await cli(
+      'simulate',
+      BERT,
+      '--json',
+      '--alternatives',
+      '0',
+      '--set',
+      'cluster.node.nvlinkLatencyNs=0',
+      '--set',
+      'cluster.node.pcieLatencyNs=0',
+      '--set',
+      'cluster.network.linkLatencyNs=0',
+    );
     expect(zero.code, zero.stderr).toBe(0);
-    for (const field of ['node.nvlinkLatencyNs', 'node.pcieLatencyNs', 'network.linkLatencyNs']) expect(zero.stderr).toContain(`cluster.${field}: ignored, link latencies time nothing`);
+    for (const field of ['node.nvlinkLatencyNs', 'node.pcieLatencyNs', 'network.linkLatencyNs'])
+      expect(zero.stderr).toContain(`cluster.${field}: ignored, link latencies time nothing`);
     const step = (r: { stdout: string }) => (JSON.parse(r.stdout) as { stepTimeS: number }).stepTimeS;
     expect(step(zero)).toBe(step(base));
     expect(base.stderr).not.toContain('link latencies');
@@ -240,19 +307,33 @@ describe('collective --compare is checked as comm.measured is (items 9 and 17)',
 
   it('refuses a table of µs labelled ns, which made a 164,415% error', async () => {
     // The same table with its times divided by 1,000: µs under a time(ns) heading.
-    const lines = readFileSync(shipped, 'utf8').split('\n').map((l) => {
-      if (!/^\d/.test(l)) return l;
-      const cells = l.split(',');
-      for (const c of [3, 5]) cells[c] = String(Math.round(Number(cells[c]) / 1000));
-      return cells.join(',');
-    });
-    const r = await cli('collective', '--cluster', 'dgx-a100-80gb', '--gpus', '8', '--compare', file('us-as-ns.csv', lines.join('\n')));
+    const lines = readFileSync(shipped, 'utf8')
+      .split('\n')
+      .map((l) => {
+        if (!/^\d/.test(l)) return l;
+        const cells = l.split(',');
+        for (const c of [3, 5]) cells[c] = String(Math.round(Number(cells[c]) / 1000));
+        return cells.join(',');
+      });
+    const r = await cli(
+      'collective',
+      '--cluster',
+      'dgx-a100-80gb',
+      '--gpus',
+      '8',
+      '--compare',
+      file('us-as-ns.csv', lines.join('\n')),
+    );
     expectBadInput(r, 'of bus bandwidth, more than', 'are the times in µs but labelled ns?');
   });
 });
 
 describe('the summary fits a terminal (item 17)', () => {
-  for (const scenario of ['scenarios/bert-large-ddp-2node.yaml', 'scenarios/llama2-70b-tp8-scale.yaml', 'scenarios/llama2-13b-tp8-pcie.yaml']) {
+  for (const scenario of [
+    'scenarios/bert-large-ddp-2node.yaml',
+    'scenarios/llama2-70b-tp8-scale.yaml',
+    'scenarios/llama2-13b-tp8-pcie.yaml',
+  ]) {
     it(`prints no line wider than 114 characters for ${scenario}`, async () => {
       const r = await cli('simulate', scenario);
       expect(r.code, r.stderr).toBe(0);
@@ -262,28 +343,43 @@ describe('the summary fits a terminal (item 17)', () => {
   }
 });
 
-describe('npm run validate shows progress in a log (item 17)', () => {
+describe('check-published (npm run validate) shows progress in a log (item 17)', () => {
   it('prints plain progress lines on stderr when stderr is not a terminal', async () => {
     await buildIfStale();
-    const run = spawn(process.execPath, ['dist/validation/runVtrain.js', '--limit', '2'], { stdio: ['ignore', 'ignore', 'pipe'] });
+    const run = spawn(process.execPath, ['bin/clustersim.js', 'check-published', '--limit', '2'], {
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
     let stderr = '';
     run.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
     const code = await new Promise((r) => run.once('exit', r));
     expect(code).toBe(0);
-    expect(stderr).toMatch(/^validate: 1\/4 runs done in \d+ s \(last: row \d\)$/m);
-    expect(stderr).toMatch(/^validate: 4\/4 runs done/m);
+    expect(stderr).toMatch(/^check-published: 1\/4 runs done in \d+ s \(last: row \d\)$/m);
+    expect(stderr).toMatch(/^check-published: 4\/4 runs done/m);
   }, 120_000);
 });
 
 describe('keys named like the machinery of objects are plain unknown fields in imports (item 9)', () => {
   it('warns of a DeepSpeed "__proto__" key by its name, not as [object Object]', async () => {
-    const ds = file('proto-ds.json', '{"train_batch_size": 16, "__proto__": {"x": 1}, "zero_optimization": {"stage": 2}}');
-    const r = await cli('simulate', 'scenarios/llama2-70b-zero2-8xa100.yaml', '--deepspeed-config', ds, '--alternatives', '0');
+    const ds = file(
+      'proto-ds.json',
+      '{"train_batch_size": 16, "__proto__": {"x": 1}, "zero_optimization": {"stage": 2}}',
+    );
+    const r = await cli(
+      'simulate',
+      'scenarios/llama2-70b-zero2-8xa100.yaml',
+      '--deepspeed-config',
+      ds,
+      '--alternatives',
+      '0',
+    );
     expect(r.stderr).toContain('unknown DeepSpeed fields, ignored: __proto__');
     expect(r.stderr).not.toContain('[object Object]');
   });
 
   it('refuses --cp-comm-type constructor, which an inherited member let through', async () => {
-    expectBadInput(await cli('simulate', 'scenarios/gpt3-175b-1024xa100.yaml', '--megatron-args', '--cp-comm-type constructor'), "--cp-comm-type has 'constructor'");
+    expectBadInput(
+      await cli('simulate', 'scenarios/gpt3-175b-1024xa100.yaml', '--megatron-args', '--cp-comm-type constructor'),
+      "--cp-comm-type has 'constructor'",
+    );
   });
 });

@@ -17,8 +17,12 @@ describe('output files of long runs are checked before the work starts', () => {
     expect(() => prepareOutputFile(dir, '--out')).toThrow(UsageError);
     expect(() => prepareOutputFile(dir, '--out')).toThrow(/--out .* is a folder; give a file name in it/);
     writeFileSync(join(dir, 'plain'), 'x');
-    expect(() => prepareOutputFile(join(dir, 'plain/p.json'), '--log')).toThrow(/--log .*plain\/p\.json: .*plain is a file, not a folder/);
-    expect(() => prepareOutputFile(join(dir, 'plain/deeper/p.json'), '--log')).toThrow(/cannot create the folder .*plain\/deeper: a part of the path is a file, not a folder \((ENOTDIR|EEXIST)\)/);
+    expect(() => prepareOutputFile(join(dir, 'plain/p.json'), '--log')).toThrow(
+      /--log .*plain\/p\.json: .*plain is a file, not a folder/,
+    );
+    expect(() => prepareOutputFile(join(dir, 'plain/deeper/p.json'), '--log')).toThrow(
+      /cannot create the folder .*plain\/deeper: a part of the path is a file, not a folder \((ENOTDIR|EEXIST)\)/,
+    );
   });
 
   it('makes folders named with .. and . as mkdir -p does, and takes a level another run made first', () => {
@@ -32,9 +36,13 @@ describe('output files of long runs are checked before the work starts', () => {
     expect(() => makeFolders(`${dir}/n2/./o2`)).not.toThrow();
   });
 
-  it('refuses a folder under /proc at once (Node\'s recursive mkdir retried it forever)', () => {
-    expect(() => prepareOutputFile('/proc/nope/deeper/p.json', '--out')).toThrow('--out /proc/nope/deeper/p.json: cannot create the folder /proc/nope: no such file, and /proc does not let one be created (ENOENT)');
-    expect(() => writeReportFile('/proc/nope/x.svg', 'x', { out: () => {}, err: () => {} })).toThrow(/^cannot write '\/proc\/nope\/x\.svg': .*\(ENOENT\)$/);
+  it("refuses a folder under /proc at once (Node's recursive mkdir retried it forever)", () => {
+    expect(() => prepareOutputFile('/proc/nope/deeper/p.json', '--out')).toThrow(
+      '--out /proc/nope/deeper/p.json: cannot create the folder /proc/nope: no such file, and /proc does not let one be created (ENOENT)',
+    );
+    expect(() => writeReportFile('/proc/nope/x.svg', 'x', { out: () => {}, err: () => {} })).toThrow(
+      /^cannot write '\/proc\/nope\/x\.svg': .*\(ENOENT\)$/,
+    );
   });
 
   it('calibrate and validate stop at once, with exit status 2, on an --out they could not write', async () => {
@@ -43,7 +51,7 @@ describe('output files of long runs are checked before the work starts', () => {
     expect(cal.err).toMatch(/--out .* is a folder/);
     expect(cal.err).not.toMatch(/calibrate: cpu backend/); // nothing was measured
     writeFileSync(join(dir, 'profile.json'), '{}');
-    const val = await cli('validate', '--profile', join(dir, 'profile.json'), '--out', join(dir, 'plain/v.json'));
+    const val = await cli('check-profile', '--profile', join(dir, 'profile.json'), '--out', join(dir, 'plain/v.json'));
     expect(val.code).toBe(2);
     expect(val.err).toMatch(/plain is a file, not a folder/);
   });
@@ -52,15 +60,28 @@ describe('output files of long runs are checked before the work starts', () => {
     const io = { out: () => {}, err: () => {} };
     const write = (path: string) => () => writeReportFile(path, 'x', io);
     expect(write(dir)).toThrow(`cannot write '${dir}': it is a folder, not a file (EISDIR)`);
-    expect(write(join(dir, 'plain/x.svg'))).toThrow(`cannot write '${join(dir, 'plain/x.svg')}': a part of the path is a file, not a folder (`);
-    expect(write('/proc/x.svg')).toThrow("cannot write '/proc/x.svg': no such file, and /proc does not let one be created (ENOENT)");
+    expect(write(join(dir, 'plain/x.svg'))).toThrow(
+      `cannot write '${join(dir, 'plain/x.svg')}': a part of the path is a file, not a folder (`,
+    );
+    expect(write('/proc/x.svg')).toThrow(
+      "cannot write '/proc/x.svg': no such file, and /proc does not let one be created (ENOENT)",
+    );
   });
 
   it('simulate --timeline and scale --csv into a folder that takes no files: refused before simulating, in words, exit status 2', async () => {
-    const r = await cli('simulate', 'scenarios/bert-large-ddp-2node.yaml', '--alternatives', '0', '--timeline', '/proc/x.svg');
+    const r = await cli(
+      'simulate',
+      'scenarios/bert-large-ddp-2node.yaml',
+      '--alternatives',
+      '0',
+      '--timeline',
+      '/proc/x.svg',
+    );
     expect(r.code).toBe(2);
     expect(r.out).toBe(''); // no summary: nothing was simulated
-    expect(r.err).toBe('clustersim: --timeline /proc/x.svg: cannot write it: no such file, and /proc does not let one be created (ENOENT)\n');
+    expect(r.err).toBe(
+      'clustersim: --timeline /proc/x.svg: cannot write it: no such file, and /proc does not let one be created (ENOENT)\n',
+    );
     const s = await cli('scale', 'scenarios/bert-large-ddp-2node.yaml', '--gpus', '8', '--csv', '/proc/x.csv');
     expect(s.code).toBe(2);
     expect(s.out).toBe('');
@@ -103,13 +124,35 @@ describe('output files of long runs are checked before the work starts', () => {
     const own = await cli('simulate', scenario, '--alternatives', '0', '--timeline', `${dir}/./mine.yaml`);
     expect(own.code).toBe(2);
     expect(own.out).toBe('');
-    expect(own.err).toMatch(/--timeline .*mine\.yaml is a scenario file, which this run reads: writing it would destroy it; give --timeline another file name/);
+    expect(own.err).toMatch(
+      /--timeline .*mine\.yaml is a scenario file, which this run reads: writing it would destroy it; give --timeline another file name/,
+    );
     expect(readFileSync(scenario, 'utf8')).toBe(text);
-    const ds = await cli('simulate', 'scenarios/imports/llama2-7b-a100-1node.yaml', '--deepspeed-config', 'scenarios/imports/ds_config.json', '--trace', 'scenarios/imports/ds_config.json');
-    expect(ds.err).toMatch(/--trace scenarios\/imports\/ds_config\.json is the --deepspeed-config file, which this run reads/);
-    const twice = await cli('simulate', scenario, '--alternatives', '0', '--timeline', join(dir, 't.svg'), '--trace', join(dir, 't.svg'));
+    const ds = await cli(
+      'simulate',
+      'scenarios/imports/llama2-7b-a100-1node.yaml',
+      '--deepspeed-config',
+      'scenarios/imports/ds_config.json',
+      '--trace',
+      'scenarios/imports/ds_config.json',
+    );
+    expect(ds.err).toMatch(
+      /--trace scenarios\/imports\/ds_config\.json is the --deepspeed-config file, which this run reads/,
+    );
+    const twice = await cli(
+      'simulate',
+      scenario,
+      '--alternatives',
+      '0',
+      '--timeline',
+      join(dir, 't.svg'),
+      '--trace',
+      join(dir, 't.svg'),
+    );
     expect(twice.code).toBe(2);
-    expect(twice.err).toMatch(/--timeline .*t\.svg and --trace .*t\.svg are the same file: the second written would replace the first/);
+    expect(twice.err).toMatch(
+      /--timeline .*t\.svg and --trace .*t\.svg are the same file: the second written would replace the first/,
+    );
     const csv = await cli('scale', scenario, '--gpus', '8,16', '--csv', scenario);
     expect(csv.code).toBe(2);
     expect(csv.err).toMatch(/--csv .*mine\.yaml is a scenario file, which this run reads/);
@@ -122,7 +165,10 @@ describe('output files of long runs are checked before the work starts', () => {
     const config = readFileSync('scenarios/models/llama2-7b.config.json', 'utf8');
     writeFileSync(join(dir, 'config.json'), config);
     const withConfig = join(dir, 'hf.yaml');
-    writeFileSync(withConfig, 'cluster: { preset: dgx-a100-80gb }\nmodel: { hfConfig: config.json, layers: 2 }\ntraining: { globalBatch: 8, seqLen: 512 }\n');
+    writeFileSync(
+      withConfig,
+      'cluster: { preset: dgx-a100-80gb }\nmodel: { hfConfig: config.json, layers: 2 }\ntraining: { globalBatch: 8, seqLen: 512 }\n',
+    );
     const hf = await cli('simulate', withConfig, '--alternatives', '0', '--trace', join(dir, 'config.json'));
     expect(hf.code).toBe(2);
     expect(hf.err).toMatch(/--trace .*config\.json is the file model\.hfConfig names, which this run reads/);
@@ -130,6 +176,9 @@ describe('output files of long runs are checked before the work starts', () => {
     expect(hfScale.err).toMatch(/--svg .*config\.json is the file model\.hfConfig names, which this run reads/);
     expect(readFileSync(join(dir, 'config.json'), 'utf8')).toBe(config);
     // Devices take any number of outputs.
-    expect((await cli('simulate', scenario, '--alternatives', '0', '--memory-chart', '/dev/null', '--trace', '/dev/null')).code).toBe(0);
+    expect(
+      (await cli('simulate', scenario, '--alternatives', '0', '--memory-chart', '/dev/null', '--trace', '/dev/null'))
+        .code,
+    ).toBe(0);
   });
 });

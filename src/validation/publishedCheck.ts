@@ -10,20 +10,21 @@ import { runMegatronSp22 } from './runMegatronSp22.js';
 import { runH200Kernels } from './runH200Kernels.js';
 import { runAllSets } from './runAll.js';
 import { runFit } from './runFit.js';
-import { parseValidateArgs, VALIDATE_USAGE, type ValidateOptions } from './validateArgs.js';
+import { VALIDATE_USAGE, type ValidateOptions } from './validateArgs.js';
 
 /**
- * `npm run validate`: predicts every row of the peer measurement set and prints the mean absolute
- * percentage error overall, per set and per (model size, GPU count) group, and the worst rows; `--set
- * megatron-sc21` runs the second, published set instead (runMegatronSc21.ts). Options and their checks:
- * validateArgs.ts (`--help`).
+ * `clustersim check-published` (`npm run validate`): predicts the rows of a published measurement set and prints the
+ * error; without options the vTrain set (`runVtrainSet`), `--all` every set (runAll.ts), `--set megatron-sc21` and the
+ * others one set each. Options and their checks: validateArgs.ts (`--help`).
  */
-let options: ValidateOptions;
-try {
-  options = parseValidateArgs(process.argv.slice(2));
-} catch (err) {
-  process.stderr.write(`validate: ${(err as Error).message}\n\n${VALIDATE_USAGE}\n`);
-  process.exit(2);
+export async function runPublishedCheck(options: ValidateOptions): Promise<void> {
+  if (options.help) process.stdout.write(VALIDATE_USAGE + '\n');
+  else if (options.all) await runAllSets(options);
+  else if (options.fit) runFit(options);
+  else if (options.set === 'megatron-sc21') runMegatronSc21(options);
+  else if (options.set === 'megatron-sp22') runMegatronSp22(options);
+  else if (options.set === 'h200-kernels') runH200Kernels(options);
+  else await runVtrainSet(options);
 }
 
 /** A predicted row (families.ts) with its signed error. */
@@ -33,11 +34,15 @@ interface Outcome extends PredictedRow {
 
 /** What a sensitivity run sets in place of the cited host costs, for the first line of the output. */
 function sensitivityNote(o: ValidateOptions): string {
-  const set = [o.hostOpUs === undefined ? '' : `training.hostOpUs = ${o.hostOpUs} µs`, o.hostCollectiveUs === undefined ? '' : `training.hostCollectiveUs = ${o.hostCollectiveUs} µs`].filter((x) => x !== '');
+  const set = [
+    o.hostOpUs === undefined ? '' : `training.hostOpUs = ${o.hostOpUs} µs`,
+    o.hostCollectiveUs === undefined ? '' : `training.hostCollectiveUs = ${o.hostCollectiveUs} µs`,
+  ].filter((x) => x !== '');
   return set.length === 0 ? '' : ` (sensitivity run: ${set.join(', ')})`;
 }
 
-async function runVtrainSet(): Promise<void> {
+/** The vTrain set: MAPE overall, per set and per (model size, GPU count) group, and the worst rows. */
+async function runVtrainSet(options: ValidateOptions): Promise<void> {
   const { only, limit } = options;
   const dataDir = VTRAIN_DATA_DIR;
 
@@ -47,7 +52,10 @@ async function runVtrainSet(): Promise<void> {
     rows.push(...parseVtrainCsv(readFileSync(`${dataDir}vtrain-${group}-node.csv`, 'utf8'), group).slice(0, limit));
   }
   const t0 = Date.now();
-  const job: VtrainJob = { rows, opts: { hostOpUs: options.hostOpUs, hostCollectiveUs: options.hostCollectiveUs, vocab: options.vocab } };
+  const job: VtrainJob = {
+    rows,
+    opts: { hostOpUs: options.hostOpUs, hostCollectiveUs: options.hostCollectiveUs, vocab: options.vocab },
+  };
   const progress = rowProgress(rows.length);
   const { results } = await runTasks<VtrainJob, number>({
     jobs: defaultJobs(),
@@ -57,7 +65,11 @@ async function runVtrainSet(): Promise<void> {
     runHere: (i) => predictVtrainRow(job, i),
     onResult: (i) => progress.tick(`row ${i + 1}`),
   });
-  const outcomes: Outcome[] = rows.map((row, i) => ({ row, predictedMs: results[i], errorPct: (100 * (results[i] - row.measuredMs)) / row.measuredMs }));
+  const outcomes: Outcome[] = rows.map((row, i) => ({
+    row,
+    predictedMs: results[i],
+    errorPct: (100 * (results[i] - row.measuredMs)) / row.measuredMs,
+  }));
   progress.stop();
 
   const pairs = (xs: Outcome[]) => xs.map((o) => ({ predicted: o.predictedMs, measured: o.row.measuredMs }));
@@ -71,14 +83,29 @@ async function runVtrainSet(): Promise<void> {
     rows: outcomes.length,
     wallS: (Date.now() - t0) / 1e3,
     vocab: options.vocab,
-    mapePct: { all: mape(pairs(outcomes)), single: mape(pairs(outcomes.filter((o) => o.row.group === 'single'))), multi: mape(pairs(outcomes.filter((o) => o.row.group === 'multi'))) },
+    mapePct: {
+      all: mape(pairs(outcomes)),
+      single: mape(pairs(outcomes.filter((o) => o.row.group === 'single'))),
+      multi: mape(pairs(outcomes.filter((o) => o.row.group === 'multi'))),
+    },
     meanSignedErrorPct: meanSignedErrorPct(outcomes),
-    groups: [...byGroup.entries()].map(([name, os]) => ({ name, rows: os.length, mapePct: mape(pairs(os)), meanSignedErrorPct: meanSignedErrorPct(os) })),
+    groups: [...byGroup.entries()].map(([name, os]) => ({
+      name,
+      rows: os.length,
+      mapePct: mape(pairs(os)),
+      meanSignedErrorPct: meanSignedErrorPct(os),
+    })),
     worst: [...outcomes].sort((a, b) => Math.abs(b.errorPct) - Math.abs(a.errorPct)).slice(0, 10),
   };
   if (options.json) {
     // The decomposition as the lines the text prints (its figures are fits per family, read by people).
-    process.stdout.write(JSON.stringify(options.decompose ? { ...summary, decomposition: decompositionLines(outcomes) } : summary, null, 2) + '\n');
+    process.stdout.write(
+      JSON.stringify(
+        options.decompose ? { ...summary, decomposition: decompositionLines(outcomes) } : summary,
+        null,
+        2,
+      ) + '\n',
+    );
   } else {
     const f = (x: number) => x.toFixed(2);
     const lines = [
@@ -87,20 +114,18 @@ async function runVtrainSet(): Promise<void> {
       `mean signed error ${f(summary.meanSignedErrorPct)}% (negative: predictions too fast)`,
       '',
       'per group (set, model, GPUs): rows, MAPE, mean signed error',
-      ...summary.groups.map((g) => `  ${g.name.padEnd(34)} ${String(g.rows).padStart(4)}  ${f(g.mapePct).padStart(7)}%  ${f(g.meanSignedErrorPct).padStart(8)}%`),
+      ...summary.groups.map(
+        (g) =>
+          `  ${g.name.padEnd(34)} ${String(g.rows).padStart(4)}  ${f(g.mapePct).padStart(7)}%  ${f(g.meanSignedErrorPct).padStart(8)}%`,
+      ),
       '',
       'worst rows',
-      ...summary.worst.map((o) => `  ${o.row.group} ${o.row.gpus} GPUs h${o.row.hidden} l${o.row.layers} tp${o.row.tp} pp${o.row.pp} dp${o.row.dp} mb${o.row.microBatch} gb${o.row.globalBatch}: measured ${f(o.row.measuredMs)} ms, predicted ${f(o.predictedMs)} ms (${f(o.errorPct)}%)`),
+      ...summary.worst.map(
+        (o) =>
+          `  ${o.row.group} ${o.row.gpus} GPUs h${o.row.hidden} l${o.row.layers} tp${o.row.tp} pp${o.row.pp} dp${o.row.dp} mb${o.row.microBatch} gb${o.row.globalBatch}: measured ${f(o.row.measuredMs)} ms, predicted ${f(o.predictedMs)} ms (${f(o.errorPct)}%)`,
+      ),
     ];
     if (options.decompose) lines.push('', ...decompositionLines(outcomes));
     process.stdout.write(lines.join('\n') + '\n');
   }
 }
-
-if (options.help) process.stdout.write(VALIDATE_USAGE + '\n');
-else if (options.all) await runAllSets(options);
-else if (options.fit) runFit(options);
-else if (options.set === 'megatron-sc21') runMegatronSc21(options);
-else if (options.set === 'megatron-sp22') runMegatronSp22(options);
-else if (options.set === 'h200-kernels') runH200Kernels(options);
-else await runVtrainSet();
