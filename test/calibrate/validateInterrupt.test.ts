@@ -7,7 +7,7 @@ import { buildIfStale } from '../cli/builtCli.js';
 
 beforeAll(buildIfStale, 300_000);
 
-describe('validate cut short by Ctrl-C', () => {
+describe('check-profile cut short by Ctrl-C', () => {
   it('says in its --out file that the run was interrupted, so that the summary is not read as the whole', async () => {
     const out = join(mkdtempSync(join(tmpdir(), 'clustersim-vint-')), 'v.json');
     const child = spawn(
@@ -20,7 +20,7 @@ describe('validate cut short by Ctrl-C', () => {
       err += d.toString();
       // Once some cases have run (the second group's line says how many), as a user pressing Ctrl-C would; a fixed
       // delay could land before the first case on a loaded machine.
-      if (!child.killed && /^validate: \w+ \(([1-9]\d*)\/24 done\)$/m.test(err)) child.kill('SIGINT');
+      if (!child.killed && /^check-profile: \w+ \(([1-9]\d*)\/24 done\)$/m.test(err)) child.kill('SIGINT');
     });
     const code = await new Promise<number | null>((resolve) => child.on('close', (c) => resolve(c)));
     expect(code).toBe(130);
