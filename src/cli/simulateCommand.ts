@@ -292,7 +292,7 @@ read as YAML, and null takes the field out (its default applies).`,
               {
                 clusterName: scenario.cluster.name,
                 modelName: scenario.model.name,
-                gemmRate: gemmRateLine(scenario.cluster.node.gpu, precisionInfo(scenario.training.precision).dtype),
+                gemmRate: gemmRateLine(scenario.cluster.node.gpu, precisionInfo(scenario.training.precision).gemmDtype),
               },
               band,
             ),

@@ -200,7 +200,7 @@ function contextParallelProblems(
 export function optimizerStateProblems(t: ScenarioInput['training'], offload: string): Problem[] {
   const state = t.optimizerState;
   const problems: Problem[] = [];
-  const mixed = t.precision === 'bf16' || t.precision === 'fp16';
+  const mixed = t.precision === 'bf16' || t.precision === 'fp16' || t.precision === 'fp8';
   if (!mixed && state.masterWeights !== 'fp32') {
     problems.push({
       path: 'training.optimizerState.masterWeights',

@@ -1,3 +1,5 @@
+import type { Fp8Setup } from '../sim/workload/fp8.js';
+import { fp8Problems, fp8SetupOf } from './fp8Checks.js';
 import { ZodError } from 'zod';
 import type { StepSetup } from '../sim/setup.js';
 import type { ClusterSpec, GpuSpec, NetworkSpec, NodeSpec } from '../sim/hardware/types.js';
@@ -62,9 +64,10 @@ export interface Scenario extends StepSetup {
   seed: number;
   cluster: ClusterSpec;
   model: ModelSpec;
-  training: Omit<ScenarioInput['training'], 'optimizerState'> & {
+  training: Omit<ScenarioInput['training'], 'optimizerState' | 'fp8'> & {
     seqLen: number;
     optimizerState?: ScenarioInput['training']['optimizerState'];
+    fp8?: Fp8Setup;
   };
   comm: Omit<ScenarioInput['comm'], 'measured'> & { measured: MeasuredCollectiveTable[] };
   /** What the user should know about values the scenario left to a default (printed as warnings); absent if none. */
@@ -367,6 +370,7 @@ export function resolveScenario(raw: unknown, source: string, baseDir: string): 
     }
   }
   problems.push(...optimizerStateProblems(t, par.offload));
+  problems.push(...fp8Problems(t, par, model));
   const noNvls = input.comm.algorithm === 'nvls' ? nvlsUnavailable(cluster.node) : undefined;
   if (noNvls) problems.push({ path: 'comm.algorithm', message: noNvls });
   problems.push(...gpuTrainingProblems(cluster.node.gpu, t, par.cp ?? 1));
@@ -470,6 +474,7 @@ export function resolveScenario(raw: unknown, source: string, baseDir: string): 
       ...t,
       seqLen,
       optimizerState: isReducedOptimizerState(t.optimizerState) ? t.optimizerState : undefined,
+      fp8: fp8SetupOf(t),
     },
     parallel: {
       ...par,

@@ -1,5 +1,11 @@
 import { z } from 'zod';
 import { FRAMEWORK_NAMES } from '../sim/workload/framework.js';
+
+/**
+ * Megatron's --fp8-recipe values: the modelled ones (FP8_RECIPES) and two that are refused with the reason
+ * (fp8Checks.ts): `mxfp8` (Blackwell only) and `blockwise` (not modelled).
+ */
+export const FP8_RECIPE_NAMES = ['delayed', 'tensorwise', 'mxfp8', 'blockwise'] as const;
 import { ATTENTION_KERNEL_NAMES } from '../sim/workload/attentionKernels.js';
 import {
   DEEPSPEED_PERSISTENCE_THRESHOLD_ELEMENTS,
@@ -143,7 +149,23 @@ export const trainingSchema = z
   .object({
     globalBatch: positiveInt,
     microBatch: positiveInt.default(1),
-    precision: z.enum(['bf16', 'fp16', 'fp32', 'tf32']).default('bf16'),
+    /**
+     * `fp8`: bf16 mixed precision with the transformer layers' linear GEMMs in FP8, as Transformer Engine runs them
+     * under Megatron-Core (src/sim/workload/fp8.ts; how in `fp8`).
+     */
+    precision: z.enum(['bf16', 'fp16', 'fp32', 'tf32', 'fp8']).default('bf16'),
+    /**
+     * With `precision: fp8`: the scaling recipe (Megatron's --fp8-recipe: `delayed`, the default, or `tensorwise`,
+     * current scaling) and `paramGather` (--fp8-param-gather: FP8 weights as the only weight copy, gathered in FP8 by
+     * the distributed optimizer). Only with precision fp8.
+     */
+    fp8: z
+      .object({
+        recipe: z.enum(FP8_RECIPE_NAMES).default('delayed'),
+        paramGather: z.boolean().default(false),
+      })
+      .strict()
+      .optional(),
     optimizer: z.enum(['adam', 'sgd']).default('adam'),
     /**
      * The types the optimizer keeps its state in (src/sim/memory/optimizerState.ts): Megatron's

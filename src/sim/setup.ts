@@ -10,9 +10,13 @@ import type { CpCommType, KernelMode, RecomputeMode } from './workload/ops.js';
 import type { FrameworkSpec } from './workload/framework.js';
 import type { AttentionKernelChoice } from './workload/attentionKernels.js';
 import type { OptimizerStateTypes } from './memory/optimizerState.js';
+import type { Fp8Setup } from './workload/fp8.js';
 
-/** Numeric format of training: mixed precision with bf16/fp16 compute, or plain fp32/tf32. */
-export type TrainingPrecision = 'bf16' | 'fp16' | 'fp32' | 'tf32';
+/**
+ * Numeric format of training: mixed precision with bf16/fp16 compute, plain fp32/tf32, or `fp8`: bf16 mixed precision
+ * whose transformer layers' linear GEMMs run in FP8 through Transformer Engine (`TrainingSetup.fp8`, workload/fp8.ts).
+ */
+export type TrainingPrecision = 'bf16' | 'fp16' | 'fp32' | 'tf32' | 'fp8';
 
 export interface TrainingSetup {
   /** Sequences per optimizer step, over all data-parallel ranks. */
@@ -29,6 +33,8 @@ export interface TrainingSetup {
   kernels?: KernelMode;
   /** The fused attention kernel when `flashAttention` (`MicroBatchShape.attentionKernel`); absent: `auto`. */
   attentionKernel?: AttentionKernelChoice;
+  /** How FP8 runs when `precision` is `fp8` (its recipe and parameter gather); absent otherwise. */
+  fp8?: Fp8Setup;
 }
 
 export interface DdpSetup {

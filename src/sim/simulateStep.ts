@@ -136,6 +136,17 @@ function kernelFigureNotes(setup: StepSetup): string[] {
   ];
 }
 
+/** What FP8 training is taken to be, and what of it is left out (workload/fp8.ts). */
+function fp8Notes(setup: StepSetup): string[] {
+  const fp8 = setup.training.fp8;
+  if (setup.training.precision !== 'fp8' || !fp8) return [];
+  const recipe = fp8.recipe === 'delayed' ? 'delayed scaling' : 'current (tensorwise) scaling';
+  return [
+    `fp8 (${recipe}${fp8.paramGather ? ', FP8 parameter gather' : ''}): the transformer layers' linear GEMMs run in FP8 with Transformer Engine's casts and transposes (Hopper); attention, embeddings, the LM head and the rest in bf16; MFU is against the fp8 dense peak`,
+    `fp8 leaves out: activation memory is counted in bf16 (Transformer Engine keeps FP8 copies of some GEMM inputs, so real use may be lower), and the small amax all-reduces of each micro-batch${fp8.recipe === 'tensorwise' ? ' and of sequence-parallel inputs' : ''}`,
+  ];
+}
+
 /** Remarks on placement: TP groups that leave the node, pipeline stages that share a node, etc. */
 function placementNotes(setup: StepSetup): string[] {
   const notes: string[] = [];
@@ -264,7 +275,7 @@ export function simulateStep(setup: StepSetup, options: { onProgress?: (p: StepP
   const t = setup.training;
   const modelFlops = modelFlopsPerStep(setup.model, t.globalBatch, t.seqLen);
   const hardwareFlops = hardwareFlopsPerStep(setup.model, t.globalBatch, t.seqLen, par.recompute);
-  const peak = setup.cluster.node.gpu.peakTflops[precisionInfo(t.precision).dtype] ?? NaN;
+  const peak = setup.cluster.node.gpu.peakTflops[precisionInfo(t.precision).gemmDtype] ?? NaN;
   const breakdowns = rankBreakdowns(trace);
   const mean = meanBreakdown(breakdowns);
   const bubbleNs = par.pp > 1 ? mean.windowIdleNs : 0;
@@ -353,6 +364,7 @@ export function simulateStep(setup: StepSetup, options: { onProgress?: (p: StepP
     // A calibrated CPU's peak is its own measured ceiling: published GPU runs say nothing of its MFU.
     notes: [
       ...kernelFigureNotes(setup),
+      ...fp8Notes(setup),
       ...placementNotes(setup),
       ...(setup.cluster.node.gpu.calibratedCpu ? [] : mfuNotes(tflopsPerGpu / peak, t.kernels)),
     ],

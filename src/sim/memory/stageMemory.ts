@@ -1,3 +1,4 @@
+import { fp8WeightCacheBytesPerElement } from '../workload/fp8.js';
 import { stageLayers, stepContext, type StepContext } from '../parallel/stepContext.js';
 import { stageParameters } from '../parallel/stageParameters.js';
 import { peakInFlight, peakLayersInFlight, stageSchedule, type PipeOp } from '../parallel/schedules.js';
@@ -42,7 +43,8 @@ function stageMemory(ctx: StepContext, s: number): StageMemory {
   const { setup } = ctx;
   const { model, parallel: par } = setup;
   const { mixed, elementBytes } = ctx.precision;
-  const paramsPerRank = stageParameters(ctx, s).elementsPerRank;
+  const params = stageParameters(ctx, s);
+  const paramsPerRank = params.elementsPerRank;
   const schedule = stageSchedule(
     par.schedule,
     ctx.pp,
@@ -53,28 +55,32 @@ function stageMemory(ctx: StepContext, s: number): StageMemory {
   );
   const passes = peakInFlight(schedule);
   const state = optimizerStateOf(ctx, paramsPerRank);
-  const mem = memoryPerGpu({
-    ...state,
-    model,
-    activationBytes: stageActivationBytes(ctx, s, schedule),
-    // The buckets the reduction packs (DeepSpeed's reduce_bucket_size from ZeRO-2 on and for its ZeRO-1).
-    bucketBytes: reductionBuckets(par).bucketBytes,
-    bucketsInFlight: reductionBuffers(par),
-    ...(mixed && par.fp32Reduction && !par.fp32Gradients ? { reductionCopyPerBucketByte: 2 } : {}),
-    attentionBufferBytes: cpBufferBytes({
+  const mem = withFp8WeightCache(
+    ctx,
+    params.fp8WeightElementsPerRank,
+    memoryPerGpu({
+      ...state,
       model,
-      cp: ctx.cp,
-      tp: ctx.tp,
-      tokens: ctx.tokensPerRank,
-      elementBytes,
-      commType: par.cpCommType,
+      activationBytes: stageActivationBytes(ctx, s, schedule),
+      // The buckets the reduction packs (DeepSpeed's reduce_bucket_size from ZeRO-2 on and for its ZeRO-1).
+      bucketBytes: reductionBuckets(par).bucketBytes,
+      bucketsInFlight: reductionBuffers(par),
+      ...(mixed && par.fp32Reduction && !par.fp32Gradients ? { reductionCopyPerBucketByte: 2 } : {}),
+      attentionBufferBytes: cpBufferBytes({
+        model,
+        cp: ctx.cp,
+        tp: ctx.tp,
+        tokens: ctx.tokensPerRank,
+        elementBytes,
+        commType: par.cpCommType,
+      }),
+      tp: par.tp,
+      ...(par.zero === 3 ? { zero3: par.zeroConfig.stage3 ?? 'fsdp' } : {}),
+      ...(mixed && par.fp32Gradients ? { gradientBytesPerParam: 4 } : {}),
+      // PyTorch DDP's default gradient_as_bucket_view=False keeps a second, flat copy of the gradients.
+      ddpBucketCopy: par.tp === 1 && par.pp === 1 && par.zero === 0,
     }),
-    tp: par.tp,
-    ...(par.zero === 3 ? { zero3: par.zeroConfig.stage3 ?? 'fsdp' } : {}),
-    ...(mixed && par.fp32Gradients ? { gradientBytesPerParam: 4 } : {}),
-    // PyTorch DDP's default gradient_as_bucket_view=False keeps a second, flat copy of the gradients.
-    ddpBucketCopy: par.tp === 1 && par.pp === 1 && par.zero === 0,
-  });
+  );
   const capacity = setup.cluster.node.gpu.memoryBytes;
   return {
     ...mem,
@@ -87,6 +93,14 @@ function stageMemory(ctx: StepContext, s: number): StageMemory {
     shortfallBytes: Math.max(0, mem.totalBytes - capacity),
     hostBytes: offloadHostBytes({ ...state, microBatches: ctx.microBatches }),
   };
+}
+
+/** The account with FP8 training's cached FP8 weight copies added to the weights (workload/fp8.ts). */
+function withFp8WeightCache(ctx: StepContext, fp8WeightElements: number, mem: MemoryBreakdown): MemoryBreakdown {
+  const fp8 = ctx.setup.training.fp8;
+  if (!fp8 || fp8WeightElements === 0) return mem;
+  const cacheBytes = fp8WeightElements * fp8WeightCacheBytesPerElement(fp8.paramGather);
+  return { ...mem, weightsBytes: mem.weightsBytes + cacheBytes, totalBytes: mem.totalBytes + cacheBytes };
 }
 
 /** What sets a rank's weights, gradients and optimizer state: its parameters, their sharding and their types. */

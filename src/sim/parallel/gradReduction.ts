@@ -9,6 +9,7 @@ import { stageParameters } from './stageParameters.js';
 import type { CompileScope, StageGradients, StagePlan } from './stepTypes.js';
 import { addTiedEmbeddingSync, recordTiedEnds } from './tiedEmbeddingSync.js';
 import { addZero3 } from './zero3Reduction.js';
+import { addFp8WeightCasts, weightGatherBytes } from './fp8WeightCasts.js';
 
 /**
  * Adds, for one pipeline stage, the data-parallel gradient reduction and the optimizer step, on each simulated TP
@@ -72,22 +73,19 @@ function reduceAndStep(g: ReductionGroup, buckets: GradBucket[], first: StageGra
     ...pendingTp,
   ]);
   recordTiedEnds(g, lastComm, optimizerIds);
-  if (dp > 1 && (zero === 1 || zero === 2) && !gatherAhead) {
-    program.collective(
-      'dp-allgather',
-      'all-gather updated weights',
-      {
-        op: 'all_gather',
-        group: g.group,
-        bytes: g.params.elementsPerRank * ctx.precision.elementBytes,
-        shadowGroups: g.shadowGroups,
-      },
-      optimizerIds,
-      -1,
-      'comm',
-      g.members,
-    );
-  }
+  const gather =
+    dp > 1 && (zero === 1 || zero === 2) && !gatherAhead
+      ? program.collective(
+          'dp-allgather',
+          'all-gather updated weights',
+          { op: 'all_gather', group: g.group, bytes: weightGatherBytes(g), shadowGroups: g.shadowGroups },
+          optimizerIds,
+          -1,
+          'comm',
+          g.members,
+        )
+      : undefined;
+  addFp8WeightCasts(g, optimizerIds, gather);
 }
 
 /** Megatron's --overlap-param-gather: the distributed optimizer's weight all-gathers at the start of the step. */
@@ -95,7 +93,11 @@ function addGathersAhead(g: ReductionGroup, buckets: GradBucket[]): void {
   const { ctx, program, passes, key } = g.scope;
   const par = ctx.setup.parallel;
   const layerOf = new Map(g.params.tensors.map((x) => [x.name, x.layer]));
-  const { elementBytes: weightBytes, gradientBytes } = ctx.precision;
+  const { gradientBytes } = ctx.precision;
+  // With the FP8 parameter gather the FP8 weights go as one byte each: the buckets' mean bytes per weight.
+  const weightBytes = ctx.setup.training.fp8?.paramGather
+    ? weightGatherBytes(g) / g.params.elementsPerRank
+    : ctx.precision.elementBytes;
   addParamGathers({
     program,
     stage: g.stage,

@@ -11,6 +11,12 @@ export interface StageParameters {
   readyWith: Map<string, string>;
   /** Elements one TP rank holds (before ZeRO sharding). */
   elementsPerRank: number;
+  /**
+   * Of those, the weights FP8 training casts to FP8: the transformer layers' linear weights (tensor-parallel `.weight`
+   * tensors; norms are not split over TP, and biases, embeddings and the head stay bf16; workload/fp8.ts). 0 unless
+   * the step trains in fp8.
+   */
+  fp8WeightElementsPerRank: number;
 }
 
 /**
@@ -54,5 +60,11 @@ export function stageParameters(ctx: StepContext, stage: number): StageParameter
     if (finalNorm) readyWith.set(copy.name, finalNorm.name);
   }
   const elementsPerRank = tensors.reduce((a, t) => a + elementsPerTpRank(t, ctx.tp), 0);
-  return { tensors, virtualStageOf, readyWith, elementsPerRank };
+  const fp8Weight = (t: ParamTensor) =>
+    t.tpSharded && t.name.endsWith('.weight') && t.layer >= 0 && t.layer < model.layers;
+  const fp8WeightElementsPerRank =
+    ctx.precision.gemmDtype === 'fp8'
+      ? tensors.filter(fp8Weight).reduce((a, t) => a + elementsPerTpRank(t, ctx.tp), 0)
+      : 0;
+  return { tensors, virtualStageOf, readyWith, elementsPerRank, fp8WeightElementsPerRank };
 }

@@ -53,6 +53,7 @@ function stepBlocks(ctx: StepContext): Block[] {
     framework,
     kernels: training.kernels,
     attentionKernel,
+    ...(training.precision === 'fp8' && training.fp8 ? { fp8: training.fp8 } : {}),
   });
 }
 
@@ -72,6 +73,7 @@ function passTemplates(ctx: StepContext, blocks: readonly Block[]): PassTemplate
     tokens,
     elementBytes,
     asyncGradReduce: framework?.asyncTpGradReduce ?? true,
+    ...(ctx.precision.gemmDtype === 'fp8' ? { fp8Gathers: true } : {}),
   };
   const cpCtx = { model, cp, tp, tokens, elementBytes, commType: par.cpCommType };
   const overlap = par.tpCommOverlap;

@@ -3,26 +3,33 @@ import { pipelineLayerCount } from '../workload/model.js';
 import { splitOf } from './layout.js';
 
 /** What a training precision means for the step: the compute dtype and the bytes of each kind of element. */
-export interface PrecisionFacts {
-  dtype: TrainingPrecision;
-  /** 16-bit compute with fp32 master weights (bf16, fp16). */
-  mixed: boolean;
-  /** Bytes of an activation, an activation gradient and a working weight copy (2 in mixed precision, else 4). */
-  elementBytes: number;
+export interface PrecisionFacts extends PrecisionInfo {
   /** Bytes of a stored weight gradient: fp32 with Megatron's main_grad buffers (`parallel.fp32Gradients`). */
   gradientBytes: number;
   /** Bytes of a gradient on the wire: fp32 with DeepSpeed's communication_data_type fp32 (`parallel.fp32Reduction`). */
   wireGradientBytes: number;
 }
 
-/** Compute dtype and bytes per activation element for a training precision. */
-export function precisionInfo(precision: TrainingPrecision): {
-  dtype: TrainingPrecision;
+/** The dtypes a training precision computes in, and the size of its elements. */
+export interface PrecisionInfo {
+  /** What the step computes in: the GEMMs, attention and element-wise work (bf16 for FP8 training). */
+  dtype: Exclude<TrainingPrecision, 'fp8'>;
+  /**
+   * What the GEMMs that carry most FLOPs run in, and whose dense peak MFU is quoted against: `fp8` for FP8 training
+   * (the transformer layers' linear GEMMs, workload/fp8.ts), else `dtype`.
+   */
+  gemmDtype: TrainingPrecision;
+  /** 16-bit compute with fp32 master weights (bf16, fp16, and fp8, which is bf16 with FP8 GEMMs). */
   mixed: boolean;
+  /** Bytes of an activation, an activation gradient and a working weight copy (2 in mixed precision, else 4). */
   elementBytes: number;
-} {
-  const mixed = precision === 'bf16' || precision === 'fp16';
-  return { dtype: precision, mixed, elementBytes: mixed ? 2 : 4 };
+}
+
+/** Compute dtypes and bytes per activation element for a training precision. */
+export function precisionInfo(precision: TrainingPrecision): PrecisionInfo {
+  const fp8 = precision === 'fp8';
+  const mixed = fp8 || precision === 'bf16' || precision === 'fp16';
+  return { dtype: fp8 ? 'bf16' : precision, gemmDtype: precision, mixed, elementBytes: mixed ? 2 : 4 };
 }
 
 /** The precision facts of a step: `precisionInfo` and the gradient's stored and wire sizes. */

@@ -30,6 +30,11 @@ export interface TpContext {
   elementBytes: number;
   /** Overlap input-gradient all-reduces with the weight-gradient GEMM (Megatron default true). */
   asyncGradReduce?: boolean;
+  /**
+   * FP8 training: sequence parallelism's all-gathers of the linear layers' inputs and output gradients move their
+   * FP8 copies, one byte an element (Transformer Engine quantizes before `gather_along_first_dim`; workload/fp8.ts).
+   */
+  fp8Gathers?: boolean;
 }
 
 function width(ctx: TpContext, linear: string): { in: number; out: number } {
@@ -62,6 +67,8 @@ export function tpSyncPoints(names: readonly string[], ctx: TpContext): TpSync[]
   const out: TpSync[] = [];
   const full = (w: number) => ctx.tokens * w * ctx.elementBytes;
   const h = ctx.model.hidden;
+  // A sequence-parallel all-gather of a transformer linear's input or output gradient (not the LM head's).
+  const linearGather = (name: string) => (ctx.fp8Gathers && !name.startsWith('lm_head') ? ctx.tokens * h : full(h));
   const sp = ctx.sequenceParallel;
   names.forEach((raw, i) => {
     const name = raw.startsWith('recompute.') ? raw.slice('recompute.'.length) : raw;
@@ -88,7 +95,7 @@ export function tpSyncPoints(names: readonly string[], ctx: TpContext): TpSync[]
     if (name === 'proj' || name === 'fc2' || name === 'embed.lookup')
       blocking(sp ? 'reduce_scatter' : 'all_reduce', full(h), `TP ${sp ? 'reduce-scatter' : 'all-reduce'} ${name}`);
     if (sp && (name === 'qkv' || name === 'fc1' || name === 'lm_head'))
-      blocking('all_gather', full(h), `TP all-gather before ${name}`, i - 1);
+      blocking('all_gather', linearGather(name), `TP all-gather before ${name}`, i - 1);
     if (name === 'qkv.dgrad' || name === 'fc1.dgrad' || name === 'lm_head.dgrad') {
       // The input gradient of a column-parallel linear is reduced while its weight gradient is computed
       // (unless the framework turns that off; sequence parallelism's reduce-scatter is always async).
@@ -98,14 +105,14 @@ export function tpSyncPoints(names: readonly string[], ctx: TpContext): TpSync[]
       if (sp)
         out.push({
           op: 'all_gather',
-          bytes: full(h),
+          bytes: linearGather(name),
           afterOp: i - 1,
           neededBy: i + 1,
           label: `TP all-gather input for ${name.replace('.dgrad', '.wgrad')}`,
         });
     }
     if (sp && (name === 'proj.dgrad' || name === 'fc2.dgrad'))
-      blocking('all_gather', full(h), `TP all-gather grad before ${name}`, i - 1);
+      blocking('all_gather', linearGather(name), `TP all-gather grad before ${name}`, i - 1);
     // The vocab-parallel cross-entropy all-reduces three fp32 values per token over the TP group: the logits' max,
     // the target's logit and the sum of exponentials (megatron/core/tensor_parallel/cross_entropy.py),
     // each one needed before the loss goes on. The loss is one op here, so all three sit between the logits and it.

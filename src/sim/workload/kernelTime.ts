@@ -122,7 +122,7 @@ export function misalignedGemmSlowdown(
 export const FLASH_BLOCK = 128;
 
 /** The values of `training.precision`, each also the dtype its GEMMs run in. */
-const PRECISIONS: readonly Dtype[] = ['bf16', 'fp16', 'tf32', 'fp32'];
+const PRECISIONS: readonly Dtype[] = ['bf16', 'fp16', 'tf32', 'fp32', 'fp8'];
 
 /**
  * Why `gpu` cannot run GEMMs in `dtype`, or undefined: it has no dense peak for it. `source` says where the GPU's
@@ -265,6 +265,27 @@ function smMarginSlowdown(op: Op, gpu: GpuSpec, dtype: Dtype): number {
 }
 
 /**
+ * A GEMM's compute time in `dtype`: from a calibrated model of the whole kernel when the GPU has one (`measured`: its
+ * memory traffic is in it, so it is not max-ed with HBM time), else its FLOPs at the peak times the shape's efficiency
+ * (without a shape, a large well-shaped GEMM: the ceiling).
+ */
+function gemmComputeNs(op: Op, gpu: GpuSpec, dtype: Dtype): { ns: number; measured: boolean } {
+  const g = op.gemm;
+  const mg = gpu.measuredGemm?.[dtype];
+  const slowdown = g ? misalignedGemmSlowdown(g, dtype, gpu) : 1;
+  if (mg) {
+    const ns =
+      (g ? measuredGemmNs(g, mg) * slowdown : op.flops / (mg.ceilingTflops * 1e3)) * smMarginSlowdown(op, gpu, dtype);
+    return { ns, measured: true };
+  }
+  const eff = g ? gemmEfficiency(g.m, g.n, g.k, gpu, dtype, g.batch) : sustainedGemmCeiling(gpu, dtype);
+  return {
+    ns: (op.flops / (peakFlopsPerNs(gpu, dtype) * eff)) * slowdown * smMarginSlowdown(op, gpu, dtype),
+    measured: false,
+  };
+}
+
+/**
  * Time of one op on one GPU in integer nanoseconds.
  * GEMMs run on tensor cores at `gemmEfficiency`; flash attention at `attentionEfficiency` (causal kernels
  * execute only the unmasked half); elementwise and optimizer ops compute on the CUDA cores (fp32 peak)
@@ -278,19 +299,9 @@ export function opTimeNs(op: Op, gpu: GpuSpec, dtype: Dtype, opts: { launch?: bo
   let computeNs = 0;
   if (op.flops > 0) {
     if (op.kind === 'gemm') {
-      const g = op.gemm;
-      // A calibrated model measured the whole kernel (memory traffic included), so it is not max-ed with HBM time.
-      const mg = gpu.measuredGemm?.[dtype];
-      const slowdown = g ? misalignedGemmSlowdown(g, dtype, gpu) : 1;
-      if (mg)
-        return Math.round(
-          (g ? measuredGemmNs(g, mg) * slowdown : op.flops / (mg.ceilingTflops * 1e3)) *
-            smMarginSlowdown(op, gpu, dtype) +
-            launchNs,
-        );
-      // Without a shape, assume a large well-shaped GEMM (the ceiling).
-      const eff = g ? gemmEfficiency(g.m, g.n, g.k, gpu, dtype, g.batch) : sustainedGemmCeiling(gpu, dtype);
-      computeNs = (op.flops / (peakFlopsPerNs(gpu, dtype) * eff)) * slowdown * smMarginSlowdown(op, gpu, dtype);
+      const t = gemmComputeNs(op, gpu, op.dtype ?? dtype);
+      if (t.measured) return Math.round(t.ns + launchNs);
+      computeNs = t.ns;
     } else if (op.kind === 'attention') {
       const a = op.attention;
       const executed = a?.causal ? op.flops * causalWorkFraction(a.seqLen) : op.flops;

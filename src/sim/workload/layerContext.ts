@@ -3,6 +3,7 @@ import type { Dtype } from '../hardware/types.js';
 import { hasDropout, headDim, isCausal, isGatedMlp, kvHeadsPerRank, type ModelSpec } from './model.js';
 import { eagerRmsNorm, eagerSwiglu } from './eagerOps.js';
 import type { FrameworkSpec } from './framework.js';
+import type { Fp8Setup } from './fp8.js';
 import { resolveAttentionKernel, type AttentionKernel } from './attentionKernels.js';
 import { activationElementBytes, elementwiseOp, type CpCommType, type MicroBatchShape, type Stage } from './ops.js';
 
@@ -47,6 +48,8 @@ export interface LayerContext {
   eager: boolean;
   /** The fused attention kernel when `flash` (`MicroBatchShape.attentionKernel`). */
   attentionKernel: AttentionKernel;
+  /** FP8 training: the linear layers' GEMMs in FP8 with their quantize kernels (`MicroBatchShape.fp8`). */
+  fp8?: Fp8Setup;
 }
 
 /**
@@ -99,6 +102,7 @@ export function layerContext(model: ModelSpec, shape: MicroBatchShape): LayerCon
     fw: shape.framework,
     eager: shape.kernels === 'eager',
     attentionKernel: resolveAttentionKernel(shape.attentionKernel),
+    ...(shape.fp8 ? { fp8: shape.fp8 } : {}),
   };
 }
 

@@ -1,6 +1,7 @@
 import type { Dtype } from '../hardware/types.js';
 import type { FrameworkSpec } from './framework.js';
 import type { AttentionKernel, AttentionKernelChoice } from './attentionKernels.js';
+import type { Fp8Setup } from './fp8.js';
 
 /**
  * The unit of work the compiler places on a compute stream: one kernel (or one fused group of
@@ -66,6 +67,8 @@ export interface Op {
    */
   genericElements?: number;
   gemm?: GemmShape;
+  /** The dtype this GEMM runs in when it is not the step's (an FP8 GEMM of a bf16 step, fp8.ts); absent: the step's. */
+  dtype?: Dtype;
   attention?: AttentionShape;
   /** Trainable tensors whose gradients are complete when this (backward) op finishes. */
   gradParams?: string[];
@@ -133,6 +136,8 @@ export interface MicroBatchShape {
   kernels?: KernelMode;
   /** The fused attention kernel when `flashAttention` (attentionKernels.ts); absent: `auto`. */
   attentionKernel?: AttentionKernelChoice;
+  /** FP8 training: the transformer layers' linear GEMMs in FP8, with their quantize kernels (fp8.ts); absent: none. */
+  fp8?: Fp8Setup;
 }
 
 /** See `MicroBatchShape.kernels`. */

@@ -3,6 +3,7 @@ import { embeddingBlock, headBlock } from './headOps.js';
 import { activationStage, layerContext, normStage, residualStage, type LayerContext } from './layerContext.js';
 import { megatronGptEdges, megatronGptLayer } from './megatronOps.js';
 import { buildMlpBlocks } from './mlpOps.js';
+import { fp8LinearStage, type Fp8Input } from './fp8.js';
 import type { ModelSpec } from './model.js';
 import { assembleBlock, linearStage, type Block, type MicroBatchShape, type Op, type Stage } from './ops.js';
 
@@ -71,13 +72,19 @@ function transformerLayer(c: LayerContext, i: number, recompute: MicroBatchShape
   const attnWidth = c.headsPerRank * c.headDim;
   const fc1Out = (c.gated ? 2 : 1) * c.ffnPerRank; // SwiGLU's gate and up as one fused GEMM (Megatron)
 
-  const qkv = linearStage('qkv', T, c.h, qkvOut, c.dtype, names.qkv);
+  // Under FP8 the pre-norm layers' QKV and fc1 take their input from the norm fused with its cast (fp8.ts).
+  const afterNorm: Fp8Input = m.arch === 'bert' ? 'tensor' : 'norm';
+  const linear = (name: string, inF: number, outF: number, params: string[], input: Fp8Input) =>
+    c.fp8
+      ? fp8LinearStage({ name, tokens: T, inF, outF, params, input }, c.fp8.recipe)
+      : linearStage(name, T, inF, outF, c.dtype, params);
+  const qkv = linear('qkv', c.h, qkvOut, names.qkv, afterNorm);
   const attn = attentionStage(c);
-  const proj = linearStage('proj', T, attnWidth, c.h, c.dtype, names.proj);
+  const proj = linear('proj', attnWidth, c.h, names.proj, 'tensor');
   const res1 = residualStage('residual1', c);
-  const fc1 = linearStage('fc1', T, c.h, fc1Out, c.dtype, names.fc1);
+  const fc1 = linear('fc1', c.h, fc1Out, names.fc1, afterNorm);
   const act = activationStage(c);
-  const fc2 = linearStage('fc2', T, c.ffnPerRank, c.h, c.dtype, names.fc2);
+  const fc2 = linear('fc2', c.ffnPerRank, c.h, names.fc2, 'tensor');
   const res2 = residualStage('residual2', c);
   const ln1 = normStage('ln1', c, names.ln1);
   const ln2 = normStage('ln2', c, names.ln2);
