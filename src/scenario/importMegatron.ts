@@ -159,6 +159,7 @@ export function importMegatronArgs(text: string, context: MegatronContext = {}):
 
   importModel(c, a, tpv);
   importTraining(c, a, dp, precision);
+  importFp8(c, a, precision);
   importOptimizerState(c, a, precision ?? context.precision);
 
   for (const [name, values] of a.notModelled) {
@@ -452,6 +453,27 @@ function importTraining(
     );
   const optimizer = pick('optimizer');
   if (optimizer) c.set('training.optimizer', optimizer, flagText('optimizer'));
+}
+
+/**
+ * Megatron's FP8 flags: --fp8-format (hybrid or e4m3: the same GEMMs in FP8 either way) makes the precision fp8,
+ * --fp8-recipe and --fp8-param-gather say how (training.fp8; workload/fp8.ts). Without --fp8-format Megatron trains
+ * without FP8, and the other two do nothing.
+ */
+function importFp8(c: ImportCollector, a: MegatronArgs, precision: TrainingPrecision | undefined): void {
+  const format = a.pick('fp8-format');
+  if (!format) {
+    const stray = ['fp8-recipe', 'fp8-param-gather'].filter((f) => a.has(f)).map((f) => a.shown(f));
+    if (stray.length > 0) c.warn(`${stray.join(', ')} without --fp8-format: Megatron trains without FP8; ignored`);
+    return;
+  }
+  if (precision === 'fp16')
+    c.warn(`${a.shown('fp8-format')} with --fp16: the work outside the FP8 GEMMs is simulated in bf16, not fp16`);
+  c.set('training.precision', 'fp8', `${a.shown('fp8-format')}${precision ? ` with --${precision}` : ''}`);
+  const recipe = a.pick('fp8-recipe');
+  c.set('training.fp8.recipe', recipe ?? 'delayed', recipe ? a.shown('fp8-recipe') : 'Megatron default', !recipe);
+  const gather = a.has('fp8-param-gather');
+  c.set('training.fp8.paramGather', gather, gather ? '--fp8-param-gather' : 'Megatron default', !gather);
 }
 
 /**

@@ -84,6 +84,9 @@ export const FLAGS: Readonly<Record<string, FlagKind>> = {
   'exp-avg-dtype': choice('fp32', 'fp16', 'bf16', 'fp8'),
   'exp-avg-sq-dtype': choice('fp32', 'fp16', 'bf16', 'fp8'),
   'disable-bias-linear': BOOL,
+  'fp8-format': choice('hybrid', 'e4m3'),
+  'fp8-recipe': choice('delayed', 'tensorwise', 'mxfp8', 'blockwise'),
+  'fp8-param-gather': BOOL,
 };
 
 /** Flags that change performance but are not modelled: accepted with a warning (any values). */
@@ -104,7 +107,10 @@ export const NOT_MODELLED: Readonly<Record<string, string>> = {
     'only used by --cp-comm-type a2a+p2p, which is simulated as the p2p ring over all cp ranks',
   'expert-model-parallel-size': 'mixture-of-experts is not modelled',
   'num-experts': 'mixture-of-experts is not modelled; the model is simulated dense',
-  'fp8-format': 'FP8 GEMMs are not modelled; the step runs at the --bf16/--fp16 precision',
+  'first-last-layers-bf16': 'every transformer layer is simulated with FP8 GEMMs',
+  'num-layers-at-start-in-bf16': 'every transformer layer is simulated with FP8 GEMMs',
+  'num-layers-at-end-in-bf16': 'every transformer layer is simulated with FP8 GEMMs',
+  'no-fp8-wgrad': 'the weight-gradient GEMMs are simulated in FP8 too',
   'rampup-batch-size': 'the step is simulated at the full --global-batch-size (after the ramp-up)',
   deepspeed_config: 'pass the DeepSpeed config file to clustersim with --deepspeed-config',
   deepspeed: 'Megatron-DeepSpeed: pass the DeepSpeed config file to clustersim with --deepspeed-config',
@@ -130,7 +136,9 @@ const NO_EFFECT = new Set(
     'mock-data eod-mask-loss reset-position-ids reset-attention-mask no-persist-layer-norm norm-epsilon layernorm-epsilon ' +
     'use-checkpoint-args async-save use-dist-ckpt ckpt-fully-parallel-save ckpt-fully-parallel-load ' +
     'check-for-nan-in-loss-and-grad manual-gc manual-gc-interval bias-gelu-fusion bias-dropout-fusion masked-softmax-fusion ' +
-    'use-cpu-initialization data-impl no-create-attention-mask-in-dataloader qk-layernorm'
+    'use-cpu-initialization data-impl no-create-attention-mask-in-dataloader qk-layernorm ' +
+    // FP8 numerics (how scales are chosen), not speed.
+    'fp8-margin fp8-interval fp8-amax-history-len fp8-amax-compute-algo'
   ).split(' '),
 );
 

@@ -503,11 +503,35 @@ describe('importMegatronArgs', () => {
 
   it('lists unknown flags in a warning instead of failing, and reads the flags around them', () => {
     const r = importMegatronArgs(
-      '--tensor-model-parallel-size 2 --my-custom-flag 3 4 --another-one --pipeline-model-parallel-size 2 --fp8-format hybrid',
+      '--tensor-model-parallel-size 2 --my-custom-flag 3 4 --another-one --pipeline-model-parallel-size 2 --first-last-layers-bf16',
     );
     expect(fieldsOf(r)).toMatchObject({ 'parallel.tp': 2, 'parallel.pp': 2 });
     expect(r.warnings).toContain('unknown Megatron flags, ignored: --my-custom-flag --another-one');
-    expect(r.warnings.join('\n')).toMatch(/--fp8-format hybrid: not modelled/);
+    expect(r.warnings.join('\n')).toMatch(/--first-last-layers-bf16: not modelled/);
+  });
+
+  it('reads the FP8 flags: --fp8-format makes the precision fp8, --fp8-recipe and --fp8-param-gather say how', () => {
+    const r = importMegatronArgs(
+      '--bf16 --fp8-format hybrid --fp8-recipe tensorwise --fp8-param-gather --fp8-amax-history-len 1024',
+    );
+    expect(fieldsOf(r)).toMatchObject({
+      'training.precision': 'fp8',
+      'training.fp8.recipe': 'tensorwise',
+      'training.fp8.paramGather': true,
+    });
+    expect(r.warnings.filter((w) => /fp8/i.test(w))).toEqual([]);
+    // Megatron's defaults: delayed scaling, no parameter gather.
+    expect(fieldsOf(importMegatronArgs('--bf16 --fp8-format e4m3'))).toMatchObject({
+      'training.precision': 'fp8',
+      'training.fp8.recipe': 'delayed',
+      'training.fp8.paramGather': false,
+    });
+  });
+
+  it('says that --fp8-recipe without --fp8-format trains without FP8, and keeps bf16', () => {
+    const r = importMegatronArgs('--bf16 --fp8-recipe delayed');
+    expect(fieldsOf(r)['training.precision']).toBe('bf16');
+    expect(r.warnings.join('\n')).toMatch(/--fp8-recipe delayed without --fp8-format: Megatron trains without FP8/);
   });
 
   it('reads --overlap-param-gather, which Megatron allows only with the distributed optimizer', () => {
