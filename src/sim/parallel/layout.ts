@@ -17,6 +17,7 @@ export class ParallelLayout {
   readonly dp: number;
   private readonly tpGroups = new Map<number, number[]>();
   private readonly dpGroups = new Map<number, number[]>();
+  private readonly stageGroups = new Map<number, number[]>();
   private readonly cpGroups = new Map<number, number[]>();
   private readonly pairs = new Map<number, number[]>();
 
@@ -88,6 +89,18 @@ export class ParallelLayout {
     const key = p * this.tp + t;
     let g = this.dpGroups.get(key);
     if (!g) this.dpGroups.set(key, (g = Array.from({ length: this.dp }, (_, d) => this.rank(t, d, p))));
+    return g;
+  }
+
+  /** Every rank of pipeline stage p (all TP ranks of all replicas), in rank order; the same array every time. */
+  stageGroup(p: number): readonly number[] {
+    let g = this.stageGroups.get(p);
+    if (!g) {
+      g = [];
+      for (let d = 0; d < this.dp; d++) for (let t = 0; t < this.tp; t++) g.push(this.rank(t, d, p));
+      g.sort((a, b) => a - b);
+      this.stageGroups.set(p, g);
+    }
     return g;
   }
 }

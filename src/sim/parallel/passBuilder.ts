@@ -1,3 +1,4 @@
+import type { CollectiveOp } from '../collectives/types.js';
 import type { Program, StreamKind } from '../program/types.js';
 import type { Block } from '../workload/ops.js';
 import type { PassTemplate } from './blockTemplate.js';
@@ -81,6 +82,28 @@ export class PassBuilder {
       'compute',
       members,
     );
+  }
+
+  /**
+   * A collective over `group` (which may be wider than the TP group) on the members' compute streams after their
+   * latest compute task: the work after it waits for it.
+   */
+  blockingCollective(
+    label: string,
+    work: { op: CollectiveOp; group: readonly number[]; bytes: number },
+    op: PipeOp,
+  ): void {
+    const deps = this.ranks.members.map((_, i) => this.lastCompute[i]).filter((x): x is number => x !== undefined);
+    const id = this.program.collective(
+      'tp-collective',
+      `${label} mb${op.microBatch}`,
+      work,
+      deps,
+      op.microBatch,
+      'compute',
+      this.ranks.members,
+    );
+    this.carry = [...this.carry, id];
   }
 
   /**

@@ -5,10 +5,11 @@ import { buildBlocks } from '../workload/transformerOps.js';
 import { resolveAttentionKernel } from '../workload/attentionKernels.js';
 import { scheduleRules } from '../workload/framework.js';
 import { passStartHostNs } from '../workload/passStartWait.js';
+import { fp8AmaxReductionBytes } from '../workload/fp8.js';
 import { jitterer } from '../engine/random.js';
 import { gpuSpeedFactors } from './gpuSpeed.js';
 import { ParallelLayout } from './layout.js';
-import { peakInFlight, stageSchedule } from './schedules.js';
+import { peakInFlight, stageSchedule, type PipeOp } from './schedules.js';
 import { tpSyncPoints } from './tpSync.js';
 import { cpSyncPoints } from './contextParallel.js';
 import { cpRing, RingWaits } from './cpRing.js';
@@ -260,7 +261,23 @@ function compilePass(
   }
   for (const b of list)
     builder.addBlock(b, pass.templates.get(b)![op.kind], op, rec, b === list[0] ? start : undefined);
+  addAmaxReduction(scope, builder, { op, virtualStage: vs, blocks: pass.blocks });
   return rec;
+}
+
+/** FP8 delayed scaling's one amax all-reduce of a chunk's pass over the whole stage (fp8.ts `fp8AmaxReductionBytes`). */
+function addAmaxReduction(
+  scope: CompileScope,
+  builder: PassBuilder,
+  pass: { op: PipeOp; virtualStage: number; blocks: Block[] },
+): void {
+  const { ctx, layout } = scope;
+  if (ctx.setup.training.fp8?.recipe !== 'delayed') return;
+  const layers = pass.blocks.filter((b) => b.layer >= 0 && b.layer < ctx.setup.model.layers).length;
+  const group = layout.stageGroup(pass.virtualStage % ctx.pp);
+  if (layers === 0 || group.length === 1) return;
+  const bytes = fp8AmaxReductionBytes(layers, pass.op.kind);
+  builder.blockingCollective('fp8 amax all-reduce', { op: 'all_reduce', group, bytes }, pass.op);
 }
 
 /**

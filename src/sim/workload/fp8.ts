@@ -102,6 +102,18 @@ export function fp8WeightCastBytes(elements: number, shardElements: number, para
 }
 
 /**
+ * Delayed scaling's amax reduction: when Megatron's FP8 context around a model chunk's transformer layers exits
+ * (forward), and once in that chunk's backward, Transformer Engine all-reduces (MAX) the amaxes of every FP8 tensor
+ * of the chunk in one call (`FP8GlobalStateManager.reduce_and_update_fp8_tensors`) over the amax reduction group,
+ * tensor × data × context parallel (Megatron parallel_state `get_amax_reduction_group`), on the compute stream. Its
+ * bytes: one fp32 amax per tensor, the input and weight of each of a layer's four FP8 GEMMs forward, their output
+ * gradients backward.
+ */
+export function fp8AmaxReductionBytes(layers: number, kind: 'F' | 'B'): number {
+  return layers * 4 * (kind === 'F' ? 2 : 1) * 4;
+}
+
+/**
  * Bytes per FP8 weight element that FP8 adds to a rank's memory: the cached FP8 weight and its transpose beside the
  * bf16 weight (module/base.py `_fp8_workspaces`), 2; none with the FP8 parameter gather, where the 1-byte FP8 weight
  * and its transpose replace the 2-byte bf16 weight.
