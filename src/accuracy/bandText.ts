@@ -1,5 +1,5 @@
 import { bandRangeS, errorBandFor, type ErrorBand, type Residual } from './errorBand.js';
-import { kindWords, type SetupKind } from './setupKind.js';
+import { kindWords, type SetupKind, type KindPart } from './setupKind.js';
 
 /**
  * The error band as the outputs show it: a sentence for `simulate`, a short cell for `scale`'s table, and the
@@ -9,7 +9,7 @@ import { kindWords, type SetupKind } from './setupKind.js';
 export type BandJson =
   | {
       rows: number;
-      matched: (keyof SetupKind)[];
+      matched: KindPart[];
       sets: string[];
       edges: ErrorBand['edges'];
       lowPct: number;
@@ -23,7 +23,7 @@ export type BandJson =
 const signed = (x: number) => `${x >= 0 ? '+' : '−'}${Math.abs(x).toFixed(0)}%`;
 
 /** The parts of the kind the band's rows share, in words: `Ampere (A100), pipeline-parallel, several nodes`. */
-function matchedWords(kind: SetupKind, matched: readonly (keyof SetupKind)[]): string {
+function matchedWords(kind: SetupKind, matched: readonly KindPart[]): string {
   const words = matched.map((part) => (kindWords[part] as (v: string) => string)(kind[part])).join(', ');
   // Rows of other GPUs, or of other parallel styles, stand in: say so.
   if (!matched.includes('gpu')) return `${words} on other GPUs (too few validated on ${kindWords.gpu(kind.gpu)})`;
@@ -69,7 +69,7 @@ export function bandBasis(kind: SetupKind, band: ErrorBand | undefined): string 
   return (
     `validated runs like this one measured ${moreOrLess(band.lowPct)} to ${moreOrLess(band.highPct)} than predicted ` +
     `(${band.edges === 'p10-p90' ? '10th to 90th percentile' : 'lowest to highest'}, median ${moreOrLess(band.medianPct)}; ` +
-    `${band.rows} rows: ${matchedWords(kind, band.matched)}; ` +
+    `${band.rows} ${kind.fp8 ? 'FP8 ' : ''}rows: ${matchedWords(kind, band.matched)}; ` +
     `from ${band.sets.join(', ')})`
   );
 }

@@ -1,4 +1,4 @@
-import type { SetupKind } from './setupKind.js';
+import type { SetupKind, KindPart } from './setupKind.js';
 import { quantile } from '../calibrate/stats.js';
 
 /**
@@ -20,7 +20,7 @@ export interface ErrorBand {
   /** Rows the band rests on. */
   rows: number;
   /** The parts of the kind those rows share with the prediction. */
-  matched: (keyof SetupKind)[];
+  matched: KindPart[];
   /** The sets they come from. */
   sets: string[];
   /** What the edges are: the 10th and 90th percentile, or with fewer than `PERCENTILE_MIN_ROWS` rows the extremes. */
@@ -46,7 +46,7 @@ export const PERCENTILE_MIN_ROWS = 10;
  * its errors differ most (the FSDP runs are the most optimistic on every GPU), so a Hopper pipeline is judged by the
  * pipelines of other GPUs before the Hopper runs of other styles; the GPU generation alone is the last resort.
  */
-export const MATCH_LEVELS: readonly (keyof SetupKind)[][] = [
+export const MATCH_LEVELS: readonly KindPart[][] = [
   ['gpu', 'style', 'scale', 'host'],
   ['gpu', 'style', 'scale'],
   ['gpu', 'style'],
@@ -59,7 +59,7 @@ export const MATCH_LEVELS: readonly (keyof SetupKind)[][] = [
 export const residualPct = (r: Pick<Residual, 'measuredS' | 'predictedS'>): number =>
   100 * (r.measuredS / r.predictedS - 1);
 
-export function bandOf(rows: readonly Residual[], matched: (keyof SetupKind)[]): ErrorBand {
+export function bandOf(rows: readonly Residual[], matched: KindPart[]): ErrorBand {
   const pcts = rows.map(residualPct);
   const percentiles = rows.length >= PERCENTILE_MIN_ROWS;
   return {
@@ -75,8 +75,10 @@ export function bandOf(rows: readonly Residual[], matched: (keyof SetupKind)[]):
 
 /** The band of a prediction of this kind, from the closest level with enough rows; undefined when none has. */
 export function errorBandFor(kind: SetupKind, residuals: readonly Residual[]): ErrorBand | undefined {
+  // FP8 and 16-bit training are told apart before any other part of the kind.
+  const sameNumerics = residuals.filter((r) => (r.kind.fp8 === true) === (kind.fp8 === true));
   for (const level of MATCH_LEVELS) {
-    const rows = residuals.filter((r) => level.every((part) => r.kind[part] === kind[part]));
+    const rows = sameNumerics.filter((r) => level.every((part) => r.kind[part] === kind[part]));
     if (rows.length >= BAND_MIN_ROWS) return bandOf(rows, level);
   }
   return undefined;

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import type { Residual } from './errorBand.js';
-import type { SetupKind } from './setupKind.js';
+import type { SetupKind, KindPart } from './setupKind.js';
 
 /**
  * The validation residuals the error bands rest on: data/validation-residuals.json, written by
@@ -28,7 +28,7 @@ export interface ResidualFile {
   rows: StoredResidual[];
 }
 
-const KIND_KEYS: (keyof SetupKind)[] = ['gpu', 'style', 'scale', 'host'];
+const KIND_KEYS: KindPart[] = ['gpu', 'style', 'scale', 'host'];
 
 /** The file as text: one row a line, so that a change to the model shows as the rows it moved. */
 export function residualFileText(file: ResidualFile): string {

@@ -11,6 +11,11 @@ export interface SetupKind {
   style: ParallelStyle;
   scale: 'one-node' | 'multi-node';
   host: 'framework-host' | 'kernels-only';
+  /**
+   * FP8 training (present, true, only then): its GEMMs and casts are modelled apart from 16-bit training's, so a band
+   * rests on runs of the same numerics only (errorBand.ts).
+   */
+  fp8?: true;
 }
 
 export type GpuGeneration = 'volta' | 'ampere' | 'hopper' | 'other';
@@ -35,7 +40,10 @@ export function gpuGeneration(computeCapability: number | undefined): GpuGenerat
   return 'other';
 }
 
-export const KIND_VALUES: Record<keyof SetupKind, readonly string[]> = {
+/** The parts of a kind a band matches on, level by level (errorBand.ts); `fp8` separates the rows before them. */
+export type KindPart = Exclude<keyof SetupKind, 'fp8'>;
+
+export const KIND_VALUES: Record<KindPart, readonly string[]> = {
   gpu: ['volta', 'ampere', 'hopper', 'other'],
   style: PARALLEL_STYLES,
   scale: ['one-node', 'multi-node'],
@@ -51,7 +59,8 @@ export function setupKindProblem(v: unknown): string | undefined {
     if (typeof o[part] !== 'string' || !allowed.includes(o[part] as string))
       return `has ${part} ${JSON.stringify(o[part]) ?? 'missing'}; expected ${allowed.join(' | ')}`;
   }
-  const extra = Object.keys(o).filter((k) => !Object.hasOwn(KIND_VALUES, k));
+  if (o.fp8 !== undefined && o.fp8 !== true) return `has fp8 ${JSON.stringify(o.fp8)}; expected true or nothing`;
+  const extra = Object.keys(o).filter((k) => !Object.hasOwn(KIND_VALUES, k) && k !== 'fp8');
   return extra.length > 0 ? `has unknown field(s) ${extra.join(', ')}` : undefined;
 }
 
@@ -62,12 +71,13 @@ export function parallelStyle(p: Pick<StepSetup['parallel'], 'tp' | 'pp' | 'cp' 
   return 'data';
 }
 
-export function setupKind(setup: Pick<StepSetup, 'cluster' | 'parallel' | 'framework'>): SetupKind {
+export function setupKind(setup: Pick<StepSetup, 'cluster' | 'parallel' | 'framework' | 'training'>): SetupKind {
   return {
     gpu: gpuGeneration(setup.cluster.node.gpu.computeCapability),
     style: parallelStyle(setup.parallel),
     scale: setup.cluster.nodes > 1 ? 'multi-node' : 'one-node',
     host: setup.framework ? 'framework-host' : 'kernels-only',
+    ...(setup.training.precision === 'fp8' ? { fp8: true as const } : {}),
   };
 }
 

@@ -12,6 +12,7 @@ import { allSetsSummary, setFigures, stepOutcome, type AllSetsSummary, type Step
 import { h200KernelRows } from './runH200Kernels.js';
 import type { ValidateOptions } from './validateArgs.js';
 import { FITTED_CONSTANTS, meanSquaredPct } from './fittedConstants.js';
+import { FP8_SPEEDUP_TOLERANCE_PCT, fp8Pairs, type Fp8Pair } from './fp8Pairs.js';
 
 /**
  * `npm run validate -- --all`: every published set predicted on one pool of threads; prints each set's rows, MAPE,
@@ -24,6 +25,7 @@ const HAND_OUT_FIRST: readonly StepSetName[] = [
   'megatron-sc21',
   'megatron-sp22',
   'nemo-dgxc-h100',
+  'nemo-dgxc-h100-fp8',
   'fms-fsdp-a100',
   'llm-foundry-fsdp',
 ];
@@ -74,7 +76,25 @@ function writeResiduals(outcomes: readonly StepOutcome[]): void {
 
 const pct = (x: number, d = 1) => `${x >= 0 ? '+' : ''}${x.toFixed(d)}%`;
 
-function summaryLines(s: AllSetsSummary, kernels: ReturnType<typeof setFigures>): string[] {
+/** The FP8 speed-up of each pair, measured against predicted (the FP8 issue's target: within 5%). */
+function fp8PairLines(pairs: readonly Fp8Pair[]): string[] {
+  if (pairs.length === 0) return [];
+  const rows = pairs.map((p) => [
+    p.label,
+    `${p.measuredSpeedup.toFixed(3)}×`,
+    `${p.predictedSpeedup.toFixed(3)}×`,
+    pct(p.errorPct),
+  ]);
+  const within = pairs.filter((p) => Math.abs(p.errorPct) <= FP8_SPEEDUP_TOLERANCE_PCT).length;
+  return [
+    '',
+    'FP8 speed-up over bf16, the same run in both (nemo-dgxc-h100 and nemo-dgxc-h100-fp8): bf16 step time / FP8 step time',
+    formatTable(['run', 'measured', 'predicted', 'error'], rows).replace(/^/gm, '  '),
+    `  ${within} of ${pairs.length} within ${FP8_SPEEDUP_TOLERANCE_PCT}% of the measured speed-up`,
+  ];
+}
+
+function summaryLines(s: AllSetsSummary & { fp8Pairs: Fp8Pair[] }, kernels: ReturnType<typeof setFigures>): string[] {
   const setRows = [...s.sets, kernels].map((f) => [
     f.set,
     f.rows,
@@ -94,7 +114,7 @@ function summaryLines(s: AllSetsSummary, kernels: ReturnType<typeof setFigures>)
   ]);
   const w = kindWords;
   const bandRows = s.bands.map(({ kind: k, band: b }) => [
-    w.gpu(k.gpu),
+    w.gpu(k.gpu) + (k.fp8 ? ', FP8' : ''),
     w.style(k.style),
     w.scale(k.scale),
     w.host(k.host),
@@ -118,6 +138,7 @@ function summaryLines(s: AllSetsSummary, kernels: ReturnType<typeof setFigures>)
       '  ',
     ),
     '  regret: measured time of the predicted-fastest split over the measured fastest, minus 1; tau-b, mean over groups',
+    ...fp8PairLines(s.fp8Pairs),
     '',
     ...fittedConstantLines(),
     '',
@@ -152,7 +173,7 @@ function fittedConstantLines(): string[] {
 
 export async function runAllSets(options: Pick<ValidateOptions, 'limit' | 'json' | 'writeResiduals'>): Promise<void> {
   const { outcomes, wallS, threads } = await predictAll(options.limit);
-  const summary = allSetsSummary(outcomes);
+  const summary = { ...allSetsSummary(outcomes), fp8Pairs: fp8Pairs(outcomes, 'nemo-dgxc-h100', 'nemo-dgxc-h100-fp8') };
   const kernelRows = h200KernelRows(options.limit);
   const kernels = setFigures(
     'h200-kernels',

@@ -28,6 +28,7 @@ export const STEP_SETS = [
   'megatron-sc21',
   'megatron-sp22',
   'nemo-dgxc-h100',
+  'nemo-dgxc-h100-fp8',
   'fms-fsdp-a100',
   'llm-foundry-fsdp',
   'deepspeed-azure-zero3',
@@ -53,6 +54,7 @@ export const STEP_SET_DESCRIPTIONS: Record<StepSetName, string> = {
   'megatron-sc21': 'Megatron-LM GPT 1.7B-1T, 32-3,072 A100 (Narayanan et al. SC21, Table 1)',
   'megatron-sp22': 'Megatron-LM GPT 22B-1T, TP 8, no DP, A100 (Korthikanti et al. 2022, Table 5)',
   'nemo-dgxc-h100': 'NeMo Nemotron-4 and Llama 3.1, 8-2,048 H100 (NVIDIA DGX Cloud recipes)',
+  'nemo-dgxc-h100-fp8': 'the same runs in FP8 (delayed scaling, FP8 parameter gather; DGX Cloud recipes)',
   'fms-fsdp-a100': 'PyTorch FSDP Llama-2 7B-70B, 128 A100 (IBM fms-fsdp)',
   'llm-foundry-fsdp': 'Composer/PyTorch FSDP MPT 125M-70B, 8-512 A100 and H100 (llm-foundry)',
   'deepspeed-azure-zero3': 'DeepSpeed ZeRO-3 GPT-3 175B, no TP or PP, 128-1,024 A100 (DeepSpeed on Azure, 2022)',
@@ -105,8 +107,20 @@ function sp22Tasks(limit: number): StepTask[] {
 }
 
 /** The rows of a data file with text columns (`#` comment lines, a header, then rows), each by its header's names. */
+type CheckSet = 'nemo-dgxc-h100' | 'nemo-dgxc-h100-fp8' | 'fms-fsdp-a100';
+
+/**
+ * What a set changes in its scenarios: the FP8 runs of the DGX Cloud recipes (v24.11.1-v25.03, NeMo 1.0) set
+ * `fp8_hybrid` with per-tensor delayed scaling and `+model.fp8_params` (configure.sh), the FP8 parameter gather.
+ */
+const CHECK_SET_OVERRIDES: Record<CheckSet, string[]> = {
+  'nemo-dgxc-h100': [],
+  'nemo-dgxc-h100-fp8': ['training.precision=fp8', 'training.fp8.recipe=delayed', 'training.fp8.paramGather=true'],
+  'fms-fsdp-a100': [],
+};
+
 /** The runs of the scenarios in scenarios/checks/ (test/validation/published-checks.csv). */
-function checkTasks(set: 'nemo-dgxc-h100' | 'fms-fsdp-a100', limit: number): StepTask[] {
+function checkTasks(set: CheckSet, limit: number): StepTask[] {
   const rows = csvRecords('published-checks.csv').filter((r) => r.set === set);
   return rows
     .slice(0, limit)
@@ -114,6 +128,7 @@ function checkTasks(set: 'nemo-dgxc-h100' | 'fms-fsdp-a100', limit: number): Ste
       const raw = applyOverrides(loadScenarioFile(`${CHECKS_DIR}${file}`).raw, [
         `cluster.nodes=${nodes}`,
         `training.globalBatch=${globalBatch}`,
+        ...CHECK_SET_OVERRIDES[set],
       ]) as Record<string, unknown>;
       const setup = resolveScenario(raw, file, CHECKS_DIR);
       const gpus = setup.parallel.tp * setup.parallel.pp * setup.parallel.dp * (setup.parallel.cp ?? 1);
@@ -213,6 +228,7 @@ export function stepTasks(sets: readonly StepSetName[], limit = Infinity): StepT
     'megatron-sc21': () => sc21Tasks(limit),
     'megatron-sp22': () => sp22Tasks(limit),
     'nemo-dgxc-h100': () => checkTasks('nemo-dgxc-h100', limit),
+    'nemo-dgxc-h100-fp8': () => checkTasks('nemo-dgxc-h100-fp8', limit),
     'fms-fsdp-a100': () => checkTasks('fms-fsdp-a100', limit),
     'llm-foundry-fsdp': () => llmFoundryTasks(limit),
     'deepspeed-azure-zero3': () => deepspeedAzureTasks(limit),

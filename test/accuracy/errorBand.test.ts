@@ -19,6 +19,21 @@ const row = (pct: number, k: SetupKind = kind(), set = 'a'): Residual => ({
 });
 
 describe('error band of a prediction', () => {
+  it('rests an FP8 prediction on FP8 runs only, and a 16-bit one on 16-bit runs only', () => {
+    const fp8 = kind({ fp8: true });
+    const rows = [
+      ...Array(BAND_MIN_ROWS)
+        .fill(0)
+        .map(() => row(10, fp8, 'fp8')),
+      ...[1, 2, 3, 4, 5].map((p) => row(p)),
+    ];
+    expect(errorBandFor(fp8, rows)!.medianPct).toBeCloseTo(10, 9);
+    expect(errorBandFor(fp8, rows)!.sets).toEqual(['fp8']);
+    expect(errorBandFor(kind(), rows)!.medianPct).toBeCloseTo(3, 9);
+    // Too few FP8 runs anywhere: no band, rather than the 16-bit runs' one.
+    expect(errorBandFor(fp8, rows.slice(1))).toBeUndefined();
+  });
+
   it('interpolates quantiles between order statistics', () => {
     expect(quantile([1, 2, 3, 4, 5], 0.5)).toBe(3);
     // 0.1 × 4 = 0.4 of the way from 1 to 2.
