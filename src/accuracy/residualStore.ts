@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import type { Residual } from './errorBand.js';
-import type { SetupKind, KindPart } from './setupKind.js';
+import type { KindPart } from './setupKind.js';
 
 /**
  * The validation residuals the error bands rest on: data/validation-residuals.json, written by
