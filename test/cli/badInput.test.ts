@@ -191,7 +191,7 @@ describe('bad input: wrong types', () => {
 
   it('lists the choices of an enumerated field', async () => {
     const r = await cli('simulate', scenario(), '--set', 'training.precision=fp4');
-    expectBadInput(r, "training.precision: expected one of 'bf16', 'fp16', 'fp32', 'tf32', got 'fp4'");
+    expectBadInput(r, "training.precision: expected one of 'bf16', 'fp16', 'fp32', 'tf32', 'fp8', got 'fp4'");
   });
 
   it('reports a section that is not a mapping', async () => {
