@@ -180,6 +180,18 @@ export function candidateChanges(s: Scenario, r: StepResult): Candidate[] {
     s.cluster.node.gpu.attentionKernels?.fa3
   )
     add('FlashAttention-3 (Hopper)', 'training.attentionKernel=fa3');
+  // A compute-bound bf16 step on a GPU with an FP8 peak: the linear GEMMs in FP8 (workload/fp8.ts), as Transformer
+  // Engine runs them under Megatron-Core (not the Megatron-DeepSpeed model, not ZeRO-3); a change to the numerics.
+  if (
+    t.precision === 'bf16' &&
+    !ownGpu &&
+    r.bottleneck.bound === 'compute' &&
+    (s.cluster.node.gpu.peakTflops.fp8 ?? 0) > 0 &&
+    s.model.arch !== 'mlp' &&
+    t.framework === 'none' &&
+    p.zero !== 3
+  )
+    add('FP8 GEMMs (Transformer Engine, delayed scaling; changes the numerics)', 'training.precision=fp8');
   if (p.zero === 3) add('ZeRO-2 instead of ZeRO-3', 'parallel.zero=2');
   if (p.zero === 0 && !p.ddp.overlap && p.dp > 1)
     add('overlap the gradient all-reduce with backward', 'parallel.ddp.overlap=true');

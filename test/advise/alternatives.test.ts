@@ -372,6 +372,32 @@ describe('what to try: candidate changes from what bounds the step', () => {
   });
 });
 
+describe('what to try: FP8 GEMMs', () => {
+  const raw = (preset: string, training: Record<string, unknown> = {}) => ({
+    name: 'fp8',
+    cluster: { preset, nodes: 1 },
+    model: { preset: 'llama3-8b', layers: 4, seqLen: 4096 },
+    training: { globalBatch: 32, microBatch: 1, precision: 'bf16', ...training },
+    parallel: { zero: 1 },
+  });
+  const offersFp8 = (r: Record<string, unknown>) =>
+    candidates(r).list.some((c) => c.sets.join(' ') === 'training.precision=fp8');
+
+  it('offers FP8 to a compute-bound bf16 step on Hopper, and the FP8 step is faster', async () => {
+    const { r, list } = candidates(raw('dgx-h100'));
+    expect(r.bottleneck.bound).toBe('compute');
+    const fp8 = list.find((c) => c.sets.join(' ') === 'training.precision=fp8')!;
+    expect(fp8.label).toMatch(/changes the numerics/);
+    const [tried] = await tryAlternatives(raw('dgx-h100'), [fp8], 1);
+    expect(tried.stepTimeS).toBeLessThan(r.stepTimeS);
+  });
+
+  it('offers none on a GPU without an FP8 peak, nor under the Megatron-DeepSpeed model, which has no FP8 path', () => {
+    expect(offersFp8(raw('dgx-a100-80gb'))).toBe(false);
+    expect(offersFp8(raw('dgx-h100', { framework: 'megatron-deepspeed' }))).toBe(false);
+  });
+});
+
 describe("what to try on a GPU of the scenario's own", () => {
   it("offers neither FlashAttention-3 nor Transformer Engine's overlap to a GPU that borrows a Hopper preset's figures", () => {
     const base = {
