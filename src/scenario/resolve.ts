@@ -2,8 +2,7 @@ import type { Fp8Setup } from '../sim/workload/fp8.js';
 import { fp8Problems, fp8SetupOf } from './fp8Checks.js';
 import { ZodError } from 'zod';
 import type { StepSetup } from '../sim/setup.js';
-import type { ClusterSpec, GpuSpec, NetworkSpec, NodeSpec } from '../sim/hardware/types.js';
-import { gpuPreset, networkPreset, nodePreset, nodePresetNames } from '../sim/hardware/presets.js';
+import type { ClusterSpec } from '../sim/hardware/types.js';
 import { headDim, withPlainHeadDim, type ModelSpec } from '../sim/workload/model.js';
 import { modelPreset } from '../sim/workload/modelPresets.js';
 import { modelFromHfConfig } from '../sim/workload/hfConfig.js';
@@ -14,15 +13,14 @@ import {
   type FrameworkSpec,
 } from '../sim/workload/framework.js';
 import { ScenarioError } from '../sim/errors.js';
-import { GiB } from '../sim/engine/units.js';
 import { clusterSchema, modelSchema, scenarioSchema, type ScenarioInput } from './schema.js';
+import { attempt, linkLatencyFields, resolveCluster, withOverrides } from './resolveCluster.js';
 import { InvalidScenarioError, problemOf, type Problem } from './errors.js';
 import { expectation, zodProblems } from './zodProblems.js';
-import { defaultNetworkFor } from './defaultNetworks.js';
 import { resolve as resolvePath } from 'node:path';
 import { readStructuredFile } from './load.js';
 import { resolveMeasuredCollectives } from './measuredCollectives.js';
-import { gpuTrainingProblems, learnedPositionsWarning, nicCountProblem } from './hardwareChecks.js';
+import { gpuTrainingProblems, learnedPositionsWarning } from './hardwareChecks.js';
 import { simulationLimitProblems } from './simulationLimits.js';
 import { checkParallel, optimizerStateProblems, tpCommOverlapProblems } from './parallelChecks.js';
 import { nvlsUnavailable } from '../sim/collectives/collectiveService.js';
@@ -74,49 +72,6 @@ export interface Scenario extends StepSetup {
   warnings?: string[];
 }
 
-function withOverrides<T extends object>(
-  base: T,
-  overrides: Record<string, unknown> | undefined,
-  skip: string[] = ['preset'],
-): T {
-  const out = { ...base } as Record<string, unknown>;
-  for (const [k, v] of Object.entries(overrides ?? {})) if (!skip.includes(k) && v !== undefined) out[k] = v;
-  return out as T;
-}
-
-function resolveGpu(input: ScenarioInput['cluster']['gpu'], base: GpuSpec): GpuSpec {
-  if (input === undefined) return base;
-  if (typeof input === 'string') return gpuPreset(input, 'cluster.gpu');
-  const start = input.preset ? gpuPreset(input.preset, 'cluster.gpu.preset') : base;
-  const gpu = withOverrides(start, input, ['preset', 'memoryGiB', 'peakTflops', 'gemmCeiling']);
-  if (input.memoryGiB !== undefined) gpu.memoryBytes = input.memoryGiB * GiB;
-  if (input.peakTflops) gpu.peakTflops = { ...start.peakTflops, ...input.peakTflops };
-  if (input.gemmCeiling) gpu.gemmCeiling = { ...start.gemmCeiling, ...input.gemmCeiling };
-  if (input.name === undefined && input.preset === undefined) gpu.name = `${start.name} (modified)`;
-  const inherited = inheritedKernelFigures(input, start);
-  if (input.preset === undefined && input.name !== undefined && input.name !== start.name && inherited.length > 0)
-    gpu.kernelFiguresOf = { gpu: start.name, figures: inherited };
-  return gpu;
-}
-
-/** The fields that set how fast a GPU's kernels run, beyond its peaks and bandwidth. */
-const KERNEL_FIGURE_FIELDS = [
-  'gemmCeiling',
-  'sustainedGemmFraction',
-  'smCount',
-  'computeCapability',
-  'hbmEfficiency',
-  'kernelLaunchNs',
-] as const;
-
-/** What a GPU mapping keeps of `start`'s kernel figures: the fields it leaves out, and the tables no field sets. */
-function inheritedKernelFigures(input: Record<string, unknown>, start: GpuSpec): string[] {
-  const fields: string[] = KERNEL_FIGURE_FIELDS.filter((k) => input[k] === undefined);
-  if (start.attentionKernels) fields.push('attention-kernel figures');
-  if (start.misalignedGemmSlowdown) fields.push('misaligned-GEMM slowdowns');
-  return fields;
-}
-
 /**
  * The training length taken for a Hugging Face config when the scenario gives none: a config states the longest
  * sequence the model takes (131,072 for Qwen2.5, whose first result would be a 647 GiB OOM), not the length it is
@@ -132,81 +87,6 @@ function hfSeqLenWarning(config: string, maxPositions: number, seqLen: number): 
       ? `using ${seqLen} tokens, the length most pretraining runs at, not the ${maxPositions} positions ${config} allows (max_position_embeddings or n_positions)`
       : `using the longest sequence ${config} allows (max_position_embeddings or n_positions, ${maxPositions})`;
   return `training.seqLen not given: ${which}; it sets activation memory and step time, so give training.seqLen for the length you train with`;
-}
-
-/** The link latency fields of a cluster and whether the scenario gave each (a preset's own values are not warned of). */
-function linkLatencyFields(c: ScenarioInput['cluster']): [string, boolean][] {
-  const node = typeof c.node === 'object' ? c.node : undefined;
-  const network = typeof c.network === 'object' ? c.network : undefined;
-  return [
-    ['node.nvlinkLatencyNs', node?.nvlinkLatencyNs !== undefined],
-    ['node.pcieLatencyNs', node?.pcieLatencyNs !== undefined],
-    ['network.linkLatencyNs', network?.linkLatencyNs !== undefined],
-  ];
-}
-
-/**
- * Runs `f`; a `ScenarioError` it throws becomes problems in `problems` and the result is undefined,
- * so independent parts of a scenario are all checked before anything is reported.
- */
-function attempt<T>(problems: Problem[], f: () => T): T | undefined {
-  try {
-    return f();
-  } catch (err) {
-    if (err instanceof InvalidScenarioError) problems.push(...err.problems);
-    else if (err instanceof ScenarioError) problems.push(problemOf(err));
-    else throw err;
-    return undefined;
-  }
-}
-
-function resolveCluster(c: ScenarioInput['cluster'], source: string): ClusterSpec {
-  const nodeName = c.node?.preset ?? c.preset;
-  if (!nodeName)
-    throw new ScenarioError(
-      'cluster.preset',
-      `is required: name a node preset (one of: ${nodePresetNames().join(', ')}) and override its fields inline under cluster.node, cluster.gpu, cluster.network`,
-    );
-  const problems: Problem[] = [];
-  const baseNode = attempt(problems, () =>
-    nodePreset(nodeName, c.node?.preset ? 'cluster.node.preset' : 'cluster.preset'),
-  );
-  // With an unknown node there is no GPU to start from, but a GPU preset named in full can still be checked.
-  const gpu = attempt(problems, () =>
-    baseNode
-      ? resolveGpu(c.gpu, baseNode.gpu)
-      : typeof c.gpu === 'string'
-        ? gpuPreset(c.gpu, 'cluster.gpu')
-        : c.gpu?.preset
-          ? gpuPreset(c.gpu.preset, 'cluster.gpu.preset')
-          : undefined,
-  );
-  const network = attempt(problems, (): NetworkSpec => {
-    if (typeof c.network === 'string') return networkPreset(c.network, 'cluster.network');
-    const netName = c.network?.preset ?? defaultNetworkFor(nodeName);
-    return withOverrides(networkPreset(netName, 'cluster.network.preset'), c.network);
-  });
-  if (!baseNode || !gpu || !network) throw new InvalidScenarioError(source, problems);
-  const node: NodeSpec = withOverrides(baseNode, c.node, ['preset', 'hostMemoryGiB']);
-  if (c.node?.hostMemoryGiB !== undefined) node.hostMemoryBytes = c.node.hostMemoryGiB * GiB;
-  node.gpu = gpu;
-  if (node.intra === 'pcie' && node.nvls)
-    throw new ScenarioError(
-      'cluster.node.nvls',
-      'NVLink SHARP needs an NVSwitch node (intra: nvswitch); set it to false or use an NVSwitch node preset',
-    );
-  // NVLink of no bandwidth would carry every transfer inside the node in no time.
-  if (node.intra !== 'pcie' && node.gpusPerNode > 1 && node.nvlinkBandwidthGBps === 0) {
-    throw new ScenarioError(
-      'cluster.node.nvlinkBandwidthGBps',
-      `is 0, but the GPUs of this node talk over NVLink (intra: ${node.intra}); give its bandwidth per GPU and direction, or set cluster.node.intra: pcie for a node without NVLink`,
-    );
-  }
-  const nicProblem = nicCountProblem(node.gpusPerNode, node.nicsPerNode);
-  if (nicProblem) throw new ScenarioError('cluster.node.nicsPerNode', nicProblem);
-  // A GPU other than the node preset's is named, or the header would show the preset's GPU beside another's memory.
-  const gpuNote = gpu !== baseNode.gpu ? ` with ${gpu.name}` : '';
-  return { name: `${c.nodes}× ${node.name}${gpuNote}`, node, nodes: c.nodes, network };
 }
 
 /** Reads a Hugging Face config.json named in the scenario; every problem with it is reported at `model.hfConfig`. */

@@ -1,11 +1,7 @@
 import { z } from 'zod';
 import { FRAMEWORK_NAMES } from '../sim/workload/framework.js';
+import { FP8_RECIPE_NAMES } from '../sim/workload/fp8.js';
 
-/**
- * Megatron's --fp8-recipe values: the modelled ones (FP8_RECIPES) and two that are refused with the reason
- * (fp8Checks.ts): `mxfp8` (Blackwell only) and `blockwise` (not modelled).
- */
-export const FP8_RECIPE_NAMES = ['delayed', 'tensorwise', 'mxfp8', 'blockwise'] as const;
 import { ATTENTION_KERNEL_NAMES } from '../sim/workload/attentionKernels.js';
 import {
   DEEPSPEED_PERSISTENCE_THRESHOLD_ELEMENTS,

@@ -26,6 +26,12 @@ export type Fp8Recipe = 'delayed' | 'tensorwise';
 
 export const FP8_RECIPES: readonly Fp8Recipe[] = ['delayed', 'tensorwise'];
 
+/**
+ * Megatron's --fp8-recipe values: the modelled ones (FP8_RECIPES) and two that are refused with the reason
+ * (scenario/fp8Checks.ts): `mxfp8` (Blackwell only) and `blockwise` (not modelled).
+ */
+export const FP8_RECIPE_NAMES = ['delayed', 'tensorwise', 'mxfp8', 'blockwise'] as const;
+
 /** How FP8 training runs (`training.fp8`). */
 export interface Fp8Setup {
   recipe: Fp8Recipe;
