@@ -124,6 +124,7 @@ function compileScope(ctx: StepContext): CompileScope {
     key,
     simulatedReplicas,
     simulatedTp,
+    simulatedSet: new Set(simulated),
     needsShadow,
     speedOf,
   };
@@ -216,7 +217,6 @@ function passRanks(
   const { setup } = ctx;
   const group = layout.tpGroup(at.d, at.stage);
   const members = scope.simulatedTp === ctx.tp ? group : group.slice(0, scope.simulatedTp);
-  const simulatedSet = new Set(scope.program.simulatedRanks);
   const ring =
     ctx.cp > 1
       ? cpRing(
@@ -224,7 +224,7 @@ function passRanks(
           at.d,
           at.stage,
           members,
-          simulatedSet,
+          scope.simulatedSet,
           scope.needsShadow,
           setup.cluster.node.gpusPerNode,
           at.ringWaits,

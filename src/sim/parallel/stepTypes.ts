@@ -83,6 +83,8 @@ export interface CompileScope {
   simulatedReplicas: number;
   /** Ranks simulated in each TP group: all in full fidelity or with jitter, else 1. */
   simulatedTp: number;
+  /** The simulated ranks (the program's), as a set. */
+  simulatedSet: ReadonlySet<number>;
   /** Whether a shadow group's traffic can meet simulated traffic (`needsShadow`). */
   needsShadow: (group: readonly number[]) => boolean;
   /** Each rank's kernel-time factor from the spread of GPU speeds (`gpuSpeedFactors`; 1 without a spread). */
