@@ -198,7 +198,7 @@ Examples:
         : wholeElementSizes(opts.op, sweepSizes(minBytes, maxBytes, factor), group.length);
       if (sizes.length === 0)
         throw new UsageError(
-          `--max-bytes: ${maxBytes} B holds no whole float${opts.op === 'all_gather' || opts.op === 'reduce_scatter' ? ` per rank (${group.length} ranks × 4 B = ${4 * group.length} B at least)` : ' (4 B)'}; raise it`,
+          `--max-bytes: ${maxBytes} B holds no whole float${perRankCount(opts.op) ? ` per rank (${group.length} ranks × 4 B = ${4 * group.length} B at least)` : ' (4 B)'}; raise it`,
         );
       const tooBig = sizes.filter((b) => b > cluster.node.gpu.memoryBytes);
       if (tooBig.length > 0) {
@@ -241,7 +241,7 @@ Examples:
               r.timeUs.toFixed(2),
               r.algbwGBps.toFixed(2),
               r.busbwGBps.toFixed(2),
-              `${opts.op === 'send_recv' ? 'p2p' : r.algorithm}/${r.protocol}`,
+              `${opts.op === 'send_recv' || opts.op === 'all_to_all' ? 'p2p' : r.algorithm}/${r.protocol}`,
             ],
             w,
           ),
@@ -258,16 +258,22 @@ Examples:
  * what moves. Sizes left with nothing to move are dropped, and a size that repeats is kept once.
  */
 export function wholeElementSizes(op: string, sizes: readonly number[], ranks: number): number[] {
-  const unit = op === 'all_gather' || op === 'reduce_scatter' ? 4 * ranks : 4;
+  const unit = perRankCount(op) ? 4 * ranks : 4;
   return [...new Set(sizes.map((b) => Math.floor(b / unit) * unit))].filter((b) => b > 0);
 }
 
 /**
  * The count column as nccl-tests prints it (its `paramcount`, in floats): the whole buffer for all_reduce, broadcast
  * and send_recv; each rank's share for all_gather and reduce_scatter (AllGatherGetCollByteCount,
- * ReduceScatterGetCollByteCount), whose size column is the whole gathered or scattered buffer.
+ * ReduceScatterGetCollByteCount), whose size column is the whole gathered or scattered buffer; each peer's share for
+ * all_to_all (AlltoAllGetCollByteCount), whose size column is one rank's whole send buffer.
  */
 export function countColumn(op: string, bytes: number, ranks: number): number {
   const elements = Math.floor(bytes / 4);
-  return op === 'all_gather' || op === 'reduce_scatter' ? Math.floor(elements / ranks) : elements;
+  return perRankCount(op) ? Math.floor(elements / ranks) : elements;
+}
+
+/** Whether nccl-tests counts this op's elements per rank (all_gather, reduce_scatter) or per peer (alltoall). */
+function perRankCount(op: string): boolean {
+  return op === 'all_gather' || op === 'reduce_scatter' || op === 'all_to_all';
 }

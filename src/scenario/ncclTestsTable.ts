@@ -90,6 +90,7 @@ const PERF_BINARY: Record<CollectiveOp, string> = {
   reduce_scatter: 'reduce_scatter_perf',
   broadcast: 'broadcast_perf',
   send_recv: 'sendrecv_perf',
+  all_to_all: 'alltoall_perf',
 };
 const REDUCING = new Set<CollectiveOp>(['all_reduce', 'reduce_scatter']);
 

@@ -260,6 +260,10 @@ describe('clustersim collective', () => {
     const p2p = await count('send_recv', '--gpus', '2');
     expect(p2p[1]).toBe('262144');
     expect(p2p[p2p.length - 1]).toMatch(/^p2p\//);
+    // alltoall_perf counts the floats each peer gets: 262,144 / 8.
+    const a2a = await count('all_to_all');
+    expect(a2a[1]).toBe('32768');
+    expect(a2a[a2a.length - 1]).toBe('p2p/Simple');
   });
 
   it("warns when a size exceeds one GPU's memory, and only then", async () => {

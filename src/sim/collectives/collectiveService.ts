@@ -111,7 +111,7 @@ export class CollectiveService {
     const algorithms = forced ? [forced] : candidateAlgorithms(this.topology, op, info.nodes, group.length);
     let best: CollectiveChoice | undefined;
     for (const algorithm of algorithms) {
-      for (const protocol of this.protocols(algorithm)) {
+      for (const protocol of this.protocols(algorithm, op)) {
         const predictedNs = this.predictNs(op, algorithm, protocol, group, bytes);
         if (!best || predictedNs < best.predictedNs) best = { algorithm, protocol, predictedNs };
       }
@@ -250,8 +250,11 @@ export class CollectiveService {
     return this.config.skipRepeats !== false;
   }
 
-  private protocols(algorithm: Algorithm): Protocol[] {
+  private protocols(algorithm: Algorithm, op: CollectiveOp): Protocol[] {
     if (algorithm === 'nvls' || algorithm === 'hierarchical') return ['Simple'];
+    // NCCL's point-to-point operations, which an all-to-all is made of, run Simple, and LL only below
+    // NCCL_P2P_LL_THRESHOLD (16 KiB a peer; never LL128): an expert dispatch's megabytes a peer are far above it.
+    if (op === 'all_to_all' && this.config.protocol === 'auto') return ['Simple'];
     if (this.config.protocol !== 'auto') return [this.config.protocol];
     // tuning.cc (v2.19-v2.23, "Enable LL128 by default only on Volta/Ampere/Hopper+NVLink"): LL128 is on by default only
     // where the graph's intra-node path is NVLink (typeIntra <= PATH_NVB); a PCIe-only node runs LL and Simple unless

@@ -319,6 +319,30 @@ function sendRecvShape(topology: Topology, group: ArrayLike<number>): PlanShape 
   return { phases: [b.build(1, latencyOf(topology, 'ring', 'send_recv', layout))], channels: 1 };
 }
 
+/**
+ * All-to-all as NCCL runs it: each rank sends 1/n of its buffer to every other rank at once, as grouped send/receive
+ * pairs (nccl-tests `alltoall_perf`: `ncclGroupStart`, a `ncclSend` and `ncclRecv` per peer, `ncclGroupEnd`). Across
+ * nodes a transfer leaves through the NIC on the receiver's rail, reached over NVLink (PXN, on by default since NCCL
+ * 2.12: "Doubling all2all Performance with NVIDIA Collective Communication Library 2.12", NVIDIA technical blog, 2022),
+ * so the inter-node part of the exchange stays on rails. It pays the latency of a ring's n − 1 steps (NCCL schedules
+ * the peers in n − 1 rounds of distance, `p2pSchedule` in enqueue.cc).
+ */
+function allToAllShape(topology: Topology, group: ArrayLike<number>): PlanShape {
+  const b = new PhaseBuilder(topology);
+  const n = group.length;
+  const node = topology.cluster.node;
+  const gpn = node.gpusPerNode;
+  const nics = Math.max(1, node.nicsPerNode);
+  for (let i = 0; i < n; i++) {
+    for (let j = 0; j < n; j++) {
+      if (i === j) continue;
+      b.add(group[i], group[j], Math.floor(((group[j] % gpn) * nics) / gpn), 1 / n);
+    }
+  }
+  const layout = groupLayout(group, gpn);
+  return { phases: [b.build(1, latencyOf(topology, 'ring', 'all_to_all', layout))], channels: 1 };
+}
+
 /** Fraction of NVLink bandwidth NVLS all-reduce reaches: 8×H100 algbw ≈ 274 GB/s against ≈ 365 GB/s ring busbw (nccl#1455). */
 export const NVLS_EFFICIENCY = 0.75;
 
@@ -330,6 +354,7 @@ export function planShape(
   group: ArrayLike<number>,
 ): PlanShape {
   if (op === 'send_recv') return sendRecvShape(topology, group);
+  if (op === 'all_to_all') return allToAllShape(topology, group);
   switch (algorithm) {
     case 'ring':
       return ringShape(topology, op, group);

@@ -1,5 +1,5 @@
 /** Collective operations, named as nccl-tests names its binaries. */
-export type CollectiveOp = 'all_reduce' | 'all_gather' | 'reduce_scatter' | 'broadcast' | 'send_recv';
+export type CollectiveOp = 'all_reduce' | 'all_gather' | 'reduce_scatter' | 'broadcast' | 'send_recv' | 'all_to_all';
 
 export const COLLECTIVE_OPS: readonly CollectiveOp[] = [
   'all_reduce',
@@ -7,6 +7,7 @@ export const COLLECTIVE_OPS: readonly CollectiveOp[] = [
   'reduce_scatter',
   'broadcast',
   'send_recv',
+  'all_to_all',
 ];
 
 /**
