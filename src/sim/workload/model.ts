@@ -7,6 +7,8 @@
  * (DESIGN.md §7).
  */
 
+import { isMoeLayer, type MoeSpec } from './moe.js';
+
 /** Architecture family: decides norms, biases, MLP shape, position embeddings and masking. */
 export type ModelArch = 'gpt' | 'llama' | 'bert' | 'mlp';
 
@@ -43,6 +45,8 @@ export interface ModelSpec {
   tiedEmbeddings: boolean;
   /** For `mlp` only: layer widths from input to output, e.g. [1024, 512, 10]. */
   mlpSizes?: number[];
+  /** Mixture-of-experts MLPs (moe.ts); absent: every MLP dense. `llama` only. */
+  moe?: MoeSpec;
 }
 
 /** One trainable tensor, as `nn.Module.parameters()` yields it. */
@@ -64,6 +68,12 @@ export interface ParamTensor {
    * NVIDIA/Megatron-LM#2565 all-gathers the QKV activations instead, and refused it before).
    */
   kv?: { elements: number; heads: number };
+  /**
+   * All routed experts' copies of one weight of a mixture-of-experts layer, as one tensor (Megatron-Core's GroupedMLP
+   * keeps a layer's experts in one `weight1` and one `weight2`): expert parallelism splits it over ep by experts,
+   * and its gradient is reduced over the expert-data-parallel ranks.
+   */
+  expert?: boolean;
 }
 
 /** Width of one attention head: the model's `headDim`, or h/a. */
@@ -108,7 +118,13 @@ export function isCausal(model: ModelSpec): boolean {
   return model.arch !== 'bert';
 }
 
-type Push = (name: string, elements: number, layer: number, tpSharded: boolean, kvElements?: number) => void;
+/** What a tensor's entry may add: its key/value heads' part (`ParamTensor.kv`), and whether it holds experts. */
+interface TensorExtra {
+  kv?: number;
+  expert?: boolean;
+}
+
+type Push = (name: string, elements: number, layer: number, tpSharded: boolean, extra?: TensorExtra) => void;
 
 function gptTensors(m: ModelSpec, push: Push): void {
   const h = m.hidden;
@@ -121,8 +137,8 @@ function gptTensors(m: ModelSpec, push: Push): void {
     const p = `transformer.h.${i}.`;
     push(p + 'ln_1.weight', h, i, false);
     push(p + 'ln_1.bias', h, i, false);
-    push(p + 'attn.c_attn.weight', h * qkv, i, true, h * (qkv - q));
-    push(p + 'attn.c_attn.bias', qkv, i, true, qkv - q);
+    push(p + 'attn.c_attn.weight', h * qkv, i, true, { kv: h * (qkv - q) });
+    push(p + 'attn.c_attn.bias', qkv, i, true, { kv: qkv - q });
     push(p + 'attn.c_proj.weight', q * h, i, true);
     push(p + 'attn.c_proj.bias', h, i, false);
     push(p + 'ln_2.weight', h, i, false);
@@ -146,17 +162,36 @@ function llamaTensors(m: ModelSpec, push: Push): void {
     const p = `model.layers.${i}.`;
     // LlamaDecoderLayer.__init__ registers self_attn, mlp, input_layernorm, post_attention_layernorm.
     push(p + 'self_attn.q_proj.weight', h * q, i, true);
-    push(p + 'self_attn.k_proj.weight', h * kv, i, true, h * kv);
-    push(p + 'self_attn.v_proj.weight', h * kv, i, true, h * kv);
+    push(p + 'self_attn.k_proj.weight', h * kv, i, true, { kv: h * kv });
+    push(p + 'self_attn.v_proj.weight', h * kv, i, true, { kv: h * kv });
     push(p + 'self_attn.o_proj.weight', q * h, i, true);
-    push(p + 'mlp.gate_proj.weight', h * m.ffnHidden, i, true);
-    push(p + 'mlp.up_proj.weight', h * m.ffnHidden, i, true);
-    push(p + 'mlp.down_proj.weight', m.ffnHidden * h, i, true);
+    if (isMoeLayer(m, i)) moeMlpTensors(m, m.moe!, i, push);
+    else gatedMlpTensors(p + 'mlp.', h, m.ffnHidden, i, push);
     push(p + 'input_layernorm.weight', h, i, false);
     push(p + 'post_attention_layernorm.weight', h, i, false);
   }
   push('model.norm.weight', h, m.layers, false);
   if (!m.tiedEmbeddings) push('lm_head.weight', m.vocab * h, m.layers, true);
+}
+
+/** A SwiGLU MLP's three weights (gate, up, down) of inner width f under `prefix`. */
+function gatedMlpTensors(prefix: string, h: number, f: number, layer: number, push: Push): void {
+  push(prefix + 'gate_proj.weight', h * f, layer, true);
+  push(prefix + 'up_proj.weight', h * f, layer, true);
+  push(prefix + 'down_proj.weight', f * h, layer, true);
+}
+
+/**
+ * A mixture-of-experts MLP: the router (E × h, whole on every TP rank, as Megatron-Core's TopKRouter keeps it), the
+ * routed experts' fused gate/up and down weights (all E experts in one tensor each), and the shared experts' MLP.
+ */
+function moeMlpTensors(m: ModelSpec, moe: MoeSpec, i: number, push: Push): void {
+  const h = m.hidden;
+  const p = `model.layers.${i}.mlp.`;
+  push(p + 'router.weight', moe.experts * h, i, false);
+  push(p + 'experts.gate_up_proj.weight', moe.experts * h * 2 * moe.expertFfnHidden, i, true, { expert: true });
+  push(p + 'experts.down_proj.weight', moe.experts * moe.expertFfnHidden * h, i, true, { expert: true });
+  if (moe.sharedExpertFfnHidden > 0) gatedMlpTensors(p + 'shared_experts.', h, moe.sharedExpertFfnHidden, i, push);
 }
 
 function bertTensors(m: ModelSpec, push: Push): void {
@@ -175,10 +210,10 @@ function bertTensors(m: ModelSpec, push: Push): void {
     const p = `bert.encoder.layer.${i}.`;
     push(p + 'attention.self.query.weight', h * q, i, true);
     push(p + 'attention.self.query.bias', q, i, true);
-    push(p + 'attention.self.key.weight', h * kv, i, true, h * kv);
-    push(p + 'attention.self.key.bias', kv, i, true, kv);
-    push(p + 'attention.self.value.weight', h * kv, i, true, h * kv);
-    push(p + 'attention.self.value.bias', kv, i, true, kv);
+    push(p + 'attention.self.key.weight', h * kv, i, true, { kv: h * kv });
+    push(p + 'attention.self.key.bias', kv, i, true, { kv });
+    push(p + 'attention.self.value.weight', h * kv, i, true, { kv: h * kv });
+    push(p + 'attention.self.value.bias', kv, i, true, { kv });
     push(p + 'attention.output.dense.weight', q * h, i, true);
     push(p + 'attention.output.dense.bias', h, i, false);
     push(p + 'attention.output.LayerNorm.weight', h, i, false);
@@ -220,13 +255,14 @@ export function pipelineLayerCount(model: ModelSpec): number {
 /** The trainable tensors in registration order (the order `nn.Module.parameters()` yields them). */
 export function parameterTensors(model: ModelSpec): ParamTensor[] {
   const out: ParamTensor[] = [];
-  const push: Push = (name, elements, layer, tpSharded, kvElements) =>
+  const push: Push = (name, elements, layer, tpSharded, extra = {}) =>
     out.push({
       name,
       elements,
       layer,
       tpSharded,
-      ...(kvElements ? { kv: { elements: kvElements, heads: model.kvHeads } } : {}),
+      ...(extra.kv ? { kv: { elements: extra.kv, heads: model.kvHeads } } : {}),
+      ...(extra.expert ? { expert: true } : {}),
     });
   switch (model.arch) {
     case 'gpt':
@@ -250,6 +286,22 @@ export function parameterCount(model: ModelSpec): number {
   let n = 0;
   for (const t of parameterTensors(model)) n += t.elements;
   return n;
+}
+
+/**
+ * Parameters one token passes through: all but the routed experts it is not sent to ((E − k)/E of every expert
+ * tensor), the count MoE papers call active. Equals `parameterCount` for a dense model.
+ */
+export function activeParameterCount(model: ModelSpec): number {
+  const moe = model.moe;
+  let n = 0;
+  for (const t of parameterTensors(model)) n += t.expert && moe ? (t.elements * moe.topK) / moe.experts : t.elements;
+  return n;
+}
+
+/** Elements of `tensor` one rank holds under tensor parallelism tp and expert parallelism ep (experts split by ep). */
+export function elementsPerModelRank(tensor: ParamTensor, tp: number, ep: number): number {
+  return elementsPerTpRank(tensor, tp) / (tensor.expert ? ep : 1);
 }
 
 /** Elements of `tensor` held by one of `tp` tensor-parallel ranks (Megatron split; past tp = key/value heads, a copy of one head's share of their part). */

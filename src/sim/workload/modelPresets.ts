@@ -1,5 +1,6 @@
 import { UnknownPresetError } from '../errors.js';
 import type { ModelSpec } from './model.js';
+import type { MoeSpec } from './moe.js';
 
 /**
  * A GPT-3-style decoder (GELU MLP of 4h, tied embeddings, GPT-2 BPE vocabulary of 50257, context 2048). Unpadded,
@@ -43,6 +44,19 @@ function llama(
   return { name, arch: 'llama', layers, hidden, heads, kvHeads, ffnHidden, seqLen, vocab, tiedEmbeddings: false };
 }
 
+/** A Llama-shaped decoder whose MLPs are mixtures of experts (every layer; no shared experts unless given). */
+function moeLlama(
+  base: ModelSpec,
+  moe: Pick<MoeSpec, 'experts' | 'topK' | 'expertFfnHidden'> & Partial<MoeSpec>,
+  headDim?: number,
+): ModelSpec {
+  return {
+    ...base,
+    ...(headDim !== undefined ? { headDim } : {}),
+    moe: { sharedExpertFfnHidden: 0, denseLayers: 0, ...moe },
+  };
+}
+
 const PRESETS: readonly ModelSpec[] = [
   // Brown et al., "Language Models are Few-Shot Learners" (2020), Table 2.1. The table lists GPT-3 XL
   // with 24 heads of 128 (= 3072 ≠ d_model 2048) and GPT-3 13B with d_model 5140; we use 16 heads
@@ -66,6 +80,42 @@ const PRESETS: readonly ModelSpec[] = [
   llama('llama3-8b', 32, 4096, 32, 8, 14336, 8192, 128256),
   llama('llama3-70b', 80, 8192, 64, 8, 28672, 8192, 128256),
   llama('llama3-405b', 126, 16384, 128, 8, 53248, 8192, 128256),
+  // Mixture-of-experts models (moe.ts). Jiang et al., "Mixtral of Experts" (2024), Table 1 and the HF configs
+  // mistralai/Mixtral-8x7B-v0.1 and Mixtral-8x22B-v0.1/config.json: 8 experts, top 2, expert width = intermediate_size,
+  // 32k context; 46.7B / 12.9B and 141B / 39B parameters, total / active (test/sim/workload/moePresets.test.ts).
+  moeLlama(llama('mixtral-8x7b', 32, 4096, 32, 8, 14336, 32768, 32000), {
+    experts: 8,
+    topK: 2,
+    expertFfnHidden: 14336,
+  }),
+  moeLlama(llama('mixtral-8x22b', 56, 6144, 48, 8, 16384, 65536, 32000), {
+    experts: 8,
+    topK: 2,
+    expertFfnHidden: 16384,
+  }),
+  // Qwen Team, "Qwen3 Technical Report" (2025), Table 2, and Qwen/Qwen3-30B-A3B, Qwen3-235B-A22B config.json:
+  // 128 experts, top 8, no shared experts, head_dim 128, moe_intermediate_size 768 / 1536, vocab 151936, untied;
+  // 30.5B / 3.3B and 235B / 22B. Qwen3's per-head q/k RMSNorms (2 × 128 weights a layer) are left out.
+  moeLlama(
+    llama('qwen3-30b-a3b', 48, 2048, 32, 4, 6144, 32768, 151936),
+    { experts: 128, topK: 8, expertFfnHidden: 768 },
+    128,
+  ),
+  moeLlama(
+    llama('qwen3-235b-a22b', 94, 4096, 64, 4, 12288, 32768, 151936),
+    { experts: 128, topK: 8, expertFfnHidden: 1536 },
+    128,
+  ),
+  // OpenAI, "gpt-oss-120b & gpt-oss-20b Model Card" (2025) and openai/gpt-oss-120b config.json: 36 layers, width 2880,
+  // 64 query and 8 KV heads of 64, 128 experts, top 4, expert width 2880, vocab 201088, untied (sequence 4096 is a default here; the card
+  // gives no pre-training length); 116.8B total, 5.1B active
+  // (the card's active count leaves the input embedding out). Not modelled: its attention biases and sinks, and the
+  // 128-token banded attention of every other layer (counted as full attention, so attention is over-counted).
+  moeLlama(
+    llama('gpt-oss-120b', 36, 2880, 64, 8, 2880, 4096, 201088),
+    { experts: 128, topK: 4, expertFfnHidden: 2880 },
+    64,
+  ),
   // Devlin et al., "BERT" (2019): BERT-Large L=24, H=1024, A=16, FFN 4H, 512 positions;
   // HF bert-large-uncased config: vocab 30522, MLM decoder tied to the word embeddings. 30522 is not a multiple
   // of 8, so the decoder GEMMs take cuBLAS's slow path (kernelTime.ts); NVIDIA's own BERT pads it to 30528.
@@ -109,6 +159,7 @@ export function modelPreset(name: string, path = 'model'): ModelSpec {
   if (!found) throw new UnknownPresetError('model', name, MODEL_PRESET_NAMES, path);
   const copy: ModelSpec = { ...found };
   if (found.mlpSizes) copy.mlpSizes = [...found.mlpSizes];
+  if (found.moe) copy.moe = { ...found.moe };
   return copy;
 }
 
