@@ -23,6 +23,7 @@ import { resolveMeasuredCollectives } from './measuredCollectives.js';
 import { gpuTrainingProblems, learnedPositionsWarning } from './hardwareChecks.js';
 import { simulationLimitProblems } from './simulationLimits.js';
 import { checkParallel, optimizerStateProblems, tpCommOverlapProblems } from './parallelChecks.js';
+import { moeProblems, resolveMoe } from './moeChecks.js';
 import { nvlsUnavailable } from '../sim/collectives/collectiveService.js';
 import type { MeasuredCollectiveTable } from '../sim/collectives/measuredTable.js';
 import { isReducedOptimizerState } from '../sim/memory/optimizerState.js';
@@ -113,7 +114,9 @@ function resolveModel(m: ScenarioInput['model'], baseDir: string, source: string
   if (preset) base = modelPreset(preset, 'model.preset');
   else if (hfConfig) base = modelFromHfFile(hfConfig, baseDir);
   if (base) {
-    const model = withOverrides(base, inline);
+    const model = withOverrides(base, inline, ['preset', 'moe']);
+    const moe = resolveMoe(inline.moe, base.moe, model.ffnHidden);
+    if (moe) model.moe = moe;
     // A multi-head model keeps one key/value head per query head when only the heads are changed.
     if (inline.heads !== undefined && inline.kvHeads === undefined && base.kvHeads === base.heads)
       model.kvHeads = model.heads;
@@ -122,8 +125,10 @@ function resolveModel(m: ScenarioInput['model'], baseDir: string, source: string
       (['arch', 'layers', 'hidden', 'heads', 'kvHeads', 'ffnHidden', 'vocab', 'tiedEmbeddings'] as const).some(
         (k) => model[k] !== base![k],
       ) || headDim(model) !== headDim(base);
-    if (inline.name === undefined && (shape || JSON.stringify(model.mlpSizes) !== JSON.stringify(base.mlpSizes)))
-      model.name = `${base.name} (modified)`;
+    const otherShape =
+      JSON.stringify(model.mlpSizes) !== JSON.stringify(base.mlpSizes) ||
+      JSON.stringify(model.moe) !== JSON.stringify(base.moe);
+    if (inline.name === undefined && (shape || otherShape)) model.name = `${base.name} (modified)`;
     return withPlainHeadDim(model);
   }
   const missing: (keyof typeof inline)[] = (['arch', 'layers', 'hidden', 'seqLen', 'vocab'] as const).filter(
@@ -156,7 +161,12 @@ function resolveModel(m: ScenarioInput['model'], baseDir: string, source: string
     vocab: inline.vocab!,
     tiedEmbeddings: inline.tiedEmbeddings ?? arch !== 'llama',
     mlpSizes: inline.mlpSizes,
+    ...withMoe(resolveMoe(inline.moe, undefined, inline.ffnHidden ?? 4 * hidden)),
   });
+}
+
+function withMoe(moe: ModelSpec['moe']): Pick<ModelSpec, 'moe'> {
+  return moe ? { moe } : {};
 }
 
 function checkModel(model: ModelSpec): Problem[] {
@@ -221,6 +231,7 @@ export function resolveScenario(raw: unknown, source: string, baseDir: string): 
   const split = par.tp * par.cp * par.pp;
   const dp = par.dp ?? Math.max(1, Math.floor(gpus / split));
   problems.push(...checkParallel(par, dp, gpus, cluster.nodes, cluster.node.gpusPerNode, model, input.training));
+  problems.push(...moeProblems(model, input, dp));
   if (par.tpCommOverlap) problems.push(...tpCommOverlapProblems(par, cluster.node, input.training.framework, model));
   for (const [k, sms] of Object.entries(par.tpCommOverlapSms)) {
     if (par.tpCommOverlap && sms >= cluster.node.gpu.smCount)

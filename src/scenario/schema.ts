@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { FRAMEWORK_NAMES } from '../sim/workload/framework.js';
+import { moeSchema } from './moeSchema.js';
 import { FP8_RECIPE_NAMES } from '../sim/workload/fp8.js';
 
 import { ATTENTION_KERNEL_NAMES } from '../sim/workload/attentionKernels.js';
@@ -138,6 +139,8 @@ export const modelSchema = z
     vocab: positiveInt.optional(),
     tiedEmbeddings: z.boolean().optional(),
     mlpSizes: z.array(positiveInt).min(2).optional(),
+    /** Mixture-of-experts MLPs (moeSchema.ts). */
+    moe: moeSchema.optional(),
   })
   .strict();
 
@@ -232,6 +235,12 @@ export const parallelSchema = z
      * Accepted and ignored when cp is 1.
      */
     cpCommType: z.enum(CP_COMM_TYPES as [CpCommType, ...CpCommType[]]).default('p2p'),
+    /**
+     * Expert-parallel size (Megatron --expert-model-parallel-size) for a model with experts: each of ep ranks holds
+     * experts / ep of every MoE layer's experts, and tokens reach them by all-to-all. The experts keep the attention's
+     * tp (Megatron's default --expert-tensor-parallel-size), so ep divides dp × cp. Default 1.
+     */
+    ep: positiveInt.optional(),
     /** Data-parallel size; defaults to GPUs / (tp × cp × pp). */
     dp: positiveInt.optional(),
     schedule: z.enum(['gpipe', '1f1b', 'interleaved']).default('1f1b'),

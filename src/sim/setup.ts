@@ -86,6 +86,12 @@ export interface ParallelSetup {
   cp?: number;
   /** How the context-parallel ranks communicate (`CpCommType`); present only when cp > 1, absent: `p2p`. */
   cpCommType?: CpCommType;
+  /**
+   * Expert-parallel size of a model with experts: ranks that split each MoE layer's experts and exchange tokens by
+   * all-to-all; the experts keep the attention's tp, so ep divides dp × cp (consecutive ranks of the d axis form a
+   * group). Absent: 1.
+   */
+  ep?: number;
   schedule: PipelineSchedule;
   /** Model chunks per pipeline stage (interleaved schedule). */
   virtualStages: number;

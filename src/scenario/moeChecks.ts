@@ -1,0 +1,88 @@
+import { ScenarioError } from '../sim/errors.js';
+import type { ModelSpec } from '../sim/workload/model.js';
+import type { MoeSpec } from '../sim/workload/moe.js';
+import type { Problem } from './errors.js';
+import type { ScenarioInput } from './schema.js';
+
+type MoeInput = NonNullable<ScenarioInput['model']['moe']>;
+
+/**
+ * The model's experts: the fields given laid over the base model's (a preset's, a Hugging Face config's), or, for a
+ * model of its own, the fields given with the defaults (no shared experts, no dense layers, experts as wide as the
+ * dense MLP, `ffnHidden`, as Megatron's --moe-ffn-hidden-size defaults to --ffn-hidden-size).
+ * @throws ScenarioError naming the first required field missing
+ */
+export function resolveMoe(
+  input: MoeInput | undefined,
+  base: MoeSpec | undefined,
+  ffnHidden: number,
+): MoeSpec | undefined {
+  if (input === undefined) return base;
+  const merged = {
+    sharedExpertFfnHidden: 0,
+    denseLayers: 0,
+    expertFfnHidden: ffnHidden,
+    ...base,
+    ...definedFields(input),
+  };
+  for (const k of ['experts', 'topK'] as const) {
+    if (merged[k] === undefined)
+      throw new ScenarioError(`model.moe.${k}`, 'is required for a model with experts; expected a positive integer');
+  }
+  return merged as MoeSpec;
+}
+
+function definedFields(input: MoeInput): Partial<MoeSpec> {
+  return Object.fromEntries(Object.entries(input).filter(([, v]) => v !== undefined)) as Partial<MoeSpec>;
+}
+
+/** Frameworks whose MoE layers the step compiler follows: the framework-agnostic ops, laid out as Megatron-Core's. */
+const MOE_FRAMEWORKS = new Set(['none']);
+
+/**
+ * What the simulator cannot model of a model with experts, or of expert parallelism without one: each as a problem,
+ * so that nothing runs as something else.
+ */
+export function moeProblems(model: ModelSpec, input: ScenarioInput, dp: number): Problem[] {
+  const { parallel: par, training } = input;
+  const ep = par.ep ?? 1;
+  const moe = model.moe;
+  if (!moe) {
+    return ep > 1
+      ? [{ path: 'parallel.ep', message: `${ep}: expert parallelism needs a model with experts (model.moe); use 1` }]
+      : [];
+  }
+  const problems: Problem[] = [];
+  const at = (path: string, message: string) => problems.push({ path, message });
+  if (model.arch !== 'llama')
+    at('model.moe', `experts are modelled for llama models (SwiGLU experts); this model is ${model.arch}`);
+  if (moe.topK > moe.experts) at('model.moe.topK', `${moe.topK} exceeds the ${moe.experts} experts`);
+  if (moe.denseLayers >= model.layers)
+    at('model.moe.denseLayers', `${moe.denseLayers} leaves none of the ${model.layers} layers with experts`);
+  if (moe.experts % ep !== 0) at('parallel.ep', `${ep} does not divide the ${moe.experts} experts`);
+  const reducing = dp * par.cp;
+  if (reducing % ep !== 0)
+    at(
+      'parallel.ep',
+      `${ep} does not divide dp × cp = ${reducing}: the experts keep the attention's tp, so expert-parallel groups are formed from data-parallel (and context-parallel) ranks`,
+    );
+  if (par.tp > 1 && !par.sequenceParallel)
+    at('parallel.sequenceParallel', 'Megatron-Core needs sequence parallelism for experts with tp > 1; set it true');
+  if (moe.expertFfnHidden % par.tp !== 0)
+    at('parallel.tp', `${par.tp} does not divide the expert width (${moe.expertFfnHidden})`);
+  if (ep > 1 && (input.simulation.fidelity === 'full' || input.noise.computeJitter > 0))
+    at(
+      input.noise.computeJitter > 0 ? 'noise.computeJitter' : 'simulation.fidelity',
+      'expert parallelism is simulated in symmetric fidelity, one replica for all (full fidelity and compute jitter, which need every replica, are not modelled with ep > 1)',
+    );
+  if (par.zero === 3) at('parallel.zero', 'ZeRO-3 / FSDP of a model with experts is not modelled; use zero 0, 1 or 2');
+  if (par.tpStyle === 'allgather')
+    at('parallel.tpStyle', "experts are modelled with Megatron's tensor parallelism only");
+  if (training.precision === 'fp8') at('training.precision', 'FP8 training of a model with experts is not modelled');
+  if (!MOE_FRAMEWORKS.has(training.framework))
+    at(
+      'training.framework',
+      `${training.framework}: experts are modelled as Megatron-Core runs them, not with this framework's host costs; use none`,
+    );
+  return problems;
+}
