@@ -34,6 +34,8 @@ function matchedWords(kind: SetupKind, matched: readonly KindPart[]): string {
 
 /** Why there is no band: no validated row of this parallel style on any GPU. */
 export function noBandNote(kind: SetupKind): string {
+  if (kind.moe)
+    return 'no measured run of a model with experts is among the validation sets yet: treat this prediction as unvalidated';
   return `no validated run is comparable (too few are ${kindWords.style(kind.style)} or on ${kindWords.gpu(kind.gpu)}): treat this prediction as unvalidated`;
 }
 

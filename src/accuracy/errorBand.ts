@@ -75,8 +75,10 @@ export function bandOf(rows: readonly Residual[], matched: KindPart[]): ErrorBan
 
 /** The band of a prediction of this kind, from the closest level with enough rows; undefined when none has. */
 export function errorBandFor(kind: SetupKind, residuals: readonly Residual[]): ErrorBand | undefined {
-  // FP8 and 16-bit training are told apart before any other part of the kind.
-  const sameNumerics = residuals.filter((r) => (r.kind.fp8 === true) === (kind.fp8 === true));
+  // FP8 and 16-bit training, and models with experts and dense ones, are told apart before any other part of the kind.
+  const sameNumerics = residuals.filter(
+    (r) => (r.kind.fp8 === true) === (kind.fp8 === true) && (r.kind.moe === true) === (kind.moe === true),
+  );
   for (const level of MATCH_LEVELS) {
     const rows = sameNumerics.filter((r) => level.every((part) => r.kind[part] === kind[part]));
     if (rows.length >= BAND_MIN_ROWS) return bandOf(rows, level);

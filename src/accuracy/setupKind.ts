@@ -16,6 +16,8 @@ export interface SetupKind {
    * rests on runs of the same numerics only (errorBand.ts).
    */
   fp8?: true;
+  /** A model with experts (present, true, only then): no dense run says how well its all-to-alls and experts are modelled. */
+  moe?: true;
 }
 
 export type GpuGeneration = 'volta' | 'ampere' | 'hopper' | 'other';
@@ -41,7 +43,7 @@ export function gpuGeneration(computeCapability: number | undefined): GpuGenerat
 }
 
 /** The parts of a kind a band matches on, level by level (errorBand.ts); `fp8` separates the rows before them. */
-export type KindPart = Exclude<keyof SetupKind, 'fp8'>;
+export type KindPart = Exclude<keyof SetupKind, 'fp8' | 'moe'>;
 
 export const KIND_VALUES: Record<KindPart, readonly string[]> = {
   gpu: ['volta', 'ampere', 'hopper', 'other'],
@@ -59,8 +61,10 @@ export function setupKindProblem(v: unknown): string | undefined {
     if (typeof o[part] !== 'string' || !allowed.includes(o[part] as string))
       return `has ${part} ${JSON.stringify(o[part]) ?? 'missing'}; expected ${allowed.join(' | ')}`;
   }
-  if (o.fp8 !== undefined && o.fp8 !== true) return `has fp8 ${JSON.stringify(o.fp8)}; expected true or nothing`;
-  const extra = Object.keys(o).filter((k) => !Object.hasOwn(KIND_VALUES, k) && k !== 'fp8');
+  for (const flag of ['fp8', 'moe'])
+    if (o[flag] !== undefined && o[flag] !== true)
+      return `has ${flag} ${JSON.stringify(o[flag])}; expected true or nothing`;
+  const extra = Object.keys(o).filter((k) => !Object.hasOwn(KIND_VALUES, k) && k !== 'fp8' && k !== 'moe');
   return extra.length > 0 ? `has unknown field(s) ${extra.join(', ')}` : undefined;
 }
 
@@ -71,13 +75,18 @@ export function parallelStyle(p: Pick<StepSetup['parallel'], 'tp' | 'pp' | 'cp' 
   return 'data';
 }
 
-export function setupKind(setup: Pick<StepSetup, 'cluster' | 'parallel' | 'framework' | 'training'>): SetupKind {
+export function setupKind(
+  setup: Pick<StepSetup, 'cluster' | 'parallel' | 'framework' | 'training'> & {
+    model?: Pick<StepSetup['model'], 'moe'>;
+  },
+): SetupKind {
   return {
     gpu: gpuGeneration(setup.cluster.node.gpu.computeCapability),
     style: parallelStyle(setup.parallel),
     scale: setup.cluster.nodes > 1 ? 'multi-node' : 'one-node',
     host: setup.framework ? 'framework-host' : 'kernels-only',
     ...(setup.training.precision === 'fp8' ? { fp8: true as const } : {}),
+    ...(setup.model?.moe ? { moe: true as const } : {}),
   };
 }
 

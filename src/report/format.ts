@@ -76,6 +76,8 @@ export interface StrategyParts {
   dp?: number;
   cp?: number;
   cpCommType?: string;
+  /** Expert-parallel size (models with experts). */
+  ep?: number;
   schedule?: string;
   virtualStages?: number;
   zero?: number;
@@ -93,6 +95,7 @@ export function strategyText(p: StrategyParts): string {
   const parts = [
     parallelSizesText(p),
     p.cpCommType ? `context parallel by ${CP_COMM_TEXT[p.cpCommType] ?? p.cpCommType}` : '',
+    (p.ep ?? 1) > 1 ? `experts over ep ${p.ep}` : '',
     p.pp > 1 && p.schedule
       ? `${p.schedule}${(p.virtualStages ?? 1) > 1 ? ` (${p.virtualStages} chunks/stage)` : ''}`
       : '',

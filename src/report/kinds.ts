@@ -21,6 +21,7 @@ export const KIND_STYLES: Record<TaskKind, KindStyle> = {
   'dp-allgather': { color: '#b07aa1', label: 'DP all-gather' },
   'tp-collective': { color: '#76b7b2', label: 'TP collective' },
   'cp-exchange': { color: '#1f3b73', label: 'CP exchange' },
+  'ep-alltoall': { color: '#b6992d', label: 'EP all-to-all' },
   'pp-send': { color: '#9c755f', label: 'PP send/receive' },
   'zero-gather': { color: '#d4a6c8', label: 'ZeRO parameter gather' },
   h2d: { color: '#8cd17d', label: 'host→device copy' },

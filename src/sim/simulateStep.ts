@@ -16,6 +16,7 @@ import type { MemoryBreakdown } from './memory/memory.js';
 import { hostMemoryPerNode, type HostMemory } from './memory/hostMemory.js';
 import { stageMemories, type StageMemory } from './memory/stageMemory.js';
 import { modelFlopsPerStep, hardwareFlopsPerStep } from './workload/flops.js';
+import { moeNotes } from './moeNotes.js';
 import { parameterCount, pipelineLayerCount } from './workload/model.js';
 import { attentionSummary, type AttentionSummary } from './workload/attentionKernels.js';
 import type { StepSetup } from './setup.js';
@@ -36,6 +37,8 @@ export interface StepResult {
     dp: number;
     cp: number;
     cpCommType?: string;
+    /** Expert-parallel size, present only when above 1. */
+    ep?: number;
     schedule: string;
     virtualStages: number;
     zero: number;
@@ -312,6 +315,7 @@ export function simulateStep(setup: StepSetup, options: { onProgress?: (p: StepP
       dp: par.dp,
       cp: par.cp ?? 1,
       ...((par.cp ?? 1) > 1 ? { cpCommType: par.cpCommType ?? 'p2p' } : {}),
+      ...((par.ep ?? 1) > 1 ? { ep: par.ep } : {}),
       schedule: par.schedule,
       virtualStages: par.virtualStages,
       zero: par.zero,
@@ -365,6 +369,7 @@ export function simulateStep(setup: StepSetup, options: { onProgress?: (p: StepP
     notes: [
       ...kernelFigureNotes(setup),
       ...fp8Notes(setup),
+      ...moeNotes(setup),
       ...placementNotes(setup),
       ...(setup.cluster.node.gpu.calibratedCpu ? [] : mfuNotes(tflopsPerGpu / peak, t.kernels)),
     ],

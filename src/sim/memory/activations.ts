@@ -1,4 +1,5 @@
 import { attentionWidth, hasDropout, isGatedMlp, mlpSizesOf, type ModelSpec } from '../workload/model.js';
+import { isMoeLayer } from '../workload/moe.js';
 import type { RecomputeMode } from '../workload/ops.js';
 
 /**
@@ -23,7 +24,7 @@ export interface ActivationShape {
   flashAttention: boolean;
   /** Bytes per stored activation element: 2 for fp16/bf16 (default), 4 for fp32 training. */
   bytesPerElement?: number;
-  /** For `mlp` models: which linear layer (default: the mean over layers). */
+  /** For `mlp` models and models with experts: which layer (default: the mean over layers). */
   layerIndex?: number;
   /** Element-wise work as eager PyTorch runs it (`training.kernels: eager`): Llama keeps more for its backward. */
   eager?: boolean;
@@ -50,7 +51,25 @@ interface LayerTerms {
   attention: number;
 }
 
-function layerTerms(model: ModelSpec, e: number): LayerTerms {
+/**
+ * A mixture-of-experts layer's MLP terms in place of the dense MLP's (units of s·b·h bytes), as Megatron-Core's
+ * MoELayer keeps them with the all-to-all dispatcher: the router's fp32 logits (4E/h, on the rank's own tokens); each
+ * routed token's copy at the experts (k·e: the experts keep the attention's tp, and the tokens are all-gathered over
+ * it, so the copy is whole on every TP rank, `whole`); the experts' SwiGLU inputs and outputs as a dense MLP's, k
+ * times, split over tp; the experts' outputs before they are weighted and summed (k·e, kept for the probabilities'
+ * gradient); the shared experts as a dense MLP.
+ */
+function moeMlpTerms(model: ModelSpec, e: number): { replicated: number; split: number; whole: number } {
+  const moe = model.moe!;
+  const h = model.hidden;
+  return {
+    replicated: (4 * moe.experts) / h + moe.topK * e,
+    split: (3 * e * (moe.topK * moe.expertFfnHidden + moe.sharedExpertFfnHidden)) / h,
+    whole: moe.topK * e,
+  };
+}
+
+function layerTerms(model: ModelSpec, e: number, layer?: number): LayerTerms & { whole: number } {
   const { hidden: h, heads: a, kvHeads: kv, ffnHidden: f } = model;
   const dropout = hasDropout(model);
   const masks = dropout ? 2 : 0; // attention-output and MLP-output dropout masks, 1 byte each
@@ -59,9 +78,13 @@ function layerTerms(model: ModelSpec, e: number): LayerTerms {
   const attn = attentionWidth(model) / h;
   const qkv = e * attn * (1 + (2 * kv) / a);
   const projInput = e * attn;
-  const mlp = isGatedMlp(model) ? 3 * e * (f / h) : 2 * e * (f / h);
   const attention = dropout ? 2 * e + 1 : e; // softmax output (+ mask and dropout output)
-  return { replicated, split: qkv + projInput + mlp, attention };
+  if (layer !== undefined && isMoeLayer(model, layer)) {
+    const moe = moeMlpTerms(model, e);
+    return { replicated: replicated + moe.replicated, split: qkv + projInput + moe.split, attention, whole: moe.whole };
+  }
+  const mlp = isGatedMlp(model) ? 3 * e * (f / h) : 2 * e * (f / h);
+  return { replicated, split: qkv + projInput + mlp, attention, whole: 0 };
 }
 
 /** Activation bytes of one `mlp` linear layer: its input (for wgrad) and, between layers, the ReLU output. */
@@ -89,15 +112,20 @@ export function activationBytesPerLayer(model: ModelSpec, shape: ActivationShape
     for (let i = 0; i < n; i++) sum += mlpLayerBytes(model, shape, i);
     return sum / n;
   }
+  if (model.moe && shape.layerIndex === undefined) {
+    let sum = 0;
+    for (let i = 0; i < model.layers; i++) sum += activationBytesPerLayer(model, { ...shape, layerIndex: i });
+    return sum / model.layers;
+  }
   const e = shape.bytesPerElement ?? 2;
   const { seqLen: s, microBatch: b, tp: t } = shape;
   const h = model.hidden;
   const sbh = s * b * h;
   const tsp = shape.sequenceParallel ? t : 1;
   if (shape.recompute === 'full') return (e * sbh) / tsp;
-  const terms = layerTerms(model, e);
+  const terms = layerTerms(model, e, model.moe ? shape.layerIndex : undefined);
   const extra = shape.eager ? eagerExtraTerms(model, e) : { replicated: 0, split: 0 };
-  let bytes = sbh * ((terms.replicated + extra.replicated) / tsp + (terms.split + extra.split) / t);
+  let bytes = sbh * ((terms.replicated + extra.replicated) / tsp + (terms.split + extra.split) / t + terms.whole);
   if (shape.recompute === 'none' && !shape.flashAttention) {
     bytes += (terms.attention * model.heads * s * s * b) / t;
   }

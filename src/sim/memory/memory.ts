@@ -67,6 +67,11 @@ export interface MemoryInput {
   paramsPerRank: number;
   /** Data-parallel degree N, over which ZeRO shards. */
   dp: number;
+  /**
+   * The parameters whose states ZeRO shards, counted in shares of N: P, except that a routed expert's parameter, sharded
+   * over the N / ep expert-data-parallel ranks, counts ep times (its share is ep/N). Default P.
+   */
+  shardedParamsPerRank?: number;
   zero: ZeroStage;
   precision: Precision;
   optimizer: OptimizerKind;
@@ -136,6 +141,8 @@ function zero3GatheredBytes(input: MemoryInput, weightBytes: number, largestBloc
 export function memoryPerGpu(input: MemoryInput): MemoryBreakdown {
   const P = input.paramsPerRank;
   const N = input.dp;
+  // P / N for the dense states, ep·P_expert / N for the experts': a share of N of the sharded-parameter count.
+  const sharded = (input.shardedParamsPerRank ?? P) / N;
   const states = STATE_BYTES_PER_PARAM[input.precision][input.optimizer];
   const per = {
     ...states,
@@ -145,9 +152,9 @@ export function memoryPerGpu(input: MemoryInput): MemoryBreakdown {
   const deepspeed = input.accounting === 'deepspeed' && input.precision === 'mixed' && input.optimizer === 'adam';
   const z = input.zero;
 
-  let weightsBytes = z >= 3 ? (per.weights * P) / N : per.weights * P;
-  let gradientsBytes = z >= 2 ? (per.gradients * P) / N : per.gradients * P;
-  let optimizerBytes = z >= 1 ? (per.optimizer * P) / N : per.optimizer * P;
+  let weightsBytes = z >= 3 ? per.weights * sharded : per.weights * P;
+  let gradientsBytes = z >= 2 ? per.gradients * sharded : per.gradients * P;
+  let optimizerBytes = z >= 1 ? per.optimizer * sharded : per.optimizer * P;
 
   const largest = (input.largestLayerParams ?? largestLayerParameters(input.model)) / (input.tp ?? 1);
   let gathered = 0;
@@ -163,7 +170,7 @@ export function memoryPerGpu(input: MemoryInput): MemoryBreakdown {
       gradientsBytes = (4 * P) / N;
       gathered = 4 * Math.min(largestModuleParameters(input.model, input.tp ?? 1), P);
     }
-    optimizerBytes = (per.optimizer * P) / N;
+    optimizerBytes = per.optimizer * sharded;
   }
   if (input.offloadOptimizer) {
     // The optimizer and the reduced gradient partition live on the host (offloadHostBytes): from ZeRO-2 on, the GPU

@@ -54,7 +54,12 @@ function stageMemory(ctx: StepContext, s: number): StageMemory {
     scheduleRules(setup.framework),
   );
   const passes = peakInFlight(schedule);
-  const state = optimizerStateOf(ctx, paramsPerRank);
+  const state = {
+    ...optimizerStateOf(ctx, paramsPerRank),
+    ...(params.expertElementsPerRank > 0
+      ? { shardedParamsPerRank: paramsPerRank + (ctx.ep - 1) * params.expertElementsPerRank }
+      : {}),
+  };
   const mem = withFp8WeightCache(
     ctx,
     params.fp8WeightElementsPerRank,
@@ -146,9 +151,10 @@ function stageActivationBytes(ctx: StepContext, s: number, schedule: PipeOp[]): 
   const embedding = first ? embeddingActivationBytes(model, shape) : 0;
   const chunkBytes = (c: number) => {
     const layers = chunks[c * ctx.pp + s];
-    return mlp
-      ? layers.reduce((a, l) => a + activationBytesPerLayer(model, { ...shape, layerIndex: l }), 0)
-      : layers.length * perLayer + (c === 0 ? embedding : 0);
+    const eachLayer = () => layers.reduce((a, l) => a + activationBytesPerLayer(model, { ...shape, layerIndex: l }), 0);
+    if (mlp) return eachLayer();
+    // Layers with experts keep more than the dense layers before them (DeepSeek's first k).
+    return (model.moe ? eachLayer() : layers.length * perLayer) + (c === 0 ? embedding : 0);
   };
   const inFlightBytes = peakLayersInFlight(schedule, chunkBytes);
   return activationBytesPerRank(model, shape, {

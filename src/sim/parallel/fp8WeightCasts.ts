@@ -11,7 +11,8 @@ import type { ReductionGroup } from './reductionGroup.js';
 export function weightGatherBytes(g: ReductionGroup): number {
   const { precision, setup } = g.scope.ctx;
   const fp8 = setup.training.fp8?.paramGather ? g.params.fp8WeightElementsPerRank : 0;
-  return (g.params.elementsPerRank - fp8) * precision.elementBytes + fp8;
+  const dense = g.expert ? g.params.expertElementsPerRank : g.params.elementsPerRank - g.params.expertElementsPerRank;
+  return (dense - fp8) * precision.elementBytes + fp8;
 }
 
 /**

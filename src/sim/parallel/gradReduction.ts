@@ -1,6 +1,6 @@
 import { addParamGathers } from './paramGather.js';
 import { MiB } from '../engine/units.js';
-import { elementsPerTpRank } from '../workload/model.js';
+import { elementsPerModelRank } from '../workload/model.js';
 import { assignReductionBuckets, reductionOverlaps, type GradBucket } from './buckets.js';
 import { addBucketReduction } from './bucketReduction.js';
 import { addOptimizerSteps } from './optimizerStep.js';
@@ -23,10 +23,21 @@ export function addGradientReduction(scope: CompileScope, st: StagePlan, first?:
   const { ctx, layout } = scope;
   const par = ctx.setup.parallel;
   const params = stageParameters(ctx, st.stage);
-  const sharded = params.tensors.map((t) => ({ ...t, elements: elementsPerTpRank(t, ctx.tp) }));
+  const sharded = params.tensors.map((t) => ({ ...t, elements: elementsPerModelRank(t, ctx.tp, ctx.ep) }));
   // DDP's buckets without ZeRO and for Megatron's distributed optimizer, DeepSpeed's reduce_bucket_size otherwise.
-  const buckets = assignReductionBuckets(sharded, ctx.precision.gradientBytes, par);
-  st.gradients.buckets = buckets;
+  // The experts' gradients go in buckets of their own (Megatron's DDP keeps expert-parallel parameters in separate
+  // buffers, distributed_data_parallel.py), reduced over their own ranks.
+  const buckets = assignReductionBuckets(
+    sharded.filter((t) => !t.expert),
+    ctx.precision.gradientBytes,
+    par,
+  );
+  const expertBuckets = assignReductionBuckets(
+    sharded.filter((t) => t.expert),
+    ctx.precision.gradientBytes,
+    par,
+  ).map((b) => ({ ...b, index: buckets.length + b.index }));
+  st.gradients.buckets = [...buckets, ...expertBuckets];
   st.gradients.paramsPerRank = params.elementsPerRank;
   for (let t = 0; t < scope.simulatedTp; t++) {
     const group = layout.dpGroup(t, st.stage);
@@ -46,12 +57,53 @@ export function addGradientReduction(scope: CompileScope, st: StagePlan, first?:
       members: group.slice(0, scope.simulatedReplicas),
       shadowGroups: shadows.length > 0 ? shadows : undefined,
     };
-    reduceAndStep(g, buckets, first);
+    reduceAndStep(g, buckets, first, expertBuckets.length > 0 ? expertReduction(g, expertBuckets) : undefined);
   }
 }
 
+/** The experts' share of a TP rank's reduction: their own buckets over the expert-data-parallel group. */
+interface ExpertReduction {
+  g: ReductionGroup;
+  buckets: GradBucket[];
+}
+
+/**
+ * TP rank g.t's expert-data-parallel group of the simulated replica (the d axis points with its place in the
+ * expert-parallel group, every ep-th), with the stage's other such groups as shadows.
+ */
+function expertReduction(g: ReductionGroup, buckets: GradBucket[]): ExpertReduction {
+  const { ctx, layout } = g.scope;
+  const stage = g.stage.stage;
+  const groupOf = (t: number, offset: number) =>
+    Array.from({ length: ctx.expertReducingRanks }, (_, j) => layout.rank(t, offset + j * ctx.ep, stage));
+  const shadows: number[][] = [];
+  for (let t = 0; t < ctx.tp; t++)
+    for (let offset = 0; offset < ctx.ep; offset++)
+      if ((t !== g.t || offset !== 0) && (g.t === 0 || t === g.t)) shadows.push(groupOf(t, offset));
+  const group = groupOf(g.t, 0);
+  const needed = shadows.filter(g.scope.needsShadow);
+  // The simulated replicas in the group (all of it in full fidelity with ep 1; symmetric mode simulates replica 0).
+  const replicas = g.replicas.filter((d) => d % ctx.ep === 0);
+  return {
+    g: {
+      ...g,
+      group,
+      replicas,
+      members: replicas.map((d) => layout.rank(g.t, d, stage)),
+      shadowGroups: needed.length > 0 ? needed : undefined,
+      expert: true,
+    },
+    buckets,
+  };
+}
+
 /** One TP rank's reduction, tied-embedding sync, optimizer steps and weight all-gather. */
-function reduceAndStep(g: ReductionGroup, buckets: GradBucket[], first: StageGradients | undefined): void {
+function reduceAndStep(
+  g: ReductionGroup,
+  buckets: GradBucket[],
+  first: StageGradients | undefined,
+  experts?: ExpertReduction,
+): void {
   const { ctx, program, layout } = g.scope;
   const par = ctx.setup.parallel;
   const dp = layout.dp;
@@ -65,10 +117,13 @@ function reduceAndStep(g: ReductionGroup, buckets: GradBucket[], first: StageGra
       : zero === 3
         ? addZero3(g, reductionOverlaps(par), deepspeedSizes(g))
         : addBucketReduction(g, buckets, reductionOverlaps(par));
+  const expertComm =
+    experts && experts.g.group.length > 1 ? addBucketReduction(experts.g, experts.buckets, reductionOverlaps(par)) : -1;
   const embeddingSyncs = addTiedEmbeddingSync(g, lastComm, first);
   const pendingTp = g.stage.gradients.pendingTp ?? [];
   const optimizerIds = addOptimizerSteps(g, lastComm, (i) => [
     ...(lastComm >= 0 ? [lastComm] : []),
+    ...(expertComm >= 0 ? [expertComm] : []),
     ...(embeddingSyncs.length > 0 ? [embeddingSyncs[i]] : []),
     ...pendingTp,
   ]);
@@ -85,6 +140,21 @@ function reduceAndStep(g: ReductionGroup, buckets: GradBucket[], first: StageGra
           g.members,
         )
       : undefined;
+  if (experts && experts.g.group.length > 1 && (zero === 1 || zero === 2))
+    program.collective(
+      'dp-allgather',
+      'all-gather updated expert weights',
+      {
+        op: 'all_gather',
+        group: experts.g.group,
+        bytes: weightGatherBytes(experts.g),
+        shadowGroups: experts.g.shadowGroups,
+      },
+      optimizerIds,
+      -1,
+      'comm',
+      experts.g.members,
+    );
   addFp8WeightCasts(g, optimizerIds, gather);
 }
 

@@ -20,6 +20,7 @@ export class ParallelLayout {
   private readonly stageGroups = new Map<number, number[]>();
   private readonly cpGroups = new Map<number, number[]>();
   private readonly pairs = new Map<number, number[]>();
+  private readonly epGroups = new Map<number, number[]>();
 
   constructor(
     readonly tp: number,
@@ -73,6 +74,19 @@ export class ParallelLayout {
     const key = p * this.dp + d;
     let g = this.tpGroups.get(key);
     if (!g) this.tpGroups.set(key, (g = Array.from({ length: this.tp }, (_, t) => this.rank(t, d, p))));
+    return g;
+  }
+
+  /**
+   * The expert-parallel group of grid point (t, d, p): the ep consecutive points of the d axis around d with the same
+   * t and p (the experts keep the attention's tp, so a group folds data- and context-parallel ranks, as Megatron-Core's
+   * expert grid orders tp-ep-dp); the same array every time.
+   */
+  epGroup(t: number, d: number, p: number, ep: number): readonly number[] {
+    const base = d - (d % ep);
+    const key = (p * this.dp + base) * this.tp + t;
+    let g = this.epGroups.get(key);
+    if (!g) this.epGroups.set(key, (g = Array.from({ length: ep }, (_, j) => this.rank(t, base + j, p))));
     return g;
   }
 

@@ -11,7 +11,10 @@ import { stepBackwardEnd, type ReductionGroup } from './reductionGroup.js';
 export function addOptimizerSteps(g: ReductionGroup, lastComm: number, depsOf: (i: number) => number[]): number[] {
   const { ctx, program, layout } = g.scope;
   const { setup } = ctx;
-  const shard = setup.parallel.zero >= 1 ? g.params.elementsPerRank / layout.dp : g.params.elementsPerRank;
+  // From ZeRO 1 on a 1/dp shard of the dense parameters and a 1/(dp/ep) shard of the experts' (their own reducing ranks).
+  const expertShare = (ctx.ep - 1) * g.params.expertElementsPerRank;
+  const shard =
+    setup.parallel.zero >= 1 ? (g.params.elementsPerRank + expertShare) / layout.dp : g.params.elementsPerRank;
   return g.replicas.map((d, i) => {
     const rank = layout.rank(g.t, d, g.stage.stage);
     const deps = depsOf(i);

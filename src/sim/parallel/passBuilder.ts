@@ -19,6 +19,8 @@ export interface PassRanks {
   jitter: ((durationNs: number) => number)[];
   /** The context-parallel ring of this replica and stage (cp > 1). */
   ring?: CpRing;
+  /** The expert-parallel group of the members and the other groups of the stage, as shadows (ep > 1). */
+  ep?: { group: readonly number[]; shadows: readonly (readonly number[])[] };
 }
 
 /** A segment's host work as one member runs it (blockTemplate's lead and rest, the pass's start). */
@@ -194,11 +196,17 @@ export class PassBuilder {
         continue;
       }
       const stream: StreamKind = sync.neededBy > sync.afterOp + 1 ? 'tp' : 'compute';
+      const over = sync.group === 'ep' ? this.ranks.ep! : { group, shadows };
       issued.set(sync, [
         this.program.collective(
-          'tp-collective',
+          sync.group === 'ep' ? 'ep-alltoall' : 'tp-collective',
           sync.label,
-          { op: sync.op, group, bytes: sync.bytes, shadowGroups: shadows.length > 0 ? shadows : undefined },
+          {
+            op: sync.op,
+            group: over.group,
+            bytes: sync.bytes,
+            shadowGroups: over.shadows.length > 0 ? over.shadows : undefined,
+          },
           deps,
           op.microBatch,
           stream,

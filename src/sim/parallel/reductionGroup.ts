@@ -19,6 +19,8 @@ export interface ReductionGroup {
   /** Their ranks, whose streams the collectives occupy. */
   members: readonly number[];
   shadowGroups?: readonly (readonly number[])[];
+  /** The group reduces the routed experts' gradients, over the expert-data-parallel ranks (dp × cp / ep of them). */
+  expert?: boolean;
 }
 
 /** Replica d's last backward task (over the stage's chunks) in micro-batch `mb`, on the group's TP rank. */

@@ -1,4 +1,4 @@
-import { elementsPerTpRank, parameterTensors, tiedEmbeddingCopy, type ParamTensor } from '../workload/model.js';
+import { elementsPerModelRank, parameterTensors, tiedEmbeddingCopy, type ParamTensor } from '../workload/model.js';
 import type { StepContext } from './stepContext.js';
 
 /** The parameters one pipeline stage holds, which its gradient reduction reduces and its memory account counts. */
@@ -9,8 +9,10 @@ export interface StageParameters {
   virtualStageOf: Map<string, number>;
   /** Tensor name → the tensor whose gradient's completion stands for its own (the tied copy's: the final norm's). */
   readyWith: Map<string, string>;
-  /** Elements one TP rank holds (before ZeRO sharding). */
+  /** Elements one TP rank holds (before ZeRO sharding), its experts' share under expert parallelism. */
   elementsPerRank: number;
+  /** Of those, the routed experts' (0 without experts): reduced and sharded over the expert-data-parallel ranks. */
+  expertElementsPerRank: number;
   /**
    * Of those, the weights FP8 training casts to FP8: the transformer layers' linear weights (tensor-parallel `.weight`
    * tensors; norms are not split over TP, and biases, embeddings and the head stay bf16; workload/fp8.ts). 0 unless
@@ -59,12 +61,12 @@ export function stageParameters(ctx: StepContext, stage: number): StageParameter
     const finalNorm = tensors.find((t) => t.layer === model.layers && t !== copy);
     if (finalNorm) readyWith.set(copy.name, finalNorm.name);
   }
-  const elementsPerRank = tensors.reduce((a, t) => a + elementsPerTpRank(t, ctx.tp), 0);
+  const perRank = (t: ParamTensor) => elementsPerModelRank(t, ctx.tp, ctx.ep);
+  const elementsPerRank = tensors.reduce((a, t) => a + perRank(t), 0);
+  const expertElementsPerRank = tensors.filter((t) => t.expert).reduce((a, t) => a + perRank(t), 0);
   const fp8Weight = (t: ParamTensor) =>
     t.tpSharded && t.name.endsWith('.weight') && t.layer >= 0 && t.layer < model.layers;
   const fp8WeightElementsPerRank =
-    ctx.precision.gemmDtype === 'fp8'
-      ? tensors.filter(fp8Weight).reduce((a, t) => a + elementsPerTpRank(t, ctx.tp), 0)
-      : 0;
-  return { tensors, virtualStageOf, readyWith, elementsPerRank, fp8WeightElementsPerRank };
+    ctx.precision.gemmDtype === 'fp8' ? tensors.filter(fp8Weight).reduce((a, t) => a + perRank(t), 0) : 0;
+  return { tensors, virtualStageOf, readyWith, elementsPerRank, expertElementsPerRank, fp8WeightElementsPerRank };
 }

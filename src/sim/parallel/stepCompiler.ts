@@ -11,6 +11,7 @@ import { gpuSpeedFactors } from './gpuSpeed.js';
 import { ParallelLayout } from './layout.js';
 import { peakInFlight, stageSchedule, type PipeOp } from './schedules.js';
 import { tpSyncPoints } from './tpSync.js';
+import { moeSyncPoints } from './moeSync.js';
 import { cpSyncPoints } from './contextParallel.js';
 import { cpRing, RingWaits } from './cpRing.js';
 import { overlapTpSyncs, withOverlapSmMargin } from './tpCommOverlap.js';
@@ -48,6 +49,7 @@ function stepBlocks(ctx: StepContext): Block[] {
     cpCommType: par.cpCommType,
     dtype: ctx.precision.dtype,
     tp: ctx.tp,
+    ...(ctx.ep > 1 ? { ep: ctx.ep } : {}),
     sequenceParallel: par.sequenceParallel,
     flashAttention: training.flashAttention,
     recompute: par.recompute,
@@ -77,12 +79,16 @@ function passTemplates(ctx: StepContext, blocks: readonly Block[]): PassTemplate
     ...(ctx.precision.gemmDtype === 'fp8' ? { fp8Gathers: true } : {}),
   };
   const cpCtx = { model, cp, tp, tokens, elementBytes, commType: par.cpCommType };
+  const routedTokens = par.sequenceParallel ? tokens / tp : tokens;
+  const moeCtx = { model, tp, ep: ctx.ep, tokens, routedTokens, elementBytes };
   const overlap = par.tpCommOverlap;
   const syncPoints = (names: readonly string[]) => {
     const tpSyncs = tpSyncPoints(names, tpCtx);
-    return [...(overlap ? overlapTpSyncs(names, tpSyncs) : tpSyncs), ...cpSyncPoints(names, cpCtx)].sort(
-      (a, b) => a.afterOp - b.afterOp,
-    );
+    return [
+      ...(overlap ? overlapTpSyncs(names, tpSyncs) : tpSyncs),
+      ...cpSyncPoints(names, cpCtx),
+      ...moeSyncPoints(names, moeCtx),
+    ].sort((a, b) => a.afterOp - b.afterOp);
   };
   const opsOf = (ops: readonly Op[]) => (overlap ? ops.map((o) => withOverlapSmMargin(o, overlap)) : ops);
   const gpu = cluster.node.gpu;
@@ -235,7 +241,31 @@ function passRanks(
     const speed = scope.speedOf(r);
     return speed === 1 ? jittered : (ns: number) => jittered(Math.round(ns * speed));
   });
-  return { group, members, shadows: at.tpShadows, jitter, ring };
+  return {
+    group,
+    members,
+    shadows: at.tpShadows,
+    jitter,
+    ring,
+    ...(ctx.ep > 1 ? { ep: expertGroups(scope, at) } : {}),
+  };
+}
+
+/**
+ * The expert-parallel group of replica d's first TP rank on stage `stage`, and the stage's other expert-parallel groups
+ * (every TP rank's, every block of ep replicas') as shadows: symmetric mode simulates one replica, whose all-to-alls
+ * move their whole group's data while every other group's run alongside.
+ */
+function expertGroups(scope: CompileScope, at: { d: number; stage: number }) {
+  const { ctx, layout } = scope;
+  const group = layout.epGroup(0, at.d, at.stage, ctx.ep);
+  const shadows: (readonly number[])[] = [];
+  for (let base = 0; base < layout.dp; base += ctx.ep)
+    for (let t = 0; t < ctx.tp; t++) {
+      const g = layout.epGroup(t, base, at.stage, ctx.ep);
+      if (g !== group && scope.needsShadow(g)) shadows.push(g);
+    }
+  return { group, shadows };
 }
 
 /** One pass through one virtual stage: the all-gather of what it received when it needs one, then its blocks. */

@@ -55,6 +55,10 @@ export interface StepContext {
   replicas: number;
   /** Ranks of a stage that hold the same weights and reduce the same gradients: replicas × cp. */
   reducingRanks: number;
+  /** Expert-parallel size (1 without experts). */
+  ep: number;
+  /** Ranks that reduce an expert tensor's gradients together: reducingRanks / ep (the experts keep tp). */
+  expertReducingRanks: number;
   /** Model chunks per pipeline stage (`parallel.virtualStages`). */
   chunksPerStage: number;
   /** Micro-batches each replica runs per step: globalBatch / (microBatch × dp). */
@@ -76,6 +80,8 @@ export function stepContext(setup: StepSetup): StepContext {
     cp,
     replicas: par.dp,
     reducingRanks: par.dp * cp,
+    ep: par.ep ?? 1,
+    expertReducingRanks: (par.dp * cp) / (par.ep ?? 1),
     chunksPerStage: par.virtualStages,
     microBatches: training.globalBatch / (training.microBatch * par.dp),
     tokensPerRank: (training.microBatch * training.seqLen) / cp,

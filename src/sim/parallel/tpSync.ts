@@ -15,8 +15,11 @@ export interface TpSync {
   afterOp: number;
   neededBy: number;
   label: string;
-  /** The group it runs over: the TP group (default), or a send to the next rank of the context-parallel ring. */
-  group?: 'tp' | 'cp';
+  /**
+   * The group it runs over: the TP group (default), a send to the next rank of the context-parallel ring, or the
+   * expert-parallel group (moeSync.ts).
+   */
+  group?: 'tp' | 'cp' | 'ep';
 }
 
 export interface TpContext {

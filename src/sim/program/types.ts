@@ -44,6 +44,8 @@ export type TaskKind =
   | 'tp-collective'
   /** One hop of the context-parallel ring: a rank sends its block of keys and values (and, backward, their gradients) on. */
   | 'cp-exchange'
+  /** An expert-parallel all-to-all: a layer's tokens dispatched to their experts, or combined back (and the gradients). */
+  | 'ep-alltoall'
   | 'pp-send'
   | 'zero-gather'
   | 'h2d'

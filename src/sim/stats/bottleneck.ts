@@ -28,6 +28,7 @@ const TRAFFIC: Partial<Record<TaskKind, string>> = {
   'dp-allgather': 'all-gather of the updated weights',
   'tp-collective': 'tensor-parallel collectives',
   'cp-exchange': 'context-parallel exchanges',
+  'ep-alltoall': 'expert all-to-alls',
   'pp-send': 'pipeline sends',
   'zero-gather': 'ZeRO-3 weight gathers',
   h2d: 'host-to-device copies',

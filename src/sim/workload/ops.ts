@@ -125,6 +125,8 @@ export interface MicroBatchShape {
   tp: number;
   /** Megatron sequence parallelism: norms, dropout and residuals work on s/t tokens. */
   sequenceParallel: boolean;
+  /** Expert-parallel ranks a model's experts are split over (moe.ts); absent: 1. */
+  ep?: number;
   flashAttention: boolean;
   recompute: RecomputeMode;
   /** The training framework's host costs and code paths (framework.ts); absent: framework-agnostic ops. */

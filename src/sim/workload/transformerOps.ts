@@ -6,6 +6,8 @@ import { buildMlpBlocks } from './mlpOps.js';
 import { fp8LinearStage, type Fp8Input } from './fp8.js';
 import type { ModelSpec } from './model.js';
 import { assembleBlock, linearStage, type Block, type MicroBatchShape, type Op, type Stage } from './ops.js';
+import { isMoeLayer } from './moe.js';
+import { routedExpertStages, sharedExpertAddStage } from './moeOps.js';
 
 export type { Block, GemmShape, AttentionShape, MicroBatchShape, Op, OpKind, RecomputeMode } from './ops.js';
 
@@ -24,13 +26,15 @@ function layerParams(model: ModelSpec, i: number): LayerParams {
   switch (model.arch) {
     case 'llama': {
       const p = `model.layers.${i}.`;
+      // A layer with experts has its shared experts' MLP where a dense layer has its MLP (moe.ts).
+      const mlp = isMoeLayer(model, i) ? 'mlp.shared_experts.' : 'mlp.';
       return {
         ln1: [p + 'input_layernorm.weight'],
         qkv: ['q_proj', 'k_proj', 'v_proj'].map((n) => `${p}self_attn.${n}.weight`),
         proj: [p + 'self_attn.o_proj.weight'],
         ln2: [p + 'post_attention_layernorm.weight'],
-        fc1: [p + 'mlp.gate_proj.weight', p + 'mlp.up_proj.weight'],
-        fc2: [p + 'mlp.down_proj.weight'],
+        fc1: [p + mlp + 'gate_proj.weight', p + mlp + 'up_proj.weight'],
+        fc2: [p + mlp + 'down_proj.weight'],
       };
     }
     case 'bert': {
@@ -63,14 +67,15 @@ function layerParams(model: ModelSpec, i: number): LayerParams {
  * column-parallel (output width ÷ t), proj and fc2 row-parallel (input width ÷ t). Pre-LN for GPT and
  * Llama; post-LN for BERT (Devlin et al. 2019): norm after each residual add.
  */
-function transformerLayer(c: LayerContext, i: number, recompute: MicroBatchShape['recompute']): Block {
+function transformerLayer(c: LayerContext, i: number, shape: MicroBatchShape): Block {
+  const recompute = shape.recompute;
   const m = c.model;
   const names = layerParams(m, i);
   if (c.fw && m.arch === 'gpt') return megatronGptLayer(c, i, names, recompute);
   const T = c.tokens;
   const qkvOut = (c.headsPerRank + 2 * c.kvHeadsPerRank) * c.headDim;
   const attnWidth = c.headsPerRank * c.headDim;
-  const fc1Out = (c.gated ? 2 : 1) * c.ffnPerRank; // SwiGLU's gate and up as one fused GEMM (Megatron)
+  // SwiGLU's gate and up as one fused GEMM (Megatron): fc1's output is 2f wide.
 
   // Under FP8 the pre-norm layers' QKV and fc1 take their input from the norm fused with its cast (fp8.ts).
   const afterNorm: Fp8Input = m.arch === 'bert' ? 'tensor' : 'norm';
@@ -82,17 +87,29 @@ function transformerLayer(c: LayerContext, i: number, recompute: MicroBatchShape
   const attn = attentionStage(c);
   const proj = linear('proj', attnWidth, c.h, names.proj, 'tensor');
   const res1 = residualStage('residual1', c);
-  const fc1 = linear('fc1', c.h, fc1Out, names.fc1, afterNorm);
-  const act = activationStage(c);
-  const fc2 = linear('fc2', c.ffnPerRank, c.h, names.fc2, 'tensor');
+  const mlpStages = (ffnPerRank: number): Stage[] => [
+    linear('fc1', c.h, (c.gated ? 2 : 1) * ffnPerRank, names.fc1, afterNorm),
+    activationStage(c, c.tokens, ffnPerRank),
+    linear('fc2', ffnPerRank, c.h, names.fc2, 'tensor'),
+  ];
+  const moe = m.moe && isMoeLayer(m, i) ? m.moe : undefined;
+  // A layer with experts: the routed experts, then the shared experts (a dense MLP on every token) added to them.
+  const mlp = moe
+    ? [
+        ...routedExpertStages(c, { moe, layer: i, ep: shape.ep ?? 1 }),
+        ...(moe.sharedExpertFfnHidden > 0
+          ? [...mlpStages(moe.sharedExpertFfnHidden / c.tp), sharedExpertAddStage(c)]
+          : []),
+      ]
+    : mlpStages(c.ffnPerRank);
   const res2 = residualStage('residual2', c);
   const ln1 = normStage('ln1', c, names.ln1);
   const ln2 = normStage('ln2', c, names.ln2);
 
   const stages: Stage[] =
     m.arch === 'bert'
-      ? [qkv, attn, proj, res1, ln1, fc1, act, fc2, res2, ln2]
-      : [ln1, qkv, attn, proj, res1, ln2, fc1, act, fc2, res2];
+      ? [qkv, attn, proj, res1, ln1, ...mlp, res2, ln2]
+      : [ln1, qkv, attn, proj, res1, ln2, ...mlp, res2];
 
   let again: Op[] = [];
   if (recompute === 'full') {
@@ -118,7 +135,7 @@ export function buildBlocks(model: ModelSpec, shape: MicroBatchShape): Block[] {
   const megatron = c.fw !== undefined && model.arch === 'gpt';
   const edge = (b: Block) => (megatron ? megatronGptEdges(b, c) : b);
   const blocks: Block[] = [edge(embeddingBlock(c))];
-  for (let i = 0; i < model.layers; i++) blocks.push(transformerLayer(c, i, shape.recompute));
+  for (let i = 0; i < model.layers; i++) blocks.push(transformerLayer(c, i, shape));
   blocks.push(edge(headBlock(c)));
   return blocks;
 }

@@ -1,0 +1,55 @@
+import type { ModelSpec } from '../workload/model.js';
+import type { TpSync } from './tpSync.js';
+
+/** What places one layer's expert all-to-alls: the model's experts, the parallelism and the tokens of one rank. */
+export interface MoeSyncContext {
+  model: ModelSpec;
+  tp: number;
+  ep: number;
+  /** Tokens of one micro-batch on the rank's TP group (b·s/cp). */
+  tokens: number;
+  /** Tokens the rank routes: tokens / tp with sequence parallelism. */
+  routedTokens: number;
+  elementBytes: number;
+}
+
+/**
+ * The collectives around a layer's routed experts, as Megatron-Core's MoEAlltoAllTokenDispatcher issues them
+ * (megatron/core/transformer/moe/token_dispatcher.py): after `permute`, the dispatch all-to-all over the expert-parallel
+ * group (each rank sends its routed tokens' k copies, k·T_routed·h elements) and, with tp > 1, the all-gather of the
+ * received tokens over the TP group (the experts keep the attention's tp); after `experts.fc2`, the reduce-scatter over
+ * TP and the combine all-to-all. The backward mirrors each one: a gradient all-to-all after `unpermute.bwd` and
+ * after the experts' fc1 backward, the gather after `unpermute.bwd`'s all-to-all and the reduce-scatter before the
+ * last. Every one blocks the op after it (the experts need their tokens; no overlap with another micro-batch).
+ */
+export function moeSyncPoints(names: readonly string[], ctx: MoeSyncContext): TpSync[] {
+  const moe = ctx.model.moe;
+  if (!moe || (ctx.ep <= 1 && ctx.tp <= 1)) return [];
+  const copiesBytes = ctx.routedTokens * moe.topK * ctx.model.hidden * ctx.elementBytes;
+  const gatheredBytes = copiesBytes * ctx.tp;
+  const out: TpSync[] = [];
+  names.forEach((raw, i) => {
+    const name = raw.startsWith('recompute.') ? raw.slice('recompute.'.length) : raw;
+    const sync = (s: Omit<TpSync, 'afterOp' | 'neededBy'>) => out.push({ ...s, afterOp: i, neededBy: i + 1 });
+    const allToAll = (label: string) =>
+      ctx.ep > 1 && sync({ op: 'all_to_all', bytes: copiesBytes, label: `EP all-to-all ${label}`, group: 'ep' });
+    const tpGather = (label: string) =>
+      ctx.tp > 1 && sync({ op: 'all_gather', bytes: gatheredBytes, label: `TP all-gather ${label}` });
+    const tpScatter = (label: string) =>
+      ctx.tp > 1 && sync({ op: 'reduce_scatter', bytes: gatheredBytes, label: `TP reduce-scatter ${label}` });
+    if (name === 'permute') {
+      allToAll('dispatch');
+      tpGather('dispatched tokens');
+    } else if (name === 'experts.fc2') {
+      tpScatter('expert outputs');
+      allToAll('combine');
+    } else if (name === 'unpermute.bwd') {
+      allToAll('combine gradient');
+      tpGather('output gradients');
+    } else if (name === 'experts.fc1.wgrad') {
+      tpScatter('token gradients');
+      allToAll('dispatch gradient');
+    }
+  });
+  return out;
+}

@@ -1,0 +1,113 @@
+import { activationStage, type LayerContext } from './layerContext.js';
+import { balancedRoutedTokens, expertsPerRank, type MoeSpec } from './moe.js';
+import { elementwiseOp, gemmOp, linearStage, type Op, type Stage } from './ops.js';
+
+/** What the MoE builders need besides the layer context: the layer's experts, its index and the expert parallelism. */
+export interface MoeLayerShape {
+  moe: MoeSpec;
+  layer: number;
+  /** Expert-parallel ranks the experts are split over. */
+  ep: number;
+}
+
+/**
+ * Token–expert rows one rank's experts compute per micro-batch: the routed copies of the tokens its TP group holds
+ * (with sequence parallelism each TP rank routes its 1/t of them, and the experts, which keep the attention's tp,
+ * gather them back over the TP group), with balanced routing.
+ */
+export function expertRows(c: LayerContext, moe: MoeSpec): number {
+  return balancedRoutedTokens(c.tokens, moe);
+}
+
+/**
+ * The router (Megatron-Core's TopKRouter): a linear h → E on the rank's own tokens and the softmax and top-k over its
+ * logits (fp32, 4 bytes each: read, written, read again).
+ */
+function routerStage(c: LayerContext, s: MoeLayerShape): Stage[] {
+  const p = `model.layers.${s.layer}.mlp.`;
+  const T = c.spTokens;
+  const E = s.moe.experts;
+  return [
+    linearStage('router', T, c.h, E, c.dtype, [p + 'router.weight']),
+    {
+      forward: [elementwiseOp('router.topk', T * E, 10, 3 * T * E * 4)],
+      backward: [elementwiseOp('router.topk.bwd', T * E, 10, 3 * T * E * 4)],
+    },
+  ];
+}
+
+/**
+ * The permutation that sorts the rank's tokens by expert, k copies each (`permute` in Megatron-Core's moe_utils: a
+ * gather), and its inverse, which weighs each copy by its routing probability and sums the k copies (`unpermute`).
+ * Memory-bound: each reads and writes every copy once, besides the tokens themselves.
+ */
+function permuteStage(c: LayerContext, s: MoeLayerShape, name: 'permute' | 'unpermute'): Stage {
+  const T = c.spTokens;
+  const copies = T * s.moe.topK * c.h;
+  const bytes = (copies + T * c.h) * c.e;
+  const flops = name === 'unpermute' ? 2 : 0;
+  return {
+    forward: [elementwiseOp(name, copies, flops, bytes)],
+    backward: [elementwiseOp(`${name}.bwd`, copies, flops, bytes + (name === 'unpermute' ? copies * c.e : 0))],
+  };
+}
+
+/**
+ * A grouped GEMM over the rank's E/ep experts (Megatron-Core's GroupedMLP, cuBLAS grouped / CUTLASS grouped GEMM):
+ * one problem per local expert with its share of the rows, so its efficiency is that of the per-expert shape: few
+ * tokens an expert make a thin GEMM.
+ */
+// eslint-disable-next-line max-params -- one grouped linear: its name, the experts' shape and the tensors it completes
+function groupedLinearStage(
+  c: LayerContext,
+  s: MoeLayerShape,
+  name: string,
+  inF: number,
+  outF: number,
+  param: string,
+): Stage {
+  const groups = expertsPerRank(s.moe, s.ep);
+  const rows = expertRows(c, s.moe) / groups;
+  const lead = [inF, outF];
+  return {
+    forward: [gemmOp(name, rows, outF, inF, groups, c.dtype, undefined, lead)],
+    backward: [
+      gemmOp(`${name}.dgrad`, rows, inF, outF, groups, c.dtype, undefined, lead),
+      gemmOp(`${name}.wgrad`, inF, outF, rows, groups, c.dtype, [param], lead),
+    ],
+  };
+}
+
+/**
+ * The routed experts of one layer on one rank, from the router to the combined output: router, permute, (dispatch
+ * all-to-all), expert fc1, SwiGLU, expert fc2, (combine all-to-all), unpermute. The all-to-alls and the TP gathers
+ * around the experts are syncs (parallel/moeSync.ts) at the `permute`, `experts.fc2` and their backward ops.
+ */
+export function routedExpertStages(c: LayerContext, s: MoeLayerShape): Stage[] {
+  const p = `model.layers.${s.layer}.mlp.experts.`;
+  const f = s.moe.expertFfnHidden / c.tp;
+  const rows = expertRows(c, s.moe);
+  const act = activationStage(c, rows, f);
+  const named = (st: Stage): Stage => ({
+    forward: st.forward.map((op) => rename(op, 'experts.')),
+    backward: st.backward.map((op) => rename(op, 'experts.')),
+  });
+  return [
+    ...routerStage(c, s),
+    permuteStage(c, s, 'permute'),
+    groupedLinearStage(c, s, 'experts.fc1', c.h, 2 * f, p + 'gate_up_proj.weight'),
+    named(act),
+    groupedLinearStage(c, s, 'experts.fc2', f, c.h, p + 'down_proj.weight'),
+    permuteStage(c, s, 'unpermute'),
+  ];
+}
+
+function rename(op: Op, prefix: string): Op {
+  return { ...op, name: prefix + op.name };
+}
+
+/** The shared experts' output added to the routed experts' (on the rank's own tokens). */
+export function sharedExpertAddStage(c: LayerContext): Stage {
+  const n = c.spTokens * c.h;
+  return { forward: [elementwiseOp('shared.add', n, 1, 3 * n * c.e)], backward: [] };
+}
