@@ -7,6 +7,7 @@ import { MegatronArgs, NOT_MODELLED, SOURCE, unknownFlagShown } from './importMe
 import { importPipelineSplit, importVirtualStages } from './importMegatronSchedule.js';
 import { importFp8, importOptimizerState, importTraining } from './importMegatronTraining.js';
 import { importModel } from './importMegatronModel.js';
+import { importMoe } from './importMegatronMoe.js';
 
 /**
  * Reading the command-line arguments of a Megatron-LM run (`pretrain_gpt.py …`) into scenario
@@ -159,12 +160,12 @@ export function importMegatronArgs(text: string, context: MegatronContext = {}):
   importBuckets(c, a, dp, precision ?? context.precision, overlap, fp32Grads);
 
   importModel(c, a, tpv);
+  importMoe(c, a, tpv);
   importTraining(c, a, dp, precision);
   importFp8(c, a, precision);
   importOptimizerState(c, a, precision ?? context.precision);
 
   for (const [name, values] of a.notModelled) {
-    if (name === 'expert-model-parallel-size' && values.join(' ') === '1') continue;
     c.warn(`--${name}${values.length ? ` ${values.join(' ')}` : ''}: not modelled; ${NOT_MODELLED[name]}`);
   }
   if (a.unknown.length > 0) c.warn(`unknown Megatron flags, ignored: ${a.unknown.map(unknownFlagShown).join(' ')}`);

@@ -87,6 +87,17 @@ export const FLAGS: Readonly<Record<string, FlagKind>> = {
   'fp8-format': choice('hybrid', 'e4m3'),
   'fp8-recipe': choice('delayed', 'tensorwise', 'mxfp8', 'blockwise'),
   'fp8-param-gather': BOOL,
+  'num-experts': INT,
+  'moe-router-topk': INT,
+  'moe-ffn-hidden-size': INT,
+  'moe-shared-expert-intermediate-size': INT,
+  'moe-layer-freq': TEXT,
+  'expert-model-parallel-size': INT,
+  'expert-tensor-parallel-size': INT,
+  'moe-grouped-gemm': BOOL,
+  'moe-token-dispatcher-type': choice('allgather', 'alltoall', 'flex', 'alltoall_seq'),
+  'moe-expert-capacity-factor': TEXT,
+  'moe-router-load-balancing-type': TEXT,
 };
 
 /** Flags that change performance but are not modelled: accepted with a warning (any values). */
@@ -105,8 +116,6 @@ export const NOT_MODELLED: Readonly<Record<string, string>> = {
     "the userbuffers config file is not read; Transformer Engine's default SMs per overlap are used (set parallel.tpCommOverlapSms)",
   'hierarchical-context-parallel-sizes':
     'only used by --cp-comm-type a2a+p2p, which is simulated as the p2p ring over all cp ranks',
-  'expert-model-parallel-size': 'mixture-of-experts is not modelled',
-  'num-experts': 'mixture-of-experts is not modelled; the model is simulated dense',
   'first-last-layers-bf16': 'every transformer layer is simulated with FP8 GEMMs',
   'num-layers-at-start-in-bf16': 'every transformer layer is simulated with FP8 GEMMs',
   'num-layers-at-end-in-bf16': 'every transformer layer is simulated with FP8 GEMMs',

@@ -1,0 +1,78 @@
+import { ScenarioError } from '../sim/errors.js';
+import type { ImportCollector } from './importResult.js';
+import { SOURCE, type MegatronArgs } from './importMegatronFlags.js';
+
+/** Megatron-Core's default --moe-router-topk (arguments.py). */
+const MEGATRON_DEFAULT_TOPK = 2;
+
+/**
+ * The mixture-of-experts flags of a Megatron-LM command line (megatron/training/arguments.py, `_add_moe_args`): the
+ * experts, top-k, expert width, shared experts, which layers have experts, and expert parallelism. What the simulator
+ * does not model is refused, never run as something else: another token dispatcher than `alltoall` where one is used,
+ * an expert tensor parallelism other than tp, a capacity factor (token dropping).
+ * @throws ScenarioError naming the flag
+ */
+export function importMoe(c: ImportCollector, a: MegatronArgs, tp: number): void {
+  const experts = a.int('num-experts');
+  const ep = a.int('expert-model-parallel-size') ?? 1;
+  if (experts === undefined) {
+    if (ep > 1)
+      refuse(`${a.shown('expert-model-parallel-size')} without --num-experts: a dense model has no experts to split`);
+    return;
+  }
+  c.set('model.moe.experts', experts, a.shown('num-experts'));
+  const topK = a.int('moe-router-topk');
+  c.set(
+    'model.moe.topK',
+    topK ?? MEGATRON_DEFAULT_TOPK,
+    topK ? a.shown('moe-router-topk') : 'Megatron default: top 2',
+    !topK,
+  );
+  const width = a.int('moe-ffn-hidden-size') ?? a.int('ffn-hidden-size');
+  if (width)
+    c.set(
+      'model.moe.expertFfnHidden',
+      width,
+      a.has('moe-ffn-hidden-size')
+        ? a.shown('moe-ffn-hidden-size')
+        : `${a.shown('ffn-hidden-size')} (Megatron's default expert width)`,
+    );
+  const shared = a.int('moe-shared-expert-intermediate-size');
+  if (shared) c.set('model.moe.sharedExpertFfnHidden', shared, a.shown('moe-shared-expert-intermediate-size'));
+  const dense = denseLayersOf(a.pick('moe-layer-freq'));
+  if (dense !== undefined) c.set('model.moe.denseLayers', dense, a.shown('moe-layer-freq'));
+  if (ep > 1) c.set('parallel.ep', ep, a.shown('expert-model-parallel-size'));
+  const etp = a.int('expert-tensor-parallel-size');
+  if (etp !== undefined && etp !== tp)
+    refuse(
+      `${a.shown('expert-tensor-parallel-size')}: the experts are modelled with the attention's tensor parallelism (${tp}, Megatron's default); an expert tensor parallelism of its own is not modelled`,
+    );
+  const dispatcher = a.pick('moe-token-dispatcher-type');
+  if ((ep > 1 || tp > 1) && dispatcher !== 'alltoall')
+    refuse(
+      `${dispatcher ? a.shown('moe-token-dispatcher-type') : 'no --moe-token-dispatcher-type (Megatron default: allgather)'}: only the alltoall token dispatcher is modelled; add --moe-token-dispatcher-type alltoall to simulate it`,
+    );
+  if (a.has('moe-expert-capacity-factor'))
+    refuse(
+      `${a.shown('moe-expert-capacity-factor')}: token dropping is not modelled (routing is dropless and balanced); leave the flag out`,
+    );
+}
+
+/**
+ * The dense layers at the start that `--moe-layer-freq` gives: `1` (every layer has experts) or the list form
+ * `([0]*k+[1]*n)` (the first k dense); any other pattern is refused. Undefined when the flag is absent.
+ */
+function denseLayersOf(freq: string | undefined): number | undefined {
+  if (freq === undefined) return undefined;
+  const compact = freq.replace(/\s+/g, '');
+  if (compact === '1') return 0;
+  const list = /^\(?\[0\]\*(\d+)\+\[1\]\*(\d+)\)?$/.exec(compact);
+  if (list) return Number(list[1]);
+  refuse(
+    `--moe-layer-freq ${freq}: only experts in every layer ('1') or after k dense layers ('([0]*k+[1]*n)') are modelled`,
+  );
+}
+
+function refuse(message: string): never {
+  throw new ScenarioError('', `${SOURCE}: ${message}`);
+}

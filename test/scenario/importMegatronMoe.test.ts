@@ -1,0 +1,52 @@
+import { describe, expect, it } from 'vitest';
+import { importMegatronArgs } from '../../src/scenario/importMegatron.js';
+
+/** Mixtral 8x7B as a Megatron-Core launch script would give it (widths from its HF config). */
+const MIXTRAL = `--tensor-model-parallel-size 2 --pipeline-model-parallel-size 4 --sequence-parallel --bf16
+  --num-layers 32 --hidden-size 4096 --num-attention-heads 32 --group-query-attention --num-query-groups 8
+  --ffn-hidden-size 14336 --swiglu --normalization RMSNorm --untie-embeddings-and-output-weights
+  --num-experts 8 --moe-router-topk 2 --expert-model-parallel-size 8 --moe-grouped-gemm
+  --moe-token-dispatcher-type alltoall --moe-router-load-balancing-type aux_loss`;
+
+const fieldsOf = (text: string) => Object.fromEntries(importMegatronArgs(text).fields.map((f) => [f.path, f.value]));
+const refusal = (text: string) => {
+  try {
+    importMegatronArgs(text);
+  } catch (err) {
+    return (err as Error).message;
+  }
+  return 'accepted';
+};
+
+describe('Megatron mixture-of-experts flags', () => {
+  it('read the experts, top-k, their width (the FFN width by default) and expert parallelism', () => {
+    const f = fieldsOf(MIXTRAL);
+    expect(f['model.moe.experts']).toBe(8);
+    expect(f['model.moe.topK']).toBe(2);
+    expect(f['model.moe.expertFfnHidden']).toBe(14336);
+    expect(f['parallel.ep']).toBe(8);
+    expect(importMegatronArgs(MIXTRAL).warnings.join('\n')).not.toMatch(/experts|moe/);
+  });
+
+  it('read shared experts and the dense first layers of --moe-layer-freq', () => {
+    const f = fieldsOf(
+      `${MIXTRAL} --moe-shared-expert-intermediate-size 2048 --moe-ffn-hidden-size 1024 --moe-layer-freq "([0]*3+[1]*29)"`,
+    );
+    expect(f['model.moe.sharedExpertFfnHidden']).toBe(2048);
+    expect(f['model.moe.expertFfnHidden']).toBe(1024);
+    expect(f['model.moe.denseLayers']).toBe(3);
+  });
+
+  it('refuse what is not modelled instead of running it as something else', () => {
+    expect(refusal(MIXTRAL.replace('--moe-token-dispatcher-type alltoall', ''))).toMatch(
+      /no --moe-token-dispatcher-type \(Megatron default: allgather\): only the alltoall token dispatcher is modelled/,
+    );
+    expect(refusal(MIXTRAL.replace('alltoall', 'flex'))).toMatch(/--moe-token-dispatcher-type flex: only the alltoall/);
+    expect(refusal(`${MIXTRAL} --expert-tensor-parallel-size 1`)).toMatch(
+      /--expert-tensor-parallel-size 1: the experts are modelled with the attention's tensor parallelism \(2/,
+    );
+    expect(refusal(`${MIXTRAL} --moe-expert-capacity-factor 1.0`)).toMatch(/token dropping is not modelled/);
+    expect(refusal(`${MIXTRAL} --moe-layer-freq "[1,0]*16"`)).toMatch(/--moe-layer-freq \[1,0\]\*16: only experts/);
+    expect(refusal('--num-layers 2 --expert-model-parallel-size 4')).toMatch(/without --num-experts/);
+  });
+});
