@@ -24,6 +24,7 @@ export const GOLDEN_SCENARIOS = [
   'scenarios/llama2-7b-zero3-nvlink.yaml',
   'scenarios/llama2-7b-zero3-pcie.yaml',
   'scenarios/llama3-405b-16384xh100.yaml',
+  'scenarios/mixtral-8x7b-ep8-64xh100.yaml',
   'scenarios/checks/dgxc-llama31-70b-cp2.yaml',
   'scenarios/checks/dgxc-llama31-8b-cp2.yaml',
   'scenarios/checks/dgxc-nemotron4-15b.yaml',
