@@ -112,6 +112,7 @@ export function candidateChanges(s: Scenario, r: StepResult): Candidate[] {
       add(`micro-batch ${Math.floor(t.microBatch / 2)}`, `training.microBatch=${Math.floor(t.microBatch / 2)}`);
     if (canCp && !activationBound) cpCandidate();
   }
+  if (s.model.moe) moeCandidates(s, add);
   // Blocking gathers or all-to-alls that lead the exposed communication: the ring overlaps its sends with attention.
   if (top && top.kind === 'cp-exchange' && p.cpCommType !== undefined && p.cpCommType !== 'p2p')
     add('context-parallel ring (p2p) instead of blocking exchanges', 'parallel.cpCommType=p2p');
@@ -277,4 +278,25 @@ function pipelineCandidates(s: Scenario, microBatches: number, bubbleShare: numb
     });
   }
   return [...out, ...smaller];
+}
+
+/**
+ * A model with experts: the routing balanced, where it is not (what an auxiliary loss or an expert bias aims for; the
+ * difference is what imbalance costs), and expert parallelism halved or doubled where the experts and dp × cp allow.
+ */
+function moeCandidates(s: Scenario, add: (label: string, ...sets: string[]) => void): void {
+  const moe = s.model.moe!;
+  const p = s.parallel;
+  const routing = s.training.routing;
+  if (routing && (routing.skew > 0 || routing.tokensPerExpert))
+    add(
+      'balanced routing (what an auxiliary loss or an expert bias aims for)',
+      'training.routing.skew=0',
+      'training.routing.tokensPerExpert=null',
+    );
+  const ep = p.ep ?? 1;
+  const reducing = p.dp * (p.cp ?? 1);
+  if (ep % 2 === 0 && s.noise.computeJitter === 0) add(`expert parallel ${ep / 2}`, `parallel.ep=${ep / 2}`);
+  if (moe.experts % (2 * ep) === 0 && reducing % (2 * ep) === 0 && s.fidelity === 'symmetric')
+    add(`expert parallel ${2 * ep}`, `parallel.ep=${2 * ep}`);
 }

@@ -97,6 +97,7 @@ export const FLAGS: Readonly<Record<string, FlagKind>> = {
   'moe-grouped-gemm': BOOL,
   'moe-token-dispatcher-type': choice('allgather', 'alltoall', 'flex', 'alltoall_seq'),
   'moe-expert-capacity-factor': TEXT,
+  'moe-pad-expert-input-to-capacity': BOOL,
   'moe-router-load-balancing-type': TEXT,
 };
 

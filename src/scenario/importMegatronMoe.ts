@@ -9,7 +9,8 @@ const MEGATRON_DEFAULT_TOPK = 2;
  * The mixture-of-experts flags of a Megatron-LM command line (megatron/training/arguments.py, `_add_moe_args`): the
  * experts, top-k, expert width, shared experts, which layers have experts, and expert parallelism. What the simulator
  * does not model is refused, never run as something else: another token dispatcher than `alltoall` where one is used,
- * an expert tensor parallelism other than tp, a capacity factor (token dropping).
+ * an expert tensor parallelism other than tp. A capacity factor sets `training.routing.capacityFactor` (with balanced
+ * routing it drops nothing unless below 1).
  * @throws ScenarioError naming the flag
  */
 export function importMoe(c: ImportCollector, a: MegatronArgs, tp: number): void {
@@ -52,10 +53,15 @@ export function importMoe(c: ImportCollector, a: MegatronArgs, tp: number): void
     refuse(
       `${dispatcher ? a.shown('moe-token-dispatcher-type') : 'no --moe-token-dispatcher-type (Megatron default: allgather)'}: only the alltoall token dispatcher is modelled; add --moe-token-dispatcher-type alltoall to simulate it`,
     );
-  if (a.has('moe-expert-capacity-factor'))
-    refuse(
-      `${a.shown('moe-expert-capacity-factor')}: token dropping is not modelled (routing is dropless and balanced); leave the flag out`,
-    );
+  const capacity = a.pick('moe-expert-capacity-factor');
+  if (capacity !== undefined) {
+    const factor = Number(capacity);
+    if (!(factor > 0)) refuse(`${a.shown('moe-expert-capacity-factor')}: expected a positive number`);
+    c.set('training.routing.capacityFactor', factor, a.shown('moe-expert-capacity-factor'));
+    if (a.has('moe-pad-expert-input-to-capacity'))
+      c.set('training.routing.padToCapacity', true, '--moe-pad-expert-input-to-capacity');
+  } else if (a.has('moe-pad-expert-input-to-capacity'))
+    refuse('--moe-pad-expert-input-to-capacity without --moe-expert-capacity-factor: there is no capacity to pad to');
 }
 
 /**

@@ -48,12 +48,31 @@ export function moeProblems(model: ModelSpec, input: ScenarioInput, dp: number):
   const ep = par.ep ?? 1;
   const moe = model.moe;
   if (!moe) {
-    return ep > 1
-      ? [{ path: 'parallel.ep', message: `${ep}: expert parallelism needs a model with experts (model.moe); use 1` }]
-      : [];
+    const problems: Problem[] = [];
+    if (ep > 1)
+      problems.push({
+        path: 'parallel.ep',
+        message: `${ep}: expert parallelism needs a model with experts (model.moe); use 1`,
+      });
+    if (training.routing)
+      problems.push({
+        path: 'training.routing',
+        message: 'routing needs a model with experts (model.moe); leave it out',
+      });
+    return problems;
   }
   const problems: Problem[] = [];
   const at = (path: string, message: string) => problems.push({ path, message });
+  const routing = training.routing;
+  if (routing?.tokensPerExpert && routing.tokensPerExpert.length !== moe.experts)
+    at(
+      'training.routing.tokensPerExpert',
+      `has ${routing.tokensPerExpert.length} counts; the model has ${moe.experts} experts, one count each`,
+    );
+  if (routing?.tokensPerExpert && routing.tokensPerExpert.every((n) => n === 0))
+    at('training.routing.tokensPerExpert', 'counts no token at all; give each expert the tokens it received');
+  if (routing?.padToCapacity && routing.capacityFactor === undefined)
+    at('training.routing.padToCapacity', 'pads to a capacity: give training.routing.capacityFactor too');
   if (model.arch !== 'llama')
     at('model.moe', `experts are modelled for llama models (SwiGLU experts); this model is ${model.arch}`);
   if (moe.topK > moe.experts) at('model.moe.topK', `${moe.topK} exceeds the ${moe.experts} experts`);

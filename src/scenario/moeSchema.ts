@@ -18,3 +18,18 @@ export const moeSchema = z
     denseLayers: count.optional(),
   })
   .strict();
+
+/**
+ * How a model with experts routes its tokens (src/sim/workload/routing.ts): `skew` σ ≥ 0 draws each layer's expert
+ * popularity as log-normal weights from the seed (0, the default: balanced); `tokensPerExpert` a measured histogram,
+ * one count per expert; `capacityFactor` caps each expert at that multiple of its balanced share and drops the rest
+ * (Megatron --moe-expert-capacity-factor), `padToCapacity` pads every expert to it (--moe-pad-expert-input-to-capacity).
+ */
+export const routingSchema = z
+  .object({
+    skew: z.number().min(0).default(0),
+    tokensPerExpert: z.array(z.number().min(0)).min(1).optional(),
+    capacityFactor: z.number().positive().optional(),
+    padToCapacity: z.boolean().default(false),
+  })
+  .strict();

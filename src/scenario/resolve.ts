@@ -366,6 +366,7 @@ export function resolveScenario(raw: unknown, source: string, baseDir: string): 
       seqLen,
       optimizerState: isReducedOptimizerState(t.optimizerState) ? t.optimizerState : undefined,
       fp8: fp8SetupOf(t),
+      routing: t.routing,
     },
     parallel: {
       ...par,

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { FRAMEWORK_NAMES } from '../sim/workload/framework.js';
-import { moeSchema } from './moeSchema.js';
+import { moeSchema, routingSchema } from './moeSchema.js';
 import { FP8_RECIPE_NAMES } from '../sim/workload/fp8.js';
 
 import { ATTENTION_KERNEL_NAMES } from '../sim/workload/attentionKernels.js';
@@ -158,6 +158,8 @@ export const trainingSchema = z
      * current scaling) and `paramGather` (--fp8-param-gather: FP8 weights as the only weight copy, gathered in FP8 by
      * the distributed optimizer). Only with precision fp8.
      */
+    /** How a model with experts routes its tokens (moeSchema.ts); absent: balanced and dropless. */
+    routing: routingSchema.optional(),
     fp8: z
       .object({
         recipe: z.enum(FP8_RECIPE_NAMES).default('delayed'),

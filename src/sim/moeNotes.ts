@@ -1,5 +1,6 @@
 import { ParallelLayout } from './parallel/layout.js';
 import type { StepSetup } from './setup.js';
+import { layerLoads, type RoutingSetup } from './workload/routing.js';
 
 /**
  * What a step of a model with experts assumes, in words: balanced, dropless routing and the all-to-alls not overlapped
@@ -10,8 +11,13 @@ export function moeNotes(setup: StepSetup): string[] {
   if (!moe) return [];
   const par = setup.parallel;
   const ep = par.ep ?? 1;
+  const what = `experts (${moe.experts}, top ${moe.topK}${moe.sharedExpertFfnHidden > 0 ? ', shared experts' : ''})`;
+  const routing = setup.training.routing;
+  const loads = layerLoads(setup.model, ep, routing, setup.seed)?.filter((l) => l !== undefined);
   const notes = [
-    `experts (${moe.experts}, top ${moe.topK}${moe.sharedExpertFfnHidden > 0 ? ', shared experts' : ''}): routing is taken as balanced and dropless (every expert gets its share of the tokens; imbalance, which slows the busiest expert's rank, is not modelled yet), and the dispatch and combine all-to-alls are not overlapped with compute`,
+    loads && routing
+      ? `${what}: ${routingWords(routing)}; the busiest expert-parallel rank computes ${(mean(loads.map((l) => l.busiestFactor)) * 100 - 100).toFixed(1)}% more than a balanced share on average over the layers (at most ${(Math.max(...loads.map((l) => l.busiestFactor)) * 100 - 100).toFixed(1)}%), and every rank's all-to-alls wait for it${routing.capacityFactor !== undefined ? `; the capacity drops ${(100 * mean(loads.map((l) => l.droppedShare))).toFixed(1)}% of the routed tokens` : ''}; the all-to-alls are not overlapped with compute`
+      : `${what}: routing is taken as balanced and dropless (every expert gets its share of the tokens; training.routing.skew or tokensPerExpert models imbalance), and the dispatch and combine all-to-alls are not overlapped with compute`,
   ];
   if (ep > 1) {
     const layout = new ParallelLayout(par.tp, par.dp, par.pp, par.placement, par.cp ?? 1);
@@ -24,4 +30,21 @@ export function moeNotes(setup: StepSetup): string[] {
     );
   }
   return notes;
+}
+
+function mean(xs: readonly number[]): number {
+  return xs.reduce((a, b) => a + b, 0) / Math.max(1, xs.length);
+}
+
+function routingWords(r: RoutingSetup): string {
+  const how = r.tokensPerExpert
+    ? 'tokens per expert from the measured histogram'
+    : r.skew > 0
+      ? `expert popularity drawn log-normal with skew ${r.skew} (seeded, per layer)`
+      : 'balanced routing';
+  const cap =
+    r.capacityFactor !== undefined
+      ? `, capacity factor ${r.capacityFactor}${r.padToCapacity ? ' (experts padded to capacity)' : ''}`
+      : ', dropless';
+  return how + cap;
 }

@@ -16,6 +16,8 @@ import type { Fp8Setup } from './workload/fp8.js';
  * Numeric format of training: mixed precision with bf16/fp16 compute, plain fp32/tf32, or `fp8`: bf16 mixed precision
  * whose transformer layers' linear GEMMs run in FP8 through Transformer Engine (`TrainingSetup.fp8`, workload/fp8.ts).
  */
+import type { RoutingSetup } from './workload/routing.js';
+
 export type TrainingPrecision = 'bf16' | 'fp16' | 'fp32' | 'tf32' | 'fp8';
 
 export interface TrainingSetup {
@@ -35,6 +37,8 @@ export interface TrainingSetup {
   attentionKernel?: AttentionKernelChoice;
   /** How FP8 runs when `precision` is `fp8` (its recipe and parameter gather); absent otherwise. */
   fp8?: Fp8Setup;
+  /** How a model with experts routes its tokens (routing.ts); absent: balanced and dropless. */
+  routing?: RoutingSetup;
 }
 
 export interface DdpSetup {

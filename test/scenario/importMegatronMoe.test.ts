@@ -37,6 +37,12 @@ describe('Megatron mixture-of-experts flags', () => {
     expect(f['model.moe.denseLayers']).toBe(3);
   });
 
+  it('read a capacity factor, and padding to it, into the routing', () => {
+    const f = fieldsOf(`${MIXTRAL} --moe-expert-capacity-factor 1.0 --moe-pad-expert-input-to-capacity`);
+    expect(f['training.routing.capacityFactor']).toBe(1);
+    expect(f['training.routing.padToCapacity']).toBe(true);
+  });
+
   it('refuse what is not modelled instead of running it as something else', () => {
     expect(refusal(MIXTRAL.replace('--moe-token-dispatcher-type alltoall', ''))).toMatch(
       /no --moe-token-dispatcher-type \(Megatron default: allgather\): only the alltoall token dispatcher is modelled/,
@@ -45,7 +51,7 @@ describe('Megatron mixture-of-experts flags', () => {
     expect(refusal(`${MIXTRAL} --expert-tensor-parallel-size 1`)).toMatch(
       /--expert-tensor-parallel-size 1: the experts are modelled with the attention's tensor parallelism \(2/,
     );
-    expect(refusal(`${MIXTRAL} --moe-expert-capacity-factor 1.0`)).toMatch(/token dropping is not modelled/);
+    expect(refusal(`${MIXTRAL} --moe-pad-expert-input-to-capacity`)).toMatch(/no capacity to pad to/);
     expect(refusal(`${MIXTRAL} --moe-layer-freq "[1,0]*16"`)).toMatch(/--moe-layer-freq \[1,0\]\*16: only experts/);
     expect(refusal('--num-layers 2 --expert-model-parallel-size 4')).toMatch(/without --num-experts/);
   });

@@ -28,6 +28,8 @@ export interface ActivationShape {
   layerIndex?: number;
   /** Element-wise work as eager PyTorch runs it (`training.kernels: eager`): Llama keeps more for its backward. */
   eager?: boolean;
+  /** Per layer, the busiest expert-parallel rank's routed pairs against the balanced share (routing.ts); absent: 1. */
+  expertLoadFactors?: readonly (number | undefined)[];
 }
 
 /**
@@ -59,17 +61,19 @@ interface LayerTerms {
  * times, split over tp; the experts' outputs before they are weighted and summed (k·e, kept for the probabilities'
  * gradient); the shared experts as a dense MLP.
  */
-function moeMlpTerms(model: ModelSpec, e: number): { replicated: number; split: number; whole: number } {
+function moeMlpTerms(model: ModelSpec, e: number, load = 1): { replicated: number; split: number; whole: number } {
   const moe = model.moe!;
   const h = model.hidden;
+  // The busiest expert-parallel rank keeps `load` times a balanced rank's routed copies.
+  const k = moe.topK * load;
   return {
     replicated: (4 * moe.experts) / h + moe.topK * e,
-    split: (3 * e * (moe.topK * moe.expertFfnHidden + moe.sharedExpertFfnHidden)) / h,
-    whole: moe.topK * e,
+    split: (3 * e * (k * moe.expertFfnHidden + moe.sharedExpertFfnHidden)) / h,
+    whole: k * e,
   };
 }
 
-function layerTerms(model: ModelSpec, e: number, layer?: number): LayerTerms & { whole: number } {
+function layerTerms(model: ModelSpec, e: number, layer?: number, load?: number): LayerTerms & { whole: number } {
   const { hidden: h, heads: a, kvHeads: kv, ffnHidden: f } = model;
   const dropout = hasDropout(model);
   const masks = dropout ? 2 : 0; // attention-output and MLP-output dropout masks, 1 byte each
@@ -80,7 +84,7 @@ function layerTerms(model: ModelSpec, e: number, layer?: number): LayerTerms & {
   const projInput = e * attn;
   const attention = dropout ? 2 * e + 1 : e; // softmax output (+ mask and dropout output)
   if (layer !== undefined && isMoeLayer(model, layer)) {
-    const moe = moeMlpTerms(model, e);
+    const moe = moeMlpTerms(model, e, load);
     return { replicated: replicated + moe.replicated, split: qkv + projInput + moe.split, attention, whole: moe.whole };
   }
   const mlp = isGatedMlp(model) ? 3 * e * (f / h) : 2 * e * (f / h);
@@ -123,7 +127,8 @@ export function activationBytesPerLayer(model: ModelSpec, shape: ActivationShape
   const sbh = s * b * h;
   const tsp = shape.sequenceParallel ? t : 1;
   if (shape.recompute === 'full') return (e * sbh) / tsp;
-  const terms = layerTerms(model, e, model.moe ? shape.layerIndex : undefined);
+  const layer = model.moe ? shape.layerIndex : undefined;
+  const terms = layerTerms(model, e, layer, layer !== undefined ? shape.expertLoadFactors?.[layer] : undefined);
   const extra = shape.eager ? eagerExtraTerms(model, e) : { replicated: 0, split: 0 };
   let bytes = sbh * ((terms.replicated + extra.replicated) / tsp + (terms.split + extra.split) / t + terms.whole);
   if (shape.recompute === 'none' && !shape.flashAttention) {

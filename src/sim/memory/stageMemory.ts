@@ -144,6 +144,7 @@ function stageActivationBytes(ctx: StepContext, s: number, schedule: PipeOp[]): 
     flashAttention: t.flashAttention,
     bytesPerElement: ctx.precision.elementBytes,
     eager: t.kernels === 'eager',
+    ...(ctx.expertLoads ? { expertLoadFactors: ctx.expertLoads.map((l) => l?.busiestFactor) } : {}),
   };
   // Each pass in flight keeps its own chunk's layers (an MLP's differ in size); the embedding's only a pass through
   // the first chunk of the first stage (virtual stage 0), not the interleaved schedule's later chunks.

@@ -11,6 +11,11 @@ export interface MoeSyncContext {
   /** Tokens the rank routes: tokens / tp with sequence parallelism. */
   routedTokens: number;
   elementBytes: number;
+  /**
+   * The busiest expert-parallel rank's token–expert pairs against the balanced share (routing.ts): it receives that
+   * multiple of a balanced rank's tokens, and every rank's all-to-all waits for it. Absent: 1.
+   */
+  loadFactor?: number;
 }
 
 /**
@@ -25,7 +30,7 @@ export interface MoeSyncContext {
 export function moeSyncPoints(names: readonly string[], ctx: MoeSyncContext): TpSync[] {
   const moe = ctx.model.moe;
   if (!moe || (ctx.ep <= 1 && ctx.tp <= 1)) return [];
-  const copiesBytes = ctx.routedTokens * moe.topK * ctx.model.hidden * ctx.elementBytes;
+  const copiesBytes = ctx.routedTokens * moe.topK * ctx.model.hidden * ctx.elementBytes * (ctx.loadFactor ?? 1);
   const gatheredBytes = copiesBytes * ctx.tp;
   const out: TpSync[] = [];
   names.forEach((raw, i) => {

@@ -22,6 +22,8 @@ import { PassBuilder, type PassRanks } from './passBuilder.js';
 import { stepContext, type StepContext } from './stepContext.js';
 import type { CompileScope, PassRecord, StagePlan, StepPlan } from './stepTypes.js';
 
+const names = (ops: readonly Op[]) => ops.map((o) => o.name);
+
 /** Each block's forward and backward pass as a template of compute segments and the syncs between them. */
 type PassTemplates = Map<Block, { F: PassTemplate; B: PassTemplate }>;
 
@@ -50,6 +52,7 @@ function stepBlocks(ctx: StepContext): Block[] {
     dtype: ctx.precision.dtype,
     tp: ctx.tp,
     ...(ctx.ep > 1 ? { ep: ctx.ep } : {}),
+    ...(ctx.expertLoads ? { expertLoadFactors: ctx.expertLoads.map((l) => l?.busiestFactor) } : {}),
     sequenceParallel: par.sequenceParallel,
     flashAttention: training.flashAttention,
     recompute: par.recompute,
@@ -82,12 +85,13 @@ function passTemplates(ctx: StepContext, blocks: readonly Block[]): PassTemplate
   const routedTokens = par.sequenceParallel ? tokens / tp : tokens;
   const moeCtx = { model, tp, ep: ctx.ep, tokens, routedTokens, elementBytes };
   const overlap = par.tpCommOverlap;
-  const syncPoints = (names: readonly string[]) => {
+  const syncPoints = (names: readonly string[], layer: number) => {
     const tpSyncs = tpSyncPoints(names, tpCtx);
+    const loadFactor = ctx.expertLoads?.[layer]?.busiestFactor ?? 1;
     return [
       ...(overlap ? overlapTpSyncs(names, tpSyncs) : tpSyncs),
       ...cpSyncPoints(names, cpCtx),
-      ...moeSyncPoints(names, moeCtx),
+      ...moeSyncPoints(names, { ...moeCtx, loadFactor }),
     ].sort((a, b) => a.afterOp - b.afterOp);
   };
   const opsOf = (ops: readonly Op[]) => (overlap ? ops.map((o) => withOverlapSmMargin(o, overlap)) : ops);
@@ -96,8 +100,8 @@ function passTemplates(ctx: StepContext, blocks: readonly Block[]): PassTemplate
   const templates: PassTemplates = new Map();
   for (const b of blocks) {
     templates.set(b, {
-      F: passTemplate(opsOf(b.forward), syncPoints(b.forward.map((o) => o.name)), 'forward', gpu, dtype, collHostNs),
-      B: passTemplate(opsOf(b.backward), syncPoints(b.backward.map((o) => o.name)), 'backward', gpu, dtype, collHostNs),
+      F: passTemplate(opsOf(b.forward), syncPoints(names(b.forward), b.layer), 'forward', gpu, dtype, collHostNs),
+      B: passTemplate(opsOf(b.backward), syncPoints(names(b.backward), b.layer), 'backward', gpu, dtype, collHostNs),
     });
   }
   return templates;

@@ -1,6 +1,7 @@
 import type { StepSetup, TrainingPrecision } from '../setup.js';
 import { pipelineLayerCount } from '../workload/model.js';
 import { splitOf } from './layout.js';
+import { layerLoads, type ExpertLoad } from '../workload/routing.js';
 
 /** What a training precision means for the step: the compute dtype and the bytes of each kind of element. */
 export interface PrecisionFacts extends PrecisionInfo {
@@ -59,6 +60,8 @@ export interface StepContext {
   ep: number;
   /** Ranks that reduce an expert tensor's gradients together: reducingRanks / ep (the experts keep tp). */
   expertReducingRanks: number;
+  /** Each layer's routing load (undefined for dense layers), or undefined when routing is balanced (routing.ts). */
+  expertLoads?: (ExpertLoad | undefined)[];
   /** Model chunks per pipeline stage (`parallel.virtualStages`). */
   chunksPerStage: number;
   /** Micro-batches each replica runs per step: globalBatch / (microBatch × dp). */
@@ -82,6 +85,7 @@ export function stepContext(setup: StepSetup): StepContext {
     reducingRanks: par.dp * cp,
     ep: par.ep ?? 1,
     expertReducingRanks: (par.dp * cp) / (par.ep ?? 1),
+    expertLoads: layerLoads(model, par.ep ?? 1, training.routing, setup.seed),
     chunksPerStage: par.virtualStages,
     microBatches: training.globalBatch / (training.microBatch * par.dp),
     tokensPerRank: (training.microBatch * training.seqLen) / cp,

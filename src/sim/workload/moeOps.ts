@@ -8,6 +8,8 @@ export interface MoeLayerShape {
   layer: number;
   /** Expert-parallel ranks the experts are split over. */
   ep: number;
+  /** The busiest expert-parallel rank's pairs against the balanced share (routing.ts); 1 when balanced. */
+  loadFactor: number;
 }
 
 /**
@@ -15,8 +17,8 @@ export interface MoeLayerShape {
  * (with sequence parallelism each TP rank routes its 1/t of them, and the experts, which keep the attention's tp,
  * gather them back over the TP group), with balanced routing.
  */
-export function expertRows(c: LayerContext, moe: MoeSpec): number {
-  return balancedRoutedTokens(c.tokens, moe);
+export function expertRows(c: LayerContext, moe: MoeSpec, loadFactor = 1): number {
+  return balancedRoutedTokens(c.tokens, moe) * loadFactor;
 }
 
 /**
@@ -67,7 +69,7 @@ function groupedLinearStage(
   param: string,
 ): Stage {
   const groups = expertsPerRank(s.moe, s.ep);
-  const rows = expertRows(c, s.moe) / groups;
+  const rows = expertRows(c, s.moe, s.loadFactor) / groups;
   const lead = [inF, outF];
   return {
     forward: [gemmOp(name, rows, outF, inF, groups, c.dtype, undefined, lead)],
@@ -86,7 +88,7 @@ function groupedLinearStage(
 export function routedExpertStages(c: LayerContext, s: MoeLayerShape): Stage[] {
   const p = `model.layers.${s.layer}.mlp.experts.`;
   const f = s.moe.expertFfnHidden / c.tp;
-  const rows = expertRows(c, s.moe);
+  const rows = expertRows(c, s.moe, s.loadFactor);
   const act = activationStage(c, rows, f);
   const named = (st: Stage): Stage => ({
     forward: st.forward.map((op) => rename(op, 'experts.')),

@@ -127,6 +127,11 @@ export interface MicroBatchShape {
   sequenceParallel: boolean;
   /** Expert-parallel ranks a model's experts are split over (moe.ts); absent: 1. */
   ep?: number;
+  /**
+   * Per layer, the token–expert pairs the busiest expert-parallel rank computes against the balanced share (routing.ts
+   * `busiestFactor`); absent, or a layer's undefined: 1 (balanced).
+   */
+  expertLoadFactors?: readonly (number | undefined)[];
   flashAttention: boolean;
   recompute: RecomputeMode;
   /** The training framework's host costs and code paths (framework.ts); absent: framework-agnostic ops. */
