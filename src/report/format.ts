@@ -78,6 +78,8 @@ export interface StrategyParts {
   cpCommType?: string;
   /** Expert-parallel size (models with experts). */
   ep?: number;
+  /** Expert tensor-parallel size where it is not tp. */
+  etp?: number;
   schedule?: string;
   virtualStages?: number;
   zero?: number;
@@ -95,7 +97,9 @@ export function strategyText(p: StrategyParts): string {
   const parts = [
     parallelSizesText(p),
     p.cpCommType ? `context parallel by ${CP_COMM_TEXT[p.cpCommType] ?? p.cpCommType}` : '',
-    (p.ep ?? 1) > 1 ? `experts over ep ${p.ep}` : '',
+    (p.ep ?? 1) > 1 || p.etp !== undefined
+      ? `experts over ep ${p.ep ?? 1}${p.etp !== undefined ? ` × expert tp ${p.etp}` : ''}`
+      : '',
     p.pp > 1 && p.schedule
       ? `${p.schedule}${(p.virtualStages ?? 1) > 1 ? ` (${p.virtualStages} chunks/stage)` : ''}`
       : '',

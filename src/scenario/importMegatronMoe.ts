@@ -8,8 +8,7 @@ const MEGATRON_DEFAULT_TOPK = 2;
 /**
  * The mixture-of-experts flags of a Megatron-LM command line (megatron/training/arguments.py, `_add_moe_args`): the
  * experts, top-k, expert width, shared experts, which layers have experts, and expert parallelism. What the simulator
- * does not model is refused, never run as something else: another token dispatcher than `alltoall` where one is used,
- * an expert tensor parallelism other than tp. A capacity factor sets `training.routing.capacityFactor` (with balanced
+ * does not model is refused, never run as something else: another token dispatcher than `alltoall` where one is used. A capacity factor sets `training.routing.capacityFactor` (with balanced
  * routing it drops nothing unless below 1).
  * @throws ScenarioError naming the flag
  */
@@ -44,10 +43,7 @@ export function importMoe(c: ImportCollector, a: MegatronArgs, tp: number): void
   if (dense !== undefined) c.set('model.moe.denseLayers', dense, a.shown('moe-layer-freq'));
   if (ep > 1) c.set('parallel.ep', ep, a.shown('expert-model-parallel-size'));
   const etp = a.int('expert-tensor-parallel-size');
-  if (etp !== undefined && etp !== tp)
-    refuse(
-      `${a.shown('expert-tensor-parallel-size')}: the experts are modelled with the attention's tensor parallelism (${tp}, Megatron's default); an expert tensor parallelism of its own is not modelled`,
-    );
+  if (etp !== undefined && etp !== tp) c.set('parallel.etp', etp, a.shown('expert-tensor-parallel-size'));
   const dispatcher = a.pick('moe-token-dispatcher-type');
   if ((ep > 1 || tp > 1) && dispatcher !== 'alltoall')
     refuse(

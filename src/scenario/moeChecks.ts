@@ -79,20 +79,29 @@ export function moeProblems(model: ModelSpec, input: ScenarioInput, dp: number):
   if (moe.denseLayers >= model.layers)
     at('model.moe.denseLayers', `${moe.denseLayers} leaves none of the ${model.layers} layers with experts`);
   if (moe.experts % ep !== 0) at('parallel.ep', `${ep} does not divide the ${moe.experts} experts`);
+  const etp = par.etp ?? par.tp;
   const reducing = dp * par.cp;
-  if (reducing % ep !== 0)
+  if (etp === par.tp && reducing % ep !== 0)
     at(
       'parallel.ep',
       `${ep} does not divide dp × cp = ${reducing}: the experts keep the attention's tp, so expert-parallel groups are formed from data-parallel (and context-parallel) ranks`,
     );
+  if (etp !== par.tp && (par.tp * reducing) % (etp * ep) !== 0)
+    at(
+      'parallel.etp',
+      `etp × ep = ${etp} × ${ep} does not divide tp × dp × cp = ${par.tp * reducing}, the ranks of a stage the experts fold over`,
+    );
+  if (moe.expertFfnHidden % etp !== 0)
+    at(
+      etp === par.tp ? 'parallel.tp' : 'parallel.etp',
+      `${etp} does not divide the expert width (${moe.expertFfnHidden})`,
+    );
   if (par.tp > 1 && !par.sequenceParallel)
     at('parallel.sequenceParallel', 'Megatron-Core needs sequence parallelism for experts with tp > 1; set it true');
-  if (moe.expertFfnHidden % par.tp !== 0)
-    at('parallel.tp', `${par.tp} does not divide the expert width (${moe.expertFfnHidden})`);
-  if (ep > 1 && (input.simulation.fidelity === 'full' || input.noise.computeJitter > 0))
+  if ((ep > 1 || etp !== par.tp) && (input.simulation.fidelity === 'full' || input.noise.computeJitter > 0))
     at(
       input.noise.computeJitter > 0 ? 'noise.computeJitter' : 'simulation.fidelity',
-      'expert parallelism is simulated in symmetric fidelity, one replica for all (full fidelity and compute jitter, which need every replica, are not modelled with ep > 1)',
+      'expert parallelism is simulated in symmetric fidelity, one replica for all (full fidelity and compute jitter, which need every replica, are not modelled with ep > 1 or an etp of its own)',
     );
   if (par.zero === 3) at('parallel.zero', 'ZeRO-3 / FSDP of a model with experts is not modelled; use zero 0, 1 or 2');
   if (par.tpStyle === 'allgather')

@@ -243,6 +243,11 @@ export const parallelSchema = z
      * tp (Megatron's default --expert-tensor-parallel-size), so ep divides dp × cp. Default 1.
      */
     ep: positiveInt.optional(),
+    /**
+     * Expert tensor-parallel size (Megatron --expert-tensor-parallel-size); default tp. Another value folds the experts
+     * over the stage's tp × cp × dp ranks apart from attention's (MoE parallel folding): etp × ep divides tp × cp × dp.
+     */
+    etp: positiveInt.optional(),
     /** Data-parallel size; defaults to GPUs / (tp × cp × pp). */
     dp: positiveInt.optional(),
     schedule: z.enum(['gpipe', '1f1b', 'interleaved']).default('1f1b'),

@@ -19,14 +19,24 @@ export function moeNotes(setup: StepSetup): string[] {
       ? `${what}: ${routingWords(routing)}; the busiest expert-parallel rank computes ${(mean(loads.map((l) => l.busiestFactor)) * 100 - 100).toFixed(1)}% more than a balanced share on average over the layers (at most ${(Math.max(...loads.map((l) => l.busiestFactor)) * 100 - 100).toFixed(1)}%), and every rank's all-to-alls wait for it${routing.capacityFactor !== undefined ? `; the capacity drops ${(100 * mean(loads.map((l) => l.droppedShare))).toFixed(1)}% of the routed tokens` : ''}; the all-to-alls are not overlapped with compute`
       : `${what}: routing is taken as balanced and dropless (every expert gets its share of the tokens; training.routing.skew or tokensPerExpert models imbalance), and the dispatch and combine all-to-alls are not overlapped with compute`,
   ];
+  const etp = par.etp ?? par.tp;
+  const layout = new ParallelLayout(par.tp, par.dp, par.pp, par.placement, par.cp ?? 1);
+  const gpn = setup.cluster.node.gpusPerNode;
+  const span = (group: readonly number[]) => new Set(group.map((r) => Math.floor(r / gpn))).size;
+  const wire = setup.cluster.node.intra === 'pcie' ? 'PCIe' : 'NVLink';
+  const nics = `the NICs (${setup.cluster.network.linkGbps} Gb/s ${setup.cluster.network.fabric})`;
   if (ep > 1) {
-    const layout = new ParallelLayout(par.tp, par.dp, par.pp, par.placement, par.cp ?? 1);
-    const gpn = setup.cluster.node.gpusPerNode;
-    const nodes = new Set(layout.epGroup(0, 0, 0, ep).map((r) => Math.floor(r / gpn))).size;
+    const nodes = span(layout.epGroup(0, 0, 0, ep, etp));
     notes.push(
       nodes > 1
-        ? `expert parallelism ${ep}: each expert-parallel group spans ${nodes} nodes, so its all-to-alls cross the NICs (${setup.cluster.network.linkGbps} Gb/s ${setup.cluster.network.fabric})`
-        : `expert parallelism ${ep}: each expert-parallel group lies inside one node, so its all-to-alls stay on ${setup.cluster.node.intra === 'pcie' ? 'PCIe' : 'NVLink'}`,
+        ? `expert parallelism ${ep}: each expert-parallel group spans ${nodes} nodes, so its all-to-alls cross ${nics}`
+        : `expert parallelism ${ep}: each expert-parallel group lies inside one node, so its all-to-alls stay on ${wire}`,
+    );
+  }
+  if (etp !== par.tp) {
+    const nodes = span(layout.etpGroup(0, 0, 0, etp));
+    notes.push(
+      `expert tensor parallelism ${etp} of its own (attention's tp ${par.tp}): the experts fold over the stage's ranks apart from attention${etp > 1 ? `, and each expert tensor-parallel group's gathers ${nodes > 1 ? `cross ${nics}` : `stay on ${wire}`}` : ''}`,
     );
   }
   return notes;

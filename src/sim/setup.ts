@@ -96,6 +96,12 @@ export interface ParallelSetup {
    * group). Absent: 1.
    */
   ep?: number;
+  /**
+   * Expert tensor-parallel size (Megatron --expert-tensor-parallel-size): the ranks that split each expert's width.
+   * Absent: tp. With one of its own the experts fold over the stage's tp × cp × dp ranks apart from attention's
+   * ("MoE parallel folding": expert grid tp-ep-dp over the same ranks).
+   */
+  etp?: number;
   schedule: PipelineSchedule;
   /** Model chunks per pipeline stage (interleaved schedule). */
   virtualStages: number;

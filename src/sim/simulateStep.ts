@@ -39,6 +39,8 @@ export interface StepResult {
     cpCommType?: string;
     /** Expert-parallel size, present only when above 1. */
     ep?: number;
+    /** Expert tensor-parallel size, present only when the scenario gives one other than tp. */
+    etp?: number;
     schedule: string;
     virtualStages: number;
     zero: number;
@@ -316,6 +318,7 @@ export function simulateStep(setup: StepSetup, options: { onProgress?: (p: StepP
       cp: par.cp ?? 1,
       ...((par.cp ?? 1) > 1 ? { cpCommType: par.cpCommType ?? 'p2p' } : {}),
       ...((par.ep ?? 1) > 1 ? { ep: par.ep } : {}),
+      ...(par.etp !== undefined && par.etp !== par.tp ? { etp: par.etp } : {}),
       schedule: par.schedule,
       virtualStages: par.virtualStages,
       zero: par.zero,

@@ -37,6 +37,11 @@ describe('Megatron mixture-of-experts flags', () => {
     expect(f['model.moe.denseLayers']).toBe(3);
   });
 
+  it('read an expert tensor parallelism of its own (MoE parallel folding), and none where it is tp', () => {
+    expect(fieldsOf(`${MIXTRAL} --expert-tensor-parallel-size 1`)['parallel.etp']).toBe(1);
+    expect(fieldsOf(`${MIXTRAL} --expert-tensor-parallel-size 2`)['parallel.etp']).toBeUndefined();
+  });
+
   it('read a capacity factor, and padding to it, into the routing', () => {
     const f = fieldsOf(`${MIXTRAL} --moe-expert-capacity-factor 1.0 --moe-pad-expert-input-to-capacity`);
     expect(f['training.routing.capacityFactor']).toBe(1);
@@ -48,9 +53,6 @@ describe('Megatron mixture-of-experts flags', () => {
       /no --moe-token-dispatcher-type \(Megatron default: allgather\): only the alltoall token dispatcher is modelled/,
     );
     expect(refusal(MIXTRAL.replace('alltoall', 'flex'))).toMatch(/--moe-token-dispatcher-type flex: only the alltoall/);
-    expect(refusal(`${MIXTRAL} --expert-tensor-parallel-size 1`)).toMatch(
-      /--expert-tensor-parallel-size 1: the experts are modelled with the attention's tensor parallelism \(2/,
-    );
     expect(refusal(`${MIXTRAL} --moe-pad-expert-input-to-capacity`)).toMatch(/no capacity to pad to/);
     expect(refusal(`${MIXTRAL} --moe-layer-freq "[1,0]*16"`)).toMatch(/--moe-layer-freq \[1,0\]\*16: only experts/);
     expect(refusal('--num-layers 2 --expert-model-parallel-size 4')).toMatch(/without --num-experts/);

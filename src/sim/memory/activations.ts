@@ -30,6 +30,8 @@ export interface ActivationShape {
   eager?: boolean;
   /** Per layer, the busiest expert-parallel rank's routed pairs against the balanced share (routing.ts); absent: 1. */
   expertLoadFactors?: readonly (number | undefined)[];
+  /** Expert tensor-parallel size; absent: tp. */
+  etp?: number;
 }
 
 /**
@@ -61,19 +63,32 @@ interface LayerTerms {
  * times, split over tp; the experts' outputs before they are weighted and summed (k·e, kept for the probabilities'
  * gradient); the shared experts as a dense MLP.
  */
-function moeMlpTerms(model: ModelSpec, e: number, load = 1): { replicated: number; split: number; whole: number } {
+function moeMlpTerms(
+  model: ModelSpec,
+  e: number,
+  load = 1,
+  etpPerTp = 1,
+): { replicated: number; split: number; whole: number } {
   const moe = model.moe!;
   const h = model.hidden;
-  // The busiest expert-parallel rank keeps `load` times a balanced rank's routed copies.
+  // The busiest expert-parallel rank keeps `load` times a balanced rank's routed copies; it gathers them from its etp
+  // expert tensor-parallel peers, each of which routed 1/t of the tokens (etp/t of them whole in all).
   const k = moe.topK * load;
   return {
     replicated: (4 * moe.experts) / h + moe.topK * e,
     split: (3 * e * (k * moe.expertFfnHidden + moe.sharedExpertFfnHidden)) / h,
-    whole: k * e,
+    whole: k * e * etpPerTp,
   };
 }
 
-function layerTerms(model: ModelSpec, e: number, layer?: number, load?: number): LayerTerms & { whole: number } {
+// eslint-disable-next-line max-params -- a layer's terms depend on the model, element size, which layer, and its experts' load and split
+function layerTerms(
+  model: ModelSpec,
+  e: number,
+  layer?: number,
+  load?: number,
+  etpPerTp?: number,
+): LayerTerms & { whole: number } {
   const { hidden: h, heads: a, kvHeads: kv, ffnHidden: f } = model;
   const dropout = hasDropout(model);
   const masks = dropout ? 2 : 0; // attention-output and MLP-output dropout masks, 1 byte each
@@ -84,7 +99,7 @@ function layerTerms(model: ModelSpec, e: number, layer?: number, load?: number):
   const projInput = e * attn;
   const attention = dropout ? 2 * e + 1 : e; // softmax output (+ mask and dropout output)
   if (layer !== undefined && isMoeLayer(model, layer)) {
-    const moe = moeMlpTerms(model, e, load);
+    const moe = moeMlpTerms(model, e, load, etpPerTp);
     return { replicated: replicated + moe.replicated, split: qkv + projInput + moe.split, attention, whole: moe.whole };
   }
   const mlp = isGatedMlp(model) ? 3 * e * (f / h) : 2 * e * (f / h);
@@ -128,7 +143,8 @@ export function activationBytesPerLayer(model: ModelSpec, shape: ActivationShape
   const tsp = shape.sequenceParallel ? t : 1;
   if (shape.recompute === 'full') return (e * sbh) / tsp;
   const layer = model.moe ? shape.layerIndex : undefined;
-  const terms = layerTerms(model, e, layer, layer !== undefined ? shape.expertLoadFactors?.[layer] : undefined);
+  const load = layer !== undefined ? shape.expertLoadFactors?.[layer] : undefined;
+  const terms = layerTerms(model, e, layer, load, (shape.etp ?? t) / t);
   const extra = shape.eager ? eagerExtraTerms(model, e) : { replicated: 0, split: 0 };
   let bytes = sbh * ((terms.replicated + extra.replicated) / tsp + (terms.split + extra.split) / t + terms.whole);
   if (shape.recompute === 'none' && !shape.flashAttention) {

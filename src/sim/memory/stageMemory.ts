@@ -57,7 +57,10 @@ function stageMemory(ctx: StepContext, s: number): StageMemory {
   const state = {
     ...optimizerStateOf(ctx, paramsPerRank),
     ...(params.expertElementsPerRank > 0
-      ? { shardedParamsPerRank: paramsPerRank + (ctx.ep - 1) * params.expertElementsPerRank }
+      ? {
+          shardedParamsPerRank:
+            paramsPerRank + params.expertElementsPerRank * (ctx.reducingRanks / ctx.expertReducingRanks - 1),
+        }
       : {}),
   };
   const mem = withFp8WeightCache(
@@ -145,6 +148,7 @@ function stageActivationBytes(ctx: StepContext, s: number, schedule: PipeOp[]): 
     bytesPerElement: ctx.precision.elementBytes,
     eager: t.kernels === 'eager',
     ...(ctx.expertLoads ? { expertLoadFactors: ctx.expertLoads.map((l) => l?.busiestFactor) } : {}),
+    ...(ctx.etp !== ctx.tp ? { etp: ctx.etp } : {}),
   };
   // Each pass in flight keeps its own chunk's layers (an MLP's differ in size); the embedding's only a pass through
   // the first chunk of the first stage (virtual stage 0), not the interleaved schedule's later chunks.

@@ -23,7 +23,7 @@ export function addGradientReduction(scope: CompileScope, st: StagePlan, first?:
   const { ctx, layout } = scope;
   const par = ctx.setup.parallel;
   const params = stageParameters(ctx, st.stage);
-  const sharded = params.tensors.map((t) => ({ ...t, elements: elementsPerModelRank(t, ctx.tp, ctx.ep) }));
+  const sharded = params.tensors.map((t) => ({ ...t, elements: elementsPerModelRank(t, ctx.tp, ctx.ep, ctx.etp) }));
   // DDP's buckets without ZeRO and for Megatron's distributed optimizer, DeepSpeed's reduce_bucket_size otherwise.
   // The experts' gradients go in buckets of their own (Megatron's DDP keeps expert-parallel parameters in separate
   // buffers, distributed_data_parallel.py), reduced over their own ranks.
@@ -68,22 +68,27 @@ interface ExpertReduction {
 }
 
 /**
- * TP rank g.t's expert-data-parallel group of the simulated replica (the d axis points with its place in the
- * expert-parallel group, every ep-th), with the stage's other such groups as shadows.
+ * TP rank g.t's expert-data-parallel group (layout.ts `edpGroup`: its place on the stage's expert grid, local t + tp·d
+ * for replica 0, modulo etp × ep), with the stage's groups that no simulated TP rank owns as shadows (given once, with
+ * TP rank 0's).
  */
 function expertReduction(g: ReductionGroup, buckets: GradBucket[]): ExpertReduction {
-  const { ctx, layout } = g.scope;
+  const { ctx, layout, simulatedTp } = g.scope;
   const stage = g.stage.stage;
-  const groupOf = (t: number, offset: number) =>
-    Array.from({ length: ctx.expertReducingRanks }, (_, j) => layout.rank(t, offset + j * ctx.ep, stage));
-  const shadows: number[][] = [];
-  for (let t = 0; t < ctx.tp; t++)
-    for (let offset = 0; offset < ctx.ep; offset++)
-      if ((t !== g.t || offset !== 0) && (g.t === 0 || t === g.t)) shadows.push(groupOf(t, offset));
-  const group = groupOf(g.t, 0);
+  const block = ctx.etp * ctx.ep;
+  const offset = g.t % block;
+  const group = layout.edpGroup(offset, stage, ctx.etp, ctx.ep);
+  const owned = new Set(Array.from({ length: simulatedTp }, (_, t) => t % block));
+  const shadows =
+    g.t === 0
+      ? Array.from({ length: block }, (_, o) => o)
+          .filter((o) => !owned.has(o))
+          .map((o) => layout.edpGroup(o, stage, ctx.etp, ctx.ep))
+      : [];
   const needed = shadows.filter(g.scope.needsShadow);
-  // The simulated replicas in the group (all of it in full fidelity with ep 1; symmetric mode simulates replica 0).
-  const replicas = g.replicas.filter((d) => d % ctx.ep === 0);
+  // The simulated replicas whose rank of TP rank g.t is in the group (all in full fidelity with ep 1 and etp = tp;
+  // symmetric mode simulates replica 0).
+  const replicas = g.replicas.filter((d) => (g.t + ctx.tp * d) % block === offset);
   return {
     g: {
       ...g,

@@ -20,7 +20,7 @@ export class ParallelLayout {
   private readonly stageGroups = new Map<number, number[]>();
   private readonly cpGroups = new Map<number, number[]>();
   private readonly pairs = new Map<number, number[]>();
-  private readonly epGroups = new Map<number, number[]>();
+  private readonly expertGroups = new Map<string, number[]>();
 
   constructor(
     readonly tp: number,
@@ -78,15 +78,44 @@ export class ParallelLayout {
   }
 
   /**
-   * The expert-parallel group of grid point (t, d, p): the ep consecutive points of the d axis around d with the same
-   * t and p (the experts keep the attention's tp, so a group folds data- and context-parallel ranks, as Megatron-Core's
-   * expert grid orders tp-ep-dp); the same array every time.
+   * The rank at place `local` of stage p's expert grid: Megatron-Core folds the experts over the stage's tp × cp × dp
+   * ranks in their order, tp fastest, local = t + tp·d, and orders its expert grid tp-ep-dp over them (etp fastest).
    */
-  epGroup(t: number, d: number, p: number, ep: number): readonly number[] {
-    const base = d - (d % ep);
-    const key = (p * this.dp + base) * this.tp + t;
-    let g = this.epGroups.get(key);
-    if (!g) this.epGroups.set(key, (g = Array.from({ length: ep }, (_, j) => this.rank(t, base + j, p))));
+  expertRank(local: number, p: number): number {
+    return this.rank(local % this.tp, Math.floor(local / this.tp), p);
+  }
+
+  /**
+   * The expert-parallel group of grid point (t, d, p) under expert tensor parallelism etp: the ep places of the expert
+   * grid, etp apart, that share its etp index and its block of etp × ep. With etp = tp it is ep consecutive points of
+   * the d axis with the same t; the same array every time.
+   */
+  epGroup(t: number, d: number, p: number, ep: number, etp = this.tp): readonly number[] {
+    const local = t + this.tp * d;
+    const block = local - (local % (etp * ep));
+    const first = block + (local % etp);
+    return this.expertGroup(`ep/${p}/${first}/${etp}/${ep}`, ep, (j) => this.expertRank(first + j * etp, p));
+  }
+
+  /** The expert tensor-parallel group of (t, d, p): the etp consecutive places of the expert grid around it. */
+  etpGroup(t: number, d: number, p: number, etp: number): readonly number[] {
+    const local = t + this.tp * d;
+    const first = local - (local % etp);
+    return this.expertGroup(`etp/${p}/${first}/${etp}`, etp, (j) => this.expertRank(first + j, p));
+  }
+
+  /**
+   * The expert-data-parallel group at place `offset` (< etp × ep) of stage p's expert grid: the places offset +
+   * j·etp·ep, which hold the same expert shards and reduce their gradients together.
+   */
+  edpGroup(offset: number, p: number, etp: number, ep: number): readonly number[] {
+    const size = (this.tp * this.dp) / (etp * ep);
+    return this.expertGroup(`edp/${p}/${offset}/${etp}/${ep}`, size, (j) => this.expertRank(offset + j * etp * ep, p));
+  }
+
+  private expertGroup(key: string, size: number, rankOf: (j: number) => number): readonly number[] {
+    let g = this.expertGroups.get(key);
+    if (!g) this.expertGroups.set(key, (g = Array.from({ length: size }, (_, j) => rankOf(j))));
     return g;
   }
 

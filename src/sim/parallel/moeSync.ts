@@ -6,6 +6,8 @@ export interface MoeSyncContext {
   model: ModelSpec;
   tp: number;
   ep: number;
+  /** Expert tensor-parallel size (tp unless the scenario gives its own). */
+  etp: number;
   /** Tokens of one micro-batch on the rank's TP group (b·s/cp). */
   tokens: number;
   /** Tokens the rank routes: tokens / tp with sequence parallelism. */
@@ -29,9 +31,11 @@ export interface MoeSyncContext {
  */
 export function moeSyncPoints(names: readonly string[], ctx: MoeSyncContext): TpSync[] {
   const moe = ctx.model.moe;
-  if (!moe || (ctx.ep <= 1 && ctx.tp <= 1)) return [];
+  if (!moe || (ctx.ep <= 1 && ctx.etp <= 1)) return [];
   const copiesBytes = ctx.routedTokens * moe.topK * ctx.model.hidden * ctx.elementBytes * (ctx.loadFactor ?? 1);
-  const gatheredBytes = copiesBytes * ctx.tp;
+  const gatheredBytes = copiesBytes * ctx.etp;
+  // The expert tensor-parallel group is the TP group unless the scenario gives the experts a tp of their own.
+  const etpGroup = ctx.etp === ctx.tp ? {} : { group: 'etp' as const };
   const out: TpSync[] = [];
   names.forEach((raw, i) => {
     const name = raw.startsWith('recompute.') ? raw.slice('recompute.'.length) : raw;
@@ -39,9 +43,10 @@ export function moeSyncPoints(names: readonly string[], ctx: MoeSyncContext): Tp
     const allToAll = (label: string) =>
       ctx.ep > 1 && sync({ op: 'all_to_all', bytes: copiesBytes, label: `EP all-to-all ${label}`, group: 'ep' });
     const tpGather = (label: string) =>
-      ctx.tp > 1 && sync({ op: 'all_gather', bytes: gatheredBytes, label: `TP all-gather ${label}` });
+      ctx.etp > 1 && sync({ op: 'all_gather', bytes: gatheredBytes, label: `TP all-gather ${label}`, ...etpGroup });
     const tpScatter = (label: string) =>
-      ctx.tp > 1 && sync({ op: 'reduce_scatter', bytes: gatheredBytes, label: `TP reduce-scatter ${label}` });
+      ctx.etp > 1 &&
+      sync({ op: 'reduce_scatter', bytes: gatheredBytes, label: `TP reduce-scatter ${label}`, ...etpGroup });
     if (name === 'permute') {
       allToAll('dispatch');
       tpGather('dispatched tokens');

@@ -11,10 +11,12 @@ import { stepBackwardEnd, type ReductionGroup } from './reductionGroup.js';
 export function addOptimizerSteps(g: ReductionGroup, lastComm: number, depsOf: (i: number) => number[]): number[] {
   const { ctx, program, layout } = g.scope;
   const { setup } = ctx;
-  // From ZeRO 1 on a 1/dp shard of the dense parameters and a 1/(dp/ep) shard of the experts' (their own reducing ranks).
-  const expertShare = (ctx.ep - 1) * g.params.expertElementsPerRank;
+  // From ZeRO 1 on a 1/dp shard of the dense parameters and a 1/edp shard of the experts' (their own reducing ranks).
+  const expert = g.params.expertElementsPerRank;
   const shard =
-    setup.parallel.zero >= 1 ? (g.params.elementsPerRank + expertShare) / layout.dp : g.params.elementsPerRank;
+    setup.parallel.zero >= 1
+      ? (g.params.elementsPerRank - expert) / layout.dp + expert / ctx.expertReducingRanks
+      : g.params.elementsPerRank;
   return g.replicas.map((d, i) => {
     const rank = layout.rank(g.t, d, g.stage.stage);
     const deps = depsOf(i);

@@ -21,6 +21,8 @@ export interface PassRanks {
   ring?: CpRing;
   /** The expert-parallel group of the members and the other groups of the stage, as shadows (ep > 1). */
   ep?: { group: readonly number[]; shadows: readonly (readonly number[])[] };
+  /** The expert tensor-parallel group, likewise, where it is not the TP group (an etp of its own above 1). */
+  etp?: { group: readonly number[]; shadows: readonly (readonly number[])[] };
 }
 
 /** A segment's host work as one member runs it (blockTemplate's lead and rest, the pass's start). */
@@ -196,7 +198,7 @@ export class PassBuilder {
         continue;
       }
       const stream: StreamKind = sync.neededBy > sync.afterOp + 1 ? 'tp' : 'compute';
-      const over = sync.group === 'ep' ? this.ranks.ep! : { group, shadows };
+      const over = sync.group === 'ep' ? this.ranks.ep! : sync.group === 'etp' ? this.ranks.etp! : { group, shadows };
       issued.set(sync, [
         this.program.collective(
           sync.group === 'ep' ? 'ep-alltoall' : 'tp-collective',

@@ -61,7 +61,7 @@ export function stageParameters(ctx: StepContext, stage: number): StageParameter
     const finalNorm = tensors.find((t) => t.layer === model.layers && t !== copy);
     if (finalNorm) readyWith.set(copy.name, finalNorm.name);
   }
-  const perRank = (t: ParamTensor) => elementsPerModelRank(t, ctx.tp, ctx.ep);
+  const perRank = (t: ParamTensor) => elementsPerModelRank(t, ctx.tp, ctx.ep, ctx.etp);
   const elementsPerRank = tensors.reduce((a, t) => a + perRank(t), 0);
   const expertElementsPerRank = tensors.filter((t) => t.expert).reduce((a, t) => a + perRank(t), 0);
   const fp8Weight = (t: ParamTensor) =>

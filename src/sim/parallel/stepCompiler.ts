@@ -52,6 +52,7 @@ function stepBlocks(ctx: StepContext): Block[] {
     dtype: ctx.precision.dtype,
     tp: ctx.tp,
     ...(ctx.ep > 1 ? { ep: ctx.ep } : {}),
+    ...(ctx.etp !== ctx.tp ? { etp: ctx.etp } : {}),
     ...(ctx.expertLoads ? { expertLoadFactors: ctx.expertLoads.map((l) => l?.busiestFactor) } : {}),
     sequenceParallel: par.sequenceParallel,
     flashAttention: training.flashAttention,
@@ -83,7 +84,7 @@ function passTemplates(ctx: StepContext, blocks: readonly Block[]): PassTemplate
   };
   const cpCtx = { model, cp, tp, tokens, elementBytes, commType: par.cpCommType };
   const routedTokens = par.sequenceParallel ? tokens / tp : tokens;
-  const moeCtx = { model, tp, ep: ctx.ep, tokens, routedTokens, elementBytes };
+  const moeCtx = { model, tp, ep: ctx.ep, etp: ctx.etp, tokens, routedTokens, elementBytes };
   const overlap = par.tpCommOverlap;
   const syncPoints = (names: readonly string[], layer: number) => {
     const tpSyncs = tpSyncPoints(names, tpCtx);
@@ -251,25 +252,29 @@ function passRanks(
     shadows: at.tpShadows,
     jitter,
     ring,
-    ...(ctx.ep > 1 ? { ep: expertGroups(scope, at) } : {}),
+    ...(ctx.ep > 1 ? { ep: expertGroups(scope, at, (t, d) => layout.epGroup(t, d, at.stage, ctx.ep, ctx.etp)) } : {}),
+    ...(ctx.etp > 1 && ctx.etp !== ctx.tp
+      ? { etp: expertGroups(scope, at, (t, d) => layout.etpGroup(t, d, at.stage, ctx.etp)) }
+      : {}),
   };
 }
 
 /**
- * The expert-parallel group of replica d's first TP rank on stage `stage`, and the stage's other expert-parallel groups
- * (every TP rank's, every block of ep replicas') as shadows: symmetric mode simulates one replica, whose all-to-alls
- * move their whole group's data while every other group's run alongside.
+ * The expert-parallel (or expert tensor-parallel) group of replica d's first TP rank on stage `stage`, and the stage's
+ * other such groups as shadows: symmetric mode simulates one replica, whose all-to-alls move their whole group's data
+ * while every other group's run alongside.
  */
-function expertGroups(scope: CompileScope, at: { d: number; stage: number }) {
-  const { ctx, layout } = scope;
-  const group = layout.epGroup(0, at.d, at.stage, ctx.ep);
-  const shadows: (readonly number[])[] = [];
-  for (let base = 0; base < layout.dp; base += ctx.ep)
-    for (let t = 0; t < ctx.tp; t++) {
-      const g = layout.epGroup(t, base, at.stage, ctx.ep);
-      if (g !== group && scope.needsShadow(g)) shadows.push(g);
-    }
-  return { group, shadows };
+function expertGroups(
+  scope: CompileScope,
+  at: { d: number; stage: number },
+  groupOf: (t: number, d: number) => readonly number[],
+) {
+  const { layout } = scope;
+  const group = groupOf(0, at.d);
+  const others = new Set<readonly number[]>();
+  for (let d = 0; d < layout.dp; d++) for (let t = 0; t < layout.tp; t++) others.add(groupOf(t, d));
+  others.delete(group);
+  return { group, shadows: [...others].filter(scope.needsShadow) };
 }
 
 /** One pass through one virtual stage: the all-gather of what it received when it needs one, then its blocks. */

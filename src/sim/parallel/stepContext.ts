@@ -58,7 +58,9 @@ export interface StepContext {
   reducingRanks: number;
   /** Expert-parallel size (1 without experts). */
   ep: number;
-  /** Ranks that reduce an expert tensor's gradients together: reducingRanks / ep (the experts keep tp). */
+  /** Expert tensor-parallel size (tp unless the scenario gives its own). */
+  etp: number;
+  /** Ranks that reduce an expert tensor's gradients together: tp × dp × cp / (etp × ep). */
   expertReducingRanks: number;
   /** Each layer's routing load (undefined for dense layers), or undefined when routing is balanced (routing.ts). */
   expertLoads?: (ExpertLoad | undefined)[];
@@ -84,7 +86,8 @@ export function stepContext(setup: StepSetup): StepContext {
     replicas: par.dp,
     reducingRanks: par.dp * cp,
     ep: par.ep ?? 1,
-    expertReducingRanks: (par.dp * cp) / (par.ep ?? 1),
+    etp: par.etp ?? par.tp,
+    expertReducingRanks: (par.tp * par.dp * cp) / ((par.etp ?? par.tp) * (par.ep ?? 1)),
     expertLoads: layerLoads(model, par.ep ?? 1, training.routing, setup.seed),
     chunksPerStage: par.virtualStages,
     microBatches: training.globalBatch / (training.microBatch * par.dp),

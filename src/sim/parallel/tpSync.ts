@@ -19,7 +19,7 @@ export interface TpSync {
    * The group it runs over: the TP group (default), a send to the next rank of the context-parallel ring, or the
    * expert-parallel group (moeSync.ts).
    */
-  group?: 'tp' | 'cp' | 'ep';
+  group?: 'tp' | 'cp' | 'ep' | 'etp';
 }
 
 export interface TpContext {

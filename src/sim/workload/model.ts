@@ -299,9 +299,12 @@ export function activeParameterCount(model: ModelSpec): number {
   return n;
 }
 
-/** Elements of `tensor` one rank holds under tensor parallelism tp and expert parallelism ep (experts split by ep). */
-export function elementsPerModelRank(tensor: ParamTensor, tp: number, ep: number): number {
-  return elementsPerTpRank(tensor, tp) / (tensor.expert ? ep : 1);
+/**
+ * Elements of `tensor` one rank holds under tensor parallelism tp, expert parallelism ep (experts split by ep) and expert
+ * tensor parallelism etp (each expert's width split by it; default tp).
+ */
+export function elementsPerModelRank(tensor: ParamTensor, tp: number, ep: number, etp = tp): number {
+  return tensor.expert ? tensor.elements / (ep * etp) : elementsPerTpRank(tensor, tp);
 }
 
 /** Elements of `tensor` held by one of `tp` tensor-parallel ranks (Megatron split; past tp = key/value heads, a copy of one head's share of their part). */

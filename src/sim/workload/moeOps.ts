@@ -8,17 +8,20 @@ export interface MoeLayerShape {
   layer: number;
   /** Expert-parallel ranks the experts are split over. */
   ep: number;
+  /** Expert tensor-parallel ranks each expert's width is split over (tp by default). */
+  etp: number;
   /** The busiest expert-parallel rank's pairs against the balanced share (routing.ts); 1 when balanced. */
   loadFactor: number;
 }
 
 /**
- * Token–expert rows one rank's experts compute per micro-batch: the routed copies of the tokens its TP group holds
- * (with sequence parallelism each TP rank routes its 1/t of them, and the experts, which keep the attention's tp,
- * gather them back over the TP group), with balanced routing.
+ * Token–expert rows one rank's experts compute per micro-batch: each rank routes its own tokens (with sequence
+ * parallelism 1/t of the micro-batch's), receives as many routed copies back from its expert-parallel group when
+ * routing is balanced (× the busiest rank's load factor otherwise), and gathers those of its etp − 1 expert
+ * tensor-parallel peers, whose experts' other shards it holds.
  */
-export function expertRows(c: LayerContext, moe: MoeSpec, loadFactor = 1): number {
-  return balancedRoutedTokens(c.tokens, moe) * loadFactor;
+export function expertRows(c: LayerContext, moe: MoeSpec, etp: number, loadFactor = 1): number {
+  return balancedRoutedTokens(c.spTokens, moe) * etp * loadFactor;
 }
 
 /**
@@ -69,7 +72,7 @@ function groupedLinearStage(
   param: string,
 ): Stage {
   const groups = expertsPerRank(s.moe, s.ep);
-  const rows = expertRows(c, s.moe, s.loadFactor) / groups;
+  const rows = expertRows(c, s.moe, s.etp, s.loadFactor) / groups;
   const lead = [inF, outF];
   return {
     forward: [gemmOp(name, rows, outF, inF, groups, c.dtype, undefined, lead)],
@@ -87,8 +90,8 @@ function groupedLinearStage(
  */
 export function routedExpertStages(c: LayerContext, s: MoeLayerShape): Stage[] {
   const p = `model.layers.${s.layer}.mlp.experts.`;
-  const f = s.moe.expertFfnHidden / c.tp;
-  const rows = expertRows(c, s.moe, s.loadFactor);
+  const f = s.moe.expertFfnHidden / s.etp;
+  const rows = expertRows(c, s.moe, s.etp, s.loadFactor);
   const act = activationStage(c, rows, f);
   const named = (st: Stage): Stage => ({
     forward: st.forward.map((op) => rename(op, 'experts.')),

@@ -127,6 +127,8 @@ export interface MicroBatchShape {
   sequenceParallel: boolean;
   /** Expert-parallel ranks a model's experts are split over (moe.ts); absent: 1. */
   ep?: number;
+  /** Expert tensor-parallel ranks each expert's width is split over; absent: tp. */
+  etp?: number;
   /**
    * Per layer, the token–expert pairs the busiest expert-parallel rank computes against the balanced share (routing.ts
    * `busiestFactor`); absent, or a layer's undefined: 1 (balanced).

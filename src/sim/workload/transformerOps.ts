@@ -96,7 +96,13 @@ function transformerLayer(c: LayerContext, i: number, shape: MicroBatchShape): B
   // A layer with experts: the routed experts, then the shared experts (a dense MLP on every token) added to them.
   const mlp = moe
     ? [
-        ...routedExpertStages(c, { moe, layer: i, ep: shape.ep ?? 1, loadFactor: shape.expertLoadFactors?.[i] ?? 1 }),
+        ...routedExpertStages(c, {
+          moe,
+          layer: i,
+          ep: shape.ep ?? 1,
+          etp: shape.etp ?? c.tp,
+          loadFactor: shape.expertLoadFactors?.[i] ?? 1,
+        }),
         ...(moe.sharedExpertFfnHidden > 0
           ? [...mlpStages(moe.sharedExpertFfnHidden / c.tp), sharedExpertAddStage(c)]
           : []),

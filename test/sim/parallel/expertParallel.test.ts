@@ -116,3 +116,27 @@ describe('scenarios with experts that the simulator refuses', () => {
     );
   });
 });
+
+describe('expert tensor parallelism of its own (MoE parallel folding)', () => {
+  it('folds the expert-parallel group over the stage’s tp × dp ranks, tp fastest, with etp 1', () => {
+    const s = moeScenario({ tp: 2, ep: 8, etp: 1, sequenceParallel: true }, 2);
+    const groups = new Set(allToAlls(s).map((t) => [...t.collective!.group].join(',')));
+    // Expert grid places 0..7 of the 16 ranks: TP ranks 0 and 1 of replicas 0..3.
+    expect([...groups]).toEqual(['0,1,2,3,4,5,6,7']);
+    // No expert TP gather: each rank computes whole experts on the tokens it received.
+    const gathers = compileStep(s).program.tasks.filter((t) => t.label.startsWith('TP all-gather dispatched'));
+    expect(gathers).toHaveLength(0);
+  });
+
+  it('keeps whole experts on each rank and shards their state over tp × dp / (etp × ep)', () => {
+    const expertParams = 4 * 8 * 3 * 1024 * 2048;
+    const folded = stageMemories(moeScenario({ tp: 2, ep: 8, etp: 1, sequenceParallel: true, zero: 1 }, 2))[0];
+    const kept = stageMemories(moeScenario({ tp: 2, ep: 8, sequenceParallel: true, zero: 1 }, 2))[0];
+    // etp 1: an eighth of the experts, whole; etp = tp = 2: an eighth, halved.
+    expect(folded.paramsPerRank - kept.paramsPerRank).toBe(expertParams / 8 - expertParams / 16);
+    // Expert data parallelism: 16 / (1 × 8) = 2 ranks share each expert's optimizer state, against 16 / (2 × 8) = 1.
+    const denseParams = kept.paramsPerRank - expertParams / 16;
+    expect(folded.optimizerBytes).toBeCloseTo((12 * denseParams) / 8 + (12 * expertParams) / 8 / 2, -2);
+    expect(kept.optimizerBytes).toBeCloseTo((12 * denseParams) / 8 + (12 * expertParams) / 16, -2);
+  });
+});
