@@ -81,7 +81,6 @@ function moeMlpTerms(
   };
 }
 
-// eslint-disable-next-line max-params -- a layer's terms depend on the model, element size, which layer, and its experts' load and split
 function layerTerms(
   model: ModelSpec,
   e: number,

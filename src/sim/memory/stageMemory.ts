@@ -1,6 +1,6 @@
 import { fp8WeightCacheBytesPerElement } from '../workload/fp8.js';
 import { stageLayers, stepContext, type StepContext } from '../parallel/stepContext.js';
-import { stageParameters } from '../parallel/stageParameters.js';
+import { stageParameters, type StageParameters } from '../parallel/stageParameters.js';
 import { peakInFlight, peakLayersInFlight, stageSchedule, type PipeOp } from '../parallel/schedules.js';
 import { scheduleRules } from '../workload/framework.js';
 import { cpBufferBytes } from '../parallel/contextParallel.js';
@@ -54,15 +54,7 @@ function stageMemory(ctx: StepContext, s: number): StageMemory {
     scheduleRules(setup.framework),
   );
   const passes = peakInFlight(schedule);
-  const state = {
-    ...optimizerStateOf(ctx, paramsPerRank),
-    ...(params.expertElementsPerRank > 0
-      ? {
-          shardedParamsPerRank:
-            paramsPerRank + params.expertElementsPerRank * (ctx.reducingRanks / ctx.expertReducingRanks - 1),
-        }
-      : {}),
-  };
+  const state = { ...optimizerStateOf(ctx, paramsPerRank), ...expertSharding(ctx, params) };
   const mem = withFp8WeightCache(
     ctx,
     params.fp8WeightElementsPerRank,
@@ -101,6 +93,16 @@ function stageMemory(ctx: StepContext, s: number): StageMemory {
     shortfallBytes: Math.max(0, mem.totalBytes - capacity),
     hostBytes: offloadHostBytes({ ...state, microBatches: ctx.microBatches }),
   };
+}
+
+/**
+ * The routed experts' states are sharded over their own expert-data-parallel ranks: counted in shares of the dense
+ * reducing ranks (memory.ts `shardedParamsPerRank`). Nothing without experts.
+ */
+function expertSharding(ctx: StepContext, params: StageParameters): { shardedParamsPerRank?: number } {
+  const expert = params.expertElementsPerRank;
+  if (expert === 0) return {};
+  return { shardedParamsPerRank: params.elementsPerRank + expert * (ctx.reducingRanks / ctx.expertReducingRanks - 1) };
 }
 
 /** The account with FP8 training's cached FP8 weight copies added to the weights (workload/fp8.ts). */

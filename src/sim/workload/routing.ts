@@ -44,7 +44,7 @@ export function expertShares(moe: MoeSpec, routing: RoutingSetup, seed: number, 
  * Layer `layer`'s load: each expert keeps at most capacityFactor / E of the pairs; expert-parallel rank r holds experts
  * r·E/ep … (r+1)·E/ep − 1 (Megatron-Core's local expert indices), and the busiest rank sets the factor.
  */
-// eslint-disable-next-line max-params -- the experts, their split, the routing and the draw's seed and layer decide it together
+
 export function expertLoad(moe: MoeSpec, ep: number, routing: RoutingSetup, seed: number, layer: number): ExpertLoad {
   const shares = expertShares(moe, routing, seed, layer);
   const cap = routing.capacityFactor !== undefined ? routing.capacityFactor / moe.experts : Infinity;
