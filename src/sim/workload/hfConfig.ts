@@ -1,5 +1,6 @@
 import { ScenarioError } from '../errors.js';
 import { withPlainHeadDim, type ModelArch, type ModelSpec } from './model.js';
+import { HF_MOE_REFUSED, HF_MOE_TYPES, hfMoe } from './hfMoeConfig.js';
 
 /**
  * Reading a Hugging Face `config.json` into a {@link ModelSpec}. The caller reads the file (nothing in
@@ -25,6 +26,9 @@ const MODEL_TYPES: Record<string, ModelArch> = {
   // `embed_out`; mapped to `gpt`, so the parameter count carries a spurious seqLen·hidden position table.
   gpt_neox: 'gpt',
   bert: 'bert',
+  // Llama-shaped blocks whose MLPs are mixtures of experts (hfMoeConfig.ts). GPT-OSS's attention biases and sinks and
+  // its banded attention on every other layer are left out.
+  ...Object.fromEntries(HF_MOE_TYPES.map((t) => [t, 'llama' as const])),
 };
 
 /** `tie_word_embeddings` defaults of each configuration class when the field is absent. */
@@ -37,6 +41,10 @@ const TIE_DEFAULTS: Record<string, boolean> = {
   gpt2: true,
   gpt_neox: false,
   bert: true,
+  mixtral: false,
+  qwen2_moe: false,
+  qwen3_moe: false,
+  gpt_oss: false,
 };
 
 type Json = Record<string, unknown>;
@@ -74,6 +82,23 @@ function nameFromPath(sourcePath: string): string {
   return last.replace(/\.json$/i, '');
 }
 
+/** The config's `model_type` and the architecture it maps to. @throws ScenarioError when it is missing or not read */
+function modelTypeOf(cfg: Json, sourcePath: string): { modelType: string; arch: ModelArch } {
+  const modelType = cfg['model_type'];
+  if (typeof modelType !== 'string') {
+    fail(sourcePath, `missing field 'model_type'; expected one of: ${Object.keys(MODEL_TYPES).join(', ')}`);
+  }
+  if (HF_MOE_REFUSED[modelType]) fail(sourcePath, `model_type '${modelType}': ${HF_MOE_REFUSED[modelType]}`);
+  const arch = MODEL_TYPES[modelType];
+  if (!arch) {
+    fail(
+      sourcePath,
+      `model_type '${modelType}' is not supported; expected one of: ${Object.keys(MODEL_TYPES).join(', ')}`,
+    );
+  }
+  return { modelType, arch };
+}
+
 /**
  * Builds a model from a parsed Hugging Face `config.json`.
  *
@@ -88,22 +113,13 @@ export function modelFromHfConfig(json: unknown, sourcePath: string): ModelSpec 
     fail(sourcePath, 'expected a JSON object (a Hugging Face config.json)');
   }
   const cfg = json as Json;
-  const modelType = cfg['model_type'];
-  if (typeof modelType !== 'string') {
-    fail(sourcePath, `missing field 'model_type'; expected one of: ${Object.keys(MODEL_TYPES).join(', ')}`);
-  }
-  const arch = MODEL_TYPES[modelType];
-  if (!arch) {
-    fail(
-      sourcePath,
-      `model_type '${modelType}' is not supported; expected one of: ${Object.keys(MODEL_TYPES).join(', ')}`,
-    );
-  }
+  const { modelType, arch } = modelTypeOf(cfg, sourcePath);
 
   const layers = intField(cfg, ['num_hidden_layers', 'n_layer'], sourcePath);
   const hidden = intField(cfg, ['hidden_size', 'n_embd'], sourcePath);
   const heads = intField(cfg, ['num_attention_heads', 'n_head'], sourcePath);
   const kvHeads = intField(cfg, ['num_key_value_heads'], sourcePath, heads);
+  const moe = (HF_MOE_TYPES as readonly string[]).includes(modelType) ? hfMoe(cfg, modelType, sourcePath) : undefined;
   // GPT-2 leaves n_inner null and uses 4·n_embd; the other families must state the width.
   const ffnHidden = intField(
     cfg,
@@ -148,5 +164,6 @@ export function modelFromHfConfig(json: unknown, sourcePath: string): ModelSpec 
     seqLen,
     vocab,
     tiedEmbeddings,
+    ...(moe ? { moe } : {}),
   });
 }

@@ -1,0 +1,61 @@
+import { ScenarioError } from '../errors.js';
+import type { MoeSpec } from './moe.js';
+
+type Json = Record<string, unknown>;
+
+/** The `model_type`s whose configuration classes describe mixture-of-experts MLPs, read as `llama` models with experts. */
+export const HF_MOE_TYPES = ['mixtral', 'qwen2_moe', 'qwen3_moe', 'gpt_oss'] as const;
+
+/** Model types with experts that are refused, and why. */
+export const HF_MOE_REFUSED: Readonly<Record<string, string>> = {
+  deepseek_v3: "DeepSeek-V3's multi-head latent attention is not modelled yet",
+  deepseek_v2: "DeepSeek-V2's multi-head latent attention is not modelled yet",
+};
+
+function positive(cfg: Json, key: string, sourcePath: string, fallback?: number): number {
+  const v = cfg[key];
+  if (v === undefined || v === null) {
+    if (fallback !== undefined) return fallback;
+    throw new ScenarioError(sourcePath, `missing field '${key}'; expected a positive integer`);
+  }
+  if (typeof v !== 'number' || !Number.isInteger(v) || v <= 0)
+    throw new ScenarioError(sourcePath, `field '${key}' is ${JSON.stringify(v)}; expected a positive integer`);
+  return v;
+}
+
+/**
+ * The experts of a configuration, per `transformers`' classes: MixtralConfig and GptOssConfig (`num_local_experts`,
+ * `num_experts_per_tok`, each expert `intermediate_size` wide, in every layer); Qwen2MoeConfig and Qwen3MoeConfig
+ * (`num_experts`, `num_experts_per_tok`, `moe_intermediate_size`, Qwen2-MoE's `shared_expert_intermediate_size`,
+ * experts every `decoder_sparse_step` layers except `mlp_only_layers`). Only experts in every layer, or after dense
+ * first layers, are modelled; another pattern is refused.
+ * @throws ScenarioError naming the field
+ */
+export function hfMoe(cfg: Json, modelType: string, sourcePath: string): MoeSpec {
+  if (modelType === 'mixtral' || modelType === 'gpt_oss') {
+    return {
+      experts: positive(cfg, 'num_local_experts', sourcePath),
+      topK: positive(cfg, 'num_experts_per_tok', sourcePath, modelType === 'mixtral' ? 2 : undefined),
+      expertFfnHidden: positive(cfg, 'intermediate_size', sourcePath),
+      sharedExpertFfnHidden: 0,
+      denseLayers: 0,
+    };
+  }
+  const step = positive(cfg, 'decoder_sparse_step', sourcePath, 1);
+  const dense = Array.isArray(cfg['mlp_only_layers']) ? (cfg['mlp_only_layers'] as unknown[]) : [];
+  const denseFirst = dense.every((l, i) => l === i);
+  if (step !== 1 || !denseFirst)
+    throw new ScenarioError(
+      sourcePath,
+      `experts every ${step} layers${dense.length > 0 ? ` with dense layers ${JSON.stringify(dense)}` : ''}: only experts in every layer after dense first layers are modelled`,
+    );
+  const shared = cfg['shared_expert_intermediate_size'];
+  return {
+    experts: positive(cfg, 'num_experts', sourcePath),
+    topK: positive(cfg, 'num_experts_per_tok', sourcePath),
+    expertFfnHidden: positive(cfg, 'moe_intermediate_size', sourcePath),
+    sharedExpertFfnHidden:
+      typeof shared === 'number' && shared > 0 ? positive(cfg, 'shared_expert_intermediate_size', sourcePath) : 0,
+    denseLayers: dense.length,
+  };
+}
