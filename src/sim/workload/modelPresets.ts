@@ -106,6 +106,15 @@ const PRESETS: readonly ModelSpec[] = [
     { experts: 128, topK: 8, expertFfnHidden: 1536 },
     128,
   ),
+  // Qwen Team, "Qwen2 Technical Report" (2024), Table 1, and Qwen/Qwen2-57B-A14B config.json: 28 layers, width 3584,
+  // 28 query and 4 KV heads, 64 experts of 2560, top 8, a shared expert of 20480, vocab 151936, untied; 57B / 14B.
+  // Left out: the QKV biases and the shared expert's sigmoid gate (a few thousand weights a layer).
+  moeLlama(llama('qwen2-57b-a14b', 28, 3584, 28, 4, 18944, 32768, 151936), {
+    experts: 64,
+    topK: 8,
+    expertFfnHidden: 2560,
+    sharedExpertFfnHidden: 20480,
+  }),
   // OpenAI, "gpt-oss-120b & gpt-oss-20b Model Card" (2025) and openai/gpt-oss-120b config.json: 36 layers, width 2880,
   // 64 query and 8 KV heads of 64, 128 experts, top 4, expert width 2880, vocab 201088, untied (sequence 4096 is a default here; the card
   // gives no pre-training length); 116.8B total, 5.1B active
