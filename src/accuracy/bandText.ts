@@ -35,7 +35,7 @@ function matchedWords(kind: SetupKind, matched: readonly KindPart[]): string {
 /** Why there is no band: no validated row of this parallel style on any GPU. */
 export function noBandNote(kind: SetupKind): string {
   if (kind.moe)
-    return 'no measured run of a model with experts is among the validation sets yet: treat this prediction as unvalidated';
+    return 'no validated run with experts is comparable (the MoE runs validated are Megatron-Core on H100): treat this prediction as unvalidated';
   return `no validated run is comparable (too few are ${kindWords.style(kind.style)} or on ${kindWords.gpu(kind.gpu)}): treat this prediction as unvalidated`;
 }
 
@@ -71,7 +71,7 @@ export function bandBasis(kind: SetupKind, band: ErrorBand | undefined): string 
   return (
     `validated runs like this one measured ${moreOrLess(band.lowPct)} to ${moreOrLess(band.highPct)} than predicted ` +
     `(${band.edges === 'p10-p90' ? '10th to 90th percentile' : 'lowest to highest'}, median ${moreOrLess(band.medianPct)}; ` +
-    `${band.rows} ${kind.fp8 ? 'FP8 ' : ''}rows: ${matchedWords(kind, band.matched)}; ` +
+    `${band.rows} ${kind.fp8 ? 'FP8 ' : ''}${kind.moe ? 'MoE ' : ''}rows: ${matchedWords(kind, band.matched)}; ` +
     `from ${band.sets.join(', ')})`
   );
 }

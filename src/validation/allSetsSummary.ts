@@ -40,7 +40,14 @@ export function setFigures(
 export function bandsByKind(residuals: readonly Residual[]): { kind: SetupKind; band: ErrorBand }[] {
   const byKey = new Map<string, Residual[]>();
   for (const r of residuals) {
-    const k = JSON.stringify([r.kind.gpu, r.kind.style, r.kind.scale, r.kind.host, r.kind.fp8 === true]);
+    const k = JSON.stringify([
+      r.kind.gpu,
+      r.kind.style,
+      r.kind.scale,
+      r.kind.host,
+      r.kind.fp8 === true,
+      r.kind.moe === true,
+    ]);
     byKey.set(k, [...(byKey.get(k) ?? []), r]);
   }
   return [...byKey.keys()].sort().map((k) => {

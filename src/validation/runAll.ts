@@ -114,7 +114,7 @@ function summaryLines(s: AllSetsSummary & { fp8Pairs: Fp8Pair[] }, kernels: Retu
   ]);
   const w = kindWords;
   const bandRows = s.bands.map(({ kind: k, band: b }) => [
-    w.gpu(k.gpu) + (k.fp8 ? ', FP8' : ''),
+    w.gpu(k.gpu) + (k.fp8 ? ', FP8' : '') + (k.moe ? ', MoE' : ''),
     w.style(k.style),
     w.scale(k.scale),
     w.host(k.host),

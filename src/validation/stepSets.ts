@@ -14,6 +14,7 @@ import { megatronSp22Scenario, parseMegatronSp22Csv, publishedIterationS, SP22_C
 import type { AttentionKernel } from '../sim/workload/attentionKernels.js';
 import { csvRecords, dataFile } from './dataFiles.js';
 import { deepspeedAzureTasks } from './deepspeedAzure.js';
+import { moeFoldingTasks } from './moeFolding.js';
 
 /**
  * Every published set of measured training-step times as one list of tasks: the scenario that reproduces a row,
@@ -32,6 +33,7 @@ export const STEP_SETS = [
   'fms-fsdp-a100',
   'llm-foundry-fsdp',
   'deepspeed-azure-zero3',
+  'moe-folding-h100',
 ] as const;
 export type StepSetName = (typeof STEP_SETS)[number];
 
@@ -58,6 +60,7 @@ export const STEP_SET_DESCRIPTIONS: Record<StepSetName, string> = {
   'fms-fsdp-a100': 'PyTorch FSDP Llama-2 7B-70B, 128 A100 (IBM fms-fsdp)',
   'llm-foundry-fsdp': 'Composer/PyTorch FSDP MPT 125M-70B, 8-512 A100 and H100 (llm-foundry)',
   'deepspeed-azure-zero3': 'DeepSpeed ZeRO-3 GPT-3 175B, no TP or PP, 128-1,024 A100 (DeepSpeed on Azure, 2022)',
+  'moe-folding-h100': 'Megatron-Core MoE: Mixtral 8x22B, Qwen2-57B-A14B, 64-1,024 H100 (MoE Parallel Folding, 2025)',
 };
 
 const CHECKS_DIR = fileURLToPath(new URL('../../scenarios/checks/', import.meta.url));
@@ -232,6 +235,7 @@ export function stepTasks(sets: readonly StepSetName[], limit = Infinity): StepT
     'fms-fsdp-a100': () => checkTasks('fms-fsdp-a100', limit),
     'llm-foundry-fsdp': () => llmFoundryTasks(limit),
     'deepspeed-azure-zero3': () => deepspeedAzureTasks(limit),
+    'moe-folding-h100': () => moeFoldingTasks(limit),
   };
   return sets.flatMap((s) => of[s]());
 }

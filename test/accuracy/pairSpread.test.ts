@@ -41,7 +41,7 @@ describe('the spread of predicted ratios between splits of one job', () => {
     expect(pairSpread([row('s', undefined, 1, 1)])).toBeUndefined();
   });
 
-  it('rests, in the stored residuals, on the groups of vTrain and Korthikanti 2022', () => {
+  it('rests, in the stored residuals, on the groups of vTrain, Korthikanti 2022 and the MoE folding runs', () => {
     const spread = pairSpread(storedResiduals());
     expect(spread).toBeDefined();
     const sets = new Set(
@@ -49,7 +49,7 @@ describe('the spread of predicted ratios between splits of one job', () => {
         .filter((r) => r.rankGroup !== undefined)
         .map((r) => r.set),
     );
-    expect([...sets].sort()).toEqual(['megatron-sp22', 'vtrain-multi', 'vtrain-single']);
+    expect([...sets].sort()).toEqual(['megatron-sp22', 'moe-folding-h100', 'vtrain-multi', 'vtrain-single']);
     expect(spread!.groups).toBeGreaterThan(100);
   });
 });
