@@ -11,6 +11,7 @@ describe('scenarios/checks', () => {
   const files = readdirSync(dir).filter((f) => f.endsWith('.yaml'));
   const fms = files.filter((f) => f.startsWith('fms-fsdp-'));
   const dgxc = files.filter((f) => f.startsWith('dgxc-'));
+  const folding = files.filter((f) => f.startsWith('folding-'));
   const load = (f: string) => {
     const file = loadScenarioFile(join(dir, f));
     return resolveScenario(file.raw, file.source, file.baseDir);
@@ -24,10 +25,25 @@ describe('scenarios/checks', () => {
       'dgxc-nemotron4-15b.yaml',
       'dgxc-nemotron4-340b.yaml',
     ]);
-    expect(files.length).toBe(7);
+    expect(folding.sort()).toEqual([
+      'folding-mixtral-8x22b-g8t8.yaml',
+      'folding-mixtral-8x22b.yaml',
+      'folding-qwen2-57b-a14b.yaml',
+    ]);
+    expect(files.length).toBe(10);
   });
 
-  it.each(files)('%s states its source, its measurement and its assumptions', (f) => {
+  it.each(folding)('%s states its source, its measured MFU, what it assumes, and resolves with experts', (f) => {
+    const text = readFileSync(join(dir, f), 'utf8');
+    expect(text).toMatch(/arXiv 2504\.14960/);
+    expect(text).toMatch(/Measured [\d.]+% MFU/);
+    expect(text).toMatch(/Not given by the paper, and assumed/);
+    const s = load(f);
+    expect(s.model.moe).toBeDefined();
+    expect(s.cluster.node.gpu.name).toBe('h100-sxm5-80gb');
+  });
+
+  it.each([...fms, ...dgxc])('%s states its source, its measurement and its assumptions', (f) => {
     const text = readFileSync(join(dir, f), 'utf8');
     expect(text).toMatch(/foundation-model-stack\/fms-fsdp|github\.com\/NVIDIA\/dgxc-benchmarking/);
     expect(text).toMatch(/measured [\d.]+ tokens\/s per GPU/i);
