@@ -44,6 +44,31 @@ const MOE_FRAMEWORKS = new Set(['none']);
  * so that nothing runs as something else.
  */
 export function moeProblems(model: ModelSpec, input: ScenarioInput, dp: number): Problem[] {
+  return [...mlaProblems(model, input), ...expertProblems(model, input, dp)];
+}
+
+/** What is not modelled of latent attention: another architecture, tensor or context parallelism. */
+function mlaProblems(model: ModelSpec, input: ScenarioInput): Problem[] {
+  if (!model.mla) return [];
+  const out: Problem[] = [];
+  if (model.arch !== 'llama')
+    out.push({ path: 'model.mla', message: `is modelled for llama models; this model is ${model.arch}` });
+  if (input.parallel.tp > 1)
+    out.push({
+      path: 'parallel.tp',
+      message: `${input.parallel.tp}: latent attention (model.mla) is modelled at tp 1 only`,
+    });
+  if (input.parallel.cp > 1)
+    out.push({
+      path: 'parallel.cp',
+      message: `${input.parallel.cp}: latent attention (model.mla) is modelled at cp 1 only`,
+    });
+  if (input.parallel.tpStyle === 'allgather' || input.training.precision === 'fp8')
+    out.push({ path: 'model.mla', message: 'latent attention is modelled in 16-bit Megatron-style training only' });
+  return out;
+}
+
+function expertProblems(model: ModelSpec, input: ScenarioInput, dp: number): Problem[] {
   const { parallel: par, training } = input;
   const ep = par.ep ?? 1;
   const moe = model.moe;

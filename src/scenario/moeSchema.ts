@@ -19,6 +19,17 @@ export const moeSchema = z
   })
   .strict();
 
+/** Multi-head latent attention (src/sim/workload/mla.ts), `llama` models: the widths DeepSeek's configs give. */
+export const mlaSchema = z
+  .object({
+    qLoraRank: positiveInt,
+    kvLoraRank: positiveInt,
+    qkNopeHeadDim: positiveInt,
+    qkRopeHeadDim: positiveInt,
+    vHeadDim: positiveInt,
+  })
+  .strict();
+
 /**
  * How a model with experts routes its tokens (src/sim/workload/routing.ts): `skew` σ ≥ 0 draws each layer's expert
  * popularity as log-normal weights from the seed (0, the default: balanced); `tokensPerExpert` a measured histogram,

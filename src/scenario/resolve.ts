@@ -161,6 +161,7 @@ function resolveModel(m: ScenarioInput['model'], baseDir: string, source: string
     vocab: inline.vocab!,
     tiedEmbeddings: inline.tiedEmbeddings ?? arch !== 'llama',
     mlpSizes: inline.mlpSizes,
+    ...(inline.mla ? { mla: inline.mla } : {}),
     ...withMoe(resolveMoe(inline.moe, undefined, inline.ffnHidden ?? 4 * hidden)),
   });
 }

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { FRAMEWORK_NAMES } from '../sim/workload/framework.js';
-import { moeSchema, routingSchema } from './moeSchema.js';
+import { mlaSchema, moeSchema, routingSchema } from './moeSchema.js';
 import { FP8_RECIPE_NAMES } from '../sim/workload/fp8.js';
 
 import { ATTENTION_KERNEL_NAMES } from '../sim/workload/attentionKernels.js';
@@ -141,6 +141,8 @@ export const modelSchema = z
     mlpSizes: z.array(positiveInt).min(2).optional(),
     /** Mixture-of-experts MLPs (moeSchema.ts). */
     moe: moeSchema.optional(),
+    /** Multi-head latent attention (DeepSeek; moeSchema.ts): all five widths; tp 1 and cp 1 only. */
+    mla: mlaSchema.optional(),
   })
   .strict();
 

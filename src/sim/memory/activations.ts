@@ -94,7 +94,14 @@ function layerTerms(
   const replicated = 2 * e /* two norm inputs */ + e /* QKV input */ + e /* fc1 input */ + masks;
   // The query and context are a·d wide: h, unless the heads have a width of their own (`headDim`).
   const attn = attentionWidth(model) / h;
-  const qkv = e * attn * (1 + (2 * kv) / a);
+  // Latent attention keeps its latents (each norm's input and the up-projection's) and every head's Q, K (the rotary
+  // part expanded) and V; otherwise Q, K and V.
+  const mla = model.mla;
+  const qkv = mla
+    ? (e *
+        (a * (2 * (mla.qkNopeHeadDim + mla.qkRopeHeadDim) + mla.vHeadDim) + 2 * mla.qLoraRank + 2 * mla.kvLoraRank)) /
+      h
+    : e * attn * (1 + (2 * kv) / a);
   const projInput = e * attn;
   const attention = dropout ? 2 * e + 1 : e; // softmax output (+ mask and dropout output)
   if (layer !== undefined && isMoeLayer(model, layer)) {

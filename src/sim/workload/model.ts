@@ -8,6 +8,7 @@
  */
 
 import { isMoeLayer, type MoeSpec } from './moe.js';
+import { mlaKernelHeadDim, mlaQkHeadDim, type MlaSpec } from './mla.js';
 
 /** Architecture family: decides norms, biases, MLP shape, position embeddings and masking. */
 export type ModelArch = 'gpt' | 'llama' | 'bert' | 'mlp';
@@ -47,6 +48,8 @@ export interface ModelSpec {
   mlpSizes?: number[];
   /** Mixture-of-experts MLPs (moe.ts); absent: every MLP dense. `llama` only. */
   moe?: MoeSpec;
+  /** Multi-head latent attention (mla.ts) in place of the usual projections; `llama` only. */
+  mla?: MlaSpec;
 }
 
 /** One trainable tensor, as `nn.Module.parameters()` yields it. */
@@ -76,14 +79,18 @@ export interface ParamTensor {
   expert?: boolean;
 }
 
-/** Width of one attention head: the model's `headDim`, or h/a. */
+/** Width of one attention head: the model's `headDim`, or h/a; with latent attention the kernel's (mla.ts). */
 export function headDim(model: ModelSpec): number {
+  if (model.mla) return mlaKernelHeadDim(model.mla);
   return model.headDim ?? model.hidden / model.heads;
 }
 
-/** Width of the attention's query and context (output projection input), a·d: h unless the heads have a width of their own. */
+/**
+ * Width of the attention's query and context (output projection input), a·d: h unless the heads have a width of their
+ * own; with latent attention the heads' values, a·d_v.
+ */
 export function attentionWidth(model: ModelSpec): number {
-  return model.heads * headDim(model);
+  return model.heads * (model.mla ? model.mla.vHeadDim : headDim(model));
 }
 
 /** The model without a `headDim` that only repeats hidden / heads, so that such a model is the same as one without it. */
@@ -161,10 +168,13 @@ function llamaTensors(m: ModelSpec, push: Push): void {
   for (let i = 0; i < m.layers; i++) {
     const p = `model.layers.${i}.`;
     // LlamaDecoderLayer.__init__ registers self_attn, mlp, input_layernorm, post_attention_layernorm.
-    push(p + 'self_attn.q_proj.weight', h * q, i, true);
-    push(p + 'self_attn.k_proj.weight', h * kv, i, true, { kv: h * kv });
-    push(p + 'self_attn.v_proj.weight', h * kv, i, true, { kv: h * kv });
-    push(p + 'self_attn.o_proj.weight', q * h, i, true);
+    if (m.mla) mlaTensors(m, m.mla, i, push);
+    else {
+      push(p + 'self_attn.q_proj.weight', h * q, i, true);
+      push(p + 'self_attn.k_proj.weight', h * kv, i, true, { kv: h * kv });
+      push(p + 'self_attn.v_proj.weight', h * kv, i, true, { kv: h * kv });
+      push(p + 'self_attn.o_proj.weight', q * h, i, true);
+    }
     if (isMoeLayer(m, i)) moeMlpTensors(m, m.moe!, i, push);
     else gatedMlpTensors(p + 'mlp.', h, m.ffnHidden, i, push);
     push(p + 'input_layernorm.weight', h, i, false);
@@ -172,6 +182,23 @@ function llamaTensors(m: ModelSpec, push: Push): void {
   }
   push('model.norm.weight', h, m.layers, false);
   if (!m.tiedEmbeddings) push('lm_head.weight', m.vocab * h, m.layers, true);
+}
+
+/**
+ * Latent attention's tensors, as DeepseekV3Attention registers them: the query's down-projection, its norm and
+ * up-projection to every head's query; the keys' and values' joint down-projection (with the shared rotary key), its
+ * norm and up-projection to every head's key and value; the output projection.
+ */
+function mlaTensors(m: ModelSpec, mla: MlaSpec, i: number, push: Push): void {
+  const h = m.hidden;
+  const p = `model.layers.${i}.self_attn.`;
+  push(p + 'q_a_proj.weight', h * mla.qLoraRank, i, false);
+  push(p + 'q_a_layernorm.weight', mla.qLoraRank, i, false);
+  push(p + 'q_b_proj.weight', mla.qLoraRank * m.heads * mlaQkHeadDim(mla), i, true);
+  push(p + 'kv_a_proj_with_mqa.weight', h * (mla.kvLoraRank + mla.qkRopeHeadDim), i, false);
+  push(p + 'kv_a_layernorm.weight', mla.kvLoraRank, i, false);
+  push(p + 'kv_b_proj.weight', mla.kvLoraRank * m.heads * (mla.qkNopeHeadDim + mla.vHeadDim), i, true);
+  push(p + 'o_proj.weight', m.heads * mla.vHeadDim * h, i, true);
 }
 
 /** A SwiGLU MLP's three weights (gate, up, down) of inner width f under `prefix`. */

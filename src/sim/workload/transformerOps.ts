@@ -7,6 +7,8 @@ import { fp8LinearStage, type Fp8Input } from './fp8.js';
 import type { ModelSpec } from './model.js';
 import { assembleBlock, linearStage, type Block, type MicroBatchShape, type Op, type Stage } from './ops.js';
 import { isMoeLayer } from './moe.js';
+import { mlaProjectionStages } from './mlaOps.js';
+import { attentionWidth } from './model.js';
 import { routedExpertStages, sharedExpertAddStage } from './moeOps.js';
 
 export type { Block, GemmShape, AttentionShape, MicroBatchShape, Op, OpKind, RecomputeMode } from './ops.js';
@@ -32,6 +34,7 @@ function layerParams(model: ModelSpec, i: number): LayerParams {
         ln1: [p + 'input_layernorm.weight'],
         qkv: ['q_proj', 'k_proj', 'v_proj'].map((n) => `${p}self_attn.${n}.weight`),
         proj: [p + 'self_attn.o_proj.weight'],
+        // Latent attention's projections name their own tensors (mlaOps.ts).
         ln2: [p + 'post_attention_layernorm.weight'],
         fc1: [p + mlp + 'gate_proj.weight', p + mlp + 'up_proj.weight'],
         fc2: [p + mlp + 'down_proj.weight'],
@@ -74,7 +77,7 @@ function transformerLayer(c: LayerContext, i: number, shape: MicroBatchShape): B
   if (c.fw && m.arch === 'gpt') return megatronGptLayer(c, i, names, recompute);
   const T = c.tokens;
   const qkvOut = (c.headsPerRank + 2 * c.kvHeadsPerRank) * c.headDim;
-  const attnWidth = c.headsPerRank * c.headDim;
+  const attnWidth = attentionWidth(m) / c.tp;
   // SwiGLU's gate and up as one fused GEMM (Megatron): fc1's output is 2f wide.
 
   // Under FP8 the pre-norm layers' QKV and fc1 take their input from the norm fused with its cast (fp8.ts).
@@ -83,7 +86,7 @@ function transformerLayer(c: LayerContext, i: number, shape: MicroBatchShape): B
     c.fp8
       ? fp8LinearStage({ name, tokens: T, inF, outF, params, input }, c.fp8.recipe)
       : linearStage(name, T, inF, outF, c.dtype, params);
-  const qkv = linear('qkv', c.h, qkvOut, names.qkv, afterNorm);
+  const qkv: Stage[] = m.mla ? mlaProjectionStages(c, m.mla, i) : [linear('qkv', c.h, qkvOut, names.qkv, afterNorm)];
   const attn = attentionStage(c);
   const proj = linear('proj', attnWidth, c.h, names.proj, 'tensor');
   const res1 = residualStage('residual1', c);
@@ -114,8 +117,8 @@ function transformerLayer(c: LayerContext, i: number, shape: MicroBatchShape): B
 
   const stages: Stage[] =
     m.arch === 'bert'
-      ? [qkv, attn, proj, res1, ln1, ...mlp, res2, ln2]
-      : [ln1, qkv, attn, proj, res1, ln2, ...mlp, res2];
+      ? [...qkv, attn, proj, res1, ln1, ...mlp, res2, ln2]
+      : [ln1, ...qkv, attn, proj, res1, ln2, ...mlp, res2];
 
   let again: Op[] = [];
   if (recompute === 'full') {

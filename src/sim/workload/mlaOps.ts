@@ -1,0 +1,34 @@
+import type { LayerContext } from './layerContext.js';
+import { mlaQkHeadDim, type MlaSpec } from './mla.js';
+import { elementwiseOp, linearStage, type Stage } from './ops.js';
+
+/** RMSNorm over a latent of `width` (≈ 4 FLOPs an element; backward 2×, reading dy, x and writing dx). */
+function latentNorm(c: LayerContext, name: string, width: number, param: string): Stage {
+  const n = c.tokens * width;
+  return {
+    forward: [elementwiseOp(name, n, 4, 2 * n * c.e)],
+    backward: [elementwiseOp(`${name}.bwd`, n, 8, 4 * n * c.e, [param])],
+  };
+}
+
+/**
+ * Latent attention's projections in place of QKV (mla.ts), on one rank (tp 1): the query's down-projection, norm and
+ * up-projection, then the keys' and values' joint down-projection (with the shared rotary key), norm and
+ * up-projection; the attention core and the output projection follow as for any attention.
+ */
+export function mlaProjectionStages(c: LayerContext, mla: MlaSpec, layer: number): Stage[] {
+  const p = `model.layers.${layer}.self_attn.`;
+  const heads = c.headsPerRank;
+  return [
+    linearStage('q_down', c.tokens, c.h, mla.qLoraRank, c.dtype, [p + 'q_a_proj.weight']),
+    latentNorm(c, 'q_norm', mla.qLoraRank, p + 'q_a_layernorm.weight'),
+    linearStage('q_up', c.tokens, mla.qLoraRank, heads * mlaQkHeadDim(mla), c.dtype, [p + 'q_b_proj.weight']),
+    linearStage('kv_down', c.tokens, c.h, mla.kvLoraRank + mla.qkRopeHeadDim, c.dtype, [
+      p + 'kv_a_proj_with_mqa.weight',
+    ]),
+    latentNorm(c, 'kv_norm', mla.kvLoraRank, p + 'kv_a_layernorm.weight'),
+    linearStage('kv_up', c.tokens, mla.kvLoraRank, heads * (mla.qkNopeHeadDim + mla.vHeadDim), c.dtype, [
+      p + 'kv_b_proj.weight',
+    ]),
+  ];
+}
