@@ -9,6 +9,7 @@ const DEFAULT_NETWORK: Record<string, string> = {
   'dgx-a100-40gb': 'ib-hdr',
   'dgx-h100': 'ib-ndr',
   'hgx-h200': 'ib-ndr',
+  'hgx-h800': 'ib-ndr',
   'pcie-8gpu': 'roce-100',
 };
 

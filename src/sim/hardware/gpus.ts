@@ -146,6 +146,21 @@ export const H200_SXM_141GB: GpuSpec = {
     `${LAUNCH}; attention as H100 (flash-attention#1438: FA3 within 5%)`,
 };
 
+/**
+ * NVIDIA H800 SXM5 80 GB: the H100 for the Chinese market, H100 SXM5 compute and memory with NVLink cut to 400 GB/s in
+ * both directions together (8 NVLink4 links, 200 GB/s each way).
+ */
+export const H800_SXM5_80GB: GpuSpec = {
+  ...H100_SXM5_80GB,
+  name: 'h800-sxm5-80gb',
+  peakTflops: { ...H100_SXM5_80GB.peakTflops },
+  nvlinkBandwidthGBps: 200,
+  source:
+    'NVIDIA H800 SXM5 product brief (compute and HBM3 as H100 SXM5; NVLink 400 GB/s); DeepSeek-AI, "DeepSeek-V3 ' +
+    'Technical Report" (arXiv 2412.19437) §3.2.1 (H800 nodes, NVLink 160 GB/s achieved, IB 50 GB/s a GPU); kernel ' +
+    'figures as H100 SXM5',
+};
+
 /** NVIDIA A100 PCIe 40 GB: the card for the PCIe-only server (no NVLink bridge assumed). */
 export const A100_PCIE_40GB: GpuSpec = {
   ...A100_SXM4_40GB,
@@ -167,5 +182,6 @@ export const GPU_PRESETS: Readonly<Record<string, GpuSpec>> = Object.freeze({
   [A100_SXM4_80GB.name]: A100_SXM4_80GB,
   [H100_SXM5_80GB.name]: H100_SXM5_80GB,
   [H200_SXM_141GB.name]: H200_SXM_141GB,
+  [H800_SXM5_80GB.name]: H800_SXM5_80GB,
   [A100_PCIE_40GB.name]: A100_PCIE_40GB,
 });

@@ -4,6 +4,7 @@ import {
   A100_SXM4_80GB,
   H100_SXM5_80GB,
   H200_SXM_141GB,
+  H800_SXM5_80GB,
   V100_SXM2_32GB,
 } from './gpus.js';
 import { GiB } from '../engine/units.js';
@@ -166,6 +167,22 @@ export const HGX_H200: NodeSpec = {
 };
 
 /**
+ * An HGX H800 node as DeepSeek-V3 trained on: 8 H800 through NVSwitch, 8 × 400 Gb/s InfiniBand. Its NVLink moves 160
+ * GB/s a GPU in practice (DeepSeek-V3 report §3.2.1), against the H100's 370 of 450.
+ */
+export const HGX_H800: NodeSpec = {
+  ...DGX_H100,
+  name: 'hgx-h800',
+  gpu: H800_SXM5_80GB,
+  nvlinkBandwidthGBps: 160,
+  // NVLink SHARP on the H800's cut-down NVLink is not documented: off.
+  nvls: false,
+  source:
+    'DeepSeek-AI, "DeepSeek-V3 Technical Report" (arXiv 2412.19437) §3.2.1: NVLink 160 GB/s, IB 50 GB/s a GPU (8 × ' +
+    '400 Gb/s NICs); NVSwitch topology and host side as DGX H100 (not given; assumed); NVLS off (not documented).',
+};
+
+/**
  * Eight A100 PCIe cards in a PCIe-only server: 4 PCIe Gen4 switches with 2 GPUs each, two switches per socket,
  * 2 NICs (on switch 0 and switch 2). GPU↔GPU traffic between switches crosses the CPU root complex.
  */
@@ -198,5 +215,6 @@ export const NODE_PRESETS: Readonly<Record<string, NodeSpec>> = Object.freeze({
   [DGX_A100_40GB.name]: DGX_A100_40GB,
   [DGX_H100.name]: DGX_H100,
   [HGX_H200.name]: HGX_H200,
+  [HGX_H800.name]: HGX_H800,
   [PCIE_8GPU.name]: PCIE_8GPU,
 });

@@ -106,6 +106,21 @@ const PRESETS: readonly ModelSpec[] = [
     { experts: 128, topK: 8, expertFfnHidden: 1536 },
     128,
   ),
+  // DeepSeek-AI, "DeepSeek-V3 Technical Report" (arXiv 2412.19437) §2 and 4.2, and deepseek-ai/DeepSeek-V3
+  // config.json: 61 layers, width 7168, 128 heads of latent attention (q_lora_rank 1536, kv_lora_rank 512, qk 128 + 64
+  // rotary, v 128), the first 3 layers dense (18432), then 256 routed experts of 2048, top 8, and one shared expert;
+  // vocab 129280, untied; 671B parameters, 37B active. Not modelled: the multi-token-prediction module (14B, one more
+  // layer), node-limited routing and the router's bias.
+  {
+    ...moeLlama(llama('deepseek-v3', 61, 7168, 128, 128, 18432, 4096, 129280), {
+      experts: 256,
+      topK: 8,
+      expertFfnHidden: 2048,
+      sharedExpertFfnHidden: 2048,
+      denseLayers: 3,
+    }),
+    mla: { qLoraRank: 1536, kvLoraRank: 512, qkNopeHeadDim: 128, qkRopeHeadDim: 64, vHeadDim: 128 },
+  },
   // Qwen Team, "Qwen2 Technical Report" (2024), Table 1, and Qwen/Qwen2-57B-A14B config.json: 28 layers, width 3584,
   // 28 query and 4 KV heads, 64 experts of 2560, top 8, a shared expert of 20480, vocab 151936, untied; 57B / 14B.
   // Left out: the QKV biases and the shared expert's sigmoid gate (a few thousand weights a layer).
@@ -169,6 +184,7 @@ export function modelPreset(name: string, path = 'model'): ModelSpec {
   const copy: ModelSpec = { ...found };
   if (found.mlpSizes) copy.mlpSizes = [...found.mlpSizes];
   if (found.moe) copy.moe = { ...found.moe };
+  if (found.mla) copy.mla = { ...found.mla };
   return copy;
 }
 

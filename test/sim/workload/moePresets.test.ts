@@ -14,6 +14,7 @@ const PUBLISHED: { name: string; totalB: number; activeB: number; activeLeavesOu
   { name: 'qwen3-30b-a3b', totalB: 30.5, activeB: 3.3 },
   { name: 'qwen3-235b-a22b', totalB: 235, activeB: 22 },
   { name: 'qwen2-57b-a14b', totalB: 57, activeB: 14 },
+  { name: 'deepseek-v3', totalB: 671, activeB: 37 },
   { name: 'gpt-oss-120b', totalB: 116.8, activeB: 5.1, activeLeavesOutEmbedding: true },
 ];
 
