@@ -99,6 +99,7 @@ export function candidateSets(c: PlanCandidate, ctx: KnobContext): string[] {
     `parallel.tpCommOverlap=${k.tpCommOverlap}`,
     `parallel.zero=${k.zero}`,
     `parallel.offload=${k.offload}`,
+    ...(l.ep !== undefined ? [`parallel.ep=${l.ep}`] : []),
   ];
   // Megatron's overlapped weight gather belongs to its distributed optimizer (ZeRO-1).
   if (ctx.overlapParamGather && k.zero !== 1) sets.push('parallel.overlapParamGather=false');
@@ -120,6 +121,7 @@ export function scenarioCandidate(s: Scenario): PlanCandidate {
       schedule: p.schedule === 'interleaved' ? 'interleaved' : '1f1b',
       virtualStages: p.virtualStages,
       countEmbeddingAndLoss: p.accountForEmbeddingInSplit === true && p.accountForLossInSplit === true,
+      ...(s.model.moe ? { ep: p.ep ?? 1 } : {}),
     },
     knobs: {
       zero: p.zero,
@@ -140,8 +142,9 @@ export function changedSets(sets: readonly string[], ownSets: readonly string[])
 /** A short name of a candidate's split, for tables: `tp 8 × pp 4 × dp 2, mb 1, interleaved ×5`. */
 export function layoutText(l: PlanLayout): string {
   const sizes = [`tp ${l.tp}`, ...(l.cp > 1 ? [`cp ${l.cp}`] : []), `pp ${l.pp}`, `dp ${l.dp}`].join(' × ');
+  const experts = l.ep !== undefined ? `, ep ${l.ep}` : '';
   const schedule = l.pp === 1 ? '' : l.schedule === 'interleaved' ? `, interleaved ×${l.virtualStages}` : ', 1F1B';
-  return `${sizes}, mb ${l.microBatch}${schedule}`;
+  return `${sizes}${experts}, mb ${l.microBatch}${schedule}`;
 }
 
 /** The knobs in a few words: `ZeRO-1, selective recompute, SP`. */

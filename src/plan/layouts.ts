@@ -19,11 +19,16 @@ export interface PlanLayout {
    * (Llama 3 405B's 126 layers over 16 stages).
    */
   countEmbeddingAndLoss: boolean;
+  /** Expert-parallel size, for a model with experts only. */
+  ep?: number;
 }
 
 /** Layouts left out before any memory is counted, by why. */
 export type LayoutRule =
-  'batch does not divide' | 'layers do not split' | 'interleaving needs micro-batches in whole rounds';
+  | 'batch does not divide'
+  | 'layers do not split'
+  | 'interleaving needs micro-batches in whole rounds'
+  | 'experts do not fold into the stage';
 
 export interface LayoutSet {
   layouts: PlanLayout[];
@@ -55,6 +60,17 @@ function schedulesOf(space: PlanSpace, layers: number, pp: number): { schedule: 
 }
 
 /**
+ * The expert-parallel sizes of a layout whose stage has `stageRanks` (tp × cp × dp) ranks: each of the space's that,
+ * times the experts' tp (the scenario's etp, else the layout's tp), divides them (the experts fold into the stage's
+ * ranks), 0 for one that does not; [undefined] for a dense model.
+ */
+function expertSplits(s: Scenario, space: PlanSpace, stageRanks: number, tp: number): (number | undefined)[] {
+  if (!space.ep) return [undefined];
+  const etp = s.parallel.etp ?? tp;
+  return space.ep.map((ep) => (stageRanks % (etp * ep) === 0 ? ep : 0));
+}
+
+/**
  * Every layout of the space on `gpus` GPUs: tp × cp × pp × dp = gpus, a global batch that divides into micro-batches
  * over dp, layers that split over the chunks, and for the interleaved schedule micro-batches in whole rounds of pp
  * (as Megatron-LM asked before its rounds could be cut short). In a fixed order, so that a plan is deterministic.
@@ -81,7 +97,23 @@ export function planLayouts(s: Scenario, space: PlanSpace, gpus: number): Layout
             if (!split) drop('layers do not split');
             else if (schedule === 'interleaved' && m % pp !== 0)
               drop('interleaving needs micro-batches in whole rounds');
-            else layouts.push({ tp, cp, pp, dp, microBatch, microBatches: m, schedule, virtualStages: v, ...split });
+            else
+              for (const ep of expertSplits(s, space, tp * cp * dp, tp)) {
+                if (ep === 0) drop('experts do not fold into the stage');
+                else
+                  layouts.push({
+                    tp,
+                    cp,
+                    pp,
+                    dp,
+                    microBatch,
+                    microBatches: m,
+                    schedule,
+                    virtualStages: v,
+                    ...split,
+                    ...(ep !== undefined ? { ep } : {}),
+                  });
+              }
           }
         }
       }

@@ -77,6 +77,7 @@ const layoutSchema = z.strictObject({
   schedule: z.enum(['1f1b', 'interleaved']),
   virtualStages: positiveCount,
   countEmbeddingAndLoss: z.boolean(),
+  ep: positiveCount.optional(),
 });
 const knobsSchema = z.strictObject({
   zero: z.union([z.literal(0), z.literal(1), z.literal(2), z.literal(3)]),

@@ -18,6 +18,8 @@ export interface PlanSpace {
   /** With tp > 1 (undefined: on, as Megatron runs tensor parallelism, wherever the tp style has it). */
   sequenceParallel?: boolean[];
   tpCommOverlap: boolean[];
+  /** Expert-parallel sizes, for a model with experts (undefined: a dense model, nothing to search). */
+  ep?: number[];
 }
 
 export type PipelineSchedule = '1f1b' | 'interleaved';
@@ -38,6 +40,7 @@ export const SPACE_FIELDS = {
   offload: 'parallel.offload',
   sequenceParallel: 'parallel.sequenceParallel',
   tpCommOverlap: 'parallel.tpCommOverlap',
+  ep: 'parallel.ep',
 } as const satisfies Record<keyof PlanSpace, string>;
 
 export type SpaceName = keyof typeof SPACE_FIELDS;
@@ -79,6 +82,8 @@ export function defaultSpace(s: Scenario): PlanSpace {
     zero: [0, 1, 2, 3],
     offload: ['none', 'cpu'],
     tpCommOverlap: [s.parallel.tpCommOverlap !== undefined],
+    // Every power-of-2 split of the experts; the layouts keep those that fold into the stage's ranks.
+    ...(m.moe ? { ep: powersOfTwoUpTo(m.moe.experts).filter((ep) => m.moe!.experts % ep === 0) } : {}),
   };
 }
 

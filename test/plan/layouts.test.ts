@@ -67,3 +67,29 @@ describe('plan layouts', () => {
     expect(none.removed.get('layers do not split')).toBe(1);
   });
 });
+
+describe('plan layouts of a model with experts', () => {
+  const moe = scenarioFromFile('scenarios/mixtral-8x7b-ep8-64xh100.yaml', []);
+  it('search expert parallelism: every power of 2 that divides the 8 experts and folds into the stage', () => {
+    expect(defaultSpace(moe).ep).toEqual([1, 2, 4, 8]);
+    expect(defaultSpace(s).ep).toBeUndefined();
+    const space: PlanSpace = {
+      ...defaultSpace(moe),
+      tp: [2],
+      cp: [1],
+      pp: [4, 16],
+      microBatch: [1],
+      schedule: ['1f1b'],
+    };
+    const { layouts, removed } = planLayouts(moe, space, 64);
+    // pp 4: dp 8, stage 16 ranks, etp = tp 2: ep 1, 2, 4, 8 all fold (2·8 = 16). pp 16: dp 2, stage 4 ranks: ep 1, 2.
+    const eps = (pp: number) => layouts.filter((l) => l.pp === pp).map((l) => l.ep);
+    expect(eps(4)).toEqual([1, 2, 4, 8]);
+    expect(eps(16)).toEqual([1, 2]);
+    expect(removed.get('experts do not fold into the stage')).toBe(2);
+  });
+
+  it('leave ep out of a dense model’s layouts', () => {
+    expect(planLayouts(s, small({}), 8).layouts.every((l) => l.ep === undefined)).toBe(true);
+  });
+});
