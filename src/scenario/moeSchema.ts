@@ -44,3 +44,29 @@ export const routingSchema = z
     padToCapacity: z.boolean().default(false),
   })
   .strict();
+
+/** The parallel section's expert fields. */
+export const expertParallelShape = {
+  /**
+   * Expert-parallel size (Megatron --expert-model-parallel-size) for a model with experts: each of ep ranks holds
+   * experts / ep of every MoE layer's experts, and tokens reach them by all-to-all. The experts keep the attention's
+   * tp (Megatron's default --expert-tensor-parallel-size), so ep divides dp × cp. Default 1.
+   */
+  ep: positiveInt.optional(),
+  /**
+   * Expert tensor-parallel size (Megatron --expert-tensor-parallel-size); default tp. Another value folds the experts
+   * over the stage's tp × cp × dp ranks apart from attention's (MoE parallel folding): etp × ep divides tp × cp × dp.
+   */
+  etp: positiveInt.optional(),
+};
+
+/** The model section's fields for experts and latent attention. */
+export const modelExpertShape = {
+  /** Mixture-of-experts MLPs. */
+  moe: moeSchema.optional(),
+  /** Multi-head latent attention (DeepSeek): all five widths; tp 1 and cp 1 only. */
+  mla: mlaSchema.optional(),
+};
+
+/** The training section's routing of a model with experts; absent: balanced and dropless. */
+export const trainingExpertShape = { routing: routingSchema.optional() };

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { FRAMEWORK_NAMES } from '../sim/workload/framework.js';
-import { mlaSchema, moeSchema, routingSchema } from './moeSchema.js';
+import { expertParallelShape, modelExpertShape, trainingExpertShape } from './moeSchema.js';
 import { FP8_RECIPE_NAMES } from '../sim/workload/fp8.js';
 
 import { ATTENTION_KERNEL_NAMES } from '../sim/workload/attentionKernels.js';
@@ -139,10 +139,7 @@ export const modelSchema = z
     vocab: positiveInt.optional(),
     tiedEmbeddings: z.boolean().optional(),
     mlpSizes: z.array(positiveInt).min(2).optional(),
-    /** Mixture-of-experts MLPs (moeSchema.ts). */
-    moe: moeSchema.optional(),
-    /** Multi-head latent attention (DeepSeek; moeSchema.ts): all five widths; tp 1 and cp 1 only. */
-    mla: mlaSchema.optional(),
+    ...modelExpertShape,
   })
   .strict();
 
@@ -160,8 +157,7 @@ export const trainingSchema = z
      * current scaling) and `paramGather` (--fp8-param-gather: FP8 weights as the only weight copy, gathered in FP8 by
      * the distributed optimizer). Only with precision fp8.
      */
-    /** How a model with experts routes its tokens (moeSchema.ts); absent: balanced and dropless. */
-    routing: routingSchema.optional(),
+    ...trainingExpertShape,
     fp8: z
       .object({
         recipe: z.enum(FP8_RECIPE_NAMES).default('delayed'),
@@ -239,17 +235,7 @@ export const parallelSchema = z
      * Accepted and ignored when cp is 1.
      */
     cpCommType: z.enum(CP_COMM_TYPES as [CpCommType, ...CpCommType[]]).default('p2p'),
-    /**
-     * Expert-parallel size (Megatron --expert-model-parallel-size) for a model with experts: each of ep ranks holds
-     * experts / ep of every MoE layer's experts, and tokens reach them by all-to-all. The experts keep the attention's
-     * tp (Megatron's default --expert-tensor-parallel-size), so ep divides dp × cp. Default 1.
-     */
-    ep: positiveInt.optional(),
-    /**
-     * Expert tensor-parallel size (Megatron --expert-tensor-parallel-size); default tp. Another value folds the experts
-     * over the stage's tp × cp × dp ranks apart from attention's (MoE parallel folding): etp × ep divides tp × cp × dp.
-     */
-    etp: positiveInt.optional(),
+    ...expertParallelShape,
     /** Data-parallel size; defaults to GPUs / (tp × cp × pp). */
     dp: positiveInt.optional(),
     schedule: z.enum(['gpipe', '1f1b', 'interleaved']).default('1f1b'),
