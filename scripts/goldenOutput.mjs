@@ -15,6 +15,7 @@ const run = promisify(execFile);
  */
 export const GOLDEN_SCENARIOS = [
   'scenarios/bert-large-ddp-2node.yaml',
+  'scenarios/deepseek-v3-2048xh800.yaml',
   'scenarios/gpt3-175b-1024xa100.yaml',
   'scenarios/llama2-13b-tp8-nvswitch.yaml',
   'scenarios/llama2-13b-tp8-pcie.yaml',
@@ -40,7 +41,7 @@ export function goldenPath(scenario) {
   return join('test', 'golden', `${basename(scenario, '.yaml')}.json`);
 }
 
-const WITHOUT_ALTERNATIVES = new Set(['scenarios/llama3-405b-16384xh100.yaml']);
+const WITHOUT_ALTERNATIVES = new Set(['scenarios/llama3-405b-16384xh100.yaml', 'scenarios/deepseek-v3-2048xh800.yaml']);
 
 /** The built CLI's arguments for `scenario`, writing its trace to `tracePath` (alternatives on one thread). */
 function simulateArgs(scenario, tracePath) {
