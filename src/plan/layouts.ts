@@ -1,5 +1,6 @@
 import type { Scenario } from '../scenario/resolve.js';
 import { defaultVirtualStages, type PipelineSchedule, type PlanSpace } from './space.js';
+import { expertPlacementFits } from '../scenario/moeChecks.js';
 
 /** How a plan splits the GPUs and the batch: the settings that decide the work per GPU and what it waits for. */
 export interface PlanLayout {
@@ -64,10 +65,17 @@ function schedulesOf(space: PlanSpace, layers: number, pp: number): { schedule: 
  * times the experts' tp (the scenario's etp, else the layout's tp), divides them (the experts fold into the stage's
  * ranks), 0 for one that does not; [undefined] for a dense model.
  */
-function expertSplits(s: Scenario, space: PlanSpace, stageRanks: number, tp: number): (number | undefined)[] {
+function expertSplits(
+  s: Scenario,
+  space: PlanSpace,
+  at: { tp: number; cp: number; pp: number; dp: number },
+): (number | undefined)[] {
   if (!space.ep) return [undefined];
-  const etp = s.parallel.etp ?? tp;
-  return space.ep.map((ep) => (stageRanks % (etp * ep) === 0 ? ep : 0));
+  const etp = s.parallel.etp ?? at.tp;
+  const stageRanks = at.tp * at.cp * at.dp;
+  return space.ep.map((ep) =>
+    stageRanks % (etp * ep) === 0 && expertPlacementFits(s.parallel.placement, at.pp, etp * ep, at.tp * at.cp) ? ep : 0,
+  );
 }
 
 /**
@@ -98,7 +106,7 @@ export function planLayouts(s: Scenario, space: PlanSpace, gpus: number): Layout
             else if (schedule === 'interleaved' && m % pp !== 0)
               drop('interleaving needs micro-batches in whole rounds');
             else
-              for (const ep of expertSplits(s, space, tp * cp * dp, tp)) {
+              for (const ep of expertSplits(s, space, { tp, cp, pp, dp })) {
                 if (ep === 0) drop('experts do not fold into the stage');
                 else
                   layouts.push({

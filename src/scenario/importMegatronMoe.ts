@@ -37,6 +37,10 @@ export function importMoe(c: ImportCollector, a: MegatronArgs, tp: number): void
         ? a.shown('moe-ffn-hidden-size')
         : `${a.shown('ffn-hidden-size')} (Megatron's default expert width)`,
     );
+  if (!a.has('moe-grouped-gemm'))
+    c.warn(
+      'no --moe-grouped-gemm: Megatron runs one GEMM pair per local expert (SequentialMLP); simulated as a grouped GEMM of the same shapes, without the per-expert launches',
+    );
   const shared = a.int('moe-shared-expert-intermediate-size');
   if (shared) c.set('model.moe.sharedExpertFfnHidden', shared, a.shown('moe-shared-expert-intermediate-size'));
   const dense = denseLayersOf(a.pick('moe-layer-freq'));

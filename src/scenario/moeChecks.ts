@@ -79,6 +79,11 @@ function expertProblems(model: ModelSpec, input: ScenarioInput, dp: number): Pro
         path: 'parallel.ep',
         message: `${ep}: expert parallelism needs a model with experts (model.moe); use 1`,
       });
+    if (par.etp !== undefined && par.etp !== par.tp)
+      problems.push({
+        path: 'parallel.etp',
+        message: `${par.etp}: an expert tensor parallelism needs a model with experts (model.moe); leave it out`,
+      });
     if (training.routing)
       problems.push({
         path: 'training.routing',
@@ -116,6 +121,16 @@ function expertProblems(model: ModelSpec, input: ScenarioInput, dp: number): Pro
       'parallel.etp',
       `etp × ep = ${etp} × ${ep} does not divide tp × dp × cp = ${par.tp * reducing}, the ranks of a stage the experts fold over`,
     );
+  // parallel_state.initialize_model_parallel: "When not using pp-last rank ordering, the data parallel size of the
+  // attention and moe layers must be the same" (--use-tp-pp-dp-mapping with pp > 1 needs etp × ep = tp × cp).
+  if (!expertPlacementFits(par.placement, par.pp, etp * ep, par.tp * par.cp))
+    at(
+      'parallel.placement',
+      `tp-pp-dp with pp > 1 needs the experts' data-parallel size to equal dp, etp × ep = tp × cp = ${par.tp * par.cp}; Megatron-Core refuses ${etp} × ${ep}`,
+    );
+  if (moe.sharedExpertFfnHidden % par.tp !== 0)
+    at('parallel.tp', `${par.tp} does not divide the shared experts' width (${moe.sharedExpertFfnHidden})`);
+  if (par.zero === 2) at('parallel.zero', 'Megatron-Core has no ZeRO-2 for a model with experts; use zero 0 or 1');
   if (moe.expertFfnHidden % etp !== 0)
     at(
       etp === par.tp ? 'parallel.tp' : 'parallel.etp',
@@ -138,4 +153,13 @@ function expertProblems(model: ModelSpec, input: ScenarioInput, dp: number): Pro
       `${training.framework}: experts are modelled as Megatron-Core runs them, not with this framework's host costs; use none`,
     );
   return problems;
+}
+
+/**
+ * Whether Megatron-Core lays the experts out under this placement: with the pipeline outermost (tp-dp-pp), or no
+ * pipeline, any expert grid; with tp-pp-dp and a pipeline only one whose data-parallel size is the attention's
+ * (etp × ep = tp × cp). The planner asks it too.
+ */
+export function expertPlacementFits(placement: string, pp: number, etpTimesEp: number, tpTimesCp: number): boolean {
+  return placement !== 'tp-pp-dp' || pp === 1 || etpTimesEp === tpTimesCp;
 }

@@ -229,13 +229,21 @@ export const OFFLOAD_HOST_GRADIENT_BYTES = 4;
 export function offloadHostBytes(
   input: Pick<
     MemoryInput,
-    'paramsPerRank' | 'dp' | 'zero' | 'precision' | 'optimizer' | 'offloadOptimizer' | 'optimizerBytesPerParam'
+    | 'paramsPerRank'
+    | 'shardedParamsPerRank'
+    | 'dp'
+    | 'zero'
+    | 'precision'
+    | 'optimizer'
+    | 'offloadOptimizer'
+    | 'optimizerBytesPerParam'
   > & { microBatches?: number },
 ): number {
   if (!input.offloadOptimizer) return 0;
   const optimizerBytes =
     input.optimizerBytesPerParam ?? STATE_BYTES_PER_PARAM[input.precision][input.optimizer].optimizer;
-  const shard = input.zero >= 1 ? input.paramsPerRank / input.dp : input.paramsPerRank;
+  // The experts' state is sharded over their own data-parallel ranks (`shardedParamsPerRank`).
+  const shard = input.zero >= 1 ? (input.shardedParamsPerRank ?? input.paramsPerRank) / input.dp : input.paramsPerRank;
   // Mixed precision counts the fp32 master weights in its optimizer state; in fp32 they are the weights.
   const fp32Weights = input.precision === 'fp32' ? 4 : 0;
   const weightType = STATE_BYTES_PER_PARAM[input.precision][input.optimizer].weights;

@@ -97,6 +97,17 @@ describe('expert parallelism', () => {
   });
 });
 
+describe('CPU offload of a model with experts', () => {
+  it('keeps on the host each rank’s shard of the dense state over dp and of the experts’ over their own ranks', () => {
+    const expertParams = 4 * 8 * 3 * 1024 * 2048;
+    const m = stageMemories(moeScenario({ ep: 8, zero: 1, offload: 'cpu' }))[0];
+    const dense = m.paramsPerRank - expertParams / 8;
+    // fp32 master, momentum, variance (12) + fp32 gradient (4) + the 16-bit weights copied back (2) + the 16-bit
+    // gradient accumulation over the 2 micro-batches (2): 20 bytes a parameter of the shard.
+    expect(m.hostBytes).toBeCloseTo(20 * (dense / 8 + expertParams / 8), -3);
+  });
+});
+
 describe('scenarios with experts that the simulator refuses', () => {
   const refused = (parallel: Record<string, unknown>, model: Record<string, unknown> = SMALL_MOE) => {
     try {
