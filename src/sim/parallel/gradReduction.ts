@@ -109,13 +109,18 @@ function reduceAndStep(
   first: StageGradients | undefined,
   experts?: ExpertReduction,
 ): void {
-  const { ctx, program, layout } = g.scope;
+  const { ctx, layout } = g.scope;
   const par = ctx.setup.parallel;
   const dp = layout.dp;
   const { zero } = par;
   // Megatron's --overlap-param-gather: the weight all-gather opens the step (ahead of the reductions on the comm stream).
   const gatherAhead = dp > 1 && zero === 1 && par.overlapParamGather === true;
-  if (gatherAhead) addGathersAhead(g, buckets);
+  const expertGroup = experts && experts.g.group.length > 1 ? experts : undefined;
+  if (gatherAhead) {
+    addGathersAhead(g, buckets);
+    // Megatron's distributed optimizer overlaps the expert buffers' gathers too, over their own ranks.
+    if (expertGroup) addGathersAhead(expertGroup.g, expertGroup.buckets);
+  }
   const lastComm =
     dp <= 1
       ? -1
@@ -133,34 +138,23 @@ function reduceAndStep(
     ...pendingTp,
   ]);
   recordTiedEnds(g, lastComm, optimizerIds);
-  const gather =
-    dp > 1 && (zero === 1 || zero === 2) && !gatherAhead
-      ? program.collective(
-          'dp-allgather',
-          'all-gather updated weights',
-          { op: 'all_gather', group: g.group, bytes: weightGatherBytes(g), shadowGroups: g.shadowGroups },
-          optimizerIds,
-          -1,
-          'comm',
-          g.members,
-        )
-      : undefined;
-  if (experts && experts.g.group.length > 1 && (zero === 1 || zero === 2))
-    program.collective(
-      'dp-allgather',
-      'all-gather updated expert weights',
-      {
-        op: 'all_gather',
-        group: experts.g.group,
-        bytes: weightGatherBytes(experts.g),
-        shadowGroups: experts.g.shadowGroups,
-      },
-      optimizerIds,
-      -1,
-      'comm',
-      experts.g.members,
-    );
+  const atEnd = (zero === 1 || zero === 2) && !gatherAhead;
+  const gather = dp > 1 && atEnd ? addWeightGather(g, 'all-gather updated weights', optimizerIds) : undefined;
+  if (expertGroup && atEnd) addWeightGather(expertGroup.g, 'all-gather updated expert weights', optimizerIds);
   addFp8WeightCasts(g, optimizerIds, gather);
+}
+
+/** ZeRO 1-2's all-gather of a group's updated weights after its optimizer steps; returns the task. */
+function addWeightGather(g: ReductionGroup, label: string, optimizerIds: number[]): number {
+  return g.scope.program.collective(
+    'dp-allgather',
+    label,
+    { op: 'all_gather', group: g.group, bytes: weightGatherBytes(g), shadowGroups: g.shadowGroups },
+    optimizerIds,
+    -1,
+    'comm',
+    g.members,
+  );
 }
 
 /** Megatron's --overlap-param-gather: the distributed optimizer's weight all-gathers at the start of the step. */

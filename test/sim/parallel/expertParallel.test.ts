@@ -151,3 +151,14 @@ describe('expert tensor parallelism of its own (MoE parallel folding)', () => {
     expect(kept.optimizerBytes).toBeCloseTo((12 * denseParams) / 8 + (12 * expertParams) / 16, -2);
   });
 });
+
+describe("Megatron's overlapped weight gather with experts", () => {
+  it('gathers the expert buckets at the start of the step too, over their own ranks, and none at its end', () => {
+    const s = moeScenario({ ep: 2, zero: 1, overlapParamGather: true });
+    const tasks = compileStep(s).program.tasks.filter((t) => t.kind === 'dp-allgather');
+    expect(tasks.some((t) => t.label === 'all-gather updated expert weights')).toBe(false);
+    // Expert buckets gather over the expert-data-parallel group (every 2nd rank of 8), dense ones over all 8.
+    const groups = new Set(tasks.map((t) => t.collective!.group.length));
+    expect([...groups].sort()).toEqual([4, 8]);
+  });
+});
