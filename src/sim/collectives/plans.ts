@@ -1,78 +1,12 @@
 import type { Topology } from '../network/types.js';
 import type { Algorithm, CollectiveMode, CollectiveOp, Phase, Protocol } from './types.js';
-import { collectiveLatencyUs, type HopKind, type LatencyShape } from './ncclTuning.js';
+import { collectiveLatencyUs } from './ncclTuning.js';
 import { groupLayout, type GroupLayout } from './groupLayout.js';
 import { nodeRings } from './meshRing.js';
+import { latencyOf, PhaseBuilder, type PhaseShape, type PlanShape } from './phaseShape.js';
+import { allToAllShape } from './allToAll.js';
 
-/** A plan before it is given a size: phases with per-flow byte fractions and no latency yet. */
-export interface PlanShape {
-  phases: PhaseShape[];
-  /** Channels the plan spreads over (for per-channel protocol caps). */
-  channels: number;
-}
-
-export interface PhaseShape {
-  routes: Int32Array[];
-  byteFraction: Float64Array;
-  /** Identical flows each entry stands for (see `Phase.count`). */
-  count: Int32Array;
-  /** Number of ring steps the phase stands for (step mode runs them one by one). */
-  steps: number;
-  /** The NCCL latency formula this phase pays before its flows start. */
-  latency: PhaseLatency;
-}
-
-/** Which latency formula of ncclTuning a phase pays. */
-export interface PhaseLatency {
-  algorithm: 'ring' | 'tree' | 'nvls';
-  shape: LatencyShape;
-}
-
-/**
- * Collects a phase's flows, merging those with the same links and the same byte fraction into one entry
- * with a count: they start together with the same cap, so max-min fairness gives them one rate and one
- * finish time, and the network runs them as one flow of that multiplicity. On NVSwitch nodes this folds
- * the channels of a ring hop inside a node (the route does not depend on the channel there) into one.
- */
-class PhaseBuilder {
-  private readonly routes: Int32Array[] = [];
-  private readonly fractions: number[] = [];
-  private readonly counts: number[] = [];
-  /** Entry index by links and fraction. */
-  private readonly index = new Map<string, number>();
-  /** @param nics the NICs node-crossing channels use, in turn (`pxnNics`); absent: channel c uses NIC c. */
-  constructor(
-    private readonly topology: Topology,
-    private readonly nics?: readonly number[],
-  ) {}
-  add(src: number, dst: number, channel: number, fraction: number): void {
-    if (src === dst || fraction <= 0) return;
-    const gpn = this.topology.cluster.node.gpusPerNode;
-    const across = this.nics !== undefined && Math.floor(src / gpn) !== Math.floor(dst / gpn);
-    this.addRoute(this.topology.route(src, dst, across ? this.nics![channel % this.nics!.length] : channel), fraction);
-  }
-  addRoute(route: Int32Array, fraction: number, count = 1): void {
-    const key = `${route.join(',')}|${fraction}`;
-    const at = this.index.get(key);
-    if (at !== undefined) {
-      this.counts[at] += count;
-      return;
-    }
-    this.index.set(key, this.routes.length);
-    this.routes.push(route);
-    this.fractions.push(fraction);
-    this.counts.push(count);
-  }
-  build(steps: number, latency: PhaseLatency): PhaseShape {
-    return {
-      routes: this.routes,
-      byteFraction: Float64Array.from(this.fractions),
-      count: Int32Array.from(this.counts),
-      steps,
-      latency,
-    };
-  }
-}
+export type { PhaseLatency, PhaseShape, PlanShape } from './phaseShape.js';
 
 /**
  * Channels a collective over this layout uses: one per NIC across nodes (per usable NIC, `nics` from `pxnNics`, where
@@ -81,21 +15,6 @@ class PhaseBuilder {
 export function channelCount(topology: Topology, layout: GroupLayout, nics: readonly number[] | undefined): number {
   if (layout.nodes.length > 1) return nics?.length ?? Math.max(1, topology.cluster.node.nicsPerNode);
   return 2 * nodeRings(topology.cluster.node, layout.members[0]).length;
-}
-
-function intraHop(topology: Topology): HopKind {
-  return topology.cluster.node.intra === 'pcie' ? 'pci' : 'nvlink';
-}
-
-function latencyOf(
-  topology: Topology,
-  algorithm: PhaseLatency['algorithm'],
-  op: CollectiveOp,
-  layout: GroupLayout,
-): PhaseLatency {
-  let ranks = 0;
-  for (const m of layout.members) ranks += m.length;
-  return { algorithm, shape: { op, ranks, nodes: layout.nodes.length, intraHop: intraHop(topology) } };
 }
 
 /**
@@ -317,36 +236,6 @@ function sendRecvShape(topology: Topology, group: ArrayLike<number>): PlanShape 
   b.add(group[0], group[1], group[0] % gpn, 1);
   const layout = groupLayout(group, gpn);
   return { phases: [b.build(1, latencyOf(topology, 'ring', 'send_recv', layout))], channels: 1 };
-}
-
-/**
- * All-to-all as NCCL runs it: each rank sends 1/n of its buffer to every other rank at once, as grouped send/receive
- * pairs (nccl-tests `alltoall_perf`: `ncclGroupStart`, a `ncclSend` and `ncclRecv` per peer, `ncclGroupEnd`). Across
- * nodes a transfer leaves through the NIC on the receiver's rail, reached over NVLink (PXN, on by default since NCCL
- * 2.12: "Doubling all2all Performance with NVIDIA Collective Communication Library 2.12", NVIDIA technical blog, 2022),
- * so the inter-node part of the exchange stays on rails. It pays the latency of a ring's n − 1 steps (NCCL schedules
- * the peers in n − 1 rounds of distance, `p2pSchedule` in enqueue.cc). Its flows are the links' loads, uncoupled: an
- * all-to-all ends when its most loaded link has drained (S/n per transfer crossing it, at the link's share), which is
- * what n² coupled flows give when, as here, every transfer is the same size; it keeps a 64-GPU exchange to some
- * hundreds of flows.
- */
-function allToAllShape(topology: Topology, group: ArrayLike<number>): PlanShape {
-  const b = new PhaseBuilder(topology);
-  const n = group.length;
-  const node = topology.cluster.node;
-  const gpn = node.gpusPerNode;
-  const nics = Math.max(1, node.nicsPerNode);
-  // Every transfer is 1/n of a buffer, so each link's load is 1/n times the transfers crossing it: the transfers run as
-  // one flow per link (a single-link route of that multiplicity), ~ the links used instead of n² coupled flows.
-  for (let i = 0; i < n; i++) {
-    for (let j = 0; j < n; j++) {
-      if (i === j) continue;
-      const route = topology.route(group[i], group[j], Math.floor(((group[j] % gpn) * nics) / gpn));
-      for (let k = 0; k < route.length; k++) b.addRoute(route.subarray(k, k + 1), 1 / n);
-    }
-  }
-  const layout = groupLayout(group, gpn);
-  return { phases: [b.build(1, latencyOf(topology, 'ring', 'all_to_all', layout))], channels: 1 };
 }
 
 /** Fraction of NVLink bandwidth NVLS all-reduce reaches: 8×H100 algbw ≈ 274 GB/s against ≈ 365 GB/s ring busbw (nccl#1455). */
