@@ -79,7 +79,8 @@ export function defaultSpace(s: Scenario): PlanSpace {
     microBatch: powersOfTwoUpTo(MAX_DEFAULT_MICRO_BATCH),
     schedule: ['1f1b', 'interleaved'],
     recompute: ['none', 'selective', 'full'],
-    zero: [0, 1, 2, 3],
+    // Experts run as Megatron-Core runs them: without ZeRO-2 and ZeRO-3 (moeChecks.ts refuses them).
+    zero: m.moe ? [0, 1] : [0, 1, 2, 3],
     offload: ['none', 'cpu'],
     tpCommOverlap: [s.parallel.tpCommOverlap !== undefined],
     // Every power-of-2 split of the experts; the layouts keep those that fold into the stage's ranks.
