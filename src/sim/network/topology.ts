@@ -1,4 +1,4 @@
-import { ScenarioError } from '../errors.js';
+import { checkClusterSpec } from './clusterSpecChecks.js';
 import type { ClusterSpec } from '../hardware/types.js';
 import type { Device, DeviceKind, Link, Topology } from './types.js';
 
@@ -69,7 +69,7 @@ export class ClusterTopology implements Topology {
   constructor(cluster: ClusterSpec) {
     const node = cluster.node;
     const net = cluster.network;
-    validate(cluster);
+    checkClusterSpec(cluster);
     this.cluster = cluster;
     const G = (this.G = node.gpusPerNode);
     const N = (this.N = node.nicsPerNode);
@@ -370,34 +370,4 @@ function sumRow(m: Float64Array, a: number, G: number): number {
 
 function mod(x: number, m: number): number {
   return ((x % m) + m) % m;
-}
-
-function validate(c: ClusterSpec): void {
-  const n = c.node;
-  const posInt = (v: number, path: string) => {
-    if (!Number.isInteger(v) || v < 1) throw new ScenarioError(path, `expected a positive integer, got ${v}`);
-  };
-  posInt(c.nodes, 'cluster.nodes');
-  posInt(n.gpusPerNode, 'cluster.node.gpusPerNode');
-  posInt(n.gpusPerPcieSwitch, 'cluster.node.gpusPerPcieSwitch');
-  posInt(n.nicsPerNode, 'cluster.node.nicsPerNode');
-  posInt(c.network.nodesPerLeaf, 'cluster.network.nodesPerLeaf');
-  if (!(c.network.oversubscription >= 1))
-    throw new ScenarioError(
-      'cluster.network.oversubscription',
-      `expected a number >= 1, got ${c.network.oversubscription}`,
-    );
-  if (n.intra === 'nvlink-mesh') {
-    if (!n.nvlinkMesh || n.nvlinkMesh.length === 0)
-      throw new ScenarioError('cluster.node.nvlinkMesh', 'an nvlink-mesh node needs its NVLink pairs');
-    n.nvlinkMesh.forEach((p, k) => {
-      const ok =
-        [p.a, p.b].every((g) => Number.isInteger(g) && g >= 0 && g < n.gpusPerNode) && p.a !== p.b && p.links > 0;
-      if (!ok)
-        throw new ScenarioError(
-          `cluster.node.nvlinkMesh[${k}]`,
-          `expected two distinct GPUs in 0..${n.gpusPerNode - 1} and links > 0`,
-        );
-    });
-  }
 }
