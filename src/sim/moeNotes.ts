@@ -1,6 +1,7 @@
 import { ParallelLayout } from './parallel/layout.js';
 import type { StepSetup } from './setup.js';
-import { layerLoads, type RoutingSetup } from './workload/routing.js';
+import { stepContext } from './parallel/stepContext.js';
+import type { RoutingSetup } from './workload/routing.js';
 
 /**
  * What a step of a model with experts assumes, in words: balanced, dropless routing and the all-to-alls not overlapped
@@ -13,7 +14,7 @@ export function moeNotes(setup: StepSetup): string[] {
   const ep = par.ep ?? 1;
   const what = `experts (${moe.experts}, top ${moe.topK}${moe.sharedExpertFfnHidden > 0 ? ', shared experts' : ''})`;
   const routing = setup.training.routing;
-  const loads = layerLoads(setup.model, ep, routing, setup.seed)?.filter((l) => l !== undefined);
+  const loads = stepContext(setup).expertLoads?.filter((l) => l !== undefined);
   const notes = [
     loads && routing
       ? `${what}: ${routingWords(routing)}; the busiest expert-parallel rank computes ${(mean(loads.map((l) => l.busiestFactor)) * 100 - 100).toFixed(1)}% more than a balanced share on average over the layers (at most ${(Math.max(...loads.map((l) => l.busiestFactor)) * 100 - 100).toFixed(1)}%), and every rank's all-to-alls wait for it${routing.capacityFactor !== undefined ? `; the capacity drops ${(100 * mean(loads.map((l) => l.droppedShare))).toFixed(1)}% of the routed tokens` : ''}; the all-to-alls are not overlapped with compute`

@@ -1,6 +1,6 @@
-import { ScenarioError } from '../errors.js';
 import { withPlainHeadDim, type ModelArch, type ModelSpec } from './model.js';
 import { HF_MOE_REFUSED, HF_MOE_TYPES, hfMoe } from './hfMoeConfig.js';
+import { fail, intField, type Json } from './hfFields.js';
 
 /**
  * Reading a Hugging Face `config.json` into a {@link ModelSpec}. The caller reads the file (nothing in
@@ -46,33 +46,6 @@ const TIE_DEFAULTS: Record<string, boolean> = {
   qwen3_moe: false,
   gpt_oss: false,
 };
-
-type Json = Record<string, unknown>;
-
-function fail(sourcePath: string, message: string): never {
-  throw new ScenarioError(sourcePath, message);
-}
-
-/** First of `keys` present (not null/undefined) in `cfg`, as a positive integer. */
-function intField(cfg: Json, keys: string[], sourcePath: string, fallback?: number): number {
-  for (const key of keys) {
-    const v = cfg[key];
-    if (v === undefined || v === null) continue;
-    if (typeof v !== 'number' || !Number.isInteger(v) || v <= 0) {
-      fail(sourcePath, `field '${key}' is ${JSON.stringify(v)}; expected a positive integer`);
-    }
-    return v;
-  }
-  if (fallback !== undefined) return fallback;
-  const alt =
-    keys.length > 1
-      ? ` (or ${keys
-          .slice(1)
-          .map((k) => `'${k}'`)
-          .join(', ')})`
-      : '';
-  return fail(sourcePath, `missing field '${keys[0]}'${alt}; expected a positive integer`);
-}
 
 /** Last path component without extension, or the parent folder for `…/config.json`. */
 function nameFromPath(sourcePath: string): string {

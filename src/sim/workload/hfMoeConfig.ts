@@ -1,7 +1,6 @@
 import { ScenarioError } from '../errors.js';
+import { intField, type Json } from './hfFields.js';
 import type { MoeSpec } from './moe.js';
-
-type Json = Record<string, unknown>;
 
 /** The `model_type`s whose configuration classes describe mixture-of-experts MLPs, read as `llama` models with experts. */
 export const HF_MOE_TYPES = ['mixtral', 'qwen2_moe', 'qwen3_moe', 'gpt_oss'] as const;
@@ -11,17 +10,6 @@ export const HF_MOE_REFUSED: Readonly<Record<string, string>> = {
   deepseek_v3: "DeepSeek-V3's multi-head latent attention is not modelled yet",
   deepseek_v2: "DeepSeek-V2's multi-head latent attention is not modelled yet",
 };
-
-function positive(cfg: Json, key: string, sourcePath: string, fallback?: number): number {
-  const v = cfg[key];
-  if (v === undefined || v === null) {
-    if (fallback !== undefined) return fallback;
-    throw new ScenarioError(sourcePath, `missing field '${key}'; expected a positive integer`);
-  }
-  if (typeof v !== 'number' || !Number.isInteger(v) || v <= 0)
-    throw new ScenarioError(sourcePath, `field '${key}' is ${JSON.stringify(v)}; expected a positive integer`);
-  return v;
-}
 
 /**
  * The experts of a configuration, per `transformers`' classes: MixtralConfig and GptOssConfig (`num_local_experts`,
@@ -34,14 +22,14 @@ function positive(cfg: Json, key: string, sourcePath: string, fallback?: number)
 export function hfMoe(cfg: Json, modelType: string, sourcePath: string): MoeSpec {
   if (modelType === 'mixtral' || modelType === 'gpt_oss') {
     return {
-      experts: positive(cfg, 'num_local_experts', sourcePath),
-      topK: positive(cfg, 'num_experts_per_tok', sourcePath, modelType === 'mixtral' ? 2 : undefined),
-      expertFfnHidden: positive(cfg, 'intermediate_size', sourcePath),
+      experts: intField(cfg, ['num_local_experts'], sourcePath),
+      topK: intField(cfg, ['num_experts_per_tok'], sourcePath, modelType === 'mixtral' ? 2 : undefined),
+      expertFfnHidden: intField(cfg, ['intermediate_size'], sourcePath),
       sharedExpertFfnHidden: 0,
       denseLayers: 0,
     };
   }
-  const step = positive(cfg, 'decoder_sparse_step', sourcePath, 1);
+  const step = intField(cfg, ['decoder_sparse_step'], sourcePath, 1);
   const dense = Array.isArray(cfg['mlp_only_layers']) ? (cfg['mlp_only_layers'] as unknown[]) : [];
   const denseFirst = dense.every((l, i) => l === i);
   if (step !== 1 || !denseFirst)
@@ -51,11 +39,11 @@ export function hfMoe(cfg: Json, modelType: string, sourcePath: string): MoeSpec
     );
   const shared = cfg['shared_expert_intermediate_size'];
   return {
-    experts: positive(cfg, 'num_experts', sourcePath),
-    topK: positive(cfg, 'num_experts_per_tok', sourcePath),
-    expertFfnHidden: positive(cfg, 'moe_intermediate_size', sourcePath),
+    experts: intField(cfg, ['num_experts'], sourcePath),
+    topK: intField(cfg, ['num_experts_per_tok'], sourcePath),
+    expertFfnHidden: intField(cfg, ['moe_intermediate_size'], sourcePath),
     sharedExpertFfnHidden:
-      typeof shared === 'number' && shared > 0 ? positive(cfg, 'shared_expert_intermediate_size', sourcePath) : 0,
+      typeof shared === 'number' && shared > 0 ? intField(cfg, ['shared_expert_intermediate_size'], sourcePath) : 0,
     denseLayers: dense.length,
   };
 }

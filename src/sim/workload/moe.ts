@@ -31,11 +31,6 @@ export function isMoeLayer(model: WithMoe, layer: number): boolean {
   return model.moe !== undefined && layer >= model.moe.denseLayers && layer < model.layers;
 }
 
-/** Transformer layers with a mixture-of-experts MLP. */
-export function moeLayerCount(model: WithMoe): number {
-  return model.moe ? Math.max(0, model.layers - model.moe.denseLayers) : 0;
-}
-
 /** Expert parallelism's share of an expert tensor: each of ep ranks holds E/ep experts whole. */
 export function expertsPerRank(moe: MoeSpec, ep: number): number {
   return moe.experts / ep;
