@@ -1,4 +1,5 @@
 import type { StepSetup } from '../sim/setup.js';
+import type { GpuArchitecture } from '../sim/hardware/architectures.js';
 
 /**
  * What kind of prediction a step setup asks for, in the terms the validation residuals are grouped by: the GPU
@@ -42,6 +43,16 @@ export function gpuGeneration(computeCapability: number | undefined): GpuGenerat
   return 'other';
 }
 
+/**
+ * The generation a GPU's predictions are banded with: its architecture where it names one (those without validation
+ * rows, Ada, Blackwell and AMD's, are `other`), else its compute capability.
+ */
+export function gpuGenerationOf(gpu: { architecture?: GpuArchitecture; computeCapability?: number }): GpuGeneration {
+  if (gpu.architecture === undefined) return gpuGeneration(gpu.computeCapability);
+  const a = gpu.architecture;
+  return a === 'volta' || a === 'ampere' || a === 'hopper' ? a : 'other';
+}
+
 /** The parts of a kind a band matches on, level by level (errorBand.ts); `fp8` separates the rows before them. */
 export type KindPart = Exclude<keyof SetupKind, 'fp8' | 'moe'>;
 
@@ -81,7 +92,7 @@ export function setupKind(
   },
 ): SetupKind {
   return {
-    gpu: gpuGeneration(setup.cluster.node.gpu.computeCapability),
+    gpu: gpuGenerationOf(setup.cluster.node.gpu),
     style: parallelStyle(setup.parallel),
     scale: setup.cluster.nodes > 1 ? 'multi-node' : 'one-node',
     host: setup.framework ? 'framework-host' : 'kernels-only',

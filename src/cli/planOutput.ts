@@ -8,7 +8,7 @@ import { table } from '../report/textTable.js';
 import { PLAN_TABLE_HEADER, planTableRows } from '../report/planTable.js';
 import { csvCell } from '../report/scaleTable.js';
 import { VERSION } from '../version.js';
-import { MFU_NOTE_ABOVE } from '../sim/simulateStep.js';
+import { MFU_NOTE_ABOVE } from '../sim/stepNotes.js';
 import { formatBytes, formatSeconds } from './units.js';
 
 /** What a training run of `tokens` costs on `gpus` GPUs at `pricePerGpuHour`, from a step's throughput. */

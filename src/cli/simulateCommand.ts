@@ -36,7 +36,8 @@ import { storedResiduals } from '../accuracy/residualStore.js';
 import { SUMMARY_WIDTH, wrapAfter, wrapItems, wrapWords } from '../report/format.js';
 import type { Dtype, GpuSpec } from '../sim/hardware/types.js';
 import { precisionInfo } from '../sim/parallel/stepContext.js';
-import { SUSTAINED_GEMM_FRACTION } from '../sim/hardware/sustainedGemm.js';
+import { ASSUMED_SUSTAINED_GEMM_FRACTION, SUSTAINED_GEMM_FRACTION } from '../sim/hardware/sustainedGemm.js';
+import { ARCHITECTURE_TRAITS, architectureOf } from '../sim/hardware/architectures.js';
 
 /** The `--json` document of `simulate`: the result plus the version that made it. */
 export function simulateJson(result: StepResult): Record<string, unknown> {
@@ -89,12 +90,21 @@ export function gemmRateLine(gpu: GpuSpec, dtype: Dtype): string | undefined {
   const burst = gpu.gemmCeiling[dtype];
   if (gpu.sustainedGemmFraction === undefined || burst === undefined || gpu.measuredGemm?.[dtype]) return undefined;
   const pct = (x: number) => `${(100 * x).toFixed(1)}%`;
-  const fitted = (Object.values(SUSTAINED_GEMM_FRACTION) as number[]).includes(gpu.sustainedGemmFraction);
-  const why = fitted ? 'fitted per GPU generation' : 'as the scenario sets it; the error band is of the fitted value';
+  const why = sustainedFractionBasis(gpu, gpu.sustainedGemmFraction);
   return wrapAfter(
     '  GEMM ceiling        ',
     `${pct(burst * gpu.sustainedGemmFraction)} of peak: a burst ceiling of ${pct(burst)} × ${gpu.sustainedGemmFraction} sustained in a step (${why})`,
   ).join('\n');
+}
+
+/** Where a GPU's sustained GEMM fraction comes from, in words. */
+function sustainedFractionBasis(gpu: GpuSpec, fraction: number): string {
+  const arch = architectureOf(gpu);
+  const own = (SUSTAINED_GEMM_FRACTION as Partial<Record<string, number>>)[arch];
+  if (own === fraction) return 'fitted per GPU generation';
+  if (own === undefined && fraction === ASSUMED_SUSTAINED_GEMM_FRACTION)
+    return `Hopper's fitted value, assumed: no ${ARCHITECTURE_TRAITS[arch].label} runs are validated`;
+  return 'as the scenario sets it; the error band is of the fitted value';
 }
 
 /** The human-readable summary of one simulated step. */

@@ -1,6 +1,7 @@
 import type { Scenario } from '../scenario/resolve.js';
 import type { PlanLayout } from './layouts.js';
 import type { Offload, PlanSpace, Recompute, ZeroStage } from './space.js';
+import { traitsOf } from '../sim/hardware/architectures.js';
 
 /** The settings a plan chooses per layout: what trades memory for time, and how tensor parallelism runs. */
 export interface PlanKnobs {
@@ -22,6 +23,8 @@ export interface KnobContext {
   tpStyle: 'megatron' | 'allgather';
   framework: string;
   gpusPerNode: number;
+  /** Transformer Engine's userbuffers TP overlap runs on the GPU's architecture (architectures.ts). */
+  tpCommOverlapRuns: boolean;
   /** The optimizer state is not all fp32 (the host Adam of offload keeps fp32; resolve refuses the pair). */
   reducedOptimizerState: boolean;
   /** The scenario overlaps Megatron's distributed optimizer's weight gather (which needs ZeRO-1). */
@@ -35,6 +38,7 @@ export function knobContext(s: Scenario): KnobContext {
     tpStyle: s.parallel.tpStyle,
     framework: s.training.framework,
     gpusPerNode: s.cluster.node.gpusPerNode,
+    tpCommOverlapRuns: traitsOf(s.cluster.node.gpu).tpCommOverlap,
     reducedOptimizerState: s.training.optimizerState !== undefined,
     overlapParamGather: s.parallel.overlapParamGather === true,
     interleavedAllWarmupAtOneRound: s.framework?.interleavedAllWarmupWhenOneGroup === true,
@@ -60,7 +64,10 @@ export function sequenceParallelOf(space: PlanSpace, layout: PlanLayout, ctx: Kn
   return space.sequenceParallel ?? [true];
 }
 
-/** TP communication overlap where Transformer Engine has it: sequence parallel, inside a node, no framework model. */
+/**
+ * TP communication overlap where Transformer Engine has it: sequence parallel, inside a node, no framework model, a GPU
+ * its userbuffers run on.
+ */
 export function tpCommOverlapOf(
   space: PlanSpace,
   layout: PlanLayout,
@@ -68,7 +75,11 @@ export function tpCommOverlapOf(
   ctx: KnobContext,
 ): boolean[] {
   const possible =
-    sequenceParallel && ctx.framework === 'none' && layout.tp <= ctx.gpusPerNode && ctx.gpusPerNode % layout.tp === 0;
+    sequenceParallel &&
+    ctx.framework === 'none' &&
+    ctx.tpCommOverlapRuns &&
+    layout.tp <= ctx.gpusPerNode &&
+    ctx.gpusPerNode % layout.tp === 0;
   return possible ? space.tpCommOverlap : [false];
 }
 

@@ -1,4 +1,5 @@
 import type { NodeSpec } from '../sim/hardware/types.js';
+import { traitsOf } from '../sim/hardware/architectures.js';
 import { kvHeadsPerRank, pipelineLayerCount, type ModelSpec } from '../sim/workload/model.js';
 import type { CpCommType } from '../sim/workload/ops.js';
 import { evenSplitProblem, layersPerStageProblem, type SplitSlots } from '../sim/parallel/layout.js';
@@ -109,6 +110,14 @@ export function tpCommOverlapProblems(
       {
         path: 'parallel.tpCommOverlap',
         message: `is Transformer Engine's (Megatron-LM, NeMo); training.framework ${framework} runs Megatron's own linear layers without it; leave tpCommOverlap off`,
+      },
+    ];
+  const traits = traitsOf(node.gpu);
+  if (!traits.tpCommOverlap)
+    return [
+      {
+        path: 'parallel.tpCommOverlap',
+        message: `is Transformer Engine's userbuffers overlap, which does not run on ${node.gpu.name} (${traits.label}${traits.vendor === 'amd' ? ": ROCm's Transformer Engine has no userbuffers" : ''}); leave tpCommOverlap off`,
       },
     ];
   // Userbuffers map the TP group's buffers into each other over NVLink: the group must be inside one NVLink node.

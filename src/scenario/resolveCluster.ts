@@ -2,6 +2,8 @@ import type { ClusterSpec, GpuSpec, NetworkSpec, NodeSpec } from '../sim/hardwar
 import { gpuPreset, networkPreset, nodePreset, nodePresetNames } from '../sim/hardware/presets.js';
 import { ScenarioError } from '../sim/errors.js';
 import { GiB } from '../sim/engine/units.js';
+import { fullMesh } from '../sim/hardware/meshes.js';
+import { ARCHITECTURE_TRAITS, architectureOf } from '../sim/hardware/architectures.js';
 import type { ScenarioInput } from './schema.js';
 import { InvalidScenarioError, problemOf, type Problem } from './errors.js';
 import { defaultNetworkFor } from './defaultNetworks.js';
@@ -24,7 +26,7 @@ export function withOverrides<T extends object>(
 export function resolveGpu(input: ScenarioInput['cluster']['gpu'], base: GpuSpec): GpuSpec {
   if (input === undefined) return base;
   if (typeof input === 'string') return gpuPreset(input, 'cluster.gpu');
-  const start = input.preset ? gpuPreset(input.preset, 'cluster.gpu.preset') : base;
+  const start = startingGpu(input, base);
   const gpu = withOverrides(start, input, ['preset', 'memoryGiB', 'peakTflops', 'gemmCeiling']);
   if (input.memoryGiB !== undefined) gpu.memoryBytes = input.memoryGiB * GiB;
   if (input.peakTflops) gpu.peakTflops = { ...start.peakTflops, ...input.peakTflops };
@@ -32,8 +34,31 @@ export function resolveGpu(input: ScenarioInput['cluster']['gpu'], base: GpuSpec
   if (input.name === undefined && input.preset === undefined) gpu.name = `${start.name} (modified)`;
   const inherited = inheritedKernelFigures(input, start);
   if (input.preset === undefined && input.name !== undefined && input.name !== start.name && inherited.length > 0)
-    gpu.kernelFiguresOf = { gpu: start.name, figures: inherited };
+    gpu.kernelFiguresOf = {
+      gpu: start.name,
+      figures: inherited,
+      ...(input.architecture ? { architecture: input.architecture } : {}),
+    };
   return gpu;
+}
+
+/**
+ * The GPU a mapping builds on: its preset; else, where it names an architecture other than the node's GPU's, that
+ * architecture's reference preset; else the node's GPU.
+ */
+function startingGpu(input: Exclude<ScenarioInput['cluster']['gpu'], string | undefined>, base: GpuSpec): GpuSpec {
+  const named = input.architecture;
+  if (input.preset) {
+    const preset = gpuPreset(input.preset, 'cluster.gpu.preset');
+    if (named && architectureOf(preset) !== named)
+      throw new ScenarioError(
+        'cluster.gpu.architecture',
+        `is ${named}, but preset ${preset.name} is ${architectureOf(preset)}: drop one, or name a ${named} preset`,
+      );
+    return preset;
+  }
+  if (named === undefined || architectureOf(base) === named) return base;
+  return gpuPreset(ARCHITECTURE_TRAITS[named].referenceGpu, 'cluster.gpu.architecture');
 }
 
 /** The fields that set how fast a GPU's kernels run, beyond its peaks and bandwidth. */
@@ -52,6 +77,22 @@ function inheritedKernelFigures(input: Record<string, unknown>, start: GpuSpec):
   if (start.attentionKernels) fields.push('attention-kernel figures');
   if (start.misalignedGemmSlowdown) fields.push('misaligned-GEMM slowdowns');
   return fields;
+}
+
+/**
+ * The mesh of a node: the scenario's (`full`: every pair joined by one link), else the preset's, which a fully
+ * connected preset mesh follows to another GPU count.
+ */
+function meshOf(
+  input: NonNullable<ScenarioInput['cluster']['node']>['nvlinkMesh'],
+  base: NodeSpec,
+  gpus: number,
+): NodeSpec['nvlinkMesh'] {
+  if (input === 'full') return fullMesh(gpus);
+  if (input !== undefined) return input;
+  const preset = base.nvlinkMesh;
+  const complete = preset !== undefined && preset.length === (base.gpusPerNode * (base.gpusPerNode - 1)) / 2;
+  return complete && gpus !== base.gpusPerNode ? fullMesh(gpus, preset[0].links) : preset;
 }
 
 /** The link latency fields of a cluster and whether the scenario gave each (a preset's own values are not warned of). */
@@ -107,8 +148,10 @@ export function resolveCluster(c: ScenarioInput['cluster'], source: string): Clu
     return withOverrides(networkPreset(netName, 'cluster.network.preset'), c.network);
   });
   if (!baseNode || !gpu || !network) throw new InvalidScenarioError(source, problems);
-  const node: NodeSpec = withOverrides(baseNode, c.node, ['preset', 'hostMemoryGiB']);
+  const node: NodeSpec = withOverrides(baseNode, c.node, ['preset', 'hostMemoryGiB', 'nvlinkMesh']);
   if (c.node?.hostMemoryGiB !== undefined) node.hostMemoryBytes = c.node.hostMemoryGiB * GiB;
+  const mesh = meshOf(c.node?.nvlinkMesh, baseNode, node.gpusPerNode);
+  if (mesh !== node.nvlinkMesh) node.nvlinkMesh = mesh;
   node.gpu = gpu;
   if (node.intra === 'pcie' && node.nvls)
     throw new ScenarioError(

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { GPU_ARCHITECTURES } from '../sim/hardware/architectures.js';
 import { FRAMEWORK_NAMES } from '../sim/workload/framework.js';
 import { expertParallelShape, modelExpertShape, trainingExpertShape } from './moeSchema.js';
 import { commSchema, noiseSchema, simulationSchema } from './runSchema.js';
@@ -41,6 +42,11 @@ const gpuInline = z
   .object({
     preset: z.string().describe('a GPU preset name (`clustersim presets` lists them)'),
     name: z.string(),
+    architecture: z
+      .enum(GPU_ARCHITECTURES)
+      .describe(
+        "the GPU's generation: without a preset, its kernel figures (GEMM ceilings, attention, sustained clocks) start from that generation's reference preset, and its collective library and Transformer Engine features follow it",
+      ),
     peakTflops: z
       .object({
         fp32: within(0.01, 1e6),
@@ -73,9 +79,20 @@ const nodeInline = z
     preset: z.string().describe('a node preset name (`clustersim presets` lists them)'),
     gpusPerNode: positiveInt.max(4096),
     intra: z.enum(['nvswitch', 'nvlink-mesh', 'pcie']),
+    nvlinkMesh: z
+      .union([
+        z.literal('full'),
+        z.array(z.object({ a: z.number().int().min(0), b: z.number().int().min(0), links: positiveInt }).strict()),
+      ])
+      .describe(
+        'with intra: nvlink-mesh, the GPU pairs joined directly and their link counts ([{ a: 0, b: 1, links: 2 }, ...]), or `full`: one link between every pair (an Infinity Fabric mesh)',
+      ),
     nvlinkBandwidthGBps: within(0, 1e5),
     nvlinkLatencyNs: latencyNs,
     nvls: z.boolean(),
+    nvlsEfficiency: fraction.describe(
+      "the all-reduce algorithm bandwidth NVLink SHARP reaches, as a fraction of nvlinkBandwidthGBps (default: the H100's 0.75)",
+    ),
     pcieBandwidthGBps: bandwidthGBps,
     pcieLatencyNs: latencyNs,
     gpusPerPcieSwitch: positiveInt,

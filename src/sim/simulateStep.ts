@@ -16,11 +16,11 @@ import type { MemoryBreakdown } from './memory/memory.js';
 import { hostMemoryPerNode, type HostMemory } from './memory/hostMemory.js';
 import { stageMemories, type StageMemory } from './memory/stageMemory.js';
 import { modelFlopsPerStep, hardwareFlopsPerStep } from './workload/flops.js';
-import { moeNotes } from './moeNotes.js';
+import { stepNotes } from './stepNotes.js';
 import { parameterCount, pipelineLayerCount } from './workload/model.js';
 import { attentionSummary, type AttentionSummary } from './workload/attentionKernels.js';
 import type { StepSetup } from './setup.js';
-import { expectedMaxStandardNormal, gpuSpeedFactors, symmetricStageFactors } from './parallel/gpuSpeed.js';
+import { gpuSpeedFactors, symmetricStageFactors } from './parallel/gpuSpeed.js';
 import type { OptimizerStateTypes } from './memory/optimizerState.js';
 import type { Topology } from './network/types.js';
 
@@ -110,86 +110,6 @@ export interface StepResult {
   bottleneck: Bottleneck;
   /** With a pipeline: each stage's compute and layers, the idle their imbalance forces, and a split that evens them. */
   stageBalance?: StageBalance;
-}
-
-/** MFU above which a step's result says it is above what published training runs report. */
-export const MFU_NOTE_ABOVE = 0.65;
-
-/**
- * A remark on an MFU above what published runs reach: Megatron-LM's best on A100 is 52% of peak (Narayanan et al.
- * SC21, Table 1: 163 of 312 TFLOP/s at 1T parameters), PyTorch FSDP's up to 46% on H100 (mosaicml/llm-foundry's
- * benchmark tables, the validation set llm-foundry-fsdp).
- */
-function mfuNotes(mfu: number, kernels: StepSetup['training']['kernels']): string[] {
-  if (!(mfu > MFU_NOTE_ABOVE)) return [];
-  const eager =
-    kernels === 'eager'
-      ? ''
-      : '; the default fused element-wise kernels are a best case, --set training.kernels=eager models eager PyTorch';
-  return [
-    `MFU ${(100 * mfu).toFixed(1)}% is above what published training runs report (Megatron-LM up to 52% on A100, SC21 Table 1; PyTorch FSDP up to 46% on H100, llm-foundry's benchmarks): read it as a bound${eager}`,
-  ];
-}
-
-/** A GPU of the scenario's own that runs on another's kernel figures: which, so that the output never hides it. */
-function kernelFigureNotes(setup: StepSetup): string[] {
-  const gpu = setup.cluster.node.gpu;
-  if (!gpu.kernelFiguresOf) return [];
-  const { gpu: base, figures } = gpu.kernelFiguresOf;
-  return [
-    `GPU ${gpu.name} computes with ${base}'s kernel figures where the scenario gives none (${figures.join(', ')}): set the fields under cluster.gpu, or measure the GPU with clustersim calibrate and pass --profile`,
-  ];
-}
-
-/** What FP8 training is taken to be, and what of it is left out (workload/fp8.ts). */
-function fp8Notes(setup: StepSetup): string[] {
-  const fp8 = setup.training.fp8;
-  if (setup.training.precision !== 'fp8' || !fp8) return [];
-  const recipe = fp8.recipe === 'delayed' ? 'delayed scaling' : 'current (tensorwise) scaling';
-  return [
-    `fp8 (${recipe}${fp8.paramGather ? ', FP8 parameter gather' : ''}): the transformer layers' linear GEMMs run in FP8 with Transformer Engine's casts and transposes (Hopper); attention, embeddings, the LM head and the rest in bf16; MFU is against the fp8 dense peak`,
-    `fp8 leaves out: activation memory is counted in bf16 (Transformer Engine keeps FP8 copies of some GEMM inputs, so real use may be lower), and the small amax all-reduces of each micro-batch${fp8.recipe === 'tensorwise' ? ' and of sequence-parallel inputs' : ''}`,
-  ];
-}
-
-/** Remarks on placement: TP groups that leave the node, pipeline stages that share a node, etc. */
-function placementNotes(setup: StepSetup): string[] {
-  const notes: string[] = [];
-  const par = setup.parallel;
-  const perNode = setup.cluster.node.gpusPerNode;
-  if (par.tp > perNode) {
-    notes.push(
-      `tp ${par.tp} exceeds the ${perNode} GPUs of a node: tensor-parallel collectives cross the NICs (${setup.cluster.network.linkGbps} Gb/s ${setup.cluster.network.fabric}) on the critical path`,
-    );
-  } else if (par.placement === 'tp-dp-pp' && perNode % par.tp !== 0) {
-    notes.push(`tp ${par.tp} does not divide the ${perNode} GPUs of a node: some TP groups straddle two nodes`);
-  }
-  if (setup.cluster.node.intra === 'pcie' && par.tp > 1)
-    notes.push(
-      `tensor parallelism over PCIe (no NVLink in ${setup.cluster.node.name}): every layer waits for its all-reduces over PCIe`,
-    );
-  const spread = setup.noise.gpuSpeedSpread ?? 0;
-  if (spread > 0) {
-    const world = par.tp * (par.cp ?? 1) * par.pp * par.dp;
-    const pct = (f: number) => `${(100 * (f - 1)).toFixed(1)}%`;
-    if (setup.fidelity === 'full')
-      notes.push(
-        `GPU speed spread ${(100 * spread).toFixed(1)}%: each GPU's compute is slowed by its own factor, drawn from seed ${setup.seed}`,
-      );
-    else if (par.pp === 1)
-      notes.push(
-        `GPU speed spread ${(100 * spread).toFixed(1)}%: every GPU computes at the expected slowest of the ${world}, ${pct(1 + spread * expectedMaxStandardNormal(world))} slower than the model's figures`,
-      );
-    else {
-      const f = symmetricStageFactors(setup, world);
-      const slowest = f.indexOf(Math.max(...f));
-      const others = f[slowest === 0 ? 1 : 0];
-      notes.push(
-        `GPU speed spread ${(100 * spread).toFixed(1)}%: every stage computes at the expected slowest of its ${world / par.pp} GPUs (${pct(others)} slower), and stage ${slowest} holds the expected slowest of all ${world} (${pct(f[slowest])} slower), drawn from seed ${setup.seed}; an upper estimate with a pipeline (full fidelity over several seeds gives the mean)`,
-      );
-    }
-  }
-  return notes;
 }
 
 /**
@@ -369,13 +289,7 @@ export function simulateStep(setup: StepSetup, options: { onProgress?: (p: StepP
       : {}),
     ...gpuSpeedSummary(setup, gpus),
     // A calibrated CPU's peak is its own measured ceiling: published GPU runs say nothing of its MFU.
-    notes: [
-      ...kernelFigureNotes(setup),
-      ...fp8Notes(setup),
-      ...moeNotes(setup),
-      ...placementNotes(setup),
-      ...(setup.cluster.node.gpu.calibratedCpu ? [] : mfuNotes(tflopsPerGpu / peak, t.kernels)),
-    ],
+    notes: stepNotes(setup, tflopsPerGpu / peak),
     bottleneck: undefined as unknown as Bottleneck,
   };
   const balance = stageBalance(plan, breakdowns, stepTimeS, pipelineLayerCount(setup.model));

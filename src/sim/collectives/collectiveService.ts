@@ -97,7 +97,7 @@ export class CollectiveService {
     private readonly topology: Topology,
     private readonly config: CollectiveConfig = DEFAULT_COLLECTIVE_CONFIG,
   ) {
-    this.generation = gpuGeneration(topology.cluster.node.gpu.name);
+    this.generation = gpuGeneration(topology.cluster.node.gpu);
   }
 
   /** Picks algorithm and protocol for `bytes` over `group` (an array the caller reuses for the same group). */

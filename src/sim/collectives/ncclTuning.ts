@@ -1,4 +1,6 @@
 import type { CollectiveOp, Protocol } from './types.js';
+import type { GpuSpec } from '../hardware/types.js';
+import { traitsOf, type NcclGeneration } from '../hardware/architectures.js';
 
 /**
  * NCCL's own cost model constants, read from NCCL's `src/graph/tuning.cc` (tags v2.19.3-1 to
@@ -44,17 +46,18 @@ export function protocolEfficiency(protocol: Protocol, gpusPerNodeInGroup: numbe
   return 1;
 }
 
-/** GPU generation, for NCCL's per-architecture bandwidth caps. */
-export type GpuGeneration = 'volta' | 'ampere' | 'hopper';
+/** GPU generation, for NCCL's per-architecture bandwidth caps (architectures.ts says which a GPU is). */
+export type GpuGeneration = NcclGeneration;
 
 /**
  * llMaxBws (GB/s): the cap NCCL puts on the LL protocol's bus bandwidth, by GPU generation and by
- * node count (1, 2, more) — tuning.cc v2.21–v2.23.
+ * node count (1, 2, more) — tuning.cc v2.21–v2.23; Blackwell's row (2× Hopper's) from v2.24 on.
  */
 const LL_MAX_BUS_GBPS: Record<GpuGeneration, [number, number, number]> = {
   volta: [39.0, 39.0, 20.4],
   ampere: [87.7, 22.5, 19.0],
   hopper: [141.0, 45.0, 35.0],
+  blackwell: [282.0, 90.0, 70.0],
 };
 
 export function llMaxBusBandwidthGBps(gen: GpuGeneration, nodes: number): number {
@@ -62,12 +65,9 @@ export function llMaxBusBandwidthGBps(gen: GpuGeneration, nodes: number): number
   return nodes <= 1 ? row[0] : nodes === 2 ? row[1] : row[2];
 }
 
-/** Guesses the generation from a GPU name (V100 → volta, A100/A800 → ampere, H100/H200/H800 → hopper). */
-export function gpuGeneration(gpuName: string): GpuGeneration {
-  const n = gpuName.toLowerCase();
-  if (n.includes('v100')) return 'volta';
-  if (n.includes('h100') || n.includes('h200') || n.includes('h800') || n.includes('h20')) return 'hopper';
-  return 'ampere';
+/** The tuning row `gpu` is timed with: its architecture's (architectures.ts). */
+export function gpuGeneration(gpu: GpuSpec): GpuGeneration {
+  return traitsOf(gpu).ncclGeneration;
 }
 
 /** Shape of a collective for the latency formulas. */

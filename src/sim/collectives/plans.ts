@@ -238,7 +238,10 @@ function sendRecvShape(topology: Topology, group: ArrayLike<number>): PlanShape 
   return { phases: [b.build(1, latencyOf(topology, 'ring', 'send_recv', layout))], channels: 1 };
 }
 
-/** Fraction of NVLink bandwidth NVLS all-reduce reaches: 8×H100 algbw ≈ 274 GB/s against ≈ 365 GB/s ring busbw (nccl#1455). */
+/**
+ * Fraction of NVLink bandwidth NVLS all-reduce reaches: 8×H100 algbw ≈ 274 GB/s against ≈ 365 GB/s ring busbw (nccl#1455);
+ * a node measured otherwise sets its own (`NodeSpec.nvlsEfficiency`).
+ */
 export const NVLS_EFFICIENCY = 0.75;
 
 /** Builds the size-independent shape of a collective. */
@@ -258,7 +261,7 @@ export function planShape(
     case 'hierarchical':
       return hierarchicalShape(topology, group);
     case 'nvls':
-      return nvlsShape(topology, group, NVLS_EFFICIENCY);
+      return nvlsShape(topology, group, topology.cluster.node.nvlsEfficiency ?? NVLS_EFFICIENCY);
   }
 }
 

@@ -1,5 +1,6 @@
 import type { GpuSpec, MisalignedGemmSlowdown } from './types.js';
 import { SUSTAINED_GEMM_FRACTION } from './sustainedGemm.js';
+import { LAUNCH, MAMF, MiB } from './gpuSources.js';
 import { A100_ATTENTION, HOPPER_ATTENTION } from '../workload/attentionKernels.js';
 
 /**
@@ -16,14 +17,10 @@ import { A100_ATTENTION, HOPPER_ATTENTION } from '../workload/attentionKernels.j
  *   public benchmark report). Estimate; the calibration's launch-latency microbenchmark replaces it.
  */
 
-const MiB = 1024 * 1024;
-
-const MAMF = 'ml-engineering MAMF table (github.com/stas00/ml-engineering compute/accelerator/README.md)';
-const LAUNCH = 'launch overhead ~4-5 µs: estimate from published dispatch measurements, calibrate';
-
 /** NVIDIA Tesla V100 SXM2 32 GB (Volta, DGX-1V). No TF32/BF16 path: absent. */
 export const V100_SXM2_32GB: GpuSpec = {
   name: 'v100-sxm2-32gb',
+  architecture: 'volta',
   peakTflops: { fp32: 15.7, fp16: 125 },
   // No MAMF row for V100; cuBLAS HGEMM is commonly reported near 100 TFLOP/s (0.8 of 125). Estimate.
   gemmCeiling: { fp32: 0.9, fp16: 0.8 },
@@ -52,6 +49,7 @@ const A100_SXM_CEILING = { fp32: 0.9, tf32: 0.8, fp16: 0.859, bf16: 0.859 };
 /** NVIDIA A100 SXM4 40 GB (Ampere, DGX A100 first edition). */
 export const A100_SXM4_40GB: GpuSpec = {
   name: 'a100-sxm4-40gb',
+  architecture: 'ampere',
   peakTflops: { ...A100_PEAKS },
   gemmCeiling: { ...A100_SXM_CEILING },
   sustainedGemmFraction: SUSTAINED_GEMM_FRACTION.ampere,
@@ -101,6 +99,7 @@ export const HOPPER_MISALIGNED_GEMM_SLOWDOWN: MisalignedGemmSlowdown = { 2: 5.66
 /** NVIDIA H100 SXM5 80 GB (Hopper, DGX H100). */
 export const H100_SXM5_80GB: GpuSpec = {
   name: 'h100-sxm5-80gb',
+  architecture: 'hopper',
   peakTflops: { fp32: 66.9, tf32: 494.7, fp16: 989.4, bf16: 989.4, fp8: 1978.9 },
   // bf16/fp16 0.801 and fp8 0.709 (e4m3 through torch._scaled_mm, 1402.6 of 1978.9 TFLOP/s at its best shape) from
   // MAMF; tf32/fp32 estimates (uncertain).

@@ -8,6 +8,8 @@ import {
   V100_SXM2_32GB,
 } from './gpus.js';
 import { GiB } from '../engine/units.js';
+import { cpuAdamParamsPerS } from './hostAdam.js';
+import { DGX1_MESH } from './meshes.js';
 import type { NodeSpec } from './types.js';
 
 /**
@@ -25,44 +27,6 @@ import type { NodeSpec } from './types.js';
  * Host Adam throughput is derived from the host's memory bandwidth (`cpuAdamParamsPerS`); a scenario can set its own
  * (`cluster.node.hostAdamParamsPerS`, the whole node's rate).
  */
-
-/**
- * Bytes DeepSpeed's CPU-Adam moves per parameter and step: it loads the fp32 weight, gradient, momentum and variance
- * (16) and stores the weight, momentum and variance (12) (`Adam_Optimizer::Step_AVX`, csrc/includes/cpu_adam.h).
- */
-export const CPU_ADAM_BYTES_PER_PARAM = 28;
-
-/** Fraction of the host's peak DRAM bandwidth a streaming loop over all cores reaches: an estimate (uncertain). */
-export const HOST_STREAM_EFFICIENCY = 0.75;
-
-/**
- * Parameters per second the node's CPU-Adam updates, all its processes together: the update is a stream over the
- * optimizer state, so it is bound by the host's memory bandwidth (peak, GB/s: channels × transfer rate × 8 bytes
- * per socket), not by its cores.
- */
-export function cpuAdamParamsPerS(hostMemoryBandwidthGBps: number): number {
-  return (hostMemoryBandwidthGBps * 1e9 * HOST_STREAM_EFFICIENCY) / CPU_ADAM_BYTES_PER_PARAM;
-}
-
-/** NVLink pairs of the DGX-1 (V100) hybrid cube-mesh: two fully connected quads (0-3, 4-7) plus i↔i+4. */
-const DGX1_MESH: { a: number; b: number; links: number }[] = [
-  { a: 0, b: 1, links: 1 },
-  { a: 0, b: 2, links: 1 },
-  { a: 0, b: 3, links: 2 },
-  { a: 0, b: 4, links: 2 },
-  { a: 1, b: 2, links: 2 },
-  { a: 1, b: 3, links: 1 },
-  { a: 1, b: 5, links: 2 },
-  { a: 2, b: 3, links: 2 },
-  { a: 2, b: 6, links: 1 },
-  { a: 3, b: 7, links: 1 },
-  { a: 4, b: 5, links: 1 },
-  { a: 4, b: 6, links: 1 },
-  { a: 4, b: 7, links: 2 },
-  { a: 5, b: 6, links: 2 },
-  { a: 5, b: 7, links: 1 },
-  { a: 6, b: 7, links: 2 },
-];
 
 /** DGX-1 with 8× V100 SXM2 in the hybrid cube-mesh, 4× EDR 100 Gb/s NICs (one per PCIe switch of 2 GPUs). */
 export const DGX1_V100: NodeSpec = {

@@ -20,3 +20,10 @@ export const SUSTAINED_GEMM_FRACTION = {
   ampere: 0.902,
   hopper: 0.889,
 } as const;
+
+/**
+ * For a generation with no declared training subset (Ada, Blackwell, AMD's CDNA 3 and 4: no measured layer timings or
+ * runs here), Hopper's fraction is assumed: the nearest generation with the same mechanism (a power cap below what a
+ * full tensor load draws). An assumption, not a fit; the step's notes say so (simulateStep.ts).
+ */
+export const ASSUMED_SUSTAINED_GEMM_FRACTION = SUSTAINED_GEMM_FRACTION.hopper;

@@ -1,4 +1,5 @@
 import type { AttentionKernel, AttentionKernelEfficiency } from '../workload/attentionKernels.js';
+import type { GpuArchitecture } from './architectures.js';
 
 /** Data types with a dense peak on a GPU. */
 export type Dtype = 'fp32' | 'tf32' | 'fp16' | 'bf16' | 'fp8';
@@ -6,6 +7,11 @@ export type Dtype = 'fp32' | 'tf32' | 'fp16' | 'bf16' | 'fp8';
 /** One GPU model. Every figure cites its datasheet or benchmark in the preset that sets it. */
 export interface GpuSpec {
   name: string;
+  /**
+   * Its generation (architectures.ts): which collective library, tuning row, Transformer Engine features and reference
+   * kernel figures go with it. Absent (a calibrated CPU, an older profile): implied by `computeCapability`.
+   */
+  architecture?: GpuArchitecture;
   /** Dense (no sparsity) peak per dtype in TFLOP/s; absent where the GPU has no such path. */
   peakTflops: Partial<Record<Dtype, number>>;
   /** Fraction of the dense peak that large, well-shaped GEMMs reach with cuBLAS (per dtype), in short bursts. */
@@ -55,9 +61,10 @@ export interface GpuSpec {
   calibratedCpu?: boolean;
   /**
    * A GPU a scenario defines under a name of its own on top of another (the node preset's): the GPU whose kernel
-   * figures it keeps, and those it keeps (scenario fields it did not give, and figures no field sets), for the summary.
+   * figures it keeps, and those it keeps (scenario fields it did not give, and figures no field sets), for the summary;
+   * `architecture` when the scenario named one (cluster.gpu.architecture) and `gpu` is that generation's reference.
    */
-  kernelFiguresOf?: { gpu: string; figures: string[] };
+  kernelFiguresOf?: { gpu: string; figures: string[]; architecture?: GpuArchitecture };
   source: string;
 }
 
@@ -98,7 +105,12 @@ export interface NodeSpec {
   nvlinkLatencyNs: number;
   /** NVLink SHARP (in-switch reduction) is available: third-generation NVSwitch and later. */
   nvls: boolean;
-  /** For `nvlink-mesh`: the pairs of GPUs joined by NVLink and how many links each pair has. */
+  /**
+   * The all-reduce algorithm bandwidth NVLS reaches, as a fraction of `nvlinkBandwidthGBps`, where measured on this
+   * node; absent: the H100's (plans.ts `NVLS_EFFICIENCY`).
+   */
+  nvlsEfficiency?: number;
+  /** For `nvlink-mesh`: the pairs of GPUs joined directly (NVLink, or AMD's Infinity Fabric) and their link counts. */
   nvlinkMesh?: { a: number; b: number; links: number }[];
   /** Per-direction bandwidth of one PCIe x16 link as achieved by DMA, GB/s. */
   pcieBandwidthGBps: number;
