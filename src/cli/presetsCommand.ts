@@ -5,6 +5,7 @@ import { NETWORK_PRESETS } from '../sim/hardware/networks.js';
 import { MODEL_PRESET_NAMES, modelPreset } from '../sim/workload/modelPresets.js';
 import { parameterCount } from '../sim/workload/model.js';
 import { defaultNetworkFor } from '../scenario/defaultNetworks.js';
+import { architectureOf } from '../sim/hardware/architectures.js';
 import type { Output } from './output.js';
 import { table } from '../report/textTable.js';
 
@@ -13,11 +14,13 @@ export function presetCatalogue() {
   return {
     gpus: Object.entries(GPU_PRESETS).map(([name, g]) => ({
       name,
+      architecture: architectureOf(g),
       peakTflops: g.peakTflops,
       memoryGiB: g.memoryBytes / 2 ** 30,
       hbmBandwidthGBps: g.hbmBandwidthGBps,
       nvlinkBandwidthGBps: g.nvlinkBandwidthGBps,
       pcieGen: g.pcieGen,
+      source: g.source,
     })),
     nodes: Object.entries(NODE_PRESETS).map(([name, n]) => ({
       name,
@@ -30,6 +33,7 @@ export function presetCatalogue() {
       hostMemoryGiB: n.hostMemoryBytes === undefined ? null : n.hostMemoryBytes / 2 ** 30,
       hostAdamParamsPerS: n.hostAdamParamsPerS,
       defaultNetwork: defaultNetworkFor(name),
+      source: n.source,
     })),
     networks: Object.entries(NETWORK_PRESETS).map(([name, n]) => ({
       name,
@@ -37,6 +41,7 @@ export function presetCatalogue() {
       linkGbps: n.linkGbps,
       railOptimized: n.railOptimized,
       oversubscription: n.oversubscription,
+      source: n.source,
     })),
     models: MODEL_PRESET_NAMES.map((name) => {
       const m = modelPreset(name);
@@ -73,9 +78,22 @@ export function registerPresets(program: Command, io: Output): void {
       const text = [
         'GPUs (dense peaks, TFLOP/s)',
         table(
-          ['name', 'fp32', 'tf32', 'bf16', 'fp16', 'fp8', 'memory GiB', 'HBM GB/s', 'NVLink GB/s each way', 'PCIe'],
+          [
+            'name',
+            'arch',
+            'fp32',
+            'tf32',
+            'bf16',
+            'fp16',
+            'fp8',
+            'memory GiB',
+            'HBM GB/s',
+            'NVLink or xGMI GB/s each way',
+            'PCIe',
+          ],
           c.gpus.map((g) => [
             g.name,
+            g.architecture,
             g.peakTflops.fp32 ?? '-',
             g.peakTflops.tf32 ?? '-',
             g.peakTflops.bf16 ?? '-',
@@ -95,7 +113,7 @@ export function registerPresets(program: Command, io: Output): void {
             'gpu',
             'GPUs',
             'intra-node',
-            'NVLink GB/s each way (NCCL busbw)',
+            'NVLink or xGMI GB/s each way (busbw)',
             'NVLS',
             'NICs',
             'host GiB',
@@ -110,7 +128,7 @@ export function registerPresets(program: Command, io: Output): void {
             n.nvlinkBandwidthGBps,
             n.nvls ? 'yes' : 'no',
             n.nicsPerNode,
-            n.hostMemoryGiB ?? '-',
+            n.hostMemoryGiB === null ? '-' : Math.round(n.hostMemoryGiB),
             (n.hostAdamParamsPerS / 1e9).toFixed(1),
             n.defaultNetwork,
           ]),

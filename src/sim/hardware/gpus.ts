@@ -1,6 +1,8 @@
 import type { GpuSpec, MisalignedGemmSlowdown } from './types.js';
 import { SUSTAINED_GEMM_FRACTION } from './sustainedGemm.js';
 import { LAUNCH, MAMF, MiB } from './gpuSources.js';
+import { B200_SXM_180GB, GB200_186GB } from './gpusBlackwell.js';
+import { MI300X_192GB, MI355X_288GB } from './gpusAmd.js';
 import { A100_ATTENTION, HOPPER_ATTENTION } from '../workload/attentionKernels.js';
 
 /**
@@ -174,6 +176,62 @@ export const A100_PCIE_40GB: GpuSpec = {
     `${MAMF} A100 PCIe bf16 0.822; no NVLink bridge modelled; ${LAUNCH}`,
 };
 
+/**
+ * NVIDIA H100 PCIe 80 GB (Hopper, GH100 with 114 SMs, HBM2e, 350 W): the PCIe card, modelled without its optional
+ * two-card NVLink bridge (600 GB/s between a pair only).
+ */
+export const H100_PCIE_80GB: GpuSpec = {
+  ...H100_SXM5_80GB,
+  name: 'h100-pcie-80gb',
+  peakTflops: { fp32: 51, tf32: 378, fp16: 756, bf16: 756, fp8: 1513 },
+  // No MAMF row exists for the PCIe card; the best square GEMM of a public sweep (4096³, torch 2.9 + CUDA 12.8:
+  // zzc0721/torch-performance-test-data#95) reached bf16 495.9 of 756 = 0.66, fp16 458.0 = 0.61, tf32 240.4 of 378 =
+  // 0.64, fp32 37.0 of 51 = 0.72. Square shapes only, not a shape search: uncertain (MAMF finds 5-10% more on SXM).
+  // fp8 is not in that sweep: the SXM5's MAMF share, 0.709, scaled by the bf16 shares (0.66 / 0.801): 0.58 (estimate).
+  gemmCeiling: { fp32: 0.72, tf32: 0.64, fp16: 0.61, bf16: 0.66, fp8: 0.58 },
+  memoryBytes: 81559 * MiB,
+  hbmBandwidthGBps: 2000,
+  smCount: 114,
+  boostClockMHz: 1755,
+  nvlinkBandwidthGBps: 0,
+  source:
+    'NVIDIA H100 datasheet, PCIe column (51 FP32; 378 TF32, 756 FP16/BF16, 1,513 FP8 dense TFLOP/s, half the sparse ' +
+    'figures; 114 SMs; 80GB HBM2e 2,000 GB/s; PCIe Gen5) and product brief PB-11133-001 (350 W); boost 1,755 MHz from ' +
+    'third-party spec tables (uncertain); GEMM ceilings from a square-shape sweep (zzc0721/torch-performance-test-data' +
+    "#95; uncertain); memory total taken as the SXM5 card's (uncertain); NVLink bridge not modelled; kernel and " +
+    'attention figures as H100 SXM5 (same GH100 die, as fractions of its own peak)',
+};
+
+/** NVIDIA L40S 48 GB (Ada Lovelace AD102, GDDR6, 350 W, PCIe Gen4, no NVLink). */
+export const L40S_48GB: GpuSpec = {
+  name: 'l40s-48gb',
+  architecture: 'ada',
+  peakTflops: { fp32: 91.6, tf32: 183, fp16: 362.05, bf16: 362.05, fp8: 733 },
+  // No MAMF row exists; a public square-GEMM sweep (zzc0721/torch-performance-test-data#43, torch 2.8 + CUDA 12.8)
+  // lists 46.9 / 264.0 / 269.2 TFLOP/s in unlabelled columns, read as fp32 / fp16 / bf16 (0.51 / 0.73 / 0.74; low
+  // confidence). tf32 and fp8 are the bf16 share (estimates).
+  gemmCeiling: { fp32: 0.51, tf32: 0.74, fp16: 0.73, bf16: 0.74, fp8: 0.74 },
+  memoryBytes: 49152 * MiB,
+  hbmBandwidthGBps: 864,
+  // GDDR6 streams a little less of its peak than HBM: the A100's 0.88 taken (estimate, uncertain).
+  hbmEfficiency: 0.88,
+  smCount: 142,
+  computeCapability: 8.9,
+  boostClockMHz: 2520,
+  // FlashAttention-2 runs on Ada (flash-attention README: Ampere, Ada, Hopper); no L40S benchmark is published, so
+  // the A100 figures, as fractions of the 16-bit peak, stand in (attentionKernels.ts).
+  attentionKernels: { fa2: { ...A100_ATTENTION.fa2!, derivedFrom: "the A100's FlashAttention-2 share of peak" } },
+  nvlinkBandwidthGBps: 0,
+  pcieGen: 4,
+  kernelLaunchNs: 4500,
+  source:
+    'NVIDIA L40S datasheet (91.6 FP32; 183 TF32, 362.05 FP16/BF16, 733 FP8 dense TFLOP/s, half the sparse figures; ' +
+    '48 GB GDDR6 864 GB/s; 350 W; PCIe Gen4 x16; no NVLink); 142 SMs and 2,520 MHz boost from third-party spec ' +
+    'tables; compute capability 8.9 and FP8 in Transformer Engine on Ada (TE docs/support_matrix.rst); GEMM ceilings ' +
+    'from a square-shape sweep read with low confidence (zzc0721/torch-performance-test-data#43); memory taken as ' +
+    `48 GiB (nvidia-smi shows less with ECC on: uncertain); ${LAUNCH}`,
+};
+
 /** All GPU presets by name. */
 export const GPU_PRESETS: Readonly<Record<string, GpuSpec>> = Object.freeze({
   [V100_SXM2_32GB.name]: V100_SXM2_32GB,
@@ -183,4 +241,10 @@ export const GPU_PRESETS: Readonly<Record<string, GpuSpec>> = Object.freeze({
   [H200_SXM_141GB.name]: H200_SXM_141GB,
   [H800_SXM5_80GB.name]: H800_SXM5_80GB,
   [A100_PCIE_40GB.name]: A100_PCIE_40GB,
+  [H100_PCIE_80GB.name]: H100_PCIE_80GB,
+  [L40S_48GB.name]: L40S_48GB,
+  [B200_SXM_180GB.name]: B200_SXM_180GB,
+  [GB200_186GB.name]: GB200_186GB,
+  [MI300X_192GB.name]: MI300X_192GB,
+  [MI355X_288GB.name]: MI355X_288GB,
 });

@@ -98,12 +98,58 @@ export const ROCE_400: NetworkSpec = {
     'rail-optimised 32-node leaves by analogy with the NDR SuperPOD; latency ~2 µs.',
 };
 
+/**
+ * InfiniBand XDR, 800 Gb/s per port: ConnectX-8 SuperNICs and Quantum-X800 switches (144 ports of 800 Gb/s). No
+ * measured NCCL figure per 800G NIC is published; NDR's share of line rate is taken (estimate).
+ */
+export const IB_XDR: NetworkSpec = {
+  fabric: 'infiniband',
+  linkGbps: 800,
+  linkEfficiency: 0.94,
+  linkLatencyNs: 1000,
+  railOptimized: true,
+  oversubscription: 1,
+  // DGX SuperPOD B300-XDR: 72 nodes a scalable unit on 8 leaves, one a rail (72 ports down, 72 up).
+  nodesPerLeaf: 72,
+  source:
+    'NVIDIA ConnectX-8 SuperNIC (800 Gb/s) and Quantum-X800 Q3400 (144 × 800 Gb/s); DGX SuperPOD B300-XDR reference ' +
+    'architecture (72-node scalable units on 8 leaf switches, rail-aligned). Efficiency as NDR and latency ~1 µs ' +
+    '(estimates: no measured 800G NCCL figure found).',
+};
+
+/** RoCE over 200 GbE, as NVIDIA's enterprise reference design "2-8-5-200" for 8-GPU PCIe servers (8 × 200G). */
+export const ROCE_200: NetworkSpec = {
+  ...ROCE_400,
+  linkGbps: 200,
+  railOptimized: false,
+  nodesPerLeaf: 32,
+  source:
+    'NVIDIA enterprise reference architecture 2-8-5-200 (8 × 200 Gb/s east-west a node, 4 to 32 nodes); efficiency ' +
+    'and latency as roce-400; rail alignment not stated, taken as not (estimate).',
+};
+
+/**
+ * RoCE over 800 GbE (Spectrum-X SN5600: 64 × 800 GbE; ConnectX-8), rail-optimised as NVIDIA's HGX AI Factory reference
+ * design "2-8-9-800" lays it out. No measured NCCL figure per 800G NIC is published.
+ */
+export const ROCE_800: NetworkSpec = {
+  ...ROCE_400,
+  linkGbps: 800,
+  nodesPerLeaf: 32,
+  source:
+    'NVIDIA Spectrum SN5600 (64 × 800 GbE, docs.nvidia.com sn5000), HGX AI Factory reference architecture 2-8-9-800 ' +
+    '(rail-optimised); efficiency and latency as roce-400 (estimates: no measured 800G NCCL figure found).',
+};
+
 /** All network presets by name. */
 export const NETWORK_PRESETS: Readonly<Record<string, NetworkSpec>> = Object.freeze({
   'ib-edr': IB_EDR,
   'ib-hdr': IB_HDR,
   'ib-ndr': IB_NDR,
+  'ib-xdr': IB_XDR,
   'roce-25': ROCE_25,
   'roce-100': ROCE_100,
+  'roce-200': ROCE_200,
   'roce-400': ROCE_400,
+  'roce-800': ROCE_800,
 });

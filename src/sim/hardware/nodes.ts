@@ -10,6 +10,9 @@ import {
 import { GiB } from '../engine/units.js';
 import { cpuAdamParamsPerS } from './hostAdam.js';
 import { DGX1_MESH } from './meshes.js';
+import { H100_PCIE_8GPU, L40S_8GPU } from './nodesPcie.js';
+import { GB200_NVL72, HGX_B200 } from './nodesBlackwell.js';
+import { MI300X_8GPU, MI355X_8GPU } from './nodesAmd.js';
 import type { NodeSpec } from './types.js';
 
 /**
@@ -181,4 +184,10 @@ export const NODE_PRESETS: Readonly<Record<string, NodeSpec>> = Object.freeze({
   [HGX_H200.name]: HGX_H200,
   [HGX_H800.name]: HGX_H800,
   [PCIE_8GPU.name]: PCIE_8GPU,
+  [H100_PCIE_8GPU.name]: H100_PCIE_8GPU,
+  [L40S_8GPU.name]: L40S_8GPU,
+  [HGX_B200.name]: HGX_B200,
+  [GB200_NVL72.name]: GB200_NVL72,
+  [MI300X_8GPU.name]: MI300X_8GPU,
+  [MI355X_8GPU.name]: MI355X_8GPU,
 });

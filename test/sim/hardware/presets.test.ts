@@ -38,7 +38,17 @@ describe('hardware presets', () => {
     expect(nodePresetNames()).toEqual(
       expect.arrayContaining(['dgx-1-v100', 'dgx-a100-80gb', 'dgx-h100', 'hgx-h200', 'pcie-8gpu']),
     );
-    expect(networkPresetNames()).toEqual(['ib-edr', 'ib-hdr', 'ib-ndr', 'roce-25', 'roce-100', 'roce-400']);
+    expect(networkPresetNames()).toEqual([
+      'ib-edr',
+      'ib-hdr',
+      'ib-ndr',
+      'ib-xdr',
+      'roce-25',
+      'roce-100',
+      'roce-200',
+      'roce-400',
+      'roce-800',
+    ]);
     for (const n of gpuPresetNames()) expect(gpuPreset(n).name).toBe(n);
     for (const n of nodePresetNames()) expect(nodePreset(n).name).toBe(n);
     expect(presetNames('network')).toEqual(networkPresetNames());
@@ -129,7 +139,8 @@ describe('hardware presets', () => {
     for (const n of nodePresetNames()) {
       const node = nodePreset(n);
       expect(node.nvlinkBandwidthGBps).toBeLessThanOrEqual(node.gpu.nvlinkBandwidthGBps);
-      expect(node.nvls).toBe(n === 'dgx-h100' || n === 'hgx-h200');
+      // NVLink SHARP: third-generation NVSwitch and later (Hopper's, Blackwell's), never without a switch.
+      expect(node.nvls).toBe(['dgx-h100', 'hgx-h200', 'hgx-b200', 'gb200-nvl72'].includes(n));
       expect(node.gpusPerNode % node.gpusPerPcieSwitch).toBe(0);
     }
     expect(nodePreset('pcie-8gpu')).toMatchObject({ intra: 'pcie', nvlinkBandwidthGBps: 0 });
@@ -166,7 +177,7 @@ describe('hardware presets', () => {
       expect(net.linkEfficiency).toBeLessThanOrEqual(1);
       expect(net.oversubscription).toBeGreaterThanOrEqual(1);
       expect(net.linkGbps).toBe(
-        Number(n.split('-')[1].replace('edr', '100').replace('hdr', '200').replace('ndr', '400')),
+        Number(n.split('-')[1].replace('edr', '100').replace('hdr', '200').replace('ndr', '400').replace('xdr', '800')),
       );
     }
   });
