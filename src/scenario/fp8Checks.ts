@@ -1,4 +1,6 @@
 import type { Fp8Setup } from '../sim/workload/fp8.js';
+import type { GpuSpec } from '../sim/hardware/types.js';
+import { ARCHITECTURE_TRAITS, architectureOf } from '../sim/hardware/architectures.js';
 import type { ModelSpec } from '../sim/workload/model.js';
 import type { Problem } from './errors.js';
 import type { ScenarioInput } from './schema.js';
@@ -6,8 +8,9 @@ import type { ScenarioInput } from './schema.js';
 type TrainingInput = ScenarioInput['training'];
 type ParallelInput = ScenarioInput['parallel'];
 
-/** Why these training and parallel settings cannot run FP8 as modelled (workload/fp8.ts), or none. */
-export function fp8Problems(t: TrainingInput, par: ParallelInput, model: ModelSpec): Problem[] {
+/** Why these training and parallel settings cannot run FP8 as modelled on `gpu` (workload/fp8.ts), or none. */
+// eslint-disable-next-line max-lines-per-function -- one check per refused combination, each with its own message
+export function fp8Problems(t: TrainingInput, par: ParallelInput, model: ModelSpec, gpu: GpuSpec): Problem[] {
   if (t.precision !== 'fp8') {
     return t.fp8 === undefined
       ? []
@@ -20,11 +23,16 @@ export function fp8Problems(t: TrainingInput, par: ParallelInput, model: ModelSp
   }
   const problems: Problem[] = [];
   const recipe = t.fp8?.recipe ?? 'delayed';
-  if (recipe === 'mxfp8')
+  const arch = architectureOf(gpu);
+  if (recipe === 'mxfp8' && arch !== 'blackwell')
     problems.push({
       path: 'training.fp8.recipe',
-      message:
-        'mxfp8 (MXFP8BlockScaling) runs on Blackwell only (compute capability 10.x, Transformer Engine quantization.py), and no GPU here is Blackwell; use delayed or tensorwise',
+      message: `mxfp8 (MXFP8BlockScaling) runs on Blackwell only (compute capability 10.x, Transformer Engine's support matrix), and ${gpu.name} is ${ARCHITECTURE_TRAITS[arch].label}; use delayed or tensorwise`,
+    });
+  if (recipe === 'mxfp8' && t.fp8?.paramGather)
+    problems.push({
+      path: 'training.fp8.paramGather',
+      message: 'gathering MXFP8 weights (both quantized copies and their scales) is not modelled; leave paramGather off',
     });
   if (recipe === 'blockwise')
     problems.push({
@@ -63,6 +71,6 @@ export function fp8Problems(t: TrainingInput, par: ParallelInput, model: ModelSp
 export function fp8SetupOf(t: TrainingInput): Fp8Setup | undefined {
   if (t.precision !== 'fp8') return undefined;
   const recipe = t.fp8?.recipe ?? 'delayed';
-  if (recipe !== 'delayed' && recipe !== 'tensorwise') throw new Error(`fp8 recipe ${recipe} passed the checks`);
+  if (recipe === 'blockwise') throw new Error(`fp8 recipe ${recipe} passed the checks`);
   return { recipe, paramGather: t.fp8?.paramGather ?? false };
 }

@@ -262,7 +262,7 @@ export function resolveScenario(raw: unknown, source: string, baseDir: string): 
     }
   }
   problems.push(...optimizerStateProblems(t, par.offload));
-  problems.push(...fp8Problems(t, par, model));
+  problems.push(...fp8Problems(t, par, model, cluster.node.gpu));
   const noNvls = input.comm.algorithm === 'nvls' ? nvlsUnavailable(cluster.node) : undefined;
   if (noNvls) problems.push({ path: 'comm.algorithm', message: noNvls });
   problems.push(...gpuTrainingProblems(cluster.node.gpu, t, par.cp ?? 1));

@@ -1,6 +1,7 @@
 import { moeNotes } from './moeNotes.js';
 import { ARCHITECTURE_TRAITS, GPU_ARCHITECTURES, traitsOf } from './hardware/architectures.js';
 import type { StepSetup } from './setup.js';
+import type { Fp8Recipe } from './workload/fp8.js';
 import { expectedMaxStandardNormal, symmetricStageFactors } from './parallel/gpuSpeed.js';
 
 /**
@@ -65,12 +66,23 @@ function kernelFigureNotes(setup: StepSetup): string[] {
 function fp8Notes(setup: StepSetup): string[] {
   const fp8 = setup.training.fp8;
   if (setup.training.precision !== 'fp8' || !fp8) return [];
-  const recipe = fp8.recipe === 'delayed' ? 'delayed scaling' : 'current (tensorwise) scaling';
+  const recipe = FP8_RECIPE_WORDS[fp8.recipe];
+  const label = traitsOf(setup.cluster.node.gpu).label;
+  const copies =
+    fp8.recipe === 'mxfp8'
+      ? "Transformer Engine's row-wise and column-wise MXFP8 quantizations (no transposes, no amax reductions)"
+      : `Transformer Engine's casts and transposes (as on Hopper${label === 'Hopper' ? '' : `; on ${label} too`})`;
   return [
-    `fp8 (${recipe}${fp8.paramGather ? ', FP8 parameter gather' : ''}): the transformer layers' linear GEMMs run in FP8 with Transformer Engine's casts and transposes (Hopper); attention, embeddings, the LM head and the rest in bf16; MFU is against the fp8 dense peak`,
-    `fp8 leaves out: activation memory is counted in bf16 (Transformer Engine keeps FP8 copies of some GEMM inputs, so real use may be lower), and the small amax all-reduces of each micro-batch${fp8.recipe === 'tensorwise' ? ' and of sequence-parallel inputs' : ''}`,
+    `fp8 (${recipe}${fp8.paramGather ? ', FP8 parameter gather' : ''}): the transformer layers' linear GEMMs run in FP8 with ${copies}; attention, embeddings, the LM head and the rest in bf16; MFU is against the fp8 dense peak`,
+    `fp8 leaves out: activation memory is counted in bf16 (Transformer Engine keeps FP8 copies of some GEMM inputs, so real use may be lower)${fp8.recipe === 'mxfp8' ? '' : `, and the small amax all-reduces of each micro-batch${fp8.recipe === 'tensorwise' ? ' and of sequence-parallel inputs' : ''}`}`,
   ];
 }
+
+const FP8_RECIPE_WORDS: Record<Fp8Recipe, string> = {
+  delayed: 'delayed scaling',
+  tensorwise: 'current (tensorwise) scaling',
+  mxfp8: 'MXFP8 block scaling, a scale per 32 values',
+};
 
 /** Remarks on placement: TP groups that leave the node, pipeline stages that share a node, etc. */
 function placementNotes(setup: StepSetup): string[] {

@@ -73,6 +73,21 @@ describe('training.precision fp8', () => {
   });
 });
 
+describe('training.fp8.recipe mxfp8 on B200', () => {
+  it('reduces no amaxes, says what it runs, and keeps both FP8 copies of each weight with their scales', () => {
+    const delayed = llama({ precision: 'fp8' }, {}, 'hgx-b200');
+    const mx = llama({ precision: 'fp8', fp8: { recipe: 'mxfp8' } }, {}, 'hgx-b200');
+    const amaxTasks = (s: typeof mx) => compileStep(s).program.tasks.filter((t) => /amax/.test(t.label)).length;
+    expect(amaxTasks(delayed)).toBeGreaterThan(0);
+    expect(amaxTasks(mx)).toBe(0);
+    expect(simulateStep(mx).result.notes.join(' ')).toMatch(/MXFP8 block scaling.*no transposes, no amax reductions/);
+    // Weight copies beside bf16: 2 bytes (FP8 and its transpose) under delayed scaling, 2 + 2/32 under MXFP8.
+    const weights = (s: typeof mx) => stageMemories(s)[0].weightsBytes;
+    const elements = 4 * linearWeightsPerLayer(2);
+    expect(weights(mx) - weights(delayed)).toBeCloseTo((elements * 2) / 32, -2);
+  });
+});
+
 describe('fp8 refused where it is not modelled, with the reason', () => {
   it('on a GPU without an FP8 peak (A100)', () => {
     const problems = problemsOf(() => llama({ precision: 'fp8' }, {}, 'dgx-a100-80gb'));
@@ -80,7 +95,12 @@ describe('fp8 refused where it is not modelled, with the reason', () => {
     expect(problems.find((p) => p.path === 'training.precision')!.message).toMatch(/no dense fp8 peak/);
   });
 
-  it('with the mxfp8 recipe (Blackwell only) and the blockwise one (not modelled)', () => {
+  it('with the mxfp8 recipe off Blackwell, or with the FP8 parameter gather, and the blockwise one (not modelled)', () => {
+    expect(problemsOf(() => llama({ precision: 'fp8', fp8: { recipe: 'mxfp8' } }, {}, 'hgx-b200'))).toEqual([]);
+    expect(
+      problemsOf(() => llama({ precision: 'fp8', fp8: { recipe: 'mxfp8', paramGather: true } }, {}, 'hgx-b200'))[0]
+        .path,
+    ).toBe('training.fp8.paramGather');
     expect(problemsOf(() => llama({ precision: 'fp8', fp8: { recipe: 'mxfp8' } }))[0].message).toMatch(/Blackwell/);
     expect(problemsOf(() => llama({ precision: 'fp8', fp8: { recipe: 'blockwise' } }))[0].message).toMatch(
       /not modelled/,

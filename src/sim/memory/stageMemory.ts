@@ -109,7 +109,7 @@ function expertSharding(ctx: StepContext, params: StageParameters): { shardedPar
 function withFp8WeightCache(ctx: StepContext, fp8WeightElements: number, mem: MemoryBreakdown): MemoryBreakdown {
   const fp8 = ctx.setup.training.fp8;
   if (!fp8 || fp8WeightElements === 0) return mem;
-  const cacheBytes = fp8WeightElements * fp8WeightCacheBytesPerElement(fp8.paramGather);
+  const cacheBytes = fp8WeightElements * fp8WeightCacheBytesPerElement(fp8.paramGather, fp8.recipe);
   return { ...mem, weightsBytes: mem.weightsBytes + cacheBytes, totalBytes: mem.totalBytes + cacheBytes };
 }
 

@@ -22,13 +22,13 @@ import { elementwiseOp, gemmOp, type Op, type Stage } from './ops.js';
  * - Weights are cast (and transposed) once per step, at the first micro-batch (`is_first_microbatch`, module/base.py
  *   `get_weight_workspace`); `fp8WeightCastBytes` is that work.
  */
-export type Fp8Recipe = 'delayed' | 'tensorwise';
+export type Fp8Recipe = 'delayed' | 'tensorwise' | 'mxfp8';
 
-export const FP8_RECIPES: readonly Fp8Recipe[] = ['delayed', 'tensorwise'];
+export const FP8_RECIPES: readonly Fp8Recipe[] = ['delayed', 'tensorwise', 'mxfp8'];
 
 /**
- * Megatron's --fp8-recipe values: the modelled ones (FP8_RECIPES) and two that are refused with the reason
- * (scenario/fp8Checks.ts): `mxfp8` (Blackwell only) and `blockwise` (not modelled).
+ * Megatron's --fp8-recipe values: the modelled ones (FP8_RECIPES; `mxfp8` on Blackwell only) and one that is refused
+ * with the reason (scenario/fp8Checks.ts): `blockwise` (not modelled).
  */
 export const FP8_RECIPE_NAMES = ['delayed', 'tensorwise', 'mxfp8', 'blockwise'] as const;
 
@@ -46,11 +46,22 @@ export interface Fp8Setup {
 export type Fp8Input = 'norm' | 'tensor';
 
 /**
+ * MXFP8 block scaling (`MXFP8BlockScaling`, Blackwell; TE docs features/low_precision_training/mxfp8): one E8M0 scale
+ * byte per 32 consecutive values. Row-wise (blocks along a row) and column-wise copies cannot be derived from each
+ * other, so both are quantized from the bf16 tensor, in one kernel (TE performance_considerations.rst), and no
+ * transpose runs (Blackwell's FP8 GEMMs take TN, NT and NN layouts). No amax is reduced: every block has its own scale.
+ * The norm before QKV and fc1 is taken to write bf16 and a separate quantize to follow (a fused norm-MXFP8 kernel is
+ * not assumed).
+ */
+export const MXFP8_SCALE_BYTES_PER_ELEMENT = 1 / 32;
+
+/**
  * HBM bytes per element to make the FP8 copies (row-wise and transposed) of a bf16 tensor: the cast-transpose reads 2
  * and writes 2; current scaling's amax kernel reads the tensor once more. After a fused norm (delayed scaling) only
- * the FP8 transpose is left: read 1, write 1.
+ * the FP8 transpose is left: read 1, write 1. MXFP8 reads 2 and writes both 1-byte copies with their scales.
  */
 export function fp8QuantizeBytesPerElement(recipe: Fp8Recipe, input: Fp8Input | 'gradient'): number {
+  if (recipe === 'mxfp8') return 4 + 2 * MXFP8_SCALE_BYTES_PER_ELEMENT;
   if (recipe === 'delayed' && input === 'norm') return 2;
   return recipe === 'tensorwise' && input !== 'norm' ? 6 : 4;
 }
@@ -101,9 +112,16 @@ export function fp8LinearStage(l: LinearShape, recipe: Fp8Recipe): Stage {
  * holds `shardElements`: without the FP8 parameter gather, the cast-transpose of every bf16 weight at the first
  * micro-batch (read 2, write 2); with it, the optimizer's cast of its fp32 shard to FP8 (read 4, write 1;
  * Megatron fp8_utils `_quantize_param_shard_impl`) and, after the gather, the transposes (read 1, write 1;
- * `post_all_gather_processing`).
+ * `post_all_gather_processing`). MXFP8 quantizes every bf16 weight into both copies with their scales (the parameter
+ * gather is not modelled with it).
  */
-export function fp8WeightCastBytes(elements: number, shardElements: number, paramGather: boolean): number {
+export function fp8WeightCastBytes(
+  elements: number,
+  shardElements: number,
+  paramGather: boolean,
+  recipe: Fp8Recipe = 'delayed',
+): number {
+  if (recipe === 'mxfp8') return elements * fp8QuantizeBytesPerElement('mxfp8', 'tensor');
   return paramGather ? 5 * shardElements + 2 * elements : 4 * elements;
 }
 
@@ -122,8 +140,10 @@ export function fp8AmaxReductionBytes(layers: number, kind: 'F' | 'B'): number {
 /**
  * Bytes per FP8 weight element that FP8 adds to a rank's memory: the cached FP8 weight and its transpose beside the
  * bf16 weight (module/base.py `_fp8_workspaces`), 2; none with the FP8 parameter gather, where the 1-byte FP8 weight
- * and its transpose replace the 2-byte bf16 weight.
+ * and its transpose replace the 2-byte bf16 weight. MXFP8 keeps both 1-byte copies and their scales beside the bf16
+ * weight.
  */
-export function fp8WeightCacheBytesPerElement(paramGather: boolean): number {
+export function fp8WeightCacheBytesPerElement(paramGather: boolean, recipe: Fp8Recipe = 'delayed'): number {
+  if (recipe === 'mxfp8') return 2 + 2 * MXFP8_SCALE_BYTES_PER_ELEMENT;
   return paramGather ? 0 : 2;
 }

@@ -60,3 +60,19 @@ describe("sequence parallelism's all-gathers under FP8", () => {
     expect(gathers(true)).toEqual([8192 * 4096, 8192 * 4096 * 2]);
   });
 });
+
+describe('MXFP8 block scaling as Transformer Engine runs it on Blackwell', () => {
+  it('quantizes every input into both 1-byte copies and their E8M0 scales (one a 32 values): read 2, write 2 + 2/32', () => {
+    for (const input of ['norm', 'tensor', 'gradient'] as const)
+      expect(fp8QuantizeBytesPerElement('mxfp8', input)).toBe(2 + 2 + 2 / 32);
+    // The weights the same way, once a step, with or without a shard of the optimizer.
+    expect(fp8WeightCastBytes(3200, 400, false, 'mxfp8')).toBe(3200 * (4 + 2 / 32));
+  });
+
+  it('runs its GEMMs at the FP8 rate: MXFP8 tensor cores run as fast as plain FP8 (SemiAnalysis UMMA microbenchmark)', () => {
+    const b200 = gpuPreset('b200-sxm-180gb');
+    const layer = { name: 'fc1', tokens: 8192, inF: 8192, outF: 28672, params: ['w'], input: 'norm' as const };
+    const [delayed, mx] = (['delayed', 'mxfp8'] as const).map((r) => fp8LinearStage(layer, r).forward[1]);
+    expect(opTimeNs(mx, b200, 'bf16')).toBe(opTimeNs(delayed, b200, 'bf16'));
+  });
+});
