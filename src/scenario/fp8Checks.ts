@@ -32,7 +32,8 @@ export function fp8Problems(t: TrainingInput, par: ParallelInput, model: ModelSp
   if (recipe === 'mxfp8' && t.fp8?.paramGather)
     problems.push({
       path: 'training.fp8.paramGather',
-      message: 'gathering MXFP8 weights (both quantized copies and their scales) is not modelled; leave paramGather off',
+      message:
+        'gathering MXFP8 weights (both quantized copies and their scales) is not modelled; leave paramGather off',
     });
   if (recipe === 'blockwise')
     problems.push({

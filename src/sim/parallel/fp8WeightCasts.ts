@@ -30,7 +30,12 @@ export function addFp8WeightCasts(
   const elements = g.params.fp8WeightElementsPerRank;
   if (!fp8 || elements === 0) return;
   const shard = elements / layout.dp;
-  const op = elementwiseOp('fp8 weight casts', elements, 1, fp8WeightCastBytes(elements, shard, fp8.paramGather, fp8.recipe));
+  const op = elementwiseOp(
+    'fp8 weight casts',
+    elements,
+    1,
+    fp8WeightCastBytes(elements, shard, fp8.paramGather, fp8.recipe),
+  );
   const gpu = ctx.setup.cluster.node.gpu;
   g.replicas.forEach((d, i) => {
     const rank = layout.rank(g.t, d, g.stage.stage);
