@@ -26,6 +26,8 @@ const HAND_OUT_FIRST: readonly StepSetName[] = [
   'megatron-sp22',
   'nemo-dgxc-h100',
   'nemo-dgxc-h100-fp8',
+  'nemo-dgxc-gb200',
+  'nemo-dgxc-gb200-fp8',
   'fms-fsdp-a100',
   'llm-foundry-fsdp',
 ];
@@ -88,7 +90,7 @@ function fp8PairLines(pairs: readonly Fp8Pair[]): string[] {
   const within = pairs.filter((p) => Math.abs(p.errorPct) <= FP8_SPEEDUP_TOLERANCE_PCT).length;
   return [
     '',
-    'FP8 speed-up over bf16, the same run in both (nemo-dgxc-h100 and nemo-dgxc-h100-fp8): bf16 step time / FP8 step time',
+    'FP8 speed-up over bf16, the same run in both (nemo-dgxc-h100 and -fp8, nemo-dgxc-gb200 and -fp8): bf16 step time / FP8 step time',
     formatTable(['run', 'measured', 'predicted', 'error'], rows).replace(/^/gm, '  '),
     `  ${within} of ${pairs.length} within ${FP8_SPEEDUP_TOLERANCE_PCT}% of the measured speed-up`,
   ];
@@ -173,7 +175,13 @@ function fittedConstantLines(): string[] {
 
 export async function runAllSets(options: Pick<ValidateOptions, 'limit' | 'json' | 'writeResiduals'>): Promise<void> {
   const { outcomes, wallS, threads } = await predictAll(options.limit);
-  const summary = { ...allSetsSummary(outcomes), fp8Pairs: fp8Pairs(outcomes, 'nemo-dgxc-h100', 'nemo-dgxc-h100-fp8') };
+  const summary = {
+    ...allSetsSummary(outcomes),
+    fp8Pairs: [
+      ...fp8Pairs(outcomes, 'nemo-dgxc-h100', 'nemo-dgxc-h100-fp8'),
+      ...fp8Pairs(outcomes, 'nemo-dgxc-gb200', 'nemo-dgxc-gb200-fp8'),
+    ],
+  };
   const kernelRows = h200KernelRows(options.limit);
   const kernels = setFigures(
     'h200-kernels',

@@ -30,6 +30,8 @@ export const STEP_SETS = [
   'megatron-sp22',
   'nemo-dgxc-h100',
   'nemo-dgxc-h100-fp8',
+  'nemo-dgxc-gb200',
+  'nemo-dgxc-gb200-fp8',
   'fms-fsdp-a100',
   'llm-foundry-fsdp',
   'deepspeed-azure-zero3',
@@ -57,6 +59,8 @@ export const STEP_SET_DESCRIPTIONS: Record<StepSetName, string> = {
   'megatron-sp22': 'Megatron-LM GPT 22B-1T, TP 8, no DP, A100 (Korthikanti et al. 2022, Table 5)',
   'nemo-dgxc-h100': 'NeMo Nemotron-4 and Llama 3.1, 8-2,048 H100 (NVIDIA DGX Cloud recipes)',
   'nemo-dgxc-h100-fp8': 'the same runs in FP8 (delayed scaling, FP8 parameter gather; DGX Cloud recipes)',
+  'nemo-dgxc-gb200': 'NeMo 2 Llama 3.1 405B and Nemotron-4 340B, 128-512 GB200 NVL72 (DGX Cloud recipes v25.05)',
+  'nemo-dgxc-gb200-fp8': 'the same GB200 runs in FP8 (delayed scaling, FP8 parameter gather)',
   'fms-fsdp-a100': 'PyTorch FSDP Llama-2 7B-70B, 128 A100 (IBM fms-fsdp)',
   'llm-foundry-fsdp': 'Composer/PyTorch FSDP MPT 125M-70B, 8-512 A100 and H100 (llm-foundry)',
   'deepspeed-azure-zero3': 'DeepSpeed ZeRO-3 GPT-3 175B, no TP or PP, 128-1,024 A100 (DeepSpeed on Azure, 2022)',
@@ -110,22 +114,30 @@ function sp22Tasks(limit: number): StepTask[] {
 }
 
 /** The rows of a data file with text columns (`#` comment lines, a header, then rows), each by its header's names. */
-type CheckSet = 'nemo-dgxc-h100' | 'nemo-dgxc-h100-fp8' | 'fms-fsdp-a100';
+type CheckSet = 'nemo-dgxc-h100' | 'nemo-dgxc-h100-fp8' | 'nemo-dgxc-gb200' | 'nemo-dgxc-gb200-fp8' | 'fms-fsdp-a100';
 
 /**
  * What a set changes in its scenarios: the FP8 runs of the DGX Cloud recipes (v24.11.1-v25.03, NeMo 1.0) set
- * `fp8_hybrid` with per-tensor delayed scaling and `+model.fp8_params` (configure.sh), the FP8 parameter gather.
+ * `fp8_hybrid` with per-tensor delayed scaling and `+model.fp8_params` (configure.sh), the FP8 parameter gather;
+ * NeMo 2's on GB200 (v25.05) `bf16_with_fp8_mixed`: the same, and gradients reduced in bf16 (grad_reduce_in_fp32 off).
  */
 const CHECK_SET_OVERRIDES: Record<CheckSet, string[]> = {
   'nemo-dgxc-h100': [],
   'nemo-dgxc-h100-fp8': ['training.precision=fp8', 'training.fp8.recipe=delayed', 'training.fp8.paramGather=true'],
+  'nemo-dgxc-gb200': [],
+  'nemo-dgxc-gb200-fp8': [
+    'training.precision=fp8',
+    'training.fp8.recipe=delayed',
+    'training.fp8.paramGather=true',
+    'parallel.fp32Gradients=false',
+  ],
   'fms-fsdp-a100': [],
 };
 
 /** The runs of the scenarios in scenarios/checks/ (test/validation/published-checks.csv). */
 function checkTasks(set: CheckSet, limit: number): StepTask[] {
   const rows = csvRecords('published-checks.csv').filter((r) => r.set === set);
-  return rows
+  const tasks = rows
     .slice(0, limit)
     .map(({ scenario: file, nodes, global_batch: globalBatch, tokens_per_s_per_gpu: tokensPerSPerGpu }) => {
       const raw = applyOverrides(loadScenarioFile(`${CHECKS_DIR}${file}`).raw, [
@@ -138,11 +150,17 @@ function checkTasks(set: CheckSet, limit: number): StepTask[] {
       return {
         set,
         label: `${file.replace(/\.yaml$/, '')} on ${gpus} GPUs`,
+        globalBatch,
         measuredS: (Number(globalBatch) * setup.training.seqLen) / (Number(tokensPerSPerGpu) * gpus),
         raw,
         baseDir: CHECKS_DIR,
       };
     });
+  // A scenario run twice on one GPU count (weak and strong scaling) is told apart by its batch.
+  const seen = (label: string) => tasks.filter((t) => t.label === label).length;
+  return tasks.map(({ globalBatch, ...t }) =>
+    seen(t.label) > 1 ? { ...t, label: `${t.label}, global batch ${globalBatch}` } : t,
+  );
 }
 
 /**
@@ -232,6 +250,8 @@ export function stepTasks(sets: readonly StepSetName[], limit = Infinity): StepT
     'megatron-sp22': () => sp22Tasks(limit),
     'nemo-dgxc-h100': () => checkTasks('nemo-dgxc-h100', limit),
     'nemo-dgxc-h100-fp8': () => checkTasks('nemo-dgxc-h100-fp8', limit),
+    'nemo-dgxc-gb200': () => checkTasks('nemo-dgxc-gb200', limit),
+    'nemo-dgxc-gb200-fp8': () => checkTasks('nemo-dgxc-gb200-fp8', limit),
     'fms-fsdp-a100': () => checkTasks('fms-fsdp-a100', limit),
     'llm-foundry-fsdp': () => llmFoundryTasks(limit),
     'deepspeed-azure-zero3': () => deepspeedAzureTasks(limit),

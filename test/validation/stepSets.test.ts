@@ -6,7 +6,7 @@ describe('the published sets of measured step times', () => {
   const count = (set: string) => tasks.filter((t) => t.set === set).length;
 
   it('holds every row of each data file', () => {
-    expect(STEP_SETS.map(count)).toEqual([1440, 109, 10, 8, 9, 9, 3, 203, 37, 32]);
+    expect(STEP_SETS.map(count)).toEqual([1440, 109, 10, 8, 9, 9, 9, 9, 3, 203, 37, 32]);
   });
 
   it('turns published throughput into the measured step time by its closed form', () => {
@@ -17,6 +17,13 @@ describe('the published sets of measured step times', () => {
     // Nemotron-4 15B on 16 H100: global batch 64 of 4,096 tokens at 5,826.4 tokens/s per GPU.
     const nemo = tasks.find((t) => t.set === 'nemo-dgxc-h100')!;
     expect(nemo.measuredS).toBeCloseTo((64 * 4096) / (5826.4 * 16), 12);
+    // GB200 NVL72 (DGX Cloud v25.05): Llama 3.1 405B on 128 GPUs, 9.347 s as printed; Nemotron-4 340B run weak (global
+    // batch 32) and strong (512) on 128 GPUs, told apart by the batch.
+    const gb200 = tasks.filter((t) => t.set === 'nemo-dgxc-gb200');
+    expect(gb200[0].label).toBe('dgxc-gb200-llama31-405b on 128 GPUs');
+    expect(gb200[0].measuredS).toBeCloseTo(9.347, 3);
+    expect(gb200.map((t) => t.label)).toContain('dgxc-gb200-nemotron4-340b on 128 GPUs, global batch 512');
+    expect(gb200.find((t) => t.label.endsWith('128 GPUs, global batch 512'))!.measuredS).toBeCloseTo(32.66, 2);
     // SC21's 1.7B row: Eq. 3 FLOPs over 137 TFLOP/s per GPU on 32 GPUs.
     const sc21 = tasks.find((t) => t.set === 'megatron-sc21')!;
     const flops = 96 * 512 * 2048 * 24 * 2304 ** 2 * (1 + 2048 / (6 * 2304) + 51200 / (16 * 24 * 2304));
