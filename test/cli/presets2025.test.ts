@@ -37,6 +37,17 @@ describe('the node presets of 2024-26 through every command', () => {
     expect(JSON.parse(scale.out).series[0].rows.length).toBeGreaterThan(0);
   });
 
+  it.each(['mi300x-8gpu', 'gb200-nvl72'])(
+    '%s: plan ranks the splits and never offers TP overlap on AMD',
+    async (preset) => {
+      const { code, out } = await cli('plan', scenarioOn(preset), '--fix', 'zero=1', '--top', '2', '--json');
+      expect(code).toBe(0);
+      const plan = JSON.parse(out);
+      expect(plan.rows.length).toBeGreaterThan(0);
+      if (preset === 'mi300x-8gpu') expect(JSON.stringify(plan.rows)).not.toContain('parallel.tpCommOverlap=true');
+    },
+  );
+
   it.each(NEW_NODES)('%s: collective sweeps its all_reduce and all_to_all', async (preset) => {
     for (const op of ['all_reduce', 'all_to_all']) {
       const { code, out } = await cli('collective', '--cluster', preset, '--op', op, '--max-bytes', '1MiB', '--json');
