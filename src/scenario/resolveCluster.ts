@@ -3,7 +3,7 @@ import { gpuPreset, networkPreset, nodePreset, nodePresetNames } from '../sim/ha
 import { ScenarioError } from '../sim/errors.js';
 import { GiB } from '../sim/engine/units.js';
 import { fullMesh } from '../sim/hardware/meshes.js';
-import { ARCHITECTURE_TRAITS, architectureOf } from '../sim/hardware/architectures.js';
+import { ARCHITECTURE_TRAITS, architectureOf, traitsOf } from '../sim/hardware/architectures.js';
 import type { ScenarioInput } from './schema.js';
 import { InvalidScenarioError, problemOf, type Problem } from './errors.js';
 import { defaultNetworkFor } from './defaultNetworks.js';
@@ -153,6 +153,11 @@ export function resolveCluster(c: ScenarioInput['cluster'], source: string): Clu
   const mesh = meshOf(c.node?.nvlinkMesh, baseNode, node.gpusPerNode);
   if (mesh !== node.nvlinkMesh) node.nvlinkMesh = mesh;
   node.gpu = gpu;
+  if (node.nvls && traitsOf(gpu).vendor !== 'nvidia')
+    throw new ScenarioError(
+      'cluster.node.nvls',
+      `NVLink SHARP is an NVIDIA NVSwitch feature and ${gpu.name} is ${traitsOf(gpu).label} (RCCL has no in-switch reduction); set cluster.node.nvls: false, or start from an AMD node preset (mi300x-8gpu, mi355x-8gpu)`,
+    );
   if (node.intra === 'pcie' && node.nvls)
     throw new ScenarioError(
       'cluster.node.nvls',

@@ -59,3 +59,34 @@ describe('a GPU a scenario defines under a name of its own', () => {
     expect(modified.cluster.node.gpu.name).toBe('h100-sxm5-80gb (modified)');
   });
 });
+
+describe("a GPU of the scenario's own that names its architecture", () => {
+  const on = (preset: string, gpu: Record<string, unknown>) =>
+    scenarioOf({
+      cluster: { preset, nodes: 1, gpu },
+      model: { preset: 'llama2-7b', seqLen: 1024 },
+      training: { globalBatch: 8, microBatch: 1 },
+    });
+
+  it("starts from that generation's reference GPU, and the notes say it was named", () => {
+    const s = on('mi300x-8gpu', { name: 'mi325x', architecture: 'cdna3', memoryGiB: 256, hbmBandwidthGBps: 6000 });
+    const gpu = s.cluster.node.gpu;
+    expect(gpu).toMatchObject({ name: 'mi325x', architecture: 'cdna3', smCount: 304, hbmBandwidthGBps: 6000 });
+    expect(gpu.kernelFiguresOf).toMatchObject({ gpu: 'mi300x-192gb', architecture: 'cdna3' });
+    expect(simulateStep(s).result.notes.join(' ')).toMatch(
+      /the reference CDNA 3 GPU, as cluster\.gpu\.architecture names/,
+    );
+    // Named on another generation's node, it still starts from its own generation's reference.
+    const blackwell = on('dgx-h100', { name: 'b300', architecture: 'blackwell', memoryGiB: 268 });
+    expect(blackwell.cluster.node.gpu).toMatchObject({ smCount: 148, computeCapability: 10.0 });
+  });
+
+  it('is refused against a preset of another generation, and on an NVLink SHARP node when it is AMD', () => {
+    expect(() => on('dgx-h100', { preset: 'h100-sxm5-80gb', architecture: 'blackwell' })).toThrow(
+      /cluster\.gpu\.architecture.*is blackwell, but preset h100-sxm5-80gb is hopper/s,
+    );
+    expect(() => on('dgx-h100', { name: 'mi325x', architecture: 'cdna3' })).toThrow(
+      /cluster\.node\.nvls.*NVLink SHARP is an NVIDIA NVSwitch feature/s,
+    );
+  });
+});
