@@ -53,7 +53,7 @@ afterAll(() => {
 describe('bad input: unknown presets', () => {
   it.each([
     ['cluster.preset', 'dgx-z', 'node', ['dgx-a100-80gb', 'hgx-h200']],
-    ['cluster.network', 'ib-xyz', 'network', ['ib-hdr', 'roce-100']],
+    ['cluster.network', 'myrinet-2000', 'network', ['ib-hdr', 'roce-100']],
     ['cluster.gpu', 'h900', 'gpu', ['a100-sxm4-80gb', 'h100-sxm5-80gb']],
     ['model.preset', 'llama9', 'model', ['llama2-7b', 'bert-large']],
     ['cluster.node.preset', 'dgx-2', 'node', ['dgx-h100']],
@@ -72,7 +72,7 @@ describe('bad input: unknown presets', () => {
       '--set',
       'cluster.preset=dgx-z',
       '--set',
-      'cluster.network=ib-xyz',
+      'cluster.network=myrinet-2000',
       '--set',
       'model.preset=llama9',
     );
@@ -80,7 +80,7 @@ describe('bad input: unknown presets', () => {
       r,
       '3 problems',
       "cluster.preset: unknown node preset 'dgx-z'",
-      "cluster.network: unknown network preset 'ib-xyz'",
+      "cluster.network: unknown network preset 'myrinet-2000'",
       "model.preset: unknown model preset 'llama9'",
     );
     expect(problemLines(r.stderr)).toHaveLength(3);
@@ -130,8 +130,8 @@ describe('bad input: unknown presets', () => {
       'dgx-a100-80gb',
     );
     expectBadInput(
-      await cli('collective', '--cluster', 'dgx-a100-80gb', '--network', 'ib-xyz'),
-      "--network: unknown network preset 'ib-xyz'; expected one of: ",
+      await cli('collective', '--cluster', 'dgx-a100-80gb', '--network', 'myrinet-2000'),
+      "--network: unknown network preset 'myrinet-2000'; expected one of: ",
       'ib-hdr',
     );
   });

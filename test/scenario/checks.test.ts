@@ -10,7 +10,8 @@ describe('scenarios/checks', () => {
   const dir = 'scenarios/checks';
   const files = readdirSync(dir).filter((f) => f.endsWith('.yaml'));
   const fms = files.filter((f) => f.startsWith('fms-fsdp-'));
-  const dgxc = files.filter((f) => f.startsWith('dgxc-'));
+  const dgxc = files.filter((f) => f.startsWith('dgxc-') && !f.startsWith('dgxc-gb200-'));
+  const gb200 = files.filter((f) => f.startsWith('dgxc-gb200-'));
   const folding = files.filter((f) => f.startsWith('folding-'));
   const load = (f: string) => {
     const file = loadScenarioFile(join(dir, f));
@@ -30,7 +31,21 @@ describe('scenarios/checks', () => {
       'folding-mixtral-8x22b.yaml',
       'folding-qwen2-57b-a14b.yaml',
     ]);
-    expect(files.length).toBe(10);
+    expect(gb200.sort()).toEqual(['dgxc-gb200-llama31-405b.yaml', 'dgxc-gb200-nemotron4-340b.yaml']);
+    expect(files.length).toBe(12);
+  });
+
+  it.each(gb200)('%s states its source, its measured step times and its assumptions, and fits on GB200', (f) => {
+    const text = readFileSync(join(dir, f), 'utf8');
+    expect(text).toMatch(/github\.com\/NVIDIA\/dgxc-benchmarking v25\.05/);
+    expect(text).toMatch(/Measured [\d.]+ s a step|[\d.]+ s a step on 128 GPUs/);
+    expect(text).toMatch(/64-GPU NVLink domain/);
+    expect(text).toMatch(/An out-of-sample check, not a validation row/);
+    const s = load(f);
+    expect(s.cluster.node.gpu.name).toBe('gb200-186gb');
+    expect(s.cluster.nodes * s.cluster.node.gpusPerNode).toBe(128);
+    expect(s.training.attentionKernel).toBe('cudnn');
+    for (const stage of stageMemories(s)) expect(stage.totalBytes).toBeLessThanOrEqual(s.cluster.node.gpu.memoryBytes);
   });
 
   it.each(folding)('%s states its source, its measured MFU, what it assumes, and resolves with experts', (f) => {
