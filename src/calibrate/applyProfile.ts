@@ -100,6 +100,8 @@ export function profileGpu(profile: Profile, base?: GpuSpec): { gpu: GpuSpec; ap
         name: profile.device.name,
         peakTflops: {},
         smCount: profile.machine.cuda?.devices[0]?.smCount ?? 1,
+        // Its generation (NCCL's tuning row, TE features) follows the device's compute capability (architectures.ts).
+        ...computeCapabilityOf(profile.machine.cuda?.devices[0]?.computeCapability),
         calibratedCpu: undefined,
       };
   const gemm = measuredGemms(profile);
@@ -233,4 +235,10 @@ export function withProfile<T extends { cluster: ClusterSpec; comm: CommSetup }>
       `measured collectives inside a node: ${added.map((t) => `${t.op} ×${t.ranks} (${t.points.length} sizes)`).join(', ')}`,
     );
   return { scenario: { ...scenario, cluster, comm: { ...scenario.comm, measured: [...own, ...added] } }, applied };
+}
+
+/** A CUDA device's compute capability ("9.0") as a GpuSpec field; none when it does not read as a number. */
+function computeCapabilityOf(text: string | undefined): { computeCapability?: number } {
+  const cc = Number(text);
+  return text && Number.isFinite(cc) && cc > 0 ? { computeCapability: cc } : {};
 }

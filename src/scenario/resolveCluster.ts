@@ -3,7 +3,12 @@ import { gpuPreset, networkPreset, nodePreset, nodePresetNames } from '../sim/ha
 import { ScenarioError } from '../sim/errors.js';
 import { GiB } from '../sim/engine/units.js';
 import { fullMesh } from '../sim/hardware/meshes.js';
-import { ARCHITECTURE_TRAITS, architectureOf, traitsOf } from '../sim/hardware/architectures.js';
+import {
+  ARCHITECTURE_TRAITS,
+  architectureOf,
+  architectureOfComputeCapability,
+  traitsOf,
+} from '../sim/hardware/architectures.js';
 import type { ScenarioInput } from './schema.js';
 import { InvalidScenarioError, problemOf, type Problem } from './errors.js';
 import { defaultNetworkFor } from './defaultNetworks.js';
@@ -33,11 +38,15 @@ export function resolveGpu(input: ScenarioInput['cluster']['gpu'], base: GpuSpec
   if (input.gemmCeiling) gpu.gemmCeiling = { ...start.gemmCeiling, ...input.gemmCeiling };
   if (input.name === undefined && input.preset === undefined) gpu.name = `${start.name} (modified)`;
   const inherited = inheritedKernelFigures(input, start);
+  // A compute capability given without an architecture says the generation (a 10.0 GPU is Blackwell).
+  if (input.computeCapability !== undefined && input.architecture === undefined)
+    gpu.architecture = architectureOfComputeCapability(input.computeCapability);
+  const fromReference = input.architecture && start.name === ARCHITECTURE_TRAITS[input.architecture].referenceGpu;
   if (input.preset === undefined && input.name !== undefined && input.name !== start.name && inherited.length > 0)
     gpu.kernelFiguresOf = {
       gpu: start.name,
       figures: inherited,
-      ...(input.architecture ? { architecture: input.architecture } : {}),
+      ...(fromReference ? { architecture: input.architecture } : {}),
     };
   return gpu;
 }

@@ -91,7 +91,7 @@ const nodeInline = z
     nvlinkLatencyNs: latencyNs,
     nvls: z.boolean(),
     nvlsEfficiency: fraction.describe(
-      "the all-reduce algorithm bandwidth NVLink SHARP reaches, as a fraction of nvlinkBandwidthGBps (default: the H100's 0.75)",
+      "the all-reduce algorithm bandwidth NVLink SHARP reaches, as a fraction of nvlinkBandwidthGBps (default: the node preset's, else the H100's 0.75)",
     ),
     pcieBandwidthGBps: bandwidthGBps,
     pcieLatencyNs: latencyNs,

@@ -81,6 +81,14 @@ describe("a GPU of the scenario's own that names its architecture", () => {
     expect(blackwell.cluster.node.gpu).toMatchObject({ smCount: 148, computeCapability: 10.0 });
   });
 
+  it('takes the generation a compute capability implies, and names a reference only where it started from one', () => {
+    const cc10 = on('dgx-h100', { name: 'my-bw', computeCapability: 10.0 });
+    expect(cc10.cluster.node.gpu.architecture).toBe('blackwell');
+    const ownHopper = on('hgx-h200', { name: 'h200-nvl', architecture: 'hopper', memoryGiB: 141 });
+    expect(ownHopper.cluster.node.gpu.kernelFiguresOf).toMatchObject({ gpu: 'h200-sxm-141gb' });
+    expect(ownHopper.cluster.node.gpu.kernelFiguresOf?.architecture).toBeUndefined();
+  });
+
   it('is refused against a preset of another generation, and on an NVLink SHARP node when it is AMD', () => {
     expect(() => on('dgx-h100', { preset: 'h100-sxm5-80gb', architecture: 'blackwell' })).toThrow(
       /cluster\.gpu\.architecture.*is blackwell, but preset h100-sxm5-80gb is hopper/s,

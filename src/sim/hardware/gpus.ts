@@ -1,5 +1,5 @@
 import type { GpuSpec, MisalignedGemmSlowdown } from './types.js';
-import { SUSTAINED_GEMM_FRACTION } from './sustainedGemm.js';
+import { ASSUMED_SUSTAINED_GEMM_FRACTION, SUSTAINED_GEMM_FRACTION } from './sustainedGemm.js';
 import { LAUNCH, MAMF, MiB } from './gpuSources.js';
 import { B200_SXM_180GB, GB200_186GB } from './gpusBlackwell.js';
 import { MI300X_192GB, MI355X_288GB } from './gpusAmd.js';
@@ -211,6 +211,7 @@ export const L40S_48GB: GpuSpec = {
   // lists 46.9 / 264.0 / 269.2 TFLOP/s in unlabelled columns, read as fp32 / fp16 / bf16 (0.51 / 0.73 / 0.74; low
   // confidence). tf32 and fp8 are the bf16 share (estimates).
   gemmCeiling: { fp32: 0.51, tf32: 0.74, fp16: 0.73, bf16: 0.74, fp8: 0.74 },
+  sustainedGemmFraction: ASSUMED_SUSTAINED_GEMM_FRACTION,
   memoryBytes: 49152 * MiB,
   hbmBandwidthGBps: 864,
   // GDDR6 streams a little less of its peak than HBM: the A100's 0.88 taken (estimate, uncertain).

@@ -6,6 +6,9 @@ import type { ClusterSpec } from '../hardware/types.js';
  * NICs and nodes per leaf, an oversubscription of at least 1, and an NVLink mesh of distinct GPUs of the node.
  * @throws ScenarioError naming the field
  */
+/** The most GPUs a mesh node may have (see `checkClusterSpec`). */
+export const MAX_MESH_GPUS = 8;
+
 export function checkClusterSpec(c: ClusterSpec): void {
   const n = c.node;
   const posInt = (v: number, path: string) => {
@@ -22,6 +25,14 @@ export function checkClusterSpec(c: ClusterSpec): void {
       `expected a number >= 1, got ${c.network.oversubscription}`,
     );
   if (n.intra === 'nvlink-mesh') {
+    // The rings over a mesh are found by searching its Hamiltonian cycles (meshRing.ts): exhaustive up to 8 GPUs, as
+    // every mesh node built (DGX-1, AMD's 8-GPU platforms) has; beyond that the search neither ends soon nor loads
+    // the links alike.
+    if (n.gpusPerNode > MAX_MESH_GPUS)
+      throw new ScenarioError(
+        'cluster.node.gpusPerNode',
+        `is ${n.gpusPerNode}, but NVLink or Infinity Fabric meshes of at most ${MAX_MESH_GPUS} GPUs are modelled; use nodes of ${MAX_MESH_GPUS} or fewer, or intra: nvswitch`,
+      );
     if (!n.nvlinkMesh || n.nvlinkMesh.length === 0)
       throw new ScenarioError('cluster.node.nvlinkMesh', 'an nvlink-mesh node needs its NVLink pairs');
     n.nvlinkMesh.forEach((p, k) => {

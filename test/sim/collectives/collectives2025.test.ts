@@ -78,6 +78,9 @@ describe("RCCL's rings over a fully connected mesh", () => {
   it('take a mesh of the scenario own: `full` joins every pair, and a 4-GPU full preset mesh follows gpusPerNode', () => {
     const own = resolveClusterSection({ preset: 'mi300x-8gpu', nodes: 1, node: { gpusPerNode: 4 } }, 'test').node;
     expect(own.nvlinkMesh).toHaveLength(6);
+    // Beyond 8 GPUs the ring search is not modelled: refused, not left to run for minutes.
+    const sixteen = resolveClusterSection({ preset: 'mi300x-8gpu', nodes: 1, node: { gpusPerNode: 16 } }, 'test');
+    expect(() => buildTopology(sixteen)).toThrow(/meshes of at most 8 GPUs are modelled/);
     const listed = resolveClusterSection(
       {
         preset: 'dgx-1-v100',

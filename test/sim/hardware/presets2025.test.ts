@@ -51,7 +51,7 @@ describe('GPU presets of 2024-26 against their datasheets', () => {
       (n) => architectureOf(gpuPreset(n)),
     );
     expect(arch).toEqual(['blackwell', 'blackwell', 'hopper', 'ada', 'cdna3', 'cdna4']);
-    for (const n of ['b200-sxm-180gb', 'gb200-186gb', 'mi300x-192gb', 'mi355x-288gb'])
+    for (const n of ['b200-sxm-180gb', 'gb200-186gb', 'l40s-48gb', 'mi300x-192gb', 'mi355x-288gb'])
       expect(gpuPreset(n).sustainedGemmFraction).toBe(SUSTAINED_GEMM_FRACTION.hopper);
     expect(traitsOf(gpuPreset('mi300x-192gb'))).toMatchObject({ collectiveLibrary: 'RCCL', tpCommOverlap: false });
     expect(traitsOf(gpuPreset('b200-sxm-180gb'))).toMatchObject({
