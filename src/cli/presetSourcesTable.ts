@@ -1,4 +1,5 @@
 import { presetCatalogue } from './presetsCommand.js';
+import { markedBlockOf, withMarkedBlock } from '../scenario/fieldTablePage.js';
 
 /** The markers around the generated preset table in docs/hardware.md. */
 export const PRESET_SOURCES_START = '<!-- preset sources: written by npm run docs:fields from src/sim/hardware -->';
@@ -20,15 +21,12 @@ export function presetSourcesTable(): string {
 
 /** `page` with `table` between the preset-source markers; the page must have them. */
 export function withPresetSources(page: string, table: string): string {
-  const start = page.indexOf(PRESET_SOURCES_START);
-  const end = page.indexOf(PRESET_SOURCES_END);
-  if (start < 0 || end < start) throw new Error('the page has no preset-source markers');
-  return `${page.slice(0, start)}${PRESET_SOURCES_START}\n${table}\n${page.slice(end)}`;
+  const out = withMarkedBlock(page, PRESET_SOURCES_START, PRESET_SOURCES_END, table);
+  if (out === undefined) throw new Error('the page has no preset-source markers');
+  return out;
 }
 
 /** The table between the markers, or undefined when the page has none. */
 export function presetSourcesOf(page: string): string | undefined {
-  const start = page.indexOf(PRESET_SOURCES_START);
-  const end = page.indexOf(PRESET_SOURCES_END);
-  return start < 0 || end < start ? undefined : page.slice(start + PRESET_SOURCES_START.length, end).trim();
+  return markedBlockOf(page, PRESET_SOURCES_START, PRESET_SOURCES_END);
 }

@@ -162,10 +162,11 @@ export function resolveCluster(c: ScenarioInput['cluster'], source: string): Clu
   const mesh = meshOf(c.node?.nvlinkMesh, baseNode, node.gpusPerNode);
   if (mesh !== node.nvlinkMesh) node.nvlinkMesh = mesh;
   node.gpu = gpu;
-  if (node.nvls && traitsOf(gpu).vendor !== 'nvidia')
+  const traits = traitsOf(gpu);
+  if (node.nvls && traits.vendor !== 'nvidia')
     throw new ScenarioError(
       'cluster.node.nvls',
-      `NVLink SHARP is an NVIDIA NVSwitch feature and ${gpu.name} is ${traitsOf(gpu).label} (RCCL has no in-switch reduction); set cluster.node.nvls: false, or start from an AMD node preset (mi300x-8gpu, mi355x-8gpu)`,
+      `NVLink SHARP is an NVIDIA NVSwitch feature and ${gpu.name} is ${traits.label} (RCCL has no in-switch reduction); set cluster.node.nvls: false, or start from an AMD node preset (mi300x-8gpu, mi355x-8gpu)`,
     );
   if (node.intra === 'pcie' && node.nvls)
     throw new ScenarioError(

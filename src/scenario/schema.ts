@@ -172,8 +172,8 @@ export const trainingSchema = z
     precision: z.enum(['bf16', 'fp16', 'fp32', 'tf32', 'fp8']).default('bf16'),
     /**
      * With `precision: fp8`: the scaling recipe (Megatron's --fp8-recipe: `delayed`, the default, `tensorwise`,
-     * current scaling, or on Blackwell `mxfp8`, a scale per 32 values) and `paramGather` (--fp8-param-gather: FP8 weights as the only weight copy, gathered in FP8 by
-     * the distributed optimizer). Only with precision fp8.
+     * current scaling, or on Blackwell `mxfp8`, a scale per 32 values) and `paramGather` (--fp8-param-gather: FP8
+     * weights as the only weight copy, gathered in FP8 by the distributed optimizer). Only with precision fp8.
      */
     ...trainingExpertShape,
     fp8: z

@@ -40,12 +40,9 @@ export function nodeRings(node: NodeSpec, members: number[]): number[][] {
 }
 
 /**
- * Hamiltonian cycles enumerated at most: every one of an 8-GPU mesh (a complete one has 2,520); a larger mesh, which
- * has too many to list, searches the first ones found, so its rings may use fewer links than it has.
+ * Every Hamiltonian cycle over vertices 0..k−1 with capacity on each edge, once per direction pair: at most 2,520 (a
+ * complete mesh of 8), as meshes are held to 8 GPUs (clusterSpecChecks.ts `MAX_MESH_GPUS`).
  */
-const MAX_CYCLES = 20_000;
-
-/** The Hamiltonian cycles over vertices 0..k−1 with capacity on each edge, once per direction pair (MAX_CYCLES at most). */
 function allCycles(k: number, capacity: Int32Array): number[][] {
   const cycles: number[][] = [];
   const used = new Array<boolean>(k).fill(false);
@@ -57,7 +54,7 @@ function allCycles(k: number, capacity: Int32Array): number[][] {
       if (capacity[last * k] > 0 && path[1] < last) cycles.push([...path]);
       return;
     }
-    for (let j = 1; j < k && cycles.length < MAX_CYCLES; j++) {
+    for (let j = 1; j < k; j++) {
       if (used[j] || capacity[last * k + j] === 0) continue;
       used[j] = true;
       path.push(j);

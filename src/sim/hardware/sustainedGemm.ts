@@ -24,6 +24,6 @@ export const SUSTAINED_GEMM_FRACTION = {
 /**
  * For a generation with no declared training subset (Ada, Blackwell, AMD's CDNA 3 and 4: no measured layer timings or
  * runs here), Hopper's fraction is assumed: the nearest generation with the same mechanism (a power cap below what a
- * full tensor load draws). An assumption, not a fit; the step's notes say so (simulateStep.ts).
+ * full tensor load draws). An assumption, not a fit; the summary's GEMM ceiling line says so (cli/simulateCommand.ts).
  */
 export const ASSUMED_SUSTAINED_GEMM_FRACTION = SUSTAINED_GEMM_FRACTION.hopper;

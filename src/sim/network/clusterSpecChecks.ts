@@ -1,14 +1,14 @@
 import { ScenarioError } from '../errors.js';
 import type { ClusterSpec } from '../hardware/types.js';
 
+/** The most GPUs a mesh node may have (see `checkClusterSpec`). */
+export const MAX_MESH_GPUS = 8;
+
 /**
  * What a cluster must satisfy before its topology can be built: whole, positive counts of nodes, GPUs, PCIe switches,
  * NICs and nodes per leaf, an oversubscription of at least 1, and an NVLink mesh of distinct GPUs of the node.
  * @throws ScenarioError naming the field
  */
-/** The most GPUs a mesh node may have (see `checkClusterSpec`). */
-export const MAX_MESH_GPUS = 8;
-
 export function checkClusterSpec(c: ClusterSpec): void {
   const n = c.node;
   const posInt = (v: number, path: string) => {

@@ -71,7 +71,10 @@ describe("RCCL's rings over a fully connected mesh", () => {
 
   it('leave NCCL on a DGX-1 mesh to its link-disjoint rings', () => {
     const node = resolveClusterSection({ preset: 'dgx-1-v100', nodes: 1 }, 'test').node;
-    const uses = pairUses(nodeRings(node, [...Array(8).keys()]));
+    const rings = nodeRings(node, [...Array(8).keys()]);
+    // Its 24 link-units (6 a GPU) hold 3 link-disjoint rings, each pair used at most its own link count.
+    expect(rings).toHaveLength(3);
+    const uses = pairUses(rings);
     expect([...uses.values()].every((u) => u <= 2)).toBe(true);
   });
 
