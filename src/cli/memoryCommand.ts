@@ -1,3 +1,4 @@
+import { modelLeftOutNote } from '../sim/workload/leftOut.js';
 import type { Command } from 'commander';
 import { MEMORY_BAND_NOTE, memoryBandJson } from '../accuracy/bandText.js';
 import { wrapWords } from '../report/format.js';
@@ -81,6 +82,7 @@ steps: ZeRO-3 shards it over dp × cp).`,
       // One verdict for the whole job: the GPUs' memory and, with CPU offload, the hosts'.
       const fits = gpuFits && host?.fits !== false;
       const shortfallBytes = Math.max(...stages.map((s) => s.shortfallBytes));
+      const leftOut = modelLeftOutNote(scenario.model);
       if (opts.json) {
         io.out(
           JSON.stringify(
@@ -96,6 +98,7 @@ steps: ZeRO-3 shards it over dp × cp).`,
               host,
               ...(imports.length > 0 ? { imports: importsJson(imports, opts.set) } : {}),
               ...(warnings.length > 0 ? { warnings } : {}),
+              ...(leftOut ? { notModelled: scenario.model.notModelled } : {}),
               errorBand: memoryBandJson(),
             },
             null,
@@ -153,6 +156,7 @@ steps: ZeRO-3 shards it over dp × cp).`,
               ]
             : []),
           ...(p.zero === 3 ? [zero3GatherLine(p.zeroConfig.stage3 ?? 'fsdp')] : []),
+          ...(leftOut ? wrapWords(`Note: ${leftOut}.`, 116) : []),
           ...wrapWords(`Error band: ${MEMORY_BAND_NOTE}.`, 116),
           ...describeImports(imports, opts.set),
         ].join('\n'),

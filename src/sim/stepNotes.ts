@@ -1,4 +1,5 @@
 import { moeNotes } from './moeNotes.js';
+import { modelLeftOutNote } from './workload/leftOut.js';
 import { ARCHITECTURE_TRAITS, GPU_ARCHITECTURES, traitsOf } from './hardware/architectures.js';
 import type { StepSetup } from './setup.js';
 import type { Fp8Recipe } from './workload/fp8.js';
@@ -10,6 +11,7 @@ import { expectedMaxStandardNormal, symmetricStageFactors } from './parallel/gpu
  */
 export function stepNotes(setup: StepSetup, mfu: number): string[] {
   return [
+    ...modelLeftOutNotes(setup),
     ...kernelFigureNotes(setup),
     ...collectiveLibraryNotes(setup),
     ...fp8Notes(setup),
@@ -17,6 +19,12 @@ export function stepNotes(setup: StepSetup, mfu: number): string[] {
     ...placementNotes(setup),
     ...(setup.cluster.node.gpu.calibratedCpu ? [] : mfuNotes(mfu, setup.training.kernels)),
   ];
+}
+
+/** What the model's source describes that the step leaves out (ModelSpec.notModelled). */
+function modelLeftOutNotes(setup: StepSetup): string[] {
+  const note = modelLeftOutNote(setup.model);
+  return note ? [note] : [];
 }
 
 /** On AMD GPUs: what of RCCL is modelled, and what the output's "NVLink" stands for. */

@@ -50,6 +50,8 @@ export interface ModelSpec {
   moe?: MoeSpec;
   /** Multi-head latent attention (mla.ts) in place of the usual projections; `llama` only. */
   mla?: MlaSpec;
+  /** What the model's source describes that the simulation leaves out, in words; stated with every result. */
+  notModelled?: string[];
 }
 
 /** One trainable tensor, as `nn.Module.parameters()` yields it. */

@@ -1,6 +1,10 @@
 import { UnknownPresetError } from '../errors.js';
 import type { ModelSpec } from './model.js';
 import type { MoeSpec } from './moe.js';
+import { GPT_OSS_LEFT_OUT, groupLimitedRoutingLeftOut, multiTokenPredictionLeftOut } from './leftOut.js';
+
+/** DeepSeek-V3 (config.json: num_nextn_predict_layers 1, n_group 8, topk_group 4). */
+const DEEPSEEK_V3_LEFT_OUT = [multiTokenPredictionLeftOut(1), groupLimitedRoutingLeftOut(4, 8)];
 
 /**
  * A GPT-3-style decoder (GELU MLP of 4h, tied embeddings, GPT-2 BPE vocabulary of 50257, context 2048). Unpadded,
@@ -120,6 +124,7 @@ const PRESETS: readonly ModelSpec[] = [
       denseLayers: 3,
     }),
     mla: { qLoraRank: 1536, kvLoraRank: 512, qkNopeHeadDim: 128, qkRopeHeadDim: 64, vHeadDim: 128 },
+    notModelled: DEEPSEEK_V3_LEFT_OUT,
   },
   // Qwen Team, "Qwen2 Technical Report" (2024), Table 1, and Qwen/Qwen2-57B-A14B config.json: 28 layers, width 3584,
   // 28 query and 4 KV heads, 64 experts of 2560, top 8, a shared expert of 20480, vocab 151936, untied; 57B / 14B.
@@ -135,11 +140,14 @@ const PRESETS: readonly ModelSpec[] = [
   // gives no pre-training length); 116.8B total, 5.1B active
   // (the card's active count leaves the input embedding out). Not modelled: its attention biases and sinks, and the
   // 128-token banded attention of every other layer (counted as full attention, so attention is over-counted).
-  moeLlama(
-    llama('gpt-oss-120b', 36, 2880, 64, 8, 2880, 4096, 201088),
-    { experts: 128, topK: 4, expertFfnHidden: 2880 },
-    64,
-  ),
+  {
+    ...moeLlama(
+      llama('gpt-oss-120b', 36, 2880, 64, 8, 2880, 4096, 201088),
+      { experts: 128, topK: 4, expertFfnHidden: 2880 },
+      64,
+    ),
+    notModelled: [GPT_OSS_LEFT_OUT],
+  },
   // Devlin et al., "BERT" (2019): BERT-Large L=24, H=1024, A=16, FFN 4H, 512 positions;
   // HF bert-large-uncased config: vocab 30522, MLM decoder tied to the word embeddings. 30522 is not a multiple
   // of 8, so the decoder GEMMs take cuBLAS's slow path (kernelTime.ts); NVIDIA's own BERT pads it to 30528.
@@ -185,6 +193,7 @@ export function modelPreset(name: string, path = 'model'): ModelSpec {
   if (found.mlpSizes) copy.mlpSizes = [...found.mlpSizes];
   if (found.moe) copy.moe = { ...found.moe };
   if (found.mla) copy.mla = { ...found.mla };
+  if (found.notModelled) copy.notModelled = [...found.notModelled];
   return copy;
 }
 
