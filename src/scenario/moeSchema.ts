@@ -22,7 +22,8 @@ export const moeSchema = z
 /** Multi-head latent attention (src/sim/workload/mla.ts), `llama` models: the widths DeepSeek's configs give. */
 export const mlaSchema = z
   .object({
-    qLoraRank: positiveInt,
+    /** The query latent's width; 0: the queries are projected directly (DeepSeek-V2-Lite, q_lora_rank null). */
+    qLoraRank: count,
     kvLoraRank: positiveInt,
     qkNopeHeadDim: positiveInt,
     qkRopeHeadDim: positiveInt,

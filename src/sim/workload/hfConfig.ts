@@ -1,6 +1,8 @@
 import { withPlainHeadDim, type ModelArch, type ModelSpec } from './model.js';
-import { HF_MOE_REFUSED, HF_MOE_TYPES, hfMoe } from './hfMoeConfig.js';
+import { HF_MOE_TYPES, hfMoe } from './hfMoeConfig.js';
+import { HF_DEEPSEEK_TYPES, hfDeepseek, type DeepseekParts } from './hfDeepseekConfig.js';
 import { fail, intField, type Json } from './hfFields.js';
+import { GPT_OSS_LEFT_OUT } from './leftOut.js';
 
 /**
  * Reading a Hugging Face `config.json` into a {@link ModelSpec}. The caller reads the file (nothing in
@@ -9,7 +11,7 @@ import { fail, intField, type Json } from './hfFields.js';
  * Field names per `transformers` configuration classes: LlamaConfig / MistralConfig / GPTNeoXConfig /
  * BertConfig use `num_hidden_layers`, `hidden_size`, `num_attention_heads`, `intermediate_size`,
  * `max_position_embeddings`; GPT2Config uses `n_layer`, `n_embd`, `n_head`, `n_inner` (null → 4·n_embd)
- * and `n_positions`.
+ * and `n_positions`. DeepseekV2Config / DeepseekV3Config add latent attention and experts (hfDeepseekConfig.ts).
  */
 
 /** Supported `model_type` values and the architecture each maps to. */
@@ -29,6 +31,8 @@ const MODEL_TYPES: Record<string, ModelArch> = {
   // Llama-shaped blocks whose MLPs are mixtures of experts (hfMoeConfig.ts). GPT-OSS's attention biases and sinks and
   // its banded attention on every other layer are left out.
   ...Object.fromEntries(HF_MOE_TYPES.map((t) => [t, 'llama' as const])),
+  // Llama-shaped blocks with latent attention in place of the projections, and experts (hfDeepseekConfig.ts).
+  ...Object.fromEntries(HF_DEEPSEEK_TYPES.map((t) => [t, 'llama' as const])),
 };
 
 /** `tie_word_embeddings` defaults of each configuration class when the field is absent. */
@@ -45,6 +49,8 @@ const TIE_DEFAULTS: Record<string, boolean> = {
   qwen2_moe: false,
   qwen3_moe: false,
   gpt_oss: false,
+  deepseek_v2: false,
+  deepseek_v3: false,
 };
 
 /** Last path component without extension, or the parent folder for `…/config.json`. */
@@ -61,7 +67,6 @@ function modelTypeOf(cfg: Json, sourcePath: string): { modelType: string; arch: 
   if (typeof modelType !== 'string') {
     fail(sourcePath, `missing field 'model_type'; expected one of: ${Object.keys(MODEL_TYPES).join(', ')}`);
   }
-  if (HF_MOE_REFUSED[modelType]) fail(sourcePath, `model_type '${modelType}': ${HF_MOE_REFUSED[modelType]}`);
   const arch = MODEL_TYPES[modelType];
   if (!arch) {
     fail(
@@ -91,8 +96,12 @@ export function modelFromHfConfig(json: unknown, sourcePath: string): ModelSpec 
   const layers = intField(cfg, ['num_hidden_layers', 'n_layer'], sourcePath);
   const hidden = intField(cfg, ['hidden_size', 'n_embd'], sourcePath);
   const heads = intField(cfg, ['num_attention_heads', 'n_head'], sourcePath);
-  const kvHeads = intField(cfg, ['num_key_value_heads'], sourcePath, heads);
-  const moe = (HF_MOE_TYPES as readonly string[]).includes(modelType) ? hfMoe(cfg, modelType, sourcePath) : undefined;
+  // Latent attention gives every head its own key and value (DeepseekV2/V3Config keep num_key_value_heads = heads).
+  const kvHeads = kvHeadsOf(cfg, modelType, heads, sourcePath);
+  const deepseek = deepseekPartsOf(cfg, modelType, sourcePath);
+  const moe = (HF_MOE_TYPES as readonly string[]).includes(modelType)
+    ? hfMoe(cfg, modelType, sourcePath)
+    : deepseek?.moe;
   // GPT-2 leaves n_inner null and uses 4·n_embd; the other families must state the width.
   const ffnHidden = intField(
     cfg,
@@ -111,9 +120,12 @@ export function modelFromHfConfig(json: unknown, sourcePath: string): ModelSpec 
 
   // LlamaConfig, MistralConfig, Qwen3Config and GemmaConfig take head_dim (default hidden / heads). Mistral NeMo's is
   // 128 beside 5120 / 32 = 160 (q_proj 5120 → 4096), Gemma 7B's 256 beside 3072 / 16, Qwen3-32B's 128 beside 5120 / 64.
+  // DeepseekV2/V3Config set head_dim to the rotary part's width: latent attention's widths are its own (mla.ts).
   const headDim =
-    cfg['head_dim'] === undefined || cfg['head_dim'] === null ? undefined : intField(cfg, ['head_dim'], sourcePath);
-  if (headDim === undefined && hidden % heads !== 0) {
+    cfg['head_dim'] === undefined || cfg['head_dim'] === null || deepseek
+      ? undefined
+      : intField(cfg, ['head_dim'], sourcePath);
+  if (headDim === undefined && !deepseek && hidden % heads !== 0) {
     fail(
       sourcePath,
       `hidden size ${hidden} is not a multiple of the attention heads (${heads}), and no head_dim says how wide a head is`,
@@ -138,5 +150,23 @@ export function modelFromHfConfig(json: unknown, sourcePath: string): ModelSpec 
     vocab,
     tiedEmbeddings,
     ...(moe ? { moe } : {}),
+    ...(deepseek ? { mla: deepseek.mla } : {}),
+    ...notModelledOf(modelType, deepseek),
   });
+}
+
+function notModelledOf(modelType: string, deepseek: DeepseekParts | undefined): Pick<ModelSpec, 'notModelled'> {
+  const left = modelType === 'gpt_oss' ? [GPT_OSS_LEFT_OUT] : (deepseek?.notModelled ?? []);
+  return left.length > 0 ? { notModelled: left } : {};
+}
+
+function deepseekPartsOf(cfg: Json, modelType: string, sourcePath: string): DeepseekParts | undefined {
+  const type = HF_DEEPSEEK_TYPES.find((t) => t === modelType);
+  return type ? hfDeepseek(cfg, type, sourcePath) : undefined;
+}
+
+function kvHeadsOf(cfg: Json, modelType: string, heads: number, sourcePath: string): number {
+  if (!(HF_DEEPSEEK_TYPES as readonly string[]).includes(modelType))
+    return intField(cfg, ['num_key_value_heads'], sourcePath, heads);
+  return heads;
 }

@@ -5,12 +5,6 @@ import type { MoeSpec } from './moe.js';
 /** The `model_type`s whose configuration classes describe mixture-of-experts MLPs, read as `llama` models with experts. */
 export const HF_MOE_TYPES = ['mixtral', 'qwen2_moe', 'qwen3_moe', 'gpt_oss'] as const;
 
-/** Model types with experts that are refused, and why. */
-export const HF_MOE_REFUSED: Readonly<Record<string, string>> = {
-  deepseek_v3: "DeepSeek-V3's multi-head latent attention is not modelled yet",
-  deepseek_v2: "DeepSeek-V2's multi-head latent attention is not modelled yet",
-};
-
 /**
  * The experts of a configuration, per `transformers`' classes: MixtralConfig and GptOssConfig (`num_local_experts`,
  * `num_experts_per_tok`, each expert `intermediate_size` wide, in every layer); Qwen2MoeConfig and Qwen3MoeConfig

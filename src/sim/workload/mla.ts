@@ -5,6 +5,7 @@
  * the heads), its value v_head_dim wide.
  */
 export interface MlaSpec {
+  /** The query latent's width; 0: the queries are projected straight to the heads (DeepSeek-V2-Lite). */
   qLoraRank: number;
   kvLoraRank: number;
   qkNopeHeadDim: number;

@@ -13,16 +13,22 @@ function latentNorm(c: LayerContext, name: string, width: number, param: string)
 
 /**
  * Latent attention's projections in place of QKV (mla.ts), on one rank (tp 1): the query's down-projection, norm and
- * up-projection, then the keys' and values' joint down-projection (with the shared rotary key), norm and
+ * up-projection (or one projection where the queries are not compressed), then the keys' and values' joint down-projection (with the shared rotary key), norm and
  * up-projection; the attention core and the output projection follow as for any attention.
  */
 export function mlaProjectionStages(c: LayerContext, mla: MlaSpec, layer: number): Stage[] {
   const p = `model.layers.${layer}.self_attn.`;
   const heads = c.headsPerRank;
+  const query =
+    mla.qLoraRank === 0
+      ? [linearStage('q_proj', c.tokens, c.h, heads * mlaQkHeadDim(mla), c.dtype, [p + 'q_proj.weight'])]
+      : [
+          linearStage('q_down', c.tokens, c.h, mla.qLoraRank, c.dtype, [p + 'q_a_proj.weight']),
+          latentNorm(c, 'q_norm', mla.qLoraRank, p + 'q_a_layernorm.weight'),
+          linearStage('q_up', c.tokens, mla.qLoraRank, heads * mlaQkHeadDim(mla), c.dtype, [p + 'q_b_proj.weight']),
+        ];
   return [
-    linearStage('q_down', c.tokens, c.h, mla.qLoraRank, c.dtype, [p + 'q_a_proj.weight']),
-    latentNorm(c, 'q_norm', mla.qLoraRank, p + 'q_a_layernorm.weight'),
-    linearStage('q_up', c.tokens, mla.qLoraRank, heads * mlaQkHeadDim(mla), c.dtype, [p + 'q_b_proj.weight']),
+    ...query,
     linearStage('kv_down', c.tokens, c.h, mla.kvLoraRank + mla.qkRopeHeadDim, c.dtype, [
       p + 'kv_a_proj_with_mqa.weight',
     ]),

@@ -188,15 +188,18 @@ function llamaTensors(m: ModelSpec, push: Push): void {
 
 /**
  * Latent attention's tensors, as DeepseekV3Attention registers them: the query's down-projection, its norm and
- * up-projection to every head's query; the keys' and values' joint down-projection (with the shared rotary key), its
+ * up-projection to every head's query (one projection where the queries are not compressed, qLoraRank 0); the keys' and values' joint down-projection (with the shared rotary key), its
  * norm and up-projection to every head's key and value; the output projection.
  */
 function mlaTensors(m: ModelSpec, mla: MlaSpec, i: number, push: Push): void {
   const h = m.hidden;
   const p = `model.layers.${i}.self_attn.`;
-  push(p + 'q_a_proj.weight', h * mla.qLoraRank, i, false);
-  push(p + 'q_a_layernorm.weight', mla.qLoraRank, i, false);
-  push(p + 'q_b_proj.weight', mla.qLoraRank * m.heads * mlaQkHeadDim(mla), i, true);
+  if (mla.qLoraRank === 0) push(p + 'q_proj.weight', h * m.heads * mlaQkHeadDim(mla), i, true);
+  else {
+    push(p + 'q_a_proj.weight', h * mla.qLoraRank, i, false);
+    push(p + 'q_a_layernorm.weight', mla.qLoraRank, i, false);
+    push(p + 'q_b_proj.weight', mla.qLoraRank * m.heads * mlaQkHeadDim(mla), i, true);
+  }
   push(p + 'kv_a_proj_with_mqa.weight', h * (mla.kvLoraRank + mla.qkRopeHeadDim), i, false);
   push(p + 'kv_a_layernorm.weight', mla.kvLoraRank, i, false);
   push(p + 'kv_b_proj.weight', mla.kvLoraRank * m.heads * (mla.qkNopeHeadDim + mla.vHeadDim), i, true);
