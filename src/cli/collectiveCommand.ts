@@ -7,7 +7,7 @@ import {
   COLLECTIVE_OPS,
   PROTOCOLS,
   type Algorithm,
-  type CollectiveOp,
+  type NcclTestsOp,
   type Protocol,
 } from '../sim/collectives/types.js';
 import { resolveClusterSection } from '../scenario/resolve.js';
@@ -28,7 +28,7 @@ interface CollectiveOptions {
   gpus?: string;
   network?: string;
   nicsPerNode?: string;
-  op: CollectiveOp;
+  op: NcclTestsOp;
   minBytes: string;
   maxBytes: string;
   stepFactor: string;

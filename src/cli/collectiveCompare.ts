@@ -4,7 +4,7 @@ import { median } from '../calibrate/stats.js';
 import { fileErrorReason } from '../fileErrors.js';
 import { parseCollectiveTable } from '../scenario/ncclTestsTable.js';
 import type { SweepRow } from '../sim/collectives/sweep.js';
-import type { CollectiveOp } from '../sim/collectives/types.js';
+import type { NcclTestsOp } from '../sim/collectives/types.js';
 import { UsageError } from './usageError.js';
 import { readInputText } from '../inputFile.js';
 
@@ -18,7 +18,7 @@ export interface ComparedRow extends SweepRow {
 /** Sizes and times of a measured table (nccl-tests output or CSV), or a usage error naming the file. */
 export function readComparison(
   path: string,
-  op: CollectiveOp,
+  op: NcclTestsOp,
   ranks: number,
   node: NodeSpec,
 ): { bytes: number; timeNs: number }[] {

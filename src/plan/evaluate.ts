@@ -11,6 +11,7 @@ import { localBusy } from '../sim/program/streamBusy.js';
 import type { Task } from '../sim/program/types.js';
 import { CollectiveService } from '../sim/collectives/collectiveService.js';
 import { buildTopology } from '../sim/network/topology.js';
+import { expertRoutingConfig } from '../sim/workload/moe.js';
 import { candidateSets, type KnobContext, type PlanCandidate } from './candidates.js';
 import type { PlanLayout } from './layouts.js';
 import { pruneLayout, type PruneOutcome } from './prune.js';
@@ -195,7 +196,12 @@ const idleTimes = new Map<string, { service: CollectiveService; ns: Map<string, 
  */
 function idleCollectiveNs(setup: Scenario): ((t: Task) => number) | undefined {
   if ((setup.comm.measured?.length ?? 0) > 0) return undefined;
-  const config = { mode: setup.comm.mode, allReduceAlgorithm: setup.comm.algorithm, protocol: setup.comm.protocol };
+  const config = {
+    mode: setup.comm.mode,
+    allReduceAlgorithm: setup.comm.algorithm,
+    protocol: setup.comm.protocol,
+    ...expertRoutingConfig(setup),
+  };
   const key = JSON.stringify([setup.cluster, config]);
   let entry = idleTimes.get(key);
   if (!entry)

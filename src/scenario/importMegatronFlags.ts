@@ -99,6 +99,10 @@ export const FLAGS: Readonly<Record<string, FlagKind>> = {
   'moe-expert-capacity-factor': TEXT,
   'moe-pad-expert-input-to-capacity': BOOL,
   'moe-router-load-balancing-type': TEXT,
+  'moe-flex-dispatcher-backend': TEXT,
+  'moe-enable-deepep': BOOL,
+  'moe-router-num-groups': INT,
+  'moe-router-group-topk': INT,
 };
 
 /** Flags that change performance but are not modelled: accepted with a warning (any values). */
@@ -121,6 +125,8 @@ export const NOT_MODELLED: Readonly<Record<string, string>> = {
   'num-layers-at-start-in-bf16': 'every transformer layer is simulated with FP8 GEMMs',
   'num-layers-at-end-in-bf16': 'every transformer layer is simulated with FP8 GEMMs',
   'no-fp8-wgrad': 'the weight-gradient GEMMs are simulated in FP8 too',
+  'moe-deepep-num-sms':
+    "DeepEP's SMs are not taken from the GEMMs: its dispatch and combine are simulated blocking the compute they feed",
   'rampup-batch-size': 'the step is simulated at the full --global-batch-size (after the ramp-up)',
   deepspeed_config: 'pass the DeepSpeed config file to clustersim with --deepspeed-config',
   deepspeed: 'Megatron-DeepSpeed: pass the DeepSpeed config file to clustersim with --deepspeed-config',

@@ -8,8 +8,9 @@ const MEGATRON_DEFAULT_TOPK = 2;
 /**
  * The mixture-of-experts flags of a Megatron-LM command line (megatron/training/arguments.py, `_add_moe_args`): the
  * experts, top-k, expert width, shared experts, which layers have experts, and expert parallelism. What the simulator
- * does not model is refused, never run as something else: another token dispatcher than `alltoall` where one is used. A capacity factor sets `training.routing.capacityFactor` (with balanced
- * routing it drops nothing unless below 1).
+ * does not model is refused, never run as something else: a token dispatcher other than `alltoall` or flex with DeepEP
+ * where one is used. A capacity factor sets `training.routing.capacityFactor` (with balanced routing it drops nothing
+ * unless below 1).
  * @throws ScenarioError naming the flag
  */
 export function importMoe(c: ImportCollector, a: MegatronArgs, tp: number): void {
@@ -48,11 +49,8 @@ export function importMoe(c: ImportCollector, a: MegatronArgs, tp: number): void
   if (ep > 1) c.set('parallel.ep', ep, a.shown('expert-model-parallel-size'));
   const etp = a.int('expert-tensor-parallel-size');
   if (etp !== undefined && etp !== tp) c.set('parallel.etp', etp, a.shown('expert-tensor-parallel-size'));
-  const dispatcher = a.pick('moe-token-dispatcher-type');
-  if ((ep > 1 || tp > 1) && dispatcher !== 'alltoall')
-    refuse(
-      `${dispatcher ? a.shown('moe-token-dispatcher-type') : 'no --moe-token-dispatcher-type (Megatron default: allgather)'}: only the alltoall token dispatcher is modelled; add --moe-token-dispatcher-type alltoall to simulate it`,
-    );
+  importDispatcher(c, a, ep > 1 || tp > 1);
+  importRoutingGroups(c, a);
   const capacity = a.pick('moe-expert-capacity-factor');
   if (capacity !== undefined) {
     const factor = Number(capacity);
@@ -81,4 +79,36 @@ function denseLayersOf(freq: string | undefined): number | undefined {
 
 function refuse(message: string): never {
   throw new ScenarioError('', `${SOURCE}: ${message}`);
+}
+
+/**
+ * The token dispatcher where ranks exchange tokens: `alltoall`, or `flex` with DeepEP (--moe-flex-dispatcher-backend
+ * deepep, or the older --moe-enable-deepep) as parallel.dispatcher deepep. Megatron's default (allgather), flex with
+ * another backend (hybridep) and alltoall_seq are refused.
+ */
+function importDispatcher(c: ImportCollector, a: MegatronArgs, exchanges: boolean): void {
+  const dispatcher = a.pick('moe-token-dispatcher-type');
+  const backend = a.pick('moe-flex-dispatcher-backend') ?? (a.has('moe-enable-deepep') ? 'deepep' : undefined);
+  if (dispatcher === 'flex' && backend === 'deepep') {
+    c.set('parallel.dispatcher', 'deepep', `${a.shown('moe-token-dispatcher-type')} with DeepEP`);
+    return;
+  }
+  if (!exchanges || dispatcher === 'alltoall') return;
+  const named = dispatcher
+    ? `${a.shown('moe-token-dispatcher-type')}${dispatcher === 'flex' ? ` with backend ${backend ?? 'none given'}` : ''}`
+    : 'no --moe-token-dispatcher-type (Megatron default: allgather)';
+  refuse(
+    `${named}: the alltoall token dispatcher and flex with DeepEP are modelled; add --moe-token-dispatcher-type alltoall, or flex with --moe-flex-dispatcher-backend deepep`,
+  );
+}
+
+/** Group-limited routing: --moe-router-num-groups groups, --moe-router-group-topk of them a token. */
+function importRoutingGroups(c: ImportCollector, a: MegatronArgs): void {
+  const groups = a.int('moe-router-num-groups');
+  const topk = a.int('moe-router-group-topk');
+  if (groups === undefined && topk === undefined) return;
+  if (groups === undefined || topk === undefined)
+    refuse('--moe-router-num-groups and --moe-router-group-topk come together (group-limited routing needs both)');
+  if (groups > 1) c.set('model.moe.routingGroups', groups, a.shown('moe-router-num-groups'));
+  if (groups > 1) c.set('model.moe.groupsPerToken', topk, a.shown('moe-router-group-topk'));
 }

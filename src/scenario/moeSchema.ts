@@ -7,7 +7,9 @@ const count = z.number().int().min(0);
  * A model's mixture-of-experts MLPs (src/sim/workload/moe.ts), `llama` models only: `experts` routed experts of which
  * each token takes `topK`, each of inner width `expertFfnHidden` (default the model's `ffnHidden`);
  * `sharedExpertFfnHidden` (default 0, none) the shared experts' width together; `denseLayers` (default 0) the first
- * layers that keep a dense MLP of `ffnHidden`. Over a preset the fields given replace the preset's.
+ * layers that keep a dense MLP of `ffnHidden`; `routingGroups` and `groupsPerToken` group-limited routing (DeepSeek's
+ * n_group / topk_group, Megatron --moe-router-num-groups / --moe-router-group-topk: each token's experts come from
+ * groupsPerToken of routingGroups equal groups; default one group). Over a preset the fields given replace the preset's.
  */
 export const moeSchema = z
   .object({
@@ -16,6 +18,8 @@ export const moeSchema = z
     expertFfnHidden: positiveInt.optional(),
     sharedExpertFfnHidden: count.optional(),
     denseLayers: count.optional(),
+    routingGroups: positiveInt.optional(),
+    groupsPerToken: positiveInt.optional(),
   })
   .strict();
 
@@ -59,6 +63,13 @@ export const expertParallelShape = {
    * over the stage's tp × cp × dp ranks apart from attention's (MoE parallel folding): etp × ep divides tp × cp × dp.
    */
   etp: positiveInt.optional(),
+  /**
+   * How tokens reach their experts: `alltoall` (default), Megatron-Core's alltoall token dispatcher, an NCCL all-to-all
+   * of every token's k copies; `deepep`, DeepEP's normal kernels (Megatron --moe-token-dispatcher-type flex
+   * --moe-flex-dispatcher-backend deepep), each token sent once to each node and GPU its experts are on, over the
+   * network to the rail's GPU and on over NVLink. NVIDIA GPUs with NVLink, ep > 1 and etp 1 only.
+   */
+  dispatcher: z.enum(['alltoall', 'deepep']).optional(),
 };
 
 /** The model section's fields for experts and latent attention. */

@@ -1,5 +1,5 @@
 import type { MeasuredCollectiveTable } from '../sim/collectives/measuredTable.js';
-import type { CollectiveOp } from '../sim/collectives/types.js';
+import type { NcclTestsOp } from '../sim/collectives/types.js';
 
 /**
  * Reads measured collective times from the two layouts people have them in:
@@ -14,7 +14,7 @@ import type { CollectiveOp } from '../sim/collectives/types.js';
  */
 export function parseCollectiveTable(
   text: string,
-  op: CollectiveOp,
+  op: NcclTestsOp,
   ranks: number,
   source: string,
 ): MeasuredCollectiveTable {
@@ -84,7 +84,7 @@ function checkRankCount(lines: string[], ranks: number, source: string): void {
 }
 
 /** The nccl-tests binary that measures each op (`sendrecv_perf` for a send/receive pair). */
-const PERF_BINARY: Record<CollectiveOp, string> = {
+const PERF_BINARY: Record<NcclTestsOp, string> = {
   all_reduce: 'all_reduce_perf',
   all_gather: 'all_gather_perf',
   reduce_scatter: 'reduce_scatter_perf',
@@ -92,14 +92,14 @@ const PERF_BINARY: Record<CollectiveOp, string> = {
   send_recv: 'sendrecv_perf',
   all_to_all: 'alltoall_perf',
 };
-const REDUCING = new Set<CollectiveOp>(['all_reduce', 'reduce_scatter']);
+const REDUCING = new Set<NcclTestsOp>(['all_reduce', 'reduce_scatter']);
 
 /**
  * Whether the output is of the op it is declared for: the banner of newer nccl-tests names the binary
  * (`# Collective test starting: all_gather_perf`); otherwise the rows' redop column tells a reduction (`sum`, …)
  * from a collective that reduces nothing (`none`: all_gather_perf, broadcast_perf).
  */
-function checkOp(lines: string[], op: CollectiveOp, redops: readonly string[], source: string): void {
+function checkOp(lines: string[], op: NcclTestsOp, redops: readonly string[], source: string): void {
   const banner = lines.map((l) => /Collective test starting:\s*(\w+)/.exec(l)).find((m) => m);
   const declared = `this table is declared for ${op} (the output of ${PERF_BINARY[op]})`;
   if (banner && Object.values(PERF_BINARY).includes(banner[1]) && banner[1] !== PERF_BINARY[op]) {
@@ -119,7 +119,7 @@ function checkOp(lines: string[], op: CollectiveOp, redops: readonly string[], s
   }
 }
 
-function parseNcclTestsText(lines: string[], op: CollectiveOp, source: string): Point[] {
+function parseNcclTestsText(lines: string[], op: NcclTestsOp, source: string): Point[] {
   // Newer nccl-tests print a root column after redop (-1 for all-reduce): the header says so, or, for rows
   // pasted without it, the field count (13 with root: size count type redop root, then time algbw busbw
   // #wrong out of place and in place; 12 without).

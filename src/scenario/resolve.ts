@@ -24,6 +24,7 @@ import { gpuTrainingProblems, learnedPositionsWarning } from './hardwareChecks.j
 import { simulationLimitProblems } from './simulationLimits.js';
 import { checkParallel, optimizerStateProblems, tpCommOverlapProblems } from './parallelChecks.js';
 import { moeProblems, resolveMoe } from './moeChecks.js';
+import { dispatcherProblems } from './dispatcherChecks.js';
 import { nvlsUnavailable } from '../sim/collectives/collectiveService.js';
 import type { MeasuredCollectiveTable } from '../sim/collectives/measuredTable.js';
 import { isReducedOptimizerState } from '../sim/memory/optimizerState.js';
@@ -232,7 +233,7 @@ export function resolveScenario(raw: unknown, source: string, baseDir: string): 
   const split = par.tp * par.cp * par.pp;
   const dp = par.dp ?? Math.max(1, Math.floor(gpus / split));
   problems.push(...checkParallel(par, dp, gpus, cluster.nodes, cluster.node.gpusPerNode, model, input.training));
-  problems.push(...moeProblems(model, input, dp));
+  problems.push(...moeProblems(model, input, dp), ...dispatcherProblems(model, par, cluster.node));
   if (par.tpCommOverlap) problems.push(...tpCommOverlapProblems(par, cluster.node, input.training.framework, model));
   for (const [k, sms] of Object.entries(par.tpCommOverlapSms)) {
     if (par.tpCommOverlap && sms >= cluster.node.gpu.smCount)

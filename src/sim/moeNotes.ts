@@ -2,6 +2,9 @@ import { ParallelLayout } from './parallel/layout.js';
 import type { StepSetup } from './setup.js';
 import { stepContext } from './parallel/stepContext.js';
 import type { RoutingSetup } from './workload/routing.js';
+import { expertRoutingOf, type MoeSpec } from './workload/moe.js';
+import { reachOfRanks } from './collectives/deepEpDispatch.js';
+import { groupLayout } from './collectives/groupLayout.js';
 
 /**
  * What a step of a model with experts assumes, in words: balanced, dropless routing and the all-to-alls not overlapped
@@ -27,12 +30,14 @@ export function moeNotes(setup: StepSetup): string[] {
   const wire = setup.cluster.node.intra === 'pcie' ? 'PCIe' : 'NVLink';
   const nics = `the NICs (${setup.cluster.network.linkGbps} Gb/s ${setup.cluster.network.fabric})`;
   if (ep > 1) {
-    const nodes = span(layout.epGroup(0, 0, 0, ep, etp));
+    const group = layout.epGroup(0, 0, 0, ep, etp);
+    const nodes = span(group);
     notes.push(
       nodes > 1
         ? `expert parallelism ${ep}: each expert-parallel group spans ${nodes} nodes, so its all-to-alls cross ${nics}`
         : `expert parallelism ${ep}: each expert-parallel group lies inside one node, so its all-to-alls stay on ${wire}`,
     );
+    if (par.dispatcher === 'deepep') notes.push(deepEpNote(moe, group, gpn));
   }
   if (etp !== par.tp) {
     const nodes = span(layout.etpGroup(0, 0, 0, etp));
@@ -41,6 +46,25 @@ export function moeNotes(setup: StepSetup): string[] {
     );
   }
   return notes;
+}
+
+/**
+ * How far DeepEP's dispatch sends a token, against the all-to-all's k copies, and what of DeepEP is left out
+ * (collectives/deepEpDispatch.ts).
+ */
+function deepEpNote(moe: MoeSpec, group: readonly number[], gpusPerNode: number): string {
+  const routing = expertRoutingOf(moe);
+  const reach = reachOfRanks(group, routing);
+  const { members } = groupLayout(group, gpusPerNode);
+  const otherNodes = members.slice(1).reduce((sum, m) => sum + reach(m), 0);
+  const gpus = group.reduce((sum, g) => sum + reach([g]), 0);
+  const limit =
+    routing.groups > 1 ? `, group-limited routing: ${routing.groupsPerToken} of ${routing.groups} groups a token` : '';
+  const across =
+    members.length > 1
+      ? `over the network once to each other node holding one of its experts (${otherNodes.toFixed(2)} of the ${members.length - 1} others on average${limit}), then `
+      : '';
+  return `DeepEP dispatch: a token goes ${across}over NVLink once to each GPU holding one of its experts (${gpus.toFixed(2)} of ${group.length}), where the all-to-all sends its ${moe.topK} copies; balanced routing is assumed for that spread, and DeepEP's own SMs (taken from compute), its notify step and host wait are not modelled`;
 }
 
 function mean(xs: readonly number[]): number {

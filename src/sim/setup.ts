@@ -102,6 +102,11 @@ export interface ParallelSetup {
    * ("MoE parallel folding": expert grid tp-ep-dp over the same ranks).
    */
   etp?: number;
+  /**
+   * How tokens reach their experts with ep > 1: `alltoall` (absent), an NCCL all-to-all of every token's k copies, or
+   * `deepep`, DeepEP's normal kernels (collectives/deepEpDispatch.ts).
+   */
+  dispatcher?: 'alltoall' | 'deepep';
   schedule: PipelineSchedule;
   /** Model chunks per pipeline stage (interleaved schedule). */
   virtualStages: number;

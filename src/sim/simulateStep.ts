@@ -18,6 +18,7 @@ import { stageMemories, type StageMemory } from './memory/stageMemory.js';
 import { modelFlopsPerStep, hardwareFlopsPerStep } from './workload/flops.js';
 import { stepNotes } from './stepNotes.js';
 import { parameterCount, pipelineLayerCount } from './workload/model.js';
+import { expertRoutingConfig } from './workload/moe.js';
 import { attentionSummary, type AttentionSummary } from './workload/attentionKernels.js';
 import type { StepSetup } from './setup.js';
 import { gpuSpeedFactors, symmetricStageFactors } from './parallel/gpuSpeed.js';
@@ -41,6 +42,8 @@ export interface StepResult {
     ep?: number;
     /** Expert tensor-parallel size, present only when the scenario gives one other than tp. */
     etp?: number;
+    /** The expert dispatcher, present only when it is not the all-to-all. */
+    dispatcher?: string;
     schedule: string;
     virtualStages: number;
     zero: number;
@@ -184,6 +187,7 @@ export function simulateStep(setup: StepSetup, options: { onProgress?: (p: StepP
     allReduceAlgorithm: setup.comm.algorithm,
     protocol: setup.comm.protocol,
     measured: setup.comm.measured,
+    ...expertRoutingConfig(setup),
   });
   const { trace, sim } = execute(plan, topology, collectives, options.onProgress);
 
@@ -239,6 +243,7 @@ export function simulateStep(setup: StepSetup, options: { onProgress?: (p: StepP
       ...((par.cp ?? 1) > 1 ? { cpCommType: par.cpCommType ?? 'p2p' } : {}),
       ...((par.ep ?? 1) > 1 ? { ep: par.ep } : {}),
       ...(par.etp !== undefined && par.etp !== par.tp ? { etp: par.etp } : {}),
+      ...(par.dispatcher === 'deepep' ? { dispatcher: par.dispatcher } : {}),
       schedule: par.schedule,
       virtualStages: par.virtualStages,
       zero: par.zero,

@@ -48,11 +48,28 @@ describe('Megatron mixture-of-experts flags', () => {
     expect(f['training.routing.padToCapacity']).toBe(true);
   });
 
+  it('read flex with DeepEP as the deepep dispatcher (either flag), and group-limited routing', () => {
+    const flex = MIXTRAL.replace('alltoall', 'flex');
+    expect(fieldsOf(`${flex} --moe-flex-dispatcher-backend deepep`)['parallel.dispatcher']).toBe('deepep');
+    expect(fieldsOf(`${flex} --moe-enable-deepep`)['parallel.dispatcher']).toBe('deepep');
+    expect(fieldsOf(MIXTRAL)['parallel.dispatcher']).toBeUndefined();
+    const f = fieldsOf(`${MIXTRAL} --moe-router-num-groups 4 --moe-router-group-topk 2`);
+    expect([f['model.moe.routingGroups'], f['model.moe.groupsPerToken']]).toEqual([4, 2]);
+    const warned = importMegatronArgs(`${flex} --moe-enable-deepep --moe-deepep-num-sms 24`).warnings.join('\n');
+    expect(warned).toMatch(/moe-deepep-num-sms.*DeepEP's SMs are not taken from the GEMMs/);
+  });
+
   it('refuse what is not modelled instead of running it as something else', () => {
     expect(refusal(MIXTRAL.replace('--moe-token-dispatcher-type alltoall', ''))).toMatch(
-      /no --moe-token-dispatcher-type \(Megatron default: allgather\): only the alltoall token dispatcher is modelled/,
+      /no --moe-token-dispatcher-type \(Megatron default: allgather\): the alltoall token dispatcher and flex with DeepEP are modelled/,
     );
-    expect(refusal(MIXTRAL.replace('alltoall', 'flex'))).toMatch(/--moe-token-dispatcher-type flex: only the alltoall/);
+    expect(refusal(MIXTRAL.replace('alltoall', 'flex'))).toMatch(
+      /--moe-token-dispatcher-type flex with backend none given: the alltoall/,
+    );
+    expect(refusal(`${MIXTRAL.replace('alltoall', 'flex')} --moe-flex-dispatcher-backend hybridep`)).toMatch(
+      /flex with backend hybridep: the alltoall token dispatcher and flex with DeepEP are modelled/,
+    );
+    expect(refusal(`${MIXTRAL} --moe-router-num-groups 4`)).toMatch(/come together/);
     expect(refusal(`${MIXTRAL} --moe-pad-expert-input-to-capacity`)).toMatch(/no capacity to pad to/);
     expect(refusal(`${MIXTRAL} --moe-layer-freq "[1,0]*16"`)).toMatch(/--moe-layer-freq \[1,0\]\*16: only experts/);
     expect(refusal('--num-layers 2 --expert-model-parallel-size 4')).toMatch(/without --num-experts/);

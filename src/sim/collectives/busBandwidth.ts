@@ -14,6 +14,7 @@ export function busBandwidthFactor(op: CollectiveOp, ranks: number): number {
     case 'all_gather':
     case 'reduce_scatter':
     case 'all_to_all':
+    case 'ep_dispatch':
       return (ranks - 1) / ranks;
     case 'broadcast':
     case 'send_recv':

@@ -18,6 +18,7 @@ import {
 } from './ncclTuning.js';
 import { phaseLatenciesNs, phasesFor, planShape, type PlanShape } from './plans.js';
 import type { Algorithm, CollectiveMode, CollectiveOp, Phase, Protocol } from './types.js';
+import type { ExpertRouting } from '../workload/routeSpread.js';
 
 /** Settings a scenario can give for collectives. */
 export interface CollectiveConfig {
@@ -35,6 +36,8 @@ export interface CollectiveConfig {
    * GPUs, all in one node, take the table's time on an idle network (measuredTable.ts).
    */
   measured?: readonly MeasuredCollectiveTable[];
+  /** How the model routes its tokens to experts: the loads of `ep_dispatch` (DeepEP) depend on it. */
+  expertRouting?: ExpertRouting;
 }
 
 export const DEFAULT_COLLECTIVE_CONFIG: CollectiveConfig = {
@@ -254,7 +257,7 @@ export class CollectiveService {
     if (algorithm === 'nvls' || algorithm === 'hierarchical') return ['Simple'];
     // NCCL's point-to-point operations, which an all-to-all is made of, run Simple, and LL only below
     // NCCL_P2P_LL_THRESHOLD (16 KiB a peer; never LL128): an expert dispatch's megabytes a peer are far above it.
-    if (op === 'all_to_all' && this.config.protocol === 'auto') return ['Simple'];
+    if ((op === 'all_to_all' || op === 'ep_dispatch') && this.config.protocol === 'auto') return ['Simple'];
     if (this.config.protocol !== 'auto') return [this.config.protocol];
     // tuning.cc (v2.19-v2.23, "Enable LL128 by default only on Volta/Ampere/Hopper+NVLink"): LL128 is on by default only
     // where the graph's intra-node path is NVLink (typeIntra <= PATH_NVB); a PCIe-only node runs LL and Simple unless
@@ -318,7 +321,7 @@ export class CollectiveService {
     const key = `${op}/${algorithm}`;
     let shape = info.shapes.get(key);
     if (!shape) {
-      shape = planShape(this.topology, op, algorithm, group);
+      shape = planShape(this.topology, op, algorithm, group, this.config.expertRouting);
       info.shapes.set(key, shape);
     }
     return shape;

@@ -1,5 +1,7 @@
 import type { Topology } from '../network/types.js';
 import type { Algorithm, CollectiveMode, CollectiveOp, Phase, Protocol } from './types.js';
+import type { ExpertRouting } from '../workload/routeSpread.js';
+import { deepEpDispatchShape } from './deepEpDispatch.js';
 import { collectiveLatencyUs } from './ncclTuning.js';
 import { groupLayout, type GroupLayout } from './groupLayout.js';
 import { nodeRings } from './meshRing.js';
@@ -250,9 +252,14 @@ export function planShape(
   op: CollectiveOp,
   algorithm: Algorithm,
   group: ArrayLike<number>,
+  routing?: ExpertRouting,
 ): PlanShape {
   if (op === 'send_recv') return sendRecvShape(topology, group);
   if (op === 'all_to_all') return allToAllShape(topology, group);
+  if (op === 'ep_dispatch') {
+    if (!routing) throw new RangeError('ep_dispatch needs the expert routing (CollectiveConfig.expertRouting)');
+    return deepEpDispatchShape(topology, group, routing);
+  }
   switch (algorithm) {
     case 'ring':
       return ringShape(topology, op, group);

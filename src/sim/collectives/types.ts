@@ -1,7 +1,14 @@
-/** Collective operations, named as nccl-tests names its binaries. */
-export type CollectiveOp = 'all_reduce' | 'all_gather' | 'reduce_scatter' | 'broadcast' | 'send_recv' | 'all_to_all';
+/**
+ * Collective operations, named as nccl-tests names its binaries, and `ep_dispatch`: an expert dispatch or combine as
+ * DeepEP runs it (deepEpDispatch.ts), which only a step issues (it needs the model's routing).
+ */
+export type CollectiveOp =
+  'all_reduce' | 'all_gather' | 'reduce_scatter' | 'broadcast' | 'send_recv' | 'all_to_all' | 'ep_dispatch';
 
-export const COLLECTIVE_OPS: readonly CollectiveOp[] = [
+/** The operations nccl-tests runs, which `collective --op` takes. */
+export type NcclTestsOp = Exclude<CollectiveOp, 'ep_dispatch'>;
+
+export const COLLECTIVE_OPS: readonly NcclTestsOp[] = [
   'all_reduce',
   'all_gather',
   'reduce_scatter',

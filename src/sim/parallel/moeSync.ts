@@ -18,6 +18,8 @@ export interface MoeSyncContext {
    * multiple of a balanced rank's tokens, and every rank's all-to-all waits for it. Absent: 1.
    */
   loadFactor?: number;
+  /** `deepep`: the dispatch and combine run as DeepEP's (collectives/deepEpDispatch.ts); absent: NCCL all-to-alls. */
+  dispatcher?: 'alltoall' | 'deepep';
 }
 
 /**
@@ -27,7 +29,9 @@ export interface MoeSyncContext {
  * received tokens over the TP group (the experts keep the attention's tp); after `experts.fc2`, the reduce-scatter over
  * TP and the combine all-to-all. The backward mirrors each one: a gradient all-to-all after `unpermute.bwd` and
  * after the experts' fc1 backward, the gather after `unpermute.bwd`'s all-to-all and the reduce-scatter before the
- * last. Every one blocks the op after it (the experts need their tokens; no overlap with another micro-batch).
+ * last. Every one blocks the op after it (the experts need their tokens; no overlap with another micro-batch). With
+ * the DeepEP dispatcher the four exchanges are DeepEP's dispatch and combine, of the same size (the routed copies),
+ * each token sent once to each node and GPU it reaches.
  */
 export function moeSyncPoints(names: readonly string[], ctx: MoeSyncContext): TpSync[] {
   const moe = ctx.model.moe;
@@ -41,7 +45,12 @@ export function moeSyncPoints(names: readonly string[], ctx: MoeSyncContext): Tp
     const name = raw.startsWith('recompute.') ? raw.slice('recompute.'.length) : raw;
     const sync = (s: Omit<TpSync, 'afterOp' | 'neededBy'>) => out.push({ ...s, afterOp: i, neededBy: i + 1 });
     const allToAll = (label: string) =>
-      ctx.ep > 1 && sync({ op: 'all_to_all', bytes: copiesBytes, label: `EP all-to-all ${label}`, group: 'ep' });
+      ctx.ep > 1 &&
+      sync(
+        ctx.dispatcher === 'deepep'
+          ? { op: 'ep_dispatch', bytes: copiesBytes, label: `EP DeepEP ${label}`, group: 'ep' }
+          : { op: 'all_to_all', bytes: copiesBytes, label: `EP all-to-all ${label}`, group: 'ep' },
+      );
     const tpGather = (label: string) =>
       ctx.etp > 1 && sync({ op: 'all_gather', bytes: gatheredBytes, label: `TP all-gather ${label}`, ...etpGroup });
     const tpScatter = (label: string) =>

@@ -84,7 +84,16 @@ function passTemplates(ctx: StepContext, blocks: readonly Block[]): PassTemplate
   };
   const cpCtx = { model, cp, tp, tokens, elementBytes, commType: par.cpCommType };
   const routedTokens = par.sequenceParallel ? tokens / tp : tokens;
-  const moeCtx = { model, tp, ep: ctx.ep, etp: ctx.etp, tokens, routedTokens, elementBytes };
+  const moeCtx = {
+    model,
+    tp,
+    ep: ctx.ep,
+    etp: ctx.etp,
+    tokens,
+    routedTokens,
+    elementBytes,
+    dispatcher: par.dispatcher,
+  };
   const overlap = par.tpCommOverlap;
   const syncPoints = (names: readonly string[], layer: number) => {
     const tpSyncs = tpSyncPoints(names, tpCtx);

@@ -1,5 +1,5 @@
 import { fail, intField, type Json } from './hfFields.js';
-import { groupLimitedRoutingLeftOut, multiTokenPredictionLeftOut } from './leftOut.js';
+import { multiTokenPredictionLeftOut } from './leftOut.js';
 import type { MlaSpec } from './mla.js';
 import type { MoeSpec } from './moe.js';
 
@@ -49,7 +49,8 @@ function mlaOf(cfg: Json, sourcePath: string): MlaSpec {
 /**
  * The experts, as DeepseekV2/V3 build them: `n_routed_experts` of `moe_intermediate_size`, `num_experts_per_tok` a
  * token, `n_shared_experts` fused into one shared MLP of n × `moe_intermediate_size`, a dense MLP of
- * `intermediate_size` in the first `first_k_dense_replace` layers. `n_routed_experts` null is a dense model.
+ * `intermediate_size` in the first `first_k_dense_replace` layers; `n_group` and `topk_group` its group-limited routing.
+ * `n_routed_experts` null is a dense model.
  * DeepSeek's own modelling code also reads `moe_layer_freq` (experts every n-th layer); only 1 is modelled.
  * @throws ScenarioError naming the field
  */
@@ -60,7 +61,10 @@ function moeOf(cfg: Json, modelType: (typeof HF_DEEPSEEK_TYPES)[number], sourceP
     fail(sourcePath, `moe_layer_freq ${freq}: only experts in every layer after the dense first layers are modelled`);
   const width = intField(cfg, ['moe_intermediate_size'], sourcePath);
   const shared = countField(cfg, 'n_shared_experts', sourcePath, DEFAULTS[modelType].shared);
+  const groups = countField(cfg, 'n_group', sourcePath, 1);
+  const groupsPerToken = countField(cfg, 'topk_group', sourcePath, groups);
   return {
+    ...(groups > 1 && groupsPerToken < groups ? { routingGroups: groups, groupsPerToken } : {}),
     experts: intField(cfg, ['n_routed_experts'], sourcePath),
     topK: intField(cfg, ['num_experts_per_tok'], sourcePath),
     expertFfnHidden: width,
@@ -74,9 +78,6 @@ function notModelledOf(cfg: Json, sourcePath: string): string[] {
   const out: string[] = [];
   const mtp = countField(cfg, 'num_nextn_predict_layers', sourcePath, 0);
   if (mtp > 0) out.push(multiTokenPredictionLeftOut(mtp));
-  const groups = countField(cfg, 'n_group', sourcePath, 1);
-  const topkGroup = countField(cfg, 'topk_group', sourcePath, groups);
-  if (groups > 1 && topkGroup < groups) out.push(groupLimitedRoutingLeftOut(topkGroup, groups));
   return out;
 }
 

@@ -10,11 +10,6 @@ export function multiTokenPredictionLeftOut(layers: number): string {
   return `the multi-token-prediction module (${layers} more transformer layer${layers === 1 ? '' : 's'} and LM-head pass${layers === 1 ? '' : 'es'} per token)`;
 }
 
-/** DeepSeek's group-limited routing (V2 §2.2.2 device-limited, V3 §2.1.2 node-limited): fewer groups a token reaches. */
-export function groupLimitedRoutingLeftOut(topkGroup: number, groups: number): string {
-  return `group-limited routing (each token's experts within ${topkGroup} of ${groups} expert groups, which bounds how many nodes its all-to-alls reach)`;
-}
-
 /** GPT-OSS (its model card): sinks in every attention, and a 128-token band on every other layer. */
 export const GPT_OSS_LEFT_OUT =
   "the attention sinks, and the 128-token banded attention of every other layer (counted as full attention, so attention's time is over-counted)";

@@ -1,3 +1,5 @@
+import type { ExpertRouting } from './routeSpread.js';
+
 /**
  * Mixture-of-experts MLPs (Shazeer et al. 2017; Fedus et al., "Switch Transformers", 2021; Megatron-Core's MoELayer):
  * a router picks `topK` of `experts` routed experts for each token, each a SwiGLU MLP of `expertFfnHidden`; shared
@@ -18,6 +20,16 @@ export interface MoeSpec {
   sharedExpertFfnHidden: number;
   /** The first layers that keep a dense MLP of `ffnHidden` (HF first_k_dense_replace; DeepSeek-V3: 3); 0: none. */
   denseLayers: number;
+  /** Equal groups of experts for group-limited routing (HF n_group, --moe-router-num-groups); absent: one. */
+  routingGroups?: number;
+  /** Groups each token's experts are chosen from (HF topk_group, --moe-router-group-topk); absent: all. */
+  groupsPerToken?: number;
+}
+
+/** The routing a dispatch's traffic follows (routeSpread.ts): the model's groups, or one group. */
+export function expertRoutingOf(moe: MoeSpec): ExpertRouting {
+  const groups = moe.routingGroups ?? 1;
+  return { experts: moe.experts, topK: moe.topK, groups, groupsPerToken: moe.groupsPerToken ?? groups };
 }
 
 /** Just what a model needs to know whether and where it has experts. */
@@ -42,4 +54,12 @@ export function expertsPerRank(moe: MoeSpec, ep: number): number {
  */
 export function balancedRoutedTokens(tokensPerRank: number, moe: MoeSpec): number {
   return tokensPerRank * moe.topK;
+}
+
+/** The collective settings a step needs for DeepEP's dispatch: the routing its traffic follows; none otherwise. */
+export function expertRoutingConfig(setup: { model: { moe?: MoeSpec }; parallel: { dispatcher?: string } }): {
+  expertRouting?: ExpertRouting;
+} {
+  const moe = setup.model.moe;
+  return moe && setup.parallel.dispatcher === 'deepep' ? { expertRouting: expertRoutingOf(moe) } : {};
 }

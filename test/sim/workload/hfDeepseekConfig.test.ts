@@ -76,12 +76,14 @@ describe('Hugging Face DeepSeek configs', () => {
     expect(activeParameterCount(m) / 1e9).toBeCloseTo(37, -0.5);
   });
 
-  it('say that multi-token prediction and group-limited routing are left out', () => {
-    const left = modelFromHfConfig(DEEPSEEK_V3, 'dsv3/config.json').notModelled ?? [];
-    expect(left).toHaveLength(2);
+  it('say that multi-token prediction is left out, and read the group-limited routing (n_group, topk_group)', () => {
+    const m = modelFromHfConfig(DEEPSEEK_V3, 'dsv3/config.json');
+    const left = m.notModelled ?? [];
+    expect(left).toHaveLength(1);
     expect(left[0]).toMatch(/multi-token-prediction.*1 more transformer layer/);
-    expect(left[1]).toMatch(/within 4 of 8 expert groups/);
     expect(modelPreset('deepseek-v3').notModelled).toEqual(left);
+    expect([m.moe?.routingGroups, m.moe?.groupsPerToken]).toEqual([8, 4]);
+    expect(modelPreset('deepseek-v3').moe).toEqual(m.moe);
   });
 
   it('read DeepSeek-V2: 236B parameters, 21B active (DeepSeek-V2 paper, abstract), one dense layer', () => {
@@ -92,6 +94,8 @@ describe('Hugging Face DeepSeek configs', () => {
       expertFfnHidden: 1536,
       sharedExpertFfnHidden: 2 * 1536,
       denseLayers: 1,
+      routingGroups: 8,
+      groupsPerToken: 3,
     });
     expect(Math.abs(parameterCount(m) / 236e9 - 1)).toBeLessThan(0.01);
     expect(Math.abs(activeParameterCount(m) / 21e9 - 1)).toBeLessThan(0.05);

@@ -1,0 +1,40 @@
+import type { NodeSpec } from '../sim/hardware/types.js';
+import { traitsOf } from '../sim/hardware/architectures.js';
+import type { ModelSpec } from '../sim/workload/model.js';
+import { expertRoutingOf } from '../sim/workload/moe.js';
+import { routingProblem } from '../sim/workload/routeSpread.js';
+import type { Problem } from './errors.js';
+import type { ScenarioInput } from './schema.js';
+
+/**
+ * What is wrong with a model's group-limited routing, and what stops the DeepEP dispatcher: it exchanges tokens between
+ * expert-parallel ranks (ep > 1) whose experts are whole (etp 1, as Megatron's flex dispatcher runs DeepEP here), over
+ * NVLink inside a node and RDMA across (DeepEP checks full NVLink peer access and runs on NVIDIA GPUs only).
+ */
+export function dispatcherProblems(model: ModelSpec, par: ScenarioInput['parallel'], node: NodeSpec): Problem[] {
+  const problems: Problem[] = [];
+  const moe = model.moe;
+  const wrongRouting = moe && routingProblem(expertRoutingOf(moe));
+  if (wrongRouting) problems.push({ path: 'model.moe.routingGroups', message: wrongRouting });
+  if (par.dispatcher !== 'deepep') return problems;
+  const at = (path: string, message: string) => problems.push({ path, message: `${message}; use alltoall` });
+  const ep = par.ep ?? 1;
+  if (!moe || ep === 1) at('parallel.dispatcher', 'deepep dispatches between expert-parallel ranks, and ep is 1');
+  else if ((par.etp ?? par.tp) !== 1)
+    at(
+      'parallel.dispatcher',
+      `deepep is modelled with whole experts on each rank (etp 1), not etp ${par.etp ?? par.tp}`,
+    );
+  const unavailable = deepEpUnavailable(node);
+  if (unavailable) at('parallel.dispatcher', unavailable);
+  return problems;
+}
+
+/** Why DeepEP does not run on a node (NVIDIA GPUs with NVLink between them only), or undefined where it does. */
+export function deepEpUnavailable(node: NodeSpec): string | undefined {
+  const traits = traitsOf(node.gpu);
+  if (traits.vendor !== 'nvidia') return `deepep runs on NVIDIA GPUs, not ${node.gpu.name} (${traits.label})`;
+  if (node.intra === 'pcie' || !(node.nvlinkBandwidthGBps > 0))
+    return `deepep needs NVLink between the GPUs of a node, which ${node.name} lacks`;
+  return undefined;
+}
