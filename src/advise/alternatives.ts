@@ -5,6 +5,7 @@ import { padVocab } from '../sim/workload/framework.js';
 import { dimMisaligned } from '../sim/workload/kernelTime.js';
 import { resolveAttentionKernel } from '../sim/workload/attentionKernels.js';
 import { IMBALANCE_SHARE_TO_SAY } from '../sim/stats/bottleneck.js';
+import { deepEpUnavailable } from '../scenario/dispatcherChecks.js';
 
 /** A change to try, as `--set` overrides. */
 export interface Candidate {
@@ -282,7 +283,8 @@ function pipelineCandidates(s: Scenario, microBatches: number, bubbleShare: numb
 
 /**
  * A model with experts: the routing balanced, where it is not (what an auxiliary loss or an expert bias aims for; the
- * difference is what imbalance costs), and expert parallelism halved or doubled where the experts and dp × cp allow.
+ * difference is what imbalance costs), expert parallelism halved or doubled where the experts and dp × cp allow, and
+ * DeepEP's dispatcher in place of the all-to-all where it runs (NVIDIA GPUs with NVLink, whole experts a rank).
  */
 function moeCandidates(s: Scenario, add: (label: string, ...sets: string[]) => void): void {
   const moe = s.model.moe!;
@@ -299,4 +301,9 @@ function moeCandidates(s: Scenario, add: (label: string, ...sets: string[]) => v
   if (ep % 2 === 0 && s.noise.computeJitter === 0) add(`expert parallel ${ep / 2}`, `parallel.ep=${ep / 2}`);
   if (moe.experts % (2 * ep) === 0 && reducing % (2 * ep) === 0 && s.fidelity === 'symmetric')
     add(`expert parallel ${2 * ep}`, `parallel.ep=${2 * ep}`);
+  if (ep > 1 && (p.etp ?? p.tp) === 1 && p.dispatcher !== 'deepep' && !deepEpUnavailable(s.cluster.node))
+    add(
+      'DeepEP dispatcher (each token sent once to each node and GPU its experts are on)',
+      'parallel.dispatcher=deepep',
+    );
 }
