@@ -103,6 +103,7 @@ export const FLAGS: Readonly<Record<string, FlagKind>> = {
   'moe-enable-deepep': BOOL,
   'moe-router-num-groups': INT,
   'moe-router-group-topk': INT,
+  'mtp-num-layers': INT,
 };
 
 /** Flags that change performance but are not modelled: accepted with a warning (any values). */
@@ -125,6 +126,8 @@ export const NOT_MODELLED: Readonly<Record<string, string>> = {
   'num-layers-at-start-in-bf16': 'every transformer layer is simulated with FP8 GEMMs',
   'num-layers-at-end-in-bf16': 'every transformer layer is simulated with FP8 GEMMs',
   'no-fp8-wgrad': 'the weight-gradient GEMMs are simulated in FP8 too',
+  'mtp-loss-scaling-factor':
+    "the loss weight changes no step time (multi-token prediction's work is simulated whatever its weight)",
   'moe-deepep-num-sms':
     "DeepEP's SMs are not taken from the GEMMs: its dispatch and combine are simulated blocking the compute they feed",
   'rampup-batch-size': 'the step is simulated at the full --global-batch-size (after the ramp-up)',

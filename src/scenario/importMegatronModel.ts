@@ -78,6 +78,8 @@ export function importModel(c: ImportCollector, a: MegatronArgs, tp: number): vo
   const kv = int('kv-channels');
   // The projections map h to heads × kv_channels (validate_args defaults it to hidden // heads).
   if (kv) c.set('model.headDim', kv, flagText('kv-channels'));
+  const mtp = int('mtp-num-layers');
+  if (mtp) c.set('model.mtpLayers', mtp, flagText('mtp-num-layers'));
   importVocab(c, a, tp);
   const seq = int('seq-length');
   const maxPos = int('max-position-embeddings');

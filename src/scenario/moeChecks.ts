@@ -44,7 +44,28 @@ const MOE_FRAMEWORKS = new Set(['none']);
  * so that nothing runs as something else.
  */
 export function moeProblems(model: ModelSpec, input: ScenarioInput, dp: number): Problem[] {
-  return [...mlaProblems(model, input), ...expertProblems(model, input, dp)];
+  return [...mlaProblems(model, input), ...mtpProblems(model, input), ...expertProblems(model, input, dp)];
+}
+
+/** What is not modelled of multi-token prediction: another architecture, tensor or context parallelism, FP8. */
+function mtpProblems(model: ModelSpec, input: ScenarioInput): Problem[] {
+  if (!model.mtpLayers) return [];
+  const at = (path: string, message: string): Problem => ({ path, message });
+  const par = input.parallel;
+  return [
+    ...(model.arch !== 'llama'
+      ? [at('model.mtpLayers', `multi-token prediction is modelled for llama models; this model is ${model.arch}`)]
+      : []),
+    ...(par.tp > 1
+      ? [at('parallel.tp', `${par.tp}: multi-token prediction (model.mtpLayers) is modelled at tp 1 only`)]
+      : []),
+    ...(par.cp > 1
+      ? [at('parallel.cp', `${par.cp}: multi-token prediction (model.mtpLayers) is modelled at cp 1 only`)]
+      : []),
+    ...(input.training.precision === 'fp8'
+      ? [at('training.precision', 'FP8 training with multi-token prediction (model.mtpLayers) is not modelled')]
+      : []),
+  ];
 }
 
 /** What is not modelled of latent attention: another architecture, tensor or context parallelism. */

@@ -72,12 +72,17 @@ export const expertParallelShape = {
   dispatcher: z.enum(['alltoall', 'deepep']).optional(),
 };
 
-/** The model section's fields for experts and latent attention. */
+/** The model section's fields for experts, latent attention and multi-token prediction. */
 export const modelExpertShape = {
   /** Mixture-of-experts MLPs. */
   moe: moeSchema.optional(),
   /** Multi-head latent attention (DeepSeek): all five widths; tp 1 and cp 1 only. */
   mla: mlaSchema.optional(),
+  /**
+   * Multi-token-prediction depths (DeepSeek-V3 §2.2; Megatron --mtp-num-layers; HF num_nextn_predict_layers): each one
+   * more transformer layer and output-head pass on the last pipeline stage. `llama` models, tp 1, cp 1; default 0.
+   */
+  mtpLayers: count.optional(),
 };
 
 /** The training section's routing of a model with experts; absent: balanced and dropless. */

@@ -128,7 +128,8 @@ function resolveModel(m: ScenarioInput['model'], baseDir: string, source: string
       ) || headDim(model) !== headDim(base);
     const otherShape =
       JSON.stringify(model.mlpSizes) !== JSON.stringify(base.mlpSizes) ||
-      JSON.stringify(model.moe) !== JSON.stringify(base.moe);
+      JSON.stringify(model.moe) !== JSON.stringify(base.moe) ||
+      (model.mtpLayers ?? 0) !== (base.mtpLayers ?? 0);
     if (inline.name === undefined && (shape || otherShape)) model.name = `${base.name} (modified)`;
     return withPlainHeadDim(model);
   }
@@ -163,6 +164,7 @@ function resolveModel(m: ScenarioInput['model'], baseDir: string, source: string
     tiedEmbeddings: inline.tiedEmbeddings ?? arch !== 'llama',
     mlpSizes: inline.mlpSizes,
     ...(inline.mla ? { mla: inline.mla } : {}),
+    ...(inline.mtpLayers ? { mtpLayers: inline.mtpLayers } : {}),
     ...withMoe(resolveMoe(inline.moe, undefined, inline.ffnHidden ?? 4 * hidden)),
   });
 }

@@ -1,5 +1,6 @@
 import { attentionWidth, hasDropout, isGatedMlp, mlpSizesOf, type ModelSpec } from '../workload/model.js';
 import { isMoeLayer } from '../workload/moe.js';
+import { mtpDepths, mtpLayerIndex } from '../workload/mtp.js';
 import type { RecomputeMode } from '../workload/ops.js';
 
 /**
@@ -176,7 +177,9 @@ export function embeddingActivationBytes(model: ModelSpec, shape: ActivationShap
 /**
  * Activation bytes of the output side per micro-batch: final-norm input and LM-head input (÷ t with
  * sequence parallelism), and the fp32 logits/probabilities the cross-entropy keeps, 4·s·b·V/t
- * (Korthikanti et al. §4.3). BERT's MLM transform adds its dense, GELU and LayerNorm inputs.
+ * (Korthikanti et al. §4.3). BERT's MLM transform adds its dense, GELU and LayerNorm inputs. Each
+ * multi-token-prediction module (mtp.ts) adds its layer's activations, the inputs of its two norms, of eh_proj (2h
+ * wide), of its final norm and head, and logits of its own: all alive from its forward to its backward, as the head's.
  */
 export function headActivationBytes(model: ModelSpec, shape: ActivationShape): number {
   const rows = shape.seqLen * shape.microBatch;
@@ -189,7 +192,10 @@ export function headActivationBytes(model: ModelSpec, shape: ActivationShape): n
   const tsp = shape.sequenceParallel ? shape.tp : 1;
   const logits = (4 * rows * model.vocab) / shape.tp;
   const mlmTransform = model.arch === 'bert' ? 3 * e * sbh : 0;
-  return (2 * e * sbh) / tsp + mlmTransform + logits;
+  const depths = mtpDepths(model);
+  const mtpModule =
+    depths > 0 ? activationBytesPerLayer(model, { ...shape, layerIndex: mtpLayerIndex(model, 0) }) + 6 * e * sbh : 0;
+  return (2 * e * sbh) / tsp + mlmTransform + logits * (1 + depths) + depths * mtpModule;
 }
 
 /** What a rank (one pipeline stage) holds. */

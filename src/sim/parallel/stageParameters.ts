@@ -1,4 +1,4 @@
-import { elementsPerModelRank, parameterTensors, tiedEmbeddingCopy, type ParamTensor } from '../workload/model.js';
+import { elementsPerModelRank, parameterTensors, lastStageEmbeddingCopy, type ParamTensor } from '../workload/model.js';
 import type { StepContext } from './stepContext.js';
 
 /** The parameters one pipeline stage holds, which its gradient reduction reduces and its memory account counts. */
@@ -54,7 +54,7 @@ export function stageParameters(ctx: StepContext, stage: number): StageParameter
   const readyWith = new Map<string, string>();
   // The last stage's copy of tied embeddings is its own parameter there. Its gradient comes from the LM head, in the
   // last chunk, whose backward ends with the final norm's: that gradient's completion stands for the copy's.
-  const copy = pp > 1 && stage === pp - 1 ? tiedEmbeddingCopy(model) : undefined;
+  const copy = pp > 1 && stage === pp - 1 ? lastStageEmbeddingCopy(model) : undefined;
   if (copy) {
     tensors.push(copy);
     virtualStageOf.set(copy.name, lastVirtual);

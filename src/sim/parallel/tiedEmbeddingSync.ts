@@ -1,4 +1,4 @@
-import { elementsPerTpRank, tiedEmbeddingCopy } from '../workload/model.js';
+import { elementsPerTpRank, lastStageEmbeddingCopy } from '../workload/model.js';
 import { stepBackwardEnd, type ReductionGroup } from './reductionGroup.js';
 import type { StageGradients } from './stepTypes.js';
 
@@ -12,7 +12,7 @@ import type { StageGradients } from './stepTypes.js';
 export function addTiedEmbeddingSync(g: ReductionGroup, lastComm: number, first: StageGradients | undefined): number[] {
   const { ctx, program, layout } = g.scope;
   const { tp, pp } = ctx;
-  const tied = pp > 1 ? tiedEmbeddingCopy(ctx.setup.model) : undefined;
+  const tied = pp > 1 ? lastStageEmbeddingCopy(ctx.setup.model) : undefined;
   if (!tied || g.stage.stage !== pp - 1 || !first?.tiedEnds) return [];
   const firstEnds = first.tiedEnds;
   const { t, replicas } = g;
@@ -50,7 +50,7 @@ export function addTiedEmbeddingSync(g: ReductionGroup, lastComm: number, first:
 /** On the first stage of a pipeline with tied embeddings: records its ends for the last stage's sync. */
 export function recordTiedEnds(g: ReductionGroup, lastComm: number, optimizerIds: number[]): void {
   const { ctx } = g.scope;
-  if (ctx.pp <= 1 || !tiedEmbeddingCopy(ctx.setup.model) || g.stage.stage !== 0) return;
+  if (ctx.pp <= 1 || !lastStageEmbeddingCopy(ctx.setup.model) || g.stage.stage !== 0) return;
   const ends = (g.stage.gradients.tiedEnds ??= { done: [], optimizers: [] });
   ends.done[g.t] = lastComm >= 0 ? [lastComm] : g.replicas.map((d) => stepBackwardEnd(g, d));
   ends.optimizers[g.t] = optimizerIds;

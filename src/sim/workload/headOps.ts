@@ -6,12 +6,12 @@ import { assembleBlock, elementwiseOp, gemmOp, linearStage, type Block, type Sta
  * are all-reduced, or reduce-scattered under sequence parallelism — collectives are not ours).
  * Backward scatter-adds dY into the table gradient, which is zero-filled first (V/t × h writes).
  */
-function wordEmbedding(c: LayerContext, weight: string): Stage {
+export function wordEmbedding(c: LayerContext, weights: string[], prefix = ''): Stage {
   const n = c.tokens * c.h;
   const table = c.vocabPerRank * c.h;
   return {
-    forward: [elementwiseOp('embed.lookup', n, 0, 2 * n * c.e + c.tokens * 8)],
-    backward: [elementwiseOp('embed.wgrad', n, 1, table * c.e + 3 * n * c.e + c.tokens * 8, [weight])],
+    forward: [elementwiseOp(`${prefix}embed.lookup`, n, 0, 2 * n * c.e + c.tokens * 8)],
+    backward: [elementwiseOp(`${prefix}embed.wgrad`, n, 1, table * c.e + 3 * n * c.e + c.tokens * 8, weights)],
   };
 }
 
@@ -38,18 +38,18 @@ export function embeddingBlock(c: LayerContext): Block {
   const arch = c.model.arch;
   let stages: Stage[];
   if (arch === 'llama') {
-    stages = [wordEmbedding(c, 'model.embed_tokens.weight')];
+    stages = [wordEmbedding(c, ['model.embed_tokens.weight'])];
   } else if (arch === 'bert') {
     const p = 'bert.embeddings.';
     stages = [
-      wordEmbedding(c, p + 'word_embeddings.weight'),
+      wordEmbedding(c, [p + 'word_embeddings.weight']),
       positionEmbedding(c, [p + 'position_embeddings.weight', p + 'token_type_embeddings.weight']),
       normStage('embed.norm', c, [p + 'LayerNorm.weight', p + 'LayerNorm.bias']),
       embeddingDropout(c),
     ];
   } else {
     stages = [
-      wordEmbedding(c, 'transformer.wte.weight'),
+      wordEmbedding(c, ['transformer.wte.weight']),
       positionEmbedding(c, ['transformer.wpe.weight']),
       embeddingDropout(c),
     ];
@@ -113,15 +113,26 @@ export function headBlock(c: LayerContext): Block {
     // embedding's backward, so it is listed there.
     headParams = m.tiedEmbeddings ? [] : ['lm_head.weight'];
   }
+  stages.push(...outputHeadStages(c, headParams));
+  return assembleBlock('head', m.layers, stages);
+}
+
+/**
+ * The LM head's GEMMs over the vocabulary-parallel logits and the loss; `headParams` the weights whose gradient the
+ * weight-gradient GEMM completes (none where another pass through the same head completes it).
+ */
+export function outputHeadStages(c: LayerContext, headParams: string[], prefix = ''): Stage[] {
+  const T = c.tokens;
   // The head's leading dimensions are the hidden size and the vocabulary per rank (never the token count).
   const lead = [c.h, c.vocabPerRank];
-  stages.push({
-    forward: [gemmOp('lm_head', T, c.vocabPerRank, c.h, 1, c.dtype, undefined, lead)],
-    backward: [
-      gemmOp('lm_head.dgrad', T, c.h, c.vocabPerRank, 1, c.dtype, undefined, lead),
-      gemmOp('lm_head.wgrad', c.h, c.vocabPerRank, T, 1, c.dtype, headParams, lead),
-    ],
-  });
-  stages.push(lossStage(c));
-  return assembleBlock('head', m.layers, stages);
+  return [
+    {
+      forward: [gemmOp(`${prefix}lm_head`, T, c.vocabPerRank, c.h, 1, c.dtype, undefined, lead)],
+      backward: [
+        gemmOp(`${prefix}lm_head.dgrad`, T, c.h, c.vocabPerRank, 1, c.dtype, undefined, lead),
+        gemmOp(`${prefix}lm_head.wgrad`, c.h, c.vocabPerRank, T, 1, c.dtype, headParams, lead),
+      ],
+    },
+    lossStage(c),
+  ];
 }

@@ -151,13 +151,9 @@ export function modelFromHfConfig(json: unknown, sourcePath: string): ModelSpec 
     tiedEmbeddings,
     ...(moe ? { moe } : {}),
     ...(deepseek ? { mla: deepseek.mla } : {}),
-    ...notModelledOf(modelType, deepseek),
+    ...(deepseek?.mtpLayers ? { mtpLayers: deepseek.mtpLayers } : {}),
+    ...(modelType === 'gpt_oss' ? { notModelled: [GPT_OSS_LEFT_OUT] } : {}),
   });
-}
-
-function notModelledOf(modelType: string, deepseek: DeepseekParts | undefined): Pick<ModelSpec, 'notModelled'> {
-  const left = modelType === 'gpt_oss' ? [GPT_OSS_LEFT_OUT] : (deepseek?.notModelled ?? []);
-  return left.length > 0 ? { notModelled: left } : {};
 }
 
 function deepseekPartsOf(cfg: Json, modelType: string, sourcePath: string): DeepseekParts | undefined {

@@ -1,16 +1,16 @@
 import { fail, intField, type Json } from './hfFields.js';
-import { multiTokenPredictionLeftOut } from './leftOut.js';
 import type { MlaSpec } from './mla.js';
 import type { MoeSpec } from './moe.js';
 
 /** DeepSeek's `model_type`s: Llama-shaped blocks with latent attention and (past the first dense layers) experts. */
 export const HF_DEEPSEEK_TYPES = ['deepseek_v2', 'deepseek_v3'] as const;
 
-/** What a DeepSeek configuration gives beside the Llama fields: its latent attention, experts, and what is left out. */
+/** What a DeepSeek configuration gives beside the Llama fields: its latent attention, experts and MTP depths. */
 export interface DeepseekParts {
   mla: MlaSpec;
   moe?: MoeSpec;
-  notModelled: string[];
+  /** num_nextn_predict_layers (DeepSeek-V3: 1); 0 where absent (V2). */
+  mtpLayers: number;
 }
 
 /**
@@ -73,14 +73,6 @@ function moeOf(cfg: Json, modelType: (typeof HF_DEEPSEEK_TYPES)[number], sourceP
   };
 }
 
-/** The parts of a DeepSeek configuration the simulation leaves out, in words. */
-function notModelledOf(cfg: Json, sourcePath: string): string[] {
-  const out: string[] = [];
-  const mtp = countField(cfg, 'num_nextn_predict_layers', sourcePath, 0);
-  if (mtp > 0) out.push(multiTokenPredictionLeftOut(mtp));
-  return out;
-}
-
 /**
  * A DeepSeek-V2 or -V3 configuration's latent attention and experts.
  * @throws ScenarioError naming the field
@@ -91,5 +83,6 @@ export function hfDeepseek(
   sourcePath: string,
 ): DeepseekParts {
   const moe = moeOf(cfg, modelType, sourcePath);
-  return { mla: mlaOf(cfg, sourcePath), ...(moe ? { moe } : {}), notModelled: notModelledOf(cfg, sourcePath) };
+  const mtpLayers = countField(cfg, 'num_nextn_predict_layers', sourcePath, 0);
+  return { mla: mlaOf(cfg, sourcePath), ...(moe ? { moe } : {}), mtpLayers };
 }

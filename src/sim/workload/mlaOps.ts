@@ -1,3 +1,4 @@
+import { llamaLayerPrefix } from './mtp.js';
 import type { LayerContext } from './layerContext.js';
 import { mlaQkHeadDim, type MlaSpec } from './mla.js';
 import { elementwiseOp, linearStage, type Stage } from './ops.js';
@@ -17,7 +18,7 @@ function latentNorm(c: LayerContext, name: string, width: number, param: string)
  * up-projection; the attention core and the output projection follow as for any attention.
  */
 export function mlaProjectionStages(c: LayerContext, mla: MlaSpec, layer: number): Stage[] {
-  const p = `model.layers.${layer}.self_attn.`;
+  const p = `${llamaLayerPrefix(c.model, layer)}self_attn.`;
   const heads = c.headsPerRank;
   const query =
     mla.qLoraRank === 0

@@ -7,8 +7,10 @@
  * (DESIGN.md §7).
  */
 
-import { isMoeLayer, type MoeSpec } from './moe.js';
-import { mlaKernelHeadDim, mlaQkHeadDim, type MlaSpec } from './mla.js';
+import type { MoeSpec } from './moe.js';
+import { mlaKernelHeadDim, type MlaSpec } from './mla.js';
+import { llamaTensors } from './llamaTensors.js';
+import { mtpDepths } from './mtp.js';
 
 /** Architecture family: decides norms, biases, MLP shape, position embeddings and masking. */
 export type ModelArch = 'gpt' | 'llama' | 'bert' | 'mlp';
@@ -50,6 +52,11 @@ export interface ModelSpec {
   moe?: MoeSpec;
   /** Multi-head latent attention (mla.ts) in place of the usual projections; `llama` only. */
   mla?: MlaSpec;
+  /**
+   * Multi-token-prediction depths (mtp.ts; DeepSeek-V3: 1): each one more transformer layer and pass through the
+   * output head, on the last pipeline stage. `llama` only; absent: 0.
+   */
+  mtpLayers?: number;
   /** What the model's source describes that the simulation leaves out, in words; stated with every result. */
   notModelled?: string[];
 }
@@ -128,12 +135,12 @@ export function isCausal(model: ModelSpec): boolean {
 }
 
 /** What a tensor's entry may add: its key/value heads' part (`ParamTensor.kv`), and whether it holds experts. */
-interface TensorExtra {
+export interface TensorExtra {
   kv?: number;
   expert?: boolean;
 }
 
-type Push = (name: string, elements: number, layer: number, tpSharded: boolean, extra?: TensorExtra) => void;
+export type Push = (name: string, elements: number, layer: number, tpSharded: boolean, extra?: TensorExtra) => void;
 
 function gptTensors(m: ModelSpec, push: Push): void {
   const h = m.hidden;
@@ -160,70 +167,6 @@ function gptTensors(m: ModelSpec, push: Push): void {
   push('transformer.ln_f.weight', h, m.layers, false);
   push('transformer.ln_f.bias', h, m.layers, false);
   if (!m.tiedEmbeddings) push('lm_head.weight', m.vocab * h, m.layers, true);
-}
-
-function llamaTensors(m: ModelSpec, push: Push): void {
-  const h = m.hidden;
-  const kv = m.kvHeads * headDim(m);
-  const q = attentionWidth(m);
-  push('model.embed_tokens.weight', m.vocab * h, -1, true);
-  for (let i = 0; i < m.layers; i++) {
-    const p = `model.layers.${i}.`;
-    // LlamaDecoderLayer.__init__ registers self_attn, mlp, input_layernorm, post_attention_layernorm.
-    if (m.mla) mlaTensors(m, m.mla, i, push);
-    else {
-      push(p + 'self_attn.q_proj.weight', h * q, i, true);
-      push(p + 'self_attn.k_proj.weight', h * kv, i, true, { kv: h * kv });
-      push(p + 'self_attn.v_proj.weight', h * kv, i, true, { kv: h * kv });
-      push(p + 'self_attn.o_proj.weight', q * h, i, true);
-    }
-    if (isMoeLayer(m, i)) moeMlpTensors(m, m.moe!, i, push);
-    else gatedMlpTensors(p + 'mlp.', h, m.ffnHidden, i, push);
-    push(p + 'input_layernorm.weight', h, i, false);
-    push(p + 'post_attention_layernorm.weight', h, i, false);
-  }
-  push('model.norm.weight', h, m.layers, false);
-  if (!m.tiedEmbeddings) push('lm_head.weight', m.vocab * h, m.layers, true);
-}
-
-/**
- * Latent attention's tensors, as DeepseekV3Attention registers them: the query's down-projection, its norm and
- * up-projection to every head's query (one projection where the queries are not compressed, qLoraRank 0); the keys' and values' joint down-projection (with the shared rotary key), its
- * norm and up-projection to every head's key and value; the output projection.
- */
-function mlaTensors(m: ModelSpec, mla: MlaSpec, i: number, push: Push): void {
-  const h = m.hidden;
-  const p = `model.layers.${i}.self_attn.`;
-  if (mla.qLoraRank === 0) push(p + 'q_proj.weight', h * m.heads * mlaQkHeadDim(mla), i, true);
-  else {
-    push(p + 'q_a_proj.weight', h * mla.qLoraRank, i, false);
-    push(p + 'q_a_layernorm.weight', mla.qLoraRank, i, false);
-    push(p + 'q_b_proj.weight', mla.qLoraRank * m.heads * mlaQkHeadDim(mla), i, true);
-  }
-  push(p + 'kv_a_proj_with_mqa.weight', h * (mla.kvLoraRank + mla.qkRopeHeadDim), i, false);
-  push(p + 'kv_a_layernorm.weight', mla.kvLoraRank, i, false);
-  push(p + 'kv_b_proj.weight', mla.kvLoraRank * m.heads * (mla.qkNopeHeadDim + mla.vHeadDim), i, true);
-  push(p + 'o_proj.weight', m.heads * mla.vHeadDim * h, i, true);
-}
-
-/** A SwiGLU MLP's three weights (gate, up, down) of inner width f under `prefix`. */
-function gatedMlpTensors(prefix: string, h: number, f: number, layer: number, push: Push): void {
-  push(prefix + 'gate_proj.weight', h * f, layer, true);
-  push(prefix + 'up_proj.weight', h * f, layer, true);
-  push(prefix + 'down_proj.weight', f * h, layer, true);
-}
-
-/**
- * A mixture-of-experts MLP: the router (E × h, whole on every TP rank, as Megatron-Core's TopKRouter keeps it), the
- * routed experts' fused gate/up and down weights (all E experts in one tensor each), and the shared experts' MLP.
- */
-function moeMlpTensors(m: ModelSpec, moe: MoeSpec, i: number, push: Push): void {
-  const h = m.hidden;
-  const p = `model.layers.${i}.mlp.`;
-  push(p + 'router.weight', moe.experts * h, i, false);
-  push(p + 'experts.gate_up_proj.weight', moe.experts * h * 2 * moe.expertFfnHidden, i, true, { expert: true });
-  push(p + 'experts.down_proj.weight', moe.experts * moe.expertFfnHidden * h, i, true, { expert: true });
-  if (moe.sharedExpertFfnHidden > 0) gatedMlpTensors(p + 'shared_experts.', h, moe.sharedExpertFfnHidden, i, push);
 }
 
 function bertTensors(m: ModelSpec, push: Push): void {
@@ -382,13 +325,13 @@ export function largestModuleParameters(model: ModelSpec, tp = 1): number {
 }
 
 /**
- * Megatron's last-stage copy of tied word embeddings when there is a pipeline: that stage's LM head, a parameter of
- * its own with the embedding's shape (kept equal to the first stage's by an all-reduce of their gradients).
- * Undefined for untied models.
+ * Megatron's last-stage copy of the word embeddings when there is a pipeline, for tied embeddings (that stage's LM
+ * head) or multi-token prediction (the modules' embedding lookup, mtp.ts): a parameter of its own with the
+ * embedding's shape, kept equal to the first stage's by an all-reduce of their gradients. Undefined otherwise.
  */
-export function tiedEmbeddingCopy(model: ModelSpec): ParamTensor | undefined {
+export function lastStageEmbeddingCopy(model: ModelSpec): ParamTensor | undefined {
   const embedding = parameterTensors(model).find((t) => t.layer < 0 && t.elements === model.vocab * model.hidden);
-  return model.tiedEmbeddings && embedding
+  return (model.tiedEmbeddings || mtpDepths(model) > 0) && embedding
     ? { ...embedding, name: `${embedding.name} (last-stage copy)`, layer: model.layers }
     : undefined;
 }

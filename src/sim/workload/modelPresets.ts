@@ -1,7 +1,7 @@
 import { UnknownPresetError } from '../errors.js';
 import type { ModelSpec } from './model.js';
 import type { MoeSpec } from './moe.js';
-import { GPT_OSS_LEFT_OUT, multiTokenPredictionLeftOut } from './leftOut.js';
+import { GPT_OSS_LEFT_OUT } from './leftOut.js';
 
 /**
  * A GPT-3-style decoder (GELU MLP of 4h, tied embeddings, GPT-2 BPE vocabulary of 50257, context 2048). Unpadded,
@@ -111,7 +111,7 @@ const PRESETS: readonly ModelSpec[] = [
   // config.json: 61 layers, width 7168, 128 heads of latent attention (q_lora_rank 1536, kv_lora_rank 512, qk 128 + 64
   // rotary, v 128), the first 3 layers dense (18432), then 256 routed experts of 2048, top 8, and one shared expert;
   // vocab 129280, untied; 671B parameters, 37B active; node-limited routing over 8 groups, 4 a token (n_group,
-  // topk_group). Not modelled: the multi-token-prediction module (num_nextn_predict_layers 1: 14B, one more layer).
+  // topk_group); one multi-token-prediction module (num_nextn_predict_layers 1; §2.2: 14B with its embedding and head).
   {
     ...moeLlama(llama('deepseek-v3', 61, 7168, 128, 128, 18432, 4096, 129280), {
       experts: 256,
@@ -123,7 +123,7 @@ const PRESETS: readonly ModelSpec[] = [
       groupsPerToken: 4,
     }),
     mla: { qLoraRank: 1536, kvLoraRank: 512, qkNopeHeadDim: 128, qkRopeHeadDim: 64, vHeadDim: 128 },
-    notModelled: [multiTokenPredictionLeftOut(1)],
+    mtpLayers: 1,
   },
   // Qwen Team, "Qwen2 Technical Report" (2024), Table 1, and Qwen/Qwen2-57B-A14B config.json: 28 layers, width 3584,
   // 28 query and 4 KV heads, 64 experts of 2560, top 8, a shared expert of 20480, vocab 151936, untied; 57B / 14B.

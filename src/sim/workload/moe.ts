@@ -1,4 +1,5 @@
 import type { ExpertRouting } from './routeSpread.js';
+import { mtpDepthOf } from './mtp.js';
 
 /**
  * Mixture-of-experts MLPs (Shazeer et al. 2017; Fedus et al., "Switch Transformers", 2021; Megatron-Core's MoELayer):
@@ -36,11 +37,16 @@ export function expertRoutingOf(moe: MoeSpec): ExpertRouting {
 interface WithMoe {
   moe?: MoeSpec;
   layers: number;
+  mtpLayers?: number;
 }
 
-/** Whether transformer layer `layer` has a mixture-of-experts MLP (every layer after the dense ones). */
+/**
+ * Whether transformer layer `layer` has a mixture-of-experts MLP: every layer after the dense ones, and the layer of
+ * each multi-token-prediction module (mtp.ts; DeepSeek-V3's has experts).
+ */
 export function isMoeLayer(model: WithMoe, layer: number): boolean {
-  return model.moe !== undefined && layer >= model.moe.denseLayers && layer < model.layers;
+  if (model.moe === undefined) return false;
+  return (layer >= model.moe.denseLayers && layer < model.layers) || mtpDepthOf(model, layer) !== undefined;
 }
 
 /** Expert parallelism's share of an expert tensor: each of ep ranks holds E/ep experts whole. */

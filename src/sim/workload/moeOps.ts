@@ -1,3 +1,4 @@
+import { llamaLayerPrefix } from './mtp.js';
 import { activationStage, type LayerContext } from './layerContext.js';
 import { balancedRoutedTokens, expertsPerRank, type MoeSpec } from './moe.js';
 import { elementwiseOp, gemmOp, linearStage, type Op, type Stage } from './ops.js';
@@ -29,7 +30,7 @@ export function expertRows(c: LayerContext, moe: MoeSpec, etp: number, loadFacto
  * logits (fp32, 4 bytes each: read, written, read again).
  */
 function routerStage(c: LayerContext, s: MoeLayerShape): Stage[] {
-  const p = `model.layers.${s.layer}.mlp.`;
+  const p = `${llamaLayerPrefix(c.model, s.layer)}mlp.`;
   const T = c.spTokens;
   const E = s.moe.experts;
   return [
@@ -89,7 +90,7 @@ function groupedLinearStage(
  * around the experts are syncs (parallel/moeSync.ts) at the `permute`, `experts.fc2` and their backward ops.
  */
 export function routedExpertStages(c: LayerContext, s: MoeLayerShape): Stage[] {
-  const p = `model.layers.${s.layer}.mlp.experts.`;
+  const p = `${llamaLayerPrefix(c.model, s.layer)}mlp.experts.`;
   const f = s.moe.expertFfnHidden / s.etp;
   const rows = expertRows(c, s.moe, s.etp, s.loadFactor);
   const act = activationStage(c, rows, f);

@@ -1,3 +1,5 @@
+import { llamaLayerPrefix, mtpDepths, mtpLayerIndex } from './mtp.js';
+import { mtpHeadBlock, mtpInputBlock } from './mtpOps.js';
 import { attentionStage } from './attentionOps.js';
 import { embeddingBlock, headBlock } from './headOps.js';
 import { activationStage, layerContext, normStage, residualStage, type LayerContext } from './layerContext.js';
@@ -27,7 +29,7 @@ function layerParams(model: ModelSpec, i: number): LayerParams {
   const wb = (p: string): string[] => [`${p}.weight`, `${p}.bias`];
   switch (model.arch) {
     case 'llama': {
-      const p = `model.layers.${i}.`;
+      const p = llamaLayerPrefix(model, i);
       // A layer with experts has its shared experts' MLP where a dense layer has its MLP (moe.ts).
       const mlp = isMoeLayer(model, i) ? 'mlp.shared_experts.' : 'mlp.';
       return {
@@ -134,7 +136,8 @@ function transformerLayer(c: LayerContext, i: number, shape: MicroBatchShape): B
 
 /**
  * The work of one micro-batch on one rank, block by block: embedding (layer −1), each transformer
- * layer, final norm + LM head + loss (layer `model.layers`). For `mlp` models: one block per linear.
+ * layer, final norm + LM head + loss (layer `model.layers`), then each multi-token-prediction module's input, layer and
+ * head (layer `model.layers` + 1 + d). For `mlp` models: one block per linear.
  * Every trainable tensor appears exactly once in some backward op's `gradParams`.
  * @throws ScenarioError when t does not divide the heads or a size is invalid
  */
@@ -146,5 +149,8 @@ export function buildBlocks(model: ModelSpec, shape: MicroBatchShape): Block[] {
   const blocks: Block[] = [edge(embeddingBlock(c))];
   for (let i = 0; i < model.layers; i++) blocks.push(transformerLayer(c, i, shape));
   blocks.push(edge(headBlock(c)));
+  // Multi-token prediction (mtp.ts): each module after the head, with the head on the last stage.
+  for (let d = 0; d < mtpDepths(model); d++)
+    blocks.push(mtpInputBlock(c, d), transformerLayer(c, mtpLayerIndex(model, d), shape), mtpHeadBlock(c, d));
   return blocks;
 }

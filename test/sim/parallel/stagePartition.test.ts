@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { compileStep } from '../../../src/sim/parallel/stepCompiler.js';
 import { stageMemories } from '../../../src/sim/memory/stageMemory.js';
-import { parameterCount, parameterTensors, tiedEmbeddingCopy } from '../../../src/sim/workload/model.js';
+import { parameterCount, parameterTensors, lastStageEmbeddingCopy } from '../../../src/sim/workload/model.js';
 import { stageParameters } from '../../../src/sim/parallel/stageParameters.js';
 import { stepContext } from '../../../src/sim/parallel/stepContext.js';
 import { scenarioOf } from '../../helpers/scenario.js';
@@ -53,7 +53,7 @@ describe('a stage holds the parameters whose gradients its backward passes make'
         const s = setup(model, parallel);
         const ctx = stepContext(s);
         const makers = gradientMakers(s);
-        const copy = tiedEmbeddingCopy(s.model)?.name;
+        const copy = lastStageEmbeddingCopy(s.model)?.name;
         const held = new Set<string>();
         for (let stage = 0; stage < s.parallel.pp; stage++) {
           const params = stageParameters(ctx, stage);
@@ -77,7 +77,7 @@ describe('a stage holds the parameters whose gradients its backward passes make'
     for (const [, model] of cases) {
       const s = setup(model, { pp: 4 });
       const held = compileStep(s).stages.reduce((a, st) => a + st.gradients.paramsPerRank, 0);
-      const copy = tiedEmbeddingCopy(s.model)?.elements ?? 0;
+      const copy = lastStageEmbeddingCopy(s.model)?.elements ?? 0;
       expect(held).toBe(parameterCount(s.model) + copy);
       expect(parameterTensors(s.model).length).toBeGreaterThan(0);
     }

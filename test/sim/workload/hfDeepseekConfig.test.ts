@@ -72,16 +72,18 @@ describe('Hugging Face DeepSeek configs', () => {
     expect(m.kvHeads).toBe(128);
     expect(m.headDim).toBeUndefined();
     expect(parameterCount(m)).toBe(parameterCount(preset));
-    expect(parameterCount(m) / 1e9).toBeCloseTo(671, -1);
-    expect(activeParameterCount(m) / 1e9).toBeCloseTo(37, -0.5);
+    expect(m.mtpLayers).toBe(1);
+    const main = { ...m, mtpLayers: 0 };
+    expect(parameterCount(main) / 1e9).toBeCloseTo(671, -1);
+    expect(activeParameterCount(main) / 1e9).toBeCloseTo(37, -0.5);
   });
 
-  it('say that multi-token prediction is left out, and read the group-limited routing (n_group, topk_group)', () => {
+  it('read the multi-token prediction (num_nextn_predict_layers) and the group-limited routing (n_group, topk_group)', () => {
     const m = modelFromHfConfig(DEEPSEEK_V3, 'dsv3/config.json');
-    const left = m.notModelled ?? [];
-    expect(left).toHaveLength(1);
-    expect(left[0]).toMatch(/multi-token-prediction.*1 more transformer layer/);
-    expect(modelPreset('deepseek-v3').notModelled).toEqual(left);
+    expect(m.notModelled).toBeUndefined();
+    expect(modelPreset('deepseek-v3').notModelled).toBeUndefined();
+    expect(m.mtpLayers).toBe(1);
+    expect(modelFromHfConfig({ ...DEEPSEEK_V3, num_nextn_predict_layers: 0 }, 'x').mtpLayers).toBeUndefined();
     expect([m.moe?.routingGroups, m.moe?.groupsPerToken]).toEqual([8, 4]);
     expect(modelPreset('deepseek-v3').moe).toEqual(m.moe);
   });
