@@ -23,6 +23,32 @@ export interface PassRanks {
   ep?: { group: readonly number[]; shadows: readonly (readonly number[])[] };
   /** The expert tensor-parallel group, likewise, where it is not the TP group (an etp of its own above 1). */
   etp?: { group: readonly number[]; shadows: readonly (readonly number[])[] };
+  /** Expert all-to-alls go on the TP stream, so that another pass can compute meanwhile (combinedPass.ts). */
+  exchangesAside?: boolean;
+}
+
+/** A block's part of one pass: the block, its template for the pass, the pass and its record. */
+export interface BlockPart {
+  block: Block;
+  t: PassTemplate;
+  op: PipeOp;
+  rec: PassRecord;
+  /** On the first block of a pass whose host waits for the GPU at its start: the host work after that wait. */
+  startHostNs?: number;
+}
+
+/** A block's part of a pass being added segment by segment (`PassBuilder.runBlock`). */
+export interface BlockRun extends BlockPart {
+  label: string;
+  entry: BlockTasks;
+  /** Syncs issued in this block and not yet waited for. */
+  issued: Map<TpSync, number[]>;
+  /** What the next segment waits for besides its syncs (the pass's collectives from the block before). */
+  waiting: number[];
+  /** The next segment to add. */
+  next: number;
+  /** The segment whose syncs are issued (they are issued once, before it). */
+  issuedBefore?: number;
 }
 
 /** A segment's host work as one member runs it (blockTemplate's lead and rest, the pass's start). */
@@ -115,63 +141,104 @@ export class PassBuilder {
    * whose host waits for the GPU at its start, is the host work after that wait.
    */
   addBlock(block: Block, t: PassTemplate, op: PipeOp, rec: PassRecord, startHostNs?: number): void {
-    const label = `${op.kind === 'F' ? 'fwd' : 'bwd'} ${block.name} mb${op.microBatch}`;
-    const entry: BlockTasks = { block, first: [], last: [] };
-    const issued = new Map<TpSync, number[]>();
-    let waiting = this.carry;
-    t.segments.forEach((seg, k) => {
-      this.issue(seg.issueBefore, issued, op);
-      const deps = [...waiting, ...seg.waitFor.flatMap((s) => issued.get(s) ?? [])];
-      const ring = this.ranks.ring;
-      const received = ring?.waited
-        ? seg.waitFor.filter((s) => s.group === 'cp' && issued.has(s)).map((s) => ({ sync: s, sends: issued.get(s)! }))
-        : [];
-      waiting = [];
-      for (const s of seg.waitFor) issued.delete(s);
-      const passSync = k === 0 && startHostNs !== undefined;
-      const segmentTasks = this.ranks.members.map((rank, i) => {
-        const own = deps.length === 0 && !t.hostModelled ? deps : [...deps];
-        const hostId = t.hostModelled
-          ? this.addHostWork(
-              i,
-              {
-                syncBefore: seg.syncBefore,
-                passSync,
-                leadNs: seg.hostLeadNs,
-                startNs: passSync ? (startHostNs ?? 0) : 0,
-                restNs: seg.hostNs - seg.hostLeadNs,
-              },
-              label,
-              op.microBatch,
-            )
-          : undefined;
-        if (hostId !== undefined) {
-          own.push(hostId);
-          if (passSync) (rec.firstHost ??= [])[i] = hostId;
+    const run = this.startBlock({ block, t, op, rec, startHostNs }, this.carry);
+    this.runBlock(run);
+    this.carry = this.finishBlock(run);
+  }
+
+  /** Begins a block's part of a pass, to be added by `runBlock`; `waiting`: what its first segment waits for. */
+  startBlock(part: BlockPart, waiting: number[]): BlockRun {
+    const label = `${part.op.kind === 'F' ? 'fwd' : 'bwd'} ${part.block.name} mb${part.op.microBatch}`;
+    return { ...part, label, entry: { block: part.block, first: [], last: [] }, issued: new Map(), waiting, next: 0 };
+  }
+
+  /**
+   * Adds a block's segments from `run.next` on. With `yieldAtExchange` it stops before a segment that waits for an
+   * expert-parallel exchange issued just before it (the exchange is issued), so that another pass's compute can run
+   * while it is in flight; false then, true once the block is done.
+   */
+  runBlock(run: BlockRun, yieldAtExchange = false): boolean {
+    const { t, op, rec } = run;
+    for (let k = run.next; k < t.segments.length; k++) {
+      const seg = t.segments[k];
+      if (run.issuedBefore !== k) {
+        this.issue(seg.issueBefore, run.issued, op);
+        run.issuedBefore = k;
+        if (yieldAtExchange && seg.waitFor.some((s) => s.group === 'ep' && run.issued.has(s))) {
+          run.next = k;
+          return false;
         }
-        const id = this.program.local(
-          rank,
-          'compute',
-          seg.kind,
-          label,
-          this.ranks.jitter[i](seg.durationNs),
-          own,
-          op.microBatch,
-        );
-        if (rec.first[i] === undefined) rec.first[i] = id;
-        if (entry.first[i] === undefined) entry.first[i] = id;
-        rec.last[i] = id;
-        entry.last[i] = id;
-        this.lastCompute[i] = id;
-        if (rec.gradTask) for (const tensor of seg.gradTensors) rec.gradTask[i].set(tensor, id);
-        return id;
-      });
-      for (const w of received) ring!.waited!(label, w.sync, w.sends, segmentTasks);
+      }
+      this.addSegment(run, k, k === 0 && run.startHostNs !== undefined);
+    }
+    run.next = t.segments.length;
+    rec.blocks.push(run.entry);
+    return true;
+  }
+
+  /** Issues what the block issues after its last segment; returns what the pass's next block waits for. */
+  finishBlock(run: BlockRun): number[] {
+    this.issue(run.t.issueAfter, run.issued, run.op);
+    if (run.t.hostModelled) for (let i = 0; i < this.hostCarry.length; i++) this.hostCarry[i] += run.t.hostAfterNs;
+    return [...run.waiting, ...[...run.issued.values()].flat()];
+  }
+
+  /** The builder's outstanding TP collectives, set after passes that carried their own (combinedPass.ts). */
+  set pendingTp(carry: number[]) {
+    this.carry = carry;
+  }
+
+  /** One compute task per member for segment k of a block's pass, after what it waits for. */
+  private addSegment(run: BlockRun, k: number, passSync: boolean): void {
+    const { t, op, rec, entry, label } = run;
+    const seg = t.segments[k];
+    const deps = [...run.waiting, ...seg.waitFor.flatMap((s) => run.issued.get(s) ?? [])];
+    const ring = this.ranks.ring;
+    const received = ring?.waited
+      ? seg.waitFor
+          .filter((s) => s.group === 'cp' && run.issued.has(s))
+          .map((s) => ({ sync: s, sends: run.issued.get(s)! }))
+      : [];
+    run.waiting = [];
+    for (const s of seg.waitFor) run.issued.delete(s);
+    const segmentTasks = this.ranks.members.map((rank, i) => {
+      const own = deps.length === 0 && !t.hostModelled ? deps : [...deps];
+      const hostId = t.hostModelled
+        ? this.addHostWork(
+            i,
+            {
+              syncBefore: seg.syncBefore,
+              passSync,
+              leadNs: seg.hostLeadNs,
+              startNs: passSync ? (run.startHostNs ?? 0) : 0,
+              restNs: seg.hostNs - seg.hostLeadNs,
+            },
+            label,
+            op.microBatch,
+          )
+        : undefined;
+      if (hostId !== undefined) {
+        own.push(hostId);
+        if (passSync) (rec.firstHost ??= [])[i] = hostId;
+      }
+      const id = this.program.local(
+        rank,
+        'compute',
+        seg.kind,
+        label,
+        this.ranks.jitter[i](seg.durationNs),
+        own,
+        op.microBatch,
+      );
+      if (rec.first[i] === undefined) rec.first[i] = id;
+      if (entry.first[i] === undefined) entry.first[i] = id;
+      rec.last[i] = id;
+      entry.last[i] = id;
+      this.lastCompute[i] = id;
+      if (rec.gradTask) for (const tensor of seg.gradTensors) rec.gradTask[i].set(tensor, id);
+      return id;
     });
-    this.issue(t.issueAfter, issued, op);
-    if (t.hostModelled) for (let i = 0; i < this.hostCarry.length; i++) this.hostCarry[i] += t.hostAfterNs;
-    this.carry = [...waiting, ...[...issued.values()].flat()];
-    rec.blocks.push(entry);
+    for (const w of received) ring!.waited!(label, w.sync, w.sends, segmentTasks);
   }
 
   /**
@@ -197,7 +264,8 @@ export class PassBuilder {
         );
         continue;
       }
-      const stream: StreamKind = sync.neededBy > sync.afterOp + 1 ? 'tp' : 'compute';
+      const aside = sync.neededBy > sync.afterOp + 1 || (sync.group === 'ep' && this.ranks.exchangesAside === true);
+      const stream: StreamKind = aside ? 'tp' : 'compute';
       const over = sync.group === 'ep' ? this.ranks.ep! : sync.group === 'etp' ? this.ranks.etp! : { group, shadows };
       issued.set(sync, [
         this.program.collective(

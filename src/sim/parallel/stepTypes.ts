@@ -4,6 +4,7 @@ import type { GradBucket } from './buckets.js';
 import type { ParallelLayout } from './layout.js';
 import type { PipeOp } from './schedules.js';
 import type { StepContext } from './stepContext.js';
+import type { PassTemplate } from './blockTemplate.js';
 
 /** What the compiler produced besides the program, for reports, memory and tests. */
 export interface StepPlan {
@@ -90,3 +91,6 @@ export interface CompileScope {
   /** Each rank's kernel-time factor from the spread of GPU speeds (`gpuSpeedFactors`; 1 without a spread). */
   speedOf: (rank: number) => number;
 }
+
+/** Each block's templates for its forward and its backward pass. */
+export type PassTemplates = Map<Block, { F: PassTemplate; B: PassTemplate }>;
