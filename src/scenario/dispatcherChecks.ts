@@ -7,7 +7,7 @@ import type { Problem } from './errors.js';
 import type { ScenarioInput } from './schema.js';
 
 /**
- * What is wrong with a model's group-limited routing, and what stops the DeepEP dispatcher: it exchanges tokens between
+ * What is wrong with a model's group-limited routing, what combined 1F1B needs, and what stops the DeepEP dispatcher: it exchanges tokens between
  * expert-parallel ranks (ep > 1) whose experts are whole (etp 1, as Megatron's flex dispatcher runs DeepEP here), over
  * NVLink inside a node and RDMA across (DeepEP checks full NVLink peer access and runs on NVIDIA GPUs only).
  */
@@ -16,6 +16,7 @@ export function dispatcherProblems(model: ModelSpec, par: ScenarioInput['paralle
   const moe = model.moe;
   const wrongRouting = moe && routingProblem(expertRoutingOf(moe));
   if (wrongRouting) problems.push({ path: 'model.moe.routingGroups', message: wrongRouting });
+  problems.push(...moeOverlapProblems(model, par));
   if (par.dispatcher !== 'deepep') return problems;
   const at = (path: string, message: string) => problems.push({ path, message: `${message}; use alltoall` });
   const ep = par.ep ?? 1;
@@ -37,4 +38,22 @@ export function deepEpUnavailable(node: NodeSpec): string | undefined {
   if (node.intra === 'pcie' || !(node.nvlinkBandwidthGBps > 0))
     return `deepep needs NVLink between the GPUs of a node, which ${node.name} lacks`;
   return undefined;
+}
+
+/** What combined 1F1B needs: expert all-to-alls to hide (ep > 1), and no pipeline (the only case modelled). */
+function moeOverlapProblems(model: ModelSpec, par: ScenarioInput['parallel']): Problem[] {
+  if (!par.moeOverlap) return [];
+  const at = (path: string, message: string): Problem => ({ path, message: `${message}; leave moeOverlap off` });
+  if (!model.moe || (par.ep ?? 1) === 1)
+    return [at('parallel.moeOverlap', 'overlaps expert-parallel all-to-alls, and there are none (ep 1)')];
+  // On plain 1F1B a combined step would send its forward's output only at its end, holding the next stage back (why
+  // Megatron asks for a virtual pipeline); with the interleaved schedule it is not modelled yet.
+  if (par.pp > 1)
+    return [
+      at(
+        'parallel.pp',
+        `${par.pp}: combined 1F1B (parallel.moeOverlap) is modelled without a pipeline only (with one, Megatron runs it with a virtual pipeline, which is not modelled with it here)`,
+      ),
+    ];
+  return [];
 }

@@ -104,6 +104,7 @@ export const FLAGS: Readonly<Record<string, FlagKind>> = {
   'moe-router-num-groups': INT,
   'moe-router-group-topk': INT,
   'mtp-num-layers': INT,
+  'overlap-moe-expert-parallel-comm': BOOL,
 };
 
 /** Flags that change performance but are not modelled: accepted with a warning (any values). */
@@ -128,6 +129,8 @@ export const NOT_MODELLED: Readonly<Record<string, string>> = {
   'no-fp8-wgrad': 'the weight-gradient GEMMs are simulated in FP8 too',
   'mtp-loss-scaling-factor':
     "the loss weight changes no step time (multi-token prediction's work is simulated whatever its weight)",
+  'delay-wgrad-compute':
+    'the weight-gradient GEMMs run right after their input-gradient GEMMs; delaying them to hide more of the all-to-alls is not modelled',
   'moe-deepep-num-sms':
     "DeepEP's SMs are not taken from the GEMMs: its dispatch and combine are simulated blocking the compute they feed",
   'rampup-batch-size': 'the step is simulated at the full --global-batch-size (after the ramp-up)',

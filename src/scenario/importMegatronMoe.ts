@@ -51,6 +51,7 @@ export function importMoe(c: ImportCollector, a: MegatronArgs, tp: number): void
   if (etp !== undefined && etp !== tp) c.set('parallel.etp', etp, a.shown('expert-tensor-parallel-size'));
   importDispatcher(c, a, ep > 1 || tp > 1);
   importRoutingGroups(c, a);
+  importExpertOverlap(c, a);
   const capacity = a.pick('moe-expert-capacity-factor');
   if (capacity !== undefined) {
     const factor = Number(capacity);
@@ -111,4 +112,17 @@ function importRoutingGroups(c: ImportCollector, a: MegatronArgs): void {
     refuse('--moe-router-num-groups and --moe-router-group-topk come together (group-limited routing needs both)');
   if (groups > 1) c.set('model.moe.routingGroups', groups, a.shown('moe-router-num-groups'));
   if (groups > 1) c.set('model.moe.groupsPerToken', topk, a.shown('moe-router-group-topk'));
+}
+
+/**
+ * Combined 1F1B (--overlap-moe-expert-parallel-comm) as parallel.moeOverlap. With a pipeline Megatron runs it only
+ * with a virtual pipeline (it asserts one), with which it is not modelled here: refused.
+ */
+function importExpertOverlap(c: ImportCollector, a: MegatronArgs): void {
+  if (!a.has('overlap-moe-expert-parallel-comm')) return;
+  if ((a.int('pipeline-model-parallel-size') ?? 1) > 1)
+    refuse(
+      '--overlap-moe-expert-parallel-comm with a pipeline: Megatron runs it with a virtual pipeline only, with which combined 1F1B is not modelled (it is without a pipeline)',
+    );
+  c.set('parallel.moeOverlap', true, '--overlap-moe-expert-parallel-comm');
 }

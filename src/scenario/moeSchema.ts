@@ -70,6 +70,13 @@ export const expertParallelShape = {
    * network to the rail's GPU and on over NVLink. NVIDIA GPUs with NVLink, ep > 1 and etp 1 only.
    */
   dispatcher: z.enum(['alltoall', 'deepep']).optional(),
+  /**
+   * Combined 1F1B (Megatron-Core --overlap-moe-expert-parallel-comm; DeepSeek's DualPipe overlaps likewise): the
+   * forward of one micro-batch and the backward of another run as one step, layer against layer, so that each one's
+   * dispatch and combine are in flight while the other computes. Without a pipeline only (with one Megatron needs a
+   * virtual pipeline, which is not modelled with it here). Default false.
+   */
+  moeOverlap: z.boolean().optional(),
 };
 
 /** The model section's fields for experts, latent attention and multi-token prediction. */

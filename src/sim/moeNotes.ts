@@ -18,10 +18,13 @@ export function moeNotes(setup: StepSetup): string[] {
   const what = `experts (${moe.experts}, top ${moe.topK}${moe.sharedExpertFfnHidden > 0 ? ', shared experts' : ''})`;
   const routing = setup.training.routing;
   const loads = stepContext(setup).expertLoads?.filter((l) => l !== undefined);
+  const overlap = par.moeOverlap
+    ? "the all-to-alls of each forward run beside another micro-batch's backward and the other way round (combined 1F1B), the all-to-all kernels' SMs not taken from the compute they overlap"
+    : undefined;
   const notes = [
     loads && routing
-      ? `${what}: ${routingWords(routing)}; the busiest expert-parallel rank computes ${(mean(loads.map((l) => l.busiestFactor)) * 100 - 100).toFixed(1)}% more than a balanced share on average over the layers (at most ${(Math.max(...loads.map((l) => l.busiestFactor)) * 100 - 100).toFixed(1)}%), and every rank's all-to-alls wait for it${routing.capacityFactor !== undefined ? `; the capacity drops ${(100 * mean(loads.map((l) => l.droppedShare))).toFixed(1)}% of the routed tokens` : ''}; the all-to-alls are not overlapped with compute`
-      : `${what}: routing is taken as balanced and dropless (every expert gets its share of the tokens; training.routing.skew or tokensPerExpert models imbalance), and the dispatch and combine all-to-alls are not overlapped with compute`,
+      ? `${what}: ${routingWords(routing)}; the busiest expert-parallel rank computes ${(mean(loads.map((l) => l.busiestFactor)) * 100 - 100).toFixed(1)}% more than a balanced share on average over the layers (at most ${(Math.max(...loads.map((l) => l.busiestFactor)) * 100 - 100).toFixed(1)}%), and every rank's all-to-alls wait for it${routing.capacityFactor !== undefined ? `; the capacity drops ${(100 * mean(loads.map((l) => l.droppedShare))).toFixed(1)}% of the routed tokens` : ''}; ${overlap ?? 'the all-to-alls are not overlapped with compute'}`
+      : `${what}: routing is taken as balanced and dropless (every expert gets its share of the tokens; training.routing.skew or tokensPerExpert models imbalance), ${overlap ? `and ${overlap}` : 'and the dispatch and combine all-to-alls are not overlapped with compute'}`,
   ];
   const etp = par.etp ?? par.tp;
   const layout = new ParallelLayout(par.tp, par.dp, par.pp, par.placement, par.cp ?? 1);

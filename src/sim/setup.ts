@@ -107,6 +107,11 @@ export interface ParallelSetup {
    * `deepep`, DeepEP's normal kernels (collectives/deepEpDispatch.ts).
    */
   dispatcher?: 'alltoall' | 'deepep';
+  /**
+   * Combined 1F1B (Megatron --overlap-moe-expert-parallel-comm): a forward and a backward of other micro-batches run as
+   * one step, each one's expert all-to-alls in flight while the other computes (combinedPass.ts).
+   */
+  moeOverlap?: boolean;
   schedule: PipelineSchedule;
   /** Model chunks per pipeline stage (interleaved schedule). */
   virtualStages: number;

@@ -1,7 +1,7 @@
 import { fp8WeightCacheBytesPerElement } from '../workload/fp8.js';
 import { stageLayers, stepContext, type StepContext } from '../parallel/stepContext.js';
 import { stageParameters, type StageParameters } from '../parallel/stageParameters.js';
-import { peakInFlight, peakLayersInFlight, stageSchedule, type PipeOp } from '../parallel/schedules.js';
+import { combinedOrder, peakInFlight, peakLayersInFlight, stageSchedule, type PipeOp } from '../parallel/schedules.js';
 import { scheduleRules } from '../workload/framework.js';
 import { cpBufferBytes } from '../parallel/contextParallel.js';
 import { reductionBuckets, reductionBuffers } from '../parallel/buckets.js';
@@ -45,7 +45,7 @@ function stageMemory(ctx: StepContext, s: number): StageMemory {
   const { mixed, elementBytes } = ctx.precision;
   const params = stageParameters(ctx, s);
   const paramsPerRank = params.elementsPerRank;
-  const schedule = stageSchedule(
+  const planned = stageSchedule(
     par.schedule,
     ctx.pp,
     s,
@@ -53,6 +53,8 @@ function stageMemory(ctx: StepContext, s: number): StageMemory {
     ctx.chunksPerStage,
     scheduleRules(setup.framework),
   );
+  // Combined 1F1B starts a step's forward before its backward frees anything.
+  const schedule = par.moeOverlap ? combinedOrder(planned, ctx.pp) : planned;
   const passes = peakInFlight(schedule);
   const state = { ...optimizerStateOf(ctx, paramsPerRank), ...expertSharding(ctx, params) };
   const mem = withFp8WeightCache(

@@ -130,3 +130,31 @@ export function peakInFlight(ops: readonly PipeOp[]): number {
   }
   return peak;
 }
+
+/** A step of a stage's schedule: one pass, or a forward and a backward run together (combinedPass.ts). */
+export type ScheduleUnit = { op: PipeOp } | { forward: PipeOp; backward: PipeOp };
+
+/**
+ * A stage's schedule as combined 1F1B runs it (Megatron-Core's --overlap-moe-expert-parallel-comm): without a pipeline
+ * each backward with the next micro-batch's forward (combined_1f1b_schedule_for_no_pipelining). In a 1F1B pipeline each
+ * steady-state forward would go with the backward after it, of a micro-batch a warm-up earlier (no stage then waits on
+ * its own step; the last stage's forward and backward, of one micro-batch, stay apart); scenarios are refused that
+ * (dispatcherChecks.ts), since the forward's output would leave only at the step's end and hold the next stage back.
+ */
+export function combinedUnits(ops: readonly PipeOp[], pp: number): ScheduleUnit[] {
+  const out: ScheduleUnit[] = [];
+  for (let i = 0; i < ops.length; i++) {
+    const [a, b] = [ops[i], ops[i + 1]];
+    const pairs = b !== undefined && a.kind !== b.kind && a.microBatch !== b.microBatch;
+    if (pairs && a.kind === (pp === 1 ? 'B' : 'F')) {
+      out.push(a.kind === 'F' ? { forward: a, backward: b } : { forward: b, backward: a });
+      i++;
+    } else out.push({ op: a });
+  }
+  return out;
+}
+
+/** The passes in the order their activations are made and freed under combined 1F1B: a step's forward first. */
+export function combinedOrder(ops: readonly PipeOp[], pp: number): PipeOp[] {
+  return combinedUnits(ops, pp).flatMap((u) => ('op' in u ? [u.op] : [u.forward, u.backward]));
+}

@@ -9,23 +9,23 @@ import { fp8AmaxReductionBytes } from '../workload/fp8.js';
 import { jitterer } from '../engine/random.js';
 import { gpuSpeedFactors } from './gpuSpeed.js';
 import { ParallelLayout } from './layout.js';
-import { peakInFlight, stageSchedule, type PipeOp } from './schedules.js';
+import { combinedOrder, combinedUnits, peakInFlight, stageSchedule, type PipeOp } from './schedules.js';
+import { addCombinedPasses } from './combinedPass.js';
 import { tpSyncPoints } from './tpSync.js';
 import { moeSyncPoints } from './moeSync.js';
 import { cpSyncPoints } from './contextParallel.js';
 import { cpRing, RingWaits } from './cpRing.js';
 import { overlapTpSyncs, withOverlapSmMargin } from './tpCommOverlap.js';
-import { passTemplate, type PassTemplate } from './blockTemplate.js';
+import { passTemplate } from './blockTemplate.js';
 import { addGradientReduction } from './gradReduction.js';
 import { addPipelineTransfers } from './pipelineTransfers.js';
 import { PassBuilder, type PassRanks } from './passBuilder.js';
 import { stepContext, type StepContext } from './stepContext.js';
-import type { CompileScope, PassRecord, StagePlan, StepPlan } from './stepTypes.js';
+import type { CompileScope, PassRecord, PassTemplates, StagePlan, StepPlan } from './stepTypes.js';
 
 const names = (ops: readonly Op[]) => ops.map((o) => o.name);
 
 /** Each block's forward and backward pass as a template of compute segments and the syncs between them. */
-type PassTemplates = Map<Block, { F: PassTemplate; B: PassTemplate }>;
 
 /** The blocks of each virtual stage: the embedding opens the first, the final norm, head and loss close the last. */
 function virtualStageBlocks(ctx: StepContext, blocks: readonly Block[]): Block[][] {
@@ -198,28 +198,35 @@ function compileStage(scope: CompileScope, input: StageInput): StagePlan {
     ctx.chunksPerStage,
     scheduleRules(ctx.setup.framework),
   );
+  const combined = ctx.setup.parallel.moeOverlap === true;
   const chunks = Array.from({ length: ctx.chunksPerStage }, (_, c) => chunkBlocks[c * ctx.pp + s]);
   const plan: StagePlan = {
     stage: s,
     chunks,
     schedule,
-    peakInFlight: peakInFlight(schedule),
+    peakInFlight: peakInFlight(combined ? combinedOrder(schedule, ctx.pp) : schedule),
     gradients: { buckets: [], paramsPerRank: 0 },
   };
   const tpShadows = Array.from({ length: layout.dp - scope.simulatedReplicas }, (_, i) =>
     layout.tpGroup(scope.simulatedReplicas + i, s),
   ).filter(scope.needsShadow);
   for (let d = 0; d < scope.simulatedReplicas; d++) {
-    const builder = new PassBuilder(
-      scope.program,
-      passRanks(scope, { d, stage: s, tpShadows, ringWaits: input.ringWaits }),
-    );
-    for (const op of schedule) {
-      const vs = op.chunk * ctx.pp + s;
-      passes.set(
-        key(d, vs, op.microBatch, op.kind),
-        compilePass(scope, builder, { op, virtualStage: vs, blocks: chunkBlocks[vs], templates: input.templates }),
-      );
+    const ranks = passRanks(scope, { d, stage: s, tpShadows, ringWaits: input.ringWaits });
+    const builder = new PassBuilder(scope.program, combined ? { ...ranks, exchangesAside: true } : ranks);
+    const pass = (op: PipeOp) => ({ op, virtualStage: op.chunk * ctx.pp + s, templates: input.templates });
+    for (const unit of combined ? combinedUnits(schedule, ctx.pp) : schedule.map((op) => ({ op }))) {
+      if ('op' in unit) {
+        const p = pass(unit.op);
+        passes.set(
+          key(d, p.virtualStage, unit.op.microBatch, unit.op.kind),
+          compilePass(scope, builder, { ...p, blocks: chunkBlocks[p.virtualStage] }),
+        );
+        continue;
+      }
+      const [f, b] = [pass(unit.forward), pass(unit.backward)];
+      const [fRec, bRec] = compileCombinedPass(scope, builder, [f, b], chunkBlocks);
+      passes.set(key(d, f.virtualStage, unit.forward.microBatch, 'F'), fRec);
+      passes.set(key(d, b.virtualStage, unit.backward.microBatch, 'B'), bRec);
     }
     // Whatever TP collective is still outstanding at the end is waited for by the optimizer.
     if (builder.pendingTp.length > 0)
@@ -311,6 +318,36 @@ function compilePass(
     builder.addBlock(b, pass.templates.get(b)![op.kind], op, rec, b === list[0] ? start : undefined);
   addAmaxReduction(scope, builder, { op, virtualStage: vs, blocks: pass.blocks });
   return rec;
+}
+
+/**
+ * A forward and a backward of other micro-batches run as one combined step (combinedPass.ts): each pass's blocks in
+ * its own order, the two taking turns at their expert all-to-alls. Models with experts train in 16 bits with
+ * sequence parallelism, so neither pass starts with a TP gather or ends with an FP8 amax reduction.
+ */
+function compileCombinedPass(
+  scope: CompileScope,
+  builder: PassBuilder,
+  [f, b]: { op: PipeOp; virtualStage: number; templates: PassTemplates }[],
+  chunkBlocks: Block[][],
+): [PassRecord, PassRecord] {
+  const { ctx } = scope;
+  const virtualStages = ctx.virtualStageLayers.length;
+  const side = (p: typeof f, blocks: Block[]) => ({
+    op: p.op,
+    blocks,
+    rec: builder.newRecord(p.op),
+    startHostNs: passStartHostNs(ctx.setup.framework, {
+      kind: p.op.kind,
+      virtualStage: p.virtualStage,
+      virtualStages,
+      tp: ctx.tp,
+    }),
+  });
+  const forward = side(f, chunkBlocks[f.virtualStage]);
+  const backward = side(b, [...chunkBlocks[b.virtualStage]].reverse());
+  addCombinedPasses(builder, f.templates, backward, forward);
+  return [forward.rec, backward.rec];
 }
 
 /** FP8 delayed scaling's one amax all-reduce of a chunk's pass over the whole stage (fp8.ts `fp8AmaxReductionBytes`). */
