@@ -9,7 +9,6 @@ type TrainingInput = ScenarioInput['training'];
 type ParallelInput = ScenarioInput['parallel'];
 
 /** Why these training and parallel settings cannot run FP8 as modelled on `gpu` (workload/fp8.ts), or none. */
-// eslint-disable-next-line max-lines-per-function -- one check per refused combination, each with its own message
 export function fp8Problems(t: TrainingInput, par: ParallelInput, model: ModelSpec, gpu: GpuSpec): Problem[] {
   if (t.precision !== 'fp8') {
     return t.fp8 === undefined
