@@ -1,5 +1,6 @@
 import type { Scenario } from '../scenario/resolve.js';
-import { defaultVirtualStages, type PipelineSchedule, type PlanSpace } from './space.js';
+import { defaultVirtualStages, type Dispatcher, type PipelineSchedule, type PlanSpace } from './space.js';
+import { deepEpUnavailable } from '../scenario/dispatcherChecks.js';
 import { expertPlacementFits } from '../scenario/moeChecks.js';
 
 /** How a plan splits the GPUs and the batch: the settings that decide the work per GPU and what it waits for. */
@@ -22,6 +23,8 @@ export interface PlanLayout {
   countEmbeddingAndLoss: boolean;
   /** Expert-parallel size, for a model with experts only. */
   ep?: number;
+  /** DeepEP's dispatch in place of the all-to-all (ep > 1 only; absent: the all-to-all). */
+  dispatcher?: 'deepep';
 }
 
 /** Layouts left out before any memory is counted, by why. */
@@ -79,6 +82,17 @@ function expertSplits(
 }
 
 /**
+ * The dispatchers a layout with `ep` may run: the space's, DeepEP only where it runs (ep > 1, whole experts a rank,
+ * NVIDIA GPUs with NVLink; dispatcherChecks.ts), the all-to-all otherwise.
+ */
+function dispatchersOf(s: Scenario, space: PlanSpace, ep: number | undefined, tp: number): (Dispatcher | undefined)[] {
+  if (ep === undefined || !space.dispatcher) return [undefined];
+  const deepEpRuns = ep > 1 && (s.parallel.etp ?? tp) === 1 && !deepEpUnavailable(s.cluster.node);
+  const out = space.dispatcher.filter((d) => d === 'alltoall' || deepEpRuns);
+  return out.length > 0 ? out : ['alltoall'];
+}
+
+/**
  * Every layout of the space on `gpus` GPUs: tp × cp × pp × dp = gpus, a global batch that divides into micro-batches
  * over dp, layers that split over the chunks, and for the interleaved schedule micro-batches in whole rounds of pp
  * (as Megatron-LM asked before its rounds could be cut short). In a fixed order, so that a plan is deterministic.
@@ -109,18 +123,20 @@ export function planLayouts(s: Scenario, space: PlanSpace, gpus: number): Layout
               for (const ep of expertSplits(s, space, { tp, cp, pp, dp })) {
                 if (ep === 0) drop('experts do not fold into the stage');
                 else
-                  layouts.push({
-                    tp,
-                    cp,
-                    pp,
-                    dp,
-                    microBatch,
-                    microBatches: m,
-                    schedule,
-                    virtualStages: v,
-                    ...split,
-                    ...(ep !== undefined ? { ep } : {}),
-                  });
+                  for (const dispatcher of dispatchersOf(s, space, ep, tp))
+                    layouts.push({
+                      tp,
+                      cp,
+                      pp,
+                      dp,
+                      microBatch,
+                      microBatches: m,
+                      schedule,
+                      virtualStages: v,
+                      ...split,
+                      ...(ep !== undefined ? { ep } : {}),
+                      ...(dispatcher === 'deepep' ? { dispatcher } : {}),
+                    });
               }
           }
         }

@@ -78,6 +78,7 @@ const layoutSchema = z.strictObject({
   virtualStages: positiveCount,
   countEmbeddingAndLoss: z.boolean(),
   ep: positiveCount.optional(),
+  dispatcher: z.literal('deepep').optional(),
 });
 const knobsSchema = z.strictObject({
   zero: z.union([z.literal(0), z.literal(1), z.literal(2), z.literal(3)]),

@@ -20,7 +20,11 @@ export interface PlanSpace {
   tpCommOverlap: boolean[];
   /** Expert-parallel sizes, for a model with experts (undefined: a dense model, nothing to search). */
   ep?: number[];
+  /** How tokens reach their experts where ep > 1 (undefined: a dense model); the scenario's own by default. */
+  dispatcher?: Dispatcher[];
 }
+
+export type Dispatcher = 'alltoall' | 'deepep';
 
 export type PipelineSchedule = '1f1b' | 'interleaved';
 export type Recompute = 'none' | 'selective' | 'full';
@@ -41,6 +45,7 @@ export const SPACE_FIELDS = {
   sequenceParallel: 'parallel.sequenceParallel',
   tpCommOverlap: 'parallel.tpCommOverlap',
   ep: 'parallel.ep',
+  dispatcher: 'parallel.dispatcher',
 } as const satisfies Record<keyof PlanSpace, string>;
 
 export type SpaceName = keyof typeof SPACE_FIELDS;
@@ -85,6 +90,8 @@ export function defaultSpace(s: Scenario): PlanSpace {
     tpCommOverlap: [s.parallel.tpCommOverlap !== undefined],
     // Every power-of-2 split of the experts; the layouts keep those that fold into the stage's ranks.
     ...(m.moe ? { ep: powersOfTwoUpTo(m.moe.experts).filter((ep) => m.moe!.experts % ep === 0) } : {}),
+    // The scenario's dispatcher; `--space dispatcher=alltoall,deepep` compares the two.
+    ...(m.moe ? { dispatcher: [s.parallel.dispatcher ?? 'alltoall'] } : {}),
   };
 }
 
@@ -105,6 +112,7 @@ const ENUMS: Partial<Record<SpaceName, readonly string[]>> = {
   sequenceParallel: ['true', 'false'],
   tpCommOverlap: ['true', 'false'],
   zero: ['0', '1', '2', '3'],
+  dispatcher: ['alltoall', 'deepep'],
 };
 
 function parseValue(name: SpaceName, text: string): number | string | boolean {

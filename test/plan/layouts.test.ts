@@ -89,6 +89,28 @@ describe('plan layouts of a model with experts', () => {
     expect(removed.get('experts do not fold into the stage')).toBe(2);
   });
 
+  it('search DeepEP beside the all-to-all only when asked, and only where it runs (ep > 1, whole experts)', () => {
+    expect(defaultSpace(moe).dispatcher).toEqual(['alltoall']);
+    expect(defaultSpace(s).dispatcher).toBeUndefined();
+    const space: PlanSpace = {
+      ...defaultSpace(moe),
+      tp: [1, 2],
+      cp: [1],
+      pp: [4],
+      microBatch: [1],
+      schedule: ['1f1b'],
+      dispatcher: ['alltoall', 'deepep'],
+    };
+    const { layouts } = planLayouts(moe, space, 64);
+    const of = (tp: number, ep: number) =>
+      layouts.filter((l) => l.tp === tp && l.ep === ep).map((l) => l.dispatcher ?? 'alltoall');
+    // tp 1 (the experts' tp too): DeepEP beside the all-to-all for every ep above 1; at ep 1 nothing to dispatch.
+    expect(of(1, 8)).toEqual(['alltoall', 'deepep']);
+    expect(of(1, 1)).toEqual(['alltoall']);
+    // tp 2: each expert split over 2 ranks, which DeepEP is not modelled with.
+    expect(of(2, 8)).toEqual(['alltoall']);
+  });
+
   it('leave ep out of a dense model’s layouts', () => {
     expect(planLayouts(s, small({}), 8).layouts.every((l) => l.ep === undefined)).toBe(true);
   });
