@@ -110,7 +110,13 @@ export function candidateSets(c: PlanCandidate, ctx: KnobContext): string[] {
     `parallel.tpCommOverlap=${k.tpCommOverlap}`,
     `parallel.zero=${k.zero}`,
     `parallel.offload=${k.offload}`,
-    ...(l.ep !== undefined ? [`parallel.ep=${l.ep}`, `parallel.dispatcher=${l.dispatcher ?? 'alltoall'}`] : []),
+    ...(l.ep !== undefined
+      ? [
+          `parallel.ep=${l.ep}`,
+          `parallel.dispatcher=${l.dispatcher ?? 'alltoall'}`,
+          `parallel.moeOverlap=${l.moeOverlap === true}`,
+        ]
+      : []),
   ];
   // Megatron's overlapped weight gather belongs to its distributed optimizer (ZeRO-1).
   if (ctx.overlapParamGather && k.zero !== 1) sets.push('parallel.overlapParamGather=false');
@@ -134,6 +140,7 @@ export function scenarioCandidate(s: Scenario): PlanCandidate {
       countEmbeddingAndLoss: p.accountForEmbeddingInSplit === true && p.accountForLossInSplit === true,
       ...(s.model.moe ? { ep: p.ep ?? 1 } : {}),
       ...(s.model.moe && p.dispatcher === 'deepep' ? { dispatcher: 'deepep' as const } : {}),
+      ...(s.model.moe && p.moeOverlap ? { moeOverlap: true as const } : {}),
     },
     knobs: {
       zero: p.zero,
@@ -154,7 +161,10 @@ export function changedSets(sets: readonly string[], ownSets: readonly string[])
 /** A short name of a candidate's split, for tables: `tp 8 × pp 4 × dp 2, mb 1, interleaved ×5`. */
 export function layoutText(l: PlanLayout): string {
   const sizes = [`tp ${l.tp}`, ...(l.cp > 1 ? [`cp ${l.cp}`] : []), `pp ${l.pp}`, `dp ${l.dp}`].join(' × ');
-  const experts = l.ep !== undefined ? `, ep ${l.ep}${l.dispatcher === 'deepep' ? ' DeepEP' : ''}` : '';
+  const experts =
+    l.ep !== undefined
+      ? `, ep ${l.ep}${l.dispatcher === 'deepep' ? ' DeepEP' : ''}${l.moeOverlap ? ', combined 1F1B' : ''}`
+      : '';
   const schedule = l.pp === 1 ? '' : l.schedule === 'interleaved' ? `, interleaved ×${l.virtualStages}` : ', 1F1B';
   return `${sizes}${experts}, mb ${l.microBatch}${schedule}`;
 }

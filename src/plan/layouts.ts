@@ -25,6 +25,8 @@ export interface PlanLayout {
   ep?: number;
   /** DeepEP's dispatch in place of the all-to-all (ep > 1 only; absent: the all-to-all). */
   dispatcher?: 'deepep';
+  /** Combined 1F1B (ep > 1 and no pipeline only; absent: off). */
+  moeOverlap?: true;
 }
 
 /** Layouts left out before any memory is counted, by why. */
@@ -92,6 +94,12 @@ function dispatchersOf(s: Scenario, space: PlanSpace, ep: number | undefined, tp
   return out.length > 0 ? out : ['alltoall'];
 }
 
+/** Combined 1F1B as the space has it, where it is modelled: all-to-alls (ep > 1), no pipeline, two micro-batches. */
+function overlapsOf(space: PlanSpace, ep: number | undefined, pp: number, microBatches: number): boolean[] {
+  if (ep === undefined || ep === 1 || pp > 1 || microBatches < 2 || !space.moeOverlap) return [false];
+  return space.moeOverlap;
+}
+
 /**
  * Every layout of the space on `gpus` GPUs: tp × cp × pp × dp = gpus, a global batch that divides into micro-batches
  * over dp, layers that split over the chunks, and for the interleaved schedule micro-batches in whole rounds of pp
@@ -124,19 +132,21 @@ export function planLayouts(s: Scenario, space: PlanSpace, gpus: number): Layout
                 if (ep === 0) drop('experts do not fold into the stage');
                 else
                   for (const dispatcher of dispatchersOf(s, space, ep, tp))
-                    layouts.push({
-                      tp,
-                      cp,
-                      pp,
-                      dp,
-                      microBatch,
-                      microBatches: m,
-                      schedule,
-                      virtualStages: v,
-                      ...split,
-                      ...(ep !== undefined ? { ep } : {}),
-                      ...(dispatcher === 'deepep' ? { dispatcher } : {}),
-                    });
+                    for (const overlap of overlapsOf(space, ep, pp, m))
+                      layouts.push({
+                        tp,
+                        cp,
+                        pp,
+                        dp,
+                        microBatch,
+                        microBatches: m,
+                        schedule,
+                        virtualStages: v,
+                        ...split,
+                        ...(ep !== undefined ? { ep } : {}),
+                        ...(dispatcher === 'deepep' ? { dispatcher } : {}),
+                        ...(overlap ? { moeOverlap: true as const } : {}),
+                      });
               }
           }
         }

@@ -79,6 +79,7 @@ const layoutSchema = z.strictObject({
   countEmbeddingAndLoss: z.boolean(),
   ep: positiveCount.optional(),
   dispatcher: z.literal('deepep').optional(),
+  moeOverlap: z.literal(true).optional(),
 });
 const knobsSchema = z.strictObject({
   zero: z.union([z.literal(0), z.literal(1), z.literal(2), z.literal(3)]),

@@ -22,6 +22,8 @@ export interface PlanSpace {
   ep?: number[];
   /** How tokens reach their experts where ep > 1 (undefined: a dense model); the scenario's own by default. */
   dispatcher?: Dispatcher[];
+  /** Combined 1F1B where ep > 1 and there is no pipeline (undefined: a dense model); the scenario's by default. */
+  moeOverlap?: boolean[];
 }
 
 export type Dispatcher = 'alltoall' | 'deepep';
@@ -46,6 +48,7 @@ export const SPACE_FIELDS = {
   tpCommOverlap: 'parallel.tpCommOverlap',
   ep: 'parallel.ep',
   dispatcher: 'parallel.dispatcher',
+  moeOverlap: 'parallel.moeOverlap',
 } as const satisfies Record<keyof PlanSpace, string>;
 
 export type SpaceName = keyof typeof SPACE_FIELDS;
@@ -91,7 +94,9 @@ export function defaultSpace(s: Scenario): PlanSpace {
     // Every power-of-2 split of the experts; the layouts keep those that fold into the stage's ranks.
     ...(m.moe ? { ep: powersOfTwoUpTo(m.moe.experts).filter((ep) => m.moe!.experts % ep === 0) } : {}),
     // The scenario's dispatcher; `--space dispatcher=alltoall,deepep` compares the two.
-    ...(m.moe ? { dispatcher: [s.parallel.dispatcher ?? 'alltoall'] } : {}),
+    ...(m.moe
+      ? { dispatcher: [s.parallel.dispatcher ?? 'alltoall'], moeOverlap: [s.parallel.moeOverlap === true] }
+      : {}),
   };
 }
 
@@ -113,6 +118,7 @@ const ENUMS: Partial<Record<SpaceName, readonly string[]>> = {
   tpCommOverlap: ['true', 'false'],
   zero: ['0', '1', '2', '3'],
   dispatcher: ['alltoall', 'deepep'],
+  moeOverlap: ['true', 'false'],
 };
 
 function parseValue(name: SpaceName, text: string): number | string | boolean {
@@ -120,7 +126,7 @@ function parseValue(name: SpaceName, text: string): number | string | boolean {
   if (allowed) {
     if (!allowed.includes(text)) throw new SpaceSyntaxError(`${name}: '${text}' is not one of ${allowed.join(', ')}`);
     if (name === 'zero') return Number(text);
-    return name === 'sequenceParallel' || name === 'tpCommOverlap' ? text === 'true' : text;
+    return name === 'sequenceParallel' || name === 'tpCommOverlap' || name === 'moeOverlap' ? text === 'true' : text;
   }
   if (!/^\d+$/.test(text) || Number(text) < 1 || Number(text) > 1e6)
     throw new SpaceSyntaxError(`${name}: '${text}' is not a whole number from 1 to 1000000`);

@@ -111,6 +111,25 @@ describe('plan layouts of a model with experts', () => {
     expect(of(2, 8)).toEqual(['alltoall']);
   });
 
+  it('search combined 1F1B only without a pipeline, with experts spread over ranks and two micro-batches', () => {
+    expect(defaultSpace(moe).moeOverlap).toEqual([false]);
+    const space: PlanSpace = {
+      ...defaultSpace(moe),
+      tp: [2],
+      cp: [1],
+      pp: [1, 4],
+      microBatch: [1],
+      schedule: ['1f1b'],
+      moeOverlap: [false, true],
+    };
+    const { layouts } = planLayouts(moe, space, 64);
+    const of = (pp: number, ep: number) =>
+      layouts.filter((l) => l.pp === pp && l.ep === ep).map((l) => l.moeOverlap === true);
+    expect(of(1, 8)).toEqual([false, true]);
+    expect(of(1, 1)).toEqual([false]);
+    expect(of(4, 8)).toEqual([false]);
+  });
+
   it('leave ep out of a dense model’s layouts', () => {
     expect(planLayouts(s, small({}), 8).layouts.every((l) => l.ep === undefined)).toBe(true);
   });
