@@ -47,7 +47,7 @@ export function moeProblems(model: ModelSpec, input: ScenarioInput, dp: number):
   return [...mlaProblems(model, input), ...mtpProblems(model, input), ...expertProblems(model, input, dp)];
 }
 
-/** What is not modelled of multi-token prediction: another architecture, tensor or context parallelism, FP8. */
+/** What is not modelled of multi-token prediction: another architecture, tensor or context parallelism, FP8, ZeRO-3. */
 function mtpProblems(model: ModelSpec, input: ScenarioInput): Problem[] {
   if (!model.mtpLayers) return [];
   const at = (path: string, message: string): Problem => ({ path, message });
@@ -64,6 +64,15 @@ function mtpProblems(model: ModelSpec, input: ScenarioInput): Problem[] {
       : []),
     ...(input.training.precision === 'fp8'
       ? [at('training.precision', 'FP8 training with multi-token prediction (model.mtpLayers) is not modelled')]
+      : []),
+    // The module's lookup and head pass reuse the embedding and the head, which ZeRO-3 would gather once more.
+    ...(par.zero === 3
+      ? [
+          at(
+            'parallel.zero',
+            'ZeRO-3 / FSDP with multi-token prediction (model.mtpLayers) is not modelled; use 0, 1 or 2',
+          ),
+        ]
       : []),
   ];
 }

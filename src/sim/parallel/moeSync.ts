@@ -43,7 +43,8 @@ export function moeSyncPoints(names: readonly string[], ctx: MoeSyncContext): Tp
   const out: TpSync[] = [];
   names.forEach((raw, i) => {
     const name = raw.startsWith('recompute.') ? raw.slice('recompute.'.length) : raw;
-    const sync = (s: Omit<TpSync, 'afterOp' | 'neededBy'>) => out.push({ ...s, afterOp: i, neededBy: i + 1 });
+    const sync = (s: Omit<TpSync, 'afterOp' | 'neededBy'>) =>
+      out.push({ ...s, afterOp: i, neededBy: i + 1, expert: true });
     const allToAll = (label: string) =>
       ctx.ep > 1 &&
       sync(

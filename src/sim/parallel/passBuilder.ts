@@ -23,7 +23,7 @@ export interface PassRanks {
   ep?: { group: readonly number[]; shadows: readonly (readonly number[])[] };
   /** The expert tensor-parallel group, likewise, where it is not the TP group (an etp of its own above 1). */
   etp?: { group: readonly number[]; shadows: readonly (readonly number[])[] };
-  /** Expert all-to-alls go on the TP stream, so that another pass can compute meanwhile (combinedPass.ts). */
+  /** Expert exchanges go on the TP stream, so that another pass can compute meanwhile (combinedPass.ts). */
   exchangesAside?: boolean;
 }
 
@@ -164,7 +164,7 @@ export class PassBuilder {
       if (run.issuedBefore !== k) {
         this.issue(seg.issueBefore, run.issued, op);
         run.issuedBefore = k;
-        if (yieldAtExchange && seg.waitFor.some((s) => s.group === 'ep' && run.issued.has(s))) {
+        if (yieldAtExchange && seg.waitFor.some((s) => s.expert === true && run.issued.has(s))) {
           run.next = k;
           return false;
         }
@@ -264,7 +264,9 @@ export class PassBuilder {
         );
         continue;
       }
-      const aside = sync.neededBy > sync.afterOp + 1 || (sync.group === 'ep' && this.ranks.exchangesAside === true);
+      // Beside another pass, the expert exchanges and the TP gathers issued with them go to the TP stream together, in
+      // the order they are issued.
+      const aside = sync.neededBy > sync.afterOp + 1 || (sync.expert === true && this.ranks.exchangesAside === true);
       const stream: StreamKind = aside ? 'tp' : 'compute';
       const over = sync.group === 'ep' ? this.ranks.ep! : sync.group === 'etp' ? this.ranks.etp! : { group, shadows };
       issued.set(sync, [

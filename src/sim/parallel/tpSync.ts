@@ -20,6 +20,8 @@ export interface TpSync {
    * expert-parallel group (moeSync.ts).
    */
   group?: 'tp' | 'cp' | 'ep' | 'etp';
+  /** One of the exchanges around a layer's routed experts (moeSync.ts): the all-to-alls and their TP gathers. */
+  expert?: true;
 }
 
 export interface TpContext {

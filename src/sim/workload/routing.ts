@@ -1,5 +1,6 @@
+import { mtpDepths, mtpLayerIndex } from './mtp.js';
 import { randomStream, standardNormalUnclamped } from '../engine/random.js';
-import type { MoeSpec } from './moe.js';
+import { isMoeLayer, type MoeSpec } from './moe.js';
 
 /**
  * How a router spreads tokens over the experts. By default evenly. `skew` σ draws each layer's expert popularity as
@@ -66,16 +67,20 @@ export function isBalancedRouting(routing: RoutingSetup | undefined): boolean {
   return !routing || (routing.skew === 0 && !routing.tokensPerExpert && routing.capacityFactor === undefined);
 }
 
-/** Each layer's load (undefined for a dense layer), or undefined when routing is balanced or the model dense. */
+/**
+ * Each layer's load by layer index (undefined for a dense layer and the head's index), multi-token-prediction layers
+ * (mtp.ts) included, or undefined when routing is balanced or the model dense.
+ */
 export function layerLoads(
-  model: { moe?: MoeSpec; layers: number },
+  model: { moe?: MoeSpec; layers: number; mtpLayers?: number },
   ep: number,
   routing: RoutingSetup | undefined,
   seed: number,
 ): (ExpertLoad | undefined)[] | undefined {
   const moe = model.moe;
   if (!moe || !routing || isBalancedRouting(routing)) return undefined;
-  return Array.from({ length: model.layers }, (_, l) =>
-    l >= moe.denseLayers ? expertLoad(moe, ep, routing, seed, l) : undefined,
+  const depths = mtpDepths(model);
+  return Array.from({ length: depths > 0 ? mtpLayerIndex(model, depths) : model.layers }, (_, l) =>
+    isMoeLayer(model, l) ? expertLoad(moe, ep, routing, seed, l) : undefined,
   );
 }

@@ -65,6 +65,19 @@ describe('combined 1F1B (parallel.moeOverlap)', () => {
     expect(exchanges.every((t) => t.stream === 'tp')).toBe(true);
   });
 
+  it('puts the experts’ TP gathers on the TP stream with their all-to-alls, each after the one it follows', () => {
+    // tp 2 with sequence parallelism: the experts keep tp 2, so the dispatched tokens are all-gathered after the dispatch.
+    const plan = compileStep(scenario({ tp: 2, sequenceParallel: true, ep: 16, moeOverlap: true }));
+    const onTp = plan.program.tasks.filter((t) => t.ranks[0] === 0 && t.stream === 'tp').map((t) => t.label);
+    const gathers = onTp.filter((l) => l.startsWith('TP all-gather dispatched tokens'));
+    expect(gathers.length).toBeGreaterThan(0);
+    // In stream order each gather comes right after a dispatch, and each reduce-scatter right before a combine.
+    onTp.forEach((l, i) => {
+      if (l.startsWith('TP all-gather dispatched tokens')) expect(onTp[i - 1]).toMatch(/^EP all-to-all dispatch/);
+      if (l.startsWith('TP reduce-scatter expert outputs')) expect(onTp[i + 1]).toMatch(/^EP all-to-all combine/);
+    });
+  });
+
   it('hides all-to-all time behind compute: faster, yet no faster than the busier of compute and exchanges', () => {
     for (const parallel of [{ ep: 32 }, { ep: 16 }]) {
       const plain = simulateStep(scenario(parallel)).result;

@@ -7,6 +7,7 @@ import { modelFlopsPerStep } from '../../../src/sim/workload/flops.js';
 import { stageMemories } from '../../../src/sim/memory/stageMemory.js';
 import { simulateStep } from '../../../src/sim/simulateStep.js';
 import { scenarioOf } from '../../helpers/scenario.js';
+import { layerLoads } from '../../../src/sim/workload/routing.js';
 
 const shape: MicroBatchShape = {
   microBatch: 1,
@@ -102,6 +103,15 @@ describe('multi-token prediction', () => {
         .filter((t) => t.layer === 5)
         .reduce((s, t) => s + (t.expert ? t.elements / 8 : t.elements), 0),
     );
+  });
+
+  it('draws the module layer’s expert load like any layer’s, by its own index', () => {
+    const loads = layerLoads(SMALL_V3, 8, { skew: 0.5, padToCapacity: false }, 1)!;
+    expect(loads).toHaveLength(6);
+    expect(loads[5]?.busiestFactor).toBeGreaterThan(1);
+    expect(loads[4]).toBeUndefined(); // the head
+    expect(loads[1]).toBeUndefined(); // a dense layer
+    expect(layerLoads(withoutMtp(SMALL_V3), 8, { skew: 0.5, padToCapacity: false }, 1)).toHaveLength(4);
   });
 
   it('makes the step longer, and is refused with tensor parallelism', () => {
