@@ -94,10 +94,17 @@ function dispatchersOf(s: Scenario, space: PlanSpace, ep: number | undefined, tp
   return out.length > 0 ? out : ['alltoall'];
 }
 
-/** Combined 1F1B as the space has it, where it is modelled: all-to-alls (ep > 1), no pipeline, two micro-batches. */
-function overlapsOf(space: PlanSpace, ep: number | undefined, pp: number, microBatches: number): boolean[] {
-  if (ep === undefined || ep === 1 || pp > 1 || microBatches < 2 || !space.moeOverlap) return [false];
-  return space.moeOverlap;
+/**
+ * Combined 1F1B as the space has it, where it runs: all-to-alls to hide (ep > 1), two micro-batches or more, and over
+ * a pipeline the interleaved schedule (as Megatron asks).
+ */
+function overlapsOf(
+  space: PlanSpace,
+  ep: number | undefined,
+  at: { pp: number; schedule: PipelineSchedule; m: number },
+) {
+  const runs = ep !== undefined && ep > 1 && at.m >= 2 && (at.pp === 1 || at.schedule === 'interleaved');
+  return runs && space.moeOverlap ? space.moeOverlap : [false];
 }
 
 /**
@@ -132,7 +139,7 @@ export function planLayouts(s: Scenario, space: PlanSpace, gpus: number): Layout
                 if (ep === 0) drop('experts do not fold into the stage');
                 else
                   for (const dispatcher of dispatchersOf(s, space, ep, tp))
-                    for (const overlap of overlapsOf(space, ep, pp, m))
+                    for (const overlap of overlapsOf(space, ep, { pp, schedule, m }))
                       layouts.push({
                         tp,
                         cp,

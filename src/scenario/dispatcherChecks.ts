@@ -40,19 +40,19 @@ export function deepEpUnavailable(node: NodeSpec): string | undefined {
   return undefined;
 }
 
-/** What combined 1F1B needs: expert all-to-alls to hide (ep > 1), and no pipeline (the only case modelled). */
+/** What combined 1F1B needs: expert all-to-alls to hide (ep > 1), and over a pipeline the interleaved schedule. */
 function moeOverlapProblems(model: ModelSpec, par: ScenarioInput['parallel']): Problem[] {
   if (!par.moeOverlap) return [];
   const at = (path: string, message: string): Problem => ({ path, message: `${message}; leave moeOverlap off` });
   if (!model.moe || (par.ep ?? 1) === 1)
     return [at('parallel.moeOverlap', 'overlaps expert-parallel all-to-alls, and there are none (ep 1)')];
-  // On plain 1F1B a combined step would send its forward's output only at its end, holding the next stage back (why
-  // Megatron asks for a virtual pipeline); with the interleaved schedule it is not modelled yet.
-  if (par.pp > 1)
+  // Megatron runs it over a pipeline with a virtual pipeline only (it asserts one): on plain 1F1B a combined step would
+  // send its forward's output only at its end and hold the next stage back.
+  if (par.pp > 1 && par.schedule !== 'interleaved')
     return [
       at(
-        'parallel.pp',
-        `${par.pp}: combined 1F1B (parallel.moeOverlap) is modelled without a pipeline only (with one, Megatron runs it with a virtual pipeline, which is not modelled with it here)`,
+        'parallel.schedule',
+        `${par.schedule}: combined 1F1B (parallel.moeOverlap) over a pipeline needs the interleaved schedule, as Megatron asks for a virtual pipeline`,
       ),
     ];
   return [];

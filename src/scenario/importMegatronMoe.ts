@@ -116,13 +116,16 @@ function importRoutingGroups(c: ImportCollector, a: MegatronArgs): void {
 
 /**
  * Combined 1F1B (--overlap-moe-expert-parallel-comm) as parallel.moeOverlap. With a pipeline Megatron runs it only
- * with a virtual pipeline (it asserts one), with which it is not modelled here: refused.
+ * with a virtual pipeline (it asserts one): refused without.
  */
 function importExpertOverlap(c: ImportCollector, a: MegatronArgs): void {
   if (!a.has('overlap-moe-expert-parallel-comm')) return;
-  if ((a.int('pipeline-model-parallel-size') ?? 1) > 1)
+  const virtual = ['num-layers-per-virtual-pipeline-stage', 'num-virtual-stages-per-pipeline-rank'].some((f) =>
+    a.has(f),
+  );
+  if ((a.int('pipeline-model-parallel-size') ?? 1) > 1 && !virtual)
     refuse(
-      '--overlap-moe-expert-parallel-comm with a pipeline: Megatron runs it with a virtual pipeline only, with which combined 1F1B is not modelled (it is without a pipeline)',
+      '--overlap-moe-expert-parallel-comm with a pipeline and no virtual pipeline: Megatron asserts one (give --num-layers-per-virtual-pipeline-stage or --num-virtual-stages-per-pipeline-rank)',
     );
   c.set('parallel.moeOverlap', true, '--overlap-moe-expert-parallel-comm');
 }

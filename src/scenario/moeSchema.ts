@@ -73,8 +73,8 @@ export const expertParallelShape = {
   /**
    * Combined 1F1B (Megatron-Core --overlap-moe-expert-parallel-comm; DeepSeek's DualPipe overlaps likewise): the
    * forward of one micro-batch and the backward of another run as one step, layer against layer, so that each one's
-   * dispatch and combine are in flight while the other computes. Without a pipeline only (with one Megatron needs a
-   * virtual pipeline, which is not modelled with it here). Default false.
+   * dispatch and combine are in flight while the other computes. Over a pipeline with the interleaved schedule only,
+   * as Megatron asks for a virtual pipeline. Default false.
    */
   moeOverlap: z.boolean().optional(),
 };

@@ -111,7 +111,7 @@ describe('plan layouts of a model with experts', () => {
     expect(of(2, 8)).toEqual(['alltoall']);
   });
 
-  it('search combined 1F1B only without a pipeline, with experts spread over ranks and two micro-batches', () => {
+  it('search combined 1F1B where it runs: experts spread over ranks, two micro-batches, no pipeline or VPP', () => {
     expect(defaultSpace(moe).moeOverlap).toEqual([false]);
     const space: PlanSpace = {
       ...defaultSpace(moe),
@@ -119,15 +119,17 @@ describe('plan layouts of a model with experts', () => {
       cp: [1],
       pp: [1, 4],
       microBatch: [1],
-      schedule: ['1f1b'],
+      schedule: ['1f1b', 'interleaved'],
+      virtualStages: [2],
       moeOverlap: [false, true],
     };
     const { layouts } = planLayouts(moe, space, 64);
-    const of = (pp: number, ep: number) =>
-      layouts.filter((l) => l.pp === pp && l.ep === ep).map((l) => l.moeOverlap === true);
+    const of = (pp: number, ep: number, schedule = '1f1b') =>
+      layouts.filter((l) => l.pp === pp && l.ep === ep && l.schedule === schedule).map((l) => l.moeOverlap === true);
     expect(of(1, 8)).toEqual([false, true]);
     expect(of(1, 1)).toEqual([false]);
     expect(of(4, 8)).toEqual([false]);
+    expect(of(4, 8, 'interleaved')).toEqual([false, true]);
   });
 
   it('leave ep out of a dense model’s layouts', () => {

@@ -1,8 +1,8 @@
 import { fp8WeightCacheBytesPerElement } from '../workload/fp8.js';
 import { stageLayers, stepContext, type StepContext } from '../parallel/stepContext.js';
 import { stageParameters, type StageParameters } from '../parallel/stageParameters.js';
-import { combinedOrder, peakInFlight, peakLayersInFlight, stageSchedule, type PipeOp } from '../parallel/schedules.js';
-import { scheduleRules } from '../workload/framework.js';
+import { peakInFlight, peakLayersInFlight, type PipeOp } from '../parallel/schedules.js';
+import { stageOps, stageUnits, unitOrder } from '../parallel/combinedSchedule.js';
 import { cpBufferBytes } from '../parallel/contextParallel.js';
 import { reductionBuckets, reductionBuffers } from '../parallel/buckets.js';
 import type { StepSetup } from '../setup.js';
@@ -36,25 +36,20 @@ export interface StageMemory extends MemoryBreakdown {
  */
 export function stageMemories(setup: StepSetup): StageMemory[] {
   const ctx = stepContext(setup);
-  return Array.from({ length: ctx.pp }, (_, s) => stageMemory(ctx, s));
+  // Combined 1F1B starts a step's forward before its backward frees anything (combinedSchedule.ts).
+  const combined = setup.parallel.moeOverlap ? stageUnits(ctx) : undefined;
+  return Array.from({ length: ctx.pp }, (_, s) =>
+    stageMemory(ctx, s, combined ? unitOrder(combined[s]) : stageOps(ctx, s)),
+  );
 }
 
-function stageMemory(ctx: StepContext, s: number): StageMemory {
+/** Stage s's memory, its passes running in the order `schedule` gives. */
+function stageMemory(ctx: StepContext, s: number, schedule: PipeOp[]): StageMemory {
   const { setup } = ctx;
   const { model, parallel: par } = setup;
   const { mixed, elementBytes } = ctx.precision;
   const params = stageParameters(ctx, s);
   const paramsPerRank = params.elementsPerRank;
-  const planned = stageSchedule(
-    par.schedule,
-    ctx.pp,
-    s,
-    ctx.microBatches,
-    ctx.chunksPerStage,
-    scheduleRules(setup.framework),
-  );
-  // Combined 1F1B starts a step's forward before its backward frees anything.
-  const schedule = par.moeOverlap ? combinedOrder(planned, ctx.pp) : planned;
   const passes = peakInFlight(schedule);
   const state = { ...optimizerStateOf(ctx, paramsPerRank), ...expertSharding(ctx, params) };
   const mem = withFp8WeightCache(

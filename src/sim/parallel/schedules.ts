@@ -135,11 +135,11 @@ export function peakInFlight(ops: readonly PipeOp[]): number {
 export type ScheduleUnit = { op: PipeOp } | { forward: PipeOp; backward: PipeOp };
 
 /**
- * A stage's schedule as combined 1F1B runs it (Megatron-Core's --overlap-moe-expert-parallel-comm): without a pipeline
- * each backward with the next micro-batch's forward (combined_1f1b_schedule_for_no_pipelining). In a 1F1B pipeline each
- * steady-state forward would go with the backward after it, of a micro-batch a warm-up earlier (no stage then waits on
- * its own step; the last stage's forward and backward, of one micro-batch, stay apart); scenarios are refused that
- * (dispatcherChecks.ts), since the forward's output would leave only at the step's end and hold the next stage back.
+ * A stage's schedule as combined 1F1B pairs it (Megatron-Core's --overlap-moe-expert-parallel-comm): without a pipeline
+ * each backward with the next micro-batch's forward (combined_1f1b_schedule_for_no_pipelining); over a pipeline each
+ * steady-state forward with the backward after it, of another micro-batch. Warm-up forwards, cool-down backwards and
+ * the passes of one micro-batch stay apart. Over a pipeline some pairs would wait on each other through the other
+ * stages; combinedSchedule.ts splits those.
  */
 export function combinedUnits(ops: readonly PipeOp[], pp: number): ScheduleUnit[] {
   const out: ScheduleUnit[] = [];
@@ -152,9 +152,4 @@ export function combinedUnits(ops: readonly PipeOp[], pp: number): ScheduleUnit[
     } else out.push({ op: a });
   }
   return out;
-}
-
-/** The passes in the order their activations are made and freed under combined 1F1B: a step's forward first. */
-export function combinedOrder(ops: readonly PipeOp[], pp: number): PipeOp[] {
-  return combinedUnits(ops, pp).flatMap((u) => ('op' in u ? [u.op] : [u.forward, u.backward]));
 }

@@ -3,13 +3,13 @@ import type { StepSetup } from '../setup.js';
 import type { Block, Op } from '../workload/ops.js';
 import { buildBlocks } from '../workload/transformerOps.js';
 import { resolveAttentionKernel } from '../workload/attentionKernels.js';
-import { scheduleRules } from '../workload/framework.js';
 import { passStartHostNs } from '../workload/passStartWait.js';
 import { fp8AmaxReductionBytes } from '../workload/fp8.js';
 import { jitterer } from '../engine/random.js';
 import { gpuSpeedFactors } from './gpuSpeed.js';
 import { ParallelLayout } from './layout.js';
-import { combinedOrder, combinedUnits, peakInFlight, stageSchedule, type PipeOp } from './schedules.js';
+import { peakInFlight, type PipeOp, type ScheduleUnit } from './schedules.js';
+import { stageOps, stageUnits, unitOrder } from './combinedSchedule.js';
 import { addCombinedPasses } from './combinedPass.js';
 import { tpSyncPoints } from './tpSync.js';
 import { moeSyncPoints } from './moeSync.js';
@@ -166,8 +166,9 @@ export function compileStep(setup: StepSetup): StepPlan {
   const { program, layout } = scope;
   // Only when every rank of a ring is simulated (full fidelity) is there a predecessor's send to wait for.
   const ringWaits = scope.simulatedReplicas === layout.dp ? new RingWaits(ctx.cp) : undefined;
+  const units = stageUnits(ctx);
   const stages = Array.from({ length: ctx.pp }, (_, s) =>
-    compileStage(scope, { stage: s, chunkBlocks, templates, ringWaits }),
+    compileStage(scope, { stage: s, chunkBlocks, templates, ringWaits, units: units[s] }),
   );
   ringWaits?.link(program);
   addPipelineTransfers(
@@ -184,27 +185,22 @@ interface StageInput {
   chunkBlocks: Block[][];
   templates: PassTemplates;
   ringWaits?: RingWaits;
+  /** The stage's steps: one pass each, or combined (combinedSchedule.ts). */
+  units: ScheduleUnit[];
 }
 
 /** Runs stage `stage`'s schedule on each simulated replica: every pass, block by block. */
 function compileStage(scope: CompileScope, input: StageInput): StagePlan {
   const { ctx, layout, passes, key } = scope;
-  const { stage: s, chunkBlocks } = input;
-  const schedule = stageSchedule(
-    ctx.setup.parallel.schedule,
-    ctx.pp,
-    s,
-    ctx.microBatches,
-    ctx.chunksPerStage,
-    scheduleRules(ctx.setup.framework),
-  );
+  const { stage: s, chunkBlocks, units } = input;
+  const schedule = stageOps(ctx, s);
   const combined = ctx.setup.parallel.moeOverlap === true;
   const chunks = Array.from({ length: ctx.chunksPerStage }, (_, c) => chunkBlocks[c * ctx.pp + s]);
   const plan: StagePlan = {
     stage: s,
     chunks,
     schedule,
-    peakInFlight: peakInFlight(combined ? combinedOrder(schedule, ctx.pp) : schedule),
+    peakInFlight: peakInFlight(unitOrder(units)),
     gradients: { buckets: [], paramsPerRank: 0 },
   };
   const tpShadows = Array.from({ length: layout.dp - scope.simulatedReplicas }, (_, i) =>
@@ -214,7 +210,7 @@ function compileStage(scope: CompileScope, input: StageInput): StagePlan {
     const ranks = passRanks(scope, { d, stage: s, tpShadows, ringWaits: input.ringWaits });
     const builder = new PassBuilder(scope.program, combined ? { ...ranks, exchangesAside: true } : ranks);
     const pass = (op: PipeOp) => ({ op, virtualStage: op.chunk * ctx.pp + s, templates: input.templates });
-    for (const unit of combined ? combinedUnits(schedule, ctx.pp) : schedule.map((op) => ({ op }))) {
+    for (const unit of units) {
       if ('op' in unit) {
         const p = pass(unit.op);
         passes.set(
