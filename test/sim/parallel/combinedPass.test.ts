@@ -6,19 +6,10 @@ import { stageMemories } from '../../../src/sim/memory/stageMemory.js';
 import { simulateStep } from '../../../src/sim/simulateStep.js';
 import { importMegatronArgs } from '../../../src/scenario/importMegatron.js';
 import { scenarioOf } from '../../helpers/scenario.js';
+import { fineMoeModel } from '../../helpers/models.js';
 
 /** A small fine-grained model with experts: 4 layers, width 2048, 64 experts of 512, top 6. */
-const FINE_MOE = {
-  arch: 'llama',
-  layers: 4,
-  hidden: 2048,
-  heads: 16,
-  kvHeads: 16,
-  ffnHidden: 8192,
-  seqLen: 4096,
-  vocab: 32000,
-  moe: { experts: 64, topK: 6, expertFfnHidden: 512 },
-};
+const FINE_MOE = fineMoeModel(4);
 
 function scenario(parallel: Record<string, unknown>, nodes = 4) {
   return scenarioOf({

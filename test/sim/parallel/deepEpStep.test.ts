@@ -3,19 +3,10 @@ import { compileStep } from '../../../src/sim/parallel/stepCompiler.js';
 import { simulateStep } from '../../../src/sim/simulateStep.js';
 import { scenarioOf } from '../../helpers/scenario.js';
 import { InvalidScenarioError } from '../../../src/scenario/errors.js';
+import { fineMoeModel } from '../../helpers/models.js';
 
-/** A small fine-grained model with experts: 2 layers, width 2048, 64 experts of 512, top 6, 8 groups of which 2 a token. */
-const FINE_MOE = {
-  arch: 'llama',
-  layers: 2,
-  hidden: 2048,
-  heads: 16,
-  kvHeads: 16,
-  ffnHidden: 8192,
-  seqLen: 4096,
-  vocab: 32000,
-  moe: { experts: 64, topK: 6, expertFfnHidden: 512, routingGroups: 4, groupsPerToken: 2 },
-};
+/** A small fine-grained model with experts: 2 layers, width 2048, 64 experts of 512, top 6, 4 groups of which 2 a token. */
+const FINE_MOE = fineMoeModel(2, { routingGroups: 4, groupsPerToken: 2 });
 
 function scenario(parallel: Record<string, unknown>, node = 'hgx-h800', nodes = 4) {
   return scenarioOf({
