@@ -77,17 +77,12 @@ function mtpProblems(model: ModelSpec, input: ScenarioInput): Problem[] {
   ];
 }
 
-/** What is not modelled of latent attention: another architecture, tensor or context parallelism. */
+/** What is not modelled of latent attention: another architecture, context parallelism, FP8 or another TP style. */
 function mlaProblems(model: ModelSpec, input: ScenarioInput): Problem[] {
   if (!model.mla) return [];
   const out: Problem[] = [];
   if (model.arch !== 'llama')
     out.push({ path: 'model.mla', message: `is modelled for llama models; this model is ${model.arch}` });
-  if (input.parallel.tp > 1)
-    out.push({
-      path: 'parallel.tp',
-      message: `${input.parallel.tp}: latent attention (model.mla) is modelled at tp 1 only`,
-    });
   if (input.parallel.cp > 1)
     out.push({
       path: 'parallel.cp',

@@ -83,7 +83,7 @@ export const expertParallelShape = {
 export const modelExpertShape = {
   /** Mixture-of-experts MLPs. */
   moe: moeSchema.optional(),
-  /** Multi-head latent attention (DeepSeek): all five widths; tp 1 and cp 1 only. */
+  /** Multi-head latent attention (DeepSeek): all five widths; split over tp as Megatron-Core does; cp 1 only. */
   mla: mlaSchema.optional(),
   /**
    * Multi-token-prediction depths (DeepSeek-V3 §2.2; Megatron --mtp-num-layers; HF num_nextn_predict_layers): each one

@@ -42,6 +42,63 @@ export interface TpContext {
   fp8Gathers?: boolean;
 }
 
+/**
+ * The width of the input latent attention's column-parallel up-projections take (Megatron-Core's MLA spec: the
+ * down-projections are duplicated linears on each rank's tokens, the up-projections column-parallel layer-norm
+ * linears): the query latent, the key/value latent with the shared rotary key (gathered with it), or the hidden state
+ * where the queries are projected directly. Undefined for any other op.
+ */
+function latentWidth(ctx: TpContext, linear: string): number | undefined {
+  const mla = ctx.model.mla;
+  if (!mla) return undefined;
+  if (linear === 'q_up') return mla.qLoraRank;
+  if (linear === 'kv_up') return mla.kvLoraRank + mla.qkRopeHeadDim;
+  if (linear === 'q_proj') return ctx.model.hidden;
+  return undefined;
+}
+
+/**
+ * Latent attention under tensor parallelism: with sequence parallelism each up-projection all-gathers its input
+ * latent first, and in backward reduce-scatters the latent's gradient while its weight gradient is computed (after
+ * gathering the latent again for it), as Megatron's column-parallel linears do; without, the gradient is all-reduced.
+ * The duplicated down-projections need no collective in the step (their weight gradients' all-reduce over the TP
+ * group at the step's end is not modelled).
+ */
+function latentSyncs(ctx: TpContext, name: string, i: number): TpSync[] {
+  const sp = ctx.sequenceParallel;
+  const forward = latentWidth(ctx, name);
+  const bytes = (w: number) => ctx.tokens * w * ctx.elementBytes;
+  if (forward !== undefined)
+    return sp
+      ? [
+          {
+            op: 'all_gather',
+            bytes: bytes(forward),
+            afterOp: i - 1,
+            neededBy: i,
+            label: `TP all-gather before ${name}`,
+          },
+        ]
+      : [];
+  const w = name.endsWith('.dgrad') ? latentWidth(ctx, name.slice(0, -'.dgrad'.length)) : undefined;
+  if (w === undefined) return [];
+  const reduce: TpSync = {
+    op: sp ? 'reduce_scatter' : 'all_reduce',
+    bytes: bytes(w),
+    afterOp: i,
+    neededBy: sp || ctx.asyncGradReduce !== false ? i + 2 : i + 1,
+    label: `TP ${sp ? 'reduce-scatter' : 'all-reduce'} ${name}`,
+  };
+  const gather: TpSync = {
+    op: 'all_gather',
+    bytes: bytes(w),
+    afterOp: i - 1,
+    neededBy: i + 1,
+    label: `TP all-gather input for ${name.replace('.dgrad', '.wgrad')}`,
+  };
+  return sp ? [reduce, gather] : [reduce];
+}
+
 function width(ctx: TpContext, linear: string): { in: number; out: number } {
   const m = ctx.model;
   const h = m.hidden;
@@ -118,6 +175,7 @@ export function tpSyncPoints(names: readonly string[], ctx: TpContext): TpSync[]
     }
     if (sp && (name === 'proj.dgrad' || name === 'fc2.dgrad'))
       blocking('all_gather', linearGather(name), `TP all-gather grad before ${name}`, i - 1);
+    out.push(...latentSyncs(ctx, name, i));
     // The vocab-parallel cross-entropy all-reduces three fp32 values per token over the TP group: the logits' max,
     // the target's logit and the sum of exponentials (megatron/core/tensor_parallel/cross_entropy.py),
     // each one needed before the loss goes on. The loss is one op here, so all three sit between the logits and it.

@@ -5,7 +5,7 @@ import { elementwiseOp, linearStage, type Stage } from './ops.js';
 
 /** RMSNorm over a latent of `width` (≈ 4 FLOPs an element; backward 2×, reading dy, x and writing dx). */
 function latentNorm(c: LayerContext, name: string, width: number, param: string): Stage {
-  const n = c.tokens * width;
+  const n = c.spTokens * width;
   return {
     forward: [elementwiseOp(name, n, 4, 2 * n * c.e)],
     backward: [elementwiseOp(`${name}.bwd`, n, 8, 4 * n * c.e, [param])],
@@ -13,9 +13,12 @@ function latentNorm(c: LayerContext, name: string, width: number, param: string)
 }
 
 /**
- * Latent attention's projections in place of QKV (mla.ts), on one rank (tp 1): the query's down-projection, norm and
- * up-projection (or one projection where the queries are not compressed), then the keys' and values' joint down-projection (with the shared rotary key), norm and
- * up-projection; the attention core and the output projection follow as for any attention.
+ * Latent attention's projections in place of QKV (mla.ts), on one rank: the query's down-projection, norm and
+ * up-projection (or one projection where the queries are not compressed), then the keys' and values' joint
+ * down-projection (with the shared rotary key), norm and up-projection; the attention core and the output projection
+ * follow as for any attention. Under tensor parallelism as Megatron-Core's MLA spec splits it: the down-projections
+ * and norms are whole on every rank and run on its own tokens (1/t of them with sequence parallelism), the
+ * up-projections are column-parallel over the heads (their collectives: tpSync.ts `latentSyncs`).
  */
 export function mlaProjectionStages(c: LayerContext, mla: MlaSpec, layer: number): Stage[] {
   const p = `${llamaLayerPrefix(c.model, layer)}self_attn.`;
@@ -24,13 +27,13 @@ export function mlaProjectionStages(c: LayerContext, mla: MlaSpec, layer: number
     mla.qLoraRank === 0
       ? [linearStage('q_proj', c.tokens, c.h, heads * mlaQkHeadDim(mla), c.dtype, [p + 'q_proj.weight'])]
       : [
-          linearStage('q_down', c.tokens, c.h, mla.qLoraRank, c.dtype, [p + 'q_a_proj.weight']),
+          linearStage('q_down', c.spTokens, c.h, mla.qLoraRank, c.dtype, [p + 'q_a_proj.weight']),
           latentNorm(c, 'q_norm', mla.qLoraRank, p + 'q_a_layernorm.weight'),
           linearStage('q_up', c.tokens, mla.qLoraRank, heads * mlaQkHeadDim(mla), c.dtype, [p + 'q_b_proj.weight']),
         ];
   return [
     ...query,
-    linearStage('kv_down', c.tokens, c.h, mla.kvLoraRank + mla.qkRopeHeadDim, c.dtype, [
+    linearStage('kv_down', c.spTokens, c.h, mla.kvLoraRank + mla.qkRopeHeadDim, c.dtype, [
       p + 'kv_a_proj_with_mqa.weight',
     ]),
     latentNorm(c, 'kv_norm', mla.kvLoraRank, p + 'kv_a_layernorm.weight'),
