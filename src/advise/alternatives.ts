@@ -5,7 +5,7 @@ import { padVocab } from '../sim/workload/framework.js';
 import { dimMisaligned } from '../sim/workload/kernelTime.js';
 import { resolveAttentionKernel } from '../sim/workload/attentionKernels.js';
 import { IMBALANCE_SHARE_TO_SAY } from '../sim/stats/bottleneck.js';
-import { deepEpUnavailable } from '../scenario/dispatcherChecks.js';
+import { deepEpRuns } from '../scenario/dispatcherChecks.js';
 
 /** A change to try, as `--set` overrides. */
 export interface Candidate {
@@ -304,7 +304,7 @@ function moeCandidates(s: Scenario, add: (label: string, ...sets: string[]) => v
     add(`expert parallel ${2 * ep}`, `parallel.ep=${2 * ep}`);
   if (ep > 1 && p.pp === 1 && !p.moeOverlap && s.training.globalBatch / (s.training.microBatch * p.dp) > 1)
     add("combined 1F1B (each forward's all-to-alls beside another micro-batch's backward)", 'parallel.moeOverlap=true');
-  if (ep > 1 && (p.etp ?? p.tp) === 1 && p.dispatcher !== 'deepep' && !deepEpUnavailable(s.cluster.node))
+  if (p.dispatcher !== 'deepep' && deepEpRuns(ep, p.etp ?? p.tp, s.cluster.node))
     add(
       'DeepEP dispatcher (each token sent once to each node and GPU its experts are on)',
       'parallel.dispatcher=deepep',

@@ -1,6 +1,6 @@
 import type { Scenario } from '../scenario/resolve.js';
 import { defaultVirtualStages, type Dispatcher, type PipelineSchedule, type PlanSpace } from './space.js';
-import { deepEpUnavailable } from '../scenario/dispatcherChecks.js';
+import { deepEpRuns } from '../scenario/dispatcherChecks.js';
 import { expertPlacementFits } from '../scenario/moeChecks.js';
 
 /** How a plan splits the GPUs and the batch: the settings that decide the work per GPU and what it waits for. */
@@ -89,8 +89,8 @@ function expertSplits(
  */
 function dispatchersOf(s: Scenario, space: PlanSpace, ep: number | undefined, tp: number): (Dispatcher | undefined)[] {
   if (ep === undefined || !space.dispatcher) return [undefined];
-  const deepEpRuns = ep > 1 && (s.parallel.etp ?? tp) === 1 && !deepEpUnavailable(s.cluster.node);
-  const out = space.dispatcher.filter((d) => d === 'alltoall' || deepEpRuns);
+  const deepEp = deepEpRuns(ep, s.parallel.etp ?? tp, s.cluster.node);
+  const out = space.dispatcher.filter((d) => d === 'alltoall' || deepEp);
   return out.length > 0 ? out : ['alltoall'];
 }
 

@@ -19,16 +19,23 @@ export function dispatcherProblems(model: ModelSpec, par: ScenarioInput['paralle
   problems.push(...moeOverlapProblems(model, par));
   if (par.dispatcher !== 'deepep') return problems;
   const at = (path: string, message: string) => problems.push({ path, message: `${message}; use alltoall` });
-  const ep = par.ep ?? 1;
-  if (!moe || ep === 1) at('parallel.dispatcher', 'deepep dispatches between expert-parallel ranks, and ep is 1');
-  else if ((par.etp ?? par.tp) !== 1)
-    at(
-      'parallel.dispatcher',
-      `deepep is modelled with whole experts on each rank (etp 1), not etp ${par.etp ?? par.tp}`,
-    );
+  const experts = deepEpExpertsProblem(moe ? (par.ep ?? 1) : 1, par.etp ?? par.tp);
+  if (experts) at('parallel.dispatcher', experts);
   const unavailable = deepEpUnavailable(node);
   if (unavailable) at('parallel.dispatcher', unavailable);
   return problems;
+}
+
+/** Why DeepEP's dispatch is not modelled for experts split so, or undefined where it is: ep > 1, whole experts. */
+function deepEpExpertsProblem(ep: number, etp: number): string | undefined {
+  if (ep === 1) return 'deepep dispatches between expert-parallel ranks, and ep is 1';
+  if (etp !== 1) return `deepep is modelled with whole experts on each rank (etp 1), not etp ${etp}`;
+  return undefined;
+}
+
+/** Whether DeepEP's dispatch runs for experts over `ep` ranks, each split over `etp`, on `node`. */
+export function deepEpRuns(ep: number, etp: number, node: NodeSpec): boolean {
+  return !deepEpExpertsProblem(ep, etp) && !deepEpUnavailable(node);
 }
 
 /** Why DeepEP does not run on a node (NVIDIA GPUs with NVLink between them only), or undefined where it does. */

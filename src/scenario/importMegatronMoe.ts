@@ -110,8 +110,9 @@ function importRoutingGroups(c: ImportCollector, a: MegatronArgs): void {
   if (groups === undefined && topk === undefined) return;
   if (groups === undefined || topk === undefined)
     refuse('--moe-router-num-groups and --moe-router-group-topk come together (group-limited routing needs both)');
-  if (groups > 1) c.set('model.moe.routingGroups', groups, a.shown('moe-router-num-groups'));
-  if (groups > 1) c.set('model.moe.groupsPerToken', topk, a.shown('moe-router-group-topk'));
+  if (groups === 1) return;
+  c.set('model.moe.routingGroups', groups, a.shown('moe-router-num-groups'));
+  c.set('model.moe.groupsPerToken', topk, a.shown('moe-router-group-topk'));
 }
 
 /**

@@ -25,7 +25,7 @@ export function allToAllShape(topology: Topology, group: ArrayLike<number>): Pla
     for (let j = 0; j < n; j++) {
       if (i === j) continue;
       const route = topology.route(group[i], group[j], Math.floor(((group[j] % gpn) * nics) / gpn));
-      for (let k = 0; k < route.length; k++) b.addRoute(route.subarray(k, k + 1), 1 / n);
+      b.addLinkLoads(route, 1 / n);
     }
   }
   const layout = groupLayout(group, gpn);

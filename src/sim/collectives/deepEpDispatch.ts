@@ -31,7 +31,7 @@ export function deepEpDispatchShape(topology: Topology, group: ArrayLike<number>
         const forwarder = d === a ? src : to[slot % to.length];
         if (d !== a) addNetworkSend(topology, b, src, forwarder, nodeShare[d]);
         for (const dst of to)
-          if (dst !== forwarder) addLinkLoads(b, topology.route(forwarder, dst, 0), gpuShare.get(dst)!);
+          if (dst !== forwarder) b.addLinkLoads(topology.route(forwarder, dst, 0), gpuShare.get(dst)!);
       });
     });
   });
@@ -57,10 +57,5 @@ export function reachOfRanks(group: ArrayLike<number>, routing: ExpertRouting): 
 function addNetworkSend(topology: Topology, b: PhaseBuilder, src: number, dst: number, share: number): void {
   const node = topology.cluster.node;
   const nic = Math.floor(((src % node.gpusPerNode) * Math.max(1, node.nicsPerNode)) / node.gpusPerNode);
-  addLinkLoads(b, topology.route(src, dst, nic), share);
-}
-
-/** A transfer as the loads it puts on each link of its route, one flow a link (merged with others of the same size). */
-function addLinkLoads(b: PhaseBuilder, route: Int32Array, share: number): void {
-  for (let k = 0; k < route.length; k++) b.addRoute(route.subarray(k, k + 1), share);
+  b.addLinkLoads(topology.route(src, dst, nic), share);
 }

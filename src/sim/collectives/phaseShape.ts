@@ -62,6 +62,14 @@ export class PhaseBuilder {
     this.fractions.push(fraction);
     this.counts.push(count);
   }
+  /**
+   * A transfer as the load it puts on each link of its route, one single-link flow a link (merged with the others of
+   * the same size there): exact for a phase that ends when its most loaded link has drained, with far fewer flows
+   * than coupled multi-link ones (allToAll.ts, deepEpDispatch.ts).
+   */
+  addLinkLoads(route: Int32Array, fraction: number): void {
+    for (let k = 0; k < route.length; k++) this.addRoute(route.subarray(k, k + 1), fraction);
+  }
   build(steps: number, latency: PhaseLatency): PhaseShape {
     return {
       routes: this.routes,

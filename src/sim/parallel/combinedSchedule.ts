@@ -10,10 +10,10 @@ import type { StepContext } from './stepContext.js';
  * checked stage against stage, and while some step can never start, the earliest such pair runs as two passes again.
  * The result never deadlocks: the real program waits for no more than this rule says.
  */
-export function deadlockFreeUnits(schedules: readonly PipeOp[][], pp: number): ScheduleUnit[][] {
+export function deadlockFreeUnits(schedules: readonly PipeOp[][], pp: number, virtualStages: number): ScheduleUnit[][] {
   const units = schedules.map((ops) => combinedUnits(ops, pp));
   for (;;) {
-    const stuck = firstStuckPair(units, pp);
+    const stuck = firstStuckPair(units, pp, virtualStages);
     if (!stuck) return units;
     const [s, i] = stuck;
     const pair = units[s][i] as { forward: PipeOp; backward: PipeOp };
@@ -27,16 +27,7 @@ function passesOf(u: ScheduleUnit): PipeOp[] {
 }
 
 /** The (stage, index) of the earliest combined step that can never start, or undefined when every step can. */
-function firstStuckPair(units: ScheduleUnit[][], pp: number): [number, number] | undefined {
-  const virtualStages =
-    pp *
-    Math.max(
-      1,
-      ...units
-        .flat()
-        .flatMap(passesOf)
-        .map((p) => p.chunk + 1),
-    );
+function firstStuckPair(units: ScheduleUnit[][], pp: number, virtualStages: number): [number, number] | undefined {
   const doneAt = new Map<string, true>();
   const key = (kind: 'F' | 'B', vs: number, mb: number) => `${kind}/${vs}/${mb}`;
   const next = units.map(() => 0);
@@ -84,11 +75,11 @@ export function stageOps(ctx: StepContext, s: number): PipeOp[] {
 export function stageUnits(ctx: StepContext): ScheduleUnit[][] {
   const schedules = Array.from({ length: ctx.pp }, (_, s) => stageOps(ctx, s));
   return ctx.setup.parallel.moeOverlap
-    ? deadlockFreeUnits(schedules, ctx.pp)
+    ? deadlockFreeUnits(schedules, ctx.pp, ctx.pp * ctx.chunksPerStage)
     : schedules.map((ops) => ops.map((op) => ({ op })));
 }
 
 /** The passes of a stage's steps in the order their activations are made and freed (a step's forward first). */
 export function unitOrder(units: readonly ScheduleUnit[]): PipeOp[] {
-  return units.flatMap((u) => ('op' in u ? [u.op] : [u.forward, u.backward]));
+  return units.flatMap(passesOf);
 }

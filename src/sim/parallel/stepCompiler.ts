@@ -25,8 +25,6 @@ import type { CompileScope, PassRecord, PassTemplates, StagePlan, StepPlan } fro
 
 const names = (ops: readonly Op[]) => ops.map((o) => o.name);
 
-/** Each block's forward and backward pass as a template of compute segments and the syncs between them. */
-
 /** The blocks of each virtual stage: the embedding opens the first, the final norm, head and loss close the last. */
 function virtualStageBlocks(ctx: StepContext, blocks: readonly Block[]): Block[][] {
   const layers = ctx.setup.model.layers;

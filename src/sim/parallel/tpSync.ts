@@ -43,60 +43,22 @@ export interface TpContext {
 }
 
 /**
- * The width of the input latent attention's column-parallel up-projections take (Megatron-Core's MLA spec: the
- * down-projections are duplicated linears on each rank's tokens, the up-projections column-parallel layer-norm
- * linears): the query latent, the key/value latent with the shared rotary key (gathered with it), or the hidden state
- * where the queries are projected directly. Undefined for any other op.
+ * The input width of a column-parallel linear, whose input sequence parallelism all-gathers first and whose input
+ * gradient is reduced (reduce-scattered with SP) behind its weight gradient; undefined for any other op. QKV, fc1 and
+ * the LM head take the hidden state; latent attention's up-projections (Megatron-Core's MLA spec: duplicated
+ * down-projections on each rank's tokens, column-parallel layer-norm up-projections) take the query latent, the
+ * key/value latent with the shared rotary key (gathered with it), or the hidden state where the queries are projected
+ * directly. The duplicated down-projections need no collective in the step (their weight gradients' all-reduce over
+ * the TP group at the step's end is not modelled).
  */
-function latentWidth(ctx: TpContext, linear: string): number | undefined {
+function columnInputWidth(ctx: TpContext, linear: string): number | undefined {
+  if (linear === 'qkv' || linear === 'fc1' || linear === 'lm_head') return ctx.model.hidden;
   const mla = ctx.model.mla;
   if (!mla) return undefined;
   if (linear === 'q_up') return mla.qLoraRank;
   if (linear === 'kv_up') return mla.kvLoraRank + mla.qkRopeHeadDim;
   if (linear === 'q_proj') return ctx.model.hidden;
   return undefined;
-}
-
-/**
- * Latent attention under tensor parallelism: with sequence parallelism each up-projection all-gathers its input
- * latent first, and in backward reduce-scatters the latent's gradient while its weight gradient is computed (after
- * gathering the latent again for it), as Megatron's column-parallel linears do; without, the gradient is all-reduced.
- * The duplicated down-projections need no collective in the step (their weight gradients' all-reduce over the TP
- * group at the step's end is not modelled).
- */
-function latentSyncs(ctx: TpContext, name: string, i: number): TpSync[] {
-  const sp = ctx.sequenceParallel;
-  const forward = latentWidth(ctx, name);
-  const bytes = (w: number) => ctx.tokens * w * ctx.elementBytes;
-  if (forward !== undefined)
-    return sp
-      ? [
-          {
-            op: 'all_gather',
-            bytes: bytes(forward),
-            afterOp: i - 1,
-            neededBy: i,
-            label: `TP all-gather before ${name}`,
-          },
-        ]
-      : [];
-  const w = name.endsWith('.dgrad') ? latentWidth(ctx, name.slice(0, -'.dgrad'.length)) : undefined;
-  if (w === undefined) return [];
-  const reduce: TpSync = {
-    op: sp ? 'reduce_scatter' : 'all_reduce',
-    bytes: bytes(w),
-    afterOp: i,
-    neededBy: sp || ctx.asyncGradReduce !== false ? i + 2 : i + 1,
-    label: `TP ${sp ? 'reduce-scatter' : 'all-reduce'} ${name}`,
-  };
-  const gather: TpSync = {
-    op: 'all_gather',
-    bytes: bytes(w),
-    afterOp: i - 1,
-    neededBy: i + 1,
-    label: `TP all-gather input for ${name.replace('.dgrad', '.wgrad')}`,
-  };
-  return sp ? [reduce, gather] : [reduce];
 }
 
 function width(ctx: TpContext, linear: string): { in: number; out: number } {
@@ -129,8 +91,9 @@ export function tpSyncPoints(names: readonly string[], ctx: TpContext): TpSync[]
   const out: TpSync[] = [];
   const full = (w: number) => ctx.tokens * w * ctx.elementBytes;
   const h = ctx.model.hidden;
-  // A sequence-parallel all-gather of a transformer linear's input or output gradient (not the LM head's).
-  const linearGather = (name: string) => (ctx.fp8Gathers && !name.startsWith('lm_head') ? ctx.tokens * h : full(h));
+  // A sequence-parallel all-gather of a transformer linear's input (`w` wide) or output gradient (not the LM head's).
+  const linearGather = (name: string, w = h) =>
+    ctx.fp8Gathers && !name.startsWith('lm_head') ? ctx.tokens * w : full(w);
   const sp = ctx.sequenceParallel;
   names.forEach((raw, i) => {
     const name = raw.startsWith('recompute.') ? raw.slice('recompute.'.length) : raw;
@@ -156,18 +119,24 @@ export function tpSyncPoints(names: readonly string[], ctx: TpContext): TpSync[]
     // SP the reduction is a reduce-scatter and column-parallel inputs are all-gathered first.
     if (name === 'proj' || name === 'fc2' || name === 'embed.lookup')
       blocking(sp ? 'reduce_scatter' : 'all_reduce', full(h), `TP ${sp ? 'reduce-scatter' : 'all-reduce'} ${name}`);
-    if (sp && (name === 'qkv' || name === 'fc1' || name === 'lm_head'))
-      blocking('all_gather', linearGather(name), `TP all-gather before ${name}`, i - 1);
-    if (name === 'qkv.dgrad' || name === 'fc1.dgrad' || name === 'lm_head.dgrad') {
+    const input = columnInputWidth(ctx, name);
+    if (sp && input !== undefined)
+      blocking('all_gather', linearGather(name, input), `TP all-gather before ${name}`, i - 1);
+    const dgradOf = name.endsWith('.dgrad') ? columnInputWidth(ctx, name.slice(0, -'.dgrad'.length)) : undefined;
+    if (dgradOf !== undefined) {
       // The input gradient of a column-parallel linear is reduced while its weight gradient is computed
       // (unless the framework turns that off; sequence parallelism's reduce-scatter is always async).
       if (sp || ctx.asyncGradReduce !== false)
-        overlapped(sp ? 'reduce_scatter' : 'all_reduce', full(h), `TP ${sp ? 'reduce-scatter' : 'all-reduce'} ${name}`);
-      else blocking('all_reduce', full(h), `TP all-reduce ${name}`);
+        overlapped(
+          sp ? 'reduce_scatter' : 'all_reduce',
+          full(dgradOf),
+          `TP ${sp ? 'reduce-scatter' : 'all-reduce'} ${name}`,
+        );
+      else blocking('all_reduce', full(dgradOf), `TP all-reduce ${name}`);
       if (sp)
         out.push({
           op: 'all_gather',
-          bytes: linearGather(name),
+          bytes: linearGather(name, dgradOf),
           afterOp: i - 1,
           neededBy: i + 1,
           label: `TP all-gather input for ${name.replace('.dgrad', '.wgrad')}`,
@@ -175,7 +144,6 @@ export function tpSyncPoints(names: readonly string[], ctx: TpContext): TpSync[]
     }
     if (sp && (name === 'proj.dgrad' || name === 'fc2.dgrad'))
       blocking('all_gather', linearGather(name), `TP all-gather grad before ${name}`, i - 1);
-    out.push(...latentSyncs(ctx, name, i));
     // The vocab-parallel cross-entropy all-reduces three fp32 values per token over the TP group: the logits' max,
     // the target's logit and the sum of exponentials (megatron/core/tensor_parallel/cross_entropy.py),
     // each one needed before the loss goes on. The loss is one op here, so all three sit between the logits and it.

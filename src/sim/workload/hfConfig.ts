@@ -96,9 +96,9 @@ export function modelFromHfConfig(json: unknown, sourcePath: string): ModelSpec 
   const layers = intField(cfg, ['num_hidden_layers', 'n_layer'], sourcePath);
   const hidden = intField(cfg, ['hidden_size', 'n_embd'], sourcePath);
   const heads = intField(cfg, ['num_attention_heads', 'n_head'], sourcePath);
-  // Latent attention gives every head its own key and value (DeepseekV2/V3Config keep num_key_value_heads = heads).
-  const kvHeads = kvHeadsOf(cfg, modelType, heads, sourcePath);
   const deepseek = deepseekPartsOf(cfg, modelType, sourcePath);
+  // Latent attention gives every head its own key and value (DeepseekV2/V3Config keep num_key_value_heads = heads).
+  const kvHeads = deepseek ? heads : intField(cfg, ['num_key_value_heads'], sourcePath, heads);
   const moe = (HF_MOE_TYPES as readonly string[]).includes(modelType)
     ? hfMoe(cfg, modelType, sourcePath)
     : deepseek?.moe;
@@ -159,10 +159,4 @@ export function modelFromHfConfig(json: unknown, sourcePath: string): ModelSpec 
 function deepseekPartsOf(cfg: Json, modelType: string, sourcePath: string): DeepseekParts | undefined {
   const type = HF_DEEPSEEK_TYPES.find((t) => t === modelType);
   return type ? hfDeepseek(cfg, type, sourcePath) : undefined;
-}
-
-function kvHeadsOf(cfg: Json, modelType: string, heads: number, sourcePath: string): number {
-  if (!(HF_DEEPSEEK_TYPES as readonly string[]).includes(modelType))
-    return intField(cfg, ['num_key_value_heads'], sourcePath, heads);
-  return heads;
 }

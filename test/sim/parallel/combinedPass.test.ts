@@ -47,7 +47,7 @@ describe('combined 1F1B (parallel.moeOverlap)', () => {
   it('splits interleaved pairs that would leave stages waiting on each other, and keeps most of the rest', () => {
     const pairs = (pp: number, m: number, safe: boolean) => {
       const schedules = Array.from({ length: pp }, (_, s) => stageSchedule('interleaved', pp, s, m, 2));
-      const units = safe ? deadlockFreeUnits(schedules, pp) : schedules.map((ops) => combinedUnits(ops, pp));
+      const units = safe ? deadlockFreeUnits(schedules, pp, 2 * pp) : schedules.map((ops) => combinedUnits(ops, pp));
       return units.flat().filter((u) => !('op' in u)).length;
     };
     // One round (m = pp): some pairs the stages would form wait, through the other stages, on themselves (the step
