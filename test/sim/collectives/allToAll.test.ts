@@ -31,8 +31,9 @@ describe('all-to-all on an idle fabric', () => {
   });
 
   it('is bounded across nodes by the NICs, each carrying its rail’s share: (nodes−1)/nodes·S/B_nic', () => {
-    // Two and four DGX H100 (8 × 400 Gb/s NICs, one a GPU, at the preset's 0.94 link efficiency). PXN hands each transfer to the GPU on the receiver's rail,
-    // so NIC j of a node carries what its 8 GPUs send to GPU j of every other node: 8 · (nodes − 1) · S/n = (nodes−1)/nodes · S.
+    // Two and four DGX H100 (8 × 400 Gb/s NICs, one a GPU, at the preset's 0.94 link efficiency). PXN hands each
+    // transfer to the GPU on the receiver's rail, so NIC j of a node carries what its 8 GPUs send to GPU j of
+    // every other node: 8 · (nodes − 1) · S/n = (nodes−1)/nodes · S.
     for (const nodes of [2, 4]) {
       const { cluster, svc } = service('dgx-h100', nodes);
       const nicGBps = (cluster.network.linkGbps / 8) * (cluster.network.linkEfficiency ?? 1);

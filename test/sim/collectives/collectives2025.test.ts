@@ -78,27 +78,30 @@ describe("RCCL's rings over a fully connected mesh", () => {
     expect([...uses.values()].every((u) => u <= 2)).toBe(true);
   });
 
-  it('take a mesh of the scenario own: `full` joins every pair, and a 4-GPU full preset mesh follows gpusPerNode', () => {
-    const own = resolveClusterSection({ preset: 'mi300x-8gpu', nodes: 1, node: { gpusPerNode: 4 } }, 'test').node;
-    expect(own.nvlinkMesh).toHaveLength(6);
-    // Beyond 8 GPUs the ring search is not modelled: refused, not left to run for minutes.
-    const sixteen = resolveClusterSection({ preset: 'mi300x-8gpu', nodes: 1, node: { gpusPerNode: 16 } }, 'test');
-    expect(() => buildTopology(sixteen)).toThrow(/meshes of at most 8 GPUs are modelled/);
-    const listed = resolveClusterSection(
-      {
-        preset: 'dgx-1-v100',
-        nodes: 1,
-        node: { gpusPerNode: 4, nvlinkMesh: 'full' },
-      },
-      'test',
-    ).node;
-    expect(listed.nvlinkMesh).toEqual([
-      { a: 0, b: 1, links: 1 },
-      { a: 0, b: 2, links: 1 },
-      { a: 0, b: 3, links: 1 },
-      { a: 1, b: 2, links: 1 },
-      { a: 1, b: 3, links: 1 },
-      { a: 2, b: 3, links: 1 },
-    ]);
-  });
+  it(
+    'take a mesh of the scenario own: `full` joins every pair, ' + 'and a 4-GPU full preset mesh follows gpusPerNode',
+    () => {
+      const own = resolveClusterSection({ preset: 'mi300x-8gpu', nodes: 1, node: { gpusPerNode: 4 } }, 'test').node;
+      expect(own.nvlinkMesh).toHaveLength(6);
+      // Beyond 8 GPUs the ring search is not modelled: refused, not left to run for minutes.
+      const sixteen = resolveClusterSection({ preset: 'mi300x-8gpu', nodes: 1, node: { gpusPerNode: 16 } }, 'test');
+      expect(() => buildTopology(sixteen)).toThrow(/meshes of at most 8 GPUs are modelled/);
+      const listed = resolveClusterSection(
+        {
+          preset: 'dgx-1-v100',
+          nodes: 1,
+          node: { gpusPerNode: 4, nvlinkMesh: 'full' },
+        },
+        'test',
+      ).node;
+      expect(listed.nvlinkMesh).toEqual([
+        { a: 0, b: 1, links: 1 },
+        { a: 0, b: 2, links: 1 },
+        { a: 0, b: 3, links: 1 },
+        { a: 1, b: 2, links: 1 },
+        { a: 1, b: 3, links: 1 },
+        { a: 2, b: 3, links: 1 },
+      ]);
+    },
+  );
 });

@@ -45,50 +45,60 @@ describe('a measured collective table', () => {
       '#  size  count  type  redop  time  algbw  busbw  error\n 1048576 262144 float sum 50.00 20.97 36.70 0e+00\n';
     expect(parseCollectiveTable(noRoot, 'all_reduce', 8, 'b').points).toEqual([{ bytes: 1048576, timeNs: 50000 }]);
     const csvNs =
-      '\uFEFFsize(B),count,type,time(ns),busbw(GB/s),time(ns),busbw(GB/s)\r\n1048576,262144,float,44210,23.72,45100,23.25\r\n';
+      '\uFEFFsize(B),count,type,time(ns),busbw(GB/s),time(ns),busbw(GB/s)\r\n' +
+      '1048576,262144,float,44210,23.72,45100,23.25\r\n';
     expect(parseCollectiveTable(csvNs, 'all_reduce', 2, 'c').points).toEqual([{ bytes: 1048576, timeNs: 44210 }]);
     expect(parseCollectiveTable('size,time(us)\n4096,12.5\n', 'all_gather', 4, 'd').points).toEqual([
       { bytes: 4096, timeNs: 12500 },
     ]);
   });
 
-  it('reads nccl-tests output with NCCL_DEBUG lines (commas and all), rows pasted without their header, and CSV comments', () => {
-    const log = [
-      '# nThread 1 nGpus 8 minBytes 1048576 maxBytes 2097152 step: 2(factor) warmup iters: 5 iters: 20',
-      'host:1:1 [0] NCCL INFO 24 coll channels, 0 collnet channels, 0 nvls channels, 32 p2p channels, 32 p2p channels per peer',
-      '#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong',
-      '     1048576        262144     float     sum      -1    92.79   11.30   19.78      0    92.15   11.38   19.91      0',
-      '# Avg bus bandwidth    : 19.78',
-    ].join('\n');
-    expect(parseCollectiveTable(log, 'all_reduce', 8, 'log').points).toEqual([{ bytes: 1048576, timeNs: 92790 }]);
-    // Without a header: 13 fields mean a root column, 12 mean none. Times of 10 ms and more have no decimals.
-    expect(
-      parseCollectiveTable(
-        '  268435456  67108864  float  sum  -1  12345  21.74  38.05  0  12340  21.75  38.07  0\n',
-        'all_reduce',
-        8,
-        'r',
-      ).points,
-    ).toEqual([{ bytes: 268435456, timeNs: 12345000 }]);
-    expect(
-      parseCollectiveTable(
-        '  268435456  67108864  float  sum  12345  21.74  38.05  0  12340  21.75  38.07  0\n',
-        'all_reduce',
-        8,
-        's',
-      ).points,
-    ).toEqual([{ bytes: 268435456, timeNs: 12345000 }]);
-    expect(
-      parseCollectiveTable('# measured on node 7\nsize(B),time(us)\n4096,12.5\n# end\n', 'all_reduce', 8, 'c').points,
-    ).toEqual([{ bytes: 4096, timeNs: 12500 }]);
-  });
+  it(
+    'reads nccl-tests output with NCCL_DEBUG lines (commas and all), ' +
+      'rows pasted without their header, and CSV comments',
+    () => {
+      const log = [
+        '# nThread 1 nGpus 8 minBytes 1048576 maxBytes 2097152 step: 2(factor) warmup iters: 5 iters: 20',
+        'host:1:1 [0] NCCL INFO 24 coll channels, 0 collnet channels, ' +
+          '0 nvls channels, 32 p2p channels, 32 p2p channels per peer',
+        '#       size         count      type   redop    root     ' +
+          'time   algbw   busbw #wrong     time   algbw   busbw #wrong',
+        '     1048576        262144     float     sum      -1    ' +
+          '92.79   11.30   19.78      0    92.15   11.38   19.91      0',
+        '# Avg bus bandwidth    : 19.78',
+      ].join('\n');
+      expect(parseCollectiveTable(log, 'all_reduce', 8, 'log').points).toEqual([{ bytes: 1048576, timeNs: 92790 }]);
+      // Without a header: 13 fields mean a root column, 12 mean none. Times of 10 ms and more have no decimals.
+      expect(
+        parseCollectiveTable(
+          '  268435456  67108864  float  sum  -1  12345  21.74  38.05  0  12340  21.75  38.07  0\n',
+          'all_reduce',
+          8,
+          'r',
+        ).points,
+      ).toEqual([{ bytes: 268435456, timeNs: 12345000 }]);
+      expect(
+        parseCollectiveTable(
+          '  268435456  67108864  float  sum  12345  21.74  38.05  0  12340  21.75  38.07  0\n',
+          'all_reduce',
+          8,
+          's',
+        ).points,
+      ).toEqual([{ bytes: 268435456, timeNs: 12345000 }]);
+      expect(
+        parseCollectiveTable('# measured on node 7\nsize(B),time(us)\n4096,12.5\n# end\n', 'all_reduce', 8, 'c').points,
+      ).toEqual([{ bytes: 4096, timeNs: 12500 }]);
+    },
+  );
 
   it('checks the GPU count against the ranks nccl-tests lists', () => {
     const out = [
       '#  Rank  0 Group  0 Pid 1 on host device  0 [0x07] NVIDIA A100-SXM4-80GB',
       '#  Rank  1 Group  0 Pid 1 on host device  1 [0x0b] NVIDIA A100-SXM4-80GB',
-      '#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong',
-      '     1048576        262144     float     sum      -1    44.21   23.72   23.72      0    45.10   23.25   23.25      0',
+      '#       size         count      type   redop    root     ' +
+        'time   algbw   busbw #wrong     time   algbw   busbw #wrong',
+      '     1048576        262144     float     sum      -1    ' +
+        '44.21   23.72   23.72      0    45.10   23.25   23.25      0',
     ].join('\n');
     expect(parseCollectiveTable(out, 'all_reduce', 2, 'two').points).toHaveLength(1);
     expect(() => parseCollectiveTable(out, 'all_reduce', 8, 'two')).toThrow(
@@ -98,9 +108,11 @@ describe('a measured collective table', () => {
 
   it('checks that nccl-tests output is of the op it is declared for: by its banner, else by the redop column', () => {
     const rows = (redop: string) =>
-      `#  size  count  type  redop  root  time  algbw  busbw #wrong  time  algbw  busbw #wrong\n  1048576  262144  float  ${redop}  -1  92.79  11.30  19.78  0  92.15  11.38  19.91  0\n`;
+      `#  size  count  type  redop  root  time  algbw  busbw #wrong  time  algbw  busbw #wrong\n` +
+      `  1048576  262144  float  ${redop}  -1  92.79  11.30  19.78  0  92.15  11.38  19.91  0\n`;
     expect(() => parseCollectiveTable(rows('sum'), 'all_gather', 8, 'ar.txt')).toThrow(
-      "ar.txt: the rows reduce with 'sum' (redop, as all_reduce_perf or reduce_scatter_perf write), but this table is declared for all_gather (the output of all_gather_perf)",
+      "ar.txt: the rows reduce with 'sum' (redop, as all_reduce_perf or reduce_scatter_perf write), " +
+        'but this table is declared for all_gather (the output of all_gather_perf)',
     );
     expect(() => parseCollectiveTable(rows('none'), 'all_reduce', 8, 'ag.txt')).toThrow(
       /ag\.txt: the rows reduce nothing \(redop 'none'/,
@@ -109,7 +121,8 @@ describe('a measured collective table', () => {
     expect(parseCollectiveTable(rows('sum'), 'reduce_scatter', 8, 'rs.txt').points).toHaveLength(1);
     const banner = `# Collective test starting: reduce_scatter_perf\n${rows('sum')}`;
     expect(() => parseCollectiveTable(banner, 'all_reduce', 8, 'rs.txt')).toThrow(
-      'rs.txt: the output is of reduce_scatter_perf, but this table is declared for all_reduce (the output of all_reduce_perf)',
+      'rs.txt: the output is of reduce_scatter_perf, ' +
+        'but this table is declared for all_reduce (the output of all_reduce_perf)',
     );
   });
 

@@ -39,38 +39,44 @@ describe('rings across nodes without NVSwitch enter and leave through the GPUs o
     },
   );
 
-  it('reaches the published DGX-1 figure across two nodes: 48 GB/s bus bandwidth with its 4 EDR NICs (within 10%)', () => {
-    // NCCL's maintainer in NVIDIA/nccl-tests#29 (2019): "DGX-1 can get 48 GB/s because we have 4 IB adapters".
-    // The mesh offers 3 link-disjoint rings for 4 channels: the fourth runs one the other way, on the links' other
-    // direction; run the same way twice, it halved that ring's single links (39.8 GB/s).
-    const cluster = resolveClusterSection({ preset: 'dgx-1-v100', nodes: 2 }, 'test');
-    const service = new CollectiveService(buildTopology(cluster));
-    const group = [...Array(16).keys()];
-    const busGBps =
-      (2 ** 30 * (2 * 15)) /
-      16 /
-      service.simulateIdleNs('all_reduce', group, 2 ** 30, { algorithm: 'ring', protocol: 'Simple', predictedNs: 0 });
-    expect(Math.abs(busGBps / 48 - 1)).toBeLessThan(0.1);
-  });
+  it(
+    'reaches the published DGX-1 figure across two nodes: ' + '48 GB/s bus bandwidth with its 4 EDR NICs (within 10%)',
+    () => {
+      // NCCL's maintainer in NVIDIA/nccl-tests#29 (2019): "DGX-1 can get 48 GB/s because we have 4 IB adapters".
+      // The mesh offers 3 link-disjoint rings for 4 channels: the fourth runs one the other way, on the links' other
+      // direction; run the same way twice, it halved that ring's single links (39.8 GB/s).
+      const cluster = resolveClusterSection({ preset: 'dgx-1-v100', nodes: 2 }, 'test');
+      const service = new CollectiveService(buildTopology(cluster));
+      const group = [...Array(16).keys()];
+      const busGBps =
+        (2 ** 30 * (2 * 15)) /
+        16 /
+        service.simulateIdleNs('all_reduce', group, 2 ** 30, { algorithm: 'ring', protocol: 'Simple', predictedNs: 0 });
+      expect(Math.abs(busGBps / 48 - 1)).toBeLessThan(0.1);
+    },
+  );
 
-  it("keeps a strided group's channels spread over its GPUs when no pair of them shares a NIC switch (DGX-1, tp 4)", () => {
-    const cluster = resolveClusterSection({ preset: 'dgx-1-v100', nodes: 2 }, 'test');
-    const topology = buildTopology(cluster);
-    const service = new CollectiveService(topology);
-    // GPUs 0 and 4 of each node: one side of every channel crosses a host bridge whatever the rotation.
-    const [phase] = service.phases('all_reduce', [0, 4, 8, 12], 2 ** 28, {
-      algorithm: 'ring',
-      protocol: 'Simple',
-      predictedNs: 0,
-    });
-    const leaving = new Map<number, number>();
-    for (const r of phase.routes) {
-      const first = topology.links[r[0]];
-      if (![...r].some((l) => topology.links[l].medium === 'network')) continue;
-      leaving.set(first.from, (leaving.get(first.from) ?? 0) + 1);
-    }
-    // 4 channels × 2 node crossings over 4 GPUs: each leaves its node on 2 channels, none on 3 or more.
-    expect([...leaving.values()].reduce((a, b) => a + b, 0)).toBe(8);
-    expect(Math.max(...leaving.values())).toBe(2);
-  });
+  it(
+    "keeps a strided group's channels spread over its GPUs " + 'when no pair of them shares a NIC switch (DGX-1, tp 4)',
+    () => {
+      const cluster = resolveClusterSection({ preset: 'dgx-1-v100', nodes: 2 }, 'test');
+      const topology = buildTopology(cluster);
+      const service = new CollectiveService(topology);
+      // GPUs 0 and 4 of each node: one side of every channel crosses a host bridge whatever the rotation.
+      const [phase] = service.phases('all_reduce', [0, 4, 8, 12], 2 ** 28, {
+        algorithm: 'ring',
+        protocol: 'Simple',
+        predictedNs: 0,
+      });
+      const leaving = new Map<number, number>();
+      for (const r of phase.routes) {
+        const first = topology.links[r[0]];
+        if (![...r].some((l) => topology.links[l].medium === 'network')) continue;
+        leaving.set(first.from, (leaving.get(first.from) ?? 0) + 1);
+      }
+      // 4 channels × 2 node crossings over 4 GPUs: each leaves its node on 2 channels, none on 3 or more.
+      expect([...leaving.values()].reduce((a, b) => a + b, 0)).toBe(8);
+      expect(Math.max(...leaving.values())).toBe(2);
+    },
+  );
 });

@@ -151,25 +151,33 @@ describe('merging identical flows of a collective phase', () => {
   });
 
   for (const c of cases) {
-    it(`keeps each link's bytes and the time of ${c.algorithm} ${c.op} (${c.protocol}, ${c.mode}) on ${c.nodes}× ${c.node}`, () => {
-      const topology = buildTopology(presetCluster(c.node, c.nodes));
-      const svc = new CollectiveService(topology, {
-        mode: c.mode,
-        allReduceAlgorithm: c.algorithm,
-        protocol: c.protocol,
-      });
-      const bytes = 48 * MiB + 12345;
-      const merged = svc.phases(c.op, c.group, bytes, { algorithm: c.algorithm, protocol: c.protocol, predictedNs: 0 });
-      const separate = unmerged(merged);
-      const want = plannedBytes(topology, separate, bytes);
-      for (const skip of [false, true]) {
-        const a = run(topology, separate, bytes, skip);
-        const b = run(topology, merged, bytes, skip);
-        expect(b.doneNs).toBe(a.doneNs);
-        b.delivered.forEach((d, l) => expect(d).toBeCloseTo(a.delivered[l], 2));
-        a.delivered.forEach((d, l) => expect(d).toBeCloseTo(want[l], 2));
-        expect(b.flows).toBeLessThanOrEqual(a.flows);
-      }
-    });
+    it(
+      `keeps each link's bytes and the time of ${c.algorithm} ${c.op} ` +
+        `(${c.protocol}, ${c.mode}) on ${c.nodes}× ${c.node}`,
+      () => {
+        const topology = buildTopology(presetCluster(c.node, c.nodes));
+        const svc = new CollectiveService(topology, {
+          mode: c.mode,
+          allReduceAlgorithm: c.algorithm,
+          protocol: c.protocol,
+        });
+        const bytes = 48 * MiB + 12345;
+        const merged = svc.phases(c.op, c.group, bytes, {
+          algorithm: c.algorithm,
+          protocol: c.protocol,
+          predictedNs: 0,
+        });
+        const separate = unmerged(merged);
+        const want = plannedBytes(topology, separate, bytes);
+        for (const skip of [false, true]) {
+          const a = run(topology, separate, bytes, skip);
+          const b = run(topology, merged, bytes, skip);
+          expect(b.doneNs).toBe(a.doneNs);
+          b.delivered.forEach((d, l) => expect(d).toBeCloseTo(a.delivered[l], 2));
+          a.delivered.forEach((d, l) => expect(d).toBeCloseTo(want[l], 2));
+          expect(b.flows).toBeLessThanOrEqual(a.flows);
+        }
+      },
+    );
   }
 });

@@ -57,7 +57,8 @@ describe('node-crossing channels use only NICs next to GPUs of the group (PXN th
   });
 
   it('runs one channel per NIC used, so that 6 or 7 usable NICs each carry an equal share', () => {
-    // 6 and 7 GPUs on each node: as many NICs, each at its own NIC's rate (8 channels over 6 NICs would load two twice).
+    // 6 and 7 GPUs on each node: as many NICs, each at its own NIC's rate (8 channels
+    // over 6 NICs would load two twice).
     const nicGBps = cluster.network.linkGbps / 8;
     for (const perNode of [6, 7]) {
       const group = [...Array(perNode).keys()].flatMap((g) => [g, g + 8]).sort((a, b) => a - b);
@@ -72,18 +73,21 @@ describe('node-crossing channels use only NICs next to GPUs of the group (PXN th
       expect([...nicsUsed(evenGpus, algorithm)].sort()).toEqual(own);
   });
 
-  it("with 4 NICs for 8 GPUs, every tp-4 data-parallel group gets the two NICs of its GPUs' PCIe switches alike", () => {
-    const four = resolveClusterSection(
-      { preset: 'dgx-a100-80gb', nodes: 2, node: { preset: 'dgx-a100-80gb', nicsPerNode: 4 } },
-      'test',
-    );
-    const t = buildTopology(four);
-    const s = new CollectiveService(t);
-    const groups = [0, 1, 2, 3].map((g) => [g, g + 4, g + 8, g + 12]);
-    // Groups 0 and 3 hold the NICs' own GPUs; groups 1 and 2 sit beside them under the same switches.
-    for (const g of groups) expect([...nicsUsed(g, 'ring', s, t)].filter((n) => n.startsWith('n0.'))).toHaveLength(2);
-    const rates = groups.map((g) => busGBps(g, s));
-    for (const r of rates) expect(r).toBeCloseTo(rates[0], 6);
-    expect(rates[0]).toBeLessThan(2 * (four.network.linkGbps / 8));
-  });
+  it(
+    'with 4 NICs for 8 GPUs, every tp-4 data-parallel group ' + "gets the two NICs of its GPUs' PCIe switches alike",
+    () => {
+      const four = resolveClusterSection(
+        { preset: 'dgx-a100-80gb', nodes: 2, node: { preset: 'dgx-a100-80gb', nicsPerNode: 4 } },
+        'test',
+      );
+      const t = buildTopology(four);
+      const s = new CollectiveService(t);
+      const groups = [0, 1, 2, 3].map((g) => [g, g + 4, g + 8, g + 12]);
+      // Groups 0 and 3 hold the NICs' own GPUs; groups 1 and 2 sit beside them under the same switches.
+      for (const g of groups) expect([...nicsUsed(g, 'ring', s, t)].filter((n) => n.startsWith('n0.'))).toHaveLength(2);
+      const rates = groups.map((g) => busGBps(g, s));
+      for (const r of rates) expect(r).toBeCloseTo(rates[0], 6);
+      expect(rates[0]).toBeLessThan(2 * (four.network.linkGbps / 8));
+    },
+  );
 });

@@ -30,35 +30,45 @@ describe('GPU presets of 2024-26 against their datasheets', () => {
     },
   );
 
-  it('keeps the published memory sizes: 180, 186, 192 and 288 GB parts, the B200 at its device-reported 178.35 GiB', () => {
-    expect(gpuPreset('b200-sxm-180gb').memoryBytes / GiB).toBeCloseTo(178.35, 1);
-    expect(gpuPreset('mi300x-192gb').memoryBytes).toBe(192 * GiB);
-    expect(gpuPreset('mi355x-288gb').memoryBytes).toBe(288 * GiB);
-    expect(gpuPreset('l40s-48gb').memoryBytes).toBe(48 * GiB);
-  });
+  it(
+    'keeps the published memory sizes: 180, 186, ' + '192 and 288 GB parts, the B200 at its device-reported 178.35 GiB',
+    () => {
+      expect(gpuPreset('b200-sxm-180gb').memoryBytes / GiB).toBeCloseTo(178.35, 1);
+      expect(gpuPreset('mi300x-192gb').memoryBytes).toBe(192 * GiB);
+      expect(gpuPreset('mi355x-288gb').memoryBytes).toBe(288 * GiB);
+      expect(gpuPreset('l40s-48gb').memoryBytes).toBe(48 * GiB);
+    },
+  );
 
-  it('takes the GEMM ceilings from the MAMF table: B200 1,745 / 2,250 and fp8 3,432.5 / 4,500, MI300X 668.4 / 1,307.4', () => {
-    expect(gpuPreset('b200-sxm-180gb').gemmCeiling.bf16).toBeCloseTo(1745 / 2250, 3);
-    expect(gpuPreset('b200-sxm-180gb').gemmCeiling.fp8).toBeCloseTo(3432.5 / 4500, 3);
-    expect(gpuPreset('gb200-186gb').gemmCeiling.bf16).toBeCloseTo(1822 / 2500, 3);
-    expect(gpuPreset('gb200-186gb').gemmCeiling.fp8).toBeCloseTo(3615.6 / 5000, 3);
-    expect(gpuPreset('mi300x-192gb').gemmCeiling.bf16).toBeCloseTo(668.4 / 1307.4, 3);
-    expect(gpuPreset('mi355x-288gb').gemmCeiling.bf16).toBeCloseTo(1565 / 2500, 3);
-  });
+  it(
+    'takes the GEMM ceilings from the MAMF table: ' +
+      'B200 1,745 / 2,250 and fp8 3,432.5 / 4,500, MI300X 668.4 / 1,307.4',
+    () => {
+      expect(gpuPreset('b200-sxm-180gb').gemmCeiling.bf16).toBeCloseTo(1745 / 2250, 3);
+      expect(gpuPreset('b200-sxm-180gb').gemmCeiling.fp8).toBeCloseTo(3432.5 / 4500, 3);
+      expect(gpuPreset('gb200-186gb').gemmCeiling.bf16).toBeCloseTo(1822 / 2500, 3);
+      expect(gpuPreset('gb200-186gb').gemmCeiling.fp8).toBeCloseTo(3615.6 / 5000, 3);
+      expect(gpuPreset('mi300x-192gb').gemmCeiling.bf16).toBeCloseTo(668.4 / 1307.4, 3);
+      expect(gpuPreset('mi355x-288gb').gemmCeiling.bf16).toBeCloseTo(1565 / 2500, 3);
+    },
+  );
 
-  it("names each GPU's generation, and takes Hopper's sustained fraction where no generation of its own is fitted", () => {
-    const arch = ['b200-sxm-180gb', 'gb200-186gb', 'h100-pcie-80gb', 'l40s-48gb', 'mi300x-192gb', 'mi355x-288gb'].map(
-      (n) => architectureOf(gpuPreset(n)),
-    );
-    expect(arch).toEqual(['blackwell', 'blackwell', 'hopper', 'ada', 'cdna3', 'cdna4']);
-    for (const n of ['b200-sxm-180gb', 'gb200-186gb', 'l40s-48gb', 'mi300x-192gb', 'mi355x-288gb'])
-      expect(gpuPreset(n).sustainedGemmFraction).toBe(SUSTAINED_GEMM_FRACTION.hopper);
-    expect(traitsOf(gpuPreset('mi300x-192gb'))).toMatchObject({ collectiveLibrary: 'RCCL', tpCommOverlap: false });
-    expect(traitsOf(gpuPreset('b200-sxm-180gb'))).toMatchObject({
-      collectiveLibrary: 'NCCL',
-      ncclGeneration: 'blackwell',
-    });
-  });
+  it(
+    "names each GPU's generation, " + "and takes Hopper's sustained fraction where no generation of its own is fitted",
+    () => {
+      const arch = ['b200-sxm-180gb', 'gb200-186gb', 'h100-pcie-80gb', 'l40s-48gb', 'mi300x-192gb', 'mi355x-288gb'].map(
+        (n) => architectureOf(gpuPreset(n)),
+      );
+      expect(arch).toEqual(['blackwell', 'blackwell', 'hopper', 'ada', 'cdna3', 'cdna4']);
+      for (const n of ['b200-sxm-180gb', 'gb200-186gb', 'l40s-48gb', 'mi300x-192gb', 'mi355x-288gb'])
+        expect(gpuPreset(n).sustainedGemmFraction).toBe(SUSTAINED_GEMM_FRACTION.hopper);
+      expect(traitsOf(gpuPreset('mi300x-192gb'))).toMatchObject({ collectiveLibrary: 'RCCL', tpCommOverlap: false });
+      expect(traitsOf(gpuPreset('b200-sxm-180gb'))).toMatchObject({
+        collectiveLibrary: 'NCCL',
+        ncclGeneration: 'blackwell',
+      });
+    },
+  );
 
   it("times a large FP8 GEMM on B200 at its FP8 peak × MAMF's 0.763 × Hopper's sustained 0.889 (closed form)", () => {
     const b200 = gpuPreset('b200-sxm-180gb');

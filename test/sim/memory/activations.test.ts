@@ -49,18 +49,21 @@ describe('activationBytesPerLayer (Korthikanti et al. 2022)', () => {
     expect(activationBytesPerLayer(gpt, shape({ tp: 8, recompute: 'selective' }))).toBeCloseTo(sbh * (10 + 24 / 8), -2);
   });
 
-  it('keeps the query, key, value and context at heads × headDim wide where the heads have a width of their own', () => {
-    // GPT-3's layer with 96 heads of 160 (a·d = 15360 beside h = 12288): Korthikanti's QKV (6·sbh) and context (2·sbh)
-    // bytes grow by a·d/h; the rest of the layer does not.
-    const wide: ModelSpec = { ...gpt, headDim: 160 };
-    const ratio = (a * 160) / h;
-    for (const t of [1, 8]) {
-      const grown =
-        activationBytesPerLayer(wide, shape({ tp: t, flashAttention: true })) -
-        activationBytesPerLayer(gpt, shape({ tp: t, flashAttention: true }));
-      expect(grown).toBeCloseTo((sbh * (6 + 2) * (ratio - 1)) / t, -2);
-    }
-  });
+  it(
+    'keeps the query, key, value and context at heads × ' + 'headDim wide where the heads have a width of their own',
+    () => {
+      // GPT-3's layer with 96 heads of 160 (a·d = 15360 beside h = 12288): Korthikanti's QKV (6·sbh) and context
+      // (2·sbh) bytes grow by a·d/h; the rest of the layer does not.
+      const wide: ModelSpec = { ...gpt, headDim: 160 };
+      const ratio = (a * 160) / h;
+      for (const t of [1, 8]) {
+        const grown =
+          activationBytesPerLayer(wide, shape({ tp: t, flashAttention: true })) -
+          activationBytesPerLayer(gpt, shape({ tp: t, flashAttention: true }));
+        expect(grown).toBeCloseTo((sbh * (6 + 2) * (ratio - 1)) / t, -2);
+      }
+    },
+  );
 
   it('is 2·s·b·h with full recompute, divided by t with sequence parallelism', () => {
     expect(activationBytesPerLayer(gpt, shape({ tp: 8, recompute: 'full' }))).toBe(2 * sbh);

@@ -99,21 +99,25 @@ describe('memoryPerGpu', () => {
     expect(memoryPerGpu(input({ paramsPerRank: 1e9, bucketBytes: 25e6 })).buffersBytes).toBe(50e6);
   });
 
-  it("with CPU offload keeps on the GPU what DeepSpeed's estimators say (cpu_offload): 2P for ZeRO-2, 2P/N + 4·largest layer for ZeRO-3", () => {
-    const model = modelPreset('gpt3-6.7b');
-    const L = 50257 * 4096; // the word embedding, its largest module
-    const off = (zero: 1 | 2 | 3) =>
-      memoryPerGpu(input({ zero, accounting: 'deepspeed', model, offloadOptimizer: true }));
-    // estimate_zero2_model_states_mem_needs(cpu_offload=True): gpu_mem = 2 · params.
-    expect(modelStateBytes(off(2))).toBeCloseTo(2 * P, -3);
-    // estimate_zero3_model_states_mem_needs(cpu_offload=True, cpu_offload_params=False): 4·largest + 2·params / GPUs.
-    expect(modelStateBytes(off(3)) + off(3).buffersBytes).toBeCloseTo(4 * L + (2 * P) / N, -3);
-    // ZeRO-1 keeps its full 16-bit gradients on the GPU until the step.
-    expect(modelStateBytes(off(1))).toBeCloseTo(4 * P, -3);
-    // The paper's accounting drops the same: no gradient partition stays on the GPU from ZeRO-2 on.
-    expect(memoryPerGpu(input({ zero: 2, offloadOptimizer: true })).gradientsBytes).toBe(0);
-    expect(memoryPerGpu(input({ zero: 1, offloadOptimizer: true })).gradientsBytes).toBe(2 * P);
-  });
+  it(
+    "with CPU offload keeps on the GPU what DeepSpeed's estimators say (cpu_offload): " +
+      '2P for ZeRO-2, 2P/N + 4·largest layer for ZeRO-3',
+    () => {
+      const model = modelPreset('gpt3-6.7b');
+      const L = 50257 * 4096; // the word embedding, its largest module
+      const off = (zero: 1 | 2 | 3) =>
+        memoryPerGpu(input({ zero, accounting: 'deepspeed', model, offloadOptimizer: true }));
+      // estimate_zero2_model_states_mem_needs(cpu_offload=True): gpu_mem = 2 · params.
+      expect(modelStateBytes(off(2))).toBeCloseTo(2 * P, -3);
+      // estimate_zero3_model_states_mem_needs(cpu_offload=True, cpu_offload_params=False): 4·largest + 2·params / GPUs.
+      expect(modelStateBytes(off(3)) + off(3).buffersBytes).toBeCloseTo(4 * L + (2 * P) / N, -3);
+      // ZeRO-1 keeps its full 16-bit gradients on the GPU until the step.
+      expect(modelStateBytes(off(1))).toBeCloseTo(4 * P, -3);
+      // The paper's accounting drops the same: no gradient partition stays on the GPU from ZeRO-2 on.
+      expect(memoryPerGpu(input({ zero: 2, offloadOptimizer: true })).gradientsBytes).toBe(0);
+      expect(memoryPerGpu(input({ zero: 1, offloadOptimizer: true })).gradientsBytes).toBe(2 * P);
+    },
+  );
 
   it('drops the optimizer state from the GPU with offload and counts the DDP bucket copy when asked', () => {
     expect(memoryPerGpu(input({ offloadOptimizer: true })).optimizerBytes).toBe(0);

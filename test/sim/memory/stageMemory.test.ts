@@ -19,62 +19,75 @@ const stages = (tiedEmbeddings: boolean, pp: number) =>
   );
 
 describe('parameters per pipeline stage', () => {
-  it('with tied embeddings and a pipeline, the last stage holds its own copy of the word embeddings (Megatron), V·h / tp more', () => {
-    const tied = stages(true, 2);
-    const untied = stages(false, 2);
-    // Untied: the last stage holds the LM head (V·h / tp) as a weight of its own; tied: the copy of the embedding, as many.
-    expect(tied[1].paramsPerRank).toBe(untied[1].paramsPerRank);
-    expect(tied[0].paramsPerRank).toBe(untied[0].paramsPerRank);
-    // Without a pipeline one tensor serves both ends: tied holds V·h / tp fewer than untied.
-    const [one] = stages(true, 1);
-    const [oneUntied] = stages(false, 1);
-    expect(oneUntied.paramsPerRank - one.paramsPerRank).toBe((51200 * 4096) / 2);
-  });
+  it(
+    'with tied embeddings and a pipeline, the last stage holds ' +
+      'its own copy of the word embeddings (Megatron), V·h / tp more',
+    () => {
+      const tied = stages(true, 2);
+      const untied = stages(false, 2);
+      // Untied: the last stage holds the LM head (V·h / tp) as a weight of its own; tied: the
+      // copy of the embedding, as many.
+      expect(tied[1].paramsPerRank).toBe(untied[1].paramsPerRank);
+      expect(tied[0].paramsPerRank).toBe(untied[0].paramsPerRank);
+      // Without a pipeline one tensor serves both ends: tied holds V·h / tp fewer than untied.
+      const [one] = stages(true, 1);
+      const [oneUntied] = stages(false, 1);
+      expect(oneUntied.paramsPerRank - one.paramsPerRank).toBe((51200 * 4096) / 2);
+    },
+  );
 });
 
 describe('parameters each GPU keeps between steps', () => {
-  it("are the rank's share after TP, and under ZeRO-3 also over the data-parallel ranks (what `memory` prints and its --json says)", () => {
-    const held = (zero: number) => {
-      const [s] = stageMemories(
-        scenarioOf({
-          name: 'z',
-          cluster: { preset: 'dgx-a100-80gb', nodes: 1 },
-          model: { ...gpt, tiedEmbeddings: true },
-          training: { globalBatch: 16, microBatch: 1 },
-          parallel: { tp: 2, dp: 4, zero },
-        }),
-      );
-      return s;
-    };
-    for (const zero of [0, 1, 2]) expect(held(zero).paramsHeldPerGpu).toBe(held(zero).paramsPerRank);
-    expect(held(3).paramsHeldPerGpu).toBe(held(3).paramsPerRank / 4);
-    // ZeRO-3's weights are the held share at 2 bytes each.
-    expect(held(3).weightsBytes).toBeCloseTo(2 * held(3).paramsHeldPerGpu, 0);
-  });
+  it(
+    "are the rank's share after TP, and under ZeRO-3 also over the " +
+      'data-parallel ranks (what `memory` prints and its --json says)',
+    () => {
+      const held = (zero: number) => {
+        const [s] = stageMemories(
+          scenarioOf({
+            name: 'z',
+            cluster: { preset: 'dgx-a100-80gb', nodes: 1 },
+            model: { ...gpt, tiedEmbeddings: true },
+            training: { globalBatch: 16, microBatch: 1 },
+            parallel: { tp: 2, dp: 4, zero },
+          }),
+        );
+        return s;
+      };
+      for (const zero of [0, 1, 2]) expect(held(zero).paramsHeldPerGpu).toBe(held(zero).paramsPerRank);
+      expect(held(3).paramsHeldPerGpu).toBe(held(3).paramsPerRank / 4);
+      // ZeRO-3's weights are the held share at 2 bytes each.
+      expect(held(3).weightsBytes).toBeCloseTo(2 * held(3).paramsHeldPerGpu, 0);
+    },
+  );
 });
 
 describe('fp32 gradients with 16-bit training (Megatron main_grad)', () => {
-  it('hold 6 + 12/d bytes per parameter with the distributed optimizer, as Megatron documents it (docs/source/api-guide/dist_optimizer.md)', () => {
-    const states = (fp32Gradients: boolean) => {
-      const [s] = stageMemories(
-        scenarioOf({
-          name: 'g',
-          cluster: { preset: 'dgx-a100-80gb', nodes: 1 },
-          model: { ...gpt, tiedEmbeddings: false },
-          training: { globalBatch: 16, microBatch: 1, precision: 'bf16' },
-          parallel: { zero: 1, fp32Gradients },
-        }),
-      );
-      return {
-        perParam: (s.weightsBytes + s.gradientsBytes + s.optimizerBytes) / s.paramsPerRank,
-        grads: s.gradientsBytes / s.paramsPerRank,
+  it(
+    'hold 6 + 12/d bytes per parameter with the distributed optimizer, ' +
+      'as Megatron documents it (docs/source/api-guide/dist_optimizer.md)',
+    () => {
+      const states = (fp32Gradients: boolean) => {
+        const [s] = stageMemories(
+          scenarioOf({
+            name: 'g',
+            cluster: { preset: 'dgx-a100-80gb', nodes: 1 },
+            model: { ...gpt, tiedEmbeddings: false },
+            training: { globalBatch: 16, microBatch: 1, precision: 'bf16' },
+            parallel: { zero: 1, fp32Gradients },
+          }),
+        );
+        return {
+          perParam: (s.weightsBytes + s.gradientsBytes + s.optimizerBytes) / s.paramsPerRank,
+          grads: s.gradientsBytes / s.paramsPerRank,
+        };
       };
-    };
-    // d = 8 data-parallel ranks: 2 (bf16 weights) + 4 (fp32 gradients) + 12/8.
-    expect(states(true).perParam).toBeCloseTo(6 + 12 / 8, 9);
-    expect(states(true).grads).toBe(4);
-    expect(states(false).perParam).toBeCloseTo(4 + 12 / 8, 9);
-  });
+      // d = 8 data-parallel ranks: 2 (bf16 weights) + 4 (fp32 gradients) + 12/8.
+      expect(states(true).perParam).toBeCloseTo(6 + 12 / 8, 9);
+      expect(states(true).grads).toBe(4);
+      expect(states(false).perParam).toBeCloseTo(4 + 12 / 8, 9);
+    },
+  );
 });
 
 describe('16-bit gradients reduced in fp32 (DeepSpeed communication_data_type fp32)', () => {
@@ -124,39 +137,45 @@ describe('tied embeddings over a pipeline, in the step', () => {
     parallel: { tp: 2, pp, zero: 1 },
   });
 
-  it("reduce the last stage's copy with its gradients, and all-reduce the embedding gradient between the first and last stage", async () => {
-    const { simulateStep } = await import('../../../src/sim/simulateStep.js');
-    const s = scenarioOf(tiedRaw(true, 2));
-    const { plan } = simulateStep(s);
-    // The step reduces what the memory account holds, stage by stage.
-    expect(plan.stages.map((st) => st.gradients.paramsPerRank)).toEqual(stageMemories(s).map((m) => m.paramsPerRank));
-    const syncs = plan.program.tasks.filter((t) => t.label.startsWith('all-reduce tied embedding gradients'));
-    expect(syncs).toHaveLength(1); // symmetric: one simulated TP rank and replica, the others as shadows
-    expect(syncs[0].collective).toMatchObject({ op: 'all_reduce', bytes: ((50304 * 4096) / 2) * 2 });
-    // Both ends' optimizer steps wait for it.
-    const optimizers = plan.program.tasks.filter((t) => t.kind === 'optimizer');
-    expect(optimizers.length).toBe(2);
-    for (const o of optimizers) expect(o.deps).toContain(syncs[0].id);
-    // Every rank simulated: one all-reduce per pair of ends (TP rank × replica), each gating exactly its own two ends.
-    const full = simulateStep(scenarioOf({ ...tiedRaw(true, 2), simulation: { fidelity: 'full' } })).plan.program.tasks;
-    const pairs = full.filter((t) => t.label.startsWith('all-reduce tied embedding gradients'));
-    expect(pairs).toHaveLength(2 * 4); // tp 2 × dp 4
-    for (const o of full.filter((t) => t.kind === 'optimizer')) {
-      const gating = pairs.filter((p) => o.deps.includes(p.id));
-      expect(gating).toHaveLength(1);
-      expect(gating[0].collective!.group).toContain(o.ranks[0]);
-    }
-    for (const [tied, pp] of [
-      [false, 2],
-      [true, 1],
-    ] as const) {
-      expect(
-        simulateStep(scenarioOf(tiedRaw(tied, pp))).plan.program.tasks.some((t) =>
-          t.label.startsWith('all-reduce tied embedding'),
-        ),
-      ).toBe(false);
-    }
-  });
+  it(
+    "reduce the last stage's copy with its gradients, " +
+      'and all-reduce the embedding gradient between the first and last stage',
+    async () => {
+      const { simulateStep } = await import('../../../src/sim/simulateStep.js');
+      const s = scenarioOf(tiedRaw(true, 2));
+      const { plan } = simulateStep(s);
+      // The step reduces what the memory account holds, stage by stage.
+      expect(plan.stages.map((st) => st.gradients.paramsPerRank)).toEqual(stageMemories(s).map((m) => m.paramsPerRank));
+      const syncs = plan.program.tasks.filter((t) => t.label.startsWith('all-reduce tied embedding gradients'));
+      expect(syncs).toHaveLength(1); // symmetric: one simulated TP rank and replica, the others as shadows
+      expect(syncs[0].collective).toMatchObject({ op: 'all_reduce', bytes: ((50304 * 4096) / 2) * 2 });
+      // Both ends' optimizer steps wait for it.
+      const optimizers = plan.program.tasks.filter((t) => t.kind === 'optimizer');
+      expect(optimizers.length).toBe(2);
+      for (const o of optimizers) expect(o.deps).toContain(syncs[0].id);
+      // Every rank simulated: one all-reduce per pair of ends (TP rank × replica), each
+      // gating exactly its own two ends.
+      const fullRaw = { ...tiedRaw(true, 2), simulation: { fidelity: 'full' } };
+      const full = simulateStep(scenarioOf(fullRaw)).plan.program.tasks;
+      const pairs = full.filter((t) => t.label.startsWith('all-reduce tied embedding gradients'));
+      expect(pairs).toHaveLength(2 * 4); // tp 2 × dp 4
+      for (const o of full.filter((t) => t.kind === 'optimizer')) {
+        const gating = pairs.filter((p) => o.deps.includes(p.id));
+        expect(gating).toHaveLength(1);
+        expect(gating[0].collective!.group).toContain(o.ranks[0]);
+      }
+      for (const [tied, pp] of [
+        [false, 2],
+        [true, 1],
+      ] as const) {
+        expect(
+          simulateStep(scenarioOf(tiedRaw(tied, pp))).plan.program.tasks.some((t) =>
+            t.label.startsWith('all-reduce tied embedding'),
+          ),
+        ).toBe(false);
+      }
+    },
+  );
 });
 
 describe('gradient bucket buffers held', () => {
@@ -169,14 +188,18 @@ describe('gradient bucket buffers held', () => {
         parallel: { zero: stage, zeroConfig: { reduceBucketMB: 200, overlapComm } },
       }),
     )[0].buffersBytes;
-  it("are DeepSpeed's: one ipg buffer of reduce_bucket_size, a second only with overlap_comm; one flat buffer at stage 3", () => {
-    expect(zero(2, true)).toBe(2 * 200 * MiB);
-    expect(zero(2, false)).toBe(200 * MiB);
-    // Stage 3: its one flat buffer, next to the gathered 16-bit weights of the current and the prefetched layer.
-    const gathered = 2 * 2 * largestLayerParameters(modelPreset('llama2-7b'));
-    expect(zero(3, true)).toBe(200 * MiB + gathered);
-    expect(zero(3, false)).toBe(200 * MiB + gathered);
-  });
+  it(
+    "are DeepSpeed's: one ipg buffer of reduce_bucket_size, " +
+      'a second only with overlap_comm; one flat buffer at stage 3',
+    () => {
+      expect(zero(2, true)).toBe(2 * 200 * MiB);
+      expect(zero(2, false)).toBe(200 * MiB);
+      // Stage 3: its one flat buffer, next to the gathered 16-bit weights of the current and the prefetched layer.
+      const gathered = 2 * 2 * largestLayerParameters(modelPreset('llama2-7b'));
+      expect(zero(3, true)).toBe(200 * MiB + gathered);
+      expect(zero(3, false)).toBe(200 * MiB + gathered);
+    },
+  );
 });
 
 describe('activations of an uneven interleaved split', () => {
@@ -242,26 +265,31 @@ describe('activations of the embedding under the interleaved schedule', () => {
 });
 
 describe('activations of an MLP pipeline', () => {
-  it("count each stage's own linear layers (input and ReLU output, 2 bytes each), × the passes in flight, the fp32 output on the last", () => {
-    // 4 linear layers of 1024 → 1024 over 4 stages, 1F1B, 4 micro-batches of 512 rows: stage s holds 4 − s passes of one layer.
-    const sizes = [1024, 1024, 1024, 1024, 1024];
-    const st = stageMemories(
-      scenarioOf({
-        name: 'mlp',
-        cluster: { preset: 'dgx-a100-80gb', nodes: 1, node: { gpusPerNode: 4, nicsPerNode: 1 } },
-        model: { arch: 'mlp', layers: 4, hidden: 1024, seqLen: 1, vocab: 1, mlpSizes: sizes },
-        training: { globalBatch: 2048, microBatch: 512 },
-        parallel: { pp: 4 },
-      }),
-    );
-    const rows = 512;
-    const hiddenLayer = rows * 2 * (1024 + 1024); // input kept for the weight gradient, ReLU output for its backward
-    const lastLayer = rows * 2 * 1024; // the output layer keeps its input only
-    const head = 4 * rows * 1024; // fp32 output for the loss
-    expect(st.map((x) => x.passesInFlight)).toEqual([4, 3, 2, 1]);
-    expect(st[0].activationsBytes).toBe(4 * hiddenLayer);
-    expect(st[1].activationsBytes).toBe(3 * hiddenLayer);
-    expect(st[2].activationsBytes).toBe(2 * hiddenLayer);
-    expect(st[3].activationsBytes).toBe(lastLayer + head);
-  });
+  it(
+    "count each stage's own linear layers (input and ReLU output, " +
+      '2 bytes each), × the passes in flight, the fp32 output on the last',
+    () => {
+      // 4 linear layers of 1024 → 1024 over 4 stages, 1F1B, 4 micro-batches of 512 rows: stage s
+      // holds 4 − s passes of one layer.
+      const sizes = [1024, 1024, 1024, 1024, 1024];
+      const st = stageMemories(
+        scenarioOf({
+          name: 'mlp',
+          cluster: { preset: 'dgx-a100-80gb', nodes: 1, node: { gpusPerNode: 4, nicsPerNode: 1 } },
+          model: { arch: 'mlp', layers: 4, hidden: 1024, seqLen: 1, vocab: 1, mlpSizes: sizes },
+          training: { globalBatch: 2048, microBatch: 512 },
+          parallel: { pp: 4 },
+        }),
+      );
+      const rows = 512;
+      const hiddenLayer = rows * 2 * (1024 + 1024); // input kept for the weight gradient, ReLU output for its backward
+      const lastLayer = rows * 2 * 1024; // the output layer keeps its input only
+      const head = 4 * rows * 1024; // fp32 output for the loss
+      expect(st.map((x) => x.passesInFlight)).toEqual([4, 3, 2, 1]);
+      expect(st[0].activationsBytes).toBe(4 * hiddenLayer);
+      expect(st[1].activationsBytes).toBe(3 * hiddenLayer);
+      expect(st[2].activationsBytes).toBe(2 * hiddenLayer);
+      expect(st[3].activationsBytes).toBe(lastLayer + head);
+    },
+  );
 });

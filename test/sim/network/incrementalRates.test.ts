@@ -82,43 +82,47 @@ describe('rates after each change (incremental and full solves)', () => {
     expect(fullSolves).toBeLessThan(solves);
   });
 
-  it('rate new flows beside a flow bottlenecked elsewhere without re-solving, and re-solve when they take its share', () => {
-    // l0 (cap 10) carries the long flow A, bottlenecked on l1 (cap 2). B joins on l0 alone: A keeps 2, B gets 8.
-    const sim = new Simulator();
-    const net = new FlowNetwork(sim, [10, 2, 10]);
-    const noop = { onFlowDone: () => {} };
-    const a = net.startFlow(Int32Array.of(0, 1), 1e9, noop, 0);
-    sim.run(0);
-    // Even the first flow is rated without a full solve: it joins an empty network.
-    expect(net.fullSolveCount).toBe(0);
-    let b = -1;
-    sim.schedule(100, { onEvent: () => (b = net.startFlow(Int32Array.of(0), 1e9, noop, 1)) });
-    sim.run(100);
-    expect(net.fullSolveCount).toBe(0);
-    expect([net.rateOf(a), net.rateOf(b)]).toEqual([2, 8]);
-    // C and D join on l2 together: they split it evenly (5 each), still without touching A.
-    let c = -1;
-    let d = -1;
-    sim.schedule(0, {
-      onEvent: () => (
-        (c = net.startFlow(Int32Array.of(2), 1e9, noop, 2)),
-        (d = net.startFlow(Int32Array.of(2, 0), 1e9, noop, 3))
-      ),
-    });
-    sim.run(100);
-    // D also crosses l0, where B had taken all the spare capacity: that needs the full solve.
-    expect(net.fullSolveCount).toBe(1);
-    const want = referenceRates(
-      [10, 2, 10],
-      [
-        { links: [0, 1], cap: Infinity },
-        { links: [0], cap: Infinity },
-        { links: [2], cap: Infinity },
-        { links: [2, 0], cap: Infinity },
-      ],
-    );
-    [a, b, c, d].forEach((id, i) => expect(net.rateOf(id)).toBeCloseTo(want[i], 12));
-  });
+  it(
+    'rate new flows beside a flow bottlenecked elsewhere without re-solving, ' +
+      'and re-solve when they take its share',
+    () => {
+      // l0 (cap 10) carries the long flow A, bottlenecked on l1 (cap 2). B joins on l0 alone: A keeps 2, B gets 8.
+      const sim = new Simulator();
+      const net = new FlowNetwork(sim, [10, 2, 10]);
+      const noop = { onFlowDone: () => {} };
+      const a = net.startFlow(Int32Array.of(0, 1), 1e9, noop, 0);
+      sim.run(0);
+      // Even the first flow is rated without a full solve: it joins an empty network.
+      expect(net.fullSolveCount).toBe(0);
+      let b = -1;
+      sim.schedule(100, { onEvent: () => (b = net.startFlow(Int32Array.of(0), 1e9, noop, 1)) });
+      sim.run(100);
+      expect(net.fullSolveCount).toBe(0);
+      expect([net.rateOf(a), net.rateOf(b)]).toEqual([2, 8]);
+      // C and D join on l2 together: they split it evenly (5 each), still without touching A.
+      let c = -1;
+      let d = -1;
+      sim.schedule(0, {
+        onEvent: () => (
+          (c = net.startFlow(Int32Array.of(2), 1e9, noop, 2)),
+          (d = net.startFlow(Int32Array.of(2, 0), 1e9, noop, 3))
+        ),
+      });
+      sim.run(100);
+      // D also crosses l0, where B had taken all the spare capacity: that needs the full solve.
+      expect(net.fullSolveCount).toBe(1);
+      const want = referenceRates(
+        [10, 2, 10],
+        [
+          { links: [0, 1], cap: Infinity },
+          { links: [0], cap: Infinity },
+          { links: [2], cap: Infinity },
+          { links: [2, 0], cap: Infinity },
+        ],
+      );
+      [a, b, c, d].forEach((id, i) => expect(net.rateOf(id)).toBeCloseTo(want[i], 12));
+    },
+  );
 
   it('let the others rise when a flow that was their bottleneck share leaves', () => {
     // A and B share l0 (cap 4): 2 each. B ends first; A must rise to 4 (a full solve), not keep 2.

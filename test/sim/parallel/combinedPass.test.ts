@@ -27,22 +27,32 @@ const text = (u: ReturnType<typeof combinedUnits>[number]) =>
     : `${u.backward.kind}${u.backward.microBatch}+${u.forward.kind}${u.forward.microBatch}`;
 
 describe('combined 1F1B (parallel.moeOverlap)', () => {
-  it('pairs each backward with the next forward without a pipeline (and would pair each steady-state forward in 1F1B)', () => {
-    expect(combinedUnits(stageSchedule('1f1b', 1, 0, 3), 1).map(text)).toEqual(['F0', 'B0+F1', 'B1+F2', 'B2']);
-    // Stage 0 of 2 warms up with one forward; then forward i + 1 runs with backward i.
-    expect(combinedUnits(stageSchedule('1f1b', 2, 0, 4), 2).map(text)).toEqual(['F0', 'B0+F1', 'B1+F2', 'B2+F3', 'B3']);
-    // The last stage runs the forward and backward of one micro-batch back to back: nothing pairs.
-    expect(combinedUnits(stageSchedule('1f1b', 2, 1, 4), 2).map(text)).toEqual([
-      'F0',
-      'B0',
-      'F1',
-      'B1',
-      'F2',
-      'B2',
-      'F3',
-      'B3',
-    ]);
-  });
+  it(
+    'pairs each backward with the next forward without a ' +
+      'pipeline (and would pair each steady-state forward in 1F1B)',
+    () => {
+      expect(combinedUnits(stageSchedule('1f1b', 1, 0, 3), 1).map(text)).toEqual(['F0', 'B0+F1', 'B1+F2', 'B2']);
+      // Stage 0 of 2 warms up with one forward; then forward i + 1 runs with backward i.
+      expect(combinedUnits(stageSchedule('1f1b', 2, 0, 4), 2).map(text)).toEqual([
+        'F0',
+        'B0+F1',
+        'B1+F2',
+        'B2+F3',
+        'B3',
+      ]);
+      // The last stage runs the forward and backward of one micro-batch back to back: nothing pairs.
+      expect(combinedUnits(stageSchedule('1f1b', 2, 1, 4), 2).map(text)).toEqual([
+        'F0',
+        'B0',
+        'F1',
+        'B1',
+        'F2',
+        'B2',
+        'F3',
+        'B3',
+      ]);
+    },
+  );
 
   it('splits interleaved pairs that would leave stages waiting on each other, and keeps most of the rest', () => {
     const pairs = (pp: number, m: number, safe: boolean) => {
@@ -71,7 +81,8 @@ describe('combined 1F1B (parallel.moeOverlap)', () => {
   });
 
   it('puts the experts’ TP gathers on the TP stream with their all-to-alls, each after the one it follows', () => {
-    // tp 2 with sequence parallelism: the experts keep tp 2, so the dispatched tokens are all-gathered after the dispatch.
+    // tp 2 with sequence parallelism: the experts keep tp 2, so the dispatched tokens are
+    // all-gathered after the dispatch.
     const plan = compileStep(scenario({ tp: 2, sequenceParallel: true, ep: 16, moeOverlap: true }));
     const onTp = plan.program.tasks.filter((t) => t.ranks[0] === 0 && t.stream === 'tp').map((t) => t.label);
     const gathers = onTp.filter((l) => l.startsWith('TP all-gather dispatched tokens'));
@@ -95,27 +106,30 @@ describe('combined 1F1B (parallel.moeOverlap)', () => {
     }
   });
 
-  it('pairs passes over an interleaved pipeline as far as no stage then waits for ever, and hides comm there too', () => {
-    // One round of micro-batches (m = pp) leaves no pair whose inputs do not wait on each other; more rounds do.
-    const tiny = { ...FINE_MOE, layers: 16, hidden: 1024, heads: 8, kvHeads: 8, ffnHidden: 4096 };
-    const run = (pp: number, m: number, moeOverlap: boolean) =>
-      simulateStep(
-        scenarioOf({
-          name: 'combined vpp',
-          cluster: { preset: 'hgx-h800', nodes: 2 },
-          model: { ...tiny, moe: { experts: 16, topK: 2, expertFfnHidden: 512 } },
-          training: { globalBatch: (m * 16) / pp, microBatch: 1, seqLen: 1024 },
-          parallel: { zero: 1, pp, ep: 2, schedule: 'interleaved', virtualStages: 2, moeOverlap },
-        }),
-      ).result.stepTimeS;
-    for (const [pp, m] of [
-      [4, 4],
-      [8, 8],
-      [4, 8],
-    ])
-      expect(run(pp, m, true)).toBeGreaterThan(0);
-    expect(run(4, 12, true)).toBeLessThan(run(4, 12, false));
-  });
+  it(
+    'pairs passes over an interleaved pipeline as far as ' + 'no stage then waits for ever, and hides comm there too',
+    () => {
+      // One round of micro-batches (m = pp) leaves no pair whose inputs do not wait on each other; more rounds do.
+      const tiny = { ...FINE_MOE, layers: 16, hidden: 1024, heads: 8, kvHeads: 8, ffnHidden: 4096 };
+      const run = (pp: number, m: number, moeOverlap: boolean) =>
+        simulateStep(
+          scenarioOf({
+            name: 'combined vpp',
+            cluster: { preset: 'hgx-h800', nodes: 2 },
+            model: { ...tiny, moe: { experts: 16, topK: 2, expertFfnHidden: 512 } },
+            training: { globalBatch: (m * 16) / pp, microBatch: 1, seqLen: 1024 },
+            parallel: { zero: 1, pp, ep: 2, schedule: 'interleaved', virtualStages: 2, moeOverlap },
+          }),
+        ).result.stepTimeS;
+      for (const [pp, m] of [
+        [4, 4],
+        [8, 8],
+        [4, 8],
+      ])
+        expect(run(pp, m, true)).toBeGreaterThan(0);
+      expect(run(4, 12, true)).toBeLessThan(run(4, 12, false));
+    },
+  );
 
   it('keeps two micro-batches in flight without a pipeline, where 1F1B keeps one', () => {
     const plain = stageMemories(scenario({ ep: 32 }))[0];
@@ -125,20 +139,23 @@ describe('combined 1F1B (parallel.moeOverlap)', () => {
     expect(combined.activationsBytes).toBeGreaterThan(plain.activationsBytes);
   });
 
-  it('is refused without all-to-alls or on the interleaved schedule, and imported from Megatron without a pipeline', () => {
-    expect(() => scenario({ ep: 1, moeOverlap: true })).toThrow(/parallel\.moeOverlap.*there are none \(ep 1\)/);
-    expect(() => scenario({ ep: 16, pp: 2, moeOverlap: true })).toThrow(
-      /parallel\.schedule.*over a pipeline needs the interleaved schedule/,
-    );
-    const flags = `--num-layers 4 --hidden-size 2048 --num-attention-heads 16 --swiglu --num-experts 64
+  it(
+    'is refused without all-to-alls or on the interleaved schedule, ' + 'and imported from Megatron without a pipeline',
+    () => {
+      expect(() => scenario({ ep: 1, moeOverlap: true })).toThrow(/parallel\.moeOverlap.*there are none \(ep 1\)/);
+      expect(() => scenario({ ep: 16, pp: 2, moeOverlap: true })).toThrow(
+        /parallel\.schedule.*over a pipeline needs the interleaved schedule/,
+      );
+      const flags = `--num-layers 4 --hidden-size 2048 --num-attention-heads 16 --swiglu --num-experts 64
       --expert-model-parallel-size 8 --moe-token-dispatcher-type alltoall --moe-grouped-gemm
       --overlap-moe-expert-parallel-comm`;
-    const fields = Object.fromEntries(importMegatronArgs(flags).fields.map((f) => [f.path, f.value]));
-    expect(fields['parallel.moeOverlap']).toBe(true);
-    expect(() => importMegatronArgs(`${flags} --pipeline-model-parallel-size 2`)).toThrow(/no virtual pipeline/);
-    const virtual = importMegatronArgs(
-      `${flags} --pipeline-model-parallel-size 2 --num-layers-per-virtual-pipeline-stage 1`,
-    );
-    expect(virtual.fields.find((f) => f.path === 'parallel.moeOverlap')?.value).toBe(true);
-  });
+      const fields = Object.fromEntries(importMegatronArgs(flags).fields.map((f) => [f.path, f.value]));
+      expect(fields['parallel.moeOverlap']).toBe(true);
+      expect(() => importMegatronArgs(`${flags} --pipeline-model-parallel-size 2`)).toThrow(/no virtual pipeline/);
+      const virtual = importMegatronArgs(
+        `${flags} --pipeline-model-parallel-size 2 --num-layers-per-virtual-pipeline-stage 1`,
+      );
+      expect(virtual.fields.find((f) => f.path === 'parallel.moeOverlap')?.value).toBe(true);
+    },
+  );
 });

@@ -286,40 +286,46 @@ describe('context parallelism by all-gather and by all-to-all (--cp-comm-type)',
     }
   });
 
-  it('all-gathers the keys and values before each forward and backward, and reduce-scatters their gradients after', () => {
-    for (const cp of [2, 4]) {
-      for (const recompute of ['none', 'full']) {
-        const { m, sends, plan } = exchanges('all_gather', cp, recompute);
-        // Collectives over the cp group on the whole sequence's keys and values (cp blocks of 2U), the gather before
-        // and the reduce-scatter after. Per layer (2) and micro-batch: forward 1 (+1 recomputed), backward 2.
-        const perLayer = recompute === 'full' ? 4 : 3;
-        expect(sends.length).toBe(2 * m * perLayer);
-        for (const t of sends) {
-          expect(t.collective!.bytes).toBe(cp * kv(cp));
-          expect([...t.collective!.group]).toEqual([...plan.layout.cpGroup(0, 0, 0)]);
+  it(
+    'all-gathers the keys and values before each forward and backward, ' + 'and reduce-scatters their gradients after',
+    () => {
+      for (const cp of [2, 4]) {
+        for (const recompute of ['none', 'full']) {
+          const { m, sends, plan } = exchanges('all_gather', cp, recompute);
+          // Collectives over the cp group on the whole sequence's keys and values (cp blocks of 2U), the gather before
+          // and the reduce-scatter after. Per layer (2) and micro-batch: forward 1 (+1 recomputed), backward 2.
+          const perLayer = recompute === 'full' ? 4 : 3;
+          expect(sends.length).toBe(2 * m * perLayer);
+          for (const t of sends) {
+            expect(t.collective!.bytes).toBe(cp * kv(cp));
+            expect([...t.collective!.group]).toEqual([...plan.layout.cpGroup(0, 0, 0)]);
+          }
+          expect(
+            sends
+              .filter((t) => t.collective!.op === 'reduce_scatter')
+              .map((t) => t.label.startsWith('CP reduce-scatter')),
+          ).toEqual(Array(2 * m).fill(true));
         }
-        expect(
-          sends
-            .filter((t) => t.collective!.op === 'reduce_scatter')
-            .map((t) => t.label.startsWith('CP reduce-scatter')),
-        ).toEqual(Array(2 * m).fill(true));
       }
-    }
-  });
+    },
+  );
 
-  it('exchanges queries, keys and values all-to-all before attention and the output after, and back in backward', () => {
-    const cp = 4;
-    const { m, sends } = exchanges('a2a', cp);
-    // An all-to-all sends (cp − 1)/cp of the rank's tensor to the other ranks: an all-gather into the tensor's bytes.
-    const share = (bytes: number) => bytes;
-    for (const t of sends) expect(t.collective!.op).toBe('all_gather');
-    const byLabel = (l: string) => sends.filter((t) => t.label.startsWith(`${l} mb`)).map((t) => t.collective!.bytes);
-    expect(byLabel('CP all-to-all queries/keys/values')).toEqual(Array(2 * m).fill(share(q(cp) + kv(cp))));
-    expect(byLabel('CP all-to-all output')).toEqual(Array(2 * m).fill(share(q(cp))));
-    expect(byLabel('CP all-to-all output gradient')).toEqual(Array(2 * m).fill(share(q(cp))));
-    expect(byLabel('CP all-to-all query/key/value gradients')).toEqual(Array(2 * m).fill(share(q(cp) + kv(cp))));
-    expect(sends.length).toBe(4 * 2 * m);
-  });
+  it(
+    'exchanges queries, keys and values all-to-all before ' + 'attention and the output after, and back in backward',
+    () => {
+      const cp = 4;
+      const { m, sends } = exchanges('a2a', cp);
+      // An all-to-all sends (cp − 1)/cp of the rank's tensor to the other ranks: an all-gather into the tensor's bytes.
+      const share = (bytes: number) => bytes;
+      for (const t of sends) expect(t.collective!.op).toBe('all_gather');
+      const byLabel = (l: string) => sends.filter((t) => t.label.startsWith(`${l} mb`)).map((t) => t.collective!.bytes);
+      expect(byLabel('CP all-to-all queries/keys/values')).toEqual(Array(2 * m).fill(share(q(cp) + kv(cp))));
+      expect(byLabel('CP all-to-all output')).toEqual(Array(2 * m).fill(share(q(cp))));
+      expect(byLabel('CP all-to-all output gradient')).toEqual(Array(2 * m).fill(share(q(cp))));
+      expect(byLabel('CP all-to-all query/key/value gradients')).toEqual(Array(2 * m).fill(share(q(cp) + kv(cp))));
+      expect(sends.length).toBe(4 * 2 * m);
+    },
+  );
 
   it('blocks on the gathers and all-to-alls (the next op waits), so they expose more than the overlapped ring', () => {
     const exposed = (cp: number, cpCommType: string) =>
@@ -342,42 +348,50 @@ describe('context parallelism by all-gather and by all-to-all (--cp-comm-type)',
     }
   });
 
-  it("in full fidelity, makes the op after a gather wait for every member's share of it, not only its ring predecessor's", () => {
-    const plan = compileStep(
-      scenarioOf({
-        ...llamaRaw({ cp: 4, dp: 2, cpCommType: 'all_gather' }),
-        training: { globalBatch: 2, microBatch: 1, precision: 'bf16', flashAttention: true },
-        simulation: { fidelity: 'full' },
-        noise: { computeJitter: 0.1 },
-      }),
-    );
-    const tasks = plan.program.tasks;
-    const gathers = new Set(tasks.filter((t) => t.label.startsWith('CP all-gather keys/values')).map((t) => t.id));
-    const waiting = tasks.filter((t) => t.kind !== 'cp-exchange' && t.deps.some((d) => gathers.has(d)));
-    expect(waiting.length).toBeGreaterThan(0);
-    // Each waits for the shares of all 4 members of its group.
-    for (const t of waiting) expect(t.deps.filter((d) => gathers.has(d)).length).toBe(4);
-  });
+  it(
+    'in full fidelity, makes the op after a gather wait for ' +
+      "every member's share of it, not only its ring predecessor's",
+    () => {
+      const plan = compileStep(
+        scenarioOf({
+          ...llamaRaw({ cp: 4, dp: 2, cpCommType: 'all_gather' }),
+          training: { globalBatch: 2, microBatch: 1, precision: 'bf16', flashAttention: true },
+          simulation: { fidelity: 'full' },
+          noise: { computeJitter: 0.1 },
+        }),
+      );
+      const tasks = plan.program.tasks;
+      const gathers = new Set(tasks.filter((t) => t.label.startsWith('CP all-gather keys/values')).map((t) => t.id));
+      const waiting = tasks.filter((t) => t.kind !== 'cp-exchange' && t.deps.some((d) => gathers.has(d)));
+      expect(waiting.length).toBeGreaterThan(0);
+      // Each waits for the shares of all 4 members of its group.
+      for (const t of waiting) expect(t.deps.filter((d) => gathers.has(d)).length).toBe(4);
+    },
+  );
 
-  it('runs the gathers as collectives over the cp group, on every NIC of the nodes it spans, not one send per rank', () => {
-    // cp 16 over two nodes: a ring all-gather of NCCL crosses between the nodes on all 8 NICs at once.
-    const run = simulateStep(
-      scenarioOf({
-        ...llamaRaw({ cp: 16, dp: 1, cpCommType: 'all_gather' }),
-        cluster: { preset: 'dgx-h100', nodes: 2 },
-        training: { globalBatch: 1, microBatch: 1, precision: 'bf16', flashAttention: true },
-      }),
-    );
-    const { program, startNs, endNs } = run.trace;
-    const gathers = program.tasks.filter((t) => t.label.startsWith('CP all-gather keys/values'));
-    expect(gathers.length).toBeGreaterThan(0);
-    for (const t of gathers) expect(t.collective!.group.length).toBe(16);
-    const fastest = Math.min(...gathers.map((t) => endNs[t.id] - startNs[t.id]));
-    // Bytes each rank receives, over what one NIC (400 Gb/s) could carry: a floor that only a single-NIC send reaches.
-    const perRank = (gathers[0].collective!.bytes * 15) / 16;
-    const oneNicNs = perRank / 50;
-    expect(fastest).toBeLessThan(oneNicNs / 2);
-  });
+  it(
+    'runs the gathers as collectives over the cp group, ' + 'on every NIC of the nodes it spans, not one send per rank',
+    () => {
+      // cp 16 over two nodes: a ring all-gather of NCCL crosses between the nodes on all 8 NICs at once.
+      const run = simulateStep(
+        scenarioOf({
+          ...llamaRaw({ cp: 16, dp: 1, cpCommType: 'all_gather' }),
+          cluster: { preset: 'dgx-h100', nodes: 2 },
+          training: { globalBatch: 1, microBatch: 1, precision: 'bf16', flashAttention: true },
+        }),
+      );
+      const { program, startNs, endNs } = run.trace;
+      const gathers = program.tasks.filter((t) => t.label.startsWith('CP all-gather keys/values'));
+      expect(gathers.length).toBeGreaterThan(0);
+      for (const t of gathers) expect(t.collective!.group.length).toBe(16);
+      const fastest = Math.min(...gathers.map((t) => endNs[t.id] - startNs[t.id]));
+      // Bytes each rank receives, over what one NIC (400 Gb/s) could carry: a floor that
+      // only a single-NIC send reaches.
+      const perRank = (gathers[0].collective!.bytes * 15) / 16;
+      const oneNicNs = perRank / 50;
+      expect(fastest).toBeLessThan(oneNicNs / 2);
+    },
+  );
 
   it('refuses a2a when the heads of a TP rank do not split over cp, and says which cp would', () => {
     // 32 query and 8 key/value heads: tp 4 leaves 8 and 2 per TP rank, which cp 2 splits.
@@ -387,7 +401,8 @@ describe('context parallelism by all-gather and by all-to-all (--cp-comm-type)',
       scenarioOf({ ...llamaRaw({ tp: 8, cp: 2, dp: 1, cpCommType: 'a2a' }), cluster: two }),
     ).join('\n');
     expect(none).toBe(
-      "parallel.cpCommType: a2a splits each TP rank's heads over the cp ranks, but 4 query head(s) and 1 key/value head(s) per TP rank do not divide by cp 2; use cpCommType p2p or all_gather, or a smaller tp",
+      "parallel.cpCommType: a2a splits each TP rank's heads over the cp ranks, but 4 query head(s) and 1 " +
+        'key/value head(s) per TP rank do not divide by cp 2; use cpCommType p2p or all_gather, or a smaller tp',
     );
     const some = problems(() =>
       scenarioOf({ ...llamaRaw({ tp: 2, cp: 8, dp: 1, cpCommType: 'a2a' }), cluster: two }),
@@ -403,19 +418,23 @@ describe('context parallelism by all-gather and by all-to-all (--cp-comm-type)',
     ]);
   });
 
-  it("counts each type's attention buffers in memory: all-gather the gathered sequence, the ring its received blocks", () => {
-    const buffers = (cp: number, cpCommType: string) =>
-      stageMemories(llama({ cp, dp: 8 / cp, cpCommType }))[0].buffersBytes;
-    const none = stageMemories(llama({ cp: 1, dp: 8 }))[0].buffersBytes;
-    for (const cp of [2, 8]) {
-      // all_gather: the gathered keys/values and, in backward, their full-length gradients: 2·cp blocks of 2U.
-      expect(buffers(cp, 'all_gather') - none).toBe(2 * cp * kv(cp));
-      // p2p: the forward keeps the cp blocks it received; the backward two buffers of keys/values and gradients.
-      expect(buffers(cp, 'p2p') - none).toBe(Math.max(cp, 4) * kv(cp));
-      // a2a: one more copy of the rank's queries, keys and values.
-      expect(buffers(cp, 'a2a') - none).toBe(q(cp) + kv(cp));
-    }
-  });
+  it(
+    "counts each type's attention buffers in memory: " +
+      'all-gather the gathered sequence, the ring its received blocks',
+    () => {
+      const buffers = (cp: number, cpCommType: string) =>
+        stageMemories(llama({ cp, dp: 8 / cp, cpCommType }))[0].buffersBytes;
+      const none = stageMemories(llama({ cp: 1, dp: 8 }))[0].buffersBytes;
+      for (const cp of [2, 8]) {
+        // all_gather: the gathered keys/values and, in backward, their full-length gradients: 2·cp blocks of 2U.
+        expect(buffers(cp, 'all_gather') - none).toBe(2 * cp * kv(cp));
+        // p2p: the forward keeps the cp blocks it received; the backward two buffers of keys/values and gradients.
+        expect(buffers(cp, 'p2p') - none).toBe(Math.max(cp, 4) * kv(cp));
+        // a2a: one more copy of the rank's queries, keys and values.
+        expect(buffers(cp, 'a2a') - none).toBe(q(cp) + kv(cp));
+      }
+    },
+  );
 
   it('names the type in the result and leaves it out without context parallelism', () => {
     expect(simulateStep(llama({ cp: 2, dp: 4, cpCommType: 'a2a' }, { layers: 1 })).result.parallel.cpCommType).toBe(

@@ -64,15 +64,19 @@ describe('DDP training step', () => {
     expect(off.stepTimeS - on.stepTimeS).toBeCloseTo(hidden + (off.breakdown.commS - on.breakdown.commS), 3);
   });
 
-  it('shows the bucket-size trade-off on a bandwidth-poor cluster: tiny buckets and one huge bucket are both slower than 25 MB', () => {
-    const cluster = { preset: 'pcie-8gpu', nodes: 2, network: 'roce-25' };
-    const step = (bucketMB: number) => simulateStep(bert({ bucketMB }, cluster)).result.stepTimeS;
-    const tiny = step(0.05);
-    const standard = step(25);
-    const huge = step(100_000);
-    expect(tiny).toBeGreaterThan(standard * 1.02);
-    expect(huge).toBeGreaterThan(standard * 1.02);
-  });
+  it(
+    'shows the bucket-size trade-off on a bandwidth-poor cluster: ' +
+      'tiny buckets and one huge bucket are both slower than 25 MB',
+    () => {
+      const cluster = { preset: 'pcie-8gpu', nodes: 2, network: 'roce-25' };
+      const step = (bucketMB: number) => simulateStep(bert({ bucketMB }, cluster)).result.stepTimeS;
+      const tiny = step(0.05);
+      const standard = step(25);
+      const huge = step(100_000);
+      expect(tiny).toBeGreaterThan(standard * 1.02);
+      expect(huge).toBeGreaterThan(standard * 1.02);
+    },
+  );
 
   it('communicates only in the last micro-batch under gradient accumulation (no_sync)', () => {
     const s = scenarioOf({

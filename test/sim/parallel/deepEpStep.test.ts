@@ -5,7 +5,9 @@ import { scenarioOf } from '../../helpers/scenario.js';
 import { InvalidScenarioError } from '../../../src/scenario/errors.js';
 import { fineMoeModel } from '../../helpers/models.js';
 
-/** A small fine-grained model with experts: 2 layers, width 2048, 64 experts of 512, top 6, 4 groups of which 2 a token. */
+/**
+ * A small fine-grained model with experts: 2 layers, width 2048, 64 experts of 512, top 6, 4 groups of which 2 a token.
+ */
 const FINE_MOE = fineMoeModel(2, { routingGroups: 4, groupsPerToken: 2 });
 
 function scenario(parallel: Record<string, unknown>, node = 'hgx-h800', nodes = 4) {

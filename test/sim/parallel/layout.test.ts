@@ -45,19 +45,23 @@ describe('splitLayers', () => {
     expect(() => splitLayers(8, 2, 3, [2, 6])).toThrow(/stage 0 has 2 layers, fewer than its 3 model chunks/);
   });
 
-  it('counts the embedding and the loss as a layer each: Llama 3 405B, 126 layers on 16 stages of 8 one-layer chunks', () => {
-    // (126 + 2) / (16 × 8) = 1 per chunk; the first chunk of stage 0 keeps the embedding alone, the last of stage 15
-    // the loss alone, so those stages hold 7 layers and the others 8 (Llama Team 2024, §3.3.2).
-    const chunks = splitLayers(126, 16, 8, undefined, { embedding: true, loss: true });
-    expect(chunks).toHaveLength(128);
-    expect(chunks[0]).toEqual([]);
-    expect(chunks[127]).toEqual([]);
-    expect(chunks.slice(1, 127).every((c) => c.length === 1)).toBe(true);
-    expect(perStage(chunks, 16)).toEqual([7, ...new Array(14).fill(8), 7]);
-    expect(chunks.flat()).toEqual(Array.from({ length: 126 }, (_, i) => i));
-    // One slot alone: 31 layers + the embedding over 4 stages: 7 on the first, 8 on the others.
-    expect(perStage(splitLayers(31, 4, 1, undefined, { embedding: true }), 4)).toEqual([7, 8, 8, 8]);
-  });
+  it(
+    'counts the embedding and the loss as a layer each: ' +
+      'Llama 3 405B, 126 layers on 16 stages of 8 one-layer chunks',
+    () => {
+      // (126 + 2) / (16 × 8) = 1 per chunk; the first chunk of stage 0 keeps the embedding alone, the last of stage 15
+      // the loss alone, so those stages hold 7 layers and the others 8 (Llama Team 2024, §3.3.2).
+      const chunks = splitLayers(126, 16, 8, undefined, { embedding: true, loss: true });
+      expect(chunks).toHaveLength(128);
+      expect(chunks[0]).toEqual([]);
+      expect(chunks[127]).toEqual([]);
+      expect(chunks.slice(1, 127).every((c) => c.length === 1)).toBe(true);
+      expect(perStage(chunks, 16)).toEqual([7, ...new Array(14).fill(8), 7]);
+      expect(chunks.flat()).toEqual(Array.from({ length: 126 }, (_, i) => i));
+      // One slot alone: 31 layers + the embedding over 4 stages: 7 on the first, 8 on the others.
+      expect(perStage(splitLayers(31, 4, 1, undefined, { embedding: true }), 4)).toEqual([7, 8, 8, 8]);
+    },
+  );
 
   it('refuses an even split whose layers and counted slots do not divide the chunks, saying what it counted', () => {
     expect(() => splitLayers(126, 16, 2, undefined, { embedding: true })).toThrow(

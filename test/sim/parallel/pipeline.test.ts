@@ -51,19 +51,25 @@ describe('pipeline schedules', () => {
     expect(peakInFlight(stageSchedule('interleaved', 4, 0, 8, 2))).toBe(3 * 2 + 1 * 4 + 1);
   });
 
-  it('cap the interleaved warm-up at every forward when m = p (Megatron-Core), the last stage keeping (v−1)·p + 1', () => {
-    // Stage s warms up min((p − s − 1)·2 + (v − 1)·p, m·v) forwards and holds one more: p = 4, v = 2, m = 4.
-    const expected = [8, 8, 7, 5];
-    for (let s = 0; s < 4; s++) expect(peakInFlight(stageSchedule('interleaved', 4, s, 4, 2))).toBe(expected[s]);
-  });
+  it(
+    'cap the interleaved warm-up at every forward when m = p (Megatron-Core), ' + 'the last stage keeping (v−1)·p + 1',
+    () => {
+      // Stage s warms up min((p − s − 1)·2 + (v − 1)·p, m·v) forwards and holds one more: p = 4, v = 2, m = 4.
+      const expected = [8, 8, 7, 5];
+      for (let s = 0; s < 4; s++) expect(peakInFlight(stageSchedule('interleaved', 4, s, 4, 2))).toBe(expected[s]);
+    },
+  );
 
-  it('run every forward first when m = p under the older rule (Megatron-LM before 4295be1a, Megatron-DeepSpeed)', () => {
-    const older = { allWarmupWhenOneGroup: true };
-    for (let s = 0; s < 4; s++) expect(peakInFlight(stageSchedule('interleaved', 4, s, 4, 2, older))).toBe(4 * 2);
-    // With more micro-batches than stages the two rules agree.
-    for (let s = 0; s < 4; s++)
-      expect(stageSchedule('interleaved', 4, s, 8, 2, older)).toEqual(stageSchedule('interleaved', 4, s, 8, 2));
-  });
+  it(
+    'run every forward first when m = p under the older ' + 'rule (Megatron-LM before 4295be1a, Megatron-DeepSpeed)',
+    () => {
+      const older = { allWarmupWhenOneGroup: true };
+      for (let s = 0; s < 4; s++) expect(peakInFlight(stageSchedule('interleaved', 4, s, 4, 2, older))).toBe(4 * 2);
+      // With more micro-batches than stages the two rules agree.
+      for (let s = 0; s < 4; s++)
+        expect(stageSchedule('interleaved', 4, s, 8, 2, older)).toEqual(stageSchedule('interleaved', 4, s, 8, 2));
+    },
+  );
 
   it("follow the scenario's framework in the memory account: Megatron-DeepSpeed keeps the older rule", () => {
     // p = 4, v = 2, m = 4: the last stage holds (v − 1)·p + 1 = 5 passes today, all m·v = 8 under the older rule.

@@ -50,7 +50,8 @@ const cases: [string, Record<string, unknown>][] = [
     },
   ],
   [
-    'TP 4 × PP 2 × DP 2 with sequence parallelism and ZeRO-1 on a 4:1 oversubscribed Ethernet fabric that is not rail-optimised',
+    'TP 4 × PP 2 × DP 2 with sequence parallelism and ZeRO-1 on a ' +
+      '4:1 oversubscribed Ethernet fabric that is not rail-optimised',
     {
       cluster: {
         preset: 'dgx-a100-80gb',

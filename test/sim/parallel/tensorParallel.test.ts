@@ -75,56 +75,62 @@ describe('Megatron tensor parallelism', () => {
     expect(compileStep(gpt({ tp: 1 })).program.tasks.filter((t) => isCrossEntropy(t.label))).toEqual([]);
   });
 
-  it('splits an MLP as Megatron pairs its layers: a row-parallel layer all-reduces its output, a column-parallel one its input gradient', () => {
-    const mlp = (mlpSizes: number[]) =>
-      compileStep(
+  it(
+    'splits an MLP as Megatron pairs its layers: ' +
+      'a row-parallel layer all-reduces its output, a column-parallel one its input gradient',
+    () => {
+      const mlp = (mlpSizes: number[]) =>
+        compileStep(
+          scenarioOf({
+            cluster: { preset: 'dgx-a100-80gb', nodes: 1 },
+            model: { arch: 'mlp', layers: mlpSizes.length - 1, hidden: mlpSizes[1], seqLen: 1, vocab: 1, mlpSizes },
+            training: { globalBatch: 32, microBatch: 8 },
+            parallel: { tp: 2 },
+          }),
+        );
+      const labels = (sizes: number[]) => {
+        const plan = mlp(sizes);
+        const group = plan.layout.tpGroup(0, 0);
+        return plan.program.tasks
+          .filter((t) => t.kind === 'tp-collective' && t.collective!.group === group)
+          .map((t) => [t.label, t.collective!.bytes]);
+      };
+      // Two layers (one micro-batch of 8 rows per replica): column then row, so the output is
+      // whole and the loss needs nothing.
+      expect(labels([1024, 512, 10])).toEqual([['TP all-reduce fc1', 8 * 10 * 2]]);
+      // Three: the last layer is column-parallel again; its input gradient is reduced, its split
+      // outputs need the loss's three.
+      expect(
+        labels([1024, 512, 256, 10])
+          .map(([l, b]) => `${l} ${b}`)
+          .sort(),
+      ).toEqual([
+        `TP all-reduce cross-entropy max ${8 * 4}`,
+        `TP all-reduce cross-entropy sum of exp ${8 * 4}`,
+        `TP all-reduce cross-entropy target logit ${8 * 4}`,
+        `TP all-reduce fc1 ${8 * 256 * 2}`,
+        `TP all-reduce fc2.dgrad ${8 * 256 * 2}`,
+      ]);
+      // With a pipeline, the input gradient is reduced before the pass ends (and its send to the previous stage), not
+      // carried into the stage's next pass.
+      const piped = compileStep(
         scenarioOf({
           cluster: { preset: 'dgx-a100-80gb', nodes: 1 },
-          model: { arch: 'mlp', layers: mlpSizes.length - 1, hidden: mlpSizes[1], seqLen: 1, vocab: 1, mlpSizes },
-          training: { globalBatch: 32, microBatch: 8 },
-          parallel: { tp: 2 },
+          model: { arch: 'mlp', layers: 4, hidden: 512, seqLen: 1, vocab: 1, mlpSizes: [1024, 512, 512, 512, 10] },
+          training: { globalBatch: 16, microBatch: 4 },
+          parallel: { tp: 2, pp: 2 },
         }),
       );
-    const labels = (sizes: number[]) => {
-      const plan = mlp(sizes);
-      const group = plan.layout.tpGroup(0, 0);
-      return plan.program.tasks
-        .filter((t) => t.kind === 'tp-collective' && t.collective!.group === group)
-        .map((t) => [t.label, t.collective!.bytes]);
-    };
-    // Two layers (one micro-batch of 8 rows per replica): column then row, so the output is whole and the loss needs nothing.
-    expect(labels([1024, 512, 10])).toEqual([['TP all-reduce fc1', 8 * 10 * 2]]);
-    // Three: the last layer is column-parallel again; its input gradient is reduced, its split outputs need the loss's three.
-    expect(
-      labels([1024, 512, 256, 10])
-        .map(([l, b]) => `${l} ${b}`)
-        .sort(),
-    ).toEqual([
-      `TP all-reduce cross-entropy max ${8 * 4}`,
-      `TP all-reduce cross-entropy sum of exp ${8 * 4}`,
-      `TP all-reduce cross-entropy target logit ${8 * 4}`,
-      `TP all-reduce fc1 ${8 * 256 * 2}`,
-      `TP all-reduce fc2.dgrad ${8 * 256 * 2}`,
-    ]);
-    // With a pipeline, the input gradient is reduced before the pass ends (and its send to the previous stage), not
-    // carried into the stage's next pass.
-    const piped = compileStep(
-      scenarioOf({
-        cluster: { preset: 'dgx-a100-80gb', nodes: 1 },
-        model: { arch: 'mlp', layers: 4, hidden: 512, seqLen: 1, vocab: 1, mlpSizes: [1024, 512, 512, 512, 10] },
-        training: { globalBatch: 16, microBatch: 4 },
-        parallel: { tp: 2, pp: 2 },
-      }),
-    );
-    const tasks = piped.program.tasks;
-    const reductions = tasks.filter((t) => t.label.startsWith('TP all-reduce fc2.dgrad'));
-    expect(reductions.length).toBeGreaterThan(0);
-    for (const r of reductions) {
-      const waiters = tasks.filter((t) => t.deps.includes(r.id));
-      expect(waiters.length).toBeGreaterThan(0);
-      for (const w of waiters) expect(w.microBatch).toBe(r.microBatch);
-    }
-  });
+      const tasks = piped.program.tasks;
+      const reductions = tasks.filter((t) => t.label.startsWith('TP all-reduce fc2.dgrad'));
+      expect(reductions.length).toBeGreaterThan(0);
+      for (const r of reductions) {
+        const waiters = tasks.filter((t) => t.deps.includes(r.id));
+        expect(waiters.length).toBeGreaterThan(0);
+        for (const w of waiters) expect(w.microBatch).toBe(r.microBatch);
+      }
+    },
+  );
 
   it('turns them into all-gather / reduce-scatter pairs with sequence parallelism', () => {
     const c = tpCollectives({ tp: 2, sequenceParallel: true });

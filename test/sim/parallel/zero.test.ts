@@ -83,60 +83,71 @@ describe('ZeRO', () => {
     expect(sum('dp-reducescatter')).toBe(2 * P);
   });
 
-  it('ZeRO-3 in fp32 gathers and reduces 4-byte elements; fp32 gradients with 16-bit weights only the reduction', () => {
-    const bytesOf = (training: Record<string, unknown>, parallel: Record<string, unknown>) => {
-      const s = scenarioOf({
-        cluster: { preset: 'dgx-a100-80gb', nodes: 1 },
-        model: { preset: 'llama2-7b', seqLen: 1024 },
-        training: { globalBatch: 8, microBatch: 1, ...training },
-        parallel: { zero: 3, ...parallel },
-      });
-      const { plan } = simulateStep(s);
-      const P = plan.stages[0].gradients.paramsPerRank;
-      const sum = (kind: string) =>
-        plan.program.tasks.filter((t) => t.kind === kind).reduce((a, t) => a + t.collective!.bytes, 0);
-      return { gather: sum('zero-gather') / (2 * P), reduce: sum('dp-reducescatter') / P };
-    };
-    expect(bytesOf({ precision: 'fp32' }, {})).toEqual({ gather: 4, reduce: 4 });
-    expect(bytesOf({}, { fp32Gradients: true })).toEqual({ gather: 2, reduce: 4 });
-    // DeepSpeed's communication_data_type fp32: 16-bit gradients, reduced in fp32.
-    expect(bytesOf({}, { fp32Reduction: true })).toEqual({ gather: 2, reduce: 4 });
-  });
-
-  it('ZeRO-2 with 16-bit gradients reduced in fp32 sends 4 bytes per element, and its buckets still hold 2-byte gradients', () => {
-    const run = (fp32Reduction: boolean) => {
-      const s = scenarioOf({
-        cluster: { preset: 'dgx-a100-80gb', nodes: 1 },
-        model: { preset: 'llama2-7b', seqLen: 1024 },
-        training: { globalBatch: 8, microBatch: 1 },
-        parallel: { zero: 2, fp32Reduction },
-      });
-      const { plan } = simulateStep(s);
-      const reductions = plan.program.tasks.filter((t) => t.kind === 'dp-reducescatter');
-      return {
-        wire: reductions.reduce((a, t) => a + t.collective!.bytes, 0),
-        buckets: plan.stages[0].gradients.buckets.length,
-        P: plan.stages[0].gradients.paramsPerRank,
+  it(
+    'ZeRO-3 in fp32 gathers and reduces 4-byte elements; ' + 'fp32 gradients with 16-bit weights only the reduction',
+    () => {
+      const bytesOf = (training: Record<string, unknown>, parallel: Record<string, unknown>) => {
+        const s = scenarioOf({
+          cluster: { preset: 'dgx-a100-80gb', nodes: 1 },
+          model: { preset: 'llama2-7b', seqLen: 1024 },
+          training: { globalBatch: 8, microBatch: 1, ...training },
+          parallel: { zero: 3, ...parallel },
+        });
+        const { plan } = simulateStep(s);
+        const P = plan.stages[0].gradients.paramsPerRank;
+        const sum = (kind: string) =>
+          plan.program.tasks.filter((t) => t.kind === kind).reduce((a, t) => a + t.collective!.bytes, 0);
+        return { gather: sum('zero-gather') / (2 * P), reduce: sum('dp-reducescatter') / P };
       };
-    };
-    const [bf16, fp32] = [run(false), run(true)];
-    // One micro-batch per replica (8 / (1 × 8)): every parameter's gradient reduced once, at 2 and at 4 bytes.
-    expect(bf16.wire).toBe(2 * bf16.P);
-    expect(fp32.wire).toBe(4 * fp32.P);
-    expect(fp32.buckets).toBe(bf16.buckets);
-  });
+      expect(bytesOf({ precision: 'fp32' }, {})).toEqual({ gather: 4, reduce: 4 });
+      expect(bytesOf({}, { fp32Gradients: true })).toEqual({ gather: 2, reduce: 4 });
+      // DeepSpeed's communication_data_type fp32: 16-bit gradients, reduced in fp32.
+      expect(bytesOf({}, { fp32Reduction: true })).toEqual({ gather: 2, reduce: 4 });
+    },
+  );
 
-  it('ZeRO-3 with overlap_comm off gathers and reduces on the compute stream, as DeepSpeed does: none of it is hidden', () => {
-    // parameter_offload.py: __allgather_stream is the default stream unless overlap_comm; stage3.py: so is
-    // reduce_and_partition_stream. Then the step is compute + communication.
-    const run = (overlapComm: boolean) => simulateStep(llama({ zero: 3, zeroConfig: { overlapComm } }, 2)).result;
-    const off = run(false);
-    expect(off.breakdown.exposedCommS).toBeCloseTo(off.breakdown.commS, 6);
-    expect(off.stepTimeS).toBeCloseTo(off.breakdown.computeS + off.breakdown.commS, 6);
-    const on = run(true);
-    expect(on.breakdown.exposedCommS).toBeLessThan(0.9 * on.breakdown.commS);
-    expect(on.stepTimeS).toBeLessThan(off.stepTimeS);
-  });
+  it(
+    'ZeRO-2 with 16-bit gradients reduced in fp32 sends 4 bytes per element, ' +
+      'and its buckets still hold 2-byte gradients',
+    () => {
+      const run = (fp32Reduction: boolean) => {
+        const s = scenarioOf({
+          cluster: { preset: 'dgx-a100-80gb', nodes: 1 },
+          model: { preset: 'llama2-7b', seqLen: 1024 },
+          training: { globalBatch: 8, microBatch: 1 },
+          parallel: { zero: 2, fp32Reduction },
+        });
+        const { plan } = simulateStep(s);
+        const reductions = plan.program.tasks.filter((t) => t.kind === 'dp-reducescatter');
+        return {
+          wire: reductions.reduce((a, t) => a + t.collective!.bytes, 0),
+          buckets: plan.stages[0].gradients.buckets.length,
+          P: plan.stages[0].gradients.paramsPerRank,
+        };
+      };
+      const [bf16, fp32] = [run(false), run(true)];
+      // One micro-batch per replica (8 / (1 × 8)): every parameter's gradient reduced once, at 2 and at 4 bytes.
+      expect(bf16.wire).toBe(2 * bf16.P);
+      expect(fp32.wire).toBe(4 * fp32.P);
+      expect(fp32.buckets).toBe(bf16.buckets);
+    },
+  );
+
+  it(
+    'ZeRO-3 with overlap_comm off gathers and reduces on the compute stream, ' +
+      'as DeepSpeed does: none of it is hidden',
+    () => {
+      // parameter_offload.py: __allgather_stream is the default stream unless overlap_comm; stage3.py: so is
+      // reduce_and_partition_stream. Then the step is compute + communication.
+      const run = (overlapComm: boolean) => simulateStep(llama({ zero: 3, zeroConfig: { overlapComm } }, 2)).result;
+      const off = run(false);
+      expect(off.breakdown.exposedCommS).toBeCloseTo(off.breakdown.commS, 6);
+      expect(off.stepTimeS).toBeCloseTo(off.breakdown.computeS + off.breakdown.commS, 6);
+      const on = run(true);
+      expect(on.breakdown.exposedCommS).toBeLessThan(0.9 * on.breakdown.commS);
+      expect(on.stepTimeS).toBeLessThan(off.stepTimeS);
+    },
+  );
 
   it('ZeRO-3 costs more communication than ZeRO-2, which hides most of it on NVSwitch', () => {
     const z2 = simulateStep(llama({ zero: 2 })).result;
@@ -154,46 +165,55 @@ describe('ZeRO', () => {
     expect(result.memory.perStage[0].optimizerBytes).toBe(0);
   });
 
-  it('CPU offload copies the gradient shard to the host in fp32 and the weights back in their own type, as DeepSpeed does', () => {
-    // DeepSpeed casts the shard's gradients to fp32 on the GPU and copies them to the host's fp32 buffer
-    // (stage_1_and_2.py async_inplace_copy_grad_to_fp32_buffer_from_gpu, stage3.py _offload_grad_partition_at_boundary);
-    // after CPU-Adam it copies the 16-bit (fp32 training: fp32) weights back.
-    for (const [training, zero, weightBytes] of [
-      [{}, 2, 2],
-      [{}, 3, 2],
-      [{ precision: 'fp32' }, 2, 4],
-    ] as const) {
-      const s = scenarioOf({
-        cluster: { preset: 'dgx-a100-80gb', nodes: 1 },
-        model: { preset: 'llama2-7b', seqLen: 1024 },
-        training: { globalBatch: 8, microBatch: 1, ...training },
-        parallel: { zero, offload: 'cpu' },
-      });
-      const { plan } = simulateStep(s);
-      const shard = plan.stages[0].gradients.paramsPerRank / 8;
-      const node = s.cluster.node;
-      const ns = (bytes: number) => bytes / node.pcieBandwidthGBps + node.pcieLatencyNs;
-      const of = (kind: string) => plan.program.tasks.filter((t) => t.kind === kind);
-      expect(of('d2h').length).toBeGreaterThan(0);
-      for (const t of of('d2h')) expect(t.durationNs).toBeCloseTo(ns(4 * shard), -1);
-      for (const t of of('h2d')) expect(t.durationNs).toBeCloseTo(ns(weightBytes * shard), -1);
-    }
-  });
+  it(
+    'CPU offload copies the gradient shard to the host in fp32 ' +
+      'and the weights back in their own type, as DeepSpeed does',
+    () => {
+      // DeepSpeed casts the shard's gradients to fp32 on the GPU and copies them to the host's fp32 buffer
+      // (stage_1_and_2.py async_inplace_copy_grad_to_fp32_buffer_from_gpu, stage3.py
+      // _offload_grad_partition_at_boundary); after CPU-Adam it copies the 16-bit (fp32 training: fp32) weights back.
+      for (const [training, zero, weightBytes] of [
+        [{}, 2, 2],
+        [{}, 3, 2],
+        [{ precision: 'fp32' }, 2, 4],
+      ] as const) {
+        const s = scenarioOf({
+          cluster: { preset: 'dgx-a100-80gb', nodes: 1 },
+          model: { preset: 'llama2-7b', seqLen: 1024 },
+          training: { globalBatch: 8, microBatch: 1, ...training },
+          parallel: { zero, offload: 'cpu' },
+        });
+        const { plan } = simulateStep(s);
+        const shard = plan.stages[0].gradients.paramsPerRank / 8;
+        const node = s.cluster.node;
+        const ns = (bytes: number) => bytes / node.pcieBandwidthGBps + node.pcieLatencyNs;
+        const of = (kind: string) => plan.program.tasks.filter((t) => t.kind === kind);
+        expect(of('d2h').length).toBeGreaterThan(0);
+        for (const t of of('d2h')) expect(t.durationNs).toBeCloseTo(ns(4 * shard), -1);
+        for (const t of of('h2d')) expect(t.durationNs).toBeCloseTo(ns(weightBytes * shard), -1);
+      }
+    },
+  );
 
-  it("shares the node's CPU-Adam throughput among its 8 ranks: each rank's update takes shard × 8 / the node's rate", () => {
-    const { plan } = simulateStep(llama({ zero: 2, offload: 'cpu' }));
-    const P = plan.stages[0].gradients.paramsPerRank;
-    const host = plan.program.tasks.filter((t) => t.label === 'host Adam (CPU offload)');
-    expect(host.length).toBeGreaterThan(0);
-    // dgx-a100-80gb: 2 × 8 channels of DDR4-3200 = 409.6 GB/s, 75% of it, 28 bytes per parameter.
-    const nodeParamsPerS = (409.6e9 * 0.75) / 28;
-    for (const t of host) expect(t.durationNs).toBeCloseTo((((P / 8) * 8) / nodeParamsPerS) * 1e9, -3);
-  });
+  it(
+    "shares the node's CPU-Adam throughput among its 8 ranks: " +
+      "each rank's update takes shard × 8 / the node's rate",
+    () => {
+      const { plan } = simulateStep(llama({ zero: 2, offload: 'cpu' }));
+      const P = plan.stages[0].gradients.paramsPerRank;
+      const host = plan.program.tasks.filter((t) => t.label === 'host Adam (CPU offload)');
+      expect(host.length).toBeGreaterThan(0);
+      // dgx-a100-80gb: 2 × 8 channels of DDR4-3200 = 409.6 GB/s, 75% of it, 28 bytes per parameter.
+      const nodeParamsPerS = (409.6e9 * 0.75) / 28;
+      for (const t of host) expect(t.durationNs).toBeCloseTo((((P / 8) * 8) / nodeParamsPerS) * 1e9, -3);
+    },
+  );
 
   it('matches the memory account for the shard a rank holds', () => {
     const run = simulateStep(llama({ zero: 1 }));
     const m = run.result.memory.perStage[0];
-    // Megatron's distributed optimizer (zero 1 without a framework) reduces in place in its gradient buffer: no bucket buffers.
+    // Megatron's distributed optimizer (zero 1 without a framework) reduces in place in its
+    // gradient buffer: no bucket buffers.
     const expected = memoryPerGpu({
       model: llama({}).model,
       paramsPerRank: run.plan.stages[0].gradients.paramsPerRank,

@@ -31,40 +31,44 @@ describe("DeepSpeed ZeRO-3's collectives (v0.6.2)", () => {
     for (const n of [4 * h * h, h * h, 3 * h * h]) expect(buckets).toContain(n);
   });
 
-  it("puts that many collectives in the step: one a wrapped block with FSDP's, one a parameter group with DeepSpeed's", () => {
-    const run = (stage3: 'deepspeed' | 'fsdp') =>
-      simulateStep(
-        scenarioOf({
-          cluster: { preset: 'dgx-a100-80gb', nodes: 2 },
-          model: {
-            arch: 'gpt',
-            layers: 2,
-            hidden: h,
-            heads: 96,
-            ffnHidden: 4 * h,
-            seqLen: 512,
-            vocab: 50304,
-            tiedEmbeddings: true,
-          },
-          training: { globalBatch: 16, microBatch: 1, precision: 'fp16', flashAttention: false },
-          parallel: {
-            tp: 1,
-            pp: 1,
-            dp: 16,
-            zero: 3,
-            recompute: 'full',
-            zeroConfig: { stage3, reduceBucketMB: (9e7 * 2) / 2 ** 20 },
-          },
-        }),
-      ).plan.program.tasks;
-    const layerGathers = (tasks: ReturnType<typeof run>) =>
-      tasks.filter((t) => t.kind === 'zero-gather' && /layer/.test(t.label) && /mb0$/.test(t.label));
-    // Two layers, gathered before forward and before backward: FSDP 2 × 2; DeepSpeed 4 parameters each time.
-    expect(layerGathers(run('fsdp'))).toHaveLength(4);
-    expect(layerGathers(run('deepspeed'))).toHaveLength(16);
-    const bytes = (tasks: ReturnType<typeof run>) => layerGathers(tasks).reduce((a, t) => a + t.collective!.bytes, 0);
-    // The same weights move either way, less DeepSpeed's persistent biases and norms (never gathered).
-    expect(bytes(run('deepspeed'))).toBe(4 * 2 * 12 * h * h);
-    expect(bytes(run('fsdp')) - bytes(run('deepspeed'))).toBe(4 * 2 * 13 * h);
-  });
+  it(
+    'puts that many collectives in the step: ' +
+      "one a wrapped block with FSDP's, one a parameter group with DeepSpeed's",
+    () => {
+      const run = (stage3: 'deepspeed' | 'fsdp') =>
+        simulateStep(
+          scenarioOf({
+            cluster: { preset: 'dgx-a100-80gb', nodes: 2 },
+            model: {
+              arch: 'gpt',
+              layers: 2,
+              hidden: h,
+              heads: 96,
+              ffnHidden: 4 * h,
+              seqLen: 512,
+              vocab: 50304,
+              tiedEmbeddings: true,
+            },
+            training: { globalBatch: 16, microBatch: 1, precision: 'fp16', flashAttention: false },
+            parallel: {
+              tp: 1,
+              pp: 1,
+              dp: 16,
+              zero: 3,
+              recompute: 'full',
+              zeroConfig: { stage3, reduceBucketMB: (9e7 * 2) / 2 ** 20 },
+            },
+          }),
+        ).plan.program.tasks;
+      const layerGathers = (tasks: ReturnType<typeof run>) =>
+        tasks.filter((t) => t.kind === 'zero-gather' && /layer/.test(t.label) && /mb0$/.test(t.label));
+      // Two layers, gathered before forward and before backward: FSDP 2 × 2; DeepSpeed 4 parameters each time.
+      expect(layerGathers(run('fsdp'))).toHaveLength(4);
+      expect(layerGathers(run('deepspeed'))).toHaveLength(16);
+      const bytes = (tasks: ReturnType<typeof run>) => layerGathers(tasks).reduce((a, t) => a + t.collective!.bytes, 0);
+      // The same weights move either way, less DeepSpeed's persistent biases and norms (never gathered).
+      expect(bytes(run('deepspeed'))).toBe(4 * 2 * 12 * h * h);
+      expect(bytes(run('fsdp')) - bytes(run('deepspeed'))).toBe(4 * 2 * 13 * h);
+    },
+  );
 });

@@ -13,13 +13,17 @@ const ring = (fidelity: 'symmetric' | 'full') =>
   });
 
 describe('breakdown of a rank that waits for a message it receives', () => {
-  it("counts the wait for a ring predecessor's send as exposed communication, so full fidelity agrees with symmetric mode", () => {
-    const symmetric = simulateStep(ring('symmetric')).result;
-    const full = simulateStep(ring('full')).result;
-    expect(full.stepTimeS).toBeCloseTo(symmetric.stepTimeS, 6);
-    // A rank whose own hop is on NVLink waits for its predecessor's network hop: communication, not load imbalance.
-    expect(full.breakdown.exposedCommS).toBeCloseTo(symmetric.breakdown.exposedCommS, 4);
-    expect(full.breakdown.idleS).toBeLessThan(0.01 * full.stepTimeS);
-    expect(full.bottleneck.bound).toBe('exposed communication');
-  });
+  it(
+    "counts the wait for a ring predecessor's send as exposed communication, " +
+      'so full fidelity agrees with symmetric mode',
+    () => {
+      const symmetric = simulateStep(ring('symmetric')).result;
+      const full = simulateStep(ring('full')).result;
+      expect(full.stepTimeS).toBeCloseTo(symmetric.stepTimeS, 6);
+      // A rank whose own hop is on NVLink waits for its predecessor's network hop: communication, not load imbalance.
+      expect(full.breakdown.exposedCommS).toBeCloseTo(symmetric.breakdown.exposedCommS, 4);
+      expect(full.breakdown.idleS).toBeLessThan(0.01 * full.stepTimeS);
+      expect(full.bottleneck.bound).toBe('exposed communication');
+    },
+  );
 });

@@ -72,7 +72,8 @@ describe('the bottleneck line', () => {
       suggestedLayersPerStage: [5, 3],
     };
     expect(stageImbalanceText(uneven, 2)).toBe(
-      '12.5% of the step: stage 1 computes for 75.0% of it with 4 layers, stage 0 for 50.0% with 4; parallel.layersPerStage=[5,3] evens them',
+      '12.5% of the step: stage 1 computes for 75.0% of it with 4 layers, ' +
+        'stage 0 for 50.0% with 4; parallel.layersPerStage=[5,3] evens them',
     );
   });
 });

@@ -47,14 +47,17 @@ describe('step FLOPs', () => {
     }
   });
 
-  it('counts model FLOPs as hardware FLOPs without recompute, and selective recompute as one more attention core', () => {
-    const m = modelPreset('gpt3-6.7b');
-    const B = 4;
-    const s = m.seqLen;
-    expect(hardwareFlopsPerStep(m, B, s, 'none')).toBe(modelFlopsPerStep(m, B, s));
-    const extra = hardwareFlopsPerStep(m, B, s, 'selective') - modelFlopsPerStep(m, B, s);
-    expect(extra).toBeCloseTo(4 * B * s * s * m.hidden * m.layers, -6);
-  });
+  it(
+    'counts model FLOPs as hardware FLOPs without recompute, ' + 'and selective recompute as one more attention core',
+    () => {
+      const m = modelPreset('gpt3-6.7b');
+      const B = 4;
+      const s = m.seqLen;
+      expect(hardwareFlopsPerStep(m, B, s, 'none')).toBe(modelFlopsPerStep(m, B, s));
+      const extra = hardwareFlopsPerStep(m, B, s, 'selective') - modelFlopsPerStep(m, B, s);
+      expect(extra).toBeCloseTo(4 * B * s * s * m.hidden * m.layers, -6);
+    },
+  );
 
   it('is close to 6·N·tokens plus the attention term for a dense decoder', () => {
     const m = modelPreset('llama2-7b');
@@ -67,31 +70,35 @@ describe('step FLOPs', () => {
     expect(rel(modelFlopsPerStep(m, B, s), expected)).toBeLessThan(0.01);
   });
 
-  it('counts attention over heads × headDim, not the width, when the heads have a width of their own (Mistral NeMo)', () => {
-    // 32 heads of 128 on a width of 5120: the scores and the context are 4096 wide.
-    const m = {
-      ...modelPreset('llama2-7b'),
-      name: 'nemo-like',
-      layers: 4,
-      hidden: 5120,
-      heads: 32,
-      kvHeads: 8,
-      headDim: 128,
-      ffnHidden: 14336,
-      vocab: 131072,
-      seqLen: 4096,
-    };
-    const B = 2;
-    const s = m.seqLen;
-    const tokens = B * s;
-    const matmulParams = parameterCount(m) - m.vocab * m.hidden;
-    const expected = 6 * matmulParams * tokens + 12 * m.layers * s * (m.heads * m.headDim) * tokens;
-    expect(rel(modelFlopsPerStep(m, B, s), expected)).toBeLessThan(0.002);
-    // Against the width instead the attention term would be 25% more, 1.7% of the step: the count tells them apart.
-    expect(
-      rel(modelFlopsPerStep(m, B, s), 6 * matmulParams * tokens + 12 * m.layers * s * m.hidden * tokens),
-    ).toBeGreaterThan(0.01);
-  });
+  it(
+    'counts attention over heads × headDim, not the width, ' +
+      'when the heads have a width of their own (Mistral NeMo)',
+    () => {
+      // 32 heads of 128 on a width of 5120: the scores and the context are 4096 wide.
+      const m = {
+        ...modelPreset('llama2-7b'),
+        name: 'nemo-like',
+        layers: 4,
+        hidden: 5120,
+        heads: 32,
+        kvHeads: 8,
+        headDim: 128,
+        ffnHidden: 14336,
+        vocab: 131072,
+        seqLen: 4096,
+      };
+      const B = 2;
+      const s = m.seqLen;
+      const tokens = B * s;
+      const matmulParams = parameterCount(m) - m.vocab * m.hidden;
+      const expected = 6 * matmulParams * tokens + 12 * m.layers * s * (m.heads * m.headDim) * tokens;
+      expect(rel(modelFlopsPerStep(m, B, s), expected)).toBeLessThan(0.002);
+      // Against the width instead the attention term would be 25% more, 1.7% of the step: the count tells them apart.
+      expect(
+        rel(modelFlopsPerStep(m, B, s), 6 * matmulParams * tokens + 12 * m.layers * s * m.hidden * tokens),
+      ).toBeGreaterThan(0.01);
+    },
+  );
 
   it('scales linearly with the global batch', () => {
     const m = modelPreset('bert-large');

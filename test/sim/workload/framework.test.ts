@@ -160,74 +160,87 @@ describe('Megatron-DeepSpeed GPT layer', () => {
     expect(plain([...tp2.forward, ...tp2.backward])).toBe(48 + 50 + 58);
   });
 
-  it('charges a collective call at the cited c10d figure (89 µs, pytorch/pytorch#138773), apart from plain calls', () => {
-    expect(MEGATRON_DEEPSPEED.hostCollectiveNs).toBe(89_000);
-    const at = (tp: number) => buildBlocks(gpt, { ...shape, tp }).find((b) => b.name === 'layer.0')!;
-    const total = (b: ReturnType<typeof at>) => [...b.forward, ...b.backward].reduce((a, o) => a + o.hostNs!, 0);
-    expect(total(at(2)) - total(at(1))).toBe(6 * 89_000);
-  });
+  it(
+    'charges a collective call at the cited c10d figure (89 µs, ' + 'pytorch/pytorch#138773), apart from plain calls',
+    () => {
+      expect(MEGATRON_DEEPSPEED.hostCollectiveNs).toBe(89_000);
+      const at = (tp: number) => buildBlocks(gpt, { ...shape, tp }).find((b) => b.name === 'layer.0')!;
+      const total = (b: ReturnType<typeof at>) => [...b.forward, ...b.backward].reduce((a, o) => a + o.hostNs!, 0);
+      expect(total(at(2)) - total(at(1))).toBe(6 * 89_000);
+    },
+  );
 
-  it("charges DeepSpeed's pipeline-engine work per micro-batch: 14 calls on the first stage, 9 + 5 + 2 on the last", () => {
-    const ops = buildBlocks(gpt, countShape).flatMap((b) => [...b.forward, ...b.backward]);
-    const op = (name: string) => [ops.find((o) => o.name === name)!];
-    // get_batch_pipe 10 (2 of them broadcast_data's broadcasts) + embedding modules 3 + F.embedding 1 (tp 1)
-    // + engine: next(iter) 1, 3 inputs × clone/detach/to 3, 3 clones, forward 1.
-    expect(plain(op('embed.lookup'))).toBe(10 - 2 + 3 + 1 + (1 + 9 + 3 + 1));
-    expect(colls(op('embed.lookup'))).toBe(2);
-    // cross-entropy 23 (3 of them its all-reduces) + Function 1 + engine: labels and loss mask × 3,
-    // loss.detach() and total_loss += (3).
-    expect(plain(op('loss'))).toBe(23 - 3 + 1 + (6 + 3));
-    expect(colls(op('loss'))).toBe(3);
-    // backward of the loss 6 + Function 1 + engine: loss.float() / GAS (2), loss.float() × scale (2), backward() (1).
-    expect(plain(op('loss.bwd'))).toBe(6 + 1 + (2 + 2 + 1) + 2);
-    // DeepSpeedEngine.backward's loss.mean().item() (2 calls) blocks the host before the backward is issued.
-    expect(op('loss.bwd')[0].hostSync).toBe(true);
-  });
+  it(
+    "charges DeepSpeed's pipeline-engine work per micro-batch: " + '14 calls on the first stage, 9 + 5 + 2 on the last',
+    () => {
+      const ops = buildBlocks(gpt, countShape).flatMap((b) => [...b.forward, ...b.backward]);
+      const op = (name: string) => [ops.find((o) => o.name === name)!];
+      // get_batch_pipe 10 (2 of them broadcast_data's broadcasts) + embedding modules 3 + F.embedding 1 (tp 1)
+      // + engine: next(iter) 1, 3 inputs × clone/detach/to 3, 3 clones, forward 1.
+      expect(plain(op('embed.lookup'))).toBe(10 - 2 + 3 + 1 + (1 + 9 + 3 + 1));
+      expect(colls(op('embed.lookup'))).toBe(2);
+      // cross-entropy 23 (3 of them its all-reduces) + Function 1 + engine: labels and loss mask × 3,
+      // loss.detach() and total_loss += (3).
+      expect(plain(op('loss'))).toBe(23 - 3 + 1 + (6 + 3));
+      expect(colls(op('loss'))).toBe(3);
+      // backward of the loss 6 + Function 1 + engine: loss.float() / GAS (2), loss.float() × scale (2), backward() (1).
+      expect(plain(op('loss.bwd'))).toBe(6 + 1 + (2 + 2 + 1) + 2);
+      // DeepSpeedEngine.backward's loss.mean().item() (2 calls) blocks the host before the backward is issued.
+      expect(op('loss.bwd')[0].hostSync).toBe(true);
+    },
+  );
 
-  it('falls back to the torch softmax when b·heads per rank is not a multiple of 4 (Megatron is_kernel_available)', () => {
-    expect(fusedSoftmaxAvailable(MEGATRON_DEEPSPEED, 16, 1024)).toBe(true);
-    expect(fusedSoftmaxAvailable(MEGATRON_DEEPSPEED, 2, 1024)).toBe(false);
-    expect(fusedSoftmaxAvailable(MEGATRON_DEEPSPEED, 4, 8192)).toBe(false);
-    const layer = (tp: number, b: number) =>
-      buildBlocks(gpt, { ...shape, tp, microBatch: b }).find((x) => x.name === 'layer.0')!;
-    const softmaxOps = (ops: Op[]) => ops.filter((o) => o.name.startsWith('attn.softmax'));
-    // 16 heads / tp 8 = 2 per rank: one sample falls back (five fp32 passes, a kernel each), two do not.
-    const fallback = layer(8, 1);
-    const fused = layer(8, 2);
-    const n = 2 * 1024 * 1024;
-    expect(softmaxOps(fallback.forward).map((o) => o.name)).toEqual([
-      'attn.softmax.to_fp32',
-      'attn.softmax.scale',
-      'attn.softmax.mask',
-      'attn.softmax',
-      'attn.softmax.to_half',
-    ]);
-    expect(softmaxOps(fallback.forward).reduce((a, o) => a + o.bytes, 0) / n).toBe(36);
-    expect(softmaxOps(fallback.backward).reduce((a, o) => a + o.bytes, 0) / n).toBe(40);
-    // The widening casts and the fills under the broadcast mask run on PyTorch's generic kernels.
-    const generic = (ops: Op[]) =>
-      softmaxOps(ops)
-        .filter((o) => o.genericElements === n)
-        .map((o) => o.name);
-    expect(generic(fallback.forward)).toEqual(['attn.softmax.to_fp32', 'attn.softmax.mask']);
-    expect(generic(fallback.backward)).toEqual(['attn.softmax.to_half.bwd', 'attn.softmax.mask.bwd']);
-    // Six host calls forward (five ops and nn.Softmax's module), five backward: as the single op had.
-    const hostNs = MEGATRON_DEEPSPEED.hostOpNs;
-    expect(softmaxOps(fallback.forward).reduce((a, o) => a + (o.hostNs ?? 0), 0)).toBeCloseTo(6 * hostNs, 6);
-    expect(softmaxOps(fallback.backward).reduce((a, o) => a + (o.hostNs ?? 0), 0)).toBeCloseTo(5 * hostNs, 6);
-    // The causal fused kernel reads row r's first r + 1 scores and writes the whole row (2 bytes each).
-    const lowerTriangle = (1024 + 1) / (2 * 1024);
-    const fusedSoftmax = softmaxOps(fused.forward);
-    expect(fusedSoftmax).toHaveLength(1);
-    expect(fusedSoftmax[0].bytes / (2 * n)).toBeCloseTo(2 * (lowerTriangle + 1), 12);
-  });
+  it(
+    'falls back to the torch softmax when b·heads per rank ' + 'is not a multiple of 4 (Megatron is_kernel_available)',
+    () => {
+      expect(fusedSoftmaxAvailable(MEGATRON_DEEPSPEED, 16, 1024)).toBe(true);
+      expect(fusedSoftmaxAvailable(MEGATRON_DEEPSPEED, 2, 1024)).toBe(false);
+      expect(fusedSoftmaxAvailable(MEGATRON_DEEPSPEED, 4, 8192)).toBe(false);
+      const layer = (tp: number, b: number) =>
+        buildBlocks(gpt, { ...shape, tp, microBatch: b }).find((x) => x.name === 'layer.0')!;
+      const softmaxOps = (ops: Op[]) => ops.filter((o) => o.name.startsWith('attn.softmax'));
+      // 16 heads / tp 8 = 2 per rank: one sample falls back (five fp32 passes, a kernel each), two do not.
+      const fallback = layer(8, 1);
+      const fused = layer(8, 2);
+      const n = 2 * 1024 * 1024;
+      expect(softmaxOps(fallback.forward).map((o) => o.name)).toEqual([
+        'attn.softmax.to_fp32',
+        'attn.softmax.scale',
+        'attn.softmax.mask',
+        'attn.softmax',
+        'attn.softmax.to_half',
+      ]);
+      expect(softmaxOps(fallback.forward).reduce((a, o) => a + o.bytes, 0) / n).toBe(36);
+      expect(softmaxOps(fallback.backward).reduce((a, o) => a + o.bytes, 0) / n).toBe(40);
+      // The widening casts and the fills under the broadcast mask run on PyTorch's generic kernels.
+      const generic = (ops: Op[]) =>
+        softmaxOps(ops)
+          .filter((o) => o.genericElements === n)
+          .map((o) => o.name);
+      expect(generic(fallback.forward)).toEqual(['attn.softmax.to_fp32', 'attn.softmax.mask']);
+      expect(generic(fallback.backward)).toEqual(['attn.softmax.to_half.bwd', 'attn.softmax.mask.bwd']);
+      // Six host calls forward (five ops and nn.Softmax's module), five backward: as the single op had.
+      const hostNs = MEGATRON_DEEPSPEED.hostOpNs;
+      expect(softmaxOps(fallback.forward).reduce((a, o) => a + (o.hostNs ?? 0), 0)).toBeCloseTo(6 * hostNs, 6);
+      expect(softmaxOps(fallback.backward).reduce((a, o) => a + (o.hostNs ?? 0), 0)).toBeCloseTo(5 * hostNs, 6);
+      // The causal fused kernel reads row r's first r + 1 scores and writes the whole row (2 bytes each).
+      const lowerTriangle = (1024 + 1) / (2 * 1024);
+      const fusedSoftmax = softmaxOps(fused.forward);
+      expect(fusedSoftmax).toHaveLength(1);
+      expect(fusedSoftmax[0].bytes / (2 * n)).toBeCloseTo(2 * (lowerTriangle + 1), 12);
+    },
+  );
 
-  it("charges the causal fused softmax's backward the gradient and output on the lower triangle and whole-row writes", () => {
-    const layer = buildBlocks(gpt, { ...shape, tp: 2, microBatch: 2 }).find((x) => x.name === 'layer.0')!;
-    const bwd = layer.backward.find((o) => o.name === 'attn.softmax.bwd')!;
-    const n = 2 * (gpt.heads / 2) * 1024 * 1024;
-    expect(bwd.bytes / n).toBeCloseTo(2 * (2 * ((1024 + 1) / (2 * 1024)) + 1), 12);
-  });
+  it(
+    "charges the causal fused softmax's backward the gradient " +
+      'and output on the lower triangle and whole-row writes',
+    () => {
+      const layer = buildBlocks(gpt, { ...shape, tp: 2, microBatch: 2 }).find((x) => x.name === 'layer.0')!;
+      const bwd = layer.backward.find((o) => o.name === 'attn.softmax.bwd')!;
+      const n = 2 * (gpt.heads / 2) * 1024 * 1024;
+      expect(bwd.bytes / n).toBeCloseTo(2 * (2 * ((1024 + 1) / (2 * 1024)) + 1), 12);
+    },
+  );
 });
 
 describe('DeepSpeed pipeline engine around a pipelined Megatron-DeepSpeed step', () => {
@@ -284,15 +297,19 @@ describe('DeepSpeed pipeline engine around a pipelined Megatron-DeepSpeed step',
     ).toBeLessThan(0);
   });
 
-  it('with TP, partitioned pipeline tensors make the first stage wait for the received gradients before a backward', () => {
-    // Ranks: tp fastest, then pp; stage 0 (ranks 0–1) holds the embedding and layers 0–1, so its backward opens at layer.1.
-    const waits = hostAfterArrival(pipelined(2, 2), 'gradients', 0, 'layer.1');
-    expect(waits.length).toBe(4);
-    for (const w of waits) expect(w).toBeGreaterThanOrEqual(0);
-    expect(
-      Math.min(...hostAfterArrival(pipelined(2, 2, { partitionedPipeSync: false }), 'gradients', 0, 'layer.1')),
-    ).toBeLessThan(0);
-  });
+  it(
+    'with TP, partitioned pipeline tensors make the first ' + 'stage wait for the received gradients before a backward',
+    () => {
+      // Ranks: tp fastest, then pp; stage 0 (ranks 0–1) holds the embedding and layers 0–1, so
+      // its backward opens at layer.1.
+      const waits = hostAfterArrival(pipelined(2, 2), 'gradients', 0, 'layer.1');
+      expect(waits.length).toBe(4);
+      for (const w of waits) expect(w).toBeGreaterThanOrEqual(0);
+      expect(
+        Math.min(...hostAfterArrival(pipelined(2, 2, { partitionedPipeSync: false }), 'gradients', 0, 'layer.1')),
+      ).toBeLessThan(0);
+    },
+  );
 
   it('each costs time, and none of them applies without a pipeline', () => {
     const t = (pp: number, tp: number, f: Partial<FrameworkSpec> = {}) =>

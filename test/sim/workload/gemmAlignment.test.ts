@@ -47,21 +47,24 @@ describe('tensor-core alignment of GEMM dimensions', () => {
     expect(ratio).toBeLessThan(3.1);
   });
 
-  it("checks a linear layer's features, not its token count (never a leading dimension in PyTorch's cuBLAS calls)", () => {
-    const misaligned = (tokens: number, inF: number, outF: number) => {
-      const st = linearStage('fc', tokens, inF, outF, 'bf16', ['fc.weight']);
-      return [...st.forward, ...st.backward].map((op) => gemmMisaligned(op.gemm!, 'bf16'));
-    };
-    expect(misaligned(1020 * 3, 1024, 4096)).toEqual([false, false, false]);
-    expect(misaligned(4096, 1022, 4096)).toEqual([true, true, true]);
-    // Unfused attention's scores are s × s: there the sequence length is a leading dimension.
-    expect(gemmMisaligned(gemmOp('attn.scores', 1020, 1020, 64, 16, 'bf16').gemm!, 'bf16')).toBe(true);
-    // So a model over 1020 tokens costs about 1020/1024 of one over 1024 in its linear layers, not 3×.
-    const time = (tokens: number) =>
-      opTimeNs(linearStage('fc', tokens, 4096, 4096, 'bf16', []).forward[0], gpu, 'bf16');
-    expect(time(1020 * 8) / time(1024 * 8)).toBeGreaterThan(0.95);
-    expect(time(1020 * 8) / time(1024 * 8)).toBeLessThan(1.01);
-  });
+  it(
+    "checks a linear layer's features, " + "not its token count (never a leading dimension in PyTorch's cuBLAS calls)",
+    () => {
+      const misaligned = (tokens: number, inF: number, outF: number) => {
+        const st = linearStage('fc', tokens, inF, outF, 'bf16', ['fc.weight']);
+        return [...st.forward, ...st.backward].map((op) => gemmMisaligned(op.gemm!, 'bf16'));
+      };
+      expect(misaligned(1020 * 3, 1024, 4096)).toEqual([false, false, false]);
+      expect(misaligned(4096, 1022, 4096)).toEqual([true, true, true]);
+      // Unfused attention's scores are s × s: there the sequence length is a leading dimension.
+      expect(gemmMisaligned(gemmOp('attn.scores', 1020, 1020, 64, 16, 'bf16').gemm!, 'bf16')).toBe(true);
+      // So a model over 1020 tokens costs about 1020/1024 of one over 1024 in its linear layers, not 3×.
+      const time = (tokens: number) =>
+        opTimeNs(linearStage('fc', tokens, 4096, 4096, 'bf16', []).forward[0], gpu, 'bf16');
+      expect(time(1020 * 8) / time(1024 * 8)).toBeGreaterThan(0.95);
+      expect(time(1020 * 8) / time(1024 * 8)).toBeLessThan(1.01);
+    },
+  );
 
   it('applies to a calibrated GEMM model too (its grid measures aligned shapes)', () => {
     const calibrated: GpuSpec = {
@@ -101,22 +104,26 @@ describe('misaligned GEMMs on Hopper: the slowdown by alignment measured on an H
     }
   });
 
-  it('charges by the narrowest leading dimension: an odd fp16 width about 5.7×, a width off by 4 or 8 bytes about 2.8×', () => {
-    const ratio = (n: number, aligned: number, dtype: Dtype = 'fp16') => {
-      // Time per FLOP, as the measurement compares widths.
-      const perFlop = (w: number) =>
-        opTimeNs(gemmOp('lm_head', 4096, w, 2048, 1, dtype, undefined, [2048, w]), hopper, dtype) / w;
-      return perFlop(n) / perFlop(aligned);
-    };
-    expect(ratio(50257, 50304)).toBeCloseTo(5.66, 1);
-    expect(ratio(50258, 50304)).toBeCloseTo(2.78, 1);
-    expect(ratio(50260, 50304)).toBeCloseTo(2.81, 1);
-    // tf32 has 4-byte elements: an odd width is 4-byte aligned. fp8 has 1-byte ones: nothing narrower than 2 bytes was
-    // measured, so the 2-byte figure stands.
-    expect(ratio(50257, 50304, 'tf32')).toBeCloseTo(2.78, 1);
-    expect(ratio(50257, 50304, 'fp8')).toBeCloseTo(5.66, 1);
-    expect(ratio(50256, 50304, 'fp8')).toBeCloseTo(1, 2); // 16-byte aligned: only tile rounding differs
-  });
+  it(
+    'charges by the narrowest leading dimension: ' +
+      'an odd fp16 width about 5.7×, a width off by 4 or 8 bytes about 2.8×',
+    () => {
+      const ratio = (n: number, aligned: number, dtype: Dtype = 'fp16') => {
+        // Time per FLOP, as the measurement compares widths.
+        const perFlop = (w: number) =>
+          opTimeNs(gemmOp('lm_head', 4096, w, 2048, 1, dtype, undefined, [2048, w]), hopper, dtype) / w;
+        return perFlop(n) / perFlop(aligned);
+      };
+      expect(ratio(50257, 50304)).toBeCloseTo(5.66, 1);
+      expect(ratio(50258, 50304)).toBeCloseTo(2.78, 1);
+      expect(ratio(50260, 50304)).toBeCloseTo(2.81, 1);
+      // tf32 has 4-byte elements: an odd width is 4-byte aligned. fp8 has 1-byte ones: nothing narrower than 2 bytes
+      // was measured, so the 2-byte figure stands.
+      expect(ratio(50257, 50304, 'tf32')).toBeCloseTo(2.78, 1);
+      expect(ratio(50257, 50304, 'fp8')).toBeCloseTo(5.66, 1);
+      expect(ratio(50256, 50304, 'fp8')).toBeCloseTo(1, 2); // 16-byte aligned: only tile rounding differs
+    },
+  );
 
   it('keeps the one published factor on GPUs without a measurement', () => {
     expect(misalignedGemmSlowdown({ m: 4096, n: 50257, k: 2048 }, 'fp16', gpu)).toBe(MISALIGNED_GEMM_SLOWDOWN);

@@ -78,15 +78,19 @@ describe('Hugging Face DeepSeek configs', () => {
     expect(activeParameterCount(main) / 1e9).toBeCloseTo(37, -0.5);
   });
 
-  it('read the multi-token prediction (num_nextn_predict_layers) and the group-limited routing (n_group, topk_group)', () => {
-    const m = modelFromHfConfig(DEEPSEEK_V3, 'dsv3/config.json');
-    expect(m.notModelled).toBeUndefined();
-    expect(modelPreset('deepseek-v3').notModelled).toBeUndefined();
-    expect(m.mtpLayers).toBe(1);
-    expect(modelFromHfConfig({ ...DEEPSEEK_V3, num_nextn_predict_layers: 0 }, 'x').mtpLayers).toBeUndefined();
-    expect([m.moe?.routingGroups, m.moe?.groupsPerToken]).toEqual([8, 4]);
-    expect(modelPreset('deepseek-v3').moe).toEqual(m.moe);
-  });
+  it(
+    'read the multi-token prediction (num_nextn_predict_layers) ' +
+      'and the group-limited routing (n_group, topk_group)',
+    () => {
+      const m = modelFromHfConfig(DEEPSEEK_V3, 'dsv3/config.json');
+      expect(m.notModelled).toBeUndefined();
+      expect(modelPreset('deepseek-v3').notModelled).toBeUndefined();
+      expect(m.mtpLayers).toBe(1);
+      expect(modelFromHfConfig({ ...DEEPSEEK_V3, num_nextn_predict_layers: 0 }, 'x').mtpLayers).toBeUndefined();
+      expect([m.moe?.routingGroups, m.moe?.groupsPerToken]).toEqual([8, 4]);
+      expect(modelPreset('deepseek-v3').moe).toEqual(m.moe);
+    },
+  );
 
   it('read DeepSeek-V2: 236B parameters, 21B active (DeepSeek-V2 paper, abstract), one dense layer', () => {
     const m = modelFromHfConfig(DEEPSEEK_V2, 'dsv2/config.json');
@@ -103,14 +107,18 @@ describe('Hugging Face DeepSeek configs', () => {
     expect(Math.abs(activeParameterCount(m) / 21e9 - 1)).toBeLessThan(0.05);
   });
 
-  it('read DeepSeek-V2-Lite, whose queries are projected directly: 15.7B parameters (DeepSeek-V2 paper, appendix B)', () => {
-    const m = modelFromHfConfig(DEEPSEEK_V2_LITE, 'lite/config.json');
-    expect(m.mla!.qLoraRank).toBe(0);
-    const q = parameterTensors(m).filter((t) => t.name.startsWith('model.layers.0.self_attn.q'));
-    expect(q.map((t) => [t.name, t.elements])).toEqual([['model.layers.0.self_attn.q_proj.weight', 2048 * 16 * 192]]);
-    expect(Math.abs(parameterCount(m) / 15.7e9 - 1)).toBeLessThan(0.01);
-    expect(m.notModelled).toBeUndefined();
-  });
+  it(
+    'read DeepSeek-V2-Lite, whose queries are projected directly: ' +
+      '15.7B parameters (DeepSeek-V2 paper, appendix B)',
+    () => {
+      const m = modelFromHfConfig(DEEPSEEK_V2_LITE, 'lite/config.json');
+      expect(m.mla!.qLoraRank).toBe(0);
+      const q = parameterTensors(m).filter((t) => t.name.startsWith('model.layers.0.self_attn.q'));
+      expect(q.map((t) => [t.name, t.elements])).toEqual([['model.layers.0.self_attn.q_proj.weight', 2048 * 16 * 192]]);
+      expect(Math.abs(parameterCount(m) / 15.7e9 - 1)).toBeLessThan(0.01);
+      expect(m.notModelled).toBeUndefined();
+    },
+  );
 
   it('default the shared experts and dense layers as transformers does when the fields are absent', () => {
     const { n_shared_experts: _s, first_k_dense_replace: _f, ...bare } = DEEPSEEK_V3;

@@ -147,7 +147,10 @@ describe('opTimeNs', () => {
       err = e as ScenarioError;
     }
     expect(err?.message).toMatch(
-      /^training\.precision: v100ish has no dense bf16 peak \(its spec or calibration profile gives fp16, fp32\); use one it runs, for example --set training\.precision=fp16$/,
+      new RegExp(
+        /^training\.precision: v100ish has no dense bf16 peak \(its spec or calibration profile /.source +
+          /gives fp16, fp32\); use one it runs, for example --set training\.precision=fp16$/.source,
+      ),
     );
   });
 

@@ -44,7 +44,8 @@ describe('multi-head latent attention (DeepSeek-V3)', () => {
     const tp2 = { ...shape, tp: 2, sequenceParallel: true };
     const layer = buildBlocks(V3, tp2).find((b) => b.name === 'layer.0')!;
     const flops = (n: string) => layer.forward.find((op) => op.name === n)!.flops;
-    // Down-projections whole, on the rank's 2048 of 4096 tokens; up-projections over its 64 of 128 heads, on all tokens.
+    // Down-projections whole, on the rank's 2048 of 4096 tokens; up-projections over its
+    // 64 of 128 heads, on all tokens.
     expect(flops('q_down')).toBe(2 * 2048 * 7168 * 1536);
     expect(flops('kv_down')).toBe(2 * 2048 * 7168 * 576);
     expect(flops('q_up')).toBe(2 * 4096 * 1536 * 64 * 192);

@@ -118,31 +118,35 @@ describe('parameter counts', () => {
       .reduce((s, t) => s + t.elements, 0);
     expect(perRank).toBeCloseTo((full - replicated) / 8 + replicated, 0);
     expect(largestLayerParameters(m)).toBe(202_383_360); // one layer beats the 131M embedding table
-    expect(largestLayerParameters(modelPreset('llama3-8b'))).toBe(128256 * 4096 + 4096); // head + final norm, with a 128k vocab
+    // head + final norm, with a 128k vocab
+    expect(largestLayerParameters(modelPreset('llama3-8b'))).toBe(128256 * 4096 + 4096);
   });
 
-  it("past tp = key/value heads, give each rank a copy of one head's share of K and V (what the step simulates)", () => {
-    const m = modelPreset('llama2-70b'); // 8 KV heads of 128
-    const kv = 8 * 128;
-    const layer = (tp: number) => parametersPerTpRank(m, tp, (l) => l === 0);
-    // tp 8: everything sharded splits 8 ways; tp 16: all but K and V 16 ways, and K and V (h × kv each) 8 ways.
-    const sharded = parameterTensors(m)
-      .filter((t) => t.layer === 0 && t.tpSharded)
-      .reduce((a, t) => a + t.elements, 0);
-    const whole = parameterTensors(m)
-      .filter((t) => t.layer === 0 && !t.tpSharded)
-      .reduce((a, t) => a + t.elements, 0);
-    expect(layer(8)).toBe(sharded / 8 + whole);
-    expect(layer(16)).toBe((sharded - 2 * m.hidden * kv) / 16 + (2 * m.hidden * kv) / 8 + whole);
-    // GPT's fused QKV with grouped KV heads: its K and V columns alike.
-    const gqa = { ...modelPreset('gpt3-1.3b'), kvHeads: 4 };
-    const qkv = parameterTensors(gqa).find((t) => t.name === 'transformer.h.0.attn.c_attn.weight')!;
-    const h = gqa.hidden;
-    const kvCols = 2 * 4 * (h / gqa.heads);
-    expect(qkv.kv).toEqual({ elements: h * kvCols, heads: 4 });
-    expect(elementsPerTpRank(qkv, 8)).toBe((h * h) / 8 + (h * kvCols) / 4);
-    expect(elementsPerTpRank(qkv, 4)).toBe((h * (h + kvCols)) / 4);
-  });
+  it(
+    'past tp = key/value heads, give each rank a copy of ' + "one head's share of K and V (what the step simulates)",
+    () => {
+      const m = modelPreset('llama2-70b'); // 8 KV heads of 128
+      const kv = 8 * 128;
+      const layer = (tp: number) => parametersPerTpRank(m, tp, (l) => l === 0);
+      // tp 8: everything sharded splits 8 ways; tp 16: all but K and V 16 ways, and K and V (h × kv each) 8 ways.
+      const sharded = parameterTensors(m)
+        .filter((t) => t.layer === 0 && t.tpSharded)
+        .reduce((a, t) => a + t.elements, 0);
+      const whole = parameterTensors(m)
+        .filter((t) => t.layer === 0 && !t.tpSharded)
+        .reduce((a, t) => a + t.elements, 0);
+      expect(layer(8)).toBe(sharded / 8 + whole);
+      expect(layer(16)).toBe((sharded - 2 * m.hidden * kv) / 16 + (2 * m.hidden * kv) / 8 + whole);
+      // GPT's fused QKV with grouped KV heads: its K and V columns alike.
+      const gqa = { ...modelPreset('gpt3-1.3b'), kvHeads: 4 };
+      const qkv = parameterTensors(gqa).find((t) => t.name === 'transformer.h.0.attn.c_attn.weight')!;
+      const h = gqa.hidden;
+      const kvCols = 2 * 4 * (h / gqa.heads);
+      expect(qkv.kv).toEqual({ elements: h * kvCols, heads: 4 });
+      expect(elementsPerTpRank(qkv, 8)).toBe((h * h) / 8 + (h * kvCols) / 4);
+      expect(elementsPerTpRank(qkv, 4)).toBe((h * (h + kvCols)) / 4);
+    },
+  );
 });
 
 describe('Hugging Face config.json', () => {
@@ -192,77 +196,82 @@ describe('Hugging Face config.json', () => {
     within(parameterCount(m), 7.24e9, 0.01); // Mistral 7B
   });
 
-  it('sizes the attention projections by head_dim where it is not hidden_size / num_attention_heads (published parameter counts)', () => {
-    // mistralai/Mistral-Nemo-Base-2407 config.json: 32 heads of 128 on a width of 5120 (q_proj 5120 → 4096); 12.2B
-    // parameters on its model page. Sized from 160-wide heads it would count 13.3B.
-    const nemo = modelFromHfConfig(
-      {
-        model_type: 'mistral',
-        num_hidden_layers: 40,
-        hidden_size: 5120,
-        num_attention_heads: 32,
-        head_dim: 128,
-        num_key_value_heads: 8,
-        intermediate_size: 14336,
-        max_position_embeddings: 1024000,
-        vocab_size: 131072,
-      },
-      'nemo.json',
-    );
-    expect(nemo.headDim).toBe(128);
-    within(parameterCount(nemo), 12.2e9, 0.01);
-    // Qwen/Qwen3-32B config.json: 64 heads of 128 on 5120 (q_proj 5120 → 8192); 32.8B parameters on its model page.
-    const qwen = modelFromHfConfig(
-      {
-        model_type: 'qwen3',
-        num_hidden_layers: 64,
-        hidden_size: 5120,
-        num_attention_heads: 64,
-        head_dim: 128,
-        num_key_value_heads: 8,
-        intermediate_size: 25600,
-        max_position_embeddings: 40960,
-        vocab_size: 151936,
-        tie_word_embeddings: false,
-      },
-      'qwen3.json',
-    );
-    within(parameterCount(qwen), 32.8e9, 0.01);
-    // google/gemma-7b config.json: 16 heads of 256 on 3072, tied embeddings by default; 8.54B parameters (Gemma report, Table 2).
-    const gemma = modelFromHfConfig(
-      {
-        model_type: 'gemma',
-        num_hidden_layers: 28,
-        hidden_size: 3072,
-        num_attention_heads: 16,
-        head_dim: 256,
-        num_key_value_heads: 16,
-        intermediate_size: 24576,
-        max_position_embeddings: 8192,
-        vocab_size: 256000,
-      },
-      'gemma.json',
-    );
-    expect(gemma.tiedEmbeddings).toBe(true);
-    within(parameterCount(gemma), 8.54e9, 0.01);
-    // meta-llama/Llama-3.1-8B config.json states head_dim 128 = 4096 / 32: the same model as without it.
-    const llama31 = modelFromHfConfig(
-      {
-        model_type: 'llama',
-        num_hidden_layers: 32,
-        hidden_size: 4096,
-        num_attention_heads: 32,
-        head_dim: 128,
-        num_key_value_heads: 8,
-        intermediate_size: 14336,
-        max_position_embeddings: 131072,
-        vocab_size: 128256,
-      },
-      'llama31.json',
-    );
-    expect(llama31).not.toHaveProperty('headDim');
-    within(parameterCount(llama31), 8.03e9, 0.005);
-  });
+  it(
+    'sizes the attention projections by head_dim where it is not ' +
+      'hidden_size / num_attention_heads (published parameter counts)',
+    () => {
+      // mistralai/Mistral-Nemo-Base-2407 config.json: 32 heads of 128 on a width of 5120 (q_proj 5120 → 4096); 12.2B
+      // parameters on its model page. Sized from 160-wide heads it would count 13.3B.
+      const nemo = modelFromHfConfig(
+        {
+          model_type: 'mistral',
+          num_hidden_layers: 40,
+          hidden_size: 5120,
+          num_attention_heads: 32,
+          head_dim: 128,
+          num_key_value_heads: 8,
+          intermediate_size: 14336,
+          max_position_embeddings: 1024000,
+          vocab_size: 131072,
+        },
+        'nemo.json',
+      );
+      expect(nemo.headDim).toBe(128);
+      within(parameterCount(nemo), 12.2e9, 0.01);
+      // Qwen/Qwen3-32B config.json: 64 heads of 128 on 5120 (q_proj 5120 → 8192); 32.8B parameters on its model page.
+      const qwen = modelFromHfConfig(
+        {
+          model_type: 'qwen3',
+          num_hidden_layers: 64,
+          hidden_size: 5120,
+          num_attention_heads: 64,
+          head_dim: 128,
+          num_key_value_heads: 8,
+          intermediate_size: 25600,
+          max_position_embeddings: 40960,
+          vocab_size: 151936,
+          tie_word_embeddings: false,
+        },
+        'qwen3.json',
+      );
+      within(parameterCount(qwen), 32.8e9, 0.01);
+      // google/gemma-7b config.json: 16 heads of 256 on 3072, tied embeddings by default; 8.54B
+      // parameters (Gemma report, Table 2).
+      const gemma = modelFromHfConfig(
+        {
+          model_type: 'gemma',
+          num_hidden_layers: 28,
+          hidden_size: 3072,
+          num_attention_heads: 16,
+          head_dim: 256,
+          num_key_value_heads: 16,
+          intermediate_size: 24576,
+          max_position_embeddings: 8192,
+          vocab_size: 256000,
+        },
+        'gemma.json',
+      );
+      expect(gemma.tiedEmbeddings).toBe(true);
+      within(parameterCount(gemma), 8.54e9, 0.01);
+      // meta-llama/Llama-3.1-8B config.json states head_dim 128 = 4096 / 32: the same model as without it.
+      const llama31 = modelFromHfConfig(
+        {
+          model_type: 'llama',
+          num_hidden_layers: 32,
+          hidden_size: 4096,
+          num_attention_heads: 32,
+          head_dim: 128,
+          num_key_value_heads: 8,
+          intermediate_size: 14336,
+          max_position_embeddings: 131072,
+          vocab_size: 128256,
+        },
+        'llama31.json',
+      );
+      expect(llama31).not.toHaveProperty('headDim');
+      within(parameterCount(llama31), 8.03e9, 0.005);
+    },
+  );
 
   it('reads BERT configs', () => {
     const m = modelFromHfConfig(

@@ -39,21 +39,24 @@ describe('mixture-of-experts presets', () => {
     });
   }
 
-  it('gives DeepSeek-V3 its multi-token-prediction module: 685B − 671B = 14B with its embedding and head copies', () => {
-    // DeepSeek-V3 report §2.2 and the Hugging Face checkpoint (685B in all, 671B the main model; both rounded): the
-    // module's layer with experts, its projection and norms, and the copies of the embedding and head it stores.
-    const model = modelPreset('deepseek-v3');
-    expect(model.mtpLayers).toBe(1);
-    const module = parameterCount(model) - parameterCount({ ...model, mtpLayers: 0 });
-    const stored = module + 2 * model.vocab * model.hidden;
-    expect(stored / 1e9).toBeGreaterThan(13.5 - 0.5);
-    expect(stored / 1e9).toBeLessThan(14.5);
-    expect((parameterCount(model) + 2 * model.vocab * model.hidden) / 1e9).toBeGreaterThan(684.5 - 0.5 - 0.005 * 685);
-    const names = parameterTensors(model).filter((t) => t.name.startsWith('mtp.layers.0.'));
-    expect(names.map((t) => t.name)).toContain('mtp.layers.0.eh_proj.weight');
-    expect(names.find((t) => t.name.endsWith('eh_proj.weight'))!.elements).toBe(2 * 7168 * 7168);
-    expect(names.filter((t) => t.expert)).toHaveLength(2);
-  });
+  it(
+    'gives DeepSeek-V3 its multi-token-prediction module: ' + '685B − 671B = 14B with its embedding and head copies',
+    () => {
+      // DeepSeek-V3 report §2.2 and the Hugging Face checkpoint (685B in all, 671B the main model; both rounded): the
+      // module's layer with experts, its projection and norms, and the copies of the embedding and head it stores.
+      const model = modelPreset('deepseek-v3');
+      expect(model.mtpLayers).toBe(1);
+      const module = parameterCount(model) - parameterCount({ ...model, mtpLayers: 0 });
+      const stored = module + 2 * model.vocab * model.hidden;
+      expect(stored / 1e9).toBeGreaterThan(13.5 - 0.5);
+      expect(stored / 1e9).toBeLessThan(14.5);
+      expect((parameterCount(model) + 2 * model.vocab * model.hidden) / 1e9).toBeGreaterThan(684.5 - 0.5 - 0.005 * 685);
+      const names = parameterTensors(model).filter((t) => t.name.startsWith('mtp.layers.0.'));
+      expect(names.map((t) => t.name)).toContain('mtp.layers.0.eh_proj.weight');
+      expect(names.find((t) => t.name.endsWith('eh_proj.weight'))!.elements).toBe(2 * 7168 * 7168);
+      expect(names.filter((t) => t.expert)).toHaveLength(2);
+    },
+  );
 
   it('counts every expert once and splits the experts, not the router, over expert parallelism', () => {
     const model = modelPreset('mixtral-8x7b');

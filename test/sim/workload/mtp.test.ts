@@ -56,26 +56,29 @@ describe('multi-token prediction', () => {
     );
   });
 
-  it('adds to the model FLOPs 6 · tokens · (the module’s active parameters + the head), plus one layer’s attention', () => {
-    const m = SMALL_V3;
-    const tokens = 1024;
-    const added = modelFlopsPerStep(m, 1, tokens) - modelFlopsPerStep(withoutMtp(m), 1, tokens);
-    const moe = m.moe!;
-    const h = m.hidden;
-    const expert = 3 * h * moe.expertFfnHidden;
-    // The module's matrices a token passes through: attention projections, router, k experts, shared expert, eh_proj.
-    const layerTensors = parameterTensors(m).filter((t) => t.layer === 5 && !t.expert && t.name.endsWith('.weight'));
-    const dense = layerTensors.filter((t) => !t.name.includes('norm')).reduce((s, t) => s + t.elements, 0);
-    const matrices = dense + moe.topK * expert;
-    const head = m.vocab * h;
-    // Latent attention's core: QKᵀ over 192-wide heads and ·V over 128-wide, causal not discounted.
-    const mla = m.mla!;
-    const attention = 6 * tokens * tokens * m.heads * (mla.qkNopeHeadDim + mla.qkRopeHeadDim + mla.vHeadDim);
-    const closedForm = 6 * tokens * (matrices + head) + attention;
-    // The rest is elementwise work (norms, SwiGLU, loss): well under 1%.
-    expect(added / closedForm).toBeGreaterThan(1);
-    expect(added / closedForm).toBeLessThan(1.01);
-  });
+  it(
+    'adds to the model FLOPs 6 · tokens · (the module’s ' + 'active parameters + the head), plus one layer’s attention',
+    () => {
+      const m = SMALL_V3;
+      const tokens = 1024;
+      const added = modelFlopsPerStep(m, 1, tokens) - modelFlopsPerStep(withoutMtp(m), 1, tokens);
+      const moe = m.moe!;
+      const h = m.hidden;
+      const expert = 3 * h * moe.expertFfnHidden;
+      // The module's matrices a token passes through: attention projections, router, k experts, shared expert, eh_proj.
+      const layerTensors = parameterTensors(m).filter((t) => t.layer === 5 && !t.expert && t.name.endsWith('.weight'));
+      const dense = layerTensors.filter((t) => !t.name.includes('norm')).reduce((s, t) => s + t.elements, 0);
+      const matrices = dense + moe.topK * expert;
+      const head = m.vocab * h;
+      // Latent attention's core: QKᵀ over 192-wide heads and ·V over 128-wide, causal not discounted.
+      const mla = m.mla!;
+      const attention = 6 * tokens * tokens * m.heads * (mla.qkNopeHeadDim + mla.qkRopeHeadDim + mla.vHeadDim);
+      const closedForm = 6 * tokens * (matrices + head) + attention;
+      // The rest is elementwise work (norms, SwiGLU, loss): well under 1%.
+      expect(added / closedForm).toBeGreaterThan(1);
+      expect(added / closedForm).toBeLessThan(1.01);
+    },
+  );
 
   it('puts the module, and on a pipeline a copy of the embedding, on the last stage only', () => {
     const scenario = (mtpLayers: number, pp: number) =>

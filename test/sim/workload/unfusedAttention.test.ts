@@ -59,11 +59,15 @@ function attentionMs(seqLen: number, withDropout: boolean, streaming = false): {
 }
 
 describe('unfused attention against published A100 measurements', () => {
-  it('derives the score-pass factor: the passes at full streaming bandwidth (8.93 ms) over the measured 13.21 ms at s 2048', () => {
-    const t = attentionMs(2048, false, true);
-    expect(t.forward + t.backward).toBeCloseTo(8.93, 2);
-    expect(UNFUSED_SCORE_PASS_FACTOR).toBeCloseTo((t.forward + t.backward) / 13.21, 2);
-  });
+  it(
+    'derives the score-pass factor: ' +
+      'the passes at full streaming bandwidth (8.93 ms) over the measured 13.21 ms at s 2048',
+    () => {
+      const t = attentionMs(2048, false, true);
+      expect(t.forward + t.backward).toBeCloseTo(8.93, 2);
+      expect(UNFUSED_SCORE_PASS_FACTOR).toBeCloseTo((t.forward + t.backward) / 13.21, 2);
+    },
+  );
 
   const cases: [number, boolean, number, number, number][] = [
     // seq, dropout, forward, backward, both (ms, Megatron column)
