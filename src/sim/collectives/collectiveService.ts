@@ -92,7 +92,10 @@ export function nvlsUnavailable(node: NodeSpec): string | undefined {
  * candidate reaches on the idle simulated topology.
  */
 export class CollectiveService {
-  private readonly groups = new WeakMap<ArrayLike<number>, GroupInfo>();
+  /** Per group, by its ranks (content, not array identity): equal groups share their choices and phases. */
+  private readonly groups = new Map<string, GroupInfo>();
+  /** The info of arrays already seen: only spares joining a group's ranks again. */
+  private readonly seen = new WeakMap<ArrayLike<number>, GroupInfo>();
   private readonly generation: GpuGeneration;
   private idle?: { sim: Simulator; net: FlowNetwork };
 
@@ -103,7 +106,7 @@ export class CollectiveService {
     this.generation = gpuGeneration(topology.cluster.node.gpu);
   }
 
-  /** Picks algorithm and protocol for `bytes` over `group` (an array the caller reuses for the same group). */
+  /** Picks algorithm and protocol for `bytes` over `group`; one object per (group's ranks, op, bytes). */
   choose(op: CollectiveOp, group: ArrayLike<number>, bytes: number): CollectiveChoice {
     const info = this.info(group);
     const cacheKey = `${op}/${bytes}`;
@@ -300,7 +303,10 @@ export class CollectiveService {
   }
 
   private info(group: ArrayLike<number>): GroupInfo {
-    let info = this.groups.get(group);
+    let info = this.seen.get(group);
+    if (info) return info;
+    const key = Array.prototype.join.call(group, ',');
+    info = this.groups.get(key);
     if (!info) {
       const layout = groupLayout(group, this.topology.cluster.node.gpusPerNode);
       info = {
@@ -311,8 +317,9 @@ export class CollectiveService {
         nodes: layout.nodes.length,
         maxPerNode: layout.maxPerNode,
       };
-      this.groups.set(group, info);
+      this.groups.set(key, info);
     }
+    this.seen.set(group, info);
     return info;
   }
 

@@ -69,7 +69,7 @@ export class ParallelLayout {
     return this.cpGroup(t, d, p)[((d % this.cp) + 1) % this.cp];
   }
 
-  /** The TP group of (d, p), in TP order; the same array every time (collective caches key on it). */
+  /** The TP group of (d, p), in TP order; the same array every time (cheaper for the program to intern). */
   tpGroup(d: number, p: number): readonly number[] {
     const key = p * this.dp + d;
     let g = this.tpGroups.get(key);

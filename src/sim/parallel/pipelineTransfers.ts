@@ -50,7 +50,7 @@ export function addPipelineTransfers(scope: CompileScope, bytesPerRank: number):
 /**
  * The transfers nobody simulates that run beside replica d's TP rank t sending from stage `a` to stage `b`: the same
  * rank's of the other replicas, and (beside TP rank 0) those of the TP ranks not simulated, of replica d and the
- * others. One list per (replica, TP rank, from, to): collective plans are cached on the list's identity.
+ * others. One list per (replica, TP rank, from, to), which the program interns once.
  */
 function transferShadows(scope: CompileScope): (d: number, t: number, a: number, b: number) => (readonly number[])[] {
   const { layout, simulatedReplicas: replicas, simulatedTp: tpSim, needsShadow } = scope;

@@ -1,6 +1,7 @@
 import type { CollectiveChoice, CollectiveService } from '../collectives/collectiveService.js';
 import type { CollectiveOp, Phase } from '../collectives/types.js';
 import type { Program } from './types.js';
+import type { RankGroups } from './rankGroups.js';
 
 /** One distinct collective call (group, op, bytes, algorithm): its flows and the links they use. */
 export interface CollectivePlanEntry {
@@ -13,7 +14,7 @@ export interface CollectivePlanEntry {
   links: Int32Array;
   /** Position in `CollectivePlans.entries`. */
   index: number;
-  /** Dense id of `group` (by array identity) among the program's groups. */
+  /** Dense id of `group` among the program's groups (`Program.groups`, by content). */
   groupId: number;
   /** Time of the call on an idle network, ns; computed when first needed. */
   idleNs?: number;
@@ -40,11 +41,11 @@ export class CollectivePlans {
   readonly privateGroup: Uint8Array;
   /** Every distinct call, once. */
   readonly entries: CollectivePlanEntry[] = [];
-  /** group → op → bytes → plan of the call on that group (with the algorithm `choose` picks). */
-  private readonly calls = new Map<readonly number[], Map<CollectiveOp, Map<number, CollectivePlanEntry>>>();
-  /** group → choice (one object per primary call, see `call`) → plan of that call on the group. */
-  private readonly byGroup = new Map<readonly number[], Map<CollectiveChoice, CollectivePlanEntry>>();
-  private readonly groupIds = new Map<readonly number[], number>();
+  /** group id → op → bytes → plan of the call on that group (with the algorithm `choose` picks). */
+  private readonly calls = new Map<number, Map<CollectiveOp, Map<number, CollectivePlanEntry>>>();
+  /** group id → choice (one object per primary call, see `call`) → plan of that call on the group. */
+  private readonly byGroup = new Map<number, Map<CollectiveChoice, CollectivePlanEntry>>();
+  private readonly groups: RankGroups;
   private readonly marks = new LinkMarks();
   private readonly composites = new Map<
     CollectivePlanEntry,
@@ -62,6 +63,7 @@ export class CollectivePlans {
     private readonly collectives: CollectiveService,
   ) {
     this.skipRepeats = collectives.skipRepeats;
+    this.groups = program.groups;
     const n = program.tasks.length;
     this.primary = new Array(n);
     this.shadows = new Array(n);
@@ -114,8 +116,9 @@ export class CollectivePlans {
 
   /** The plan of a call as `CollectiveService.run` would make it. */
   private call(op: CollectiveOp, group: readonly number[], bytes: number): CollectivePlanEntry {
-    let byOp = this.calls.get(group);
-    if (!byOp) this.calls.set(group, (byOp = new Map()));
+    const groupId = this.groups.idOf(group);
+    let byOp = this.calls.get(groupId);
+    if (!byOp) this.calls.set(groupId, (byOp = new Map()));
     let byBytes = byOp.get(op);
     if (!byBytes) byOp.set(op, (byBytes = new Map()));
     let e = byBytes.get(bytes);
@@ -129,14 +132,13 @@ export class CollectivePlans {
     bytes: number,
     choice: CollectiveChoice,
   ): CollectivePlanEntry {
-    let perGroup = this.byGroup.get(group);
-    if (!perGroup) this.byGroup.set(group, (perGroup = new Map()));
+    const groupId = this.groups.idOf(group);
+    let perGroup = this.byGroup.get(groupId);
+    if (!perGroup) this.byGroup.set(groupId, (perGroup = new Map()));
     // `choose` returns one object per (group, op, bytes), so a choice stands for the call it was made for.
     let e = perGroup.get(choice);
     if (!e) {
       const phases = this.collectives.phases(op, group, bytes, choice);
-      let groupId = this.groupIds.get(group);
-      if (groupId === undefined) this.groupIds.set(group, (groupId = this.groupIds.size));
       e = { op, group, bytes, choice, phases, links: this.distinctLinks(phases), groupId, index: this.entries.length };
       perGroup.set(choice, e);
       this.entries.push(e);
@@ -175,7 +177,7 @@ export class CollectivePlans {
         else if (o !== e.groupId) owner[l] = SHARED;
       }
     }
-    const priv = new Uint8Array(this.groupIds.size).fill(1);
+    const priv = new Uint8Array(this.groups.size).fill(1);
     for (const e of this.entries) for (const l of e.links) if (owner[l] !== e.groupId) priv[e.groupId] = 0;
     return priv;
   }

@@ -1,4 +1,5 @@
 import type { CollectiveOp } from '../collectives/types.js';
+import { RankGroups } from './rankGroups.js';
 
 /**
  * The streams of a GPU, as CUDA streams: work on one stream runs in program order. `compute` also
@@ -68,7 +69,10 @@ export function isCommunication(kind: TaskKind): boolean {
 /** A collective (or point-to-point transfer) that a task performs over a group of ranks. */
 export interface CollectiveWork {
   op: CollectiveOp;
-  /** Global GPU ranks taking part, in the group's rank order. Reuse one array per group: caches key on it. */
+  /**
+   * Global GPU ranks taking part, in the group's rank order. The program interns it (`Program.groups`): a task's
+   * group is the canonical array of its content, whichever array the caller passed.
+   */
   group: readonly number[];
   /** Buffer size as nccl-tests counts it: the whole buffer for all-reduce, the gathered output for all-gather. */
   bytes: number;
@@ -108,6 +112,8 @@ const NO_DEPS: number[] = [];
 
 export class Program {
   readonly tasks: Task[] = [];
+  /** The groups of the program's collectives and transfers, by content, with their ids. */
+  readonly groups = new RankGroups();
   /** One `[rank]` array per rank, shared by that rank's local tasks (a million tasks, a million arrays otherwise). */
   private readonly single: (readonly number[])[] = [];
 
@@ -175,24 +181,34 @@ export class Program {
     ranks: readonly number[] = work.group,
   ): number {
     const id = this.tasks.length;
+    const collective = this.interned(work);
     this.tasks.push({
       id,
       kind,
       label,
       stream,
-      ranks,
+      ranks: ranks === work.group ? collective.group : ranks,
       deps,
       durationNs: 0,
-      collective: work,
+      collective,
       microBatch,
       ordered: true,
     });
     return id;
   }
 
+  /** `work` with its group and shadow groups replaced by their canonical arrays (itself when they are already). */
+  private interned(work: CollectiveWork): CollectiveWork {
+    const group = this.groups.canonical(work.group);
+    const shadows = work.shadowGroups;
+    const shadowGroups = shadows === undefined ? undefined : this.groups.canonicalList(shadows);
+    if (group === work.group && shadowGroups === shadows) return work;
+    return { ...work, group, shadowGroups };
+  }
+
   /**
    * Adds a point-to-point transfer over `pair` = [src, dst] that starts as soon as `deps` are done (shown on
-   * both ranks' pp lane). Give one array per pair (ParallelLayout.pair): collective plans key on it.
+   * both ranks' pp lane).
    */
   // eslint-disable-next-line max-params -- called once per task or flow on the hot path; positional, with no object per call, until npm run bench shows an options object costs nothing
   transfer(
@@ -205,15 +221,16 @@ export class Program {
     shadowGroups?: readonly (readonly number[])[],
   ): number {
     const id = this.tasks.length;
+    const collective = this.interned({ op: 'send_recv', group: pair, bytes, shadowGroups });
     this.tasks.push({
       id,
       kind,
       label,
       stream: 'pp',
-      ranks: pair,
+      ranks: collective.group,
       deps,
       durationNs: 0,
-      collective: { op: 'send_recv', group: pair, bytes, shadowGroups },
+      collective,
       microBatch,
       ordered: false,
     });
