@@ -2,6 +2,8 @@ import type { EventTarget, Simulator } from '../engine/simulator.js';
 import type { FlowListener } from './types.js';
 import { FREE, INSTANT, ON_LINKS, SLOT_LIMIT } from './flowTable.js';
 import { IncrementalRates } from './incrementalRates.js';
+import { FlowTable } from './flowTable.js';
+import { MaxMinSolver } from './maxMinSolver.js';
 
 /** A flow with less than this fraction of its bytes left counts as done (guards float drift). */
 const DONE_FRACTION = 1e-6;
@@ -14,8 +16,12 @@ const SOLVE = -1;
  * solved once, by a single solve event scheduled at the current time. Changes that provably leave every
  * other rate as it is skip even that (incrementalRates.ts).
  */
-export class FlowNetwork extends IncrementalRates implements EventTarget {
+export class FlowNetwork implements EventTarget {
   private readonly sim: Simulator;
+  /** The flows and links (shared with the two below), the max-min solver, and the incremental check beside it. */
+  private readonly t: FlowTable;
+  private readonly solver: MaxMinSolver;
+  private readonly rates: IncrementalRates;
   private solvePending = false;
   private solves = 0;
   private fullSolves = 0;
@@ -23,13 +29,15 @@ export class FlowNetwork extends IncrementalRates implements EventTarget {
 
   /** `linkBandwidthGBps[l]` is link l's capacity in GB/s, which is bytes per ns. */
   constructor(sim: Simulator, linkBandwidthGBps: ArrayLike<number>) {
-    super(linkBandwidthGBps);
     this.sim = sim;
+    this.t = new FlowTable(linkBandwidthGBps);
+    this.solver = new MaxMinSolver(this.t);
+    this.rates = new IncrementalRates(this.t, this.solver);
   }
 
   /** Flows started and not yet reported done (a flow of multiplicity m counts once). */
   get activeFlowCount(): number {
-    return this.active;
+    return this.t.active;
   }
 
   /** Flows started since the network was made (a flow of multiplicity m counts once). */
@@ -65,51 +73,53 @@ export class FlowNetwork extends IncrementalRates implements EventTarget {
     rateCapGBps = Infinity,
     multiplicity = 1,
   ): number {
+    const t = this.t;
     if (!(bytes >= 0) || !Number.isFinite(bytes))
       throw new RangeError(`flow bytes must be finite and >= 0, got ${bytes}`);
     if (!(rateCapGBps > 0)) throw new RangeError(`flow rate cap must be > 0, got ${rateCapGBps}`);
     if (!Number.isInteger(multiplicity) || multiplicity < 1 || multiplicity > 0x7fffffff)
       throw new RangeError(`flow multiplicity must be an integer >= 1, got ${multiplicity}`);
-    const f = this.allocSlot();
-    this.gen[f]++;
-    this.mult[f] = multiplicity;
-    this.listeners[f] = listener;
-    this.tag[f] = tag;
-    this.active++;
+    const f = t.allocSlot();
+    t.gen[f]++;
+    t.mult[f] = multiplicity;
+    t.listeners[f] = listener;
+    t.tag[f] = tag;
+    t.active++;
     this.started++;
     if (links.length === 0 || bytes === 0) {
-      this.state[f] = INSTANT;
-      this.handle[f] = this.sim.schedule(0, this, f);
-      return this.gen[f] * SLOT_LIMIT + f;
+      t.state[f] = INSTANT;
+      t.handle[f] = this.sim.schedule(0, this, f);
+      return t.gen[f] * SLOT_LIMIT + f;
     }
-    this.state[f] = ON_LINKS;
-    this.size[f] = this.remaining[f] = bytes;
-    this.rate[f] = 0;
-    this.rateCap[f] = rateCapGBps;
-    this.lastNs[f] = this.sim.now;
-    this.handle[f] = -1;
-    this.attach(f, links);
-    this.noteJoin(f);
+    t.state[f] = ON_LINKS;
+    t.size[f] = t.remaining[f] = bytes;
+    t.rate[f] = 0;
+    t.rateCap[f] = rateCapGBps;
+    t.lastNs[f] = this.sim.now;
+    t.handle[f] = -1;
+    t.attach(f, links);
+    this.rates.noteJoin(f);
     this.requestSolve();
-    return this.gen[f] * SLOT_LIMIT + f;
+    return t.gen[f] * SLOT_LIMIT + f;
   }
 
   /** Current rate of a flow in GB/s (bytes/ns); 0 once it is done or before its first solve. */
   rateOf(flowId: number): number {
+    const t = this.t;
     const f = flowId % SLOT_LIMIT;
-    if (f >= this.slotsUsed || this.gen[f] !== Math.floor(flowId / SLOT_LIMIT) || this.state[f] !== ON_LINKS) return 0;
-    return this.rate[f];
+    if (f >= t.slotsUsed || t.gen[f] !== Math.floor(flowId / SLOT_LIMIT) || t.state[f] !== ON_LINKS) return 0;
+    return t.rate[f];
   }
 
   /** Total bytes that have crossed link `linkId` up to now, including the in-flight share of active flows. */
   bytesDelivered(linkId: number): number {
-    let total = this.delivered[linkId];
+    const t = this.t;
+    let total = t.delivered[linkId];
     const now = this.sim.now;
-    const end = this.linkBase[linkId] + this.linkCount[linkId];
-    for (let i = this.linkBase[linkId]; i < end; i++) {
-      const f = this.pool[i];
-      if (now > this.lastNs[f])
-        total += this.mult[f] * Math.min(this.remaining[f], this.rate[f] * (now - this.lastNs[f]));
+    const end = t.linkBase[linkId] + t.linkCount[linkId];
+    for (let i = t.linkBase[linkId]; i < end; i++) {
+      const f = t.pool[i];
+      if (now > t.lastNs[f]) total += t.mult[f] * Math.min(t.remaining[f], t.rate[f] * (now - t.lastNs[f]));
     }
     return total;
   }
@@ -119,7 +129,8 @@ export class FlowNetwork extends IncrementalRates implements EventTarget {
    * for traffic accounted without simulating it (CollectiveRun's skipped identical repetitions).
    */
   creditBytes(links: Int32Array, bytes: number): void {
-    for (let k = 0; k < links.length; k++) this.delivered[links[k]] += bytes;
+    const delivered = this.t.delivered;
+    for (let k = 0; k < links.length; k++) delivered[links[k]] += bytes;
   }
 
   /** Engine callback: `arg` is a flow slot (completion) or SOLVE. */
@@ -129,46 +140,49 @@ export class FlowNetwork extends IncrementalRates implements EventTarget {
   }
 
   private complete(f: number): void {
-    const st = this.state[f];
+    const t = this.t;
+    const st = t.state[f];
     if (st === FREE) return;
-    this.handle[f] = -1;
+    t.handle[f] = -1;
     if (st === ON_LINKS) {
       const now = this.sim.now;
-      const r = this.rate[f];
-      const left = r === Infinity ? 0 : this.remaining[f] - r * (now - this.lastNs[f]);
-      if (left > DONE_FRACTION * this.size[f]) {
+      const r = t.rate[f];
+      const left = r === Infinity ? 0 : t.remaining[f] - r * (now - t.lastNs[f]);
+      if (left > DONE_FRACTION * t.size[f]) {
         // Float drift left a sliver: deliver what was sent and re-arm.
         this.advance(f, now);
-        if (this.rate[f] > 0) this.handle[f] = this.sim.schedule(this.remaining[f] / this.rate[f], this, f);
+        if (t.rate[f] > 0) t.handle[f] = this.sim.schedule(t.remaining[f] / t.rate[f], this, f);
         return;
       }
       this.detach(f);
     }
-    const listener = this.listeners[f] as FlowListener;
-    const tag = this.tag[f];
-    this.release(f);
+    const listener = t.listeners[f] as FlowListener;
+    const tag = t.tag[f];
+    t.release(f);
     listener.onFlowDone(tag);
   }
 
   /** Delivers a finished flow's last bytes and takes it off its links. */
   private detach(f: number): void {
-    this.noteLeave(f, this.remaining[f]);
-    this.unlink(f);
-    this.remaining[f] = 0;
+    const t = this.t;
+    this.rates.noteLeave(f, t.remaining[f]);
+    t.unlink(f);
+    t.remaining[f] = 0;
     this.requestSolve();
   }
 
   /** Brings a flow's remaining bytes (and its links' delivered bytes) up to `now` at its current rate. */
   private advance(f: number, now: number): void {
-    const dt = now - this.lastNs[f];
-    if (dt > 0 && this.rate[f] > 0) {
-      const d = Math.min(this.remaining[f], this.rate[f] * dt);
-      this.remaining[f] -= d;
-      const onLinks = this.mult[f] * d;
-      const end = f * this.stride + this.routeLen[f];
-      for (let i = f * this.stride; i < end; i++) this.delivered[this.route[i]] += onLinks;
+    const t = this.t;
+    const dt = now - t.lastNs[f];
+    if (dt > 0 && t.rate[f] > 0) {
+      const d = Math.min(t.remaining[f], t.rate[f] * dt);
+      t.remaining[f] -= d;
+      const onLinks = t.mult[f] * d;
+      const end = f * t.stride + t.routeLen[f];
+      for (let i = f * t.stride; i < end; i++) t.delivered[t.route[i]] += onLinks;
     }
-    this.lastNs[f] = now;
+    t.lastNs[f] = now;
   }
 
   private requestSolve(): void {
@@ -179,32 +193,34 @@ export class FlowNetwork extends IncrementalRates implements EventTarget {
   }
 
   private solve(): void {
+    const t = this.t;
+    const rates = this.rates;
     this.solvePending = false;
     this.solves++;
-    if (this.tryIncremental()) {
-      this.clearDirty();
-      for (let j = 0; j < this.joinedCount; j++) {
-        const f = this.joined[j];
-        this.handle[f] = this.sim.schedule(this.remaining[f] / this.rate[f], this, f);
+    if (rates.tryIncremental()) {
+      t.clearDirty();
+      for (let j = 0; j < t.joinedCount; j++) {
+        const f = t.joined[j];
+        t.handle[f] = this.sim.schedule(t.remaining[f] / t.rate[f], this, f);
       }
-      this.endRound();
+      rates.endRound();
       return;
     }
     this.fullSolves++;
-    const nComp = this.solveComponent();
-    const epoch = this.epoch;
+    const nComp = this.solver.solveComponent();
+    const epoch = this.solver.epoch;
     const now = this.sim.now;
     // New rates and completion times; a flow whose rate did not change keeps its event, and its remaining
     // bytes are brought up to date only when its rate changes (they are exact either way).
     for (let k = 0; k < nComp; k++) {
-      const f = this.comp[k];
-      const r = this.frozenEpoch[f] === epoch ? this.newRate[f] : Infinity;
-      if (r === this.rate[f] && this.handle[f] >= 0) continue;
-      if (this.handle[f] >= 0) this.sim.cancel(this.handle[f]);
+      const f = t.comp[k];
+      const r = t.frozenEpoch[f] === epoch ? t.newRate[f] : Infinity;
+      if (r === t.rate[f] && t.handle[f] >= 0) continue;
+      if (t.handle[f] >= 0) this.sim.cancel(t.handle[f]);
       this.advance(f, now);
-      this.rate[f] = r;
-      this.handle[f] = r > 0 ? this.sim.schedule(r === Infinity ? 0 : this.remaining[f] / r, this, f) : -1;
+      t.rate[f] = r;
+      t.handle[f] = r > 0 ? this.sim.schedule(r === Infinity ? 0 : t.remaining[f] / r, this, f) : -1;
     }
-    this.endRound();
+    rates.endRound();
   }
 }

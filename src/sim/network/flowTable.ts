@@ -9,73 +9,76 @@ export const INSTANT = 2;
 
 /**
  * The state under FlowNetwork: per-flow fields in typed arrays indexed by slot (reused, so a steady run
- * allocates nothing), the flows on each link, and the links changed since the last rate solve.
+ * allocates nothing), the flows on each link, and the links changed since the last rate solve. One table is shared,
+ * by reference, by the network that owns it and the solvers that rate its flows (MaxMinSolver, IncrementalRates):
+ * its fields are theirs to read and write, in place, with no copy (a solve walks thousands of flows). A grow
+ * replaces the per-flow arrays, so hold the table, never one of its arrays, across a flow's start.
  */
 export class FlowTable {
-  protected readonly capacity: Float64Array;
-  protected readonly delivered: Float64Array;
+  readonly capacity: Float64Array;
+  readonly delivered: Float64Array;
   /**
    * Slots of the active flows crossing each link: `pool[linkBase[l] .. linkBase[l] + linkCount[l])`, room
    * for `linkRoom[l]`. One pool rather than an array per link: a list access is then one memory access,
    * not three, and nothing is shrunk and regrown as lists empty and refill every ring step.
    */
-  protected pool = new Int32Array(1 << 12);
+  pool = new Int32Array(1 << 12);
   private poolTop = 0;
-  protected readonly linkBase: Int32Array;
-  protected readonly linkCount: Int32Array;
+  readonly linkBase: Int32Array;
+  readonly linkCount: Int32Array;
   private readonly linkRoom: Int32Array;
   /**
    * Per link, the flows it carries counted with their multiplicity (what max-min sharing divides its
    * capacity among); equals `linkCount` when every flow has multiplicity 1.
    */
-  protected readonly linkMult: Int32Array;
+  readonly linkMult: Int32Array;
   /** Links whose set of flows changed since the last solve, and a mark per link for them. */
-  protected readonly dirty: Int32Array;
-  protected readonly dirtyMark: Uint8Array;
-  protected dirtyCount = 0;
-  protected active = 0;
+  readonly dirty: Int32Array;
+  readonly dirtyMark: Uint8Array;
+  dirtyCount = 0;
+  active = 0;
 
   // Per-flow state, indexed by slot.
   private cap = 0;
-  protected state = new Uint8Array(0);
-  protected gen = new Float64Array(0);
-  protected size = new Float64Array(0);
-  protected remaining = new Float64Array(0);
+  state = new Uint8Array(0);
+  gen = new Float64Array(0);
+  size = new Float64Array(0);
+  remaining = new Float64Array(0);
   /** Current rate in bytes/ns; Infinity for a flow that only crosses links of infinite capacity. */
-  protected rate = new Float64Array(0);
-  protected rateCap = new Float64Array(0);
+  rate = new Float64Array(0);
+  rateCap = new Float64Array(0);
   /**
    * How many identical flows (same route, start, bytes and cap) this one stands for: under max-min
    * fairness they always share one rate and one finish time, so they are solved as one flow that counts
    * `mult` times on each of its links. Its `rate` and `remaining` are per flow.
    */
-  protected mult = new Int32Array(0);
+  mult = new Int32Array(0);
   /** Time up to which `remaining` is brought. */
-  protected lastNs = new Float64Array(0);
-  protected handle = new Float64Array(0);
-  protected tag = new Float64Array(0);
-  protected flowEpoch = new Int32Array(0);
-  protected frozenEpoch = new Int32Array(0);
-  protected newRate = new Float64Array(0);
+  lastNs = new Float64Array(0);
+  handle = new Float64Array(0);
+  tag = new Float64Array(0);
+  flowEpoch = new Int32Array(0);
+  frozenEpoch = new Int32Array(0);
+  newRate = new Float64Array(0);
   /** Scratch list of flow slots (a solve's component). */
-  protected comp = new Int32Array(0);
+  comp = new Int32Array(0);
   /** Flows started since the last solve, in start order, and the solve round each last joined in. */
-  protected joined = new Int32Array(0);
-  protected joinedCount = 0;
-  protected joinRound = new Int32Array(0);
+  joined = new Int32Array(0);
+  joinedCount = 0;
+  joinRound = new Int32Array(0);
   private freeSlots = new Int32Array(0);
   private freeCount = 0;
-  protected slotsUsed = 0;
+  slotsUsed = 0;
   /**
    * Routes, flat: flow f crosses links `route[f·stride + k]` for k < `routeLen[f]`, and sits at
    * `pos[f·stride + k]` in the list of its k-th link (for O(1) removal). Flat arrays rather than an array
    * per flow: the solver walks routes of thousands of flows per solve, and this is one memory access each.
    */
-  protected stride = 16;
-  protected route = new Int32Array(0);
-  protected routeLen = new Int32Array(0);
+  stride = 16;
+  route = new Int32Array(0);
+  routeLen = new Int32Array(0);
   private pos = new Int32Array(0);
-  protected listeners: (FlowListener | undefined)[] = [];
+  listeners: (FlowListener | undefined)[] = [];
 
   /** `linkBandwidthGBps[l]` is link l's capacity in GB/s, which is bytes per ns. */
   constructor(linkBandwidthGBps: ArrayLike<number>) {
@@ -91,14 +94,14 @@ export class FlowTable {
     this.grow(64);
   }
 
-  protected allocSlot(): number {
+  allocSlot(): number {
     if (this.freeCount > 0) return this.freeSlots[--this.freeCount];
     if (this.slotsUsed === this.cap) this.grow(this.cap * 2);
     if (this.slotsUsed >= SLOT_LIMIT) throw new Error(`more than ${SLOT_LIMIT} concurrent flows`);
     return this.slotsUsed++;
   }
 
-  protected release(f: number): void {
+  release(f: number): void {
     this.state[f] = FREE;
     this.routeLen[f] = 0;
     this.listeners[f] = undefined;
@@ -108,7 +111,7 @@ export class FlowTable {
   }
 
   /** Puts flow f (its `mult` set) on each link of `links` and marks them dirty. */
-  protected attach(f: number, links: Int32Array): void {
+  attach(f: number, links: Int32Array): void {
     if (links.length > this.stride) this.widen(links.length);
     const base = f * this.stride;
     this.routeLen[f] = links.length;
@@ -126,7 +129,7 @@ export class FlowTable {
   }
 
   /** Takes flow f off its links (swapping the last flow of each list into its place) and marks them dirty. */
-  protected unlink(f: number): void {
+  unlink(f: number): void {
     const S = this.stride;
     const end = f * S + this.routeLen[f];
     for (let i = f * S; i < end; i++) {
@@ -150,20 +153,20 @@ export class FlowTable {
     }
   }
 
-  protected markDirty(l: number): void {
+  markDirty(l: number): void {
     if (this.dirtyMark[l] === 0) {
       this.dirtyMark[l] = 1;
       this.dirty[this.dirtyCount++] = l;
     }
   }
 
-  protected clearDirty(): void {
+  clearDirty(): void {
     for (let d = 0; d < this.dirtyCount; d++) this.dirtyMark[this.dirty[d]] = 0;
     this.dirtyCount = 0;
   }
 
   /** Grows every per-flow array (the solver's too) to `cap` slots. */
-  protected grow(cap: number): void {
+  grow(cap: number): void {
     const f64 = (a: Float64Array) => resized(a, new Float64Array(cap));
     const i32 = (a: Int32Array) => resized(a, new Int32Array(cap));
     this.state = resized(this.state, new Uint8Array(cap));

@@ -1,4 +1,4 @@
-import { FlowTable } from './flowTable.js';
+import type { FlowTable } from './flowTable.js';
 import { MinHeap } from './minHeap.js';
 
 /**
@@ -13,31 +13,32 @@ import { MinHeap } from './minHeap.js';
  *
  * Besides the rates it leaves, per link, what the incremental check (IncrementalRates) builds on: `load`,
  * the sum of its flows' rates, and `satLevel`, the level at which it saturated (the largest rate on it),
- * or -1 when it is not saturated.
+ * or -1 when it is not saturated. Those per-link arrays are public for IncrementalRates, which holds this solver
+ * and the same FlowTable; nothing else writes them.
  */
-export class MaxMinSolver extends FlowTable {
-  protected readonly load: Float64Array;
-  protected readonly satLevel: Float64Array;
-  protected readonly linkEpoch: Int32Array;
-  protected readonly unfrozen: Int32Array;
+export class MaxMinSolver {
+  readonly load: Float64Array;
+  readonly satLevel: Float64Array;
+  readonly linkEpoch: Int32Array;
+  readonly unfrozen: Int32Array;
   /**
    * Per link, an upper bound of its flows' rates: exact after a full solve, raised as flows join, kept as
    * flows leave (0 once none is left).
    */
-  protected readonly maxRate: Float64Array;
+  readonly maxRate: Float64Array;
   /** Per link, in an incremental fill: `maxRate` before the new flows, the fastest old flow at most. */
-  protected readonly fastestOld: Float64Array;
+  readonly fastestOld: Float64Array;
   /** Incremental fill: the new flows on link l are `onTopFlows[onTopStart[l]..onTopEnd[l])`. */
-  protected onTopFlows = new Int32Array(1024);
-  protected readonly onTopStart: Int32Array;
-  protected readonly onTopEnd: Int32Array;
-  protected readonly stack: Int32Array;
-  protected readonly heap = new MinHeap();
-  protected epoch = 0;
+  onTopFlows = new Int32Array(1024);
+  readonly onTopStart: Int32Array;
+  readonly onTopEnd: Int32Array;
+  readonly stack: Int32Array;
+  readonly heap = new MinHeap();
+  epoch = 0;
 
-  constructor(linkBandwidthGBps: ArrayLike<number>) {
-    super(linkBandwidthGBps);
-    const L = linkBandwidthGBps.length;
+  /** Rates the flows of `t` (shared with the network that owns it; FlowTable). */
+  constructor(private readonly t: FlowTable) {
+    const L = t.capacity.length;
     this.load = new Float64Array(L);
     this.satLevel = new Float64Array(L).fill(-1);
     this.linkEpoch = new Int32Array(L);
@@ -53,41 +54,42 @@ export class MaxMinSolver extends FlowTable {
    * Solves the component(s) around the dirty links (and clears them): the flows solved are
    * `comp[0..n)`, returned n; flow f's new rate is `newRate[f]` if `frozenEpoch[f] === epoch`, else Infinity.
    */
-  protected solveComponent(): number {
+  solveComponent(): number {
+    const t = this.t;
     const epoch = ++this.epoch;
     let top = 0;
-    for (let d = 0; d < this.dirtyCount; d++) {
-      const l = this.dirty[d];
-      this.dirtyMark[l] = 0;
+    for (let d = 0; d < t.dirtyCount; d++) {
+      const l = t.dirty[d];
+      t.dirtyMark[l] = 0;
       if (this.linkEpoch[l] !== epoch) {
         this.linkEpoch[l] = epoch;
         this.stack[top++] = l;
       }
     }
-    this.dirtyCount = 0;
+    t.dirtyCount = 0;
     // Every loaded link and every capped flow gets one heap entry, ordered in O(n) at the end.
     let nComp = 0;
     const heap = this.heap;
     heap.clear();
     while (top > 0) {
       const l = this.stack[--top];
-      const n = this.linkCount[l];
-      this.unfrozen[l] = this.linkMult[l];
+      const n = t.linkCount[l];
+      this.unfrozen[l] = t.linkMult[l];
       this.load[l] = 0;
       this.maxRate[l] = 0;
       this.satLevel[l] = -1;
       if (n === 0) continue;
-      heap.append(this.capacity[l] / this.linkMult[l], l);
-      const end = this.linkBase[l] + n;
-      for (let i = this.linkBase[l]; i < end; i++) {
-        const f = this.pool[i];
-        if (this.flowEpoch[f] === epoch) continue;
-        this.flowEpoch[f] = epoch;
-        this.comp[nComp++] = f;
-        if (this.rateCap[f] < Infinity) heap.append(this.rateCap[f], -(f + 1));
-        const end = f * this.stride + this.routeLen[f];
-        for (let k = f * this.stride; k < end; k++) {
-          const l2 = this.route[k];
+      heap.append(t.capacity[l] / t.linkMult[l], l);
+      const end = t.linkBase[l] + n;
+      for (let i = t.linkBase[l]; i < end; i++) {
+        const f = t.pool[i];
+        if (t.flowEpoch[f] === epoch) continue;
+        t.flowEpoch[f] = epoch;
+        t.comp[nComp++] = f;
+        if (t.rateCap[f] < Infinity) heap.append(t.rateCap[f], -(f + 1));
+        const end = f * t.stride + t.routeLen[f];
+        for (let k = f * t.stride; k < end; k++) {
+          const l2 = t.route[k];
           if (this.linkEpoch[l2] !== epoch) {
             this.linkEpoch[l2] = epoch;
             this.stack[top++] = l2;
@@ -110,7 +112,8 @@ export class MaxMinSolver extends FlowTable {
    * top of the load of the flows already rated, and a link may saturate only at a level no lower than its
    * `fastestOld`; returns false as soon as one does not, or if a flow is left unbounded. Else true.
    */
-  protected fill(nFlows: number, epoch: number, onTop: boolean): boolean {
+  fill(nFlows: number, epoch: number, onTop: boolean): boolean {
+    const t = this.t;
     const heap = this.heap;
     let left = nFlows;
     let level = 0;
@@ -119,7 +122,7 @@ export class MaxMinSolver extends FlowTable {
       const id = heap.topId();
       if (id < 0) {
         heap.pop();
-        if (this.frozenEpoch[-id - 1] !== epoch) {
+        if (t.frozenEpoch[-id - 1] !== epoch) {
           level = key;
           this.freeze(-id - 1, key, epoch);
           left--;
@@ -131,7 +134,7 @@ export class MaxMinSolver extends FlowTable {
         heap.pop();
         continue;
       }
-      const c = this.capacity[id];
+      const c = t.capacity[id];
       const share = c === Infinity ? Infinity : (c - this.load[id]) / n;
       if (share > key) {
         heap.raiseTop(share);
@@ -146,7 +149,7 @@ export class MaxMinSolver extends FlowTable {
         const end = this.onTopEnd[id];
         for (let i = this.onTopStart[id]; i < end; i++) {
           const f = this.onTopFlows[i];
-          if (this.frozenEpoch[f] !== epoch) {
+          if (t.frozenEpoch[f] !== epoch) {
             this.freeze(f, level, epoch);
             left--;
           }
@@ -154,10 +157,10 @@ export class MaxMinSolver extends FlowTable {
         continue;
       }
       if (c < Infinity) this.satLevel[id] = level;
-      const end = this.linkBase[id] + this.linkCount[id];
-      for (let i = this.linkBase[id]; i < end; i++) {
-        const f = this.pool[i];
-        if (this.frozenEpoch[f] !== epoch) {
+      const end = t.linkBase[id] + t.linkCount[id];
+      for (let i = t.linkBase[id]; i < end; i++) {
+        const f = t.pool[i];
+        if (t.frozenEpoch[f] !== epoch) {
           this.freeze(f, level, epoch);
           left--;
         }
@@ -168,13 +171,14 @@ export class MaxMinSolver extends FlowTable {
 
   /** Freezes flow f at `level`; it weighs on its links as its `mult` flows at that rate. */
   private freeze(f: number, level: number, epoch: number): void {
-    this.frozenEpoch[f] = epoch;
-    this.newRate[f] = level;
-    const m = this.mult[f];
+    const t = this.t;
+    t.frozenEpoch[f] = epoch;
+    t.newRate[f] = level;
+    const m = t.mult[f];
     const used = m * level;
-    const end = f * this.stride + this.routeLen[f];
-    for (let k = f * this.stride; k < end; k++) {
-      const l = this.route[k];
+    const end = f * t.stride + t.routeLen[f];
+    for (let k = f * t.stride; k < end; k++) {
+      const l = t.route[k];
       this.load[l] += used;
       if (level > this.maxRate[l]) this.maxRate[l] = level;
       this.unfrozen[l] -= m;
