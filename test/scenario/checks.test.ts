@@ -18,22 +18,26 @@ describe('scenarios/checks', () => {
     return resolveScenario(file.raw, file.source, file.baseDir);
   };
 
-  it('holds the three fms-fsdp Llama-2 runs on A100 and the four DGX Cloud runs on H100 (Nemotron-4, Llama 3.1 with CP)', () => {
-    expect(fms.sort()).toEqual(['fms-fsdp-llama2-13b.yaml', 'fms-fsdp-llama2-70b.yaml', 'fms-fsdp-llama2-7b.yaml']);
-    expect(dgxc.sort()).toEqual([
-      'dgxc-llama31-70b-cp2.yaml',
-      'dgxc-llama31-8b-cp2.yaml',
-      'dgxc-nemotron4-15b.yaml',
-      'dgxc-nemotron4-340b.yaml',
-    ]);
-    expect(folding.sort()).toEqual([
-      'folding-mixtral-8x22b-g8t8.yaml',
-      'folding-mixtral-8x22b.yaml',
-      'folding-qwen2-57b-a14b.yaml',
-    ]);
-    expect(gb200.sort()).toEqual(['dgxc-gb200-llama31-405b.yaml', 'dgxc-gb200-nemotron4-340b.yaml']);
-    expect(files.length).toBe(12);
-  });
+  it(
+    'holds the three fms-fsdp Llama-2 runs on A100 and the ' +
+      'four DGX Cloud runs on H100 (Nemotron-4, Llama 3.1 with CP)',
+    () => {
+      expect(fms.sort()).toEqual(['fms-fsdp-llama2-13b.yaml', 'fms-fsdp-llama2-70b.yaml', 'fms-fsdp-llama2-7b.yaml']);
+      expect(dgxc.sort()).toEqual([
+        'dgxc-llama31-70b-cp2.yaml',
+        'dgxc-llama31-8b-cp2.yaml',
+        'dgxc-nemotron4-15b.yaml',
+        'dgxc-nemotron4-340b.yaml',
+      ]);
+      expect(folding.sort()).toEqual([
+        'folding-mixtral-8x22b-g8t8.yaml',
+        'folding-mixtral-8x22b.yaml',
+        'folding-qwen2-57b-a14b.yaml',
+      ]);
+      expect(gb200.sort()).toEqual(['dgxc-gb200-llama31-405b.yaml', 'dgxc-gb200-nemotron4-340b.yaml']);
+      expect(files.length).toBe(12);
+    },
+  );
 
   it.each(gb200)('%s states its source, its measured step times and its assumptions, and fits on GB200', (f) => {
     const text = readFileSync(join(dir, f), 'utf8');
@@ -86,22 +90,25 @@ describe('scenarios/checks', () => {
     },
   );
 
-  it("fits every DGX Cloud layout in 80 GB, as the recipes ran them (with the 340B recipe's bf16 optimizer state)", () => {
-    for (const f of dgxc) {
-      const s = load(f);
-      const capacity = s.cluster.node.gpu.memoryBytes;
-      for (const stage of stageMemories(s))
-        expect(stage.totalBytes, `${f} stage ${stage.stage}`).toBeLessThanOrEqual(capacity);
-    }
-    // The recipe's distributed_fused_adam keeps state and gradients in bf16; with fp32 ones the layout does not fit.
-    const nemotron = load('dgxc-nemotron4-340b.yaml');
-    const fp32State = {
-      ...nemotron,
-      training: { ...nemotron.training, optimizerState: undefined },
-      parallel: { ...nemotron.parallel, fp32Gradients: true },
-    };
-    expect(Math.max(...stageMemories(fp32State).map((m) => m.totalBytes))).toBeGreaterThan(
-      nemotron.cluster.node.gpu.memoryBytes,
-    );
-  });
+  it(
+    'fits every DGX Cloud layout in 80 GB, ' + "as the recipes ran them (with the 340B recipe's bf16 optimizer state)",
+    () => {
+      for (const f of dgxc) {
+        const s = load(f);
+        const capacity = s.cluster.node.gpu.memoryBytes;
+        for (const stage of stageMemories(s))
+          expect(stage.totalBytes, `${f} stage ${stage.stage}`).toBeLessThanOrEqual(capacity);
+      }
+      // The recipe's distributed_fused_adam keeps state and gradients in bf16; with fp32 ones the layout does not fit.
+      const nemotron = load('dgxc-nemotron4-340b.yaml');
+      const fp32State = {
+        ...nemotron,
+        training: { ...nemotron.training, optimizerState: undefined },
+        parallel: { ...nemotron.parallel, fp32Gradients: true },
+      };
+      expect(Math.max(...stageMemories(fp32State).map((m) => m.totalBytes))).toBeGreaterThan(
+        nemotron.cluster.node.gpu.memoryBytes,
+      );
+    },
+  );
 });

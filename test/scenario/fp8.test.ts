@@ -33,12 +33,15 @@ function linearWeightsPerLayer(tp: number): number {
 }
 
 describe('training.precision fp8', () => {
-  it('makes a step faster than bf16, but by less than the 2× of the FP8 peak (attention, casts and the rest stay)', () => {
-    const bf16 = simulateStep(llama()).result.stepTimeS;
-    const fp8 = simulateStep(llama({ precision: 'fp8' })).result.stepTimeS;
-    expect(fp8).toBeLessThan(bf16);
-    expect(fp8).toBeGreaterThan(bf16 / 2);
-  });
+  it(
+    'makes a step faster than bf16, but by less than the ' + '2× of the FP8 peak (attention, casts and the rest stay)',
+    () => {
+      const bf16 = simulateStep(llama()).result.stepTimeS;
+      const fp8 = simulateStep(llama({ precision: 'fp8' })).result.stepTimeS;
+      expect(fp8).toBeLessThan(bf16);
+      expect(fp8).toBeGreaterThan(bf16 / 2);
+    },
+  );
 
   it('costs more under current scaling than under delayed scaling (the amax pass)', () => {
     const delayed = simulateStep(llama({ precision: 'fp8' })).result.stepTimeS;
@@ -53,13 +56,17 @@ describe('training.precision fp8', () => {
     expect(r.notes.join('\n')).toMatch(/activation memory is counted in bf16/);
   });
 
-  it('holds 2 more bytes per linear weight (the FP8 copy and its transpose), none more with the FP8 parameter gather', () => {
-    const [bf16] = stageMemories(llama());
-    const [fp8] = stageMemories(llama({ precision: 'fp8' }));
-    const [gathered] = stageMemories(llama({ precision: 'fp8', fp8: { paramGather: true } }));
-    expect(fp8.weightsBytes - bf16.weightsBytes).toBe(2 * 4 * linearWeightsPerLayer(2));
-    expect(gathered.weightsBytes).toBe(bf16.weightsBytes);
-  });
+  it(
+    'holds 2 more bytes per linear weight (the FP8 copy and its transpose), ' +
+      'none more with the FP8 parameter gather',
+    () => {
+      const [bf16] = stageMemories(llama());
+      const [fp8] = stageMemories(llama({ precision: 'fp8' }));
+      const [gathered] = stageMemories(llama({ precision: 'fp8', fp8: { paramGather: true } }));
+      expect(fp8.weightsBytes - bf16.weightsBytes).toBe(2 * 4 * linearWeightsPerLayer(2));
+      expect(gathered.weightsBytes).toBe(bf16.weightsBytes);
+    },
+  );
 
   it('all-gathers the updated FP8 weights in one byte each with the FP8 parameter gather', () => {
     const gatherBytes = (training: Record<string, unknown>) => {
@@ -95,27 +102,34 @@ describe('fp8 refused where it is not modelled, with the reason', () => {
     expect(problems.find((p) => p.path === 'training.precision')!.message).toMatch(/no dense fp8 peak/);
   });
 
-  it('with the mxfp8 recipe off Blackwell, or with the FP8 parameter gather, and the blockwise one (not modelled)', () => {
-    expect(problemsOf(() => llama({ precision: 'fp8', fp8: { recipe: 'mxfp8' } }, {}, 'hgx-b200'))).toEqual([]);
-    expect(
-      problemsOf(() => llama({ precision: 'fp8', fp8: { recipe: 'mxfp8', paramGather: true } }, {}, 'hgx-b200'))[0]
-        .path,
-    ).toBe('training.fp8.paramGather');
-    expect(problemsOf(() => llama({ precision: 'fp8', fp8: { recipe: 'mxfp8' } }))[0].message).toMatch(/Blackwell/);
-    expect(problemsOf(() => llama({ precision: 'fp8', fp8: { recipe: 'blockwise' } }))[0].message).toMatch(
-      /not modelled/,
-    );
-  });
+  it(
+    'with the mxfp8 recipe off Blackwell, ' + 'or with the FP8 parameter gather, and the blockwise one (not modelled)',
+    () => {
+      expect(problemsOf(() => llama({ precision: 'fp8', fp8: { recipe: 'mxfp8' } }, {}, 'hgx-b200'))).toEqual([]);
+      expect(
+        problemsOf(() => llama({ precision: 'fp8', fp8: { recipe: 'mxfp8', paramGather: true } }, {}, 'hgx-b200'))[0]
+          .path,
+      ).toBe('training.fp8.paramGather');
+      expect(problemsOf(() => llama({ precision: 'fp8', fp8: { recipe: 'mxfp8' } }))[0].message).toMatch(/Blackwell/);
+      expect(problemsOf(() => llama({ precision: 'fp8', fp8: { recipe: 'blockwise' } }))[0].message).toMatch(
+        /not modelled/,
+      );
+    },
+  );
 
-  it('with fp8 settings but another precision, with ZeRO-3, and with the parameter gather outside the distributed optimizer', () => {
-    expect(problemsOf(() => llama({ fp8: { recipe: 'delayed' } }))[0].path).toBe('training.fp8');
-    expect(problemsOf(() => llama({ precision: 'fp8' }, { zero: 3, tp: 1, sequenceParallel: false }))[0].path).toBe(
-      'parallel.zero',
-    );
-    expect(problemsOf(() => llama({ precision: 'fp8', fp8: { paramGather: true } }, { zero: 2 }))[0].path).toBe(
-      'training.fp8.paramGather',
-    );
-  });
+  it(
+    'with fp8 settings but another precision, with ZeRO-3, ' +
+      'and with the parameter gather outside the distributed optimizer',
+    () => {
+      expect(problemsOf(() => llama({ fp8: { recipe: 'delayed' } }))[0].path).toBe('training.fp8');
+      expect(problemsOf(() => llama({ precision: 'fp8' }, { zero: 3, tp: 1, sequenceParallel: false }))[0].path).toBe(
+        'parallel.zero',
+      );
+      expect(problemsOf(() => llama({ precision: 'fp8', fp8: { paramGather: true } }, { zero: 2 }))[0].path).toBe(
+        'training.fp8.paramGather',
+      );
+    },
+  );
 
   it('with the Megatron-DeepSpeed framework model, which has no FP8 path', () => {
     const problems = problemsOf(() => llama({ precision: 'fp8', framework: 'megatron-deepspeed' }));

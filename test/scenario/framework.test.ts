@@ -67,25 +67,29 @@ describe('training.framework', () => {
     expect(vtrainSetup(row, resolveScenario).framework).toBe(MEGATRON_DEEPSPEED);
   });
 
-  it("takes the sensitivity runs' host costs (validate --host-op-us, --host-collective-us) into the rows' scenarios", () => {
-    const row = {
-      group: 'single' as const,
-      gpus: 2,
-      globalBatch: 4,
-      microBatch: 1,
-      hidden: 1024,
-      heads: 16,
-      layers: 2,
-      seqLen: 1024,
-      tp: 2,
-      dp: 1,
-      pp: 1,
-      measuredMs: 1,
-    };
-    const fw = vtrainSetup(row, resolveScenario, { hostOpUs: 19.1, hostCollectiveUs: 13.4 }).framework;
-    expect(fw?.hostOpNs).toBe(19_100);
-    expect(fw?.hostCollectiveNs).toBe(13_400);
-  });
+  it(
+    "takes the sensitivity runs' host costs (validate --host-op-us, " +
+      "--host-collective-us) into the rows' scenarios",
+    () => {
+      const row = {
+        group: 'single' as const,
+        gpus: 2,
+        globalBatch: 4,
+        microBatch: 1,
+        hidden: 1024,
+        heads: 16,
+        layers: 2,
+        seqLen: 1024,
+        tp: 2,
+        dp: 1,
+        pp: 1,
+        measuredMs: 1,
+      };
+      const fw = vtrainSetup(row, resolveScenario, { hostOpUs: 19.1, hostCollectiveUs: 13.4 }).framework;
+      expect(fw?.hostOpNs).toBe(19_100);
+      expect(fw?.hostCollectiveNs).toBe(13_400);
+    },
+  );
 });
 
 describe('training.hostOpUs (the host cost of a framework call, measured on the training host)', () => {
@@ -105,22 +109,26 @@ describe('training.hostOpUs (the host cost of a framework call, measured on the 
     expect(t(8)).toBeLessThan(t(16));
   });
 
-  it('training.hostCollectiveUs replaces the cited 89 µs per collective call; a tp-2 host-bound step scales with it', () => {
-    const at = (us: number) =>
-      resolveScenario(
-        {
-          ...base({ framework: 'megatron-deepspeed', hostCollectiveUs: us }),
-          parallel: { tp: 2, dp: 1, recompute: 'full' },
-        },
-        'test.yaml',
-        '.',
-      );
-    expect(at(40).framework?.hostCollectiveNs).toBe(40_000);
-    expect(at(40).framework?.hostOpNs).toBe(MEGATRON_DEEPSPEED.hostOpNs);
-    const t = (us: number) => simulateStep(at(us)).result.stepTimeS;
-    expect(t(150)).toBeGreaterThan(t(89));
-    expect(t(20)).toBeLessThan(t(89));
-  });
+  it(
+    'training.hostCollectiveUs replaces the cited 89 µs per collective call; ' +
+      'a tp-2 host-bound step scales with it',
+    () => {
+      const at = (us: number) =>
+        resolveScenario(
+          {
+            ...base({ framework: 'megatron-deepspeed', hostCollectiveUs: us }),
+            parallel: { tp: 2, dp: 1, recompute: 'full' },
+          },
+          'test.yaml',
+          '.',
+        );
+      expect(at(40).framework?.hostCollectiveNs).toBe(40_000);
+      expect(at(40).framework?.hostOpNs).toBe(MEGATRON_DEEPSPEED.hostOpNs);
+      const t = (us: number) => simulateStep(at(us)).result.stepTimeS;
+      expect(t(150)).toBeGreaterThan(t(89));
+      expect(t(20)).toBeLessThan(t(89));
+    },
+  );
 
   it('needs a framework: with framework none it says what to do', () => {
     let problems: { path: string; message: string }[] = [];

@@ -24,101 +24,119 @@ const PASTED = `torchrun --nproc_per_node 8 --nnodes 128 --node_rank $NODE_RANK 
     --data-path "$DATA_PATH" --vocab-file gpt2-vocab.json --merge-file gpt2-merges.txt --split 949,50,1`;
 
 describe('clustersim simulate --megatron-args / --deepspeed-config', () => {
-  it('builds the TP 8 × PP 16 × DP 8 interleaved split from a pasted GPT-3 175B Megatron command line and lists what it took', async () => {
-    // --set comes after the import: 128 sequences (16 micro-batches per pipeline) keep the test quick.
-    const { code, out, err } = await cli(
-      'simulate',
-      'scenarios/imports/gpt3-175b-a100.yaml',
-      '--megatron-args',
-      PASTED,
-      '--set',
-      'training.globalBatch=128',
-    );
-    expect(err).toMatch(/warning: --megatron-args: unknown Megatron flags, ignored: --no-such-megatron-flag/);
-    expect(code).toBe(0);
-    // Megatron pads the GPT-2 vocabulary (51,200, not the preset's 50,257), so the model is no longer the preset's.
-    expect(out).toContain('gpt3-175b (modified) on 128× dgx-a100-80gb (1024 GPUs)');
-    expect(out).toMatch(
-      /split\s+tp 8 × pp 16 × dp 8, interleaved \(3 chunks\/stage\), ZeRO-1, sequence parallel, selective recompute/,
-    );
-    expect(out).toContain('16 micro-batch(es) per step');
-    expect(out).toContain("taken from --megatron-args (* = Megatron's default where the input is silent):");
-    expect(out).toMatch(/parallel\s+tp 8, pp 16, cp 1\*, schedule interleaved, virtualStages 3, sequenceParallel true/);
-    expect(out).toMatch(/globalBatch 1536 \(overridden by --set\)/);
-    expect(out).toMatch(/vocab 51200/);
-  }, 120_000);
+  it(
+    'builds the TP 8 × PP 16 × DP 8 interleaved split from a ' +
+      'pasted GPT-3 175B Megatron command line and lists what it took',
+    async () => {
+      // --set comes after the import: 128 sequences (16 micro-batches per pipeline) keep the test quick.
+      const { code, out, err } = await cli(
+        'simulate',
+        'scenarios/imports/gpt3-175b-a100.yaml',
+        '--megatron-args',
+        PASTED,
+        '--set',
+        'training.globalBatch=128',
+      );
+      expect(err).toMatch(/warning: --megatron-args: unknown Megatron flags, ignored: --no-such-megatron-flag/);
+      expect(code).toBe(0);
+      // Megatron pads the GPT-2 vocabulary (51,200, not the preset's 50,257), so the model is no longer the preset's.
+      expect(out).toContain('gpt3-175b (modified) on 128× dgx-a100-80gb (1024 GPUs)');
+      expect(out).toMatch(
+        /split\s+tp 8 × pp 16 × dp 8, interleaved \(3 chunks\/stage\), ZeRO-1, sequence parallel, selective recompute/,
+      );
+      expect(out).toContain('16 micro-batch(es) per step');
+      expect(out).toContain("taken from --megatron-args (* = Megatron's default where the input is silent):");
+      expect(out).toMatch(
+        /parallel\s+tp 8, pp 16, cp 1\*, schedule interleaved, virtualStages 3, sequenceParallel true/,
+      );
+      expect(out).toMatch(/globalBatch 1536 \(overridden by --set\)/);
+      expect(out).toMatch(/vocab 51200/);
+    },
+    120_000,
+  );
 
-  it('marks in the Megatron summary what the DeepSpeed config overrode, and a --sequence-parallel Megatron turned off as given', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'clustersim-both-'));
-    const ds = join(dir, 'ds.json');
-    writeFileSync(
-      ds,
-      JSON.stringify({
-        train_batch_size: 64,
-        train_micro_batch_size_per_gpu: 2,
-        bf16: { enabled: true },
-        zero_optimization: { stage: 1 },
-      }),
-    );
-    const { code, out } = await cli(
-      'simulate',
-      'scenarios/imports/llama2-7b-a100-1node.yaml',
-      '--alternatives',
-      '0',
-      '--megatron-args',
-      '--tensor-model-parallel-size 1 --sequence-parallel --micro-batch-size 4 --global-batch-size 128',
-      '--deepspeed-config',
-      ds,
-    );
-    expect(code).toBe(0);
-    const megatron = out.slice(out.indexOf('taken from --megatron-args'), out.indexOf('taken from --deepspeed-config'));
-    expect(megatron).toMatch(/microBatch 4 \(overridden by --deepspeed-config\)/);
-    expect(megatron).toMatch(/zero 0\* \(overridden by --deepspeed-config\)/);
-    // The same value from both is not an override.
-    expect(megatron).toMatch(/offload none\*,/);
-    // Given, then turned off at tp 1: not Megatron's default where the input is silent.
-    expect(megatron).toMatch(/sequenceParallel false,/);
-    // --json says the same.
-    const json = JSON.parse(
-      (
-        await cli(
-          'simulate',
-          'scenarios/imports/llama2-7b-a100-1node.yaml',
-          '--alternatives',
-          '0',
-          '--json',
-          '--megatron-args',
-          '--tensor-model-parallel-size 1 --micro-batch-size 4 --global-batch-size 128',
-          '--deepspeed-config',
-          ds,
-        )
-      ).out,
-    );
-    const fields = json.imports[0].fields as { path: string; overriddenBy?: string }[];
-    expect(fields.find((f) => f.path === 'training.microBatch')?.overriddenBy).toBe('--deepspeed-config');
-    expect(fields.find((f) => f.path === 'parallel.offload')?.overriddenBy).toBeUndefined();
-  });
+  it(
+    'marks in the Megatron summary what the DeepSpeed config overrode, ' +
+      'and a --sequence-parallel Megatron turned off as given',
+    async () => {
+      const dir = mkdtempSync(join(tmpdir(), 'clustersim-both-'));
+      const ds = join(dir, 'ds.json');
+      writeFileSync(
+        ds,
+        JSON.stringify({
+          train_batch_size: 64,
+          train_micro_batch_size_per_gpu: 2,
+          bf16: { enabled: true },
+          zero_optimization: { stage: 1 },
+        }),
+      );
+      const { code, out } = await cli(
+        'simulate',
+        'scenarios/imports/llama2-7b-a100-1node.yaml',
+        '--alternatives',
+        '0',
+        '--megatron-args',
+        '--tensor-model-parallel-size 1 --sequence-parallel --micro-batch-size 4 --global-batch-size 128',
+        '--deepspeed-config',
+        ds,
+      );
+      expect(code).toBe(0);
+      const megatron = out.slice(
+        out.indexOf('taken from --megatron-args'),
+        out.indexOf('taken from --deepspeed-config'),
+      );
+      expect(megatron).toMatch(/microBatch 4 \(overridden by --deepspeed-config\)/);
+      expect(megatron).toMatch(/zero 0\* \(overridden by --deepspeed-config\)/);
+      // The same value from both is not an override.
+      expect(megatron).toMatch(/offload none\*,/);
+      // Given, then turned off at tp 1: not Megatron's default where the input is silent.
+      expect(megatron).toMatch(/sequenceParallel false,/);
+      // --json says the same.
+      const json = JSON.parse(
+        (
+          await cli(
+            'simulate',
+            'scenarios/imports/llama2-7b-a100-1node.yaml',
+            '--alternatives',
+            '0',
+            '--json',
+            '--megatron-args',
+            '--tensor-model-parallel-size 1 --micro-batch-size 4 --global-batch-size 128',
+            '--deepspeed-config',
+            ds,
+          )
+        ).out,
+      );
+      const fields = json.imports[0].fields as { path: string; overriddenBy?: string }[];
+      expect(fields.find((f) => f.path === 'training.microBatch')?.overriddenBy).toBe('--deepspeed-config');
+      expect(fields.find((f) => f.path === 'parallel.offload')?.overriddenBy).toBeUndefined();
+    },
+  );
 
-  it("Megatron-DeepSpeed (both imports): the DeepSpeed engine reduces 2-byte gradients, so Megatron's fp32 main_grad is undone", async () => {
-    const args = [
-      'simulate',
-      'scenarios/imports/llama2-7b-a100-1node.yaml',
-      '--megatron-args',
-      '--bf16 --micro-batch-size 2 --global-batch-size 64',
-      '--json',
-      '--alternatives',
-      '0',
-    ];
-    const megatron = JSON.parse((await cli(...args)).out);
-    const both = JSON.parse((await cli(...args, '--deepspeed-config', 'scenarios/imports/ds_config.json')).out);
-    const field = (r: { imports: { fields: { path: string; value: unknown }[] }[] }) =>
-      r.imports
-        .flatMap((i) => i.fields)
-        .filter((f) => f.path === 'parallel.fp32Gradients')
-        .map((f) => f.value);
-    expect(field(megatron)).toEqual([true]);
-    expect(field(both).at(-1)).toBe(false);
-  });
+  it(
+    'Megatron-DeepSpeed (both imports): ' +
+      "the DeepSpeed engine reduces 2-byte gradients, so Megatron's fp32 main_grad is undone",
+    async () => {
+      const args = [
+        'simulate',
+        'scenarios/imports/llama2-7b-a100-1node.yaml',
+        '--megatron-args',
+        '--bf16 --micro-batch-size 2 --global-batch-size 64',
+        '--json',
+        '--alternatives',
+        '0',
+      ];
+      const megatron = JSON.parse((await cli(...args)).out);
+      const both = JSON.parse((await cli(...args, '--deepspeed-config', 'scenarios/imports/ds_config.json')).out);
+      const field = (r: { imports: { fields: { path: string; value: unknown }[] }[] }) =>
+        r.imports
+          .flatMap((i) => i.fields)
+          .filter((f) => f.path === 'parallel.fp32Gradients')
+          .map((f) => f.value);
+      expect(field(megatron)).toEqual([true]);
+      expect(field(both).at(-1)).toBe(false);
+    },
+  );
 
   it('turns a DeepSpeed config with ZeRO-3 and CPU offload into zero 3 / offload cpu', async () => {
     const { code, out } = await cli(
@@ -195,7 +213,10 @@ describe('clustersim simulate --megatron-args / --deepspeed-config', () => {
     );
     expect(badTp.code).toBe(2);
     expect(badTp.err).toMatch(
-      /parallel.tp: 5 does not divide heads \(96\) \[parallel.tp 5 from --megatron-args: --tensor-model-parallel-size 5\]/,
+      new RegExp(
+        /parallel.tp: 5 does not divide heads \(96\) \[parallel.tp 5 from --megatron-args: /.source +
+          /--tensor-model-parallel-size 5\]/.source,
+      ),
     );
     // dp cannot be derived from a split that does not divide the GPUs: no follow-on batch problem built on it.
     expect(badTp.err).not.toMatch(/training.globalBatch/);
@@ -209,7 +230,10 @@ describe('clustersim simulate --megatron-args / --deepspeed-config', () => {
       'training.globalBatch=1544',
     );
     expect(badBatch.err).toMatch(
-      /multiple of pp \(16\).*parallel\.pp 16 from --megatron-args: --pipeline-model-parallel-size 16.*from --set training\.globalBatch=1544\]/,
+      new RegExp(
+        /multiple of pp \(16\).*parallel\.pp 16 from --megatron-args: /.source +
+          /--pipeline-model-parallel-size 16.*from --set training\.globalBatch=1544\]/.source,
+      ),
     );
     const badVirtual = await cli(
       'simulate',
@@ -219,7 +243,10 @@ describe('clustersim simulate --megatron-args / --deepspeed-config', () => {
     );
     expect(badVirtual.code).toBe(2);
     expect(badVirtual.err).toMatch(
-      /96 layers do not split evenly over 64 model chunks .*parallel.virtualStages 4 from --megatron-args: --virtual-pipeline-model-parallel-size 4\]/,
+      new RegExp(
+        /96 layers do not split evenly over 64 model chunks .*parallel.virtualStages /.source +
+          /4 from --megatron-args: --virtual-pipeline-model-parallel-size 4\]/.source,
+      ),
     );
     const noFile = await cli(
       'simulate',

@@ -45,53 +45,65 @@ const ZERO3_OFFLOAD = {
 };
 
 describe('importDeepSpeedConfig', () => {
-  it('reads ZeRO-3 with CPU offload: zero 3, offload cpu, overlap, the reduce bucket in MiB, bf16, Adam and the batch', () => {
-    const r = ds(ZERO3_OFFLOAD, { dp: 8 });
-    expect(fieldsOf(r)).toEqual({
-      'training.precision': 'bf16',
-      'parallel.zero': 3,
-      // DeepSpeed's ZeRO-3 gathers module by module, not FSDP's block by block.
-      'parallel.zeroConfig.stage3': 'deepspeed',
-      'parallel.offload': 'cpu',
-      // reduce_bucket_size counts elements: 5e7 bf16 gradients.
-      'parallel.zeroConfig.reduceBucketMB': (5e7 * 2) / MiB,
-      'parallel.zeroConfig.overlapComm': true,
-      // stage3_prefetch_bucket_size: what DeepSpeed gathers at a time.
-      'parallel.zeroConfig.prefetchBucketElements': 5e7,
-      'training.microBatch': 2,
-      'training.globalBatch': 64,
-      'training.optimizer': 'adam',
-    });
-    expect(r.warnings).toEqual([]);
-  });
+  it(
+    'reads ZeRO-3 with CPU offload: zero 3, offload cpu, ' +
+      'overlap, the reduce bucket in MiB, bf16, Adam and the batch',
+    () => {
+      const r = ds(ZERO3_OFFLOAD, { dp: 8 });
+      expect(fieldsOf(r)).toEqual({
+        'training.precision': 'bf16',
+        'parallel.zero': 3,
+        // DeepSpeed's ZeRO-3 gathers module by module, not FSDP's block by block.
+        'parallel.zeroConfig.stage3': 'deepspeed',
+        'parallel.offload': 'cpu',
+        // reduce_bucket_size counts elements: 5e7 bf16 gradients.
+        'parallel.zeroConfig.reduceBucketMB': (5e7 * 2) / MiB,
+        'parallel.zeroConfig.overlapComm': true,
+        // stage3_prefetch_bucket_size: what DeepSpeed gathers at a time.
+        'parallel.zeroConfig.prefetchBucketElements': 5e7,
+        'training.microBatch': 2,
+        'training.globalBatch': 64,
+        'training.optimizer': 'adam',
+      });
+      expect(r.warnings).toEqual([]);
+    },
+  );
 
-  it("uses DeepSpeed's defaults where the config is silent: stage 0 reduces after backward; overlap_comm is off below stage 3 and on at stage 3", () => {
-    expect(fieldsOf(ds({ train_batch_size: 16 }, { dp: 16 }))).toMatchObject({
-      'parallel.zero': 0,
-      'parallel.offload': 'none',
-      'parallel.ddp.overlap': false,
-      'training.microBatch': 1,
-    });
-    expect(fieldsOf(ds({ zero_optimization: { stage: 2 } }))).toMatchObject({
-      'parallel.zero': 2,
-      'parallel.zeroConfig.overlapComm': false,
-      'parallel.zeroConfig.reduceBucketMB': (5e8 * 2) / MiB,
-    });
-    expect(fieldsOf(ds({ zero_optimization: { stage: 3 } }))['parallel.zeroConfig.overlapComm']).toBe(true);
-    const r = ds({ zero_optimization: { stage: 2 } });
-    expect(r.fields.find((f) => f.path === 'parallel.zeroConfig.overlapComm')?.byDefault).toBe(true);
-  });
+  it(
+    "uses DeepSpeed's defaults where the config is silent: stage 0 reduces after backward; " +
+      'overlap_comm is off below stage 3 and on at stage 3',
+    () => {
+      expect(fieldsOf(ds({ train_batch_size: 16 }, { dp: 16 }))).toMatchObject({
+        'parallel.zero': 0,
+        'parallel.offload': 'none',
+        'parallel.ddp.overlap': false,
+        'training.microBatch': 1,
+      });
+      expect(fieldsOf(ds({ zero_optimization: { stage: 2 } }))).toMatchObject({
+        'parallel.zero': 2,
+        'parallel.zeroConfig.overlapComm': false,
+        'parallel.zeroConfig.reduceBucketMB': (5e8 * 2) / MiB,
+      });
+      expect(fieldsOf(ds({ zero_optimization: { stage: 3 } }))['parallel.zeroConfig.overlapComm']).toBe(true);
+      const r = ds({ zero_optimization: { stage: 2 } });
+      expect(r.fields.find((f) => f.path === 'parallel.zeroConfig.overlapComm')?.byDefault).toBe(true);
+    },
+  );
 
-  it("makes stage 1 DeepSpeed's ZeRO-1, reducing in buckets of reduce_bucket_size (converted at 4 bytes per element in fp32), not in DDP's", () => {
-    const f = fieldsOf(ds({ zero_optimization: { stage: 1, reduce_bucket_size: 2.5e7 } }, { precision: 'fp32' }));
-    expect(f['parallel.zeroConfig.stage1']).toBe('deepspeed');
-    expect(f['parallel.zeroConfig.reduceBucketMB']).toBeCloseTo((2.5e7 * 4) / MiB, 3);
-    expect(f).not.toHaveProperty('parallel.ddp.bucketMB');
-    expect(f).not.toHaveProperty('parallel.ddp.firstBucketMB');
-    // Other stages leave the choice alone: it only says whose stage 1 it is.
-    expect(fieldsOf(ds({ zero_optimization: { stage: 2 } }))).not.toHaveProperty('parallel.zeroConfig.stage1');
-    expect(fieldsOf(ds({ zero_optimization: { stage: 2 } }))).not.toHaveProperty('parallel.zeroConfig.stage3');
-  });
+  it(
+    "makes stage 1 DeepSpeed's ZeRO-1, reducing in buckets of " +
+      "reduce_bucket_size (converted at 4 bytes per element in fp32), not in DDP's",
+    () => {
+      const f = fieldsOf(ds({ zero_optimization: { stage: 1, reduce_bucket_size: 2.5e7 } }, { precision: 'fp32' }));
+      expect(f['parallel.zeroConfig.stage1']).toBe('deepspeed');
+      expect(f['parallel.zeroConfig.reduceBucketMB']).toBeCloseTo((2.5e7 * 4) / MiB, 3);
+      expect(f).not.toHaveProperty('parallel.ddp.bucketMB');
+      expect(f).not.toHaveProperty('parallel.ddp.firstBucketMB');
+      // Other stages leave the choice alone: it only says whose stage 1 it is.
+      expect(fieldsOf(ds({ zero_optimization: { stage: 2 } }))).not.toHaveProperty('parallel.zeroConfig.stage1');
+      expect(fieldsOf(ds({ zero_optimization: { stage: 2 } }))).not.toHaveProperty('parallel.zeroConfig.stage3');
+    },
+  );
 
   it('derives the missing batch size from the other two and the data-parallel size, as DeepSpeed does', () => {
     expect(
@@ -113,7 +125,9 @@ describe('importDeepSpeedConfig', () => {
       ),
     );
     expect(err.message).toBe(
-      "--deepspeed-config 'ds_config.json': 1 problem:\n  train_batch_size: 96 ≠ train_micro_batch_size_per_gpu 2 × gradient_accumulation_steps 4 × dp 8 (8 GPUs / (tp 1 × pp 1)) = 64; make the three agree for this cluster (DeepSpeed checks the same)",
+      "--deepspeed-config 'ds_config.json': 1 problem:\n" +
+        '  train_batch_size: 96 ≠ train_micro_batch_size_per_gpu 2 × gradient_accumulation_steps 4 × dp 8 ' +
+        '(8 GPUs / (tp 1 × pp 1)) = 64; make the three agree for this cluster (DeepSpeed checks the same)',
     );
     expect(errorOf(() => ds({ train_batch_size: 100, train_micro_batch_size_per_gpu: 4 }, { dp: 8 })).message).toMatch(
       /train_batch_size: 100 is not a multiple of train_micro_batch_size_per_gpu 4 × dp 8 = 32/,
@@ -142,146 +156,177 @@ describe('importDeepSpeedConfig', () => {
     );
     expect(fieldsOf(r)).toEqual({ 'parallel.zero': 2, 'parallel.offload': 'none' });
     expect(r.warnings.join('\n')).toMatch(
-      /"auto" .* leaves the scenario's value, or its default: fp16.enabled, bf16.enabled, .*zero_optimization.overlap_comm.*train_batch_size/,
+      new RegExp(
+        /"auto" .* leaves the scenario's value, or its default: fp16.enabled, /.source +
+          /bf16.enabled, .*zero_optimization.overlap_comm.*train_batch_size/.source,
+      ),
     );
     // Without the model's hidden size the Trainer's rule for the bucket cannot be followed, and a warning says so.
     expect(r.warnings).toContain(
-      'zero_optimization.reduce_bucket_size "auto": the Hugging Face Trainer fills in hidden_size², and the scenario\'s model has no hidden size here; parallel.zeroConfig.reduceBucketMB keeps the scenario\'s value (or its default)',
+      'zero_optimization.reduce_bucket_size "auto": the Hugging Face Trainer fills in hidden_size², ' +
+        "and the scenario's model has no hidden size here; " +
+        "parallel.zeroConfig.reduceBucketMB keeps the scenario's value (or its default)",
     );
   });
 
-  it('follows the Hugging Face Trainer for every "auto" size it derives from hidden_size (trainer_config_finalize)', () => {
-    const all = {
-      reduce_bucket_size: 'auto',
-      stage3_prefetch_bucket_size: 'auto',
-      stage3_param_persistence_threshold: 'auto',
-    };
-    const r = ds(
-      { bf16: { enabled: true }, optimizer: { type: 'auto' }, zero_optimization: { stage: 3, ...all } },
-      { dp: 8, hidden: 4096 },
-    );
-    // hidden_size² = 16,777,216 elements × 2 bytes = 32 MiB.
-    expect(fieldsOf(r)['parallel.zeroConfig.reduceBucketMB']).toBe(32);
-    // int(0.9 × 16,777,216) = int(15,099,494.4) = 15,099,494; 10 × 4096 = 40,960: DeepSpeed's ZeRO-3 sizes.
-    expect(fieldsOf(r)['parallel.zeroConfig.prefetchBucketElements']).toBe(15099494);
-    expect(fieldsOf(r)['parallel.zeroConfig.persistenceThresholdElements']).toBe(40960);
-    expect(r.warnings.join('\n')).not.toMatch(/stage3_/);
-    // The general "leaves the scenario's value" list names only what nothing filled in.
-    expect(r.warnings.filter((w) => w.includes('leaves the scenario'))).toEqual([
-      expect.stringMatching(/: optimizer\.type$/),
-    ]);
-    // A hidden size that makes 0.9·h² whole: 0.9 × 1000² = 900,000.
-    expect(
-      fieldsOf(ds({ zero_optimization: { stage: 3, ...all } }, { hidden: 1000 }))[
-        'parallel.zeroConfig.prefetchBucketElements'
-      ],
-    ).toBe(900000);
+  it(
+    'follows the Hugging Face Trainer for every "auto" size ' + 'it derives from hidden_size (trainer_config_finalize)',
+    () => {
+      const all = {
+        reduce_bucket_size: 'auto',
+        stage3_prefetch_bucket_size: 'auto',
+        stage3_param_persistence_threshold: 'auto',
+      };
+      const r = ds(
+        { bf16: { enabled: true }, optimizer: { type: 'auto' }, zero_optimization: { stage: 3, ...all } },
+        { dp: 8, hidden: 4096 },
+      );
+      // hidden_size² = 16,777,216 elements × 2 bytes = 32 MiB.
+      expect(fieldsOf(r)['parallel.zeroConfig.reduceBucketMB']).toBe(32);
+      // int(0.9 × 16,777,216) = int(15,099,494.4) = 15,099,494; 10 × 4096 = 40,960: DeepSpeed's ZeRO-3 sizes.
+      expect(fieldsOf(r)['parallel.zeroConfig.prefetchBucketElements']).toBe(15099494);
+      expect(fieldsOf(r)['parallel.zeroConfig.persistenceThresholdElements']).toBe(40960);
+      expect(r.warnings.join('\n')).not.toMatch(/stage3_/);
+      // The general "leaves the scenario's value" list names only what nothing filled in.
+      expect(r.warnings.filter((w) => w.includes('leaves the scenario'))).toEqual([
+        expect.stringMatching(/: optimizer\.type$/),
+      ]);
+      // A hidden size that makes 0.9·h² whole: 0.9 × 1000² = 900,000.
+      expect(
+        fieldsOf(ds({ zero_optimization: { stage: 3, ...all } }, { hidden: 1000 }))[
+          'parallel.zeroConfig.prefetchBucketElements'
+        ],
+      ).toBe(900000);
 
-    // Without the hidden size nothing is derived, and each field says why.
-    const unknown = ds({ bf16: { enabled: true }, zero_optimization: { stage: 3, ...all } }, { dp: 8 });
-    expect(fieldsOf(unknown)).not.toHaveProperty('parallel.zeroConfig.reduceBucketMB');
-    expect(unknown.warnings.filter((w) => w.includes('has no hidden size here')).map((w) => w.split(' ')[0])).toEqual([
-      'zero_optimization.reduce_bucket_size',
-      'zero_optimization.stage3_prefetch_bucket_size',
-      'zero_optimization.stage3_param_persistence_threshold',
-    ]);
+      // Without the hidden size nothing is derived, and each field says why.
+      const unknown = ds({ bf16: { enabled: true }, zero_optimization: { stage: 3, ...all } }, { dp: 8 });
+      expect(fieldsOf(unknown)).not.toHaveProperty('parallel.zeroConfig.reduceBucketMB');
+      expect(unknown.warnings.filter((w) => w.includes('has no hidden size here')).map((w) => w.split(' ')[0])).toEqual(
+        [
+          'zero_optimization.reduce_bucket_size',
+          'zero_optimization.stage3_prefetch_bucket_size',
+          'zero_optimization.stage3_param_persistence_threshold',
+        ],
+      );
 
-    // Below stage 3 the Trainer leaves the stage3_* fields "auto" and DeepSpeed does not read them: nothing to say.
-    const two = ds({ bf16: { enabled: true }, zero_optimization: { stage: 2, ...all } }, { dp: 8, hidden: 4096 });
-    expect(fieldsOf(two)['parallel.zeroConfig.reduceBucketMB']).toBe(32);
-    expect(two.warnings.join('\n')).not.toMatch(/stage3_/);
-    // At stage 0 the reduce bucket does not apply at all, "auto" or not.
-    const zero = ds({ zero_optimization: { stage: 0, reduce_bucket_size: 'auto' } }, { hidden: 4096 });
-    expect(zero.warnings).toEqual([
-      expect.stringMatching(/neither fp16 nor bf16/),
-      expect.stringMatching(/reduce_bucket_size.*ignored with stage 0/),
-    ]);
-    // Numbers there are DeepSpeed's counts (ge=0 in DeepSpeedZeroConfig): 0 is allowed, a negative one is not.
-    expect(() => ds({ zero_optimization: { stage: 3, stage3_param_persistence_threshold: 0 } })).not.toThrow();
-    expect(errorOf(() => ds({ zero_optimization: { stage: 3, stage3_prefetch_bucket_size: -5 } })).message).toMatch(
-      /zero_optimization\.stage3_prefetch_bucket_size: expected a whole number ≥ 0 or "auto", got -5/,
-    );
-  });
+      // Below stage 3 the Trainer leaves the stage3_* fields "auto" and DeepSpeed does not read them: nothing to say.
+      const two = ds({ bf16: { enabled: true }, zero_optimization: { stage: 2, ...all } }, { dp: 8, hidden: 4096 });
+      expect(fieldsOf(two)['parallel.zeroConfig.reduceBucketMB']).toBe(32);
+      expect(two.warnings.join('\n')).not.toMatch(/stage3_/);
+      // At stage 0 the reduce bucket does not apply at all, "auto" or not.
+      const zero = ds({ zero_optimization: { stage: 0, reduce_bucket_size: 'auto' } }, { hidden: 4096 });
+      expect(zero.warnings).toEqual([
+        expect.stringMatching(/neither fp16 nor bf16/),
+        expect.stringMatching(/reduce_bucket_size.*ignored with stage 0/),
+      ]);
+      // Numbers there are DeepSpeed's counts (ge=0 in DeepSpeedZeroConfig): 0 is allowed, a negative one is not.
+      expect(() => ds({ zero_optimization: { stage: 3, stage3_param_persistence_threshold: 0 } })).not.toThrow();
+      expect(errorOf(() => ds({ zero_optimization: { stage: 3, stage3_prefetch_bucket_size: -5 } })).message).toMatch(
+        /zero_optimization\.stage3_prefetch_bucket_size: expected a whole number ≥ 0 or "auto", got -5/,
+      );
+    },
+  );
 
-  it('derives a batch field left "auto" from the other two, as the rule makes the Trainer fill it, and checks it', () => {
-    const micro = ds(
-      { train_batch_size: 64, train_micro_batch_size_per_gpu: 'auto', gradient_accumulation_steps: 2 },
-      { dp: 8 },
-    );
-    expect(fieldsOf(micro)).toMatchObject({ 'training.globalBatch': 64, 'training.microBatch': 4 });
-    expect(micro.fields.find((f) => f.path === 'training.microBatch')?.from).toBe(
-      'train_batch_size 64 / (gradient_accumulation_steps 2 × dp 8) (for its "auto")',
-    );
-    expect(micro.warnings.join('\n')).not.toMatch(/"auto"/);
-    expect(
-      fieldsOf(
-        ds({ train_batch_size: 'auto', train_micro_batch_size_per_gpu: 2, gradient_accumulation_steps: 4 }, { dp: 8 }),
-      )['training.globalBatch'],
-    ).toBe(64);
-    expect(
-      errorOf(() =>
-        ds({ train_batch_size: 60, train_micro_batch_size_per_gpu: 'auto', gradient_accumulation_steps: 2 }, { dp: 8 }),
-      ).message,
-    ).toMatch(/train_batch_size: 60 is not a multiple of gradient_accumulation_steps 2 × dp 8/);
-    // One number and an "auto": the Trainer's own arguments decide, and accumulation does not default to 1.
-    const one = ds(
-      { train_batch_size: 64, train_micro_batch_size_per_gpu: 'auto', gradient_accumulation_steps: 'auto' },
-      { dp: 8 },
-    );
-    expect(fieldsOf(one)['training.microBatch']).toBeUndefined();
-    expect(one.warnings.join('\n')).toMatch(/"auto" .*: train_micro_batch_size_per_gpu, gradient_accumulation_steps/);
-  });
+  it(
+    'derives a batch field left "auto" from the other two, ' + 'as the rule makes the Trainer fill it, and checks it',
+    () => {
+      const micro = ds(
+        { train_batch_size: 64, train_micro_batch_size_per_gpu: 'auto', gradient_accumulation_steps: 2 },
+        { dp: 8 },
+      );
+      expect(fieldsOf(micro)).toMatchObject({ 'training.globalBatch': 64, 'training.microBatch': 4 });
+      expect(micro.fields.find((f) => f.path === 'training.microBatch')?.from).toBe(
+        'train_batch_size 64 / (gradient_accumulation_steps 2 × dp 8) (for its "auto")',
+      );
+      expect(micro.warnings.join('\n')).not.toMatch(/"auto"/);
+      expect(
+        fieldsOf(
+          ds(
+            { train_batch_size: 'auto', train_micro_batch_size_per_gpu: 2, gradient_accumulation_steps: 4 },
+            { dp: 8 },
+          ),
+        )['training.globalBatch'],
+      ).toBe(64);
+      expect(
+        errorOf(() =>
+          ds(
+            { train_batch_size: 60, train_micro_batch_size_per_gpu: 'auto', gradient_accumulation_steps: 2 },
+            { dp: 8 },
+          ),
+        ).message,
+      ).toMatch(/train_batch_size: 60 is not a multiple of gradient_accumulation_steps 2 × dp 8/);
+      // One number and an "auto": the Trainer's own arguments decide, and accumulation does not default to 1.
+      const one = ds(
+        { train_batch_size: 64, train_micro_batch_size_per_gpu: 'auto', gradient_accumulation_steps: 'auto' },
+        { dp: 8 },
+      );
+      expect(fieldsOf(one)['training.microBatch']).toBeUndefined();
+      expect(one.warnings.join('\n')).toMatch(/"auto" .*: train_micro_batch_size_per_gpu, gradient_accumulation_steps/);
+    },
+  );
 
-  it('with ZeRO-1 an "auto" reduce_bucket_size filled in as hidden² sizes the buckets DeepSpeed\'s stage 1 reduces in', () => {
-    const r = ds(
-      { bf16: { enabled: true }, zero_optimization: { stage: 1, reduce_bucket_size: 'auto' } },
-      { dp: 8, hidden: 4096 },
-    );
-    expect(fieldsOf(r)).toMatchObject({
-      'parallel.zeroConfig.stage1': 'deepspeed',
-      'parallel.zeroConfig.reduceBucketMB': 32,
-    });
-  });
+  it(
+    'with ZeRO-1 an "auto" reduce_bucket_size filled in as ' +
+      "hidden² sizes the buckets DeepSpeed's stage 1 reduces in",
+    () => {
+      const r = ds(
+        { bf16: { enabled: true }, zero_optimization: { stage: 1, reduce_bucket_size: 'auto' } },
+        { dp: 8, hidden: 4096 },
+      );
+      expect(fieldsOf(r)).toMatchObject({
+        'parallel.zeroConfig.stage1': 'deepspeed',
+        'parallel.zeroConfig.reduceBucketMB': 32,
+      });
+    },
+  );
 
-  it("undoes fp32 gradients an earlier Megatron import set (DeepSpeed's engine keeps gradients in the parameters' type), communication_data_type fp32 or not", () => {
-    expect(
-      fieldsOf(ds({ bf16: { enabled: true }, zero_optimization: { stage: 2 } }, { dp: 8, fp32Gradients: true }))[
-        'parallel.fp32Gradients'
-      ],
-    ).toBe(false);
-    // Nothing to undo: not mentioned.
-    expect(fieldsOf(ds({ bf16: { enabled: true }, zero_optimization: { stage: 2 } }, { dp: 8 }))).not.toHaveProperty(
-      'parallel.fp32Gradients',
-    );
-    // fp32 communication: the gradients stay 16-bit (the bucket of 5e7 elements holds 2 bytes each) and are reduced in
-    // fp32 (stage_1_and_2.py gradient_reduction_w_predivide converts each bucket for its collective and back).
-    const fp32 = fieldsOf(
-      ds(
-        {
-          bf16: { enabled: true },
-          communication_data_type: 'fp32',
-          zero_optimization: { stage: 2, reduce_bucket_size: 5e7 },
-        },
-        { dp: 8, fp32Gradients: true },
-      ),
-    );
-    expect(fp32['parallel.fp32Gradients']).toBe(false);
-    expect(fp32['parallel.fp32Reduction']).toBe(true);
-    expect(fp32['parallel.zeroConfig.reduceBucketMB']).toBe((5e7 * 2) / MiB);
-    expect(fieldsOf(ds({ bf16: { enabled: true }, communication_data_type: 'bf16' }, { dp: 8 }))).not.toHaveProperty(
-      'parallel.fp32Reduction',
-    );
-  });
+  it(
+    "undoes fp32 gradients an earlier Megatron import set (DeepSpeed's engine " +
+      "keeps gradients in the parameters' type), communication_data_type fp32 or not",
+    () => {
+      expect(
+        fieldsOf(ds({ bf16: { enabled: true }, zero_optimization: { stage: 2 } }, { dp: 8, fp32Gradients: true }))[
+          'parallel.fp32Gradients'
+        ],
+      ).toBe(false);
+      // Nothing to undo: not mentioned.
+      expect(fieldsOf(ds({ bf16: { enabled: true }, zero_optimization: { stage: 2 } }, { dp: 8 }))).not.toHaveProperty(
+        'parallel.fp32Gradients',
+      );
+      // fp32 communication: the gradients stay 16-bit (the bucket of 5e7 elements holds 2 bytes each) and are reduced
+      // in fp32 (stage_1_and_2.py gradient_reduction_w_predivide converts each bucket for its collective and back).
+      const fp32 = fieldsOf(
+        ds(
+          {
+            bf16: { enabled: true },
+            communication_data_type: 'fp32',
+            zero_optimization: { stage: 2, reduce_bucket_size: 5e7 },
+          },
+          { dp: 8, fp32Gradients: true },
+        ),
+      );
+      expect(fp32['parallel.fp32Gradients']).toBe(false);
+      expect(fp32['parallel.fp32Reduction']).toBe(true);
+      expect(fp32['parallel.zeroConfig.reduceBucketMB']).toBe((5e7 * 2) / MiB);
+      expect(fieldsOf(ds({ bf16: { enabled: true }, communication_data_type: 'bf16' }, { dp: 8 }))).not.toHaveProperty(
+        'parallel.fp32Reduction',
+      );
+    },
+  );
 
-  it('fills in an "auto" reduce_bucket_size as the Hugging Face Trainer does, hidden_size² elements, when the model is known', () => {
-    const r = ds(
-      { bf16: { enabled: true }, zero_optimization: { stage: 3, reduce_bucket_size: 'auto' } },
-      { dp: 8, hidden: 4096 },
-    );
-    // 4096² elements × 2 bytes = 32 MiB.
-    expect(fieldsOf(r)['parallel.zeroConfig.reduceBucketMB']).toBe(32);
-    expect(r.warnings.join('\n')).not.toMatch(/reduce_bucket_size/);
-  });
+  it(
+    'fills in an "auto" reduce_bucket_size as the Hugging Face Trainer does, ' +
+      'hidden_size² elements, when the model is known',
+    () => {
+      const r = ds(
+        { bf16: { enabled: true }, zero_optimization: { stage: 3, reduce_bucket_size: 'auto' } },
+        { dp: 8, hidden: 4096 },
+      );
+      // 4096² elements × 2 bytes = 32 MiB.
+      expect(fieldsOf(r)['parallel.zeroConfig.reduceBucketMB']).toBe(32);
+      expect(r.warnings.join('\n')).not.toMatch(/reduce_bucket_size/);
+    },
+  );
 
   it('reads fp16, and rejects fp16 and bf16 both enabled', () => {
     expect(fieldsOf(ds({ fp16: { enabled: true, loss_scale: 0 } }))['training.precision']).toBe('fp16');
@@ -374,7 +419,10 @@ describe('scenarioWithImports with a DeepSpeed config', () => {
   const scenario = join(dir, 'scenario.yaml');
   writeFileSync(
     scenario,
-    'cluster: { preset: dgx-a100-80gb, nodes: 2 }\nmodel: { preset: bert-large }\ntraining: { globalBatch: 256, microBatch: 8 }\nparallel: { ddp: { bucketMB: 25 } }\n',
+    'cluster: { preset: dgx-a100-80gb, nodes: 2 }\n' +
+      'model: { preset: bert-large }\n' +
+      'training: { globalBatch: 256, microBatch: 8 }\n' +
+      'parallel: { ddp: { bucketMB: 25 } }\n',
   );
   const config = (c: unknown) => {
     const p = join(dir, `ds-${Math.random().toString(36).slice(2)}.json`);
@@ -421,7 +469,9 @@ describe('scenarioWithImports with a DeepSpeed config', () => {
     const hf = join(dir, 'hf.yaml');
     writeFileSync(
       hf,
-      `cluster: { preset: dgx-a100-80gb, nodes: 1 }\nmodel: { hfConfig: ${JSON.stringify(resolve('scenarios/models/llama2-7b.config.json'))} }\ntraining: { globalBatch: 64, microBatch: 1, seqLen: 4096 }\n`,
+      `cluster: { preset: dgx-a100-80gb, nodes: 1 }\n` +
+        `model: { hfConfig: ${JSON.stringify(resolve('scenarios/models/llama2-7b.config.json'))} }\n` +
+        `training: { globalBatch: 64, microBatch: 1, seqLen: 4096 }\n`,
     );
     const { hidden_size: hidden } = JSON.parse(readFileSync('scenarios/models/llama2-7b.config.json', 'utf8')) as {
       hidden_size: number;

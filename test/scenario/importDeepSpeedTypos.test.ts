@@ -17,60 +17,74 @@ function refusal(text: string): string {
 }
 
 describe('a DeepSpeed config with misspelt or repeated fields', () => {
-  it('refuses a field the ZeRO config or its offload blocks do not have, as DeepSpeed does, naming the one meant', () => {
-    const text = JSON.stringify({
-      train_batch_size: 64,
-      zero_optimization: {
-        stgae: 3,
-        offload_optimiser: { device: 'cpu' },
-        offload_param: { devcie: 'cpu' },
-        offload_optimizer: { device: 'cpu', pin_memroy: true },
-      },
-    });
-    const lines = refusal(text).split('\n');
-    expect(lines).toContain(
-      "zero_optimization.stgae: unknown field; did you mean 'stage'? (DeepSpeed refuses fields its zero_optimization config does not have)",
-    );
-    expect(lines).toContain(
-      "zero_optimization.offload_optimiser: unknown field; did you mean 'offload_optimizer'? (DeepSpeed refuses fields its zero_optimization config does not have)",
-    );
-    expect(lines).toContain(
-      "zero_optimization.offload_param.devcie: unknown field; did you mean 'device'? (DeepSpeed refuses fields its zero_optimization.offload_param config does not have)",
-    );
-    expect(lines).toContain(
-      "zero_optimization.offload_optimizer.pin_memroy: unknown field; did you mean 'pin_memory'? (DeepSpeed refuses fields its zero_optimization.offload_optimizer config does not have)",
-    );
-    expect(lines).toHaveLength(4);
-  });
+  it(
+    'refuses a field the ZeRO config or its offload blocks do not have, ' + 'as DeepSpeed does, naming the one meant',
+    () => {
+      const text = JSON.stringify({
+        train_batch_size: 64,
+        zero_optimization: {
+          stgae: 3,
+          offload_optimiser: { device: 'cpu' },
+          offload_param: { devcie: 'cpu' },
+          offload_optimizer: { device: 'cpu', pin_memroy: true },
+        },
+      });
+      const lines = refusal(text).split('\n');
+      expect(lines).toContain(
+        'zero_optimization.stgae: unknown field; ' +
+          "did you mean 'stage'? (DeepSpeed refuses fields its zero_optimization config does not have)",
+      );
+      expect(lines).toContain(
+        'zero_optimization.offload_optimiser: unknown field; ' +
+          "did you mean 'offload_optimizer'? (DeepSpeed refuses fields its zero_optimization config does not have)",
+      );
+      expect(lines).toContain(
+        'zero_optimization.offload_param.devcie: unknown field; ' +
+          "did you mean 'device'? (DeepSpeed refuses fields its zero_optimization.offload_param config does not have)",
+      );
+      expect(lines).toContain(
+        'zero_optimization.offload_optimizer.pin_memroy: unknown field; ' +
+          "did you mean 'pin_memory'? (DeepSpeed refuses fields its " +
+          'zero_optimization.offload_optimizer config does not have)',
+      );
+      expect(lines).toHaveLength(4);
+    },
+  );
 
-  it('refuses a top-level field within a typo of one it reads, which DeepSpeed would ignore, leaving that one at its default', () => {
-    expect(
-      refusal(JSON.stringify({ train_batch_sise: 64, zero_optimisation: { stage: 2 } }))
-        .split('\n')
-        .sort(),
-    ).toEqual([
-      "train_batch_sise: unknown field; did you mean 'train_batch_size'? (DeepSpeed ignores unknown top-level fields, which would leave 'train_batch_size' at its default)",
-      "zero_optimisation: unknown field; did you mean 'zero_optimization'? (DeepSpeed ignores unknown top-level fields, which would leave 'zero_optimization' at its default)",
-    ]);
-    // Real DeepSpeed fields near others are not typos.
-    expect(
-      refusal(
-        JSON.stringify({
-          train_batch_size: 64,
-          bf16: { enabled: true },
-          bfloat16: { enabled: true },
-          fp16: { enabled: false },
-          gradient_accumulation_dtype: 'fp32',
-          zero_optimization: {
-            stage: 3,
-            stage3_prefetch_bucket_size: 1,
-            prefetch_bucket_size: 1,
-            offload_optimizer: { device: 'cpu', ratio: 0.5 },
-          },
-        }),
-      ),
-    ).toBe('');
-  });
+  it(
+    'refuses a top-level field within a typo of one it reads, ' +
+      'which DeepSpeed would ignore, leaving that one at its default',
+    () => {
+      expect(
+        refusal(JSON.stringify({ train_batch_sise: 64, zero_optimisation: { stage: 2 } }))
+          .split('\n')
+          .sort(),
+      ).toEqual([
+        "train_batch_sise: unknown field; did you mean 'train_batch_size'? (DeepSpeed ignores " +
+          "unknown top-level fields, which would leave 'train_batch_size' at its default)",
+        "zero_optimisation: unknown field; did you mean 'zero_optimization'? (DeepSpeed " +
+          "ignores unknown top-level fields, which would leave 'zero_optimization' at its default)",
+      ]);
+      // Real DeepSpeed fields near others are not typos.
+      expect(
+        refusal(
+          JSON.stringify({
+            train_batch_size: 64,
+            bf16: { enabled: true },
+            bfloat16: { enabled: true },
+            fp16: { enabled: false },
+            gradient_accumulation_dtype: 'fp32',
+            zero_optimization: {
+              stage: 3,
+              stage3_prefetch_bucket_size: 1,
+              prefetch_bucket_size: 1,
+              offload_optimizer: { device: 'cpu', ratio: 0.5 },
+            },
+          }),
+        ),
+      ).toBe('');
+    },
+  );
 
   it('refuses a key given twice in one object, as DeepSpeed does, instead of taking the last', () => {
     expect(

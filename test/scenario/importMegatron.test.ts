@@ -45,41 +45,44 @@ function errorOf(f: () => unknown): ScenarioError {
 }
 
 describe('importMegatronArgs', () => {
-  it('reads a pasted GPT-3 175B launch script into the interleaved TP 8 × PP 16 strategy, the model and the batch', () => {
-    const r = importMegatronArgs(GPT3_175B, { gpus: 1024 });
-    expect(fieldsOf(r)).toMatchObject({
-      'parallel.tp': 8,
-      'parallel.pp': 16,
-      'parallel.schedule': 'interleaved',
-      'parallel.virtualStages': 3, // 96 layers / pp 16 / 2 layers per virtual stage
-      'parallel.sequenceParallel': true,
-      'parallel.recompute': 'selective',
-      'parallel.zero': 1,
-      'parallel.offload': 'none',
-      'parallel.ddp.overlap': true,
-      'parallel.zeroConfig.overlapComm': true,
-      // --use-distributed-optimizer is Megatron's own ZeRO-1, reducing in its DDP buckets.
-      'parallel.zeroConfig.stage1': 'megatron',
-      'model.arch': 'gpt',
-      'model.layers': 96,
-      'model.hidden': 12288,
-      'model.heads': 96,
-      'model.kvHeads': 96,
-      'model.ffnHidden': 4 * 12288,
-      'model.tiedEmbeddings': true,
-      'model.vocab': 51200, // GPT-2 BPE 50257 padded to a multiple of 128 × tp 8
-      'model.seqLen': 2048,
-      'training.seqLen': 2048,
-      'training.microBatch': 1,
-      'training.globalBatch': 1536,
-      'training.precision': 'bf16',
-      'training.flashAttention': true,
-    });
-    // Megatron derives dp from the world size, so a dp the scenario gave is dropped.
-    expect(r.fields.find((f) => f.path === 'parallel.dp')).toMatchObject({ value: undefined, byDefault: true });
-    expect(r.warnings.join('\n')).toMatch(/--rampup-batch-size 16 16 5859375: not modelled/);
-    expect(r.warnings.join('\n')).not.toMatch(/unknown Megatron flags/);
-  });
+  it(
+    'reads a pasted GPT-3 175B launch script into the ' + 'interleaved TP 8 × PP 16 strategy, the model and the batch',
+    () => {
+      const r = importMegatronArgs(GPT3_175B, { gpus: 1024 });
+      expect(fieldsOf(r)).toMatchObject({
+        'parallel.tp': 8,
+        'parallel.pp': 16,
+        'parallel.schedule': 'interleaved',
+        'parallel.virtualStages': 3, // 96 layers / pp 16 / 2 layers per virtual stage
+        'parallel.sequenceParallel': true,
+        'parallel.recompute': 'selective',
+        'parallel.zero': 1,
+        'parallel.offload': 'none',
+        'parallel.ddp.overlap': true,
+        'parallel.zeroConfig.overlapComm': true,
+        // --use-distributed-optimizer is Megatron's own ZeRO-1, reducing in its DDP buckets.
+        'parallel.zeroConfig.stage1': 'megatron',
+        'model.arch': 'gpt',
+        'model.layers': 96,
+        'model.hidden': 12288,
+        'model.heads': 96,
+        'model.kvHeads': 96,
+        'model.ffnHidden': 4 * 12288,
+        'model.tiedEmbeddings': true,
+        'model.vocab': 51200, // GPT-2 BPE 50257 padded to a multiple of 128 × tp 8
+        'model.seqLen': 2048,
+        'training.seqLen': 2048,
+        'training.microBatch': 1,
+        'training.globalBatch': 1536,
+        'training.precision': 'bf16',
+        'training.flashAttention': true,
+      });
+      // Megatron derives dp from the world size, so a dp the scenario gave is dropped.
+      expect(r.fields.find((f) => f.path === 'parallel.dp')).toMatchObject({ value: undefined, byDefault: true });
+      expect(r.warnings.join('\n')).toMatch(/--rampup-batch-size 16 16 5859375: not modelled/);
+      expect(r.warnings.join('\n')).not.toMatch(/unknown Megatron flags/);
+    },
+  );
 
   it('gives overrides that resolve, with the scenario file, to tp 8 × pp 16 × dp 8 on 1,024 GPUs', () => {
     const file = {
@@ -101,12 +104,14 @@ describe('importMegatronArgs', () => {
   it('reads --flag=value the same as --flag value', () => {
     const spaced = fieldsOf(
       importMegatronArgs(
-        '--tensor-model-parallel-size 4 --num-layers 32 --recompute-granularity full --recompute-method uniform --recompute-num-layers 1',
+        '--tensor-model-parallel-size 4 --num-layers 32 --recompute-granularity ' +
+          'full --recompute-method uniform --recompute-num-layers 1',
       ),
     );
     const joined = fieldsOf(
       importMegatronArgs(
-        '--tensor-model-parallel-size=4 --num-layers=32 --recompute-granularity=full --recompute-method=uniform --recompute-num-layers=1',
+        '--tensor-model-parallel-size=4 --num-layers=32 --recompute-granularity=full ' +
+          '--recompute-method=uniform --recompute-num-layers=1',
       ),
     );
     expect(joined).toEqual(spaced);
@@ -132,7 +137,8 @@ describe('importMegatronArgs', () => {
     );
     expect(fieldsOf(r)).toMatchObject({ 'parallel.tpCommOverlap': true, 'parallel.sequenceParallel': true });
     expect(r.warnings.join('\n')).toContain(
-      "--tp-comm-overlap-cfg ub.yaml: not modelled; the userbuffers config file is not read; Transformer Engine's default SMs per overlap are used (set parallel.tpCommOverlapSms)",
+      '--tp-comm-overlap-cfg ub.yaml: not modelled; the userbuffers config file is not read; ' +
+        "Transformer Engine's default SMs per overlap are used (set parallel.tpCommOverlapSms)",
     );
     expect(fieldsOf(importMegatronArgs('--tensor-model-parallel-size 4'))['parallel.tpCommOverlap']).toBe(false);
     // Megatron turns sequence parallelism off at tp 1 (a warning), then refuses the overlap without it (validate_args).
@@ -148,38 +154,46 @@ describe('importMegatronArgs', () => {
     );
     expect(tp1.warnings.join('\n')).not.toMatch(/unknown Megatron flags/);
     expect(() => importMegatronArgs('--tensor-model-parallel-size 1 --sequence-parallel --tp-comm-overlap')).toThrow(
-      /--tp-comm-overlap without sequence parallelism \(Megatron turns --sequence-parallel off at tp 1\): Megatron refuses it/,
+      new RegExp(
+        /--tp-comm-overlap without sequence parallelism \(Megatron /.source +
+          /turns --sequence-parallel off at tp 1\): Megatron refuses it/.source,
+      ),
     );
     expect(() => importMegatronArgs('--tensor-model-parallel-size 4 --tp-comm-overlap')).toThrow(
       /--tp-comm-overlap without sequence parallelism: Megatron refuses it .*add --sequence-parallel with tp > 1/,
     );
   });
 
-  it('refuses what Megatron refuses: a recompute method with selective recompute, query groups that tp does not divide', () => {
-    expect(() =>
-      importMegatronArgs('--recompute-activations --recompute-granularity full --recompute-method uniform'),
-    ).toThrow(/--recompute-activations \(selective recompute\) with --recompute-method uniform: Megatron refuses it/);
-    // Neither a multiple of the other: refused. tp a multiple of the groups: taken since NVIDIA/Megatron-LM#2565 (core 0.16).
-    expect(() =>
-      importMegatronArgs(
-        '--tensor-model-parallel-size 8 --num-attention-heads 64 --group-query-attention --num-query-groups 6',
-      ),
-    ).toThrow(/--group-query-attention with 6 query group\(s\) .* over tensor parallelism 8: Megatron refuses it/);
-    expect(
-      fieldsOf(
+  it(
+    'refuses what Megatron refuses: ' +
+      'a recompute method with selective recompute, query groups that tp does not divide',
+    () => {
+      expect(() =>
+        importMegatronArgs('--recompute-activations --recompute-granularity full --recompute-method uniform'),
+      ).toThrow(/--recompute-activations \(selective recompute\) with --recompute-method uniform: Megatron refuses it/);
+      // Neither a multiple of the other: refused. tp a multiple of the groups: taken since
+      // NVIDIA/Megatron-LM#2565 (core 0.16).
+      expect(() =>
         importMegatronArgs(
-          '--tensor-model-parallel-size 8 --num-attention-heads 64 --group-query-attention --num-query-groups 4',
+          '--tensor-model-parallel-size 8 --num-attention-heads 64 --group-query-attention --num-query-groups 6',
         ),
-      )['model.kvHeads'],
-    ).toBe(4);
-    expect(
-      fieldsOf(
-        importMegatronArgs(
-          '--tensor-model-parallel-size 8 --num-attention-heads 64 --group-query-attention --num-query-groups 8',
-        ),
-      )['model.kvHeads'],
-    ).toBe(8);
-  });
+      ).toThrow(/--group-query-attention with 6 query group\(s\) .* over tensor parallelism 8: Megatron refuses it/);
+      expect(
+        fieldsOf(
+          importMegatronArgs(
+            '--tensor-model-parallel-size 8 --num-attention-heads 64 --group-query-attention --num-query-groups 4',
+          ),
+        )['model.kvHeads'],
+      ).toBe(4);
+      expect(
+        fieldsOf(
+          importMegatronArgs(
+            '--tensor-model-parallel-size 8 --num-attention-heads 64 --group-query-attention --num-query-groups 8',
+          ),
+        )['model.kvHeads'],
+      ).toBe(8);
+    },
+  );
 
   it('reads --cp-comm-type (one value or one per layer), with both spellings of the gather', () => {
     const cp = (args: string) =>
@@ -221,7 +235,8 @@ describe('importMegatronArgs', () => {
     expect(fieldsOf(inline)['parallel.cpCommType']).toBe('a2a');
     expect(inline.warnings.join('\n')).toContain('words that belong to no flag, ignored: p2p');
     expect(errorOf(() => cp('--cp-comm-type $CP_TYPE')).message).toContain(
-      "--cp-comm-type has '$CP_TYPE'; expected p2p, all_gather, a2a or a2a+p2p (one, or one per layer) (shell variables are not expanded",
+      "--cp-comm-type has '$CP_TYPE'; expected p2p, all_gather, " +
+        'a2a or a2a+p2p (one, or one per layer) (shell variables are not expanded',
     );
     // a2a+p2p runs as the ring, so a list of it and p2p is one type.
     const mixed = cp('--cp-comm-type a2a+p2p p2p a2a');
@@ -231,72 +246,89 @@ describe('importMegatronArgs', () => {
     );
   });
 
-  it('takes --virtual-pipeline-model-parallel-size as the number of chunks, and rejects one that disagrees with the layers per virtual stage', () => {
-    expect(
-      fieldsOf(importMegatronArgs('--pipeline-model-parallel-size 4 --virtual-pipeline-model-parallel-size 2')),
-    ).toMatchObject({ 'parallel.schedule': 'interleaved', 'parallel.virtualStages': 2 });
-    const err = errorOf(() =>
-      importMegatronArgs(
-        '--num-layers 96 --pipeline-model-parallel-size 16 --num-layers-per-virtual-pipeline-stage 2 --virtual-pipeline-model-parallel-size 2',
-      ),
-    );
-    expect(err.message).toMatch(
-      /--virtual-pipeline-model-parallel-size 2 disagrees with --num-layers-per-virtual-pipeline-stage 2/,
-    );
-    expect(
-      errorOf(() =>
+  it(
+    'takes --virtual-pipeline-model-parallel-size as the number of chunks, ' +
+      'and rejects one that disagrees with the layers per virtual stage',
+    () => {
+      expect(
+        fieldsOf(importMegatronArgs('--pipeline-model-parallel-size 4 --virtual-pipeline-model-parallel-size 2')),
+      ).toMatchObject({ 'parallel.schedule': 'interleaved', 'parallel.virtualStages': 2 });
+      const err = errorOf(() =>
         importMegatronArgs(
-          '--num-layers 96 --pipeline-model-parallel-size 16 --num-layers-per-virtual-pipeline-stage 4',
+          '--num-layers 96 --pipeline-model-parallel-size 16 ' +
+            '--num-layers-per-virtual-pipeline-stage 2 --virtual-pipeline-model-parallel-size 2',
         ),
-      ).message,
-    ).toMatch(/does not divide the 6 layers per pipeline stage/);
-  });
+      );
+      expect(err.message).toMatch(
+        /--virtual-pipeline-model-parallel-size 2 disagrees with --num-layers-per-virtual-pipeline-stage 2/,
+      );
+      expect(
+        errorOf(() =>
+          importMegatronArgs(
+            '--num-layers 96 --pipeline-model-parallel-size 16 --num-layers-per-virtual-pipeline-stage 4',
+          ),
+        ).message,
+      ).toMatch(/does not divide the 6 layers per pipeline stage/);
+    },
+  );
 
-  it("uses the scenario model's layer count for --num-layers-per-virtual-pipeline-stage when the arguments omit --num-layers", () => {
-    expect(
-      fieldsOf(
-        importMegatronArgs('--pipeline-model-parallel-size 8 --num-layers-per-virtual-pipeline-stage 2', {
-          layers: 80,
-        }),
-      )['parallel.virtualStages'],
-    ).toBe(5);
-    expect(
-      errorOf(() => importMegatronArgs('--pipeline-model-parallel-size 8 --num-layers-per-virtual-pipeline-stage 2'))
-        .message,
-    ).toMatch(/needs --num-layers/);
-  });
+  it(
+    "uses the scenario model's layer count for " +
+      '--num-layers-per-virtual-pipeline-stage when the arguments omit --num-layers',
+    () => {
+      expect(
+        fieldsOf(
+          importMegatronArgs('--pipeline-model-parallel-size 8 --num-layers-per-virtual-pipeline-stage 2', {
+            layers: 80,
+          }),
+        )['parallel.virtualStages'],
+      ).toBe(5);
+      expect(
+        errorOf(() => importMegatronArgs('--pipeline-model-parallel-size 8 --num-layers-per-virtual-pipeline-stage 2'))
+          .message,
+      ).toMatch(/needs --num-layers/);
+    },
+  );
 
-  it("sets Megatron's defaults for the strategy where the arguments are silent (no overlap, no sequence parallel, no recompute, plain DDP)", () => {
-    const r = importMegatronArgs('--tensor-model-parallel-size 2 --micro-batch-size 4', { gpus: 16 });
-    expect(fieldsOf(r)).toMatchObject({
-      'parallel.pp': 1,
-      'parallel.schedule': '1f1b',
-      'parallel.virtualStages': 1,
-      'parallel.sequenceParallel': false,
-      'parallel.recompute': 'none',
-      'parallel.zero': 0,
-      'parallel.ddp.overlap': false,
-      // --global-batch-size defaults to micro × dp = 4 × 16 / 2.
-      'training.globalBatch': 32,
-    });
-    expect(r.fields.find((f) => f.path === 'parallel.ddp.overlap')?.byDefault).toBe(true);
-    expect(r.fields.some((f) => f.path.startsWith('model.'))).toBe(false);
-    expect(r.fields.some((f) => f.path === 'training.precision')).toBe(false);
-    expect(r.warnings.join('\n')).toMatch(/neither --fp16 nor --bf16/);
-  });
+  it(
+    "sets Megatron's defaults for the strategy where the arguments are " +
+      'silent (no overlap, no sequence parallel, no recompute, plain DDP)',
+    () => {
+      const r = importMegatronArgs('--tensor-model-parallel-size 2 --micro-batch-size 4', { gpus: 16 });
+      expect(fieldsOf(r)).toMatchObject({
+        'parallel.pp': 1,
+        'parallel.schedule': '1f1b',
+        'parallel.virtualStages': 1,
+        'parallel.sequenceParallel': false,
+        'parallel.recompute': 'none',
+        'parallel.zero': 0,
+        'parallel.ddp.overlap': false,
+        // --global-batch-size defaults to micro × dp = 4 × 16 / 2.
+        'training.globalBatch': 32,
+      });
+      expect(r.fields.find((f) => f.path === 'parallel.ddp.overlap')?.byDefault).toBe(true);
+      expect(r.fields.some((f) => f.path.startsWith('model.'))).toBe(false);
+      expect(r.fields.some((f) => f.path === 'training.precision')).toBe(false);
+      expect(r.warnings.join('\n')).toMatch(/neither --fp16 nor --bf16/);
+    },
+  );
 
-  it('sizes DDP buckets as Megatron does: --ddp-bucket-size parameters, default max(40M, 1M × dp), with no small first bucket', () => {
-    // With --bf16 the buckets are fp32 main_grad buffers: 4 bytes per parameter.
-    const byDefault = fieldsOf(
-      importMegatronArgs('--tensor-model-parallel-size 8 --overlap-grad-reduce --bf16', { gpus: 1024 }),
-    );
-    expect(byDefault['parallel.ddp.bucketMB']).toBeCloseTo((128e6 * 4) / MiB, 2); // dp 128 → 128M parameters
-    expect(byDefault['parallel.ddp.firstBucketMB']).toBe(byDefault['parallel.ddp.bucketMB']);
-    const given = fieldsOf(importMegatronArgs('--ddp-bucket-size 10000000 --fp16'));
-    expect(given['parallel.ddp.bucketMB']).toBeCloseTo((10e6 * 2) / MiB, 2);
-    const bf16Reduce = fieldsOf(importMegatronArgs('--ddp-bucket-size 10000000 --bf16 --grad-reduce-in-bf16'));
-    expect(bf16Reduce['parallel.ddp.bucketMB']).toBeCloseTo((10e6 * 2) / MiB, 2);
-  });
+  it(
+    'sizes DDP buckets as Megatron does: --ddp-bucket-size parameters, ' +
+      'default max(40M, 1M × dp), with no small first bucket',
+    () => {
+      // With --bf16 the buckets are fp32 main_grad buffers: 4 bytes per parameter.
+      const byDefault = fieldsOf(
+        importMegatronArgs('--tensor-model-parallel-size 8 --overlap-grad-reduce --bf16', { gpus: 1024 }),
+      );
+      expect(byDefault['parallel.ddp.bucketMB']).toBeCloseTo((128e6 * 4) / MiB, 2); // dp 128 → 128M parameters
+      expect(byDefault['parallel.ddp.firstBucketMB']).toBe(byDefault['parallel.ddp.bucketMB']);
+      const given = fieldsOf(importMegatronArgs('--ddp-bucket-size 10000000 --fp16'));
+      expect(given['parallel.ddp.bucketMB']).toBeCloseTo((10e6 * 2) / MiB, 2);
+      const bf16Reduce = fieldsOf(importMegatronArgs('--ddp-bucket-size 10000000 --bf16 --grad-reduce-in-bf16'));
+      expect(bf16Reduce['parallel.ddp.bucketMB']).toBeCloseTo((10e6 * 2) / MiB, 2);
+    },
+  );
 
   it('takes --kv-channels as the width of a head (the projections map h to heads × kv_channels)', () => {
     expect(
@@ -309,33 +341,43 @@ describe('importMegatronArgs', () => {
     ).not.toHaveProperty('model.headDim');
   });
 
-  it('keeps gradients in fp32 as Megatron does with --bf16 (main_grad), or with --accumulate-allreduce-grads-in-fp32, not with --grad-reduce-in-bf16', () => {
-    expect(fieldsOf(importMegatronArgs('--bf16'))['parallel.fp32Gradients']).toBe(true);
-    expect(fieldsOf(importMegatronArgs('--fp16'))['parallel.fp32Gradients']).toBe(false);
-    expect(fieldsOf(importMegatronArgs('--fp16 --accumulate-allreduce-grads-in-fp32'))['parallel.fp32Gradients']).toBe(
-      true,
-    );
-    expect(fieldsOf(importMegatronArgs('--bf16 --grad-reduce-in-bf16'))['parallel.fp32Gradients']).toBe(false);
-    expect(importMegatronArgs('--bf16').warnings.join('\n')).not.toMatch(/traffic is half/);
-  });
+  it(
+    'keeps gradients in fp32 as Megatron does with --bf16 (main_grad), ' +
+      'or with --accumulate-allreduce-grads-in-fp32, not with --grad-reduce-in-bf16',
+    () => {
+      expect(fieldsOf(importMegatronArgs('--bf16'))['parallel.fp32Gradients']).toBe(true);
+      expect(fieldsOf(importMegatronArgs('--fp16'))['parallel.fp32Gradients']).toBe(false);
+      expect(
+        fieldsOf(importMegatronArgs('--fp16 --accumulate-allreduce-grads-in-fp32'))['parallel.fp32Gradients'],
+      ).toBe(true);
+      expect(fieldsOf(importMegatronArgs('--bf16 --grad-reduce-in-bf16'))['parallel.fp32Gradients']).toBe(false);
+      expect(importMegatronArgs('--bf16').warnings.join('\n')).not.toMatch(/traffic is half/);
+    },
+  );
 
-  it('reads the precision-aware optimizer: moments in their types, an fp32 master of bf16 weights kept as remainders', () => {
-    const PA = '--use-distributed-optimizer --use-precision-aware-optimizer';
-    const pa = importMegatronArgs(`--bf16 ${PA} --exp-avg-dtype bf16 --exp-avg-sq-dtype fp8`);
-    expect(fieldsOf(pa)['training.optimizerState.masterWeights']).toBe('remainders');
-    expect(fieldsOf(pa)['training.optimizerState.momentum']).toBe('bf16');
-    expect(fieldsOf(pa)['training.optimizerState.variance']).toBe('fp8');
-    // The remainders are Megatron's default (store_param_remainders), shown as such.
-    expect(pa.fields.find((f) => f.path === 'training.optimizerState.masterWeights')?.byDefault).toBe(true);
-    // store_param_remainders needs bf16 weights and an fp32 master; an fp16 master is kept as such.
-    expect(
-      fieldsOf(importMegatronArgs(`--bf16 ${PA} --main-params-dtype fp16`))['training.optimizerState.masterWeights'],
-    ).toBe('fp16');
-    expect(fieldsOf(importMegatronArgs(`--fp16 ${PA}`))['training.optimizerState.masterWeights']).toBe('fp32');
-    // --main-grads-dtype bf16 keeps bf16 training's gradients in bf16 (arguments.py).
-    expect(fieldsOf(importMegatronArgs(`--bf16 ${PA} --main-grads-dtype bf16`))['parallel.fp32Gradients']).toBe(false);
-    expect(fieldsOf(importMegatronArgs('--bf16 --main-grads-dtype fp32'))['parallel.fp32Gradients']).toBe(true);
-  });
+  it(
+    'reads the precision-aware optimizer: moments in their types, ' +
+      'an fp32 master of bf16 weights kept as remainders',
+    () => {
+      const PA = '--use-distributed-optimizer --use-precision-aware-optimizer';
+      const pa = importMegatronArgs(`--bf16 ${PA} --exp-avg-dtype bf16 --exp-avg-sq-dtype fp8`);
+      expect(fieldsOf(pa)['training.optimizerState.masterWeights']).toBe('remainders');
+      expect(fieldsOf(pa)['training.optimizerState.momentum']).toBe('bf16');
+      expect(fieldsOf(pa)['training.optimizerState.variance']).toBe('fp8');
+      // The remainders are Megatron's default (store_param_remainders), shown as such.
+      expect(pa.fields.find((f) => f.path === 'training.optimizerState.masterWeights')?.byDefault).toBe(true);
+      // store_param_remainders needs bf16 weights and an fp32 master; an fp16 master is kept as such.
+      expect(
+        fieldsOf(importMegatronArgs(`--bf16 ${PA} --main-params-dtype fp16`))['training.optimizerState.masterWeights'],
+      ).toBe('fp16');
+      expect(fieldsOf(importMegatronArgs(`--fp16 ${PA}`))['training.optimizerState.masterWeights']).toBe('fp32');
+      // --main-grads-dtype bf16 keeps bf16 training's gradients in bf16 (arguments.py).
+      expect(fieldsOf(importMegatronArgs(`--bf16 ${PA} --main-grads-dtype bf16`))['parallel.fp32Gradients']).toBe(
+        false,
+      );
+      expect(fieldsOf(importMegatronArgs('--bf16 --main-grads-dtype fp32'))['parallel.fp32Gradients']).toBe(true);
+    },
+  );
 
   it('refuses what Megatron refuses around the precision-aware optimizer, and keeps an offloaded state in fp32', () => {
     // optimizer_config.py: "exp_avg_dtype can only be fp32 when not using precision-aware optimizer".
@@ -383,54 +425,64 @@ describe('importMegatronArgs', () => {
     );
   });
 
-  it('gives a precision-aware optimizer that resolves, and halves the optimizer memory with bf16 moments and remainders', () => {
-    const file = {
-      cluster: { preset: 'dgx-h100', nodes: 1 },
-      model: { preset: 'llama2-7b' },
-      training: { globalBatch: 8 },
-      parallel: {},
-    };
-    const plain = resolveScenario(
-      applyOverrides(file, toSetArgs(importMegatronArgs('--bf16 --use-distributed-optimizer').fields)),
-      'a.yaml',
-      process.cwd(),
-    );
-    const pa = resolveScenario(
-      applyOverrides(
-        file,
-        toSetArgs(
-          importMegatronArgs(
-            '--bf16 --use-distributed-optimizer --use-precision-aware-optimizer --exp-avg-dtype bf16 --exp-avg-sq-dtype bf16',
-          ).fields,
+  it(
+    'gives a precision-aware optimizer that resolves, ' +
+      'and halves the optimizer memory with bf16 moments and remainders',
+    () => {
+      const file = {
+        cluster: { preset: 'dgx-h100', nodes: 1 },
+        model: { preset: 'llama2-7b' },
+        training: { globalBatch: 8 },
+        parallel: {},
+      };
+      const plain = resolveScenario(
+        applyOverrides(file, toSetArgs(importMegatronArgs('--bf16 --use-distributed-optimizer').fields)),
+        'a.yaml',
+        process.cwd(),
+      );
+      const pa = resolveScenario(
+        applyOverrides(
+          file,
+          toSetArgs(
+            importMegatronArgs(
+              '--bf16 --use-distributed-optimizer --use-precision-aware-optimizer ' +
+                '--exp-avg-dtype bf16 --exp-avg-sq-dtype bf16',
+            ).fields,
+          ),
         ),
-      ),
-      'a.yaml',
-      process.cwd(),
-    );
-    expect(plain.training.optimizerState).toBeUndefined();
-    expect(pa.training.optimizerState).toEqual({ masterWeights: 'remainders', momentum: 'bf16', variance: 'bf16' });
-    const [a] = stageMemories(plain);
-    const [b] = stageMemories(pa);
-    expect(b.optimizerBytes / a.optimizerBytes).toBeCloseTo(6 / 12, 9);
-  });
+        'a.yaml',
+        process.cwd(),
+      );
+      expect(plain.training.optimizerState).toBeUndefined();
+      expect(pa.training.optimizerState).toEqual({ masterWeights: 'remainders', momentum: 'bf16', variance: 'bf16' });
+      const [a] = stageMemories(plain);
+      const [b] = stageMemories(pa);
+      expect(b.optimizerBytes / a.optimizerBytes).toBeCloseTo(6 / 12, 9);
+    },
+  );
 
-  it('reads recompute flags: --recompute-activations is selective; full with the block method is approximated, with a warning', () => {
-    expect(fieldsOf(importMegatronArgs('--recompute-activations'))['parallel.recompute']).toBe('selective');
-    const block = importMegatronArgs(
-      '--num-layers 96 --pipeline-model-parallel-size 8 --recompute-granularity full --recompute-method block --recompute-num-layers 4',
-    );
-    expect(fieldsOf(block)['parallel.recompute']).toBe('full');
-    expect(block.warnings.join('\n')).toMatch(
-      /recomputes only the first 4 layer\(s\) of each pipeline stage; simulated as full recompute/,
-    );
-    const uniform = importMegatronArgs(
-      '--recompute-granularity full --recompute-method uniform --recompute-num-layers 2',
-    );
-    expect(uniform.warnings.join('\n')).toMatch(/one input per 2 layers/);
-    expect(errorOf(() => importMegatronArgs('--recompute-granularity partial')).message).toMatch(
-      /--recompute-granularity: expected one of full, selective; got 'partial'/,
-    );
-  });
+  it(
+    'reads recompute flags: --recompute-activations is selective; ' +
+      'full with the block method is approximated, with a warning',
+    () => {
+      expect(fieldsOf(importMegatronArgs('--recompute-activations'))['parallel.recompute']).toBe('selective');
+      const block = importMegatronArgs(
+        '--num-layers 96 --pipeline-model-parallel-size 8 --recompute-granularity ' +
+          'full --recompute-method block --recompute-num-layers 4',
+      );
+      expect(fieldsOf(block)['parallel.recompute']).toBe('full');
+      expect(block.warnings.join('\n')).toMatch(
+        /recomputes only the first 4 layer\(s\) of each pipeline stage; simulated as full recompute/,
+      );
+      const uniform = importMegatronArgs(
+        '--recompute-granularity full --recompute-method uniform --recompute-num-layers 2',
+      );
+      expect(uniform.warnings.join('\n')).toMatch(/one input per 2 layers/);
+      expect(errorOf(() => importMegatronArgs('--recompute-granularity partial')).message).toMatch(
+        /--recompute-granularity: expected one of full, selective; got 'partial'/,
+      );
+    },
+  );
 
   it('refuses full recompute without a method, as Megatron does, and warns when the layer count is missing', () => {
     const e = errorOf(() => importMegatronArgs('--num-layers 32 --recompute-granularity full'));
@@ -447,25 +499,31 @@ describe('importMegatronArgs', () => {
     );
   });
 
-  it('reads a Llama-style model: SwiGLU and RMSNorm make the llama architecture, with GQA, untied embeddings and the padded vocabulary', () => {
-    const r = importMegatronArgs(
-      '--num-layers 32 --hidden-size 4096 --num-attention-heads 32 --group-query-attention --num-query-groups 8 ' +
-        '--swiglu --normalization RMSNorm --untie-embeddings-and-output-weights --disable-bias-linear --position-embedding-type rope ' +
-        '--tokenizer-type Llama2Tokenizer --tensor-model-parallel-size 2 --seq-length 4096 --max-position-embeddings 4096',
-    );
-    expect(fieldsOf(r)).toMatchObject({
-      'model.arch': 'llama',
-      'model.kvHeads': 8,
-      'model.tiedEmbeddings': false,
-      'model.ffnHidden': 10880, // int(4h·2/3 / 64)·64 for h = 4096
-      'model.vocab': 32000, // already a multiple of 128 × tp 2
-    });
-    expect(r.warnings.join('\n')).not.toMatch(/unknown/);
-    expect(fieldsOf(importMegatronArgs('--swiglu --num-layers 2'))['model.arch']).toBe('llama');
-    expect(importMegatronArgs('--swiglu --num-layers 2').warnings.join('\n')).toMatch(
-      /--swiglu without --normalization RMSNorm/,
-    );
-  });
+  it(
+    'reads a Llama-style model: SwiGLU and RMSNorm make the llama architecture, ' +
+      'with GQA, untied embeddings and the padded vocabulary',
+    () => {
+      const r = importMegatronArgs(
+        '--num-layers 32 --hidden-size 4096 --num-attention-heads 32 --group-query-attention --num-query-groups 8 ' +
+          '--swiglu --normalization RMSNorm --untie-embeddings-and-output-weights ' +
+          '--disable-bias-linear --position-embedding-type rope ' +
+          '--tokenizer-type Llama2Tokenizer --tensor-model-parallel-size ' +
+          '2 --seq-length 4096 --max-position-embeddings 4096',
+      );
+      expect(fieldsOf(r)).toMatchObject({
+        'model.arch': 'llama',
+        'model.kvHeads': 8,
+        'model.tiedEmbeddings': false,
+        'model.ffnHidden': 10880, // int(4h·2/3 / 64)·64 for h = 4096
+        'model.vocab': 32000, // already a multiple of 128 × tp 2
+      });
+      expect(r.warnings.join('\n')).not.toMatch(/unknown/);
+      expect(fieldsOf(importMegatronArgs('--swiglu --num-layers 2'))['model.arch']).toBe('llama');
+      expect(importMegatronArgs('--swiglu --num-layers 2').warnings.join('\n')).toMatch(
+        /--swiglu without --normalization RMSNorm/,
+      );
+    },
+  );
 
   it("reads --attention-backend fused as flash attention and says that it is cuDNN's kernel, to name on Hopper", () => {
     const fused = importMegatronArgs('--attention-backend fused');
@@ -503,7 +561,8 @@ describe('importMegatronArgs', () => {
 
   it('lists unknown flags in a warning instead of failing, and reads the flags around them', () => {
     const r = importMegatronArgs(
-      '--tensor-model-parallel-size 2 --my-custom-flag 3 4 --another-one --pipeline-model-parallel-size 2 --first-last-layers-bf16',
+      '--tensor-model-parallel-size 2 --my-custom-flag 3 4 --another-one ' +
+        '--pipeline-model-parallel-size 2 --first-last-layers-bf16',
     );
     expect(fieldsOf(r)).toMatchObject({ 'parallel.tp': 2, 'parallel.pp': 2 });
     expect(r.warnings).toContain('unknown Megatron flags, ignored: --my-custom-flag --another-one');
@@ -555,7 +614,8 @@ describe('importMegatronArgs', () => {
     );
     expect(fieldsOf(r)).toMatchObject({ 'parallel.pp': 2 });
     expect(r.warnings).toContain(
-      'unknown Megatron flags, ignored: --tensor-model-paralel-size (did you mean --tensor-model-parallel-size?) --sequence-paralel (did you mean --sequence-parallel?) --my-custom-flag',
+      'unknown Megatron flags, ignored: --tensor-model-paralel-size (did you mean --tensor-model-parallel-size?) ' +
+        '--sequence-paralel (did you mean --sequence-parallel?) --my-custom-flag',
     );
   });
 
@@ -594,7 +654,8 @@ describe('importMegatronArgs', () => {
   it('lists every bad flag at once, each with what it expected', () => {
     const err = errorOf(() =>
       importMegatronArgs(
-        '--tensor-model-parallel-size x --pipeline-model-parallel-size 0 --recompute-granularity half --bf16=1 --num-layers',
+        '--tensor-model-parallel-size x --pipeline-model-parallel-size ' +
+          '0 --recompute-granularity half --bf16=1 --num-layers',
       ),
     );
     expect(err).toBeInstanceOf(InvalidScenarioError);

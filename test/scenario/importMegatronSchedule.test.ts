@@ -31,7 +31,8 @@ describe('importMegatronArgs: the interleaved schedule as Megatron validates it'
     expect(
       errorOf(() =>
         importMegatronArgs(
-          '--num-layers 80 --pipeline-model-parallel-size 4 --num-layers-per-virtual-pipeline-stage 4 --num-virtual-stages-per-pipeline-rank 5',
+          '--num-layers 80 --pipeline-model-parallel-size 4 ' +
+            '--num-layers-per-virtual-pipeline-stage 4 --num-virtual-stages-per-pipeline-rank 5',
         ),
       ).message,
     ).toMatch(/Megatron refuses both at once/);
@@ -48,7 +49,8 @@ describe('importMegatronArgs: the interleaved schedule as Megatron validates it'
     expect(
       errorOf(() =>
         importMegatronArgs(
-          '--num-layers 96 --pipeline-model-parallel-size 2 --num-layers-per-virtual-pipeline-stage 12 --no-overlap-p2p-communication',
+          '--num-layers 96 --pipeline-model-parallel-size 2 ' +
+            '--num-layers-per-virtual-pipeline-stage 12 --no-overlap-p2p-communication',
         ),
       ).message,
     ).toMatch(/greater than 2/);
@@ -68,13 +70,14 @@ describe('importMegatronArgs: the interleaved schedule as Megatron validates it'
 });
 
 // megatron/core/transformer/transformer_layer.py get_transformer_layer_offset and transformer_block.py: with
-// --account-for-embedding-in-pipeline-split / --account-for-loss-in-pipeline-split the split counts the embedding and the
-// loss as a layer each; --decoder-first-/--decoder-last-pipeline-num-layers fix the first and the last stage and deal
-// the rest evenly over the middle stages.
+// --account-for-embedding-in-pipeline-split / --account-for-loss-in-pipeline-split the split counts the embedding and
+// the loss as a layer each; --decoder-first-/--decoder-last-pipeline-num-layers fix the first and the last stage and
+// deal the rest evenly over the middle stages.
 describe('importMegatronArgs: how the layers split over the pipeline', () => {
   it('reads the embedding and the loss counted as layers', () => {
     const r = importMegatronArgs(
-      '--num-layers 126 --pipeline-model-parallel-size 16 --account-for-embedding-in-pipeline-split --account-for-loss-in-pipeline-split',
+      '--num-layers 126 --pipeline-model-parallel-size 16 ' +
+        '--account-for-embedding-in-pipeline-split --account-for-loss-in-pipeline-split',
     );
     expect(fieldsOf(r)).toMatchObject({
       'parallel.accountForEmbeddingInSplit': true,
@@ -91,7 +94,8 @@ describe('importMegatronArgs: how the layers split over the pipeline', () => {
 
   it('turns the first and last stage sizes into per-stage counts, the middle stages sharing the rest', () => {
     const r = importMegatronArgs(
-      '--num-layers 30 --pipeline-model-parallel-size 4 --decoder-first-pipeline-num-layers 6 --decoder-last-pipeline-num-layers 4',
+      '--num-layers 30 --pipeline-model-parallel-size 4 ' +
+        '--decoder-first-pipeline-num-layers 6 --decoder-last-pipeline-num-layers 4',
     );
     expect(fieldsOf(r)['parallel.layersPerStage']).toEqual([6, 10, 10, 4]);
     expect(
@@ -101,18 +105,23 @@ describe('importMegatronArgs: how the layers split over the pipeline', () => {
     ).toEqual([8, 8, 8, 6]);
   });
 
-  it('refuses a first/last split that leaves the middle stages an uneven share, or one given with the counted slots', () => {
-    expect(
-      errorOf(() =>
-        importMegatronArgs('--num-layers 30 --pipeline-model-parallel-size 4 --decoder-first-pipeline-num-layers 5'),
-      ).message,
-    ).toMatch(/leaves 25 of the 30 layers for 3 middle stage\(s\).*does not split evenly/);
-    expect(
-      errorOf(() =>
-        importMegatronArgs(
-          '--num-layers 30 --pipeline-model-parallel-size 4 --decoder-first-pipeline-num-layers 6 --account-for-loss-in-pipeline-split',
-        ),
-      ).message,
-    ).toMatch(/give one of them/);
-  });
+  it(
+    'refuses a first/last split that leaves the middle stages an uneven share, ' +
+      'or one given with the counted slots',
+    () => {
+      expect(
+        errorOf(() =>
+          importMegatronArgs('--num-layers 30 --pipeline-model-parallel-size 4 --decoder-first-pipeline-num-layers 5'),
+        ).message,
+      ).toMatch(/leaves 25 of the 30 layers for 3 middle stage\(s\).*does not split evenly/);
+      expect(
+        errorOf(() =>
+          importMegatronArgs(
+            '--num-layers 30 --pipeline-model-parallel-size 4 ' +
+              '--decoder-first-pipeline-num-layers 6 --account-for-loss-in-pipeline-split',
+          ),
+        ).message,
+      ).toMatch(/give one of them/);
+    },
+  );
 });

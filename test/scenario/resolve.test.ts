@@ -51,38 +51,51 @@ describe('defaults', () => {
     expect(gpu({ memoryGiB: 40 }).warnings).toBeUndefined();
   });
 
-  it('warns that virtualStages is ignored by a pipeline schedule other than interleaved (and says nothing without one)', () => {
-    const pipe = (parallel: Record<string, unknown>) =>
-      resolved({
-        ...base(),
-        model: { preset: 'gpt3-175b' },
-        training: { globalBatch: 64 },
-        parallel: { tp: 8, ...parallel },
-      });
-    expect(pipe({ pp: 2, virtualStages: 3 }).warnings).toEqual([
-      'parallel.virtualStages 3: ignored, the 1f1b schedule runs one model chunk per stage; set parallel.schedule: interleaved to use it',
-    ]);
-    expect(pipe({ pp: 2, virtualStages: 3, schedule: 'interleaved' }).warnings).toBeUndefined();
-    // With pp 1 schedule and virtualStages are accepted and ignored, as the scenario contract says.
-    expect(pipe({ pp: 1, virtualStages: 3 }).warnings).toBeUndefined();
-  });
+  it(
+    'warns that virtualStages is ignored by a pipeline schedule ' +
+      'other than interleaved (and says nothing without one)',
+    () => {
+      const pipe = (parallel: Record<string, unknown>) =>
+        resolved({
+          ...base(),
+          model: { preset: 'gpt3-175b' },
+          training: { globalBatch: 64 },
+          parallel: { tp: 8, ...parallel },
+        });
+      expect(pipe({ pp: 2, virtualStages: 3 }).warnings).toEqual([
+        'parallel.virtualStages 3: ignored, the 1f1b schedule runs one model chunk per stage; ' +
+          'set parallel.schedule: interleaved to use it',
+      ]);
+      expect(pipe({ pp: 2, virtualStages: 3, schedule: 'interleaved' }).warnings).toBeUndefined();
+      // With pp 1 schedule and virtualStages are accepted and ignored, as the scenario contract says.
+      expect(pipe({ pp: 1, virtualStages: 3 }).warnings).toBeUndefined();
+    },
+  );
 
-  it("warns when tp exceeds a grouped-query model's key/value heads (replicated here; Megatron-LM refused it before core 0.16)", () => {
-    const at = (tp: number) =>
-      resolved({
-        ...base(),
-        cluster: { preset: 'dgx-a100-80gb', nodes: 2 },
-        model: { preset: 'llama2-70b' },
-        training: { globalBatch: 16 },
-        parallel: { tp },
-      }).warnings;
-    expect(at(16)).toEqual([
-      expect.stringMatching(
-        /^parallel\.tp 16 does not divide the model's 8 key\/value heads: each TP rank is simulated with a copy of one.*Megatron-LM refused it before core 0\.16.*not modelled$/,
-      ),
-    ]);
-    expect(at(8)).toBeUndefined();
-  });
+  it(
+    "warns when tp exceeds a grouped-query model's key/value heads (replicated here; " +
+      'Megatron-LM refused it before core 0.16)',
+    () => {
+      const at = (tp: number) =>
+        resolved({
+          ...base(),
+          cluster: { preset: 'dgx-a100-80gb', nodes: 2 },
+          model: { preset: 'llama2-70b' },
+          training: { globalBatch: 16 },
+          parallel: { tp },
+        }).warnings;
+      expect(at(16)).toEqual([
+        expect.stringMatching(
+          new RegExp(
+            /^parallel\.tp 16 does not divide the model's 8 key\/value heads: /.source +
+              /each TP rank is simulated with a copy of one.*Megatron-LM /.source +
+              /refused it before core 0\.16.*not modelled$/.source,
+          ),
+        ),
+      ]);
+      expect(at(8)).toBeUndefined();
+    },
+  );
 
   it('gives DDP 25 MB buckets, a 1 MB first bucket and overlap', () => {
     expect(resolved(base()).parallel.ddp).toEqual({ bucketMB: 25, firstBucketMB: 1, overlap: true });
@@ -184,51 +197,55 @@ describe('inline overrides on presets', () => {
     ).toBe('tiny');
   });
 
-  it('takes a head width of its own: heads need not divide hidden then, one equal to hidden / heads changes nothing', () => {
-    const custom = resolved({
-      ...base(),
-      model: { arch: 'llama', layers: 2, hidden: 3072, heads: 16, headDim: 256, seqLen: 1024, vocab: 32000 },
-      training: { globalBatch: 16 },
-    }).model;
-    expect(custom.headDim).toBe(256);
-    expect(
-      resolved({
+  it(
+    'takes a head width of its own: heads need not divide hidden then, ' +
+      'one equal to hidden / heads changes nothing',
+    () => {
+      const custom = resolved({
         ...base(),
-        model: {
-          arch: 'llama',
-          layers: 2,
-          hidden: 3072,
-          heads: 7,
-          kvHeads: 7,
-          headDim: 128,
-          seqLen: 1024,
-          vocab: 32000,
+        model: { arch: 'llama', layers: 2, hidden: 3072, heads: 16, headDim: 256, seqLen: 1024, vocab: 32000 },
+        training: { globalBatch: 16 },
+      }).model;
+      expect(custom.headDim).toBe(256);
+      expect(
+        resolved({
+          ...base(),
+          model: {
+            arch: 'llama',
+            layers: 2,
+            hidden: 3072,
+            heads: 7,
+            kvHeads: 7,
+            headDim: 128,
+            seqLen: 1024,
+            vocab: 32000,
+          },
+          training: { globalBatch: 16 },
+        }).model.heads,
+      ).toBe(7);
+      expect(
+        problems({
+          ...base(),
+          model: { arch: 'llama', layers: 2, hidden: 3072, heads: 7, kvHeads: 7, seqLen: 1024, vocab: 32000 },
+          training: { globalBatch: 16 },
+        }),
+      ).toEqual([
+        {
+          path: 'model.heads',
+          message: '7 does not divide hidden (3072); give model.headDim if the heads have a width of their own',
         },
-        training: { globalBatch: 16 },
-      }).model.heads,
-    ).toBe(7);
-    expect(
-      problems({
+      ]);
+      const same = resolved({
         ...base(),
-        model: { arch: 'llama', layers: 2, hidden: 3072, heads: 7, kvHeads: 7, seqLen: 1024, vocab: 32000 },
+        model: { preset: 'llama2-7b', headDim: 128 },
         training: { globalBatch: 16 },
-      }),
-    ).toEqual([
-      {
-        path: 'model.heads',
-        message: '7 does not divide hidden (3072); give model.headDim if the heads have a width of their own',
-      },
-    ]);
-    const same = resolved({
-      ...base(),
-      model: { preset: 'llama2-7b', headDim: 128 },
-      training: { globalBatch: 16 },
-    }).model;
-    expect(same).toEqual(modelPreset('llama2-7b'));
-    expect(
-      resolved({ ...base(), model: { preset: 'llama2-7b', headDim: 256 }, training: { globalBatch: 16 } }).model.name,
-    ).toBe('llama2-7b (modified)');
-  });
+      }).model;
+      expect(same).toEqual(modelPreset('llama2-7b'));
+      expect(
+        resolved({ ...base(), model: { preset: 'llama2-7b', headDim: 256 }, training: { globalBatch: 16 } }).model.name,
+      ).toBe('llama2-7b (modified)');
+    },
+  );
 
   it('keeps a multi-head preset multi-head when only the heads change, and a grouped one grouped', () => {
     const bert = resolved({
@@ -317,21 +334,27 @@ describe('inline models without a preset', () => {
 });
 
 describe('layers that do not split over the model chunks', () => {
-  it('blame virtualStages when pp divides the layers (32 over pp 4 × 3 chunks: 8 a stage, which 3 chunks cannot split), pp otherwise', () => {
-    const split = (parallel: Record<string, unknown>) =>
-      problems({
-        ...base(),
-        cluster: { preset: 'dgx-a100-80gb', nodes: 1, node: { gpusPerNode: 4, nicsPerNode: 1 } },
-        model: { arch: 'gpt', layers: 32, hidden: 1024, heads: 16, seqLen: 1024, vocab: 128 },
-        training: { globalBatch: 8, microBatch: 1 },
-        parallel,
-      });
-    const chunks = split({ pp: 4, schedule: 'interleaved', virtualStages: 3 });
-    expect(chunks.map((x) => x.path)).toEqual(['parallel.virtualStages']);
-    expect(chunks[0].message).toMatch(/change virtualStages \(to one dividing the 8 layers per stage\)$/);
-    const stages = split({ pp: 3, schedule: 'interleaved', virtualStages: 2 });
-    expect(stages.filter((x) => x.message.includes('do not split evenly')).map((x) => x.path)).toEqual(['parallel.pp']);
-  });
+  it(
+    'blame virtualStages when pp divides the layers (32 over pp 4 × 3 chunks: ' +
+      '8 a stage, which 3 chunks cannot split), pp otherwise',
+    () => {
+      const split = (parallel: Record<string, unknown>) =>
+        problems({
+          ...base(),
+          cluster: { preset: 'dgx-a100-80gb', nodes: 1, node: { gpusPerNode: 4, nicsPerNode: 1 } },
+          model: { arch: 'gpt', layers: 32, hidden: 1024, heads: 16, seqLen: 1024, vocab: 128 },
+          training: { globalBatch: 8, microBatch: 1 },
+          parallel,
+        });
+      const chunks = split({ pp: 4, schedule: 'interleaved', virtualStages: 3 });
+      expect(chunks.map((x) => x.path)).toEqual(['parallel.virtualStages']);
+      expect(chunks[0].message).toMatch(/change virtualStages \(to one dividing the 8 layers per stage\)$/);
+      const stages = split({ pp: 3, schedule: 'interleaved', virtualStages: 2 });
+      expect(stages.filter((x) => x.message.includes('do not split evenly')).map((x) => x.path)).toEqual([
+        'parallel.pp',
+      ]);
+    },
+  );
 });
 
 describe('a split that does not divide the GPUs', () => {
@@ -376,7 +399,10 @@ describe('hfConfig', () => {
     // The config's max_position_embeddings stood in for the training length: the scenario says so.
     expect(s.warnings).toEqual([
       expect.stringMatching(
-        /^training\.seqLen not given: using the longest sequence models\/llama2-7b\.config\.json allows \(max_position_embeddings or n_positions, 4096\)/,
+        new RegExp(
+          /^training\.seqLen not given: using the longest sequence /.source +
+            /models\/llama2-7b\.config\.json allows \(max_position_embeddings or n_positions, 4096\)/.source,
+        ),
       ),
     ]);
     // A config that allows more than 4,096 positions trains at 4,096 unless told otherwise (issue 26, item 15): not the
@@ -388,7 +414,10 @@ describe('hfConfig', () => {
     expect(longRun.training.seqLen).toBe(4096);
     expect(longRun.warnings).toEqual([
       expect.stringMatching(
-        /^training\.seqLen not given: using 4096 tokens, the length most pretraining runs at, not the 131072 positions config\.json allows/,
+        new RegExp(
+          /^training\.seqLen not given: using 4096 tokens, /.source +
+            /the length most pretraining runs at, not the 131072 positions config\.json allows/.source,
+        ),
       ),
     ]);
     const given = resolved(
@@ -405,7 +434,9 @@ describe('hfConfig', () => {
     const path = join(sub, 'llama.yaml');
     writeFileSync(
       path,
-      'cluster: { preset: hgx-h200, nodes: 2 }\nmodel: { hfConfig: models/llama2-7b.config.json, seqLen: 2048 }\ntraining: { globalBatch: 16 }\n',
+      'cluster: { preset: hgx-h200, nodes: 2 }\n' +
+        'model: { hfConfig: models/llama2-7b.config.json, seqLen: 2048 }\n' +
+        'training: { globalBatch: 16 }\n',
     );
     const file = loadScenarioFile(path);
     expect(file.baseDir).toBe(dirname(path));
@@ -432,7 +463,9 @@ describe('comm.measured (nccl-tests tables of the machine)', () => {
     dir = mkdtempSync(join(tmpdir(), 'clustersim-measured-'));
     writeFileSync(
       join(dir, 'ar8.txt'),
-      '#  size count type redop root time algbw busbw #wrong\n 1048576 262144 float sum -1 92.79 11.30 19.78 0\n 2097152 524288 float sum -1 93.25 22.49 39.36 0\n',
+      '#  size count type redop root time algbw busbw #wrong\n' +
+        ' 1048576 262144 float sum -1 92.79 11.30 19.78 0\n' +
+        ' 2097152 524288 float sum -1 93.25 22.49 39.36 0\n',
     );
   });
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -469,7 +502,10 @@ describe('comm.measured (nccl-tests tables of the machine)', () => {
     expect(p.map((x) => x.path)).toEqual(['comm.measured.0.file', 'comm.measured.1.file']);
     expect(p[0].message).toContain("cannot read 'nope.txt'");
     expect(p[1].message).toMatch(
-      /'units\.csv': 1048576 B in 92\.79 ns is \d+ GB\/s of bus bandwidth, more than 1\.5× the node's 230 GB\/s links; are the times in µs but labelled ns\?/,
+      new RegExp(
+        /'units\.csv': 1048576 B in 92\.79 ns is \d+ GB\/s of bus bandwidth, /.source +
+          /more than 1\.5× the node's 230 GB\/s links; are the times in µs but labelled ns\?/.source,
+      ),
     );
   });
 

@@ -43,7 +43,8 @@ describe('--set overrides', () => {
       training: { ...(base().training as object), seqLen: 1024 },
     });
     expect(bert.warnings).toContain(
-      'training.seqLen 1024 is longer than the 512 learned positions of bert-large, which has none past them; simulated all the same (set model.seqLen: 1024 for a model with that many)',
+      'training.seqLen 1024 is longer than the 512 learned positions of bert-large, which has none past them; ' +
+        'simulated all the same (set model.seqLen: 1024 for a model with that many)',
     );
     const told = resolved({
       ...base(),
@@ -85,7 +86,9 @@ describe('--set overrides', () => {
         'cluster.gpu.memoryGiB=40',
       ]),
     ).toThrow(
-      "--set 'cluster.gpu.memoryGiB=40': 'cluster.gpu' is \"a100-sxm4-80gb\", not a mapping, so it has no field 'memoryGiB'; to change one field of it, give the mapping form: --set 'cluster.gpu={preset: a100-sxm4-80gb, memoryGiB: 40}'",
+      "--set 'cluster.gpu.memoryGiB=40': 'cluster.gpu' is \"a100-sxm4-80gb\", " +
+        "not a mapping, so it has no field 'memoryGiB'; to change one field of it, " +
+        "give the mapping form: --set 'cluster.gpu={preset: a100-sxm4-80gb, memoryGiB: 40}'",
     );
   });
 

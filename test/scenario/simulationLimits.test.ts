@@ -22,19 +22,23 @@ const base = (nodes: number, globalBatch: number) => ({
 });
 
 describe('inputs too large to simulate are refused before anything runs', () => {
-  it('more micro-batches per replica than the limit: a problem at training.globalBatch naming the count and what to change', () => {
-    // 8 GPUs, dp 8: a global batch of 8 × (limit + 1) makes limit + 1 micro-batches per replica.
-    const over = problemsOf(base(1, 8 * (MAX_MICRO_BATCHES_PER_STEP + 1)));
-    expect(over).toEqual([
-      {
-        path: 'training.globalBatch',
-        message: expect.stringMatching(
-          /^makes 10,001 micro-batches per step on each replica .*Raise training\.microBatch/,
-        ),
-      },
-    ]);
-    expect(problemsOf(base(1, 8 * MAX_MICRO_BATCHES_PER_STEP))).toEqual([]);
-  });
+  it(
+    'more micro-batches per replica than the limit: ' +
+      'a problem at training.globalBatch naming the count and what to change',
+    () => {
+      // 8 GPUs, dp 8: a global batch of 8 × (limit + 1) makes limit + 1 micro-batches per replica.
+      const over = problemsOf(base(1, 8 * (MAX_MICRO_BATCHES_PER_STEP + 1)));
+      expect(over).toEqual([
+        {
+          path: 'training.globalBatch',
+          message: expect.stringMatching(
+            /^makes 10,001 micro-batches per step on each replica .*Raise training\.microBatch/,
+          ),
+        },
+      ]);
+      expect(problemsOf(base(1, 8 * MAX_MICRO_BATCHES_PER_STEP))).toEqual([]);
+    },
+  );
 
   it('more layer passes (layers × micro-batches) than the limit: a problem at model.layers (issue 26, item 6)', () => {
     const deep = (layers: number, globalBatch: number) => ({
