@@ -42,32 +42,39 @@ function oneByOne(limit: number, onStart: (label: string) => void): Alternative[
 }
 
 describe('alternatives side by side', () => {
-  it('simulates the candidates the one-by-one loop reaches, in batches of what is still missing, with the same result', async () => {
-    for (const limit of [1, 2, 3, 6]) {
-      const started: string[] = [];
-      const serial: string[] = [];
-      const one = oneByOne(limit, (l) => serial.push(l));
-      const side = await evaluateAlternatives(job, limit, { jobs: 3, onStart: (l) => started.push(l) });
-      expect(side).toEqual(one);
-      // The same candidates were tried: none past the one at which the loop had enough.
-      expect(started).toEqual(serial);
-    }
-    // Candidates that cannot be built do not count towards the limit; the loop stops at it.
-    expect((await evaluateAlternatives(job, 1, { jobs: 1 })).map((a) => a.label)).toEqual(['mb 1']);
-    expect((await evaluateAlternatives(job, 2, { jobs: 1 })).map((a) => a.label)).toEqual(['mb 1', 'zero 1']);
-    const three = await evaluateAlternatives(job, 3, { jobs: 1 });
-    expect(three.map((a) => a.label)).toEqual(['mb 1', 'zero 1', 'zero 2']);
-    expect(three.every((a) => a.stepTimeS! > 0)).toBe(true);
-  });
+  it(
+    'simulates the candidates the one-by-one loop reaches, ' +
+      'in batches of what is still missing, with the same result',
+    async () => {
+      for (const limit of [1, 2, 3, 6]) {
+        const started: string[] = [];
+        const serial: string[] = [];
+        const one = oneByOne(limit, (l) => serial.push(l));
+        const side = await evaluateAlternatives(job, limit, { jobs: 3, onStart: (l) => started.push(l) });
+        expect(side).toEqual(one);
+        // The same candidates were tried: none past the one at which the loop had enough.
+        expect(started).toEqual(serial);
+      }
+      // Candidates that cannot be built do not count towards the limit; the loop stops at it.
+      expect((await evaluateAlternatives(job, 1, { jobs: 1 })).map((a) => a.label)).toEqual(['mb 1']);
+      expect((await evaluateAlternatives(job, 2, { jobs: 1 })).map((a) => a.label)).toEqual(['mb 1', 'zero 1']);
+      const three = await evaluateAlternatives(job, 3, { jobs: 1 });
+      expect(three.map((a) => a.label)).toEqual(['mb 1', 'zero 1', 'zero 2']);
+      expect(three.every((a) => a.stepTimeS! > 0)).toBe(true);
+    },
+  );
 
-  it('does not count the alternatives it is told to leave out (those that would not fit where the setup fits)', async () => {
-    const notZero1 = (a: Alternative) => a.label !== 'zero 1';
-    const started: string[] = [];
-    const two = await evaluateAlternatives(job, 2, { jobs: 3, keep: notZero1, onStart: (l) => started.push(l) });
-    expect(two.map((a) => a.label)).toEqual(['mb 1', 'zero 2']);
-    // It went on to the next candidate in its place, and no further.
-    expect(started).toEqual(['tp 3', 'mb 4', 'mb 1', 'zero 1', 'tp 5', 'zero 2']);
-  });
+  it(
+    'does not count the alternatives it is told to leave ' + 'out (those that would not fit where the setup fits)',
+    async () => {
+      const notZero1 = (a: Alternative) => a.label !== 'zero 1';
+      const started: string[] = [];
+      const two = await evaluateAlternatives(job, 2, { jobs: 3, keep: notZero1, onStart: (l) => started.push(l) });
+      expect(two.map((a) => a.label)).toEqual(['mb 1', 'zero 2']);
+      // It went on to the next candidate in its place, and no further.
+      expect(started).toEqual(['tp 3', 'mb 4', 'mb 1', 'zero 1', 'tp 5', 'zero 2']);
+    },
+  );
 
   it('applies the user overrides under every candidate', async () => {
     const one = { ...job, baseSets: ['training.globalBatch=32'], candidates: [list[3]] };

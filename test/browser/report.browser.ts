@@ -149,18 +149,21 @@ describe('HTML reports in Chromium', () => {
     await page.close();
   });
 
-  it('committed example reports: no errors, charts visible, lanes as their timelines say; screenshots taken', async () => {
-    const pages = readdirSync('reports').filter((f) => f.endsWith('.html'));
-    expect(pages.length).toBeGreaterThan(0);
-    for (const f of pages) {
-      const { page, problems } = await open(resolve('reports', f), join(SHOTS, f.replace(/\.html$/, '.jpg')));
-      expect(problems, f).toEqual([]);
-      await expectChartsVisible(page, 2);
-      const tl = page.locator('svg.timeline').first();
-      const ranks = (await tl.getAttribute('data-ranks'))!.split(',').length;
-      const streams = (await tl.getAttribute('data-streams'))!.split(',').length;
-      expect(await tl.locator('g.lane').count(), f).toBe(ranks * streams);
-      await page.close();
-    }
-  });
+  it(
+    'committed example reports: no errors, charts visible, ' + 'lanes as their timelines say; screenshots taken',
+    async () => {
+      const pages = readdirSync('reports').filter((f) => f.endsWith('.html'));
+      expect(pages.length).toBeGreaterThan(0);
+      for (const f of pages) {
+        const { page, problems } = await open(resolve('reports', f), join(SHOTS, f.replace(/\.html$/, '.jpg')));
+        expect(problems, f).toEqual([]);
+        await expectChartsVisible(page, 2);
+        const tl = page.locator('svg.timeline').first();
+        const ranks = (await tl.getAttribute('data-ranks'))!.split(',').length;
+        const streams = (await tl.getAttribute('data-streams'))!.split(',').length;
+        expect(await tl.locator('g.lane').count(), f).toBe(ranks * streams);
+        await page.close();
+      }
+    },
+  );
 });

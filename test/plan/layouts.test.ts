@@ -35,7 +35,8 @@ describe('plan layouts', () => {
     const { layouts, removed } = planLayouts(s, small({ schedule: ['1f1b', 'interleaved'], virtualStages: [2] }), 8);
     const interleaved = layouts.filter((l) => l.schedule === 'interleaved');
     // Pipelines: (pp 2, dp 4): m = 2 (mb 1), 1 (mb 2); (pp 4, dp 2): 4, 2; (pp 2, dp 2): 4, 2; (pp 4, dp 1): 8, 4.
-    // Whole rounds (m divisible by pp): pp 2 dp 4 mb 1; pp 4 dp 2 mb 1; pp 2 dp 2 mb 1 and mb 2; pp 4 dp 1 mb 1 and mb 2.
+    // Whole rounds (m divisible by pp): pp 2 dp 4 mb 1; pp 4 dp 2 mb 1; pp 2 dp 2 mb 1 and
+    // mb 2; pp 4 dp 1 mb 1 and mb 2.
     expect(interleaved.map((l) => `${l.pp}/${l.dp}/${l.microBatch}`).sort()).toEqual([
       '2/2/1',
       '2/2/2',
@@ -47,25 +48,29 @@ describe('plan layouts', () => {
     expect(removed.get('interleaving needs micro-batches in whole rounds')).toBe(2);
   });
 
-  it('counts the embedding and the loss as layers where the layers alone do not split (126 layers over 16 × 8 chunks)', () => {
-    const l405 = { ...s, model: { ...s.model, layers: 126 }, training: { ...s.training, globalBatch: 16 } };
-    const { layouts } = planLayouts(
-      l405,
-      { ...small({ tp: [1], pp: [16], microBatch: [1], schedule: ['interleaved'], virtualStages: [8] }) },
-      16,
-    );
-    expect(layouts).toEqual([expect.objectContaining({ pp: 16, virtualStages: 8, countEmbeddingAndLoss: true })]);
-    // 126 layers split evenly over 2 stages of 63: no counting needed; over 4, only with the two counted (128 / 4);
-    // over 5 neither way (126 and 128 are not multiples of 5).
-    const even = planLayouts(l405, small({ tp: [1], pp: [2, 4], microBatch: [1] }), 16);
-    expect(even.layouts.map((l) => [l.pp, l.countEmbeddingAndLoss])).toEqual([
-      [2, false],
-      [4, true],
-    ]);
-    const none = planLayouts(l405, small({ tp: [1], pp: [5], microBatch: [1] }), 10);
-    expect(none.layouts).toEqual([]);
-    expect(none.removed.get('layers do not split')).toBe(1);
-  });
+  it(
+    'counts the embedding and the loss as layers where the ' +
+      'layers alone do not split (126 layers over 16 × 8 chunks)',
+    () => {
+      const l405 = { ...s, model: { ...s.model, layers: 126 }, training: { ...s.training, globalBatch: 16 } };
+      const { layouts } = planLayouts(
+        l405,
+        { ...small({ tp: [1], pp: [16], microBatch: [1], schedule: ['interleaved'], virtualStages: [8] }) },
+        16,
+      );
+      expect(layouts).toEqual([expect.objectContaining({ pp: 16, virtualStages: 8, countEmbeddingAndLoss: true })]);
+      // 126 layers split evenly over 2 stages of 63: no counting needed; over 4, only with the two counted (128 / 4);
+      // over 5 neither way (126 and 128 are not multiples of 5).
+      const even = planLayouts(l405, small({ tp: [1], pp: [2, 4], microBatch: [1] }), 16);
+      expect(even.layouts.map((l) => [l.pp, l.countEmbeddingAndLoss])).toEqual([
+        [2, false],
+        [4, true],
+      ]);
+      const none = planLayouts(l405, small({ tp: [1], pp: [5], microBatch: [1] }), 10);
+      expect(none.layouts).toEqual([]);
+      expect(none.removed.get('layers do not split')).toBe(1);
+    },
+  );
 });
 
 describe('plan layouts of a model with experts', () => {

@@ -61,23 +61,27 @@ describe('the memory rules of a plan', () => {
     expect(checked).toBeGreaterThan(0);
   });
 
-  it('keeps offload only where no offload does not fit with as little recompute, and ZeRO-3 likewise against ZeRO-2', () => {
-    let checked = 0;
-    for (const { o } of outcomes) {
-      for (const c of o.kept.filter((k) => k.knobs.zero === 3 || k.knobs.offload === 'cpu')) {
-        if (c.knobs.offload === 'cpu')
-          expect(
-            memoryVerdict(resolve, candidateSets({ ...c, knobs: { ...c.knobs, offload: 'none' } }, ctx)),
-          ).toMatchObject({ fits: false });
-        if (c.knobs.zero === 3)
-          expect(memoryVerdict(resolve, candidateSets({ ...c, knobs: { ...c.knobs, zero: 2 } }, ctx))).toMatchObject({
-            fits: false,
-          });
-        checked++;
+  it(
+    'keeps offload only where no offload does not fit with ' +
+      'as little recompute, and ZeRO-3 likewise against ZeRO-2',
+    () => {
+      let checked = 0;
+      for (const { o } of outcomes) {
+        for (const c of o.kept.filter((k) => k.knobs.zero === 3 || k.knobs.offload === 'cpu')) {
+          if (c.knobs.offload === 'cpu')
+            expect(
+              memoryVerdict(resolve, candidateSets({ ...c, knobs: { ...c.knobs, offload: 'none' } }, ctx)),
+            ).toMatchObject({ fits: false });
+          if (c.knobs.zero === 3)
+            expect(memoryVerdict(resolve, candidateSets({ ...c, knobs: { ...c.knobs, zero: 2 } }, ctx))).toMatchObject({
+              fits: false,
+            });
+          checked++;
+        }
       }
-    }
-    expect(checked).toBeGreaterThan(0);
-  });
+      expect(checked).toBeGreaterThan(0);
+    },
+  );
 
   it('accounts for every candidate: kept, removed by a rule or refused, adding up to the knob combinations', () => {
     for (const { l, o } of outcomes) {

@@ -85,8 +85,10 @@ describe('scaling table and CSV', () => {
     const lines = csv.trimEnd().split('\n');
     expect(lines[0]).toBe(SCALE_CSV_COLUMNS.join(','));
     expect(lines[0]).toBe(
-      'scenario,mode,gpus,status,nodes,dp,global_batch,step_time_s,samples_per_s,tokens_per_s,speedup,efficiency,exposed_comm_share,mfu,memory_bytes_per_gpu,capacity_bytes,fits,reason,' +
-        'tp,pp,cp,cp_comm_type,tp_comm_overlap,tp_comm_overlap_sms_proj,tp_comm_overlap_sms_fc2,tp_comm_overlap_sms_bulk,speedup_base_gpus,' +
+      'scenario,mode,gpus,status,nodes,dp,global_batch,step_time_s,samples_per_s,tokens_per_s,' +
+        'speedup,efficiency,exposed_comm_share,mfu,memory_bytes_per_gpu,capacity_bytes,fits,reason,' +
+        'tp,pp,cp,cp_comm_type,tp_comm_overlap,tp_comm_overlap_sms_proj,' +
+        'tp_comm_overlap_sms_fc2,tp_comm_overlap_sms_bulk,speedup_base_gpus,' +
         'error_band_low_pct,error_band_high_pct,error_band_rows,micro_batch',
     );
     expect(lines).toHaveLength(5);
@@ -119,49 +121,53 @@ describe('scaling table and CSV', () => {
     expect(lines[3].split(',').length).toBeGreaterThanOrEqual(SCALE_CSV_COLUMNS.length);
   });
 
-  it('writes what each scenario holds fixed on every line: cp_comm_type only with cp > 1, the TP overlap SMs only when on', () => {
-    const sms = { proj: 24, fc2: 16, bulk: 0 };
-    const csv = scaleCsv([
-      {
-        name: 'ring',
-        mode: 'weak',
-        tp: 4,
-        pp: 2,
-        cp: 2,
-        cpCommType: 'all_gather',
-        tpCommOverlap: true,
-        tpCommOverlapSms: sms,
-        rows: rows.slice(0, 2),
-      },
-      { name: 'plain', mode: 'weak', tp: 1, pp: 1, rows: rows.slice(0, 1) },
-    ]);
-    const [header, ...body] = csv
-      .trimEnd()
-      .split('\n')
-      .map((l) => l.split(','));
-    const at = (line: string[], column: string) => line[header.indexOf(column)];
-    const fixed = [
-      'tp',
-      'pp',
-      'cp',
-      'cp_comm_type',
-      'tp_comm_overlap',
-      'tp_comm_overlap_sms_proj',
-      'tp_comm_overlap_sms_fc2',
-      'tp_comm_overlap_sms_bulk',
-    ];
-    expect(body.map((line) => fixed.map((c) => at(line, c)))).toEqual([
-      ['4', '2', '2', 'all_gather', 'true', '24', '16', '0'],
-      ['4', '2', '2', 'all_gather', 'true', '24', '16', '0'],
-      ['1', '1', '1', '', 'false', '', '', ''],
-    ]);
-    // The row's own columns keep their places.
-    expect(body.map((line) => [at(line, 'scenario'), at(line, 'gpus')])).toEqual([
-      ['ring', '8'],
-      ['ring', '16'],
-      ['plain', '8'],
-    ]);
-  });
+  it(
+    'writes what each scenario holds fixed on every line: ' +
+      'cp_comm_type only with cp > 1, the TP overlap SMs only when on',
+    () => {
+      const sms = { proj: 24, fc2: 16, bulk: 0 };
+      const csv = scaleCsv([
+        {
+          name: 'ring',
+          mode: 'weak',
+          tp: 4,
+          pp: 2,
+          cp: 2,
+          cpCommType: 'all_gather',
+          tpCommOverlap: true,
+          tpCommOverlapSms: sms,
+          rows: rows.slice(0, 2),
+        },
+        { name: 'plain', mode: 'weak', tp: 1, pp: 1, rows: rows.slice(0, 1) },
+      ]);
+      const [header, ...body] = csv
+        .trimEnd()
+        .split('\n')
+        .map((l) => l.split(','));
+      const at = (line: string[], column: string) => line[header.indexOf(column)];
+      const fixed = [
+        'tp',
+        'pp',
+        'cp',
+        'cp_comm_type',
+        'tp_comm_overlap',
+        'tp_comm_overlap_sms_proj',
+        'tp_comm_overlap_sms_fc2',
+        'tp_comm_overlap_sms_bulk',
+      ];
+      expect(body.map((line) => fixed.map((c) => at(line, c)))).toEqual([
+        ['4', '2', '2', 'all_gather', 'true', '24', '16', '0'],
+        ['4', '2', '2', 'all_gather', 'true', '24', '16', '0'],
+        ['1', '1', '1', '', 'false', '', '', ''],
+      ]);
+      // The row's own columns keep their places.
+      expect(body.map((line) => [at(line, 'scenario'), at(line, 'gpus')])).toEqual([
+        ['ring', '8'],
+        ['ring', '16'],
+        ['plain', '8'],
+      ]);
+    },
+  );
 });
 
 describe('scaling chart', () => {

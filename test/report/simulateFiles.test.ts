@@ -53,18 +53,22 @@ describe('clustersim simulate --timeline / --report / --trace', () => {
     expect(page).toContain(`<td>bottleneck</td><td>${bound}</td>`);
   });
 
-  it('shows the alternatives simulate ran as a "What to try" table in the HTML report, and none with --alternatives 0', async () => {
-    const html = join(dir, 'try.html');
-    const r = await cli('simulate', BERT, '--report', html, '--json');
-    const first = JSON.parse(r.out).alternatives[0] as { label: string; sets: string[] };
-    const page = readFileSync(html, 'utf8');
-    expect(page).toContain('<h2>What to try</h2>');
-    expect(page).toContain(`<td>${first.label}</td>`);
-    expect(page).toContain(first.sets.map((s) => `--set ${s}`).join(' '));
-    const none = join(dir, 'none.html');
-    await cli('simulate', BERT, '--alternatives', '0', '--report', none);
-    expect(readFileSync(none, 'utf8')).not.toContain('What to try');
-  });
+  it(
+    'shows the alternatives simulate ran as a "What to try" ' +
+      'table in the HTML report, and none with --alternatives 0',
+    async () => {
+      const html = join(dir, 'try.html');
+      const r = await cli('simulate', BERT, '--report', html, '--json');
+      const first = JSON.parse(r.out).alternatives[0] as { label: string; sets: string[] };
+      const page = readFileSync(html, 'utf8');
+      expect(page).toContain('<h2>What to try</h2>');
+      expect(page).toContain(`<td>${first.label}</td>`);
+      expect(page).toContain(first.sets.map((s) => `--set ${s}`).join(' '));
+      const none = join(dir, 'none.html');
+      await cli('simulate', BERT, '--alternatives', '0', '--report', none);
+      expect(readFileSync(none, 'utf8')).not.toContain('What to try');
+    },
+  );
 
   it("carries the simulator's notes into the HTML report (TP over PCIe)", async () => {
     const html = join(dir, 'pcie.html');
@@ -74,24 +78,27 @@ describe('clustersim simulate --timeline / --report / --trace', () => {
     expect(readFileSync(html, 'utf8')).toMatch(/<td>note<\/td><td>tensor parallelism over PCIe/);
   });
 
-  it("says in the HTML report's parallelism line what the text says: ZeRO with CPU offload and the recompute", async () => {
-    const html = join(dir, 'split.html');
-    const sets = ['parallel.zero=3', 'parallel.offload=cpu', 'parallel.recompute=full'].flatMap((s) => ['--set', s]);
-    const r = await cli(
-      'simulate',
-      'scenarios/llama2-7b-zero3-nvlink.yaml',
-      '--alternatives',
-      '0',
-      '--report',
-      html,
-      ...sets,
-    );
-    expect(r.code, r.err).toBe(0);
-    expect(r.out).toMatch(/ZeRO-3 \+ CPU offload, full recompute/);
-    expect(readFileSync(html, 'utf8')).toMatch(
-      /<td>parallelism<\/td><td>tp 1 × pp 1 × dp 8, ZeRO-3 \+ CPU offload, full recompute<\/td>/,
-    );
-  });
+  it(
+    "says in the HTML report's parallelism line what the text says: " + 'ZeRO with CPU offload and the recompute',
+    async () => {
+      const html = join(dir, 'split.html');
+      const sets = ['parallel.zero=3', 'parallel.offload=cpu', 'parallel.recompute=full'].flatMap((s) => ['--set', s]);
+      const r = await cli(
+        'simulate',
+        'scenarios/llama2-7b-zero3-nvlink.yaml',
+        '--alternatives',
+        '0',
+        '--report',
+        html,
+        ...sets,
+      );
+      expect(r.code, r.err).toBe(0);
+      expect(r.out).toMatch(/ZeRO-3 \+ CPU offload, full recompute/);
+      expect(readFileSync(html, 'utf8')).toMatch(
+        /<td>parallelism<\/td><td>tp 1 × pp 1 × dp 8, ZeRO-3 \+ CPU offload, full recompute<\/td>/,
+      );
+    },
+  );
 
   it('defaults to rank 0 and a rank on the last node, and to all ranks in the trace', async () => {
     const [svg, trace] = ['d.svg', 'd.json'].map((f) => join(dir, f));
@@ -174,7 +181,8 @@ describe('clustersim simulate --timeline / --report / --trace', () => {
     expect(bad.code).toBe(2);
     expect(bad.out).toBe('');
     expect(bad.err).toContain(
-      '--ranks: rank 8 was not simulated: this run simulated ranks 0, and the others mirror them; --set simulation.fidelity=full simulates every rank',
+      '--ranks: rank 8 was not simulated: this run simulated ranks 0, ' +
+        'and the others mirror them; --set simulation.fidelity=full simulates every rank',
     );
   });
 });

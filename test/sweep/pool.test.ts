@@ -18,17 +18,20 @@ describe('running sweep points', () => {
     expect(r.rows.map((row) => row.status)).toEqual(['ok', 'infeasible']);
   });
 
-  it('gives the same series as the one-scenario-at-a-time sweep, and keeps the largest run for the report', async () => {
-    const file = loadScenarioFile(BERT);
-    const serial = scaleSweep(file, [4, 8, 12, 16], { mode: 'strong' });
-    const { series } = await runScaleSweep([planSeries(file, 'strong')], [4, 8, 12, 16], {
-      jobs: 2,
-      keepLargest: true,
-    });
-    const { largest, ...rest } = series[0];
-    const { largest: serialLargest, ...serialRest } = serial;
-    expect(rest).toEqual(serialRest);
-    expect(largest?.gpus).toBe(16);
-    expect(largest?.run.result).toEqual(serialLargest?.run.result);
-  });
+  it(
+    'gives the same series as the one-scenario-at-a-time sweep, ' + 'and keeps the largest run for the report',
+    async () => {
+      const file = loadScenarioFile(BERT);
+      const serial = scaleSweep(file, [4, 8, 12, 16], { mode: 'strong' });
+      const { series } = await runScaleSweep([planSeries(file, 'strong')], [4, 8, 12, 16], {
+        jobs: 2,
+        keepLargest: true,
+      });
+      const { largest, ...rest } = series[0];
+      const { largest: serialLargest, ...serialRest } = serial;
+      expect(rest).toEqual(serialRest);
+      expect(largest?.gpus).toBe(16);
+      expect(largest?.run.result).toEqual(serialLargest?.run.result);
+    },
+  );
 });
