@@ -10,14 +10,16 @@ describe('bad input: collective sizes and numbers', () => {
   it.each([['12XB'], ['-5'], ['abc'], ['1.5.2M']])("rejects --min-bytes '%s' and lists the units", async (size) => {
     expectBadInput(
       await cli('collective', '--cluster', 'dgx-a100-80gb', '--min-bytes', size),
-      `--min-bytes: '${size}' is not a size; use bytes (32768) or a number with a unit: K, M, G, T (×1024), KiB, MiB, GiB, TiB, or KB, MB, GB, TB (×1000), in either case`,
+      `--min-bytes: '${size}' is not a size; use bytes (32768) or a number with a unit: ` +
+        `K, M, G, T (×1024), KiB, MiB, GiB, TiB, or KB, MB, GB, TB (×1000), in either case`,
     );
   });
 
   it('rejects a size that is not a whole number of bytes, and takes one that is', async () => {
     expectBadInput(
       await cli('collective', '--cluster', 'dgx-a100-80gb', '--min-bytes', '1.5', '--max-bytes', '4KiB'),
-      "--min-bytes: '1.5' is not a whole number of bytes; give a whole count (1.5 KiB = 1536 is fine, 1.5 bytes is not)",
+      "--min-bytes: '1.5' is not a whole number of bytes; " +
+        'give a whole count (1.5 KiB = 1536 is fine, 1.5 bytes is not)',
     );
     const ok = await cli(
       'collective',
@@ -103,71 +105,79 @@ describe('bad input: collective sizes and numbers', () => {
 });
 
 describe('bad input: the NICs of a node', () => {
-  it('refuses a NIC count that splits the GPUs of a node unevenly (10 NICs ran slower than 8), in collective and in a scenario', async () => {
-    const why =
-      '10 NICs for 8 GPUs: give a count that divides the GPUs per node or is a multiple of it (1, 2, 4, 8, 16, ...)';
-    expectBadInput(
-      await cli('collective', '--cluster', 'dgx-a100-80gb', '--nodes', '2', '--nics-per-node', '10'),
-      `--nics-per-node: ${why}`,
-    );
-    const r = await cli('simulate', LLAMA_16, '--set', 'cluster.node.nicsPerNode=10');
-    expectBadInput(r, `cluster.node.nicsPerNode: ${why}`);
-    for (const fine of ['4', '16'])
-      expect(
-        (
-          await cli(
-            'collective',
-            '--cluster',
-            'dgx-a100-80gb',
-            '--nodes',
-            '2',
-            '--nics-per-node',
-            fine,
-            '--max-bytes',
-            '1MiB',
-          )
-        ).code,
-      ).toBe(0);
-  });
+  it(
+    'refuses a NIC count that splits the GPUs of a node unevenly ' +
+      '(10 NICs ran slower than 8), in collective and in a scenario',
+    async () => {
+      const why =
+        '10 NICs for 8 GPUs: give a count that divides the GPUs per node or is a multiple of it (1, 2, 4, 8, 16, ...)';
+      expectBadInput(
+        await cli('collective', '--cluster', 'dgx-a100-80gb', '--nodes', '2', '--nics-per-node', '10'),
+        `--nics-per-node: ${why}`,
+      );
+      const r = await cli('simulate', LLAMA_16, '--set', 'cluster.node.nicsPerNode=10');
+      expectBadInput(r, `cluster.node.nicsPerNode: ${why}`);
+      for (const fine of ['4', '16'])
+        expect(
+          (
+            await cli(
+              'collective',
+              '--cluster',
+              'dgx-a100-80gb',
+              '--nodes',
+              '2',
+              '--nics-per-node',
+              fine,
+              '--max-bytes',
+              '1MiB',
+            )
+          ).code,
+        ).toBe(0);
+    },
+  );
 });
 
 describe('bad input: a forced algorithm the group cannot run', () => {
-  it('refuses a hierarchical all-reduce over GPUs that fill the last node only in part, and runs one that fills whole nodes', async () => {
-    // 12 GPUs of 2 × 8: 8 on the first node, 4 on the second; the two-level scheme needs the same count on each.
-    expectBadInput(
-      await cli(
-        'collective',
-        '--cluster',
-        'dgx-a100-80gb',
-        '--nodes',
-        '2',
-        '--gpus',
-        '12',
-        '--algorithm',
-        'hierarchical',
-        '--max-bytes',
-        '1MiB',
-      ),
-      '--algorithm hierarchical: needs the same number of GPUs on every node',
-    );
-    for (const gpus of ['16', '6']) {
-      const ok = await cli(
-        'collective',
-        '--cluster',
-        'dgx-a100-80gb',
-        '--nodes',
-        '2',
-        '--gpus',
-        gpus,
-        '--algorithm',
-        'hierarchical',
-        '--min-bytes',
-        '1MiB',
-        '--max-bytes',
-        '1MiB',
-        '--json',
+  it(
+    'refuses a hierarchical all-reduce over GPUs that fill the ' +
+      'last node only in part, and runs one that fills whole nodes',
+    async () => {
+      // 12 GPUs of 2 × 8: 8 on the first node, 4 on the second; the two-level scheme needs the same count on each.
+      expectBadInput(
+        await cli(
+          'collective',
+          '--cluster',
+          'dgx-a100-80gb',
+          '--nodes',
+          '2',
+          '--gpus',
+          '12',
+          '--algorithm',
+          'hierarchical',
+          '--max-bytes',
+          '1MiB',
+        ),
+        '--algorithm hierarchical: needs the same number of GPUs on every node',
       );
-      expect(ok.code, ok.stderr).toBe(0);
-    }
-  });
+      for (const gpus of ['16', '6']) {
+        const ok = await cli(
+          'collective',
+          '--cluster',
+          'dgx-a100-80gb',
+          '--nodes',
+          '2',
+          '--gpus',
+          gpus,
+          '--algorithm',
+          'hierarchical',
+          '--min-bytes',
+          '1MiB',
+          '--max-bytes',
+          '1MiB',
+          '--json',
+        );
+        expect(ok.code, ok.stderr).toBe(0);
+      }
+    },
+  );
 });

@@ -41,19 +41,28 @@ describe('papercuts (issue 26, item 17)', () => {
     const file = join(dir, 'model-name.yaml');
     writeFileSync(
       file,
-      'name: x\ncluster: { preset: dgx-a100-80gb, nodes: 1 }\nmodel: llama2-7b\ntraining: { globalBatch: 8, microBatch: 1 }\n',
+      'name: x\n' +
+        'cluster: { preset: dgx-a100-80gb, nodes: 1 }\n' +
+        'model: llama2-7b\n' +
+        'training: { globalBatch: 8, microBatch: 1 }\n',
     );
     const byName = await cli('simulate', file, '--json', '--alternatives', '0');
     expect(byName.code, byName.stderr).toBe(0);
     writeFileSync(
       file,
-      'name: x\ncluster: { preset: dgx-a100-80gb, nodes: 1 }\nmodel: { preset: llama2-7b }\ntraining: { globalBatch: 8, microBatch: 1 }\n',
+      'name: x\n' +
+        'cluster: { preset: dgx-a100-80gb, nodes: 1 }\n' +
+        'model: { preset: llama2-7b }\n' +
+        'training: { globalBatch: 8, microBatch: 1 }\n',
     );
     const byMapping = await cli('simulate', file, '--json', '--alternatives', '0');
     expect(byName.stdout).toBe(byMapping.stdout);
     writeFileSync(
       file,
-      'name: x\ncluster: { preset: dgx-a100-80gb, nodes: 1 }\nmodel: llama9\ntraining: { globalBatch: 8, microBatch: 1 }\n',
+      'name: x\n' +
+        'cluster: { preset: dgx-a100-80gb, nodes: 1 }\n' +
+        'model: llama9\n' +
+        'training: { globalBatch: 8, microBatch: 1 }\n',
     );
     expectBadInput(await cli('simulate', file), "model.preset: unknown model preset 'llama9'");
   });
@@ -81,19 +90,22 @@ describe('papercuts (issue 26, item 17)', () => {
     expectBadInput(bad, "the cluster's 1 GPU (1 node × 1)");
   });
 
-  it('lets a bundled scenario change its node count with --set (issue 26, item 16): no fixed dp in the files', async () => {
-    const r = await cli(
-      'simulate',
-      'scenarios/bert-large-ddp-2node.yaml',
-      '--set',
-      'cluster.nodes=4',
-      '--json',
-      '--alternatives',
-      '0',
-    );
-    expect(r.code, r.stderr).toBe(0);
-    expect(JSON.parse(r.stdout).parallel.dp).toBe(32);
-  });
+  it(
+    'lets a bundled scenario change its node count with --set (issue 26, ' + 'item 16): no fixed dp in the files',
+    async () => {
+      const r = await cli(
+        'simulate',
+        'scenarios/bert-large-ddp-2node.yaml',
+        '--set',
+        'cluster.nodes=4',
+        '--json',
+        '--alternatives',
+        '0',
+      );
+      expect(r.code, r.stderr).toBe(0);
+      expect(JSON.parse(r.stdout).parallel.dp).toBe(32);
+    },
+  );
 });
 
 describe('the host memory of CPU offload in --json (issue 26, item 9)', () => {

@@ -12,33 +12,38 @@ const H200 = join(ROOT, 'scenarios/llama2-7b-ddp-16node.yaml');
 const rowsOf = (stdout: string) => JSON.parse(stdout) as { bytes: number; timeUs: number }[];
 
 describe('collective --scenario: the cluster a scenario file describes', () => {
-  it("times the collective on the scenario's own cluster, custom GPU included, as the same cluster named by options", async () => {
-    const fromFile = await cli(
-      'collective',
-      '--scenario',
-      PCIE,
-      '--op',
-      'all_gather',
-      '--max-bytes',
-      '64MiB',
-      '--json',
-    );
-    expect(fromFile.code).toBe(0);
-    const text = await cli('collective', '--scenario', PCIE, '--op', 'all_gather', '--max-bytes', '64MiB');
-    expect(text.stdout).toMatch(/all_gather over 8 GPUs, 1× pcie-8gpu with a100-sxm4-80gb, 100 Gb\/s ethernet/);
-    // The pcie-8gpu preset with its own A100 40 GB moves the same bytes over the same PCIe and network: the same times.
-    const preset = await cli(
-      'collective',
-      '--cluster',
-      'pcie-8gpu',
-      '--op',
-      'all_gather',
-      '--max-bytes',
-      '64MiB',
-      '--json',
-    );
-    expect(rowsOf(fromFile.stdout).map((r) => r.timeUs)).toEqual(rowsOf(preset.stdout).map((r) => r.timeUs));
-  });
+  it(
+    "times the collective on the scenario's own cluster, " +
+      'custom GPU included, as the same cluster named by options',
+    async () => {
+      const fromFile = await cli(
+        'collective',
+        '--scenario',
+        PCIE,
+        '--op',
+        'all_gather',
+        '--max-bytes',
+        '64MiB',
+        '--json',
+      );
+      expect(fromFile.code).toBe(0);
+      const text = await cli('collective', '--scenario', PCIE, '--op', 'all_gather', '--max-bytes', '64MiB');
+      expect(text.stdout).toMatch(/all_gather over 8 GPUs, 1× pcie-8gpu with a100-sxm4-80gb, 100 Gb\/s ethernet/);
+      // The pcie-8gpu preset with its own A100 40 GB moves the same bytes over the same
+      // PCIe and network: the same times.
+      const preset = await cli(
+        'collective',
+        '--cluster',
+        'pcie-8gpu',
+        '--op',
+        'all_gather',
+        '--max-bytes',
+        '64MiB',
+        '--json',
+      );
+      expect(rowsOf(fromFile.stdout).map((r) => r.timeUs)).toEqual(rowsOf(preset.stdout).map((r) => r.timeUs));
+    },
+  );
 
   it('takes the node count from the file, or from --nodes', async () => {
     const all = await cli('collective', '--scenario', H200, '--max-bytes', '1MiB');

@@ -136,31 +136,39 @@ describe('clustersim simulate', () => {
     const text = await cli('simulate', 'scenarios/llama2-13b-tp8-nvswitch.yaml', ...sets);
     const j = JSON.parse((await cli('simulate', 'scenarios/llama2-13b-tp8-nvswitch.yaml', ...sets, '--json')).out);
     expect(j.bottleneck.bound).toBe('pipeline bubble');
-    // Compute is 66% of the step: it is what bounds it, and the bubble is named as the largest loss (issue 26, item 14).
+    // Compute is 66% of the step: it is what bounds it, and the bubble is named as the
+    // largest loss (issue 26, item 14).
     expect(j.bottleneck.computeShare).toBeGreaterThan(0.5);
     // The line is wrapped to the summary's width: read it as one.
     expect(text.out.replace(/\n {14}/g, ' ')).toContain(
-      `bottleneck: compute (${(100 * j.bottleneck.computeShare).toFixed(1)}% of the step); the largest loss is pipeline bubble — ${(100 * j.bottleneck.share).toFixed(1)}% of the step: stages wait for each other while the pipeline fills and drains`,
+      `bottleneck: compute (${(100 * j.bottleneck.computeShare).toFixed(1)}% of the step); ` +
+        `the largest loss is pipeline bubble — ${(100 * j.bottleneck.share).toFixed(1)}% of the step: ` +
+        `stages wait for each other while the pipeline fills and drains`,
     );
     expect(j.bottleneck.share).toBeCloseTo(j.breakdown.bubbleS / j.stepTimeS, 9);
     expect(text.out).toContain('16 micro-batch(es) per step\n');
     expect(text.out).not.toContain('gradient buckets');
   });
 
-  it('notes an MFU above what published runs report (above 65%), and says how to model eager kernels when fused', async () => {
-    const fused = JSON.parse(
-      (await cli('simulate', 'scenarios/llama2-7b-zero3-nvlink.yaml', '--json', '--alternatives', '0')).out,
-    );
-    expect(fused.mfu).toBeGreaterThan(0.65);
-    expect(fused.notes).toContain(
-      `MFU ${(100 * fused.mfu).toFixed(1)}% is above what published training runs report (Megatron-LM up to 52% on A100, SC21 Table 1; PyTorch FSDP up to 46% on H100, llm-foundry's benchmarks): read it as a bound; the default fused element-wise kernels are a best case, --set training.kernels=eager models eager PyTorch`,
-    );
-    const bert = JSON.parse(
-      (await cli('simulate', 'scenarios/bert-large-ddp-2node.yaml', '--json', '--alternatives', '0')).out,
-    );
-    expect(bert.mfu).toBeLessThan(0.65);
-    expect(bert.notes.some((n: string) => n.startsWith('MFU'))).toBe(false);
-  });
+  it(
+    'notes an MFU above what published runs report (above 65%), ' + 'and says how to model eager kernels when fused',
+    async () => {
+      const fused = JSON.parse(
+        (await cli('simulate', 'scenarios/llama2-7b-zero3-nvlink.yaml', '--json', '--alternatives', '0')).out,
+      );
+      expect(fused.mfu).toBeGreaterThan(0.65);
+      expect(fused.notes).toContain(
+        `MFU ${(100 * fused.mfu).toFixed(1)}% is above what published training runs report (Megatron-LM up to 52% ` +
+          `on A100, SC21 Table 1; PyTorch FSDP up to 46% on H100, llm-foundry's benchmarks): read it as a bound; ` +
+          `the default fused element-wise kernels are a best case, --set training.kernels=eager models eager PyTorch`,
+      );
+      const bert = JSON.parse(
+        (await cli('simulate', 'scenarios/bert-large-ddp-2node.yaml', '--json', '--alternatives', '0')).out,
+      );
+      expect(bert.mfu).toBeLessThan(0.65);
+      expect(bert.notes.some((n: string) => n.startsWith('MFU'))).toBe(false);
+    },
+  );
 
   it("says a pipeline's bucket count is over all its stages, and how many each GPU holds", async () => {
     const j = JSON.parse(
@@ -169,7 +177,8 @@ describe('clustersim simulate', () => {
     const text = (await cli('simulate', 'scenarios/gpt3-175b-1024xa100.yaml', '--alternatives', '0')).out;
     expect(j.parallel.pp).toBe(8);
     expect(text).toContain(
-      `; ${j.buckets.count} gradient buckets over the 8 pipeline stages (about ${Math.round(j.buckets.count / 8)} on each GPU), `,
+      `; ${j.buckets.count} gradient buckets over the 8 pipeline ` +
+        `stages (about ${Math.round(j.buckets.count / 8)} on each GPU), `,
     );
   }, 120_000);
 });
@@ -210,7 +219,8 @@ describe('clustersim collective', () => {
       '1MiB',
     );
     expect(part.out.split('\n')[0]).toBe(
-      '# clustersim collective: all_reduce over 8 GPUs, 1 of 2× dgx-a100-80gb, 200 Gb/s infiniband (predicted, aggregated flows)',
+      '# clustersim collective: all_reduce over 8 GPUs, ' +
+        '1 of 2× dgx-a100-80gb, 200 Gb/s infiniband (predicted, aggregated flows)',
     );
     const whole = await cli('collective', '--cluster', 'dgx-a100-80gb', '--nodes', '2', '--max-bytes', '1MiB');
     expect(whole.out.split('\n')[0]).toContain('all_reduce over 16 GPUs, 2× dgx-a100-80gb,');
@@ -233,44 +243,49 @@ describe('clustersim collective', () => {
     );
   });
 
-  it("counts elements as nccl-tests does: each rank's share for all_gather and reduce_scatter, the whole buffer otherwise", async () => {
-    const count = async (op: string, ...more: string[]) => {
-      const r = await cli(
-        'collective',
-        '--cluster',
-        'dgx-a100-80gb',
-        '--op',
-        op,
-        '--min-bytes',
-        '1MiB',
-        '--max-bytes',
-        '1MiB',
-        ...more,
-      );
-      return r.out
-        .split('\n')
-        .filter((l) => /^\s+\d/.test(l))[0]
-        .trim()
-        .split(/\s+/);
-    };
-    // 1 MiB of floats is 262,144 elements; over 8 GPUs each rank holds 32,768 (nccl-tests' paramcount).
-    expect((await count('all_gather'))[1]).toBe('32768');
-    expect((await count('reduce_scatter'))[1]).toBe('32768');
-    expect((await count('all_reduce'))[1]).toBe('262144');
-    const p2p = await count('send_recv', '--gpus', '2');
-    expect(p2p[1]).toBe('262144');
-    expect(p2p[p2p.length - 1]).toMatch(/^p2p\//);
-    // alltoall_perf counts the floats each peer gets: 262,144 / 8.
-    const a2a = await count('all_to_all');
-    expect(a2a[1]).toBe('32768');
-    expect(a2a[a2a.length - 1]).toBe('p2p/Simple');
-  });
+  it(
+    'counts elements as nccl-tests does: ' +
+      "each rank's share for all_gather and reduce_scatter, the whole buffer otherwise",
+    async () => {
+      const count = async (op: string, ...more: string[]) => {
+        const r = await cli(
+          'collective',
+          '--cluster',
+          'dgx-a100-80gb',
+          '--op',
+          op,
+          '--min-bytes',
+          '1MiB',
+          '--max-bytes',
+          '1MiB',
+          ...more,
+        );
+        return r.out
+          .split('\n')
+          .filter((l) => /^\s+\d/.test(l))[0]
+          .trim()
+          .split(/\s+/);
+      };
+      // 1 MiB of floats is 262,144 elements; over 8 GPUs each rank holds 32,768 (nccl-tests' paramcount).
+      expect((await count('all_gather'))[1]).toBe('32768');
+      expect((await count('reduce_scatter'))[1]).toBe('32768');
+      expect((await count('all_reduce'))[1]).toBe('262144');
+      const p2p = await count('send_recv', '--gpus', '2');
+      expect(p2p[1]).toBe('262144');
+      expect(p2p[p2p.length - 1]).toMatch(/^p2p\//);
+      // alltoall_perf counts the floats each peer gets: 262,144 / 8.
+      const a2a = await count('all_to_all');
+      expect(a2a[1]).toBe('32768');
+      expect(a2a[a2a.length - 1]).toBe('p2p/Simple');
+    },
+  );
 
   it("warns when a size exceeds one GPU's memory, and only then", async () => {
     const big = await cli('collective', '--cluster', 'dgx-a100-80gb', '--min-bytes', '64GiB', '--max-bytes', '256GiB');
     expect(big.code).toBe(0);
     expect(big.err).toBe(
-      'clustersim: warning: 2 of the sizes (from 128 GiB) exceed the 80.0 GiB of one a100-sxm4-80gb: no GPU could hold the buffer, so those rows are arithmetic only\n',
+      'clustersim: warning: 2 of the sizes (from 128 GiB) exceed the 80.0 GiB of one a100-sxm4-80gb: ' +
+        'no GPU could hold the buffer, so those rows are arithmetic only\n',
     );
     expect(
       (await cli('collective', '--cluster', 'dgx-a100-80gb', '--min-bytes', '64GiB', '--max-bytes', '64GiB')).err,
@@ -301,17 +316,20 @@ describe('clustersim collective', () => {
 });
 
 describe('arguments the CLI cannot use', () => {
-  it('refuses a stray argument, and a run without a command, with exit code 2; help asked for is a success', async () => {
-    const two = await cli('simulate', 'scenarios/bert-large-ddp-2node.yaml', 'other.yaml');
-    expect([two.code, two.out]).toEqual([2, '']);
-    expect(two.err).toContain("too many arguments for 'simulate'. Expected 1 argument but got 2");
-    expect((await cli('presets', 'extra')).code).toBe(2);
-    const none = await cli();
-    expect(none.code).toBe(2);
-    expect(none.err).toContain('Usage: clustersim');
-    expect((await cli('--help')).code).toBe(0);
-    expect((await cli('help', 'simulate')).code).toBe(0);
-  });
+  it(
+    'refuses a stray argument, and a run without a command, ' + 'with exit code 2; help asked for is a success',
+    async () => {
+      const two = await cli('simulate', 'scenarios/bert-large-ddp-2node.yaml', 'other.yaml');
+      expect([two.code, two.out]).toEqual([2, '']);
+      expect(two.err).toContain("too many arguments for 'simulate'. Expected 1 argument but got 2");
+      expect((await cli('presets', 'extra')).code).toBe(2);
+      const none = await cli();
+      expect(none.code).toBe(2);
+      expect(none.err).toContain('Usage: clustersim');
+      expect((await cli('--help')).code).toBe(0);
+      expect((await cli('help', 'simulate')).code).toBe(0);
+    },
+  );
 });
 
 describe('clustersim collective: choices it cannot honour are refused, not replaced (exit 2)', () => {
@@ -319,7 +337,8 @@ describe('clustersim collective: choices it cannot honour are refused, not repla
     [['--gpus', '1'], '--gpus: a collective needs at least 2 GPUs (a single GPU moves nothing); give --gpus 2 or more'],
     [
       ['--op', 'all_gather', '--algorithm', 'tree'],
-      '--algorithm tree: forces the algorithm of all_reduce only; --op all_gather runs as NCCL picks it (leave --algorithm out)',
+      '--algorithm tree: forces the algorithm of all_reduce only; ' +
+        '--op all_gather runs as NCCL picks it (leave --algorithm out)',
     ],
     [
       ['--algorithm', 'hierarchical', '--protocol', 'LL'],
@@ -327,7 +346,8 @@ describe('clustersim collective: choices it cannot honour are refused, not repla
     ],
     [
       ['--nodes', '100000', '--max-bytes', '8'],
-      '--nodes: 100,000 × 8 = 800,000 GPUs is more than the 262,144 the simulator takes (time grows with the cluster); use at most 32,768 nodes',
+      '--nodes: 100,000 × 8 = 800,000 GPUs is more than the 262,144 the ' +
+        'simulator takes (time grows with the cluster); use at most 32,768 nodes',
     ],
   ])('collective %j', async (args, message) => {
     const r = await cli('collective', '--cluster', 'dgx-a100-80gb', ...args);
@@ -338,29 +358,32 @@ describe('clustersim collective: choices it cannot honour are refused, not repla
 });
 
 describe('clustersim collective --nics-per-node', () => {
-  it("overrides the node preset's NICs: 2 HGX A100 nodes with 4 × HDR reach the published 86–91 GB/s (within 10%)", async () => {
-    const { code, out } = await cli(
-      'collective',
-      '--cluster',
-      'dgx-a100-80gb',
-      '--nodes',
-      '2',
-      '--nics-per-node',
-      '4',
-      '--min-bytes',
-      '4GiB',
-      '--max-bytes',
-      '4GiB',
-      '--json',
-    );
-    expect(code).toBe(0);
-    const [row] = JSON.parse(out);
-    expect(row.busbwGBps).toBeGreaterThan(86 * 0.9);
-    expect(row.busbwGBps).toBeLessThan(91 * 1.1);
-    const bad = await cli('collective', '--cluster', 'dgx-a100-80gb', '--nics-per-node', '0');
-    expect(bad.code).toBe(2);
-    expect(bad.err).toMatch(/--nics-per-node: expected a whole number ≥ 1, got '0'/);
-  });
+  it(
+    "overrides the node preset's NICs: " + '2 HGX A100 nodes with 4 × HDR reach the published 86–91 GB/s (within 10%)',
+    async () => {
+      const { code, out } = await cli(
+        'collective',
+        '--cluster',
+        'dgx-a100-80gb',
+        '--nodes',
+        '2',
+        '--nics-per-node',
+        '4',
+        '--min-bytes',
+        '4GiB',
+        '--max-bytes',
+        '4GiB',
+        '--json',
+      );
+      expect(code).toBe(0);
+      const [row] = JSON.parse(out);
+      expect(row.busbwGBps).toBeGreaterThan(86 * 0.9);
+      expect(row.busbwGBps).toBeLessThan(91 * 1.1);
+      const bad = await cli('collective', '--cluster', 'dgx-a100-80gb', '--nics-per-node', '0');
+      expect(bad.code).toBe(2);
+      expect(bad.err).toMatch(/--nics-per-node: expected a whole number ≥ 1, got '0'/);
+    },
+  );
 });
 
 describe('clustersim collective --compare', () => {
@@ -455,14 +478,17 @@ describe('clustersim presets', () => {
     expect(c.nodes.find((n: { name: string }) => n.name === 'pcie-8gpu').hostMemoryGiB).toBeNull();
   });
 
-  it("says the NVLink column is per direction: the A100 datasheet's 600 GB/s is both directions, 300 each way", async () => {
-    // NVIDIA A100 datasheet: "NVLink: 600 GB/s" (12 links × 25 GB/s per direction × 2); the table shows 300.
-    const { out } = await cli('presets');
-    const header = out.split('\n').find((l) => l.startsWith('name') && l.includes('HBM GB/s'))!;
-    expect(header).toContain('NVLink or xGMI GB/s each way');
-    expect(out.split('\n').find((l) => l.startsWith('a100-sxm4-80gb '))).toMatch(/\b300\b/);
-    expect(out).toMatch(/NVLink or xGMI GB\/s each way \(busbw\)/);
-  });
+  it(
+    'says the NVLink column is per direction: ' + "the A100 datasheet's 600 GB/s is both directions, 300 each way",
+    async () => {
+      // NVIDIA A100 datasheet: "NVLink: 600 GB/s" (12 links × 25 GB/s per direction × 2); the table shows 300.
+      const { out } = await cli('presets');
+      const header = out.split('\n').find((l) => l.startsWith('name') && l.includes('HBM GB/s'))!;
+      expect(header).toContain('NVLink or xGMI GB/s each way');
+      expect(out.split('\n').find((l) => l.startsWith('a100-sxm4-80gb '))).toMatch(/\b300\b/);
+      expect(out).toMatch(/NVLink or xGMI GB\/s each way \(busbw\)/);
+    },
+  );
 
   it('keeps the version in step with package.json', () => {
     expect(JSON.parse(readFileSync('package.json', 'utf8')).version).toBe(VERSION);

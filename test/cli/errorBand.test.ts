@@ -15,8 +15,8 @@ describe('the error band on a prediction', () => {
     );
     expect(code).toBe(0);
     const r = JSON.parse(out);
-    // One node of A100 with TP 8 and no framework host model: too few validated rows of exactly that kind (Korthikanti's
-    // 22B), so the band drops the host model and takes the vTrain single-node rows of that style too.
+    // One node of A100 with TP 8 and no framework host model: too few validated rows of exactly that kind
+    // (Korthikanti's 22B), so the band drops the host model and takes the vTrain single-node rows of that style too.
     expect(r.errorBand.matched).toEqual(['gpu', 'style', 'scale']);
     const rows = storedResiduals().filter(
       (x) => x.kind.gpu === 'ampere' && x.kind.style === 'tensor' && x.kind.scale === 'one-node',

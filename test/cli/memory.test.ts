@@ -38,43 +38,55 @@ describe('clustersim memory', () => {
     expect(out).toContain('Does not fit: 1 of 1 stage(s) exceed 80.0 GiB.');
   });
 
-  it('follows the mixed-precision Adam account with ZeRO-2 over 8 ranks: 2P weights, 2P/8 gradients, 12P/8 optimizer', async () => {
-    const j = JSON.parse((await cli('memory', 'scenarios/llama2-70b-zero2-8xa100.yaml', '--json')).out);
-    const [s] = j.stages as StageJson[];
-    expect(j.fits).toBe(false);
-    expect(s.weightsBytes).toBe(2 * s.paramsPerRank);
-    expect(s.gradientsBytes).toBeCloseTo((2 * s.paramsPerRank) / 8, -3);
-    expect(s.optimizerBytes).toBeCloseTo((12 * s.paramsPerRank) / 8, -3);
-  });
+  it(
+    'follows the mixed-precision Adam account with ZeRO-2 over 8 ranks: ' +
+      '2P weights, 2P/8 gradients, 12P/8 optimizer',
+    async () => {
+      const j = JSON.parse((await cli('memory', 'scenarios/llama2-70b-zero2-8xa100.yaml', '--json')).out);
+      const [s] = j.stages as StageJson[];
+      expect(j.fits).toBe(false);
+      expect(s.weightsBytes).toBe(2 * s.paramsPerRank);
+      expect(s.gradientsBytes).toBeCloseTo((2 * s.paramsPerRank) / 8, -3);
+      expect(s.optimizerBytes).toBeCloseTo((12 * s.paramsPerRank) / 8, -3);
+    },
+  );
 
-  it('with ZeRO-3 and CPU offload shows the sharded parameters per GPU, the host memory per node, and both shortfalls in --json', async () => {
-    const args = [
-      'memory',
-      'scenarios/llama2-70b-zero2-8xa100.yaml',
-      '--set',
-      'parallel.zero=3',
-      '--set',
-      'parallel.offload=cpu',
-    ];
-    const { code, out } = await cli(...args);
-    expect(code).toBe(0);
-    const j = JSON.parse((await cli(...args, '--json')).out);
-    const [s] = j.stages as (StageJson & { shortfallBytes: number; hostBytes: number })[];
-    expect(out).toContain(`${(s.paramsPerRank / 8 / 1e9).toFixed(2)}B`);
-    // --json gives the same held share as the text, next to the unsharded count.
-    expect((s as unknown as { paramsHeldPerGpu: number }).paramsHeldPerGpu).toBe(s.paramsPerRank / 8);
-    expect(out).toMatch(
-      /Host memory for CPU offload \(optimizer state, fp32 gradients and 16-bit partitions\): [\d.]+ TiB on the fullest node of 2\.00 TiB: fits/,
-    );
-    // ZeRO-3 offload: fp32 master, momentum, variance, fp32 gradient and the bf16 gradient-accumulation partition (stage3.py).
-    expect(s.hostBytes).toBeCloseTo((18 * s.paramsPerRank) / 8, -3);
-    expect(j.host.bytesPerNode).toBeCloseTo(8 * s.hostBytes, -3);
-    expect(j.host.fits).toBe(true);
-    expect(j.shortfallBytes).toBe(0);
-    const oom = JSON.parse((await cli('memory', 'scenarios/llama2-70b-zero2-8xa100.yaml', '--json')).out);
-    expect(oom.shortfallBytes).toBe(oom.stages[0].totalBytes - oom.capacityBytes);
-    expect(oom.host).toBeUndefined();
-  });
+  it(
+    'with ZeRO-3 and CPU offload shows the sharded parameters per GPU, ' +
+      'the host memory per node, and both shortfalls in --json',
+    async () => {
+      const args = [
+        'memory',
+        'scenarios/llama2-70b-zero2-8xa100.yaml',
+        '--set',
+        'parallel.zero=3',
+        '--set',
+        'parallel.offload=cpu',
+      ];
+      const { code, out } = await cli(...args);
+      expect(code).toBe(0);
+      const j = JSON.parse((await cli(...args, '--json')).out);
+      const [s] = j.stages as (StageJson & { shortfallBytes: number; hostBytes: number })[];
+      expect(out).toContain(`${(s.paramsPerRank / 8 / 1e9).toFixed(2)}B`);
+      // --json gives the same held share as the text, next to the unsharded count.
+      expect((s as unknown as { paramsHeldPerGpu: number }).paramsHeldPerGpu).toBe(s.paramsPerRank / 8);
+      expect(out).toMatch(
+        new RegExp(
+          /Host memory for CPU offload \(optimizer state, fp32 gradients and 16-bit partitions\): /.source +
+            /[\d.]+ TiB on the fullest node of 2\.00 TiB: fits/.source,
+        ),
+      );
+      // ZeRO-3 offload: fp32 master, momentum, variance, fp32 gradient and the bf16
+      // gradient-accumulation partition (stage3.py).
+      expect(s.hostBytes).toBeCloseTo((18 * s.paramsPerRank) / 8, -3);
+      expect(j.host.bytesPerNode).toBeCloseTo(8 * s.hostBytes, -3);
+      expect(j.host.fits).toBe(true);
+      expect(j.shortfallBytes).toBe(0);
+      const oom = JSON.parse((await cli('memory', 'scenarios/llama2-70b-zero2-8xa100.yaml', '--json')).out);
+      expect(oom.shortfallBytes).toBe(oom.stages[0].totalBytes - oom.capacityBytes);
+      expect(oom.host).toBeUndefined();
+    },
+  );
 
   it('notes when tensor parallelism spans nodes, as simulate does', async () => {
     const across = await cli(
@@ -105,7 +117,8 @@ describe('clustersim memory', () => {
       );
       expect(s.fits).toBe(s.totalBytes <= mem.capacityBytes);
     }
-    // The embedding makes the first stage the heaviest in weights; interleaved 1F1B keeps the most passes in flight there.
+    // The embedding makes the first stage the heaviest in weights; interleaved 1F1B keeps
+    // the most passes in flight there.
     expect(stages[0].weightsBytes).toBeGreaterThan(stages[1].weightsBytes);
     for (let i = 1; i < stages.length; i++) expect(stages[i].passesInFlight).toBeLessThan(stages[i - 1].passesInFlight);
     const sim = JSON.parse((await cli('simulate', file, '--json', '--alternatives', '0')).out);
@@ -142,7 +155,8 @@ describe('clustersim memory', () => {
           'memory',
           'scenarios/imports/gpt3-175b-a100.yaml',
           '--megatron-args',
-          '--tensor-model-parallel-size 8 --pipeline-model-parallel-size 16 --bf16 --micro-batch-size 1 --global-batch-size 128',
+          '--tensor-model-parallel-size 8 --pipeline-model-parallel-size ' +
+            '16 --bf16 --micro-batch-size 1 --global-batch-size 128',
           '--json',
         )
       ).out,

@@ -97,38 +97,41 @@ describe('clustersim merge', () => {
     expect(readFileSync(path('merged.svg'), 'utf8')).toBe(readFileSync(path('whole.svg'), 'utf8'));
   });
 
-  it('keeps a context-parallel split: the parts carry cp and the merged table says tp × cp × pp, as unsharded', async () => {
-    const CP = ['scenarios/checks/dgxc-llama31-8b-cp2.yaml', '--gpus', '8,16'];
-    const whole = await cli('scale', ...CP);
-    for (const i of [1, 2])
-      expect((await cli('scale', ...CP, '--shard', `${i}/2`, '--out', path(`cp-${i}.jsonl`))).code).toBe(0);
-    expect(JSON.parse(lines('cp-1.jsonl')[0])).toMatchObject({ tp: 1, pp: 1, cp: 2 });
-    const merged = await cli('merge', path('cp-1.jsonl'), path('cp-2.jsonl'));
-    expect(merged.code).toBe(0);
-    expect(merged.out).toContain('tp 1 × cp 2 × pp 1 fixed, dp grows');
-    expect(merged.out).toBe(whole.out);
-    const json = await cli('merge', path('cp-1.jsonl'), path('cp-2.jsonl'), '--json');
-    expect(JSON.parse(json.out).series[0].cp).toBe(2);
-    // A part whose cp was changed no longer matches its series.
-    writeFileSync(
-      path('cp-bad.jsonl'),
-      lines('cp-2.jsonl')
-        .map((l) => JSON.stringify({ ...JSON.parse(l), cp: 4 }))
-        .join('\n'),
-    );
-    const bad = await cli('merge', path('cp-1.jsonl'), path('cp-bad.jsonl'));
-    expect(bad.code).toBe(2);
-    expect(bad.err).toContain('with tp 1 × cp 4 × pp 1, cpCommType p2p, but');
-    writeFileSync(
-      path('cp-one.jsonl'),
-      lines('cp-2.jsonl')
-        .map((l) => JSON.stringify({ ...JSON.parse(l), cp: 1 }))
-        .join('\n'),
-    );
-    expect((await cli('merge', path('cp-1.jsonl'), path('cp-one.jsonl'))).err).toContain(
-      "'cp' is 1; expected a whole number of at least 2",
-    );
-  });
+  it(
+    'keeps a context-parallel split: ' + 'the parts carry cp and the merged table says tp × cp × pp, as unsharded',
+    async () => {
+      const CP = ['scenarios/checks/dgxc-llama31-8b-cp2.yaml', '--gpus', '8,16'];
+      const whole = await cli('scale', ...CP);
+      for (const i of [1, 2])
+        expect((await cli('scale', ...CP, '--shard', `${i}/2`, '--out', path(`cp-${i}.jsonl`))).code).toBe(0);
+      expect(JSON.parse(lines('cp-1.jsonl')[0])).toMatchObject({ tp: 1, pp: 1, cp: 2 });
+      const merged = await cli('merge', path('cp-1.jsonl'), path('cp-2.jsonl'));
+      expect(merged.code).toBe(0);
+      expect(merged.out).toContain('tp 1 × cp 2 × pp 1 fixed, dp grows');
+      expect(merged.out).toBe(whole.out);
+      const json = await cli('merge', path('cp-1.jsonl'), path('cp-2.jsonl'), '--json');
+      expect(JSON.parse(json.out).series[0].cp).toBe(2);
+      // A part whose cp was changed no longer matches its series.
+      writeFileSync(
+        path('cp-bad.jsonl'),
+        lines('cp-2.jsonl')
+          .map((l) => JSON.stringify({ ...JSON.parse(l), cp: 4 }))
+          .join('\n'),
+      );
+      const bad = await cli('merge', path('cp-1.jsonl'), path('cp-bad.jsonl'));
+      expect(bad.code).toBe(2);
+      expect(bad.err).toContain('with tp 1 × cp 4 × pp 1, cpCommType p2p, but');
+      writeFileSync(
+        path('cp-one.jsonl'),
+        lines('cp-2.jsonl')
+          .map((l) => JSON.stringify({ ...JSON.parse(l), cp: 1 }))
+          .join('\n'),
+      );
+      expect((await cli('merge', path('cp-1.jsonl'), path('cp-one.jsonl'))).err).toContain(
+        "'cp' is 1; expected a whole number of at least 2",
+      );
+    },
+  );
 
   it('accepts blank lines and the empty output of a part that got no points', async () => {
     writeFileSync(path('empty.jsonl'), '');
@@ -150,7 +153,8 @@ describe('clustersim merge', () => {
     expect(r.code).toBe(2);
     expect(r.out).toBe('');
     expect(r.err).toContain(
-      `clustersim: missing 3 of 10 points of the sweep: point 2 (${BERT} at 8 GPUs), part 2/3; point 5 (${BERT} at 32 GPUs), part 2/3; point 8 (${TP8} at 12 GPUs), part 2/3`,
+      `clustersim: missing 3 of 10 points of the sweep: point 2 (${BERT} at 8 GPUs), part 2/3; ` +
+        `point 5 (${BERT} at 32 GPUs), part 2/3; point 8 (${TP8} at 12 GPUs), part 2/3`,
     );
   });
 
@@ -166,7 +170,8 @@ describe('clustersim merge', () => {
     const r = await cli('merge', path('part-1.jsonl'), path('part-2.jsonl'), path('part-3.jsonl'), path('dup.jsonl'));
     expect(r.code).toBe(2);
     expect(r.err).toContain(
-      `${path('dup.jsonl')} line 1: point 6 (${TP8} at 4 GPUs) is already in ${path('part-3.jsonl')} line 2; every point must come from exactly one part`,
+      `${path('dup.jsonl')} line 1: point 6 (${TP8} at 4 GPUs) is already in ${path('part-3.jsonl')} line 2; ` +
+        `every point must come from exactly one part`,
     );
     const twice = await cli(
       'merge',
@@ -184,7 +189,8 @@ describe('clustersim merge', () => {
     const r = await cli('merge', path('half-1.jsonl'), path('part-2.jsonl'), path('part-3.jsonl'));
     expect(r.code).toBe(2);
     expect(r.err).toContain(
-      `${path('part-2.jsonl')} line 1: a part of 3 (--shard 2/3), but ${path('half-1.jsonl')} line 1 is a part of 2 (--shard 1/2); run every part with the same N in --shard i/N`,
+      `${path('part-2.jsonl')} line 1: a part of 3 (--shard 2/3), but ${path('half-1.jsonl')} ` +
+        `line 1 is a part of 2 (--shard 1/2); run every part with the same N in --shard i/N`,
     );
   });
 
@@ -192,7 +198,8 @@ describe('clustersim merge', () => {
     const r = await cli('merge', path('part-2.jsonl'), path('part-3.jsonl'), path('strong-1.jsonl'));
     expect(r.code).toBe(2);
     expect(r.err).toContain(
-      `${path('strong-1.jsonl')} line 1: belongs to a different sweep than ${path('part-2.jsonl')} line 1: strong scaling, the other weak`,
+      `${path('strong-1.jsonl')} line 1: belongs to a different sweep ` +
+        `than ${path('part-2.jsonl')} line 1: strong scaling, the other weak`,
     );
     // Same files, mode and GPU counts, but another --set: only the fingerprint tells them apart.
     expect(
@@ -201,7 +208,10 @@ describe('clustersim merge', () => {
     const s = await cli('merge', path('seed7-1.jsonl'), path('part-2.jsonl'), path('part-3.jsonl'));
     expect(s.code).toBe(2);
     expect(s.err).toMatch(
-      /part-2\.jsonl line 1: belongs to a different sweep than .*seed7-1\.jsonl line 1: same files, mode and GPU counts, but the scenario contents or --set overrides differ/,
+      new RegExp(
+        /part-2\.jsonl line 1: belongs to a different sweep than .*seed7-1\.jsonl line 1: /.source +
+          /same files, mode and GPU counts, but the scenario contents or --set overrides differ/.source,
+      ),
     );
   });
 
@@ -211,7 +221,10 @@ describe('clustersim merge', () => {
       [`${good[0]}\n{"point": 3\n`, /bad\.jsonl line 2: not valid JSON/],
       [
         `${good[0]}\n{"hello": "world"}\n`,
-        /bad\.jsonl line 2: not a point of a clustersim scale sweep \(expected "format": "clustersim-scale-point\/1", found an object without "format"\)/,
+        new RegExp(
+          /bad\.jsonl line 2: not a point of a clustersim scale sweep \(expected "format": /.source +
+            /"clustersim-scale-point\/1", found an object without "format"\)/.source,
+        ),
       ],
       ['[1, 2]\n', /bad\.jsonl line 1: not a point of a clustersim scale sweep .*found a list/],
       [

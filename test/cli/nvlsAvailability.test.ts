@@ -18,7 +18,8 @@ describe('NVLS only where the NVSwitch has it', () => {
       expect(r.code).toBe(2);
       expect(r.out).toBe('');
       expect(r.err).toContain(
-        `--algorithm nvls needs NVLink SHARP in third-generation NVSwitch, which ${node} lacks (nodes with it: dgx-h100, hgx-h200, hgx-b200, gb200-nvl72)`,
+        `--algorithm nvls needs NVLink SHARP in third-generation NVSwitch, ` +
+          `which ${node} lacks (nodes with it: dgx-h100, hgx-h200, hgx-b200, gb200-nvl72)`,
       );
     }
     const h100 = await cli(

@@ -38,7 +38,8 @@ describe('output files of long runs are checked before the work starts', () => {
 
   it("refuses a folder under /proc at once (Node's recursive mkdir retried it forever)", () => {
     expect(() => prepareOutputFile('/proc/nope/deeper/p.json', '--out')).toThrow(
-      '--out /proc/nope/deeper/p.json: cannot create the folder /proc/nope: no such file, and /proc does not let one be created (ENOENT)',
+      '--out /proc/nope/deeper/p.json: cannot create the folder /proc/nope: ' +
+        'no such file, and /proc does not let one be created (ENOENT)',
     );
     expect(() => writeReportFile('/proc/nope/x.svg', 'x', { out: () => {}, err: () => {} })).toThrow(
       /^cannot write '\/proc\/nope\/x\.svg': .*\(ENOENT\)$/,
@@ -68,25 +69,30 @@ describe('output files of long runs are checked before the work starts', () => {
     );
   });
 
-  it('simulate --timeline and scale --csv into a folder that takes no files: refused before simulating, in words, exit status 2', async () => {
-    const r = await cli(
-      'simulate',
-      'scenarios/bert-large-ddp-2node.yaml',
-      '--alternatives',
-      '0',
-      '--timeline',
-      '/proc/x.svg',
-    );
-    expect(r.code).toBe(2);
-    expect(r.out).toBe(''); // no summary: nothing was simulated
-    expect(r.err).toBe(
-      'clustersim: --timeline /proc/x.svg: cannot write it: no such file, and /proc does not let one be created (ENOENT)\n',
-    );
-    const s = await cli('scale', 'scenarios/bert-large-ddp-2node.yaml', '--gpus', '8', '--csv', '/proc/x.csv');
-    expect(s.code).toBe(2);
-    expect(s.out).toBe('');
-    expect(s.err).toMatch(/^clustersim: --csv \/proc\/x\.csv: cannot write it: /);
-  });
+  it(
+    'simulate --timeline and scale --csv into a folder that takes no files: ' +
+      'refused before simulating, in words, exit status 2',
+    async () => {
+      const r = await cli(
+        'simulate',
+        'scenarios/bert-large-ddp-2node.yaml',
+        '--alternatives',
+        '0',
+        '--timeline',
+        '/proc/x.svg',
+      );
+      expect(r.code).toBe(2);
+      expect(r.out).toBe(''); // no summary: nothing was simulated
+      expect(r.err).toBe(
+        'clustersim: --timeline /proc/x.svg: cannot write it: ' +
+          'no such file, and /proc does not let one be created (ENOENT)\n',
+      );
+      const s = await cli('scale', 'scenarios/bert-large-ddp-2node.yaml', '--gpus', '8', '--csv', '/proc/x.csv');
+      expect(s.code).toBe(2);
+      expect(s.out).toBe('');
+      expect(s.err).toMatch(/^clustersim: --csv \/proc\/x\.csv: cannot write it: /);
+    },
+  );
 
   it('leaves no file behind from the check, and leaves an existing file as it was', () => {
     const fresh = join(dir, 'fresh.svg');
@@ -98,17 +104,21 @@ describe('output files of long runs are checked before the work starts', () => {
     expect(readFileSync(kept, 'utf8')).toBe('old');
   });
 
-  it('opens nothing but a regular file early: a FIFO is not opened (a reader would take the test for the output), a link is left a link', () => {
-    const fifo = join(dir, 'pipe');
-    execFileSync('mkfifo', [fifo]);
-    prepareOutputFile(fifo, '--memory-chart'); // returns at once: opening a FIFO with no reader would block
-    expect(lstatSync(fifo).isFIFO()).toBe(true);
-    const link = join(dir, 'link.svg');
-    symlinkSync(join(dir, 'target.svg'), link);
-    prepareOutputFile(link, '--timeline');
-    expect(lstatSync(link).isSymbolicLink()).toBe(true);
-    expect(existsSync(join(dir, 'target.svg'))).toBe(false);
-  });
+  it(
+    'opens nothing but a regular file early: ' +
+      'a FIFO is not opened (a reader would take the test for the output), a link is left a link',
+    () => {
+      const fifo = join(dir, 'pipe');
+      execFileSync('mkfifo', [fifo]);
+      prepareOutputFile(fifo, '--memory-chart'); // returns at once: opening a FIFO with no reader would block
+      expect(lstatSync(fifo).isFIFO()).toBe(true);
+      const link = join(dir, 'link.svg');
+      symlinkSync(join(dir, 'target.svg'), link);
+      prepareOutputFile(link, '--timeline');
+      expect(lstatSync(link).isSymbolicLink()).toBe(true);
+      expect(existsSync(join(dir, 'target.svg'))).toBe(false);
+    },
+  );
 
   it('simulate refuses a bad --alternatives before simulating', async () => {
     const r = await cli('simulate', 'scenarios/bert-large-ddp-2node.yaml', '--alternatives', 'x');
@@ -117,68 +127,76 @@ describe('output files of long runs are checked before the work starts', () => {
     expect(r.err).toMatch(/--alternatives: expected a whole number ≥ 0, got 'x'/);
   });
 
-  it('refuses an output that is a file the run reads, or that another output names, and leaves them as they were', async () => {
-    const scenario = join(dir, 'mine.yaml');
-    const text = readFileSync('scenarios/bert-large-ddp-2node.yaml', 'utf8');
-    writeFileSync(scenario, text);
-    const own = await cli('simulate', scenario, '--alternatives', '0', '--timeline', `${dir}/./mine.yaml`);
-    expect(own.code).toBe(2);
-    expect(own.out).toBe('');
-    expect(own.err).toMatch(
-      /--timeline .*mine\.yaml is a scenario file, which this run reads: writing it would destroy it; give --timeline another file name/,
-    );
-    expect(readFileSync(scenario, 'utf8')).toBe(text);
-    const ds = await cli(
-      'simulate',
-      'scenarios/imports/llama2-7b-a100-1node.yaml',
-      '--deepspeed-config',
-      'scenarios/imports/ds_config.json',
-      '--trace',
-      'scenarios/imports/ds_config.json',
-    );
-    expect(ds.err).toMatch(
-      /--trace scenarios\/imports\/ds_config\.json is the --deepspeed-config file, which this run reads/,
-    );
-    const twice = await cli(
-      'simulate',
-      scenario,
-      '--alternatives',
-      '0',
-      '--timeline',
-      join(dir, 't.svg'),
-      '--trace',
-      join(dir, 't.svg'),
-    );
-    expect(twice.code).toBe(2);
-    expect(twice.err).toMatch(
-      /--timeline .*t\.svg and --trace .*t\.svg are the same file: the second written would replace the first/,
-    );
-    const csv = await cli('scale', scenario, '--gpus', '8,16', '--csv', scenario);
-    expect(csv.code).toBe(2);
-    expect(csv.err).toMatch(/--csv .*mine\.yaml is a scenario file, which this run reads/);
-    const part = join(dir, 'part.jsonl');
-    writeFileSync(part, '');
-    const merged = await cli('merge', part, '--svg', part);
-    expect(merged.err).toMatch(/--svg .*part\.jsonl is a part, which this run reads/);
-    expect(readFileSync(scenario, 'utf8')).toBe(text);
-    // Files the scenario names are read too: its Hugging Face config (looked up from the scenario's folder).
-    const config = readFileSync('scenarios/models/llama2-7b.config.json', 'utf8');
-    writeFileSync(join(dir, 'config.json'), config);
-    const withConfig = join(dir, 'hf.yaml');
-    writeFileSync(
-      withConfig,
-      'cluster: { preset: dgx-a100-80gb }\nmodel: { hfConfig: config.json, layers: 2 }\ntraining: { globalBatch: 8, seqLen: 512 }\n',
-    );
-    const hf = await cli('simulate', withConfig, '--alternatives', '0', '--trace', join(dir, 'config.json'));
-    expect(hf.code).toBe(2);
-    expect(hf.err).toMatch(/--trace .*config\.json is the file model\.hfConfig names, which this run reads/);
-    const hfScale = await cli('scale', withConfig, '--gpus', '8', '--svg', join(dir, 'config.json'));
-    expect(hfScale.err).toMatch(/--svg .*config\.json is the file model\.hfConfig names, which this run reads/);
-    expect(readFileSync(join(dir, 'config.json'), 'utf8')).toBe(config);
-    // Devices take any number of outputs.
-    expect(
-      (await cli('simulate', scenario, '--alternatives', '0', '--memory-chart', '/dev/null', '--trace', '/dev/null'))
-        .code,
-    ).toBe(0);
-  });
+  it(
+    'refuses an output that is a file the run reads, ' + 'or that another output names, and leaves them as they were',
+    async () => {
+      const scenario = join(dir, 'mine.yaml');
+      const text = readFileSync('scenarios/bert-large-ddp-2node.yaml', 'utf8');
+      writeFileSync(scenario, text);
+      const own = await cli('simulate', scenario, '--alternatives', '0', '--timeline', `${dir}/./mine.yaml`);
+      expect(own.code).toBe(2);
+      expect(own.out).toBe('');
+      expect(own.err).toMatch(
+        new RegExp(
+          /--timeline .*mine\.yaml is a scenario file, which this run reads: /.source +
+            /writing it would destroy it; give --timeline another file name/.source,
+        ),
+      );
+      expect(readFileSync(scenario, 'utf8')).toBe(text);
+      const ds = await cli(
+        'simulate',
+        'scenarios/imports/llama2-7b-a100-1node.yaml',
+        '--deepspeed-config',
+        'scenarios/imports/ds_config.json',
+        '--trace',
+        'scenarios/imports/ds_config.json',
+      );
+      expect(ds.err).toMatch(
+        /--trace scenarios\/imports\/ds_config\.json is the --deepspeed-config file, which this run reads/,
+      );
+      const twice = await cli(
+        'simulate',
+        scenario,
+        '--alternatives',
+        '0',
+        '--timeline',
+        join(dir, 't.svg'),
+        '--trace',
+        join(dir, 't.svg'),
+      );
+      expect(twice.code).toBe(2);
+      expect(twice.err).toMatch(
+        /--timeline .*t\.svg and --trace .*t\.svg are the same file: the second written would replace the first/,
+      );
+      const csv = await cli('scale', scenario, '--gpus', '8,16', '--csv', scenario);
+      expect(csv.code).toBe(2);
+      expect(csv.err).toMatch(/--csv .*mine\.yaml is a scenario file, which this run reads/);
+      const part = join(dir, 'part.jsonl');
+      writeFileSync(part, '');
+      const merged = await cli('merge', part, '--svg', part);
+      expect(merged.err).toMatch(/--svg .*part\.jsonl is a part, which this run reads/);
+      expect(readFileSync(scenario, 'utf8')).toBe(text);
+      // Files the scenario names are read too: its Hugging Face config (looked up from the scenario's folder).
+      const config = readFileSync('scenarios/models/llama2-7b.config.json', 'utf8');
+      writeFileSync(join(dir, 'config.json'), config);
+      const withConfig = join(dir, 'hf.yaml');
+      writeFileSync(
+        withConfig,
+        'cluster: { preset: dgx-a100-80gb }\n' +
+          'model: { hfConfig: config.json, layers: 2 }\n' +
+          'training: { globalBatch: 8, seqLen: 512 }\n',
+      );
+      const hf = await cli('simulate', withConfig, '--alternatives', '0', '--trace', join(dir, 'config.json'));
+      expect(hf.code).toBe(2);
+      expect(hf.err).toMatch(/--trace .*config\.json is the file model\.hfConfig names, which this run reads/);
+      const hfScale = await cli('scale', withConfig, '--gpus', '8', '--svg', join(dir, 'config.json'));
+      expect(hfScale.err).toMatch(/--svg .*config\.json is the file model\.hfConfig names, which this run reads/);
+      expect(readFileSync(join(dir, 'config.json'), 'utf8')).toBe(config);
+      // Devices take any number of outputs.
+      expect(
+        (await cli('simulate', scenario, '--alternatives', '0', '--memory-chart', '/dev/null', '--trace', '/dev/null'))
+          .code,
+      ).toBe(0);
+    },
+  );
 });

@@ -50,25 +50,28 @@ describe('clustersim scale', () => {
     expect(Math.abs(rows[2].stepTimeS / rows[0].stepTimeS - 1)).toBeLessThan(0.2);
   });
 
-  it('names the size speedup and efficiency are against, the smallest simulated, in the table and the JSON', async () => {
-    // 3 GPUs cannot hold the batch (256 over 8 × 3), so the base is 4, the smallest size simulated.
-    const doc = (await scaleJson('--gpus', '3,4,8')) as unknown as {
-      series: {
-        scalingBaseGpus?: number;
-        rows: { gpus: number; status: string; stepTimeS: number; speedup: number; efficiency: number }[];
-      }[];
-    };
-    const s = doc.series[0];
-    expect(s.rows[0].status).toBe('infeasible');
-    expect(s.scalingBaseGpus).toBe(4);
-    const base = s.rows.find((r) => r.gpus === s.scalingBaseGpus)!;
-    for (const r of s.rows.filter((r) => r.status === 'ok')) {
-      expect(r.speedup).toBeCloseTo(base.stepTimeS / r.stepTimeS, 9);
-      expect(r.efficiency).toBeCloseTo((r.speedup * s.scalingBaseGpus!) / r.gpus, 12);
-    }
-    const text = await cli('scale', BERT, '--gpus', '3,4,8');
-    expect(text.out.split('\n')[0]).toContain('speedup and efficiency against 4 GPUs');
-  });
+  it(
+    'names the size speedup and efficiency are against, ' + 'the smallest simulated, in the table and the JSON',
+    async () => {
+      // 3 GPUs cannot hold the batch (256 over 8 × 3), so the base is 4, the smallest size simulated.
+      const doc = (await scaleJson('--gpus', '3,4,8')) as unknown as {
+        series: {
+          scalingBaseGpus?: number;
+          rows: { gpus: number; status: string; stepTimeS: number; speedup: number; efficiency: number }[];
+        }[];
+      };
+      const s = doc.series[0];
+      expect(s.rows[0].status).toBe('infeasible');
+      expect(s.scalingBaseGpus).toBe(4);
+      const base = s.rows.find((r) => r.gpus === s.scalingBaseGpus)!;
+      for (const r of s.rows.filter((r) => r.status === 'ok')) {
+        expect(r.speedup).toBeCloseTo(base.stepTimeS / r.stepTimeS, 9);
+        expect(r.efficiency).toBeCloseTo((r.speedup * s.scalingBaseGpus!) / r.gpus, 12);
+      }
+      const text = await cli('scale', BERT, '--gpus', '3,4,8');
+      expect(text.out.split('\n')[0]).toContain('speedup and efficiency against 4 GPUs');
+    },
+  );
 
   it('reports sizes that cannot be built as rows with a reason, not as a failure', async () => {
     const doc = await scaleJson('--gpus', '4,12,16,64,512');
@@ -92,7 +95,10 @@ describe('clustersim scale', () => {
     // The rows still say why, and the error what to change.
     expect(r.out).toMatch(/not whole nodes: 12 GPUs over nodes of 8/);
     expect(r.err).toMatch(
-      /no size of the sweep could be simulated .*choose GPU counts of whole nodes whose data-parallel size divides the global batch, nothing was written/,
+      new RegExp(
+        /no size of the sweep could be simulated .*choose GPU counts of whole nodes /.source +
+          /whose data-parallel size divides the global batch, nothing was written/.source,
+      ),
     );
     expect(() => readFileSync(svg)).toThrow();
   });
@@ -110,48 +116,59 @@ describe('clustersim scale', () => {
       const r = await cli(command, BERT, '--set', 'cluster.preset=dgx-1-v100');
       expect(r.code, command).toBe(2);
       expect(r.err).toMatch(
-        /training.precision: v100-sxm2-32gb has no dense bf16 peak \(its spec gives fp16, fp32\); use one it runs, for example --set training.precision=fp16/,
+        new RegExp(
+          /training.precision: v100-sxm2-32gb has no dense bf16 peak \(its spec gives fp16, fp32\); /.source +
+            /use one it runs, for example --set training.precision=fp16/.source,
+        ),
       );
     }
   });
 
-  it("sweeps a split larger than the file's own cluster (cp 16 on a one-node file) from the fewest nodes that hold it", async () => {
-    const r = await cli(
-      'scale',
-      'scenarios/checks/dgxc-llama31-8b-cp2.yaml',
-      '--set',
-      'parallel.cp=16',
-      '--gpus',
-      '8,16,32',
-      '--json',
-    );
-    expect(r.code).toBe(0);
-    const [series] = JSON.parse(r.out).series;
-    expect(series.cp).toBe(16);
-    expect(series.rows.map((x: { gpus: number; status: string; dp: number }) => [x.gpus, x.status, x.dp])).toEqual([
-      [8, 'infeasible', undefined],
-      [16, 'ok', 1],
-      [32, 'ok', 2],
-    ]);
-    // A split of 12 on 8-GPU nodes: the fewest whole nodes it divides are 3.
-    const twelve = await cli(
-      'scale',
-      'scenarios/bert-large-ddp-2node.yaml',
-      '--set',
-      'parallel.tp=4',
-      '--set',
-      'parallel.pp=3',
-      '--gpus',
-      '24,48',
-    );
-    expect(twelve.code, twelve.err).toBe(0);
-  });
+  it(
+    "sweeps a split larger than the file's own cluster (cp " +
+      '16 on a one-node file) from the fewest nodes that hold it',
+    async () => {
+      const r = await cli(
+        'scale',
+        'scenarios/checks/dgxc-llama31-8b-cp2.yaml',
+        '--set',
+        'parallel.cp=16',
+        '--gpus',
+        '8,16,32',
+        '--json',
+      );
+      expect(r.code).toBe(0);
+      const [series] = JSON.parse(r.out).series;
+      expect(series.cp).toBe(16);
+      expect(series.rows.map((x: { gpus: number; status: string; dp: number }) => [x.gpus, x.status, x.dp])).toEqual([
+        [8, 'infeasible', undefined],
+        [16, 'ok', 1],
+        [32, 'ok', 2],
+      ]);
+      // A split of 12 on 8-GPU nodes: the fewest whole nodes it divides are 3.
+      const twelve = await cli(
+        'scale',
+        'scenarios/bert-large-ddp-2node.yaml',
+        '--set',
+        'parallel.tp=4',
+        '--set',
+        'parallel.pp=3',
+        '--gpus',
+        '24,48',
+      );
+      expect(twelve.code, twelve.err).toBe(0);
+    },
+  );
 
   it('prints a table with the documented columns', async () => {
     const { code, out } = await cli('scale', BERT, '--gpus', '8,16,64,512');
     expect(code).toBe(0);
     expect(out).toMatch(
-      /GPUs\s+nodes\s+dp\s+global batch\s+step time\s+error band\s+samples\/s\s+tokens\/s\s+speedup\s+efficiency\s+MFU\s+exposed comm\s+memory\/GPU\s+fits\s+note/,
+      new RegExp(
+        /GPUs\s+nodes\s+dp\s+global batch\s+step time\s+error /.source +
+          /band\s+samples\/s\s+tokens\/s\s+speedup\s+efficiency\s+MFU\s+exposed /.source +
+          /comm\s+memory\/GPU\s+fits\s+note/.source,
+      ),
     );
     expect(out).toMatch(/^\s+8\s+1\s+8\s+256\s.*1\.00x\s+100\.0%.*yes/m);
     expect(out).toMatch(/^\s+64\s.*yes\s+micro-batch 4$/m);
@@ -216,7 +233,9 @@ describe('clustersim scale', () => {
       const f = join(dir, name);
       writeFileSync(
         f,
-        `cluster: { preset: hgx-h200, nodes: ${i + 1} }\nmodel: { hfConfig: ${config} }\ntraining: { globalBatch: 16, microBatch: 1 }\n`,
+        `cluster: { preset: hgx-h200, nodes: ${i + 1} }\n` +
+          `model: { hfConfig: ${config} }\n` +
+          `training: { globalBatch: 16, microBatch: 1 }\n`,
       );
       return f;
     });
@@ -236,7 +255,10 @@ describe('clustersim scale', () => {
     const split = join(dir, 'split.yaml');
     writeFileSync(
       split,
-      `cluster: { preset: hgx-h200, nodes: 1 }\nmodel: { hfConfig: ${config} }\ntraining: { globalBatch: 16, microBatch: 1 }\nparallel: { tp: 8, pp: 2 }\n`,
+      `cluster: { preset: hgx-h200, nodes: 1 }\n` +
+        `model: { hfConfig: ${config} }\n` +
+        `training: { globalBatch: 16, microBatch: 1 }\n` +
+        `parallel: { tp: 8, pp: 2 }\n`,
     );
     for (const order of [
       [files[0], split],
@@ -258,80 +280,84 @@ describe('clustersim scale', () => {
     expect(r.err).toContain("--gpus: 'lots' is not a GPU count");
   });
 
-  it('takes --megatron-args and --deepspeed-config as simulate does: the sweep holds the imported split and batch', async () => {
-    const llama = 'scenarios/imports/llama2-7b-a100-1node.yaml';
-    const mg = await cli(
-      'scale',
-      llama,
-      '--json',
-      '--gpus',
-      '8,16',
-      '--megatron-args',
-      '--tensor-model-parallel-size 2 --pipeline-model-parallel-size 2 --micro-batch-size 1 --global-batch-size 32',
-    );
-    expect(mg.code, mg.err).toBe(0);
-    const [series] = JSON.parse(mg.out).series as {
-      tp: number;
-      pp: number;
-      rows: { gpus: number; dp: number; globalBatch: number }[];
-    }[];
-    expect([series.tp, series.pp]).toEqual([2, 2]);
-    expect(series.rows.map((r) => [r.gpus, r.dp, r.globalBatch])).toEqual([
-      [8, 2, 32],
-      [16, 4, 32],
-    ]);
-    // The same import through simulate at 8 GPUs gives the sweep's first step time.
-    const sim = JSON.parse(
-      (
-        await cli(
-          'simulate',
-          llama,
-          '--json',
-          '--alternatives',
-          '0',
-          '--megatron-args',
-          '--tensor-model-parallel-size 2 --pipeline-model-parallel-size 2 --micro-batch-size 1 --global-batch-size 32',
-        )
-      ).out,
-    );
-    expect((series.rows[0] as unknown as { stepTimeS: number }).stepTimeS).toBeCloseTo(sim.stepTimeS, 9);
-    const ds = await cli(
-      'scale',
-      llama,
-      '--json',
-      '--gpus',
-      '8,16',
-      '--deepspeed-config',
-      'scenarios/imports/ds_config.json',
-    );
-    expect(ds.code, ds.err).toBe(0);
-    expect(JSON.parse(ds.out).series[0].rows[0].globalBatch).toBe(
-      JSON.parse(readFileSync('scenarios/imports/ds_config.json', 'utf8')).train_batch_size,
-    );
-    // Its gradient_accumulation_steps holds at one size only when the batch is kept (strong), not per replica (weak).
-    expect(
-      JSON.parse(ds.out)
-        .warnings.map((w: { message: string }) => w.message)
-        .join('\n'),
-    ).toMatch(
-      /gradient_accumulation_steps 4 holds at one data-parallel size only; strong scaling keeps the global batch/,
-    );
-    const weak = await cli(
-      'scale',
-      llama,
-      '--json',
-      '--gpus',
-      '8,16',
-      '--mode',
-      'weak',
-      '--deepspeed-config',
-      'scenarios/imports/ds_config.json',
-    );
-    expect(weak.err).not.toMatch(/gradient_accumulation_steps/);
-    const bad = await cli('scale', llama, '--gpus', '8,16', '--megatron-args', '--tensor-model-parallel-size two');
-    expect(bad.code).toBe(2);
-    expect(bad.err).toContain('--tensor-model-parallel-size');
-  });
+  it(
+    'takes --megatron-args and --deepspeed-config as simulate does: ' + 'the sweep holds the imported split and batch',
+    async () => {
+      const llama = 'scenarios/imports/llama2-7b-a100-1node.yaml';
+      const mg = await cli(
+        'scale',
+        llama,
+        '--json',
+        '--gpus',
+        '8,16',
+        '--megatron-args',
+        '--tensor-model-parallel-size 2 --pipeline-model-parallel-size 2 --micro-batch-size 1 --global-batch-size 32',
+      );
+      expect(mg.code, mg.err).toBe(0);
+      const [series] = JSON.parse(mg.out).series as {
+        tp: number;
+        pp: number;
+        rows: { gpus: number; dp: number; globalBatch: number }[];
+      }[];
+      expect([series.tp, series.pp]).toEqual([2, 2]);
+      expect(series.rows.map((r) => [r.gpus, r.dp, r.globalBatch])).toEqual([
+        [8, 2, 32],
+        [16, 4, 32],
+      ]);
+      // The same import through simulate at 8 GPUs gives the sweep's first step time.
+      const sim = JSON.parse(
+        (
+          await cli(
+            'simulate',
+            llama,
+            '--json',
+            '--alternatives',
+            '0',
+            '--megatron-args',
+            '--tensor-model-parallel-size 2 --pipeline-model-parallel-size ' +
+              '2 --micro-batch-size 1 --global-batch-size 32',
+          )
+        ).out,
+      );
+      expect((series.rows[0] as unknown as { stepTimeS: number }).stepTimeS).toBeCloseTo(sim.stepTimeS, 9);
+      const ds = await cli(
+        'scale',
+        llama,
+        '--json',
+        '--gpus',
+        '8,16',
+        '--deepspeed-config',
+        'scenarios/imports/ds_config.json',
+      );
+      expect(ds.code, ds.err).toBe(0);
+      expect(JSON.parse(ds.out).series[0].rows[0].globalBatch).toBe(
+        JSON.parse(readFileSync('scenarios/imports/ds_config.json', 'utf8')).train_batch_size,
+      );
+      // Its gradient_accumulation_steps holds at one size only when the batch is kept (strong), not per replica (weak).
+      expect(
+        JSON.parse(ds.out)
+          .warnings.map((w: { message: string }) => w.message)
+          .join('\n'),
+      ).toMatch(
+        /gradient_accumulation_steps 4 holds at one data-parallel size only; strong scaling keeps the global batch/,
+      );
+      const weak = await cli(
+        'scale',
+        llama,
+        '--json',
+        '--gpus',
+        '8,16',
+        '--mode',
+        'weak',
+        '--deepspeed-config',
+        'scenarios/imports/ds_config.json',
+      );
+      expect(weak.err).not.toMatch(/gradient_accumulation_steps/);
+      const bad = await cli('scale', llama, '--gpus', '8,16', '--megatron-args', '--tensor-model-parallel-size two');
+      expect(bad.code).toBe(2);
+      expect(bad.err).toContain('--tensor-model-parallel-size');
+    },
+  );
 
   it('rejects a scenario that is itself invalid with exit code 2', async () => {
     const r = await cli('scale', BERT, '--gpus', '8', '--set', 'cluster.preset=nope');

@@ -11,8 +11,12 @@ const CP = 'scenarios/checks/dgxc-llama31-8b-cp2.yaml';
 const OVERLAP = path('overlap.yaml');
 writeFileSync(
   OVERLAP,
-  'name: bert-tp2-overlap\ncluster: { preset: dgx-a100-80gb, nodes: 2 }\nmodel: { preset: bert-large }\ntraining: { globalBatch: 256, microBatch: 8, precision: bf16 }\n' +
-    'parallel: { tp: 2, sequenceParallel: true, tpCommOverlap: true, tpCommOverlapSms: { proj: 20, fc2: 12, bulk: 0 } }\n',
+  'name: bert-tp2-overlap\n' +
+    'cluster: { preset: dgx-a100-80gb, nodes: 2 }\n' +
+    'model: { preset: bert-large }\n' +
+    'training: { globalBatch: 256, microBatch: 8, precision: bf16 }\n' +
+    'parallel: { tp: 2, sequenceParallel: true, tpCommOverlap: ' +
+    'true, tpCommOverlapSms: { proj: 20, fc2: 12, bulk: 0 } }\n',
 );
 // --set applies to both files: cpCommType matters only for the cp 2 one.
 const SWEEP = [CP, '--compare', OVERLAP, '--set', 'parallel.cpCommType=all_gather', '--gpus', '8,16'];
@@ -119,7 +123,8 @@ describe('scale carries the context-parallel communication type and TP overlap',
         .trimEnd()
         .split('\n')
         .map((l) => JSON.parse(l));
-    // Four points over three parts: part 1 holds points 0 and 3, part 2 point 1, part 3 point 2 (series 0: points 0, 1).
+    // Four points over three parts: part 1 holds points 0 and 3, part 2 point 1, part 3
+    // point 2 (series 0: points 0, 1).
     const mergeEdited = (part: number, change: (r: Record<string, unknown>) => Record<string, unknown>) => {
       writeFileSync(
         path('edited.jsonl'),
@@ -135,7 +140,10 @@ describe('scale carries the context-parallel communication type and TP overlap',
     const off = await mergeEdited(3, ({ tpCommOverlap: _o, tpCommOverlapSms: _s, ...r }) => r);
     expect(off.code).toBe(2);
     expect(off.err).toMatch(
-      /with tp 2 × pp 1, but .* says 'bert-tp2-overlap' with tp 2 × pp 1, tpCommOverlap \(SMs proj 20, fc2 12, bulk 0\)/,
+      new RegExp(
+        /with tp 2 × pp 1, but .* says 'bert-tp2-overlap' with tp 2 × pp 1, /.source +
+          /tpCommOverlap \(SMs proj 20, fc2 12, bulk 0\)/.source,
+      ),
     );
     expect((await mergeEdited(2, (r) => ({ ...r, cpCommType: 'ring' }))).err).toContain(
       `'cpCommType' is "ring"; expected 'p2p', 'all_gather', 'a2a'`,

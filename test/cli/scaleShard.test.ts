@@ -67,7 +67,8 @@ describe('clustersim scale --shard, --out and --jobs', () => {
     const r = await cli('scale', BERT, '--gpus', '8', '--shard', '1/2', '--report', 'r.html');
     expect(r.code).toBe(2);
     expect(r.err).toContain(
-      '--report: a part (--shard) writes JSON lines only, and merge writes tables and the chart (--json, --csv, --svg), not the HTML report; run the sweep without --shard for it',
+      '--report: a part (--shard) writes JSON lines only, and merge writes tables and the chart (--json, ' +
+        '--csv, --svg), not the HTML report; run the sweep without --shard for it',
     );
     expect((await cli('merge', '--report', 'r.html', 'x.jsonl')).err).toMatch(/unknown option '--report'/);
     const b = await cli('scale', BERT, '--gpus', '8', '--out', 'x.jsonl');

@@ -36,18 +36,21 @@ describe('what to try', () => {
     expect(a.alternatives.every((x) => x.fits === true)).toBe(true);
   });
 
-  it('does not offer a bigger micro-batch when the pipeline bubble bounds the step (fewer micro-batches widen it)', async () => {
-    const a = await advice(
-      'model.preset=gpt3-13b',
-      'parallel.tp=2',
-      'parallel.pp=4',
-      'parallel.sequenceParallel=false',
-      'training.globalBatch=2',
-      'training.microBatch=1',
-    );
-    expect(a.bound).toBe('pipeline bubble');
-    expect(a.alternatives.map((x) => x.label)).not.toContain('micro-batch 2');
-  });
+  it(
+    'does not offer a bigger micro-batch when the pipeline ' + 'bubble bounds the step (fewer micro-batches widen it)',
+    async () => {
+      const a = await advice(
+        'model.preset=gpt3-13b',
+        'parallel.tp=2',
+        'parallel.pp=4',
+        'parallel.sequenceParallel=false',
+        'training.globalBatch=2',
+        'training.microBatch=1',
+      );
+      expect(a.bound).toBe('pipeline bubble');
+      expect(a.alternatives.map((x) => x.label)).not.toContain('micro-batch 2');
+    },
+  );
 });
 
 describe('what to try, when nothing helps', () => {
