@@ -1,14 +1,36 @@
 import type { Command } from 'commander';
+import { plainProgressLines, type SweepProgress } from '../report/progressLines.js';
 import { runPublishedCheck } from '../validation/publishedCheck.js';
-import { parseValidateArgs } from '../validation/validateArgs.js';
-import type { Output } from './output.js';
+import type { RowProgress } from '../validation/rowProgress.js';
+import { parseValidateArgs, VALIDATE_USAGE } from '../validation/validateArgs.js';
+import { processOutput, type Output } from './output.js';
 import { UsageError } from './usageError.js';
+
+/** On a terminal, the count of rows done, redrawn in place on stderr and cleared at the end. */
+function terminalCounter(total: number): SweepProgress {
+  let done = 0;
+  return {
+    tick: () => void process.stderr.write(`\rrow ${++done}/${total}`),
+    stop: () => void process.stderr.write('\r\x1b[K'),
+  };
+}
+
+/**
+ * Progress of a run's rows on stderr: on a terminal a counter redrawn in place; in a log or CI, where a run of several
+ * minutes printed nothing, plain lines (the first row done, then at most one every 30 s, and the last).
+ */
+function rowProgress(io: Output): RowProgress {
+  return (total) =>
+    io === processOutput && process.stderr.isTTY
+      ? terminalCounter(total)
+      : plainProgressLines((line) => io.err(line), 'check-published', total);
+}
 
 /**
  * `clustersim check-published` (what `npm run validate` runs): predicts published measured training runs and prints
  * the error. Its options are parsed and checked by validateArgs.ts, which also writes its --help.
  */
-export function registerCheckPublished(program: Command, _io: Output): void {
+export function registerCheckPublished(program: Command, io: Output): void {
   program
     .command('check-published')
     .description(
@@ -25,6 +47,6 @@ export function registerCheckPublished(program: Command, _io: Output): void {
       } catch (err) {
         throw new UsageError(`check-published: ${(err as Error).message}`);
       }
-      await runPublishedCheck(options);
+      io.out(options.help ? VALIDATE_USAGE + '\n' : await runPublishedCheck(options, rowProgress(io)));
     });
 }

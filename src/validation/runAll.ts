@@ -1,4 +1,4 @@
-import { rowProgress } from './rowProgress.js';
+import type { RowProgress } from './rowProgress.js';
 import { writeFileAtomic } from '../atomicWrite.js';
 import { compiledWorker, defaultJobs, runTasks } from '../threads/taskPool.js';
 import { table as formatTable } from '../report/textTable.js';
@@ -32,13 +32,17 @@ const HAND_OUT_FIRST: readonly StepSetName[] = [
   'llm-foundry-fsdp',
 ];
 
-async function predictAll(limit: number): Promise<{ outcomes: StepOutcome[]; wallS: number; threads: number }> {
+/** Every set's tasks predicted on one pool of threads, the costliest handed out first. */
+async function predictAll(
+  limit: number,
+  progress: RowProgress,
+): Promise<{ outcomes: StepOutcome[]; wallS: number; threads: number }> {
   const tasks = stepTasks(STEP_SETS, limit);
   const job: StepTaskJob = { tasks };
   const ids = tasks.map((_, i) => i);
   const costly = (i: number) => HAND_OUT_FIRST.includes(tasks[i].set);
   const t0 = Date.now();
-  const progress = rowProgress(tasks.length);
+  const shown = progress(tasks.length);
   const { results, workers } = await runTasks<StepTaskJob, StepPrediction>({
     jobs: defaultJobs(),
     worker: compiledWorker(new URL('./stepTaskWorker.js', import.meta.url)),
@@ -46,9 +50,9 @@ async function predictAll(limit: number): Promise<{ outcomes: StepOutcome[]; wal
     ids,
     handOut: [...ids.filter(costly), ...ids.filter((i) => !costly(i))],
     runHere: (i) => predictStepTask(job, i),
-    onResult: (i) => progress.tick(`${tasks[i].set} row ${i + 1}`),
+    onResult: (i) => shown.tick(`${tasks[i].set} row ${i + 1}`),
   });
-  progress.stop();
+  shown.stop();
   return {
     outcomes: tasks.map((t, i) => stepOutcome(t, results[i])),
     wallS: (Date.now() - t0) / 1e3,
@@ -90,13 +94,18 @@ function fp8PairLines(pairs: readonly Fp8Pair[]): string[] {
   const within = pairs.filter((p) => Math.abs(p.errorPct) <= FP8_SPEEDUP_TOLERANCE_PCT).length;
   return [
     '',
-    'FP8 speed-up over bf16, the same run in both (nemo-dgxc-h100 and -fp8, nemo-dgxc-gb200 and -fp8): bf16 step time / FP8 step time',
+    'FP8 speed-up over bf16, the same run in both (nemo-dgxc-h100 and -fp8, nemo-dgxc-gb200 and -fp8):' +
+      ' bf16 step time / FP8 step time',
     formatTable(['run', 'measured', 'predicted', 'error'], rows).replace(/^/gm, '  '),
     `  ${within} of ${pairs.length} within ${FP8_SPEEDUP_TOLERANCE_PCT}% of the measured speed-up`,
   ];
 }
 
-function summaryLines(s: AllSetsSummary & { fp8Pairs: Fp8Pair[] }, kernels: ReturnType<typeof setFigures>): string[] {
+type AllSummary = AllSetsSummary & { fp8Pairs: Fp8Pair[] };
+type SetFigures = ReturnType<typeof setFigures>;
+
+/** Each set's rows, MAPE, signed mean and worst row, then what each set is. */
+function setLines(s: AllSummary, kernels: SetFigures): string[] {
   const setRows = [...s.sets, kernels].map((f) => [
     f.set,
     f.rows,
@@ -106,6 +115,18 @@ function summaryLines(s: AllSetsSummary & { fp8Pairs: Fp8Pair[] }, kernels: Retu
   ]);
   const nameWidth = Math.max('h200-kernels'.length, ...s.sets.map((f) => f.set.length));
   const described = s.sets.map((f) => `  ${f.set.padEnd(nameWidth)} ${STEP_SET_DESCRIPTIONS[f.set as StepSetName]}`);
+  return [
+    formatTable(['set', 'rows', 'MAPE', 'signed mean', 'worst row'], setRows).replace(/^/gm, '  '),
+    '',
+    ...described,
+    `  ${'h200-kernels'.padEnd(nameWidth)} attention kernels and Llama layers on one H200, GPU time` +
+      ' (npm run validate -- --set h200-kernels)',
+    '  signed: (predicted − measured) / measured of the step time (of the GPU time for h200-kernels); negative: too fast',
+  ];
+}
+
+/** How well the predictions rank the splits of one job, per set. */
+function rankingLines(s: AllSummary): string[] {
   const rankRows = s.ranking.map((r) => [
     r.set,
     r.groups,
@@ -114,6 +135,18 @@ function summaryLines(s: AllSetsSummary & { fp8Pairs: Fp8Pair[] }, kernels: Retu
     `${(100 * r.worstRegret).toFixed(1)}%`,
     r.meanTau.toFixed(2),
   ]);
+  return [
+    'ranking: each group is one model on one GPU count with one batch, run with different splits',
+    formatTable(['set', 'groups', 'top-1 right', 'mean regret', 'worst regret', "Kendall's tau"], rankRows).replace(
+      /^/gm,
+      '  ',
+    ),
+    '  regret: measured time of the predicted-fastest split over the measured fastest, minus 1; tau-b, mean over groups',
+  ];
+}
+
+/** The error band of each kind of prediction, as simulate and scale show them. */
+function bandLines(s: AllSummary): string[] {
   const w = kindWords;
   const bandRows = s.bands.map(({ kind: k, band: b }) => [
     w.gpu(k.gpu) + (k.fp8 ? ', FP8' : '') + (k.moe ? ', MoE' : ''),
@@ -128,28 +161,27 @@ function summaryLines(s: AllSetsSummary & { fp8Pairs: Fp8Pair[] }, kernels: Retu
     b.sets.join(' '),
   ]);
   return [
-    formatTable(['set', 'rows', 'MAPE', 'signed mean', 'worst row'], setRows).replace(/^/gm, '  '),
-    '',
-    ...described,
-    `  ${'h200-kernels'.padEnd(nameWidth)} attention kernels and Llama layers on one H200, GPU time (npm run validate -- --set h200-kernels)`,
-    '  signed: (predicted − measured) / measured of the step time (of the GPU time for h200-kernels); negative: too fast',
-    '',
-    'ranking: each group is one model on one GPU count with one batch, run with different splits',
-    formatTable(['set', 'groups', 'top-1 right', 'mean regret', 'worst regret', "Kendall's tau"], rankRows).replace(
-      /^/gm,
-      '  ',
-    ),
-    '  regret: measured time of the predicted-fastest split over the measured fastest, minus 1; tau-b, mean over groups',
-    ...fp8PairLines(s.fp8Pairs),
-    '',
-    ...fittedConstantLines(),
-    '',
-    'error bands by kind of prediction: measured / predicted − 1 (positive: the real step was longer), low edge, median, high edge',
+    'error bands by kind of prediction: measured / predicted − 1 (positive: the real step was longer),' +
+      ' low edge, median, high edge',
     formatTable(
       ['GPU', 'parallelism', 'nodes', 'host', 'rows', 'low', 'median', 'high', 'edges', 'sets'],
       bandRows,
     ).replace(/^/gm, '  '),
-    `  edges: 10th and 90th percentile, or the extremes under ${PERCENTILE_MIN_ROWS} rows; a kind with fewer than ${BAND_MIN_ROWS} rows gets the band of a broader match in simulate and scale`,
+    `  edges: 10th and 90th percentile, or the extremes under ${PERCENTILE_MIN_ROWS} rows;` +
+      ` a kind with fewer than ${BAND_MIN_ROWS} rows gets the band of a broader match in simulate and scale`,
+  ];
+}
+
+function summaryLines(s: AllSummary, kernels: SetFigures): string[] {
+  return [
+    ...setLines(s, kernels),
+    '',
+    ...rankingLines(s),
+    ...fp8PairLines(s.fp8Pairs),
+    '',
+    ...fittedConstantLines(),
+    '',
+    ...bandLines(s),
   ];
 }
 
@@ -164,46 +196,68 @@ function fittedConstantLines(): string[] {
     'fitted constants (each on its own training subset, none on a set of step times: those are out of sample for them)',
     ...FITTED_CONSTANTS.flatMap((c) => {
       const [at1, atValue] = [c.residualsAt(1), c.residualsAt(c.value)];
+      const rms = Math.sqrt(meanSquaredPct(atValue)).toFixed(2);
       return [
         `  ${c.name} = ${c.value}: fitted on ${c.fittedOn}`,
-        `    its error there ${mape(at1)} without it, ${mape(atValue)} with it (rms ${Math.sqrt(meanSquaredPct(atValue)).toFixed(2)}%)` +
+        `    its error there ${mape(at1)} without it, ${mape(atValue)} with it (rms ${rms}%)` +
           (c.sharesSourceWith.length > 0 ? `; ${c.sharesSourceWith.join(', ')} holds or shares that source` : ''),
       ];
     }),
   ];
 }
 
-export async function runAllSets(options: Pick<ValidateOptions, 'limit' | 'json' | 'writeResiduals'>): Promise<void> {
-  const { outcomes, wallS, threads } = await predictAll(options.limit);
-  const summary = {
+/** The summary of every set's outcomes, with the FP8 speed-ups of the runs done in both precisions. */
+function summaryOf(outcomes: StepOutcome[]): AllSummary {
+  return {
     ...allSetsSummary(outcomes),
     fp8Pairs: [
       ...fp8Pairs(outcomes, 'nemo-dgxc-h100', 'nemo-dgxc-h100-fp8'),
       ...fp8Pairs(outcomes, 'nemo-dgxc-gb200', 'nemo-dgxc-gb200-fp8'),
     ],
   };
-  const kernelRows = h200KernelRows(options.limit);
-  const kernels = setFigures(
+}
+
+/** The h200-kernels set, compared here (its rows are not step times), summarised as the others. */
+function kernelFigures(limit: number): SetFigures {
+  const kernelRows = h200KernelRows(limit);
+  return setFigures(
     'h200-kernels',
     kernelRows.map((r) => ({ label: r.name, errorPct: r.errorPct, measuredS: r.measuredS, predictedS: r.predictedS })),
   );
+}
+
+/** What `--all --json` adds of the fitted constants: each with its training subset's errors at its value. */
+function fittedConstantsJson() {
+  return FITTED_CONSTANTS.map((c) => ({
+    name: c.name,
+    value: c.value,
+    fittedOn: c.fittedOn,
+    sharesSourceWith: c.sharesSourceWith,
+    trainingErrorsPct: c.residualsAt(c.value),
+  }));
+}
+
+/**
+ * Predicts every set (writing the residuals with `writeResiduals`) and returns the text to print, ending in a newline
+ * (`--json`: one JSON object).
+ */
+export async function runAllSets(
+  options: Pick<ValidateOptions, 'limit' | 'json' | 'writeResiduals'>,
+  progress: RowProgress,
+): Promise<string> {
+  const { outcomes, wallS, threads } = await predictAll(options.limit, progress);
+  const summary = summaryOf(outcomes);
+  const kernels = kernelFigures(options.limit);
   if (options.writeResiduals) writeResiduals(outcomes);
   if (options.json) {
-    const fittedConstants = FITTED_CONSTANTS.map((c) => ({
-      name: c.name,
-      value: c.value,
-      fittedOn: c.fittedOn,
-      sharesSourceWith: c.sharesSourceWith,
-      trainingErrorsPct: c.residualsAt(c.value),
-    }));
-    process.stdout.write(
-      JSON.stringify({ rows: outcomes.length, wallS, threads, ...summary, kernels, fittedConstants }, null, 2) + '\n',
-    );
-    return;
+    const json = { rows: outcomes.length, wallS, threads, ...summary, kernels, fittedConstants: fittedConstantsJson() };
+    return JSON.stringify(json, null, 2) + '\n';
   }
-  const head = `Every validation set: ${outcomes.length.toLocaleString('en-US')} step times predicted in ${wallS.toFixed(0)} s on ${threads} thread(s)`;
+  const head =
+    `Every validation set: ${outcomes.length.toLocaleString('en-US')} step times predicted in ${wallS.toFixed(0)} s` +
+    ` on ${threads} thread(s)`;
   const written = options.writeResiduals
     ? ['', `residuals written to data/validation-residuals.json (${outcomes.length} rows)`]
     : [];
-  process.stdout.write([head, '', ...summaryLines(summary, kernels), ...written].join('\n') + '\n');
+  return [head, '', ...summaryLines(summary, kernels), ...written].join('\n') + '\n';
 }

@@ -11,9 +11,11 @@ import type { ValidateOptions } from './validateArgs.js';
 
 /**
  * `npm run validate -- --set h200-kernels`: the H200 preset's attention kernels, eager Llama layers and Megatron's
- * softmax fallback against what
- * PyTorch measured on one H200 (reports/calibration/h200, h200Kernels.ts), GPU time only.
+ * softmax fallback against what PyTorch measured on one H200 (reports/calibration/h200, h200Kernels.ts), GPU time
+ * only, as the text to print.
  */
+
+/** The groups of comparisons, the first `limit` of each. */
 function kernelGroups(limit: number): { name: string; rows: KernelComparison[] }[] {
   const file = (name: string) => fileURLToPath(new URL(`../../reports/calibration/h200/${name}`, import.meta.url));
   const options = { limit };
@@ -27,7 +29,9 @@ function kernelGroups(limit: number): { name: string; rows: KernelComparison[] }
       rows: llamaLayerComparisons(file('llama-layer.json')).slice(0, options.limit),
     },
     {
-      name: 'Llama layers under torch.compile against the default fused kernels (scripts/measure-llama-layer.py --compile)',
+      name:
+        'Llama layers under torch.compile against the default fused kernels' +
+        ' (scripts/measure-llama-layer.py --compile)',
       rows: llamaLayerComparisons(file('llama-layer-compiled.json'), 'fused').slice(0, options.limit),
     },
     {
@@ -42,34 +46,41 @@ export function h200KernelRows(limit: number): KernelComparison[] {
   return kernelGroups(limit).flatMap((g) => g.rows);
 }
 
-export function runH200Kernels(options: Pick<ValidateOptions, 'limit' | 'json'>): void {
-  const groups = kernelGroups(options.limit);
-  const summary = (rows: KernelComparison[]) => ({
+/** The median and worst |error| of a group. */
+function errorSummary(rows: KernelComparison[]) {
+  return {
     medianAbsErrorPct: median(rows.map((r) => Math.abs(r.errorPct))),
     worstAbsErrorPct: Math.max(...rows.map((r) => Math.abs(r.errorPct))),
-  });
-  if (options.json) {
-    process.stdout.write(
-      JSON.stringify({ gpu: 'h200-sxm-141gb', groups: groups.map((g) => ({ ...g, ...summary(g.rows) })) }, null, 2) +
-        '\n',
-    );
-    return;
-  }
-  const f = (x: number, d = 3) => x.toFixed(d);
-  const lines = [
-    'The H200 preset against PyTorch on one NVIDIA H200 (reports/calibration/h200), GPU time (negative: predicted faster)',
+  };
+}
+
+const f = (x: number, d = 3) => x.toFixed(d);
+
+/** A group's lines: its name, its table and its error summary. */
+function groupLines(g: { name: string; rows: KernelComparison[] }): string[] {
+  const s = errorSummary(g.rows);
+  return [
+    '',
+    g.name,
+    formatTable(
+      ['case', 'predicted ms', 'measured ms', 'error'],
+      g.rows.map((r) => [r.name, f(r.predictedS * 1e3), f(r.measuredS * 1e3), `${r.errorPct.toFixed(1)}%`]),
+    ).replace(/^/gm, '  '),
+    `  median |error| ${s.medianAbsErrorPct.toFixed(1)}%, worst ${s.worstAbsErrorPct.toFixed(1)}%`,
   ];
-  for (const g of groups) {
-    const s = summary(g.rows);
-    lines.push(
-      '',
-      g.name,
-      formatTable(
-        ['case', 'predicted ms', 'measured ms', 'error'],
-        g.rows.map((r) => [r.name, f(r.predictedS * 1e3), f(r.measuredS * 1e3), `${r.errorPct.toFixed(1)}%`]),
-      ).replace(/^/gm, '  '),
-    );
-    lines.push(`  median |error| ${s.medianAbsErrorPct.toFixed(1)}%, worst ${s.worstAbsErrorPct.toFixed(1)}%`);
+}
+
+/** Compares the set and returns the text to print, ending in a newline (`--json`: one JSON object). */
+export function runH200Kernels(options: Pick<ValidateOptions, 'limit' | 'json'>): string {
+  const groups = kernelGroups(options.limit);
+  if (options.json) {
+    const json = { gpu: 'h200-sxm-141gb', groups: groups.map((g) => ({ ...g, ...errorSummary(g.rows) })) };
+    return JSON.stringify(json, null, 2) + '\n';
   }
-  process.stdout.write(lines.join('\n') + '\n');
+  const lines = [
+    'The H200 preset against PyTorch on one NVIDIA H200 (reports/calibration/h200), GPU time' +
+      ' (negative: predicted faster)',
+    ...groups.flatMap(groupLines),
+  ];
+  return lines.join('\n') + '\n';
 }
