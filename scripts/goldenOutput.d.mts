@@ -7,4 +7,4 @@ export interface Golden {
 }
 export const GOLDEN_SCENARIOS: readonly string[];
 export function goldenPath(scenario: string): string;
-export function goldenOf(scenario: string): Promise<Golden>;
+export function goldenOf(scenario: string, bin?: string): Promise<Golden>;

@@ -44,17 +44,20 @@ export function goldenPath(scenario) {
 const WITHOUT_ALTERNATIVES = new Set(['scenarios/llama3-405b-16384xh100.yaml', 'scenarios/deepseek-v3-2048xh800.yaml']);
 
 /** The built CLI's arguments for `scenario`, writing its trace to `tracePath` (alternatives on one thread). */
-function simulateArgs(scenario, tracePath) {
+function simulateArgs(scenario, tracePath, bin) {
   const alternatives = WITHOUT_ALTERNATIVES.has(scenario) ? ['--alternatives', '0'] : [];
-  return ['bin/clustersim.js', 'simulate', scenario, '--json', '--jobs', '1', ...alternatives, '--trace', tracePath];
+  return [bin, 'simulate', scenario, '--json', '--jobs', '1', ...alternatives, '--trace', tracePath];
 }
 
-/** Runs the built CLI on `scenario`; resolves to what the golden file holds. */
-export async function goldenOf(scenario) {
+/**
+ * Runs the built CLI on `scenario`; resolves to what the golden file holds. `bin`: the CLI to run (the tests run one
+ * built outside the checkout).
+ */
+export async function goldenOf(scenario, bin = 'bin/clustersim.js') {
   const dir = mkdtempSync(join(tmpdir(), 'clustersim-golden-'));
   try {
     const tracePath = join(dir, 'trace.json');
-    const { stdout } = await run(process.execPath, simulateArgs(scenario, tracePath), {
+    const { stdout } = await run(process.execPath, simulateArgs(scenario, tracePath, bin), {
       encoding: 'utf8',
       maxBuffer: 1 << 26,
     });

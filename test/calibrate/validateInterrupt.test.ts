@@ -3,16 +3,16 @@ import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { buildIfStale } from '../cli/builtCli.js';
+import { BUILT_BIN, buildCli } from '../cli/builtCli.js';
 
-beforeAll(buildIfStale, 300_000);
+beforeAll(buildCli, 300_000);
 
 describe('check-profile cut short by Ctrl-C', () => {
   it('says in its --out file that the run was interrupted, so that the summary is not read as the whole', async () => {
     const out = join(mkdtempSync(join(tmpdir(), 'clustersim-vint-')), 'v.json');
     const child = spawn(
       process.execPath,
-      ['bin/clustersim.js', 'check-profile', '--profile', 'reports/calibration/cpu/profile.json', '--out', out],
+      [BUILT_BIN, 'check-profile', '--profile', 'reports/calibration/cpu/profile.json', '--out', out],
       { stdio: ['ignore', 'ignore', 'pipe'] },
     );
     let err = '';

@@ -1,5 +1,5 @@
-import { execSync, spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -10,6 +10,7 @@ const LLAMA_16 = join(ROOT, 'scenarios/llama2-7b-ddp-16node.yaml');
 
 /** A stack frame as Node prints it: no bad-input message may contain one. */
 import { cli, expectBadInput, STACK_FRAME } from '../helpers/badInput.js';
+import { BUILT_BIN, buildCli, builtModule } from './builtCli.js';
 
 /** Problem lines under the `file: N problems:` header. */
 function problemLines(stderr: string): string[] {
@@ -536,10 +537,7 @@ describe('an infeasible but valid setup is a result', () => {
 });
 
 describe('the real process', () => {
-  beforeAll(() => {
-    // `npm run build` normally runs before the tests; build here only when it has not.
-    if (!existsSync(join(ROOT, 'dist/cli/main.js'))) execSync('npx tsc -p .', { cwd: ROOT, stdio: 'inherit' });
-  });
+  beforeAll(buildCli, 300_000);
 
   it('exits with code 2 and prints no stack trace for a bad scenario and for an unknown option', () => {
     mkdirSync(join(dir, 'proc'), { recursive: true });
@@ -549,7 +547,7 @@ describe('the real process', () => {
       'cluster: { preset: dgx-a100-80gb }\nmodel: { preset: bert-large }\ntraining: { globalBatch: 8, microBatch: eight }\n',
     );
     const run = (...args: string[]) =>
-      spawnSync(process.execPath, [join(ROOT, 'bin/clustersim.js'), ...args], {
+      spawnSync(process.execPath, [BUILT_BIN, ...args], {
         cwd: ROOT,
         encoding: 'utf8',
         timeout: 30_000,
@@ -569,14 +567,14 @@ describe('the real process', () => {
   });
 
   it('runs as `node dist/cli/main.js` too, as bin/clustersim.js does (a review found it silent, exit 0)', () => {
-    const help = spawnSync(process.execPath, [join(ROOT, 'dist/cli/main.js'), '--help'], {
+    const help = spawnSync(process.execPath, [builtModule('cli/main.js'), '--help'], {
       cwd: ROOT,
       encoding: 'utf8',
       timeout: 30_000,
     });
     expect(help.status, help.stderr).toBe(0);
     expect(help.stdout).toContain('Usage: clustersim');
-    const bad = spawnSync(process.execPath, [join(ROOT, 'dist/cli/main.js'), 'simulat'], {
+    const bad = spawnSync(process.execPath, [builtModule('cli/main.js'), 'simulat'], {
       cwd: ROOT,
       encoding: 'utf8',
       timeout: 30_000,

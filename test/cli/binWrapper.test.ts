@@ -2,7 +2,10 @@ import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { BUILT_BIN, buildCli } from './builtCli.js';
+
+beforeAll(buildCli, 300_000);
 
 /**
  * bin/clustersim.js runs the CLI again in a child with a larger heap. The wrapper must not return before the child
@@ -22,7 +25,7 @@ describe('bin/clustersim.js', () => {
         process.execPath,
         [
           '--max-old-space-size=256',
-          'bin/clustersim.js',
+          BUILT_BIN,
           'calibrate',
           '--backend',
           'cpu',
@@ -64,7 +67,7 @@ describe('bin/clustersim.js', () => {
     // `true` reads nothing and is gone long before the CLI has started, so every write meets a closed pipe.
     const r = spawnSync(
       'bash',
-      ['-c', 'node bin/clustersim.js simulate --help | true; echo "status ${PIPESTATUS[0]}"'],
+      ['-c', 'node "$1" simulate --help | true; echo "status ${PIPESTATUS[0]}"', 'bash', BUILT_BIN],
       { encoding: 'utf8' },
     );
     expect(r.stdout).toContain('status 0');
@@ -72,7 +75,7 @@ describe('bin/clustersim.js', () => {
   });
 
   it('says so, without a stack trace, when its output cannot be written (stdout on a full disk)', () => {
-    const r = spawnSync('bash', ['-c', 'node bin/clustersim.js presets > /dev/full'], { encoding: 'utf8' });
+    const r = spawnSync('bash', ['-c', 'node "$1" presets > /dev/full', 'bash', BUILT_BIN], { encoding: 'utf8' });
     expect(r.status).toBe(2);
     expect(r.stderr.trim()).toBe('clustersim: cannot write to standard output: no space left on the device (ENOSPC)');
   });
@@ -84,7 +87,7 @@ describe('bin/clustersim.js killed with SIGKILL', () => {
       process.execPath,
       [
         '--max-old-space-size=256',
-        'bin/clustersim.js',
+        BUILT_BIN,
         'simulate',
         'scenarios/llama3-405b-16384xh100.yaml',
         '--alternatives',

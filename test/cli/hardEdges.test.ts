@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { execFileSync, spawn } from 'node:child_process';
 import { afterAll, describe, expect, it } from 'vitest';
 import { cli, expectBadInput } from '../helpers/badInput.js';
-import { buildIfStale } from './builtCli.js';
+import { BUILT_BIN, buildCli, builtModuleUrl } from './builtCli.js';
 import { writeFileAtomic } from '../../src/atomicWrite.js';
 import { readInputText, MAX_INPUT_FILE_BYTES } from '../../src/inputFile.js';
 import { boundedMessage } from '../../src/cli/messageBounds.js';
@@ -251,14 +251,14 @@ describe('outputs are replaced whole or not at all (item 10)', () => {
   });
 
   it('never leaves a part-written file when the writer is killed mid-write', async () => {
-    await buildIfStale();
+    await buildCli();
     const target = join(dir, 'killed.txt');
     // Two-byte characters make encoding the text slow enough that a plain write (open, truncate, encode, write) is
     // killed with the file empty or part-written about half the time: checked by hand with writeFileSync.
     const chars = 64 * 1024 * 1024;
     const [a, b] = ['é'.repeat(chars), 'ü'.repeat(chars)];
     writeFileSync(target, a);
-    const script = `import(${JSON.stringify(`${process.cwd()}/dist/atomicWrite.js`)}).then(({ writeFileAtomic }) => { const t = ['é'.repeat(${chars}), 'ü'.repeat(${chars})]; for (let i = 0; ; i++) writeFileAtomic(${JSON.stringify(target)}, t[i % 2]); });`;
+    const script = `import(${JSON.stringify(builtModuleUrl('atomicWrite.js'))}).then(({ writeFileAtomic }) => { const t = ['é'.repeat(${chars}), 'ü'.repeat(${chars})]; for (let i = 0; ; i++) writeFileAtomic(${JSON.stringify(target)}, t[i % 2]); });`;
     for (const delayMs of [300, 700, 1100, 1500]) {
       const child = spawn(process.execPath, ['-e', script], { stdio: 'ignore' });
       await new Promise((r) => setTimeout(r, delayMs));
@@ -345,8 +345,8 @@ describe('the summary fits a terminal (item 17)', () => {
 
 describe('check-published (npm run validate) shows progress in a log (item 17)', () => {
   it('prints plain progress lines on stderr when stderr is not a terminal', async () => {
-    await buildIfStale();
-    const run = spawn(process.execPath, ['bin/clustersim.js', 'check-published', '--limit', '2'], {
+    await buildCli();
+    const run = spawn(process.execPath, [BUILT_BIN, 'check-published', '--limit', '2'], {
       stdio: ['ignore', 'ignore', 'pipe'],
     });
     let stderr = '';

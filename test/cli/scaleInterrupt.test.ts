@@ -3,10 +3,10 @@ import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { buildIfStale } from './builtCli.js';
+import { BUILT_BIN, buildCli } from './builtCli.js';
 import { cli } from '../helpers/cli.js';
 
-beforeAll(buildIfStale, 300_000);
+beforeAll(buildCli, 300_000);
 
 /** Sends SIGINT to the command once its stderr says that its first point is done (a plain line, stderr being a pipe). */
 function ctrlCAfterFirstPoint(
@@ -27,7 +27,7 @@ describe('a sweep part cut short by Ctrl-C', () => {
       // the first is done (its progress line says so, and the handler is in place by then), however loaded the machine.
       // With workers this thread only coordinates, so it stops handing out points at once.
       const args = [
-        'bin/clustersim.js',
+        BUILT_BIN,
         'scale',
         'scenarios/llama3-405b-16384xh100.yaml',
         '--set',
@@ -71,7 +71,7 @@ describe('a sweep part cut short by Ctrl-C', () => {
 
   it('a whole sweep prints what was done, marks the sizes left out, and exits 130', async () => {
     const args = [
-      'bin/clustersim.js',
+      BUILT_BIN,
       'scale',
       'scenarios/llama3-405b-16384xh100.yaml',
       '--set',

@@ -1,16 +1,15 @@
 import { execFile } from 'node:child_process';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
-import { pathToFileURL } from 'node:url';
+import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { buildIfStale } from './builtCli.js';
+import { BUILT_BIN, buildCli, builtModuleUrl } from './builtCli.js';
 
-// Worker threads load compiled JavaScript, so the threaded path is tested through the built CLI
-// (dist/, as users run it); under vitest the sweep modules are TypeScript and run in one thread.
+// Worker threads load compiled JavaScript, so the threaded path is tested through the built CLI (test/cli/builtCli.ts);
+// under vitest the sweep modules are TypeScript and run in one thread.
 const run = promisify(execFile);
-const BIN = 'bin/clustersim.js';
+const BIN = BUILT_BIN;
 const BERT = 'scenarios/bert-large-ddp-2node.yaml';
 const TP8 = 'scenarios/llama2-13b-tp8-nvswitch.yaml';
 const SWEEP = [BERT, '--compare', TP8, '--gpus', '4,8,12,16', '--mode', 'weak'];
@@ -24,7 +23,7 @@ async function clustersim(...args: string[]): Promise<{ out: string; err: string
 
 const dir = mkdtempSync(join(tmpdir(), 'clustersim-jobs-'));
 
-beforeAll(buildIfStale, 300_000);
+beforeAll(buildCli, 300_000);
 
 describe('clustersim scale on worker threads (built CLI)', () => {
   it(
@@ -48,11 +47,10 @@ describe('clustersim scale on worker threads (built CLI)', () => {
   it(
     'really runs on worker threads, and gives the same series and report run as one thread',
     async () => {
-      const dist = (f: string) => pathToFileURL(resolve('dist', f)).href;
       const script = `
-      import { loadScenarioFile } from '${dist('scenario/load.js')}';
-      import { planSeries } from '${dist('sweep/scale.js')}';
-      import { runScaleSweep } from '${dist('sweep/sweep.js')}';
+      import { loadScenarioFile } from '${builtModuleUrl('scenario/load.js')}';
+      import { planSeries } from '${builtModuleUrl('sweep/scale.js')}';
+      import { runScaleSweep } from '${builtModuleUrl('sweep/sweep.js')}';
       const plans = ['${BERT}', '${TP8}'].map((f) => planSeries(loadScenarioFile(f), 'weak'));
       const out = {};
       for (const jobs of [1, 2, 3]) {

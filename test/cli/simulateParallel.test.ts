@@ -1,14 +1,13 @@
 import { execFile } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
-import { pathToFileURL } from 'node:url';
+import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { buildIfStale } from './builtCli.js';
+import { BUILT_BIN, buildCli, builtModuleUrl } from './builtCli.js';
 
 const run = promisify(execFile);
-const BIN = 'bin/clustersim.js';
+const BIN = BUILT_BIN;
 const TP8 = 'scenarios/llama2-13b-tp8-nvswitch.yaml';
 const PROFILE = 'reports/calibration/h200/profile.json';
 const SLOW = 240_000;
@@ -23,7 +22,7 @@ async function clustersim(...args: string[]): Promise<{ out: string; err: string
   }
 }
 
-beforeAll(buildIfStale, 300_000);
+beforeAll(buildCli, 300_000);
 
 describe('simulate: the alternatives on worker threads (built CLI)', () => {
   it(
@@ -74,9 +73,9 @@ describe('simulate: the alternatives on worker threads (built CLI)', () => {
       // Tasks handed to the compiled alternatives worker directly; what this thread runs is marked, and held a second
       // so that the workers, however slow to start, find tasks left.
       const script = `
-      const { runTasks, compiledWorker } = await import(${JSON.stringify(pathToFileURL(resolve('dist/threads/taskPool.js')).href)});
-      const { evaluateCandidate } = await import(${JSON.stringify(pathToFileURL(resolve('dist/advise/evaluate.js')).href)});
-      const worker = compiledWorker(new URL(${JSON.stringify(pathToFileURL(resolve('dist/advise/alternativeWorker.js')).href)}));
+      const { runTasks, compiledWorker } = await import(${JSON.stringify(builtModuleUrl('threads/taskPool.js'))});
+      const { evaluateCandidate } = await import(${JSON.stringify(builtModuleUrl('advise/evaluate.js'))});
+      const worker = compiledWorker(new URL(${JSON.stringify(builtModuleUrl('advise/alternativeWorker.js'))}));
       const raw = { name: 'b', cluster: { preset: 'dgx-a100-80gb', nodes: 16 }, model: { preset: 'llama2-7b' }, training: { globalBatch: 256, microBatch: 1, precision: 'bf16' }, parallel: { dp: 128 } };
       const job = { raw, baseSets: [], source: 'test', baseDir: process.cwd(), candidates: [5, 10, 15, 20, 25, 30, 35, 40].map((mb) => ({ label: 'buckets ' + mb, sets: ['parallel.ddp.bucketMB=' + mb] })) };
       const ids = [0, 1, 2, 3, 4, 5, 6, 7];

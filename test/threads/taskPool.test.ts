@@ -1,6 +1,6 @@
 import { execFileSync } from 'node:child_process';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { buildIfStale } from '../cli/builtCli.js';
+import { buildCli, builtModuleUrl } from '../cli/builtCli.js';
 import { compiledWorker, runTasks } from '../../src/threads/taskPool.js';
 
 // Under the test runner there is no compiled worker beside the sources: these are the one-thread paths (the threaded
@@ -53,13 +53,13 @@ describe('the task pool in one thread', () => {
 });
 
 describe('the task pool and a real Ctrl-C', () => {
-  beforeAll(buildIfStale, 300_000);
+  beforeAll(buildCli, 300_000);
 
   it('starts no more task after a SIGINT that came during the first, which ran before the event loop turned', () => {
     // The first task runs straight from the script, as a command's first point does; the signal is only seen once the
     // loop has polled, which one setImmediate after that task did not wait for.
     const script = `
-      import { runTasks } from './dist/threads/taskPool.js';
+      import { runTasks } from ${JSON.stringify(builtModuleUrl('threads/taskPool.js'))};
       const stop = new AbortController();
       process.on('SIGINT', () => stop.abort());
       const runHere = (id) => {
