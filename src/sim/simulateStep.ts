@@ -24,6 +24,7 @@ import type { StepSetup } from './setup.js';
 import { gpuSpeedFactors, symmetricStageFactors } from './parallel/gpuSpeed.js';
 import type { OptimizerStateTypes } from './memory/optimizerState.js';
 import type { Topology } from './network/types.js';
+import { shortcutsWith, type ShortcutFallbacks, type Shortcuts } from './shortcuts.js';
 
 export type { StageMemory } from './memory/stageMemory.js';
 
@@ -103,6 +104,8 @@ export interface StepResult {
   /** How the DP gradient all-reduce was carried out (algorithm/protocol of the largest bucket). */
   gradientAllReduce?: { algorithm: string; protocol: string };
   eventsFired: number;
+  /** How often the speed shortcuts fell back to the plain path (shortcuts.ts). */
+  shortcuts: ShortcutFallbacks;
   /** With `noise.gpuSpeedSpread`: σ and the slowest GPU's compute factor (`gpuSpeedFactors`). */
   gpuSpeed?: { spread: number; slowestFactor: number };
   /** The fused attention kernel and its efficiency; absent with unfused attention (`training.flashAttention: false`). */
@@ -139,32 +142,49 @@ export interface StepRun {
 }
 
 /**
- * Runs the program; a collective whose links no other flow can cross while it runs takes its
- * idle-network time as one event (exact, and most of the flows of a tensor-parallel run). Should a
- * flow ever meet such a call, the step is simulated again with flows throughout.
+ * Runs the program with the shortcuts `shortcuts` allows (shortcuts.ts); a collective whose links no other flow can
+ * cross while it runs takes its idle-network time as one event (exact, and most of the flows of a tensor-parallel
+ * run). Should a flow ever meet such a call, the step is simulated again with flows throughout (counted).
  */
 function execute(
   plan: StepPlan,
   topology: Topology,
   collectives: CollectiveService,
+  shortcuts: Shortcuts,
   onProgress?: (p: StepProgress) => void,
-): { trace: Trace; sim: Simulator } {
-  for (const idleCollectives of [true, false]) {
+): { trace: Trace; sim: Simulator; fallbacks: ShortcutFallbacks } {
+  const tries = shortcuts.idleWindows ? [true, false] : [false];
+  for (let i = 0; i < tries.length; i++) {
     const sim = new Simulator();
     const net = new FlowNetwork(
       sim,
       topology.links.map((l) => l.bandwidthGBps),
+      { incrementalRates: shortcuts.incrementalRates },
     );
     try {
-      const executor = new ProgramExecutor(plan.program, sim, net, collectives, { idleCollectives });
+      const executor = new ProgramExecutor(plan.program, sim, net, collectives, {
+        idleWindows: tries[i],
+        shadowPruning: shortcuts.shadowPruning,
+      });
       const tasks = plan.program.tasks.length;
       if (onProgress) sim.onProgress = () => onProgress({ tasksDone: executor.tasksDone, tasks, simulatedNs: sim.now });
-      return { trace: executor.run(), sim };
+      const trace = executor.run();
+      return {
+        trace,
+        sim,
+        fallbacks: { idleWindowReruns: i, rateSolves: net.solveCount, fullRateSolves: net.fullSolveCount },
+      };
     } catch (err) {
       if (!(err instanceof IdleOverlap)) throw err;
     }
   }
   throw new Error('unreachable: the run without idle-time collectives cannot overlap');
+}
+
+/** How to run a step: `onProgress` every few thousand events; `shortcuts` to turn speed shortcuts off (all on). */
+export interface StepRunOptions {
+  onProgress?: (p: StepProgress) => void;
+  shortcuts?: Partial<Shortcuts>;
 }
 
 /** How far a step's simulation has come: tasks of the program finished, and the simulated time reached. */
@@ -179,17 +199,19 @@ export interface StepProgress {
  * progress with it); should the run start over without idle-time collectives, the count starts over too.
  */
 // eslint-disable-next-line max-lines-per-function -- assembles the StepResult from every statistic; debt: to split by section
-export function simulateStep(setup: StepSetup, options: { onProgress?: (p: StepProgress) => void } = {}): StepRun {
+export function simulateStep(setup: StepSetup, options: StepRunOptions = {}): StepRun {
   const topology = buildTopology(setup.cluster);
   const plan = compileStep(setup);
+  const shortcuts = shortcutsWith(options.shortcuts);
   const collectives = new CollectiveService(topology, {
     mode: setup.comm.mode,
     allReduceAlgorithm: setup.comm.algorithm,
     protocol: setup.comm.protocol,
     measured: setup.comm.measured,
+    skipRepeats: shortcuts.repeatSkipping,
     ...expertRoutingConfig(setup),
   });
-  const { trace, sim } = execute(plan, topology, collectives, options.onProgress);
+  const { trace, sim, fallbacks } = execute(plan, topology, collectives, shortcuts, options.onProgress);
 
   const par = setup.parallel;
   const gpus = plan.layout.world;
@@ -289,6 +311,7 @@ export function simulateStep(setup: StepSetup, options: { onProgress?: (p: StepP
     },
     gradientAllReduce: choice ? { algorithm: choice.algorithm, protocol: choice.protocol } : undefined,
     eventsFired: sim.eventsFired,
+    shortcuts: fallbacks,
     ...(t.flashAttention && setup.model.arch !== 'mlp'
       ? { attention: attentionSummary(setup.cluster.node.gpu, t.attentionKernel) }
       : {}),

@@ -26,13 +26,16 @@ export class FlowNetwork implements EventTarget {
   private solves = 0;
   private fullSolves = 0;
   private started = 0;
+  /** The incremental-rates shortcut (shortcuts.ts): off, every change re-solves its component. */
+  private readonly incremental: boolean;
 
   /** `linkBandwidthGBps[l]` is link l's capacity in GB/s, which is bytes per ns. */
-  constructor(sim: Simulator, linkBandwidthGBps: ArrayLike<number>) {
+  constructor(sim: Simulator, linkBandwidthGBps: ArrayLike<number>, options: { incrementalRates?: boolean } = {}) {
     this.sim = sim;
     this.t = new FlowTable(linkBandwidthGBps);
     this.solver = new MaxMinSolver(this.t);
     this.rates = new IncrementalRates(this.t, this.solver);
+    this.incremental = options.incrementalRates !== false;
   }
 
   /** Flows started and not yet reported done (a flow of multiplicity m counts once). */
@@ -197,7 +200,7 @@ export class FlowNetwork implements EventTarget {
     const rates = this.rates;
     this.solvePending = false;
     this.solves++;
-    if (rates.tryIncremental()) {
+    if (this.incremental && rates.tryIncremental()) {
       t.clearDirty();
       for (let j = 0; j < t.joinedCount; j++) {
         const f = t.joined[j];

@@ -58,9 +58,11 @@ export class CollectivePlans {
     Map<CollectivePlanEntry, CollectivePlanEntry[]>
   >();
 
+  /** `pruneShadows`: leave out shadows on private links (the shadow-pruning shortcut, shortcuts.ts). */
   constructor(
     program: Program,
     private readonly collectives: CollectiveService,
+    pruneShadows = true,
   ) {
     this.skipRepeats = collectives.skipRepeats;
     this.groups = program.groups;
@@ -78,7 +80,13 @@ export class CollectivePlans {
     // Unordered transfers of one pair may well overlap each other; keep them as flows from the start.
     for (const t of program.tasks) if (!t.ordered && t.collective) this.privateGroup[this.primary[t.id]!.groupId] = 0;
     // A shadow on private links meets no flow anybody waits for: it can be left out.
-    this.runShadows = new Array(n);
+    this.runShadows = pruneShadows ? this.prunedShadows() : this.shadows;
+  }
+
+  /** Per task, its shadows that are not on private links (undefined when none is left). */
+  private prunedShadows(): (CollectivePlanEntry[] | undefined)[] {
+    const n = this.shadows.length;
+    const runShadows: (CollectivePlanEntry[] | undefined)[] = new Array(n);
     const kept = new Map<CollectivePlanEntry[], CollectivePlanEntry[] | undefined>();
     for (let i = 0; i < n; i++) {
       const sh = this.shadows[i];
@@ -87,8 +95,9 @@ export class CollectivePlans {
         const list = sh.filter((e) => this.privateGroup[e.groupId] === 0);
         kept.set(sh, list.length > 0 ? list : undefined);
       }
-      this.runShadows[i] = kept.get(sh);
+      runShadows[i] = kept.get(sh);
     }
+    return runShadows;
   }
 
   /**

@@ -12,10 +12,12 @@ export { IdleOverlap } from './idleWindows.js';
 export interface ExecutorOptions {
   /**
    * Run a collective as one timed event of its idle-network time when no other flow can cross its
-   * links meanwhile (`IdleWindows`), and leave out shadow flows on links nobody else uses. Throws
-   * `IdleOverlap` if a flow ever meets such a call (a bug; the caller then runs with flows only).
+   * links meanwhile (`IdleWindows`). Throws `IdleOverlap` if a flow ever meets such a call (a bug; the
+   * caller then runs with flows only). The idle-windows shortcut (shortcuts.ts); off unless given.
    */
-  idleCollectives?: boolean;
+  idleWindows?: boolean;
+  /** Leave out shadow flows on links nobody else uses (the shadow-pruning shortcut); by default with `idleWindows`. */
+  shadowPruning?: boolean;
 }
 
 const IGNORE: CollectiveListener = { onCollectiveDone: () => {} };
@@ -36,7 +38,7 @@ export class DeadlockError extends Error {
  * Runs a program on the event engine. A task starts when all its dependencies are done and it is at
  * the head of the stream of every rank it occupies (streams run in program order, like CUDA
  * streams). Local tasks take their duration; collectives become flows on the shared network (or,
- * with `idleCollectives`, one timed event where nothing else can share their links).
+ * with `idleWindows`, one timed event where nothing else can share their links).
  */
 export class ProgramExecutor implements EventTarget, CollectiveListener {
   private readonly queues: Int32Array[];
@@ -66,7 +68,7 @@ export class ProgramExecutor implements EventTarget, CollectiveListener {
     collectives: CollectiveService,
     options: ExecutorOptions = {},
   ) {
-    this.plans = new CollectivePlans(program, collectives);
+    this.plans = new CollectivePlans(program, collectives, options.shadowPruning ?? options.idleWindows === true);
     const tasks = program.tasks;
     const n = tasks.length;
     const queueLists: number[][] = Array.from({ length: program.rankCount * STREAMS.length }, () => []);
@@ -89,7 +91,7 @@ export class ProgramExecutor implements EventTarget, CollectiveListener {
     this.startNs = new Float64Array(n).fill(-1);
     this.endNs = new Float64Array(n).fill(-1);
     this.ranIdle = new Uint8Array(n);
-    if (options.idleCollectives) {
+    if (options.idleWindows) {
       const windows = new IdleWindows(
         program,
         this.plans,
@@ -176,9 +178,8 @@ export class ProgramExecutor implements EventTarget, CollectiveListener {
       return;
     }
     new CollectiveRun(this.sim, this.net, plan.phases, plan.bytes, this, id, this.plans.skipRepeats).start();
-    // A shadow on private links meets no flow anybody waits for: with `windows` it is left out.
-    const shadows = windows ? this.plans.runShadows[id] : this.plans.shadows[id];
-    for (const sh of shadows ?? []) {
+    // A shadow on private links meets no flow anybody waits for: with shadow pruning it is left out.
+    for (const sh of this.plans.runShadows[id] ?? []) {
       if (windows) windows.runStarted(sh.index);
       new CollectiveRun(
         this.sim,

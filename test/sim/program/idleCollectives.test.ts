@@ -19,7 +19,9 @@ function bothWays(program: Program, topology: Topology) {
       sim,
       topology.links.map((l) => l.bandwidthGBps),
     );
-    const executor = new ProgramExecutor(program, sim, net, new CollectiveService(topology), { idleCollectives });
+    const executor = new ProgramExecutor(program, sim, net, new CollectiveService(topology), {
+      idleWindows: idleCollectives,
+    });
     const trace = executor.run();
     return { trace, events: sim.eventsFired, executor };
   };
