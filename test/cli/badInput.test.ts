@@ -87,42 +87,51 @@ describe('bad input: unknown presets', () => {
     expect(problemLines(r.stderr)).toHaveLength(3);
   });
 
-  it('says which --set gave a value that is refused, in simulate and in memory, and blames the file for its own', async () => {
-    const r = await cli('simulate', scenario(), '--set', 'training.globalBatch=100');
-    expectBadInput(r, 'training.globalBatch: 100 is not divisible by', '[from --set training.globalBatch=100]');
-    const m = await cli('memory', scenario(), '--set', 'parallel.tp=3');
-    expectBadInput(m, 'parallel.tp: 3 does not divide heads', '[from --set parallel.tp=3]');
-    // Field names with characters special to regular expressions are reported like any unknown field.
-    expectBadInput(
-      await cli('simulate', scenario(), '--set', 'training.x[=1'),
-      'training.x[: unknown field',
-      '[from --set training.x[=1]',
-    );
-    expectBadInput(await cli('simulate', scenario(), '--set', 'training.foo(=1'), 'training.foo(: unknown field');
-    const own = await cli(
-      'simulate',
-      scenario({ training: 'training: { globalBatch: 100, microBatch: 8 }' }),
-      '--set',
-      'seed=2',
-    );
-    expectBadInput(own, 'training.globalBatch: 100 is not divisible by');
-    expect(own.stderr).not.toContain('--set');
-  });
+  it(
+    'says which --set gave a value that is refused, ' + 'in simulate and in memory, and blames the file for its own',
+    async () => {
+      const r = await cli('simulate', scenario(), '--set', 'training.globalBatch=100');
+      expectBadInput(r, 'training.globalBatch: 100 is not divisible by', '[from --set training.globalBatch=100]');
+      const m = await cli('memory', scenario(), '--set', 'parallel.tp=3');
+      expectBadInput(m, 'parallel.tp: 3 does not divide heads', '[from --set parallel.tp=3]');
+      // Field names with characters special to regular expressions are reported like any unknown field.
+      expectBadInput(
+        await cli('simulate', scenario(), '--set', 'training.x[=1'),
+        'training.x[: unknown field',
+        '[from --set training.x[=1]',
+      );
+      expectBadInput(await cli('simulate', scenario(), '--set', 'training.foo(=1'), 'training.foo(: unknown field');
+      const own = await cli(
+        'simulate',
+        scenario({ training: 'training: { globalBatch: 100, microBatch: 8 }' }),
+        '--set',
+        'seed=2',
+      );
+      expectBadInput(own, 'training.globalBatch: 100 is not divisible by');
+      expect(own.stderr).not.toContain('--set');
+    },
+  );
 
-  it('reports a layersPerStage that does not add up like every other problem: under the file name, with its --set', async () => {
-    const path = scenario();
-    const r = await cli('simulate', path, '--set', 'parallel.layersPerStage=[1]');
-    expect(r.stderr).toBe(
-      `clustersim: ${path}: 1 problem:\n  parallel.layersPerStage: adds up to 1, but the model has 24 layers [from --set parallel.layersPerStage=[1]]`,
-    );
-    expectBadInput(r);
-    const stages = await cli('simulate', path, '--set', 'parallel.layersPerStage=[12, 12]');
-    expectBadInput(
-      stages,
-      `${path}: 1 problem:`,
-      'parallel.layersPerStage: needs one count per pipeline stage (1), got 2 [from --set parallel.layersPerStage=[12, 12]]',
-    );
-  });
+  it(
+    'reports a layersPerStage that does not add up like every other problem: ' + 'under the file name, with its --set',
+    async () => {
+      const path = scenario();
+      const r = await cli('simulate', path, '--set', 'parallel.layersPerStage=[1]');
+      expect(r.stderr).toBe(
+        `clustersim: ${path}: 1 problem:\n` +
+          `  parallel.layersPerStage: adds up to 1, ` +
+          `but the model has 24 layers [from --set parallel.layersPerStage=[1]]`,
+      );
+      expectBadInput(r);
+      const stages = await cli('simulate', path, '--set', 'parallel.layersPerStage=[12, 12]');
+      expectBadInput(
+        stages,
+        `${path}: 1 problem:`,
+        'parallel.layersPerStage: needs one count per pipeline stage (1), ' +
+          'got 2 [from --set parallel.layersPerStage=[12, 12]]',
+      );
+    },
+  );
 
   it('names the option, not the scenario field, for an unknown preset given to collective', async () => {
     expectBadInput(
@@ -204,7 +213,8 @@ describe('bad input: wrong types', () => {
     const r = await cli('simulate', scenario({ cluster: 'cluster: dgx-h100' }));
     expectBadInput(
       r,
-      "cluster: expected a mapping with fields preset, nodes, gpu, node, network, got 'dgx-h100' (text); to name a preset write cluster: { preset: dgx-h100 }",
+      'cluster: expected a mapping with fields preset, nodes, gpu, node, network, ' +
+        "got 'dgx-h100' (text); to name a preset write cluster: { preset: dgx-h100 }",
     );
   });
 
@@ -286,13 +296,17 @@ describe('bad input: sizes that must be positive', () => {
 });
 
 describe('bad input: batch arithmetic', () => {
-  it('reports a global batch not divisible by microBatch × dp, with the divisor and the nearest valid batches', async () => {
-    const r = await cli('simulate', scenario({ training: 'training: { globalBatch: 200, microBatch: 8 }' }));
-    expectBadInput(
-      r,
-      'training.globalBatch: 200 is not divisible by microBatch × dp = 8 × 16 = 128; use a multiple of 128 (e.g. 128 or 256)',
-    );
-  });
+  it(
+    'reports a global batch not divisible by microBatch × dp, ' + 'with the divisor and the nearest valid batches',
+    async () => {
+      const r = await cli('simulate', scenario({ training: 'training: { globalBatch: 200, microBatch: 8 }' }));
+      expectBadInput(
+        r,
+        'training.globalBatch: 200 is not divisible by microBatch × dp = 8 × 16 = 128; ' +
+          'use a multiple of 128 (e.g. 128 or 256)',
+      );
+    },
+  );
 
   it('reports a dp that does not use every GPU', async () => {
     const r = await cli('simulate', scenario({ parallel: 'parallel: { dp: 8 }' }));
@@ -313,7 +327,8 @@ describe('bad input: batch arithmetic', () => {
     const dp = await cli('simulate', scenario({ cluster: one, parallel: 'parallel: { dp: 16 }' }));
     expectBadInput(
       dp,
-      "parallel.dp: tp × pp × dp = 1 × 1 × 16 = 16 exceeds the cluster's 8 GPUs (1 node × 8); set dp to 8 or leave it out",
+      "parallel.dp: tp × pp × dp = 1 × 1 × 16 = 16 exceeds the cluster's 8 GPUs (1 node × 8); " +
+        'set dp to 8 or leave it out',
     );
     const odd = await cli(
       'simulate',
@@ -340,45 +355,48 @@ describe('bad input: the file itself', () => {
     expectBadInput(await cli('simulate', dir), `cannot read scenario file '${dir}': it is a folder`);
   });
 
-  it('gives the line of the field at fault, or of the section that holds it, and none for a value --set gave', async () => {
-    const head = [
-      'name: lines',
-      'cluster: { preset: dgx-a100-80gb, nodes: 1 }',
-      'model: { preset: llama2-7b }',
-      'training:',
-      '  globalBatch: 8',
-      'parallel:',
-      '  pp: 1',
-    ];
-    expectBadInput(
-      await cli('simulate', file([...head, '  schedul: 1f1b'].join('\n'))),
-      /parallel\.schedul: unknown field .*\[line 8\]$/m,
-    );
-    const tp3 = file([...head, '  tp: 3'].join('\n'));
-    const r = await cli('simulate', tp3);
-    expectBadInput(r);
-    const tp = problemLines(r.stderr).filter((l) => l.startsWith('  parallel.tp'));
-    expect(tp.length).toBeGreaterThan(0);
-    for (const l of tp) expect(l).toMatch(/^ {2}parallel\.tp: .*\[line 8\]$/);
-    const viaSet = await cli('simulate', tp3, '--set', 'parallel.tp=5');
-    expectBadInput(viaSet);
-    for (const l of problemLines(viaSet.stderr).filter((x) => x.startsWith('  parallel.tp')))
-      expect(l).toMatch(/^ {2}parallel\.tp: .*\[from --set parallel\.tp=5\]$/);
-    // A field the file leaves out: the line of the section that should hold it (training:, line 4).
-    const noBatch = await cli(
-      'simulate',
-      file(
-        [
-          'name: lines',
-          'cluster: { preset: dgx-a100-80gb, nodes: 1 }',
-          'model: { preset: llama2-7b }',
-          'training:',
-          '  microBatch: 1',
-        ].join('\n'),
-      ),
-    );
-    expectBadInput(noBatch, /^ {2}training\.globalBatch: .*\[line 4\]$/m);
-  });
+  it(
+    'gives the line of the field at fault, ' + 'or of the section that holds it, and none for a value --set gave',
+    async () => {
+      const head = [
+        'name: lines',
+        'cluster: { preset: dgx-a100-80gb, nodes: 1 }',
+        'model: { preset: llama2-7b }',
+        'training:',
+        '  globalBatch: 8',
+        'parallel:',
+        '  pp: 1',
+      ];
+      expectBadInput(
+        await cli('simulate', file([...head, '  schedul: 1f1b'].join('\n'))),
+        /parallel\.schedul: unknown field .*\[line 8\]$/m,
+      );
+      const tp3 = file([...head, '  tp: 3'].join('\n'));
+      const r = await cli('simulate', tp3);
+      expectBadInput(r);
+      const tp = problemLines(r.stderr).filter((l) => l.startsWith('  parallel.tp'));
+      expect(tp.length).toBeGreaterThan(0);
+      for (const l of tp) expect(l).toMatch(/^ {2}parallel\.tp: .*\[line 8\]$/);
+      const viaSet = await cli('simulate', tp3, '--set', 'parallel.tp=5');
+      expectBadInput(viaSet);
+      for (const l of problemLines(viaSet.stderr).filter((x) => x.startsWith('  parallel.tp')))
+        expect(l).toMatch(/^ {2}parallel\.tp: .*\[from --set parallel\.tp=5\]$/);
+      // A field the file leaves out: the line of the section that should hold it (training:, line 4).
+      const noBatch = await cli(
+        'simulate',
+        file(
+          [
+            'name: lines',
+            'cluster: { preset: dgx-a100-80gb, nodes: 1 }',
+            'model: { preset: llama2-7b }',
+            'training:',
+            '  microBatch: 1',
+          ].join('\n'),
+        ),
+      );
+      expectBadInput(noBatch, /^ {2}training\.globalBatch: .*\[line 4\]$/m);
+    },
+  );
 
   it('reports malformed YAML with its line and column, once', async () => {
     const r = await cli('simulate', file('cluster: { preset: dgx-a100-80gb\nmodel: [\n'));
@@ -401,7 +419,8 @@ describe('bad input: the file itself', () => {
     );
     expectBadInput(
       r,
-      "trainin: unknown field (did you mean 'training'? it is required and missing); allowed at the top level: name, description, seed, cluster, model, training, parallel, comm",
+      "trainin: unknown field (did you mean 'training'? it is required and missing); " +
+        'allowed at the top level: name, description, seed, cluster, model, training, parallel, comm',
     );
     expect(problemLines(r.stderr)).toHaveLength(1);
   });
@@ -410,7 +429,8 @@ describe('bad input: the file itself', () => {
     const r = await cli('simulate', scenario({ parallel: 'parallel: { ddp: { bucketMb: 5 } }' }));
     expectBadInput(
       r,
-      "parallel.ddp.bucketMb: unknown field (did you mean 'bucketMB'?); allowed in parallel.ddp: bucketMB, firstBucketMB, overlap",
+      "parallel.ddp.bucketMb: unknown field (did you mean 'bucketMB'?); " +
+        'allowed in parallel.ddp: bucketMB, firstBucketMB, overlap',
     );
   });
 
@@ -433,7 +453,8 @@ describe('bad input: the file itself', () => {
   ])('reports a scenario that is %s', async (_what, text) => {
     expectBadInput(
       await cli('simulate', file(text)),
-      'must hold a mapping of fields (cluster, model, training, and optionally name, description, seed, parallel, comm, noise, simulation)',
+      'must hold a mapping of fields (cluster, model, training, ' +
+        'and optionally name, description, seed, parallel, comm, noise, simulation)',
       'but it is empty',
     );
   });
@@ -544,7 +565,9 @@ describe('the real process', () => {
     const bad = join(dir, 'proc', 'bad.yaml');
     writeFileSync(
       bad,
-      'cluster: { preset: dgx-a100-80gb }\nmodel: { preset: bert-large }\ntraining: { globalBatch: 8, microBatch: eight }\n',
+      'cluster: { preset: dgx-a100-80gb }\n' +
+        'model: { preset: bert-large }\n' +
+        'training: { globalBatch: 8, microBatch: eight }\n',
     );
     const run = (...args: string[]) =>
       spawnSync(process.execPath, [BUILT_BIN, ...args], {

@@ -56,7 +56,10 @@ describe('YAML aliases are bad input, not internal errors (item 1)', () => {
   it('still expands an alias that has its anchor', async () => {
     const same = file(
       'alias-ok.yaml',
-      `name: x\ncluster: { preset: dgx-a100-80gb, nodes: &n 1 }\nmodel: { preset: gpt3-1.3b, layers: 4 }\ntraining: { globalBatch: &b 8, microBatch: 1 }\n`,
+      `name: x\n` +
+        `cluster: { preset: dgx-a100-80gb, nodes: &n 1 }\n` +
+        `model: { preset: gpt3-1.3b, layers: 4 }\n` +
+        `training: { globalBatch: &b 8, microBatch: 1 }\n`,
     );
     const r = await cli('simulate', same, '--json', '--alternatives', '0');
     expect(r.code, r.stderr).toBe(0);
@@ -258,7 +261,10 @@ describe('outputs are replaced whole or not at all (item 10)', () => {
     const chars = 64 * 1024 * 1024;
     const [a, b] = ['é'.repeat(chars), 'ü'.repeat(chars)];
     writeFileSync(target, a);
-    const script = `import(${JSON.stringify(builtModuleUrl('atomicWrite.js'))}).then(({ writeFileAtomic }) => { const t = ['é'.repeat(${chars}), 'ü'.repeat(${chars})]; for (let i = 0; ; i++) writeFileAtomic(${JSON.stringify(target)}, t[i % 2]); });`;
+    const script =
+      `import(${JSON.stringify(builtModuleUrl('atomicWrite.js'))}).then(({ writeFileAtomic }) => { ` +
+      `const t = ['é'.repeat(${chars}), 'ü'.repeat(${chars})]; ` +
+      `for (let i = 0; ; i++) writeFileAtomic(${JSON.stringify(target)}, t[i % 2]); });`;
     for (const delayMs of [300, 700, 1100, 1500]) {
       const child = spawn(process.execPath, ['-e', script], { stdio: 'ignore' });
       await new Promise((r) => setTimeout(r, delayMs));

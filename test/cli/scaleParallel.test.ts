@@ -56,7 +56,11 @@ describe('clustersim scale on worker threads (built CLI)', () => {
       for (const jobs of [1, 2, 3]) {
         const { series, workers } = await runScaleSweep(plans, [4, 8, 12, 16], { jobs, keepLargest: true });
         const largest = series[0].largest;
-        out[jobs] = { workers, rows: series.map((s) => s.rows), largest: { gpus: largest.gpus, result: largest.run.result } };
+        out[jobs] = {
+          workers,
+          rows: series.map((s) => s.rows),
+          largest: { gpus: largest.gpus, result: largest.run.result },
+        };
       }
       process.stdout.write(JSON.stringify(out));`;
       const file = join(dir, 'threads.mjs');

@@ -76,10 +76,25 @@ describe('simulate: the alternatives on worker threads (built CLI)', () => {
       const { runTasks, compiledWorker } = await import(${JSON.stringify(builtModuleUrl('threads/taskPool.js'))});
       const { evaluateCandidate } = await import(${JSON.stringify(builtModuleUrl('advise/evaluate.js'))});
       const worker = compiledWorker(new URL(${JSON.stringify(builtModuleUrl('advise/alternativeWorker.js'))}));
-      const raw = { name: 'b', cluster: { preset: 'dgx-a100-80gb', nodes: 16 }, model: { preset: 'llama2-7b' }, training: { globalBatch: 256, microBatch: 1, precision: 'bf16' }, parallel: { dp: 128 } };
-      const job = { raw, baseSets: [], source: 'test', baseDir: process.cwd(), candidates: [5, 10, 15, 20, 25, 30, 35, 40].map((mb) => ({ label: 'buckets ' + mb, sets: ['parallel.ddp.bucketMB=' + mb] })) };
+      const raw = {
+        name: 'b',
+        cluster: { preset: 'dgx-a100-80gb', nodes: 16 },
+        model: { preset: 'llama2-7b' },
+        training: { globalBatch: 256, microBatch: 1, precision: 'bf16' },
+        parallel: { dp: 128 },
+      };
+      const candidates = [5, 10, 15, 20, 25, 30, 35, 40].map((mb) => ({
+        label: 'buckets ' + mb,
+        sets: ['parallel.ddp.bucketMB=' + mb],
+      }));
+      const job = { raw, baseSets: [], source: 'test', baseDir: process.cwd(), candidates };
       const ids = [0, 1, 2, 3, 4, 5, 6, 7];
-      const threaded = await runTasks({ jobs: 4, worker, job, ids, runHere: (i) => { const t = Date.now(); while (Date.now() - t < 1000); return { ...evaluateCandidate(job, i), here: true }; } });
+      const runHere = (i) => {
+        const t = Date.now();
+        while (Date.now() - t < 1000);
+        return { ...evaluateCandidate(job, i), here: true };
+      };
+      const threaded = await runTasks({ jobs: 4, worker, job, ids, runHere });
       const here = ids.map((i) => evaluateCandidate(job, i));
       process.stdout.write(JSON.stringify({ threaded, here, found: worker !== undefined }));`;
       const file = join(mkdtempSync(join(tmpdir(), 'clustersim-alt-')), 'alt.mjs');
