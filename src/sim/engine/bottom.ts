@@ -1,5 +1,5 @@
 /**
- * Storage under the ladder queue (ladderBase.ts): event slots, the bucket pool and the bottom.
+ * Storage under the ladder queue (ladder.ts): event slots, the bucket pool and the bottom.
  *
  * - Slots: an event's numbers share one 32-byte record (time, arg, generation, overflow link), so a cold
  *   event costs one cache miss rather than one per array; its target sits in a parallel array.
@@ -31,36 +31,40 @@ export const enum L {
   FAR = 9007199254740992,
 }
 
+/**
+ * The slots, the bucket pool, the bottom and the far list, as one component: the ladder (ladder.ts) and the
+ * queue's hot paths (eventQueue.ts) each hold this same object and read and write its arrays in place.
+ */
 export class Bottom {
   // Slot records and targets; `target` is null once the event is cancelled or its slot freed.
-  protected rec = new Float64Array(0);
-  protected reci = new Int32Array(0);
-  protected target: (EventTarget | null)[] = [];
-  protected freeSlots = new Int32Array(0);
-  protected freeCount = 0;
-  protected liveCount = 0;
+  rec = new Float64Array(0);
+  reci = new Int32Array(0);
+  target: (EventTarget | null)[] = [];
+  freeSlots = new Int32Array(0);
+  freeCount = 0;
+  liveCount = 0;
   // Fields holding times start as -0, a double: a field that starts as a small integer changes the object's
   // hidden class when it first gets a fraction or a number past 2^31, and that throws away optimized code.
-  protected poppedTimeNs = -0;
-  protected poppedArg = -0;
-  protected pool = new Int32Array(L.W * 1024);
+  poppedTimeNs = -0;
+  poppedArg = -0;
+  pool = new Int32Array(L.W * 1024);
   private scratch = new Int32Array(64);
   private counts = new Int32Array(64);
-  protected bTime = new Float64Array(64);
-  protected bSlot = new Int32Array(64);
-  protected bHead = 0;
-  protected bEnd = 0;
+  bTime = new Float64Array(64);
+  bSlot = new Int32Array(64);
+  bHead = 0;
+  bEnd = 0;
   private farTime = new Float64Array(0);
   private farSlot = new Int32Array(0);
-  protected farCount = 0;
+  farCount = 0;
 
   /** Number of slots (every one is either free or holds an event). */
-  protected get capacity(): number {
+  get capacity(): number {
     return this.freeSlots.length;
   }
 
   /** Grows the slot arrays to `cap` slots and frees the new ones. */
-  protected addSlots(cap: number): void {
+  addSlots(cap: number): void {
     const old = this.capacity;
     if (old >= L.SLOT_LIMIT) throw new Error(`event queue holds more than ${L.SLOT_LIMIT} events`);
     cap = Math.min(cap, L.SLOT_LIMIT);
@@ -75,14 +79,14 @@ export class Bottom {
     for (let i = old; i < cap; i++) this.target.push(null);
   }
 
-  protected freeSlot(slot: number): void {
+  freeSlot(slot: number): void {
     this.target[slot] = null;
     const g = this.rec[L.REC * slot + 2];
     this.rec[L.REC * slot + 2] = g < 0x7fffffff ? g + 1 : 0;
     this.freeSlots[this.freeCount++] = slot;
   }
 
-  protected reservePool(words: number): void {
+  reservePool(words: number): void {
     if (words <= this.pool.length) return;
     let cap = this.pool.length * 2;
     while (cap < words) cap *= 2;
@@ -92,7 +96,7 @@ export class Bottom {
   }
 
   /** Adds a slot to the bucket at pool word `i`. */
-  protected addToBucket(i: number, slot: number): void {
+  addToBucket(i: number, slot: number): void {
     const pool = this.pool;
     const c = pool[i]++;
     if (c < L.INLINE) {
@@ -104,7 +108,7 @@ export class Bottom {
   }
 
   /** Returns scratch holding the `count` slots of the bucket at pool word `i` in push order. */
-  protected gatherBucket(i: number, count: number): Int32Array {
+  gatherBucket(i: number, count: number): Int32Array {
     if (this.scratch.length < 2 * count) this.scratch = new Int32Array(4 * count);
     const list = this.scratch;
     const inline = Math.min(count, L.INLINE);
@@ -114,7 +118,7 @@ export class Bottom {
   }
 
   /** Appends the bucket at pool word `i` (all later than the bottom's events) to the bottom, stably sorted. */
-  protected appendBucketToBottom(i: number, count: number): void {
+  appendBucketToBottom(i: number, count: number): void {
     if (this.bEnd + count > this.bTime.length) this.makeBottomRoom(count);
     const pool = this.pool;
     const rec = this.rec;
@@ -151,7 +155,7 @@ export class Bottom {
   }
 
   /** Fills the empty bottom with the bucket at pool word `i`, all in [start, start + width): a counting sort. */
-  protected countingSort(i: number, count: number, start: number, width: number): void {
+  countingSort(i: number, count: number, start: number, width: number): void {
     if (count > this.bTime.length) this.makeBottomRoom(count);
     if (this.counts.length < width) this.counts = new Int32Array(2 * width);
     const list = this.gatherBucket(i, count); // [0, count): slots in push order; [count, 2 count): offsets
@@ -178,7 +182,7 @@ export class Bottom {
   }
 
   /** Inserts an event into the bottom after every event of equal or earlier time. */
-  protected insertIntoBottom(slot: number): void {
+  insertIntoBottom(slot: number): void {
     const t = this.rec[L.REC * slot];
     if (this.bEnd === this.bTime.length) this.makeBottomRoom(1);
     const bTime = this.bTime;
@@ -194,7 +198,7 @@ export class Bottom {
   }
 
   /** Files a far event (see L.FAR) and returns its handle. */
-  protected pushFar(slot: number): number {
+  pushFar(slot: number): number {
     const t = this.rec[L.REC * slot];
     if (this.farCount === this.farTime.length) {
       const time = new Float64Array(2 * this.farCount + 16);
@@ -215,7 +219,7 @@ export class Bottom {
   }
 
   /** Moves the far list into the empty bottom. */
-  protected drainFar(): void {
+  drainFar(): void {
     const n = this.farCount;
     if (n > this.bTime.length) this.makeBottomRoom(n);
     this.bTime.set(this.farTime.subarray(0, n));

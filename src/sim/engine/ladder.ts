@@ -1,6 +1,7 @@
 /**
- * State and slow paths of the ladder queue behind EventQueue (after Tang, Goh & Thng, "Ladder Queue",
- * ACM TOMACS 2005). EventQueue (eventQueue.ts) holds the hot paths, kept small so that V8 inlines them.
+ * The top, the rungs and the slow paths of the ladder queue behind EventQueue (after Tang, Goh & Thng, "Ladder
+ * Queue", ACM TOMACS 2005), over the Bottom (bottom.ts) it shares with EventQueue (eventQueue.ts), which holds the
+ * hot paths, kept small so that V8 inlines them.
  *
  * Tiers holding disjoint ranges of time, earliest last:
  *   - top: the events at or after `topStart` (0 while there is no rung), unsorted, in push order;
@@ -20,7 +21,7 @@
  * would box (allocate).
  */
 
-import { Bottom, L } from './bottom.js';
+import { L, type Bottom } from './bottom.js';
 
 /** Deepest ladder; a split divides a bucket's width by at least 8, so 2^53 needs fewer than 18. */
 const MAX_RUNGS = 32;
@@ -46,77 +47,77 @@ function pow2AtLeast(x: number): number {
   return w < x ? 2 * w : w;
 }
 
-export class LadderBase extends Bottom {
+/** The top and the rungs over a Bottom that it shares with the queue (eventQueue.ts). */
+export class Ladder {
   // Top: [time, slot] pairs in push order (as many places as there are slots).
-  protected topStart = -0; // -0: see Bottom.poppedTimeNs
-  protected top: Float64Array;
-  protected topCount = 0;
-  protected topMin = Infinity;
-  protected topMax = -Infinity;
+  topStart = -0; // -0: see Bottom.poppedTimeNs
+  top: Float64Array;
+  topCount = 0;
+  topMin = Infinity;
+  topMax = -Infinity;
   // Rungs: per-rung parameters; their buckets are in the pool (bottom.ts), used as a stack.
-  protected depth = 0;
-  protected readonly rStart = new Float64Array(MAX_RUNGS);
-  protected readonly rWidth = new Float64Array(MAX_RUNGS);
+  depth = 0;
+  readonly rStart = new Float64Array(MAX_RUNGS);
+  readonly rWidth = new Float64Array(MAX_RUNGS);
   /** 1 / width: widths are powers of two, so `(t - start) * inv` is exact and needs no division. */
-  protected readonly rInv = new Float64Array(MAX_RUNGS);
+  readonly rInv = new Float64Array(MAX_RUNGS);
   /** Start time of the rung's current bucket. */
-  protected readonly rCurStart = new Float64Array(MAX_RUNGS);
-  protected readonly rCur = new Int32Array(MAX_RUNGS);
-  protected readonly rBase = new Int32Array(MAX_RUNGS);
-  protected readonly rEnd = new Int32Array(MAX_RUNGS);
+  readonly rCurStart = new Float64Array(MAX_RUNGS);
+  readonly rCur = new Int32Array(MAX_RUNGS);
+  readonly rBase = new Int32Array(MAX_RUNGS);
+  readonly rEnd = new Int32Array(MAX_RUNGS);
   // Rung 0's start, 1 / width and current bucket start, as plain fields for push (lo is Infinity without rungs).
-  protected r0Start = -0;
-  protected r0Inv = 0.5;
-  protected r0Lo = Infinity;
+  r0Start = -0;
+  r0Inv = 0.5;
+  r0Lo = Infinity;
 
-  constructor(initialCapacity: number) {
-    super();
+  constructor(private readonly s: Bottom) {
     this.top = new Float64Array(0);
-    this.addSlots(Math.max(16, initialCapacity));
   }
 
-  /** Grows the slot arrays to `cap` slots (double when called with no argument) and frees the new ones. */
-  protected override addSlots(cap = 2 * this.capacity): void {
-    super.addSlots(cap);
+  /** Grows the top to hold `cap` slots' events (after the bottom's slots grew to `cap`). */
+  growTop(cap: number): void {
     const top = new Float64Array(2 * cap);
     top.set(this.top);
     this.top = top;
   }
 
   /** Files an event before topStart into the shallowest rung that covers it, else into the bottom. */
-  protected insertBelowTop(slot: number): void {
-    const t = this.rec[L.REC * slot];
+  insertBelowTop(slot: number): void {
+    const s = this.s;
+    const t = s.rec[L.REC * slot];
     for (let r = 0; r < this.depth; r++) {
       if (t >= this.rCurStart[r]) {
-        this.addToBucket(L.W * (this.rBase[r] + (((t - this.rStart[r]) * this.rInv[r]) | 0)), slot);
+        s.addToBucket(L.W * (this.rBase[r] + (((t - this.rStart[r]) * this.rInv[r]) | 0)), slot);
         return;
       }
     }
-    const n = this.bEnd - this.bHead;
-    if (n >= BOTTOM_SPILL && this.bTime[this.bEnd - 16] > t && this.depth > 0 && this.depth < MAX_RUNGS) {
+    const n = s.bEnd - s.bHead;
+    if (n >= BOTTOM_SPILL && s.bTime[s.bEnd - 16] > t && this.depth > 0 && this.depth < MAX_RUNGS) {
       // Many later events would shift: turn the bottom into a rung covering it, then file the event there.
-      const lo = Math.min(t, this.bTime[this.bHead]);
+      const lo = Math.min(t, s.bTime[s.bHead]);
       const span = this.rCurStart[this.depth - 1] - lo;
       const width = pow2AtLeast(span / Math.min(Math.ceil(n / LOAD), MAX_BUCKETS));
       const base = this.newRung(lo, width, Math.ceil(span / width));
-      for (let k = this.bHead; k < this.bEnd; k++) {
-        this.addToBucket(L.W * (base + Math.floor((this.bTime[k] - lo) / width)), this.bSlot[k]);
+      for (let k = s.bHead; k < s.bEnd; k++) {
+        s.addToBucket(L.W * (base + Math.floor((s.bTime[k] - lo) / width)), s.bSlot[k]);
       }
-      this.bHead = this.bEnd = 0;
-      this.addToBucket(L.W * (base + Math.floor((t - lo) / width)), slot);
+      s.bHead = s.bEnd = 0;
+      s.addToBucket(L.W * (base + Math.floor((t - lo) / width)), slot);
       return;
     }
-    this.insertIntoBottom(slot);
+    s.insertIntoBottom(slot);
   }
 
   /** Drops cancelled events and refills the bottom until a live event is at its front; false when empty. */
-  protected front(): boolean {
+  front(): boolean {
+    const s = this.s;
     for (;;) {
-      while (this.bHead < this.bEnd) {
-        const slot = this.bSlot[this.bHead];
-        if (this.target[slot] !== null) return true;
-        this.bHead++;
-        this.freeSlot(slot);
+      while (s.bHead < s.bEnd) {
+        const slot = s.bSlot[s.bHead];
+        if (s.target[slot] !== null) return true;
+        s.bHead++;
+        s.freeSlot(slot);
       }
       if (!this.refill()) return false;
     }
@@ -124,16 +125,17 @@ export class LadderBase extends Bottom {
 
   /** Moves the next buckets of the ladder into the empty bottom; false when no event is left. */
   private refill(): boolean {
-    this.bHead = this.bEnd = 0;
+    const s = this.s;
+    s.bHead = s.bEnd = 0;
     for (;;) {
       if (this.depth === 0 && !this.spawnFromTop()) {
-        if (this.farCount === 0) return false;
+        if (s.farCount === 0) return false;
         // Only far events are left: they become the bottom, and until it drains every push sorts into it.
-        this.drainFar();
+        s.drainFar();
         this.topStart = Infinity;
         return true;
       }
-      const pool = this.pool; // newRung may replace it
+      const pool = s.pool; // newRung may replace it
       const r = this.depth - 1;
       let i = L.W * (this.rBase[r] + this.rCur[r]);
       while (pool[i] === 0) i += L.W;
@@ -144,31 +146,32 @@ export class LadderBase extends Bottom {
       this.setCurrent(r, b);
       if (count < 0) {
         // The rung is spent: drop it, unless the bottom has events (it then bounds them).
-        if (this.bEnd > 0) return true;
+        if (s.bEnd > 0) return true;
         pool[i] = 0;
         this.depth = r;
         if (r === 0) this.r0Lo = Infinity;
         continue;
       }
       const large = count > SPLIT_OVER && width > 1;
-      if (large && this.bEnd > 0) return true;
+      if (large && s.bEnd > 0) return true;
       pool[i] = 0;
       this.setCurrent(r, b + 1);
       if (large && width <= 4 * count) {
-        this.countingSort(i, count, bucketStart, width); // few distinct times: beats insertion sort and a split
+        s.countingSort(i, count, bucketStart, width); // few distinct times: beats insertion sort and a split
         return true;
       }
       if (large && this.depth < MAX_RUNGS) {
         this.splitBucket(i, count, b, r);
         continue;
       }
-      this.appendBucketToBottom(i, count);
-      if (this.bEnd >= REFILL_MIN) return true;
+      s.appendBucketToBottom(i, count);
+      if (s.bEnd >= REFILL_MIN) return true;
     }
   }
 
   /** Makes rung 0 from the top; false when the top is empty too. */
   private spawnFromTop(): boolean {
+    const s = this.s;
     const count = this.topCount;
     if (count === 0) {
       this.topStart = 0;
@@ -187,30 +190,32 @@ export class LadderBase extends Bottom {
     this.topMax = -Infinity;
     const inv = 1 / width;
     const top = this.top;
-    for (let k = 0; k < 2 * count; k += 2) this.addToBucket(L.W * (((top[k] - min) * inv) | 0), top[k + 1]);
+    for (let k = 0; k < 2 * count; k += 2) s.addToBucket(L.W * (((top[k] - min) * inv) | 0), top[k + 1]);
     return true;
   }
 
   /** Moves the events of bucket `b` of rung `r` (at pool word `i`) into a new rung below the deepest. */
   private splitBucket(i: number, count: number, b: number, r: number): void {
+    const s = this.s;
     const width = this.rWidth[r];
     const start = this.rStart[r] + b * width;
-    const list = this.gatherBucket(i, count);
+    const list = s.gatherBucket(i, count);
     const w = pow2AtLeast(width / Math.min(Math.ceil(count / LOAD), MAX_BUCKETS));
     const base = this.newRung(start, w, width / w);
     const inv = 1 / w;
     for (let n = 0; n < count; n++) {
-      const s = list[n];
-      this.addToBucket(L.W * (base + (((this.rec[L.REC * s] - start) * inv) | 0)), s);
+      const slot = list[n];
+      s.addToBucket(L.W * (base + (((s.rec[L.REC * slot] - start) * inv) | 0)), slot);
     }
   }
 
   /** Pushes an empty rung of `buckets` buckets below the deepest; returns its first bucket in the pool. */
   private newRung(start: number, width: number, buckets: number): number {
+    const s = this.s;
     const r = this.depth++;
     const base = r === 0 ? 0 : this.rEnd[r - 1] + 1;
-    this.reservePool(L.W * (base + buckets + 1));
-    this.pool[L.W * (base + buckets)] = -1; // sentinel: stops the scan for the next bucket
+    s.reservePool(L.W * (base + buckets + 1));
+    s.pool[L.W * (base + buckets)] = -1; // sentinel: stops the scan for the next bucket
     this.rStart[r] = start;
     this.rWidth[r] = width;
     this.rInv[r] = 1 / width;
