@@ -1,9 +1,11 @@
-import { parseArgs } from 'node:util';
 import { VTRAIN_VOCABS, type VtrainVocab } from './vtrain.js';
 
-/** Options of `clustersim check-published` (`npm run validate`). */
+/** The published sets `--set` names. */
+export const PUBLISHED_SETS = ['vtrain', 'megatron-sc21', 'megatron-sp22', 'h200-kernels'] as const;
+
+/** Options of `clustersim check-published` (`npm run validate`), as the runners take them. */
 export interface ValidateOptions {
-  set: 'vtrain' | 'megatron-sc21' | 'megatron-sp22' | 'h200-kernels';
+  set: (typeof PUBLISHED_SETS)[number];
   only?: 'single' | 'multi';
   /** First N rows of each set (Infinity: all). */
   limit: number;
@@ -21,58 +23,46 @@ export interface ValidateOptions {
   hostCollectiveUs?: number;
   /** vtrain set: how the vocabulary is split over tensor-parallel ranks. */
   vocab: VtrainVocab;
-  help: boolean;
 }
 
-export const VALIDATE_USAGE = `Usage: clustersim check-published [options]
-       npm run validate -- [options]
+/**
+ * The options as the command line gave them (commander parses them, src/cli): the values as typed, with their
+ * defaults (`--set vtrain`, `--vocab peer`); a switch is true when given.
+ */
+export interface PublishedCheckArgs {
+  set: string;
+  only?: string;
+  limit?: string;
+  hostOpUs?: string;
+  hostCollectiveUs?: string;
+  vocab: string;
+  json?: boolean;
+  decompose?: boolean;
+  all?: boolean;
+  writeResiduals?: boolean;
+  fit?: boolean;
+}
 
-Predicts every row of a published measurement set and prints the error of the predictions.
+/** The long flags given on the command line (`--set`, `--json`): an option left at its default is not given. */
+export type GivenFlags = ReadonlySet<string>;
 
-Options:
-  --all             every published set: the ones below, the runs of scenarios/checks/ (NeMo on H100,
-                    FSDP on A100), llm-foundry's FSDP benchmarks and DeepSpeed's ZeRO-3 runs of GPT-3 175B
-                    on 128-1,024 A100; each set's rows, MAPE, signed mean
-                    and worst row, how well the predictions rank the splits of one job, and the error
-                    bands simulate and scale show
-  --write-residuals with --all: write those residuals to data/validation-residuals.json
-  --fit             fit the project's few fitted constants (the sustained GEMM fraction per GPU
-                    generation) on their declared training subsets and print them beside the presets'
-  --set <name>      vtrain (default: 1,549 Megatron-DeepSpeed steps on A100, vTrain MICRO'24)
-                    | megatron-sc21 (Table 1 of Narayanan et al. SC21, TFLOP/s per GPU)
-                    | megatron-sp22 (Table 5 of Korthikanti et al. 2022: iteration time, full
-                      recompute vs sequence parallelism + selective recompute)
-                    | h200-kernels (the H200 preset's attention kernels, Llama layers eager and
-                      compiled, and Megatron's softmax fallback against PyTorch on one H200,
-                      reports/calibration/h200)
-  --only <group>    vtrain set only: single | multi
-  --limit <n>       the first n rows of each set
-  --host-op-us <us> vtrain set: host cost of one framework call (training.hostOpUs) in place of the
-                    cited 16.1 µs, to see how much the result hangs on it (not a fitted value)
-  --host-collective-us <us>
-                    vtrain set: host cost of one torch.distributed collective call
-                    (training.hostCollectiveUs) in place of the cited 89 µs, the same kind of run
-  --vocab <split>   vtrain set: peer (default, a hypothesis: 50257 // tp rows per rank, as the peer's
-                    own profiling model splits it) | megatron-padded (a multiple of 128 × tp, what
-                    Megatron-DeepSpeed does)
-  --decompose       vtrain set: split measured and predicted times into per-layer, per-micro-batch
-                    and per-step parts (per family; with pipelines, the slowest stage's)
-  --json            one JSON object
-  -h, --help        this text
+function setOf(value: string): ValidateOptions['set'] {
+  const set = PUBLISHED_SETS.find((s) => s === value);
+  if (set === undefined) throw new Error(`--set: unknown set '${value}' (${PUBLISHED_SETS.join(' | ')})`);
+  return set;
+}
 
-Examples:
-  clustersim check-published --all
-  npm run validate
-  npm run validate -- --all
-  npm run validate -- --all --write-residuals
-  npm run validate -- --fit
-  npm run validate -- --only single --decompose
-  npm run validate -- --host-op-us 18
-  npm run validate -- --only single --host-collective-us 13.4
-  npm run validate -- --only single --vocab megatron-padded --decompose
-  npm run validate -- --set megatron-sc21 --json
-  npm run validate -- --set megatron-sp22
-  npm run validate -- --set h200-kernels`;
+function groupOf(value: string | undefined): ValidateOptions['only'] {
+  if (value === undefined || value === 'single' || value === 'multi') return value;
+  throw new Error(`--only: '${value}' is not a group (single | multi)`);
+}
+
+function limitOf(value: string | undefined): number {
+  if (value === undefined) return Infinity;
+  const limit = Number(value);
+  if (!Number.isInteger(limit) || limit < 1) throw new Error(`--limit: expected a whole number ≥ 1, got '${value}'`);
+  return limit;
+}
 
 /** A host cost option's value in µs, or undefined when it is not given. */
 function hostMicroseconds(value: string | undefined, option: string, maxUs: number): number | undefined {
@@ -82,113 +72,93 @@ function hostMicroseconds(value: string | undefined, option: string, maxUs: numb
   return us;
 }
 
-/** The options that take a value. */
-const VALUE_OPTIONS = new Set(['--set', '--only', '--limit', '--host-op-us', '--host-collective-us', '--vocab']);
-
-/**
- * A negative number after an option that takes a value is that value (`--limit -3` becomes `--limit=-3`), so that the
- * option's own check refuses it: node's parser takes it for an option and says only that the argument is ambiguous.
- */
-function joinNegativeValues(argv: readonly string[]): string[] {
-  const out: string[] = [];
-  for (let i = 0; i < argv.length; i++) {
-    const next = argv[i + 1];
-    if (VALUE_OPTIONS.has(argv[i]) && next !== undefined && /^-\d/.test(next)) {
-      out.push(`${argv[i]}=${next}`);
-      i++;
-    } else out.push(argv[i]);
-  }
-  return out;
+function vocabOf(value: string): VtrainVocab {
+  const vocab = VTRAIN_VOCABS.find((v) => v === value);
+  if (vocab === undefined) throw new Error(`--vocab: unknown split '${value}' (${VTRAIN_VOCABS.join(' | ')})`);
+  return vocab;
 }
 
-/** Parses and checks the options; throws an Error whose message says what is wrong and what is allowed. */
-export function parseValidateArgs(argv: readonly string[]): ValidateOptions {
-  const { values } = parseArgs({
-    args: joinNegativeValues(argv),
-    strict: true,
-    options: {
-      set: { type: 'string', default: 'vtrain' },
-      only: { type: 'string' },
-      limit: { type: 'string' },
-      'host-op-us': { type: 'string' },
-      'host-collective-us': { type: 'string' },
-      vocab: { type: 'string' },
-      json: { type: 'boolean', default: false },
-      decompose: { type: 'boolean', default: false },
-      all: { type: 'boolean', default: false },
-      'write-residuals': { type: 'boolean', default: false },
-      fit: { type: 'boolean', default: false },
-      help: { type: 'boolean', short: 'h', default: false },
-    },
-  });
-  const sets = ['vtrain', 'megatron-sc21', 'megatron-sp22', 'h200-kernels'];
-  if (!sets.includes(values.set)) throw new Error(`--set: unknown set '${values.set}' (${sets.join(' | ')})`);
-  if (values.only !== undefined && values.only !== 'single' && values.only !== 'multi')
-    throw new Error(`--only: '${values.only}' is not a group (single | multi)`);
-  let limit = Infinity;
-  if (values.limit !== undefined) {
-    limit = Number(values.limit);
-    if (!Number.isInteger(limit) || limit < 1)
-      throw new Error(`--limit: expected a whole number ≥ 1, got '${values.limit}'`);
-  }
+/** Which of `flags` are given, in the order of `flags`. */
+const givenOf = (flags: readonly string[], given: GivenFlags): string[] => flags.filter((f) => given.has(f));
+
+/** What `--fit` refuses: every option but `--json`. */
+const NOT_WITH_FIT = [
+  '--all',
+  '--set',
+  '--only',
+  '--limit',
+  '--host-op-us',
+  '--host-collective-us',
+  '--vocab',
+  '--decompose',
+  '--write-residuals',
+];
+
+/** `--fit` fits on the training subsets, not on a set: it takes `--json` alone. */
+function checkFit(given: GivenFlags): void {
+  const others = givenOf(NOT_WITH_FIT, given);
+  if (others.length > 0)
+    throw new Error(
+      `--fit: not with ${others.join(', ')} (it fits on the training subsets, not on a set); it takes --json`,
+    );
+}
+
+/** The residuals are those of every row of every set. */
+function checkResiduals(args: PublishedCheckArgs, given: GivenFlags): void {
+  if (!args.writeResiduals) return;
+  if (!args.all) throw new Error('--write-residuals: only with --all (the residuals are those of every set)');
+  if (given.has('--limit')) throw new Error('--write-residuals: not with --limit (the error bands rest on every row)');
+}
+
+/** `--all` runs every set as it stands: the options of one set are refused, not ignored. */
+function checkAll(given: GivenFlags): void {
+  const refused = givenOf(['--set', '--only', '--host-op-us', '--host-collective-us', '--vocab', '--decompose'], given);
+  if (refused.length > 0)
+    throw new Error(
+      `${refused.join(', ')}: not with --all, which runs every set as it stands` +
+        ' (it takes --limit, --json and --write-residuals)',
+    );
+}
+
+/** The other sets take --limit and --json only: an option of the vtrain set would be ignored without a word. */
+function checkOtherSet(set: ValidateOptions['set'], given: GivenFlags): void {
+  const refused = givenOf(['--only', '--host-op-us', '--host-collective-us', '--vocab', '--decompose'], given);
+  if (refused.length > 0)
+    throw new Error(`${refused.join(', ')}: for the vtrain set only; --set ${set} takes --limit and --json`);
+}
+
+/** The options that do not go together. */
+function checkCombinations(args: PublishedCheckArgs, set: ValidateOptions['set'], given: GivenFlags): void {
+  if (args.fit) checkFit(given);
+  checkResiduals(args, given);
+  if (args.all) checkAll(given);
+  else if (set !== 'vtrain') checkOtherSet(set, given);
+}
+
+/**
+ * The options the runners take, from the command line's: converts and checks each value, then the options that do
+ * not go together; throws an Error whose message says what is wrong and what is allowed.
+ */
+export function validateOptions(args: PublishedCheckArgs, given: GivenFlags): ValidateOptions {
+  const set = setOf(args.set);
+  const only = groupOf(args.only);
+  const limit = limitOf(args.limit);
   // The scenario fields' own limits (schema.ts: training.hostOpUs, training.hostCollectiveUs).
-  const hostOpUs = hostMicroseconds(values['host-op-us'], '--host-op-us', 10_000);
-  const hostCollectiveUs = hostMicroseconds(values['host-collective-us'], '--host-collective-us', 100_000);
-  const vocab = values.vocab ?? 'peer';
-  if (!VTRAIN_VOCABS.includes(vocab as VtrainVocab))
-    throw new Error(`--vocab: unknown split '${vocab}' (${VTRAIN_VOCABS.join(' | ')})`);
-  if (values.fit) {
-    const others = [
-      'all',
-      'set',
-      'only',
-      'limit',
-      'host-op-us',
-      'host-collective-us',
-      'vocab',
-      'decompose',
-      'write-residuals',
-    ].filter((o) => argv.some((a) => a === `--${o}` || a.startsWith(`--${o}=`)));
-    if (others.length > 0)
-      throw new Error(
-        `--fit: not with ${others.map((o) => `--${o}`).join(', ')} (it fits on the training subsets, not on a set); it takes --json`,
-      );
-  }
-  if (values['write-residuals'] && !values.all)
-    throw new Error('--write-residuals: only with --all (the residuals are those of every set)');
-  if (values['write-residuals'] && values.limit !== undefined)
-    throw new Error('--write-residuals: not with --limit (the error bands rest on every row)');
-  if (values.all) {
-    const given = (['set', 'only', 'host-op-us', 'host-collective-us', 'vocab'] as const)
-      .filter((o) => argv.some((a) => a === `--${o}` || a.startsWith(`--${o}=`)))
-      .map((o) => `--${o}`);
-    if (values.decompose) given.push('--decompose');
-    if (given.length > 0)
-      throw new Error(
-        `${given.join(', ')}: not with --all, which runs every set as it stands (it takes --limit, --json and --write-residuals)`,
-      );
-  }
-  // The other sets take --limit and --json only: an option of the vtrain set would be ignored without a word.
-  else if (values.set !== 'vtrain') {
-    const given = (['only', 'host-op-us', 'host-collective-us', 'vocab'] as const)
-      .filter((o) => values[o] !== undefined)
-      .map((o) => `--${o}`);
-    if (values.decompose) given.push('--decompose');
-    if (given.length > 0)
-      throw new Error(`${given.join(', ')}: for the vtrain set only; --set ${values.set} takes --limit and --json`);
-  }
+  const hostOpUs = hostMicroseconds(args.hostOpUs, '--host-op-us', 10_000);
+  const hostCollectiveUs = hostMicroseconds(args.hostCollectiveUs, '--host-collective-us', 100_000);
+  const vocab = vocabOf(args.vocab);
+  checkCombinations(args, set, given);
   return {
     hostOpUs,
     hostCollectiveUs,
-    vocab: vocab as VtrainVocab,
-    set: values.set as ValidateOptions['set'],
-    only: values.only as ValidateOptions['only'],
+    vocab,
+    set,
+    only,
     limit,
-    json: values.json,
-    decompose: values.decompose,
-    all: values.all,
-    writeResiduals: values['write-residuals'],
-    fit: values.fit,
-    help: values.help,
+    json: args.json === true,
+    decompose: args.decompose === true,
+    all: args.all === true,
+    writeResiduals: args.writeResiduals === true,
+    fit: args.fit === true,
   };
 }
