@@ -15,7 +15,9 @@ export function registerRetiredValidate(program: Command): void {
     .action((args: string[]) => {
       const withProfile = args.some((a) => a === '--profile' || a.startsWith('--profile='));
       throw new UsageError(
-        `'validate' is now two commands: 'clustersim check-profile --profile p.json' runs held-out workloads against a calibrated profile${withProfile ? ' (the one you asked for)' : ''}, and 'clustersim check-published' (npm run validate) predicts published measured runs`,
+        "'validate' is now two commands: 'clustersim check-profile --profile p.json' runs held-out workloads" +
+          ` against a calibrated profile${withProfile ? ' (the one you asked for)' : ''},` +
+          " and 'clustersim check-published' (npm run validate) predicts published measured runs",
       );
     });
 }

@@ -70,3 +70,16 @@ describe('check-published: commander parses the options, with the messages they 
     expect(json.groups.map((g) => g.rows.length)).toEqual([1, 1, 1, 1]);
   });
 });
+
+describe('the retired validate command', () => {
+  it('says which of the two commands to run instead, with exit code 2', async () => {
+    const r = await cli('validate', '--profile=p.json', '--max-error', '5');
+    expect(r.code).toBe(2);
+    expect(r.err).toBe(
+      "clustersim: 'validate' is now two commands: 'clustersim check-profile --profile p.json' runs held-out" +
+        ' workloads against a calibrated profile (the one you asked for), and' +
+        " 'clustersim check-published' (npm run validate) predicts published measured runs\n",
+    );
+    expect((await cli('validate')).err).not.toContain('the one you asked for');
+  });
+});
