@@ -1,3 +1,4 @@
+import { layOutNodeLinks, type NodeShape } from './nodeLinks.js';
 import { checkClusterSpec } from './clusterSpecChecks.js';
 import type { ClusterSpec } from '../hardware/types.js';
 import type { Device, DeviceKind, Link, Topology } from './types.js';
@@ -65,10 +66,8 @@ export class ClusterTopology implements Topology {
   private readonly scratch = new Int32Array(32);
   private len = 0;
 
-  // eslint-disable-next-line max-lines-per-function -- builds every link of a cluster in one pass; debt: to split by tier
   constructor(cluster: ClusterSpec) {
     const node = cluster.node;
-    const net = cluster.network;
     checkClusterSpec(cluster);
     this.cluster = cluster;
     const G = (this.G = node.gpusPerNode);
@@ -80,117 +79,106 @@ export class ClusterTopology implements Topology {
     const mesh = node.intra === 'nvlink-mesh' ? (node.nvlinkMesh ?? []) : [];
     this.gpuCount = cluster.nodes * G;
     this.devPerNode = G + nvs + P + S + N;
-
-    // Per-node link layout (offsets within a node's block).
-    const o = this.o;
-    let off = 0;
-    o.nvsUp = off;
-    off += nvs * G;
-    o.nvsDown = off;
-    off += nvs * G;
-    o.mesh = off;
-    off += 2 * mesh.length;
-    o.gpuUp = off;
-    off += G;
-    o.gpuDown = off;
-    off += G;
-    o.swUp = off;
-    off += P;
-    o.swDown = off;
-    off += P;
-    o.sock = off;
-    off += S === 2 ? 2 : 0;
-    o.nicUp = off;
-    off += N;
-    o.nicDown = off;
-    off += N;
-    o.netOut = off;
-    off += N;
-    o.netIn = off;
-    off += N;
-    this.linksPerNode = off;
-    this.nodeLinkEnd = cluster.nodes * off;
+    this.linksPerNode = layOutNodeLinks(this.o, { nvs, G, meshPairs: mesh.length, P, S, N });
+    this.nodeLinkEnd = cluster.nodes * this.linksPerNode;
 
     this.nicSwitch = new Int32Array(N);
     for (let r = 0; r < N; r++) this.nicSwitch[r] = Math.floor(Math.floor((r * G) / N) / gpp);
     this.meshLink = new Int32Array(G * G).fill(-1);
     const linkCount = new Float64Array(G * G);
     mesh.forEach((p, k) => {
-      this.meshLink[p.a * G + p.b] = o.mesh + 2 * k;
-      this.meshLink[p.b * G + p.a] = o.mesh + 2 * k + 1;
+      this.meshLink[p.a * G + p.b] = this.o.mesh + 2 * k;
+      this.meshLink[p.b * G + p.a] = this.o.mesh + 2 * k + 1;
       linkCount[p.a * G + p.b] = linkCount[p.b * G + p.a] = p.links;
     });
     this.meshVia = meshIntermediates(G, linkCount);
     this.keyMod = Math.max(1, N, ...this.meshVia.map((c) => c.length));
 
-    // Network sizing.
-    const npl = net.nodesPerLeaf;
-    const groups = Math.ceil(cluster.nodes / npl);
-    this.leafCount = net.railOptimized ? groups * N : groups;
-    const hasSpine = this.leafCount > 1;
-    const nicGBps = (net.linkGbps / 8) * net.linkEfficiency;
+    const groups = Math.ceil(cluster.nodes / cluster.network.nodesPerLeaf);
+    this.leafCount = cluster.network.railOptimized ? groups * N : groups;
+    this.addDevices(P, S, nvs);
+    const maxLinks = Math.max(1, ...Array.from({ length: G }, (_, a) => sumRow(linkCount, a, G)));
+    const leafDown = new Float64Array(this.leafCount);
+    for (let n = 0; n < cluster.nodes; n++)
+      this.addNodeLinks(n, { P, S, nvs, perMeshLinkGBps: node.nvlinkBandwidthGBps / maxLinks }, leafDown);
+    this.addSpineLinks(leafDown);
+    this.linkBandwidthGBps = Float64Array.from(this.links, (l) => l.bandwidthGBps);
+    this.latencyNs = Float64Array.from(this.links, (l) => l.latencyNs);
+  }
 
-    // Devices.
+  /** Every device, node by node (GPUs, NVSwitch, PCIe switches, sockets, NICs), then the leaves and the spine. */
+  private addDevices(P: number, S: number, nvs: number): void {
     const add = (kind: DeviceKind, n: number, name: string) =>
       this.devices.push({ id: this.devices.length, kind, node: n, name });
-    for (let n = 0; n < cluster.nodes; n++) {
-      for (let i = 0; i < G; i++) add('gpu', n, `n${n}.gpu${i}`);
+    for (let n = 0; n < this.cluster.nodes; n++) {
+      for (let i = 0; i < this.G; i++) add('gpu', n, `n${n}.gpu${i}`);
       if (nvs) add('nvswitch', n, `n${n}.nvswitch`);
       for (let s = 0; s < P; s++) add('pcie-switch', n, `n${n}.pcie${s}`);
       for (let c = 0; c < S; c++) add('cpu', n, `n${n}.cpu${c}`);
-      for (let r = 0; r < N; r++) add('nic', n, `n${n}.nic${r}`);
+      for (let r = 0; r < this.N; r++) add('nic', n, `n${n}.nic${r}`);
     }
     for (let l = 0; l < this.leafCount; l++) add('leaf', -1, `leaf${l}`);
-    if (hasSpine) add('spine', -1, 'spine');
+    if (this.leafCount > 1) add('spine', -1, 'spine');
+  }
 
-    // Links, in exactly the layout order above.
-    const link = (from: number, to: number, bandwidthGBps: number, latencyNs: number, medium: Link['medium']) =>
-      this.links.push({ id: this.links.length, from, to, bandwidthGBps, latencyNs, medium });
-    const maxLinks = Math.max(1, ...Array.from({ length: G }, (_, a) => sumRow(linkCount, a, G)));
-    const perLinkGBps = node.nvlinkBandwidthGBps / maxLinks;
+  private link(from: number, to: number, bandwidthGBps: number, latencyNs: number, medium: Link['medium']): void {
+    this.links.push({ id: this.links.length, from, to, bandwidthGBps, latencyNs, medium });
+  }
+
+  /**
+   * Node n's links in the layout order of `layOutNodeLinks`: NVLink (switch or mesh), PCIe to the switches and
+   * sockets, the inter-socket link, the NICs' PCIe and their network links to the leaves (whose downward
+   * capacity `leafDown` adds up, for the spine).
+   */
+  private addNodeLinks(n: number, c: NodeShape, leafDown: Float64Array): void {
+    const node = this.cluster.node;
+    const net = this.cluster.network;
+    const { G, N, gpp } = this;
+    const { P, S, nvs } = c;
+    const mesh = node.intra === 'nvlink-mesh' ? (node.nvlinkMesh ?? []) : [];
+    const nicGBps = (net.linkGbps / 8) * net.linkEfficiency;
     const pcieLat = node.pcieLatencyNs / 2;
-    const leafDown = new Float64Array(this.leafCount);
-    for (let n = 0; n < cluster.nodes; n++) {
-      const b = n * this.devPerNode;
-      const nvsDev = b + G;
-      const sw = b + G + nvs;
-      const cpu = sw + P;
-      const nic = cpu + S;
-      for (let i = 0; i < nvs * G; i++)
-        link(b + i, nvsDev, node.nvlinkBandwidthGBps, node.nvlinkLatencyNs / 2, 'nvlink');
-      for (let i = 0; i < nvs * G; i++)
-        link(nvsDev, b + i, node.nvlinkBandwidthGBps, node.nvlinkLatencyNs / 2, 'nvlink');
-      for (const p of mesh) {
-        link(b + p.a, b + p.b, p.links * perLinkGBps, node.nvlinkLatencyNs, 'nvlink');
-        link(b + p.b, b + p.a, p.links * perLinkGBps, node.nvlinkLatencyNs, 'nvlink');
-      }
-      for (let i = 0; i < G; i++) link(b + i, sw + Math.floor(i / gpp), node.pcieBandwidthGBps, pcieLat, 'pcie');
-      for (let i = 0; i < G; i++) link(sw + Math.floor(i / gpp), b + i, node.pcieBandwidthGBps, pcieLat, 'pcie');
-      for (let s = 0; s < P; s++) link(sw + s, cpu + this.socketOf(s), node.pcieBandwidthGBps, pcieLat, 'pcie');
-      for (let s = 0; s < P; s++) link(cpu + this.socketOf(s), sw + s, node.pcieBandwidthGBps, pcieLat, 'pcie');
-      if (S === 2) {
-        link(cpu, cpu + 1, node.interSocketBandwidthGBps, pcieLat, 'socket');
-        link(cpu + 1, cpu, node.interSocketBandwidthGBps, pcieLat, 'socket');
-      }
-      for (let r = 0; r < N; r++) link(nic + r, sw + this.nicSwitch[r], node.pcieBandwidthGBps, pcieLat, 'pcie');
-      for (let r = 0; r < N; r++) link(sw + this.nicSwitch[r], nic + r, node.pcieBandwidthGBps, pcieLat, 'pcie');
-      for (let r = 0; r < N; r++) {
-        const leaf = this.leafOf(n, r);
-        leafDown[leaf] += nicGBps;
-        link(nic + r, this.leafDevice(leaf), nicGBps, net.linkLatencyNs / 2, 'network');
-      }
-      for (let r = 0; r < N; r++)
-        link(this.leafDevice(this.leafOf(n, r)), nic + r, nicGBps, net.linkLatencyNs / 2, 'network');
+    const b = n * this.devPerNode;
+    const nvsDev = b + G;
+    const sw = b + G + nvs;
+    const cpu = sw + P;
+    const nic = cpu + S;
+    for (let i = 0; i < nvs * G; i++)
+      this.link(b + i, nvsDev, node.nvlinkBandwidthGBps, node.nvlinkLatencyNs / 2, 'nvlink');
+    for (let i = 0; i < nvs * G; i++)
+      this.link(nvsDev, b + i, node.nvlinkBandwidthGBps, node.nvlinkLatencyNs / 2, 'nvlink');
+    for (const p of mesh) {
+      this.link(b + p.a, b + p.b, p.links * c.perMeshLinkGBps, node.nvlinkLatencyNs, 'nvlink');
+      this.link(b + p.b, b + p.a, p.links * c.perMeshLinkGBps, node.nvlinkLatencyNs, 'nvlink');
     }
-    if (hasSpine) {
-      const spine = this.leafDevice(this.leafCount);
-      for (let l = 0; l < this.leafCount; l++)
-        link(this.leafDevice(l), spine, leafDown[l] / net.oversubscription, net.linkLatencyNs / 2, 'network');
-      for (let l = 0; l < this.leafCount; l++)
-        link(spine, this.leafDevice(l), leafDown[l] / net.oversubscription, net.linkLatencyNs / 2, 'network');
+    for (let i = 0; i < G; i++) this.link(b + i, sw + Math.floor(i / gpp), node.pcieBandwidthGBps, pcieLat, 'pcie');
+    for (let i = 0; i < G; i++) this.link(sw + Math.floor(i / gpp), b + i, node.pcieBandwidthGBps, pcieLat, 'pcie');
+    for (let s = 0; s < P; s++) this.link(sw + s, cpu + this.socketOf(s), node.pcieBandwidthGBps, pcieLat, 'pcie');
+    for (let s = 0; s < P; s++) this.link(cpu + this.socketOf(s), sw + s, node.pcieBandwidthGBps, pcieLat, 'pcie');
+    if (S === 2) {
+      this.link(cpu, cpu + 1, node.interSocketBandwidthGBps, pcieLat, 'socket');
+      this.link(cpu + 1, cpu, node.interSocketBandwidthGBps, pcieLat, 'socket');
     }
-    this.linkBandwidthGBps = Float64Array.from(this.links, (l) => l.bandwidthGBps);
-    this.latencyNs = Float64Array.from(this.links, (l) => l.latencyNs);
+    for (let r = 0; r < N; r++) this.link(nic + r, sw + this.nicSwitch[r], node.pcieBandwidthGBps, pcieLat, 'pcie');
+    for (let r = 0; r < N; r++) this.link(sw + this.nicSwitch[r], nic + r, node.pcieBandwidthGBps, pcieLat, 'pcie');
+    for (let r = 0; r < N; r++) {
+      const leaf = this.leafOf(n, r);
+      leafDown[leaf] += nicGBps;
+      this.link(nic + r, this.leafDevice(leaf), nicGBps, net.linkLatencyNs / 2, 'network');
+    }
+    for (let r = 0; r < N; r++)
+      this.link(this.leafDevice(this.leafOf(n, r)), nic + r, nicGBps, net.linkLatencyNs / 2, 'network');
+  }
+
+  /** Each leaf's links to the spine and back (with more than one leaf): its downward capacity / oversubscription. */
+  private addSpineLinks(leafDown: Float64Array): void {
+    if (this.leafCount <= 1) return;
+    const net = this.cluster.network;
+    const spine = this.leafDevice(this.leafCount);
+    for (let l = 0; l < this.leafCount; l++)
+      this.link(this.leafDevice(l), spine, leafDown[l] / net.oversubscription, net.linkLatencyNs / 2, 'network');
+    for (let l = 0; l < this.leafCount; l++)
+      this.link(spine, this.leafDevice(l), leafDown[l] / net.oversubscription, net.linkLatencyNs / 2, 'network');
   }
 
   gpuDevice(g: number): number {
@@ -224,7 +212,8 @@ export class ClusterTopology implements Topology {
 
   /**
    * Links from GPU `src` to GPU `dst` (global ranks). Across nodes, `channel` picks NIC `channel mod nicsPerNode`
-   * on both ends (same rail), reached over NVLink through the NIC's neighbour GPU on NVSwitch nodes (PXN); inside a DGX-1 mesh it picks among the common neighbours of a non-adjacent pair.
+   * on both ends (same rail), reached over NVLink through the NIC's neighbour GPU on NVSwitch nodes (PXN); inside a
+   * DGX-1 mesh it picks among the common neighbours of a non-adjacent pair.
    * The array is cached and shared: do not mutate it. O(path length) on first use, a Map hit after.
    */
   route(src: number, dst: number, channel: number): Int32Array {
@@ -254,7 +243,8 @@ export class ClusterTopology implements Topology {
     return t;
   }
 
-  // eslint-disable-next-line max-lines-per-function -- builds every link of a cluster in one pass; debt: to split by tier
+  /* eslint-disable-next-line max-lines-per-function -- one route, tier by tier (NVLink, PCIe, the NICs, leaves and
+     spine) with its cache; debt: to split by tier */
   private buildRoute(src: number, dst: number, c: number): Int32Array {
     const G = this.G;
     const o = this.o;
