@@ -108,7 +108,7 @@ export interface StepResult {
   shortcuts: ShortcutFallbacks;
   /** With `noise.gpuSpeedSpread`: σ and the slowest GPU's compute factor (`gpuSpeedFactors`). */
   gpuSpeed?: { spread: number; slowestFactor: number };
-  /** The fused attention kernel and its efficiency; absent with unfused attention (`training.flashAttention: false`). */
+  /** The fused attention kernel and its efficiency; absent unfused (`training.flashAttention: false`). */
   attention?: AttentionSummary;
   /** Things the user should know about how the split lands on the hardware. */
   notes: string[];
@@ -198,7 +198,8 @@ export interface StepProgress {
  * Simulates one training step, event by event. `onProgress` is called every few thousand events (a long run shows
  * progress with it); should the run start over without idle-time collectives, the count starts over too.
  */
-// eslint-disable-next-line max-lines-per-function -- assembles the StepResult from every statistic; debt: to split by section
+/* eslint-disable-next-line max-lines-per-function -- assembles the StepResult from every statistic; debt: to split
+   by section */
 export function simulateStep(setup: StepSetup, options: StepRunOptions = {}): StepRun {
   const topology = buildTopology(setup.cluster);
   const plan = compileStep(setup);
@@ -220,7 +221,8 @@ export function simulateStep(setup: StepSetup, options: StepRunOptions = {}): St
   if (!Number.isFinite(stepTimeS)) {
     throw new ScenarioError(
       '',
-      `the simulated step time came out as ${stepTimeS} s, not a finite number: a hardware or profile value is out of any real range (a rate near 0, a latency near infinity); check the cluster's fields and the profile`,
+      `the simulated step time came out as ${stepTimeS} s, not a finite number: a hardware or profile value is out ` +
+        `of any real range (a rate near 0, a latency near infinity); check the cluster's fields and the profile`,
     );
   }
   const t = setup.training;

@@ -75,15 +75,18 @@ export function candidateAlgorithms(topology: Topology, op: CollectiveOp, nodes:
 }
 
 /**
- * Why NVLS (NVLink SHARP, in-switch reduction) cannot run on `node`, or undefined when it can: it needs third-generation
- * NVSwitch (HGX H100/H200 and later), which the node presets mark `nvls`.
+ * Why NVLS (NVLink SHARP, in-switch reduction) cannot run on `node`, or undefined when it can: it needs
+ * third-generation NVSwitch (HGX H100/H200 and later), which the node presets mark `nvls`.
  */
 export function nvlsUnavailable(node: NodeSpec): string | undefined {
   if (node.nvls && node.intra === 'nvswitch') return undefined;
   const withNvls = Object.values(NODE_PRESETS)
     .filter((n) => n.nvls)
     .map((n) => n.name);
-  return `nvls needs NVLink SHARP in third-generation NVSwitch, which ${node.name} lacks (nodes with it: ${withNvls.join(', ')}); use ring, tree, hierarchical or auto`;
+  return (
+    `nvls needs NVLink SHARP in third-generation NVSwitch, which ${node.name} lacks ` +
+    `(nodes with it: ${withNvls.join(', ')}); use ring, tree, hierarchical or auto`
+  );
 }
 
 /**
@@ -262,9 +265,9 @@ export class CollectiveService {
     // NCCL_P2P_LL_THRESHOLD (16 KiB a peer; never LL128): an expert dispatch's megabytes a peer are far above it.
     if ((op === 'all_to_all' || op === 'ep_dispatch') && this.config.protocol === 'auto') return ['Simple'];
     if (this.config.protocol !== 'auto') return [this.config.protocol];
-    // tuning.cc (v2.19-v2.23, "Enable LL128 by default only on Volta/Ampere/Hopper+NVLink"): LL128 is on by default only
-    // where the graph's intra-node path is NVLink (typeIntra <= PATH_NVB); a PCIe-only node runs LL and Simple unless
-    // NCCL_PROTO forces it (a forced protocol above).
+    // tuning.cc (v2.19-v2.23, "Enable LL128 by default only on Volta/Ampere/Hopper+NVLink"): LL128 is on by default
+    // only where the graph's intra-node path is NVLink (typeIntra <= PATH_NVB); a PCIe-only node runs LL and Simple
+    // unless NCCL_PROTO forces it (a forced protocol above).
     if (this.topology.cluster.node.intra === 'pcie') return ['LL', 'Simple'];
     return ['LL', 'LL128', 'Simple'];
   }
@@ -283,7 +286,8 @@ export class CollectiveService {
     return { efficiency, capGBps };
   }
 
-  // eslint-disable-next-line max-params -- NCCL's latency model takes op, algorithm, protocol, ranks, nodes and channels together (ncclTuning.ts)
+  /* eslint-disable-next-line max-params -- NCCL's latency model takes op, algorithm, protocol, ranks, nodes and
+     channels together (ncclTuning.ts) */
   private latencyFactor(
     op: CollectiveOp,
     algorithm: Algorithm,

@@ -31,7 +31,8 @@ export function checkClusterSpec(c: ClusterSpec): void {
     if (n.gpusPerNode > MAX_MESH_GPUS)
       throw new ScenarioError(
         'cluster.node.gpusPerNode',
-        `is ${n.gpusPerNode}, but NVLink or Infinity Fabric meshes of at most ${MAX_MESH_GPUS} GPUs are modelled; use nodes of ${MAX_MESH_GPUS} or fewer, or intra: nvswitch`,
+        `is ${n.gpusPerNode}, but NVLink or Infinity Fabric meshes of at most ${MAX_MESH_GPUS} GPUs are modelled; ` +
+          `use nodes of ${MAX_MESH_GPUS} or fewer, or intra: nvswitch`,
       );
     if (!n.nvlinkMesh || n.nvlinkMesh.length === 0)
       throw new ScenarioError('cluster.node.nvlinkMesh', 'an nvlink-mesh node needs its NVLink pairs');

@@ -67,7 +67,8 @@ export class FlowNetwork implements EventTarget {
    * link, deliver m × `bytes`, and call the listener once. `rateOf` is then the rate of each of them.
    * Returns the flow id.
    */
-  // eslint-disable-next-line max-params -- called once per task or flow on the hot path; positional, with no object per call, until npm run bench shows an options object costs nothing
+  /* eslint-disable-next-line max-params -- called once per task or flow on the hot path; positional, with no object
+     per call, until npm run bench shows an options object costs nothing */
   startFlow(
     links: Int32Array,
     bytes: number,

@@ -24,7 +24,7 @@ export interface CollectivePlanEntry {
  * Plans every collective of a program once per distinct (group, op, bytes, choice) instead of once per
  * task: a step repeats the same few collectives tens of thousands of times, and choosing an algorithm
  * and building its phases per call was a measurable share of a large run. Shadow groups use the
- * choice of the collective they shadow (as `CollectiveService.run` does).
+ * choice of the collective they shadow.
  *
  * It also records the distinct links of every call (for `IdleWindows`) and finds the groups whose
  * links are private: no flow of any other group ever crosses them. A shadow on such a group meets no
@@ -123,7 +123,7 @@ export class CollectivePlans {
     return e.idleNs;
   }
 
-  /** The plan of a call as `CollectiveService.run` would make it. */
+  /** The plan of a call, with the algorithm and protocol `CollectiveService.choose` picks for it. */
   private call(op: CollectiveOp, group: readonly number[], bytes: number): CollectivePlanEntry {
     const groupId = this.groups.idOf(group);
     let byOp = this.calls.get(groupId);

@@ -29,7 +29,8 @@ export class DeadlockError extends Error {
     labels: string[],
   ) {
     super(
-      `the step program cannot finish: ${stuckTasks.length} task(s) never became ready, e.g. ${labels.slice(0, 3).join('; ')}`,
+      `the step program cannot finish: ${stuckTasks.length} task(s) never became ready, ` +
+        `e.g. ${labels.slice(0, 3).join('; ')}`,
     );
   }
 }

@@ -25,7 +25,10 @@ import type { CollectiveListener } from '../collectives/collectiveRun.js';
  * A group whose links unordered tasks (pipeline sends) touch is never run this way.
  */
 export class IdleWindows implements CollectiveListener {
-  /** Watched groups touched by task i: touchGroup[touchStart[i] .. touchStart[i + 1]); touchQueue: that group's queue holding i. */
+  /**
+   * Watched groups touched by task i: touchGroup[touchStart[i] .. touchStart[i + 1]); touchQueue: that group's queue
+   * holding i.
+   */
   private readonly touchStart: Int32Array;
   private readonly touchGroup: Int32Array;
   private readonly touchQueue: Int32Array;
@@ -43,7 +46,8 @@ export class IdleWindows implements CollectiveListener {
   /** Per task: 1 while its start waits for the end of the current instant (`Start.Wait`). */
   private readonly waiting: Uint8Array;
 
-  // eslint-disable-next-line max-lines-per-function -- sets up the typed arrays of the idle-window index in one place; debt: to split
+  /* eslint-disable-next-line max-lines-per-function -- sets up the typed arrays of the idle-window index in one
+     place; debt: to split */
   constructor(
     private readonly program: Program,
     private readonly plans: CollectivePlans,
@@ -222,7 +226,10 @@ export class IdleWindows implements CollectiveListener {
     return this.ownNs[id];
   }
 
-  /** Until when, after its start, call `id` (run on idle time) holds its links: past its end when its shadows outlast it. */
+  /**
+   * Until when, after its start, call `id` (run on idle time) holds its links: past its end when its shadows outlast
+   * it.
+   */
   holdsPastEnd(id: number): number {
     return this.holdNs[id] > this.ownNs[id] ? this.holdNs[id] : -1;
   }
@@ -264,7 +271,8 @@ export class IdleWindows implements CollectiveListener {
    * Whether no task touching group `g` can start before `endNs`, call `id` (touching groups
    * touchGroup[a .. b)) starting at `nowNs`; `holdsPast`: it holds its links past its own end.
    */
-  // eslint-disable-next-line max-params -- called once per task or flow on the hot path; positional, with no object per call, until npm run bench shows an options object costs nothing
+  /* eslint-disable-next-line max-params -- called once per task or flow on the hot path; positional, with no object
+     per call, until npm run bench shows an options object costs nothing */
   private quietUntil(
     g: number,
     id: number,

@@ -9,7 +9,10 @@ import { RankGroups } from './rankGroups.js';
  * is host↔device copies (and host work of optimizer offload); `host` is the CPU thread that issues the
  * kernels when the framework's host cost is modelled (a kernel waits for its host task).
  */
-/** `cp`: context parallelism's exchanges for attention (ring sends, key/value all-gathers, all-to-alls), on a stream of their own. */
+/**
+ * `cp`: context parallelism's exchanges for attention (ring sends, key/value all-gathers, all-to-alls), on a stream of
+ * their own.
+ */
 export type StreamKind = 'compute' | 'comm' | 'tp' | 'pp' | 'copy' | 'host' | 'cp';
 
 export const STREAMS: readonly StreamKind[] = ['compute', 'comm', 'tp', 'pp', 'copy', 'host', 'cp'];
@@ -43,9 +46,15 @@ export type TaskKind =
   | 'dp-reducescatter'
   | 'dp-allgather'
   | 'tp-collective'
-  /** One hop of the context-parallel ring: a rank sends its block of keys and values (and, backward, their gradients) on. */
+  /**
+   * One hop of the context-parallel ring: a rank sends its block of keys and values (and, backward, their gradients)
+   * on.
+   */
   | 'cp-exchange'
-  /** An expert-parallel all-to-all: a layer's tokens dispatched to their experts, or combined back (and the gradients). */
+  /**
+   * An expert-parallel all-to-all: a layer's tokens dispatched to their experts, or combined back (and the
+   * gradients).
+   */
   | 'ep-alltoall'
   | 'pp-send'
   | 'zero-gather'
@@ -106,10 +115,10 @@ export interface Task {
   ordered: boolean;
 }
 
-/** A step as per-rank task graphs. Tasks are kept in the order they were added, which is stream order. */
 /** The shared "no dependencies" list; `addDep` replaces it instead of mutating it. */
 const NO_DEPS: number[] = [];
 
+/** A step as per-rank task graphs. Tasks are kept in the order they were added, which is stream order. */
 export class Program {
   readonly tasks: Task[] = [];
   /** The groups of the program's collectives and transfers, by content, with their ids. */
@@ -127,13 +136,14 @@ export class Program {
     readonly simulatedRanks: readonly number[] = Array.from({ length: rankCount }, (_, r) => r),
   ) {}
 
-  /** Adds a task running `durationNs` on one rank's stream. Returns its id. */
   /** The one-rank list of `rank`, the same array every time (for tasks that occupy one rank's stream). */
   rankList(rank: number): readonly number[] {
     return (this.single[rank] ??= [rank]);
   }
 
-  // eslint-disable-next-line max-params -- called once per task or flow on the hot path; positional, with no object per call, until npm run bench shows an options object costs nothing
+  /** Adds a task running `durationNs` on one rank's stream. Returns its id. */
+  /* eslint-disable-next-line max-params -- called once per task or flow on the hot path; positional, with no object
+     per call, until npm run bench shows an options object costs nothing */
   local(
     rank: number,
     stream: StreamKind,
@@ -170,7 +180,8 @@ export class Program {
    * Adds a collective over `work.group` on the `stream` (the DP comm stream by default) of `ranks`
    * (the group itself unless only some of its members are simulated). Returns its id.
    */
-  // eslint-disable-next-line max-params -- called once per task or flow on the hot path; positional, with no object per call, until npm run bench shows an options object costs nothing
+  /* eslint-disable-next-line max-params -- called once per task or flow on the hot path; positional, with no object
+     per call, until npm run bench shows an options object costs nothing */
   collective(
     kind: TaskKind,
     label: string,
@@ -210,7 +221,8 @@ export class Program {
    * Adds a point-to-point transfer over `pair` = [src, dst] that starts as soon as `deps` are done (shown on
    * both ranks' pp lane).
    */
-  // eslint-disable-next-line max-params -- called once per task or flow on the hot path; positional, with no object per call, until npm run bench shows an options object costs nothing
+  /* eslint-disable-next-line max-params -- called once per task or flow on the hot path; positional, with no object
+     per call, until npm run bench shows an options object costs nothing */
   transfer(
     kind: TaskKind,
     label: string,

@@ -64,8 +64,8 @@ export const IMBALANCE_SHARE_TO_SAY = 0.02;
 
 /**
  * The idle that stages of unequal compute force, in words, when it is at least `IMBALANCE_SHARE_TO_SAY` of the step:
- * `3.1% of the step: stage 7 computes for 95.2% of it with 5 layers, stage 1 for 92.0% with 5; parallel.layersPerStage=[…]
- * evens them`. Undefined otherwise.
+ * `3.1% of the step: stage 7 computes for 95.2% of it with 5 layers, stage 1 for 92.0% with 5;
+ * parallel.layersPerStage=[…] evens them`. Undefined otherwise.
  */
 export function stageImbalanceText(stages: StageBalance | undefined, stepTimeS: number): string | undefined {
   if (!stages || stages.imbalanceShare < IMBALANCE_SHARE_TO_SAY) return undefined;
@@ -77,7 +77,11 @@ export function stageImbalanceText(stages: StageBalance | undefined, stepTimeS: 
     : stages.layerS !== undefined
       ? `; no split of whole layers evens them (one layer computes for ${pct(stages.layerS)} of the step)`
       : '';
-  return `${pct(stages.imbalanceShare * stepTimeS)} of the step: stage ${slow} computes for ${pct(stages.computeS[slow])} of it with ${stages.layers[slow]} layers, stage ${fast} for ${pct(stages.computeS[fast])} with ${stages.layers[fast]}${split}`;
+  return (
+    `${pct(stages.imbalanceShare * stepTimeS)} of the step: ` +
+    `stage ${slow} computes for ${pct(stages.computeS[slow])} of it with ${stages.layers[slow]} layers, ` +
+    `stage ${fast} for ${pct(stages.computeS[fast])} with ${stages.layers[fast]}${split}`
+  );
 }
 
 /** Unequal stages in words where the bottleneck's detail does not already say it (a bubble-bound step's does). */
@@ -118,7 +122,9 @@ export function diagnose(s: StepShares, exposure: ExposureRow[]): Bottleneck {
     return {
       bound: 'memory',
       share: h.shortfallBytes / h.capacityBytes!,
-      detail: `the offloaded optimizer state does not fit in host memory: ${(h.shortfallBytes / 2 ** 30).toFixed(1)} GiB short per node`,
+      detail:
+        'the offloaded optimizer state does not fit in host memory: ' +
+        `${(h.shortfallBytes / 2 ** 30).toFixed(1)} GiB short per node`,
       computeShare,
       exposure,
     };
@@ -140,25 +146,38 @@ export function diagnose(s: StepShares, exposure: ExposureRow[]): Bottleneck {
       computeShare,
       exposure,
     };
-  if (bound === 'exposed communication' && exposure.length > 0) {
-    const top = exposure[0];
-    const small = top.smallShare > 0.5;
-    return {
-      bound: small ? 'latency of small collectives' : bound,
-      share,
-      // `share` counts all exposed communication; the detail names the largest traffic, with its own share.
-      detail: `${trafficName(top)} (${((100 * top.exposedS) / s.stepTimeS).toFixed(1)}% of the step${small ? ', mostly collectives under 1 MiB' : ''}${exposure.length > 1 ? `; all exposed communication ${(100 * share).toFixed(1)}%` : ''})`,
-      computeShare,
-      exposure,
-    };
-  }
+  if (bound === 'exposed communication' && exposure.length > 0)
+    return { ...exposedTrafficVerdict(exposure, share, s.stepTimeS), computeShare, exposure };
   const why =
     bound === 'pipeline bubble'
       ? bubbleWhy(s.stages, s.stepTimeS)
       : bound === 'optimizer on the host'
-        ? 'the GPUs wait for the CPU-Adam update of the offloaded optimizer state (cluster.node.hostAdamParamsPerS; more nodes share it, or keep the state on the GPUs)'
+        ? 'the GPUs wait for the CPU-Adam update of the offloaded optimizer state ' +
+          '(cluster.node.hostAdamParamsPerS; more nodes share it, or keep the state on the GPUs)'
         : 'ranks wait for slower ranks';
   return { bound, share, detail: `${(100 * share).toFixed(1)}% of the step: ${why}`, computeShare, exposure };
+}
+
+/**
+ * Exposed communication as the bound, named by its largest traffic with that traffic's own share (`share` counts all
+ * exposed communication); "latency of small collectives" when most of that traffic is collectives under 1 MiB.
+ */
+function exposedTrafficVerdict(
+  exposure: ExposureRow[],
+  share: number,
+  stepTimeS: number,
+): Pick<Bottleneck, 'bound' | 'share' | 'detail'> {
+  const top = exposure[0];
+  const small = top.smallShare > 0.5;
+  return {
+    bound: small ? 'latency of small collectives' : 'exposed communication',
+    share,
+    detail:
+      `${trafficName(top)} (${((100 * top.exposedS) / stepTimeS).toFixed(1)}% of the step` +
+      (small ? ', mostly collectives under 1 MiB' : '') +
+      (exposure.length > 1 ? `; all exposed communication ${(100 * share).toFixed(1)}%` : '') +
+      ')',
+  };
 }
 
 /** Compute's share from which it, not the largest loss, is what the bottleneck line names first. */
