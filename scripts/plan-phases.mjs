@@ -34,5 +34,6 @@ console.log(
 );
 for (const row of r.rows)
   console.log(
-    `  ${row.sim.stepTimeS.toFixed(3)} s  ${JSON.stringify(row.candidate.layout)} ${JSON.stringify(row.candidate.knobs)}`,
+    `  ${row.sim.stepTimeS.toFixed(3)} s  ` +
+      `${JSON.stringify(row.candidate.layout)} ${JSON.stringify(row.candidate.knobs)}`,
   );
