@@ -121,7 +121,8 @@ function setLines(s: AllSummary, kernels: SetFigures): string[] {
     ...described,
     `  ${'h200-kernels'.padEnd(nameWidth)} attention kernels and Llama layers on one H200, GPU time` +
       ' (npm run validate -- --set h200-kernels)',
-    '  signed: (predicted − measured) / measured of the step time (of the GPU time for h200-kernels); negative: too fast',
+    '  signed: (predicted − measured) / measured of the step time (of the GPU time for h200-kernels);' +
+      ' negative: too fast',
   ];
 }
 
@@ -141,7 +142,8 @@ function rankingLines(s: AllSummary): string[] {
       /^/gm,
       '  ',
     ),
-    '  regret: measured time of the predicted-fastest split over the measured fastest, minus 1; tau-b, mean over groups',
+    '  regret: measured time of the predicted-fastest split over the measured fastest, minus 1;' +
+      ' tau-b, mean over groups',
   ];
 }
 
