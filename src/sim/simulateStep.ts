@@ -255,7 +255,7 @@ export function simulateStep(setup: StepSetup, options: StepRunOptions = {}): St
   } = fullest;
   const host = hostMemoryPerNode(setup, perStage);
   const tflopsPerGpu = modelFlops / stepTimeS / gpus / 1e12;
-  const result: StepResult = {
+  const core: Omit<StepResult, 'bottleneck' | 'stageBalance'> = {
     name: setup.name,
     seed: setup.seed,
     gpus,
@@ -320,21 +320,20 @@ export function simulateStep(setup: StepSetup, options: StepRunOptions = {}): St
     ...gpuSpeedSummary(setup, gpus),
     // A calibrated CPU's peak is its own measured ceiling: published GPU runs say nothing of its MFU.
     notes: stepNotes(setup, tflopsPerGpu / peak),
-    bottleneck: undefined as unknown as Bottleneck,
   };
   const balance = stageBalance(plan, breakdowns, stepTimeS, pipelineLayerCount(setup.model));
-  if (balance) result.stageBalance = balance;
-  result.bottleneck = diagnose(
+  const bottleneck = diagnose(
     {
-      ...result.breakdown,
+      ...core.breakdown,
       stepTimeS,
-      fits: result.memory.gpuFits,
-      shortfallBytes: result.memory.shortfallBytes,
+      fits: core.memory.gpuFits,
+      shortfallBytes: core.memory.shortfallBytes,
       capacityBytes,
-      host: result.memory.host,
+      host: core.memory.host,
       stages: balance,
     },
     exposureByTraffic(trace, topology),
   );
+  const result: StepResult = { ...core, bottleneck, ...(balance ? { stageBalance: balance } : {}) };
   return { result, trace, plan, topology };
 }
