@@ -142,5 +142,8 @@ function argsOf(t: Task): Record<string, unknown> {
 /** The trace as a JSON string, one event per line (readable, and diffs well). */
 export function chromeTraceJson(trace: ChromeTrace): string {
   const lines = trace.traceEvents.map((e) => JSON.stringify(e));
-  return `{"displayTimeUnit":${JSON.stringify(trace.displayTimeUnit)},"otherData":${JSON.stringify(trace.otherData)},"traceEvents":[\n${lines.join(',\n')}\n]}\n`;
+  return (
+    `{"displayTimeUnit":${JSON.stringify(trace.displayTimeUnit)},"otherData":${JSON.stringify(trace.otherData)},` +
+    `"traceEvents":[\n${lines.join(',\n')}\n]}\n`
+  );
 }

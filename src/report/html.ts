@@ -9,9 +9,13 @@ export interface ReportSection {
   caption?: string;
 }
 
+const BODY_STYLE =
+  'body{font-family:system-ui,-apple-system,"Segoe UI",Roboto,Helvetica,Arial,sans-serif;' +
+  'margin:0;background:#f6f6f4;color:#222;line-height:1.4}';
+
 const STYLE = `
 :root{color-scheme:light}
-body{font-family:system-ui,-apple-system,"Segoe UI",Roboto,Helvetica,Arial,sans-serif;margin:0;background:#f6f6f4;color:#222;line-height:1.4}
+${BODY_STYLE}
 main{max-width:1240px;margin:0 auto;padding:16px 20px 40px}
 h1{font-size:1.45rem;margin:.4rem 0 .2rem}
 h2{font-size:1.1rem;margin:1.6rem 0 .4rem}
@@ -31,9 +35,12 @@ td.note{text-align:left;white-space:normal;color:#666}
 .wrap{overflow-x:auto}
 `;
 
-/** A key–value table (summary of one step); not in a scrolling box, so its values wrap (see STYLE) on a narrow screen. */
+/**
+ * A key–value table (summary of one step); not in a scrolling box, so its values wrap (see STYLE) on a narrow screen.
+ */
 export function keyValueTable(rows: readonly [string, string][]): string {
-  return `<table class="kv">${rows.map(([k, v]) => `<tr><td>${escapeXml(k)}</td><td>${escapeXml(v)}</td></tr>`).join('')}</table>`;
+  const cells = rows.map(([k, v]) => `<tr><td>${escapeXml(k)}</td><td>${escapeXml(v)}</td></tr>`);
+  return `<table class="kv">${cells.join('')}</table>`;
 }
 
 /** A table with a header row; the last column is left-aligned when `noteColumn` is set. */
@@ -43,12 +50,11 @@ export function dataTable(
   className = 'data',
   noteColumn = false,
 ): string {
-  const head = `<tr>${header.map((h, i) => `<th${noteColumn && i === header.length - 1 ? ' class="note"' : ''}>${escapeXml(h)}</th>`).join('')}</tr>`;
+  const noteClass = (last: boolean): string => (noteColumn && last ? ' class="note"' : '');
+  const headCells = header.map((h, i) => `<th${noteClass(i === header.length - 1)}>${escapeXml(h)}</th>`);
+  const head = `<tr>${headCells.join('')}</tr>`;
   const body = rows
-    .map(
-      (r) =>
-        `<tr>${r.map((c, i) => `<td${noteColumn && i === r.length - 1 ? ' class="note"' : ''}>${escapeXml(c)}</td>`).join('')}</tr>`,
-    )
+    .map((r) => `<tr>${r.map((c, i) => `<td${noteClass(i === r.length - 1)}>${escapeXml(c)}</td>`).join('')}</tr>`)
     .join('');
   return `<div class="wrap"><table class="${className}">${head}${body}</table></div>`;
 }
@@ -65,10 +71,10 @@ export function figure(svg: string): string {
  */
 export function reportPage(title: string, meta: string, sections: readonly ReportSection[]): string {
   const body = sections
-    .map(
-      (s) =>
-        `<section><h2>${escapeXml(s.heading)}</h2>${s.caption ? `<p class="caption">${escapeXml(s.caption)}</p>` : ''}${s.html}</section>`,
-    )
+    .map((s) => {
+      const caption = s.caption ? `<p class="caption">${escapeXml(s.caption)}</p>` : '';
+      return `<section><h2>${escapeXml(s.heading)}</h2>${caption}${s.html}</section>`;
+    })
     .join('\n');
   return `<!DOCTYPE html>
 <html lang="en">

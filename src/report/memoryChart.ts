@@ -74,8 +74,8 @@ export function renderMemoryChart(input: MemoryChartInput): string {
   const height = 380;
   const m = { left: 70, right: 190, top: 48, bottom: 40 };
   // Bars at most ~110 px wide: a single bar spanning the plot reads as a background, not a bar. At most
-  // `MAX_NATURAL_WIDTH_PX` wide however many stages (16 stages made it 2,700 px and cut the legend off a laptop screen):
-  // the bars narrow instead.
+  // `MAX_NATURAL_WIDTH_PX` wide however many stages (16 stages made it 2,700 px and cut the legend off a laptop
+  // screen): the bars narrow instead.
   const natural = Math.min(MAX_NATURAL_WIDTH_PX, m.left + 40 + 150 * input.bars.length + m.right);
   const width = Math.max(input.widthPx ?? natural, 560);
   const totals = input.bars.map((b) => totalOf(b.breakdown));

@@ -51,7 +51,10 @@ function rowCells(r: PlanRow, rank: string, u: PlanUnits): string[] {
   ];
 }
 
-/** The rows of the answer: the simulated best, ties and the scenario's own marked, and its own setup last if not among them. */
+/**
+ * The rows of the answer: the simulated best, ties and the scenario's own marked, and its own setup last if not among
+ * them.
+ */
 export function planTableRows(p: PlanResult, u: PlanUnits): string[][] {
   const rows = p.rows.map((r, i) => rowCells(r, `${i + 1}${r.tie ? ' tie' : ''}${r.own ? ' (yours)' : ''}`, u));
   if (p.own && !p.rows.includes(p.own)) rows.push(rowCells(p.own, 'yours', u));

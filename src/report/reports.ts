@@ -37,7 +37,9 @@ function stepSections(v: StepView, timelineSvg?: string): ReportSection[] {
   return [
     {
       heading: 'Timeline',
-      caption: `Ranks ${v.ranks.join(', ')}, streams ${v.streams.join(', ')}; hover a bar for the task. Hatched: the compute stream has nothing to do.`,
+      caption:
+        `Ranks ${v.ranks.join(', ')}, streams ${v.streams.join(', ')}; ` +
+        'hover a bar for the task. Hatched: the compute stream has nothing to do.',
       html: figure(timelineSvg ?? stepTimelineSvg(v)),
     },
     {

@@ -52,7 +52,8 @@ function drawPoints(
     .append('title')
     .text(
       (p) =>
-        `${name}, ${p.gpus} GPUs: ${countText(p.samplesPerS, 1)} samples/s, efficiency ${percentText(p.efficiency)}${p.status === 'oom' ? ' (does not fit in memory)' : ''}`,
+        `${name}, ${p.gpus} GPUs: ${countText(p.samplesPerS, 1)} samples/s, ` +
+        `efficiency ${percentText(p.efficiency)}${p.status === 'oom' ? ' (does not fit in memory)' : ''}`,
     );
 }
 
@@ -157,7 +158,8 @@ export function renderScalingChart(input: ScalingChartInput): string {
       .attr('y', baseY + 38)
       .attr('text-anchor', 'middle')
       .text(
-        `GPUs (log scale; ${input.mode} scaling: ${input.mode === 'strong' ? 'global batch fixed' : 'batch per data-parallel replica fixed'})`,
+        `GPUs (log scale; ${input.mode} scaling: ` +
+          `${input.mode === 'strong' ? 'global batch fixed' : 'batch per data-parallel replica fixed'})`,
       );
   }
   svg

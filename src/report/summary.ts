@@ -30,7 +30,10 @@ export function titleOf(label: ScenarioLabel, r: StepResult): string {
 /** `10.5 GiB of 80.0 GiB, fits` or `… OOM, short by 3.2 GiB` */
 export function memoryVerdict(r: StepResult): string {
   const m = r.memory;
-  return `${bytesText(m.peakBytesPerGpu)} of ${bytesText(m.capacityBytes)}, ${m.gpuFits ? 'fits' : `OOM, short by ${bytesText(m.shortfallBytes)}`}`;
+  return (
+    `${bytesText(m.peakBytesPerGpu)} of ${bytesText(m.capacityBytes)}, ` +
+    `${m.gpuFits ? 'fits' : `OOM, short by ${bytesText(m.shortfallBytes)}`}`
+  );
 }
 
 /** `1.1 TiB of 2.0 TiB per node, fits` for optimizer offload's host memory, undefined without offload. */
@@ -39,7 +42,10 @@ export function hostMemoryVerdict(r: StepResult): string | undefined {
   if (!h) return undefined;
   if (h.capacityBytes === undefined)
     return `${bytesText(h.bytesPerNode)} per node (the node's host memory is not stated: cluster.node.hostMemoryGiB)`;
-  return `${bytesText(h.bytesPerNode)} of ${bytesText(h.capacityBytes)} per node, ${h.fits ? 'fits' : `does not fit, short by ${bytesText(h.shortfallBytes)}`}`;
+  return (
+    `${bytesText(h.bytesPerNode)} of ${bytesText(h.capacityBytes)} per node, ` +
+    `${h.fits ? 'fits' : `does not fit, short by ${bytesText(h.shortfallBytes)}`}`
+  );
 }
 
 /** Pipeline bubble time, s, when the simulator reports it (0 otherwise). */
@@ -71,12 +77,12 @@ export function keyFiguresLine(r: StepResult): string {
 /** The summary table of one step: [what, value] rows. */
 export function summaryRows(label: ScenarioLabel, r: StepResult): [string, string][] {
   const share = (s: number) => `${durationText(s * 1e9)} (${percentText(s / r.stepTimeS)})`;
+  const paramsText =
+    r.modelParams >= 1e9 ? `${(r.modelParams / 1e9).toFixed(2)} B` : `${(r.modelParams / 1e6).toFixed(1)} M`;
+  const hiddenShare = percentText(r.breakdown.commS > 0 ? 1 - r.breakdown.exposedCommS / r.breakdown.commS : 0);
   return [
     ['scenario', label.name],
-    [
-      'model',
-      `${label.modelName}, ${r.modelParams >= 1e9 ? `${(r.modelParams / 1e9).toFixed(2)} B` : `${(r.modelParams / 1e6).toFixed(1)} M`} parameters`,
-    ],
+    ['model', `${label.modelName}, ${paramsText} parameters`],
     ['cluster', `${label.clusterName}, ${r.gpus} GPUs`],
     ...(label.profile
       ? [['calibration profile', `${label.profile.file}: ${label.profile.applied.join('; ')}`] as [string, string]]
@@ -96,10 +102,7 @@ export function summaryRows(label: ScenarioLabel, r: StepResult): [string, strin
       ? [['optimizer on the host (CPU offload)', share(r.breakdown.hostOptimizerS)] as [string, string]]
       : []),
     ['idle', share(r.breakdown.idleS)],
-    [
-      'communication busy',
-      `${durationText(r.breakdown.commS * 1e9)} (${percentText(r.breakdown.commS > 0 ? 1 - r.breakdown.exposedCommS / r.breakdown.commS : 0)} hidden behind compute)`,
-    ],
+    ['communication busy', `${durationText(r.breakdown.commS * 1e9)} (${hiddenShare} hidden behind compute)`],
     ...(r.bottleneck ? [['bottleneck', bottleneckText(r.bottleneck)] as [string, string]] : []),
     ...(unequalStages(r) ? [['unequal pipeline stages', unequalStages(r)!] as [string, string]] : []),
     ...notesOf(r).map((n) => ['note', n] as [string, string]),

@@ -34,9 +34,10 @@ const MARGIN = { left: 215, right: 24, top: 62 };
 const TOOLTIP_MIN_PX = 3;
 
 /**
- * One bar as SVG markup: a task as a full-height rect; a merged bar as a stack, from the bottom, of its kinds' time over
- * its length (a bar of 40% forward, 30% backward and 30% idle is a rect of 0.4 of the height under one of 0.3, over
- * the idle background), so that the kinds and the gaps a merge joins stay visible. The tooltip goes on the first rect.
+ * One bar as SVG markup: a task as a full-height rect; a merged bar as a stack, from the bottom, of its kinds' time
+ * over its length (a bar of 40% forward, 30% backward and 30% idle is a rect of 0.4 of the height under one of 0.3,
+ * over the idle background), so that the kinds and the gaps a merge joins stay visible. The tooltip goes on the first
+ * rect.
  */
 function barMarkup(s: LaneSpan, x: number, w: number, tip: string): string {
   const lengthNs = s.endNs - s.startNs;
@@ -48,7 +49,9 @@ function barMarkup(s: LaneSpan, x: number, w: number, tip: string): string {
     const h = Math.min(bottom, (LANE_H * m.ns) / lengthNs);
     if (h <= 0) return;
     bottom -= h;
-    html += `<rect class="span ${kindClass(m.kind)}" x="${x}" y="${px(bottom)}" width="${w}" height="${px(h)}">${i === 0 ? tip : ''}</rect>`;
+    html +=
+      `<rect class="span ${kindClass(m.kind)}" x="${x}" y="${px(bottom)}" width="${w}" ` +
+      `height="${px(h)}">${i === 0 ? tip : ''}</rect>`;
   });
   return html;
 }
@@ -193,7 +196,9 @@ export function renderTimeline(input: TimelineInput): string {
       const start = px(Math.min(x0, MARGIN.left + plotW - w));
       const tip =
         x1 - x0 >= TOOLTIP_MIN_PX
-          ? `<title>${escapeXml(`${s.label}: ${durationText(s.endNs - s.startNs)} from ${durationText(s.startNs)}`)}</title>`
+          ? '<title>' +
+            escapeXml(`${s.label}: ${durationText(s.endNs - s.startNs)} from ${durationText(s.startNs)}`) +
+            '</title>'
           : '';
       html += barMarkup(s, start, w, tip);
     }

@@ -114,8 +114,8 @@ export function mergeSpans(spans: readonly LaneSpan[], resolutionNs: number): La
 
 /**
  * Merges the spans of every lane at the finest resolution that keeps all lanes together under
- * `maxBars` rects (a merged bar's stack counting one a kind; which bounds the file size): one pixel (`onePixelNs`) first, then twice as coarse,
- * and so on. Returns the merged lanes and the resolution used, ns.
+ * `maxBars` rects (a merged bar's stack counting one a kind; which bounds the file size): one pixel (`onePixelNs`)
+ * first, then twice as coarse, and so on. Returns the merged lanes and the resolution used, ns.
  */
 export function mergeLanes(
   lanes: readonly Lane[],
