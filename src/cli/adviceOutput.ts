@@ -69,7 +69,8 @@ export function formatAdvice(result: StepResult, alternatives: readonly Alternat
     lines.push('  exposed communication by traffic:');
     for (const e of shown)
       lines.push(
-        `    ${trafficName(e).padEnd(58)} ${formatSeconds(e.exposedS).padStart(10)}  ${((100 * e.exposedS) / result.stepTimeS).toFixed(1)}%`,
+        `    ${trafficName(e).padEnd(58)} ${formatSeconds(e.exposedS).padStart(10)}  ` +
+          `${((100 * e.exposedS) / result.stepTimeS).toFixed(1)}%`,
       );
   }
   if (alternatives.length > 0) {
@@ -84,7 +85,8 @@ export function formatAdvice(result: StepResult, alternatives: readonly Alternat
       a.fits === true && (!result.memory.fits || (a.stepTimeS !== undefined && a.stepTimeS < result.stepTimeS));
     if (!alternatives.some(helps))
       lines.push(
-        `    none of the ${alternatives.length} ${result.memory.fits ? 'is faster and fits' : 'fits'}: clustersim plan searches every split`,
+        `    none of the ${alternatives.length} ${result.memory.fits ? 'is faster and fits' : 'fits'}: ` +
+          'clustersim plan searches every split',
       );
   }
   return lines.join('\n');

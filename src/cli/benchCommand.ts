@@ -12,7 +12,8 @@ export function registerBench(program: Command, io: Output): void {
     .option('--only <cases>', `run these cases, comma-separated: ${BENCH_CASE_NAMES.join(', ')}`)
     .option(
       '--growth',
-      `run the growth cases (${GROWTH_CASE_NAMES.join(', ')}) and print how wall time and peak memory grow with GPUs and micro-batches (exponent b of x^b)`,
+      `run the growth cases (${GROWTH_CASE_NAMES.join(', ')}) ` +
+        'and print how wall time and peak memory grow with GPUs and micro-batches (exponent b of x^b)',
     )
     .option('--json', 'print the rows as JSON')
     .addHelpText(

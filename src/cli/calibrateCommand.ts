@@ -136,12 +136,14 @@ export function applyProfileOption<T extends { cluster: ClusterSpec; comm: CommS
     // Another preset's constants would run this GPU at that one's speed against this one's peak (an MFU past 100%).
     if (profile.backend === 'cuda' && preset !== undefined && preset !== gpuName) {
       throw new UsageError(
-        `--profile ${path}: measured on ${profile.device.name} (${preset}), but the scenario's GPU is ${gpuName}; simulate that GPU (--set cluster.gpu=${preset}) or calibrate on the scenario's GPU`,
+        `--profile ${path}: measured on ${profile.device.name} (${preset}), but the scenario's GPU is ${gpuName}; ` +
+          `simulate that GPU (--set cluster.gpu=${preset}) or calibrate on the scenario's GPU`,
       );
     }
     if (profile.backend === 'cuda' && preset === undefined) {
       io.err(
-        `clustersim: note: ${path} was measured on ${profile.device.name}, which matches no preset; its constants replace those of the scenario's ${gpuName}`,
+        `clustersim: note: ${path} was measured on ${profile.device.name}, which matches no preset; ` +
+          `its constants replace those of the scenario's ${gpuName}`,
       );
     }
     const { scenario: profiled, applied } = withProfile(scenario, profile, path);
@@ -175,7 +177,10 @@ export function cpuTimingText(threads: number, mode: CpuClockMode): string {
     names.length > 1 ? `${names.slice(0, -1).join(', ')} and ${names[names.length - 1]}` : names[0];
   if (thread.length === 0) return 'wall clock for everything';
   if (wall.length === 0)
-    return "each thread's CPU clock for everything (a collective: its slowest rank; compute with copies overlapping: the critical path of its ops)";
+    return (
+      "each thread's CPU clock for everything (a collective: its slowest rank; " +
+      'compute with copies overlapping: the critical path of its ops)'
+    );
   return `wall clock for ${list(wall)} (they run on ${threads} threads); each thread's CPU clock for ${list(thread)}`;
 }
 
@@ -183,12 +188,15 @@ export function cpuTimingText(threads: number, mode: CpuClockMode): string {
 export function formatProfile(p: Profile): string {
   const f = p.fit;
   const lines = [
-    `${p.backend} calibration of ${p.device.count} × ${p.device.name}${p.device.gpuPreset ? ` (preset ${p.device.gpuPreset})` : ''}${p.quick ? ', quick' : ''}`,
-    `  launch overhead     ${formatSeconds(f.launchS)}${f.launchHostS !== undefined ? ` (host call ${formatSeconds(f.launchHostS)})` : ''}`,
+    `${p.backend} calibration of ${p.device.count} ` +
+      `× ${p.device.name}${p.device.gpuPreset ? ` (preset ${p.device.gpuPreset})` : ''}${p.quick ? ', quick' : ''}`,
+    '  launch overhead     ' +
+      `${formatSeconds(f.launchS)}${f.launchHostS !== undefined ? ` (host call ${formatSeconds(f.launchHostS)})` : ''}`,
     `  memory bandwidth    ${f.memoryBandwidthGBps.toFixed(1)} GB/s (read + write, streaming)`,
     ...(p.backend === 'cpu'
       ? [
-          `  timing              ${cpuTimingText(p.machine.computeThreads ?? 1, p.machine.cpuClock ?? 'auto')}; fastest of the repeats; ${p.machine.computeThreads ?? 1} compute thread(s)`,
+          `  timing              ${cpuTimingText(p.machine.computeThreads ?? 1, p.machine.cpuClock ?? 'auto')}; ` +
+            `fastest of the repeats; ${p.machine.computeThreads ?? 1} compute thread(s)`,
         ]
       : []),
     '',
@@ -232,16 +240,20 @@ export function formatProfile(p: Profile): string {
   const transfers = [...Object.values(f.copies), ...f.collectives];
   if (transfers.some((c) => c.latencyS === 0))
     lines.push(
-      `  ${UNRESOLVED_LATENCY_MARK} the fitted latency came out below zero (too small for these sizes to resolve) and is taken as 0`,
+      `  ${UNRESOLVED_LATENCY_MARK} the fitted latency came out below zero (too small for these sizes to resolve) ` +
+        'and is taken as 0',
     );
   if (f.overlap)
     lines.push(
       '',
-      `  overlap: compute ${formatSeconds(f.overlap.computeS)}, copies ${formatSeconds(f.overlap.copyS)}, both ${formatSeconds(f.overlap.bothS)} (${f.overlap.slowdownPct.toFixed(1)}% over the longer alone)`,
+      `  overlap: compute ${formatSeconds(f.overlap.computeS)}, copies ${formatSeconds(f.overlap.copyS)}, ` +
+        `both ${formatSeconds(f.overlap.bothS)} (${f.overlap.slowdownPct.toFixed(1)}% over the longer alone)`,
     );
   lines.push(
     '',
-    `  noise: spread (max − min)/median of repeats: median ${p.noise.medianSpreadPct.toFixed(1)}%, p90 ${p.noise.p90SpreadPct.toFixed(1)}%, worst ${p.noise.worstSpreadPct.toFixed(1)}% over ${p.measurements.length} measurements`,
+    `  noise: spread (max − min)/median of repeats: median ${p.noise.medianSpreadPct.toFixed(1)}%, ` +
+      `p90 ${p.noise.p90SpreadPct.toFixed(1)}%, worst ${p.noise.worstSpreadPct.toFixed(1)}% over ` +
+      `${p.measurements.length} measurements`,
   );
   return lines.join('\n');
 }
@@ -307,7 +319,8 @@ Examples:
       const logPath = opts.log ?? defaultLogPath(opts.out);
       if (sameFile(logPath, opts.out))
         throw new UsageError(
-          `--out and --log are the same file (${opts.out}): the profile would overwrite the measurements it was fitted from; give the log another name (default: next to --out, ${defaultLogPath(opts.out)})`,
+          `--out and --log are the same file (${opts.out}): the profile would overwrite the measurements it was ` +
+            `fitted from; give the log another name (default: next to --out, ${defaultLogPath(opts.out)})`,
         );
       prepareOutputFile(opts.out, '--out');
       prepareOutputFile(logPath, '--log');
@@ -332,14 +345,16 @@ Examples:
         for (const w of r.warnings) io.err(`clustersim: warning: ${w}`);
         if (r.interrupted || !r.profile) {
           io.err(
-            `calibrate: interrupted; ${r.measured} new measurement(s) saved in ${logPath}. Run the same command with --resume to continue.`,
+            `calibrate: interrupted; ${r.measured} new measurement(s) saved in ${logPath}. ` +
+              'Run the same command with --resume to continue.',
           );
           throw new InterruptedError('calibration interrupted');
         }
         io.out(
           opts.json
             ? JSON.stringify(r.profile, null, 2)
-            : `${formatProfile(r.profile)}\n\n  profile ${opts.out}, log ${logPath} (${r.measured} measured now, ${r.resumed} from the log)`,
+            : `${formatProfile(r.profile)}\n\n  profile ${opts.out}, log ${logPath} (${r.measured} measured now, ` +
+                `${r.resumed} from the log)`,
         );
       } catch (err) {
         progress.stop();

@@ -53,7 +53,8 @@ function clusterOf(opts: CollectiveOptions): { cluster: ClusterSpec; nodes: numb
     ].filter(Boolean);
     if (mixed.length > 0)
       throw new UsageError(
-        `${mixed.join(' and ')}: with --scenario the scenario's cluster section says it; change the file (cluster.network, cluster.node.nicsPerNode) or use --cluster`,
+        `${mixed.join(' and ')}: with --scenario the scenario's cluster section says it; ` +
+          'change the file (cluster.network, cluster.node.nicsPerNode) or use --cluster',
       );
     const { raw, source } = loadScenarioFile(opts.scenario);
     const section = (raw as { cluster?: unknown }).cluster;
@@ -90,6 +91,14 @@ function formatRow(cols: (string | number)[], widths: number[]): string {
   return cols.map((c, i) => String(c).padStart(widths[i])).join(' ');
 }
 
+/** Examples of --help too long for one line here. */
+const COMPARE_EXAMPLE =
+  'clustersim collective --cluster dgx-a100-80gb --gpus 8 ' +
+  '--compare scenarios/measured/all_reduce_perf-a100-8gpu.csv   # model vs nccl-tests';
+const SCENARIO_EXAMPLE =
+  'clustersim collective --scenario scenarios/llama2-13b-tp8-pcie.yaml --op all_gather' +
+  '   # the cluster a scenario describes';
+
 export function registerCollective(program: Command, io: Output): void {
   program
     .command('collective')
@@ -97,7 +106,8 @@ export function registerCollective(program: Command, io: Output): void {
     .option('--cluster <preset>', 'node preset, e.g. dgx-a100-80gb (see `clustersim presets`)')
     .option(
       '--scenario <file>',
-      'the cluster of a scenario file instead (its cluster section: presets, custom GPU, node and network); --nodes still overrides its node count',
+      'the cluster of a scenario file instead (its cluster section: presets, custom GPU, node and network); ' +
+        '--nodes still overrides its node count',
     )
     .option('--nodes <n>', "number of nodes (default 1, or the scenario's)")
     .option('--gpus <n>', 'GPUs taking part (default: all GPUs of all nodes)')
@@ -118,11 +128,13 @@ export function registerCollective(program: Command, io: Output): void {
     )
     .option(
       '--compare <file>',
-      'nccl-tests output (or a CSV with size(B) and time(ns|us) columns) of the same op and GPU count: predict at its sizes and print the error',
+      'nccl-tests output (or a CSV with size(B) and time(ns|us) columns) of the same op and GPU count: ' +
+        'predict at its sizes and print the error',
     )
     .option(
       '--json',
-      'print an array of { bytes, timeUs, algbwGBps, busbwGBps, algorithm, protocol } (with --compare: { rows with measuredUs and errorPct, summary })',
+      'print an array of { bytes, timeUs, algbwGBps, busbwGBps, algorithm, protocol } (with --compare: ' +
+        '{ rows with measuredUs and errorPct, summary })',
     )
     .addHelpText(
       'after',
@@ -131,8 +143,8 @@ Examples:
   $ clustersim collective --cluster dgx-a100-80gb --nodes 1 --op all_reduce --min-bytes 8 --max-bytes 8GiB
   $ clustersim collective --cluster dgx-h100 --nodes 4 --op all_gather --max-bytes 1GiB --json
   $ clustersim collective --cluster dgx-a100-80gb --nodes 2 --nics-per-node 4 --min-bytes 1MiB --max-bytes 4GiB
-  $ clustersim collective --cluster dgx-a100-80gb --gpus 8 --compare scenarios/measured/all_reduce_perf-a100-8gpu.csv   # model vs nccl-tests
-  $ clustersim collective --scenario scenarios/llama2-13b-tp8-pcie.yaml --op all_gather   # the cluster a scenario describes`,
+  $ ${COMPARE_EXAMPLE}
+  $ ${SCENARIO_EXAMPLE}`,
     )
     .action((opts: CollectiveOptions) => {
       const minBytes = parseBytes(opts.minBytes, '--min-bytes');
@@ -144,7 +156,8 @@ Examples:
       // Forced choices the model would otherwise replace without a word.
       if (opts.algorithm !== 'auto' && opts.op !== 'all_reduce') {
         throw new UsageError(
-          `--algorithm ${opts.algorithm}: forces the algorithm of all_reduce only; --op ${opts.op} runs as NCCL picks it (leave --algorithm out)`,
+          `--algorithm ${opts.algorithm}: forces the algorithm of all_reduce only; ` +
+            `--op ${opts.op} runs as NCCL picks it (leave --algorithm out)`,
         );
       }
       if (
@@ -153,7 +166,8 @@ Examples:
         opts.protocol !== 'Simple'
       ) {
         throw new UsageError(
-          `--protocol ${opts.protocol}: the ${opts.algorithm} algorithm runs the Simple protocol only; use --protocol Simple or auto`,
+          `--protocol ${opts.protocol}: the ${opts.algorithm} algorithm runs the Simple protocol only; ` +
+            'use --protocol Simple or auto',
         );
       }
       const noNvls = opts.algorithm === 'nvls' ? nvlsUnavailable(cluster.node) : undefined;
@@ -161,19 +175,24 @@ Examples:
       const total = nodes * cluster.node.gpusPerNode;
       if (total > MAX_GPUS) {
         throw new UsageError(
-          `--nodes: ${nodes.toLocaleString('en-US')} × ${cluster.node.gpusPerNode} = ${total.toLocaleString('en-US')} GPUs is more than the ${MAX_GPUS.toLocaleString('en-US')} the simulator takes (time grows with the cluster); use at most ${Math.floor(MAX_GPUS / cluster.node.gpusPerNode).toLocaleString('en-US')} nodes`,
+          `--nodes: ${nodes.toLocaleString('en-US')} × ${cluster.node.gpusPerNode} = ` +
+            `${total.toLocaleString('en-US')} GPUs is more than the ${MAX_GPUS.toLocaleString('en-US')} the ` +
+            'simulator takes (time grows with the cluster); ' +
+            `use at most ${Math.floor(MAX_GPUS / cluster.node.gpusPerNode).toLocaleString('en-US')} nodes`,
         );
       }
       const gpus = opts.gpus === undefined ? total : parsePositiveInt(opts.gpus, '--gpus');
       if (gpus > total) {
         const need = Math.ceil(gpus / cluster.node.gpusPerNode);
         throw new UsageError(
-          `--gpus: ${gpus} is more than the ${total} GPUs of ${nodes} × ${cluster.node.name}; add --nodes ${need} (${cluster.node.gpusPerNode} GPUs per node)`,
+          `--gpus: ${gpus} is more than the ${total} GPUs of ${nodes} × ${cluster.node.name}; ` +
+            `add --nodes ${need} (${cluster.node.gpusPerNode} GPUs per node)`,
         );
       }
       if (gpus < 2)
         throw new UsageError(
-          `--gpus: a collective needs at least 2 GPUs (a single GPU moves nothing); ${total > 1 ? 'give --gpus 2 or more' : 'use a node preset with more GPUs, or --nodes 2'}`,
+          '--gpus: a collective needs at least 2 GPUs (a single GPU moves nothing); ' +
+            `${total > 1 ? 'give --gpus 2 or more' : 'use a node preset with more GPUs, or --nodes 2'}`,
         );
       if (opts.op === 'send_recv' && gpus !== 2)
         throw new UsageError('--op send_recv: needs --gpus 2 (sender and receiver)');
@@ -183,7 +202,9 @@ Examples:
       const spanned = new Set(group.map((g) => Math.floor(g / cluster.node.gpusPerNode))).size;
       if (opts.algorithm === 'hierarchical' && spanned > 1 && gpus % cluster.node.gpusPerNode !== 0) {
         throw new UsageError(
-          `--algorithm hierarchical: needs the same number of GPUs on every node, and --gpus ${gpus} fills ${spanned - 1} node(s) of ${cluster.node.gpusPerNode} and leaves ${gpus % cluster.node.gpusPerNode} on the last; give a multiple of ${cluster.node.gpusPerNode}, or at most ${cluster.node.gpusPerNode}`,
+          `--algorithm hierarchical: needs the same number of GPUs on every node, and --gpus ${gpus} fills ` +
+            `${spanned - 1} node(s) of ${cluster.node.gpusPerNode} and leaves ${gpus % cluster.node.gpusPerNode} on ` +
+            `the last; give a multiple of ${cluster.node.gpusPerNode}, or at most ${cluster.node.gpusPerNode}`,
         );
       }
       const where = spanned === nodes ? cluster.name : `${spanned} of ${cluster.name}`;
@@ -196,14 +217,18 @@ Examples:
       const sizes = measured
         ? measured.map((p) => p.bytes)
         : wholeElementSizes(opts.op, sweepSizes(minBytes, maxBytes, factor), group.length);
-      if (sizes.length === 0)
-        throw new UsageError(
-          `--max-bytes: ${maxBytes} B holds no whole float${perRankCount(opts.op) ? ` per rank (${group.length} ranks × 4 B = ${4 * group.length} B at least)` : ' (4 B)'}; raise it`,
-        );
+      if (sizes.length === 0) {
+        const least = perRankCount(opts.op)
+          ? ` per rank (${group.length} ranks × 4 B = ${4 * group.length} B at least)`
+          : ' (4 B)';
+        throw new UsageError(`--max-bytes: ${maxBytes} B holds no whole float${least}; raise it`);
+      }
       const tooBig = sizes.filter((b) => b > cluster.node.gpu.memoryBytes);
       if (tooBig.length > 0) {
         io.err(
-          `clustersim: warning: ${tooBig.length} of the sizes (from ${formatBytes(tooBig[0])}) exceed the ${formatBytes(cluster.node.gpu.memoryBytes)} of one ${cluster.node.gpu.name}: no GPU could hold the buffer, so those rows are arithmetic only`,
+          `clustersim: warning: ${tooBig.length} of the sizes (from ${formatBytes(tooBig[0])}) ` +
+            `exceed the ${formatBytes(cluster.node.gpu.memoryBytes)} of one ${cluster.node.gpu.name}: ` +
+            'no GPU could hold the buffer, so those rows are arithmetic only',
         );
       }
       const rows = collectiveSweep(topology, opts.op, group, sizes, {
@@ -227,7 +252,8 @@ Examples:
       }
       const w = [12, 12, 6, 6, 10, 9, 9, 14];
       const lines = [
-        `# clustersim collective: ${opts.op} over ${gpusText}, ${where}, ${cluster.network.linkGbps} Gb/s ${cluster.network.fabric} (predicted, ${opts.mode} flows)`,
+        `# clustersim collective: ${opts.op} over ${gpusText}, ${where}, ` +
+          `${cluster.network.linkGbps} Gb/s ${cluster.network.fabric} (predicted, ${opts.mode} flows)`,
         '#',
         formatRow(['#      size', 'count', 'type', 'redop', 'time', 'algbw', 'busbw', 'algorithm'], w),
         formatRow(['#       (B)', '(elements)', '', '', '(us)', '(GB/s)', '(GB/s)', ''], w),
@@ -253,9 +279,9 @@ Examples:
 }
 
 /**
- * The sizes as nccl-tests runs and prints them: each cut down to whole floats (`count = size / wordSize`), for all_gather
- * and reduce_scatter to whole floats per rank (`(count / nranks) · nranks`, its getCollByteCount), so a row's size is
- * what moves. Sizes left with nothing to move are dropped, and a size that repeats is kept once.
+ * The sizes as nccl-tests runs and prints them: each cut down to whole floats (`count = size / wordSize`), for
+ * all_gather and reduce_scatter to whole floats per rank (`(count / nranks) · nranks`, its getCollByteCount), so a
+ * row's size is what moves. Sizes left with nothing to move are dropped, and a size that repeats is kept once.
  */
 export function wholeElementSizes(op: string, sizes: readonly number[], ranks: number): number[] {
   const unit = perRankCount(op) ? 4 * ranks : 4;

@@ -81,6 +81,7 @@ export function formatComparison(
         `${r.algorithm}/${r.protocol}`,
       ]),
     ),
-    `# median |error| ${summary.medianAbsErrorPct.toFixed(1)}%, worst ${summary.worstAbsErrorPct.toFixed(1)}% at ${summary.worstBytes} B`,
+    `# median |error| ${summary.medianAbsErrorPct.toFixed(1)}%, ` +
+      `worst ${summary.worstAbsErrorPct.toFixed(1)}% at ${summary.worstBytes} B`,
   ].join('\n');
 }

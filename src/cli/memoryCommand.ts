@@ -20,18 +20,30 @@ function verdict(m: StageMemory, capacity: number): string {
 }
 
 function hostLine(h: HostMemory): string {
-  const what = `Host memory for CPU offload (optimizer state, fp32 gradients and 16-bit partitions): ${formatBytes(h.bytesPerNode)} on the fullest node`;
+  const what =
+    'Host memory for CPU offload (optimizer state, fp32 gradients and 16-bit partitions): ' +
+    `${formatBytes(h.bytesPerNode)} on the fullest node`;
   if (h.capacityBytes === undefined)
     return `${what}; the node's host memory is not stated (give cluster.node.hostMemoryGiB to check it).`;
-  return `${what} of ${formatBytes(h.capacityBytes)}: ${h.fits ? `fits (${formatBytes(h.capacityBytes - h.bytesPerNode)} free)` : `does not fit, short by ${formatBytes(h.shortfallBytes)}`}.`;
+  const fitText = h.fits
+    ? `fits (${formatBytes(h.capacityBytes - h.bytesPerNode)} free)`
+    : `does not fit, short by ${formatBytes(h.shortfallBytes)}`;
+  return `${what} of ${formatBytes(h.capacityBytes)}: ${fitText}.`;
 }
 
 /** What ZeRO-3's gathered buffers hold, and how to say the other framework's. */
 function zero3GatherLine(stage3: 'deepspeed' | 'fsdp'): string {
   return stage3 === 'deepspeed'
-    ? "ZeRO-3 as DeepSpeed gathers it: one module's 16-bit weights and gradient at a time (parallel.zeroConfig.stage3: fsdp for FSDP's block at a time)."
-    : "ZeRO-3 as PyTorch FSDP gathers it: a transformer block's 16-bit weights and the next one's (parallel.zeroConfig.stage3: deepspeed for DeepSpeed's module at a time).";
+    ? "ZeRO-3 as DeepSpeed gathers it: one module's 16-bit weights and gradient at a time " +
+        "(parallel.zeroConfig.stage3: fsdp for FSDP's block at a time)."
+    : "ZeRO-3 as PyTorch FSDP gathers it: a transformer block's 16-bit weights and the next one's " +
+        "(parallel.zeroConfig.stage3: deepspeed for DeepSpeed's module at a time).";
 }
+
+/** Examples of --help too long for one line here. */
+const OPTIMIZER_STATE_EXAMPLE =
+  'clustersim memory scenarios/llama2-70b-zero2-8xa100.yaml --set training.optimizerState.momentum=bf16 ' +
+  '--set training.optimizerState.variance=bf16';
 
 export function registerMemory(program: Command, io: Output): void {
   program
@@ -41,7 +53,8 @@ export function registerMemory(program: Command, io: Output): void {
     .option('--set <path=value>', 'override a scenario field (repeatable)', collect, [])
     .option(
       '--megatron-args <args>',
-      'build the strategy (and model/training where given) from a Megatron-LM command line, as pasted, or @file holding it',
+      'build the strategy (and model/training where given) from a Megatron-LM command line, as pasted, ' +
+        'or @file holding it',
     )
     .option(
       '--deepspeed-config <ds_config.json>',
@@ -49,7 +62,8 @@ export function registerMemory(program: Command, io: Output): void {
     )
     .option(
       '--json',
-      'print { capacityBytes, fits, gpuFits, shortfallBytes, optimizerState, stages: [...], host } as JSON (fits: GPUs and, with CPU offload, hosts; optimizerState only when not all fp32)',
+      'print { capacityBytes, fits, gpuFits, shortfallBytes, optimizerState, stages: [...], host } as JSON (fits: ' +
+        'GPUs and, with CPU offload, hosts; optimizerState only when not all fp32)',
     )
     .addHelpText(
       'after',
@@ -58,7 +72,7 @@ Examples:
   $ clustersim memory scenarios/llama2-70b-zero2-8xa100.yaml
   $ clustersim memory scenarios/llama2-70b-zero2-8xa100.yaml --set parallel.zero=3 --set parallel.offload=cpu
   $ clustersim memory scenarios/gpt3-175b-1024xa100.yaml --set parallel.schedule=1f1b --json
-  $ clustersim memory scenarios/llama2-70b-zero2-8xa100.yaml --set training.optimizerState.momentum=bf16 --set training.optimizerState.variance=bf16
+  $ ${OPTIMIZER_STATE_EXAMPLE}
   $ clustersim memory scenarios/imports/llama2-7b-a100-1node.yaml --deepspeed-config scenarios/imports/ds_config.json
 
 What sets the memory (docs/scenarios.md): parallel.tp, pp, dp and cp (ZeRO shards over dp × cp),
@@ -121,10 +135,13 @@ steps: ZeRO-3 shards it over dp × cp).`,
         formatBytes(s.totalBytes),
         verdict(s, capacity),
       ]);
+      const state = scenario.training.optimizerState;
+      const stateText = state ? `, optimizer state ${describeOptimizerState(state)}` : '';
       io.out(
         [
-          `${scenario.name}: ${scenario.model.name} on ${scenario.cluster.name}, ${strategyText({ ...p, tpCommOverlap: p.tpCommOverlap !== undefined })}` +
-            `${scenario.training.optimizerState ? `, optimizer state ${describeOptimizerState(scenario.training.optimizerState)}` : ''}; ${formatBytes(capacity)} per GPU`,
+          `${scenario.name}: ${scenario.model.name} on ${scenario.cluster.name}, ` +
+            `${strategyText({ ...p, tpCommOverlap: p.tpCommOverlap !== undefined })}` +
+            `${stateText}; ${formatBytes(capacity)} per GPU`,
           '',
           table(
             [
@@ -145,14 +162,16 @@ steps: ZeRO-3 shards it over dp × cp).`,
           '',
           gpuFits
             ? 'Every stage fits on its GPUs.'
-            : `Does not fit: ${stages.filter((s) => !s.fits).length} of ${stages.length} stage(s) exceed ${formatBytes(capacity)}.`,
+            : `Does not fit: ${stages.filter((s) => !s.fits).length} of ${stages.length} stage(s) ` +
+              `exceed ${formatBytes(capacity)}.`,
           ...(host ? [hostLine(host)] : []),
           ...(gpuFits && !fits
             ? ['Does not fit: the GPUs hold their share, the hosts do not hold the offloaded state.']
             : []),
           ...(p.tp > scenario.cluster.node.gpusPerNode
             ? [
-                `Note: tp ${p.tp} exceeds the ${scenario.cluster.node.gpusPerNode} GPUs of a node, so tensor-parallel collectives cross the NICs; \`clustersim simulate\` shows what that costs.`,
+                `Note: tp ${p.tp} exceeds the ${scenario.cluster.node.gpusPerNode} GPUs of a node, ` +
+                  `so tensor-parallel collectives cross the NICs; \`clustersim simulate\` shows what that costs.`,
               ]
             : []),
           ...(p.zero === 3 ? [zero3GatherLine(p.zeroConfig.stage3 ?? 'fsdp')] : []),

@@ -77,7 +77,8 @@ Examples:
       if (plans.length > 0) {
         if (plans.length < texts.length)
           throw new UsageError(
-            `${texts.find((t) => !isPlanPart(t.text))!.file}: not a part of a plan, as ${plans[0].file} is; merge parts of one command`,
+            `${texts.find((t) => !isPlanPart(t.text))!.file}: not a part of a plan, as ${plans[0].file} is; ` +
+              'merge parts of one command',
           );
         if (opts.svg) throw new UsageError('--svg: a plan has no scaling chart; plan --report draws one unsharded');
         mergePlanOutput(plans, opts, io);

@@ -100,13 +100,15 @@ export function checkDistinctFiles(outputs: readonly NamedPath[], inputs: readon
     for (const [input, what] of inputs) {
       if (input !== undefined && sameFile(path, input))
         throw new UsageError(
-          `${flag} ${path} is ${what}, which this run reads: writing it would destroy it; give ${flag} another file name`,
+          `${flag} ${path} is ${what}, which this run reads: writing it would destroy it; ` +
+            `give ${flag} another file name`,
         );
     }
     for (const [other, otherFlag] of given.slice(0, i)) {
       if (sameFile(path, other))
         throw new UsageError(
-          `${otherFlag} ${other} and ${flag} ${path} are the same file: the second written would replace the first; give each its own file name`,
+          `${otherFlag} ${other} and ${flag} ${path} are the same file: the second written would replace the first; ` +
+            'give each its own file name',
         );
     }
   }

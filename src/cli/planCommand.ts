@@ -166,7 +166,9 @@ function simulateCommand(file: string, opts: PlanOptions, sets: readonly string[
   return words.map(shellQuote).join(' ');
 }
 
-/** The winner as a scenario file: the input with the imports, `--set`, the GPU count and the winner's settings applied. */
+/**
+ * The winner as a scenario file: the input with the imports, `--set`, the GPU count and the winner's settings applied.
+ */
 function winnerYaml(raw: unknown, sets: readonly string[], result: PlanResult, file: string, profile?: string): string {
   const scenario = applyOverrides(raw, [...sets, ...result.rows[0].sets]);
   const head = [
@@ -195,7 +197,8 @@ export function registerPlan(program: Command, io: Output): void {
     .addOption(
       new Option(
         '--objective <what>',
-        'with several GPU counts, which is best: the most tokens/s (throughput, or time to train), or the fewest GPU-hours per token (cost)',
+        'with several GPU counts, which is best: the most tokens/s (throughput, or time to train), ' +
+          'or the fewest GPU-hours per token (cost)',
       )
         .choices(OBJECTIVES)
         .default('throughput'),
@@ -318,7 +321,9 @@ a node, cp 1 (1, 2, 4 from 8,192 tokens), any pp, micro-batch 1 to 16, virtual s
           }
           const p = plans[plans.length - 1];
           io.err(
-            `plan: ${gpus} GPUs: ${p.candidates} candidates, ${p.estimated} estimated, ${p.rows.length + (p.own && !p.rows.includes(p.own) ? 1 : 0)} simulated in full, in ${((Date.now() - t0) / 1e3).toFixed(1)} s on ${jobs} thread${jobs === 1 ? '' : 's'}`,
+            `plan: ${gpus} GPUs: ${p.candidates} candidates, ${p.estimated} estimated, ` +
+              `${p.rows.length + (p.own && !p.rows.includes(p.own) ? 1 : 0)} simulated in full, ` +
+              `in ${((Date.now() - t0) / 1e3).toFixed(1)} s on ${jobs} thread${jobs === 1 ? '' : 's'}`,
           );
         }
       } finally {
@@ -351,7 +356,8 @@ a node, cp 1 (1, 2, 4 from 8,192 tokens), any pp, micro-batch 1 to 16, virtual s
         else io.out(text.trimEnd());
         if (controller.signal.aborted)
           throw new InterruptedError(
-            `plan part ${shardText(shard)} interrupted (Ctrl-C): the part covers the candidates done before it${opts.out ? ` and is in ${opts.out}` : ''}; run it again for a complete answer`,
+            `plan part ${shardText(shard)} interrupted (Ctrl-C): the part covers the candidates done before ` +
+              `it${opts.out ? ` and is in ${opts.out}` : ''}; run it again for a complete answer`,
           );
         return;
       }
@@ -369,7 +375,8 @@ a node, cp 1 (1, 2, 4 from 8,192 tokens), any pp, micro-batch 1 to 16, virtual s
         io.out(
           plans.length === 1
             ? formatPlan(plans[0], ctxOf(plans[0].gpus), top)
-            : `${formatSizes(plans, chosen, opts.objective, ctxOf(plans[chosen].gpus))}\n\n${formatPlan(plans[chosen], ctxOf(plans[chosen].gpus), top)}`,
+            : `${formatSizes(plans, chosen, opts.objective, ctxOf(plans[chosen].gpus))}\n\n` +
+                `${formatPlan(plans[chosen], ctxOf(plans[chosen].gpus), top)}`,
         );
       if (opts.csv) writeReportFile(opts.csv, planCsv(plans), io);
       if (opts.report) {
@@ -390,9 +397,11 @@ a node, cp 1 (1, 2, 4 from 8,192 tokens), any pp, micro-batch 1 to 16, virtual s
         else
           writeReportFile(opts.write, winnerYaml(raw, [...opts.set, ...sizeSets(p.gpus)], p, file, opts.profile), io);
       }
-      if (controller.signal.aborted)
+      if (controller.signal.aborted) {
+        const counts = plans.length < sizes.length ? `${plans.length} of ${sizes.length} GPU counts and the ` : '';
         throw new InterruptedError(
-          `plan interrupted (Ctrl-C): the answer above covers the ${plans.length < sizes.length ? `${plans.length} of ${sizes.length} GPU counts and the ` : ''}candidates done before it`,
+          `plan interrupted (Ctrl-C): the answer above covers the ${counts}candidates done before it`,
         );
+      }
     });
 }

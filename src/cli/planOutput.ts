@@ -50,11 +50,18 @@ function countLines(counts: Partial<Record<string, number>>, indent: string): st
     .map(([rule, n]) => `${indent}${rule.padEnd(44)} ${String(n).padStart(7)}`);
 }
 
+/** The ending of the ordinal of n: `st`, `nd`, `rd` or `th`. */
+const ordinalEnding = (n: number) =>
+  n % 10 === 2 && n % 100 !== 12
+    ? 'nd'
+    : n % 10 === 3 && n % 100 !== 13
+      ? 'rd'
+      : n % 10 === 1 && n % 100 !== 11
+        ? 'st'
+        : 'th';
+
 /** `the best estimate`, `the 2nd best estimate`, … */
-const nthBest = (n: number) =>
-  n === 1
-    ? 'the best estimate'
-    : `the ${n}${n % 10 === 2 && n % 100 !== 12 ? 'nd' : n % 10 === 3 && n % 100 !== 13 ? 'rd' : n % 10 === 1 && n % 100 !== 11 ? 'st' : 'th'} best estimate`;
+const nthBest = (n: number) => (n === 1 ? 'the best estimate' : `the ${n}${ordinalEnding(n)} best estimate`);
 
 /** How the search went: what it considered and what each rule removed. */
 export function searchLines(p: PlanResult, top: number): string[] {
@@ -68,13 +75,15 @@ export function searchLines(p: PlanResult, top: number): string[] {
     '  pruned by the memory account, before any simulation:',
     ...countLines(p.memoryRemoved, '    '),
     ...(refused.length > 0 ? [`    refused by the scenario checks (by field): ${refused.join(', ')}`] : []),
-    `  estimated    ${survivors} of the ${p.fitting} that fit, each from two short simulations extended by micro-batches${p.estimateErrors > 0 ? ` (${p.estimateErrors} could not be simulated)` : ''}`,
+    `  estimated    ${survivors} of the ${p.fitting} that fit, each from two short simulations extended by ` +
+      `micro-batches${p.estimateErrors > 0 ? ` (${p.estimateErrors} could not be simulated)` : ''}`,
     ...(p.bounded > 0
       ? [`  bounded out  ${p.bounded}: the busiest stream of one of their GPUs alone takes longer than ${nthBest(top)}`]
       : []),
     ...(p.rows.length > 0
       ? [
-          `  simulated    the best ${p.rows.length} in full; the estimate was within ${p.estimateErrorPct.toFixed(2)}% of the simulation`,
+          `  simulated    the best ${p.rows.length} in full; ` +
+            `the estimate was within ${p.estimateErrorPct.toFixed(2)}% of the simulation`,
         ]
       : []),
   ];
@@ -93,7 +102,9 @@ export function whyLines(p: PlanResult): string[] {
     lines.push(`  why: #1 is ${gain(second)} faster than #2: ${whyClause(winner.sim, second.sim, formatSeconds)}.`);
   if (p.own && p.own !== winner && !winner.own)
     lines.push(
-      `  against the scenario's own setup (${formatSeconds(p.own.sim.stepTimeS)}${p.own.sim.fits ? '' : ', does not fit'}): ${gain(p.own)} faster, ${whyClause(winner.sim, p.own.sim, formatSeconds)}.`,
+      "  against the scenario's own setup " +
+        `(${formatSeconds(p.own.sim.stepTimeS)}${p.own.sim.fits ? '' : ', does not fit'}): ` +
+        `${gain(p.own)} faster, ${whyClause(winner.sim, p.own.sim, formatSeconds)}.`,
     );
   if (winner.own) lines.push("  the scenario's own setup is the best found.");
   lines.push(...biasLines(p.rows));
@@ -102,8 +113,8 @@ export function whyLines(p: PlanResult): string[] {
 
 /**
  * A caution when the error bands disagree with the order: validated runs of some kinds (ZeRO-3/FSDP, say) measured
- * longer than predicted more than others, so a row whose time, moved by its band's median, beats #1's so moved is named.
- * The ranking itself stays the model's: the medians are not fitted into it.
+ * longer than predicted more than others, so a row whose time, moved by its band's median, beats #1's so moved is
+ * named. The ranking itself stays the model's: the medians are not fitted into it.
  */
 export function biasLines(rows: readonly PlanRow[]): string[] {
   const corrected = (r: PlanRow) => (r.band ? r.sim.stepTimeS * (1 + r.band.medianPct / 100) : undefined);
@@ -118,7 +129,9 @@ export function biasLines(rows: readonly PlanRow[]): string[] {
   const m = (r: PlanRow) => `${r.band!.medianPct >= 0 ? '+' : ''}${r.band!.medianPct.toFixed(0)}%`;
   const other = rows[best.i];
   return [
-    `  caution: validated runs like #1 measured a median ${m(rows[0])} against its prediction, like #${best.i + 1} ${m(other)}; with those medians #${best.i + 1} would be faster (${formatSeconds(best.t)} against ${formatSeconds(first)}). Measure both.`,
+    `  caution: validated runs like #1 measured a median ${m(rows[0])} against its prediction, ` +
+      `like #${best.i + 1} ${m(other)}; with those medians #${best.i + 1} would be faster (${formatSeconds(best.t)} ` +
+      `against ${formatSeconds(first)}). Measure both.`,
   ];
 }
 
@@ -127,8 +140,10 @@ export function tieLines(p: PlanResult): string[] {
   if (!p.spread) return ['  ties: no validated pairs of splits to judge ties by; the order rests on the model alone.'];
   const ties = p.rows.filter((r) => r.tie).length;
   return [
-    `  ties: ${ties === 0 ? 'none; ' : `${ties} marked "tie" are `}within ${p.spread.pct.toFixed(1)}% of #1, the ${Math.round(100 * TIE_QUANTILE)}th percentile of how far the model's ratio of two`,
-    `  splits of one job strayed from the measured ratio (${p.spread.pairs.toLocaleString('en-US')} pairs in ${p.spread.groups} validated groups): such an order is not to be trusted.`,
+    `  ties: ${ties === 0 ? 'none; ' : `${ties} marked "tie" are `}within ${p.spread.pct.toFixed(1)}% of #1, ` +
+      `the ${Math.round(100 * TIE_QUANTILE)}th percentile of how far the model's ratio of two`,
+    `  splits of one job strayed from the measured ratio (${p.spread.pairs.toLocaleString('en-US')} pairs in ` +
+      `${p.spread.groups} validated groups): such an order is not to be trusted.`,
   ];
 }
 
@@ -148,21 +163,27 @@ export function noteLines(p: PlanResult, ctx: PlanTextContext): string[] {
     if (p.fitting > 0)
       return [`  none of the ${p.fitting} candidates that fit could be simulated (see the counts above).`];
     return [
-      '  nothing fits: no candidate of the space fits in memory (see the counts above); try more GPUs (--gpus) or a wider --space.',
+      '  nothing fits: no candidate of the space fits in memory (see the counts above); ' +
+        'try more GPUs (--gpus) or a wider --space.',
     ];
   }
   const lines = [
-    '  compute, exp. comm and bubble: shares of the step (mean over GPUs); likely: the error band of validated runs like it.',
+    '  compute, exp. comm and bubble: shares of the step (mean over GPUs); ' +
+      'likely: the error band of validated runs like it.',
   ];
   if (p.rows.some((r) => r.sim.mfu > MFU_NOTE_ABOVE))
     lines.push(
-      `  MFU above ${Math.round(100 * MFU_NOTE_ABOVE)}% is more than published training runs report: read those rows as optimistic.`,
+      `  MFU above ${Math.round(100 * MFU_NOTE_ABOVE)}% is more than published training runs report: ` +
+        'read those rows as optimistic.',
     );
   lines.push(...whyLines(p), ...tieLines(p));
   if (ctx.tokens !== undefined) {
     const c = runCost(p.rows[0], ctx.gpus, ctx.tokens, ctx.price);
+    const costText =
+      c.cost !== undefined ? `, ${Math.round(c.cost).toLocaleString('en-US')} at ${ctx.price} per GPU-hour` : '';
     lines.push(
-      `  to train ${tokensText(ctx.tokens)} tokens with #1: ${c.days.toFixed(1)} days, ${Math.round(c.gpuHours).toLocaleString('en-US')} GPU-hours${c.cost !== undefined ? `, ${Math.round(c.cost).toLocaleString('en-US')} at ${ctx.price} per GPU-hour` : ''}`,
+      `  to train ${tokensText(ctx.tokens)} tokens with #1: ` +
+        `${c.days.toFixed(1)} days, ${Math.round(c.gpuHours).toLocaleString('en-US')} GPU-hours${costText}`,
     );
   }
   lines.push('', `  to run #1: ${ctx.command}${p.rows[0].changed.map((s) => ` --set ${s}`).join('')}`);

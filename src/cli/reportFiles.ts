@@ -80,7 +80,8 @@ function worldSize(scenario: Scenario): number {
 function checkTimelineRankCount(count: number, opts: StepFileOptions): void {
   if ((opts.timeline || opts.report) && count > TIMELINE_MAX_RANKS) {
     throw new UsageError(
-      `--ranks: a timeline shows at most ${TIMELINE_MAX_RANKS} ranks (${count} asked); pick fewer, or use --trace for all of them`,
+      `--ranks: a timeline shows at most ${TIMELINE_MAX_RANKS} ranks (${count} asked); ` +
+        'pick fewer, or use --trace for all of them',
     );
   }
 }
@@ -133,9 +134,9 @@ function filesScenarioNames(file: string): NamedPath[] {
 }
 
 /**
- * Refuses bad output paths, and a bad `--ranks` or `--streams`, before anything is simulated: which ranks exist is known once the
- * scenario is resolved, so a typo costs no simulation and prints no summary. (Whether a rank was simulated
- * or mirrored is known only after the run; {@link stepFilesView} checks that.)
+ * Refuses bad output paths, and a bad `--ranks` or `--streams`, before anything is simulated: which ranks exist is
+ * known once the scenario is resolved, so a typo costs no simulation and prints no summary. (Whether a rank was
+ * simulated or mirrored is known only after the run; {@link stepFilesView} checks that.)
  */
 export function checkStepFileOptions(
   scenario: Scenario,
@@ -200,7 +201,8 @@ export function stepFilesView(
     const idle = view.streams.filter((s) => !used.includes(s));
     if (idle.length > 0)
       io.err(
-        `clustersim: warning: --streams: ${idle.join(', ')} ${idle.length > 1 ? 'have' : 'has'} no work in this run, so ${idle.length > 1 ? 'their' : 'its'} lanes are empty (streams with work: ${used.join(', ')})`,
+        `clustersim: warning: --streams: ${idle.join(', ')} ${idle.length > 1 ? 'have' : 'has'} no work in this run, ` +
+          `so ${idle.length > 1 ? 'their' : 'its'} lanes are empty (streams with work: ${used.join(', ')})`,
       );
   }
   return view;
@@ -214,7 +216,9 @@ export function loadReports(): Promise<typeof import('../report/reports.js')> {
   return import('../report/reports.js');
 }
 
-/** Writes the files `--timeline`, `--report`, `--trace` and `--memory-chart` ask for; `view` is {@link stepFilesView}'s. */
+/**
+ * Writes the files `--timeline`, `--report`, `--trace` and `--memory-chart` ask for; `view` is {@link stepFilesView}'s.
+ */
 export async function writeStepFiles(
   scenario: Scenario,
   run: Pick<StepRun, 'trace' | 'result'>,
@@ -270,7 +274,8 @@ export function addStepFileOptions(cmd: Command): Command {
     .option('--memory-chart <file.svg>', 'write an SVG chart of memory per GPU (per pipeline stage) against capacity')
     .option(
       '--ranks <list>',
-      'ranks for the timeline and trace, e.g. 0-15 or 0,8,120 (default: rank 0, one per pipeline stage, the slowest, one on the last node)',
+      'ranks for the timeline and trace, e.g. 0-15 or 0,8,120 (default: rank 0, one per pipeline stage, the slowest, ' +
+        'one on the last node)',
     )
     .option('--streams <list>', 'streams for the timeline, e.g. compute,comm (default: those with work)');
 }

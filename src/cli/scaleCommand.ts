@@ -80,7 +80,8 @@ export function formatScaleSeries(s: ScaleSeries): string {
     base !== undefined
       ? `; speedup and efficiency against ${base} GPUs${smallerOom ? ', the smallest size that fits' : ''}`
       : '';
-  return `${s.name}: ${s.mode} scaling (${fixed}${grid}${against})\n\n${alignColumns(SCALE_TABLE_HEADER, scaleTableRows(s.rows))}`;
+  const table = alignColumns(SCALE_TABLE_HEADER, scaleTableRows(s.rows));
+  return `${s.name}: ${s.mode} scaling (${fixed}${grid}${against})\n\n${table}`;
 }
 
 /** A warning a scenario file gave when it was read, and the file. */
@@ -129,6 +130,14 @@ function defaultGpuCounts(s: Scenario): number[] {
   return out;
 }
 
+/** Examples of --help too long for one line here. */
+const MEGATRON_EXAMPLE =
+  'clustersim scale scenarios/imports/gpt3-175b-a100.yaml --megatron-args @scenarios/imports/megatron-args.txt ' +
+  '--set training.globalBatch=128 --gpus 256,512,1024';
+const SLURM_EXAMPLE =
+  'clustersim scale a.yaml --gpus 8..8192 --shard $SLURM_ARRAY_TASK_ID/$SLURM_ARRAY_TASK_COUNT ' +
+  '--out part-$SLURM_ARRAY_TASK_ID.jsonl';
+
 export function registerScale(program: Command, io: Output): void {
   program
     .command('scale')
@@ -138,7 +147,8 @@ export function registerScale(program: Command, io: Output): void {
     .argument('<scenario>', 'scenario file (YAML or JSON)')
     .option(
       '--gpus <list>',
-      "GPU counts: 8,16,32 or a doubling range 8..1024 (default: one node, then doubling while within the scenario's size; at least two sizes, 8,16 for one 8-GPU node)",
+      'GPU counts: 8,16,32 or a doubling range 8..1024 (default: ' +
+        "one node, then doubling while within the scenario's size; at least two sizes, 8,16 for one 8-GPU node)",
     )
     .addOption(
       new Option('--mode <mode>', 'strong: keep the global batch; weak: keep the batch per data-parallel replica')
@@ -154,11 +164,13 @@ export function registerScale(program: Command, io: Output): void {
     .option('--compare <files...>', 'more scenarios to sweep and overlay on the same chart')
     .option(
       '--megatron-args <args>',
-      'build the strategy (and model/training where given) from a Megatron-LM command line, as pasted, or @file holding it (applies to --compare files too; each sweep size derives its own dp)',
+      'build the strategy (and model/training where given) from a Megatron-LM command line, as pasted, ' +
+        'or @file holding it (applies to --compare files too; each sweep size derives its own dp)',
     )
     .option(
       '--deepspeed-config <file>',
-      'take batch sizes, ZeRO stage, buckets, overlap, offload and precision from a DeepSpeed ds_config.json (applies to --compare files too)',
+      'take batch sizes, ZeRO stage, buckets, overlap, offload and precision from a DeepSpeed ds_config.json ' +
+        '(applies to --compare files too)',
     )
     .option('--csv <file.csv>', 'write the rows of every scenario as CSV')
     .option('--svg <file.svg>', 'write the scaling chart (throughput and efficiency against GPUs)')
@@ -168,12 +180,14 @@ export function registerScale(program: Command, io: Output): void {
     )
     .option(
       '--json',
-      'print { version, mode, series: [{ name, source, tp, pp, cp?, cpCommType?, tpCommOverlap?, tpCommOverlapSms?, scalingBaseGpus?, rows }], warnings? } instead of tables',
+      'print { version, mode, series: [{ name, source, tp, pp, cp?, cpCommType?, tpCommOverlap?, tpCommOverlapSms?, ' +
+        'scalingBaseGpus?, rows }], warnings? } instead of tables',
     )
     .option('--jobs <n>', jobsHelp('the sizes'))
     .option(
       '--shard <i/N>',
-      'run only part i of N (1 ≤ i ≤ N; points dealt round-robin) and print its results as JSON lines for clustersim merge',
+      'run only part i of N (1 ≤ i ≤ N; points dealt round-robin) ' +
+        'and print its results as JSON lines for clustersim merge',
     )
     .option('--out <file.jsonl>', 'with --shard: write the JSON lines to this file instead of stdout')
     .addHelpText(
@@ -192,8 +206,8 @@ Examples:
   $ clustersim scale scenarios/llama2-7b-ddp-16node.yaml --gpus 8..1024 --mode weak
   $ clustersim scale scenarios/bert-large-ddp-2node.yaml --gpus 8,16,32 --csv scale.csv --svg scale.svg
   $ clustersim scale a.yaml --compare b.yaml c.yaml --gpus 16..256 --report scale.html
-  $ clustersim scale scenarios/imports/gpt3-175b-a100.yaml --megatron-args @scenarios/imports/megatron-args.txt --set training.globalBatch=128 --gpus 256,512,1024
-  $ clustersim scale a.yaml --gpus 8..8192 --shard $SLURM_ARRAY_TASK_ID/$SLURM_ARRAY_TASK_COUNT --out part-$SLURM_ARRAY_TASK_ID.jsonl
+  $ ${MEGATRON_EXAMPLE}
+  $ ${SLURM_EXAMPLE}
   $ clustersim merge part-*.jsonl --csv scale.csv`,
     )
     .action(async (file: string, opts: ScaleOptions) => {
@@ -210,7 +224,8 @@ Examples:
       }
       if (files.length * gpus.length > MAX_SWEEP_POINTS)
         throw new UsageError(
-          `--gpus: ${files.length} scenarios × ${gpus.length} GPU counts = ${files.length * gpus.length} points, more than the ${MAX_SWEEP_POINTS} a sweep may have; name fewer sizes`,
+          `--gpus: ${files.length} scenarios × ${gpus.length} GPU counts = ${files.length * gpus.length} points, ` +
+            `more than the ${MAX_SWEEP_POINTS} a sweep may have; name fewer sizes`,
         );
       const jobs = parseJobs(opts.jobs, 'the sweep');
       const shard = shardOption(opts.shard);
@@ -218,16 +233,19 @@ Examples:
         const outputs = (['json', 'csv', 'svg'] as const).filter((o) => opts[o]).map((o) => `--${o}`);
         if (outputs.length > 0)
           throw new UsageError(
-            `${outputs.join(', ')}: a part (--shard) writes JSON lines only; give ${outputs.join(', ')} to clustersim merge once all parts are done`,
+            `${outputs.join(', ')}: a part (--shard) writes JSON lines only; ` +
+              `give ${outputs.join(', ')} to clustersim merge once all parts are done`,
           );
         // The report draws the largest point's timeline and memory, which a part's lines do not carry.
         if (opts.report)
           throw new UsageError(
-            '--report: a part (--shard) writes JSON lines only, and merge writes tables and the chart (--json, --csv, --svg), not the HTML report; run the sweep without --shard for it',
+            '--report: a part (--shard) writes JSON lines only, and merge writes tables and the chart (--json, ' +
+              '--csv, --svg), not the HTML report; run the sweep without --shard for it',
           );
       } else if (opts.out !== undefined) {
         throw new UsageError(
-          '--out: only with --shard (it names the JSON-lines file of the part); use --json, --csv, --svg or --report for a whole sweep',
+          '--out: only with --shard (it names the JSON-lines file of the part); ' +
+            'use --json, --csv, --svg or --report for a whole sweep',
         );
       }
       checkOutputFiles(
@@ -264,7 +282,9 @@ Examples:
             : undefined;
         if (steps !== undefined) {
           warn(
-            `--deepspeed-config: gradient_accumulation_steps ${steps} holds at one data-parallel size only; strong scaling keeps the global batch and the micro-batch the config gives, so each size accumulates what they leave (DeepSpeed would need the config rewritten, or "auto", per size)`,
+            `--deepspeed-config: gradient_accumulation_steps ${steps} holds at one data-parallel size only; ` +
+              'strong scaling keeps the global batch and the micro-batch the config gives, so each size accumulates ' +
+              'what they leave (DeepSpeed would need the config rewritten, or "auto", per size)',
           );
         }
         return plan;
@@ -297,12 +317,15 @@ Examples:
         else if (text !== '') io.out(text);
         if (part.interrupted) {
           throw new InterruptedError(
-            `part ${shard.index}/${shard.count} interrupted: ${part.records.length} of its ${part.planned} points were done${opts.out !== undefined ? ` and are in ${opts.out}` : ''}; merge refuses a part with points missing, so run the part again to complete it`,
+            `part ${shard.index}/${shard.count} interrupted: ${part.records.length} of its ${part.planned} points ` +
+              `were done${opts.out !== undefined ? ` and are in ${opts.out}` : ''}; ` +
+              'merge refuses a part with points missing, so run the part again to complete it',
           );
         }
         if (part.records.length === 0)
           io.err(
-            `part ${shard.index}/${shard.count} holds no points (the sweep has ${part.points}); merge accepts its empty output`,
+            `part ${shard.index}/${shard.count} holds no points (the sweep has ${part.points}); ` +
+              'merge accepts its empty output',
           );
         return;
       }
@@ -333,10 +356,12 @@ Examples:
           .map((s) => `${s.name}'s against ${s.scalingBaseGpus} GPUs`);
         const base =
           moved.length > 0
-            ? `; speed-up and efficiency are against the smallest size simulated that fits, not the smallest asked for: ${moved.join(', ')}`
+            ? '; speed-up and efficiency are against the smallest size simulated that fits, ' +
+              `not the smallest asked for: ${moved.join(', ')}`
             : '';
         throw new InterruptedError(
-          `scale interrupted: the sizes not simulated are rows marked '${INTERRUPTED_REASON}' (status interrupted)${base}`,
+          `scale interrupted: the sizes not simulated are rows marked '${INTERRUPTED_REASON}' (status ` +
+            `interrupted)${base}`,
         );
       }
     });
@@ -363,7 +388,9 @@ export async function writeScaleOutputs(
   // A sweep of sizes none of which could be built is a mistake in the sizes (or the scenario): no empty chart for it.
   if (!anySimulated(series)) {
     throw new UsageError(
-      `no size of the sweep could be simulated (the reasons are in the note column${opts.json ? ', `reason` in the JSON' : ''}); choose GPU counts of whole nodes whose data-parallel size divides the global batch${opts.csv || opts.svg || opts.report ? ', nothing was written' : ''}`,
+      'no size of the sweep could be simulated (the reasons are in the note ' +
+        `column${opts.json ? ', `reason` in the JSON' : ''}); choose GPU counts of whole nodes whose data-parallel ` +
+        `size divides the global batch${opts.csv || opts.svg || opts.report ? ', nothing was written' : ''}`,
     );
   }
 

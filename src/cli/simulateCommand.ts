@@ -52,9 +52,14 @@ function pct(part: number, whole: number): string {
 function attentionLine(a: AttentionSummary): string {
   if (a.timeOverUnfused) {
     const { forward, backward } = a.timeOverUnfused;
-    return `${a.label} (unfused attention's time × ${forward} forward, × ${backward} backward, xFormers' V100 medians; no s×s matrix kept)`;
+    return (
+      `${a.label} (unfused attention's time × ${forward} forward, × ${backward} backward, xFormers' V100 medians; ` +
+      'no s×s matrix kept)'
+    );
   }
-  const fractions = `${Math.round(100 * a.forwardEfficiency!)}% / ${Math.round(100 * a.backwardEfficiency!)}% of peak forward / backward`;
+  const fractions =
+    `${Math.round(100 * a.forwardEfficiency!)}% / ${Math.round(100 * a.backwardEfficiency!)}% of peak ` +
+    'forward / backward';
   const caveat =
     a.figures === 'stand-in'
       ? ', its A100 figures: none published for this GPU'
@@ -93,7 +98,8 @@ export function gemmRateLine(gpu: GpuSpec, dtype: Dtype): string | undefined {
   const why = sustainedFractionBasis(gpu, gpu.sustainedGemmFraction);
   return wrapAfter(
     '  GEMM ceiling        ',
-    `${pct(burst * gpu.sustainedGemmFraction)} of peak: a burst ceiling of ${pct(burst)} × ${gpu.sustainedGemmFraction} sustained in a step (${why})`,
+    `${pct(burst * gpu.sustainedGemmFraction)} of peak: ` +
+      `a burst ceiling of ${pct(burst)} × ${gpu.sustainedGemmFraction} sustained in a step (${why})`,
   ).join('\n');
 }
 
@@ -114,21 +120,32 @@ export function formatStepSummary(
   band?: StepBand,
 ): string {
   const m = r.memory;
+  const stateText = m.optimizerState ? ` (${describeOptimizerState(m.optimizerState)})` : '';
+  /** A time of the step, right-aligned, and its share of the step. */
+  const timeShare = (s: number) => `${formatSeconds(s).padStart(10)}  ${pct(s, r.stepTimeS)}`;
+  const hiddenShare = pct(r.breakdown.commS - r.breakdown.exposedCommS, Math.max(r.breakdown.commS, 1e-30));
   const lines = [
-    `${r.name}: ${scenario.modelName} on ${scenario.clusterName} (${r.gpus} ${r.gpus === 1 ? 'GPU' : 'GPUs'}), seed ${r.seed}`,
+    `${r.name}: ${scenario.modelName} on ${scenario.clusterName} (${r.gpus} ${r.gpus === 1 ? 'GPU' : 'GPUs'}), ` +
+      `seed ${r.seed}`,
     `  split               ${strategyText(r.parallel)}`,
     ...(r.attention ? [`  attention           ${attentionLine(r.attention)}`] : []),
     ...(scenario.gemmRate ? [scenario.gemmRate] : []),
     '',
-    `  step time           ${formatSeconds(r.stepTimeS)}${band ? `, ${bandRangeText(band.band, r.stepTimeS, formatSeconds)}` : ''}`,
+    '  step time           ' +
+      `${formatSeconds(r.stepTimeS)}${band ? `, ${bandRangeText(band.band, r.stepTimeS, formatSeconds)}` : ''}`,
     ...(band ? bandLines(band) : []),
-    `  throughput          ${r.samplesPerS.toFixed(1)} samples/s, ${Math.round(r.tokensPerS).toLocaleString('en-US')} tokens/s`,
-    `  per GPU             ${tflopsText(r.tflopsPerGpu)} TFLOP/s model, ${tflopsText(r.hardwareTflopsPerGpu)} TFLOP/s hardware`,
+    `  throughput          ${r.samplesPerS.toFixed(1)} samples/s, ` +
+      `${Math.round(r.tokensPerS).toLocaleString('en-US')} tokens/s`,
+    `  per GPU             ${tflopsText(r.tflopsPerGpu)} TFLOP/s model, ` +
+      `${tflopsText(r.hardwareTflopsPerGpu)} TFLOP/s hardware`,
     `  MFU                 ${(100 * r.mfu).toFixed(1)}%`,
     '',
-    `  memory per GPU      ${formatBytes(m.peakBytesPerGpu)} of ${formatBytes(m.capacityBytes)}: ${m.gpuFits ? 'fits' : `OOM, short by ${formatBytes(m.shortfallBytes)}`}`,
-    `    weights ${formatBytes(m.breakdown.weightsBytes)}, gradients ${formatBytes(m.breakdown.gradientsBytes)}, optimizer ${formatBytes(m.breakdown.optimizerBytes)}${m.optimizerState ? ` (${describeOptimizerState(m.optimizerState)})` : ''},`,
-    `    activations ${formatBytes(m.breakdown.activationsBytes)}, buffers ${formatBytes(m.breakdown.buffersBytes)}, runtime reserve ${formatBytes(m.breakdown.reserveBytes)}`,
+    `  memory per GPU      ${formatBytes(m.peakBytesPerGpu)} of ${formatBytes(m.capacityBytes)}: ` +
+      `${m.gpuFits ? 'fits' : `OOM, short by ${formatBytes(m.shortfallBytes)}`}`,
+    `    weights ${formatBytes(m.breakdown.weightsBytes)}, gradients ${formatBytes(m.breakdown.gradientsBytes)}, ` +
+      `optimizer ${formatBytes(m.breakdown.optimizerBytes)}${stateText},`,
+    `    activations ${formatBytes(m.breakdown.activationsBytes)}, buffers ${formatBytes(m.breakdown.buffersBytes)}, ` +
+      `runtime reserve ${formatBytes(m.breakdown.reserveBytes)}`,
     ...(m.perStage.length > 1
       ? wrapItems(
           '    per stage: ',
@@ -137,25 +154,18 @@ export function formatStepSummary(
       : []),
     ...(hostMemoryVerdict(r)
       ? [
-          `  host memory         ${hostMemoryVerdict(r)} (CPU offload: optimizer state, fp32 gradients, 16-bit partitions)`,
+          `  host memory         ${hostMemoryVerdict(r)} (CPU offload: ` +
+            'optimizer state, fp32 gradients, 16-bit partitions)',
         ]
       : []),
     '',
     '  where the time went (mean over GPUs)',
-    `    compute                ${formatSeconds(r.breakdown.computeS).padStart(10)}  ${pct(r.breakdown.computeS, r.stepTimeS)}`,
-    `    exposed communication  ${formatSeconds(r.breakdown.exposedCommS).padStart(10)}  ${pct(r.breakdown.exposedCommS, r.stepTimeS)}`,
-    ...(r.parallel.pp > 1
-      ? [
-          `    pipeline bubble        ${formatSeconds(r.breakdown.bubbleS).padStart(10)}  ${pct(r.breakdown.bubbleS, r.stepTimeS)}`,
-        ]
-      : []),
-    ...(r.breakdown.hostOptimizerS > 0
-      ? [
-          `    optimizer on the host  ${formatSeconds(r.breakdown.hostOptimizerS).padStart(10)}  ${pct(r.breakdown.hostOptimizerS, r.stepTimeS)}`,
-        ]
-      : []),
-    `    idle                   ${formatSeconds(r.breakdown.idleS).padStart(10)}  ${pct(r.breakdown.idleS, r.stepTimeS)}`,
-    `    (communication busy ${formatSeconds(r.breakdown.commS)}, ${pct(r.breakdown.commS - r.breakdown.exposedCommS, Math.max(r.breakdown.commS, 1e-30))} of it hidden behind compute)`,
+    `    compute                ${timeShare(r.breakdown.computeS)}`,
+    `    exposed communication  ${timeShare(r.breakdown.exposedCommS)}`,
+    ...(r.parallel.pp > 1 ? [`    pipeline bubble        ${timeShare(r.breakdown.bubbleS)}`] : []),
+    ...(r.breakdown.hostOptimizerS > 0 ? [`    optimizer on the host  ${timeShare(r.breakdown.hostOptimizerS)}`] : []),
+    `    idle                   ${timeShare(r.breakdown.idleS)}`,
+    `    (communication busy ${formatSeconds(r.breakdown.commS)}, ${hiddenShare} of it hidden behind compute)`,
     '',
     ...wrapAfter(
       '  ',
@@ -173,6 +183,17 @@ export function formatStepSummary(
   return lines.join('\n');
 }
 
+/** Examples of --help too long for one line here. */
+const MEGATRON_EXAMPLE =
+  'clustersim simulate scenarios/imports/gpt3-175b-a100.yaml --megatron-args "--tensor-model-parallel-size 8 ' +
+  '--pipeline-model-parallel-size 16 --sequence-parallel --bf16"';
+const FILES_EXAMPLE =
+  'clustersim simulate scenarios/bert-large-ddp-2node.yaml --fidelity full --timeline step.svg --report step.html ' +
+  '--trace step.json --ranks 0,8';
+const INTERLEAVED_EXAMPLE =
+  'clustersim simulate scenarios/llama2-13b-tp8-nvswitch.yaml --set parallel.tp=2 --set parallel.pp=4 ' +
+  '--set parallel.schedule=interleaved --set parallel.virtualStages=5';
+
 export function registerSimulate(program: Command, io: Output): void {
   const cmd = program
     .command('simulate')
@@ -187,7 +208,8 @@ export function registerSimulate(program: Command, io: Output): void {
     .option('--json', 'print the result as one JSON object')
     .option(
       '--megatron-args <args>',
-      'build the strategy (and model/training where given) from a Megatron-LM command line, as pasted, or @file holding it',
+      'build the strategy (and model/training where given) from a Megatron-LM command line, as pasted, ' +
+        'or @file holding it',
     )
     .option(
       '--deepspeed-config <ds_config.json>',
@@ -212,10 +234,10 @@ Examples:
   $ clustersim simulate scenarios/bert-large-ddp-2node.yaml
   $ clustersim simulate scenarios/llama2-7b-ddp-16node.yaml --json
   $ clustersim simulate scenarios/bert-large-ddp-2node.yaml --set parallel.ddp.bucketMB=5 --set comm.mode=step
-  $ clustersim simulate scenarios/imports/gpt3-175b-a100.yaml --megatron-args "--tensor-model-parallel-size 8 --pipeline-model-parallel-size 16 --sequence-parallel --bf16"
+  $ ${MEGATRON_EXAMPLE}
   $ clustersim simulate scenarios/imports/llama2-7b-a100-1node.yaml --deepspeed-config scenarios/imports/ds_config.json
-  $ clustersim simulate scenarios/bert-large-ddp-2node.yaml --fidelity full --timeline step.svg --report step.html --trace step.json --ranks 0,8
-  $ clustersim simulate scenarios/llama2-13b-tp8-nvswitch.yaml --set parallel.tp=2 --set parallel.pp=4 --set parallel.schedule=interleaved --set parallel.virtualStages=5
+  $ ${FILES_EXAMPLE}
+  $ ${INTERLEAVED_EXAMPLE}
   $ clustersim simulate scenarios/llama2-70b-zero2-8xa100.yaml --alternatives 5 --jobs 2
 
 The alternatives are whole simulations again; they run side by side, one thread per core (--jobs), and the
@@ -319,7 +341,10 @@ read as YAML, and null takes the field out (its default applies).`,
 function bucketsText(r: StepResult): string {
   const mean = `${formatBytes(r.buckets.meanBytes)} on average`;
   if (r.parallel.pp === 1) return `${r.buckets.count} gradient buckets of ${mean}`;
-  return `${r.buckets.count} gradient buckets over the ${r.parallel.pp} pipeline stages (about ${Math.round(r.buckets.count / r.parallel.pp)} on each GPU), ${mean}`;
+  return (
+    `${r.buckets.count} gradient buckets over the ${r.parallel.pp} pipeline stages (about ` +
+    `${Math.round(r.buckets.count / r.parallel.pp)} on each GPU), ${mean}`
+  );
 }
 
 /** Parses a count option (0 or more). */

@@ -5,10 +5,10 @@ import { processOutput, type Output } from './output.js';
 export type { SweepProgress };
 
 /**
- * Progress of a sweep's points on stderr. On a terminal, a bar. Otherwise (a log, a batch job) plain lines: one when the
- * first point is done, which tells how long a point takes, then at most one every `PLAIN_PROGRESS_EVERY_MS`
- * (`progressLines.ts`), as calibrate's, and at the end one with the final count if the last line did not have it. Nothing when the output is
- * not the process's own (tests, library use).
+ * Progress of a sweep's points on stderr. On a terminal, a bar. Otherwise (a log, a batch job) plain lines: one when
+ * the first point is done, which tells how long a point takes, then at most one every `PLAIN_PROGRESS_EVERY_MS`
+ * (`progressLines.ts`), as calibrate's, and at the end one with the final count if the last line did not have it.
+ * Nothing when the output is not the process's own (tests, library use).
  */
 export function sweepProgress(io: Output, what: string, total: number, nowMs: () => number = Date.now): SweepProgress {
   if (io !== processOutput) return { tick: () => {}, stop: () => {} };

@@ -25,7 +25,8 @@ export function parseBytes(text: string, option: string): number {
   const scale = m ? (BINARY[unit] ?? DECIMAL[unit]) : undefined;
   if (!m || scale === undefined) {
     throw new UsageError(
-      `${option}: '${text}' is not a size; use bytes (32768) or a number with a unit: K, M, G, T (×1024), KiB, MiB, GiB, TiB, or KB, MB, GB, TB (×1000), in either case`,
+      `${option}: '${text}' is not a size; use bytes (32768) or a number with a unit: ` +
+        'K, M, G, T (×1024), KiB, MiB, GiB, TiB, or KB, MB, GB, TB (×1000), in either case',
     );
   }
   const product = Number(m[1]) * scale;
@@ -34,7 +35,8 @@ export function parseBytes(text: string, option: string): number {
   // product only needs to be whole up to rounding: 4.1 × 1e6 is 4099999.9999999995 in floating point.
   if (Math.abs(product - bytes) > 1e-6 * Math.max(1, bytes))
     throw new UsageError(
-      `${option}: '${text}' is not a whole number of bytes; give a whole count (1.5 KiB = 1536 is fine, 1.5 bytes is not)`,
+      `${option}: '${text}' is not a whole number of bytes; ` +
+        'give a whole count (1.5 KiB = 1536 is fine, 1.5 bytes is not)',
     );
   if (bytes <= 0) throw new UsageError(`${option}: must be at least 1 byte, got '${text}'`);
   return bytes;

@@ -32,7 +32,8 @@ export function parsePercent(text: string, option: string): number {
 export function formatValidation(cases: readonly CaseResult[], s: ValidationSummary): string {
   const sign = (e: number) => `${e >= 0 ? '+' : ''}${e.toFixed(1)}%`;
   const lines = [
-    `held-out workloads on ${s.device} (${s.backend} backend): predicted by the simulator with the profile vs measured (${s.statistic === 'min' ? 'fastest' : 'median'} of the repeats)`,
+    `held-out workloads on ${s.device} (${s.backend} backend): predicted by the simulator with the profile vs ` +
+      `measured (${s.statistic === 'min' ? 'fastest' : 'median'} of the repeats)`,
     '',
     table(
       ['case', 'predicted', 'measured', 'error', 'spread'],
@@ -45,13 +46,16 @@ export function formatValidation(cases: readonly CaseResult[], s: ValidationSumm
       ]),
     ),
     '',
-    `  ${s.cases} cases: median |error| ${s.medianErrorPct.toFixed(1)}%, worst ${s.worstErrorPct.toFixed(1)}% (${s.worstCase})`,
-    `  noise: spread (max − min)/median of each case's repeats: median ${s.medianSpreadPct.toFixed(1)}%, worst ${s.worstSpreadPct.toFixed(1)}%`,
+    `  ${s.cases} cases: median |error| ${s.medianErrorPct.toFixed(1)}%, ` +
+      `worst ${s.worstErrorPct.toFixed(1)}% (${s.worstCase})`,
+    "  noise: spread (max − min)/median of each case's repeats: " +
+      `median ${s.medianSpreadPct.toFixed(1)}%, worst ${s.worstSpreadPct.toFixed(1)}%`,
   ];
   if (s.drift) {
     const f = (v: number) => (Number.isFinite(v) ? `${v >= 0 ? '+' : ''}${v.toFixed(1)}%` : 'n/a');
     lines.push(
-      `  drift: calibration measurements retaken now run ${f(s.drift.beforePct)} before and ${f(s.drift.afterPct)} after the cases (${s.drift.anchors.join(', ')})`,
+      `  drift: calibration measurements retaken now run ${f(s.drift.beforePct)} before and ${f(s.drift.afterPct)} ` +
+        `after the cases (${s.drift.anchors.join(', ')})`,
     );
     if (s.driftAdjustedMedianErrorPct !== undefined)
       lines.push(
@@ -100,7 +104,8 @@ Examples:
           );
         const addon = loadAddon();
         const tooMany = (threads: number, cores: number) =>
-          `${opts.profile} was measured with ${threads} GEMM threads and this machine has ${cores} logical cores: validate it on a machine with at least ${threads} (or calibrate this one)`;
+          `${opts.profile} was measured with ${threads} GEMM threads and this machine has ${cores} logical cores: ` +
+          `validate it on a machine with at least ${threads} (or calibrate this one)`;
         const backend =
           profile.backend === 'cpu'
             ? openCpuBackend(addon, profile.machine.computeThreads, profile.machine.cpuClock, tooMany)
