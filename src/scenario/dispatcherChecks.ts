@@ -7,9 +7,10 @@ import type { Problem } from './errors.js';
 import type { ScenarioInput } from './schema.js';
 
 /**
- * What is wrong with a model's group-limited routing, what combined 1F1B needs, and what stops the DeepEP dispatcher: it exchanges tokens between
- * expert-parallel ranks (ep > 1) whose experts are whole (etp 1, as Megatron's flex dispatcher runs DeepEP here), over
- * NVLink inside a node and RDMA across (DeepEP checks full NVLink peer access and runs on NVIDIA GPUs only).
+ * What is wrong with a model's group-limited routing, what combined 1F1B needs, and what stops the DeepEP dispatcher:
+ * it exchanges tokens between expert-parallel ranks (ep > 1) whose experts are whole (etp 1, as Megatron's flex
+ * dispatcher runs DeepEP here), over NVLink inside a node and RDMA across (DeepEP checks full NVLink peer access and
+ * runs on NVIDIA GPUs only).
  */
 export function dispatcherProblems(model: ModelSpec, par: ScenarioInput['parallel'], node: NodeSpec): Problem[] {
   const problems: Problem[] = [];
@@ -59,7 +60,8 @@ function moeOverlapProblems(model: ModelSpec, par: ScenarioInput['parallel']): P
     return [
       at(
         'parallel.schedule',
-        `${par.schedule}: combined 1F1B (parallel.moeOverlap) over a pipeline needs the interleaved schedule, as Megatron asks for a virtual pipeline`,
+        `${par.schedule}: combined 1F1B (parallel.moeOverlap) over a pipeline needs the interleaved schedule, ` +
+          'as Megatron asks for a virtual pipeline',
       ),
     ];
   return [];

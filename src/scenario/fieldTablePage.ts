@@ -4,7 +4,8 @@ export const FIELD_TABLE_END = '<!-- end of field table -->';
 
 /** What the table is, above it. */
 const FIELD_TABLE_INTRO =
-  'Every field the schema takes, with what it takes and its default (no default: optional, or derived from the rest, as the annotated scenario above says; `training.globalBatch` is required). Sizes in MB are MiB.';
+  'Every field the schema takes, with what it takes and its default (no default: optional, or derived from the rest, ' +
+  'as the annotated scenario above says; `training.globalBatch` is required). Sizes in MB are MiB.';
 
 /** The text of a page between two marker comments, trimmed; undefined when the page lacks them. */
 export function markedBlockOf(page: string, startMarker: string, endMarker: string): string | undefined {

@@ -16,7 +16,9 @@ export function fp8Problems(t: TrainingInput, par: ParallelInput, model: ModelSp
       : [
           {
             path: 'training.fp8',
-            message: `says how FP8 runs, but training.precision is ${t.precision}; set training.precision: fp8 or leave fp8 out`,
+            message:
+              `says how FP8 runs, but training.precision is ${t.precision}; ` +
+              'set training.precision: fp8 or leave fp8 out',
           },
         ];
   }
@@ -26,7 +28,9 @@ export function fp8Problems(t: TrainingInput, par: ParallelInput, model: ModelSp
   if (recipe === 'mxfp8' && arch !== 'blackwell')
     problems.push({
       path: 'training.fp8.recipe',
-      message: `mxfp8 (MXFP8BlockScaling) runs on Blackwell only (compute capability 10.x, Transformer Engine's support matrix), and ${gpu.name} is ${ARCHITECTURE_TRAITS[arch].label}; use delayed or tensorwise`,
+      message:
+        "mxfp8 (MXFP8BlockScaling) runs on Blackwell only (compute capability 10.x, Transformer Engine's support " +
+        `matrix), and ${gpu.name} is ${ARCHITECTURE_TRAITS[arch].label}; use delayed or tensorwise`,
     });
   if (recipe === 'mxfp8' && t.fp8?.paramGather)
     problems.push({
@@ -38,31 +42,38 @@ export function fp8Problems(t: TrainingInput, par: ParallelInput, model: ModelSp
     problems.push({
       path: 'training.fp8.recipe',
       message:
-        "blockwise (Float8BlockScaling: 1×128 and 128×128 scales) is not modelled; use delayed (Megatron's default) or tensorwise",
+        'blockwise (Float8BlockScaling: 1×128 and 128×128 scales) is not modelled; ' +
+        "use delayed (Megatron's default) or tensorwise",
     });
   if (t.framework === 'megatron-deepspeed')
     problems.push({
       path: 'training.precision',
       message:
-        'fp8 is modelled as Megatron-Core runs it with Transformer Engine; the Megatron-DeepSpeed framework model has no FP8 path; use training.framework none',
+        'fp8 is modelled as Megatron-Core runs it with Transformer Engine; ' +
+        'the Megatron-DeepSpeed framework model has no FP8 path; use training.framework none',
     });
   if (model.arch === 'mlp')
     problems.push({
       path: 'training.precision',
       message:
-        "fp8 is modelled for transformer layers (Transformer Engine's linear layers); an mlp model trains in bf16 or fp16",
+        "fp8 is modelled for transformer layers (Transformer Engine's linear layers); " +
+        'an mlp model trains in bf16 or fp16',
     });
   if (par.zero === 3)
     problems.push({
       path: 'parallel.zero',
       message:
-        'fp8 with ZeRO-3 / FSDP (FP8 weights gathered a block at a time) is not modelled; use zero 0-2, or train in bf16',
+        'fp8 with ZeRO-3 / FSDP (FP8 weights gathered a block at a time) is not modelled; ' +
+        'use zero 0-2, or train in bf16',
     });
   const stage1 = par.zeroConfig.stage1 ?? (t.framework === 'megatron-deepspeed' ? 'deepspeed' : 'megatron');
   if (t.fp8?.paramGather && (par.zero !== 1 || stage1 !== 'megatron'))
     problems.push({
       path: 'training.fp8.paramGather',
-      message: `gathers FP8 weights through Megatron's distributed optimizer, which needs parallel.zero 1 with zeroConfig.stage1 megatron (not zero ${par.zero}${par.zero === 1 ? `, stage1 ${stage1}` : ''}); leave paramGather off`,
+      message:
+        "gathers FP8 weights through Megatron's distributed optimizer, which needs parallel.zero 1 with " +
+        `zeroConfig.stage1 megatron (not zero ${par.zero}${par.zero === 1 ? `, stage1 ${stage1}` : ''}); ` +
+        'leave paramGather off',
     });
   return problems;
 }

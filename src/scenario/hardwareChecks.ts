@@ -12,7 +12,10 @@ import type { Problem } from './errors.js';
 export function nicCountProblem(gpus: number, nics: number): string | undefined {
   if (gpus % nics === 0 || nics % gpus === 0) return undefined;
   const fit = [...Array(gpus).keys()].map((k) => k + 1).filter((k) => gpus % k === 0);
-  return `${nics} NICs for ${gpus} GPUs: give a count that divides the GPUs per node or is a multiple of it (${fit.join(', ')}, ${2 * gpus}, ...); count the NICs NCCL uses (compute fabric), not storage or management ones`;
+  return (
+    `${nics} NICs for ${gpus} GPUs: give a count that divides the GPUs per node or is a multiple of it ` +
+    `(${fit.join(', ')}, ${2 * gpus}, ...); count the NICs NCCL uses (compute fabric), not storage or management ones`
+  );
 }
 
 /**
@@ -33,13 +36,17 @@ export function gpuTrainingProblems(
   if (t.attentionKernel !== 'auto' && !t.flashAttention) {
     problems.push({
       path: 'training.attentionKernel',
-      message: `${t.attentionKernel} is a fused attention kernel, but training.flashAttention is false (unfused attention); set flashAttention: true or leave attentionKernel out`,
+      message:
+        `${t.attentionKernel} is a fused attention kernel, but training.flashAttention is false (unfused attention); ` +
+        'set flashAttention: true or leave attentionKernel out',
     });
   }
   if (cp > 1 && t.flashAttention && !flashRunsOn(gpu)) {
     problems.push({
       path: 'parallel.cp',
-      message: `context parallelism runs on Transformer Engine's fused attention, which needs compute capability 8.0 or more (Ampere or newer); ${gpu.name} has ${gpu.computeCapability!.toFixed(1)}: use cp 1`,
+      message:
+        "context parallelism runs on Transformer Engine's fused attention, which needs compute capability 8.0 or " +
+        `more (Ampere or newer); ${gpu.name} has ${gpu.computeCapability!.toFixed(1)}: use cp 1`,
     });
   }
   return problems;
@@ -51,5 +58,8 @@ export function gpuTrainingProblems(
  */
 export function learnedPositionsWarning(model: ModelSpec, seqLen: number): string | undefined {
   if (!(model.arch === 'gpt' || model.arch === 'bert') || seqLen <= model.seqLen) return undefined;
-  return `training.seqLen ${seqLen} is longer than the ${model.seqLen} learned positions of ${model.name}, which has none past them; simulated all the same (set model.seqLen: ${seqLen} for a model with that many)`;
+  return (
+    `training.seqLen ${seqLen} is longer than the ${model.seqLen} learned positions of ${model.name}, ` +
+    `which has none past them; simulated all the same (set model.seqLen: ${seqLen} for a model with that many)`
+  );
 }

@@ -106,19 +106,22 @@ function parseJson(text: string, source: string): Json {
     const pos = /position (\d+)/.exec(msg);
     fail(
       source,
-      `not valid JSON${pos ? ` at ${lineCol(text, Number(pos[1]))}` : ''}: ${msg.replace(/ in JSON at position \d+.*$/, '')}`,
+      `not valid JSON${pos ? ` at ${lineCol(text, Number(pos[1]))}` : ''}: ` +
+        `${msg.replace(/ in JSON at position \d+.*$/, '')}`,
     );
   }
   if (typeof json !== 'object' || json === null || Array.isArray(json))
     fail(
       source,
-      `expected a JSON object (a DeepSpeed config), found ${json === null ? 'null' : Array.isArray(json) ? 'a list' : typeof json}`,
+      'expected a JSON object (a DeepSpeed config), found ' +
+        `${json === null ? 'null' : Array.isArray(json) ? 'a list' : typeof json}`,
     );
   const twice = duplicateJsonKeys(text);
   if (twice.length > 0)
     fail(
       source,
-      `${twice.map((k) => `'${k}'`).join(', ')} given twice; DeepSpeed stops at duplicate keys ("Duplicate keys in DeepSpeed config"), and which one counts would be a guess: keep one`,
+      `${twice.map((k) => `'${k}'`).join(', ')} given twice; DeepSpeed stops at duplicate keys ` +
+        '("Duplicate keys in DeepSpeed config"), and which one counts would be a guess: keep one',
     );
   return json as Json;
 }
@@ -196,7 +199,8 @@ function topLevelUnknown(c: ImportCollector, cfg: Json, r: Readers): string[] {
       if (meant)
         r.problem(
           k,
-          `unknown field; did you mean '${meant}'? (DeepSpeed ignores unknown top-level fields, which would leave '${meant}' at its default)`,
+          `unknown field; did you mean '${meant}'? (DeepSpeed ignores unknown top-level fields, ` +
+            `which would leave '${meant}' at its default)`,
         );
       else unknown.push(k);
     }
@@ -247,10 +251,11 @@ function importPrecision(c: ImportCollector, cfg: Json, r: Readers): TrainingPre
 
 /**
  * DeepSpeed's batch rule: train_batch_size = train_micro_batch_size_per_gpu × gradient_accumulation_steps × dp.
- * Given two, it derives the third; given one, gradient accumulation is 1 (DeepSpeedConfig._set_batch_related_parameters).
- * An "auto" is unknown, not absent: the Hugging Face Trainer fills it in from its own arguments, and DeepSpeed then
- * checks the rule. So with two numbers and an "auto", the "auto" can only be the third that the rule gives; with
- * fewer numbers nothing is derived (and no default stands in for an "auto").
+ * Given two, it derives the third; given one, gradient accumulation is
+ * 1 (DeepSpeedConfig._set_batch_related_parameters). An "auto" is unknown, not absent: the Hugging Face Trainer fills
+ * it in from its own arguments, and DeepSpeed then checks the rule. So with two numbers and an "auto", the "auto" can
+ * only be the third that the rule gives; with fewer numbers nothing is derived (and no default stands in for an
+ * "auto").
  */
 function importBatch(c: ImportCollector, cfg: Json, r: Readers, context: DeepSpeedContext): void {
   const T = 'train_batch_size';
@@ -279,7 +284,8 @@ function importBatch(c: ImportCollector, cfg: Json, r: Readers, context: DeepSpe
     if (train !== micro * accum * dp) {
       r.problem(
         T,
-        `${train} ≠ ${M} ${micro} × ${A} ${accum} × ${dpText} = ${micro * accum * dp}; make the three agree for this cluster (DeepSpeed checks the same)`,
+        `${train} ≠ ${M} ${micro} × ${A} ${accum} × ${dpText} = ${micro * accum * dp}; ` +
+          'make the three agree for this cluster (DeepSpeed checks the same)',
       );
     }
   } else if (train && micro) {

@@ -97,7 +97,8 @@ function refuseUnknown(r: Readers, section: string, fields: Json, known: readonl
     const meant = closest(k, known);
     r.problem(
       `${section}.${k}`,
-      `unknown field${meant ? `; did you mean '${meant}'?` : ''} (DeepSpeed refuses fields its ${section} config does not have)`,
+      `unknown field${meant ? `; did you mean '${meant}'?` : ''} ` +
+        `(DeepSpeed refuses fields its ${section} config does not have)`,
     );
   }
 }
@@ -169,7 +170,8 @@ export function importZero(c: ImportCollector, cfg: Json, r: Readers, gradBytes:
   r.posInt(zf('allgather_bucket_size'), z.allgather_bucket_size);
   r.bool(zf('contiguous_gradients'), z.contiguous_gradients);
   if (stage === 0) {
-    // The engine all-reduces gradients after backward (DeepSpeedEngine.allreduce_gradients), in buffers of 5e8 elements.
+    // The engine all-reduces gradients after backward (DeepSpeedEngine.allreduce_gradients), in buffers of 5e8
+    // elements.
     c.set('parallel.ddp.overlap', false, 'DeepSpeed stage 0: gradients all-reduced after backward', true);
     const m = mib(STAGE0_ALLREDUCE_ELEMENTS);
     c.set('parallel.ddp.bucketMB', m, `DeepSpeed stage 0: buffers of 5e8 elements × ${gradBytes} B`, true);
@@ -193,13 +195,17 @@ export function importZero(c: ImportCollector, cfg: Json, r: Readers, gradBytes:
         elements !== undefined
           ? {
               mb: mib(elements),
-              from: `${zf('reduce_bucket_size')} "auto": the Hugging Face Trainer's ${rule.formula} = ${elements} elements × ${gradBytes} B`,
+              from:
+                `${zf('reduce_bucket_size')} "auto": the Hugging Face Trainer's ${rule.formula} = ${elements} ` +
+                `elements × ${gradBytes} B`,
               byDefault: false,
             }
           : undefined;
       if (!size)
         c.warn(
-          `${zf('reduce_bucket_size')} "auto": the Hugging Face Trainer fills in ${rule.formula}, and the scenario's model has no hidden size here; parallel.zeroConfig.reduceBucketMB keeps the scenario's value (or its default)`,
+          `${zf('reduce_bucket_size')} "auto": the Hugging Face Trainer fills in ${rule.formula}, ` +
+            "and the scenario's model has no hidden size here; " +
+            "parallel.zeroConfig.reduceBucketMB keeps the scenario's value (or its default)",
         );
     }
     if (size) c.set('parallel.zeroConfig.reduceBucketMB', size.mb, size.from, size.byDefault);
@@ -220,7 +226,8 @@ export function importZero(c: ImportCollector, cfg: Json, r: Readers, gradBytes:
     if (!overlapAuto) c.set('parallel.zeroConfig.overlapComm', overlap, overlapFrom, overlapGiven === undefined);
     if ((stage === 1 || stage === 2) && z.allgather_bucket_size !== undefined) {
       c.warn(
-        `${zf('allgather_bucket_size')}: not modelled; the updated weights are all-gathered in one collective per stage`,
+        `${zf('allgather_bucket_size')}: not modelled; ` +
+          'the updated weights are all-gathered in one collective per stage',
       );
     }
   }
@@ -291,7 +298,8 @@ function importStage3Sizes(c: ImportCollector, z: Json, r: Readers, stage: numbe
       );
     else
       c.warn(
-        `${field} "auto": the Hugging Face Trainer fills in ${rule.formula}, and the scenario's model has no hidden size here; ${STAGE3_FIELDS[key]} keeps the scenario's value (or DeepSpeed's default)`,
+        `${field} "auto": the Hugging Face Trainer fills in ${rule.formula}, and the scenario's model has no hidden ` +
+          `size here; ${STAGE3_FIELDS[key]} keeps the scenario's value (or DeepSpeed's default)`,
       );
   }
 }

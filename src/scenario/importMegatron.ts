@@ -73,7 +73,8 @@ export function importMegatronArgs(text: string, context: MegatronContext = {}):
   const sp = has('sequence-parallel') && tpv > 1;
   if (has('sequence-parallel') && !sp)
     c.warn(
-      '--sequence-parallel: turned off, as Megatron does, because tensor parallelism is off (--tensor-model-parallel-size 1)',
+      '--sequence-parallel: turned off, as Megatron does, ' +
+        'because tensor parallelism is off (--tensor-model-parallel-size 1)',
     );
   c.set(
     'parallel.sequenceParallel',
@@ -91,7 +92,10 @@ export function importMegatronArgs(text: string, context: MegatronContext = {}):
   if (has('tp-comm-overlap') && !sp)
     throw new ScenarioError(
       '',
-      `${SOURCE}: --tp-comm-overlap without sequence parallelism${has('sequence-parallel') ? ' (Megatron turns --sequence-parallel off at tp 1)' : ''}: Megatron refuses it (the overlap works on sequence parallelism's all-gathers and reduce-scatters); add --sequence-parallel with tp > 1, or drop --tp-comm-overlap`,
+      `${SOURCE}: --tp-comm-overlap without sequence ` +
+        `parallelism${has('sequence-parallel') ? ' (Megatron turns --sequence-parallel off at tp 1)' : ''}: ` +
+        "Megatron refuses it (the overlap works on sequence parallelism's all-gathers and reduce-scatters); " +
+        'add --sequence-parallel with tp > 1, or drop --tp-comm-overlap',
     );
   c.set('parallel.tpCommOverlap', overlapTp, overlapTp ? '--tp-comm-overlap' : 'Megatron default', !overlapTp);
   c.set('parallel.tpStyle', 'megatron', 'Megatron', true);
@@ -125,12 +129,14 @@ export function importMegatronArgs(text: string, context: MegatronContext = {}):
   if (overlapGather && !distOpt)
     throw new ScenarioError(
       '',
-      '--megatron-args: --overlap-param-gather without --use-distributed-optimizer: Megatron supports it only with the distributed optimizer; add --use-distributed-optimizer',
+      '--megatron-args: --overlap-param-gather without --use-distributed-optimizer: ' +
+        'Megatron supports it only with the distributed optimizer; add --use-distributed-optimizer',
     );
   if (overlapGather && !overlap)
     throw new ScenarioError(
       '',
-      '--megatron-args: --overlap-param-gather without --overlap-grad-reduce: Megatron requires both ("Must use --overlap-param-gather with --overlap-grad-reduce"); add --overlap-grad-reduce',
+      '--megatron-args: --overlap-param-gather without --overlap-grad-reduce: Megatron requires both ' +
+        '("Must use --overlap-param-gather with --overlap-grad-reduce"); add --overlap-grad-reduce',
     );
   c.set(
     'parallel.overlapParamGather',
@@ -177,7 +183,8 @@ export function importMegatronArgs(text: string, context: MegatronContext = {}):
   if (a.stoppedAt) c.warn(`stopped reading at '${a.stoppedAt}' (the rest is another command or a redirection)`);
   if (a.values.size === 0)
     c.warn(
-      "none of the Megatron flags clustersim reads were found; the parallel strategy is Megatron's default (tp 1, pp 1, no sequence parallel, no recompute)",
+      'none of the Megatron flags clustersim reads were found; ' +
+        "the parallel strategy is Megatron's default (tp 1, pp 1, no sequence parallel, no recompute)",
     );
   return c.result(SOURCE);
 }
@@ -192,9 +199,10 @@ const CP_COMM_TYPE_OF: Readonly<Record<string, CpCommType>> = {
 };
 
 /**
- * `--cp-comm-type` (one value, or one per layer): Transformer Engine's implementation of context parallelism. Megatron's
- * help spells the gather `allgather`, Transformer Engine accepts `all_gather`; both are read as the all-gather. The
- * hierarchical `a2a+p2p` is simulated as the ring over all cp ranks, and a per-layer list as its most common value.
+ * `--cp-comm-type` (one value, or one per layer): Transformer Engine's implementation of context parallelism.
+ * Megatron's help spells the gather `allgather`, Transformer Engine accepts `all_gather`; both are read as the
+ * all-gather. The hierarchical `a2a+p2p` is simulated as the ring over all cp ranks, and a per-layer list as its most
+ * common value.
  */
 function importCpCommType(c: ImportCollector, a: MegatronArgs, cp: number): void {
   const given = a.values.get('cp-comm-type');
@@ -211,7 +219,8 @@ function importCpCommType(c: ImportCollector, a: MegatronArgs, cp: number): void
       : '';
     throw new ScenarioError(
       '',
-      `${SOURCE}: --cp-comm-type has '${wrong}'; expected p2p, all_gather, a2a or a2a+p2p (one, or one per layer)${hint}`,
+      `${SOURCE}: --cp-comm-type has '${wrong}'; expected p2p, all_gather, ` +
+        `a2a or a2a+p2p (one, or one per layer)${hint}`,
     );
   }
   // Counted as they run (a2a+p2p runs as the ring, the gather has two spellings).
@@ -224,7 +233,8 @@ function importCpCommType(c: ImportCollector, a: MegatronArgs, cp: number): void
   if (counts.size > 1) c.warn(`--cp-comm-type ${given}: a type per layer is not modelled; every layer runs ${common}`);
   if (values.includes('a2a+p2p'))
     c.warn(
-      '--cp-comm-type a2a+p2p: the hierarchical all-to-all within groups then ring across them is not modelled; simulated as the p2p ring over all cp ranks',
+      '--cp-comm-type a2a+p2p: the hierarchical all-to-all within groups then ring across them is not modelled; ' +
+        'simulated as the p2p ring over all cp ranks',
     );
 }
 
@@ -243,7 +253,9 @@ function importRecompute(c: ImportCollector, a: MegatronArgs, layers: number | u
   if (granularity === 'selective' && method !== undefined) {
     throw new ScenarioError(
       '',
-      `${SOURCE}: ${from} (selective recompute) with --recompute-method ${method}: Megatron refuses it (a method applies to full recompute only); drop --recompute-method, or use --recompute-granularity full without --recompute-activations`,
+      `${SOURCE}: ${from} (selective recompute) with --recompute-method ${method}: ` +
+        'Megatron refuses it (a method applies to full recompute only); ' +
+        'drop --recompute-method, or use --recompute-granularity full without --recompute-activations',
     );
   }
   // Megatron-core's TransformerConfig refuses full recompute without a method (older Megatron failed in
@@ -251,32 +263,40 @@ function importRecompute(c: ImportCollector, a: MegatronArgs, layers: number | u
   if (granularity === 'full' && method === undefined) {
     throw new ScenarioError(
       '',
-      `${SOURCE}: ${from} without --recompute-method: Megatron refuses it (its TransformerConfig wants recompute_method block or uniform); add --recompute-method uniform --recompute-num-layers 1 to recompute every layer`,
+      `${SOURCE}: ${from} without --recompute-method: Megatron refuses it ` +
+        '(its TransformerConfig wants recompute_method block or uniform); ' +
+        'add --recompute-method uniform --recompute-num-layers 1 to recompute every layer',
     );
   }
   if (granularity === 'full' && n === undefined)
     c.warn(
-      `${from} --recompute-method ${method} without --recompute-num-layers: Megatron-core refuses it; taken as 1, older Megatron's default`,
+      `${from} --recompute-method ${method} without --recompute-num-layers: Megatron-core refuses it; ` +
+        "taken as 1, older Megatron's default",
     );
   if (granularity === 'full' && method === 'block') {
     const perStage = layers !== undefined ? layers / pp : undefined;
     if (perStage === undefined || n === undefined || n < perStage) {
       c.warn(
-        `--recompute-method block --recompute-num-layers ${n ?? 1}: Megatron recomputes only the first ${n ?? 1} layer(s) of each pipeline stage; simulated as full recompute of every layer (recompute time overestimated, activation memory underestimated)`,
+        `--recompute-method block --recompute-num-layers ${n ?? 1}: ` +
+          `Megatron recomputes only the first ${n ?? 1} layer(s) of each pipeline stage; ` +
+          'simulated as full recompute of every layer (recompute time overestimated, activation memory underestimated)',
       );
     }
   } else if (granularity === 'full' && method === 'uniform' && n !== undefined && n > 1) {
     c.warn(
-      `--recompute-method uniform --recompute-num-layers ${n}: Megatron checkpoints one input per ${n} layers; simulated as one per layer (activation memory slightly overestimated)`,
+      `--recompute-method uniform --recompute-num-layers ${n}: Megatron checkpoints one input per ${n} layers; ` +
+        'simulated as one per layer (activation memory slightly overestimated)',
     );
   } else if (granularity !== 'full' && (method !== undefined || n !== undefined)) {
     c.warn(
-      `--recompute-method/--recompute-num-layers apply to full recompute only; ignored with ${granularity ? `${granularity} recompute` : 'no recompute'}`,
+      '--recompute-method/--recompute-num-layers apply to full recompute only; ' +
+        `ignored with ${granularity ? `${granularity} recompute` : 'no recompute'}`,
     );
   }
   if (a.has('distribute-saved-activations'))
     c.warn(
-      '--distribute-saved-activations: not modelled; the recompute checkpoints are counted whole on every tensor-parallel rank',
+      '--distribute-saved-activations: not modelled; ' +
+        'the recompute checkpoints are counted whole on every tensor-parallel rank',
     );
 }
 
@@ -304,7 +324,8 @@ function importBuckets(
   c.set('parallel.ddp.firstBucketMB', mib, `${from} (no small first bucket)`, !given);
   if (!overlap) {
     c.warn(
-      'without --overlap-grad-reduce Megatron reduces all gradients in one bucket after backward; simulated as its buckets reduced one after another after backward',
+      'without --overlap-grad-reduce Megatron reduces all gradients in one bucket after backward; ' +
+        'simulated as its buckets reduced one after another after backward',
     );
   }
 }

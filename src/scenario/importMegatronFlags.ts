@@ -114,13 +114,16 @@ export const NOT_MODELLED: Readonly<Record<string, string>> = {
   'disable-tp-comm-overlap-rs':
     'every pipelined reduce-scatter is simulated overlapped with its GEMM under --tp-comm-overlap',
   'disable-tp-comm-bulk-dgrad':
-    'the backward bulk overlaps stay simulated as overlapped, with their SM margin (parallel.tpCommOverlapSms.bulk; set it to 0)',
+    'the backward bulk overlaps stay simulated as overlapped, with their SM margin (parallel.tpCommOverlapSms.bulk; ' +
+    'set it to 0)',
   'disable-tp-comm-bulk-wgrad':
-    'the backward bulk overlaps stay simulated as overlapped, with their SM margin (parallel.tpCommOverlapSms.bulk; set it to 0)',
+    'the backward bulk overlaps stay simulated as overlapped, with their SM margin (parallel.tpCommOverlapSms.bulk; ' +
+    'set it to 0)',
   'tp-comm-overlap-rs-dgrad':
     'the input-gradient reduce-scatters are simulated overlapped with the weight-gradient GEMMs either way',
   'tp-comm-overlap-cfg':
-    "the userbuffers config file is not read; Transformer Engine's default SMs per overlap are used (set parallel.tpCommOverlapSms)",
+    'the userbuffers config file is not read; ' +
+    "Transformer Engine's default SMs per overlap are used (set parallel.tpCommOverlapSms)",
   'hierarchical-context-parallel-sizes':
     'only used by --cp-comm-type a2a+p2p, which is simulated as the p2p ring over all cp ranks',
   'first-last-layers-bf16': 'every transformer layer is simulated with FP8 GEMMs',
@@ -130,35 +133,41 @@ export const NOT_MODELLED: Readonly<Record<string, string>> = {
   'mtp-loss-scaling-factor':
     "the loss weight changes no step time (multi-token prediction's work is simulated whatever its weight)",
   'delay-wgrad-compute':
-    'the weight-gradient GEMMs run right after their input-gradient GEMMs; delaying them to hide more of the all-to-alls is not modelled',
+    'the weight-gradient GEMMs run right after their input-gradient GEMMs; ' +
+    'delaying them to hide more of the all-to-alls is not modelled',
   'moe-deepep-num-sms':
     "DeepEP's SMs are not taken from the GEMMs: its dispatch and combine are simulated blocking the compute they feed",
   'rampup-batch-size': 'the step is simulated at the full --global-batch-size (after the ramp-up)',
   deepspeed_config: 'pass the DeepSpeed config file to clustersim with --deepspeed-config',
   deepspeed: 'Megatron-DeepSpeed: pass the DeepSpeed config file to clustersim with --deepspeed-config',
   'zero-stage':
-    'Megatron-DeepSpeed: pass the DeepSpeed config file to clustersim with --deepspeed-config (its zero_optimization.stage is read)',
+    'Megatron-DeepSpeed: pass the DeepSpeed config file to clustersim with --deepspeed-config (its ' +
+    'zero_optimization.stage is read)',
 };
 
-/** Flags with no effect on one step's time or memory (data, schedule of the learning rate, logging): accepted silently. */
+/**
+ * Flags with no effect on one step's time or memory (data, schedule of the learning rate, logging): accepted silently.
+ */
 const NO_EFFECT = new Set(
   (
-    'train-iters train-samples lr min-lr lr-decay-style lr-decay-iters lr-decay-samples lr-warmup-fraction lr-warmup-iters ' +
-    'lr-warmup-samples lr-warmup-init weight-decay start-weight-decay end-weight-decay weight-decay-incr-style adam-beta1 ' +
-    'adam-beta2 adam-eps sgd-momentum init-method-std clip-grad seed data-path train-data-path valid-data-path test-data-path ' +
-    'data-cache-path split vocab-file tokenizer-model log-interval save-interval eval-interval eval-iters save load ' +
-    'tensorboard-dir tensorboard-log-interval wandb-project wandb-exp-name wandb-save-dir distributed-backend ' +
-    'distributed-timeout-minutes hidden-dropout attention-dropout use-mcore-models use-legacy-models transformer-impl ' +
-    'position-embedding-type rotary-base rotary-percent use-rotary-position-embeddings no-position-embedding add-bias-linear ' +
-    'no-masked-softmax-fusion no-bias-gelu-fusion no-bias-swiglu-fusion no-bias-dropout-fusion no-gradient-accumulation-fusion ' +
+    'train-iters train-samples lr min-lr lr-decay-style lr-decay-iters lr-decay-samples lr-warmup-fraction ' +
+    'lr-warmup-iters lr-warmup-samples lr-warmup-init weight-decay start-weight-decay end-weight-decay ' +
+    'weight-decay-incr-style adam-beta1 adam-beta2 adam-eps sgd-momentum init-method-std clip-grad seed data-path ' +
+    'train-data-path valid-data-path test-data-path data-cache-path split vocab-file tokenizer-model log-interval ' +
+    'save-interval eval-interval eval-iters save load tensorboard-dir tensorboard-log-interval wandb-project ' +
+    'wandb-exp-name wandb-save-dir distributed-backend distributed-timeout-minutes hidden-dropout attention-dropout ' +
+    'use-mcore-models use-legacy-models transformer-impl position-embedding-type rotary-base rotary-percent ' +
+    'use-rotary-position-embeddings no-position-embedding add-bias-linear no-masked-softmax-fusion ' +
+    'no-bias-gelu-fusion no-bias-swiglu-fusion no-bias-dropout-fusion no-gradient-accumulation-fusion ' +
     'no-async-tensor-model-parallel-allreduce apply-query-key-layer-scaling attention-softmax-in-fp32 loss-scale ' +
-    'initial-loss-scale min-loss-scale loss-scale-window hysteresis log-params-norm log-num-zeros-in-grad log-throughput ' +
-    'log-timers-to-tensorboard log-validation-ppl-to-tensorboard log-memory-to-tensorboard timing-log-level exit-interval ' +
-    'exit-duration-in-mins ckpt-format no-load-optim no-load-rng no-save-optim no-save-rng finetune dataloader-type num-workers ' +
-    'mock-data eod-mask-loss reset-position-ids reset-attention-mask no-persist-layer-norm norm-epsilon layernorm-epsilon ' +
-    'use-checkpoint-args async-save use-dist-ckpt ckpt-fully-parallel-save ckpt-fully-parallel-load ' +
-    'check-for-nan-in-loss-and-grad manual-gc manual-gc-interval bias-gelu-fusion bias-dropout-fusion masked-softmax-fusion ' +
-    'use-cpu-initialization data-impl no-create-attention-mask-in-dataloader qk-layernorm ' +
+    'initial-loss-scale min-loss-scale loss-scale-window hysteresis log-params-norm log-num-zeros-in-grad ' +
+    'log-throughput log-timers-to-tensorboard log-validation-ppl-to-tensorboard log-memory-to-tensorboard ' +
+    'timing-log-level exit-interval exit-duration-in-mins ckpt-format no-load-optim no-load-rng no-save-optim ' +
+    'no-save-rng finetune dataloader-type num-workers mock-data eod-mask-loss reset-position-ids ' +
+    'reset-attention-mask no-persist-layer-norm norm-epsilon layernorm-epsilon use-checkpoint-args async-save ' +
+    'use-dist-ckpt ckpt-fully-parallel-save ckpt-fully-parallel-load check-for-nan-in-loss-and-grad manual-gc ' +
+    'manual-gc-interval bias-gelu-fusion bias-dropout-fusion masked-softmax-fusion use-cpu-initialization data-impl ' +
+    'no-create-attention-mask-in-dataloader qk-layernorm ' +
     // FP8 numerics (how scales are chosen), not speed.
     'fp8-margin fp8-interval fp8-amax-history-len fp8-amax-compute-algo'
   ).split(' '),
@@ -265,7 +274,8 @@ export class MegatronArgs {
           while (i < words.length && spec.words.includes(words[i])) value += ` ${words[i++]}`;
         this.values.set(name, value);
       } else {
-        // Unknown and not-modelled flags take whatever values follow them (argparse nargs vary: --data-path a b, --rampup-batch-size 16 16 5859375).
+        // Unknown and not-modelled flags take whatever values follow them (argparse nargs vary: --data-path a b,
+        // --rampup-batch-size 16 16 5859375).
         const values = inline === undefined ? [] : [inline];
         while (i < words.length && !isFlag(words[i])) values.push(words[i++]);
         if (Object.hasOwn(NOT_MODELLED, name)) this.notModelled.set(name, values);

@@ -26,7 +26,8 @@ export function importModel(c: ImportCollector, a: MegatronArgs, tp: number): vo
     c.set('model.arch', llama ? 'llama' : 'gpt', from, !llama);
     if (swiglu !== rms)
       c.warn(
-        `${swiglu ? '--swiglu without --normalization RMSNorm' : '--normalization RMSNorm without --swiglu'}: simulated as the llama architecture, which has both (RMSNorm, SwiGLU, no biases, rotary positions)`,
+        `${swiglu ? '--swiglu without --normalization RMSNorm' : '--normalization RMSNorm without --swiglu'}: ` +
+          'simulated as the llama architecture, which has both (RMSNorm, SwiGLU, no biases, rotary positions)',
       );
     if (!llama && has('disable-bias-linear'))
       c.warn('--disable-bias-linear: the gpt architecture keeps its linear biases (a few parameters per layer)');
@@ -43,13 +44,17 @@ export function importModel(c: ImportCollector, a: MegatronArgs, tp: number): vo
   // --num-query-groups counts only with --group-query-attention (default 1 group then).
   const groups = int('num-query-groups');
   if (has('group-query-attention')) {
-    // TransformerConfig: "num_query_groups must be a multiple of tensor_model_parallel_size"; since NVIDIA/Megatron-LM#2565
-    // (core 0.16) a tp that is a multiple of the groups is taken too, the QKV activations all-gathered over TP.
+    // TransformerConfig: "num_query_groups must be a multiple of tensor_model_parallel_size"; since
+    // NVIDIA/Megatron-LM#2565 (core 0.16) a tp that is a multiple of the groups is taken too, the QKV activations
+    // all-gathered over TP.
     const g = groups ?? 1;
     if (g % tp !== 0 && tp % g !== 0)
       throw new ScenarioError(
         '',
-        `${SOURCE}: --group-query-attention with ${g} query group(s) (${groups ? flagText('num-query-groups') : 'Megatron default'}) over tensor parallelism ${tp}: Megatron refuses it (the groups must be a multiple of tp, or tp a multiple of the groups since core 0.16); use a tp that divides ${g}`,
+        `${SOURCE}: --group-query-attention with ${g} query group(s) ` +
+          `(${groups ? flagText('num-query-groups') : 'Megatron default'}) over tensor parallelism ${tp}: ` +
+          'Megatron refuses it (the groups must be a multiple of tp, ' +
+          `or tp a multiple of the groups since core 0.16); use a tp that divides ${g}`,
       );
     c.set(
       'model.kvHeads',
@@ -101,7 +106,8 @@ function importVocab(c: ImportCollector, a: MegatronArgs, tp: number): void {
   const divisibleBy = int('make-vocab-size-divisible-by') ?? MEGATRON_VOCAB_DIVISIBLE_BY;
   const given = int('vocab-size');
   const tokenizer = a.values.get('tokenizer-type');
-  // Tokenizers with a fixed vocabulary: GPT-2 BPE (50257 tokens; Megatron's GPT examples pass its vocab and merge files) and Llama 2's SentencePiece model (32000).
+  // Tokenizers with a fixed vocabulary: GPT-2 BPE (50257 tokens; Megatron's GPT examples pass its vocab and merge
+  // files) and Llama 2's SentencePiece model (32000).
   const known: Record<string, number> = { GPT2BPETokenizer: 50257, Llama2Tokenizer: 32000 };
   let size: number | undefined;
   let from = '';
@@ -111,7 +117,8 @@ function importVocab(c: ImportCollector, a: MegatronArgs, tp: number): void {
   else if (!tokenizer && a.has('merge-file')) [size, from] = [50257, '--merge-file: GPT-2 BPE (50257 tokens)'];
   else if (tokenizer)
     c.warn(
-      `--tokenizer-type ${tokenizer}: its vocabulary size is not known here; the scenario's vocab is kept (give --vocab-size or --padded-vocab-size)`,
+      `--tokenizer-type ${tokenizer}: its vocabulary size is not known here; ` +
+        "the scenario's vocab is kept (give --vocab-size or --padded-vocab-size)",
     );
   if (size === undefined) return;
   c.set('model.vocab', padVocab(size, tp, divisibleBy), `${from}, padded to a multiple of ${divisibleBy} × tp ${tp}`);

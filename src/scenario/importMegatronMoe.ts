@@ -40,7 +40,8 @@ export function importMoe(c: ImportCollector, a: MegatronArgs, tp: number): void
     );
   if (!a.has('moe-grouped-gemm'))
     c.warn(
-      'no --moe-grouped-gemm: Megatron runs one GEMM pair per local expert (SequentialMLP); simulated as a grouped GEMM of the same shapes, without the per-expert launches',
+      'no --moe-grouped-gemm: Megatron runs one GEMM pair per local expert (SequentialMLP); ' +
+        'simulated as a grouped GEMM of the same shapes, without the per-expert launches',
     );
   const shared = a.int('moe-shared-expert-intermediate-size');
   if (shared) c.set('model.moe.sharedExpertFfnHidden', shared, a.shown('moe-shared-expert-intermediate-size'));
@@ -74,7 +75,8 @@ function denseLayersOf(freq: string | undefined): number | undefined {
   const list = /^\(?\[0\]\*(\d+)\+\[1\]\*(\d+)\)?$/.exec(compact);
   if (list) return Number(list[1]);
   refuse(
-    `--moe-layer-freq ${freq}: only experts in every layer ('1') or after k dense layers ('([0]*k+[1]*n)') are modelled`,
+    `--moe-layer-freq ${freq}: only experts in every layer ('1') or after k dense layers ('([0]*k+[1]*n)') ` +
+      'are modelled',
   );
 }
 
@@ -95,11 +97,13 @@ function importDispatcher(c: ImportCollector, a: MegatronArgs, exchanges: boolea
     return;
   }
   if (!exchanges || dispatcher === 'alltoall') return;
+  const withBackend = dispatcher === 'flex' ? ` with backend ${backend ?? 'none given'}` : '';
   const named = dispatcher
-    ? `${a.shown('moe-token-dispatcher-type')}${dispatcher === 'flex' ? ` with backend ${backend ?? 'none given'}` : ''}`
+    ? `${a.shown('moe-token-dispatcher-type')}${withBackend}`
     : 'no --moe-token-dispatcher-type (Megatron default: allgather)';
   refuse(
-    `${named}: the alltoall token dispatcher and flex with DeepEP are modelled; add --moe-token-dispatcher-type alltoall, or flex with --moe-flex-dispatcher-backend deepep`,
+    `${named}: the alltoall token dispatcher and flex with DeepEP are modelled; ` +
+      'add --moe-token-dispatcher-type alltoall, or flex with --moe-flex-dispatcher-backend deepep',
   );
 }
 
@@ -126,7 +130,8 @@ function importExpertOverlap(c: ImportCollector, a: MegatronArgs): void {
   );
   if ((a.int('pipeline-model-parallel-size') ?? 1) > 1 && !virtual)
     refuse(
-      '--overlap-moe-expert-parallel-comm with a pipeline and no virtual pipeline: Megatron asserts one (give --num-layers-per-virtual-pipeline-stage or --num-virtual-stages-per-pipeline-rank)',
+      '--overlap-moe-expert-parallel-comm with a pipeline and no virtual pipeline: ' +
+        'Megatron asserts one (give --num-layers-per-virtual-pipeline-stage or --num-virtual-stages-per-pipeline-rank)',
     );
   c.set('parallel.moeOverlap', true, '--overlap-moe-expert-parallel-comm');
 }

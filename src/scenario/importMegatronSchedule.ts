@@ -21,7 +21,9 @@ export function importVirtualStages(c: ImportCollector, a: MegatronArgs, pp: num
   if (perStage !== undefined && perRank !== undefined) {
     throw new ScenarioError(
       '',
-      `${SOURCE}: ${flagText('num-layers-per-virtual-pipeline-stage')} and ${flagText('num-virtual-stages-per-pipeline-rank')}: Megatron refuses both at once ("No more than one of the following arguments can be set at the same time"); give one of them`,
+      `${SOURCE}: ${flagText('num-layers-per-virtual-pipeline-stage')} and ` +
+        `${flagText('num-virtual-stages-per-pipeline-rank')}: Megatron refuses both at once ` +
+        '("No more than one of the following arguments can be set at the same time"); give one of them',
     );
   }
   let v = perRank ?? vpp;
@@ -31,23 +33,28 @@ export function importVirtualStages(c: ImportCollector, a: MegatronArgs, pp: num
       ? flagText('virtual-pipeline-model-parallel-size')
       : '';
   if (perStage) {
-    // validate_args: virtual_pipeline_model_parallel_size = (num_layers // pp) // num_layers_per_virtual_pipeline_stage.
+    // validate_args: virtual_pipeline_model_parallel_size = (num_layers // pp) //
+    // num_layers_per_virtual_pipeline_stage.
     if (layers === undefined)
       throw new ScenarioError(
         '',
-        `${SOURCE}: --num-layers-per-virtual-pipeline-stage needs --num-layers (or a model with a layer count in the scenario) to give the number of model chunks`,
+        `${SOURCE}: --num-layers-per-virtual-pipeline-stage needs --num-layers ` +
+          '(or a model with a layer count in the scenario) to give the number of model chunks',
       );
     if (layers % pp !== 0 || (layers / pp) % perStage !== 0) {
       throw new ScenarioError(
         '',
-        `${SOURCE}: --num-layers-per-virtual-pipeline-stage ${perStage} does not divide the ${layers / pp} layers per pipeline stage (${layers} layers / --pipeline-model-parallel-size ${pp})`,
+        `${SOURCE}: --num-layers-per-virtual-pipeline-stage ${perStage} does not divide the ${layers / pp} layers ` +
+          `per pipeline stage (${layers} layers / --pipeline-model-parallel-size ${pp})`,
       );
     }
     const derived = layers / pp / perStage;
     if (vpp !== undefined && vpp !== derived) {
       throw new ScenarioError(
         '',
-        `${SOURCE}: --virtual-pipeline-model-parallel-size ${vpp} disagrees with --num-layers-per-virtual-pipeline-stage ${perStage} (${layers} layers / pp ${pp} / ${perStage} = ${derived} chunks); give one of them`,
+        `${SOURCE}: --virtual-pipeline-model-parallel-size ${vpp} disagrees with ` +
+          `--num-layers-per-virtual-pipeline-stage ${perStage} ` +
+          `(${layers} layers / pp ${pp} / ${perStage} = ${derived} chunks); give one of them`,
       );
     }
     v = derived;
@@ -63,7 +70,9 @@ export function importVirtualStages(c: ImportCollector, a: MegatronArgs, pp: num
         : 'with --no-overlap-p2p-communication, pipeline-model-parallel size should be greater than 2';
     throw new ScenarioError(
       '',
-      `${SOURCE}: ${from} (${v} model chunks per pipeline rank) with --pipeline-model-parallel-size ${pp}: Megatron refuses it (when the interleaved schedule is used, ${why}); drop the virtual-pipeline flag${pp === 2 ? ' or --no-overlap-p2p-communication' : ''}`,
+      `${SOURCE}: ${from} (${v} model chunks per pipeline rank) with --pipeline-model-parallel-size ${pp}: ` +
+        `Megatron refuses it (when the interleaved schedule is used, ${why}); ` +
+        `drop the virtual-pipeline flag${pp === 2 ? ' or --no-overlap-p2p-communication' : ''}`,
     );
   }
   c.set(
@@ -113,19 +122,22 @@ export function importPipelineSplit(c: ImportCollector, a: MegatronArgs, pp: num
   if (embedding || loss)
     throw new ScenarioError(
       '',
-      `${SOURCE}: ${given} with --account-for-${embedding ? 'embedding' : 'loss'}-in-pipeline-split: the one sets the uneven split, the other changes the even split; give one of them`,
+      `${SOURCE}: ${given} with --account-for-${embedding ? 'embedding' : 'loss'}-in-pipeline-split: ` +
+        'the one sets the uneven split, the other changes the even split; give one of them',
     );
   if (layers === undefined)
     throw new ScenarioError(
       '',
-      `${SOURCE}: ${given} needs --num-layers (or a model with a layer count in the scenario) to split the rest over the middle stages`,
+      `${SOURCE}: ${given} needs --num-layers (or a model with a layer count in the scenario) ` +
+        'to split the rest over the middle stages',
     );
   const middle = pp - (first !== undefined ? 1 : 0) - (last !== undefined ? 1 : 0);
   const rest = layers - (first ?? 0) - (last ?? 0);
   if (middle < 0 || (middle === 0 ? rest !== 0 : rest < 0 || rest % middle !== 0)) {
     throw new ScenarioError(
       '',
-      `${SOURCE}: ${given} leaves ${rest} of the ${layers} layers for ${Math.max(middle, 0)} middle stage(s) of --pipeline-model-parallel-size ${pp}, which does not split evenly; Megatron refuses it`,
+      `${SOURCE}: ${given} leaves ${rest} of the ${layers} layers for ${Math.max(middle, 0)} middle stage(s) ` +
+        `of --pipeline-model-parallel-size ${pp}, which does not split evenly; Megatron refuses it`,
     );
   }
   const counts = Array.from({ length: pp }, (_, s) =>

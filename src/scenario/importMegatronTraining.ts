@@ -25,7 +25,8 @@ export function importTraining(
     c.set('training.globalBatch', micro * dp, `Megatron default: --micro-batch-size ${micro} × dp ${dp}`, true);
   else if (micro)
     c.warn(
-      "--micro-batch-size without --global-batch-size: Megatron uses micro × dp, but dp is not known here; the scenario's globalBatch is kept",
+      '--micro-batch-size without --global-batch-size: Megatron uses micro × dp, but dp is not known here; ' +
+        "the scenario's globalBatch is kept",
     );
   if (precision) c.set('training.precision', precision, `--${precision}`);
   else if (a.values.size > 0)
@@ -36,10 +37,12 @@ export function importTraining(
     c.set('training.flashAttention', true, flagText('attention-backend'));
   else if (backend === 'unfused' || backend === 'local')
     c.set('training.flashAttention', false, flagText('attention-backend'));
-  // Transformer Engine's FusedAttention is cuDNN's kernel; which kernel `auto` picks depends on the GPU (cuDNN on Hopper).
+  // Transformer Engine's FusedAttention is cuDNN's kernel; which kernel `auto` picks depends on the GPU (cuDNN on
+  // Hopper).
   if (backend === 'fused')
     c.warn(
-      "--attention-backend fused runs cuDNN's fused attention: on Hopper add --set training.attentionKernel=cudnn (the scenario keeps FlashAttention-2's figures otherwise)",
+      "--attention-backend fused runs cuDNN's fused attention: " +
+        "on Hopper add --set training.attentionKernel=cudnn (the scenario keeps FlashAttention-2's figures otherwise)",
     );
   const optimizer = pick('optimizer');
   if (optimizer) c.set('training.optimizer', optimizer, flagText('optimizer'));
@@ -91,7 +94,9 @@ export function importOptimizerState(
     if (typed.length > 0)
       throw new ScenarioError(
         '',
-        `--megatron-args: ${typed.map((f) => a.shown(f)).join(', ')}: Megatron refuses any type but fp32 without --use-precision-aware-optimizer ("can only be fp32 when not using precision-aware optimizer"); add the switch or drop the flag`,
+        `--megatron-args: ${typed.map((f) => a.shown(f)).join(', ')}: Megatron refuses any type but fp32 without ` +
+          '--use-precision-aware-optimizer ("can only be fp32 when not using precision-aware optimizer"); ' +
+          'add the switch or drop the flag',
       );
     allFp32('Megatron default: fp32 optimizer state without --use-precision-aware-optimizer');
     return;
@@ -99,17 +104,20 @@ export function importOptimizerState(
   if ((a.pick('optimizer') ?? 'adam') !== 'adam')
     throw new ScenarioError(
       '',
-      `--megatron-args: --use-precision-aware-optimizer with ${a.shown('optimizer')}: Megatron supports it only with adam`,
+      `--megatron-args: --use-precision-aware-optimizer with ${a.shown('optimizer')}: ` +
+        'Megatron supports it only with adam',
     );
   if (!a.has('use-distributed-optimizer'))
     throw new ScenarioError(
       '',
-      '--megatron-args: --use-precision-aware-optimizer without --use-distributed-optimizer: Megatron supports it only with the distributed optimizer; add --use-distributed-optimizer',
+      '--megatron-args: --use-precision-aware-optimizer without --use-distributed-optimizer: ' +
+        'Megatron supports it only with the distributed optimizer; add --use-distributed-optimizer',
     );
   if (a.has('optimizer-cpu-offload')) {
     if (typed.some((f) => f !== 'main-grads-dtype'))
       c.warn(
-        `${typed.map((f) => a.shown(f)).join(', ')}: with --optimizer-cpu-offload the optimizer state on the host is simulated in fp32`,
+        `${typed.map((f) => a.shown(f)).join(', ')}: with --optimizer-cpu-offload the optimizer state on the host is ` +
+          'simulated in fp32',
       );
     allFp32('--optimizer-cpu-offload: the host optimizer state is simulated in fp32');
     return;

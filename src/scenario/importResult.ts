@@ -38,7 +38,9 @@ export function yamlScalar(value: ImportedValue): string {
   return typeof value === 'string' ? JSON.stringify(value) : String(value);
 }
 
-/** The value as messages show it: fractions to three decimals (a bucket of 5e8 elements is 953.674 MiB), the rest as is. */
+/**
+ * The value as messages show it: fractions to three decimals (a bucket of 5e8 elements is 953.674 MiB), the rest as is.
+ */
 export function shownValue(value: ImportedValue | undefined): string {
   if (Array.isArray(value)) return `[${value.join(', ')}]`;
   return typeof value === 'number' && !Number.isInteger(value) ? String(Number(value.toFixed(3))) : String(value);

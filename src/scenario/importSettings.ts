@@ -67,7 +67,9 @@ function remove(raw: unknown, path: string): void {
   if (parent && typeof parent === 'object' && !Array.isArray(parent)) delete (parent as Raw)[keys[keys.length - 1]];
 }
 
-/** Applies imported fields to a raw scenario (a copy): values through the same path as `--set`, removals by deleting. */
+/**
+ * Applies imported fields to a raw scenario (a copy): values through the same path as `--set`, removals by deleting.
+ */
 export function applyImports(raw: unknown, imports: readonly ImportResult[]): unknown {
   let out = structuredClone(raw);
   for (const imp of imports) {
@@ -170,7 +172,8 @@ function merge(earlier: ImportResult[], next: ImportResult): ImportResult {
     if (prev && !prev.x.byDefault && f.byDefault) continue;
     if (prev && !prev.x.byDefault && !f.byDefault && prev.x.value !== f.value) {
       warnings.push(
-        `${f.path}: ${prev.source} gives ${shownValue(prev.x.value)} (${prev.x.from}), ${next.source} gives ${shownValue(f.value)} (${f.from}); using ${shownValue(f.value)}`,
+        `${f.path}: ${prev.source} gives ${shownValue(prev.x.value)} (${prev.x.from}), ` +
+          `${next.source} gives ${shownValue(f.value)} (${f.from}); using ${shownValue(f.value)}`,
       );
     }
     fields.push(f);

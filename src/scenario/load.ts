@@ -21,7 +21,9 @@ function yamlProblem(err: YAMLParseError): string {
   const at = err.linePos ? ` at line ${err.linePos[0].line}, column ${err.linePos[0].col}` : '';
   // The library's words for a second document name one of its calls: say what the file holds instead.
   if (err.code === 'MULTIPLE_DOCS')
-    return `${at}: the file holds more than one YAML document (a '---' line starts another); a scenario is one document`;
+    return (
+      `${at}: the file holds more than one YAML document (a '---' line starts another); ` + 'a scenario is one document'
+    );
   const what = err.message.split('\n')[0].replace(/ at line \d+, column \d+:?\s*$/, '');
   return `${at}: ${what}`;
 }
@@ -39,11 +41,15 @@ function yamlValue(doc: Document): { value: unknown } | { problem: string } {
     const unresolved = /^Unresolved alias.*: (.*)$/.exec(message);
     if (unresolved)
       return {
-        problem: `the alias *${unresolved[1]} names no anchor: an anchor (&${unresolved[1]}) must be set before the alias that uses it`,
+        problem:
+          `the alias *${unresolved[1]} names no anchor: an anchor (&${unresolved[1]}) ` +
+          'must be set before the alias that uses it',
       };
     if (/alias count/i.test(message))
       return {
-        problem: `its aliases expand to too many copies (more than ${MAX_YAML_ALIASES} per alias, as a YAML "alias bomb" does); write the values out`,
+        problem:
+          `its aliases expand to too many copies (more than ${MAX_YAML_ALIASES} per alias, ` +
+          'as a YAML "alias bomb" does); write the values out',
       };
     throw err;
   }
@@ -112,7 +118,8 @@ export function loadScenarioFile(path: string): RawScenario {
     const optional = Object.keys(scenarioSchema.shape).filter((k) => !['cluster', 'model', 'training'].includes(k));
     throw new ScenarioError(
       '',
-      `scenario file '${path}' must hold a mapping of fields (cluster, model, training, and optionally ${optional.join(', ')}), but ${found}`,
+      `scenario file '${path}' must hold a mapping of fields (cluster, model, training, ` +
+        `and optionally ${optional.join(', ')}), but ${found}`,
     );
   }
   return { raw, source: path, baseDir: dirname(resolve(path)), lines };
@@ -135,7 +142,8 @@ export function applyOverrides(raw: unknown, sets: readonly string[]): unknown {
     if (eq < 0 || keys.some((k) => k === '')) {
       throw new ScenarioError(
         '',
-        `--set '${s}': expected path=value with a dotted field path, e.g. --set parallel.ddp.bucketMB=5 or --set cluster.preset=dgx-h100`,
+        `--set '${s}': expected path=value with a dotted field path, e.g. ` +
+          '--set parallel.ddp.bucketMB=5 or --set cluster.preset=dgx-h100',
       );
     }
     // Names every JavaScript object answers to: setting them would change all objects, not a scenario field.
@@ -168,7 +176,9 @@ export function applyOverrides(raw: unknown, sets: readonly string[]): unknown {
         const at = keys.slice(0, i + 1).join('.');
         throw new ScenarioError(
           '',
-          `--set '${s}': '${at}' is a list of ${next.length}, so '${keys[i + 1]}' names no element of it; ${next.length > 0 ? `use an index from 0 to ${next.length - 1}, or ` : ''}give the whole list: --set '${at}=[...]'`,
+          `--set '${s}': '${at}' is a list of ${next.length}, so '${keys[i + 1]}' names no element of it; ` +
+            `${next.length > 0 ? `use an index from 0 to ${next.length - 1}, or ` : ''}give the whole list: ` +
+            `--set '${at}=[...]'`,
         );
       }
       if (next === undefined || next === null) obj[keys[i]] = {};
@@ -178,11 +188,13 @@ export function applyOverrides(raw: unknown, sets: readonly string[]): unknown {
         const field = keys.slice(i + 1);
         const asMapping =
           typeof next === 'string' && field.length === 1 && value !== null
-            ? `; to change one field of it, give the mapping form: --set '${at}={preset: ${next}, ${field[0]}: ${s.slice(eq + 1)}}'`
+            ? `; to change one field of it, give the mapping form: --set '${at}={preset: ${next}, ${field[0]}: ` +
+              `${s.slice(eq + 1)}}'`
             : '';
         throw new ScenarioError(
           '',
-          `--set '${s}': '${at}' is ${JSON.stringify(next)}, not a mapping, so it has no field '${keys[i + 1]}'${asMapping}`,
+          `--set '${s}': '${at}' is ${JSON.stringify(next)}, not a mapping, ` +
+            `so it has no field '${keys[i + 1]}'${asMapping}`,
         );
       }
       obj = obj[keys[i]] as Record<string, unknown>;

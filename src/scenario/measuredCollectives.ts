@@ -46,7 +46,8 @@ export function resolveMeasuredCollectives(
       }
     } catch (err) {
       const message = (err as NodeJS.ErrnoException).code
-        ? `cannot read '${e.file}' (${full}): ${fileErrorReason(err)}; a relative path is looked up from the scenario file's folder`
+        ? `cannot read '${e.file}' (${full}): ${fileErrorReason(err)}; ` +
+          "a relative path is looked up from the scenario file's folder"
         : (err as Error).message;
       problems.push({ path, message });
       return;
@@ -73,7 +74,10 @@ export function implausibleBandwidth(
   for (const p of points) {
     const busGBps = (p.bytes / p.timeNs) * busBandwidthFactor(op, ranks);
     if (busGBps > IMPLAUSIBLE_BUS_FACTOR * linkGBps) {
-      return `${p.bytes} B in ${p.timeNs} ns is ${busGBps.toFixed(0)} GB/s of bus bandwidth, more than ${IMPLAUSIBLE_BUS_FACTOR}× the node's ${linkGBps} GB/s links; are the times in µs but labelled ns?`;
+      return (
+        `${p.bytes} B in ${p.timeNs} ns is ${busGBps.toFixed(0)} GB/s of bus bandwidth, ` +
+        `more than ${IMPLAUSIBLE_BUS_FACTOR}× the node's ${linkGBps} GB/s links; are the times in µs but labelled ns?`
+      );
     }
   }
   return undefined;

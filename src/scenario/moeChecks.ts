@@ -139,19 +139,22 @@ function expertProblems(model: ModelSpec, input: ScenarioInput, dp: number): Pro
   if (etp === par.tp && reducing % ep !== 0)
     at(
       'parallel.ep',
-      `${ep} does not divide dp × cp = ${reducing}: the experts keep the attention's tp, so expert-parallel groups are formed from data-parallel (and context-parallel) ranks`,
+      `${ep} does not divide dp × cp = ${reducing}: the experts keep the attention's tp, ` +
+        'so expert-parallel groups are formed from data-parallel (and context-parallel) ranks',
     );
   if (etp !== par.tp && (par.tp * reducing) % (etp * ep) !== 0)
     at(
       'parallel.etp',
-      `etp × ep = ${etp} × ${ep} does not divide tp × dp × cp = ${par.tp * reducing}, the ranks of a stage the experts fold over`,
+      `etp × ep = ${etp} × ${ep} does not divide tp × dp × cp = ${par.tp * reducing}, ` +
+        'the ranks of a stage the experts fold over',
     );
   // parallel_state.initialize_model_parallel: "When not using pp-last rank ordering, the data parallel size of the
   // attention and moe layers must be the same" (--use-tp-pp-dp-mapping with pp > 1 needs etp × ep = tp × cp).
   if (!expertPlacementFits(par.placement, par.pp, etp * ep, par.tp * par.cp))
     at(
       'parallel.placement',
-      `tp-pp-dp with pp > 1 needs the experts' data-parallel size to equal dp, etp × ep = tp × cp = ${par.tp * par.cp}; Megatron-Core refuses ${etp} × ${ep}`,
+      "tp-pp-dp with pp > 1 needs the experts' data-parallel size to equal dp, " +
+        `etp × ep = tp × cp = ${par.tp * par.cp}; Megatron-Core refuses ${etp} × ${ep}`,
     );
   if (moe.sharedExpertFfnHidden % par.tp !== 0)
     at('parallel.tp', `${par.tp} does not divide the shared experts' width (${moe.sharedExpertFfnHidden})`);
@@ -166,7 +169,8 @@ function expertProblems(model: ModelSpec, input: ScenarioInput, dp: number): Pro
   if ((ep > 1 || etp !== par.tp) && (input.simulation.fidelity === 'full' || input.noise.computeJitter > 0))
     at(
       input.noise.computeJitter > 0 ? 'noise.computeJitter' : 'simulation.fidelity',
-      'expert parallelism is simulated in symmetric fidelity, one replica for all (full fidelity and compute jitter, which need every replica, are not modelled with ep > 1 or an etp of its own)',
+      'expert parallelism is simulated in symmetric fidelity, one replica for all (full fidelity and compute jitter, ' +
+        'which need every replica, are not modelled with ep > 1 or an etp of its own)',
     );
   if (par.zero === 3) at('parallel.zero', 'ZeRO-3 / FSDP of a model with experts is not modelled; use zero 0, 1 or 2');
   if (par.tpStyle === 'allgather')
@@ -175,7 +179,8 @@ function expertProblems(model: ModelSpec, input: ScenarioInput, dp: number): Pro
   if (!MOE_FRAMEWORKS.has(training.framework))
     at(
       'training.framework',
-      `${training.framework}: experts are modelled as Megatron-Core runs them, not with this framework's host costs; use none`,
+      `${training.framework}: experts are modelled as Megatron-Core runs them, ` +
+        "not with this framework's host costs; use none",
     );
   return problems;
 }

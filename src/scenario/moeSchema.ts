@@ -9,7 +9,8 @@ const count = z.number().int().min(0);
  * `sharedExpertFfnHidden` (default 0, none) the shared experts' width together; `denseLayers` (default 0) the first
  * layers that keep a dense MLP of `ffnHidden`; `routingGroups` and `groupsPerToken` group-limited routing (DeepSeek's
  * n_group / topk_group, Megatron --moe-router-num-groups / --moe-router-group-topk: each token's experts come from
- * groupsPerToken of routingGroups equal groups; default one group). Over a preset the fields given replace the preset's.
+ * groupsPerToken of routingGroups equal groups; default one group). Over a preset the fields given replace the
+ * preset's.
  */
 export const moeSchema = z
   .object({
@@ -39,7 +40,8 @@ export const mlaSchema = z
  * How a model with experts routes its tokens (src/sim/workload/routing.ts): `skew` σ ≥ 0 draws each layer's expert
  * popularity as log-normal weights from the seed (0, the default: balanced); `tokensPerExpert` a measured histogram,
  * one count per expert; `capacityFactor` caps each expert at that multiple of its balanced share and drops the rest
- * (Megatron --moe-expert-capacity-factor), `padToCapacity` pads every expert to it (--moe-pad-expert-input-to-capacity).
+ * (Megatron --moe-expert-capacity-factor), `padToCapacity` pads every expert to it
+ * (--moe-pad-expert-input-to-capacity).
  */
 export const routingSchema = z
   .object({

@@ -28,7 +28,8 @@ export function parseCollectiveTable(
   const points = headerAt >= 0 ? parseCsv(lines, headerAt, source) : parseNcclTestsText(lines, op, source);
   if (points.length === 0)
     throw new Error(
-      `${source}: no measurements found (expected nccl-tests output or a CSV with size(B) and time(ns) or time(us) columns)`,
+      `${source}: no measurements found (expected nccl-tests output or a CSV with size(B) and time(ns) ` +
+        'or time(us) columns)',
     );
   const seen = new Set<number>();
   const unique = points.filter((p) => (seen.has(p.bytes) ? false : (seen.add(p.bytes), true)));
@@ -58,7 +59,8 @@ function parseCsv(lines: string[], headerAt: number, source: string): Point[] {
   const timeCol = header.findIndex((h) => h === 'time(ns)' || h === 'time(us)');
   if (timeCol < 0)
     throw new Error(
-      `${source}: the CSV header needs a time(ns) or time(us) column next to ${header[sizeCol]} (found: ${header.join(', ')})`,
+      `${source}: the CSV header needs a time(ns) or time(us) ` +
+        `column next to ${header[sizeCol]} (found: ${header.join(', ')})`,
     );
   const scale = header[timeCol] === 'time(us)' ? 1e3 : 1;
   const out: Point[] = [];
@@ -78,7 +80,8 @@ function checkRankCount(lines: string[], ranks: number, source: string): void {
   const listed = lines.filter((l) => /^#\s*Rank\s+\d+\b/.test(l.trim())).length;
   if (listed > 0 && listed !== ranks) {
     throw new Error(
-      `${source}: the nccl-tests output lists ${listed} ranks ('# Rank' lines), but the table is declared for ${ranks} GPUs`,
+      `${source}: the nccl-tests output lists ${listed} ranks ('# Rank' lines), ` +
+        `but the table is declared for ${ranks} GPUs`,
     );
   }
 }
@@ -114,7 +117,8 @@ function checkOp(lines: string[], op: NcclTestsOp, redops: readonly string[], so
   // sendrecv_perf's redop column is not documented either way: only the banner checks it.
   if (!banner && !REDUCING.has(op) && op !== 'send_recv' && reduces) {
     throw new Error(
-      `${source}: the rows reduce with '${reduces}' (redop, as all_reduce_perf or reduce_scatter_perf write), but ${declared}`,
+      `${source}: the rows reduce with '${reduces}' (redop, as all_reduce_perf or reduce_scatter_perf write), ` +
+        `but ${declared}`,
     );
   }
 }

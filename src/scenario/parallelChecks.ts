@@ -37,7 +37,9 @@ export function checkParallel(
     const fix = par.dp !== undefined && gpus % split === 0 ? `; set dp to ${gpus / split} or leave it out` : '';
     problems.push({
       path: par.dp === undefined ? 'parallel' : 'parallel.dp',
-      message: `${given} the cluster's ${gpus} ${gpus === 1 ? 'GPU' : 'GPUs'} (${nodes} ${nodes === 1 ? 'node' : 'nodes'} × ${perNode})${fix}`,
+      message:
+        `${given} the cluster's ${gpus} ${gpus === 1 ? 'GPU' : 'GPUs'} ` +
+        `(${nodes} ${nodes === 1 ? 'node' : 'nodes'} × ${perNode})${fix}`,
     });
   }
   if (cp > 1) problems.push(...contextParallelProblems(cp, model, training, par.zero, par.tp, par.cpCommType));
@@ -59,7 +61,10 @@ export function checkParallel(
     const byChunks = chunks > par.pp && model.layers % par.pp === 0;
     problems.push({
       path: byChunks ? 'parallel.virtualStages' : 'parallel.pp',
-      message: `${model.layers} layers do not split evenly over ${chunks} model chunks (pp × virtualStages); give parallel.layersPerStage or change ${byChunks ? `virtualStages (to one dividing the ${model.layers / par.pp} layers per stage)` : 'pp'}`,
+      message:
+        `${model.layers} layers do not split evenly over ${chunks} model chunks (pp × virtualStages); ` +
+        'give parallel.layersPerStage or change ' +
+        `${byChunks ? `virtualStages (to one dividing the ${model.layers / par.pp} layers per stage)` : 'pp'}`,
     });
   }
   if (par.layersPerStage) {
@@ -72,7 +77,9 @@ export function checkParallel(
   if (par.zero >= 2 && par.pp > 1)
     problems.push({
       path: 'parallel.zero',
-      message: `ZeRO-${par.zero} cannot be combined with pipeline parallelism (DeepSpeed supports pipelines with ZeRO-1 only); use zero 0 or 1, or pp 1`,
+      message:
+        `ZeRO-${par.zero} cannot be combined with pipeline parallelism ` +
+        '(DeepSpeed supports pipelines with ZeRO-1 only); use zero 0 or 1, or pp 1',
     });
   if (par.offload === 'cpu' && par.zero === 0)
     problems.push({
@@ -85,12 +92,17 @@ export function checkParallel(
       message:
         par.tp === 1
           ? 'needs tp > 1'
-          : `turns Megatron's TP all-reduces into reduce-scatters and all-gathers (Korthikanti et al. 2022, §4.2.2); tpStyle ${par.tpStyle} gathers every linear's output and has no such split, so norms and activations would shrink by tp with no communication; use tpStyle megatron, or sequenceParallel false`,
+          : "turns Megatron's TP all-reduces into reduce-scatters and all-gathers (Korthikanti et al. 2022, §4.2.2); " +
+            `tpStyle ${par.tpStyle} gathers every linear's output and has no such split, so norms and activations ` +
+            'would shrink by tp with no communication; use tpStyle megatron, or sequenceParallel false',
     });
   return problems;
 }
 
-/** What stops Transformer Engine's TP communication overlap: it overlaps sequence parallelism's collectives (Megatron asserts it). */
+/**
+ * What stops Transformer Engine's TP communication overlap: it overlaps sequence parallelism's collectives
+ * (Megatron asserts it).
+ */
 export function tpCommOverlapProblems(
   par: ScenarioInput['parallel'],
   node: NodeSpec,
@@ -102,30 +114,40 @@ export function tpCommOverlapProblems(
       {
         path: 'parallel.tpCommOverlap',
         message:
-          "overlaps a transformer layer's sequence-parallel collectives; an mlp model has none; leave tpCommOverlap off",
+          "overlaps a transformer layer's sequence-parallel collectives; an mlp model has none; " +
+          'leave tpCommOverlap off',
       },
     ];
   if (framework !== 'none')
     return [
       {
         path: 'parallel.tpCommOverlap',
-        message: `is Transformer Engine's (Megatron-LM, NeMo); training.framework ${framework} runs Megatron's own linear layers without it; leave tpCommOverlap off`,
+        message:
+          "is Transformer Engine's (Megatron-LM, NeMo); " +
+          `training.framework ${framework} runs Megatron's own linear layers without it; leave tpCommOverlap off`,
       },
     ];
   const traits = traitsOf(node.gpu);
-  if (!traits.tpCommOverlap)
+  if (!traits.tpCommOverlap) {
+    const why = traits.vendor === 'amd' ? ": ROCm's Transformer Engine has no userbuffers" : '';
     return [
       {
         path: 'parallel.tpCommOverlap',
-        message: `is Transformer Engine's userbuffers overlap, which does not run on ${node.gpu.name} (${traits.label}${traits.vendor === 'amd' ? ": ROCm's Transformer Engine has no userbuffers" : ''}); leave tpCommOverlap off`,
+        message:
+          `is Transformer Engine's userbuffers overlap, which does not run on ${node.gpu.name} ` +
+          `(${traits.label}${why}); leave tpCommOverlap off`,
       },
     ];
+  }
   // Userbuffers map the TP group's buffers into each other over NVLink: the group must be inside one NVLink node.
   if (par.tp > node.gpusPerNode || node.gpusPerNode % par.tp !== 0 || !(node.nvlinkBandwidthGBps > 0)) {
     return [
       {
         path: 'parallel.tpCommOverlap',
-        message: `needs the TP group inside one NVLink node (Transformer Engine's userbuffers), and tp ${par.tp} on ${node.name} (${node.gpusPerNode} GPUs per node${node.nvlinkBandwidthGBps > 0 ? '' : ', no NVLink'}) is not; leave tpCommOverlap off`,
+        message:
+          `needs the TP group inside one NVLink node (Transformer Engine's userbuffers), and tp ${par.tp} on ` +
+          `${node.name} (${node.gpusPerNode} GPUs per node${node.nvlinkBandwidthGBps > 0 ? '' : ', no NVLink'}) ` +
+          'is not; leave tpCommOverlap off',
       },
     ];
   }
@@ -134,7 +156,8 @@ export function tpCommOverlapProblems(
       {
         path: 'parallel.tpCommOverlap',
         message:
-          'overlaps the all-gathers and reduce-scatters of sequence parallelism, as Megatron requires; set parallel.sequenceParallel: true (with tp > 1) or leave tpCommOverlap off',
+          'overlaps the all-gathers and reduce-scatters of sequence parallelism, as Megatron requires; ' +
+          'set parallel.sequenceParallel: true (with tp > 1) or leave tpCommOverlap off',
       },
     ];
   if (par.tpStyle !== 'megatron')
@@ -169,19 +192,25 @@ function contextParallelProblems(
   if (seqLen % (2 * cp) !== 0) {
     problems.push({
       path: 'parallel.cp',
-      message: `the sequence (${seqLen} tokens) must split into 2 × cp = ${2 * cp} equal chunks (Megatron cuts every sequence so, get_batch_on_this_cp_rank); use a cp for which 2 × cp divides ${seqLen}, or change training.seqLen`,
+      message:
+        `the sequence (${seqLen} tokens) must split into 2 × cp = ${2 * cp} equal chunks ` +
+        '(Megatron cuts every sequence so, get_batch_on_this_cp_rank); ' +
+        `use a cp for which 2 × cp divides ${seqLen}, or change training.seqLen`,
     });
   }
   if (!training.flashAttention)
     problems.push({
       path: 'parallel.cp',
       message:
-        'context parallelism runs on fused attention (Transformer Engine); set training.flashAttention: true or use cp 1',
+        'context parallelism runs on fused attention (Transformer Engine); ' +
+        'set training.flashAttention: true or use cp 1',
     });
   if (training.framework !== 'none')
     problems.push({
       path: 'parallel.cp',
-      message: `training.framework ${training.framework} has no context parallelism (DeepSpeed's sequence parallelism is Ulysses, not modelled); use cp 1 or framework none`,
+      message:
+        `training.framework ${training.framework} has no context parallelism ` +
+        "(DeepSpeed's sequence parallelism is Ulysses, not modelled); use cp 1 or framework none",
     });
   if (zero === 3)
     problems.push({
@@ -198,7 +227,10 @@ function contextParallelProblems(
         .filter((c) => c > 1 && q % c === 0 && kv % c === 0);
       problems.push({
         path: 'parallel.cpCommType',
-        message: `a2a splits each TP rank's heads over the cp ranks, but ${q} query head(s) and ${kv} key/value head(s) per TP rank do not divide by cp ${cp}; ${usable.length > 0 ? `use cp ${usable.join(' or ')}, ` : ''}use cpCommType p2p or all_gather, or a smaller tp`,
+        message:
+          `a2a splits each TP rank's heads over the cp ranks, but ${q} query head(s) and ${kv} key/value head(s) ` +
+          `per TP rank do not divide by cp ${cp}; ${usable.length > 0 ? `use cp ${usable.join(' or ')}, ` : ''}use ` +
+          'cpCommType p2p or all_gather, or a smaller tp',
       });
     }
   }
@@ -213,12 +245,16 @@ export function optimizerStateProblems(t: ScenarioInput['training'], offload: st
   if (!mixed && state.masterWeights !== 'fp32') {
     problems.push({
       path: 'training.optimizerState.masterWeights',
-      message: `${state.masterWeights}: training.precision ${t.precision} keeps no master copy (its weights are the fp32 values); leave masterWeights out, or train in bf16/fp16`,
+      message:
+        `${state.masterWeights}: training.precision ${t.precision} keeps no master copy ` +
+        '(its weights are the fp32 values); leave masterWeights out, or train in bf16/fp16',
     });
   } else if (state.masterWeights === 'remainders' && t.precision !== 'bf16') {
     problems.push({
       path: 'training.optimizerState.masterWeights',
-      message: `remainders keeps the 16 bits of fp32 that a bf16 weight lacks, so it needs training.precision bf16 (not ${t.precision}); use fp32 or fp16`,
+      message:
+        'remainders keeps the 16 bits of fp32 that a bf16 weight lacks, ' +
+        `so it needs training.precision bf16 (not ${t.precision}); use fp32 or fp16`,
     });
   }
   if (t.optimizer === 'sgd' && state.variance !== 'fp32') {
@@ -231,7 +267,8 @@ export function optimizerStateProblems(t: ScenarioInput['training'], offload: st
     problems.push({
       path: 'training.optimizerState',
       message:
-        "with parallel.offload cpu the host Adam keeps its state in fp32 (DeepSpeed's CPU-Adam), which is what is simulated; leave optimizerState out, or set parallel.offload none",
+        "with parallel.offload cpu the host Adam keeps its state in fp32 (DeepSpeed's CPU-Adam), " +
+        'which is what is simulated; leave optimizerState out, or set parallel.offload none',
     });
   }
   return problems;

@@ -52,7 +52,9 @@ function withHostCosts(
     out = {
       ...out,
       hostCollectiveNs: hostCollectiveUs * 1e3,
-      source: `${out.source}; host cost per collective call ${hostCollectiveUs} µs from the scenario (training.hostCollectiveUs)`,
+      source:
+        `${out.source}; host cost per collective call ${hostCollectiveUs} µs from the scenario ` +
+        '(training.hostCollectiveUs)',
     };
   }
   return out;
@@ -86,9 +88,13 @@ export const HF_DEFAULT_TRAINING_SEQ_LEN = 4096;
 function hfSeqLenWarning(config: string, maxPositions: number, seqLen: number): string {
   const which =
     seqLen < maxPositions
-      ? `using ${seqLen} tokens, the length most pretraining runs at, not the ${maxPositions} positions ${config} allows (max_position_embeddings or n_positions)`
+      ? `using ${seqLen} tokens, the length most pretraining runs at, ` +
+        `not the ${maxPositions} positions ${config} allows (max_position_embeddings or n_positions)`
       : `using the longest sequence ${config} allows (max_position_embeddings or n_positions, ${maxPositions})`;
-  return `training.seqLen not given: ${which}; it sets activation memory and step time, so give training.seqLen for the length you train with`;
+  return (
+    `training.seqLen not given: ${which}; it sets activation memory and step time, ` +
+    'so give training.seqLen for the length you train with'
+  );
 }
 
 /** Reads a Hugging Face config.json named in the scenario; every problem with it is reported at `model.hfConfig`. */
@@ -180,7 +186,9 @@ function checkModel(model: ModelSpec): Problem[] {
     if (model.headDim === undefined && model.hidden % model.heads !== 0)
       problems.push({
         path: 'model.heads',
-        message: `${model.heads} does not divide hidden (${model.hidden}); give model.headDim if the heads have a width of their own`,
+        message:
+          `${model.heads} does not divide hidden (${model.hidden}); ` +
+          'give model.headDim if the heads have a width of their own',
       });
     if (model.heads % model.kvHeads !== 0)
       problems.push({ path: 'model.kvHeads', message: `${model.kvHeads} does not divide heads (${model.heads})` });
@@ -241,7 +249,9 @@ export function resolveScenario(raw: unknown, source: string, baseDir: string): 
     if (par.tpCommOverlap && sms >= cluster.node.gpu.smCount)
       problems.push({
         path: `parallel.tpCommOverlapSms.${k}`,
-        message: `${sms} SMs leave none of the ${cluster.node.gpu.name}'s ${cluster.node.gpu.smCount} to the GEMM; use fewer`,
+        message:
+          `${sms} SMs leave none of the ${cluster.node.gpu.name}'s ${cluster.node.gpu.smCount} to the GEMM; ` +
+          'use fewer',
       });
   }
   const t = input.training;
@@ -253,14 +263,18 @@ export function resolveScenario(raw: unknown, source: string, baseDir: string): 
     const nearest = below > 0 ? `${below} or ${below + unit}` : `${unit}`;
     problems.push({
       path: 'training.globalBatch',
-      message: `${t.globalBatch} is not divisible by microBatch × dp = ${t.microBatch} × ${dp} = ${unit}; use a multiple of ${unit} (e.g. ${nearest}) or change training.microBatch`,
+      message:
+        `${t.globalBatch} is not divisible by microBatch × dp = ${t.microBatch} × ${dp} = ${unit}; ` +
+        `use a multiple of ${unit} (e.g. ${nearest}) or change training.microBatch`,
     });
   }
   for (const field of ['hostOpUs', 'hostCollectiveUs'] as const) {
     if (t[field] !== undefined && t.framework === 'none') {
       problems.push({
         path: `training.${field}`,
-        message: `sets a host cost of the framework, but training.framework is 'none' (no host is modelled); set training.framework (e.g. megatron-deepspeed) or leave ${field} out`,
+        message:
+          "sets a host cost of the framework, but training.framework is 'none' (no host is modelled); " +
+          `set training.framework (e.g. megatron-deepspeed) or leave ${field} out`,
       });
     }
   }
@@ -280,7 +294,9 @@ export function resolveScenario(raw: unknown, source: string, baseDir: string): 
   ) {
     problems.push({
       path: 'training.globalBatch',
-      message: `the interleaved schedule needs the micro-batches per step (${microBatches}) to be a multiple of pp (${par.pp}), as Megatron requires`,
+      message:
+        `the interleaved schedule needs the micro-batches per step (${microBatches}) ` +
+        `to be a multiple of pp (${par.pp}), as Megatron requires`,
     });
   }
   const measured = attempt(problems, () =>
@@ -290,14 +306,18 @@ export function resolveScenario(raw: unknown, source: string, baseDir: string): 
   if (par.overlapParamGather && (par.zero !== 1 || stage1 !== 'megatron')) {
     problems.push({
       path: 'parallel.overlapParamGather',
-      message: `overlaps the weight all-gather of Megatron's distributed optimizer, which needs zero 1 with zeroConfig.stage1 megatron (not zero ${par.zero}${par.zero === 1 ? `, stage1 ${stage1}` : ''}); leave overlapParamGather off`,
+      message:
+        "overlaps the weight all-gather of Megatron's distributed optimizer, which needs zero 1 with " +
+        `zeroConfig.stage1 megatron (not zero ${par.zero}${par.zero === 1 ? `, stage1 ${stage1}` : ''}); ` +
+        'leave overlapParamGather off',
     });
   } else if (par.overlapParamGather && !par.zeroConfig.overlapComm) {
     // arguments.py: "Must use --overlap-param-gather with --overlap-grad-reduce".
     problems.push({
       path: 'parallel.overlapParamGather',
       message:
-        'needs the gradient reduction overlapped too, as Megatron requires (--overlap-grad-reduce): set parallel.zeroConfig.overlapComm: true, or leave overlapParamGather off',
+        'needs the gradient reduction overlapped too, as Megatron requires (--overlap-grad-reduce): ' +
+        'set parallel.zeroConfig.overlapComm: true, or leave overlapParamGather off',
     });
   }
   if (problems.length > 0 || !measured) throw new InvalidScenarioError(source, problems);
@@ -315,7 +335,9 @@ export function resolveScenario(raw: unknown, source: string, baseDir: string): 
         ? 'each TP rank is simulated with a copy of one, as inference engines replicate them'
         : `each TP rank is simulated with ${(model.kvHeads / par.tp).toFixed(2)} of them`;
     warnings.push(
-      `parallel.tp ${par.tp} does not divide the model's ${model.kvHeads} key/value heads: ${how}; Megatron-LM refused it before core 0.16, and since then (NVIDIA/Megatron-LM#2565) all-gathers the QKV activations over TP instead, which is not modelled`,
+      `parallel.tp ${par.tp} does not divide the model's ${model.kvHeads} key/value heads: ${how}; ` +
+        'Megatron-LM refused it before core 0.16, and since then (NVIDIA/Megatron-LM#2565) ' +
+        'all-gathers the QKV activations over TP instead, which is not modelled',
     );
   }
   // Only when the scenario asked for it: the schema's default is not the user's request.
@@ -323,16 +345,19 @@ export function resolveScenario(raw: unknown, source: string, baseDir: string): 
     (raw as { parallel?: { zeroConfig?: { overlapComm?: unknown } } } | null)?.parallel?.zeroConfig?.overlapComm ===
     true;
   if (par.zero === 1 && stage1 === 'deepspeed' && par.pp > 1 && overlapAsked) {
-    // deepspeed/runtime/engine.py _configure_zero_optimizer: "Pipeline parallelism does not support overlapped communication".
+    // deepspeed/runtime/engine.py _configure_zero_optimizer: "Pipeline parallelism does not support overlapped
+    // communication".
     warnings.push(
-      'parallel.zeroConfig.overlapComm: DeepSpeed turns overlap_comm off under pipeline parallelism, so its ZeRO-1 reduces the gradients after backward; simulated so',
+      'parallel.zeroConfig.overlapComm: DeepSpeed turns overlap_comm off under pipeline parallelism, ' +
+        'so its ZeRO-1 reduces the gradients after backward; simulated so',
     );
   }
   // The GPU's datasheet NVLink rate and PCIe generation are shown by `presets` but time nothing: the node's fields do.
   const gpuIn = input.cluster.gpu;
   if (typeof gpuIn === 'object' && gpuIn.nvlinkBandwidthGBps !== undefined)
     warnings.push(
-      'cluster.gpu.nvlinkBandwidthGBps: ignored, the datasheet figure times nothing; NVLink transfers take the bandwidth NCCL reaches per GPU and direction, cluster.node.nvlinkBandwidthGBps: set that',
+      'cluster.gpu.nvlinkBandwidthGBps: ignored, the datasheet figure times nothing; NVLink transfers take the ' +
+        'bandwidth NCCL reaches per GPU and direction, cluster.node.nvlinkBandwidthGBps: set that',
     );
   if (typeof gpuIn === 'object' && gpuIn.pcieGen !== undefined)
     warnings.push(
@@ -343,12 +368,14 @@ export function resolveScenario(raw: unknown, source: string, baseDir: string): 
   for (const [field, given] of linkLatencyFields(input.cluster)) {
     if (given)
       warnings.push(
-        `cluster.${field}: ignored, link latencies time nothing; collectives and point-to-point sends take NCCL's latency per hop (NVLink, PCIe or network), which counts the wire and switch latency already`,
+        `cluster.${field}: ignored, link latencies time nothing; collectives and point-to-point sends take NCCL's ` +
+          'latency per hop (NVLink, PCIe or network), which counts the wire and switch latency already',
       );
   }
   if (par.pp > 1 && par.schedule !== 'interleaved' && par.virtualStages > 1) {
     warnings.push(
-      `parallel.virtualStages ${par.virtualStages}: ignored, the ${par.schedule} schedule runs one model chunk per stage; set parallel.schedule: interleaved to use it`,
+      `parallel.virtualStages ${par.virtualStages}: ignored, ` +
+        `the ${par.schedule} schedule runs one model chunk per stage; set parallel.schedule: interleaved to use it`,
     );
   }
   return {

@@ -104,7 +104,9 @@ function meshOf(
   return complete && gpus !== base.gpusPerNode ? fullMesh(gpus, preset[0].links) : preset;
 }
 
-/** The link latency fields of a cluster and whether the scenario gave each (a preset's own values are not warned of). */
+/**
+ * The link latency fields of a cluster and whether the scenario gave each (a preset's own values are not warned of).
+ */
 export function linkLatencyFields(c: ScenarioInput['cluster']): [string, boolean][] {
   const node = typeof c.node === 'object' ? c.node : undefined;
   const network = typeof c.network === 'object' ? c.network : undefined;
@@ -135,7 +137,8 @@ export function resolveCluster(c: ScenarioInput['cluster'], source: string): Clu
   if (!nodeName)
     throw new ScenarioError(
       'cluster.preset',
-      `is required: name a node preset (one of: ${nodePresetNames().join(', ')}) and override its fields inline under cluster.node, cluster.gpu, cluster.network`,
+      `is required: name a node preset (one of: ${nodePresetNames().join(', ')}) ` +
+        'and override its fields inline under cluster.node, cluster.gpu, cluster.network',
     );
   const problems: Problem[] = [];
   const baseNode = attempt(problems, () =>
@@ -166,7 +169,8 @@ export function resolveCluster(c: ScenarioInput['cluster'], source: string): Clu
   if (node.nvls && traits.vendor !== 'nvidia')
     throw new ScenarioError(
       'cluster.node.nvls',
-      `NVLink SHARP is an NVIDIA NVSwitch feature and ${gpu.name} is ${traits.label} (RCCL has no in-switch reduction); set cluster.node.nvls: false, or start from an AMD node preset (mi300x-8gpu, mi355x-8gpu)`,
+      `NVLink SHARP is an NVIDIA NVSwitch feature and ${gpu.name} is ${traits.label} (RCCL has no in-switch ` +
+        'reduction); set cluster.node.nvls: false, or start from an AMD node preset (mi300x-8gpu, mi355x-8gpu)',
     );
   if (node.intra === 'pcie' && node.nvls)
     throw new ScenarioError(
@@ -177,7 +181,8 @@ export function resolveCluster(c: ScenarioInput['cluster'], source: string): Clu
   if (node.intra !== 'pcie' && node.gpusPerNode > 1 && node.nvlinkBandwidthGBps === 0) {
     throw new ScenarioError(
       'cluster.node.nvlinkBandwidthGBps',
-      `is 0, but the GPUs of this node talk over NVLink (intra: ${node.intra}); give its bandwidth per GPU and direction, or set cluster.node.intra: pcie for a node without NVLink`,
+      `is 0, but the GPUs of this node talk over NVLink (intra: ${node.intra}); ` +
+        'give its bandwidth per GPU and direction, or set cluster.node.intra: pcie for a node without NVLink',
     );
   }
   const nicProblem = nicCountProblem(node.gpusPerNode, node.nicsPerNode);

@@ -45,7 +45,9 @@ const gpuInline = z
     architecture: z
       .enum(GPU_ARCHITECTURES)
       .describe(
-        "the GPU's generation: without a preset, its kernel figures (GEMM ceilings, attention, sustained clocks) start from that generation's reference preset, and its collective library and Transformer Engine features follow it",
+        "the GPU's generation: without a preset, its kernel figures (GEMM ceilings, attention, " +
+          "sustained clocks) start from that generation's reference preset, " +
+          'and its collective library and Transformer Engine features follow it',
       ),
     peakTflops: z
       .object({
@@ -85,13 +87,15 @@ const nodeInline = z
         z.array(z.object({ a: z.number().int().min(0), b: z.number().int().min(0), links: positiveInt }).strict()),
       ])
       .describe(
-        'with intra: nvlink-mesh, the GPU pairs joined directly and their link counts ([{ a: 0, b: 1, links: 2 }, ...]), or `full`: one link between every pair (an Infinity Fabric mesh)',
+        'with intra: nvlink-mesh, the GPU pairs joined directly and their link counts ([{ a: 0, b: 1, links: ' +
+          '2 }, ...]), or `full`: one link between every pair (an Infinity Fabric mesh)',
       ),
     nvlinkBandwidthGBps: within(0, 1e5),
     nvlinkLatencyNs: latencyNs,
     nvls: z.boolean(),
     nvlsEfficiency: fraction.describe(
-      "the all-reduce algorithm bandwidth NVLink SHARP reaches, as a fraction of nvlinkBandwidthGBps (default: the node preset's, else the H100's 0.75)",
+      'the all-reduce algorithm bandwidth NVLink SHARP reaches, ' +
+        "as a fraction of nvlinkBandwidthGBps (default: the node preset's, else the H100's 0.75)",
     ),
     pcieBandwidthGBps: bandwidthGBps,
     pcieLatencyNs: latencyNs,
@@ -207,9 +211,10 @@ export const trainingSchema = z
     /**
      * The fused attention kernel when `flashAttention` (src/sim/workload/attentionKernels.ts): `auto`
      * FlashAttention-2 (what PyTorch's scaled_dot_product_attention runs up to 2.10), `fa3` FlashAttention-3 (Hopper),
-     * `cudnn` cuDNN's fused attention (what Transformer Engine and Megatron-Core run on Hopper, and SDPA there from 2.11),
-     * `triton` FlashAttention written in Triton (MPT's `attn_impl: triton`, llm-foundry up to 0.4; tritonFlashAttention.ts),
-     * `mem-efficient` xFormers' memory-efficient kernel (what SDPA runs below Ampere, where `auto` means it).
+     * `cudnn` cuDNN's fused attention (what Transformer Engine and Megatron-Core run on Hopper, and SDPA there from
+     * 2.11), `triton` FlashAttention written in Triton (MPT's `attn_impl: triton`, llm-foundry up to 0.4;
+     * tritonFlashAttention.ts), `mem-efficient` xFormers' memory-efficient kernel (what SDPA runs below Ampere, where
+     * `auto` means it).
      */
     attentionKernel: z.enum(ATTENTION_KERNEL_NAMES).default('auto'),
     /**
@@ -223,7 +228,10 @@ export const trainingSchema = z
      * figure (16.1 µs); measure it with `python3 scripts/measure-host-op.py` on that host. Needs a framework.
      */
     hostOpUs: z.number().positive().max(10_000).optional(),
-    /** Host time of one `torch.distributed` collective call, µs (default 89, pytorch/pytorch#138773); the same script measures it. */
+    /**
+     * Host time of one `torch.distributed` collective call, µs (default 89, pytorch/pytorch#138773); the same script
+     * measures it.
+     */
     hostCollectiveUs: z.number().positive().max(100_000).optional(),
     /**
      * The framework pads the vocabulary to a multiple of this × tp, as Megatron's `--make-vocab-size-divisible-by`
@@ -324,8 +332,8 @@ export const parallelSchema = z
          */
         prefetchBucketElements: z.number().nonnegative().finite().default(DEEPSPEED_PREFETCH_BUCKET_ELEMENTS),
         /**
-         * DeepSpeed ZeRO-3's `stage3_param_persistence_threshold`: parameters of fewer elements are kept whole and never
-         * gathered. Default DeepSpeed's 1e5. FSDP's ZeRO-3 uses neither: it gathers a wrapped block at a time.
+         * DeepSpeed ZeRO-3's `stage3_param_persistence_threshold`: parameters of fewer elements are kept whole and
+         * never gathered. Default DeepSpeed's 1e5. FSDP's ZeRO-3 uses neither: it gathers a wrapped block at a time.
          */
         persistenceThresholdElements: z
           .number()

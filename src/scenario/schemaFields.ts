@@ -75,7 +75,8 @@ function defaultWords(value: unknown): string | undefined {
   if (value === undefined) return undefined;
   if (typeof value === 'object' && value !== null && !Array.isArray(value) && Object.keys(value).length === 0)
     return undefined;
-  // As a scenario would write it: 1e5 for a round power, the digits otherwise (no separators: YAML reads 1,000 as text).
+  // As a scenario would write it: 1e5 for a round power, the digits otherwise (no separators: YAML reads 1,000 as
+  // text).
   if (typeof value === 'number')
     return Number.isInteger(value) && value >= 1e4 && /^[1-9]0+$/.test(String(value))
       ? exponentText(value)

@@ -62,7 +62,8 @@ function numberExpectation(d: Def): string {
   const bounds = checks
     .filter((c) => c.kind === 'min' || c.kind === 'max')
     .map((c) => `${c.kind === 'min' ? (c.inclusive ? '≥' : '>') : c.inclusive ? '≤' : '<'} ${c.value}`);
-  return `${checks.some((c) => c.kind === 'int') ? 'a whole number' : 'a number'}${bounds.length ? ` ${bounds.join(' and ')}` : ''}`;
+  const kind = checks.some((c) => c.kind === 'int') ? 'a whole number' : 'a number';
+  return `${kind}${bounds.length ? ` ${bounds.join(' and ')}` : ''}`;
 }
 
 /**
@@ -184,14 +185,18 @@ function drafts(issue: ZodIssue, prefix: string, ctx: Context): Draft[] {
       return [
         {
           path,
-          message: `expected ${expected ?? issue.expected}, got ${ctx.input === undefined ? issue.received : got}${presetHint(field, valueAt(ctx.input, issue.path), path)}`,
+          message:
+            `expected ${expected ?? issue.expected}, got ${ctx.input === undefined ? issue.received : got}` +
+            `${presetHint(field, valueAt(ctx.input, issue.path), path)}`,
         },
       ];
     case 'invalid_enum_value':
       return [
         {
           path,
-          message: `expected one of ${issue.options.map((o) => `'${String(o)}'`).join(', ')}, got '${String(issue.received)}'`,
+          message:
+            `expected one of ${issue.options.map((o) => `'${String(o)}'`).join(', ')}, ` +
+            `got '${String(issue.received)}'`,
         },
       ];
     case 'invalid_literal':
@@ -221,7 +226,9 @@ function drafts(issue: ZodIssue, prefix: string, ctx: Context): Draft[] {
         return [
           {
             path,
-            message: `needs ${issue.code === 'too_small' ? 'at least' : 'at most'} ${issue.code === 'too_small' ? issue.minimum : issue.maximum} entries`,
+            message:
+              `needs ${issue.code === 'too_small' ? 'at least' : 'at most'} ` +
+              `${issue.code === 'too_small' ? issue.minimum : issue.maximum} entries`,
           },
         ];
       }
