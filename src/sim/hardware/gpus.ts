@@ -68,8 +68,8 @@ export const A100_SXM4_40GB: GpuSpec = {
   pcieGen: 4,
   kernelLaunchNs: 4500,
   source:
-    'NVIDIA A100 datasheet (19.5 FP32, 156 TF32, 312 FP16/BF16 dense TFLOP/s; 40GB HBM2 1,555 GB/s; NVLink 600 GB/s); ' +
-    `Ampere GA100 whitepaper (108 SMs); ${MAMF} bf16 0.859; hbmEfficiency 0.88 estimate; ${LAUNCH}; ` +
+    'NVIDIA A100 datasheet (19.5 FP32, 156 TF32, 312 FP16/BF16 dense TFLOP/s; 40GB HBM2 1,555 GB/s; NVLink ' +
+    `600 GB/s); Ampere GA100 whitepaper (108 SMs); ${MAMF} bf16 0.859; hbmEfficiency 0.88 estimate; ${LAUNCH}; ` +
     'attention: FlashAttention-2 paper (arXiv 2307.08691) Fig. 4',
 };
 
@@ -93,8 +93,8 @@ export const A100_SXM4_80GB: GpuSpec = {
  * 13.0), an LM head's forward, input-gradient and weight-gradient GEMMs in fp16 (hidden 1024 and 2048, 4096
  * tokens, widths around 50304, 25216, 12672 and 6400), time per FLOP over the aligned neighbour's, median of the
  * eight widths per alignment (2 bytes: 5.4–6.1×; 4 bytes: 2.6–2.9×; 8 bytes: 2.6–3.0×; an earlier run the same
- * day gave medians 5.96, 2.81, 2.81). `scripts/measure-gemm-alignment.py`, reports/calibration/h200/gemm-alignment.json.
- * The H100 has the same GH100 die and cuBLAS kernels.
+ * day gave medians 5.96, 2.81, 2.81). `scripts/measure-gemm-alignment.py`,
+ * reports/calibration/h200/gemm-alignment.json. The H100 has the same GH100 die and cuBLAS kernels.
  */
 export const HOPPER_MISALIGNED_GEMM_SLOWDOWN: MisalignedGemmSlowdown = { 2: 5.66, 4: 2.78, 8: 2.81 };
 
@@ -124,8 +124,9 @@ export const H100_SXM5_80GB: GpuSpec = {
     'NVIDIA H100 Tensor Core GPU datasheet and Hopper whitepaper (SXM5: 66.9 FP32, 494.7 TF32, 989.4 FP16/BF16, ' +
     '1,978.9 FP8 dense TFLOP/s; 132 SMs; HBM3 3.35 TB/s; NVLink 900 GB/s); ' +
     `${MAMF} H100 SXM bf16 792.1/989 = 0.801, fp8 1402.6/1978.9 = 0.709; tf32 0.75 an estimate; ${LAUNCH}; ` +
-    'attention: flash-attention README H100 plots, FlashAttention-3 paper (arXiv 2407.08608) Figs. 5-6 (FA2, FA3, cuDNN); ' +
-    'misaligned-GEMM slowdown measured on an H200 (same GH100 die; reports/calibration/h200/gemm-alignment.json)',
+    'attention: flash-attention README H100 plots, FlashAttention-3 paper (arXiv 2407.08608) Figs. 5-6 (FA2, FA3, ' +
+    'cuDNN); misaligned-GEMM slowdown measured on an H200 (same GH100 die; ' +
+    'reports/calibration/h200/gemm-alignment.json)',
 };
 
 /** NVIDIA H200 SXM 141 GB (Hopper with HBM3e). Same compute as H100 SXM5. */
@@ -196,10 +197,10 @@ export const H100_PCIE_80GB: GpuSpec = {
   nvlinkBandwidthGBps: 0,
   source:
     'NVIDIA H100 datasheet, PCIe column (51 FP32; 378 TF32, 756 FP16/BF16, 1,513 FP8 dense TFLOP/s, half the sparse ' +
-    'figures; 114 SMs; 80GB HBM2e 2,000 GB/s; PCIe Gen5) and product brief PB-11133-001 (350 W); boost 1,755 MHz from ' +
-    'third-party spec tables (uncertain); GEMM ceilings from a square-shape sweep (zzc0721/torch-performance-test-data' +
-    "#95; uncertain); memory total taken as the SXM5 card's (uncertain); NVLink bridge not modelled; kernel and " +
-    'attention figures as H100 SXM5 (same GH100 die, as fractions of its own peak)',
+    'figures; 114 SMs; 80GB HBM2e 2,000 GB/s; PCIe Gen5) and product brief PB-11133-001 (350 W); boost 1,755 MHz ' +
+    'from third-party spec tables (uncertain); GEMM ceilings from a square-shape sweep ' +
+    "(zzc0721/torch-performance-test-data#95; uncertain); memory total taken as the SXM5 card's (uncertain); NVLink " +
+    'bridge not modelled; kernel and attention figures as H100 SXM5 (same GH100 die, as fractions of its own peak)',
 };
 
 /** NVIDIA L40S 48 GB (Ada Lovelace AD102, GDDR6, 350 W, PCIe Gen4, no NVLink). */

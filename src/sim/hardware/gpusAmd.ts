@@ -15,8 +15,8 @@ import { MAMF, MiB } from './gpuSources.js';
  * Fused attention on CDNA 4 as ROCm runs it (AITER's kernel, which ROCm's Transformer Engine and PyTorch use): AITER's
  * own figures in HazyResearch/HipKittens (analysis/attn, MI355X, bf16, head dim 128, 16 × 16 heads, causal): forward
  * 1,247 TFLOP/s and backward 1,109 at 16k, of 2,500 (0.50, 0.44; forward 4·s²·d per head halved when causal, backward
- * 2.5×, as attentionKernels.ts counts). Read at the long-sequence end; shorter sequences run slower (876 and 673 at 2k).
- * Output calls the kernel FlashAttention-2, the slot `auto` takes.
+ * 2.5×, as attentionKernels.ts counts). Read at the long-sequence end; shorter sequences run slower (876 and 673 at
+ * 2k). Output calls the kernel FlashAttention-2, the slot `auto` takes.
  */
 const CDNA4_ATTENTION: AttentionKernelEfficiency = {
   forward: 0.5,

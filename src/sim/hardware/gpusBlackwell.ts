@@ -59,9 +59,10 @@ export const B200_SXM_180GB: GpuSpec = {
   kernelLaunchNs: 5000,
   source:
     'NVIDIA GB200 NVL72 / HGX B200 specification table (per GPU: 75 FP32; 2.25 PF BF16, 4.5 PF FP8 dense; 180 GB ' +
-    'HBM3e 7.7 TB/s; NVLink 5 1.8 TB/s; up to 1,000 W); DGX B200 user guide (PCIe Gen5 hosts); pytorch/ao#4002 device ' +
-    `query (148 SMs, compute capability 10.0, 178.35 GB); ${MAMF} B200 bf16 0.776, fp8 0.763; attention figures ` +
-    'derived (see BLACKWELL_ATTENTION); sustained fraction assumed (Hopper); misaligned-GEMM slowdown not measured',
+    'HBM3e 7.7 TB/s; NVLink 5 1.8 TB/s; up to 1,000 W); DGX B200 user guide (PCIe Gen5 hosts); pytorch/ao#4002 ' +
+    `device query (148 SMs, compute capability 10.0, 178.35 GB); ${MAMF} B200 bf16 0.776, fp8 0.763; attention ` +
+    'figures derived (see BLACKWELL_ATTENTION); sustained fraction assumed (Hopper); ' +
+    'misaligned-GEMM slowdown not measured',
 };
 
 /** The Blackwell GPU of a GB200 superchip (GB200 NVL72): B200 silicon at up to 1,200 W, 186 GB HBM3e, 8 TB/s. */
@@ -76,7 +77,7 @@ export const GB200_186GB: GpuSpec = {
   hbmBandwidthGBps: 8000,
   boostClockMHz: 2062,
   source:
-    'NVIDIA GB200 NVL72 specification table (per GPU: 80 FP32; 2.5 PF BF16, 5 PF FP8 dense; 186 GB HBM3e 8 TB/s; up to ' +
-    `1,200 W); ml-engineering clock table (2,062 MHz device-reported); ${MAMF} GB200 bf16 0.729, fp8 0.723; SM count, ` +
-    'attention and launch figures as B200 (same die); memory total derived from the B200 query',
+    'NVIDIA GB200 NVL72 specification table (per GPU: 80 FP32; 2.5 PF BF16, 5 PF FP8 dense; 186 GB HBM3e 8 TB/s; up ' +
+    `to 1,200 W); ml-engineering clock table (2,062 MHz device-reported); ${MAMF} GB200 bf16 0.729, fp8 0.723; SM ` +
+    'count, attention and launch figures as B200 (same die); memory total derived from the B200 query',
 };

@@ -31,9 +31,10 @@ export const HGX_B200: NodeSpec = {
   hostAdamParamsPerS: cpuAdamParamsPerS(563.2),
   hostMemoryBytes: 2048 * GiB,
   source:
-    'NVIDIA DGX B200 user guide (8 × B200, 2 fifth-generation NVLink switches, 8 × ConnectX-7 400 Gb/s, 2 × Xeon 8570, ' +
-    '2 TB in 32 DIMMs); 8-GPU all_reduce busbw ring 682 / NVLS 838 GB/s (ml-engineering network README, NCCL 2.27.7); ' +
-    'PCIe switch sharing from a published B200 topology; host memory speed and UPI bandwidth estimates (uncertain).',
+    'NVIDIA DGX B200 user guide (8 × B200, 2 fifth-generation NVLink switches, 8 × ConnectX-7 400 Gb/s, 2 × Xeon ' +
+    '8570, 2 TB in 32 DIMMs); 8-GPU all_reduce busbw ring 682 / NVLS 838 GB/s (ml-engineering network README, NCCL ' +
+    '2.27.7); PCIe switch sharing from a published B200 topology; ' +
+    'host memory speed and UPI bandwidth estimates (uncertain).',
 };
 
 /**
@@ -63,13 +64,14 @@ export const GB200_NVL72: NodeSpec = {
   interSocketBandwidthGBps: 450,
   nicsPerNode: 72,
   // 36 Grace CPUs, each LPDDR5X at ~512 GB/s (NVIDIA's Grace benchmarking guide: a 2-Grace superchip's STREAM triad
-  // 820–972 GB/s at 80–95% of peak; derived) and 480 GB (third-party: NVIDIA's "up to 30 TB" of fast memory less 13.4 TB
-  // of HBM is ~17 TB).
+  // 820–972 GB/s at 80–95% of peak; derived) and 480 GB (third-party: NVIDIA's "up to 30 TB" of fast memory less
+  // 13.4 TB of HBM is ~17 TB).
   hostAdamParamsPerS: cpuAdamParamsPerS(36 * 512),
   hostMemoryBytes: 36 * 480 * GiB,
   source:
-    'NVIDIA DGX GB200 user guide (18 compute trays of 2 Grace + 4 GPUs, 9 NVLink switch trays, 4 × ConnectX-7 400G per ' +
-    'tray); NVIDIA GTC25 S72583 (~850 / ~680 GB/s all-reduce busbw with / without NVLink SHARP); coreweave/nccl-tests#43 ' +
-    '(839–847 GB/s on 72 GPUs); Grace memory and C2C bandwidth derived or third-party (uncertain). The rack is one node: ' +
+    'NVIDIA DGX GB200 user guide (18 compute trays of 2 Grace + 4 GPUs, 9 NVLink switch trays, 4 × ConnectX-7 400G ' +
+    'per tray); NVIDIA GTC25 S72583 (~850 / ~680 GB/s all-reduce busbw with / without NVLink SHARP); ' +
+    'coreweave/nccl-tests#43 (839–847 GB/s on 72 GPUs); ' +
+    'Grace memory and C2C bandwidth derived or third-party (uncertain). The rack is one node: ' +
     'a job of several racks crosses InfiniBand between them.',
 };

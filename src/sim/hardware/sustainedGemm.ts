@@ -14,7 +14,8 @@
  * - Ampere: Korthikanti et al. 2022 (arXiv 2205.05198) Table 4, one 22B GPT layer's forward and backward on A100 80 GB
  *   under Megatron-LM in five recompute and sequence-parallel settings;
  * - Hopper: the four eager Llama layer timings measured on one H200 (reports/calibration/h200/llama-layer.json, forward
- *   and backward of Llama-2-7B at 4k and Llama-3-8B at 8k), applied to the H100 as the same GH100 die at the same 700 W.
+ *   and backward of Llama-2-7B at 4k and Llama-3-8B at 8k), applied to the H100 as the same GH100 die at the same
+ *   700 W.
  */
 export const SUSTAINED_GEMM_FRACTION = {
   ampere: 0.902,

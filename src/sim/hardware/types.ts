@@ -57,7 +57,9 @@ export interface GpuSpec {
    * bytes (kernelTime.ts `misalignedGemmSlowdown`); absent: one published factor for any misalignment.
    */
   misalignedGemmSlowdown?: MisalignedGemmSlowdown;
-  /** Set for a CPU calibrated as the simulator's device (`calibrate --backend cpu`): its peak is the measured ceiling. */
+  /**
+   * Set for a CPU calibrated as the simulator's device (`calibrate --backend cpu`): its peak is the measured ceiling.
+   */
   calibratedCpu?: boolean;
   /**
    * A GPU a scenario defines under a name of its own on top of another (the node preset's): the GPU whose kernel
