@@ -142,7 +142,9 @@ export function attentionKernelEfficiency(gpu: GpuSpec, kernel: AttentionKernel,
   return backward ? figures.backward * BACKWARD_CONVENTION : figures.forward;
 }
 
-/** The keys per query row at which a pass of `kernel` on `gpu` runs at half its efficiency; undefined where unmeasured. */
+/**
+ * The keys per query row at which a pass of `kernel` on `gpu` runs at half its efficiency; undefined where unmeasured.
+ */
 export function attentionHalfEfficiencyKeys(
   gpu: GpuSpec,
   kernel: AttentionKernel,
@@ -160,10 +162,17 @@ export function attentionKernelProblem(gpu: GpuSpec, choice: AttentionKernelChoi
   if (choice === 'auto') return undefined;
   if (!flashRunsOn(gpu)) {
     if (choice === 'mem-efficient') return undefined;
-    return `${choice}: ${ATTENTION_KERNEL_LABELS[choice]} needs compute capability ${FLASH_MIN_COMPUTE_CAPABILITY}.0 or more (Ampere or newer); ${gpu.name} has ${gpu.computeCapability!.toFixed(1)} and PyTorch's SDPA runs the memory-efficient kernel there: use auto or mem-efficient`;
+    return (
+      `${choice}: ${ATTENTION_KERNEL_LABELS[choice]} needs compute capability ${FLASH_MIN_COMPUTE_CAPABILITY}.0 or ` +
+      `more (Ampere or newer); ${gpu.name} has ${gpu.computeCapability!.toFixed(1)} and PyTorch's SDPA runs the ` +
+      'memory-efficient kernel there: use auto or mem-efficient'
+    );
   }
   if (choice === 'mem-efficient')
-    return `mem-efficient: its figures are for GPUs without FlashAttention (below compute capability ${FLASH_MIN_COMPUTE_CAPABILITY}.0); on ${gpu.name} SDPA runs FlashAttention-2: use auto or fa2`;
+    return (
+      'mem-efficient: its figures are for GPUs without FlashAttention (below compute capability ' +
+      `${FLASH_MIN_COMPUTE_CAPABILITY}.0); on ${gpu.name} SDPA runs FlashAttention-2: use auto or fa2`
+    );
   const known = attentionKernelsOf(gpu);
   if (known.includes(choice) || (known.length === 0 && choice === 'fa2')) return undefined;
   const hopperOnly = choice === 'fa3' ? ' (FlashAttention-3 needs a Hopper GPU)' : '';

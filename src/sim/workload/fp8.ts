@@ -42,7 +42,9 @@ export interface Fp8Setup {
   paramGather: boolean;
 }
 
-/** Where a linear layer's input comes from: a norm fused with its cast (LayerNormLinear), or a plain tensor (Linear). */
+/**
+ * Where a linear layer's input comes from: a norm fused with its cast (LayerNormLinear), or a plain tensor (Linear).
+ */
 export type Fp8Input = 'norm' | 'tensor';
 
 /**

@@ -119,14 +119,18 @@ export const MEGATRON_DEEPSPEED: FrameworkSpec = {
   lastStageLoadsBatch: true,
   interleavedAllWarmupWhenOneGroup: true,
   source:
-    'microsoft/Megatron-DeepSpeed megatron/model/transformer.py (torch.tensor(0.0, device=...) in ParallelTransformerLayer.forward; ' +
-    'CoreAttention: baddbmm, FusedScaleMaskSoftmax, RNG-tracker fork + dropout, bmm, permute().contiguous()), ' +
-    'megatron/model/fused_softmax.py is_kernel_available, megatron/arguments.py (async TP all-reduce off with DeepSpeed), megatron/core/tensor_parallel/cross_entropy.py; ' +
+    'microsoft/Megatron-DeepSpeed megatron/model/transformer.py (torch.tensor(0.0, device=...) in ' +
+    'ParallelTransformerLayer.forward; CoreAttention: baddbmm, FusedScaleMaskSoftmax, RNG-tracker fork + dropout, ' +
+    'bmm, permute().contiguous()), megatron/model/fused_softmax.py is_kernel_available, ' +
+    'megatron/arguments.py (async TP all-reduce off with DeepSpeed), megatron/core/tensor_parallel/cross_entropy.py; ' +
     'deepspeed/runtime/activation_checkpointing/checkpointing.py (RNG save/restore, nested autograd.backward); ' +
     'host op cost: PyTorch operator benchmark addmm_M1_N1_K1_cuda 16.1 µs (pytorch/pytorch#38421); ' +
     'collective call: c10d all_reduce 89 µs CPU-side (pytorch/pytorch#138773); ' +
-    'deepspeed/runtime/engine.py backward (loss.mean().item(), v0.9.3-v0.13.2), runtime/pipe/engine.py (PartitionedTensor.from_meta in _exec_forward_pass / _exec_backward_pass, _exec_load_micro_batch on the last stage), runtime/pipe/schedule.py TrainSchedule; ' +
-    'megatron/core/pipeline_parallel/schedules.py forward_backward_pipelining_with_interleaving (all warm-up when m = p)',
+    'deepspeed/runtime/engine.py backward (loss.mean().item(), v0.9.3-v0.13.2), ' +
+    'runtime/pipe/engine.py (PartitionedTensor.from_meta in _exec_forward_pass / _exec_backward_pass, ' +
+    '_exec_load_micro_batch on the last stage), runtime/pipe/schedule.py TrainSchedule; ' +
+    'megatron/core/pipeline_parallel/schedules.py forward_backward_pipelining_with_interleaving ' +
+    '(all warm-up when m = p)',
 };
 
 /** Names a scenario may give in `training.framework`; `none` is the framework-agnostic model. */

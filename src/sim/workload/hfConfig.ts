@@ -126,10 +126,8 @@ export function modelFromHfConfig(json: unknown, sourcePath: string): ModelSpec 
       ? undefined
       : intField(cfg, ['head_dim'], sourcePath);
   if (headDim === undefined && !deepseek && hidden % heads !== 0) {
-    fail(
-      sourcePath,
-      `hidden size ${hidden} is not a multiple of the attention heads (${heads}), and no head_dim says how wide a head is`,
-    );
+    const noHeadDim = 'no head_dim says how wide a head is';
+    fail(sourcePath, `hidden size ${hidden} is not a multiple of the attention heads (${heads}), and ${noHeadDim}`);
   }
   if (heads % kvHeads !== 0) {
     fail(sourcePath, `num_key_value_heads (${kvHeads}) does not divide num_attention_heads (${heads})`);

@@ -14,9 +14,9 @@ export interface DeepseekParts {
 }
 
 /**
- * Defaults of `transformers`' DeepseekV2Config and DeepseekV3Config where a field is absent (configuration_deepseek_v2.py
- * and configuration_deepseek_v3.py): V2 has no dense first layers and two shared experts by default, V3 three dense
- * layers and one shared expert.
+ * Defaults of `transformers`' DeepseekV2Config and DeepseekV3Config where a field is absent
+ * (configuration_deepseek_v2.py and configuration_deepseek_v3.py): V2 has no dense first layers and two shared experts
+ * by default, V3 three dense layers and one shared expert.
  */
 const DEFAULTS: Record<(typeof HF_DEEPSEEK_TYPES)[number], { firstDense: number; shared: number }> = {
   deepseek_v2: { firstDense: 0, shared: 2 },
@@ -49,8 +49,8 @@ function mlaOf(cfg: Json, sourcePath: string): MlaSpec {
 /**
  * The experts, as DeepseekV2/V3 build them: `n_routed_experts` of `moe_intermediate_size`, `num_experts_per_tok` a
  * token, `n_shared_experts` fused into one shared MLP of n × `moe_intermediate_size`, a dense MLP of
- * `intermediate_size` in the first `first_k_dense_replace` layers; `n_group` and `topk_group` its group-limited routing.
- * `n_routed_experts` null is a dense model.
+ * `intermediate_size` in the first `first_k_dense_replace` layers; `n_group` and `topk_group` its group-limited
+ * routing. `n_routed_experts` null is a dense model.
  * DeepSeek's own modelling code also reads `moe_layer_freq` (experts every n-th layer); only 1 is modelled.
  * @throws ScenarioError naming the field
  */

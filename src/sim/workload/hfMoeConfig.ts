@@ -2,7 +2,9 @@ import { ScenarioError } from '../errors.js';
 import { intField, type Json } from './hfFields.js';
 import type { MoeSpec } from './moe.js';
 
-/** The `model_type`s whose configuration classes describe mixture-of-experts MLPs, read as `llama` models with experts. */
+/**
+ * The `model_type`s whose configuration classes describe mixture-of-experts MLPs, read as `llama` models with experts.
+ */
 export const HF_MOE_TYPES = ['mixtral', 'qwen2_moe', 'qwen3_moe', 'gpt_oss'] as const;
 
 /**
@@ -29,7 +31,8 @@ export function hfMoe(cfg: Json, modelType: string, sourcePath: string): MoeSpec
   if (step !== 1 || !denseFirst)
     throw new ScenarioError(
       sourcePath,
-      `experts every ${step} layers${dense.length > 0 ? ` with dense layers ${JSON.stringify(dense)}` : ''}: only experts in every layer after dense first layers are modelled`,
+      `experts every ${step} layers${dense.length > 0 ? ` with dense layers ${JSON.stringify(dense)}` : ''}: ` +
+        'only experts in every layer after dense first layers are modelled',
     );
   const shared = cfg['shared_expert_intermediate_size'];
   return {

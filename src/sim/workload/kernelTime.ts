@@ -135,7 +135,8 @@ export function precisionProblem(
 ): string | undefined {
   if ((gpu.peakTflops[dtype] ?? 0) > 0) return undefined;
   const runs = PRECISIONS.filter((p) => (gpu.peakTflops[p] ?? 0) > 0);
-  return `${gpu.name} has no dense ${dtype} peak (${source} gives ${runs.join(', ') || 'none'})${runs.length > 0 ? `; use one it runs, for example --set training.precision=${runs[0]}` : ''}`;
+  const hint = runs.length > 0 ? `; use one it runs, for example --set training.precision=${runs[0]}` : '';
+  return `${gpu.name} has no dense ${dtype} peak (${source} gives ${runs.join(', ') || 'none'})${hint}`;
 }
 
 function peakFlopsPerNs(gpu: GpuSpec, dtype: Dtype): number {
@@ -151,7 +152,10 @@ export function waveEfficiency(units: number, smCount: number): number {
   return units / (waves * smCount);
 }
 
-/** The GEMM ceiling a training step sustains: the burst ceiling × the generation's sustained fraction (sustainedGemm.ts). */
+/**
+ * The GEMM ceiling a training step sustains: the burst ceiling × the generation's sustained fraction
+ * (sustainedGemm.ts).
+ */
 export function sustainedGemmCeiling(gpu: GpuSpec, dtype: Dtype): number {
   return (gpu.gemmCeiling[dtype] ?? DEFAULT_GEMM_CEILING) * (gpu.sustainedGemmFraction ?? 1);
 }
@@ -161,7 +165,8 @@ export function sustainedGemmCeiling(gpu: GpuSpec, dtype: Dtype): number {
  * the dtype × tile quantisation (useful share of the padded tiles) × wave quantisation (tiles over the
  * SMs, with split-k when there are fewer tiles than SMs) × a small-k factor.
  */
-// eslint-disable-next-line max-params -- the GEMM shape (m, n, k, batch) with the GPU and dtype: the arguments of cuBLAS itself
+/* eslint-disable-next-line max-params -- the GEMM shape (m, n, k, batch) with the GPU and dtype: the arguments of
+ * cuBLAS itself */
 export function gemmEfficiency(m: number, n: number, k: number, gpu: GpuSpec, dtype: Dtype, batch = 1): number {
   const tile = gemmTile(dtype);
   const tm = Math.ceil(m / tile.m);

@@ -7,7 +7,8 @@ import type { ModelSpec } from './model.js';
 
 /** GPT-OSS (its model card): sinks in every attention, and a 128-token band on every other layer. */
 export const GPT_OSS_LEFT_OUT =
-  "the attention sinks, and the 128-token banded attention of every other layer (counted as full attention, so attention's time is over-counted)";
+  'the attention sinks, and the 128-token banded attention of every other layer (counted as full attention, ' +
+  "so attention's time is over-counted)";
 
 /** One sentence on what a model's source describes that the simulation leaves out; undefined when nothing is. */
 export function modelLeftOutNote(model: ModelSpec): string | undefined {

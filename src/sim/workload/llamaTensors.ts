@@ -13,7 +13,10 @@ export function llamaTensors(m: ModelSpec, push: Push): void {
   for (let d = 0; d < mtpDepths(m); d++) mtpModuleTensors(m, d, push);
 }
 
-/** One transformer layer: LlamaDecoderLayer.__init__ registers self_attn, mlp, input_layernorm, post_attention_layernorm. */
+/**
+ * One transformer layer: LlamaDecoderLayer.__init__ registers self_attn, mlp, input_layernorm,
+ * post_attention_layernorm.
+ */
 function transformerLayerTensors(m: ModelSpec, i: number, push: Push): void {
   const h = m.hidden;
   const kv = m.kvHeads * headDim(m);
@@ -50,8 +53,9 @@ function mtpModuleTensors(m: ModelSpec, depth: number, push: Push): void {
 
 /**
  * Latent attention's tensors, as DeepseekV3Attention registers them: the query's down-projection, its norm and
- * up-projection to every head's query (one projection where the queries are not compressed, qLoraRank 0); the keys' and values' joint down-projection (with the shared rotary key), its
- * norm and up-projection to every head's key and value; the output projection.
+ * up-projection to every head's query (one projection where the queries are not compressed, qLoraRank 0); the keys' and
+ * values' joint down-projection (with the shared rotary key), its norm and up-projection to every head's key and value;
+ * the output projection.
  */
 function mlaTensors(m: ModelSpec, mla: MlaSpec, i: number, push: Push): void {
   const h = m.hidden;

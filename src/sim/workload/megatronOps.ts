@@ -25,9 +25,9 @@ import {
  *   (+ `output + bias` for QKV, whose bias is not skipped); backward dgrad `matmul`, wgrad `matmul` +
  *   AccumulateGrad, and for QKV the bias `sum(dim=0)` + AccumulateGrad. A TP all-reduce is one call more.
  * - CoreAttention (unfused): `baddbmm`; fused causal softmax (`torch.tensor([scale])` + kernel: 2; it reads
- *   only the lower triangle of the scores) or the torch fallback (5 ops); RNG-tracker fork (get/set of the CUDA RNG state: 2) + dropout; `bmm`;
- *   `permute(2,0,1,3).contiguous()` (a copy). Backward: two `bmm` per batched GEMM, the `baddbmm`
- *   ones each followed by the ×alpha multiply, and `cat` of the q/k/v gradients (split backward).
+ *   only the lower triangle of the scores) or the torch fallback (5 ops); RNG-tracker fork (get/set of the CUDA RNG
+ *   state: 2) + dropout; `bmm`; `permute(2,0,1,3).contiguous()` (a copy). Backward: two `bmm` per batched GEMM, the
+ *   `baddbmm` ones each followed by the ×alpha multiply, and `cat` of the q/k/v gradients (split backward).
  * - bias-dropout-add (TorchScript, `bias.expand_as` + fused kernel: 2); backward: fused kernel, the bias
  *   `sum_to` and its AccumulateGrad (3). bias-GeLU (`GeLUFunction.apply` + TorchScript: 2); backward: 3.
  * - `torch.tensor(0.0, device=...)` twice before the MLP: 2 calls and a host sync (`layerForwardSync`).
@@ -38,7 +38,8 @@ import {
  *   dense, ParallelMLP, fc1, fc2), its 11 custom autograd Function applications besides GeLU (2
  *   LayerNorm, 4 linear, 2 copy_to, 2 reduce_from, softmax) and their 12 Python backward calls.
  */
-// eslint-disable-next-line max-lines-per-function -- lists Megatron's host calls op by op, in the order its code makes them (framework.ts)
+/* eslint-disable-next-line max-lines-per-function -- lists Megatron's host calls op by op, in the order its code
+ * makes them (framework.ts) */
 export function megatronGptLayer(
   c: LayerContext,
   i: number,
@@ -258,7 +259,8 @@ export const PIPE_ENGINE_CALLS = { firstStageForward: 14, lastStageForward: 6 + 
  */
 export const GET_BATCH_PIPE_CALLS = { plain: 8, collectives: 2 } as const;
 
-// eslint-disable-next-line max-lines-per-function -- lists Megatron's host calls op by op, in the order its code makes them (framework.ts)
+/* eslint-disable-next-line max-lines-per-function -- lists Megatron's host calls op by op, in the order its code
+ * makes them (framework.ts) */
 export function megatronGptEdges(block: Block, c: LayerContext): Block {
   const fw = c.fw as FrameworkSpec;
   const e = c.e;

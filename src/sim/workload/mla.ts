@@ -1,8 +1,8 @@
 /**
  * Multi-head latent attention (DeepSeek-AI, "DeepSeek-V2", 2024, §2.1; DeepSeek-V3 keeps it): queries and keys/values
- * are projected down to low-rank latents (q_lora_rank, kv_lora_rank), normalised, and projected up per head; each head's
- * query and key are a no-position part and a rotary part (qk_nope_head_dim + qk_rope_head_dim, the rotary key shared by
- * the heads), its value v_head_dim wide.
+ * are projected down to low-rank latents (q_lora_rank, kv_lora_rank), normalised, and projected up per head; each
+ * head's query and key are a no-position part and a rotary part (qk_nope_head_dim + qk_rope_head_dim, the rotary key
+ * shared by the heads), its value v_head_dim wide.
  */
 export interface MlaSpec {
   /** The query latent's width; 0: the queries are projected straight to the heads (DeepSeek-V2-Lite). */

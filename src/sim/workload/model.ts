@@ -102,14 +102,19 @@ export function attentionWidth(model: ModelSpec): number {
   return model.heads * (model.mla ? model.mla.vHeadDim : headDim(model));
 }
 
-/** The model without a `headDim` that only repeats hidden / heads, so that such a model is the same as one without it. */
+/**
+ * The model without a `headDim` that only repeats hidden / heads, so that such a model is the same as one without it.
+ */
 export function withPlainHeadDim(model: ModelSpec): ModelSpec {
   if (model.headDim === undefined || model.headDim !== model.hidden / model.heads) return model;
   const { headDim: _same, ...plain } = model;
   return plain;
 }
 
-/** KV heads one tensor-parallel rank holds: kv/t, or 1 (replicated) when t exceeds kv (Megatron needs kv % t == 0 otherwise). */
+/**
+ * KV heads one tensor-parallel rank holds: kv/t, or 1 (replicated) when t exceeds kv (Megatron needs kv % t ==
+ * 0 otherwise).
+ */
 export function kvHeadsPerRank(model: ModelSpec, tp: number): number {
   return model.kvHeads >= tp ? model.kvHeads / tp : 1;
 }
@@ -275,14 +280,17 @@ export function activeParameterCount(model: ModelSpec): number {
 }
 
 /**
- * Elements of `tensor` one rank holds under tensor parallelism tp, expert parallelism ep (experts split by ep) and expert
- * tensor parallelism etp (each expert's width split by it; default tp).
+ * Elements of `tensor` one rank holds under tensor parallelism tp, expert parallelism ep (experts split by ep) and
+ * expert tensor parallelism etp (each expert's width split by it; default tp).
  */
 export function elementsPerModelRank(tensor: ParamTensor, tp: number, ep: number, etp = tp): number {
   return tensor.expert ? tensor.elements / (ep * etp) : elementsPerTpRank(tensor, tp);
 }
 
-/** Elements of `tensor` held by one of `tp` tensor-parallel ranks (Megatron split; past tp = key/value heads, a copy of one head's share of their part). */
+/**
+ * Elements of `tensor` held by one of `tp` tensor-parallel ranks (Megatron split; past tp = key/value heads, a copy of
+ * one head's share of their part).
+ */
 export function elementsPerTpRank(tensor: ParamTensor, tp: number): number {
   if (!tensor.tpSharded) return tensor.elements;
   const kv = tensor.kv;

@@ -135,8 +135,8 @@ const PRESETS: readonly ModelSpec[] = [
     sharedExpertFfnHidden: 20480,
   }),
   // OpenAI, "gpt-oss-120b & gpt-oss-20b Model Card" (2025) and openai/gpt-oss-120b config.json: 36 layers, width 2880,
-  // 64 query and 8 KV heads of 64, 128 experts, top 4, expert width 2880, vocab 201088, untied (sequence 4096 is a default here; the card
-  // gives no pre-training length); 116.8B total, 5.1B active
+  // 64 query and 8 KV heads of 64, 128 experts, top 4, expert width 2880, vocab 201088, untied (sequence 4096 is a
+  // default here; the card gives no pre-training length); 116.8B total, 5.1B active
   // (the card's active count leaves the input embedding out). Not modelled: its attention biases and sinks, and the
   // 128-token banded attention of every other layer (counted as full attention, so attention is over-counted).
   {

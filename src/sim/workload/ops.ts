@@ -175,7 +175,8 @@ export function activationElementBytes(dtype: Dtype): number {
 }
 
 /** A GEMM op: 2·m·n·k·batch FLOPs; reads A and B in `dtype`, writes C as an activation. */
-// eslint-disable-next-line max-params -- the shape and the tensors of one GEMM or linear layer, as the model builders list them
+/* eslint-disable-next-line max-params -- the shape and the tensors of one GEMM or linear layer, as the model
+ * builders list them */
 export function gemmOp(
   name: string,
   m: number,
@@ -223,7 +224,8 @@ export interface Stage {
  * wgrad (dW = Xᵀ·dY, which completes `params`). Backward is 2× forward FLOPs. `needInputGrad` false
  * drops the dgrad (first layer of a model whose input is data).
  */
-// eslint-disable-next-line max-params -- the shape and the tensors of one GEMM or linear layer, as the model builders list them
+/* eslint-disable-next-line max-params -- the shape and the tensors of one GEMM or linear layer, as the model
+ * builders list them */
 export function linearStage(
   name: string,
   tokens: number,

@@ -3,10 +3,10 @@
  * (one GPU's experts, or one node's). A dispatch that sends a token once per GPU or once per node it reaches (DeepEP,
  * collectives/deepEpDispatch.ts) moves that many copies instead of k.
  *
- * Routing is taken as balanced: every expert equally likely. Group-limited routing (DeepSeek-V2 §2.2.2 "device-limited",
- * DeepSeek-V3 §2.1.2 "node-limited"; Megatron --moe-router-num-groups / --moe-router-group-topk, HF n_group /
- * topk_group) first picks `groupsPerToken` of `groups` equal, contiguous groups of experts, then the k experts among
- * those groups' experts; without it there is one group.
+ * Routing is taken as balanced: every expert equally likely. Group-limited routing (DeepSeek-V2 §2.2.2
+ * "device-limited", DeepSeek-V3 §2.1.2 "node-limited"; Megatron --moe-router-num-groups / --moe-router-group-topk, HF
+ * n_group / topk_group) first picks `groupsPerToken` of `groups` equal, contiguous groups of experts, then the k
+ * experts among those groups' experts; without it there is one group.
  */
 export interface ExpertRouting {
   experts: number;

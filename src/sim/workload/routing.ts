@@ -17,7 +17,9 @@ export interface RoutingSetup {
   padToCapacity?: boolean;
 }
 
-/** What routing does to one layer: the busiest expert-parallel rank's work against the balanced share, and the drops. */
+/**
+ * What routing does to one layer: the busiest expert-parallel rank's work against the balanced share, and the drops.
+ */
 export interface ExpertLoad {
   /**
    * Token–expert pairs the busiest expert-parallel rank computes, as a multiple of the balanced share (1 when balanced;
