@@ -46,7 +46,8 @@ export interface PassTemplate {
  * when ops carry host costs (`Op.hostNs`) the launch overhead is the host's, not the kernel's, and
  * each TP collective costs the host `collectiveHostNs`.
  */
-// eslint-disable-next-line max-params -- a template depends on the ops, their syncs, direction, GPU, dtype and host cost, and on nothing else
+/* eslint-disable-next-line max-params -- a template depends on the ops, their syncs, direction, GPU, dtype and host
+ * cost, and on nothing else */
 export function passTemplate(
   ops: readonly Op[],
   syncs: readonly TpSync[],

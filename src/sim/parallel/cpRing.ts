@@ -19,7 +19,8 @@ import type { TpSync } from './tpSync.js';
  * one that leaves its node, if any), and the member's own hop rides along as a shadow. Otherwise a ring that crosses
  * nodes would run at NVLink pace while the unwaited shadow sends piled up on the NICs.
  */
-// eslint-disable-next-line max-params -- the ring of one replica and stage: debt, to take the compile scope as passBuilder.ts does
+/* eslint-disable-next-line max-params -- the ring of one replica and stage: debt, to take the compile scope as
+ * passBuilder.ts does */
 export function cpRing(
   layout: ParallelLayout,
   d: number,
@@ -118,7 +119,8 @@ export class RingWaits {
   /** The exchanges of a template, numbered: one pass holds several with the same label (forward and recompute). */
   private readonly syncIds = new Map<TpSync, number>();
   constructor(private readonly cp: number) {}
-  // eslint-disable-next-line max-params -- the ring of one replica and stage: debt, to take the compile scope as passBuilder.ts does
+  /* eslint-disable-next-line max-params -- the ring of one replica and stage: debt, to take the compile scope as
+   * passBuilder.ts does */
   record(
     stage: number,
     d: number,
@@ -157,7 +159,8 @@ export class RingWaits {
  * as shadows; a gather or all-to-all is the member's share of a collective over its context-parallel group
  * (`ring.groups`, `ring.share`), with the unsimulated groups' collectives as shadows.
  */
-// eslint-disable-next-line max-params -- the ring of one replica and stage: debt, to take the compile scope as passBuilder.ts does
+/* eslint-disable-next-line max-params -- the ring of one replica and stage: debt, to take the compile scope as
+ * passBuilder.ts does */
 export function issueCpExchange(
   program: Program,
   sync: TpSync,

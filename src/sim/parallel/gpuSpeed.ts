@@ -113,7 +113,9 @@ export function symmetricStageFactors(setup: StepSetup, world: number): number[]
   return factors;
 }
 
-/** A standard normal draw clamped on the fast side only, at −STANDARD_NORMAL_CLAMP (1 + σz stays positive for σ ≤ 0.3). */
+/**
+ * A standard normal draw clamped on the fast side only, at −STANDARD_NORMAL_CLAMP (1 + σz stays positive for σ ≤ 0.3).
+ */
 function gpuSpeedDraw(rng: RandomStream): number {
   return Math.max(-STANDARD_NORMAL_CLAMP, standardNormalUnclamped(rng));
 }

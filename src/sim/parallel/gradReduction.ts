@@ -113,7 +113,8 @@ function reduceAndStep(
   const par = ctx.setup.parallel;
   const dp = layout.dp;
   const { zero } = par;
-  // Megatron's --overlap-param-gather: the weight all-gather opens the step (ahead of the reductions on the comm stream).
+  // Megatron's --overlap-param-gather: the weight all-gather opens the step (ahead of the reductions on the comm
+  // stream).
   const gatherAhead = dp > 1 && zero === 1 && par.overlapParamGather === true;
   const expertGroup = experts && experts.g.group.length > 1 ? experts : undefined;
   if (gatherAhead) {

@@ -185,7 +185,10 @@ export function layersPerStageProblem(
   if (sum !== layers) return `adds up to ${sum}, but the model has ${layers} layers`;
   const short = layersPerStage.findIndex((n) => n < v);
   if (short >= 0)
-    return `stage ${short} has ${layersPerStage[short]} layers, fewer than its ${v} model chunks (virtualStages); each chunk needs at least one`;
+    return (
+      `stage ${short} has ${layersPerStage[short]} layers, fewer than its ${v} model chunks (virtualStages); ` +
+      'each chunk needs at least one'
+    );
   return undefined;
 }
 
@@ -194,18 +197,21 @@ function unitsOf(layers: number, slots: SplitSlots): number {
   return layers + (slots.embedding ? 1 : 0) + (slots.loss ? 1 : 0);
 }
 
-/** What is wrong with an even split of `layers` layers (and the slots counted) over pp × v model chunks, if anything. */
+/**
+ * What is wrong with an even split of `layers` layers (and the slots counted) over pp × v model chunks, if anything.
+ */
 export function evenSplitProblem(layers: number, pp: number, v: number, slots: SplitSlots = {}): string | undefined {
   const units = unitsOf(layers, slots);
   if (units % (pp * v) === 0) return undefined;
+  const slotNames = [slots.embedding ? 'embedding' : '', slots.loss ? 'loss' : ''].filter(Boolean).join(' and ');
   const counted =
-    units === layers
-      ? `${layers} layers`
-      : `${layers} layers + ${units - layers} (${[slots.embedding ? 'embedding' : '', slots.loss ? 'loss' : ''].filter(Boolean).join(' and ')} counted as layers)`;
+    units === layers ? `${layers} layers` : `${layers} layers + ${units - layers} (${slotNames} counted as layers)`;
   return `${counted} do not split evenly over pp × virtualStages = ${pp} × ${v} = ${pp * v} model chunks`;
 }
 
-/** Layers per virtual stage of an even split, the first chunk giving up a layer to the embedding, the last to the loss. */
+/**
+ * Layers per virtual stage of an even split, the first chunk giving up a layer to the embedding, the last to the loss.
+ */
 function evenCounts(layers: number, pp: number, v: number, slots: SplitSlots): number[] {
   const virtual = pp * v;
   const counts = new Array<number>(virtual).fill(unitsOf(layers, slots) / virtual);

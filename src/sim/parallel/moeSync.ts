@@ -24,14 +24,14 @@ export interface MoeSyncContext {
 
 /**
  * The collectives around a layer's routed experts, as Megatron-Core's MoEAlltoAllTokenDispatcher issues them
- * (megatron/core/transformer/moe/token_dispatcher.py): after `permute`, the dispatch all-to-all over the expert-parallel
- * group (each rank sends its routed tokens' k copies, k·T_routed·h elements) and, with tp > 1, the all-gather of the
- * received tokens over the TP group (the experts keep the attention's tp); after `experts.fc2`, the reduce-scatter over
- * TP and the combine all-to-all. The backward mirrors each one: a gradient all-to-all after `unpermute.bwd` and
- * after the experts' fc1 backward, the gather after `unpermute.bwd`'s all-to-all and the reduce-scatter before the
- * last. Every one blocks the op after it (the experts need their tokens; no overlap with another micro-batch). With
- * the DeepEP dispatcher the four exchanges are DeepEP's dispatch and combine, of the same size (the routed copies),
- * each token sent once to each node and GPU it reaches.
+ * (megatron/core/transformer/moe/token_dispatcher.py): after `permute`, the dispatch all-to-all over the
+ * expert-parallel group (each rank sends its routed tokens' k copies, k·T_routed·h elements) and, with tp > 1, the
+ * all-gather of the received tokens over the TP group (the experts keep the attention's tp); after `experts.fc2`, the
+ * reduce-scatter over TP and the combine all-to-all. The backward mirrors each one: a gradient all-to-all after
+ * `unpermute.bwd` and after the experts' fc1 backward, the gather after `unpermute.bwd`'s all-to-all and the
+ * reduce-scatter before the last. Every one blocks the op after it (the experts need their tokens; no overlap with
+ * another micro-batch). With the DeepEP dispatcher the four exchanges are DeepEP's dispatch and combine, of the same
+ * size (the routed copies), each token sent once to each node and GPU it reaches.
  */
 export function moeSyncPoints(names: readonly string[], ctx: MoeSyncContext): TpSync[] {
   const moe = ctx.model.moe;

@@ -37,7 +37,9 @@ export interface ParamGatherInput {
   aligned: boolean;
 }
 
-/** Issues the gathers on the members' comm streams (before the step's reductions) and gates each layer's first forward. */
+/**
+ * Issues the gathers on the members' comm streams (before the step's reductions) and gates each layer's first forward.
+ */
 export function addParamGathers(x: ParamGatherInput): void {
   const { program, stage, passes, key, pp, t, replicas } = x;
   // Which forward blocks (first micro-batch, every chunk of the stage) hold each layer.

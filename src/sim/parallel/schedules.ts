@@ -80,7 +80,8 @@ export interface ScheduleRules {
 }
 
 /** The op sequence of stage `s` of `p` for `m` micro-batches and `v` chunks per stage. */
-// eslint-disable-next-line max-params -- a schedule is fixed by its kind, pp, stage, micro-batches, chunks and the framework's rules
+/* eslint-disable-next-line max-params -- a schedule is fixed by its kind, pp, stage, micro-batches, chunks and the
+ * framework's rules */
 export function stageSchedule(
   schedule: PipelineSchedule,
   p: number,

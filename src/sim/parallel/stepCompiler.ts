@@ -344,7 +344,9 @@ function compileCombinedPass(
   return [forward.rec, backward.rec];
 }
 
-/** FP8 delayed scaling's one amax all-reduce of a chunk's pass over the whole stage (fp8.ts `fp8AmaxReductionBytes`). */
+/**
+ * FP8 delayed scaling's one amax all-reduce of a chunk's pass over the whole stage (fp8.ts `fp8AmaxReductionBytes`).
+ */
 function addAmaxReduction(
   scope: CompileScope,
   builder: PassBuilder,

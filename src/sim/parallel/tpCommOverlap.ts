@@ -20,7 +20,9 @@ export const TE_DEFAULT_OVERLAP_SMS: TpCommOverlapSms = { proj: 16, fc2: 16, bul
 /** The chunks TE's pipelined reduce-scatter cuts a GEMM's output into (`num_splits`, default 4). */
 export const PIPELINE_RS_SPLITS = 4;
 
-/** GEMMs whose all-gather TE overlaps by ring exchange: the gathered input's chunks arrive while earlier ones compute. */
+/**
+ * GEMMs whose all-gather TE overlaps by ring exchange: the gathered input's chunks arrive while earlier ones compute.
+ */
 const RING_EXCHANGE = new Set(['qkv', 'fc1', 'proj.dgrad', 'fc2.dgrad']);
 /** GEMMs whose output TE reduce-scatters in a pipeline, chunk by chunk as the GEMM produces them. */
 const PIPELINE_RS = new Set(['proj', 'fc2']);

@@ -152,7 +152,10 @@ export function tpSyncPoints(names: readonly string[], ctx: TpContext): TpSync[]
   return out.sort((a, b) => a.afterOp - b.afterOp);
 }
 
-/** The loss's three all-reduces over split logits (max, target logit, sum of exp; fp32 per token), before the loss op `i`. */
+/**
+ * The loss's three all-reduces over split logits (max, target logit, sum of exp; fp32 per token), before the loss op
+ * `i`.
+ */
 function crossEntropySyncs(ctx: TpContext, i: number): TpSync[] {
   return ['max', 'target logit', 'sum of exp'].map((what) => ({
     op: 'all_reduce',

@@ -48,7 +48,9 @@ export function deepspeedGatherGroups(
   return groups;
 }
 
-/** The elements of each reduce-scatter DeepSpeed makes of gradients of these sizes, in the order backward makes them. */
+/**
+ * The elements of each reduce-scatter DeepSpeed makes of gradients of these sizes, in the order backward makes them.
+ */
 export function deepspeedReduceBuckets(elements: readonly number[], bucketElements: number): number[] {
   const buckets: number[] = [];
   let open = 0;
