@@ -1,4 +1,7 @@
-/** Edit distance (optimal string alignment: insertions, deletions, substitutions and swaps of neighbours), to suggest the name a typo meant. */
+/**
+ * Edit distance (optimal string alignment: insertions, deletions, substitutions and swaps of neighbours), to suggest
+ * the name a typo meant.
+ */
 function distance(a: string, b: string): number {
   // d[i][j]: the distance between a's first i and b's first j characters.
   const d = Array.from({ length: a.length + 1 }, (_, i) =>

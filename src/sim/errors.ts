@@ -17,7 +17,9 @@ export class ScenarioError extends Error {
   }
 }
 
-/** A preset name that does not exist; the message suggests the closest one (a likely typo) and lists the names that do. */
+/**
+ * A preset name that does not exist; the message suggests the closest one (a likely typo) and lists the names that do.
+ */
 export class UnknownPresetError extends ScenarioError {
   /** What kind of preset was asked for: `gpu`, `node` or `network`. */
   readonly kind: string;
@@ -28,7 +30,8 @@ export class UnknownPresetError extends ScenarioError {
     const meant = closest(requested, allowed);
     super(
       path,
-      `unknown ${kind} preset '${requested}'${meant ? ` (did you mean '${meant}'?)` : ''}; expected one of: ${allowed.join(', ')}`,
+      `unknown ${kind} preset '${requested}'${meant ? ` (did you mean '${meant}'?)` : ''}; ` +
+        `expected one of: ${allowed.join(', ')}`,
     );
     this.name = 'UnknownPresetError';
     this.kind = kind;

@@ -129,12 +129,17 @@ export interface ParallelSetup {
   fp32Gradients?: boolean;
   /** 16-bit gradients reduced in fp32 (DeepSpeed's communication_data_type fp32); absent: false. */
   fp32Reduction?: boolean;
-  /** Megatron's --overlap-param-gather: the weight all-gather under the next step's forward (`addParamGathers`); absent: false. */
+  /**
+   * Megatron's --overlap-param-gather: the weight all-gather under the next step's forward (`addParamGathers`); absent:
+   * false.
+   */
   overlapParamGather?: boolean;
   placement: Placement;
   /** Uneven pipeline split: transformer layers per stage. */
   layersPerStage?: number[];
-  /** The even split counts the embedding as a layer (Megatron --account-for-embedding-in-pipeline-split); absent: false. */
+  /**
+   * The even split counts the embedding as a layer (Megatron --account-for-embedding-in-pipeline-split); absent: false.
+   */
   accountForEmbeddingInSplit?: boolean;
   /** The even split counts the loss as a layer (Megatron --account-for-loss-in-pipeline-split); absent: false. */
   accountForLossInSplit?: boolean;

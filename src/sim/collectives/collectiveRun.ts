@@ -59,7 +59,8 @@ export class CollectiveRun implements EventTarget, FlowListener {
   /** Duration of the last repetition of this phase that ran alone, in ns; -1 when there is none. */
   private aloneRepNs = -1;
 
-  // eslint-disable-next-line max-params -- the run of one collective on the engine: the service wires these once per call; an input object is the next step (issue 22 part 4)
+  /* eslint-disable-next-line max-params -- the run of one collective on the engine: the service wires these once per
+   * call; an input object is the next step (issue 22 part 4) */
   constructor(
     private readonly sim: Simulator,
     private readonly net: FlowStarter,

@@ -6,12 +6,12 @@ import { latencyOf, PhaseBuilder, type PlanShape } from './phaseShape.js';
 /**
  * An expert dispatch (or combine) as DeepEP's normal kernels run it (deepseek-ai/DeepEP, "normal kernels with NVLink
  * and RDMA forwarding"; DeepSeek-V3 report §3.2.2): a token goes over the network once to each other node its experts
- * are on, to the GPU of the sender's rail there, which forwards it over NVLink once to each GPU of that node holding one
- * of its experts; inside the sender's node it goes over NVLink once to each such GPU. The k copies a token's experts
- * need are made where they arrive, so a token crosses each link at most once however many of its experts lie beyond.
- * The network sends and the NVLink forwards are chunked and pipelined, so all of them run as one phase that ends when
- * the most loaded link has drained: each transfer runs as the load it puts on each link of its route, one flow a link
- * (as the all-to-all's, allToAll.ts). The combine runs the same links the other way with the same loads.
+ * are on, to the GPU of the sender's rail there, which forwards it over NVLink once to each GPU of that node holding
+ * one of its experts; inside the sender's node it goes over NVLink once to each such GPU. The k copies a token's
+ * experts need are made where they arrive, so a token crosses each link at most once however many of its experts lie
+ * beyond. The network sends and the NVLink forwards are chunked and pipelined, so all of them run as one phase that
+ * ends when the most loaded link has drained: each transfer runs as the load it puts on each link of its route, one
+ * flow a link (as the all-to-all's, allToAll.ts). The combine runs the same links the other way with the same loads.
  *
  * The collective's size is the sender's routed copies, k × tokens × hidden × bytes (as for the all-to-all), so each
  * transfer carries reach / k of it, reach being the chance that a token reaches the receiving node or GPU

@@ -88,7 +88,8 @@ function channelRing(topology: Topology, layout: GroupLayout, c: number): number
   return order;
 }
 
-// eslint-disable-next-line max-params -- a ring phase is fixed by its topology, ranks, order, bytes, steps and protocol together; the plan cache keys on them
+/* eslint-disable-next-line max-params -- a ring phase is fixed by its topology, ranks, order, bytes, steps and
+ * protocol together; the plan cache keys on them */
 function ringPhase(
   topology: Topology,
   layout: GroupLayout,
@@ -241,8 +242,8 @@ function sendRecvShape(topology: Topology, group: ArrayLike<number>): PlanShape 
 }
 
 /**
- * Fraction of NVLink bandwidth NVLS all-reduce reaches: 8×H100 algbw ≈ 274 GB/s against ≈ 365 GB/s ring busbw (nccl#1455);
- * a node measured otherwise sets its own (`NodeSpec.nvlsEfficiency`).
+ * Fraction of NVLink bandwidth NVLS all-reduce reaches: 8×H100 algbw ≈ 274 GB/s against ≈ 365 GB/s ring busbw
+ * (nccl#1455); a node measured otherwise sets its own (`NodeSpec.nvlsEfficiency`).
  */
 export const NVLS_EFFICIENCY = 0.75;
 
@@ -282,7 +283,8 @@ export function phaseLatenciesNs(shape: PlanShape, protocol: Protocol): number[]
  * carry their fraction of the buffer divided by the protocol's efficiency, capped per flow. In step
  * mode a phase of s ring steps runs s times with 1/s of the bytes and of the latency each time.
  */
-// eslint-disable-next-line max-params -- a ring phase is fixed by its topology, ranks, order, bytes, steps and protocol together; the plan cache keys on them
+/* eslint-disable-next-line max-params -- a ring phase is fixed by its topology, ranks, order, bytes, steps and
+ * protocol together; the plan cache keys on them */
 export function phasesFor(
   shape: PlanShape,
   protocol: Protocol,

@@ -58,7 +58,9 @@ export const CUBLAS_WORKSPACE_BYTES = 128 * MiB;
 export const NCCL_BUFFER_BYTES = 512 * MiB;
 export const RUNTIME_RESERVE_BYTES = CUDA_CONTEXT_BYTES + CUBLAS_WORKSPACE_BYTES + NCCL_BUFFER_BYTES;
 
-/** Bucket buffers held at once when the caller does not say: one being filled by backward while the other is reduced. */
+/**
+ * Bucket buffers held at once when the caller does not say: one being filled by backward while the other is reduced.
+ */
 export const BUCKETS_IN_FLIGHT = 2;
 
 export interface MemoryInput {
@@ -68,8 +70,8 @@ export interface MemoryInput {
   /** Data-parallel degree N, over which ZeRO shards. */
   dp: number;
   /**
-   * The parameters whose states ZeRO shards, counted in shares of N: P, except that a routed expert's parameter, sharded
-   * over the N / ep expert-data-parallel ranks, counts ep times (its share is ep/N). Default P.
+   * The parameters whose states ZeRO shards, counted in shares of N: P, except that a routed expert's parameter,
+   * sharded over the N / ep expert-data-parallel ranks, counts ep times (its share is ep/N). Default P.
    */
   shardedParamsPerRank?: number;
   zero: ZeroStage;
@@ -79,7 +81,9 @@ export interface MemoryInput {
   activationBytes: number;
   /** Size of one gradient communication bucket (DDP `bucket_cap_mb`, DeepSpeed `reduce_bucket_size`). */
   bucketBytes: number;
-  /** Bucket buffers held beside the gradients (default {@link BUCKETS_IN_FLIGHT}; each framework's: `reductionBuffers`). */
+  /**
+   * Bucket buffers held beside the gradients (default {@link BUCKETS_IN_FLIGHT}; each framework's: `reductionBuffers`).
+   */
   bucketsInFlight?: number;
   /**
    * Bytes of each held bucket's copy in the reduction's type, per bucket byte: 2 when 16-bit buckets are reduced in
@@ -115,7 +119,10 @@ export interface MemoryBreakdown {
   gradientsBytes: number;
   optimizerBytes: number;
   activationsBytes: number;
-  /** Communication buckets, for ZeRO-3 the gathered (current + prefetched) layer, context parallelism's attention buffers. */
+  /**
+   * Communication buckets, for ZeRO-3 the gathered (current + prefetched) layer, context parallelism's attention
+   * buffers.
+   */
   buffersBytes: number;
   reserveBytes: number;
   totalBytes: number;
@@ -124,8 +131,8 @@ export interface MemoryBreakdown {
 /**
  * ZeRO-3's gathered 16-bit parameters. FSDP: the block being computed and the one prefetched, two blocks of weights.
  * DeepSpeed: one module at a time, so at most its largest module's weights and, in backward, their gradient before it
- * is reduced, in the weights' type: 4 bytes × the largest module in 16-bit training, as DeepSpeed's own estimator sizes it (`estimate_zero3_model_states_mem_needs`,
- * 4 × largest layer, with the layer per module).
+ * is reduced, in the weights' type: 4 bytes × the largest module in 16-bit training, as DeepSpeed's own estimator sizes
+ * it (`estimate_zero3_model_states_mem_needs`, 4 × largest layer, with the layer per module).
  */
 function zero3GatheredBytes(input: MemoryInput, weightBytes: number, largestBlock: number, P: number): number {
   if (input.zero3 === 'deepspeed')
