@@ -52,7 +52,10 @@ function measuredGemms(profile: Profile): Partial<Record<Dtype, MeasuredGemm>> {
 }
 
 function calibratedNote(profile: Profile): string {
-  return `calibrated by clustersim ${profile.tool.version} on ${profile.machine.hostname} (${profile.device.name}), ${profile.createdAt}`;
+  return (
+    `calibrated by clustersim ${profile.tool.version} on ${profile.machine.hostname} (${profile.device.name}), ` +
+    `${profile.createdAt}`
+  );
 }
 
 /** The CPU as the simulator's "GPU": its fp32 GEMM, memcpy bandwidth, dispatch overhead and threads. */
@@ -116,7 +119,8 @@ export function profileGpu(profile: Profile, base?: GpuSpec): { gpu: GpuSpec; ap
   if (f.memoryBandwidthGBps > nominal) gpu.hbmBandwidthGBps = f.memoryBandwidthGBps;
   gpu.hbmEfficiency = Math.min(1, f.memoryBandwidthGBps / gpu.hbmBandwidthGBps);
   applied.push(
-    `streaming memory bandwidth ${f.memoryBandwidthGBps.toFixed(0)} GB/s (efficiency ${gpu.hbmEfficiency.toFixed(3)} of ${gpu.hbmBandwidthGBps.toFixed(0)} GB/s)`,
+    `streaming memory bandwidth ${f.memoryBandwidthGBps.toFixed(0)} GB/s ` +
+      `(efficiency ${gpu.hbmEfficiency.toFixed(3)} of ${gpu.hbmBandwidthGBps.toFixed(0)} GB/s)`,
   );
   gpu.name = `${gpu.name} (calibrated)`;
   gpu.source = `${gpu.source}; ${calibratedNote(profile)}`;
@@ -137,7 +141,8 @@ export function profileNode(profile: Profile, node: NodeSpec): { node: NodeSpec;
   if (link && node.intra !== 'pcie') {
     // With a ring over the node's GPUs, all_reduce_perf's bus bandwidth is the per-GPU link bandwidth NCCL gets.
     applied.push(
-      `intra-node link bandwidth ${node.nvlinkBandwidthGBps} → ${link.busBandwidthGBps.toFixed(1)} GB/s (all-reduce bus bandwidth over ${link.ranks})`,
+      `intra-node link bandwidth ${node.nvlinkBandwidthGBps} → ${link.busBandwidthGBps.toFixed(1)} GB/s ` +
+        `(all-reduce bus bandwidth over ${link.ranks})`,
     );
     out.nvlinkBandwidthGBps = link.busBandwidthGBps;
   }
@@ -232,7 +237,8 @@ export function withProfile<T extends { cluster: ClusterSpec; comm: CommSetup }>
   );
   if (added.length > 0)
     applied.push(
-      `measured collectives inside a node: ${added.map((t) => `${t.op} ×${t.ranks} (${t.points.length} sizes)`).join(', ')}`,
+      'measured collectives inside a node: ' +
+        `${added.map((t) => `${t.op} ×${t.ranks} (${t.points.length} sizes)`).join(', ')}`,
     );
   return { scenario: { ...scenario, cluster, comm: { ...scenario.comm, measured: [...own, ...added] } }, applied };
 }

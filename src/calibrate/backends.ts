@@ -92,7 +92,10 @@ export function cpuClockFor(
 }
 
 function threadsRefusal(threads: number, cores: number): string {
-  return `${threads} GEMM threads are more than the ${cores} logical cores here: the threads would share cores, and the GEMM rate measured would not be that of ${threads} units; give --threads ${cores} or fewer`;
+  return (
+    `${threads} GEMM threads are more than the ${cores} logical cores here: the threads would share cores, ` +
+    `and the GEMM rate measured would not be that of ${threads} units; give --threads ${cores} or fewer`
+  );
 }
 
 /**
@@ -172,14 +175,16 @@ export function openCudaBackend(
     description = addon.cudaDescribe();
   } catch (err) {
     throw new BackendUnavailableError(
-      `the CUDA libraries loaded (libcudart from ${libraries.cudart}), but no GPU is usable: ${(err as Error).message}. ` +
-        `Check that \`nvidia-smi\` lists a GPU and that CUDA_VISIBLE_DEVICES does not hide it; ${otherwise}.`,
+      `the CUDA libraries loaded (libcudart from ${libraries.cudart}), but no GPU is usable: ` +
+        `${(err as Error).message}. Check that \`nvidia-smi\` lists a GPU and that CUDA_VISIBLE_DEVICES does not ` +
+        `hide it; ${otherwise}.`,
     );
   }
   const { devices, versions } = parseCudaDescription(description);
   if (devices.length === 0)
     throw new BackendUnavailableError(
-      `the CUDA libraries loaded, but they see no GPU (cudaGetDeviceCount = 0); check nvidia-smi and CUDA_VISIBLE_DEVICES; ${otherwise}.`,
+      'the CUDA libraries loaded, but they see no GPU (cudaGetDeviceCount = 0); ' +
+        `check nvidia-smi and CUDA_VISIBLE_DEVICES; ${otherwise}.`,
     );
   for (const line of optionalMissing(outcomes)) warn(line);
   if (devices.length > 1 && !libraries.nccl) warn('without libnccl the collectives between GPUs are not measured');

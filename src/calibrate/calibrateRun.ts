@@ -41,7 +41,10 @@ export interface CalibrateResult {
   warnings: string[];
 }
 
-/** How GEMMs are tiled on the backend's device: the CPU kernel's own tile over its threads, or cuBLAS-like tiles over SMs. */
+/**
+ * How GEMMs are tiled on the backend's device: the CPU kernel's own tile over its threads, or cuBLAS-like tiles over
+ * SMs.
+ */
 export function gemmLayoutFor(backend: Backend): FitContext['gemmLayout'] {
   if (backend.kind === 'cpu') {
     const tile = backend.gemmTile ?? { m: 96, n: 128 };

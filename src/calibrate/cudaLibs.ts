@@ -185,7 +185,8 @@ export function explainLoadFailure(
   const lines = [
     ...(noDriver
       ? [
-          'no NVIDIA driver here: libcuda.so.1, which comes with the driver, could not be loaded, so there is no GPU to measure.',
+          'no NVIDIA driver here: libcuda.so.1, which comes with the driver, could not be loaded, ' +
+            'so there is no GPU to measure.',
         ]
       : []),
     `the CUDA backend cannot start: ${missing.map((o) => o.name).join(', ')} could not be loaded.`,
@@ -207,7 +208,8 @@ export function explainLoadFailure(
   lines.push(
     noDriver
       ? `  what to do: run on a machine with an NVIDIA GPU and its driver (nvidia-smi lists the GPU); ${otherwise}.`
-      : `  what to do: ${hints.join('; ')}; or add the folder holding the library to LD_LIBRARY_PATH (or CLUSTERSIM_CUDA_LIBS); ${otherwise}.`,
+      : `  what to do: ${hints.join('; ')}; or add the folder holding the library to LD_LIBRARY_PATH ` +
+          `(or CLUSTERSIM_CUDA_LIBS); ${otherwise}.`,
   );
   return lines.join('\n');
 }

@@ -63,7 +63,9 @@ function smoothFit(points: readonly GemmPoint[], layout: GemmLayout): MeasuredGe
   return { ...layout, ceilingTflops: 1 / perFlop / 1e12, smallKHalf: fixed / perFlop };
 }
 
-/** Fits ceilingTflops and smallKHalf; keeps per-shape corrections only if they predict left-out shapes clearly better. */
+/**
+ * Fits ceilingTflops and smallKHalf; keeps per-shape corrections only if they predict left-out shapes clearly better.
+ */
 export function fitGemm(points: readonly GemmPoint[], layout: GemmLayout): GemmFit {
   const usable = points.filter((p) => p.seconds > 0);
   if (usable.length < 3)

@@ -9,10 +9,10 @@ import { LogError } from './measurementLog.js';
  *
  * Taking over a lock whose owner is gone is where two processes could both win: both read the same dead lock, one
  * removes it and takes the log, and the other, a moment later, removes that new, live lock and takes it too. So a lock
- * is only ever removed by its owner, or by the holder of `<lock>.takeover`, itself a lock of the same kind, after it has
- * checked under that guard that the file is still the dead one it read (same token, same inode): no other process can
- * remove it in between, so the check stays true until the removal. Then every contender races for the freed name with
- * an exclusive create, which exactly one wins. A guard left by a taker that was killed is taken over the same way,
+ * is only ever removed by its owner, or by the holder of `<lock>.takeover`, itself a lock of the same kind, after it
+ * has checked under that guard that the file is still the dead one it read (same token, same inode): no other process
+ * can remove it in between, so the check stays true until the removal. Then every contender races for the freed name
+ * with an exclusive create, which exactly one wins. A guard left by a taker that was killed is taken over the same way,
  * through `<lock>.takeover.takeover`.
  */
 
@@ -178,7 +178,8 @@ export function lockLog(logPath: string, hooks: LockHooks = {}): () => void {
   if (!got) throw new LogError(`${logPath}: could not take its lock file ${lock}`);
   if ('busy' in got)
     throw new LogError(
-      `${logPath} is being written by another calibration (process ${got.busy}); wait for it to end, or give this one another --log`,
+      `${logPath} is being written by another calibration (process ${got.busy}); ` +
+        'wait for it to end, or give this one another --log',
     );
   const release = () => {
     releaseLock(lock, got.content);

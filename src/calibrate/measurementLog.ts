@@ -121,7 +121,8 @@ export class MeasurementLog {
   static create(path: string, header: Omit<LogHeader, 'type' | 'schema' | 'schemaVersion'>): MeasurementLog {
     if (existsSync(path) && statSync(path).size > 0) {
       throw new LogError(
-        `${path} already holds measurements: pass --resume to continue that calibration, or delete the file to start over`,
+        `${path} already holds measurements: pass --resume to continue that calibration, ` +
+          'or delete the file to start over',
       );
     }
     const full: LogHeader = { type: 'header', schema: LOG_SCHEMA, schemaVersion: LOG_SCHEMA_VERSION, ...header };
@@ -150,11 +151,13 @@ export class MeasurementLog {
     if (!h) throw new LogError(`--resume: ${path} is not a clustersim measurement log (no header line)`);
     if (h.schemaVersion !== LOG_SCHEMA_VERSION)
       throw new LogError(
-        `--resume: ${path} has log schema version ${h.schemaVersion}, this version writes ${LOG_SCHEMA_VERSION}; start over`,
+        `--resume: ${path} has log schema version ${h.schemaVersion}, ` +
+          `this version writes ${LOG_SCHEMA_VERSION}; start over`,
       );
     if (h.backend !== expected.backend)
       throw new LogError(
-        `--resume: ${path} was measured with the ${h.backend} backend, not ${expected.backend}; pass --backend ${h.backend}`,
+        `--resume: ${path} was measured with the ${h.backend} backend, not ${expected.backend}; ` +
+          `pass --backend ${h.backend}`,
       );
     if (h.quick !== expected.quick)
       throw new LogError(
@@ -183,8 +186,9 @@ export class MeasurementLog {
               : '',
           ].filter((x) => x);
       throw new LogError(
-        `--resume: ${path} was measured with ${differs}; measurements taken under different setups cannot be fitted together: ` +
-          `resume it with the same setup${same.length > 0 ? ` (${same.join(' ')})` : ''}, or start a new log (--log another.jsonl)`,
+        `--resume: ${path} was measured with ${differs}; measurements taken under different setups cannot be fitted ` +
+          `together: resume it with the same setup${same.length > 0 ? ` (${same.join(' ')})` : ''}, ` +
+          'or start a new log (--log another.jsonl)',
       );
     }
     // The next record must start a line of its own. A last line cut short (a write stopped by a kill or a power cut:

@@ -87,7 +87,8 @@ export function loadAddon(path = addonPath()): NativeAddon {
   }
   if (addon.abiVersion !== NATIVE_ABI_VERSION) {
     throw new NativeUnavailableError(
-      `the native addon at ${path} is version ${addon.abiVersion}, this code needs ${NATIVE_ABI_VERSION}: rebuild it with \`npm run build:native\`.`,
+      `the native addon at ${path} is version ${addon.abiVersion}, this code needs ${NATIVE_ABI_VERSION}: ` +
+        `rebuild it with \`npm run build:native\`.`,
     );
   }
   cached = addon;

@@ -55,7 +55,8 @@ export function gemmId(dtype: Dtype, d: GemmDims): string {
 }
 
 export function copyId(direction: CopyDirection, pinned: boolean, bytes: number): string {
-  return `copy/${direction}${direction === 'h2d' || direction === 'd2h' ? (pinned ? '-pinned' : '-pageable') : ''}/${bytes}`;
+  const memory = direction === 'h2d' || direction === 'd2h' ? (pinned ? '-pinned' : '-pageable') : '';
+  return `copy/${direction}${memory}/${bytes}`;
 }
 
 export function collectiveId(op: string, ranks: number, bytes: number): string {

@@ -186,7 +186,10 @@ function foundInstead(value: unknown): string {
   if ('schema' in record) return `an object with "schema": ${JSON.stringify(record.schema)}`;
   const keys = Object.keys(record);
   if (keys.length === 0) return 'an empty object';
-  return `an object with the fields ${keys.slice(0, 6).join(', ')}${keys.length > 6 ? `, … (${keys.length} in all)` : ''}, and no "schema"`;
+  return (
+    'an object with the fields ' +
+    `${keys.slice(0, 6).join(', ')}${keys.length > 6 ? `, … (${keys.length} in all)` : ''}, and no "schema"`
+  );
 }
 
 /** Checks a parsed JSON value against the schema; problems are listed as `path: message`. */
@@ -194,14 +197,16 @@ export function parseProfile(value: unknown, source: string): Profile {
   const header = value as { schema?: unknown; schemaVersion?: unknown } | null;
   if (header === null || typeof header !== 'object' || Array.isArray(header) || header.schema !== PROFILE_SCHEMA) {
     throw new ProfileError(
-      `${source} is not a clustersim calibration profile: it holds ${foundInstead(value)}, but a profile is a JSON object with "schema": "${PROFILE_SCHEMA}", ` +
+      `${source} is not a clustersim calibration profile: ` +
+        `it holds ${foundInstead(value)}, but a profile is a JSON object with "schema": "${PROFILE_SCHEMA}", ` +
         'the fitted constants of a machine; make one with `clustersim calibrate --out profile.json`',
     );
   }
   if (header.schemaVersion !== PROFILE_SCHEMA_VERSION) {
     const newer = typeof header.schemaVersion === 'number' && header.schemaVersion > PROFILE_SCHEMA_VERSION;
     throw new ProfileError(
-      `${source}: profile schema version ${String(header.schemaVersion)} is not supported (this version of clustersim reads ${PROFILE_SCHEMA_VERSION}); ` +
+      `${source}: profile schema version ${String(header.schemaVersion)} is not supported ` +
+        `(this version of clustersim reads ${PROFILE_SCHEMA_VERSION}); ` +
         (newer
           ? 'it was written by a newer clustersim: upgrade clustersim to read it'
           : 'calibrate again with this version'),
@@ -229,8 +234,8 @@ export function readProfile(path: string): Profile {
     // The measurement log is JSON lines that start with its header: a common mix-up with the profile.
     if (text.startsWith('{"type":"header","schema":"clustersim.calibration-log"')) {
       throw new ProfileError(
-        `${path} is the measurement log of a calibration, not its profile: give the file calibrate wrote with --out (profile.json), ` +
-          'or make it from this log with the same calibrate command and --resume',
+        `${path} is the measurement log of a calibration, not its profile: give the file calibrate wrote with --out ` +
+          '(profile.json), or make it from this log with the same calibrate command and --resume',
       );
     }
     throw new ProfileError(`${path} is not JSON: ${(err as Error).message}`);
@@ -244,7 +249,8 @@ export function writeProfile(path: string, profile: Profile): void {
     writeFileAtomic(path, `${JSON.stringify(profile, null, 2)}\n`);
   } catch (err) {
     throw new ProfileError(
-      `cannot write the profile ${path}: ${fileWriteErrorReason(err, path)}; the measurements are kept in the log, so the same command with --resume writes it without measuring again`,
+      `cannot write the profile ${path}: ${fileWriteErrorReason(err, path)}; ` +
+        'the measurements are kept in the log, so the same command with --resume writes it without measuring again',
     );
   }
 }
