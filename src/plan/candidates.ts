@@ -91,7 +91,9 @@ export function offloadsOf(space: PlanSpace, zero: ZeroStage, ctx: KnobContext):
   );
 }
 
-/** The `--set` overrides that turn the scenario into this candidate (every searched field, so that none is inherited). */
+/**
+ * The `--set` overrides that turn the scenario into this candidate (every searched field, so that none is inherited).
+ */
 export function candidateSets(c: PlanCandidate, ctx: KnobContext): string[] {
   const { layout: l, knobs: k } = c;
   const sets = [

@@ -125,9 +125,10 @@ export function boundMicroBatches(l: Pick<PlanLayout, 'pp' | 'schedule'>): numbe
 /**
  * A lower bound on candidate `i`'s step, s, without simulating it: the busiest stream of any rank (`localBusy`), from
  * the program compiled with `boundMicroBatches`, its least work of one micro-batch counted m times. With compute
- * jitter a micro-batch's kernels differ from draw to draw, so there is no bound (0). With a 1F1B pipeline a stage also waits, before its first forward, for
- * the first micro-batch's forwards on the stages before it, and after its last backward the last micro-batch's
- * backwards still run on them (`pipelineFillDrainNs`). Infinity when the candidate cannot be compiled.
+ * jitter a micro-batch's kernels differ from draw to draw, so there is no bound (0). With a 1F1B pipeline a stage also
+ * waits, before its first forward, for the first micro-batch's forwards on the stages before it, and after its last
+ * backward the last micro-batch's backwards still run on them (`pipelineFillDrainNs`). Infinity when the candidate
+ * cannot be compiled.
  */
 export function boundCandidate(job: PlanJob, i: number): number {
   const c = job.candidates[i];
@@ -187,7 +188,10 @@ function pipelineFillDrainNs(program: PlanJobProgram, stageOf: (rank: number) =>
 
 type PlanJobProgram = ReturnType<typeof compileStep>['program'];
 
-/** Idle-network collective times per cluster (and collective settings), kept for the life of the thread: every candidate of a plan shares them. */
+/**
+ * Idle-network collective times per cluster (and collective settings), kept for the life of the thread: every candidate
+ * of a plan shares them.
+ */
 const idleTimes = new Map<string, { service: CollectiveService; ns: Map<string, number> }>();
 
 /**

@@ -16,9 +16,9 @@ export interface PlanLayout {
   /** Model chunks per stage (1 unless interleaved). */
   virtualStages: number;
   /**
-   * The embedding and the loss count as a layer each in the split (Megatron's `--account-for-embedding-in-pipeline-split`
-   * and `--account-for-loss-in-pipeline-split`): how a model whose layers do not divide over the chunks splits evenly
-   * (Llama 3 405B's 126 layers over 16 stages).
+   * The embedding and the loss count as a layer each in the split
+   * (Megatron's `--account-for-embedding-in-pipeline-split` and `--account-for-loss-in-pipeline-split`): how a model
+   * whose layers do not divide over the chunks splits evenly (Llama 3 405B's 126 layers over 16 stages).
    */
   countEmbeddingAndLoss: boolean;
   /** Expert-parallel size, for a model with experts only. */

@@ -195,7 +195,8 @@ function checkParts(parts: readonly { file: string; part: PlanPart }[]): { count
   for (const { file, part } of parts) {
     if (part.plan !== first.part.plan || part.version !== first.part.version)
       throw new PlanPartError(
-        `${file}: from another plan than ${first.file} (plan ${part.plan} of clustersim ${part.version}, not ${first.part.plan} of ${first.part.version}); merge parts of one plan command`,
+        `${file}: from another plan than ${first.file} (plan ${part.plan} of clustersim ${part.version}, ` +
+          `not ${first.part.plan} of ${first.part.version}); merge parts of one plan command`,
       );
     const [i, count] = part.shard.split('/').map(Number);
     if (count !== n || i < 1 || i > n)
@@ -206,7 +207,8 @@ function checkParts(parts: readonly { file: string; part: PlanPart }[]): { count
   const missing = Array.from({ length: n }, (_, k) => k + 1).filter((i) => !seen.has(i));
   if (missing.length > 0)
     throw new PlanPartError(
-      `shard${missing.length > 1 ? 's' : ''} ${missing.map((i) => `${i}/${n}`).join(', ')} missing: merge needs every part of the plan`,
+      `shard${missing.length > 1 ? 's' : ''} ${missing.map((i) => `${i}/${n}`).join(', ')} missing: ` +
+        'merge needs every part of the plan',
     );
   return { count: n };
 }

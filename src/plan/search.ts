@@ -69,7 +69,10 @@ export interface PlanResult {
   candidates: number;
   memoryRemoved: Partial<Record<MemoryRule, number>>;
   refused: PruneOutcome['refused'];
-  /** Candidates that fit; of them those estimated, those left out because their bound exceeds the best estimates, and those that failed. */
+  /**
+   * Candidates that fit; of them those estimated, those left out because their bound exceeds the best estimates, and
+   * those that failed.
+   */
   fitting: number;
   estimated: number;
   bounded: number;
@@ -104,7 +107,9 @@ function sameCandidate(a: PlanCandidate, b: PlanCandidate): boolean {
   return same(a.layout, b.layout) && same(a.knobs, b.knobs);
 }
 
-/** The scenario's own setup is one a candidate can be: no GPipe, no uneven layer counts, both or neither split counted. */
+/**
+ * The scenario's own setup is one a candidate can be: no GPipe, no uneven layer counts, both or neither split counted.
+ */
 function ownIsCandidate(s: Scenario): boolean {
   const p = s.parallel;
   return (
@@ -146,8 +151,8 @@ async function runPhase<R>(
 const byTime = (a: { t: number; i: number }, b: { t: number; i: number }) => a.t - b.t || a.i - b.i;
 
 /**
- * The best `top` of simulated rows, by the full simulation's step (the earlier row first on equal steps), each after the
- * first marked a tie when it is within the validated pair spread of it.
+ * The best `top` of simulated rows, by the full simulation's step (the earlier row first on equal steps), each after
+ * the first marked a tie when it is within the validated pair spread of it.
  */
 export function rankRows(rows: readonly PlanRow[], spread: PairSpread | undefined, top = rows.length): PlanRow[] {
   const ranked = rows
@@ -170,7 +175,10 @@ export function estimateErrorPct(rows: readonly PlanRow[]): number {
 const total = (counts: Partial<Record<string, number>>) =>
   Object.values(counts).reduce((a: number, n) => a + (n ?? 0), 0);
 
-/** Candidates estimated side by side before the bound is checked again: fixed, so that the answer does not depend on the threads. */
+/**
+ * Candidates estimated side by side before the bound is checked again: fixed, so that the answer does not depend on the
+ * threads.
+ */
 export const ESTIMATE_BATCH = 8;
 
 /**
@@ -341,7 +349,9 @@ function ownSetup(s: Scenario, gpus: number): { sets: string[]; candidate: PlanC
   return { sets: [`parallel.dp=${dp}`], candidate: { ...own, layout: { ...own.layout, dp, microBatches } } };
 }
 
-/** The own row: the simulated row of the same candidate when there is one, else its own simulation (if it ran and fits). */
+/**
+ * The own row: the simulated row of the same candidate when there is one, else its own simulation (if it ran and fits).
+ */
 function ownOf(
   own: ReturnType<typeof ownSetup>,
   rows: readonly PlanRow[],

@@ -100,7 +100,9 @@ export function defaultSpace(s: Scenario): PlanSpace {
   };
 }
 
-/** Chunks per stage the default space tries: those from 2 to `MAX_DEFAULT_VIRTUAL_STAGES` that split `layersPerStage`. */
+/**
+ * Chunks per stage the default space tries: those from 2 to `MAX_DEFAULT_VIRTUAL_STAGES` that split `layersPerStage`.
+ */
 export function defaultVirtualStages(layersPerStage: number): number[] {
   return Array.from({ length: MAX_DEFAULT_VIRTUAL_STAGES - 1 }, (_, i) => i + 2).filter(
     (v) => layersPerStage % v === 0,

@@ -35,7 +35,9 @@ export function pickCommSettings(x: CommSettings): CommSettings {
   };
 }
 
-/** The settings in words, for messages: `cp all_gather, TP overlap (SMs proj 24, fc2 16, bulk 0)`; '' when none apply. */
+/**
+ * The settings in words, for messages: `cp all_gather, TP overlap (SMs proj 24, fc2 16, bulk 0)`; '' when none apply.
+ */
 export function commSettingsText(x: CommSettings): string {
   const sms = x.tpCommOverlapSms;
   return [

@@ -75,7 +75,8 @@ export function parseShard(text: string): Shard {
   if (count < 1) throw new ShardSyntaxError(`'${text}': N, the number of parts, must be at least 1`);
   if (index < 1)
     throw new ShardSyntaxError(
-      `'${text}': parts count from 1 (1/${count} … ${count}/${count}); from a 0-based index (Kubernetes' JOB_COMPLETION_INDEX) write $((i + 1))/${count}`,
+      `'${text}': parts count from 1 (1/${count} … ${count}/${count}); ` +
+        `from a 0-based index (Kubernetes' JOB_COMPLETION_INDEX) write $((i + 1))/${count}`,
     );
   if (index > count)
     throw new ShardSyntaxError(

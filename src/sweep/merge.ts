@@ -79,7 +79,8 @@ function checkRowNumbers(row: Record<string, unknown>, where: string): void {
             ? String(value)
             : JSON.stringify(value);
       throw new MergeError(
-        `${where}: 'row.${f}' is ${shown}; expected ${rule.expected}${simulated ? ` in a row of status '${String(row.status)}'` : ''}`,
+        `${where}: 'row.${f}' is ${shown}; ` +
+          `expected ${rule.expected}${simulated ? ` in a row of status '${String(row.status)}'` : ''}`,
       );
     }
   }
@@ -104,7 +105,8 @@ function checkRecord(v: Record<string, unknown>, where: string): PointRecord {
   const total = v.scenarios.length * v.gpuCounts.length;
   if (total > MAX_SWEEP_POINTS)
     throw new MergeError(
-      `${where}: declares ${v.scenarios.length} scenarios × ${v.gpuCounts.length} GPU counts = ${total} points, more than the ${MAX_SWEEP_POINTS} a sweep may have`,
+      `${where}: declares ${v.scenarios.length} scenarios × ${v.gpuCounts.length} GPU counts = ${total} points, ` +
+        `more than the ${MAX_SWEEP_POINTS} a sweep may have`,
     );
   if (!isCount(v.point, 0) || v.point >= total) throw bad('point', `a point index from 0 to ${total - 1}`);
   const perSeries = v.gpuCounts.length;
@@ -134,7 +136,8 @@ function checkRecord(v: Record<string, unknown>, where: string): PointRecord {
     throw new MergeError(`${where}: 'row.fits' is ${JSON.stringify(row.fits)}; expected true or false`);
   if (row.status !== 'infeasible' && row.fits !== (row.status === 'ok'))
     throw new MergeError(
-      `${where}: 'row.fits' is ${JSON.stringify(row.fits) ?? 'missing'}; expected ${row.status === 'ok'} for status '${row.status}'`,
+      `${where}: 'row.fits' is ${JSON.stringify(row.fits) ?? 'missing'}; ` +
+        `expected ${row.status === 'ok'} for status '${row.status}'`,
     );
   if (row.status === 'infeasible' && typeof row.reason !== 'string')
     throw new MergeError(`${where}: 'row.reason' is missing; an infeasible row says why`);
@@ -156,7 +159,8 @@ function readLine(line: string, where: string): PointRecord {
     value = JSON.parse(line);
   } catch (err) {
     throw new MergeError(
-      `${where}: not valid JSON (${(err as Error).message}); each line must be one object written by clustersim scale --shard`,
+      `${where}: not valid JSON (${(err as Error).message}); ` +
+        'each line must be one object written by clustersim scale --shard',
     );
   }
   if (!isObject(value) || value.format !== POINT_FORMAT) {
@@ -168,7 +172,8 @@ function readLine(line: string, where: string): PointRecord {
         ? 'a list'
         : JSON.stringify(value);
     throw new MergeError(
-      `${where}: not a point of a clustersim scale sweep (expected "format": "${POINT_FORMAT}", found ${found}); merge takes the files clustersim scale --shard writes`,
+      `${where}: not a point of a clustersim scale sweep (expected "format": "${POINT_FORMAT}", found ${found}); ` +
+        'merge takes the files clustersim scale --shard writes',
     );
   }
   return checkRecord(value, where);
@@ -185,7 +190,10 @@ function sweepDifference(r: PointRecord, ref: PointRecord): string {
     return `scenarios ${r.scenarios.join(', ')}, the other ${ref.scenarios.join(', ')}`;
   if (!sameList(r.gpuCounts, ref.gpuCounts))
     return `GPU counts ${r.gpuCounts.join(',')}, the other ${ref.gpuCounts.join(',')}`;
-  return `same files, mode and GPU counts, but the scenario contents or --set overrides differ (sweep ${r.sweep}, the other ${ref.sweep})`;
+  return (
+    `same files, mode and GPU counts, but the scenario contents or --set overrides differ (sweep ${r.sweep}, ` +
+    `the other ${ref.sweep})`
+  );
 }
 
 /**
@@ -232,19 +240,22 @@ export function mergeParts(parts: readonly PartText[]): MergedSweep {
       const cut = /^\d+\/(\d+)$/.exec(record.shard);
       if (cut && split && Number(cut[1]) !== split.count) {
         throw new MergeError(
-          `${where}: a part of ${cut[1]} (--shard ${record.shard}), but ${split.where} is a part of ${split.count} (--shard ${split.shard}); run every part with the same N in --shard i/N`,
+          `${where}: a part of ${cut[1]} (--shard ${record.shard}), but ${split.where} is a part of ${split.count} ` +
+            `(--shard ${split.shard}); run every part with the same N in --shard i/N`,
         );
       }
       if (cut && !split) split = { count: Number(cut[1]), where, shard: record.shard };
       const seen = byPoint.get(record.point);
       if (seen)
         throw new MergeError(
-          `${where}: ${pointName(record)} is already in ${seen.where}; every point must come from exactly one part (was a part given twice?)`,
+          `${where}: ${pointName(record)} is already in ${seen.where}; ` +
+            'every point must come from exactly one part (was a part given twice?)',
         );
       const first = firstOfSeries.get(record.series);
       if (first && (first.record.name !== record.name || splitText(first.record) !== splitText(record))) {
         throw new MergeError(
-          `${where}: scenario ${record.series} is '${record.name}' with ${splitText(record)}, but ${first.where} says '${first.record.name}' with ${splitText(first.record)}`,
+          `${where}: scenario ${record.series} is '${record.name}' with ${splitText(record)}, ` +
+            `but ${first.where} says '${first.record.name}' with ${splitText(first.record)}`,
         );
       }
       byPoint.set(record.point, { record, where });
@@ -254,7 +265,8 @@ export function mergeParts(parts: readonly PartText[]): MergedSweep {
   if (!ref) {
     const names = parts.map((p) => p.file).join(', ');
     throw new MergeError(
-      `no points in ${names || 'the input'}: every part is empty (a part is empty only when a sweep has fewer points than parts)`,
+      `no points in ${names || 'the input'}: every part is empty ` +
+        '(a part is empty only when a sweep has fewer points than parts)',
     );
   }
   const head = ref.record;
@@ -274,7 +286,8 @@ export function mergeParts(parts: readonly PartText[]): MergedSweep {
     });
     const more = missing.length > list.length ? `, and ${missing.length - list.length} more` : '';
     throw new MergeError(
-      `missing ${missing.length} of ${total} points of the sweep: ${list.join('; ')}${more}. Is a part missing, or was one cut short?`,
+      `missing ${missing.length} of ${total} points of the sweep: ${list.join('; ')}${more}. ` +
+        'Is a part missing, or was one cut short?',
     );
   }
   const series: ScaleSeries[] = head.scenarios.map((source, s) => {

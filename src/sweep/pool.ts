@@ -49,9 +49,9 @@ function simulateHere(plans: readonly SeriesPlan[], point: SweepPoint, options: 
 
 /**
  * Simulates points of a sweep, each with `simulatePoint`, on up to `jobs` threads (never more threads than points;
- * with a signal and no `onRun`, all of them workers while this one coordinates, see `runTasks`). The rows are the same, value for value,
- * as one thread gives: a point's row depends only on its plan and GPU count, and rows are put back in the
- * order of `points`. Threads claim points largest first — the cost of a point grows with its GPU count —
+ * with a signal and no `onRun`, all of them workers while this one coordinates, see `runTasks`). The rows are the same,
+ * value for value, as one thread gives: a point's row depends only on its plan and GPU count, and rows are put back in
+ * the order of `points`. Threads claim points largest first — the cost of a point grows with its GPU count —
  * the longest-processing-time rule, so the biggest point does not start last while the other threads sit
  * idle. Runs in this thread alone, in table order, when `jobs` is 1, when there is at most one point, or
  * when no compiled worker is available.

@@ -60,7 +60,9 @@ export interface SeriesPlan extends CommSettings {
   microBatch: number;
   /** Sequences per data-parallel replica at the scenario's own size (kept in weak scaling). */
   perReplicaBatch: number;
-  /** The reference scenario's warnings (values it left to a default), for the user; none of them depends on the size. */
+  /**
+   * The reference scenario's warnings (values it left to a default), for the user; none of them depends on the size.
+   */
   warnings: string[];
 }
 
@@ -152,7 +154,8 @@ function spreadWarning(base: Scenario): string[] {
   const spread = base.noise.gpuSpeedSpread ?? 0;
   if (spread <= 0) return [];
   return [
-    `noise.gpuSpeedSpread ${(100 * spread).toFixed(1)}%: each size runs at the expected slowest of its GPUs, so the efficiency includes the loss to slower GPUs, which grows with the GPU count`,
+    `noise.gpuSpeedSpread ${(100 * spread).toFixed(1)}%: each size runs at the expected slowest of its GPUs, ` +
+      'so the efficiency includes the loss to slower GPUs, which grows with the GPU count',
   ];
 }
 

@@ -32,7 +32,10 @@ export interface ScaleRow {
   fits?: boolean;
   /** The kind of prediction (accuracy/setupKind.ts) its error band is looked up by; simulated rows only. */
   kind?: SetupKind;
-  /** The micro-batch this size ran with, where strong scaling lowered the scenario's to divide the sequences per replica. */
+  /**
+   * The micro-batch this size ran with, where strong scaling lowered the scenario's to divide the sequences per
+   * replica.
+   */
   microBatch?: number;
   /** The error band of its step time (accuracy/bandText.ts), filled in when the sweep is printed (`withErrorBands`). */
   errorBand?: BandJson;
