@@ -55,6 +55,7 @@ export function readInputText(path: string, maxBytes = MAX_INPUT_FILE_BYTES): st
 function tooLarge(bytes: number, maxBytes: number): InputFileError {
   const mib = (b: number): string => `${(b / 1024 / 1024).toFixed(b < 10 * 1024 * 1024 ? 1 : 0)} MiB`;
   return new InputFileError(
-    `it holds ${bytes > maxBytes + 1 ? mib(bytes) : `more than ${mib(maxBytes)}`}, and an input file may hold at most ${mib(maxBytes)}; is it the file you meant?`,
+    `it holds ${bytes > maxBytes + 1 ? mib(bytes) : `more than ${mib(maxBytes)}`}, ` +
+      `and an input file may hold at most ${mib(maxBytes)}; is it the file you meant?`,
   );
 }

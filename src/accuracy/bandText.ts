@@ -35,8 +35,14 @@ function matchedWords(kind: SetupKind, matched: readonly KindPart[]): string {
 /** Why there is no band: no validated row of this parallel style on any GPU. */
 export function noBandNote(kind: SetupKind): string {
   if (kind.moe)
-    return 'no validated run with experts is comparable (the MoE runs validated are Megatron-Core on H100): treat this prediction as unvalidated';
-  return `no validated run is comparable (too few are ${kindWords.style(kind.style)} or on ${kindWords.gpu(kind.gpu)}): treat this prediction as unvalidated`;
+    return (
+      'no validated run with experts is comparable (the MoE runs validated are Megatron-Core on H100): ' +
+      'treat this prediction as unvalidated'
+    );
+  return (
+    `no validated run is comparable (too few are ${kindWords.style(kind.style)} or on ${kindWords.gpu(kind.gpu)}): ` +
+    'treat this prediction as unvalidated'
+  );
 }
 
 export function bandJson(kind: SetupKind, band: ErrorBand | undefined, predictedS: number): BandJson {
@@ -70,9 +76,9 @@ export function bandBasis(kind: SetupKind, band: ErrorBand | undefined): string 
   if (!band) return noBandNote(kind);
   return (
     `validated runs like this one measured ${moreOrLess(band.lowPct)} to ${moreOrLess(band.highPct)} than predicted ` +
-    `(${band.edges === 'p10-p90' ? '10th to 90th percentile' : 'lowest to highest'}, median ${moreOrLess(band.medianPct)}; ` +
-    `${band.rows} ${kind.fp8 ? 'FP8 ' : ''}${kind.moe ? 'MoE ' : ''}rows: ${matchedWords(kind, band.matched)}; ` +
-    `from ${band.sets.join(', ')})`
+    `(${band.edges === 'p10-p90' ? '10th to 90th percentile' : 'lowest to highest'}, median ` +
+    `${moreOrLess(band.medianPct)}; ${band.rows} ${kind.fp8 ? 'FP8 ' : ''}${kind.moe ? 'MoE ' : ''}rows: ` +
+    `${matchedWords(kind, band.matched)}; from ${band.sets.join(', ')})`
   );
 }
 
@@ -81,7 +87,8 @@ export function bandBasis(kind: SetupKind, band: ErrorBand | undefined): string 
  * checked against closed forms (its tests), not against measured runs.
  */
 export const MEMORY_BAND_NOTE =
-  'no validated measurement of peak memory is bundled yet, so this account is checked against closed forms, not measured runs: treat its verdict near the capacity as unvalidated';
+  'no validated measurement of peak memory is bundled yet, so this account is checked against closed forms, ' +
+  'not measured runs: treat its verdict near the capacity as unvalidated';
 
 export const memoryBandJson = (): BandJson => ({ rows: 0, note: MEMORY_BAND_NOTE });
 

@@ -33,7 +33,10 @@ const KIND_KEYS: KindPart[] = ['gpu', 'style', 'scale', 'host'];
 /** The file as text: one row a line, so that a change to the model shows as the rows it moved. */
 export function residualFileText(file: ResidualFile): string {
   const rows = file.rows.map((r) => `    ${JSON.stringify(r)}`);
-  return `{\n  "writtenBy": ${JSON.stringify(file.writtenBy)},\n  "version": ${JSON.stringify(file.version)},\n  "rows": [\n${rows.join(',\n')}\n  ]\n}\n`;
+  return (
+    `{\n  "writtenBy": ${JSON.stringify(file.writtenBy)},\n  "version": ${JSON.stringify(file.version)},\n  "rows": ` +
+    `[\n${rows.join(',\n')}\n  ]\n}\n`
+  );
 }
 
 function checkedRow(r: unknown, i: number): StoredResidual {

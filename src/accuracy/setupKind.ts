@@ -17,7 +17,10 @@ export interface SetupKind {
    * rests on runs of the same numerics only (errorBand.ts).
    */
   fp8?: true;
-  /** A model with experts (present, true, only then): no dense run says how well its all-to-alls and experts are modelled. */
+  /**
+   * A model with experts (present, true, only then): no dense run says how well its all-to-alls and experts are
+   * modelled.
+   */
   moe?: true;
 }
 

@@ -27,8 +27,8 @@ export interface Alternative extends Candidate {
  * inside the node; interleave the pipeline or give it more micro-batches; bigger micro-batches when
  * memory allows; ZeRO-2 instead of ZeRO-3; overlap the gradient reduction; bigger buckets when small
  * collectives are latency-bound; and, when the job does not fit, 1F1B for a GPipe pipeline (free), recomputation,
- * more ZeRO, offload or more tensor parallelism. A vocabulary whose per-rank share misses the tensor-core alignment is padded first
- * (to a multiple of 64 × tp, as nanoGPT and Netflix's post-training framework pad): it costs nothing.
+ * more ZeRO, offload or more tensor parallelism. A vocabulary whose per-rank share misses the tensor-core alignment is
+ * padded first (to a multiple of 64 × tp, as nanoGPT and Netflix's post-training framework pad): it costs nothing.
  */
 export function candidateChanges(s: Scenario, r: StepResult): Candidate[] {
   const p = s.parallel;

@@ -128,7 +128,10 @@ function benchTable(rows: readonly Row[], repeat: number): string {
   const widths = header.map((h, i) => Math.max(h.length, ...body.map((b) => b[i].length)));
   const line = (cells: string[]) =>
     cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join('  ');
-  return `clustersim bench (${repeat} runs per case, node ${process.version})\n${line(header)}\n${body.map(line).join('\n')}\n`;
+  return (
+    `clustersim bench (${repeat} runs per case, ` +
+    `node ${process.version})\n${line(header)}\n${body.map(line).join('\n')}\n`
+  );
 }
 
 /** `wall ∝ x^b, peak RSS ∝ x^b` for each growth series that has at least two measured points. */
@@ -142,7 +145,9 @@ function growthLines(measured: readonly Row[]): string {
     if (pts.length < 2) continue;
     const wallB = logLogSlope(pts.map((p) => ({ x: p.x, y: p.wall })));
     const rssB = logLogSlope(pts.map((p) => ({ x: p.x, y: p.rss })));
-    text += `growth with ${label[series]} (${pts[0].x}..${pts[pts.length - 1].x}): wall ∝ x^${wallB.toFixed(2)}, peak RSS ∝ x^${rssB.toFixed(2)}\n`;
+    text +=
+      `growth with ${label[series]} (${pts[0].x}..${pts[pts.length - 1].x}): ` +
+      `wall ∝ x^${wallB.toFixed(2)}, peak RSS ∝ x^${rssB.toFixed(2)}\n`;
   }
   return text;
 }
