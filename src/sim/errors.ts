@@ -2,7 +2,7 @@ import { closest } from './closestName.js';
 
 /**
  * Typed errors thrown by library code. Only `src/cli` turns them into messages and exit codes
- * (DESIGN.md §9): a `ScenarioError` means the input is wrong, exit code 2, no stack trace.
+ * (docs/architecture.md, Conventions): a `ScenarioError` means the input is wrong, exit code 2, no stack trace.
  */
 
 /** A problem with the scenario input, located by `path` (for example `cluster.node.gpu` or `parallel.tp`). */

@@ -8,7 +8,7 @@ import { A100_ATTENTION, HOPPER_ATTENTION } from '../workload/attentionKernels.j
 /**
  * GPU presets. Peaks are dense (no 2:4 sparsity) datasheet figures in TFLOP/s; memory sizes are the totals
  * nvidia-smi reports, in bytes. Figures marked "estimate" have no direct measurement behind them yet:
- * calibration (DESIGN.md §8) replaces them with measured values.
+ * calibration (docs/calibration.md) replaces them with measured values.
  *
  * Shared sources:
  * - gemmCeiling: Stas Bekman, "Maximum Achievable Matmul FLOPS" (MAMF) table, ml-engineering,

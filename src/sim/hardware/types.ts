@@ -43,8 +43,8 @@ export interface GpuSpec {
   /** Host-side cost of launching one kernel, in ns. */
   kernelLaunchNs: number;
   /**
-   * GEMM timing calibrated on this GPU (`clustersim calibrate`, DESIGN.md §8), per dtype. Where present it replaces
-   * the default efficiency curve for that dtype; absent, nothing changes.
+   * GEMM timing calibrated on this GPU (`clustersim calibrate`, docs/calibration.md), per dtype. Where present it
+   * replaces the default efficiency curve for that dtype; absent, nothing changes.
    */
   measuredGemm?: Partial<Record<Dtype, MeasuredGemm>>;
   /**

@@ -12,7 +12,7 @@ export {
   type StageActivationOptions,
 } from './activations.js';
 
-/** Per-GPU memory account (DESIGN.md §7). */
+/** Per-GPU memory account (docs/modelling.md). */
 
 export type Precision = 'mixed' | 'fp32';
 export type OptimizerKind = 'adam' | 'sgd';

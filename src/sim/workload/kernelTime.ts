@@ -5,7 +5,7 @@ import { attentionHalfEfficiencyKeys, attentionKernelEfficiency } from './attent
 import { optimizerStepBytesPerParam, type OptimizerStateTypes } from '../memory/optimizerState.js';
 
 /**
- * Default kernel-time model (DESIGN.md §6): time = max(FLOPs / (peak × efficiency),
+ * Default kernel-time model (docs/modelling.md): time = max(FLOPs / (peak × efficiency),
  * bytes / (HBM bandwidth × hbmEfficiency)) + launch overhead. Calibration replaces the efficiency curves.
  */
 

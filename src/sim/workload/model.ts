@@ -4,7 +4,7 @@
  * Tensor names and registration order follow the Hugging Face implementations (`transformers`:
  * `GPT2LMHeadModel`, `LlamaForCausalLM`, `BertForMaskedLM`), because `nn.Module.parameters()` yields
  * tensors in registration order and PyTorch DDP packs gradient buckets in the reverse of that order
- * (DESIGN.md §7).
+ * (docs/modelling.md).
  */
 
 import type { MoeSpec } from './moe.js';
