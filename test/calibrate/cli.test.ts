@@ -46,27 +46,30 @@ describe('calibrate and validate: argument validation', () => {
     );
   });
 
-  it('calibrate refuses --out and --log naming the same file (the profile would overwrite its measurements)', async () => {
-    const same = join(dir, 'same.jsonl');
-    const r = await cli('calibrate', '--backend', 'cpu', '--quick', '--out', same, '--log', `${dir}/./same.jsonl`);
-    expect(r.code).toBe(2);
-    expect(r.err).toMatch(/--out and --log are the same file .*give the log another name/);
-    // Through a link, dangling until the profile is written.
-    const link = join(dir, 'link.jsonl');
-    symlinkSync('linked.json', link);
-    const viaLink = await cli(
-      'calibrate',
-      '--backend',
-      'cpu',
-      '--quick',
-      '--out',
-      join(dir, 'linked.json'),
-      '--log',
-      link,
-    );
-    expect(viaLink.code).toBe(2);
-    expect(viaLink.err).toMatch(/--out and --log are the same file/);
-  });
+  it(
+    'calibrate refuses --out and --log naming the same file ' + '(the profile would overwrite its measurements)',
+    async () => {
+      const same = join(dir, 'same.jsonl');
+      const r = await cli('calibrate', '--backend', 'cpu', '--quick', '--out', same, '--log', `${dir}/./same.jsonl`);
+      expect(r.code).toBe(2);
+      expect(r.err).toMatch(/--out and --log are the same file .*give the log another name/);
+      // Through a link, dangling until the profile is written.
+      const link = join(dir, 'link.jsonl');
+      symlinkSync('linked.json', link);
+      const viaLink = await cli(
+        'calibrate',
+        '--backend',
+        'cpu',
+        '--quick',
+        '--out',
+        join(dir, 'linked.json'),
+        '--log',
+        link,
+      );
+      expect(viaLink.code).toBe(2);
+      expect(viaLink.err).toMatch(/--out and --log are the same file/);
+    },
+  );
 
   it('calibrate --resume without a log says how to start', async () => {
     const r = await cli('calibrate', '--backend', 'cpu', '--quick', '--resume', '--out', join(dir, 'none.json'));
@@ -96,22 +99,30 @@ describe('calibrate and validate: argument validation', () => {
     expect(r.code).toBe(2);
     expect(r.out).toBe('');
     expect(r.err).toBe(
-      `clustersim: ${other} is not a clustersim calibration profile: it holds an object with the fields name, version, and no "schema", ` +
-        'but a profile is a JSON object with "schema": "clustersim.profile", the fitted constants of a machine; make one with `clustersim calibrate --out profile.json`\n',
+      `clustersim: ${other} is not a clustersim calibration profile: ` +
+        'it holds an object with the fields name, version, and no "schema", ' +
+        'but a profile is a JSON object with "schema": "clustersim.profile", the fitted constants of a machine; ' +
+        'make one with `clustersim calibrate --out profile.json`\n',
     );
   });
 
-  it('validate refuses a CPU profile measured with more GEMM threads than this machine has cores, in its own words', async () => {
-    const big = syntheticProfile({ backend: 'cpu' });
-    const path = join(dir, 'big-cpu.json');
-    writeProfile(path, { ...big, machine: { ...big.machine, computeThreads: 100000 } });
-    const r = await cli('check-profile', '--profile', path, '--quick');
-    expect(r.code).toBe(2);
-    expect(r.err).toMatch(
-      /big-cpu.json was measured with 100000 GEMM threads and this machine has \d+ logical cores: validate it on a machine with at least 100000/,
-    );
-    expect(r.err).not.toMatch(/--threads/);
-  });
+  it(
+    'validate refuses a CPU profile measured with more GEMM threads than this machine has cores, ' + 'in its own words',
+    async () => {
+      const big = syntheticProfile({ backend: 'cpu' });
+      const path = join(dir, 'big-cpu.json');
+      writeProfile(path, { ...big, machine: { ...big.machine, computeThreads: 100000 } });
+      const r = await cli('check-profile', '--profile', path, '--quick');
+      expect(r.code).toBe(2);
+      expect(r.err).toMatch(
+        new RegExp(
+          /big-cpu.json was measured with 100000 GEMM threads and this machine has \d+ logical cores: /.source +
+            /validate it on a machine with at least 100000/.source,
+        ),
+      );
+      expect(r.err).not.toMatch(/--threads/);
+    },
+  );
 
   it('puts the log next to the profile by default', () => {
     expect(defaultLogPath('out/h200.json')).toBe('out/h200.measurements.jsonl');
@@ -146,88 +157,100 @@ describe('simulate --profile', () => {
     expect(JSON.parse(withProfile.out).stepTimeS).not.toBe(JSON.parse(base.out).stepTimeS);
   });
 
-  it('names the profile in the HTML report and the trace, and gives a calibrated CPU no MFU note from GPU runs', async () => {
-    const gpuProfile = join(dir, 'a100-report.json');
-    writeProfile(
-      gpuProfile,
-      syntheticProfile({ backend: 'cuda', device: 'NVIDIA A100-SXM4-80GB', gpuPreset: 'a100-sxm4-80gb' }),
-    );
-    const [html, trace] = [join(dir, 'p.html'), join(dir, 'p.json')];
-    const r = await cli(
-      'simulate',
-      'scenarios/bert-large-ddp-2node.yaml',
-      '--alternatives',
-      '0',
-      '--profile',
-      gpuProfile,
-      '--set',
-      'training.precision=fp32',
-      '--report',
-      html,
-      '--trace',
-      trace,
-    );
-    expect(r.code, r.err).toBe(0);
-    expect(readFileSync(html, 'utf8')).toMatch(
-      /<td>calibration profile<\/td><td>[^<]*a100-report.json: gemm fp32: measured model/,
-    );
-    expect(
-      JSON.parse(readFileSync(trace, 'utf8')).metadata?.profile ??
-        JSON.stringify(JSON.parse(readFileSync(trace, 'utf8'))),
-    ).toContain('a100-report.json');
-    const cpuProfile = join(dir, 'cpu-report.json');
-    writeProfile(cpuProfile, syntheticProfile({ backend: 'cpu' }));
-    const cpu = JSON.parse(
-      (
-        await cli(
-          'simulate',
-          'scenarios/bert-large-ddp-2node.yaml',
-          '--alternatives',
-          '0',
-          '--json',
-          '--profile',
-          cpuProfile,
-          '--set',
-          'training.precision=fp32',
-        )
-      ).out,
-    );
-    expect(cpu.mfu).toBeGreaterThan(0.65); // above the note's threshold, which GPU runs set
-    expect(cpu.notes.join('\n')).not.toMatch(/MFU/);
-  });
+  it(
+    'names the profile in the HTML report and the trace, ' + 'and gives a calibrated CPU no MFU note from GPU runs',
+    async () => {
+      const gpuProfile = join(dir, 'a100-report.json');
+      writeProfile(
+        gpuProfile,
+        syntheticProfile({ backend: 'cuda', device: 'NVIDIA A100-SXM4-80GB', gpuPreset: 'a100-sxm4-80gb' }),
+      );
+      const [html, trace] = [join(dir, 'p.html'), join(dir, 'p.json')];
+      const r = await cli(
+        'simulate',
+        'scenarios/bert-large-ddp-2node.yaml',
+        '--alternatives',
+        '0',
+        '--profile',
+        gpuProfile,
+        '--set',
+        'training.precision=fp32',
+        '--report',
+        html,
+        '--trace',
+        trace,
+      );
+      expect(r.code, r.err).toBe(0);
+      expect(readFileSync(html, 'utf8')).toMatch(
+        /<td>calibration profile<\/td><td>[^<]*a100-report.json: gemm fp32: measured model/,
+      );
+      expect(
+        JSON.parse(readFileSync(trace, 'utf8')).metadata?.profile ??
+          JSON.stringify(JSON.parse(readFileSync(trace, 'utf8'))),
+      ).toContain('a100-report.json');
+      const cpuProfile = join(dir, 'cpu-report.json');
+      writeProfile(cpuProfile, syntheticProfile({ backend: 'cpu' }));
+      const cpu = JSON.parse(
+        (
+          await cli(
+            'simulate',
+            'scenarios/bert-large-ddp-2node.yaml',
+            '--alternatives',
+            '0',
+            '--json',
+            '--profile',
+            cpuProfile,
+            '--set',
+            'training.precision=fp32',
+          )
+        ).out,
+      );
+      expect(cpu.mfu).toBeGreaterThan(0.65); // above the note's threshold, which GPU runs set
+      expect(cpu.notes.join('\n')).not.toMatch(/MFU/);
+    },
+  );
 
-  it('refuses a profile measured on another GPU preset than the scenario names, and notes one of no preset', async () => {
-    const path = join(dir, 'h200.json');
-    writeProfile(path, syntheticProfile({ backend: 'cuda', device: 'NVIDIA H200', gpuPreset: 'h200-sxm-141gb' }));
-    const r = await cli(
-      'simulate',
-      'scenarios/bert-large-ddp-2node.yaml',
-      '--profile',
-      path,
-      '--set',
-      'training.precision=fp32',
-    );
-    expect(r.code).toBe(2);
-    expect(r.err).toMatch(
-      /measured on NVIDIA H200 \(h200-sxm-141gb\), but the scenario's GPU is a100-sxm4-80gb; simulate that GPU \(--set cluster.gpu=h200-sxm-141gb\)/,
-    );
-    const odd = join(dir, 'odd.json');
-    writeProfile(odd, syntheticProfile({ backend: 'cuda', device: 'NVIDIA Odd GPU' }));
-    const o = await cli(
-      'simulate',
-      'scenarios/bert-large-ddp-2node.yaml',
-      '--profile',
-      odd,
-      '--set',
-      'training.precision=fp32',
-      '--alternatives',
-      '0',
-    );
-    expect(o.code).toBe(0);
-    expect(o.err).toMatch(
-      /measured on NVIDIA Odd GPU, which matches no preset; its constants replace those of the scenario's a100-sxm4-80gb/,
-    );
-  });
+  it(
+    'refuses a profile measured on another GPU preset than the scenario names, ' + 'and notes one of no preset',
+    async () => {
+      const path = join(dir, 'h200.json');
+      writeProfile(path, syntheticProfile({ backend: 'cuda', device: 'NVIDIA H200', gpuPreset: 'h200-sxm-141gb' }));
+      const r = await cli(
+        'simulate',
+        'scenarios/bert-large-ddp-2node.yaml',
+        '--profile',
+        path,
+        '--set',
+        'training.precision=fp32',
+      );
+      expect(r.code).toBe(2);
+      expect(r.err).toMatch(
+        new RegExp(
+          /measured on NVIDIA H200 \(h200-sxm-141gb\), but the scenario's GPU is a100-sxm4-80gb; /.source +
+            /simulate that GPU \(--set cluster.gpu=h200-sxm-141gb\)/.source,
+        ),
+      );
+      const odd = join(dir, 'odd.json');
+      writeProfile(odd, syntheticProfile({ backend: 'cuda', device: 'NVIDIA Odd GPU' }));
+      const o = await cli(
+        'simulate',
+        'scenarios/bert-large-ddp-2node.yaml',
+        '--profile',
+        odd,
+        '--set',
+        'training.precision=fp32',
+        '--alternatives',
+        '0',
+      );
+      expect(o.code).toBe(0);
+      expect(o.err).toMatch(
+        new RegExp(
+          /measured on NVIDIA Odd GPU, which matches no preset; /.source +
+            /its constants replace those of the scenario's a100-sxm4-80gb/.source,
+        ),
+      );
+    },
+  );
 
   it('reports a bad profile as bad input', async () => {
     const r = await cli('simulate', 'scenarios/bert-large-ddp-2node.yaml', '--profile', join(dir, 'nope.json'));
@@ -285,7 +308,8 @@ describe('calibration summary', () => {
     // It said "each thread's CPU clock, wall clock for copies overlapping compute" whatever the threads: on several
     // threads GEMMs, launches and overlap runs are timed by the wall clock, and on one nothing is.
     expect(timing(2, 'auto')).toContain(
-      "wall clock for GEMMs, launches and compute with copies overlapping (they run on 2 threads); each thread's CPU clock for copies and collectives",
+      'wall clock for GEMMs, launches and compute with copies overlapping (they run on 2 threads); ' +
+        "each thread's CPU clock for copies and collectives",
     );
     expect(timing(1, 'auto')).toContain("each thread's CPU clock for everything");
     expect(timing(1, 'auto')).not.toContain('wall clock');

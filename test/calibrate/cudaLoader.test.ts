@@ -183,11 +183,14 @@ function fakeAddon(over: Partial<NativeAddon>): NativeAddon {
 }
 
 describe('opening the CPU backend', () => {
-  it('refuses more GEMM threads than the machine has logical cores (the fit would take them as that many units)', () => {
-    expect(() => openCpuBackend(fakeAddon({}), 64)).toThrow(BackendUnavailableError);
-    expect(() => openCpuBackend(fakeAddon({}), 64)).toThrow('64 GEMM threads are more than the 2 logical cores here');
-    expect(openCpuBackend(fakeAddon({}), 2).machine.computeThreads).toBe(2);
-  });
+  it(
+    'refuses more GEMM threads than the machine has logical cores ' + '(the fit would take them as that many units)',
+    () => {
+      expect(() => openCpuBackend(fakeAddon({}), 64)).toThrow(BackendUnavailableError);
+      expect(() => openCpuBackend(fakeAddon({}), 64)).toThrow('64 GEMM threads are more than the 2 logical cores here');
+      expect(openCpuBackend(fakeAddon({}), 2).machine.computeThreads).toBe(2);
+    },
+  );
 });
 
 describe('opening the CUDA backend', () => {
@@ -216,7 +219,10 @@ describe('opening the CUDA backend', () => {
       },
     });
     expect(() => openCudaBackend(addon, env({}))).toThrow(
-      /loaded \(libcudart from \/lib\/libcudart.so\), but no GPU is usable: cudaGetDeviceCount failed: no CUDA-capable device.*nvidia-smi.*CUDA_VISIBLE_DEVICES/,
+      new RegExp(
+        /loaded \(libcudart from \/lib\/libcudart.so\), but no GPU is usable: /.source +
+          /cudaGetDeviceCount failed: no CUDA-capable device.*nvidia-smi.*CUDA_VISIBLE_DEVICES/.source,
+      ),
     );
   });
 

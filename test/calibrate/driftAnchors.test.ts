@@ -7,21 +7,25 @@ import { median, valueOf } from '../../src/calibrate/stats.js';
 const h200 = readProfile('reports/calibration/h200/profile.json');
 
 describe('drift anchors (calibration measurements validate retakes before and after its cases)', () => {
-  it('takes one GEMM and one pinned copy on the H200: at least as long as their kind’s median, the steadiest of those', () => {
-    const anchors = anchorItems(h200, 1);
-    expect(anchors.map((a) => a.item.kind)).toEqual(['gemm', 'copy']);
-    const byId = new Map(h200.measurements.map((m) => [m.id, m]));
-    for (const a of anchors) {
-      const kind = a.id.split('/')[0];
-      const peers = h200.measurements.filter((m) => m.id.split('/')[0] === kind && !m.id.includes('pageable'));
-      const medianS = median(peers.map((m) => valueOf(m, h200.statistic)));
-      const self = byId.get(a.id)!;
-      expect(valueOf(self, h200.statistic)).toBeGreaterThanOrEqual(medianS);
-      const longPeers = peers.filter((m) => valueOf(m, h200.statistic) >= medianS);
-      expect(self.spreadPct).toBe(Math.min(...longPeers.map((m) => m.spreadPct)));
-    }
-    expect(anchors.some((a) => a.id.includes('pageable'))).toBe(false);
-  });
+  it(
+    'takes one GEMM and one pinned copy on the H200: ' +
+      'at least as long as their kind’s median, the steadiest of those',
+    () => {
+      const anchors = anchorItems(h200, 1);
+      expect(anchors.map((a) => a.item.kind)).toEqual(['gemm', 'copy']);
+      const byId = new Map(h200.measurements.map((m) => [m.id, m]));
+      for (const a of anchors) {
+        const kind = a.id.split('/')[0];
+        const peers = h200.measurements.filter((m) => m.id.split('/')[0] === kind && !m.id.includes('pageable'));
+        const medianS = median(peers.map((m) => valueOf(m, h200.statistic)));
+        const self = byId.get(a.id)!;
+        expect(valueOf(self, h200.statistic)).toBeGreaterThanOrEqual(medianS);
+        const longPeers = peers.filter((m) => valueOf(m, h200.statistic) >= medianS);
+        expect(self.spreadPct).toBe(Math.min(...longPeers.map((m) => m.spreadPct)));
+      }
+      expect(anchors.some((a) => a.id.includes('pageable'))).toBe(false);
+    },
+  );
 
   it('never takes a pageable copy or a short measurement, however steady', () => {
     const steady = (id: string, medianS: number, spreadPct: number) => ({

@@ -109,19 +109,23 @@ describe('scripts/gpu/run-calibration.sh', () => {
     expect(r.stdout).toContain('no profile');
   });
 
-  it('resumes only a log put in reports/calibration/h200/resume.jsonl, never the complete log committed with a profile', () => {
-    const committed = runScript(
-      { RUN_BUDGET_S: '60', VALIDATE_RESERVE_S: '10' },
-      { 'reports/calibration/h200/measurements.jsonl': '{"type":"header"}\n' },
-    );
-    expect(committed.stdout).toMatch(/== calibrate *\n/);
-    const resumed = runScript(
-      { RUN_BUDGET_S: '60', VALIDATE_RESERVE_S: '10' },
-      { 'reports/calibration/h200/resume.jsonl': '{"type":"header"}\n' },
-    );
-    expect(resumed.stdout).toContain('== calibrate  --resume');
-    expect(readFileSync(join(resumed.out, 'measurements.jsonl'), 'utf8')).toBe('{"type":"header"}\n');
-  });
+  it(
+    'resumes only a log put in reports/calibration/h200/resume.jsonl, ' +
+      'never the complete log committed with a profile',
+    () => {
+      const committed = runScript(
+        { RUN_BUDGET_S: '60', VALIDATE_RESERVE_S: '10' },
+        { 'reports/calibration/h200/measurements.jsonl': '{"type":"header"}\n' },
+      );
+      expect(committed.stdout).toMatch(/== calibrate *\n/);
+      const resumed = runScript(
+        { RUN_BUDGET_S: '60', VALIDATE_RESERVE_S: '10' },
+        { 'reports/calibration/h200/resume.jsonl': '{"type":"header"}\n' },
+      );
+      expect(resumed.stdout).toContain('== calibrate  --resume');
+      expect(readFileSync(join(resumed.out, 'measurements.jsonl'), 'utf8')).toBe('{"type":"header"}\n');
+    },
+  );
 
   it('refuses to start calibrating with less than MIN_CALIBRATE_S (default 30 s) of budget left', () => {
     const r = runScript({ RUN_BUDGET_S: '20', VALIDATE_RESERVE_S: '15' });

@@ -71,10 +71,12 @@ describe('one calibration per measurement log', () => {
     const [ready, done] = ['ready', 'done'].map((f) => join(dir, `i.${f}`));
     // The other process replaces the dead lock with its own (as a contender that got there first would), then waits
     // until this one has tried, and says whether its lock survived.
-    const script = `const fs = require('fs'); const [lock, ready, done] = process.argv.slice(1); const me = String(process.pid);
+    const script =
+      `const fs = require('fs'); const [lock, ready, done] = process.argv.slice(1); const me = String(process.pid);
       fs.unlinkSync(lock); fs.writeFileSync(lock, me, { flag: 'wx' }); fs.writeFileSync(ready, '');
       const t = setInterval(() => { if (!fs.existsSync(done)) return; clearInterval(t);
-        const kept = fs.existsSync(lock) && fs.readFileSync(lock, 'utf8') === me; if (kept) fs.unlinkSync(lock); process.stdout.write(kept ? 'kept' : 'lost'); }, 5);
+        const kept = fs.existsSync(lock) && fs.readFileSync(lock, 'utf8') === me; if (kept) fs.unlinkSync(lock); ` +
+      `process.stdout.write(kept ? 'kept' : 'lost'); }, 5);
       setTimeout(() => process.exit(1), 20000).unref();`;
     let child: ReturnType<typeof spawn> | undefined;
     let out = '';
@@ -150,8 +152,10 @@ describe('one calibration per measurement log', () => {
     writeFileSync(`${log}.lock`, deadPid());
     const guard = `${log}.lock.takeover`;
     // Another taker: holds the guard for a moment, then checks that it is still its own before removing it.
-    const script = `const fs = require('fs'); const me = process.pid + ' other'; fs.writeFileSync(process.argv[1], me);
-      setTimeout(() => { const mine = fs.readFileSync(process.argv[1], 'utf8') === me; fs.unlinkSync(process.argv[1]); process.stdout.write(mine ? 'kept' : 'lost'); }, 300);`;
+    const script =
+      `const fs = require('fs'); const me = process.pid + ' other'; fs.writeFileSync(process.argv[1], me);
+      setTimeout(() => { const mine = fs.readFileSync(process.argv[1], 'utf8') === me; ` +
+      `fs.unlinkSync(process.argv[1]); process.stdout.write(mine ? 'kept' : 'lost'); }, 300);`;
     const child = spawn(process.execPath, ['-e', script, guard], { stdio: ['ignore', 'pipe', 'inherit'] });
     let out = '';
     child.stdout.on('data', (d) => (out += d));

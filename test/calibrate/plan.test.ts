@@ -27,16 +27,22 @@ function idOf(item: BenchItem): string | undefined {
 describe('calibration and validation plans', () => {
   for (const backend of ['cpu', 'cuda'] as const) {
     for (const quick of [true, false]) {
-      it(`${backend}${quick ? ' --quick' : ''}: ids are unique and validation uses no size or shape the calibration measured`, () => {
-        const plan = calibrationPlan({ backend, quick, maxRanks: 8 });
-        const ids = plan.map((p) => p.id);
-        expect(new Set(ids).size).toBe(ids.length);
-        const measured = new Set(ids);
-        const cases = validationCases(backend, quick, 8);
-        expect(cases.length).toBeGreaterThan(5);
-        expect(cases.map((c) => idOf(c.item)).filter((id) => id !== undefined && measured.has(id))).toEqual([]);
-        expect(new Set(cases.map((c) => c.kind))).toEqual(new Set(['gemm', 'chain', 'overlap', 'copy', 'collective']));
-      });
+      it(
+        `${backend}${quick ? ' --quick' : ''}: ids are unique and validation uses no size or shape ` +
+          'the calibration measured',
+        () => {
+          const plan = calibrationPlan({ backend, quick, maxRanks: 8 });
+          const ids = plan.map((p) => p.id);
+          expect(new Set(ids).size).toBe(ids.length);
+          const measured = new Set(ids);
+          const cases = validationCases(backend, quick, 8);
+          expect(cases.length).toBeGreaterThan(5);
+          expect(cases.map((c) => idOf(c.item)).filter((id) => id !== undefined && measured.has(id))).toEqual([]);
+          expect(new Set(cases.map((c) => c.kind))).toEqual(
+            new Set(['gemm', 'chain', 'overlap', 'copy', 'collective']),
+          );
+        },
+      );
     }
   }
 

@@ -56,23 +56,27 @@ describe('the profile schema', () => {
     );
   });
 
-  it('refuses a profile without what the simulator reads from it (CPU memory, threads, clock, the fp32 GEMM fit)', () => {
-    const edit = (f: (p: Record<string, any>) => void) => {
-      const p = syntheticProfile() as unknown as Record<string, any>;
-      f(p);
-      return () => parseProfile(p, 'x.json');
-    };
-    // Each of these used to be accepted: "memory per GPU … of NaN B: OOM", an MFU of 191% on 0 threads, a 0.01 TFLOP/s placeholder.
-    expect(edit((p) => delete p.machine.cpu.memoryBytes)).toThrow(/machine\.cpu\.memoryBytes: Required/);
-    expect(edit((p) => (p.machine.computeThreads = 0))).toThrow(/machine\.computeThreads/);
-    expect(edit((p) => (p.machine.computeThreads = '4'))).toThrow(/machine\.computeThreads/);
-    expect(edit((p) => (p.machine.cpuClock = 'sundial'))).toThrow(/machine\.cpuClock/);
-    expect(edit((p) => (p.fit.gemm = {}))).toThrow(/fit\.gemm: no GEMM fit/);
-    expect(edit((p) => (p.fit.gemm = { bf16: p.fit.gemm.fp32 }))).toThrow(
-      /fit\.gemm\.fp32: a cpu profile needs its fp32 GEMM fit/,
-    );
-    expect(edit((p) => (p.machine.cpuClock = 'wall'))).not.toThrow();
-  });
+  it(
+    'refuses a profile without what the simulator reads from it ' + '(CPU memory, threads, clock, the fp32 GEMM fit)',
+    () => {
+      const edit = (f: (p: Record<string, any>) => void) => {
+        const p = syntheticProfile() as unknown as Record<string, any>;
+        f(p);
+        return () => parseProfile(p, 'x.json');
+      };
+      // Each of these used to be accepted: "memory per GPU … of NaN B: OOM", an MFU of 191% on 0 threads,
+      // a 0.01 TFLOP/s placeholder.
+      expect(edit((p) => delete p.machine.cpu.memoryBytes)).toThrow(/machine\.cpu\.memoryBytes: Required/);
+      expect(edit((p) => (p.machine.computeThreads = 0))).toThrow(/machine\.computeThreads/);
+      expect(edit((p) => (p.machine.computeThreads = '4'))).toThrow(/machine\.computeThreads/);
+      expect(edit((p) => (p.machine.cpuClock = 'sundial'))).toThrow(/machine\.cpuClock/);
+      expect(edit((p) => (p.fit.gemm = {}))).toThrow(/fit\.gemm: no GEMM fit/);
+      expect(edit((p) => (p.fit.gemm = { bf16: p.fit.gemm.fp32 }))).toThrow(
+        /fit\.gemm\.fp32: a cpu profile needs its fp32 GEMM fit/,
+      );
+      expect(edit((p) => (p.machine.cpuClock = 'wall'))).not.toThrow();
+    },
+  );
 
   it('tells apart a newer schema version and a file that is not a profile', () => {
     expect(() => parseProfile({ ...syntheticProfile(), schemaVersion: 99 }, 'x.json')).toThrow(
@@ -82,7 +86,9 @@ describe('the profile schema', () => {
       /schema version 0 is not supported .*calibrate again with this version/,
     );
     const notProfile =
-      'x.json is not a clustersim calibration profile: it holds %s, but a profile is a JSON object with "schema": "clustersim.profile", the fitted constants of a machine; make one with `clustersim calibrate --out profile.json`';
+      'x.json is not a clustersim calibration profile: it holds %s, ' +
+      'but a profile is a JSON object with "schema": "clustersim.profile", the fitted constants of a machine; ' +
+      'make one with `clustersim calibrate --out profile.json`';
     expect(() => parseProfile({ hello: 1, world: 2 }, 'x.json')).toThrow(
       notProfile.replace('%s', 'an object with the fields hello, world, and no "schema"'),
     );
@@ -151,7 +157,10 @@ describe('the measurement log', () => {
         machine: { ...machine, computeThreads: (machine.computeThreads ?? 1) + 1 },
       }),
     ).toThrow(
-      /was measured with threads \d+, this run \d+; .*resume it with the same setup \(--threads \d+\), or start a new log \(--log another.jsonl\)/,
+      new RegExp(
+        /was measured with threads \d+, this run \d+; .*resume it with the same setup \(--threads \d+\), /.source +
+          /or start a new log \(--log another.jsonl\)/.source,
+      ),
     );
     // No option can match a log from another CPU: none is suggested.
     let other = '';

@@ -49,7 +49,10 @@ describe('simulate --profile', () => {
     );
     expect(r.code).toBe(2);
     expect(r.err).toMatch(
-      /--profile reports\/calibration\/h200\/profile.json: measured on NVIDIA H200 \(h200-sxm-141gb\), but the scenario's GPU is a100-sxm4-80gb; simulate that GPU \(--set cluster.gpu=h200-sxm-141gb\)/,
+      new RegExp(
+        /--profile reports\/calibration\/h200\/profile.json: measured on NVIDIA H200 \(h200-sxm-141gb\), /.source +
+          /but the scenario's GPU is a100-sxm4-80gb; simulate that GPU \(--set cluster.gpu=h200-sxm-141gb\)/.source,
+      ),
     );
     expect(r.err).not.toMatch(/\n\s+at /);
     const same = await cli(
