@@ -29,7 +29,9 @@ export interface MoeSyncContext {
  * all-gather of the received tokens over the TP group (the experts keep the attention's tp); after `experts.fc2`, the
  * reduce-scatter over TP and the combine all-to-all. The backward mirrors each one: a gradient all-to-all after
  * `unpermute.bwd` and after the experts' fc1 backward, the gather after `unpermute.bwd`'s all-to-all and the
- * reduce-scatter before the last. Every one blocks the op after it (the experts need their tokens; no overlap with
+ * reduce-scatter before the last. With more than one local expert the received rows are sorted by expert and back
+ * (`experts.sort`, `experts.unsort`, moeOps.ts): the combine's exchanges then follow `experts.unsort`, and the
+ * dispatch gradient's follow `experts.sort.bwd`. Every one blocks the op after it (the experts need their tokens; no overlap with
  * another micro-batch). With the DeepEP dispatcher the four exchanges are DeepEP's dispatch and combine, of the same
  * size (the routed copies), each token sent once to each node and GPU it reaches.
  */
@@ -40,6 +42,10 @@ export function moeSyncPoints(names: readonly string[], ctx: MoeSyncContext): Tp
   const gatheredBytes = copiesBytes * ctx.etp;
   // The expert tensor-parallel group is the TP group unless the scenario gives the experts a tp of their own.
   const etpGroup = ctx.etp === ctx.tp ? {} : { group: 'etp' as const };
+  // The forward pass's ops or the backward's, recomputed or not: either holds the sort when the layer has it.
+  const sorted = names.some((n) => /^(recompute\.)?experts\.sort(\.bwd)?$/.test(n));
+  const beforeCombine = sorted ? 'experts.unsort' : 'experts.fc2';
+  const afterExpertGrads = sorted ? 'experts.sort.bwd' : 'experts.fc1.wgrad';
   const out: TpSync[] = [];
   names.forEach((raw, i) => {
     const name = raw.startsWith('recompute.') ? raw.slice('recompute.'.length) : raw;
@@ -60,13 +66,13 @@ export function moeSyncPoints(names: readonly string[], ctx: MoeSyncContext): Tp
     if (name === 'permute') {
       allToAll('dispatch');
       tpGather('dispatched tokens');
-    } else if (name === 'experts.fc2') {
+    } else if (name === beforeCombine) {
       tpScatter('expert outputs');
       allToAll('combine');
     } else if (name === 'unpermute.bwd') {
       allToAll('combine gradient');
       tpGather('output gradients');
-    } else if (name === 'experts.fc1.wgrad') {
+    } else if (name === afterExpertGrads) {
       tpScatter('token gradients');
       allToAll('dispatch gradient');
     }

@@ -52,6 +52,7 @@ function stepBlocks(ctx: StepContext): Block[] {
     ...(ctx.ep > 1 ? { ep: ctx.ep } : {}),
     ...(ctx.etp !== ctx.tp ? { etp: ctx.etp } : {}),
     ...(ctx.expertLoads ? { expertLoadFactors: ctx.expertLoads.map((l) => l?.busiestFactor) } : {}),
+    ...(par.dispatcher === 'deepep' ? { dispatcher: par.dispatcher } : {}),
     sequenceParallel: par.sequenceParallel,
     flashAttention: training.flashAttention,
     recompute: par.recompute,

@@ -13,6 +13,8 @@ export interface MoeLayerShape {
   etp: number;
   /** The busiest expert-parallel rank's pairs against the balanced share (routing.ts); 1 when balanced. */
   loadFactor: number;
+  /** `deepep`: DeepEP's dispatch, which sends tokens as they are (no sort by local expert here); absent: all-to-all. */
+  dispatcher?: 'alltoall' | 'deepep';
 }
 
 /**
@@ -59,6 +61,28 @@ function permuteStage(c: LayerContext, s: MoeLayerShape, name: 'permute' | 'unpe
 }
 
 /**
+ * Megatron-Core's second permutation (`sort_chunks_by_idxs` in moe_utils, "Permutation 2: Sort tokens by local
+ * expert" in the alltoall dispatcher's dispatch_postprocess): with more than one local expert, the rows received from
+ * each expert-parallel (and expert-TP) peer arrive grouped by sender and are copied into groups by local expert for
+ * the grouped GEMM; `experts.unsort` ("Unpermutation 2", combine_preprocess) copies the outputs back before the
+ * combine. Each reads and writes every row the rank's experts compute, at the full hidden width; its backward is the
+ * inverse copy, of the same size.
+ */
+function chunkSortStage(c: LayerContext, s: MoeLayerShape, name: 'experts.sort' | 'experts.unsort'): Stage {
+  const elements = expertRows(c, s.moe, s.etp, s.loadFactor) * c.h;
+  const bytes = 2 * elements * c.e;
+  return {
+    forward: [elementwiseOp(name, elements, 0, bytes)],
+    backward: [elementwiseOp(`${name}.bwd`, elements, 0, bytes)],
+  };
+}
+
+/** Whether the layer's received rows are sorted by local expert (`chunkSortStage`): the all-to-all, E/ep > 1. */
+export function sortsByLocalExpert(moe: MoeSpec, ep: number, dispatcher?: 'alltoall' | 'deepep'): boolean {
+  return dispatcher !== 'deepep' && expertsPerRank(moe, ep) > 1;
+}
+
+/**
  * A grouped GEMM over the rank's E/ep experts (Megatron-Core's GroupedMLP, cuBLAS grouped / CUTLASS grouped GEMM):
  * one problem per local expert with its share of the rows, so its efficiency is that of the per-expert shape: few
  * tokens an expert make a thin GEMM.
@@ -86,8 +110,9 @@ function groupedLinearStage(
 
 /**
  * The routed experts of one layer on one rank, from the router to the combined output: router, permute, (dispatch
- * all-to-all), expert fc1, SwiGLU, expert fc2, (combine all-to-all), unpermute. The all-to-alls and the TP gathers
- * around the experts are syncs (parallel/moeSync.ts) at the `permute`, `experts.fc2` and their backward ops.
+ * all-to-all), the sort by local expert, expert fc1, SwiGLU, expert fc2, its inverse sort, (combine all-to-all),
+ * unpermute. The all-to-alls and the TP gathers around the experts are syncs (parallel/moeSync.ts) at the `permute`,
+ * the last expert op before the combine (`experts.unsort`, else `experts.fc2`) and their backward ops.
  */
 export function routedExpertStages(c: LayerContext, s: MoeLayerShape): Stage[] {
   const p = `${llamaLayerPrefix(c.model, s.layer)}mlp.experts.`;
@@ -98,12 +123,15 @@ export function routedExpertStages(c: LayerContext, s: MoeLayerShape): Stage[] {
     forward: st.forward.map((op) => rename(op, 'experts.')),
     backward: st.backward.map((op) => rename(op, 'experts.')),
   });
+  const sorts = sortsByLocalExpert(s.moe, s.ep, s.dispatcher);
   return [
     ...routerStage(c, s),
     permuteStage(c, s, 'permute'),
+    ...(sorts ? [chunkSortStage(c, s, 'experts.sort')] : []),
     groupedLinearStage(c, s, 'experts.fc1', c.h, 2 * f, p + 'gate_up_proj.weight'),
     named(act),
     groupedLinearStage(c, s, 'experts.fc2', f, c.h, p + 'down_proj.weight'),
+    ...(sorts ? [chunkSortStage(c, s, 'experts.unsort')] : []),
     permuteStage(c, s, 'unpermute'),
   ];
 }

@@ -134,6 +134,8 @@ export interface MicroBatchShape {
    * `busiestFactor`); absent, or a layer's undefined: 1 (balanced).
    */
   expertLoadFactors?: readonly (number | undefined)[];
+  /** The expert dispatcher (`parallel.dispatcher`); absent: Megatron-Core's all-to-all. */
+  dispatcher?: 'alltoall' | 'deepep';
   flashAttention: boolean;
   recompute: RecomputeMode;
   /** The training framework's host costs and code paths (framework.ts); absent: framework-agnostic ops. */

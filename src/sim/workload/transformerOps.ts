@@ -107,6 +107,7 @@ function transformerLayer(c: LayerContext, i: number, shape: MicroBatchShape): B
           ep: shape.ep ?? 1,
           etp: shape.etp ?? c.tp,
           loadFactor: shape.expertLoadFactors?.[i] ?? 1,
+          dispatcher: shape.dispatcher,
         }),
         ...(moe.sharedExpertFfnHidden > 0
           ? [...mlpStages(moe.sharedExpertFfnHidden / c.tp), sharedExpertAddStage(c)]
