@@ -284,8 +284,8 @@ function pipelineCandidates(s: Scenario, microBatches: number, bubbleShare: numb
 /**
  * A model with experts: the routing balanced, where it is not (what an auxiliary loss or an expert bias aims for; the
  * difference is what imbalance costs), expert parallelism halved or doubled where the experts and dp × cp allow, and
- * combined 1F1B without a pipeline (given two micro-batches or more to pair), and DeepEP's dispatcher in place of the
- * all-to-all where it runs (NVIDIA GPUs with NVLink, whole experts a rank).
+ * combined 1F1B without a pipeline or over an interleaved one (given two micro-batches or more to pair), and DeepEP's
+ * dispatcher in place of the all-to-all where it runs (NVIDIA GPUs with NVLink, whole experts a rank).
  */
 function moeCandidates(s: Scenario, add: (label: string, ...sets: string[]) => void): void {
   const moe = s.model.moe!;
@@ -302,7 +302,9 @@ function moeCandidates(s: Scenario, add: (label: string, ...sets: string[]) => v
   if (ep % 2 === 0 && s.noise.computeJitter === 0) add(`expert parallel ${ep / 2}`, `parallel.ep=${ep / 2}`);
   if (moe.experts % (2 * ep) === 0 && reducing % (2 * ep) === 0 && s.fidelity === 'symmetric')
     add(`expert parallel ${2 * ep}`, `parallel.ep=${2 * ep}`);
-  if (ep > 1 && p.pp === 1 && !p.moeOverlap && s.training.globalBatch / (s.training.microBatch * p.dp) > 1)
+  // Megatron runs it over a pipeline with the interleaved schedule only (dispatcherChecks.ts): not offered on 1F1B.
+  const pairsRun = p.pp === 1 || p.schedule === 'interleaved';
+  if (ep > 1 && pairsRun && !p.moeOverlap && s.training.globalBatch / (s.training.microBatch * p.dp) > 1)
     add("combined 1F1B (each forward's all-to-alls beside another micro-batch's backward)", 'parallel.moeOverlap=true');
   if (p.dispatcher !== 'deepep' && deepEpRuns(ep, p.etp ?? p.tp, s.cluster.node))
     add(
