@@ -31,9 +31,9 @@ export interface MoeSyncContext {
  * `unpermute.bwd` and after the experts' fc1 backward, the gather after `unpermute.bwd`'s all-to-all and the
  * reduce-scatter before the last. With more than one local expert the received rows are sorted by expert and back
  * (`experts.sort`, `experts.unsort`, moeOps.ts): the combine's exchanges then follow `experts.unsort`, and the
- * dispatch gradient's follow `experts.sort.bwd`. Every one blocks the op after it (the experts need their tokens; no overlap with
- * another micro-batch). With the DeepEP dispatcher the four exchanges are DeepEP's dispatch and combine, of the same
- * size (the routed copies), each token sent once to each node and GPU it reaches.
+ * dispatch gradient's follow `experts.sort.bwd`. Every one blocks the op after it (the experts need their tokens; no
+ * overlap with another micro-batch). With the DeepEP dispatcher the four exchanges are DeepEP's dispatch and combine,
+ * of the same size (the routed copies), each token sent once to each node and GPU it reaches.
  */
 export function moeSyncPoints(names: readonly string[], ctx: MoeSyncContext): TpSync[] {
   const moe = ctx.model.moe;
