@@ -132,31 +132,40 @@ export function decompositionLines(outcomes: readonly Outcome[]): string[] {
   for (const [k, vs] of [...groups.entries()].sort()) {
     const mean = vs[0].map((_, i) => vs.reduce((s, v) => s + v[i], 0) / vs.length);
     lines.push(
-      `  ${k.padEnd(20)} ${f(mean[0])} / ${f(mean[1])}     ${f(mean[2])} / ${f(mean[3])}    ${f(mean[4])} / ${f(mean[5])}`,
+      `  ${k.padEnd(20)} ${f(mean[0])} / ${f(mean[1])}     ` +
+        `${f(mean[2])} / ${f(mean[3])}    ${f(mean[4])} / ${f(mean[5])}`,
     );
   }
   const pct = (x: number) => ((100 * x) / Math.max(1, residual.rows)).toFixed(3);
   lines.push(
-    `  the four-part form fits each family's measured times within ${pct(residual.measured)}% and its predicted times within ${pct(residual.predicted)}% (mean |residual|, ${residual.rows} rows)`,
+    `  the four-part form fits each family's measured times within ${pct(residual.measured)}% ` +
+      `and its predicted times within ${pct(residual.predicted)}% (mean |residual|, ${residual.rows} rows)`,
   );
   const at = attributeError(families);
   const p2 = (x: number) => `${x.toFixed(2)}%`;
   lines.push(
-    `  which part carries the error: MAPE ${p2(at.mapePct)} over ${at.rows} rows; with the measured part in place of the predicted one,`,
-    `    per layer·micro-batch ${p2(at.withMeasuredPartPct.perLayer)}, per micro-batch ${p2(at.withMeasuredPartPct.perMicroBatch)}, per step ${p2(at.withMeasuredPartPct.perStep)}`,
-    `  the measured rows rest on ${at.layerTimes} per-layer times, one per (h, tp, mb): a × pp agrees across each one's dp and pp families within ${at.layerTimeSpreadPct.toFixed(3)}%`,
+    `  which part carries the error: MAPE ${p2(at.mapePct)} over ${at.rows} rows; ` +
+      'with the measured part in place of the predicted one,',
+    `    per layer·micro-batch ${p2(at.withMeasuredPartPct.perLayer)}, ` +
+      `per micro-batch ${p2(at.withMeasuredPartPct.perMicroBatch)}, per step ${p2(at.withMeasuredPartPct.perStep)}`,
+    `  the measured rows rest on ${at.layerTimes} per-layer times, one per (h, tp, mb): ` +
+      `a × pp agrees across each one's dp and pp families within ${at.layerTimeSpreadPct.toFixed(3)}%`,
   );
   const floor = layerTimeFloor(families);
   lines.push(
-    `  the least MAPE on those ${floor.rows} rows with only the per-layer times changed, each growing with the micro-batch, at most in`,
-    `    proportion (the other fitted parts as measured; the order the measured times break costs this much): ${p2(floor.floorPct)}`,
+    `  the least MAPE on those ${floor.rows} rows with only the per-layer times changed, ` +
+      'each growing with the micro-batch, at most in',
+    '    proportion (the other fitted parts as measured; ' +
+      `the order the measured times break costs this much): ${p2(floor.floorPct)}`,
   );
   const rates = perStepRates(families);
   if (rates.length > 0) {
     const f1 = (x: number) => x.toFixed(1);
+    const pairs = rates.map((r) => `h${r.hidden} tp${r.tp} ${f1(r.measuredPsPerParam)} / ${f1(r.predictedPsPerParam)}`);
     lines.push(
-      "  once-per-step time per layer parameter without data or pipeline parallelism (the optimizer's work), ps measured / predicted:",
-      `    ${rates.map((r) => `h${r.hidden} tp${r.tp} ${f1(r.measuredPsPerParam)} / ${f1(r.predictedPsPerParam)}`).join(', ')}`,
+      '  once-per-step time per layer parameter without data or pipeline parallelism ' +
+        "(the optimizer's work), ps measured / predicted:",
+      `    ${pairs.join(', ')}`,
     );
   }
   return lines;

@@ -23,7 +23,10 @@ export function singleNodeFamilies(outcomes: readonly Outcome[]): Outcome[][] {
   return [...families.values()];
 }
 
-/** A single-node family with the four-part fits of its measured and of its predicted times (undefined: too small to fit). */
+/**
+ * A single-node family with the four-part fits of its measured and of its predicted times (undefined: too small to
+ * fit).
+ */
 export interface FittedFamily {
   rows: Outcome[];
   measured?: StepParts;

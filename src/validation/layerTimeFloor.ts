@@ -3,9 +3,9 @@ import { microBatchesOf, type FittedFamily } from './families.js';
 import type { VtrainRow } from './vtrain.js';
 
 /**
- * What the orders the measured per-layer times break cost a model whose per-layer time behaves as work does: the least MAPE
- * over the fitted rows when each row keeps its measured per-micro-batch and per-step parts and takes its per-layer
- * part from a per-layer time a(h, tp, mb) that is
+ * What the orders the measured per-layer times break cost a model whose per-layer time behaves as work does: the least
+ * MAPE over the fitted rows when each row keeps its measured per-micro-batch and per-step parts and takes its
+ * per-layer part from a per-layer time a(h, tp, mb) that is
  *   - non-decreasing in the micro-batch size (a layer over more samples takes no less time), and
  *   - sub-additive (a layer over twice the samples takes at most twice the time),
  * chosen freely otherwise. The measured per-layer times break these orders in places (at h1024 tp 8 a layer over

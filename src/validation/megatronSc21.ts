@@ -73,7 +73,10 @@ export function achievedTflopsPerGpu(row: MegatronSc21Row, stepTimeS: number): n
   );
 }
 
-/** Model chunks per stage for the interleaved schedule: the smallest v ≥ 2 dividing the layers per stage (1 without a pipeline). */
+/**
+ * Model chunks per stage for the interleaved schedule: the smallest v ≥ 2 dividing the layers per stage (1 without a
+ * pipeline).
+ */
 export function virtualStagesFor(row: MegatronSc21Row): number {
   if (row.pp <= 1) return 1;
   const perStage = row.layers / row.pp;

@@ -199,7 +199,9 @@ function llmFoundryTasks(limit: number): StepTask[] {
       const a100 = r.node.startsWith('dgx-a100');
       return {
         set: 'llm-foundry-fsdp' as const,
-        label: `${r.model} seq ${seq} on ${gpus} ${a100 ? 'A100' : 'H100'} mb${r.micro_batch} gb${r.global_batch}${r.act_ckpt === 'true' ? ' ckpt' : ''}`,
+        label:
+          `${r.model} seq ${seq} on ${gpus} ${a100 ? 'A100' : 'H100'} ` +
+          `mb${r.micro_batch} gb${r.global_batch}${r.act_ckpt === 'true' ? ' ckpt' : ''}`,
         measuredS: (Number(r.global_batch) * seq) / (Number(r.tokens_per_s_per_gpu) * gpus),
         raw: {
           name: `llm-foundry-${r.model}-${gpus}gpu-seq${seq}`,

@@ -92,7 +92,9 @@ export function vtrainVocab(tp: number, vocab: VtrainVocab): number {
 export interface VtrainScenarioOptions {
   /** Host cost per framework call, µs (`--host-op-us`); absent: the framework's cited one. */
   hostOpUs?: number;
-  /** Host cost per torch.distributed collective call, µs (`--host-collective-us`); absent: the framework's cited one. */
+  /**
+   * Host cost per torch.distributed collective call, µs (`--host-collective-us`); absent: the framework's cited one.
+   */
   hostCollectiveUs?: number;
   /** Per-rank vocabulary (`--vocab`); absent: `peer`. */
   vocab?: VtrainVocab;
@@ -109,7 +111,9 @@ export function vtrainScenario(row: VtrainRow, opts: VtrainScenarioOptions = {})
   const { hostOpUs, hostCollectiveUs } = opts;
   const perNode = Math.min(8, row.gpus);
   return {
-    name: `vtrain-${row.group}-${row.gpus}gpu-h${row.hidden}-l${row.layers}-tp${row.tp}-pp${row.pp}-dp${row.dp}-mb${row.microBatch}`,
+    name:
+      `vtrain-${row.group}-${row.gpus}gpu-h${row.hidden}-l${row.layers}` +
+      `-tp${row.tp}-pp${row.pp}-dp${row.dp}-mb${row.microBatch}`,
     cluster: {
       preset: 'dgx-a100-80gb',
       nodes: Math.max(1, row.gpus / 8),

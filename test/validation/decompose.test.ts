@@ -8,7 +8,9 @@ describe('fitStepParts (T = a·L·n + b·n + c0 + c1·L)', () => {
     const c0 = 2.5;
     const c1 = 0.375;
     const runs: TimedRun[] = [];
-    for (const layers of [12, 16, 20, 24]) for (const n of [2, 4, 8, 16]) runs.push({ layers, microBatches: n, timeMs: a * layers * n + b * n + c0 + c1 * layers });
+    for (const layers of [12, 16, 20, 24])
+      for (const n of [2, 4, 8, 16])
+        runs.push({ layers, microBatches: n, timeMs: a * layers * n + b * n + c0 + c1 * layers });
     const p = fitStepParts(runs)!;
     expect(p.perLayerMicroBatchMs).toBeCloseTo(a, 9);
     expect(p.perMicroBatchMs).toBeCloseTo(b, 9);

@@ -12,7 +12,20 @@ function rowsOf(a: number, b: number, c: number, predict: (r: VtrainRow, t: numb
         for (const globalBatch of [4, 8, 16]) {
           const n = globalBatch / dp;
           const measuredMs = (a * layers * n) / pp + b * n + c;
-          const row: VtrainRow = { group: 'single', gpus: pp * dp, globalBatch, microBatch: 1, hidden: 1024, heads: 16, layers, seqLen: 1024, tp: 1, dp, pp, measuredMs };
+          const row: VtrainRow = {
+            group: 'single',
+            gpus: pp * dp,
+            globalBatch,
+            microBatch: 1,
+            hidden: 1024,
+            heads: 16,
+            layers,
+            seqLen: 1024,
+            tp: 1,
+            dp,
+            pp,
+            measuredMs,
+          };
           out.push({ row, predictedMs: predict(row, measuredMs) });
         }
       }
@@ -38,7 +51,14 @@ describe('attributeError (which part of the step carries the error)', () => {
     expect(shared.layerTimes).toBe(1);
     expect(shared.layerTimeSpreadPct).toBeLessThan(1e-6);
     // The pp-2 families' layers 20% slower than pp 1's: a × pp of the four families is 3, 3, 3.6, 3.6 (mean 3.3).
-    const split = rowsOf(3, 7, 5, (_, t) => t).map((o) => (o.row.pp === 2 ? { ...o, row: { ...o.row, measuredMs: o.row.measuredMs + (0.3 * o.row.layers * (o.row.globalBatch / o.row.dp)) } } : o));
+    const split = rowsOf(3, 7, 5, (_, t) => t).map((o) =>
+      o.row.pp === 2
+        ? {
+            ...o,
+            row: { ...o.row, measuredMs: o.row.measuredMs + 0.3 * o.row.layers * (o.row.globalBatch / o.row.dp) },
+          }
+        : o,
+    );
     expect(attributeError(fittedFamilies(split)).layerTimeSpreadPct).toBeCloseTo((100 * 0.3) / 3.3, 6);
   });
 });

@@ -4,7 +4,10 @@ import { perStepRates } from '../../src/validation/perStepRate.js';
 import type { VtrainRow } from '../../src/validation/vtrain.js';
 import { fittedFamilies } from '../../src/validation/families.js';
 
-/** The grid's step bounds how far the floor found can lie above the exact one: one step of relative error per row, in %. */
+/**
+ * The grid's step bounds how far the floor found can lie above the exact one: one step of relative error per
+ * row, in %.
+ */
 const gridPct = 100 * (GRID_STEP - 1);
 
 /** Rows of one (hidden, tp, micro-batch) family at dp 1, pp 1: measured a·L·n + c1·L, predicted as measured. */
@@ -13,7 +16,23 @@ function family(microBatch: number, a: number, c1 = 0, hidden = 1024, tp = 1) {
   for (const layers of [12, 16, 20, 24]) {
     for (const n of [1, 2, 4, 8]) {
       const measuredMs = a * layers * n + c1 * layers;
-      out.push({ row: { group: 'single', gpus: tp, globalBatch: n * microBatch, microBatch, hidden, heads: 16, layers, seqLen: 1024, tp, dp: 1, pp: 1, measuredMs }, predictedMs: measuredMs });
+      out.push({
+        row: {
+          group: 'single',
+          gpus: tp,
+          globalBatch: n * microBatch,
+          microBatch,
+          hidden,
+          heads: 16,
+          layers,
+          seqLen: 1024,
+          tp,
+          dp: 1,
+          pp: 1,
+          measuredMs,
+        },
+        predictedMs: measuredMs,
+      });
     }
   }
   return out;
@@ -26,20 +45,28 @@ describe('layerTimeFloor (the least error of a model whose layer time grows with
     expect(f.floorPct).toBeLessThan(gridPct);
   });
 
-  it('a layer over two samples measured faster than over one: the best common time is the faster one (1/4 of the rows at 4 ms off by 25%)', () => {
-    // |t − 4|/4 + |t − 3|/3 over t in [3, 4] is least at t = 3: 0.25 on half the rows.
-    const f = layerTimeFloor(fittedFamilies([...family(1, 4), ...family(2, 3)]));
-    expect(Math.abs(f.floorPct - 12.5)).toBeLessThan(gridPct);
-    expect(f.cells[0].perLayerMs[1]).toBeCloseTo(3, 1);
-    expect(f.cells[0].perLayerMs[2]).toBeCloseTo(3, 1);
-  });
+  it(
+    'a layer over two samples measured faster than over one: ' +
+      'the best common time is the faster one (1/4 of the rows at 4 ms off by 25%)',
+    () => {
+      // |t − 4|/4 + |t − 3|/3 over t in [3, 4] is least at t = 3: 0.25 on half the rows.
+      const f = layerTimeFloor(fittedFamilies([...family(1, 4), ...family(2, 3)]));
+      expect(Math.abs(f.floorPct - 12.5)).toBeLessThan(gridPct);
+      expect(f.cells[0].perLayerMs[1]).toBeCloseTo(3, 1);
+      expect(f.cells[0].perLayerMs[2]).toBeCloseTo(3, 1);
+    },
+  );
 
-  it('a layer over two samples measured at three times one: the two-sample time comes down to twice the one-sample time', () => {
-    // (x − 1) + (3 − 2x)/3 over x in [1, 1.5] is least at x = 1: a third on half the rows.
-    const f = layerTimeFloor(fittedFamilies([...family(1, 1), ...family(2, 3)]));
-    expect(Math.abs(f.floorPct - 100 / 6)).toBeLessThan(gridPct);
-    expect(f.cells[0].perLayerMs[2]).toBeCloseTo(2, 1);
-  });
+  it(
+    'a layer over two samples measured at three times one: ' +
+      'the two-sample time comes down to twice the one-sample time',
+    () => {
+      // (x − 1) + (3 − 2x)/3 over x in [1, 1.5] is least at x = 1: a third on half the rows.
+      const f = layerTimeFloor(fittedFamilies([...family(1, 1), ...family(2, 3)]));
+      expect(Math.abs(f.floorPct - 100 / 6)).toBeLessThan(gridPct);
+      expect(f.cells[0].perLayerMs[2]).toBeCloseTo(2, 1);
+    },
+  );
 });
 
 describe('perStepRates (once-per-step time per layer parameter)', () => {

@@ -2,7 +2,12 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { resolveScenario } from '../../src/scenario/resolve.js';
-import { megatronFlopsPerIteration, megatronSc21Scenario, parseMegatronSc21Csv, virtualStagesFor } from '../../src/validation/megatronSc21.js';
+import {
+  megatronFlopsPerIteration,
+  megatronSc21Scenario,
+  parseMegatronSc21Csv,
+  virtualStagesFor,
+} from '../../src/validation/megatronSc21.js';
 
 const csv = readFileSync(fileURLToPath(new URL('./megatron-sc21-table1.csv', import.meta.url)), 'utf8');
 
@@ -19,14 +24,45 @@ describe('Megatron-LM SC21 Table 1 set', () => {
 
   it('parses the data file into the ten rows of Table 1 with its source line', () => {
     const t = parseMegatronSc21Csv(csv);
-    expect(t.source.some((l) => l.startsWith('source:') && l.includes('2104.04473') && l.includes('Table 1'))).toBe(true);
-    expect(t.source.some((l) => l.includes('SotaroKaneda/MLCarbon') && l.includes('69070b28de401b6800d30f435db32996473560e2'))).toBe(true);
+    expect(t.source.some((l) => l.startsWith('source:') && l.includes('2104.04473') && l.includes('Table 1'))).toBe(
+      true,
+    );
+    expect(
+      t.source.some(
+        (l) => l.includes('SotaroKaneda/MLCarbon') && l.includes('69070b28de401b6800d30f435db32996473560e2'),
+      ),
+    ).toBe(true);
     expect(t.rows).toHaveLength(10);
     expect(t.rows.map((r) => r.gpus)).toEqual([32, 64, 128, 256, 512, 1024, 1536, 1920, 2520, 3072]);
-    expect(t.rows[0]).toEqual({ paramsB: 1.7, heads: 24, hidden: 2304, layers: 24, tp: 1, pp: 1, gpus: 32, batch: 512, tflopsPerGpu: 137, pctPeak: 44, aggregatePflops: 4.4 });
-    expect(t.rows[9]).toEqual({ paramsB: 1008, heads: 160, hidden: 25600, layers: 128, tp: 8, pp: 64, gpus: 3072, batch: 3072, tflopsPerGpu: 163, pctPeak: 52, aggregatePflops: 502 });
+    expect(t.rows[0]).toEqual({
+      paramsB: 1.7,
+      heads: 24,
+      hidden: 2304,
+      layers: 24,
+      tp: 1,
+      pp: 1,
+      gpus: 32,
+      batch: 512,
+      tflopsPerGpu: 137,
+      pctPeak: 44,
+      aggregatePflops: 4.4,
+    });
+    expect(t.rows[9]).toEqual({
+      paramsB: 1008,
+      heads: 160,
+      hidden: 25600,
+      layers: 128,
+      tp: 8,
+      pp: 64,
+      gpus: 3072,
+      batch: 3072,
+      tflopsPerGpu: 163,
+      pctPeak: 52,
+      aggregatePflops: 502,
+    });
     // Internal consistency of the transcription: TFLOP/s per GPU × GPUs ≈ aggregate PFLOP/s (rounding of both).
-    for (const r of t.rows) expect(Math.abs((r.tflopsPerGpu * r.gpus) / 1e3 - r.aggregatePflops) / r.aggregatePflops).toBeLessThan(0.01);
+    for (const r of t.rows)
+      expect(Math.abs((r.tflopsPerGpu * r.gpus) / 1e3 - r.aggregatePflops) / r.aggregatePflops).toBeLessThan(0.01);
   });
 
   it('builds each scenario with dp = GPUs/(tp·pp) and a layer split the interleaved schedule accepts', () => {

@@ -42,16 +42,27 @@ describe('the published sets of measured step times', () => {
     expect(h100.every((r) => (r.raw.parallel as { fp32Reduction: boolean }).fp32Reduction)).toBe(true);
   });
 
-  it("runs each llm-foundry row's attention kernel: Triton's in the 2023 tables, FlashAttention-2 where the 2024 sweep asked", () => {
-    const rows = tasks.filter((t) => t.set === 'llm-foundry-fsdp');
-    const kernel = (r: (typeof rows)[number]) => (r.raw.training as { attentionKernel: string }).attentionKernel;
-    // sweep.py of 5e85bd62 (the ≥ 128-GPU H100 table) passes --attn_impl flash for 1b, 3b, 7b and 70b; 1b and 3b ran
-    // SHARD_GRAD_OP and are not predicted, so 3 + 3 rows remain.
-    const flash = rows.filter((r) => kernel(r) === 'fa2');
-    expect(flash.map((r) => r.label.split(' ')[0]).sort()).toEqual(['mpt-70b', 'mpt-70b', 'mpt-70b', 'mpt-7b', 'mpt-7b', 'mpt-7b']);
-    expect(flash.every((r) => / on (128|256|512) H100 /.test(r.label))).toBe(true);
-    expect(rows.filter((r) => kernel(r) === 'triton')).toHaveLength(rows.length - 6);
-    // MPT's fused cross-entropy and view-only head split: no eager element-wise kernels.
-    expect(rows.every((r) => (r.raw.training as { kernels: string }).kernels === 'fused')).toBe(true);
-  });
+  it(
+    "runs each llm-foundry row's attention kernel: Triton's in the 2023 tables, " +
+      'FlashAttention-2 where the 2024 sweep asked',
+    () => {
+      const rows = tasks.filter((t) => t.set === 'llm-foundry-fsdp');
+      const kernel = (r: (typeof rows)[number]) => (r.raw.training as { attentionKernel: string }).attentionKernel;
+      // sweep.py of 5e85bd62 (the ≥ 128-GPU H100 table) passes --attn_impl flash for 1b, 3b, 7b and 70b; 1b and 3b ran
+      // SHARD_GRAD_OP and are not predicted, so 3 + 3 rows remain.
+      const flash = rows.filter((r) => kernel(r) === 'fa2');
+      expect(flash.map((r) => r.label.split(' ')[0]).sort()).toEqual([
+        'mpt-70b',
+        'mpt-70b',
+        'mpt-70b',
+        'mpt-7b',
+        'mpt-7b',
+        'mpt-7b',
+      ]);
+      expect(flash.every((r) => / on (128|256|512) H100 /.test(r.label))).toBe(true);
+      expect(rows.filter((r) => kernel(r) === 'triton')).toHaveLength(rows.length - 6);
+      // MPT's fused cross-entropy and view-only head split: no eager element-wise kernels.
+      expect(rows.every((r) => (r.raw.training as { kernels: string }).kernels === 'fused')).toBe(true);
+    },
+  );
 });
