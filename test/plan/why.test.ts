@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { partDifferences, whyClause } from '../../src/plan/why.js';
 import type { Simulated } from '../../src/plan/evaluate.js';
 import { tokensText } from '../../src/cli/planOutput.js';
-import { parseTokens } from '../../src/cli/planCommand.js';
+import { parseTokens } from '../../src/cli/planOptions.js';
 
 const sim = (computeS: number, exposedCommS: number, bubbleS: number): Simulated => ({
   stepTimeS: computeS + exposedCommS + bubbleS,
