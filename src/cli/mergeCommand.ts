@@ -2,7 +2,7 @@ import { fileErrorReason } from '../fileErrors.js';
 import type { Command } from 'commander';
 import { MergeError, mergeParts, type PartText } from '../sweep/merge.js';
 import { VERSION } from '../version.js';
-import { writeScaleOutputs } from './scaleCommand.js';
+import { writeScaleOutputs } from './scaleOutput.js';
 import type { Output } from './output.js';
 import { UsageError } from './usageError.js';
 import { checkOutputFiles, writeReportFile } from './reportFiles.js';

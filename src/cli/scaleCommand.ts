@@ -26,9 +26,6 @@ import { sweepProgress } from './sweepProgress.js';
 import type { Scenario } from '../scenario/resolve.js';
 import { anySimulated, writeScaleOutputs, type FileWarning } from './scaleOutput.js';
 
-// merge writes its answer through writeScaleOutputs too, and imports it from here.
-export { writeScaleOutputs };
-
 interface ScaleOptions extends ImportOptions {
   gpus?: string;
   mode: ScaleMode;
