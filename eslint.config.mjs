@@ -21,6 +21,11 @@ export default tseslint.config(
     },
   },
   {
+    // No line over 120 characters: prettier's width, which it does not apply to strings, templates or comments.
+    files: ['**/*.ts'],
+    rules: { 'max-len': ['error', { code: 120 }] },
+  },
+  {
     // src/sim is pure: nothing outside itself, no file system, clock, environment or unseeded randomness.
     files: ['src/sim/**/*.ts'],
     rules: {
