@@ -1,18 +1,3 @@
-/** The kinds of link in a node's block of link ids, in the order a node's links are added. */
-export type NodeLinkKind =
-  | 'nvsUp'
-  | 'nvsDown'
-  | 'mesh'
-  | 'gpuUp'
-  | 'gpuDown'
-  | 'swUp'
-  | 'swDown'
-  | 'sock'
-  | 'nicUp'
-  | 'nicDown'
-  | 'netOut'
-  | 'netIn';
-
 /** What a node's link layout depends on besides the node preset: its PCIe switches, sockets and NVSwitch. */
 export interface NodeShape {
   P: number;
@@ -22,45 +7,49 @@ export interface NodeShape {
   perMeshLinkGBps: number;
 }
 
+/** The counts a node's block of link ids is made of: GPUs, NICs, PCIe switches, sockets, NVSwitch, mesh pairs. */
+interface NodeCounts {
+  nvs: number;
+  G: number;
+  meshPairs: number;
+  P: number;
+  S: number;
+  N: number;
+}
+
 /**
- * Sets the offsets of each kind of link within a node's block of link ids, in the order the links are added
- * (`ClusterTopology.addNodeLinks`), and returns the links per node.
+ * How many links of each kind a node has, in the order `ClusterTopology.addNodeLinks` adds them (the object's key
+ * order is that order): up and down to the NVSwitch, both ways of each mesh pair, GPU to PCIe switch and back, switch
+ * to socket and back, the inter-socket pair, NIC to switch and back, NIC to leaf and back.
  */
-export function layOutNodeLinks(
-  o: Record<
-    | 'nvsUp'
-    | 'nvsDown'
-    | 'mesh'
-    | 'gpuUp'
-    | 'gpuDown'
-    | 'swUp'
-    | 'swDown'
-    | 'sock'
-    | 'nicUp'
-    | 'nicDown'
-    | 'netOut'
-    | 'netIn',
-    number
-  >,
-  c: { nvs: number; G: number; meshPairs: number; P: number; S: number; N: number },
-): number {
-  const sizes: [keyof typeof o, number][] = [
-    ['nvsUp', c.nvs * c.G],
-    ['nvsDown', c.nvs * c.G],
-    ['mesh', 2 * c.meshPairs],
-    ['gpuUp', c.G],
-    ['gpuDown', c.G],
-    ['swUp', c.P],
-    ['swDown', c.P],
-    ['sock', c.S === 2 ? 2 : 0],
-    ['nicUp', c.N],
-    ['nicDown', c.N],
-    ['netOut', c.N],
-    ['netIn', c.N],
-  ];
+function nodeLinkCounts(c: NodeCounts) {
+  return {
+    nvsUp: c.nvs * c.G,
+    nvsDown: c.nvs * c.G,
+    mesh: 2 * c.meshPairs,
+    gpuUp: c.G,
+    gpuDown: c.G,
+    swUp: c.P,
+    swDown: c.P,
+    sock: c.S === 2 ? 2 : 0,
+    nicUp: c.N,
+    nicDown: c.N,
+    netOut: c.N,
+    netIn: c.N,
+  };
+}
+
+/** The kinds of link in a node's block of link ids. */
+export type NodeLinkKind = keyof ReturnType<typeof nodeLinkCounts>;
+
+/**
+ * Sets in `o` the offset of each kind of link within a node's block of link ids, in the order the links are added,
+ * and returns the links per node.
+ */
+export function layOutNodeLinks(o: Record<NodeLinkKind, number>, c: NodeCounts): number {
   let off = 0;
-  for (const [k, n] of sizes) {
-    o[k] = off;
+  for (const [kind, n] of Object.entries(nodeLinkCounts(c))) {
+    o[kind as NodeLinkKind] = off;
     off += n;
   }
   return off;
