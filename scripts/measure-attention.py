@@ -24,8 +24,10 @@ BACKENDS = ["flash", "cudnn", "efficient"]
 
 
 def parse_args():
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--device", choices=["auto", "cuda", "cpu"], default="auto", help="where to run (default: cuda if available)")
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--device", choices=["auto", "cuda", "cpu"], default="auto",
+                   help="where to run (default: cuda if available)")
     p.add_argument("--seqs", default="2048,4096,8192,16384", help="sequence lengths, comma-separated (default 2k..16k)")
     p.add_argument("--tokens", type=int, default=16384, help="tokens per batch: batch = tokens / seq (default 16384)")
     p.add_argument("--hidden", type=int, default=2048, help="model width: heads = hidden / head-dim (default 2048)")
@@ -53,7 +55,8 @@ def backend_context(torch, name):
     except ImportError:
         if name == "cudnn" or not hasattr(torch.backends.cuda, "sdp_kernel"):
             return None
-        return torch.backends.cuda.sdp_kernel(enable_flash=name == "flash", enable_mem_efficient=name == "efficient", enable_math=False)
+        return torch.backends.cuda.sdp_kernel(enable_flash=name == "flash", enable_mem_efficient=name == "efficient",
+                                              enable_math=False)
 
 
 def attention(torch):
@@ -143,7 +146,8 @@ def main():
             with backend_context(torch, name):
                 return {"backend": name, **measure_case(torch, device, attn, time_once, seq, args)}
 
-        more, failed = measure_each(torch, device, args.seqs, measure, lambda seq, name=name: {"backend": name, "seq": seq})
+        more, failed = measure_each(torch, device, args.seqs, measure,
+                                    lambda seq, name=name: {"backend": name, "seq": seq})
         cases += more
         errors += failed
     result = {
@@ -154,7 +158,8 @@ def main():
         "cases": cases, "errors": errors,
     }
     report(result, args, [
-        *(f"{c['backend']:>9} seq {c['seq']:>6}: forward {c['forwardTflops']:6.1f} TFLOP/s, backward {c['backwardTflops']:6.1f},"
+        *(f"{c['backend']:>9} seq {c['seq']:>6}: forward {c['forwardTflops']:6.1f} TFLOP/s,"
+          f" backward {c['backwardTflops']:6.1f},"
           f" both {c['forwardBackwardTflops']:6.1f} (spread {c['spreadPct']:.1f}%)" for c in cases),
         *(f"{e['backend']:>9}: {e.get('seq', '')} {e['error']}" for e in errors),
     ])

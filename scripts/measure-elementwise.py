@@ -20,8 +20,10 @@ from torch_device import add_output_options, machine, measure_each, report, torc
 
 
 def parse_args():
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--device", choices=["auto", "cuda", "cpu"], default="auto", help="where to run (default: cuda if available)")
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--device", choices=["auto", "cuda", "cpu"], default="auto",
+                   help="where to run (default: cuda if available)")
     p.add_argument("--elements", default="16777216,67108864,268435456",
                    help="tensor sizes in elements, comma-separated (default 16M, 64M, 256M)")
     p.add_argument("--repeats", type=int, default=7, help="repeats; the median is reported (default 7)")
@@ -92,14 +94,16 @@ def main():
         rows = []
         for name, (fn, nbytes) in ops(torch, n, device, half).items():
             s, spread = time_op(torch, device, fn, args)
-            rows.append({"op": name, "elements": n, "bytes": nbytes, "seconds": s, "GBps": nbytes / s / 1e9, "spreadPct": spread})
+            rows.append({"op": name, "elements": n, "bytes": nbytes, "seconds": s, "GBps": nbytes / s / 1e9,
+                         "spreadPct": spread})
         return rows
 
     per_size, errors = measure_each(torch, device, args.elements, measure, lambda n: {"elements": n})
     cases = [row for rows in per_size for row in rows]
     result = {**machine(torch, device), "dtype": "bf16", "cases": cases, "errors": errors}
     report(result, args, [
-        *(f"{c['op']:>15} {c['elements']:>10}: {c['GBps']:7.0f} GB/s ({c['seconds'] * 1e6:8.1f} us, spread {c['spreadPct']:.1f}%)" for c in cases),
+        *(f"{c['op']:>15} {c['elements']:>10}: {c['GBps']:7.0f} GB/s"
+          f" ({c['seconds'] * 1e6:8.1f} us, spread {c['spreadPct']:.1f}%)" for c in cases),
         *(f"{e['elements']}: {e['error']}" for e in errors),
     ])
 

@@ -34,13 +34,17 @@ WIDTH_GROUPS = [
 
 
 def parse_args():
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--device", choices=["auto", "cuda", "cpu"], default="auto", help="where to run (default: cuda if available)")
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--device", choices=["auto", "cuda", "cpu"], default="auto",
+                   help="where to run (default: cuda if available)")
     p.add_argument("--dtype", choices=["fp16", "bf16"], default="fp16", help="GEMM dtype (default fp16)")
-    p.add_argument("--tokens", type=int, default=4096, help="tokens per micro-batch, m of the forward GEMM (default 4096)")
+    p.add_argument("--tokens", type=int, default=4096,
+                   help="tokens per micro-batch, m of the forward GEMM (default 4096)")
     p.add_argument("--hidden", type=int, nargs="+", default=[1024, 2048], help="hidden sizes (default 1024 2048)")
     p.add_argument("--repeats", type=int, default=9, help="timed repeats; the median is reported (default 9)")
-    p.add_argument("--scale", type=int, default=1, help="divide every width by this (the CPU check uses a small problem)")
+    p.add_argument("--scale", type=int, default=1,
+                   help="divide every width by this (the CPU check uses a small problem)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     args = p.parse_args()
     if args.tokens < 8 or args.repeats < 1 or args.scale < 1 or any(h < 8 for h in args.hidden):
@@ -98,7 +102,8 @@ def main():
     torch, device = torch_and_device("measure-gemm-alignment", args.device, "on the GPU host")
     dtype = {"fp16": torch.float16, "bf16": torch.bfloat16}[args.dtype]
     if device == "cpu" and dtype == torch.float16:
-        dtype = torch.float32  # CPU half matmul is slow or missing in older builds; the check is of the script, not of the CPU
+        # CPU half matmul is slow or missing in older builds; the check is of the script, not of the CPU
+        dtype = torch.float32
     clock = timer(torch, device)
 
     rows = []
@@ -114,7 +119,8 @@ def main():
                     base = per_flop
                 rows.append({
                     "hidden": hidden, "width": width, "alignElems": alignment(width), "alignedNeighbour": widths[0],
-                    "forwardUs": round(t["forward"], 2), "dgradUs": round(t["dgrad"], 2), "wgradUs": round(t["wgrad"], 2),
+                    "forwardUs": round(t["forward"], 2), "dgradUs": round(t["dgrad"], 2),
+                    "wgradUs": round(t["wgrad"], 2),
                     "slowdown": round(per_flop / base, 3),
                 })
     by_alignment = {}
@@ -135,12 +141,15 @@ def main():
     if args.json:
         print(json.dumps(out, indent=2))
         return
-    print(f"LM-head GEMMs on {out['deviceName']} ({device}, {out['dtype']}), torch {out['torch']}, {args.tokens} tokens")
+    print(f"LM-head GEMMs on {out['deviceName']} ({device}, {out['dtype']}), torch {out['torch']},"
+          f" {args.tokens} tokens")
     print(f"{'hidden':>7} {'width':>7} {'align':>5} {'fwd us':>10} {'dgrad us':>10} {'wgrad us':>10} {'slowdown':>9}")
     for r in rows:
-        print(f"{r['hidden']:>7} {r['width']:>7} {r['alignElems']:>5} {r['forwardUs']:>10.1f} {r['dgradUs']:>10.1f} {r['wgradUs']:>10.1f} {r['slowdown']:>9.2f}")
+        print(f"{r['hidden']:>7} {r['width']:>7} {r['alignElems']:>5} {r['forwardUs']:>10.1f}"
+              f" {r['dgradUs']:>10.1f} {r['wgradUs']:>10.1f} {r['slowdown']:>9.2f}")
     print("median slowdown per FLOP against the aligned neighbour, by alignment in elements: "
-          + ", ".join(f"{k}: {v:.2f}x" for k, v in by_alignment.items()) + " (clustersim charges 3x to any misalignment)")
+          + ", ".join(f"{k}: {v:.2f}x" for k, v in by_alignment.items())
+          + " (clustersim charges 3x to any misalignment)")
     if device == "cpu":
         print("note: measured on the CPU; tensor-core alignment is a GPU matter. Run it on the GPU host.")
 

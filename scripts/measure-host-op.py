@@ -27,8 +27,10 @@ from torch_device import torch_and_device
 
 
 def parse_args():
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--device", choices=["auto", "cuda", "cpu"], default="auto", help="where the tensors live (default: cuda if available)")
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--device", choices=["auto", "cuda", "cpu"], default="auto",
+                   help="where the tensors live (default: cuda if available)")
     p.add_argument("--calls", type=int, default=2000, help="calls per repeat (default 2000)")
     p.add_argument("--repeats", type=int, default=7, help="repeats; the median is reported (default 7)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
@@ -133,16 +135,19 @@ def main():
     if args.json:
         print(json.dumps(out, indent=2))
         return
-    print(f"host cost of one eager call on {out['deviceName']} ({device}), torch {out['torch']}, python {out['python']}")
+    print(f"host cost of one eager call on {out['deviceName']} ({device}), torch {out['torch']},"
+          f" python {out['python']}")
     print(f"  addmm 1x1, no autograd (the cited benchmark): {host_us:.2f} us   <- training.hostOpUs")
     print(f"  addmm 1x1, autograd recording:                {out['context']['addmmAutogradUs']:.2f} us")
     print(f"  nn.Linear(1, 1) module call:                  {out['context']['linearModuleUs']:.2f} us")
     print(f"  backward, per autograd node:                  {out['context']['backwardPerNodeUs']:.2f} us")
     coll = "n/a" if coll_us is None else f"{coll_us:.2f} us"
     print(f"  torch.distributed.all_reduce call:            {coll}   <- training.hostCollectiveUs ({coll_note})")
-    print(f"  spread of the repeats: {spread:.1f}%; {'host-bound, as intended' if out['hostBound'] else 'NOT host-bound: the device was slower than the host, the figure is an upper bound'}")
+    print(f"""  spread of the repeats: {spread:.1f}%; {'host-bound, as intended' if out['hostBound'] else
+          'NOT host-bound: the device was slower than the host, the figure is an upper bound'}""")
     if device == "cpu":
-        print("  note: measured on CPU tensors; the CUDA issue cost (a kernel launch per call) is higher. Run it on the GPU host.")
+        print("  note: measured on CPU tensors; the CUDA issue cost (a kernel launch per call) is higher."
+              " Run it on the GPU host.")
     extra = "" if coll_us is None else f" --set training.hostCollectiveUs={coll_us:.1f}"
     print(f"\nuse it:  clustersim simulate <scenario> --set training.hostOpUs={host_us:.1f}{extra}")
 

@@ -32,19 +32,22 @@ CPU_SHAPES = {"tiny": (128, 352, 4, 2, 64)}
 
 
 def parse_args():
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--device", choices=["auto", "cuda", "cpu"], default="auto", help="where to run (default: cuda if available)")
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--device", choices=["auto", "cuda", "cpu"], default="auto",
+                   help="where to run (default: cuda if available)")
     p.add_argument("--layers", type=int, default=4, help="layers in the timed stack (default 4)")
     p.add_argument("--repeats", type=int, default=7, help="repeats; medians are reported (default 7)")
     add_output_options(p)
     p.add_argument("--sustain", type=int, default=0, metavar="N",
                    help="also run N forward + backward iterations back to back, without a device synchronise between "
                         "them, and report the median per-iteration time (the steady state a training loop runs in)")
-    p.add_argument("--shapes", default=",".join(SHAPES), help=f"which shapes, comma-separated (default: all of {', '.join(SHAPES)})")
+    p.add_argument("--shapes", default=",".join(SHAPES),
+                   help=f"which shapes, comma-separated (default: all of {', '.join(SHAPES)})")
     p.add_argument("--compile", action="store_true", help="run each layer under torch.compile (Inductor fuses the "
                    "element-wise work), to compare with clustersim's default fused kernels")
-    p.add_argument("--kernels", metavar="FILE", help="also profile one forward + backward of each shape with torch.profiler and write "
-                   "every GPU kernel's count and total time (us) to FILE as JSON")
+    p.add_argument("--kernels", metavar="FILE", help="also profile one forward + backward of each shape with "
+                   "torch.profiler and write every GPU kernel's count and total time (us) to FILE as JSON")
     args = p.parse_args()
     if args.layers < 1 or args.repeats < 1 or args.sustain < 0:
         p.error("--layers and --repeats must be at least 1, --sustain at least 0")
@@ -230,7 +233,8 @@ def profile_kernels(torch, forward, grad, clear, device):
     for e in prof.key_averages():
         on_device = "CUDA" in str(getattr(e, "device_type", ""))
         if on_device:
-            kernels.append({"name": e.key[:200], "count": e.count, "totalUs": first(e, "self_device_time_total", "self_cuda_time_total")})
+            kernels.append({"name": e.key[:200], "count": e.count,
+                            "totalUs": first(e, "self_device_time_total", "self_cuda_time_total")})
         elif e.key.startswith("aten::"):
             us = first(e, "device_time_total", "cuda_time_total") if device == "cuda" else e.self_cpu_time_total
             if us:
@@ -243,7 +247,8 @@ def main():
     args = parse_args()
     torch, device = torch_and_device("measure-llama-layer", args.device, "on the GPU machine")
     shapes = {name: SHAPES[name] for name in args.shapes} if device == "cuda" else CPU_SHAPES
-    cases, errors = measure_each(torch, device, list(shapes), lambda name: measure_shape(torch, device, name, shapes[name], args),
+    cases, errors = measure_each(torch, device, list(shapes),
+                                 lambda name: measure_shape(torch, device, name, shapes[name], args),
                                  lambda name: {"name": name})
     result = {
         **machine(torch, device),
@@ -255,9 +260,12 @@ def main():
         with open(args.kernels, "w") as f:
             json.dump({c["name"]: c.get("kernels", []) for c in cases}, f, indent=1)
     report(result, args, [
-        *(f"{c['name']:>15}: forward {c['forwardSPerLayer'] * 1e3:7.3f} ms/layer, backward {c['backwardSPerLayer'] * 1e3:7.3f},"
+        *(f"{c['name']:>15}: forward {c['forwardSPerLayer'] * 1e3:7.3f} ms/layer,"
+          f" backward {c['backwardSPerLayer'] * 1e3:7.3f},"
           f" host issue {c['issueSPerLayer'] * 1e3:7.3f} (spread {c['spreadPct']:.1f}%)"
-          + (f", sustained {c['sustainedSPerLayer'] * 1e3:7.3f} forward + backward" if "sustainedSPerLayer" in c else "") for c in cases),
+          + (f", sustained {c['sustainedSPerLayer'] * 1e3:7.3f} forward + backward"
+             if "sustainedSPerLayer" in c else "")
+          for c in cases),
         *(f"{e['name']}: {e['error']}" for e in errors),
     ])
 

@@ -30,8 +30,10 @@ BACKWARD_BYTES_PER_ELEMENT = 6 + 12 + 8 + 8 + 6
 
 
 def parse_args():
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--device", choices=["auto", "cuda", "cpu"], default="auto", help="where to run (default: cuda if available)")
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--device", choices=["auto", "cuda", "cpu"], default="auto",
+                   help="where to run (default: cuda if available)")
     p.add_argument("--shapes", default="2x2048,6x2048,12x2048,2x1024",
                    help="score shapes as (b*np)x(s), comma-separated (default: 2x2048,6x2048,12x2048,2x1024)")
     p.add_argument("--iters", type=int, default=20, help="forward+backward iterations per repeat (default 20)")
@@ -122,8 +124,10 @@ def main():
         "cases": cases, "errors": errors,
     }
     report(result, args, [
-        *(f"b*np {c['batchHeads']:>3} s {c['seq']:>5}: forward {c['forwardS'] * 1e6:8.1f} us ({c['forwardGBps']:6.0f} GB/s),"
-          f" backward {c['backwardS'] * 1e6:8.1f} us ({c['backwardGBps']:6.0f} GB/s), host issue {c['issueS'] * 1e6:7.1f} us" for c in cases),
+        *(f"b*np {c['batchHeads']:>3} s {c['seq']:>5}:"
+          f" forward {c['forwardS'] * 1e6:8.1f} us ({c['forwardGBps']:6.0f} GB/s),"
+          f" backward {c['backwardS'] * 1e6:8.1f} us ({c['backwardGBps']:6.0f} GB/s),"
+          f" host issue {c['issueS'] * 1e6:7.1f} us" for c in cases),
         *(f"b*np {e['batchHeads']} s {e['seq']}: {e['error']}" for e in errors),
     ])
 

@@ -19,11 +19,14 @@ from torch_device import add_output_options, machine, report, torch_and_device
 
 
 def parse_args():
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--device", choices=["auto", "cuda", "cpu"], default="auto", help="where to run (default: cuda if available)")
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--device", choices=["auto", "cuda", "cpu"], default="auto",
+                   help="where to run (default: cuda if available)")
     p.add_argument("--size", type=int, default=8192, help="m = n = k of the GEMM (default 8192)")
     p.add_argument("--seconds", type=float, default=20.0, help="how long to keep it running (default 20)")
-    p.add_argument("--window-ms", type=float, default=100.0, help="throughput is read per window of this length (default 100)")
+    p.add_argument("--window-ms", type=float, default=100.0,
+                   help="throughput is read per window of this length (default 100)")
     add_output_options(p)
     args = p.parse_args()
     if args.size < 64 or args.seconds <= 0 or args.window_ms <= 0:
@@ -84,7 +87,8 @@ def main():
     }
     report(result, args, [
         f"{n}^3 GEMM, {windows} windows of {per_window}: burst {result['burstTflops']:.1f} TFLOP/s, "
-        f"sustained (median of the second half) {result['sustainedTflops']:.1f}, ratio {result['sustainedOverBurst']:.3f}; "
+        f"sustained (median of the second half) {result['sustainedTflops']:.1f},"
+        f" ratio {result['sustainedOverBurst']:.3f}; "
         f"range {result['minTflops']:.1f}-{result['maxTflops']:.1f}",
     ])
 

@@ -43,7 +43,8 @@ def measure_each(torch, device, items, measure, label):
 
 def machine(torch, device):
     """The PyTorch version, device kind and GPU name every result carries."""
-    return {"torch": torch.__version__, "device": device, "gpu": torch.cuda.get_device_name(0) if device == "cuda" else None}
+    return {"torch": torch.__version__, "device": device,
+            "gpu": torch.cuda.get_device_name(0) if device == "cuda" else None}
 
 
 def report(result, args, lines):

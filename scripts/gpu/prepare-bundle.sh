@@ -28,5 +28,6 @@ cp -r dist bin "$stage/"
 tar -C "$stage" -cf - package.json bin dist native node_modules | xz -T2 -6 > .gpu/app.tar.xz.tmp
 mv .gpu/app.tar.xz.tmp .gpu/app.tar.xz
 # Where the addon will have to load: it needs glibc >= 2.34 and libstdc++ from GCC >= 12 (Ubuntu 22.04 or newer).
-echo "addon needs: $(objdump -T native/build/Release/clustersim_native.node | grep -o 'GLIBC_[0-9.]*\|GLIBCXX_[0-9.]*' | sort -Vu | tr '\n' ' ')"
+echo "addon needs: $(objdump -T native/build/Release/clustersim_native.node \
+  | grep -o 'GLIBC_[0-9.]*\|GLIBCXX_[0-9.]*' | sort -Vu | tr '\n' ' ')"
 du -sh .gpu .gpu/*

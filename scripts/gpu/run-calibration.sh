@@ -26,10 +26,12 @@ if [[ -s "$out/measurements.jsonl" ]]; then
   if [[ -s "$out/profile.json" ]]; then
     echo "the earlier complete run's log is kept as $prev"
   else
-    echo "an earlier interrupted run's log is kept as $prev (copy it to reports/calibration/h200/resume.jsonl to resume it)"
+    echo "an earlier interrupted run's log is kept as $prev" \
+      "(copy it to reports/calibration/h200/resume.jsonl to resume it)"
   fi
 fi
-rm -f "$out"/profile.json "$out"/validate.json "$out"/host-op.json "$out"/gemm-alignment.json "$out"/attention.json "$out"/softmax-fallback.json "$out"/llama-layer.json
+rm -f "$out"/profile.json "$out"/validate.json "$out"/host-op.json "$out"/gemm-alignment.json \
+  "$out"/attention.json "$out"/softmax-fallback.json "$out"/llama-layer.json
 # Stop a step by SIGINT, which calibrate and validate handle (they keep what they measured and write it), and kill it
 # 15 s later if it is still running.
 stop_after() { timeout -s INT -k 15 "$@"; }
@@ -39,14 +41,16 @@ source .gpu/enter.sh >"$out/machine.txt" 2>&1
 cat "$out/machine.txt"
 app=/tmp/clustersim-app
 rm -rf "$app" && mkdir -p "$app"
-python3 -c 'import sys, tarfile; tarfile.open(sys.argv[1]).extractall(sys.argv[2])' .gpu/app.tar.xz "$app" || { echo "cannot unpack .gpu/app.tar.xz" >&2; exit 1; }
+python3 -c 'import sys, tarfile; tarfile.open(sys.argv[1]).extractall(sys.argv[2])' .gpu/app.tar.xz "$app" \
+  || { echo "cannot unpack .gpu/app.tar.xz" >&2; exit 1; }
 cli=(node "$app/bin/clustersim.js")
 { nvidia-smi; nvidia-smi topo -m; } > "$out/nvidia-smi.txt" 2>&1 || true
 env | grep -E '^(NCCL_|CUDA_VISIBLE_DEVICES|LD_LIBRARY_PATH)' > "$out/env.txt" || true
 
 # The host cost of one eager PyTorch call on this host (training.hostOpUs); a few seconds, needs PyTorch.
 echo "== host cost of an eager PyTorch call"
-if stop_after 120 python3 scripts/measure-host-op.py --device cuda --json >"$out/host-op.json" 2>"$out/host-op.stderr.txt"; then
+if stop_after 120 python3 scripts/measure-host-op.py --device cuda --json \
+  >"$out/host-op.json" 2>"$out/host-op.stderr.txt"; then
   cat "$out/host-op.json"
 else
   echo "host-op measurement failed:"; cat "$out/host-op.stderr.txt"
@@ -54,8 +58,10 @@ fi
 
 # The LM head's misaligned-GEMM slowdown by alignment (MISALIGNED_GEMM_SLOWDOWN), a few seconds, needs PyTorch.
 echo "== misaligned LM-head GEMMs"
-if stop_after 60 python3 scripts/measure-gemm-alignment.py --device cuda --json >"$out/gemm-alignment.json" 2>"$out/gemm-alignment.stderr.txt"; then
-  python3 -c 'import json,sys; print("slowdown by alignment:", json.load(open(sys.argv[1]))["slowdownByAlignment"])' "$out/gemm-alignment.json"
+if stop_after 60 python3 scripts/measure-gemm-alignment.py --device cuda --json \
+  >"$out/gemm-alignment.json" 2>"$out/gemm-alignment.stderr.txt"; then
+  python3 -c 'import json,sys; print("slowdown by alignment:", json.load(open(sys.argv[1]))["slowdownByAlignment"])' \
+    "$out/gemm-alignment.json"
 else
   echo "gemm-alignment measurement failed:"; cat "$out/gemm-alignment.stderr.txt"
 fi
@@ -68,7 +74,8 @@ fi
 
 echo "== calibrate $quick ${resume[*]}"
 calibrate_s=$(cap "${CALIBRATE_TIMEOUT_S:-420}" $(( $(left) - ${VALIDATE_RESERVE_S:-150} )))
-(( calibrate_s < ${MIN_CALIBRATE_S:-30} )) && { echo "only $(left) s left of RUN_BUDGET_S: not enough to calibrate"; exit 1; }
+(( calibrate_s < ${MIN_CALIBRATE_S:-30} )) \
+  && { echo "only $(left) s left of RUN_BUDGET_S: not enough to calibrate"; exit 1; }
 echo "calibrate gets at most $calibrate_s s ($(left) s left of the budget)"
 stop_after "$calibrate_s" "${cli[@]}" calibrate --backend cuda $quick "${resume[@]}" \
   --out "$out/profile.json" --log "$out/measurements.jsonl" >"$out/calibrate.txt" 2>"$out/calibrate.stderr.txt"
@@ -76,7 +83,8 @@ echo "calibrate exit status $?"
 cat "$out/calibrate.txt"; tail -n 30 "$out/calibrate.stderr.txt"
 if [[ ! -s "$out/profile.json" ]]; then
   if [[ -s "$out/measurements.jsonl" ]]; then
-    echo "no profile: see $out/calibrate.stderr.txt; the log keeps what was measured (copy it to reports/calibration/h200/resume.jsonl to resume)"
+    echo "no profile: see $out/calibrate.stderr.txt; the log keeps what was measured" \
+      "(copy it to reports/calibration/h200/resume.jsonl to resume)"
   else
     echo "no profile and no measurements: see $out/calibrate.stderr.txt"
   fi
@@ -85,7 +93,8 @@ fi
 
 echo "== validate $quick"
 validate_s=$(cap "${VALIDATE_TIMEOUT_S:-240}" $(( $(left) - 5 )))
-(( validate_s < 10 )) && { echo "only $(left) s left of RUN_BUDGET_S: no time to validate; the profile is kept"; exit 1; }
+(( validate_s < 10 )) \
+  && { echo "only $(left) s left of RUN_BUDGET_S: no time to validate; the profile is kept"; exit 1; }
 echo "validate gets at most $validate_s s"
 stop_after "$validate_s" "${cli[@]}" check-profile --profile "$out/profile.json" $quick \
   --out "$out/validate.json" >"$out/validate.txt" 2>"$out/validate.stderr.txt"
@@ -102,7 +111,8 @@ measure_last() {  # name, cap in s, script; writes $out/<name>.json
   limit=$(cap "$2" $(( $(left) - 3 )))
   echo "== $name"
   if (( limit < ${LAST_MIN_S:-20} )); then echo "only $(left) s left of RUN_BUDGET_S: $name not measured"; return; fi
-  if stop_after "$limit" python3 "$3" --device cuda --out "$out/$name.json" >"$out/$name.txt" 2>"$out/$name.stderr.txt"; then
+  if stop_after "$limit" python3 "$3" --device cuda --out "$out/$name.json" \
+    >"$out/$name.txt" 2>"$out/$name.stderr.txt"; then
     cat "$out/$name.txt"
   else
     echo "$name measurement failed:"; tail -n 20 "$out/$name.stderr.txt"
