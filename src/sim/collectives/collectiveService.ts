@@ -6,6 +6,7 @@ import { NODE_PRESETS } from '../hardware/nodes.js';
 import { busBandwidthFactor } from './busBandwidth.js';
 import { CollectiveRun } from './collectiveRun.js';
 import { groupLayout } from './groupLayout.js';
+import { RankGroups } from './rankGroups.js';
 import { findTable, tableTimeNs, type MeasuredCollectiveTable } from './measuredTable.js';
 import {
   gpuGeneration,
@@ -95,10 +96,9 @@ export function nvlsUnavailable(node: NodeSpec): string | undefined {
  * candidate reaches on the idle simulated topology.
  */
 export class CollectiveService {
-  /** Per group, by its ranks (content, not array identity): equal groups share their choices and phases. */
-  private readonly groups = new Map<string, GroupInfo>();
-  /** The info of arrays already seen: only spares joining a group's ranks again. */
-  private readonly seen = new WeakMap<ArrayLike<number>, GroupInfo>();
+  /** The groups called, by their ranks (content, not array identity), and per group id its choices and phases. */
+  private readonly groups = new RankGroups<ArrayLike<number>>();
+  private readonly infos: GroupInfo[] = [];
   private readonly generation: GpuGeneration;
   private idle?: { sim: Simulator; net: FlowNetwork };
 
@@ -307,10 +307,8 @@ export class CollectiveService {
   }
 
   private info(group: ArrayLike<number>): GroupInfo {
-    let info = this.seen.get(group);
-    if (info) return info;
-    const key = Array.prototype.join.call(group, ',');
-    info = this.groups.get(key);
+    const id = this.groups.idOf(group);
+    let info = this.infos[id];
     if (!info) {
       const layout = groupLayout(group, this.topology.cluster.node.gpusPerNode);
       info = {
@@ -321,9 +319,8 @@ export class CollectiveService {
         nodes: layout.nodes.length,
         maxPerNode: layout.maxPerNode,
       };
-      this.groups.set(key, info);
+      this.infos[id] = info;
     }
-    this.seen.set(group, info);
     return info;
   }
 

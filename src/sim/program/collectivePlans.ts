@@ -1,7 +1,7 @@
 import type { CollectiveChoice, CollectiveService } from '../collectives/collectiveService.js';
 import type { CollectiveOp, Phase } from '../collectives/types.js';
 import type { Program } from './types.js';
-import type { RankGroups } from './rankGroups.js';
+import type { RankGroups } from '../collectives/rankGroups.js';
 
 /** One distinct collective call (group, op, bytes, algorithm): its flows and the links they use. */
 export interface CollectivePlanEntry {

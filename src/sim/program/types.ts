@@ -1,5 +1,5 @@
 import type { CollectiveOp } from '../collectives/types.js';
-import { RankGroups } from './rankGroups.js';
+import { RankGroups } from '../collectives/rankGroups.js';
 
 /**
  * The streams of a GPU, as CUDA streams: work on one stream runs in program order. `compute` also

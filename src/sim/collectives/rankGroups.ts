@@ -5,12 +5,12 @@
  * never depend on a caller reusing one array per group. Remembering the arrays already seen only makes the common
  * case (a compiler reusing its arrays) cheap; it changes no answer.
  */
-export class RankGroups {
-  private readonly seen = new WeakMap<readonly number[], readonly number[]>();
-  private readonly byContent = new Map<string, readonly number[]>();
-  private readonly ids = new Map<readonly number[], number>();
-  private readonly seenLists = new WeakMap<readonly (readonly number[])[], readonly (readonly number[])[]>();
-  private readonly listsByContent = new Map<string, readonly (readonly number[])[]>();
+export class RankGroups<G extends ArrayLike<number> & object = readonly number[]> {
+  private readonly seen = new WeakMap<G, G>();
+  private readonly byContent = new Map<string, G>();
+  private readonly ids = new Map<G, number>();
+  private readonly seenLists = new WeakMap<readonly G[], readonly G[]>();
+  private readonly listsByContent = new Map<string, readonly G[]>();
 
   /** Groups interned so far; ids run from 0 to size − 1. */
   get size(): number {
@@ -18,10 +18,10 @@ export class RankGroups {
   }
 
   /** The canonical array of the group `ranks` holds (the first array seen with that content). */
-  canonical(ranks: readonly number[]): readonly number[] {
+  canonical(ranks: G): G {
     let c = this.seen.get(ranks);
     if (c) return c;
-    const key = ranks.join(',');
+    const key = Array.prototype.join.call(ranks, ',');
     c = this.byContent.get(key);
     if (!c) {
       c = ranks;
@@ -33,12 +33,12 @@ export class RankGroups {
   }
 
   /** Dense id of a group, by content. */
-  idOf(ranks: readonly number[]): number {
+  idOf(ranks: G): number {
     return this.ids.get(this.canonical(ranks)) as number;
   }
 
   /** The canonical list of canonical groups for a list of groups (shadow groups), by content. */
-  canonicalList(groups: readonly (readonly number[])[]): readonly (readonly number[])[] {
+  canonicalList(groups: readonly G[]): readonly G[] {
     let c = this.seenLists.get(groups);
     if (c) return c;
     const members = groups.map((g) => this.canonical(g));

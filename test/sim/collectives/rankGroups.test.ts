@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { RankGroups } from '../../../src/sim/program/rankGroups.js';
+import { RankGroups } from '../../../src/sim/collectives/rankGroups.js';
 import { Program } from '../../../src/sim/program/types.js';
 
 describe('rank groups', () => {
