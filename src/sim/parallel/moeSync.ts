@@ -1,5 +1,6 @@
 import type { ModelSpec } from '../workload/model.js';
 import type { TpSync } from './tpSync.js';
+import { sortsByLocalExpert } from '../workload/moeOps.js';
 
 /** What places one layer's expert all-to-alls: the model's experts, the parallelism and the tokens of one rank. */
 export interface MoeSyncContext {
@@ -42,8 +43,7 @@ export function moeSyncPoints(names: readonly string[], ctx: MoeSyncContext): Tp
   const gatheredBytes = copiesBytes * ctx.etp;
   // The expert tensor-parallel group is the TP group unless the scenario gives the experts a tp of their own.
   const etpGroup = ctx.etp === ctx.tp ? {} : { group: 'etp' as const };
-  // The forward pass's ops or the backward's, recomputed or not: either holds the sort when the layer has it.
-  const sorted = names.some((n) => /^(recompute\.)?experts\.sort(\.bwd)?$/.test(n));
+  const sorted = sortsByLocalExpert(moe, ctx.ep, ctx.dispatcher);
   const beforeCombine = sorted ? 'experts.unsort' : 'experts.fc2';
   const afterExpertGrads = sorted ? 'experts.sort.bwd' : 'experts.fc1.wgrad';
   const out: TpSync[] = [];
