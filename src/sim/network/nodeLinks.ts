@@ -43,14 +43,15 @@ function nodeLinkCounts(c: NodeCounts) {
 export type NodeLinkKind = keyof ReturnType<typeof nodeLinkCounts>;
 
 /**
- * Sets in `o` the offset of each kind of link within a node's block of link ids, in the order the links are added,
- * and returns the links per node.
+ * The offset of each kind of link within a node's block of link ids, in the order the links are added, and the
+ * links per node.
  */
-export function layOutNodeLinks(o: Record<NodeLinkKind, number>, c: NodeCounts): number {
+export function nodeLinkLayout(c: NodeCounts): { offsets: Record<NodeLinkKind, number>; linksPerNode: number } {
+  const offsets = {} as Record<NodeLinkKind, number>;
   let off = 0;
   for (const [kind, n] of Object.entries(nodeLinkCounts(c))) {
-    o[kind as NodeLinkKind] = off;
+    offsets[kind as NodeLinkKind] = off;
     off += n;
   }
-  return off;
+  return { offsets, linksPerNode: off };
 }

@@ -1,4 +1,4 @@
-import { layOutNodeLinks, type NodeShape } from './nodeLinks.js';
+import { nodeLinkLayout, type NodeLinkKind, type NodeShape } from './nodeLinks.js';
 import { checkClusterSpec } from './clusterSpecChecks.js';
 import type { ClusterSpec } from '../hardware/types.js';
 import type { Device, DeviceKind, Link, Topology } from './types.js';
@@ -41,20 +41,8 @@ export class ClusterTopology implements Topology {
   private readonly devPerNode: number;
   private readonly linksPerNode: number;
   private readonly nodeLinkEnd: number;
-  private readonly o = {
-    nvsUp: 0,
-    nvsDown: 0,
-    mesh: 0,
-    gpuUp: 0,
-    gpuDown: 0,
-    swUp: 0,
-    swDown: 0,
-    sock: 0,
-    nicUp: 0,
-    nicDown: 0,
-    netOut: 0,
-    netIn: 0,
-  };
+  /** Where each kind of link starts in a node's block of link ids (nodeLinks.ts). */
+  private readonly o: Record<NodeLinkKind, number>;
   private readonly nicSwitch: Int32Array;
   /** Local link offset of the direct NVLink a→b (index a·G+b), or -1. */
   private readonly meshLink: Int32Array;
@@ -79,7 +67,9 @@ export class ClusterTopology implements Topology {
     const mesh = node.intra === 'nvlink-mesh' ? (node.nvlinkMesh ?? []) : [];
     this.gpuCount = cluster.nodes * G;
     this.devPerNode = G + nvs + P + S + N;
-    this.linksPerNode = layOutNodeLinks(this.o, { nvs, G, meshPairs: mesh.length, P, S, N });
+    const layout = nodeLinkLayout({ nvs, G, meshPairs: mesh.length, P, S, N });
+    this.o = layout.offsets;
+    this.linksPerNode = layout.linksPerNode;
     this.nodeLinkEnd = cluster.nodes * this.linksPerNode;
 
     this.nicSwitch = new Int32Array(N);
@@ -126,7 +116,7 @@ export class ClusterTopology implements Topology {
   }
 
   /**
-   * Node n's links in the layout order of `layOutNodeLinks`: NVLink (switch or mesh), PCIe to the switches and
+   * Node n's links in the layout order of `nodeLinkLayout`: NVLink (switch or mesh), PCIe to the switches and
    * sockets, the inter-socket link, the NICs' PCIe and their network links to the leaves (whose downward
    * capacity `leafDown` adds up, for the spine).
    */
